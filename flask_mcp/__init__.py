@@ -1,0 +1,31 @@
+"""Flask-MCP: Model Context Protocol servers for Flask and WSGI."""
+
+from __future__ import annotations
+
+from . import content
+from . import signals
+from .content import ToolResult
+from .context import Context
+from .errors import CapabilityNotDeclared
+from .errors import ClientRequestError
+from .errors import ClientRequestTimeout
+from .errors import MCPError
+from .errors import RequestCancelled
+from .errors import ToolError
+from .errors import URLElicitationRequired
+from .extension import MCP
+
+__all__ = [
+    "MCP",
+    "CapabilityNotDeclared",
+    "ClientRequestError",
+    "ClientRequestTimeout",
+    "Context",
+    "MCPError",
+    "RequestCancelled",
+    "ToolError",
+    "ToolResult",
+    "URLElicitationRequired",
+    "content",
+    "signals",
+]

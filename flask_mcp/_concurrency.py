@@ -1,0 +1,114 @@
+"""Greenlets when gevent has patched the process, threads otherwise.
+
+Everything that waits in Flask-MCP goes through this module so that the same
+code runs on gunicorn's gevent worker, its gthread worker and the Werkzeug
+development server. ``threading`` and ``queue`` primitives are used directly:
+under gevent's monkey patching they are already cooperative.
+"""
+
+from __future__ import annotations
+
+import threading
+import typing as t
+
+from .errors import RequestCancelled
+
+
+def gevent_active() -> bool:
+    """Tell whether gevent has monkey-patched the threading module."""
+    try:
+        from gevent import monkey
+    except ImportError:
+        return False
+    return bool(monkey.is_module_patched("threading"))
+
+
+class Task:
+    """A unit of work running concurrently with its caller.
+
+    On gevent it is a greenlet that :meth:`kill` interrupts; on threads it is a
+    daemon thread, and :meth:`kill` can only ask (the code polls
+    ``ctx.cancelled``).
+    """
+
+    def __init__(self, fn: t.Callable[[], None]) -> None:
+        self._fn = fn
+        self._greenlet: t.Any = None
+        self._thread: threading.Thread | None = None
+        self.done = threading.Event()
+
+    def _run(self) -> None:
+        try:
+            self._fn()
+        except RequestCancelled:
+            pass
+        finally:
+            self.done.set()
+
+    def start(self) -> Task:
+        """Start the work and return ``self``."""
+        if gevent_active():
+            import gevent
+
+            self._greenlet = gevent.spawn(self._run)
+        else:
+            self._thread = threading.Thread(target=self._run, daemon=True, name="mcp-handler")
+            self._thread.start()
+        return self
+
+    def kill(self) -> None:
+        """Interrupt the work: raise :class:`RequestCancelled` in it on gevent."""
+        if self._greenlet is not None and not self.done.is_set():
+            self._greenlet.kill(RequestCancelled, block=False)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
+        return self.done.wait(timeout)
+
+
+def spawn(fn: t.Callable[[], None]) -> Task:
+    """Run ``fn`` concurrently and return its :class:`Task`."""
+    return Task(fn).start()
+
+
+def sleep(seconds: float) -> None:
+    """Sleep cooperatively."""
+    import time
+
+    time.sleep(seconds)
+
+
+def is_multithreaded_worker(environ: t.Mapping[str, t.Any]) -> bool:
+    """Tell whether the WSGI server serves each connection on a real OS thread."""
+    return bool(environ.get("wsgi.multithread")) and not gevent_active()
+
+
+def _gunicorn_worker() -> t.Any:
+    """Return the gunicorn worker object of this process, if any."""
+    import signal
+
+    try:
+        handler = signal.getsignal(signal.SIGTERM)
+    except (ValueError, OSError):
+        return None
+    worker = getattr(handler, "__self__", None)
+    return worker if worker is not None and hasattr(worker, "cfg") else None
+
+
+def stream_capacity(environ: t.Mapping[str, t.Any]) -> int | None:
+    """Return how many SSE responses this process can hold open at once.
+
+    On gevent there is no fixed limit. A gunicorn gthread worker holds one
+    thread per open response and needs one free thread to receive a client's
+    reply, so it can hold ``threads - 1``. A server without threads or
+    greenlets (gunicorn's sync worker) can hold none.
+    """
+    if gevent_active():
+        return None
+    if not environ.get("wsgi.multithread"):
+        return 0
+    worker = _gunicorn_worker()
+    threads = getattr(getattr(worker, "cfg", None), "threads", None)
+    if isinstance(threads, int) and threads > 0:
+        return max(threads - 1, 0)
+    return None

@@ -1,0 +1,200 @@
+"""The interface every shared-state backend implements.
+
+All state that must be visible to every worker goes through a
+:class:`Backend`: session records, the per-stream event logs that make SSE
+streams resumable, the correlation of server-to-client requests with the
+client's answers, cancellation, and notification fan-out. The in-memory
+backend serves one process; the Redis backend serves many workers.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import time
+import typing as t
+
+
+@dataclasses.dataclass
+class SessionRecord:
+    """Everything known about one handshake-era session."""
+
+    id: str
+    protocol_version: str
+    client_info: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    client_capabilities: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    initialized: bool = False
+    log_level: str | None = None
+    subscriptions: list[str] = dataclasses.field(default_factory=list)
+    principal: str | None = None
+    created: float = dataclasses.field(default_factory=time.time)
+    last_seen: float = dataclasses.field(default_factory=time.time)
+    busy: int = 0
+
+    def to_dict(self) -> dict[str, t.Any]:
+        """Return a JSON-serialisable copy."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, t.Any]) -> SessionRecord:
+        """Rebuild a record from :meth:`to_dict` output."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in fields})
+
+
+#: The id of a session's general stream, the one a plain GET reads.
+GENERAL_STREAM = "g"
+
+#: An ordinary JSON-RPC message on a stream.
+MESSAGE = "message"
+#: The stream is complete: its request got its response (or was cancelled).
+END = "end"
+#: The server closes the current connection; the stream goes on (SSE polling).
+DISCONNECT = "disconnect"
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+    """One entry of a stream's event log."""
+
+    seq: int
+    kind: str
+    message: dict[str, t.Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadResult:
+    """What :meth:`Backend.read` found."""
+
+    events: list[Event]
+    #: Another reader attached to the stream; this one must stop.
+    superseded: bool = False
+    #: The stream does not exist (never opened, expired or evicted).
+    missing: bool = False
+
+
+class Backend(abc.ABC):
+    """Shared state of an MCP server, for one process or many."""
+
+    #: True when several processes may share this backend.
+    multiprocess: bool = False
+
+    def attach_app(self, cancel: t.Callable[[str, t.Any], None]) -> None:
+        """Register the process-local callback that cancels a running request.
+
+        ``cancel(session_id, request_id)`` is called in the process that runs
+        the request, whichever process received the cancellation.
+        """
+        self._cancel_callback = cancel
+
+    # -- sessions -----------------------------------------------------------
+
+    @abc.abstractmethod
+    def create_session(self, record: SessionRecord, limit: int) -> bool:
+        """Store a new session unless ``limit`` sessions exist; tell whether it was stored."""
+
+    @abc.abstractmethod
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        """Return a session's record, or ``None`` if it does not exist."""
+
+    @abc.abstractmethod
+    def update_session(self, session_id: str, **changes: t.Any) -> None:
+        """Change fields of a session's record."""
+
+    @abc.abstractmethod
+    def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
+        """Record traffic on a session and adjust its count of running requests."""
+
+    @abc.abstractmethod
+    def delete_session(self, session_id: str) -> bool:
+        """End a session and drop its streams; tell whether it existed."""
+
+    @abc.abstractmethod
+    def session_ids(self) -> list[str]:
+        """Return the ids of every live session."""
+
+    @abc.abstractmethod
+    def reap(self, idle: float | None, lifetime: float | None) -> list[tuple[str, str]]:
+        """End sessions past their limits unless busy; return ``(id, reason)`` pairs."""
+
+    # -- streams ------------------------------------------------------------
+
+    @abc.abstractmethod
+    def open_stream(self, session_id: str, stream_id: str) -> None:
+        """Create an empty stream (no-op if it exists)."""
+
+    @abc.abstractmethod
+    def append(
+        self,
+        session_id: str,
+        stream_id: str,
+        kind: str,
+        message: dict[str, t.Any] | None = None,
+    ) -> int:
+        """Append an event to a stream and wake its reader; return its sequence number."""
+
+    @abc.abstractmethod
+    def attach(self, session_id: str, stream_id: str) -> int:
+        """Make the caller the stream's only reader; return the reader's token.
+
+        A reader attached earlier sees ``superseded`` on its next read.
+        """
+
+    @abc.abstractmethod
+    def detach(self, session_id: str, stream_id: str, token: int) -> None:
+        """Give up reading a stream, unless another reader took over already."""
+
+    @abc.abstractmethod
+    def read(
+        self, session_id: str, stream_id: str, after: int, token: int, timeout: float
+    ) -> ReadResult:
+        """Return the events after ``after``, waiting up to ``timeout`` seconds for one."""
+
+    @abc.abstractmethod
+    def first_seq(self, session_id: str, stream_id: str) -> int | None:
+        """Return the oldest retained sequence number, or ``None`` if the stream is unknown."""
+
+    @abc.abstractmethod
+    def drop_stream(self, session_id: str, stream_id: str) -> None:
+        """Forget a stream and its events."""
+
+    @abc.abstractmethod
+    def get_cursor(self, session_id: str, stream_id: str) -> int:
+        """Return the last sequence number delivered on a stream (0 if none)."""
+
+    @abc.abstractmethod
+    def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
+        """Remember the last sequence number delivered on a stream."""
+
+    # -- server-to-client requests -----------------------------------------
+
+    @abc.abstractmethod
+    def next_request_id(self, session_id: str) -> int:
+        """Return a request id unique within the session."""
+
+    @abc.abstractmethod
+    def expect_response(self, session_id: str, request_id: t.Any) -> None:
+        """Prepare to receive the client's answer to ``request_id``."""
+
+    @abc.abstractmethod
+    def wait_response(
+        self, session_id: str, request_id: t.Any, timeout: float
+    ) -> dict[str, t.Any] | None:
+        """Wait for and consume the answer to ``request_id``; ``None`` on timeout."""
+
+    @abc.abstractmethod
+    def deliver_response(self, session_id: str, request_id: t.Any, message: dict[str, t.Any]) -> bool:
+        """Hand the client's answer to the waiting handler; tell whether one waited."""
+
+    @abc.abstractmethod
+    def forget_response(self, session_id: str, request_id: t.Any) -> None:
+        """Stop expecting an answer (after a timeout or cancellation)."""
+
+    # -- cancellation and fan-out ------------------------------------------
+
+    @abc.abstractmethod
+    def cancel(self, session_id: str, request_id: t.Any) -> None:
+        """Cancel a running request wherever it runs."""
+
+    def close(self) -> None:
+        """Release connections and background work."""

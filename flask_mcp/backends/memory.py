@@ -1,0 +1,283 @@
+"""The embedded backend: everything in this process's memory."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+import time
+import typing as t
+
+from .base import GENERAL_STREAM
+from .base import MESSAGE
+from .base import Backend
+from .base import Event
+from .base import ReadResult
+from .base import SessionRecord
+
+
+class _Stream:
+    __slots__ = ("events", "last_seq", "reader", "cond", "cursor")
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self.events: collections.deque[Event] = collections.deque()
+        self.last_seq = 0
+        self.reader = 0
+        self.cursor = 0
+        self.cond = threading.Condition(lock)
+
+
+class _Session:
+    __slots__ = ("record", "streams", "order", "lock", "ids", "waiters")
+
+    def __init__(self, record: SessionRecord) -> None:
+        self.record = record
+        self.streams: dict[str, _Stream] = {}
+        self.order: collections.deque[str] = collections.deque()
+        self.lock = threading.Lock()
+        self.ids = itertools.count(1)
+        self.waiters: dict[t.Any, list[t.Any]] = {}
+
+
+class MemoryBackend(Backend):
+    """Keeps sessions, event logs and waiters in dictionaries.
+
+    It serves one process: under several workers each worker would see its own
+    sessions, so use the Redis backend there.
+
+    :param buffer_size: events kept per session for ``Last-Event-ID`` replay.
+    """
+
+    def __init__(self, buffer_size: int = 1000) -> None:
+        self.buffer_size = buffer_size
+        self._sessions: dict[str, _Session] = {}
+        self._lock = threading.Lock()
+        self._readers = itertools.count(1)
+
+    def _session(self, session_id: str) -> _Session | None:
+        return self._sessions.get(session_id)
+
+    # -- sessions -----------------------------------------------------------
+
+    def create_session(self, record: SessionRecord, limit: int) -> bool:
+        with self._lock:
+            if len(self._sessions) >= limit:
+                return False
+            self._sessions[record.id] = _Session(record)
+        return True
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        session = self._sessions.get(session_id)
+        return None if session is None else session.record
+
+    def update_session(self, session_id: str, **changes: t.Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            for key, value in changes.items():
+                setattr(session.record, key, value)
+
+    def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            with session.lock:
+                session.record.last_seen = time.time()
+                session.record.busy = max(0, session.record.busy + busy_delta)
+
+    def delete_session(self, session_id: str) -> bool:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        with session.lock:
+            for stream in session.streams.values():
+                stream.reader = -1
+                stream.cond.notify_all()
+            for slot in session.waiters.values():
+                slot[0].set()
+        return True
+
+    def session_ids(self) -> list[str]:
+        return list(self._sessions)
+
+    def reap(self, idle: float | None, lifetime: float | None) -> list[tuple[str, str]]:
+        now = time.time()
+        ended = []
+        for session_id, session in list(self._sessions.items()):
+            record = session.record
+            if record.busy > 0:
+                continue
+            if lifetime is not None and now - record.created > lifetime:
+                ended.append((session_id, "lifetime"))
+            elif idle is not None and now - record.last_seen > idle:
+                ended.append((session_id, "idle"))
+        return [(sid, reason) for sid, reason in ended if self.delete_session(sid)]
+
+    # -- streams ------------------------------------------------------------
+
+    def open_stream(self, session_id: str, stream_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            with session.lock:
+                if stream_id not in session.streams:
+                    session.streams[stream_id] = _Stream(session.lock)
+
+    def append(
+        self,
+        session_id: str,
+        stream_id: str,
+        kind: str,
+        message: dict[str, t.Any] | None = None,
+    ) -> int:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return 0
+        with session.lock:
+            stream = session.streams.get(stream_id)
+            if stream is None:
+                stream = session.streams[stream_id] = _Stream(session.lock)
+            stream.last_seq += 1
+            stream.events.append(Event(stream.last_seq, kind, message))
+            if kind == MESSAGE:
+                session.order.append(stream_id)
+                while len(session.order) > self.buffer_size:
+                    self._evict_oldest(session)
+            stream.cond.notify_all()
+            return stream.last_seq
+
+    def _evict_oldest(self, session: _Session) -> None:
+        stream_id = session.order.popleft()
+        stream = session.streams.get(stream_id)
+        if stream is None:
+            return
+        while stream.events:
+            event = stream.events.popleft()
+            if event.kind == MESSAGE:
+                break
+        if (
+            stream.reader == 0
+            and stream_id != GENERAL_STREAM
+            and not any(e.kind == MESSAGE for e in stream.events)
+        ):
+            del session.streams[stream_id]
+
+    def attach(self, session_id: str, stream_id: str) -> int:
+        token = next(self._readers)
+        session = self._sessions.get(session_id)
+        if session is not None:
+            with session.lock:
+                stream = session.streams.get(stream_id)
+                if stream is None:
+                    stream = session.streams[stream_id] = _Stream(session.lock)
+                stream.reader = token
+                stream.cond.notify_all()
+        return token
+
+    def detach(self, session_id: str, stream_id: str, token: int) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            with session.lock:
+                stream = session.streams.get(stream_id)
+                if stream is not None and stream.reader == token:
+                    stream.reader = 0
+
+    def read(
+        self, session_id: str, stream_id: str, after: int, token: int, timeout: float
+    ) -> ReadResult:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return ReadResult([], missing=True)
+        deadline = time.monotonic() + timeout
+        with session.lock:
+            while True:
+                stream = session.streams.get(stream_id)
+                if stream is None:
+                    return ReadResult([], missing=True)
+                if stream.reader != token:
+                    return ReadResult([], superseded=True)
+                if stream.last_seq > after:
+                    return ReadResult([e for e in stream.events if e.seq > after])
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return ReadResult([])
+                stream.cond.wait(remaining)
+
+    def first_seq(self, session_id: str, stream_id: str) -> int | None:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        with session.lock:
+            stream = session.streams.get(stream_id)
+            if stream is None:
+                return None
+            return stream.events[0].seq if stream.events else stream.last_seq + 1
+
+    def drop_stream(self, session_id: str, stream_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            with session.lock:
+                stream = session.streams.pop(stream_id, None)
+                if stream is not None:
+                    stream.reader = -1
+                    stream.cond.notify_all()
+                    if any(e.kind == MESSAGE for e in stream.events):
+                        session.order = collections.deque(
+                            s for s in session.order if s != stream_id
+                        )
+
+    def get_cursor(self, session_id: str, stream_id: str) -> int:
+        session = self._sessions.get(session_id)
+        stream = None if session is None else session.streams.get(stream_id)
+        return 0 if stream is None else stream.cursor
+
+    def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
+        session = self._sessions.get(session_id)
+        stream = None if session is None else session.streams.get(stream_id)
+        if stream is not None:
+            stream.cursor = max(stream.cursor, seq)
+
+    # -- server-to-client requests -----------------------------------------
+
+    def next_request_id(self, session_id: str) -> int:
+        session = self._sessions.get(session_id)
+        return next(session.ids) if session is not None else 0
+
+    def expect_response(self, session_id: str, request_id: t.Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.waiters[request_id] = [threading.Event(), None]
+
+    def wait_response(
+        self, session_id: str, request_id: t.Any, timeout: float
+    ) -> dict[str, t.Any] | None:
+        session = self._sessions.get(session_id)
+        slot = None if session is None else session.waiters.get(request_id)
+        if slot is None:
+            return None
+        if not slot[0].wait(timeout) or slot[1] is None:
+            return None
+        assert session is not None
+        session.waiters.pop(request_id, None)
+        return t.cast("dict[str, t.Any]", slot[1])
+
+    def deliver_response(
+        self, session_id: str, request_id: t.Any, message: dict[str, t.Any]
+    ) -> bool:
+        session = self._sessions.get(session_id)
+        slot = None if session is None else session.waiters.get(request_id)
+        if slot is None or slot[1] is not None:
+            return False
+        slot[1] = message
+        slot[0].set()
+        return True
+
+    def forget_response(self, session_id: str, request_id: t.Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.waiters.pop(request_id, None)
+
+    # -- cancellation -------------------------------------------------------
+
+    def cancel(self, session_id: str, request_id: t.Any) -> None:
+        callback = getattr(self, "_cancel_callback", None)
+        if callback is not None:
+            callback(session_id, request_id)

@@ -1,0 +1,252 @@
+"""Every ``MCP_*`` configuration key, its default and its validation.
+
+Keys are read once, in :meth:`flask_mcp.MCP.init_app`. Set them in
+``app.config`` or, through :meth:`flask.Config.from_prefixed_env`, as
+``FLASK_MCP_*`` environment variables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+LOG_LEVELS = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Key:
+    """One configuration key: name, default, converter and documentation."""
+
+    name: str
+    default: t.Any
+    convert: t.Callable[[t.Any], t.Any]
+    doc: str
+
+
+def _positive_int(value: t.Any) -> int:
+    number = int(value)
+    if number <= 0:
+        raise ValueError("must be a positive integer")
+    return number
+
+
+def _optional_seconds(value: t.Any) -> float | None:
+    if value in (None, "", 0, "0"):
+        return None
+    number = float(value)
+    if number <= 0:
+        raise ValueError("must be a positive number of seconds, or None to disable")
+    return number
+
+
+def _seconds(value: t.Any) -> float:
+    number = float(value)
+    if number <= 0:
+        raise ValueError("must be a positive number of seconds")
+    return number
+
+
+def _bool(value: t.Any) -> bool:
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError("must be a boolean (true/false)")
+    return bool(value)
+
+
+def _path(value: t.Any) -> str:
+    path = str(value)
+    if not path.startswith("/") or (len(path) > 1 and path.endswith("/")):
+        raise ValueError("must start with '/' and not end with '/', for example '/mcp'")
+    return path
+
+
+def _string_list(value: t.Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    return tuple(str(item) for item in value)
+
+
+def _log_level(value: t.Any) -> str:
+    level = str(value).lower()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def _str(value: t.Any) -> str:
+    return str(value)
+
+
+def _optional_str(value: t.Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+KEYS: tuple[Key, ...] = (
+    Key("MCP_PATH", "/mcp", _path, "URL path of the MCP endpoint."),
+    Key(
+        "MCP_BACKEND",
+        "memory://",
+        lambda v: v if not isinstance(v, str) else v.strip(),
+        "Shared-state backend: ``memory://`` (one process) or a backend object.",
+    ),
+    Key("MCP_PAGE_SIZE", 100, _positive_int, "Items per page of every list method."),
+    Key(
+        "MCP_MAX_BODY_SIZE",
+        4 * 1024 * 1024,
+        _positive_int,
+        "Largest accepted POST body in bytes (413 above it).",
+    ),
+    Key(
+        "MCP_MAX_SESSIONS",
+        10_000,
+        _positive_int,
+        "Most live sessions; ``initialize`` past it gets 503.",
+    ),
+    Key(
+        "MCP_SESSION_IDLE_TIMEOUT",
+        3600,
+        _optional_seconds,
+        "Seconds without traffic after which a session ends (None: never).",
+    ),
+    Key(
+        "MCP_SESSION_MAX_LIFETIME",
+        24 * 3600,
+        _optional_seconds,
+        "Seconds after which a session ends whatever its traffic (None: never).",
+    ),
+    Key(
+        "MCP_ALLOWED_HOSTS",
+        None,
+        _string_list,
+        "Accepted ``Host`` values (``host`` or ``host:port``, ``*`` for any). "
+        "None: on a loopback connection only localhost names are accepted.",
+    ),
+    Key(
+        "MCP_ALLOWED_ORIGINS",
+        None,
+        _string_list,
+        "Accepted ``Origin`` values (``*`` for any). None: no Origin, or a localhost origin.",
+    ),
+    Key(
+        "MCP_EXPOSE_INTERNAL_ERRORS",
+        False,
+        _bool,
+        "Send the text of unexpected exceptions to clients (debugging only).",
+    ),
+    Key("MCP_ENABLE_GET_STREAM", True, _bool, "Serve the GET stream (405 when false)."),
+    Key(
+        "MCP_SSE_HEARTBEAT",
+        15.0,
+        _seconds,
+        "Seconds between keep-alive comments on idle SSE streams.",
+    ),
+    Key(
+        "MCP_SSE_RETRY_MS",
+        1000,
+        _positive_int,
+        "``retry:`` value (milliseconds) sent on SSE streams to 2025-11-25 clients.",
+    ),
+    Key(
+        "MCP_SSE_BUFFER_SIZE",
+        1000,
+        _positive_int,
+        "Events kept per session for ``Last-Event-ID`` replay.",
+    ),
+    Key(
+        "MCP_SSE_MAX_STREAM_SECONDS",
+        None,
+        _optional_seconds,
+        "Close an SSE connection after this many seconds; the client resumes (None: never).",
+    ),
+    Key(
+        "MCP_REQUEST_TIMEOUT",
+        600.0,
+        _seconds,
+        "Seconds a handler may run before its request ends with an error.",
+    ),
+    Key(
+        "MCP_CLIENT_REQUEST_TIMEOUT",
+        120.0,
+        _seconds,
+        "Seconds to wait for the client's answer to a sampling/elicitation/roots request.",
+    ),
+    Key(
+        "MCP_DEFAULT_LOG_LEVEL",
+        "debug",
+        _log_level,
+        "Level of ``ctx.log`` messages sent before the client calls ``logging/setLevel``.",
+    ),
+    Key(
+        "MCP_STATE_KEY",
+        None,
+        _optional_str,
+        "Key sealing 2026-07-28 ``requestState`` (default: the app's ``SECRET_KEY``).",
+    ),
+    Key(
+        "MCP_MAX_STREAMS",
+        None,
+        lambda v: None if v in (None, "", 0, "0") else _positive_int(v),
+        "Most SSE responses open at once in this process; past it the server answers "
+        "503 instead of hanging (None: unlimited on gevent, threads - 2 on gthread).",
+    ),
+)
+
+KEY_NAMES = tuple(key.name for key in KEYS)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The validated configuration of one app, read once by ``init_app``."""
+
+    path: str
+    backend: t.Any
+    page_size: int
+    max_body_size: int
+    max_sessions: int
+    session_idle_timeout: float | None
+    session_max_lifetime: float | None
+    allowed_hosts: tuple[str, ...] | None
+    allowed_origins: tuple[str, ...] | None
+    expose_internal_errors: bool
+    enable_get_stream: bool
+    sse_heartbeat: float
+    sse_retry_ms: int
+    sse_buffer_size: int
+    sse_max_stream_seconds: float | None
+    request_timeout: float
+    client_request_timeout: float
+    default_log_level: str
+    state_key: str | None
+    max_streams: int | None
+
+
+def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:
+    """Apply defaults to ``config`` and return the validated :class:`Settings`.
+
+    :raises ValueError: a key has an invalid value; the message names the key.
+    """
+    values: dict[str, t.Any] = {}
+    for key in KEYS:
+        raw = config.setdefault(key.name, key.default)
+        try:
+            values[key.name[4:].lower()] = key.convert(raw)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"Invalid {key.name}={raw!r}: {exc}. {key.doc}"
+            ) from None
+    return Settings(**values)

@@ -1,0 +1,391 @@
+"""The method table: validates params, finds handlers, calls them, shapes results.
+
+The dispatcher never touches the Flask request: the transport hands it a
+:class:`Call` built from plain data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import typing as t
+
+from . import content as content_mod
+from . import protocol
+from . import signals
+from .config import LOG_LEVELS
+from .errors import INTERNAL_ERROR
+from .errors import INVALID_REQUEST
+from .errors import RESOURCE_NOT_FOUND
+from .errors import ClientRequestError
+from .errors import InvalidParams
+from .errors import MCPError
+from .errors import MethodNotFound
+from .errors import RequestCancelled
+from .errors import ToolError
+from .registry import paginate
+from .schema import ArgumentError
+
+if t.TYPE_CHECKING:
+    from .backends.base import SessionRecord
+    from .context import Context
+    from .extension import MCP
+
+logger = logging.getLogger("flask_mcp")
+
+
+@dataclasses.dataclass
+class Call:
+    """One request as the dispatcher sees it."""
+
+    method: str
+    params: dict[str, t.Any]
+    request_id: t.Any
+    version: str
+    era: str
+    session: SessionRecord | None = None
+    ctx: Context | None = None
+
+
+def _require_str(params: dict[str, t.Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str) or not value:
+        raise InvalidParams(f"Invalid params: {key!r} is required and must be a non-empty string.")
+    return value
+
+
+def _optional_dict(params: dict[str, t.Any], key: str) -> dict[str, t.Any]:
+    value = params.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidParams(f"Invalid params: {key!r} must be an object.")
+    return value
+
+
+class Dispatcher:
+    """Routes requests of one :class:`~flask_mcp.MCP` to their handlers."""
+
+    #: Methods a handshake-era session may call before ``notifications/initialized``.
+    PRE_INIT = frozenset({"ping", "initialize"})
+
+    def __init__(self, mcp: MCP) -> None:
+        self.mcp = mcp
+        self.registry = mcp.registry
+        self.methods: dict[str, t.Callable[[Call], dict[str, t.Any]]] = {
+            "ping": self.ping,
+            "tools/list": self.tools_list,
+            "tools/call": self.tools_call,
+            "resources/list": self.resources_list,
+            "resources/templates/list": self.resource_templates_list,
+            "resources/read": self.resources_read,
+            "resources/subscribe": self.resources_subscribe,
+            "resources/unsubscribe": self.resources_unsubscribe,
+            "prompts/list": self.prompts_list,
+            "prompts/get": self.prompts_get,
+            "completion/complete": self.completion_complete,
+            "logging/setLevel": self.logging_set_level,
+        }
+        #: Methods whose handlers run user code and may emit before their result.
+        self.user_methods = frozenset(
+            {"tools/call", "resources/read", "prompts/get", "completion/complete"}
+        )
+
+    # -- entry point ----------------------------------------------------------
+
+    def dispatch(self, call: Call) -> dict[str, t.Any]:
+        """Run one request and return its result.
+
+        :raises MCPError: the request fails with a JSON-RPC error.
+        """
+        handler = self.methods.get(call.method)
+        if handler is None or not self.mcp.offers(call.method):
+            raise MethodNotFound(call.method)
+        if (
+            call.era == protocol.HANDSHAKE
+            and call.session is not None
+            and not call.session.initialized
+            and call.method not in self.PRE_INIT
+        ):
+            raise MCPError(
+                INVALID_REQUEST,
+                "The session is not initialized: send notifications/initialized before "
+                f"{call.method}.",
+            )
+        return handler(call)
+
+    def call_user(self, fn: t.Callable[..., t.Any], call: Call, context_param: str | None,
+                  args: t.Sequence[t.Any] = (), kwargs: dict[str, t.Any] | None = None) -> t.Any:
+        """Call a user handler, passing the context if it asks for one."""
+        kwargs = dict(kwargs or {})
+        if context_param is not None:
+            kwargs[context_param] = call.ctx
+        return fn(*args, **kwargs)
+
+    def internal_error(self, exc: BaseException, what: str) -> str:
+        """Log an unexpected exception and return the text the client may see."""
+        logger.error("Unhandled exception in %s", what, exc_info=exc)
+        if self.mcp.settings.expose_internal_errors:
+            return f"Error in {what}: {type(exc).__name__}: {exc}"
+        return f"Internal error in {what}. The server log has the details."
+
+    # -- basic ----------------------------------------------------------------
+
+    def ping(self, call: Call) -> dict[str, t.Any]:
+        return {}
+
+    def logging_set_level(self, call: Call) -> dict[str, t.Any]:
+        level = call.params.get("level")
+        if level not in LOG_LEVELS:
+            raise InvalidParams(
+                f"Invalid params: 'level' must be one of {', '.join(LOG_LEVELS)}, not {level!r}."
+            )
+        if call.session is not None:
+            self.mcp.backend.update_session(call.session.id, log_level=level)
+        return {}
+
+    # -- tools ------------------------------------------------------------------
+
+    def _page(self, kind: t.Any, call: Call, key: str) -> dict[str, t.Any]:
+        items, cursor = paginate(
+            self.registry.described(kind), call.params.get("cursor"), self.mcp.settings.page_size
+        )
+        result: dict[str, t.Any] = {key: items}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def tools_list(self, call: Call) -> dict[str, t.Any]:
+        result = self._page("tools", call, "tools")
+        if not protocol.supports_structured_output(call.version):
+            result["tools"] = [protocol.shape_tool(call.version, tool) for tool in result["tools"]]
+        return self.mcp.filter_listing("tools", result, call)
+
+    def tools_call(self, call: Call) -> dict[str, t.Any]:
+        name = _require_str(call.params, "name")
+        tool = self.registry.tools.get(name)
+        if tool is None:
+            raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list for the available tools.")
+        arguments = _optional_dict(call.params, "arguments")
+        self.mcp.authorize(tool.scopes, call)
+        started = time.perf_counter()
+        is_error = True
+        try:
+            try:
+                values = tool.input.validate(arguments)
+            except ArgumentError as exc:
+                return content_mod.error_result(str(exc))
+            try:
+                if tool.call_style == "dict":
+                    value = self.call_user(tool.fn, call, tool.context_param, (values,))
+                else:
+                    value = self.call_user(tool.fn, call, tool.context_param, kwargs=values)
+            except (ToolError, ClientRequestError) as exc:
+                return content_mod.error_result(str(exc) or type(exc).__name__)
+            except (MCPError, RequestCancelled):
+                raise
+            except Exception as exc:
+                return content_mod.error_result(self.internal_error(exc, f"tool {name!r}"))
+            result = self._tool_result(tool, value)
+            is_error = bool(result.get("isError"))
+            return protocol.shape_tool_result(call.version, result)
+        finally:
+            signals.send(
+                signals.tool_called,
+                self.mcp.current_app,
+                tool=name,
+                duration=time.perf_counter() - started,
+                is_error=is_error,
+            )
+
+    def _tool_result(self, tool: t.Any, value: t.Any) -> dict[str, t.Any]:
+        if isinstance(value, content_mod.ToolResult):
+            return value.to_dict()
+        if tool.output is not None:
+            structured = tool.output.structure(value)
+            return {
+                "content": [content_mod.text(content_mod.to_json_text(structured))],
+                "structuredContent": structured,
+            }
+        return {"content": content_mod.to_content_list(value)}
+
+    # -- resources ---------------------------------------------------------------
+
+    def resources_list(self, call: Call) -> dict[str, t.Any]:
+        return self.mcp.filter_listing("resources", self._page("resources", call, "resources"), call)
+
+    def resource_templates_list(self, call: Call) -> dict[str, t.Any]:
+        return self._page("resourceTemplates", call, "resourceTemplates")
+
+    def resolve_resource(self, uri: str, call: Call) -> tuple[t.Any, dict[str, t.Any]]:
+        """Return the resource or template serving ``uri`` and its variables."""
+        resource = self.registry.resources.get(uri)
+        if resource is not None:
+            return resource, {}
+        found = self.registry.find_template(uri)
+        if found is None:
+            raise self.resource_not_found(uri, call)
+        return found
+
+    def resource_not_found(self, uri: str, call: Call) -> MCPError:
+        code = RESOURCE_NOT_FOUND if call.era == protocol.HANDSHAKE else InvalidParams("").code
+        return MCPError(code, f"Resource not found: {uri}", {"uri": uri})
+
+    def resources_read(self, call: Call) -> dict[str, t.Any]:
+        uri = _require_str(call.params, "uri")
+        record, variables = self.resolve_resource(uri, call)
+        self.mcp.authorize(record.scopes, call)
+        started = time.perf_counter()
+        try:
+            value = self.call_user(record.fn, call, record.context_param, kwargs=variables)
+        except (MCPError, RequestCancelled):
+            raise
+        except Exception as exc:
+            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"resource {uri!r}")) from None
+        contents = self._resource_contents(uri, record.mime_type, value)
+        signals.send(
+            signals.resource_read,
+            self.mcp.current_app,
+            uri=uri,
+            duration=time.perf_counter() - started,
+        )
+        return {"contents": contents}
+
+    def _resource_contents(self, uri: str, mime_type: str | None, value: t.Any) -> list[dict[str, t.Any]]:
+        items = value if isinstance(value, list) else [value]
+        contents = []
+        for item in items:
+            if isinstance(item, dict) and ("text" in item or "blob" in item):
+                entry = dict(item)
+                entry.setdefault("uri", uri)
+                if mime_type is not None:
+                    entry.setdefault("mimeType", mime_type)
+            elif isinstance(item, (bytes, bytearray)):
+                entry = content_mod.resource_contents(uri, blob=bytes(item), mime_type=mime_type)
+            else:
+                text = item if isinstance(item, str) else content_mod.to_json_text(item)
+                entry = content_mod.resource_contents(uri, text=text, mime_type=mime_type)
+            contents.append(entry)
+        return contents
+
+    def _subscription_uri(self, call: Call) -> str:
+        uri = _require_str(call.params, "uri")
+        self.resolve_resource(uri, call)
+        return uri
+
+    def resources_subscribe(self, call: Call) -> dict[str, t.Any]:
+        uri = self._subscription_uri(call)
+        if call.session is not None:
+            subscriptions = list(call.session.subscriptions)
+            if uri not in subscriptions:
+                subscriptions.append(uri)
+                self.mcp.backend.update_session(call.session.id, subscriptions=subscriptions)
+        return {}
+
+    def resources_unsubscribe(self, call: Call) -> dict[str, t.Any]:
+        uri = self._subscription_uri(call)
+        if call.session is not None and uri in call.session.subscriptions:
+            subscriptions = [s for s in call.session.subscriptions if s != uri]
+            self.mcp.backend.update_session(call.session.id, subscriptions=subscriptions)
+        return {}
+
+    # -- prompts -----------------------------------------------------------------
+
+    def prompts_list(self, call: Call) -> dict[str, t.Any]:
+        return self.mcp.filter_listing("prompts", self._page("prompts", call, "prompts"), call)
+
+    def prompts_get(self, call: Call) -> dict[str, t.Any]:
+        name = _require_str(call.params, "name")
+        prompt = self.registry.prompts.get(name)
+        if prompt is None:
+            raise InvalidParams(f"Unknown prompt: {name!r}. Call prompts/list for the available prompts.")
+        arguments = _optional_dict(call.params, "arguments")
+        for key, value in arguments.items():
+            if not isinstance(value, str):
+                raise InvalidParams(f"Invalid params: prompt argument {key!r} must be a string.")
+        declared = {arg["name"] for arg in prompt.arguments}
+        missing = [arg["name"] for arg in prompt.arguments if arg.get("required") and arg["name"] not in arguments]
+        if missing:
+            raise InvalidParams(
+                f"Missing required argument(s) for prompt {name!r}: {', '.join(missing)}."
+            )
+        self.mcp.authorize(prompt.scopes, call)
+        started = time.perf_counter()
+        kwargs = {k: v for k, v in arguments.items() if k in declared}
+        try:
+            value = self.call_user(prompt.fn, call, prompt.context_param, kwargs=kwargs)
+        except (MCPError, RequestCancelled):
+            raise
+        except Exception as exc:
+            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
+        result = self._prompt_result(value, prompt.description)
+        signals.send(
+            signals.prompt_rendered,
+            self.mcp.current_app,
+            prompt=name,
+            duration=time.perf_counter() - started,
+        )
+        return result
+
+    def _prompt_result(self, value: t.Any, description: str | None) -> dict[str, t.Any]:
+        if isinstance(value, dict) and "messages" in value:
+            return value
+        items = value if isinstance(value, (list, tuple)) else [value]
+        messages = []
+        for item in items:
+            if isinstance(item, dict) and "role" in item:
+                messages.append(item)
+            elif isinstance(item, str) or content_mod.is_content(item):
+                messages.append(content_mod.message("user", item))
+            else:
+                messages.append(content_mod.message("user", content_mod.to_json_text(item)))
+        result: dict[str, t.Any] = {"messages": messages}
+        if description:
+            result["description"] = description
+        return result
+
+    # -- completion --------------------------------------------------------------
+
+    def completion_complete(self, call: Call) -> dict[str, t.Any]:
+        ref = _optional_dict(call.params, "ref")
+        argument = _optional_dict(call.params, "argument")
+        kind = ref.get("type")
+        if kind == "ref/prompt":
+            target = _require_str(ref, "name")
+            key = "prompt"
+        elif kind == "ref/resource":
+            target = _require_str(ref, "uri")
+            key = "resource"
+        else:
+            raise InvalidParams("Invalid params: ref.type must be 'ref/prompt' or 'ref/resource'.")
+        arg_name = _require_str(argument, "name")
+        value = argument.get("value", "")
+        if not isinstance(value, str):
+            raise InvalidParams("Invalid params: argument.value must be a string.")
+        context_args = _optional_dict(_optional_dict(call.params, "context"), "arguments")
+        handler = self.registry.completions.get((key, target, arg_name)) or self.registry.completions.get(
+            (key, target, "")
+        )
+        if handler is None:
+            return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        fn, context_param = handler
+        try:
+            found = self.call_user(fn, call, context_param, (arg_name, value, context_args))
+        except (MCPError, RequestCancelled):
+            raise
+        except Exception as exc:
+            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, "completion")) from None
+        return {"completion": _completion(found)}
+
+
+def _completion(found: t.Any) -> dict[str, t.Any]:
+    if isinstance(found, dict):
+        values = [str(v) for v in found.get("values", [])]
+        total = found.get("total", len(values))
+        has_more = bool(found.get("hasMore", len(values) > 100))
+    else:
+        values = [str(v) for v in (found or [])]
+        total = len(values)
+        has_more = total > 100
+    return {"values": values[:100], "total": total, "hasMore": has_more}

@@ -1,0 +1,529 @@
+"""The :class:`MCP` Flask extension: declarations, ``init_app`` and per-app state."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import typing as t
+import weakref
+
+from flask import Flask
+from flask import current_app
+
+from . import backends
+from . import jsonrpc
+from . import protocol
+from . import schema as schema_mod
+from . import signals
+from .config import Settings
+from .config import load_settings
+from .dispatcher import Call
+from .dispatcher import Dispatcher
+from .registry import Handler
+from .registry import Prompt
+from .registry import Registry
+from .registry import Resource
+from .registry import ResourceTemplate
+from .registry import Tool
+from .registry import context_parameter
+from .registry import describe_doc
+from .registry import prompt_arguments
+from .session import InFlight
+from .session import StreamSlots
+from .uritemplate import URITemplate
+
+logger = logging.getLogger("flask_mcp")
+F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+
+
+class AppState:
+    """Runtime state of one app: settings, backend, running requests."""
+
+    def __init__(self, mcp: MCP, app: Flask, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.backend = backends.from_setting(settings.backend, buffer_size=settings.sse_buffer_size)
+        self.inflight = InFlight()
+        self.slots = StreamSlots(settings.max_streams)
+        self.slots_configured = settings.max_streams is not None
+        self.supervisor: t.Any = None
+        self.warned_multiprocess = False
+        self.backend.attach_app(self.cancel_local)
+
+    def cancel_local(self, session_id: str, request_id: t.Any) -> None:
+        """Cancel a request running in this process, if it runs here."""
+        run = self.inflight.get(session_id, request_id)
+        if run is not None and run.method != "initialize":
+            run.cancel()
+            signals.send(
+                signals.request_cancelled,
+                self.app,
+                request_id=request_id,
+                session_id=session_id,
+                reason="cancelled",
+            )
+
+
+def _not_called(decorator: str) -> TypeError:
+    return TypeError(
+        f"Use @mcp.{decorator}() with parentheses: @mcp.{decorator} was applied to a function "
+        "directly."
+    )
+
+
+class MCP:
+    """A Model Context Protocol server for Flask apps.
+
+    Declare tools, resources and prompts with the decorators, then call
+    :meth:`init_app` (or pass the app here) to serve them at ``MCP_PATH``.
+
+    :param app: the app to serve on right away.
+    :param name: the server's name (``serverInfo.name``).
+    :param version: the server's version (``serverInfo.version``).
+    :param title: a display name.
+    :param description: a description of the server.
+    :param instructions: how to use the server, sent to clients on initialize.
+    :param icons: icons for the server.
+    :param website_url: the server's website.
+    """
+
+    def __init__(
+        self,
+        app: Flask | None = None,
+        *,
+        name: str,
+        version: str,
+        title: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        website_url: str | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        info: dict[str, t.Any] = {"name": name, "version": version}
+        for key, value in (
+            ("title", title),
+            ("description", description),
+            ("icons", icons),
+            ("websiteUrl", website_url),
+        ):
+            if value is not None:
+                info[key] = value
+        self.server_info = info
+        self.registry = Registry()
+        self.registry.listeners.append(self._on_registry_change)
+        self.dispatcher = Dispatcher(self)
+        self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
+        self.roots_changed_hooks: list[t.Callable[[str], None]] = []
+        if app is not None:
+            self.init_app(app)
+
+    # -- Flask integration -------------------------------------------------------
+
+    def init_app(self, app: Flask) -> None:
+        """Serve this server on ``app``.
+
+        Reads every ``MCP_*`` key once (see :mod:`flask_mcp.config`) and mounts
+        the endpoint at ``MCP_PATH``.
+
+        :raises RuntimeError: an MCP server is already registered on ``app``.
+        """
+        if "mcp" in app.extensions:
+            raise RuntimeError(
+                "An MCP extension is already registered on this app. Call init_app only once "
+                "per app; to serve a second server, register it on another app."
+            )
+        settings = load_settings(app.config)
+        state = AppState(self, app, settings)
+        app.extensions["mcp"] = self
+        self._states[app] = state
+        from .transport import make_blueprint
+
+        app.register_blueprint(make_blueprint(self, settings.path))
+
+    def state(self, app: Flask | None = None) -> AppState:
+        """Return the runtime state for ``app`` (default: the current app).
+
+        :raises RuntimeError: ``init_app`` was not called for the app.
+        """
+        target = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
+        try:
+            return self._states[target]
+        except KeyError:
+            raise RuntimeError(
+                "This MCP server is not registered on the current app. Did you forget to call "
+                "init_app?"
+            ) from None
+
+    @property
+    def current_app(self) -> Flask:
+        """The app handling the current request."""
+        return t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of the current app."""
+        return self.state().settings
+
+    @property
+    def backend(self) -> backends.Backend:
+        """The backend of the current app."""
+        return self.state().backend
+
+    # -- capabilities --------------------------------------------------------------
+
+    def capabilities(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any]:
+        """Return the server capabilities derived from what is registered."""
+        registry = self.registry
+        caps: dict[str, t.Any] = {}
+        if era == protocol.HANDSHAKE:
+            caps["logging"] = {}
+        if registry.completions:
+            caps["completions"] = {}
+        if registry.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if registry.resources or registry.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if registry.tools:
+            caps["tools"] = {"listChanged": True}
+        return caps
+
+    _FAMILY = {
+        "tools": "tools",
+        "resources": "resources",
+        "prompts": "prompts",
+        "completion": "completions",
+    }
+
+    def offers(self, method: str) -> bool:
+        """Tell whether a method belongs to a capability this server declares."""
+        family = self._FAMILY.get(method.split("/", 1)[0])
+        if family is None:
+            return True
+        registry = self.registry
+        return bool(
+            {
+                "tools": registry.tools,
+                "resources": registry.resources or registry.templates,
+                "prompts": registry.prompts,
+                "completions": registry.completions,
+            }[family]
+        )
+
+    def authorize(self, scopes: tuple[str, ...], call: Call) -> None:
+        """Check that the caller holds ``scopes`` (no-op until authorization is configured)."""
+
+    def filter_listing(self, kind: str, result: dict[str, t.Any], call: Call) -> dict[str, t.Any]:
+        """Hide list entries the caller may not use (no-op until authorization is configured)."""
+        return result
+
+    # -- declarations --------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: t.Any = None,
+        output_schema: t.Any = None,
+        structured_output: bool | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> t.Callable[[F], F]:
+        """Register a function as a tool.
+
+        The input schema comes from the type hints, or from ``input_schema``: a
+        marshmallow schema or a raw JSON Schema dict published unchanged. With
+        an explicit schema the function receives the arguments as one dict.
+        The output schema comes from the return annotation or ``output_schema``;
+        ``structured_output=False`` turns it off.
+        """
+        if callable(name):
+            raise _not_called("tool")
+
+        def decorator(fn: F) -> F:
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                structured_output=structured_output,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+            )
+            return fn
+
+        return decorator
+
+    def add_tool(
+        self,
+        fn: Handler,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: t.Any = None,
+        output_schema: t.Any = None,
+        structured_output: bool | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> Tool:
+        """Register a tool at any time; clients are told the list changed."""
+        ctx_param = context_parameter(fn)
+        exclude = {ctx_param} if ctx_param else set()
+        spec = schema_mod.input_spec(input_schema, fn, exclude=exclude)
+        if output_schema is not None:
+            output = schema_mod.output_spec_from_schema(output_schema)
+        elif structured_output is False:
+            output = None
+        else:
+            output = schema_mod.output_spec_from_function(fn)
+        tool = Tool(
+            name=name or fn.__name__,
+            fn=fn,
+            input=spec,
+            output=output,
+            description=description if description is not None else describe_doc(fn),
+            title=title,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            scopes=tuple(scopes),
+            context_param=ctx_param,
+            call_style="kwargs" if input_schema is None else "dict",
+        )
+        self.registry.add_tool(tool)
+        return tool
+
+    def remove_tool(self, name: str) -> bool:
+        """Remove a tool; clients are told the list changed."""
+        return self.registry.remove("tools", name)
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> t.Callable[[F], F]:
+        """Register a function as a resource, or as a template if ``uri`` has variables.
+
+        Template variables are passed to the function as keyword arguments.
+        """
+        if callable(uri):
+            raise _not_called("resource")
+
+        def decorator(fn: F) -> F:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+            )
+            return fn
+
+        return decorator
+
+    def add_resource(
+        self,
+        fn: Handler,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> Resource | ResourceTemplate:
+        """Register a resource or template at any time; clients are told the list changed."""
+        template = URITemplate(uri)
+        ctx_param = context_parameter(fn)
+        common: dict[str, t.Any] = {
+            "name": name or fn.__name__,
+            "fn": fn,
+            "description": description if description is not None else describe_doc(fn),
+            "title": title,
+            "mime_type": mime_type,
+            "annotations": annotations,
+            "icons": icons,
+            "meta": meta,
+            "scopes": tuple(scopes),
+            "context_param": ctx_param,
+        }
+        if not template.is_template:
+            resource = Resource(uri=uri, size=size, **common)
+            self.registry.add_resource(resource)
+            return resource
+        params = inspect.signature(fn).parameters
+        accepts_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        missing = [v for v in template.variables if v not in params and not accepts_any]
+        if missing:
+            raise TypeError(
+                f"The function {fn.__name__!r} for template {uri!r} must accept the template "
+                f"variables as parameters; missing: {', '.join(missing)}."
+            )
+        record = ResourceTemplate(template=template, **common)
+        self.registry.add_template(record)
+        return record
+
+    def remove_resource(self, uri: str) -> bool:
+        """Remove a resource or template; clients are told the list changed."""
+        return self.registry.remove("resources", uri) or self.registry.remove(
+            "resourceTemplates", uri
+        )
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[dict[str, t.Any]] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> t.Callable[[F], F]:
+        """Register a function as a prompt; arguments come from its signature."""
+        if callable(name):
+            raise _not_called("prompt")
+
+        def decorator(fn: F) -> F:
+            self.add_prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                arguments=arguments,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+            )
+            return fn
+
+        return decorator
+
+    def add_prompt(
+        self,
+        fn: Handler,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[dict[str, t.Any]] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> Prompt:
+        """Register a prompt at any time; clients are told the list changed."""
+        ctx_param = context_parameter(fn)
+        prompt = Prompt(
+            name=name or fn.__name__,
+            fn=fn,
+            arguments=arguments
+            if arguments is not None
+            else prompt_arguments(fn, {ctx_param} if ctx_param else set()),
+            description=description if description is not None else describe_doc(fn),
+            title=title,
+            icons=icons,
+            meta=meta,
+            scopes=tuple(scopes),
+            context_param=ctx_param,
+        )
+        self.registry.add_prompt(prompt)
+        return prompt
+
+    def remove_prompt(self, name: str) -> bool:
+        """Remove a prompt; clients are told the list changed."""
+        return self.registry.remove("prompts", name)
+
+    def completion(
+        self, kind: str, target: str, argument: str | None = None
+    ) -> t.Callable[[F], F]:
+        """Register argument completion for a prompt or a resource template.
+
+        The function is called as ``fn(argument_name, value, context_arguments)``
+        and returns a list of strings (capped at 100) or a ``{values, total,
+        hasMore}`` dict.
+
+        :param kind: ``"prompt"`` or ``"resource"``.
+        :param target: the prompt name or the template text.
+        :param argument: complete only this argument (default: all).
+        """
+        if kind not in ("prompt", "resource"):
+            raise ValueError("The completion kind must be 'prompt' or 'resource'.")
+
+        def decorator(fn: F) -> F:
+            self.registry.completions[(kind, target, argument or "")] = (fn, context_parameter(fn))
+            return fn
+
+        return decorator
+
+    def on_roots_changed(self, fn: F) -> F:
+        """Register a hook called with the session id when a client's roots change."""
+        self.roots_changed_hooks.append(fn)
+        return fn
+
+    # -- notifications -------------------------------------------------------------
+
+    def _apps(self, app: Flask | None) -> list[AppState]:
+        if app is not None:
+            return [self.state(app)]
+        return list(self._states.values())
+
+    def broadcast(self, method: str, params: dict[str, t.Any] | None = None, *, app: Flask | None = None) -> None:
+        """Send a notification to every session's GET stream (kept until its next GET)."""
+        message = jsonrpc.notification(method, params)
+        for state in self._apps(app):
+            from .transport import deliver_general
+
+            for session_id in state.backend.session_ids():
+                deliver_general(state, session_id, message)
+
+    def notify_resource_updated(self, uri: str, *, app: Flask | None = None) -> None:
+        """Tell the sessions subscribed to ``uri`` that it changed."""
+        message = jsonrpc.notification("notifications/resources/updated", {"uri": uri})
+        from .transport import deliver_general
+
+        for state in self._apps(app):
+            for session_id in state.backend.session_ids():
+                record = state.backend.get_session(session_id)
+                if record is not None and uri in record.subscriptions:
+                    deliver_general(state, session_id, message)
+
+    def _on_registry_change(self, kind: str) -> None:
+        if not self._states:
+            return
+        family = "resources" if kind == "resourceTemplates" else kind
+        try:
+            self.broadcast(f"notifications/{family}/list_changed")
+        except Exception:
+            logger.exception("Could not send notifications/%s/list_changed", family)

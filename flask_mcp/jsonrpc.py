@@ -1,0 +1,114 @@
+"""JSON-RPC 2.0 messages: decoding, classification and builders."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+from .errors import INVALID_REQUEST
+from .errors import PARSE_ERROR
+from .errors import MCPError
+
+REQUEST = "request"
+NOTIFICATION = "notification"
+RESPONSE = "response"
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+def dumps(message: t.Any) -> str:
+    """Encode a message as compact JSON on one line."""
+    return _dumps(message)
+
+
+def loads(body: bytes) -> t.Any:
+    """Decode a request body.
+
+    :raises MCPError: -32700 when the body is not JSON.
+    """
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MCPError(PARSE_ERROR, f"Parse error: the body is not valid JSON ({exc}).") from None
+
+
+def _valid_id(value: t.Any) -> bool:
+    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+
+
+def classify(message: t.Any) -> str:
+    """Return the kind of one decoded message: request, notification or response.
+
+    :raises MCPError: -32600 with the message's id when it is no valid JSON-RPC 2.0 message.
+    """
+    if not isinstance(message, dict):
+        raise MCPError(INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be an object.")
+    request_id = message.get("id")
+    if message.get("jsonrpc") != "2.0":
+        raise MCPError(
+            INVALID_REQUEST,
+            'Invalid Request: the "jsonrpc" member must be exactly "2.0".',
+            data={"id": request_id} if _valid_id(request_id) else None,
+        )
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "method" must be a string.')
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "params" must be an object.')
+        if "id" not in message:
+            return NOTIFICATION
+        if not _valid_id(request_id):
+            raise MCPError(
+                INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.'
+            )
+        return REQUEST
+    if "id" in message and ("result" in message or "error" in message):
+        if not _valid_id(request_id):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.')
+        return RESPONSE
+    raise MCPError(
+        INVALID_REQUEST,
+        'Invalid Request: a message needs "method" (request or notification) '
+        'or "result"/"error" (response).',
+    )
+
+
+def request_id_of(message: t.Any) -> t.Any:
+    """Return the id of a message if it has a usable one, else ``None``."""
+    if isinstance(message, dict):
+        value = message.get("id")
+        if _valid_id(value):
+            return value
+    return None
+
+
+def result(request_id: t.Any, value: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Build a response carrying ``value``."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def error(request_id: t.Any, error_obj: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Build an error response."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": error_obj}
+
+
+def error_from(request_id: t.Any, exc: MCPError) -> dict[str, t.Any]:
+    """Build an error response from an :class:`MCPError`."""
+    return error(request_id, exc.to_error())
+
+
+def notification(method: t.Any, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
+    """Build a notification."""
+    message: dict[str, t.Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def request(request_id: t.Any, method: str, params: dict[str, t.Any] | None) -> dict[str, t.Any]:
+    """Build a request (server to client)."""
+    message: dict[str, t.Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message

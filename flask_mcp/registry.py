@@ -1,0 +1,335 @@
+"""Records of the tools, resources, templates, prompts and completions a server offers."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import inspect
+import re
+import threading
+import typing as t
+
+from . import schema as schema_mod
+from .errors import InvalidParams
+from .uritemplate import URITemplate
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+Handler = t.Callable[..., t.Any]
+
+
+def context_parameter(fn: Handler) -> str | None:
+    """Return the name of the parameter annotated with ``Context``, if any."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    for name, param in signature.parameters.items():
+        annotation = param.annotation
+        if annotation is inspect.Parameter.empty:
+            continue
+        label = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+        if label.rsplit(".", 1)[-1].strip("'\"") == "Context":
+            return name
+    return None
+
+
+def describe_doc(fn: Handler) -> str | None:
+    """Return the description part of a docstring (before any ``:param`` field)."""
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return None
+    lines = []
+    for line in doc.splitlines():
+        if line.lstrip().startswith(":"):
+            break
+        lines.append(line)
+    return "\n".join(lines).strip() or None
+
+
+def _clean(mapping: dict[str, t.Any]) -> dict[str, t.Any]:
+    return {k: v for k, v in mapping.items() if v is not None}
+
+
+@dataclasses.dataclass(eq=False)
+class Tool:
+    """A registered tool."""
+
+    name: str
+    fn: Handler
+    input: schema_mod.InputSpec
+    output: schema_mod.OutputSpec | None
+    description: str | None = None
+    title: str | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+    #: "kwargs": arguments are keyword arguments; "dict": one positional dict.
+    call_style: str = "kwargs"
+    extra: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``Tool`` object published by ``tools/list``."""
+        data: dict[str, t.Any] = {"name": self.name}
+        if self.title is not None:
+            data["title"] = self.title
+        data["description"] = self.description or ""
+        data["inputSchema"] = self.input.schema
+        if self.output is not None:
+            data["outputSchema"] = self.output.schema
+        data.update(_clean({"annotations": self.annotations, "icons": self.icons, "_meta": self.meta}))
+        data.update(self.extra)
+        return data
+
+
+@dataclasses.dataclass(eq=False)
+class Resource:
+    """A registered static resource."""
+
+    uri: str
+    name: str
+    fn: Handler
+    description: str | None = None
+    title: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``Resource`` object published by ``resources/list``."""
+        return _clean(
+            {
+                "uri": self.uri,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "size": self.size,
+                "annotations": self.annotations,
+                "icons": self.icons,
+                "_meta": self.meta,
+            }
+        )
+
+
+@dataclasses.dataclass(eq=False)
+class ResourceTemplate:
+    """A registered RFC 6570 resource template."""
+
+    template: URITemplate
+    name: str
+    fn: Handler
+    description: str | None = None
+    title: str | None = None
+    mime_type: str | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+
+    @property
+    def uri_template(self) -> str:
+        """The template text."""
+        return self.template.template
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``ResourceTemplate`` object published by ``resources/templates/list``."""
+        return _clean(
+            {
+                "uriTemplate": self.uri_template,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "annotations": self.annotations,
+                "icons": self.icons,
+                "_meta": self.meta,
+            }
+        )
+
+
+@dataclasses.dataclass(eq=False)
+class Prompt:
+    """A registered prompt."""
+
+    name: str
+    fn: Handler
+    arguments: list[dict[str, t.Any]]
+    description: str | None = None
+    title: str | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``Prompt`` object published by ``prompts/list``."""
+        data = _clean({"name": self.name, "title": self.title, "description": self.description or ""})
+        if self.arguments:
+            data["arguments"] = self.arguments
+        data.update(_clean({"icons": self.icons, "_meta": self.meta}))
+        return data
+
+
+def prompt_arguments(fn: Handler, exclude: t.Collection[str]) -> list[dict[str, t.Any]]:
+    """Derive prompt arguments from a function signature and ``:param:`` docs."""
+    docs = dict(re.findall(r":param\s+(\w+):\s*(.+)", inspect.getdoc(fn) or ""))
+    arguments = []
+    for name, param in inspect.signature(fn).parameters.items():
+        if name in exclude or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        argument: dict[str, t.Any] = {"name": name}
+        if name in docs:
+            argument["description"] = docs[name].strip()
+        argument["required"] = param.default is inspect.Parameter.empty
+        arguments.append(argument)
+    return arguments
+
+
+Kind = t.Literal["tools", "resources", "resourceTemplates", "prompts"]
+
+
+class Registry:
+    """The offerings of one :class:`~flask_mcp.MCP`, in registration order.
+
+    Lists are prebuilt and cached until something changes; ``on_change`` is
+    called with the kind after a runtime addition or removal.
+    """
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.completions: dict[tuple[str, str], Handler] = {}
+        self._lock = threading.Lock()
+        self._cache: dict[str, list[dict[str, t.Any]]] = {}
+        self.listeners: list[t.Callable[[str], None]] = []
+
+    def _changed(self, kind: str) -> None:
+        self._cache.pop(kind, None)
+        for listener in list(self.listeners):
+            listener(kind)
+
+    def add_tool(self, tool: Tool) -> None:
+        """Register a tool.
+
+        :raises ValueError: the name breaks the naming rules or is taken.
+        """
+        if not TOOL_NAME.match(tool.name):
+            raise ValueError(
+                f"Invalid tool name {tool.name!r}: use 1-128 characters of A-Z, a-z, 0-9, "
+                "'_', '-' and '.' (pass name=... to the decorator)."
+            )
+        with self._lock:
+            if tool.name in self.tools:
+                raise ValueError(
+                    f"A tool named {tool.name!r} is already registered; pass a different name=."
+                )
+            self.tools[tool.name] = tool
+        self._changed("tools")
+
+    def add_resource(self, resource: Resource) -> None:
+        """Register a static resource; its URI must be unique."""
+        with self._lock:
+            if resource.uri in self.resources:
+                raise ValueError(f"A resource with URI {resource.uri!r} is already registered.")
+            self.resources[resource.uri] = resource
+        self._changed("resources")
+
+    def add_template(self, template: ResourceTemplate) -> None:
+        """Register a resource template; its template text must be unique."""
+        with self._lock:
+            if template.uri_template in self.templates:
+                raise ValueError(
+                    f"A resource template {template.uri_template!r} is already registered."
+                )
+            self.templates[template.uri_template] = template
+        self._changed("resourceTemplates")
+
+    def add_prompt(self, prompt: Prompt) -> None:
+        """Register a prompt; its name must be unique."""
+        with self._lock:
+            if prompt.name in self.prompts:
+                raise ValueError(f"A prompt named {prompt.name!r} is already registered.")
+            self.prompts[prompt.name] = prompt
+        self._changed("prompts")
+
+    def remove(self, kind: Kind, key: str) -> bool:
+        """Remove a tool, resource, template or prompt; tell whether it existed."""
+        table: dict[str, t.Any] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "resourceTemplates": self.templates,
+            "prompts": self.prompts,
+        }[kind]
+        with self._lock:
+            found = table.pop(key, None) is not None
+        if found:
+            self._changed(kind)
+        return found
+
+    def described(self, kind: Kind) -> list[dict[str, t.Any]]:
+        """Return the cached list of descriptions for ``kind``."""
+        cached = self._cache.get(kind)
+        if cached is None:
+            table: dict[str, t.Any] = {
+                "tools": self.tools,
+                "resources": self.resources,
+                "resourceTemplates": self.templates,
+                "prompts": self.prompts,
+            }[kind]
+            cached = self._cache[kind] = [item.describe() for item in list(table.values())]
+        return cached
+
+    def find_template(self, uri: str) -> tuple[ResourceTemplate, dict[str, t.Any]] | None:
+        """Return the first template matching ``uri`` and its variables."""
+        for template in list(self.templates.values()):
+            variables = template.template.match(uri)
+            if variables is not None:
+                return template, variables
+        return None
+
+
+def encode_cursor(offset: int) -> str:
+    """Return an opaque cursor for a list offset."""
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: t.Any) -> int:
+    """Return the offset behind a cursor.
+
+    :raises InvalidParams: the cursor was not made by :func:`encode_cursor`.
+    """
+    if not isinstance(cursor, str):
+        raise InvalidParams("Invalid cursor: it must be the string from a previous nextCursor.")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        prefix, _, number = raw.partition(":")
+        offset = int(number)
+        if prefix != "o" or offset < 0:
+            raise ValueError
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidParams(
+            "Invalid cursor: pass the nextCursor of a previous page unchanged."
+        ) from None
+    return offset
+
+
+def paginate(
+    items: list[dict[str, t.Any]], cursor: t.Any, page_size: int
+) -> tuple[list[dict[str, t.Any]], str | None]:
+    """Return one page of ``items`` and the cursor of the next page."""
+    offset = 0 if cursor is None else decode_cursor(cursor)
+    if offset > len(items):
+        raise InvalidParams("Invalid cursor: it points past the end of the list.")
+    page = items[offset : offset + page_size] if offset or len(items) > page_size else items
+    following = offset + page_size
+    return page, encode_cursor(following) if following < len(items) else None

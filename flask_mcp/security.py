@@ -1,0 +1,142 @@
+"""Checks every request passes before any MCP work: Origin, Host, media types, size."""
+
+from __future__ import annotations
+
+import ipaddress
+import typing as t
+from urllib.parse import urlsplit
+
+from .errors import MCPHTTPError
+
+LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def _split_host(value: str) -> str:
+    """Return the host part of a ``Host`` header value (no port, brackets kept off)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _is_loopback(address: str | None) -> bool:
+    if not address:
+        return False
+    try:
+        return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_local_host(host: str) -> bool:
+    return host in LOCAL_NAMES or _is_loopback(host)
+
+
+def check_host(host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None) -> None:
+    """Refuse a ``Host`` header that could come from DNS rebinding.
+
+    With no allow-list, a connection from a loopback address must name a
+    local host; with one, the host (or ``host:port``) must be listed.
+
+    :raises MCPHTTPError: 421 Misdirected Request.
+    """
+    if allowed is not None and "*" in allowed:
+        return
+    raw = (host or "").strip().lower()
+    name = _split_host(raw)
+    if allowed is None:
+        if not _is_loopback(remote_addr) or _is_local_host(name):
+            return
+    elif raw in allowed or name in allowed:
+        return
+    raise MCPHTTPError(
+        421,
+        f"Host {host!r} is not allowed. If this server is reached under that name, add it to "
+        "MCP_ALLOWED_HOSTS (use '*' to accept any host behind a trusted proxy).",
+    )
+
+
+def check_origin(origin: str | None, allowed: tuple[str, ...] | None) -> None:
+    """Refuse a browser ``Origin`` that is not allowed.
+
+    With no allow-list, requests without an Origin and from localhost origins
+    are accepted.
+
+    :raises MCPHTTPError: 403 Forbidden.
+    """
+    if origin is None:
+        return
+    if allowed is not None:
+        if "*" in allowed or origin in allowed or origin.rstrip("/") in allowed:
+            return
+    else:
+        parts = urlsplit(origin)
+        if parts.scheme in ("http", "https") and _is_local_host((parts.hostname or "").lower()):
+            return
+    raise MCPHTTPError(
+        403,
+        f"Origin {origin!r} is not allowed. Add it to MCP_ALLOWED_ORIGINS to accept browser "
+        "requests from it.",
+    )
+
+
+def check_content_type(mimetype: str) -> None:
+    """Require a JSON body.
+
+    :raises MCPHTTPError: 415 Unsupported Media Type.
+    """
+    if mimetype != "application/json":
+        raise MCPHTTPError(
+            415,
+            f"Unsupported Content-Type {mimetype or '(none)'!r}: POST a JSON-RPC message with "
+            "Content-Type: application/json.",
+        )
+
+
+def _accepts(accept: t.Any, mimetype: str) -> bool:
+    return any(
+        value in (mimetype, "*/*", mimetype.split("/")[0] + "/*") and quality > 0
+        for value, quality in accept
+    )
+
+
+def check_accept_post(accept: t.Any, strict: bool) -> None:
+    """Require an ``Accept`` header listing JSON and SSE.
+
+    :param strict: require both media types explicitly (wildcards do not count).
+    :raises MCPHTTPError: 406 Not Acceptable.
+    """
+    values = {value for value, quality in accept if quality > 0}
+    if strict:
+        ok = "application/json" in values and "text/event-stream" in values
+    else:
+        ok = _accepts(accept, "application/json") and _accepts(accept, "text/event-stream")
+    if not ok:
+        raise MCPHTTPError(
+            406,
+            "Not Acceptable: the client must accept both application/json and "
+            "text/event-stream (send Accept: application/json, text/event-stream).",
+        )
+
+
+def check_accept_sse(accept: t.Any) -> None:
+    """Require ``Accept: text/event-stream`` on a GET.
+
+    :raises MCPHTTPError: 406 Not Acceptable.
+    """
+    if not _accepts(accept, "text/event-stream"):
+        raise MCPHTTPError(
+            406, "Not Acceptable: open the stream with Accept: text/event-stream."
+        )
+
+
+def check_body_size(length: int | None, limit: int) -> None:
+    """Refuse a body larger than ``MCP_MAX_BODY_SIZE``.
+
+    :raises MCPHTTPError: 413 Content Too Large.
+    """
+    if length is not None and length > limit:
+        raise MCPHTTPError(
+            413,
+            f"The body is {length} bytes; the limit is {limit} (MCP_MAX_BODY_SIZE).",
+        )

@@ -1,0 +1,81 @@
+"""Blinker signals for telemetry.
+
+Every signal is sent with the Flask app as the sender. Receivers run in the
+greenlet or thread that does the work; an exception raised by a receiver is
+logged and swallowed, so a failing receiver never breaks a request or a live
+stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+from blinker import Namespace
+
+logger = logging.getLogger("flask_mcp")
+_signals = Namespace()
+
+request_started = _signals.signal("mcp-request-started")
+"""A JSON-RPC request arrived. Kwargs: ``method``, ``request_id``, ``session_id``."""
+
+request_finished = _signals.signal("mcp-request-finished")
+"""A JSON-RPC request finished. Kwargs: ``method``, ``request_id``,
+``session_id``, ``duration`` (seconds), ``error`` (the JSON-RPC error dict or
+``None``)."""
+
+tool_called = _signals.signal("mcp-tool-called")
+"""A tool ran. Kwargs: ``tool`` (name), ``duration``, ``is_error``."""
+
+resource_read = _signals.signal("mcp-resource-read")
+"""A resource was read. Kwargs: ``uri``, ``duration``."""
+
+prompt_rendered = _signals.signal("mcp-prompt-rendered")
+"""A prompt was rendered. Kwargs: ``prompt`` (name), ``duration``."""
+
+session_created = _signals.signal("mcp-session-created")
+"""A session was created. Kwargs: ``session_id``, ``protocol_version``, ``client_info``."""
+
+session_closed = _signals.signal("mcp-session-closed")
+"""A session ended. Kwargs: ``session_id``, ``reason`` (``"deleted"``,
+``"idle"``, ``"lifetime"``)."""
+
+notification_sent = _signals.signal("mcp-notification-sent")
+"""A notification was queued for a client. Kwargs: ``method``, ``session_id``."""
+
+client_request_sent = _signals.signal("mcp-client-request-sent")
+"""A request was sent to the client. Kwargs: ``method``, ``request_id``, ``session_id``."""
+
+client_response_received = _signals.signal("mcp-client-response-received")
+"""The client answered a server request. Kwargs: ``request_id``,
+``session_id``, ``error`` (the error dict or ``None``)."""
+
+request_cancelled = _signals.signal("mcp-request-cancelled")
+"""A request was cancelled. Kwargs: ``request_id``, ``session_id``, ``reason``."""
+
+stream_opened = _signals.signal("mcp-stream-opened")
+"""An SSE stream opened. Kwargs: ``session_id``, ``stream_id``, ``kind``
+(``"post"``, ``"get"``, ``"resume"``, ``"listen"``)."""
+
+stream_closed = _signals.signal("mcp-stream-closed")
+"""An SSE stream closed. Kwargs: ``session_id``, ``stream_id``, ``kind``, ``reason``."""
+
+roots_list_changed = _signals.signal("mcp-roots-list-changed")
+"""The client said its roots changed. Kwargs: ``session_id``."""
+
+auth_failed = _signals.signal("mcp-auth-failed")
+"""Authorization failed. Kwargs: ``kind``, ``description``."""
+
+task_status_changed = _signals.signal("mcp-task-status-changed")
+"""A task changed status. Kwargs: ``task_id``, ``status``."""
+
+
+def send(signal: t.Any, sender: t.Any, **kwargs: t.Any) -> None:
+    """Send ``signal`` if anyone listens, logging and swallowing receiver errors."""
+    if not signal.receivers:
+        return
+    for receiver in list(signal.receivers_for(sender)):
+        try:
+            receiver(sender, **kwargs)
+        except Exception:
+            logger.exception("A receiver of the %r signal raised; ignoring it.", signal.name)

@@ -1,0 +1,80 @@
+"""The background loop of each app: request timeouts and session expiry."""
+
+from __future__ import annotations
+
+import logging
+import time
+import typing as t
+
+from . import _concurrency
+from . import content
+from . import jsonrpc
+from . import signals
+from .errors import REQUEST_TIMEOUT
+
+if t.TYPE_CHECKING:
+    from .extension import AppState
+
+logger = logging.getLogger("flask_mcp")
+TICK = 1.0
+REAP_EVERY = 10.0
+
+
+def ensure_supervisor(state: AppState) -> None:
+    """Start the app's supervisor in this process if it is not running.
+
+    It starts lazily, on the first request, so that it runs in each worker
+    after gunicorn forked it.
+    """
+    task = state.supervisor
+    if task is not None and not task.done.is_set():
+        return
+    state.supervisor = _concurrency.spawn(lambda: _loop(state))
+
+
+def time_out(state: AppState, run: t.Any) -> None:
+    """End an overdue request with an error and interrupt its handler."""
+    timeout = state.settings.request_timeout
+    text = f"Request timed out after {timeout:g} seconds (MCP_REQUEST_TIMEOUT)."
+    if run.method == "tools/call":
+        response = jsonrpc.result(run.request_id, content.error_result(text))
+    else:
+        response = jsonrpc.error(run.request_id, {"code": REQUEST_TIMEOUT, "message": text})
+    run.outbox.finish(response)
+    run.cancelled.set()
+    if run.task is not None:
+        run.task.kill()
+    state.inflight.remove(run)
+    signals.send(
+        signals.request_cancelled,
+        state.app,
+        request_id=run.request_id,
+        session_id=run.session_id,
+        reason="timeout",
+    )
+
+
+def tick(state: AppState, now: float, reap: bool) -> None:
+    """Do one round of supervision."""
+    for run in state.inflight.overdue(now):
+        time_out(state, run)
+    if reap:
+        settings = state.settings
+        for session_id, reason in state.backend.reap(
+            settings.session_idle_timeout, settings.session_max_lifetime
+        ):
+            signals.send(signals.session_closed, state.app, session_id=session_id, reason=reason)
+
+
+def _loop(state: AppState) -> None:
+    last_reap = 0.0
+    while True:
+        _concurrency.sleep(TICK)
+        now = time.monotonic()
+        try:
+            reap = now - last_reap >= REAP_EVERY
+            if reap:
+                last_reap = now
+            tick(state, now, reap)
+        except Exception:
+            logger.exception("The Flask-MCP supervisor failed a round; it goes on.")

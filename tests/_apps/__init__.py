@@ -1,0 +1,1 @@
+"""Tiny WSGI applications used by the test harness's own tests."""
