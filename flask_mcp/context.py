@@ -289,5 +289,9 @@ class Context:
 
         Only streams that can be resumed are closed; otherwise this does nothing.
         """
-        if self._run.outbox.resumable and protocol.sends_priming_event(self.protocol_version):
+        if (
+            self._run.outbox.resumable
+            and self._run.can_round_trip  # a buffered response cannot be resumed
+            and protocol.sends_priming_event(self.protocol_version)
+        ):
             self._run.outbox.disconnect()

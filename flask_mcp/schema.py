@@ -36,6 +36,8 @@ import referencing
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
+from .content import ToolResult
+
 if t.TYPE_CHECKING:
     import marshmallow as ma
     from jsonschema.protocols import Validator
@@ -768,6 +770,8 @@ def output_spec_from_function(fn: t.Callable[..., t.Any]) -> OutputSpec | None:
         m in (str, bytes, None, _NoneType, t.Any, object, inspect.Signature.empty) for m in members
     ):
         return None
+    if any(isinstance(m, type) and issubclass(m, ToolResult) for m in members):
+        return None  # a complete result: its structuredContent, if any, is the tool's business
     try:
         schema = _type_schema(hint)
     except TypeError:

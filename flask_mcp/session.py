@@ -232,20 +232,38 @@ class InFlight:
 
 
 class StreamSlots:
-    """Counts SSE responses held open, so a thread-bound server refuses instead of hanging."""
+    """Counts SSE responses held open, so a thread-bound server refuses instead of hanging.
+
+    GET streams may hold only half of the slots: they stay open for a session's
+    whole life, and a client that never closes its sessions would otherwise
+    starve the request streams that sampling and elicitation need.
+    """
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self.open = 0
+        self.open_general = 0
         self._lock = threading.Lock()
 
-    def acquire(self) -> bool:
+    @property
+    def general_limit(self) -> int | None:
+        """How many GET streams may be open at once (``None``: no limit)."""
+        return None if self.limit is None else self.limit // 2
+
+    def acquire(self, general: bool = False) -> bool:
         with self._lock:
-            if self.limit is not None and self.open >= self.limit:
-                return False
+            if self.limit is not None:
+                if self.open >= self.limit:
+                    return False
+                if general and self.open_general >= t.cast(int, self.general_limit):
+                    return False
             self.open += 1
+            if general:
+                self.open_general += 1
             return True
 
-    def release(self) -> None:
+    def release(self, general: bool = False) -> None:
         with self._lock:
             self.open = max(0, self.open - 1)
+            if general:
+                self.open_general = max(0, self.open_general - 1)

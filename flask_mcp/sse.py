@@ -103,7 +103,12 @@ class StreamReader:
                     return
                 elif event.kind == DISCONNECT:
                     self.reason = "disconnect"
-                    yield retry(self.retry_ms)
+                    if self.with_ids:
+                        # Give the close an id, so a resume starts after it
+                        # instead of reading this DISCONNECT again.
+                        yield priming(event_id(self.outbox.stream_id, event.seq), self.retry_ms)
+                    else:
+                        yield retry(self.retry_ms)
                     return
             wait = self.heartbeat
             if self.max_seconds is not None:

@@ -395,7 +395,7 @@ class Transport:
                 yield from reader.iterate(pending)
             finally:
                 reader.close()
-                state.slots.release()
+                state.slots.release(general=kind == "get")
                 if reader.reason == "end" and on_end_drop:
                     outbox.drop()
                 signals.send(
@@ -442,7 +442,7 @@ class Transport:
                     "Gone: the events after this Last-Event-ID were evicted (MCP_SSE_BUFFER_SIZE); "
                     "the stream cannot be resumed.",
                 )
-        if not state.slots.acquire():
+        if not state.slots.acquire(general=stream_id == GENERAL_STREAM):
             return http_error(
                 503,
                 "Service Unavailable: every thread of this worker holds a stream; retry later, add "

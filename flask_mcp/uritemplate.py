@@ -33,6 +33,7 @@ import uritemplate
 
 _PCT = r"%[0-9A-Fa-f]{2}"
 _UNRESERVED = rf"(?:[A-Za-z0-9\-._~\u0080-\U0010ffff]|{_PCT})"
+_RESERVED_NO_COMMA = rf"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+;=\u0080-\U0010ffff]|{_PCT})"
 _UNRESERVED_NO_DOT = rf"(?:[A-Za-z0-9\-_~\u0080-\U0010ffff]|{_PCT})"
 _RESERVED = rf"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=\u0080-\U0010ffff]|{_PCT})"
 _VARSPEC = re.compile(
@@ -134,23 +135,25 @@ class URITemplate:
             return f"(?:{re.escape(first)}(?P<{group}>{rest}))?"
         groups = tuple(f"e{index}v{i}" for i in range(len(variables)))
         self._expressions.append(_Expression(operator, tuple(variables), groups))
-        if operator in ("+", "#"):
-            chars, lazy = _RESERVED, "?"
+        reserved = operator in ("+", "#")
+        if reserved:  # only the last variable may hold commas: no ambiguous splits
+            chars = _RESERVED if len(variables) == 1 else _RESERVED_NO_COMMA
         else:
             one_dot = operator == "." and (len(variables) > 1 or variables[0].explode)
-            chars, lazy = (_UNRESERVED_NO_DOT if one_dot else _UNRESERVED), ""
+            chars = _UNRESERVED_NO_DOT if one_dot else _UNRESERVED
         sep = re.escape(separator)
 
-        def value(var: _Var, group: str, required: bool) -> str:
-            repeat = ("+" if required else "*") + lazy
-            # Reserved characters include the separator: an exploded value needs no more.
-            more = f"(?:{sep}{chars}*)*" if var.explode and not lazy else ""
+        def value(var: _Var, group: str, last: bool) -> str:
+            repeat = "+" if group == groups[0] and not first else "*"
+            if reserved:
+                return f"(?P<{group}>{_RESERVED if last else chars}{repeat}?)"
+            more = f"(?:{sep}{chars}*)*" if var.explode else ""
             return f"(?P<{group}>{chars}{repeat}{more})"
 
         tail = ""
         for var, group in reversed(list(zip(variables[1:], groups[1:], strict=True))):
-            tail = f"(?:{sep}{value(var, group, False)}{tail})?"
-        regex = value(variables[0], groups[0], not first) + tail
+            tail = f"(?:{sep}{value(var, group, group == groups[-1])}{tail})?"
+        regex = value(variables[0], groups[0], len(groups) == 1) + tail
         return f"(?:{re.escape(first)}{regex})?" if first else regex
 
     def match(self, uri: str) -> dict[str, t.Any] | None:

@@ -23,12 +23,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing as t
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn, Protocol
 
 import pytest
+
+from flask_mcp import MCP
+from flask_mcp import Context
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE_RUN = ROOT / "tests" / "conformance" / "run"
@@ -491,3 +495,55 @@ def conformance() -> ConformanceRunner:
 
 
 # --- application fixtures ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def mcp_server() -> t.Any:
+    """A small :class:`flask_mcp.MCP` with one tool, resource, template and prompt."""
+    mcp = MCP(name="test-server", version="1.0.0", instructions="Test instructions.")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @mcp.tool()
+    def chatty(ctx: Context) -> str:
+        """Report progress and log."""
+        ctx.progress(1, 2)
+        ctx.log("info", "working")
+        return "done"
+
+    @mcp.resource("test://static", mime_type="text/plain")
+    def static() -> str:
+        """A static resource."""
+        return "static text"
+
+    @mcp.resource("test://items/{item_id}", mime_type="application/json")
+    def item(item_id: str) -> dict[str, str]:
+        """An item."""
+        return {"id": item_id}
+
+    @mcp.prompt()
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hello {name}"
+
+    return mcp
+
+
+@pytest.fixture
+def app(mcp_server: t.Any) -> t.Any:
+    """A Flask app serving :func:`mcp_server` with streaming enabled for the test client."""
+    from flask import Flask
+
+    app = Flask("test_app")
+    app.config.update(TESTING=True, SECRET_KEY="test-secret", MCP_MAX_STREAMS=100)
+    mcp_server.init_app(app)
+    return app
+
+
+@pytest.fixture
+def client(app: t.Any) -> t.Any:
+    """A :class:`flask_mcp.testing.MCPTestClient`-free raw Flask test client."""
+    return app.test_client()

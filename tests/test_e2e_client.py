@@ -1,0 +1,78 @@
+"""The official ``mcp`` Python client against a real gunicorn (gevent and gthread)."""
+
+from __future__ import annotations
+
+import typing as t
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(params=["gevent", "gthread"], scope="module")
+def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
+    from conftest import start_server
+
+    with start_server("tests._apps.backchannel:app", request.param, threads=8) as srv:
+        yield srv
+
+
+async def _sampling(context: t.Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    text = params.messages[0].content.text  # type: ignore[union-attr]
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text=text.upper()), model="m"
+    )
+
+
+async def _elicitation(context: t.Any, params: t.Any) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def _roots(context: t.Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///tmp/a"), types.Root(uri="file:///tmp/b")])
+
+
+def client(url: str, **kwargs: t.Any) -> Client:
+    return Client(
+        url,
+        mode="legacy",
+        sampling_callback=_sampling,
+        elicitation_callback=_elicitation,
+        list_roots_callback=_roots,
+        **kwargs,
+    )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def test_back_channel_round_trips(server: t.Any) -> None:
+    async def main() -> None:
+        async with client(server.url) as c:
+            assert text_of(await c.call_tool("add", {"a": 2, "b": 40})) == '{"result": 42}'
+            assert text_of(await c.call_tool("sample", {"prompt": "hi"})) == "model said: HI"
+            assert text_of(await c.call_tool("ask", {})) == "accept:Ada"
+            assert text_of(await c.call_tool("roots", {})) == "file:///tmp/a,file:///tmp/b"
+
+    anyio.run(main)
+
+
+def test_progress_survives_server_closed_stream(server: t.Any) -> None:
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    async def main() -> None:
+        async with client(server.url) as c:
+            result = await c.call_tool("polled", {"steps": 6}, progress_callback=progress)
+            assert text_of(result) == "finished 6"
+
+    anyio.run(main)
+    assert seen == [1, 2, 3, 4, 5, 6]

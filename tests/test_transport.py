@@ -1,0 +1,270 @@
+"""Streamable HTTP transport over the Flask test client."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+import pytest
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def post(client: t.Any, body: t.Any, session: str | None = None, **headers: str) -> t.Any:
+    merged = dict(HEADERS)
+    if session:
+        merged["Mcp-Session-Id"] = session
+    merged.update(headers)
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post("/mcp", data=data, headers=merged)
+
+
+def initialize(client: t.Any, version: str = "2025-11-25", initialized: bool = True) -> str:
+    response = post(
+        client,
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
+    assert response.status_code == 200
+    session = response.headers["Mcp-Session-Id"]
+    if initialized:
+        note = post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        assert note.status_code == 202
+    return t.cast(str, session)
+
+
+def rpc(client: t.Any, session: str, method: str, params: t.Any = None, id: t.Any = 1) -> t.Any:
+    body: dict[str, t.Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        body["params"] = params
+    return post(client, body, session)
+
+
+def sse_messages(response: t.Any) -> list[dict[str, t.Any]]:
+    text = response.get_data(as_text=True)
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
+
+
+def test_initialize_negotiates_and_issues_session(client: t.Any) -> None:
+    response = post(
+        client,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+        },
+    )
+    body = response.get_json()
+    assert body["result"]["protocolVersion"] == "2025-11-25"
+    assert body["result"]["serverInfo"] == {"name": "test-server", "version": "1.0.0"}
+    assert body["result"]["instructions"] == "Test instructions."
+    assert set(body["result"]["capabilities"]) == {"logging", "tools", "resources", "prompts"}
+    session = response.headers["Mcp-Session-Id"]
+    assert all(0x21 <= ord(ch) <= 0x7E for ch in session) and len(session) >= 32
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_initialize_echoes_supported_versions(client: t.Any, version: str) -> None:
+    session = initialize(client, version)
+    assert rpc(client, session, "ping").get_json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"protocolVersion": 5, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+        {"protocolVersion": "2025-11-25", "capabilities": [], "clientInfo": {"name": "c", "version": "1"}},
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}},
+    ],
+)
+def test_initialize_rejects_bad_params(client: t.Any, params: dict[str, t.Any]) -> None:
+    response = post(client, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    assert response.get_json()["error"]["code"] == -32602
+    assert "Mcp-Session-Id" not in response.headers
+
+
+def test_requests_before_initialized_are_rejected_except_ping(client: t.Any) -> None:
+    session = initialize(client, initialized=False)
+    assert rpc(client, session, "tools/list").get_json()["error"]["code"] == -32600
+    assert rpc(client, session, "ping").get_json()["result"] == {}
+
+
+def test_tools_list_and_call(client: t.Any) -> None:
+    session = initialize(client)
+    tools = rpc(client, session, "tools/list").get_json()["result"]["tools"]
+    assert [tool["name"] for tool in tools] == ["add", "chatty"]
+    result = rpc(client, session, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}).get_json()
+    assert result["result"]["structuredContent"] == {"result": 5}
+
+
+def test_tool_argument_mismatch_is_an_error_result_naming_the_field(client: t.Any) -> None:
+    session = initialize(client)
+    result = rpc(client, session, "tools/call", {"name": "add", "arguments": {"a": "x", "b": 1}}).get_json()
+    assert result["result"]["isError"] is True
+    assert "'a'" in result["result"]["content"][0]["text"]
+
+
+def test_progress_and_log_stream_as_sse(client: t.Any) -> None:
+    session = initialize(client)
+    response = rpc(client, session, "tools/call", {"name": "chatty", "_meta": {"progressToken": 7}})
+    assert response.mimetype == "text/event-stream"
+    assert response.headers["X-Accel-Buffering"] == "no"
+    text = response.get_data(as_text=True)
+    assert text.startswith("id: ") and "retry: " in text.split("\n\n")[0]
+    messages = sse_messages(response)
+    assert messages[0]["params"] == {"progressToken": 7, "progress": 1, "total": 2}
+    assert messages[1]["method"] == "notifications/message"
+    assert messages[-1]["result"]["content"][0]["text"] == "done"
+
+
+def test_no_progress_without_token(client: t.Any) -> None:
+    session = initialize(client)
+    messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty"}))
+    assert [m.get("method") for m in messages[:-1]] == ["notifications/message"]
+
+
+def test_truncated_json_is_a_parse_error(client: t.Any) -> None:
+    response = post(client, b'{"jsonrpc": "2.0", "id": 1, "meth')
+    assert response.status_code == 400
+    assert response.get_json()["error"]["code"] == -32700
+    assert response.get_json()["id"] is None
+
+
+def test_batch_refused_on_2025_11_25_session(client: t.Any) -> None:
+    session = initialize(client)
+    response = post(client, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}], session)
+    assert response.status_code == 400
+    assert response.get_json()["error"]["code"] == -32600
+
+
+def test_batch_accepted_on_2025_03_26_session(client: t.Any) -> None:
+    session = initialize(client, "2025-03-26")
+    response = post(
+        client,
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}],
+        session,
+    )
+    body = response.get_json()
+    assert [item["id"] for item in body] == [1, 2]
+
+
+def test_mistyped_params(client: t.Any) -> None:
+    session = initialize(client)
+    assert rpc(client, session, "tools/call", {"name": 5}).get_json()["error"]["code"] == -32602
+    assert rpc(client, session, "tools/call", {"name": "add", "arguments": []}).get_json()["error"]["code"] == -32602
+    response = post(client, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}, session)
+    assert response.status_code == 400 and response.get_json()["error"]["code"] == -32600
+
+
+def test_unknown_method(client: t.Any) -> None:
+    session = initialize(client)
+    assert rpc(client, session, "no/such").get_json()["error"]["code"] == -32601
+
+
+def test_unknown_and_missing_session(client: t.Any) -> None:
+    assert rpc(client, "not-a-session", "ping").status_code == 404
+    assert post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code == 400
+
+
+def test_delete_ends_session(client: t.Any) -> None:
+    session = initialize(client)
+    response = client.delete("/mcp", headers={"Mcp-Session-Id": session})
+    assert response.status_code == 204
+    assert rpc(client, session, "ping").status_code == 404
+
+
+def test_body_too_large(client: t.Any) -> None:
+    session = initialize(client)
+    response = post(client, b"x" * (10 * 1024 * 1024), session)
+    assert response.status_code == 413
+    assert rpc(client, session, "ping").status_code == 200
+
+
+def test_evil_origin_and_host(client: t.Any) -> None:
+    response = post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, Origin="http://evil.example")
+    assert response.status_code == 403
+    response = client.post(
+        "/mcp",
+        data="{}",
+        headers={**HEADERS, "Host": "evil.example"},
+        environ_base={"REMOTE_ADDR": "127.0.0.1"},
+    )
+    assert response.status_code == 421
+    ok = post(client, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}, Origin="http://localhost:3000")
+    assert ok.status_code == 200
+
+
+def test_media_types(client: t.Any) -> None:
+    assert post(client, "{}", **{"Content-Type": "text/plain"}).status_code == 415
+    assert post(client, "{}", Accept="text/html").status_code == 406
+
+
+def test_protocol_version_header(client: t.Any) -> None:
+    session = initialize(client)
+    assert post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, session, **{"MCP-Protocol-Version": "2025-03-26"}).status_code == 200
+    assert post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, session, **{"MCP-Protocol-Version": "1999-01-01"}).status_code == 400
+
+
+def test_get_stream_requires_session_and_accept(client: t.Any) -> None:
+    assert client.get("/mcp", headers={"Accept": "text/event-stream"}).status_code == 400
+    session = initialize(client)
+    assert client.get("/mcp", headers={"Accept": "application/json", "Mcp-Session-Id": session}).status_code == 406
+
+
+def test_resources_and_prompts(client: t.Any) -> None:
+    session = initialize(client)
+    listed = rpc(client, session, "resources/list").get_json()["result"]["resources"]
+    assert listed == [{"uri": "test://static", "name": "static", "description": "A static resource.", "mimeType": "text/plain"}]
+    templates = rpc(client, session, "resources/templates/list").get_json()["result"]["resourceTemplates"]
+    assert templates[0]["uriTemplate"] == "test://items/{item_id}"
+    read = rpc(client, session, "resources/read", {"uri": "test://items/42"}).get_json()["result"]
+    assert json.loads(read["contents"][0]["text"]) == {"id": "42"}
+    missing = rpc(client, session, "resources/read", {"uri": "test://nope"}).get_json()["error"]
+    assert missing["code"] == -32002
+    prompt = rpc(client, session, "prompts/get", {"name": "greet", "arguments": {"name": "Ann"}}).get_json()
+    assert prompt["result"]["messages"][0]["content"]["text"] == "Hello Ann"
+    missing_arg = rpc(client, session, "prompts/get", {"name": "greet"}).get_json()["error"]
+    assert missing_arg["code"] == -32602
+
+
+def test_logging_set_level_validates(client: t.Any) -> None:
+    session = initialize(client)
+    assert rpc(client, session, "logging/setLevel", {"level": "loud"}).get_json()["error"]["code"] == -32602
+    assert rpc(client, session, "logging/setLevel", {"level": "error"}).get_json()["result"] == {}
+    messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty"}))
+    assert all(m.get("method") != "notifications/message" for m in messages)
+
+
+def test_pagination(client: t.Any, app: t.Any) -> None:
+    mcp = app.extensions["mcp"]
+    for index in range(5):
+        mcp.add_tool(lambda: "x", name=f"extra_{index}", description="extra")
+    object.__setattr__(mcp.state(app).settings, "page_size", 3)
+    session = initialize(client)
+    names: list[str] = []
+    cursor = None
+    while True:
+        params = {"cursor": cursor} if cursor else {}
+        result = rpc(client, session, "tools/list", params).get_json()["result"]
+        names += [tool["name"] for tool in result["tools"]]
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    assert names == ["add", "chatty"] + [f"extra_{i}" for i in range(5)]
+    assert rpc(client, session, "tools/list", {"cursor": "garbage!"}).get_json()["error"]["code"] == -32602
+
+
+def test_init_app_twice_is_refused(app: t.Any, mcp_server: t.Any) -> None:
+    with pytest.raises(RuntimeError, match="already registered"):
+        mcp_server.init_app(app)
+    assert app.extensions["mcp"] is mcp_server
