@@ -46,6 +46,8 @@ class Call:
     era: str
     session: SessionRecord | None = None
     ctx: Context | None = None
+    #: The caller's :class:`~flask_mcp.auth.AuthInfo`, or ``None`` without authorization.
+    auth: t.Any = None
 
 
 def _require_str(params: dict[str, t.Any], key: str) -> str:

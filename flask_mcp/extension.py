@@ -49,6 +49,9 @@ class AppState:
         self.supervisor: t.Any = None
         self.warned_multiprocess = False
         self.backend.attach_app(self.cancel_local)
+        from .auth import build_authenticator
+
+        self.authenticator = build_authenticator(mcp, app)
 
     def cancel_local(self, session_id: str, request_id: t.Any) -> None:
         """Cancel a request running in this process, if it runs here."""
@@ -211,6 +214,17 @@ class MCP:
                 "completions": registry.completions,
             }[family]
         )
+
+    def authenticate(self, state: AppState) -> t.Any:
+        """Return the :class:`~flask_mcp.auth.AuthInfo` of the current request, or ``None``.
+
+        :raises MCPHTTPError: 401 or 403 when authorization is configured and fails.
+        """
+        if state.authenticator is None:
+            return None
+        from flask import request
+
+        return state.authenticator.authenticate(request)
 
     def authorize(self, scopes: tuple[str, ...], call: Call) -> None:
         """Check that the caller holds ``scopes`` (no-op until authorization is configured)."""

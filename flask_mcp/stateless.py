@@ -15,7 +15,7 @@ if t.TYPE_CHECKING:
     from .extension import AppState
 
 
-def handle_stateless(mcp: MCP, state: AppState, message: t.Any) -> Response:
+def handle_stateless(mcp: MCP, state: AppState, message: t.Any, auth: t.Any = None) -> Response:
     """Serve one stateless request."""
     request_id = jsonrpc.request_id_of(message)
     error = {

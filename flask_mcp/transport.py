@@ -96,7 +96,7 @@ class Transport:
             state.slots_configured = True
             state.slots.limit = _concurrency.stream_capacity(request.environ)
 
-    def _session(self, state: AppState, required: bool = True) -> SessionRecord | None:
+    def _session(self, state: AppState, required: bool = True, auth: t.Any = None) -> SessionRecord | None:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             if required:
@@ -107,6 +107,8 @@ class Transport:
                 )
             return None
         record = state.backend.get_session(session_id.strip())
+        if record is not None and record.principal != _principal(auth):
+            record = None  # bound to another caller: indistinguishable from a missing session
         if record is None:
             raise MCPHTTPError(
                 404, "Session not found: it ended or never existed. Send initialize to start a new one."
@@ -126,6 +128,7 @@ class Transport:
         state = self.mcp.state()
         settings = state.settings
         self._guard(state)
+        auth = self.mcp.authenticate(state)
         security.check_content_type(request.mimetype)
         security.check_accept_post(request.accept_mimetypes, strict=False)
         security.check_body_size(request.content_length, settings.max_body_size)
@@ -144,19 +147,19 @@ class Transport:
         if era == protocol.STATELESS:
             from .stateless import handle_stateless
 
-            return handle_stateless(self.mcp, state, message)
+            return handle_stateless(self.mcp, state, message, auth)
         if isinstance(message, list):
-            return self._batch(state, message)
+            return self._batch(state, message, auth)
         try:
             kind = jsonrpc.classify(message)
         except MCPError as exc:
             return http_error(400, exc.message, request_id=jsonrpc.request_id_of(message))
         if kind == jsonrpc.REQUEST and message["method"] == "initialize":
-            return self._initialize(state, message)
-        record = self._session(state)
+            return self._initialize(state, message, auth)
+        record = self._session(state, auth=auth)
         assert record is not None
         if kind == jsonrpc.REQUEST:
-            return self._request(state, record, message)
+            return self._request(state, record, message, auth)
         state.backend.touch_session(record.id)
         if kind == jsonrpc.NOTIFICATION:
             self._notification(state, record, message)
@@ -164,8 +167,8 @@ class Transport:
             self._client_response(state, record, message)
         return Response(status=202)
 
-    def _batch(self, state: AppState, messages: list[t.Any]) -> Response:
-        record = self._session(state, required=False)
+    def _batch(self, state: AppState, messages: list[t.Any], auth: t.Any) -> Response:
+        record = self._session(state, required=False, auth=auth)
         if record is None or not protocol.supports_batching(record.protocol_version) or not messages:
             return http_error(
                 400,
@@ -184,11 +187,11 @@ class Transport:
             elif kind == jsonrpc.RESPONSE:
                 self._client_response(state, record, message)
             else:
-                answers.append(self.execute(state, record, message, None))
+                answers.append(self.execute(state, record, message, None, auth))
         state.backend.touch_session(record.id)
         return json_response(answers) if answers else Response(status=202)
 
-    def _initialize(self, state: AppState, message: dict[str, t.Any]) -> Response:
+    def _initialize(self, state: AppState, message: dict[str, t.Any], auth: t.Any) -> Response:
         request_id = message["id"]
         params = message.get("params") or {}
         try:
@@ -201,6 +204,7 @@ class Transport:
             client_info=params["clientInfo"],
             client_capabilities=params["capabilities"],
             log_level=state.settings.default_log_level,
+            principal=_principal(auth),
         )
         if not state.backend.create_session(record, state.settings.max_sessions):
             return http_error(
@@ -250,14 +254,19 @@ class Transport:
     # -- running requests --------------------------------------------------------
 
     def execute(
-        self, state: AppState, record: SessionRecord | None, message: dict[str, t.Any], run: RequestRun | None
+        self,
+        state: AppState,
+        record: SessionRecord | None,
+        message: dict[str, t.Any],
+        run: RequestRun | None,
+        auth: t.Any = None,
     ) -> dict[str, t.Any]:
         """Dispatch one request and return its response message."""
         method = message["method"]
         request_id = message["id"]
         params = message.get("params") or {}
         version = record.protocol_version if record is not None else protocol.LATEST_HANDSHAKE_VERSION
-        call = Call(method, params, request_id, version, protocol.HANDSHAKE, record)
+        call = Call(method, params, request_id, version, protocol.HANDSHAKE, record, auth=auth)
         if run is not None and record is not None:
             meta = params.get("_meta")
             call.ctx = Context(
@@ -269,6 +278,7 @@ class Transport:
                 client_info=record.client_info,
                 meta=meta if isinstance(meta, dict) else {},
                 log_level=record.log_level,
+                auth=auth,
             )
         started = time.perf_counter()
         session_id = record.id if record is not None else None
@@ -300,11 +310,13 @@ class Transport:
         )
         return response
 
-    def _request(self, state: AppState, record: SessionRecord, message: dict[str, t.Any]) -> Response:
+    def _request(
+        self, state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: t.Any
+    ) -> Response:
         method = message["method"]
         if method not in self.mcp.dispatcher.user_methods:
             state.backend.touch_session(record.id)
-            return json_response(self.execute(state, record, message, None))
+            return json_response(self.execute(state, record, message, None, auth))
         settings = state.settings
         outbox = StreamOutbox(state.backend, record.id, new_stream_id())
         run = RequestRun(record.id, message["id"], method, outbox, time.monotonic() + settings.request_timeout)
@@ -318,7 +330,7 @@ class Transport:
             response = None
             try:
                 with app.app_context():
-                    response = self.execute(state, record, message, run)
+                    response = self.execute(state, record, message, run, auth)
             except RequestCancelled:
                 response = None
             except Exception:
@@ -418,9 +430,10 @@ class Transport:
         settings = state.settings
         self._guard(state)
         security.check_accept_sse(request.accept_mimetypes)
+        auth = self.mcp.authenticate(state)
         if not settings.enable_get_stream:
             return http_error(405, "Method Not Allowed: this server offers no GET stream.", headers={"Allow": "POST, DELETE"})
-        record = self._session(state)
+        record = self._session(state, auth=auth)
         assert record is not None
         last_event_id = request.headers.get("Last-Event-ID")
         stream_id, after = GENERAL_STREAM, None
@@ -476,13 +489,17 @@ class Transport:
     def delete(self) -> Response:
         state = self.mcp.state()
         self._guard(state)
-        record = self._session(state)
+        record = self._session(state, auth=self.mcp.authenticate(state))
         assert record is not None
         for run in state.inflight.of_session(record.id):
             run.cancel()
         if state.backend.delete_session(record.id):
             signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
         return Response(status=204)
+
+
+def _principal(auth: t.Any) -> str | None:
+    return None if auth is None else t.cast("str | None", getattr(auth, "principal", None))
 
 
 def _is_response(message: t.Any, request_id: t.Any) -> bool:

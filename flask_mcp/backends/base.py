@@ -73,6 +73,16 @@ class ReadResult:
     missing: bool = False
 
 
+class Subscription(t.Protocol):
+    """A subscriber's view of a pub/sub channel."""
+
+    def get(self, timeout: float) -> dict[str, t.Any] | None:
+        """Return the next message, waiting up to ``timeout`` seconds; ``None`` if none came."""
+
+    def close(self) -> None:
+        """Stop receiving messages."""
+
+
 class Backend(abc.ABC):
     """Shared state of an MCP server, for one process or many."""
 
@@ -195,6 +205,14 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def cancel(self, session_id: str, request_id: t.Any) -> None:
         """Cancel a running request wherever it runs."""
+
+    @abc.abstractmethod
+    def publish(self, channel: str, message: dict[str, t.Any]) -> None:
+        """Send ``message`` to every current subscriber of ``channel``, in every process."""
+
+    @abc.abstractmethod
+    def subscribe(self, channel: str) -> Subscription:
+        """Start receiving the messages published on ``channel`` from now on."""
 
     def close(self) -> None:
         """Release connections and background work."""

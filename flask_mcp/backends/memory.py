@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import queue
 import threading
 import time
 import typing as t
@@ -39,6 +40,27 @@ class _Session:
         self.waiters: dict[t.Any, list[t.Any]] = {}
 
 
+class _MemorySubscription:
+    def __init__(self, owner: MemoryBackend, channel: str) -> None:
+        self.owner = owner
+        self.channel = channel
+        self.queue: queue.Queue[dict[str, t.Any]] = queue.Queue(maxsize=10_000)
+
+    def get(self, timeout: float) -> dict[str, t.Any] | None:
+        try:
+            return self.queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        with self.owner._lock:
+            subscribers = self.owner._channels.get(self.channel)
+            if subscribers is not None:
+                subscribers.discard(self)
+                if not subscribers:
+                    del self.owner._channels[self.channel]
+
+
 class MemoryBackend(Backend):
     """Keeps sessions, event logs and waiters in dictionaries.
 
@@ -53,6 +75,7 @@ class MemoryBackend(Backend):
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
         self._readers = itertools.count(1)
+        self._channels: dict[str, set[_MemorySubscription]] = {}
 
     def _session(self, session_id: str) -> _Session | None:
         return self._sessions.get(session_id)
@@ -281,3 +304,20 @@ class MemoryBackend(Backend):
         callback = getattr(self, "_cancel_callback", None)
         if callback is not None:
             callback(session_id, request_id)
+
+    # -- pub/sub ------------------------------------------------------------
+
+    def publish(self, channel: str, message: dict[str, t.Any]) -> None:
+        with self._lock:
+            subscribers = list(self._channels.get(channel, ()))
+        for subscriber in subscribers:
+            try:
+                subscriber.queue.put_nowait(message)
+            except queue.Full:
+                pass
+
+    def subscribe(self, channel: str) -> _MemorySubscription:
+        subscription = _MemorySubscription(self, channel)
+        with self._lock:
+            self._channels.setdefault(channel, set()).add(subscription)
+        return subscription

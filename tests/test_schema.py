@@ -1,0 +1,765 @@
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import json
+import typing as t
+import urllib.request
+import uuid
+
+import marshmallow as ma
+import pytest
+from marshmallow import fields
+from marshmallow import validate
+
+from flask_mcp.schema import ArgumentError
+from flask_mcp.schema import InputSpec
+from flask_mcp.schema import OutputSpec
+from flask_mcp.schema import compile_validator
+from flask_mcp.schema import input_spec
+from flask_mcp.schema import input_spec_from_function
+from flask_mcp.schema import input_spec_from_json_schema
+from flask_mcp.schema import input_spec_from_marshmallow
+from flask_mcp.schema import output_spec_from_function
+from flask_mcp.schema import output_spec_from_schema
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int = 0
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Shape:
+    color: Color
+    points: list[Point]
+
+    def __post_init__(self) -> None:
+        if not self.points:
+            raise ValueError("a shape needs at least one point")
+
+
+@dataclasses.dataclass
+class Node:
+    children: list[Node]
+
+
+class Movie(t.TypedDict):
+    title: str
+    year: t.NotRequired[int]
+
+
+class Options(t.TypedDict, total=False):
+    verbose: bool
+
+
+class Pair(t.NamedTuple):
+    left: int
+    right: str = "r"
+
+
+class Described:
+    """Stands for a pydantic-style ``Field(description=...)``."""
+
+    description = "from a field object"
+
+
+class Unsupported:
+    pass
+
+
+def schema_of(fn: t.Callable[..., t.Any], **kwargs: t.Any) -> dict[str, t.Any]:
+    return input_spec_from_function(fn, **kwargs).schema
+
+
+def properties_of(fn: t.Callable[..., t.Any]) -> dict[str, t.Any]:
+    return t.cast(dict[str, t.Any], schema_of(fn)["properties"])
+
+
+# -- input schemas from functions --------------------------------------------------------
+
+
+def test_simple_function_schema() -> None:
+    def add(a: int, b: float, name: str, flag: bool, nothing: None) -> int:
+        return 0
+
+    assert schema_of(add) == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "number"},
+            "name": {"type": "string"},
+            "flag": {"type": "boolean"},
+            "nothing": {"type": "null"},
+        },
+        "required": ["a", "b", "name", "flag", "nothing"],
+    }
+    assert list(schema_of(add)["properties"]) == ["a", "b", "name", "flag", "nothing"]
+
+
+def test_no_required_key_when_all_have_defaults() -> None:
+    def fn(a: int = 1, b: str | None = None) -> None: ...
+
+    schema = schema_of(fn)
+    assert "required" not in schema
+    assert schema["properties"] == {
+        "a": {"type": "integer", "default": 1},
+        "b": {"type": ["string", "null"], "default": None},
+    }
+    assert schema_of(lambda: None) == {"type": "object", "properties": {}}
+
+
+def test_container_types() -> None:
+    def fn(
+        a: list[int],
+        b: t.List[str],  # noqa: UP006
+        c: tuple[int, str],
+        d: tuple[int, ...],
+        e: set[str],
+        f: frozenset[int],
+        g: dict[str, float],
+        h: t.Mapping[str, t.Any],
+        i: list,  # type: ignore[type-arg]
+        j: dict,  # type: ignore[type-arg]
+        k: tuple,  # type: ignore[type-arg]
+        m: t.Sequence[bool],
+    ) -> None: ...
+
+    assert properties_of(fn) == {
+        "a": {"type": "array", "items": {"type": "integer"}},
+        "b": {"type": "array", "items": {"type": "string"}},
+        "c": {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": 2,
+            "prefixItems": [{"type": "integer"}, {"type": "string"}],
+        },
+        "d": {"type": "array", "items": {"type": "integer"}},
+        "e": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        "f": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
+        "g": {"type": "object", "additionalProperties": {"type": "number"}},
+        "h": {"type": "object"},
+        "i": {"type": "array"},
+        "j": {"type": "object"},
+        "k": {"type": "array"},
+        "m": {"type": "array", "items": {"type": "boolean"}},
+    }
+
+
+def test_unions_literals_and_enums() -> None:
+    def fn(
+        a: int | str,
+        b: t.Optional[Point],  # noqa: UP007
+        c: t.Literal["x", "y"],
+        d: t.Literal[1, "one"],
+        e: Color,
+        f: Level,
+        g: t.Any,
+        h,  # type: ignore[no-untyped-def]  # noqa: ANN001
+        i: int | t.Any,
+    ) -> None: ...
+
+    props = properties_of(fn)
+    assert props["a"] == {"type": ["integer", "string"]}
+    assert props["b"]["anyOf"][1] == {"type": "null"}
+    assert props["b"]["anyOf"][0]["required"] == ["x"]
+    assert props["c"] == {"type": "string", "enum": ["x", "y"]}
+    assert props["d"] == {"enum": [1, "one"]}
+    assert props["e"] == {"type": "string", "enum": ["red", "green"]}
+    assert props["f"] == {"type": "integer", "enum": [1, 2]}
+    assert props["g"] == props["h"] == props["i"] == {}
+
+
+def test_annotated_descriptions_and_keywords() -> None:
+    def fn(
+        a: t.Annotated[int, "How many"],
+        b: t.Annotated[str, {"minLength": 2, "format": "email"}],
+        c: t.Annotated[float, Described()] = 1.5,
+        d: t.Annotated[list[int], "Items", {"maxItems": 3}] = [],  # noqa: B006
+    ) -> None: ...
+
+    assert properties_of(fn) == {
+        "a": {"type": "integer", "description": "How many"},
+        "b": {"type": "string", "minLength": 2, "format": "email"},
+        "c": {"type": "number", "description": "from a field object", "default": 1.5},
+        "d": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "description": "Items",
+            "maxItems": 3,
+            "default": [],
+        },
+    }
+
+
+def test_typeddict_dataclass_namedtuple() -> None:
+    def fn(movie: Movie, options: Options, point: Point, pair: Pair) -> None: ...
+
+    props = properties_of(fn)
+    assert props["movie"] == {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
+        "required": ["title"],
+    }
+    assert props["options"] == {"type": "object", "properties": {"verbose": {"type": "boolean"}}}
+    assert props["point"] == {
+        "type": "object",
+        "properties": {
+            "x": {"type": "integer"},
+            "y": {"type": "integer", "default": 0},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["x"],
+    }
+    assert props["pair"] == {
+        "type": "object",
+        "properties": {"left": {"type": "integer"}, "right": {"type": "string", "default": "r"}},
+        "required": ["left"],
+    }
+
+
+def test_docstring_param_descriptions() -> None:
+    def fn(a: int, b: str, c: t.Annotated[int, "annotated wins"], d: int = 0) -> None:
+        """Do something.
+
+        :param a: The first
+            number, continued.
+        :param str b: The text.
+        :param c: Ignored, the annotation wins.
+        :return: Nothing.
+        """
+
+    props = properties_of(fn)
+    assert props["a"]["description"] == "The first number, continued."
+    assert props["b"]["description"] == "The text."
+    assert props["c"]["description"] == "annotated wins"
+    assert "description" not in props["d"]
+
+
+def test_defaults() -> None:
+    def fn(
+        color: Color = Color.GREEN,
+        pair: tuple[int, int] = (1, 2),
+        obj: t.Any = Unsupported(),  # noqa: B008
+    ) -> None: ...
+
+    props = properties_of(fn)
+    assert props["color"]["default"] == "green"
+    assert props["pair"]["default"] == [1, 2]
+    assert props["obj"] == {}
+
+
+def test_exclude() -> None:
+    def fn(a: int, ctx: Unsupported, b: int = 0) -> None: ...
+
+    schema = schema_of(fn, exclude=["ctx"])
+    assert list(schema["properties"]) == ["a", "b"]
+    assert schema["required"] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def fn(*args: int): ...", "variadic positional parameter"),
+        ("def fn(**kwargs: int): ...", "variadic keyword parameter"),
+        ("def fn(a: int, /): ...", "positional-only parameter"),
+    ],
+)
+def test_unsupported_signatures(source: str, message: str) -> None:
+    namespace: dict[str, t.Any] = {}
+    exec(source, namespace)
+    with pytest.raises(TypeError, match=message):
+        input_spec_from_function(namespace["fn"])
+
+
+def test_unsupported_types() -> None:
+    def bad_type(a: Unsupported) -> None: ...
+
+    def bad_key(a: dict[int, str]) -> None: ...
+
+    def recursive(a: Node) -> None: ...
+
+    def unresolved(a: DoesNotExist) -> None: ...  # type: ignore[name-defined]  # noqa: F821
+
+    with pytest.raises(TypeError, match="parameter 'a': Cannot describe .*Unsupported"):
+        input_spec_from_function(bad_type)
+    with pytest.raises(TypeError, match=r"use dict\[str, \.\.\.\]"):
+        input_spec_from_function(bad_key)
+    with pytest.raises(TypeError, match="refers to itself"):
+        input_spec_from_function(recursive)
+    with pytest.raises(TypeError, match="Cannot resolve the type hints.*DoesNotExist"):
+        input_spec_from_function(unresolved)
+
+
+# -- validating function arguments -----------------------------------------------------
+
+
+def test_validate_converts_values() -> None:
+    def fn(
+        color: Color,
+        level: Level,
+        pair: tuple[int, str],
+        many: tuple[Color, ...],
+        tags: set[str],
+        colors: list[Color],
+        by_name: dict[str, Color],
+        maybe: Color | None,
+        point: Point,
+        shape: Shape,
+        named: Pair,
+        movie: Movie,
+    ) -> None: ...
+
+    values = input_spec_from_function(fn).validate(
+        {
+            "color": "red",
+            "level": 2,
+            "pair": [1, "a"],
+            "many": ["red", "green"],
+            "tags": ["a", "b"],
+            "colors": ["green"],
+            "by_name": {"k": "red"},
+            "maybe": None,
+            "point": {"x": 1, "extra": True},
+            "shape": {"color": "green", "points": [{"x": 2, "y": 3}]},
+            "named": {"left": 1},
+            "movie": {"title": "T"},
+        }
+    )
+    assert values == {
+        "color": Color.RED,
+        "level": Level.HIGH,
+        "pair": (1, "a"),
+        "many": (Color.RED, Color.GREEN),
+        "tags": {"a", "b"},
+        "colors": [Color.GREEN],
+        "by_name": {"k": Color.RED},
+        "maybe": None,
+        "point": Point(x=1),
+        "shape": Shape(Color.GREEN, [Point(2, 3)]),
+        "named": Pair(1),
+        "movie": {"title": "T"},
+    }
+
+
+def test_validate_drops_unknown_and_leaves_defaults_out() -> None:
+    def fn(a: int, b: int = 2) -> None: ...
+
+    spec = input_spec_from_function(fn)
+    assert spec.validate({"a": 1, "unknown": "x"}) == {"a": 1}
+    assert spec.validate({"a": 1, "b": 3}) == {"a": 1, "b": 3}
+
+
+def test_validate_errors_name_the_field() -> None:
+    def fn(a: int, b: int, point: Point | None = None, items: list[str] | None = None) -> None: ...
+
+    spec = input_spec_from_function(fn)
+    with pytest.raises(ArgumentError) as info:
+        spec.validate({"a": "x", "b": 1})
+    assert str(info.value) == "Invalid arguments: 'a': 'x' is not of type 'integer'"
+    with pytest.raises(ArgumentError, match="^Invalid arguments: missing required argument 'b'$"):
+        spec.validate({"a": 1})
+    with pytest.raises(ArgumentError, match="missing required argument 'a'; missing required"):
+        spec.validate(None)
+    with pytest.raises(ArgumentError, match="'point': missing required property 'x'"):
+        spec.validate({"a": 1, "b": 2, "point": {"y": 1}})
+    with pytest.raises(ArgumentError, match=r"'items\[1\]': 2 is not of type 'string'"):
+        spec.validate({"a": 1, "b": 2, "items": ["a", 2]})
+    with pytest.raises(ArgumentError, match="expected a JSON object, got list"):
+        spec.validate([1, 2])  # type: ignore[arg-type]
+
+
+def test_validate_reports_construction_errors() -> None:
+    def fn(shape: Shape) -> None: ...
+
+    with pytest.raises(ArgumentError, match="'shape': a shape needs at least one point"):
+        input_spec_from_function(fn).validate({"shape": {"color": "red", "points": []}})
+
+
+def test_many_errors_are_capped() -> None:
+    spec = input_spec_from_json_schema(
+        {"type": "object", "additionalProperties": {"type": "integer"}}
+    )
+    with pytest.raises(ArgumentError, match="and 5 more$"):
+        spec.validate({f"k{i}": "x" for i in range(15)})
+
+
+# -- raw JSON Schema ---------------------------------------------------------------------
+
+RAW_SCHEMA: dict[str, t.Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "urn:example:args",
+    "type": "object",
+    "$defs": {"pos": {"$anchor": "positive", "type": "integer", "minimum": 1}},
+    "properties": {"count": {"$ref": "#/$defs/pos"}, "other": {"$ref": "#positive"}},
+    "if": {"properties": {"mode": {"const": "strict"}}},
+    "then": {"required": ["count"]},
+    "else": {"allOf": [{"anyOf": [{"required": ["count"]}, {"required": ["other"]}]}]},
+}
+
+
+def test_json_schema_published_unchanged() -> None:
+    original = json.dumps(RAW_SCHEMA)
+    spec = input_spec_from_json_schema(RAW_SCHEMA)
+    assert spec.schema is RAW_SCHEMA
+    assert json.dumps(spec.schema) == original
+
+
+def test_json_schema_validation() -> None:
+    spec = input_spec_from_json_schema(RAW_SCHEMA)
+    arguments = {"count": 2, "mode": "strict"}
+    assert spec.validate(arguments) is arguments
+    assert spec.validate({"other": 1}) == {"other": 1}
+    with pytest.raises(ArgumentError, match="'count': 0 is less than the minimum of 1"):
+        spec.validate({"count": 0})
+    with pytest.raises(ArgumentError, match="missing required argument 'count'"):
+        spec.validate({"mode": "strict"})
+
+
+def test_json_schema_draft_from_dollar_schema() -> None:
+    draft7 = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"pair": {"type": "array", "items": [{"type": "integer"}]}},
+    }
+    spec = input_spec_from_json_schema(draft7)
+    assert spec.validate({"pair": [1, "x"]}) == {"pair": [1, "x"]}
+    with pytest.raises(ArgumentError):
+        spec.validate({"pair": ["x"]})
+    draft7.pop("$schema")
+    with pytest.raises(ValueError, match="Invalid JSON Schema at properties.pair.items"):
+        input_spec_from_json_schema(draft7)
+
+
+def test_json_schema_remote_ref_is_not_fetched(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(*args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        raise AssertionError("a remote $ref was fetched")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    spec = input_spec_from_json_schema(
+        {"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}}
+    )
+    assert spec.validate({}) == {}
+    with pytest.raises(ArgumentError, match=r"\$ref that cannot be resolved"):
+        spec.validate({"a": 1})
+    with pytest.raises(ArgumentError, match=r"\$ref"):
+        input_spec_from_json_schema(
+            {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}
+        ).validate({"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"type": "array"}, '"type": "object"'),
+        ({"properties": {}}, '"type": "object"'),
+        ({"type": "object", "properties": {"a": {"type": "nope"}}}, "Invalid JSON Schema"),
+        ({"type": "object", "required": "a"}, "Invalid JSON Schema at required"),
+    ],
+)
+def test_json_schema_refused(schema: dict[str, t.Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        input_spec_from_json_schema(schema)
+
+
+# -- marshmallow -------------------------------------------------------------------------
+
+
+class AddressSchema(ma.Schema):
+    city = fields.String(required=True)
+
+
+class TreeSchema(ma.Schema):
+    name = fields.String()
+    children = fields.List(fields.Nested(lambda: TreeSchema()))
+
+
+class ArgsSchema(ma.Schema):
+    name = fields.String(required=True, metadata={"description": "Who", "title": "Name"})
+    age = fields.Integer(load_default=18, validate=validate.Range(min=0, max=150))
+    ratio = fields.Float(validate=validate.Range(min=0, max=1, max_inclusive=False))
+    price = fields.Decimal()
+    active = fields.Boolean()
+    tags = fields.List(fields.String(), validate=validate.Length(max=3))
+    pair = fields.Tuple((fields.Integer(), fields.String()))
+    extra = fields.Dict(keys=fields.String(), values=fields.Integer())
+    address = fields.Nested(AddressSchema)
+    addresses = fields.Nested(AddressSchema, many=True)
+    email = fields.Email()
+    url = fields.URL()
+    ident = fields.UUID()
+    when = fields.DateTime()
+    day = fields.Date()
+    at = fields.Time()
+    stamp = fields.DateTime(format="timestamp")
+    color = fields.Enum(Color)
+    color_value = fields.Enum(Color, by_value=True, dump_default=Color.RED)
+    size = fields.String(validate=[validate.OneOf(["s", "m"]), validate.Length(min=1, max=2)])
+    code = fields.String(validate=validate.Regexp(r"^[A-Z]+$"))
+    anything = fields.Raw()
+    maybe = fields.Integer(allow_none=True)
+    renamed = fields.String(data_key="renamedKey")
+    server_only = fields.String(dump_only=True)
+    tree = fields.Nested(TreeSchema)
+
+
+def test_marshmallow_schema() -> None:
+    spec = input_spec_from_marshmallow(ArgsSchema)
+    schema = spec.schema
+    props = schema["properties"]
+    assert schema["type"] == "object"
+    assert schema["required"] == ["name"]
+    assert schema["additionalProperties"] is False
+    assert props["name"] == {"type": "string", "title": "Name", "description": "Who"}
+    assert props["age"] == {"type": "integer", "minimum": 0, "maximum": 150, "default": 18}
+    assert props["ratio"] == {"type": "number", "minimum": 0, "exclusiveMaximum": 1}
+    assert props["price"] == {"type": "number"}
+    assert props["active"] == {"type": "boolean"}
+    assert props["tags"] == {"type": "array", "items": {"type": "string"}, "maxItems": 3}
+    assert props["pair"]["prefixItems"] == [{"type": "integer"}, {"type": "string"}]
+    assert props["extra"] == {"type": "object", "additionalProperties": {"type": "integer"}}
+    address = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    assert props["address"] == address
+    assert props["addresses"] == {"type": "array", "items": address}
+    assert props["email"] == {"type": "string", "format": "email"}
+    assert props["url"] == {"type": "string", "format": "uri"}
+    assert props["ident"] == {"type": "string", "format": "uuid"}
+    assert props["when"] == {"type": "string", "format": "date-time"}
+    assert props["day"] == {"type": "string", "format": "date"}
+    assert props["at"] == {"type": "string", "format": "time"}
+    assert props["stamp"] == {"type": "number"}
+    assert props["color"] == {"type": "string", "enum": ["RED", "GREEN"]}
+    assert props["color_value"] == {"type": "string", "enum": ["red", "green"]}
+    assert props["size"] == {"type": "string", "enum": ["s", "m"], "minLength": 1, "maxLength": 2}
+    assert props["code"] == {"type": "string", "pattern": "^[A-Z]+$"}
+    assert props["anything"] == {}
+    assert props["maybe"] == {"type": ["integer", "null"]}
+    assert "renamedKey" in props
+    assert "server_only" not in props
+    assert props["tree"]["properties"]["children"]["items"] == {"type": "object"}
+    json.dumps(schema)
+
+
+def test_marshmallow_validate() -> None:
+    spec = input_spec_from_marshmallow(ArgsSchema())
+    values = spec.validate(
+        {"name": "Ann", "when": "2024-01-02T03:04:05", "color": "RED", "renamedKey": "x"}
+    )
+    assert values == {
+        "name": "Ann",
+        "age": 18,
+        "when": datetime.datetime(2024, 1, 2, 3, 4, 5),
+        "color": Color.RED,
+        "renamed": "x",
+    }
+    with pytest.raises(ArgumentError) as info:
+        spec.validate({"name": "Ann", "age": "old"})
+    assert str(info.value) == "Invalid arguments: 'age': Not a valid integer."
+    with pytest.raises(ArgumentError, match="'address.city': Missing data for required field."):
+        spec.validate({"name": "Ann", "address": {}})
+    with pytest.raises(ArgumentError, match=r"'tags\[1\]': Not a valid string."):
+        spec.validate({"name": "Ann", "tags": ["a", 1]})
+    with pytest.raises(ArgumentError, match="'bogus': Unknown field."):
+        spec.validate({"name": "Ann", "bogus": 1})
+    with pytest.raises(ArgumentError, match="'name': Missing data for required field."):
+        spec.validate(None)
+
+
+def test_marshmallow_unknown_exclude_and_schema_errors() -> None:
+    class Lenient(ma.Schema):
+        class Meta:
+            unknown = ma.EXCLUDE
+
+        a = fields.Integer()
+
+        @ma.validates_schema
+        def check(self, data: dict[str, t.Any], **kwargs: t.Any) -> None:
+            if data.get("a") == 0:
+                raise ma.ValidationError("a must not be zero")
+
+    spec = input_spec_from_marshmallow(Lenient)
+    assert "additionalProperties" not in spec.schema
+    assert spec.validate({"a": 1, "b": 2}) == {"a": 1}
+    with pytest.raises(ArgumentError, match="^Invalid arguments: a must not be zero$"):
+        spec.validate({"a": 0})
+
+
+def test_marshmallow_refused() -> None:
+    class MakesObject(ma.Schema):
+        a = fields.Integer()
+
+        @ma.post_load
+        def make(self, data: dict[str, t.Any], **kwargs: t.Any) -> Point:
+            return Point(x=data["a"])
+
+    with pytest.raises(TypeError, match="many=True"):
+        input_spec_from_marshmallow(AddressSchema(many=True))
+    with pytest.raises(TypeError, match="marshmallow Schema"):
+        input_spec_from_marshmallow(Point)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="post_load"):
+        input_spec_from_marshmallow(MakesObject).validate({"a": 1})
+
+
+# -- dispatch ----------------------------------------------------------------------------
+
+
+def test_input_spec_dispatch() -> None:
+    def fn(a: int, ctx: Unsupported) -> None: ...
+
+    assert input_spec(None, fn, exclude=["ctx"]).schema["required"] == ["a"]
+    raw = {"type": "object"}
+    assert input_spec(raw, fn).schema is raw
+    assert input_spec(AddressSchema, fn).schema["required"] == ["city"]
+    assert input_spec(AddressSchema(), fn).schema["required"] == ["city"]
+    ready = InputSpec({"type": "object"})
+    assert input_spec(ready, fn) is ready
+    with pytest.raises(TypeError, match="JSON Schema dict, a marshmallow"):
+        input_spec("nope", fn)  # type: ignore[arg-type]
+
+
+# -- output ------------------------------------------------------------------------------
+
+
+def test_output_spec_none_for_unstructured_returns() -> None:
+    def untyped():  # type: ignore[no-untyped-def]
+        pass
+
+    def text() -> str: ...
+    def maybe_text() -> str | None: ...
+    def raw() -> bytes: ...
+    def nothing() -> None: ...
+    def anything() -> t.Any: ...
+    def content() -> list[Unsupported]: ...
+
+    for fn in (untyped, text, maybe_text, raw, nothing, anything, content):
+        assert output_spec_from_function(fn) is None, fn
+
+
+def test_output_spec_wraps_non_objects() -> None:
+    def number() -> int: ...
+    def colors() -> list[Color]: ...
+    def maybe_point() -> Point | None: ...
+
+    spec = output_spec_from_function(number)
+    assert spec is not None and spec.wrapped
+    assert spec.schema == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
+    assert spec.structure(3) == {"result": 3}
+    spec = output_spec_from_function(colors)
+    assert spec is not None and spec.structure([Color.RED]) == {"result": ["red"]}
+    spec = output_spec_from_function(maybe_point)
+    assert spec is not None and spec.wrapped
+    assert spec.structure(None) == {"result": None}
+    assert spec.structure(Point(1)) == {"result": {"x": 1, "y": 0, "tags": []}}
+
+
+def test_output_spec_objects_are_not_wrapped() -> None:
+    def mapping() -> dict[str, int]: ...
+    def movie() -> Movie: ...
+    def shape() -> Shape: ...
+    def pair() -> Pair: ...
+
+    for fn in (mapping, movie, shape, pair):
+        spec = output_spec_from_function(fn)
+        assert spec is not None and not spec.wrapped and spec.schema["type"] == "object"
+    spec = output_spec_from_function(shape)
+    assert spec is not None
+    assert spec.structure(Shape(Color.RED, [Point(1, 2, ["t"])])) == {
+        "color": "red",
+        "points": [{"x": 1, "y": 2, "tags": ["t"]}],
+    }
+    validator = compile_validator(spec.schema)
+    assert validator(spec.structure(Shape(Color.RED, [Point(1)]))) == []
+    spec = output_spec_from_function(pair)
+    assert spec is not None and spec.structure(Pair(1)) == {"left": 1, "right": "r"}
+    with pytest.raises(TypeError, match="output schema is an object"):
+        spec.structure([1, "r"])
+
+
+def test_structure_converts_to_json_types() -> None:
+    spec = OutputSpec({"type": "object"})
+    value = {
+        "when": datetime.date(2024, 1, 2),
+        "id": uuid.UUID(int=1),
+        "set": {1},
+        "tuple": (1, Level.LOW),
+        Color.RED: 1,
+        2: "two",
+    }
+    assert spec.structure(value) == {
+        "when": "2024-01-02",
+        "id": "00000000-0000-0000-0000-000000000001",
+        "set": [1],
+        "tuple": [1, 1],
+        "red": 1,
+        "2": "two",
+    }
+    with pytest.raises(TypeError, match="Cannot convert Unsupported to JSON"):
+        spec.structure({"a": Unsupported()})
+    with pytest.raises(TypeError, match="keys must be strings"):
+        spec.structure({(1, 2): 1})
+
+
+def test_output_spec_from_schema() -> None:
+    raw = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    spec = output_spec_from_schema(raw)
+    assert spec.schema is raw and not spec.wrapped
+    with pytest.raises(ValueError, match='"type": "object"'):
+        output_spec_from_schema({"type": "integer"})
+    with pytest.raises(ValueError, match="Invalid JSON Schema"):
+        output_spec_from_schema({"type": "object", "properties": 1})
+    with pytest.raises(TypeError, match="JSON Schema dict or a marshmallow"):
+        output_spec_from_schema("nope")  # type: ignore[arg-type]
+
+
+def test_output_spec_from_marshmallow() -> None:
+    class Out(ma.Schema):
+        when = fields.DateTime()
+        color = fields.Enum(Color, by_value=True)
+        secret = fields.String(load_only=True)
+
+    spec = output_spec_from_schema(Out)
+    assert not spec.wrapped
+    assert spec.schema == {
+        "type": "object",
+        "properties": {
+            "when": {"type": "string", "format": "date-time"},
+            "color": {"type": "string", "enum": ["red", "green"]},
+        },
+    }
+    value = {"when": datetime.datetime(2024, 1, 2), "color": Color.GREEN, "secret": "s"}
+    assert spec.structure(value) == {"when": "2024-01-02T00:00:00", "color": "green"}
+    many = output_spec_from_schema(Out(many=True))
+    assert many.wrapped
+    assert many.schema["properties"]["result"]["type"] == "array"
+    assert many.structure([{"color": Color.RED}]) == {"result": [{"color": "red"}]}
+
+
+def test_compile_validator() -> None:
+    check = compile_validator({"type": "object", "required": ["a"]})
+    assert check({"a": 1}) == []
+    assert check({}) == ["missing required argument 'a'"]
+    assert check(1) == ["1 is not of type 'object'"]
+    with pytest.raises(ValueError, match="Invalid JSON Schema"):
+        compile_validator({"type": 5})
