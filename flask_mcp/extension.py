@@ -533,6 +533,36 @@ class MCP:
                 if record is not None and uri in record.subscriptions:
                     deliver_general(state, session_id, message)
 
+    def notify_elicitation_complete(
+        self, session_id: str, elicitation_id: str, *, app: Flask | None = None
+    ) -> None:
+        """Tell a session that the URL-mode elicitation ``elicitation_id`` finished.
+
+        Call it from the view that completes the out-of-band flow; the client
+        may then retry the request that needed it.
+        """
+        message = jsonrpc.notification(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+        )
+        from .transport import deliver_general
+
+        for state in self._apps(app):
+            if state.backend.get_session(session_id) is not None:
+                deliver_general(state, session_id, message)
+
+    def stats(self, app: Flask | None = None) -> dict[str, t.Any]:
+        """Return counters of live state in this process, for monitoring and leak checks."""
+        state = self.state(app)
+        stats: dict[str, t.Any] = {
+            "sessions": len(state.backend.session_ids()),
+            "running_requests": len(state.inflight),
+            "open_streams": state.slots.open,
+        }
+        backend_stats = getattr(state.backend, "stats", None)
+        if callable(backend_stats):
+            stats.update(backend_stats())
+        return stats
+
     def _on_registry_change(self, kind: str) -> None:
         if not self._states:
             return

@@ -456,6 +456,13 @@ class Transport:
                     "the stream cannot be resumed.",
                 )
         if not state.slots.acquire(general=stream_id == GENERAL_STREAM):
+            if state.slots.limit == 0:
+                return http_error(
+                    405,
+                    "Method Not Allowed: this server cannot hold SSE streams (a sync worker); run "
+                    "gunicorn with -k gevent or -k gthread to get the GET stream.",
+                    headers={"Allow": "POST, DELETE"},
+                )
             return http_error(
                 503,
                 "Service Unavailable: every thread of this worker holds a stream; retry later, add "

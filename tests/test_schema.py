@@ -4,25 +4,33 @@ import dataclasses
 import datetime
 import enum
 import json
+import sys
 import typing as t
 import urllib.request
 import uuid
 
 import marshmallow as ma
 import pytest
-from marshmallow import fields
-from marshmallow import validate
+from marshmallow import fields, validate
 
-from flask_mcp.schema import ArgumentError
-from flask_mcp.schema import InputSpec
-from flask_mcp.schema import OutputSpec
-from flask_mcp.schema import compile_validator
-from flask_mcp.schema import input_spec
-from flask_mcp.schema import input_spec_from_function
-from flask_mcp.schema import input_spec_from_json_schema
-from flask_mcp.schema import input_spec_from_marshmallow
-from flask_mcp.schema import output_spec_from_function
-from flask_mcp.schema import output_spec_from_schema
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, Required
+else:
+    from typing_extensions import NotRequired, Required
+
+from flask_mcp.content import ToolResult
+from flask_mcp.schema import (
+    ArgumentError,
+    InputSpec,
+    OutputSpec,
+    compile_validator,
+    input_spec,
+    input_spec_from_function,
+    input_spec_from_json_schema,
+    input_spec_from_marshmallow,
+    output_spec_from_function,
+    output_spec_from_schema,
+)
 
 
 class Color(enum.Enum):
@@ -57,9 +65,18 @@ class Node:
     children: list[Node]
 
 
-class Movie(t.TypedDict):
+class _MovieBase(t.TypedDict):
     title: str
-    year: t.NotRequired[int]
+
+
+class Movie(_MovieBase, total=False):
+    year: int
+
+
+class Qualified(t.TypedDict, total=False):
+    title: Required[str]
+    year: NotRequired[int]
+    note: str
 
 
 class Options(t.TypedDict, total=False):
@@ -160,17 +177,18 @@ def test_container_types() -> None:
 
 
 def test_unions_literals_and_enums() -> None:
-    def fn(
+    def fn(  # type: ignore[no-untyped-def]
         a: int | str,
-        b: t.Optional[Point],  # noqa: UP007
+        b: t.Optional[Point],  # noqa: UP045
         c: t.Literal["x", "y"],
         d: t.Literal[1, "one"],
         e: Color,
         f: Level,
         g: t.Any,
-        h,  # type: ignore[no-untyped-def]  # noqa: ANN001
+        h,
         i: int | t.Any,
-    ) -> None: ...
+    ) -> None:
+        pass
 
     props = properties_of(fn)
     assert props["a"] == {"type": ["integer", "string"]}
@@ -206,9 +224,10 @@ def test_annotated_descriptions_and_keywords() -> None:
 
 
 def test_typeddict_dataclass_namedtuple() -> None:
-    def fn(movie: Movie, options: Options, point: Point, pair: Pair) -> None: ...
+    def fn(movie: Movie, options: Options, point: Point, pair: Pair, q: Qualified) -> None: ...
 
     props = properties_of(fn)
+    assert props["q"]["required"] == ["title"]
     assert props["movie"] == {
         "type": "object",
         "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
@@ -405,7 +424,7 @@ RAW_SCHEMA: dict[str, t.Any] = {
     "type": "object",
     "$defs": {"pos": {"$anchor": "positive", "type": "integer", "minimum": 1}},
     "properties": {"count": {"$ref": "#/$defs/pos"}, "other": {"$ref": "#positive"}},
-    "if": {"properties": {"mode": {"const": "strict"}}},
+    "if": {"properties": {"mode": {"const": "strict"}}, "required": ["mode"]},
     "then": {"required": ["count"]},
     "else": {"allOf": [{"anyOf": [{"required": ["count"]}, {"required": ["other"]}]}]},
 }
@@ -642,21 +661,38 @@ def test_output_spec_none_for_unstructured_returns() -> None:
     def untyped():  # type: ignore[no-untyped-def]
         pass
 
-    def text() -> str: ...
-    def maybe_text() -> str | None: ...
-    def raw() -> bytes: ...
-    def nothing() -> None: ...
-    def anything() -> t.Any: ...
-    def content() -> list[Unsupported]: ...
+    def text() -> str:
+        raise NotImplementedError
 
-    for fn in (untyped, text, maybe_text, raw, nothing, anything, content):
+    def maybe_text() -> str | None:
+        raise NotImplementedError
+
+    def raw() -> bytes:
+        raise NotImplementedError
+
+    def nothing() -> None: ...
+    def anything() -> t.Any:
+        raise NotImplementedError
+
+    def content() -> list[Unsupported]:
+        raise NotImplementedError
+
+    def complete() -> ToolResult:
+        raise NotImplementedError
+
+    for fn in (untyped, text, maybe_text, raw, nothing, anything, content, complete):
         assert output_spec_from_function(fn) is None, fn
 
 
 def test_output_spec_wraps_non_objects() -> None:
-    def number() -> int: ...
-    def colors() -> list[Color]: ...
-    def maybe_point() -> Point | None: ...
+    def number() -> int:
+        raise NotImplementedError
+
+    def colors() -> list[Color]:
+        raise NotImplementedError
+
+    def maybe_point() -> Point | None:
+        raise NotImplementedError
 
     spec = output_spec_from_function(number)
     assert spec is not None and spec.wrapped
@@ -675,10 +711,17 @@ def test_output_spec_wraps_non_objects() -> None:
 
 
 def test_output_spec_objects_are_not_wrapped() -> None:
-    def mapping() -> dict[str, int]: ...
-    def movie() -> Movie: ...
-    def shape() -> Shape: ...
-    def pair() -> Pair: ...
+    def mapping() -> dict[str, int]:
+        raise NotImplementedError
+
+    def movie() -> Movie:
+        raise NotImplementedError
+
+    def shape() -> Shape:
+        raise NotImplementedError
+
+    def pair() -> Pair:
+        raise NotImplementedError
 
     for fn in (mapping, movie, shape, pair):
         spec = output_spec_from_function(fn)

@@ -305,6 +305,15 @@ class MemoryBackend(Backend):
         if callback is not None:
             callback(session_id, request_id)
 
+    def stats(self) -> dict[str, int]:
+        """Return how many streams, events and waiters this backend holds."""
+        sessions = list(self._sessions.values())
+        return {
+            "streams": sum(len(session.streams) for session in sessions),
+            "events": sum(len(stream.events) for session in sessions for stream in session.streams.values()),
+            "waiters": sum(len(session.waiters) for session in sessions),
+        }
+
     # -- pub/sub ------------------------------------------------------------
 
     def publish(self, channel: str, message: dict[str, t.Any]) -> None:

@@ -76,3 +76,38 @@ def sleeping_count() -> dict[str, int]:
 app = Flask(__name__)
 app.config.from_prefixed_env()
 mcp.init_app(app)
+
+
+@mcp.tool()
+def slow_chatty(seconds: float, ctx: Context) -> str:
+    """Report progress once, then work for a while."""
+    ctx.progress(1, 2)
+    time.sleep(seconds)
+    ctx.progress(2, 2)
+    return "chatted"
+
+
+@app.get("/debug/stats")
+def debug_stats() -> dict[str, object]:
+    """Live-state counters of this worker, for the leak test."""
+    import gc
+    import resource
+    import threading
+
+    stats = mcp.stats()
+    try:
+        import greenlet
+
+        gc.collect()
+        stats["greenlets"] = sum(
+            1 for obj in gc.get_objects() if isinstance(obj, greenlet.greenlet) and not obj.dead
+        )
+    except ImportError:
+        stats["greenlets"] = 0
+    stats["threads"] = threading.active_count()
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                stats["rss_kb"] = int(line.split()[1])
+    stats["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return stats

@@ -1,0 +1,161 @@
+"""Long-lived interactions against a real gunicorn: cancellation, timeouts, leaks."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import http.client
+import json
+import time
+import typing as t
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.e2e
+APP = "tests._apps.backchannel:app"
+ACCEPT = "application/json, text/event-stream"
+
+
+def call_json(port: int, body: dict[str, t.Any], session: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    conn.request("POST", "/mcp", json.dumps(body), headers)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, dict(response.getheaders()), data
+
+
+def open_session(port: int) -> str:
+    status, headers, _ = call_json(
+        port,
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "leak", "version": "1"}},
+        },
+    )
+    assert status == 200
+    session = headers["Mcp-Session-Id"]
+    assert call_json(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0] == 202
+    return session
+
+
+def stats(port: int) -> dict[str, int]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/debug/stats")
+    data = json.loads(conn.getresponse().read())
+    conn.close()
+    return t.cast(dict[str, int], data)
+
+
+def abandon_stream(port: int, session: str, index: int) -> None:
+    """POST a tool call, read its first SSE event, then drop the connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = {
+        "jsonrpc": "2.0",
+        "id": index,
+        "method": "tools/call",
+        "params": {"name": "slow_chatty", "arguments": {"seconds": 0.3}, "_meta": {"progressToken": index}},
+    }
+    conn.request(
+        "POST",
+        "/mcp",
+        json.dumps(body),
+        {"Content-Type": "application/json", "Accept": ACCEPT, "Mcp-Session-Id": session},
+    )
+    response = conn.getresponse()
+    assert response.status == 200
+    while b"progress" not in response.fp.readline():
+        pass
+    conn.sock.close()  # type: ignore[union-attr]
+    conn.close()
+
+
+def text_of(result: t.Any) -> str:
+    return t.cast(str, result.content[0].text)
+
+
+def test_cancel_interrupts_blocked_tool_under_gevent(serve: t.Any) -> None:
+    server = serve(APP, "gevent")
+
+    async def main() -> float:
+        async with Client(server.url, mode="legacy") as client:
+            with pytest.raises(MCPError):
+                await client.call_tool("sleeper", {"seconds": 30}, read_timeout_seconds=0.5)
+            cancelled_at = time.monotonic()
+            while True:
+                counts = (await client.call_tool("sleeping_count", {})).structured_content
+                assert counts is not None
+                if counts["sleeping"] == 0:
+                    break
+                assert time.monotonic() - cancelled_at < 1.0, "the blocked greenlet did not end"
+                await anyio.sleep(0.05)
+            assert counts["slept_out"] == 0
+            assert text_of(await client.call_tool("add", {"a": 1, "b": 1})) == '{"result": 2}'
+            return time.monotonic() - cancelled_at
+
+    elapsed = anyio.run(main)
+    print(f"cancelled greenlet gone after {elapsed * 1000:.0f} ms")
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_request_timeout_ends_the_call_with_an_error(serve: t.Any, worker: str) -> None:
+    server = serve(APP, worker, env={"FLASK_MCP_REQUEST_TIMEOUT": "1"})
+
+    async def main() -> None:
+        async with Client(server.url, mode="legacy") as client:
+            result = await client.call_tool("sleeper", {"seconds": 4})
+            assert result.is_error
+            assert "timed out" in text_of(result)
+            assert text_of(await client.call_tool("add", {"a": 2, "b": 2})) == '{"result": 4}'
+
+    anyio.run(main)
+
+
+def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
+    """Open and abandon 1,000 POST streams, twice: the second round must end where the first did."""
+    server = serve(APP, "gevent", env={"FLASK_MCP_SSE_HEARTBEAT": "0.2"})
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=32)
+
+    def settle() -> dict[str, int]:
+        deadline = time.monotonic() + 30
+        while True:
+            now = stats(server.port)
+            if now["running_requests"] == 0 and now["open_streams"] == 0:
+                return now
+            assert time.monotonic() < deadline, f"streams did not settle: {now}"
+            time.sleep(0.2)
+
+    def run_round(count: int) -> tuple[dict[str, int], dict[str, int]]:
+        sessions = [open_session(server.port) for _ in range(10)]
+        futures = [pool.submit(abandon_stream, server.port, sessions[i % 10], i) for i in range(count)]
+        for future in futures:
+            future.result()
+        settled = settle()
+        for session in sessions:
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            conn.request("DELETE", "/mcp", headers={"Mcp-Session-Id": session})
+            assert conn.getresponse().status == 204
+            conn.close()
+        return settled, stats(server.port)
+
+    start = stats(server.port)
+    first_settled, baseline = run_round(1000)  # also warms allocator arenas and caches
+    second_settled, final = run_round(1000)
+    pool.shutdown()
+    print(
+        f"leak check: fresh={start}\n  round 1 settled={first_settled}\n  round 1 cleaned={baseline}"
+        f"\n  round 2 settled={second_settled}\n  round 2 cleaned={final}"
+    )
+    for counters in (baseline, final):
+        assert counters["sessions"] == 0 and counters["streams"] == 0 and counters["events"] == 0
+        assert counters["waiters"] == 0 and counters["running_requests"] == 0
+    assert final["greenlets"] <= start["greenlets"] + 5
+    assert final["threads"] <= start["threads"]
+    assert final["rss_kb"] <= baseline["rss_kb"] * 1.05 + 1024
