@@ -431,9 +431,17 @@ def _param_docs(doc: str) -> dict[str, str]:
 
 
 def _hints(fn: t.Callable[..., t.Any], sig: inspect.Signature) -> dict[str, t.Any]:
-    """Resolve a callable's type hints, falling back to the signature's annotations."""
+    """Resolve a callable's type hints, falling back to the signature's annotations.
+
+    ``Context`` resolves even when it was imported inside a function (app
+    factories often do), unless the module defines its own ``Context``.
+    """
+    from .context import Context
+
+    globalns = getattr(fn, "__globals__", {})
+    localns = {} if "Context" in globalns else {"Context": Context}
     try:
-        return t.get_type_hints(fn, include_extras=True)
+        return t.get_type_hints(fn, localns=localns, include_extras=True)
     except NameError as e:
         raise TypeError(
             f"Cannot resolve the type hints of {_name(fn)}: {e}. Import the names used in"
