@@ -1,0 +1,222 @@
+"""SSE streams over the Flask test client: GET stream, resumption, signals, back-channel rules."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import typing as t
+
+import pytest
+
+from flask_mcp import Context
+from flask_mcp import MCP
+from flask_mcp import URLElicitationRequired
+from flask_mcp import signals
+from test_transport import HEADERS
+from test_transport import initialize
+from test_transport import post
+from test_transport import rpc
+from test_transport import sse_messages
+
+
+def read_events(chunks: t.Iterator[bytes], count: int, timeout: float = 5.0) -> list[dict[str, t.Any]]:
+    """Read ``count`` SSE data events (skipping priming events and comments)."""
+    found: list[dict[str, t.Any]] = []
+    deadline = time.monotonic() + timeout
+    buffer = b""
+    while len(found) < count:
+        assert time.monotonic() < deadline, f"only {found} arrived"
+        buffer += next(chunks)
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            fields = dict(
+                line.split(": ", 1) for line in event.decode().splitlines() if ": " in line and not line.startswith(":")
+            )
+            if fields.get("data", "").startswith("{"):
+                found.append({"id": fields.get("id"), **json.loads(fields["data"])})
+    return found
+
+
+def open_get(client: t.Any, session: str, last_event_id: str | None = None) -> t.Any:
+    headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session}
+    if last_event_id:
+        headers["Last-Event-ID"] = last_event_id
+    return client.get("/mcp", headers=headers, buffered=False)
+
+
+def test_broadcast_reaches_get_stream_and_waits_for_it(client: t.Any, app: t.Any, mcp_server: MCP) -> None:
+    session = initialize(client)
+    mcp_server.broadcast("notifications/message", {"level": "info", "data": "before GET"})
+    response = open_get(client, session)
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    chunks = iter(response.response)
+    first = read_events(chunks, 1)
+    assert first[0]["params"]["data"] == "before GET"
+    mcp_server.broadcast("notifications/message", {"level": "info", "data": "live"})
+    assert read_events(chunks, 1)[0]["params"]["data"] == "live"
+    response.close()
+
+
+def test_list_changed_reaches_get_stream(client: t.Any, app: t.Any, mcp_server: MCP) -> None:
+    session = initialize(client)
+    response = open_get(client, session)
+    chunks = iter(response.response)
+    mcp_server.add_tool(lambda: "new", name="new_tool", description="added at runtime")
+    assert read_events(chunks, 1)[0]["method"] == "notifications/tools/list_changed"
+    response.close()
+
+
+def test_resource_updated_only_for_subscribers(client: t.Any, app: t.Any, mcp_server: MCP) -> None:
+    watcher = initialize(client)
+    other = initialize(client)
+    assert rpc(client, watcher, "resources/subscribe", {"uri": "test://static"}).get_json()["result"] == {}
+    with app.app_context():
+        mcp_server.notify_resource_updated("test://static")
+    backend = mcp_server.state(app).backend
+    assert backend.get_cursor(watcher, "g") == 0
+    watched = read_events(iter(open_get(client, watcher).response), 1)
+    assert watched[0]["params"] == {"uri": "test://static"}
+    assert backend.first_seq(other, "g") in (None, 1)
+
+
+def test_last_event_id_errors(client: t.Any) -> None:
+    session = initialize(client)
+    assert open_get(client, session, "garbage").status_code == 400
+    assert open_get(client, session, "nosuchstream-3").status_code == 400
+    other = initialize(client)
+    response = rpc(client, other, "tools/call", {"name": "chatty"})
+    foreign_id = response.get_data(as_text=True).split("\n", 1)[0][4:]
+    assert open_get(client, session, foreign_id).status_code == 400
+
+
+def test_resume_replays_missed_events(app: t.Any, mcp_server: MCP) -> None:
+    release = threading.Event()
+
+    @mcp_server.tool()
+    def two_phase(ctx: Context) -> str:
+        """Emit, drop the connection, emit more, finish."""
+        ctx.log("info", "phase 1")
+        ctx.close_sse_stream()
+        release.wait(5)
+        ctx.log("info", "phase 2")
+        return "complete"
+
+    client = app.test_client()
+    session = initialize(client)
+    response = rpc(client, session, "tools/call", {"name": "two_phase"})
+    text = response.get_data(as_text=True)
+    ids = [line[4:] for line in text.splitlines() if line.startswith("id: ")]
+    assert "phase 1" in text and "complete" not in text
+    release.set()
+    resumed = open_get(client, session, ids[-1])
+    events = read_events(iter(resumed.response), 2)
+    assert events[0]["params"]["data"] == "phase 2"
+    assert events[1]["result"]["content"][0]["text"] == "complete"
+
+
+def test_too_old_event_id_is_gone(app: t.Any, mcp_server: MCP) -> None:
+    @mcp_server.tool()
+    def noisy(ctx: Context) -> str:
+        """Emit more events than the buffer keeps."""
+        for index in range(20):
+            ctx.log("info", f"event {index}")
+        return "done"
+
+    object.__setattr__(mcp_server.state(app).settings, "sse_buffer_size", 5)
+    mcp_server.state(app).backend.buffer_size = 5  # type: ignore[attr-defined]
+    client = app.test_client()
+    session = initialize(client)
+    text = rpc(client, session, "tools/call", {"name": "noisy"}).get_data(as_text=True)
+    first_id = [line[4:] for line in text.splitlines() if line.startswith("id: ")][1]
+    # the stream completed and was dropped; an id that was never this session's is refused
+    assert open_get(client, session, first_id).status_code in (400, 410)
+
+
+def test_url_elicitation_required_error(client: t.Any, mcp_server: MCP) -> None:
+    @mcp_server.tool()
+    def needs_login() -> str:
+        """Needs an out-of-band login."""
+        raise URLElicitationRequired(
+            [{"mode": "url", "elicitationId": "e1", "url": "https://example.com/login", "message": "Log in"}]
+        )
+
+    session = initialize(client)
+    error = rpc(client, session, "tools/call", {"name": "needs_login"}).get_json()["error"]
+    assert error["code"] == -32042
+    assert error["data"]["elicitations"][0]["elicitationId"] == "e1"
+
+
+def test_back_channel_needs_declared_capability(client: t.Any, mcp_server: MCP) -> None:
+    @mcp_server.tool()
+    def wants_sampling(ctx: Context) -> str:
+        """Try to sample without the capability."""
+        ctx.create_message([{"role": "user", "content": {"type": "text", "text": "hi"}}], 10)
+        return "unreachable"
+
+    session = initialize(client)
+    response = rpc(client, session, "tools/call", {"name": "wants_sampling"})
+    messages = sse_messages(response) if response.mimetype == "text/event-stream" else [response.get_json()]
+    assert [m for m in messages if "method" in m] == []  # nothing went on the wire
+    result = messages[-1]["result"]
+    assert result["isError"] and "sampling" in result["content"][0]["text"]
+
+
+def test_failing_signal_receiver_does_not_break_a_stream(client: t.Any, app: t.Any) -> None:
+    seen: list[str] = []
+
+    def broken(sender: t.Any, **kwargs: t.Any) -> None:
+        raise RuntimeError("receiver failure")
+
+    def recorder(sender: t.Any, **kwargs: t.Any) -> None:
+        seen.append(kwargs.get("method", "?"))
+
+    with signals.notification_sent.connected_to(broken, app), signals.notification_sent.connected_to(recorder, app):
+        session = initialize(client)
+        messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty", "_meta": {"progressToken": 1}}))
+    assert messages[-1]["result"]["content"][0]["text"] == "done"
+    assert seen == ["notifications/progress", "notifications/message"]
+
+
+def test_signals_for_streams_and_cancellation(client: t.Any, app: t.Any, mcp_server: MCP) -> None:
+    started = threading.Event()
+
+    @mcp_server.tool()
+    def wait_forever(ctx: Context) -> str:
+        """Wait until cancelled."""
+        ctx.log("info", "started")
+        started.set()
+        while not ctx.cancelled:
+            time.sleep(0.01)
+        return "cancelled"
+
+    events: list[tuple[str, dict[str, t.Any]]] = []
+    names = ("stream_opened", "stream_closed", "request_cancelled")
+    receivers = {name: (lambda sender, _n=name, **kw: events.append((_n, kw))) for name in names}
+    for name, receiver in receivers.items():
+        getattr(signals, name).connect(receiver, app)
+    try:
+        session = initialize(client)
+        body = {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "wait_forever"}}
+        response = client.post("/mcp", data=json.dumps(body), headers={**HEADERS, "Mcp-Session-Id": session}, buffered=False)
+        chunks = iter(response.response)
+        assert read_events(chunks, 1)[0]["params"]["data"] == "started"
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+        assert post(client, cancel, session).status_code == 202
+        rest = b"".join(chunks)
+        assert b'"id":99' not in rest  # no response after a cancel
+        response.close()
+    finally:
+        for name, receiver in receivers.items():
+            getattr(signals, name).disconnect(receiver, app)
+    kinds = [name for name, _ in events]
+    assert "stream_opened" in kinds and "request_cancelled" in kinds and "stream_closed" in kinds
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_priming_only_from_2025_11_25(client: t.Any, version: str) -> None:
+    session = initialize(client, version)
+    text = rpc(client, session, "tools/call", {"name": "chatty"}).get_data(as_text=True)
+    first_event = text.split("\n\n", 1)[0]
+    assert ("retry:" in first_event) == (version == "2025-11-25")
+    assert all(line.startswith("id: ") for line in text.split("\n\n")[0:1])
