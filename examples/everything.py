@@ -18,12 +18,15 @@ import base64
 import json
 import os
 import secrets
+import stat
+import tempfile
 import time
 import typing as t
+from pathlib import Path
 
 from flask import Flask
 
-from flask_mcp import MCP, Context, MCPError, ToolError, content
+from flask_mcp import MCP, Context, MCPError, ToolError, content, mrtr
 
 #: A 1x1 PNG image, base64.
 IMG = (
@@ -271,8 +274,10 @@ def test_reconnection(ctx: Context) -> str:
 
 
 # ---------------------------------------------------------------------------
-# 2026-07-28 leg (§4.4) fixtures that are harmless in the handshake era.
-# The list-change triggers, MRTR and x-mcp-header fixtures are not here yet.
+# 2026-07-28 leg (§4). They also work in the handshake era: there ctx.elicit(),
+# ctx.create_message() and ctx.list_roots() are real requests to the client;
+# on a 2026-07-28 request they end the call with an InputRequiredResult and
+# the client's retry runs the tool again from its first line with the answers.
 # ---------------------------------------------------------------------------
 
 
@@ -301,6 +306,151 @@ def test_logging_tool(ctx: Context) -> str:
     """Log one info message (if the client asked for logs), then answer at once."""
     ctx.log("info", "Logging tool called")
     return "Logging tool completed"
+
+
+@mcp.tool()
+def test_trigger_tool_change() -> str:
+    """Tell every listener that the tool list changed (the list itself stays the same)."""
+    mcp.notify_list_changed("tools")
+    return "Tool list change notification sent"
+
+
+@mcp.tool()
+def test_trigger_prompt_change() -> str:
+    """Tell every listener that the prompt list changed (the list itself stays the same)."""
+    mcp.notify_list_changed("prompts")
+    return "Prompt list change notification sent"
+
+
+@mcp.tool(input_schema={
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    "required": ["region"],
+})  # fmt: skip
+def test_custom_header(arguments: dict[str, t.Any]) -> str:
+    """SEP-2243 x-mcp-header fixture: the region travels in the Mcp-Param-Region header too."""
+    return f"Region: {arguments['region']}"
+
+
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+CAPITAL = [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}]
+
+
+def _text(result: dict[str, t.Any]) -> str:
+    """The text of a sampling result."""
+    reply = result.get("content")
+    if isinstance(reply, list):
+        reply = reply[0] if reply else {}
+    return reply.get("text", "") if isinstance(reply, dict) else ""
+
+
+@mcp.tool()
+def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Ask for the user's name, then greet them."""
+    answer = ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    return f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}!"
+
+
+@mcp.tool()
+def test_input_required_result_sampling(ctx: Context) -> str:
+    """Ask the client's model for the capital of France."""
+    return f"LLM response: {_text(ctx.create_message(CAPITAL, max_tokens=100))}"
+
+
+@mcp.tool()
+def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Ask the client for its roots and count them."""
+    return f"Found {len(ctx.list_roots())} root(s)"
+
+
+@mcp.tool()
+def test_input_required_result_request_state(ctx: Context) -> str:
+    """Keep server data in request_state across the round trip, then confirm it survived."""
+    previous = ctx.request_state.get("token")  # what the first round stored (2026-07-28)
+    ctx.request_state["token"] = "state-ok"
+    answer = ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        key="confirm",
+    )
+    survived = previous == "state-ok" or ctx.session_id is not None  # a session runs once
+    confirmed = (answer.get("content") or {}).get("ok")
+    return f"{'state-ok' if survived else 'state-missing'}: confirmed={confirmed}"
+
+
+@mcp.tool()
+def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Ask for a name, a sampled greeting and the roots, all in one round."""
+    ctx.request_state["asked"] = 3
+    answers = ctx.ask({
+        "user_name": mrtr.elicitation("What is your name?", NAME_SCHEMA),
+        "greeting": mrtr.sampling(
+            [{"role": "user", "content": {"type": "text", "text": "Say hello"}}], 50
+        ),
+        "client_roots": mrtr.roots(),
+    })  # fmt: skip
+    name = (answers["user_name"].get("content") or {}).get("name")
+    roots = len(answers["client_roots"]["roots"])
+    return f"name={name}, greeting={_text(answers['greeting'])!r}, roots={roots}"
+
+
+@mcp.tool()
+def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Ask for a name, then (in a second round) for a favourite color."""
+    name = ctx.elicit("What is your name?", NAME_SCHEMA, key="step1")
+    ctx.request_state["step"] = 2
+    color = ctx.elicit(
+        "What is your favorite color?",
+        {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
+        key="step2",
+    )
+    return (
+        f"{(name.get('content') or {}).get('name')} likes "
+        f"{(color.get('content') or {}).get('color')}"
+    )
+
+
+@mcp.tool()
+def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Ask for a confirmation; a tampered requestState on the retry is refused."""
+    ctx.request_state["guarded"] = True
+    answer = ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        key="confirm",
+    )
+    return f"confirmed={(answer.get('content') or {}).get('ok')}"
+
+
+@mcp.tool()
+def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Ask only for what the client declared: elicitation, else sampling, else roots."""
+    caps = ctx.client_capabilities
+    if "elicitation" in caps:
+        answer = ctx.elicit("What is your name?", NAME_SCHEMA)
+        return f"elicited: {answer.get('action')}"
+    if "sampling" in caps:
+        return f"sampled: {_text(ctx.create_message(CAPITAL, max_tokens=100))}"
+    if "roots" in caps:
+        return f"roots: {len(ctx.list_roots())}"
+    return "The client declared no capability to ask with."
+
+
+@mcp.prompt()
+def test_input_required_result_prompt(ctx: Context) -> list[dict[str, t.Any]]:
+    """A prompt that first asks the user which context to use (MRTR on prompts/get)."""
+    answer = ctx.elicit(
+        "What context should the prompt use?",
+        {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+        key="user_context",
+    )
+    context = (answer.get("content") or {}).get("context", "")
+    return [content.message("user", f"Use this context: {context}")]
+
+
+#: Caching hints of the reference server: lists and discovery are public for
+#: five minutes; reads stay private (the library's default).
+CACHE_CONFIG = {"MCP_CACHE_TTL_MS": 300_000, "MCP_CACHE_SCOPE": "public"}
 
 
 # ---------------------------------------------------------------------------
@@ -393,10 +543,40 @@ def complete_prompt_arguments(
     return [c for c in candidates if c.startswith(value)]
 
 
+def shared_dev_secret() -> str:
+    """Return a random key generated once per user and shared by every worker process.
+
+    2026-07-28 multi-round requests seal their ``requestState`` with ``SECRET_KEY``
+    and a retry may reach another gunicorn worker, so the workers must agree on
+    the key. This demo keeps it in a private file in the temp directory; set
+    ``SECRET_KEY`` (or ``FLASK_SECRET_KEY``) instead in production.
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    path = Path(tempfile.gettempdir()) / f"flask-mcp-everything-{uid or 'user'}.key"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(100):  # another worker may still be writing it
+            info = path.lstat()
+            foreign = uid is not None and info.st_uid != uid
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077 or foreign:
+                break  # not a private file of this user: do not trust it
+            key = path.read_text().strip()
+            if key:
+                return key
+            time.sleep(0.01)
+        return secrets.token_hex(32)
+    key = secrets.token_hex(32)
+    with os.fdopen(fd, "w") as file:
+        file.write(key)
+    return key
+
+
 def create_app() -> Flask:
     """Return a Flask app serving the conformance server at ``MCP_PATH`` (``/mcp``)."""
     app = Flask(__name__)
-    app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or secrets.token_hex(32)
+    app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or shared_dev_secret()
+    app.config.update(CACHE_CONFIG)
     app.config.from_prefixed_env()
     mcp.init_app(app)
     return app

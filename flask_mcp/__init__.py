@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from . import content
 from . import signals
+from .auth import AuthError
+from .auth import AuthInfo
+from .auth import current_auth
 from .content import ToolResult
 from .context import Context
 from .errors import CapabilityNotDeclared
@@ -17,6 +20,8 @@ from .extension import MCP
 
 __all__ = [
     "MCP",
+    "AuthError",
+    "AuthInfo",
     "CapabilityNotDeclared",
     "ClientRequestError",
     "ClientRequestTimeout",
@@ -27,5 +32,6 @@ __all__ = [
     "ToolResult",
     "URLElicitationRequired",
     "content",
+    "current_auth",
     "signals",
 ]

@@ -8,7 +8,9 @@ Keys are read once, in :meth:`flask_mcp.MCP.init_app`. Set them in
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing as t
+from urllib.parse import urlsplit
 
 LOG_LEVELS = (
     "debug",
@@ -88,12 +90,76 @@ def _log_level(value: t.Any) -> str:
     return level
 
 
+def _non_negative_int(value: t.Any) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("must be an integer >= 0")
+    return number
+
+
+def _cache_scope(value: t.Any) -> str:
+    scope = str(value).lower()
+    if scope not in ("public", "private"):
+        raise ValueError("must be 'public' or 'private'")
+    return scope
+
+
 def _str(value: t.Any) -> str:
     return str(value)
 
 
 def _optional_str(value: t.Any) -> str | None:
     return None if value in (None, "") else str(value)
+
+
+def _non_negative_seconds(value: t.Any) -> float:
+    number = float(value)
+    if number < 0:
+        raise ValueError("must be a number of seconds >= 0")
+    return number
+
+
+def _scopes(value: t.Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    return tuple(dict.fromkeys(str(item) for item in value))
+
+
+def _json_object(value: t.Any) -> dict[str, t.Any]:
+    if value in (None, ""):
+        return {}
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, t.Mapping):
+        raise ValueError("must be a dict (a JSON object in an environment variable)")
+    return dict(value)
+
+
+def _scope_map(value: t.Any) -> dict[str, tuple[str, ...]]:
+    return {str(key): _scopes(scopes) or () for key, scopes in _json_object(value).items()}
+
+
+def _url(value: t.Any) -> str:
+    url = str(value).strip()
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            "must be an absolute http(s) URL with a host, for example 'https://mcp.example.com/mcp'"
+        )
+    if "#" in url:
+        raise ValueError("must not contain a fragment ('#...'); remove it")
+    return url
+
+
+def _optional_url(value: t.Any) -> str | None:
+    return None if value in (None, "") else _url(value)
+
+
+def _url_list(value: t.Any) -> tuple[str, ...] | None:
+    items = _string_list(value)
+    return None if items is None else tuple(_url(item) for item in items)
 
 
 KEYS: tuple[Key, ...] = (
@@ -198,11 +264,135 @@ KEYS: tuple[Key, ...] = (
         "Key sealing 2026-07-28 ``requestState`` (default: the app's ``SECRET_KEY``).",
     ),
     Key(
+        "MCP_STATE_MAX_AGE",
+        600.0,
+        _seconds,
+        "Seconds a sealed 2026-07-28 ``requestState`` stays valid (the time a user has to answer).",
+    ),
+    Key(
+        "MCP_STATE_ENCRYPT",
+        False,
+        _bool,
+        "Encrypt ``requestState`` with AES-GCM (needs ``cryptography``), not only sign it.",
+    ),
+    Key(
+        "MCP_CACHE_TTL_MS",
+        0,
+        _non_negative_int,
+        "``ttlMs`` of 2026-07-28 list and ``server/discover`` results (0: immediately stale).",
+    ),
+    Key(
+        "MCP_CACHE_SCOPE",
+        "private",
+        _cache_scope,
+        "``cacheScope`` of 2026-07-28 list and ``server/discover`` results.",
+    ),
+    Key(
+        "MCP_READ_CACHE_TTL_MS",
+        0,
+        _non_negative_int,
+        "Default ``ttlMs`` of ``resources/read`` results; a resource's ``ttl_ms=`` overrides it.",
+    ),
+    Key(
+        "MCP_READ_CACHE_SCOPE",
+        "private",
+        _cache_scope,
+        "Default ``cacheScope`` of ``resources/read`` results; ``cache_scope=`` overrides it.",
+    ),
+    Key(
         "MCP_MAX_STREAMS",
         None,
         lambda v: None if v in (None, "", 0, "0") else _positive_int(v),
         "Most SSE responses open at once in this process; past it the server answers "
         "503 instead of hanging (None: unlimited on gevent, threads - 2 on gthread).",
+    ),
+    Key(
+        "MCP_AUTH_RESOURCE",
+        None,
+        _optional_url,
+        "Turns authorization on: the canonical URI of this MCP server (RFC 8707), the URL "
+        "clients connect to, for example ``https://mcp.example.com/mcp``.",
+    ),
+    Key(
+        "MCP_AUTH_AUTHORIZATION_SERVERS",
+        None,
+        _url_list,
+        "Issuer URLs of the authorization servers that issue tokens for this server "
+        "(``authorization_servers`` of the RFC 9728 metadata).",
+    ),
+    Key(
+        "MCP_AUTH_SCOPES_SUPPORTED",
+        None,
+        _scopes,
+        "``scopes_supported`` of the metadata: the scopes basic use needs (None: omitted).",
+    ),
+    Key(
+        "MCP_AUTH_REQUIRED_SCOPES",
+        (),
+        _scopes,
+        "Scopes every request needs (403 ``insufficient_scope`` without them).",
+    ),
+    Key(
+        "MCP_AUTH_IMPLIED_SCOPES",
+        None,
+        _scope_map,
+        "Scope hierarchy: a broader scope maps to the scopes it implies, for example "
+        '``{"files": ["files:read", "files:write"]}``.',
+    ),
+    Key(
+        "MCP_AUTH_HIDE_UNAUTHORIZED",
+        False,
+        _bool,
+        "Leave out of tools/resources/prompts lists what the caller's scopes do not allow.",
+    ),
+    Key(
+        "MCP_AUTH_METADATA",
+        None,
+        _json_object,
+        "Extra fields of the protected resource metadata (``resource_documentation``...).",
+    ),
+    Key(
+        "MCP_AUTH_INSECURE_HTTP",
+        False,
+        _bool,
+        "Accept ``http://`` authorization server, resource and JWKS URLs on non-local hosts "
+        "(a private test network only; OAuth 2.1 requires HTTPS).",
+    ),
+    Key(
+        "MCP_AUTH_JWT_JWKS_URL",
+        None,
+        _optional_url,
+        "Check JWT access tokens with the keys at this JWKS URL (needs ``Flask-MCP[jwt]``).",
+    ),
+    Key(
+        "MCP_AUTH_JWT_ISSUER",
+        None,
+        _string_list,
+        "Accepted ``iss`` values (None: ``MCP_AUTH_AUTHORIZATION_SERVERS``).",
+    ),
+    Key(
+        "MCP_AUTH_JWT_AUDIENCE",
+        None,
+        _string_list,
+        "Accepted ``aud`` values (None: ``MCP_AUTH_RESOURCE``).",
+    ),
+    Key(
+        "MCP_AUTH_JWT_ALGORITHMS",
+        ("RS256", "ES256"),
+        _string_list,
+        "Accepted JWT signature algorithms (asymmetric only: never ``none`` or ``HS*``).",
+    ),
+    Key(
+        "MCP_AUTH_JWT_LEEWAY",
+        30.0,
+        _non_negative_seconds,
+        "Seconds of clock skew allowed when checking ``exp``, ``nbf`` and ``iat``.",
+    ),
+    Key(
+        "MCP_AUTH_JWT_JWKS_CACHE_SECONDS",
+        300.0,
+        _seconds,
+        "Seconds the JWKS is cached; an unknown ``kid`` refetches it sooner (at most every 30 s).",
     ),
 )
 
@@ -232,7 +422,27 @@ class Settings:
     client_request_timeout: float
     default_log_level: str
     state_key: str | None
+    state_max_age: float
+    state_encrypt: bool
+    cache_ttl_ms: int
+    cache_scope: str
+    read_cache_ttl_ms: int
+    read_cache_scope: str
     max_streams: int | None
+    auth_resource: str | None
+    auth_authorization_servers: tuple[str, ...] | None
+    auth_scopes_supported: tuple[str, ...] | None
+    auth_required_scopes: tuple[str, ...]
+    auth_implied_scopes: dict[str, tuple[str, ...]]
+    auth_hide_unauthorized: bool
+    auth_metadata: dict[str, t.Any]
+    auth_insecure_http: bool
+    auth_jwt_jwks_url: str | None
+    auth_jwt_issuer: tuple[str, ...] | None
+    auth_jwt_audience: tuple[str, ...] | None
+    auth_jwt_algorithms: tuple[str, ...]
+    auth_jwt_leeway: float
+    auth_jwt_jwks_cache_seconds: float
 
 
 def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:

@@ -24,7 +24,9 @@ if t.TYPE_CHECKING:
 class BackChannel(t.Protocol):
     """How server-to-client requests reach the client in one protocol era."""
 
-    def request(self, ctx: Context, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]: ...
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]: ...
 
 
 class SessionBackChannel:
@@ -34,7 +36,9 @@ class SessionBackChannel:
         self.backend = backend
         self.timeout = timeout
 
-    def request(self, ctx: Context, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]:
         run = ctx._run
         session_id = t.cast(str, run.session_id)
         if not run.can_round_trip:
@@ -96,7 +100,11 @@ class Context:
     Declare a parameter annotated with ``Context`` to receive it. The same
     calls work in both protocol eras: on a handshake session they talk to the
     client over the request's stream; on a 2026-07-28 request they are answered
-    through multi-round-trip requests.
+    through multi-round-trip requests (MRTR): the first call without an answer
+    ends the request with an ``InputRequiredResult``, and the client's retry
+    runs the handler again **from its first line** with the answers. Work done
+    before ``elicit``/``create_message``/``list_roots``/``ask`` must therefore
+    be idempotent, or its outcome kept in :attr:`request_state`.
     """
 
     def __init__(
@@ -121,8 +129,13 @@ class Context:
         self.meta = meta
         self.log_level = log_level
         self.auth = auth
-        #: Server data kept across the rounds of a 2026-07-28 multi-round request.
+        #: Server data kept across the rounds of a 2026-07-28 multi-round request:
+        #: what the previous round stored here, sealed into ``requestState``
+        #: (integrity protected and expiring, but readable by the client unless
+        #: ``MCP_STATE_ENCRYPT`` is set). Always empty in the handshake era.
         self.request_state: dict[str, t.Any] = {}
+        #: The ``inputResponses`` of a 2026-07-28 retry, by key (read-only view).
+        self.input_responses: dict[str, t.Any] = {}
 
     @property
     def session_id(self) -> str | None:
@@ -193,18 +206,46 @@ class Context:
         declared = self.client_capabilities.get(capability)
         if not isinstance(declared, dict) or (sub is not None and sub not in declared):
             name = capability if sub is None else f"{capability}.{sub}"
+            if protocol.missing_capability_is_error(self.protocol_version):
+                from .mrtr import MissingClientCapability
+
+                raise MissingClientCapability(capability, sub)
             raise CapabilityNotDeclared(
                 f"The client did not declare the {name!r} capability, so it cannot be asked "
                 "for this; check ctx.client_capabilities first or handle CapabilityNotDeclared."
             )
 
-    def send_request(self, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+    def send_request(
+        self, method: str, params: dict[str, t.Any], *, key: str | None = None
+    ) -> dict[str, t.Any]:
         """Send a request to the client and return its result.
 
+        :param key: the ``inputRequests`` key on a 2026-07-28 request (default:
+            numbered in call order); ignored in the handshake era.
         :raises ClientRequestError: the client answered with an error, or could not be asked.
         :raises ClientRequestTimeout: no answer within ``MCP_CLIENT_REQUEST_TIMEOUT``.
         """
-        return self._back_channel.request(self, method, params)
+        return self._back_channel.request(self, method, params, key)
+
+    def ask(self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]) -> dict[str, dict[str, t.Any]]:
+        """Ask several questions at once and return the answers by key.
+
+        Build the requests with :mod:`flask_mcp.mrtr` (``elicitation``,
+        ``sampling``, ``roots``). On a 2026-07-28 request every unanswered one
+        goes out in the same ``InputRequiredResult``; on a session they are sent
+        one after the other.
+        """
+        from .mrtr import check_capabilities
+
+        for method, params in requests.values():
+            check_capabilities(self, method, params)
+        ask_many = getattr(self._back_channel, "request_many", None)
+        if ask_many is not None:
+            return t.cast("dict[str, dict[str, t.Any]]", ask_many(self, dict(requests)))
+        return {
+            key: self.send_request(method, params, key=key)
+            for key, (method, params) in requests.items()
+        }
 
     def create_message(
         self,
@@ -219,6 +260,7 @@ class Context:
         tools: list[dict[str, t.Any]] | None = None,
         tool_choice: dict[str, t.Any] | None = None,
         metadata: dict[str, t.Any] | None = None,
+        key: str | None = None,
     ) -> dict[str, t.Any]:
         """Ask the client to sample from its language model (``sampling/createMessage``)."""
         self._require("sampling")
@@ -245,21 +287,27 @@ class Context:
                 params["tools"] = tools
             if tool_choice is not None:
                 params["toolChoice"] = tool_choice
-        return self.send_request("sampling/createMessage", params)
+        return self.send_request("sampling/createMessage", params, key=key)
 
-    def elicit(self, message: str, requested_schema: dict[str, t.Any]) -> dict[str, t.Any]:
+    def elicit(
+        self, message: str, requested_schema: dict[str, t.Any], *, key: str | None = None
+    ) -> dict[str, t.Any]:
         """Ask the user for structured input (form mode); return ``{action, content?}``."""
         self._require_elicitation("form")
         params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
         if self.protocol_version < "2025-11-25":
             del params["mode"]
-        return self.send_request("elicitation/create", params)
+        return self.send_request("elicitation/create", params, key=key)
 
-    def elicit_url(self, message: str, url: str, elicitation_id: str) -> dict[str, t.Any]:
+    def elicit_url(
+        self, message: str, url: str, elicitation_id: str, *, key: str | None = None
+    ) -> dict[str, t.Any]:
         """Ask the user to visit ``url`` (URL mode); return ``{action}``."""
         self._require_elicitation("url")
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return self.send_request("elicitation/create", params)
+        if not protocol.uses_elicitation_ids(self.protocol_version):
+            del params["elicitationId"]
+        return self.send_request("elicitation/create", params, key=key)
 
     def _require_elicitation(self, mode: str) -> None:
         if not protocol.supports_elicitation(self.protocol_version):
@@ -275,10 +323,10 @@ class Context:
         if mode == "form" and declared and "form" not in declared:
             self._require("elicitation", "form")
 
-    def list_roots(self) -> list[dict[str, t.Any]]:
+    def list_roots(self, *, key: str | None = None) -> list[dict[str, t.Any]]:
         """Ask the client for its roots (``roots/list``)."""
         self._require("roots")
-        result = self.send_request("roots/list", {})
+        result = self.send_request("roots/list", {}, key=key)
         roots = result.get("roots")
         if not isinstance(roots, list):
             raise ClientRequestError("The client answered roots/list without a roots array.")

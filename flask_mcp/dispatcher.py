@@ -48,6 +48,8 @@ class Call:
     ctx: Context | None = None
     #: The caller's :class:`~flask_mcp.auth.AuthInfo`, or ``None`` without authorization.
     auth: t.Any = None
+    #: ``(ttl_ms, cache_scope)`` overrides of the resource that was read, if any.
+    cache: tuple[int | None, str | None] | None = None
 
 
 def _require_str(params: dict[str, t.Any], key: str) -> str:
@@ -88,6 +90,7 @@ class Dispatcher:
             "prompts/get": self.prompts_get,
             "completion/complete": self.completion_complete,
             "logging/setLevel": self.logging_set_level,
+            "server/discover": self.server_discover,
         }
         #: Methods whose handlers run user code and may emit before their result.
         self.user_methods = frozenset(
@@ -102,7 +105,11 @@ class Dispatcher:
         :raises MCPError: the request fails with a JSON-RPC error.
         """
         handler = self.methods.get(call.method)
-        if handler is None or not self.mcp.offers(call.method):
+        if (
+            handler is None
+            or not protocol.has_method(call.era, call.method)
+            or not self.mcp.offers(call.method)
+        ):
             raise MethodNotFound(call.method)
         if (
             call.era == protocol.HANDSHAKE
@@ -136,6 +143,15 @@ class Dispatcher:
 
     def ping(self, call: Call) -> dict[str, t.Any]:
         return {}
+
+    def server_discover(self, call: Call) -> dict[str, t.Any]:
+        result: dict[str, t.Any] = {
+            "supportedVersions": list(protocol.STATELESS_VERSIONS),
+            "capabilities": self.mcp.capabilities(call.era),
+        }
+        if self.mcp.instructions:
+            result["instructions"] = self.mcp.instructions
+        return result
 
     def logging_set_level(self, call: Call) -> dict[str, t.Any]:
         level = call.params.get("level")
@@ -183,10 +199,10 @@ class Dispatcher:
                     value = self.call_user(tool.fn, call, tool.context_param, (values,))
                 else:
                     value = self.call_user(tool.fn, call, tool.context_param, kwargs=values)
-            except (ToolError, ClientRequestError) as exc:
-                return content_mod.error_result(str(exc) or type(exc).__name__)
             except (MCPError, RequestCancelled):
                 raise
+            except (ToolError, ClientRequestError) as exc:
+                return content_mod.error_result(str(exc) or type(exc).__name__)
             except Exception as exc:
                 return content_mod.error_result(self.internal_error(exc, f"tool {name!r}"))
             result = self._tool_result(tool, value)
@@ -238,6 +254,7 @@ class Dispatcher:
         uri = _require_str(call.params, "uri")
         record, variables = self.resolve_resource(uri, call)
         self.mcp.authorize(record.scopes, call)
+        call.cache = (record.ttl_ms, record.cache_scope)
         started = time.perf_counter()
         try:
             value = self.call_user(record.fn, call, record.context_param, kwargs=variables)

@@ -27,13 +27,18 @@ from .registry import ResourceTemplate
 from .registry import Tool
 from .registry import context_parameter
 from .registry import describe_doc
+from .registry import header_params_of
 from .registry import prompt_arguments
 from .session import InFlight
 from .session import StreamSlots
 from .uritemplate import URITemplate
 
+if t.TYPE_CHECKING:
+    from .auth import Authorizer
+
 logger = logging.getLogger("flask_mcp")
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+A = t.TypeVar("A", bound="Authorizer")
 
 
 class AppState:
@@ -42,7 +47,12 @@ class AppState:
     def __init__(self, mcp: MCP, app: Flask, settings: Settings) -> None:
         self.app = app
         self.settings = settings
-        self.backend = backends.from_setting(settings.backend, buffer_size=settings.sse_buffer_size)
+        self.backend = backends.from_setting(
+            settings.backend,
+            buffer_size=settings.sse_buffer_size,
+            idle_timeout=settings.session_idle_timeout,
+            max_lifetime=settings.session_max_lifetime,
+        )
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)
         self.slots_configured = settings.max_streams is not None
@@ -51,7 +61,7 @@ class AppState:
         self.backend.attach_app(self.cancel_local)
         from .auth import build_authenticator
 
-        self.authenticator = build_authenticator(mcp, app)
+        self.authenticator = build_authenticator(mcp, app, settings)
 
     def cancel_local(self, session_id: str, request_id: t.Any) -> None:
         """Cancel a request running in this process, if it runs here."""
@@ -88,6 +98,8 @@ class MCP:
     :param instructions: how to use the server, sent to clients on initialize.
     :param icons: icons for the server.
     :param website_url: the server's website.
+    :param authorizer: checks bearer tokens when ``MCP_AUTH_RESOURCE`` is set;
+        see :meth:`authorizer`.
     """
 
     def __init__(
@@ -101,6 +113,7 @@ class MCP:
         instructions: str | None = None,
         icons: list[dict[str, t.Any]] | None = None,
         website_url: str | None = None,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -120,6 +133,7 @@ class MCP:
         self.dispatcher = Dispatcher(self)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
+        self._authorizer = authorizer
         if app is not None:
             self.init_app(app)
 
@@ -129,9 +143,11 @@ class MCP:
         """Serve this server on ``app``.
 
         Reads every ``MCP_*`` key once (see :mod:`flask_mcp.config`) and mounts
-        the endpoint at ``MCP_PATH``.
+        the endpoint at ``MCP_PATH``. With ``MCP_AUTH_RESOURCE`` set it also
+        serves the RFC 9728 metadata at ``/.well-known/oauth-protected-resource``.
 
         :raises RuntimeError: an MCP server is already registered on ``app``.
+        :raises ValueError: a key is invalid, or authorization is half configured.
         """
         if "mcp" in app.extensions:
             raise RuntimeError(
@@ -145,6 +161,12 @@ class MCP:
         from .transport import make_blueprint
 
         app.register_blueprint(make_blueprint(self, settings.path))
+        if state.authenticator is not None:
+            state.authenticator.register_routes(app, settings.path)
+        else:
+            from .auth import warn_unenforced_scopes
+
+            warn_unenforced_scopes(self.registry)
 
     def state(self, app: Flask | None = None) -> AppState:
         """Return the runtime state for ``app`` (default: the current app).
@@ -180,9 +202,7 @@ class MCP:
     def capabilities(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any]:
         """Return the server capabilities derived from what is registered."""
         registry = self.registry
-        caps: dict[str, t.Any] = {}
-        if era == protocol.HANDSHAKE:
-            caps["logging"] = {}
+        caps: dict[str, t.Any] = {"logging": {}}
         if registry.completions:
             caps["completions"] = {}
         if registry.prompts:
@@ -227,11 +247,21 @@ class MCP:
         return state.authenticator.authenticate(request)
 
     def authorize(self, scopes: tuple[str, ...], call: Call) -> None:
-        """Check that the caller holds ``scopes`` (no-op until authorization is configured)."""
+        """Check that the caller holds ``scopes`` (no-op until authorization is configured).
+
+        :raises ~flask_mcp.auth.AuthRefused: 403 ``insufficient_scope``; the
+            transport answers with its challenge before anything is streamed.
+        """
+        authenticator = self.state().authenticator
+        if authenticator is not None:
+            authenticator.authorize(scopes, call)
 
     def filter_listing(self, kind: str, result: dict[str, t.Any], call: Call) -> dict[str, t.Any]:
-        """Hide list entries the caller may not use (no-op until authorization is configured)."""
-        return result
+        """Hide list entries the caller may not use (``MCP_AUTH_HIDE_UNAUTHORIZED``)."""
+        authenticator = self.state().authenticator
+        if authenticator is None:
+            return result
+        return authenticator.filter_listing(self.registry, kind, result, call)
 
     # -- declarations --------------------------------------------------------------
 
@@ -248,6 +278,7 @@ class MCP:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        headers: t.Mapping[str, str] | None = None,
     ) -> t.Callable[[F], F]:
         """Register a function as a tool.
 
@@ -255,7 +286,10 @@ class MCP:
         marshmallow schema or a raw JSON Schema dict published unchanged. With
         an explicit schema the function receives the arguments as one dict.
         The output schema comes from the return annotation or ``output_schema``;
-        ``structured_output=False`` turns it off.
+        ``structured_output=False`` turns it off. ``headers`` maps argument
+        names to ``Mcp-Param-*`` header names (``{"region": "Region"}``); it
+        adds ``x-mcp-header`` to those properties, which 2026-07-28 clients
+        mirror into headers and the server checks on every call.
         """
         if callable(name):
             raise _not_called("tool")
@@ -273,6 +307,7 @@ class MCP:
                 icons=icons,
                 meta=meta,
                 scopes=scopes,
+                headers=headers,
             )
             return fn
 
@@ -292,11 +327,16 @@ class MCP:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        headers: t.Mapping[str, str] | None = None,
     ) -> Tool:
-        """Register a tool at any time; clients are told the list changed."""
+        """Register a tool at any time; clients are told the list changed.
+
+        :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules.
+        """
         ctx_param = context_parameter(fn)
         exclude = {ctx_param} if ctx_param else set()
         spec = schema_mod.input_spec(input_schema, fn, exclude=exclude)
+        header_params = header_params_of(spec.schema, headers, name or fn.__name__)
         if output_schema is not None:
             output = schema_mod.output_spec_from_schema(output_schema)
         elif structured_output is False:
@@ -316,6 +356,7 @@ class MCP:
             scopes=tuple(scopes),
             context_param=ctx_param,
             call_style="kwargs" if input_schema is None else "dict",
+            header_params=header_params,
         )
         self.registry.add_tool(tool)
         return tool
@@ -337,10 +378,15 @@ class MCP:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
     ) -> t.Callable[[F], F]:
         """Register a function as a resource, or as a template if ``uri`` has variables.
 
         Template variables are passed to the function as keyword arguments.
+        ``ttl_ms`` and ``cache_scope`` (``"public"`` or ``"private"``) are the
+        caching hints of its 2026-07-28 reads; they default to
+        ``MCP_READ_CACHE_TTL_MS`` and ``MCP_READ_CACHE_SCOPE``.
         """
         if callable(uri):
             raise _not_called("resource")
@@ -358,6 +404,8 @@ class MCP:
                 icons=icons,
                 meta=meta,
                 scopes=scopes,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
             )
             return fn
 
@@ -377,8 +425,14 @@ class MCP:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
     ) -> Resource | ResourceTemplate:
         """Register a resource or template at any time; clients are told the list changed."""
+        if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
+            raise ValueError(f"ttl_ms must be an integer >= 0 (milliseconds), got {ttl_ms!r}.")
+        if cache_scope not in (None, *protocol.CACHE_SCOPES):
+            raise ValueError(f"cache_scope must be 'public' or 'private', got {cache_scope!r}.")
         template = URITemplate(uri)
         ctx_param = context_parameter(fn)
         common: dict[str, t.Any] = {
@@ -392,6 +446,8 @@ class MCP:
             "meta": meta,
             "scopes": tuple(scopes),
             "context_param": ctx_param,
+            "ttl_ms": ttl_ms,
+            "cache_scope": cache_scope,
         }
         if not template.is_template:
             resource = Resource(uri=uri, size=size, **common)
@@ -506,6 +562,24 @@ class MCP:
         self.roots_changed_hooks.append(fn)
         return fn
 
+    def authorizer(self, fn: A) -> A:
+        """Register the function that checks bearer tokens, called as ``fn(token, request)``.
+
+        It returns the token's claims (a dict), an :class:`~flask_mcp.auth.AuthInfo`,
+        or an error kind (``"invalid_token"``, ``"insufficient_scope"``...), or
+        raises :class:`~flask_mcp.auth.AuthError`. A
+        :class:`~flask_mcp.jwt_auth.JWTAuthorizer` may be registered the same way.
+
+        :raises RuntimeError: the server was already registered on an app.
+        """
+        if self._states:
+            raise RuntimeError(
+                "Register the authorizer before init_app: apps registered earlier were set up "
+                "without it."
+            )
+        self._authorizer = fn
+        return fn
+
     # -- notifications -------------------------------------------------------------
 
     def _apps(self, app: Flask | None) -> list[AppState]:
@@ -522,12 +596,29 @@ class MCP:
             for session_id in state.backend.session_ids():
                 deliver_general(state, session_id, message)
 
+    def notify_list_changed(self, kind: str, *, app: Flask | None = None) -> None:
+        """Tell clients that the list of ``kind`` (tools, resources, prompts) changed.
+
+        Sessions get it on their GET stream; 2026-07-28 clients get it on the
+        ``subscriptions/listen`` streams that asked for it, in every worker.
+        Registering or removing something calls this already.
+        """
+        if kind not in ("tools", "resources", "prompts"):
+            raise ValueError(f"kind must be 'tools', 'resources' or 'prompts', not {kind!r}.")
+        from .listen import publish
+
+        self.broadcast(f"notifications/{kind}/list_changed", app=app)
+        for state in self._apps(app):
+            publish(self, state, f"notifications/{kind}/list_changed")
+
     def notify_resource_updated(self, uri: str, *, app: Flask | None = None) -> None:
-        """Tell the sessions subscribed to ``uri`` that it changed."""
+        """Tell the sessions and listen streams subscribed to ``uri`` that it changed."""
         message = jsonrpc.notification("notifications/resources/updated", {"uri": uri})
+        from .listen import publish
         from .transport import deliver_general
 
         for state in self._apps(app):
+            publish(self, state, "notifications/resources/updated", {"uri": uri})
             for session_id in state.backend.session_ids():
                 record = state.backend.get_session(session_id)
                 if record is not None and uri in record.subscriptions:
@@ -568,6 +659,7 @@ class MCP:
             return
         family = "resources" if kind == "resourceTemplates" else kind
         try:
-            self.broadcast(f"notifications/{family}/list_changed")
+            self.notify_list_changed(family)
         except Exception:
             logger.exception("Could not send notifications/%s/list_changed", family)
+

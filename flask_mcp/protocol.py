@@ -31,6 +31,27 @@ META_LOG_LEVEL = META_PREFIX + "logLevel"
 META_SERVER_INFO = META_PREFIX + "serverInfo"
 META_SUBSCRIPTION_ID = META_PREFIX + "subscriptionId"
 
+#: Methods of the handshake era that the stateless era removed (404 + -32601 there).
+REMOVED_IN_STATELESS = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
+#: Methods that exist only in the stateless era.
+STATELESS_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+#: Methods that may answer with an ``InputRequiredResult`` (MRTR).
+INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Methods whose complete results carry ``ttlMs`` and ``cacheScope``.
+CACHEABLE_METHODS = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+CACHE_SCOPES = ("public", "private")
+
 
 def negotiate(requested: t.Any) -> str:
     """Return the version to answer an ``initialize`` request with.
@@ -121,3 +142,57 @@ def server_info_fields(version: str, info: dict[str, t.Any]) -> dict[str, t.Any]
         return info
     allowed = ("name", "version", "title") if version >= "2025-06-18" else ("name", "version")
     return {k: v for k, v in info.items() if k in allowed}
+
+
+def is_stateless_version(version: str) -> bool:
+    """Tell whether ``version`` belongs to the stateless era (2026-07-28 and later)."""
+    return version in STATELESS_VERSIONS
+
+
+def has_method(era: str, method: str) -> bool:
+    """Tell whether ``method`` exists in ``era``."""
+    if era == STATELESS:
+        return method not in REMOVED_IN_STATELESS
+    return method not in STATELESS_ONLY
+
+
+def allows_input_required(era: str, method: str) -> bool:
+    """Tell whether a request may be answered with an ``InputRequiredResult``."""
+    return era == STATELESS and method in INPUT_REQUIRED_METHODS
+
+
+def missing_capability_is_error(version: str) -> bool:
+    """From 2026-07-28, a request needing an undeclared client capability fails with -32021."""
+    return is_stateless_version(version)
+
+
+def uses_elicitation_ids(version: str) -> bool:
+    """URL-mode elicitations carry an ``elicitationId`` in the handshake era only."""
+    return not is_stateless_version(version)
+
+
+def shape_result(
+    era: str,
+    method: str,
+    result: dict[str, t.Any],
+    *,
+    server_info: dict[str, t.Any],
+    ttl_ms: int,
+    cache_scope: str,
+) -> dict[str, t.Any]:
+    """Add the fields a result carries in ``era``.
+
+    Stateless results carry ``resultType`` and ``serverInfo`` in ``_meta``;
+    complete results of cacheable methods also carry ``ttlMs`` and ``cacheScope``.
+    Handshake-era results are returned unchanged.
+    """
+    if era != STATELESS:
+        return result
+    shaped = dict(result)
+    shaped.setdefault("resultType", "complete")
+    meta = shaped.get("_meta")
+    shaped["_meta"] = {**(meta if isinstance(meta, dict) else {}), META_SERVER_INFO: server_info}
+    if shaped["resultType"] == "complete" and method in CACHEABLE_METHODS:
+        shaped.setdefault("ttlMs", ttl_ms)
+        shaped.setdefault("cacheScope", cache_scope)
+    return shaped

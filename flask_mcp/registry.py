@@ -12,6 +12,7 @@ import typing as t
 
 from . import schema as schema_mod
 from .errors import InvalidParams
+from .headers import validate_x_mcp_header_schema
 from .uritemplate import URITemplate
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -69,6 +70,8 @@ class Tool:
     #: "kwargs": arguments are keyword arguments; "dict": one positional dict.
     call_style: str = "kwargs"
     extra: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: The arguments mirrored into ``Mcp-Param-*`` headers (``x-mcp-header``).
+    header_params: tuple[t.Any, ...] = ()
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Tool`` object published by ``tools/list``."""
@@ -83,6 +86,27 @@ class Tool:
         data.update(self.extra)
         return data
 
+
+def header_params_of(
+    schema: dict[str, t.Any], headers: t.Mapping[str, str] | None, tool: str
+) -> tuple[t.Any, ...]:
+    """Annotate ``schema`` with ``headers`` and return its validated ``x-mcp-header`` params.
+
+    :raises ValueError: an annotation breaks the rules of ``server/tools.mdx``
+        (clients drop such a tool, so it is refused at registration).
+    """
+    properties = schema.get("properties")
+    for argument, header in (headers or {}).items():
+        if not isinstance(properties, dict) or not isinstance(properties.get(argument), dict):
+            raise ValueError(
+                f"Tool {tool!r}: headers= names {argument!r}, which is not a property of its"
+                " input schema; use the name of one of its arguments."
+            )
+        properties[argument] = {**properties[argument], "x-mcp-header": header}
+    try:
+        return tuple(validate_x_mcp_header_schema(schema))
+    except ValueError as exc:
+        raise ValueError(f"Tool {tool!r} cannot be registered: {exc}") from None
 
 @dataclasses.dataclass(eq=False)
 class Resource:
@@ -100,6 +124,9 @@ class Resource:
     meta: dict[str, t.Any] | None = None
     scopes: tuple[str, ...] = ()
     context_param: str | None = None
+    #: ``ttlMs`` and ``cacheScope`` of its reads (``None``: the app's defaults).
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Resource`` object published by ``resources/list``."""
@@ -133,6 +160,8 @@ class ResourceTemplate:
     meta: dict[str, t.Any] | None = None
     scopes: tuple[str, ...] = ()
     context_param: str | None = None
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
 
     @property
     def uri_template(self) -> str:

@@ -1,28 +1,387 @@
-"""The stateless 2026-07-28 revision (served next to the handshake era)."""
+"""The stateless 2026-07-28 revision, served next to the handshake era on one endpoint.
+
+Every request is one independent POST that carries its protocol version,
+client info and client capabilities in ``params._meta``; there is no
+``initialize`` and no session. This module validates such a POST in the order
+the spec and the conformance suite require (``_meta``, ``MCP-Protocol-Version``,
+supported version, ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``, method), runs it
+through the dispatcher, and answers with JSON or, once the handler sends a
+notification, with an SSE stream that ends with the response. Nothing here
+lives in process memory between requests: multi-round state travels sealed in
+``requestState`` (:mod:`flask_mcp.mrtr`) and change notifications go through
+the backend's pub/sub (:mod:`flask_mcp.listen`).
+"""
 
 from __future__ import annotations
 
+import logging
+import time
 import typing as t
 
-from flask import Response
+from flask import Response, request
+from werkzeug.wsgi import ClosingIterator
 
-from . import jsonrpc
-from . import protocol
-from .errors import UNSUPPORTED_PROTOCOL_VERSION
+from . import _concurrency, content, jsonrpc, listen, mrtr, protocol, signals, sse
+from .backends.base import END, MESSAGE
+from .config import LOG_LEVELS
+from .context import Context
+from .dispatcher import Call
+from .errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    BackendUnavailable,
+    MCPError,
+    MethodNotFound,
+    RequestCancelled,
+)
+from .headers import HeaderMismatch, validate_protocol_version_header, validate_routing_headers
+from .session import LocalOutbox, RequestRun
 
 if t.TYPE_CHECKING:
-    from .extension import MCP
-    from .extension import AppState
+    from .extension import MCP, AppState
+
+logger = logging.getLogger("flask_mcp")
+#: Seconds between checks that the client of a running request is still connected.
+POLL = 1.0
+
+
+def _json(
+    message: dict[str, t.Any], status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    return Response(
+        jsonrpc.dumps(message), status=status, mimetype="application/json", headers=headers
+    )
 
 
 def handle_stateless(mcp: MCP, state: AppState, message: t.Any, auth: t.Any = None) -> Response:
-    """Serve one stateless request."""
+    """Serve one stateless (2026-07-28) POST whose body is already parsed."""
     request_id = jsonrpc.request_id_of(message)
-    error = {
-        "code": UNSUPPORTED_PROTOCOL_VERSION,
-        "message": "Unsupported protocol version: this server speaks the handshake era only.",
-        "data": {"supported": list(protocol.HANDSHAKE_VERSIONS)},
-    }
-    return Response(
-        jsonrpc.dumps(jsonrpc.error(request_id, error)), status=400, mimetype="application/json"
+    try:
+        return _serve(mcp, state, message, auth)
+    except HeaderMismatch as exc:
+        error = {"code": HEADER_MISMATCH, "message": exc.message}
+        return _json(jsonrpc.error(request_id, error), 400)
+    except MCPError as exc:
+        return _json(jsonrpc.error_from(request_id, exc), exc.http_status or 400)
+
+
+def _request_meta(params: t.Any) -> dict[str, t.Any]:
+    """Return ``params._meta`` after checking its required keys.
+
+    :raises MCPError: -32602 (HTTP 400) naming the missing key.
+    """
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict):
+        raise MCPError(
+            INVALID_PARAMS,
+            "Invalid params: protocol 2026-07-28 requests need params._meta with "
+            f"{protocol.META_PROTOCOL_VERSION!r} and {protocol.META_CLIENT_CAPABILITIES!r}.",
+            http_status=400,
+        )
+    for key, kind, example in (
+        (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
+        (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
+    ):
+        if not isinstance(meta.get(key), kind):
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Invalid params: _meta is missing {key!r} ({example}).",
+                http_status=400,
+            )
+    if not isinstance(meta.get(protocol.META_CLIENT_INFO, {}), dict):
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid params: _meta {protocol.META_CLIENT_INFO!r} must be an object "
+            "{name, version}.",
+            http_status=400,
+        )
+    level = meta.get(protocol.META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid params: _meta {protocol.META_LOG_LEVEL!r} must be one of "
+            f"{', '.join(LOG_LEVELS)}, not {level!r}.",
+            http_status=400,
+        )
+    return meta
+
+
+def _offered(mcp: MCP, method: str) -> bool:
+    if method == "subscriptions/listen":
+        return True
+    return (
+        method in mcp.dispatcher.methods
+        and protocol.has_method(protocol.STATELESS, method)
+        and mcp.offers(method)
     )
+
+
+def _serve(mcp: MCP, state: AppState, message: t.Any, auth: t.Any) -> Response:
+    if isinstance(message, list):
+        raise MCPError(
+            INVALID_REQUEST,
+            "Invalid Request: protocol 2026-07-28 takes one JSON-RPC message per POST, "
+            "not a batch.",
+        )
+    kind = jsonrpc.classify(message)
+    if kind == jsonrpc.RESPONSE:
+        raise MCPError(
+            INVALID_REQUEST,
+            "Invalid Request: in protocol 2026-07-28 clients send no responses; answer input "
+            "requests in the inputResponses of a retry.",
+        )
+    if kind == jsonrpc.NOTIFICATION:
+        return Response(status=202)
+    params = message.get("params")
+    meta = _request_meta(params)
+    assert isinstance(params, dict)
+    validate_protocol_version_header(request.headers, message)
+    version = meta[protocol.META_PROTOCOL_VERSION]
+    if not protocol.is_stateless_version(version):
+        raise MCPError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {version!r}: send one of "
+            f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the handshake era.",
+            {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
+            http_status=400,
+        )
+    tools = mcp.registry.tools
+    validate_routing_headers(
+        request.headers,
+        message,
+        tool_header_params=lambda name: tools[name].header_params if name in tools else (),
+    )
+    method = message["method"]
+    if not _offered(mcp, method):
+        raise MethodNotFound(method)
+    if method == "subscriptions/listen":
+        return listen.open_stream(mcp, state, message["id"], params)
+    call = Call(method, params, message["id"], version, protocol.STATELESS, None, auth=auth)
+    if method not in mcp.dispatcher.user_methods:
+        return _json(*_execute(mcp, state, call, None))
+    return _run(mcp, state, call, meta)
+
+
+def _execute(
+    mcp: MCP, state: AppState, call: Call, channel: mrtr.MRTRBackChannel | None
+) -> tuple[dict[str, t.Any], int, dict[str, str] | None]:
+    """Dispatch one call; return its response message, HTTP status and extra headers.
+
+    An :class:`~flask_mcp.MCPError` may carry ``http_status`` and ``headers``
+    (``WWW-Authenticate`` of an authorization refusal); they apply when the
+    error is the whole response.
+    """
+    settings = state.settings
+    request_id = call.request_id
+    started = time.perf_counter()
+    signals.send(
+        signals.request_started, state.app, method=call.method, request_id=request_id,
+        session_id=None,
+    )  # fmt: skip
+    error = None
+    status = 200
+    headers = None
+    try:
+        try:
+            result = mcp.dispatcher.dispatch(call)
+        except mrtr.InputRequired as exc:
+            if channel is None or call.ctx is None:
+                text = f"{call.method} cannot ask the client for input."
+                raise MCPError(INTERNAL_ERROR, text) from None
+            result = mrtr.input_required_result(
+                state, exc, channel, call.ctx.request_state, call.params, call.auth
+            )
+        if call.method == "resources/read" and call.cache is not None:
+            ttl = call.cache[0] if call.cache[0] is not None else settings.read_cache_ttl_ms
+            scope = call.cache[1] or settings.read_cache_scope
+        else:
+            ttl, scope = settings.cache_ttl_ms, settings.cache_scope
+        result = protocol.shape_result(
+            protocol.STATELESS, call.method, result,
+            server_info=mcp.server_info, ttl_ms=ttl, cache_scope=scope,
+        )  # fmt: skip
+        response = jsonrpc.result(request_id, result)
+    except MCPError as exc:
+        error = exc.to_error()
+        status = exc.http_status or 200
+        headers = getattr(exc, "headers", None)
+        response = jsonrpc.error(request_id, error)
+    except (BackendUnavailable, RequestCancelled):
+        raise
+    except Exception as exc:
+        error = {"code": INTERNAL_ERROR, "message": mcp.dispatcher.internal_error(exc, call.method)}
+        response = jsonrpc.error(request_id, error)
+    signals.send(
+        signals.request_finished, state.app, method=call.method, request_id=request_id,
+        session_id=None, duration=time.perf_counter() - started, error=error,
+    )  # fmt: skip
+    return response, status, headers
+
+
+def _timeout_response(call: Call, seconds: float) -> dict[str, t.Any]:
+    """Answer a request that overran ``MCP_REQUEST_TIMEOUT`` (never -32001 in this revision)."""
+    text = f"Request timed out after {seconds:g} seconds (MCP_REQUEST_TIMEOUT)."
+    if call.method == "tools/call":
+        result = {**content.error_result(text), "resultType": "complete"}
+        return jsonrpc.result(call.request_id, result)
+    return jsonrpc.error(call.request_id, {"code": INTERNAL_ERROR, "message": text})
+
+
+def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Response:
+    """Run a handler of user code concurrently; answer JSON, or SSE once it notifies."""
+    settings = state.settings
+    try:
+        channel, request_state = mrtr.open_round(state, call.method, call.params, call.auth)
+    except MCPError as exc:
+        return _json(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
+    outbox = LocalOutbox()
+    deadline = time.monotonic() + settings.request_timeout
+    run = RequestRun(None, call.request_id, call.method, outbox, deadline)
+    run.can_round_trip = False
+    ctx = Context(
+        app=state.app,
+        run=run,
+        back_channel=channel,
+        protocol_version=call.version,
+        client_capabilities=meta[protocol.META_CLIENT_CAPABILITIES],
+        client_info=meta.get(protocol.META_CLIENT_INFO) or {},
+        meta=meta,
+        log_level=meta.get(protocol.META_LOG_LEVEL),
+        auth=call.auth,
+    )
+    ctx.request_state = request_state
+    ctx.input_responses = channel.responses
+    call.ctx = ctx
+    outcome: dict[str, t.Any] = {}
+    app = state.app
+
+    def work() -> None:
+        response = None
+        try:
+            with app.app_context():
+                response, outcome["status"], outcome["headers"] = _execute(
+                    mcp, state, call, channel
+                )
+        except RequestCancelled:
+            response = None
+        except Exception:
+            logger.exception("Request %r failed outside its handler", call.method)
+            error = {"code": INTERNAL_ERROR, "message": "Internal error."}
+            response = jsonrpc.error(call.request_id, error)
+        finally:
+            if run.cancelled.is_set():
+                response = None
+            outbox.finish(response)
+
+    run.task = _concurrency.spawn(work)
+    sock = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
+    events: list[t.Any] = []
+    while not events:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            run.cancel()
+            return _json(_timeout_response(call, settings.request_timeout))
+        events = outbox.read(0, 1, min(POLL, remaining)).events
+        if not events and listen.client_gone(sock):
+            run.cancel()
+            return Response(status=499)
+    first = events[0]
+    if first.kind == MESSAGE and _is_response(first.message, call.request_id):
+        outbox.drop()
+        return _json(first.message, outcome.get("status", 200), outcome.get("headers"))
+    if not state.slots.acquire():
+        return _buffered(call, run, outbox, events, deadline, settings.request_timeout)
+    return Response(
+        _stream(call, run, outbox, events, deadline, sock, state),
+        mimetype="text/event-stream",
+        headers=sse.HEADERS,
+        direct_passthrough=True,
+    )
+
+
+def _is_response(message: t.Any, request_id: t.Any) -> bool:
+    return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
+
+
+def _stream(
+    call: Call, run: RequestRun, outbox: LocalOutbox, events: list[t.Any], deadline: float,
+    sock: t.Any, state: AppState,
+) -> t.Iterable[bytes]:
+    """Yield the run's messages as SSE events (no ids: not resumable) until its response.
+
+    Closing the stream before the response cancels the request.
+    """
+    settings = state.settings
+    flags = {"ended": False, "closed": False}
+
+    def cleanup() -> None:
+        if flags["closed"]:
+            return
+        flags["closed"] = True
+        if not flags["ended"]:  # the client closed the stream: that cancels the request
+            run.cancel()
+        state.slots.release()
+        outbox.drop()
+
+    def generate(events: list[t.Any]) -> t.Iterator[bytes]:
+        after = 0
+        last_write = time.monotonic()
+        try:
+            while True:
+                for event in events:
+                    after = max(after, event.seq)
+                    if event.kind == MESSAGE and event.message is not None:
+                        yield sse.frame(event.message)
+                        last_write = time.monotonic()
+                    elif event.kind == END:
+                        flags["ended"] = True
+                        return
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    run.cancel()
+                    flags["ended"] = True
+                    yield sse.frame(_timeout_response(call, settings.request_timeout))
+                    return
+                events = outbox.read(after, 1, min(POLL, remaining)).events
+                if events:
+                    continue
+                if time.monotonic() - last_write >= settings.sse_heartbeat:
+                    yield sse.HEARTBEAT
+                    last_write = time.monotonic()
+                elif listen.client_gone(sock):
+                    return
+        finally:
+            cleanup()
+
+    return ClosingIterator(generate(events), [cleanup])
+
+
+def _buffered(
+    call: Call,
+    run: RequestRun,
+    outbox: LocalOutbox,
+    events: list[t.Any],
+    deadline: float,
+    timeout: float,
+) -> Response:
+    """Collect the whole stream, for a worker that cannot hold a response open."""
+    chunks: list[bytes] = []
+    after = 0
+    while True:
+        for event in events:
+            after = max(after, event.seq)
+            if event.kind == MESSAGE and event.message is not None:
+                chunks.append(sse.frame(event.message))
+            elif event.kind == END:
+                outbox.drop()
+                return Response(b"".join(chunks), mimetype="text/event-stream", headers=sse.HEADERS)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            run.cancel()
+            chunks.append(sse.frame(_timeout_response(call, timeout)))
+            outbox.drop()
+            return Response(b"".join(chunks), mimetype="text/event-stream", headers=sse.HEADERS)
+        events = outbox.read(after, 1, min(POLL, remaining)).events

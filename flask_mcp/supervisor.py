@@ -11,6 +11,7 @@ from . import content
 from . import jsonrpc
 from . import signals
 from .errors import REQUEST_TIMEOUT
+from .errors import BackendUnavailable
 
 if t.TYPE_CHECKING:
     from .extension import AppState
@@ -76,5 +77,7 @@ def _loop(state: AppState) -> None:
             if reap:
                 last_reap = now
             tick(state, now, reap)
+        except BackendUnavailable as exc:
+            logger.warning("The Flask-MCP supervisor skipped a round: %s", exc)
         except Exception:
             logger.exception("The Flask-MCP supervisor failed a round; it goes on.")

@@ -16,6 +16,7 @@ from . import protocol
 from . import security
 from . import signals
 from . import sse
+from .auth import AuthRefused
 from .backends.base import GENERAL_STREAM
 from .backends.base import MESSAGE
 from .backends.base import SessionRecord
@@ -288,6 +289,8 @@ class Transport:
         error = None
         try:
             response = jsonrpc.result(request_id, self.mcp.dispatcher.dispatch(call))
+        except AuthRefused as exc:
+            raise exc.challenge from None  # HTTP 401/403, answered before anything is streamed
         except MCPError as exc:
             error = exc.to_error()
             response = jsonrpc.error(request_id, error)
@@ -320,11 +323,12 @@ class Transport:
         settings = state.settings
         outbox = StreamOutbox(state.backend, record.id, new_stream_id())
         run = RequestRun(record.id, message["id"], method, outbox, time.monotonic() + settings.request_timeout)
+        state.backend.touch_session(record.id, +1)  # first: it may raise BackendUnavailable
         can_stream = state.slots.acquire()
         run.can_round_trip = can_stream
         state.inflight.add(run)
-        state.backend.touch_session(record.id, +1)
         app = state.app
+        refused: list[MCPHTTPError] = []
 
         def work() -> None:
             response = None
@@ -333,15 +337,28 @@ class Transport:
                     response = self.execute(state, record, message, run, auth)
             except RequestCancelled:
                 response = None
+            except MCPHTTPError as exc:  # an auth refusal: the view answers with its status
+                refused.append(exc)
+                response = jsonrpc.error(message["id"], {"code": exc.rpc_code, "message": exc.description})
+            except BackendUnavailable as exc:
+                logger.warning("Request %r failed: %s", method, exc)
+                text = "Service Unavailable: the session store is unreachable; retry later."
+                response = jsonrpc.error(message["id"], {"code": INTERNAL_ERROR, "message": text})
             except Exception:
                 logger.exception("Request %r failed outside its handler", method)
                 response = jsonrpc.error(message["id"], {"code": INTERNAL_ERROR, "message": "Internal error."})
             finally:
                 if run.cancelled.is_set():
                     response = None
-                outbox.finish(response)
+                try:
+                    outbox.finish(response)
+                except BackendUnavailable as exc:
+                    logger.warning("Lost the response to %r: %s", method, exc)
                 state.inflight.remove(run)
-                state.backend.touch_session(record.id, -1)
+                try:
+                    state.backend.touch_session(record.id, -1)
+                except BackendUnavailable:
+                    pass  # the backend settles the count when it is back
 
         run.task = _concurrency.spawn(work)
         reader = sse.StreamReader(
@@ -353,12 +370,22 @@ class Transport:
             retry_ms=settings.sse_retry_ms,
         )
         wait = settings.sse_heartbeat if can_stream else settings.request_timeout + 1
-        first = outbox.read(0, reader.token, wait)
+        try:
+            first = outbox.read(0, reader.token, wait)
+        except BackendUnavailable:
+            run.cancelled.set()  # the client gets a 503: the handler's work is void
+            if run.task is not None:
+                run.task.kill()
+            if can_stream:
+                state.slots.release()
+            raise
         if first.events and _is_response(first.events[0].message, message["id"]):
             reader.close()
             outbox.drop()
             if can_stream:
                 state.slots.release()
+            if refused:
+                raise refused[0]
             return json_response(first.events[0].message)
         if not can_stream:
             return self._buffered_sse(state, reader, first.events, outbox)
@@ -405,11 +432,17 @@ class Transport:
                 if prime:
                     yield sse.priming(sse.event_id(stream_id, priming_seq), settings.sse_retry_ms)
                 yield from reader.iterate(pending)
+            except BackendUnavailable as exc:  # too late for a 503: end the stream, the client resumes
+                reader.reason = "backend-unavailable"
+                logger.warning("Closed an SSE stream: %s", exc)
             finally:
                 reader.close()
                 state.slots.release(general=kind == "get")
                 if reader.reason == "end" and on_end_drop:
-                    outbox.drop()
+                    try:
+                        outbox.drop()
+                    except BackendUnavailable:
+                        pass  # the stream expires with its session
                 signals.send(
                     signals.stream_closed,
                     state.app,

@@ -11,10 +11,20 @@ from .memory import MemoryBackend
 __all__ = ["Backend", "MemoryBackend", "SessionRecord", "from_setting"]
 
 
-def from_setting(value: t.Any, *, buffer_size: int) -> Backend:
+def from_setting(
+    value: t.Any,
+    *,
+    buffer_size: int,
+    idle_timeout: float | None = None,
+    max_lifetime: float | None = None,
+) -> Backend:
     """Return the backend named by ``MCP_BACKEND`` (a URL or a backend object).
 
+    :param buffer_size: ``MCP_SSE_BUFFER_SIZE``.
+    :param idle_timeout: ``MCP_SESSION_IDLE_TIMEOUT``, which the Redis keys' expiry follows.
+    :param max_lifetime: ``MCP_SESSION_MAX_LIFETIME``, likewise.
     :raises ValueError: the URL's scheme is unknown.
+    :raises BackendUnavailable: the Redis named by the URL cannot be reached.
     """
     if isinstance(value, Backend):
         return value
@@ -28,7 +38,12 @@ def from_setting(value: t.Any, *, buffer_size: int) -> Backend:
             raise ValueError(
                 f"MCP_BACKEND={url!r} needs the Redis backend: pip install 'Flask-MCP[redis]' ({exc})."
             ) from None
-        return t.cast(Backend, RedisBackend.from_url(url, buffer_size=buffer_size))
+        return t.cast(
+            Backend,
+            RedisBackend.from_url(
+                url, buffer_size=buffer_size, idle_timeout=idle_timeout, max_lifetime=max_lifetime
+            ),
+        )
     raise ValueError(
         f"Unknown MCP_BACKEND {url!r}: use 'memory://' or 'redis://host:port/db'."
     )

@@ -111,6 +111,23 @@ class Backend(abc.ABC):
     def update_session(self, session_id: str, **changes: t.Any) -> None:
         """Change fields of a session's record."""
 
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        """Add ``uri`` to a session's resource subscriptions.
+
+        Shared backends do it atomically, so that two workers subscribing the
+        same session at once both count.
+        """
+        record = self.get_session(session_id)
+        if record is not None and uri not in record.subscriptions:
+            self.update_session(session_id, subscriptions=[*record.subscriptions, uri])
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        """Remove ``uri`` from a session's resource subscriptions."""
+        record = self.get_session(session_id)
+        if record is not None and uri in record.subscriptions:
+            subscriptions = [s for s in record.subscriptions if s != uri]
+            self.update_session(session_id, subscriptions=subscriptions)
+
     @abc.abstractmethod
     def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
         """Record traffic on a session and adjust its count of running requests."""

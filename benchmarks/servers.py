@@ -1,0 +1,207 @@
+"""Start, find and stop the servers under test, pinned to one core, and read their memory."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import typing as t
+from pathlib import Path
+
+#: The repository root, put on the servers' ``PYTHONPATH`` so ``benchmarks.apps`` imports.
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+#: The servers' working directory: empty, because gunicorn and uvicorn put their working
+#: directory first on ``sys.path``, where it would shadow a patched copy of ``flask_mcp``
+#: given with ``--proto``.
+CWD = Path(tempfile.gettempdir()) / "flask-mcp-bench-cwd"
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerSpec:
+    """How to run one server under test.
+
+    :param name: the label in reports (``flask_mcp/gevent``).
+    :param kind: ``flask_mcp``, ``floor`` or ``sdk``.
+    :param runner: ``gunicorn`` or ``uvicorn``.
+    :param app: the WSGI/ASGI app as ``module:attribute``.
+    :param worker: gunicorn worker class (``gevent``, ``gthread``).
+    :param workers: gunicorn worker processes.
+    :param threads: threads of a gthread worker.
+    :param env: extra environment (``FLASK_MCP_*``, ``BENCH_SDK_MODE``).
+    :param pythonpath: directories put first on ``PYTHONPATH`` (a patched package copy).
+    :param stateful: whether the server hands out ``Mcp-Session-Id`` (floor: no).
+    """
+
+    name: str
+    kind: str
+    runner: str
+    app: str
+    worker: str = "gevent"
+    workers: int = 1
+    threads: int = 8
+    env: t.Mapping[str, str] = dataclasses.field(default_factory=dict)
+    pythonpath: tuple[str, ...] = ()
+    stateful: bool = True
+
+    def argv(self, port: int, worker_connections: int) -> list[str]:
+        """Return the command line serving on ``port``."""
+        if self.runner == "uvicorn":
+            return [
+                sys.executable, "-m", "uvicorn", self.app, "--host", HOST, "--port", str(port),
+                "--log-level", "warning", "--no-access-log", "--http", "h11", "--loop", "asyncio",
+                "--timeout-keep-alive", "75",
+            ]
+        argv = [
+            sys.executable, "-m", "gunicorn", "-k", self.worker, "-w", str(self.workers),
+            "-b", f"{HOST}:{port}", "--log-level", "warning", "--keep-alive", "75",
+            "--timeout", "120", "--backlog", "4096",
+        ]
+        if self.worker == "gthread":
+            argv += ["--threads", str(self.threads)]
+        else:
+            argv += ["--worker-connections", str(worker_connections)]
+        return [*argv, self.app]
+
+
+def free_port() -> int:
+    """Return a TCP port free on the loopback interface."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return sorted(found)
+
+
+def proc_status_kb(pid: int, field: str) -> int:
+    """Return a ``kB`` field of ``/proc/PID/status`` (``VmRSS``, ``VmHWM``); 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Server:
+    """A running server process (gunicorn master and workers, or uvicorn)."""
+
+    def __init__(self, spec: ServerSpec, core: str | None, worker_connections: int = 2000) -> None:
+        self.spec = spec
+        self.port = free_port()
+        self.url = f"http://{HOST}:{self.port}/mcp"
+        env = dict(os.environ)
+        env.update(spec.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        paths = [*spec.pythonpath, str(ROOT)]
+        if env.get("PYTHONPATH"):
+            paths.append(env["PYTHONPATH"])
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        argv = spec.argv(self.port, worker_connections)
+        if core is not None:
+            argv = ["taskset", "-c", core, *argv]
+        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
+            prefix=f"bench-{spec.name.replace('/', '_')}-", suffix=".log", delete=False
+        )
+        CWD.mkdir(exist_ok=True)
+        self.process = subprocess.Popen(
+            argv, cwd=CWD, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Wait until the port accepts connections and every worker exists.
+
+        :raises RuntimeError: the server exited or never listened.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.spec.name} exited:\n{self.log_text()[-3000:]}")
+            try:
+                with socket.create_connection((HOST, self.port), timeout=1):
+                    pass
+            except OSError:
+                time.sleep(0.1)
+                continue
+            if len(self.worker_pids()) >= (self.spec.workers if self.spec.runner == "gunicorn" else 1):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.spec.name} did not start in {timeout:g}s:\n{self.log_text()[-3000:]}")
+
+    def worker_pids(self) -> list[int]:
+        """Return the pids that serve requests (gunicorn's workers, or uvicorn itself)."""
+        if self.spec.runner == "gunicorn":
+            return _children(self.process.pid)
+        return [self.process.pid]
+
+    def rss_kb(self) -> int:
+        """Return the summed ``VmRSS`` of the workers, in kB."""
+        return sum(proc_status_kb(pid, "VmRSS") for pid in self.worker_pids())
+
+    def hwm_kb(self) -> int:
+        """Return the largest ``VmHWM`` (peak RSS) of the workers, in kB."""
+        return max((proc_status_kb(pid, "VmHWM") for pid in self.worker_pids()), default=0)
+
+    def imported_from(self) -> str | None:
+        """Return where the Flask-MCP app imported ``flask_mcp`` from, as it logged it."""
+        for line in self.log_text().splitlines():
+            if "flask_mcp imported from " in line:
+                return line.split("flask_mcp imported from ", 1)[1].strip()
+        return None
+
+    def log_text(self) -> str:
+        """Return what the server printed so far."""
+        try:
+            return Path(self.log.name).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        """Stop the server: SIGTERM to its process, then SIGKILL to its own process group."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(5)
+        self.log.close()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_all(specs: t.Sequence[ServerSpec], core: str | None, worker_connections: int = 2000) -> list[Server]:
+    """Start several servers and wait until all are ready; stop them all on failure."""
+    servers = [Server(spec, core, worker_connections) for spec in specs]
+    try:
+        for server in servers:
+            server.wait_ready()
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
+    return servers

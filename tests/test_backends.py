@@ -1,0 +1,511 @@
+"""One set of interface tests, run against every backend (``-k memory`` / ``-k redis``).
+
+Each test gets two handles on the same shared state, ``a`` and ``b``: for the
+memory backend both are the same object (one process), for Redis they are two
+``RedisBackend`` objects on one key prefix, standing for two workers.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import typing as t
+import uuid
+
+import pytest
+
+from flask_mcp.backends import from_setting
+from flask_mcp.backends.base import END
+from flask_mcp.backends.base import GENERAL_STREAM
+from flask_mcp.backends.base import MESSAGE
+from flask_mcp.backends.base import Backend
+from flask_mcp.backends.base import SessionRecord
+from flask_mcp.backends.memory import MemoryBackend
+from flask_mcp.errors import BackendUnavailable
+
+Pair = t.Callable[..., tuple[Backend, Backend]]
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def workers(request: pytest.FixtureRequest) -> t.Iterator[Pair]:
+    """``workers(buffer_size=1000) -> (a, b)``: two views of one shared state."""
+    made: list[Backend] = []
+    prefix = f"test-{uuid.uuid4().hex[:10]}:"
+
+    def make(buffer_size: int = 1000) -> tuple[Backend, Backend]:
+        if request.param == "memory":
+            backend = MemoryBackend(buffer_size=buffer_size)
+            made.append(backend)
+            return backend, backend
+        from flask_mcp.backends.redis import RedisBackend
+
+        url = request.getfixturevalue("redis_url")
+        pair = tuple(
+            RedisBackend.from_url(f"{url}?prefix={prefix}", buffer_size=buffer_size)
+            for _ in range(2)
+        )
+        made.extend(pair)
+        return pair  # type: ignore[return-value]
+
+    yield make
+    for backend in made:
+        backend.close()
+    if request.param == "redis":
+        import redis
+
+        client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
+        for key in client.scan_iter(f"{prefix}*", count=1000):
+            client.delete(key)
+        client.close()
+
+
+def new_session(backend: Backend, session_id: str = "s1", limit: int = 100) -> str:
+    record = SessionRecord(
+        id=session_id,
+        protocol_version="2025-11-25",
+        client_info={"name": "c", "version": "1"},
+        client_capabilities={"sampling": {}},
+        log_level="info",
+    )
+    assert backend.create_session(record, limit)
+    return session_id
+
+
+def listening(backend: Backend) -> None:
+    """Wait until a Redis backend's pub/sub listener runs (no-op in memory)."""
+    ensure = getattr(backend, "_ensure_listener", None)
+    if ensure is not None:
+        assert ensure(5.0)
+
+
+def in_thread(fn: t.Callable[[], t.Any]) -> tuple[threading.Thread, list[t.Any]]:
+    out: list[t.Any] = []
+    thread = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    thread.start()
+    return thread, out
+
+
+# -- sessions ---------------------------------------------------------------------------
+
+
+def test_session_crud(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    record = b.get_session(sid)
+    assert record is not None
+    assert record.protocol_version == "2025-11-25"
+    assert record.client_info == {"name": "c", "version": "1"}
+    assert record.client_capabilities == {"sampling": {}}
+    assert (record.initialized, record.log_level, record.subscriptions) == (False, "info", [])
+    assert record.principal is None and record.busy == 0
+    assert abs(record.created - time.time()) < 5
+
+    b.update_session(sid, initialized=True, log_level="error", principal="alice")
+    record = a.get_session(sid)
+    assert record is not None
+    assert (record.initialized, record.log_level, record.principal) == (True, "error", "alice")
+
+    a.add_subscription(sid, "test://x")
+    b.add_subscription(sid, "test://x")
+    b.add_subscription(sid, "test://y")
+    assert a.get_session(sid).subscriptions == ["test://x", "test://y"]  # type: ignore[union-attr]
+    a.remove_subscription(sid, "test://x")
+    a.remove_subscription(sid, "test://y")
+    assert b.get_session(sid).subscriptions == []  # type: ignore[union-attr]
+
+    assert sid in b.session_ids()
+    assert a.get_session("nope") is None
+    a.update_session("nope", log_level="debug")
+    a.touch_session("nope")
+    assert b.delete_session(sid) is True
+    assert a.delete_session(sid) is False
+    assert a.get_session(sid) is None
+    assert sid not in b.session_ids()
+
+
+def test_touch_counts_running_requests(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    before = a.get_session(sid).last_seen  # type: ignore[union-attr]
+    time.sleep(0.01)
+    a.touch_session(sid, +1)
+    b.touch_session(sid, +1)
+    record = a.get_session(sid)
+    assert record is not None
+    assert record.busy == 2 and record.last_seen > before
+    a.touch_session(sid, -1)
+    b.touch_session(sid, -1)
+    b.touch_session(sid, -1)  # never below zero
+    assert a.get_session(sid).busy == 0  # type: ignore[union-attr]
+    a.touch_session(sid, +1)
+    assert b.get_session(sid).busy == 1  # type: ignore[union-attr]
+
+
+def test_session_limit_holds_across_workers(workers: Pair) -> None:
+    a, b = workers()
+    results: list[bool] = []
+    lock = threading.Lock()
+
+    def create(i: int) -> None:
+        record = SessionRecord(id=f"s{i}", protocol_version="2025-06-18")
+        ok = (a if i % 2 else b).create_session(record, 5)
+        with lock:
+            results.append(ok)
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(True) == 5
+    assert len(a.session_ids()) == 5
+    assert not b.create_session(SessionRecord(id="late", protocol_version="2025-06-18"), 5)
+    assert a.delete_session(a.session_ids()[0])
+    assert b.create_session(SessionRecord(id="late", protocol_version="2025-06-18"), 5)
+
+
+def test_reap_idle_and_lifetime_but_never_busy(workers: Pair) -> None:
+    a, b = workers()
+    for sid in ("idle", "old", "busy", "fresh"):
+        new_session(a, sid)
+    a.update_session("idle", last_seen=time.time() - 100)
+    b.update_session("old", created=time.time() - 1000)
+    a.touch_session("busy", +1)
+    a.update_session("busy", last_seen=time.time() - 100, created=time.time() - 1000)
+    assert a.reap(None, None) == []
+    found = a.reap(50, 500)
+    assert sorted(found) == [("idle", "idle"), ("old", "lifetime")]
+    assert b.reap(50, 500) == []
+    assert sorted(b.session_ids()) == ["busy", "fresh"]
+    a.touch_session("busy", -1)
+    b.update_session("busy", last_seen=time.time() - 100)
+    assert b.reap(50, None) == [("busy", "idle")]
+    assert a.get_session("busy") is None
+
+
+def test_concurrent_reapers_end_each_session_once(workers: Pair) -> None:
+    a, b = workers()
+    for i in range(20):
+        new_session(a, f"s{i}")
+        a.update_session(f"s{i}", last_seen=time.time() - 100)
+    found: list[tuple[str, str]] = []
+    threads = [threading.Thread(target=lambda w=w: found.extend(w.reap(10, None))) for w in (a, b) * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(found) == sorted((f"s{i}", "idle") for i in range(20))
+
+
+# -- streams ----------------------------------------------------------------------------
+
+
+def test_sequence_numbers_start_at_one_per_stream(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    a.open_stream(sid, "r1")
+    a.open_stream(sid, "r1")  # no-op
+    assert a.first_seq(sid, "r1") == 1
+    assert [a.append(sid, "r1", MESSAGE, {"n": i}) for i in range(3)] == [1, 2, 3]
+    assert b.append(sid, "r2", MESSAGE, {"n": 9}) == 1  # appending creates the stream
+    assert b.append(sid, "r1", END) == 4
+    assert a.append("nope", "r1", MESSAGE, {}) == 0
+    token = b.attach(sid, "r1")
+    found = b.read(sid, "r1", 1, token, 1.0)
+    assert [(e.seq, e.kind, e.message) for e in found.events] == [
+        (2, MESSAGE, {"n": 1}),
+        (3, MESSAGE, {"n": 2}),
+        (4, END, None),
+    ]
+    assert not found.superseded and not found.missing
+    assert a.first_seq(sid, "r1") == 1
+    assert a.first_seq(sid, "unknown") is None
+    assert a.first_seq("nope", "r1") is None
+
+
+def test_read_times_out_then_wakes_on_append_from_another_worker(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    a.open_stream(sid, "r")
+    token = a.attach(sid, "r")
+    started = time.monotonic()
+    assert a.read(sid, "r", 0, token, 0.3).events == []
+    assert 0.25 < time.monotonic() - started < 2
+
+    def later() -> None:
+        time.sleep(0.3)
+        b.append(sid, "r", MESSAGE, {"hello": 1})
+
+    threading.Thread(target=later, daemon=True).start()
+    started = time.monotonic()
+    found = a.read(sid, "r", 0, token, 10)
+    assert [e.message for e in found.events] == [{"hello": 1}]
+    assert time.monotonic() - started < 2
+
+
+def test_attach_supersedes_a_blocked_reader_on_another_worker(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    a.open_stream(sid, "r")
+    first = a.attach(sid, "r")
+    thread, out = in_thread(lambda: a.read(sid, "r", 0, first, 10))
+    time.sleep(0.3)
+    started = time.monotonic()
+    second = b.attach(sid, "r")
+    thread.join(5)
+    assert out and out[0].superseded
+    assert time.monotonic() - started < 2
+    assert second != first
+    a.detach(sid, "r", first)  # too late: must not detach the new reader
+    b.append(sid, "r", MESSAGE, {"x": 1})
+    assert [e.seq for e in b.read(sid, "r", 0, second, 1).events] == [1]
+    b.detach(sid, "r", second)
+    assert b.read(sid, "r", 0, second, 0.1).superseded
+
+
+def test_drop_and_delete_wake_blocked_readers(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    for stream in ("r", GENERAL_STREAM):
+        a.open_stream(sid, stream)
+    token = a.attach(sid, "r")
+    thread, out = in_thread(lambda: a.read(sid, "r", 0, token, 10))
+    time.sleep(0.3)
+    started = time.monotonic()
+    b.drop_stream(sid, "r")
+    thread.join(5)
+    assert out and out[0].missing and time.monotonic() - started < 2
+    assert a.first_seq(sid, "r") is None
+
+    token = a.attach(sid, GENERAL_STREAM)
+    thread, out = in_thread(lambda: a.read(sid, GENERAL_STREAM, 0, token, 10))
+    time.sleep(0.3)
+    started = time.monotonic()
+    assert b.delete_session(sid)
+    thread.join(5)
+    assert out and (out[0].missing or out[0].superseded)  # either way: the reader stops
+    assert time.monotonic() - started < 2
+    assert a.read(sid, GENERAL_STREAM, 0, token, 0.1).missing
+
+
+def test_cursors_only_move_forward(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    a.open_stream(sid, GENERAL_STREAM)
+    assert a.get_cursor(sid, GENERAL_STREAM) == 0
+    a.set_cursor(sid, GENERAL_STREAM, 5)
+    b.set_cursor(sid, GENERAL_STREAM, 3)
+    assert b.get_cursor(sid, GENERAL_STREAM) == 5
+    b.set_cursor(sid, "unknown", 7)
+    assert a.get_cursor(sid, "unknown") == 0
+    assert a.get_cursor("nope", GENERAL_STREAM) == 0
+
+
+def test_event_logs_are_bounded_per_session(workers: Pair) -> None:
+    a, b = workers(buffer_size=3)
+    sid = new_session(a)
+    for i in range(5):
+        a.append(sid, "long", MESSAGE, {"i": i})
+    assert b.first_seq(sid, "long") == 3
+    token = b.attach(sid, "long")
+    assert [e.seq for e in b.read(sid, "long", 0, token, 1).events] == [3, 4, 5]
+
+    # The bound is per session: other streams' messages push out the oldest first.
+    b.append(sid, "done", MESSAGE, {"x": 1})
+    b.append(sid, "done", END)
+    b.append(sid, GENERAL_STREAM, MESSAGE, {"g": 1})
+    assert a.first_seq(sid, "long") == 5
+    for i in range(2):
+        a.append(sid, "other", MESSAGE, {"i": i})
+    assert a.first_seq(sid, "long") == 6  # every message gone; its reader keeps it
+    # "done" lost its only message, has no reader and only its END left: forgotten.
+    assert a.first_seq(sid, "done") is None
+    assert a.first_seq(sid, GENERAL_STREAM) == 1
+    b.append(sid, "other", MESSAGE, {"i": 2})
+    assert a.first_seq(sid, GENERAL_STREAM) == 2  # the general stream is never forgotten
+    assert a.first_seq(sid, "other") == 1
+
+
+# -- server-to-client requests ----------------------------------------------------------
+
+
+def test_request_ids_are_unique_across_workers(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    ids: list[int] = []
+    lock = threading.Lock()
+
+    def take(backend: Backend) -> None:
+        for _ in range(50):
+            value = backend.next_request_id(sid)
+            with lock:
+                ids.append(value)
+
+    threads = [threading.Thread(target=take, args=(w,)) for w in (a, b, a, b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(ids) == list(range(1, 201))
+    assert a.next_request_id("nope") == 0
+
+
+def test_client_answer_reaches_the_waiting_worker(workers: Pair) -> None:
+    a, b = workers()
+    sid = new_session(a)
+    a.expect_response(sid, 7)
+    assert a.wait_response(sid, 7, 0.2) is None  # nothing yet
+    thread, out = in_thread(lambda: a.wait_response(sid, 7, 10))
+    time.sleep(0.3)
+    started = time.monotonic()
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
+    assert b.deliver_response(sid, 7, answer)
+    assert not b.deliver_response(sid, 7, answer)  # one answer only
+    thread.join(5)
+    assert out == [answer] and time.monotonic() - started < 2
+    assert not b.deliver_response(sid, 7, answer)  # consumed
+
+    # A delivered answer waits for its waiter; ids keep their JSON type.
+    a.expect_response(sid, 8)
+    assert not b.deliver_response(sid, "8", answer)
+    assert b.deliver_response(sid, 8, answer)
+    assert a.wait_response(sid, 8, 1) == answer
+
+    a.expect_response(sid, 9)
+    a.forget_response(sid, 9)
+    assert not b.deliver_response(sid, 9, answer)
+    assert a.wait_response(sid, 9, 0.1) is None
+    assert not b.deliver_response("nope", 1, answer)
+
+
+# -- cancellation and fan-out -----------------------------------------------------------
+
+
+def test_cancel_reaches_the_worker_running_the_request(workers: Pair) -> None:
+    a, b = workers()
+    seen: list[tuple[str, str, t.Any]] = []
+    a.attach_app(lambda sid, rid: seen.append(("a", sid, rid)))
+    if b is not a:
+        b.attach_app(lambda sid, rid: None)  # b runs nothing: its callback ignores the id
+    sid = new_session(a)
+    a.open_stream(sid, "r")  # a runs the request
+    a.touch_session(sid, +1)
+    listening(a)
+    b.cancel(sid, "req-1")
+    deadline = time.monotonic() + 5
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert seen == [("a", sid, "req-1")]
+
+
+def test_publish_reaches_subscribers_in_every_worker(workers: Pair) -> None:
+    a, b = workers()
+    b.publish("topic", {"early": True})  # nobody listens yet: lost
+    sub_a = a.subscribe("topic")
+    sub_b = b.subscribe("topic")
+    other = a.subscribe("elsewhere")
+    b.publish("topic", {"n": 1})
+    a.publish("topic", {"n": 2})
+    for sub in (sub_a, sub_b):
+        assert sub.get(5) == {"n": 1}
+        assert sub.get(5) == {"n": 2}
+        assert sub.get(0.05) is None
+    assert other.get(0.05) is None
+    sub_a.close()
+    b.publish("topic", {"n": 3})
+    assert sub_b.get(5) == {"n": 3}
+    assert sub_a.get(0.1) is None
+    sub_b.close()
+    other.close()
+
+
+# -- Redis only -------------------------------------------------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.redis
+def test_unreachable_redis_at_startup_fails_clearly() -> None:
+    pytest.importorskip("redis")
+    started = time.monotonic()
+    with pytest.raises(BackendUnavailable) as info:
+        from_setting(f"redis://127.0.0.1:{_closed_port()}/0", buffer_size=10)
+    message = str(info.value)
+    assert "Cannot reach Redis" in message and "FLASK_MCP_BACKEND" in message
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.redis
+def test_lost_redis_raises_backend_unavailable_fast() -> None:
+    pytest.importorskip("redis")
+    from flask_mcp.backends.redis import RedisBackend
+
+    backend = RedisBackend.from_url(f"redis://127.0.0.1:{_closed_port()}/0", check=False)
+    started = time.monotonic()
+    for call in (
+        lambda: backend.get_session("s"),
+        lambda: backend.touch_session("s", 1),
+        lambda: backend.read("s", "r", 0, 1, 5),
+        lambda: backend.wait_response("s", 1, 5),
+        lambda: backend.cancel("s", 1),
+        lambda: backend.subscribe("c"),
+    ):
+        with pytest.raises(BackendUnavailable):
+            call()
+    backend.detach("s", "r", 1)  # best effort: never raises
+    assert time.monotonic() - started < 15
+    backend.close()
+
+
+@pytest.mark.redis
+def test_streams_of_a_dead_worker_end_and_its_requests_stop_counting(workers: Pair) -> None:
+    a, b = workers()
+    if isinstance(a, MemoryBackend):
+        pytest.skip("one process")
+    sid = new_session(a)
+    a.open_stream(sid, "running")
+    a.touch_session(sid, +1)
+    b.open_stream(sid, "alive")
+    b.touch_session(sid, +1)
+    a.append(sid, "running", MESSAGE, {"progress": 1})
+    assert b.reap(None, None) == []
+    assert b.first_seq(sid, "running") == 1
+    a.close()  # as if SIGKILLed: a's heartbeat stops (close marks it stale at once)
+    b.reap(None, None)
+    token = b.attach(sid, "running")
+    assert [e.kind for e in b.read(sid, "running", 0, token, 1).events] == [MESSAGE, END]
+    token = b.attach(sid, "alive")
+    assert b.read(sid, "alive", 0, token, 0.1).events == []  # a live worker's stream goes on
+    assert b.get_session(sid).busy == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.redis
+def test_keys_expire_with_the_session_limits(redis_url: str) -> None:
+    import redis
+
+    from flask_mcp.backends.redis import RedisBackend
+
+    prefix = f"test-{uuid.uuid4().hex[:10]}:"
+    backend = RedisBackend.from_url(
+        f"{redis_url}?prefix={prefix}", idle_timeout=100, max_lifetime=1000
+    )
+    client = redis.Redis.from_url(redis_url)
+    try:
+        sid = new_session(backend)
+        backend.append(sid, "r", MESSAGE, {"x": 1})
+        for kind in ("s", "m", "o"):
+            assert 100 < client.ttl(f"{prefix}{kind}:{sid}") <= 100 + backend.grace
+        assert 100 < client.ttl(f"{prefix}x:{sid}:r") <= 100 + backend.grace
+        backend.update_session(sid, created=time.time() - 950)
+        backend.touch_session(sid)  # 50 s of lifetime left
+        assert 50 < client.ttl(f"{prefix}s:{sid}") <= 50 + backend.grace
+    finally:
+        backend.close()
+        for key in client.scan_iter(f"{prefix}*"):
+            client.delete(key)
+        client.close()

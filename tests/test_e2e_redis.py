@@ -1,0 +1,321 @@
+"""Several gunicorn gevent workers sharing one Redis: any worker serves any request.
+
+(a) 50 concurrent sessions of the official client with sampling, elicitation,
+progress and a resume after a server-side close, across 4 workers; (b) a
+worker killed with SIGKILL loses only its own running request; (c) a Redis
+outage gives quick 503s and the server recovers; (d) the conformance suites.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import typing as t
+import uuid
+
+import anyio
+import httpx
+import pytest
+from conftest import free_port
+from conftest import skip_or_fail
+from test_e2e_client import client
+from test_e2e_client import text_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.redis]
+
+VERSION = "2025-11-25"
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+#: gunicorn access log lines: "<pid> METHOD STATUS".
+ACCESS = ["--access-logformat", "%(p)s %(m)s %(s)s"]
+TOTAL = re.compile(r"^Total: (\d+) passed, (\d+) failed", re.MULTILINE)
+
+
+def redis_env(url: str, **query: t.Any) -> dict[str, str]:
+    """The environment that points the app at ``url`` under a fresh key prefix."""
+    params = {"prefix": f"e2e-{uuid.uuid4().hex[:8]}:", **query}
+    return {"FLASK_MCP_BACKEND": f"{url}?{'&'.join(f'{k}={v}' for k, v in params.items())}"}
+
+
+def worker_pids(master: int) -> list[int]:
+    out = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True, check=False
+    ).stdout
+    return [int(pid) for pid in out.split()]
+
+
+def initialize(http: httpx.Client, url: str) -> dict[str, str]:
+    """Start a session with raw HTTP; return the headers for its next requests."""
+    response = http.post(url, headers=HEADERS, json={
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    })  # fmt: skip
+    assert response.status_code == 200, response.text
+    headers = {**HEADERS, "Mcp-Session-Id": response.headers["mcp-session-id"], "MCP-Protocol-Version": VERSION}
+    http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return headers
+
+
+def call(http: httpx.Client, url: str, headers: dict[str, str], name: str, **arguments: t.Any) -> httpx.Response:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return http.post(url, headers=headers, json=message)
+
+
+def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:
+    event: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            event[name] = value.strip()
+
+
+# -- (a) many sessions across workers ----------------------------------------------------
+
+
+def test_fifty_sessions_across_four_workers(serve: t.Any, redis_url: str) -> None:
+    server = serve(
+        "tests._apps.backchannel:app", "gevent", workers=4, env=redis_env(redis_url), extra_args=ACCESS
+    )
+    done: list[int] = []
+
+    async def session(i: int) -> None:
+        seen: list[float] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            seen.append(value)
+
+        async with client(server.url) as c:
+            assert text_of(await c.call_tool("add", {"a": i, "b": 1000})) == f'{{"result": {i + 1000}}}'
+            assert text_of(await c.call_tool("sample", {"prompt": f"hello {i}"})) == f"model said: HELLO {i}"
+            assert text_of(await c.call_tool("ask", {})) == "accept:Ada"
+            result = await c.call_tool("polled", {"steps": 6}, progress_callback=progress)
+            assert text_of(result) == "finished 6"
+            assert seen == [1, 2, 3, 4, 5, 6]
+            assert text_of(await c.call_tool("sample", {"prompt": f"bye {i}"})) == f"model said: BYE {i}"
+        done.append(i)
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for i in range(50):
+                    group.start_soon(session, i)
+
+    started = time.monotonic()
+    anyio.run(main)
+    elapsed = time.monotonic() - started
+    assert sorted(done) == list(range(50))
+    served = collections.Counter(
+        line.split()[0] for line in server.log().splitlines() if re.match(r"<\d+> POST 20", line)
+    )
+    print(f"50 sessions in {elapsed:.1f}s; POSTs per worker: {dict(served)}")
+    assert len(served) == 4, served  # every worker took part
+    assert "Traceback" not in server.log(), server.log_tail(60)
+
+
+# -- (b) SIGKILL --------------------------------------------------------------------------
+
+
+def test_sigkilled_worker_loses_only_its_running_request(serve: t.Any, redis_url: str) -> None:
+    env = {**redis_env(redis_url, worker_timeout=2), "FLASK_MCP_SSE_RETRY_MS": "200"}
+    server = serve("tests._apps.backchannel:app", "gevent", workers=4, env=env)
+    prefix = env["FLASK_MCP_BACKEND"].split("prefix=")[1].split("&")[0]
+    progress: dict[int, list[str]] = collections.defaultdict(list)
+    killed = threading.Event()
+
+    def official_sessions() -> None:
+        async def one(i: int) -> None:
+            async with client(server.url) as c:
+                assert text_of(await c.call_tool("sample", {"prompt": f"p{i}"})) == f"model said: P{i}"
+                progress[i].append("before")
+                while not killed.is_set():
+                    await anyio.sleep(0.05)
+                assert text_of(await c.call_tool("sample", {"prompt": f"q{i}"})) == f"model said: Q{i}"
+                assert text_of(await c.call_tool("ask", {})) == "accept:Ada"
+                progress[i].append("after")
+
+        async def main() -> None:
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as group:
+                    for i in range(8):
+                        group.start_soon(one, i)
+
+        anyio.run(main)
+
+    thread = threading.Thread(target=official_sessions, daemon=True)
+    thread.start()
+    import redis
+
+    store = redis.Redis.from_url(redis_url)
+    with httpx.Client(timeout=30) as http:
+        headers = initialize(http, server.url)
+        session_id = headers["Mcp-Session-Id"]
+        deadline = time.monotonic() + 30
+        while len(progress) < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(progress) == 8, dict(progress)
+
+        # A request that streams progress, then works for a minute on some worker.
+        message = {
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "slow_chatty", "arguments": {"seconds": 60}, "_meta": {"progressToken": "p"}},
+        }  # fmt: skip
+        last_id = None
+        with http.stream("POST", server.url, headers=headers, json=message) as response:
+            lines = response.iter_lines()
+            for event in sse_events(lines):
+                last_id = event.get("id", last_id)
+                if event.get("data"):
+                    break
+            # The worker running it holds the session's busy count: b:HOST:PID:RANDOM.
+            leases = [f.decode() for f in store.hkeys(f"{prefix}s:{session_id}") if f.startswith(b"b:")]
+            assert len(leases) == 1, leases
+            victim = int(leases[0].split(":")[-2])
+            assert victim in worker_pids(server.process.pid)
+            os.kill(victim, signal.SIGKILL)
+            killed_at = time.monotonic()
+            with pytest.raises(httpx.HTTPError):
+                for _ in lines:
+                    pass
+        killed.set()
+
+        # The resumed stream lives on: another worker serves it until the dead
+        # worker's silence ends it (worker_timeout), without a response.
+        assert last_id is not None
+        with http.stream("GET", server.url, headers={**headers, "Last-Event-ID": last_id}) as response:
+            assert response.status_code == 200
+            data = [e["data"] for e in sse_events(response.iter_lines()) if e.get("data")]
+        ended_after = time.monotonic() - killed_at
+        assert data == [] and ended_after < 10, (data, ended_after)
+
+        # The session itself, and every other session, keep working.
+        response = call(http, server.url, headers, "add", a=2, b=3)
+        assert response.status_code == 200 and '"result":5' in response.text, response.text
+    store.close()
+    thread.join(60)
+    assert all(steps == ["before", "after"] for steps in progress.values()), dict(progress)
+    assert len(worker_pids(server.process.pid)) == 4  # gunicorn replaced the dead worker
+    print(f"SIGKILL: the interrupted stream ended {ended_after:.1f}s after the kill; 9 sessions went on")
+
+
+# -- (c) Redis outage ---------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def private_redis(port: int) -> t.Iterator[subprocess.Popen[bytes]]:
+    import redis
+
+    exe = shutil.which("redis-server")
+    if exe is None:
+        skip_or_fail("needs redis-server to stop and restart a private Redis")
+    process = subprocess.Popen(
+        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    probe = redis.Redis(port=port, socket_connect_timeout=0.5)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                probe.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    pytest.fail(f"redis-server did not start on port {port}")
+                time.sleep(0.05)
+        yield process
+    finally:
+        probe.close()
+        if process.poll() is None:
+            process.terminate()
+            process.wait(10)
+
+
+def test_redis_outage_gives_quick_503_and_recovers(serve: t.Any) -> None:
+    port = free_port()
+    with contextlib.ExitStack() as stack:
+        redis_server = stack.enter_context(private_redis(port))
+        env = {"FLASK_MCP_BACKEND": f"redis://127.0.0.1:{port}/0"}
+        server = serve("tests._apps.backchannel:app", "gevent", workers=4, env=env)
+        http = stack.enter_context(httpx.Client(timeout=30))
+        sessions = [initialize(http, server.url) for _ in range(4)]
+        for headers in sessions:
+            assert call(http, server.url, headers, "add", a=1, b=1).status_code == 200
+
+        ended: list[float] = []
+
+        def general_stream() -> None:
+            with contextlib.suppress(httpx.HTTPError), http.stream(
+                "GET", server.url, headers=sessions[0]
+            ) as response:
+                for _ in response.iter_bytes():
+                    pass
+            ended.append(time.monotonic())
+
+        reader = threading.Thread(target=general_stream, daemon=True)
+        reader.start()
+        time.sleep(0.3)
+        redis_server.terminate()
+        redis_server.wait(10)
+        stopped = time.monotonic()
+
+        slowest = 0.0
+        for headers in sessions:
+            for send in (
+                lambda h=headers: call(http, server.url, h, "add", a=1, b=2),
+                lambda h=headers: http.get(server.url, headers=h),
+                lambda: http.post(server.url, headers=HEADERS, json={
+                    "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+                }),  # fmt: skip
+            ):
+                started = time.monotonic()
+                response = send()
+                slowest = max(slowest, time.monotonic() - started)
+                assert response.status_code == 503, response.text
+                assert response.headers["content-type"].startswith("application/json")
+                error = response.json()["error"]
+                assert error["code"] == -32603 and "unreachable" in error["message"]
+        assert slowest < 2, slowest
+        reader.join(5)
+        assert ended and ended[0] - stopped < 5  # the open GET stream closed, no hang
+        assert server.alive()
+
+        with private_redis(port):  # the same port, empty: old sessions are gone
+            recovered = time.monotonic()
+            headers = initialize(http, server.url)
+            for _ in range(8):  # land on every worker
+                assert call(http, server.url, headers, "add", a=2, b=2).status_code == 200
+            again = time.monotonic() - recovered
+            assert call(http, server.url, sessions[1], "add", a=1, b=1).status_code == 404
+        log = server.log()
+        assert "Traceback" not in log, server.log_tail(80)
+        print(f"outage: slowest 503 in {slowest * 1000:.0f} ms; working again {again:.2f}s after restart")
+
+
+# -- (d) conformance ------------------------------------------------------------------------
+
+
+@pytest.mark.conformance
+def test_conformance_on_four_workers(serve: t.Any, redis_url: str, conformance: t.Any) -> None:
+    server = serve("examples.everything:app", "gevent", workers=4, env=redis_env(redis_url))
+    for args, kwargs in (
+        (("--suite", "all"), {}),
+        (("--suite", "all", "--spec-version", VERSION), {"next": True}),
+    ):
+        result = conformance(server.url, *args, timeout=300, **kwargs)
+        found = TOTAL.findall(result.stdout)
+        assert found, result.stdout[-3000:]
+        passed, failed = (int(n) for n in found[-1])
+        print(f"{'next ' if kwargs else ''}{' '.join(args)}: {passed} passed, {failed} failed")
+        assert failed == 0 and result.returncode == 0, result.stdout[-4000:]
+        assert passed >= 46

@@ -1,0 +1,240 @@
+"""The 2026-07-28 revision end to end: the official ``mcp`` client and the conformance suite.
+
+This module also serves its own app to gunicorn (``tests.test_e2e_stateless:app``): one tool
+elicits and then samples, so on 2026-07-28 it takes two multi-round-trip rounds, and the very
+same tool runs unchanged for a 2025-11-25 client.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import tempfile
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP, Context
+
+pytestmark = pytest.mark.e2e
+
+mcp = MCP(name="stateless-e2e", version="1.0.0")
+DATES = {"type": "object", "properties": {"dates": {"type": "string"}}, "required": ["dates"]}
+
+
+@mcp.tool()
+def plan_trip(city: str, ctx: Context) -> str:
+    """Ask the user for travel dates, then the model for a tip.
+
+    On 2026-07-28 the first call ends with an elicitation request, the retry with
+    a sampling request, and the third call completes.
+    """
+    dates = ctx.elicit(f"When do you travel to {city}?", DATES)
+    tip = ctx.create_message(
+        [{"role": "user", "content": {"type": "text", "text": f"A tip for {city}?"}}], max_tokens=50
+    )
+    return f"{city} on {dates['content']['dates']}: {tip['content']['text']}"
+
+
+@mcp.tool()
+def change_tools() -> str:
+    """Tell listeners that the tool list changed."""
+    mcp.notify_list_changed("tools")
+    return "notified"
+
+
+CANCELLED = {"count": 0}
+
+
+@mcp.tool()
+def hold(ctx: Context) -> str:
+    """Run until the client goes away (a killed greenlet on gevent, a flag on threads)."""
+    try:
+        while not ctx.cancelled:
+            time.sleep(0.05)
+    finally:
+        if ctx.cancelled:
+            CANCELLED["count"] += 1
+    return "cancelled"
+
+
+@mcp.tool()
+def cancelled_count() -> int:
+    """How many hold calls were cancelled."""
+    return CANCELLED["count"]
+
+
+app = Flask(__name__)
+app.config.update(SECRET_KEY="e2e-stateless-secret")
+app.config.from_prefixed_env()
+mcp.init_app(app)
+
+
+# -- the official client ---------------------------------------------------------------
+
+
+@pytest.fixture(params=["gevent", "gthread"], scope="module")
+def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
+    from conftest import start_server
+
+    with start_server("tests.test_e2e_stateless:app", request.param, threads=8) as srv:
+        yield srv
+
+
+def run_client(url: str, mode: str) -> tuple[str, list[str]]:
+    """Call plan_trip with the official client; return its text and the callbacks made."""
+    import anyio
+    import mcp_types as types
+    from mcp import Client
+
+    asked: list[str] = []
+
+    async def elicitation(context: t.Any, params: t.Any) -> types.ElicitResult:
+        asked.append("elicitation")
+        return types.ElicitResult(action="accept", content={"dates": "May 3-7"})
+
+    async def sampling(context: t.Any, params: t.Any) -> types.CreateMessageResult:
+        asked.append("sampling")
+        text = types.TextContent(type="text", text="Take the night train.")
+        return types.CreateMessageResult(role="assistant", content=text, model="test-model")
+
+    async def main() -> str:
+        async with Client(
+            url, mode=mode, elicitation_callback=elicitation, sampling_callback=sampling
+        ) as client:
+            result = await client.call_tool("plan_trip", {"city": "Vienna"})
+            block = result.content[0]
+            assert isinstance(block, types.TextContent) and not result.is_error
+            return block.text
+
+    return anyio.run(main), asked
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "auto", "legacy"])
+def test_official_client_elicits_and_samples(server: t.Any, mode: str) -> None:
+    text, asked = run_client(server.url, mode)
+    assert text == "Vienna on May 3-7: Take the night train."
+    assert asked == ["elicitation", "sampling"]
+
+
+def test_official_client_listens(server: t.Any) -> None:
+    import anyio
+    from mcp import Client
+    from mcp.client.subscriptions import ToolsListChanged
+
+    async def main() -> t.Any:
+        client = Client(server.url, mode="2026-07-28")
+        async with client, client.listen(tools_list_changed=True) as subscription:
+            assert subscription.honored.tools_list_changed
+            await client.call_tool("change_tools", {})
+            with anyio.fail_after(5):
+                return await subscription.__anext__()
+
+    assert isinstance(anyio.run(main), ToolsListChanged)
+
+
+def raw_post(server: t.Any, method: str, params: dict[str, t.Any]) -> http.client.HTTPConnection:
+    """Send a 2026-07-28 request on a raw connection and return it, response unread."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    headers = {
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method,
+    }  # fmt: skip
+    if "name" in params:
+        headers["Mcp-Name"] = params["name"]
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("POST", "/mcp", json.dumps(body), headers)
+    return conn
+
+
+def test_dropped_listen_streams_free_their_worker(server: t.Any) -> None:
+    # gthread --threads 8 holds 7 streams: 5 leaked ones would make the next round a 503.
+    time.sleep(1.5)  # streams of earlier tests are noticed gone within a second
+    for _ in range(2):
+        conns = [raw_post(server, "subscriptions/listen", {"notifications": {}}) for _ in range(5)]
+        for conn in conns:
+            response = conn.getresponse()
+            assert response.status == 200
+            assert b"notifications/subscriptions/acknowledged" in response.read1(65536)
+            conn.close()
+        time.sleep(2.5)
+
+
+def test_client_going_away_cancels_the_request(server: t.Any) -> None:
+    def count() -> int:
+        conn = raw_post(server, "tools/call", {"name": "cancelled_count", "arguments": {}})
+        answer = json.loads(conn.getresponse().read())
+        conn.close()
+        return int(answer["result"]["structuredContent"]["result"])
+
+    before = count()
+    conn = raw_post(server, "tools/call", {"name": "hold", "arguments": {}})
+    time.sleep(0.5)
+    conn.close()
+    deadline = time.monotonic() + 5
+    while count() == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert count() == before + 1
+
+
+# -- the conformance suite's 2026-07-28 leg ----------------------------------------------
+
+TOTAL = re.compile(r"^Total: (\d+) passed, (\d+) failed", re.MULTILINE)
+#: What the in-memory backend cannot do across processes: its pub/sub reaches the
+#: listen streams of one worker only, so these SHOULD-level checks may warn with -w 4.
+CROSS_WORKER_FANOUT = {
+    "sep-2575-server-sends-tools-list-changed-on-subscription",
+    "sep-2575-server-sends-prompts-list-changed-on-subscription",
+}
+
+
+def run_2026_leg(conformance: t.Any, url: str) -> tuple[int, int, dict[str, list[str]]]:
+    """Run ``--suite all --spec-version 2026-07-28``; return passed, failed, checks by status."""
+    with tempfile.TemporaryDirectory(prefix="conformance-2026-") as out:
+        result = conformance(
+            url, "--suite", "all", "--spec-version", "2026-07-28", "-o", out, next=True, timeout=300
+        )
+        found = TOTAL.findall(result.stdout)
+        assert found, f"no summary in the suite's output:\n{result.stdout[-3000:]}{result.stderr}"
+        passed, failed = (int(n) for n in found[-1])
+        by_status: dict[str, list[str]] = {}
+        for path in Path(out).glob("*/checks.json"):
+            for check in json.loads(path.read_text()):
+                by_status.setdefault(check["status"], []).append(check["id"])
+    print(
+        f"alpha 2026-07-28 --suite all: {passed} passed, {failed} failed, "
+        f"{len(by_status.get('WARNING', []))} warnings {by_status.get('WARNING', [])}"
+    )
+    assert failed == 0 and result.returncode == 0, result.stdout[-4000:]
+    assert not by_status.get("FAILURE"), by_status["FAILURE"]
+    return passed, failed, by_status
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_conformance_2026(worker: str, conformance: t.Any) -> None:
+    from conftest import start_server
+
+    with start_server("examples.everything:app", worker, threads=8) as srv:
+        passed, _, by_status = run_2026_leg(conformance, srv.url)
+    assert passed >= 152
+    assert not by_status.get("WARNING"), by_status["WARNING"]
+
+
+@pytest.mark.conformance
+def test_conformance_2026_four_gevent_workers(conformance: t.Any) -> None:
+    """Nothing of a 2026-07-28 request lives in one worker's memory: MRTR state is sealed."""
+    from conftest import start_server
+
+    with start_server("examples.everything:app", "gevent", workers=4) as srv:
+        passed, _, by_status = run_2026_leg(conformance, srv.url)
+    assert passed >= 150
+    assert set(by_status.get("WARNING", [])) <= CROSS_WORKER_FANOUT

@@ -1,0 +1,518 @@
+"""The stateless 2026-07-28 wire: validation order, discovery, results, headers, streams, listen."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import typing as t
+
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP, Context
+from flask_mcp.testing import MCPTestClient
+
+V = "2026-07-28"
+CAPS = {"sampling": {}, "elicitation": {}, "roots": {}}
+
+
+def meta(caps: dict[str, t.Any] | None = None, **extra: t.Any) -> dict[str, t.Any]:
+    """The ``_meta`` of a 2026-07-28 request."""
+    return {
+        "io.modelcontextprotocol/protocolVersion": V,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": CAPS if caps is None else caps,
+        **extra,
+    }
+
+
+class Wire:
+    """Sends raw 2026-07-28 POSTs through Flask's test client with correct headers."""
+
+    def __init__(self, app: Flask) -> None:
+        self.client = app.test_client()
+        self.ids = iter(range(1, 1_000_000))
+
+    def headers(self, method: str, params: dict[str, t.Any]) -> dict[str, str]:
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": V,
+            "Mcp-Method": method,
+        }
+        name = params.get("uri") if method == "resources/read" else params.get("name")
+        if method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+            headers["Mcp-Name"] = name
+        return headers
+
+    def post(
+        self,
+        method: str,
+        params: dict[str, t.Any] | None = None,
+        *,
+        caps: dict[str, t.Any] | None = None,
+        headers: dict[str, str | None] | None = None,
+        raw_params: bool = False,
+        request_id: t.Any = None,
+        buffered: bool = True,
+        **extra_meta: t.Any,
+    ) -> t.Any:
+        """POST one request; ``headers`` values of ``None`` remove a header."""
+        body_params = dict(params or {})
+        if not raw_params:
+            body_params["_meta"] = meta(caps, **extra_meta)
+        sent = self.headers(method, body_params)
+        for key, value in (headers or {}).items():
+            sent = {k: v for k, v in sent.items() if k.lower() != key.lower()}
+            if value is not None:
+                sent[key] = value
+        message = {"jsonrpc": "2.0", "id": request_id or next(self.ids), "method": method}
+        message["params"] = body_params
+        return self.client.post(
+            "/mcp", data=json.dumps(message), content_type="application/json", headers=sent,
+            buffered=buffered,
+        )  # fmt: skip
+
+    def call(self, method: str, params: dict[str, t.Any] | None = None, **kwargs: t.Any) -> t.Any:
+        """POST and return ``(status, final message, notifications)``."""
+        response = self.post(method, params, **kwargs)
+        messages = parse(response)
+        return response.status_code, messages[-1], messages[:-1]
+
+
+def parse(response: t.Any) -> list[dict[str, t.Any]]:
+    """Every JSON-RPC message of a JSON or SSE response body."""
+    body = response.get_data(as_text=True)
+    if response.mimetype == "application/json":
+        return [json.loads(body)]
+    assert response.mimetype == "text/event-stream"
+    messages = []
+    for line in body.splitlines():
+        assert not line.startswith("id:"), "2026-07-28 streams are not resumable: no event ids"
+        if line.startswith("data: "):
+            messages.append(json.loads(line[6:]))
+    return messages
+
+
+@pytest.fixture
+def server() -> MCP:
+    mcp = MCP(name="stateless", version="2.0.0", instructions="Use the tools.")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @mcp.tool()
+    def hello() -> str:
+        """Say hello."""
+        return "hello"
+
+    @mcp.tool()
+    def chatty(ctx: Context) -> str:
+        """Log at two levels and report progress."""
+        ctx.progress(1, 2)
+        ctx.log("info", "working")
+        ctx.log("error", "oops")
+        return "done"
+
+    @mcp.tool(headers={"region": "Region"})
+    def regional(region: str, count: int = 1) -> str:
+        """Take a region mirrored into Mcp-Param-Region."""
+        return f"{region}x{count}"
+
+    @mcp.tool()
+    def sample(ctx: Context) -> str:
+        """Sample once."""
+        result = ctx.create_message(
+            [{"role": "user", "content": {"type": "text", "text": "hi"}}], 5
+        )
+        return str(result["content"]["text"])
+
+    @mcp.resource("test://a", mime_type="text/plain")
+    def resource_a() -> str:
+        """Resource A."""
+        return "A"
+
+    @mcp.resource("test://b", mime_type="text/plain", ttl_ms=5000, cache_scope="public")
+    def resource_b() -> str:
+        """Resource B, cacheable for everyone."""
+        return "B"
+
+    @mcp.prompt()
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hello {name}"
+
+    return mcp
+
+
+def make_app(mcp: MCP, **config: t.Any) -> Flask:
+    app = Flask("stateless_test")
+    app.config.update(
+        {"TESTING": True, "SECRET_KEY": "test-secret", "MCP_MAX_STREAMS": 100, **config}
+    )
+    mcp.init_app(app)
+    return app
+
+
+@pytest.fixture
+def wire(server: MCP) -> Wire:
+    return Wire(make_app(server))
+
+
+# -- discovery and results ---------------------------------------------------------
+
+
+def test_discover(wire: Wire) -> None:
+    status, message, _ = wire.call("server/discover", request_id="d-1")
+    assert status == 200 and message["id"] == "d-1"
+    result = message["result"]
+    assert result["supportedVersions"] == [V]
+    assert result["resultType"] == "complete"
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {
+        "name": "stateless",
+        "version": "2.0.0",
+    }
+    assert "serverInfo" not in result
+    assert result["instructions"] == "Use the tools."
+    caps = result["capabilities"]
+    assert caps["tools"] == {"listChanged": True} and "logging" in caps and "prompts" in caps
+    assert caps["resources"] == {"subscribe": True, "listChanged": True}
+    assert (result["ttlMs"], result["cacheScope"]) == (0, "private")
+
+
+def test_client_info_is_optional(wire: Wire) -> None:
+    body = meta()
+    del body["io.modelcontextprotocol/clientInfo"]
+    status, message, _ = wire.call("server/discover", {"_meta": body}, raw_params=True)
+    assert status == 200 and "result" in message
+
+
+def test_lists_are_cacheable_and_ordered(wire: Wire) -> None:
+    for method, key in (
+        ("tools/list", "tools"), ("prompts/list", "prompts"), ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ):  # fmt: skip
+        _, message, _ = wire.call(method)
+        result = message["result"]
+        assert key in result and result["resultType"] == "complete"
+        assert (result["ttlMs"], result["cacheScope"]) == (0, "private")
+    names = [tool["name"] for tool in wire.call("tools/list")[1]["result"]["tools"]]
+    assert names == ["add", "hello", "chatty", "regional", "sample"]
+
+
+def test_cache_settings_and_per_resource_override(server: MCP) -> None:
+    wire = Wire(make_app(server, MCP_CACHE_TTL_MS=300_000, MCP_CACHE_SCOPE="public"))
+    result = wire.call("tools/list")[1]["result"]
+    assert (result["ttlMs"], result["cacheScope"]) == (300_000, "public")
+    a = wire.call("resources/read", {"uri": "test://a"})[1]["result"]
+    b = wire.call("resources/read", {"uri": "test://b"})[1]["result"]
+    assert (a["ttlMs"], a["cacheScope"]) == (0, "private")
+    assert (b["ttlMs"], b["cacheScope"]) == (5000, "public")
+    assert a["contents"][0]["text"] == "A"
+
+
+def test_cache_options_are_checked() -> None:
+    mcp = MCP(name="x", version="1")
+    with pytest.raises(ValueError, match="cache_scope"):
+        mcp.add_resource(lambda: "", "test://x", cache_scope="shared")
+    with pytest.raises(ValueError, match="ttl_ms"):
+        mcp.add_resource(lambda: "", "test://x", ttl_ms=-1)
+
+
+def test_tool_call_without_arguments(wire: Wire) -> None:
+    _, message, _ = wire.call("tools/call", {"name": "hello"})
+    result = message["result"]
+    assert result["content"] == [{"type": "text", "text": "hello"}]
+    assert result["resultType"] == "complete" and "ttlMs" not in result
+
+
+def test_resource_not_found_is_invalid_params(wire: Wire) -> None:
+    uri = "test://nonexistent"
+    _, message, _ = wire.call("resources/read", {"uri": uri})
+    assert message["error"]["code"] == -32602 and message["error"]["data"] == {"uri": uri}
+
+
+def test_completion_and_prompts(wire: Wire) -> None:
+    _, message, _ = wire.call("prompts/get", {"name": "greet", "arguments": {"name": "Ada"}})
+    assert message["result"]["messages"][0]["content"]["text"] == "Hello Ada"
+    assert message["result"]["resultType"] == "complete"
+
+
+# -- validation order ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}},
+        {"_meta": {"io.modelcontextprotocol/protocolVersion": V}},
+        {"_meta": {**meta(), "io.modelcontextprotocol/clientInfo": "me"}},
+    ],
+)
+def test_invalid_meta(wire: Wire, params: dict[str, t.Any]) -> None:
+    status, message, _ = wire.call("server/discover", params, raw_params=True, request_id=101)
+    assert status == 400 and message["id"] == 101 and message["error"]["code"] == -32602
+
+
+def test_version_header_must_match_meta(wire: Wire) -> None:
+    body = {"_meta": {**meta(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}}
+    status, message, _ = wire.call("server/discover", body, raw_params=True, request_id=302)
+    assert status == 400 and message["error"]["code"] == -32020 and message["id"] == 302
+    status, message, _ = wire.call("tools/list", headers={"MCP-Protocol-Version": None})
+    assert status == 400 and message["error"]["code"] == -32020
+
+
+def test_unsupported_version(wire: Wire) -> None:
+    body = {"_meta": {**meta(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}}
+    status, message, _ = wire.call(
+        "server/discover", body, raw_params=True, headers={"MCP-Protocol-Version": "v999.0.0"}
+    )
+    assert status == 400
+    assert message["error"]["code"] == -32022
+    assert message["error"]["data"] == {"supported": [V], "requested": "v999.0.0"}
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code"),
+    [
+        ({"Mcp-Method": None}, 400, -32020),
+        ({"Mcp-Method": "prompts/list"}, 400, -32020),
+        ({"Mcp-Method": "TOOLS/LIST"}, 400, -32020),
+        ({"Mcp-Method": None, "mcp-method": "tools/list"}, 200, None),
+        ({"Mcp-Method": None, "MCP-METHOD": "tools/list"}, 200, None),
+    ],
+)
+def test_method_header(
+    wire: Wire, headers: dict[str, t.Any], status: int, code: int | None
+) -> None:
+    got, message, _ = wire.call("tools/list", headers=headers)
+    assert got == status
+    assert (message.get("error") or {}).get("code") == code
+
+
+def test_name_header(wire: Wire) -> None:
+    params = {"name": "hello", "arguments": {}}
+    assert wire.call("tools/call", params, headers={"Mcp-Name": "bye"})[0] == 400
+    assert wire.call("tools/call", params, headers={"Mcp-Name": None})[0] == 400
+    assert wire.call("tools/call", params, headers={"Mcp-Name": "  hello  "})[0] == 200
+    assert wire.call("tools/call", params, headers={"Mcp-Name": "=?base64?aGVsbG8=?="})[0] == 200
+    status, message, _ = wire.call("resources/read", {"uri": "test://a"}, headers={"Mcp-Name": "x"})
+    assert status == 400 and message["error"]["code"] == -32020
+
+
+@pytest.mark.parametrize(
+    "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method"]
+)
+def test_removed_and_unknown_methods(wire: Wire, method: str) -> None:
+    status, message, _ = wire.call(method, {"uri": "test://a"}, request_id=500)
+    assert status == 404 and message["id"] == 500 and message["error"]["code"] == -32601
+
+
+def test_headers_are_checked_before_the_method(wire: Wire) -> None:
+    status, message, _ = wire.call("unknown/method", headers={"Mcp-Method": "other"})
+    assert status == 400 and message["error"]["code"] == -32020
+
+
+def test_method_of_an_undeclared_capability() -> None:
+    mcp = MCP(name="tools-only", version="1")
+    mcp.tool(name="x")(lambda: "x")
+    wire = Wire(make_app(mcp))
+    assert wire.call("prompts/list")[0] == 404
+    assert "prompts" not in wire.call("server/discover")[1]["result"]["capabilities"]
+
+
+def test_invalid_log_level(wire: Wire) -> None:
+    key = "io.modelcontextprotocol/logLevel"
+    status, message, _ = wire.call("tools/list", **{key: "loud"})  # type: ignore[arg-type]
+    assert status == 400 and message["error"]["code"] == -32602
+
+
+def test_notifications_responses_and_batches(wire: Wire) -> None:
+    headers = {"MCP-Protocol-Version": V, "Accept": "application/json, text/event-stream"}
+
+    def send(body: t.Any) -> t.Any:
+        return wire.client.post(
+            "/mcp", data=json.dumps(body), content_type="application/json", headers=headers
+        )
+
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    response = send(note)
+    assert response.status_code == 202 and response.get_data() == b""
+    response = send({"jsonrpc": "2.0", "id": 7, "result": {}})
+    assert response.status_code == 400 and response.get_json()["error"]["code"] == -32600
+    response = send(
+        [{"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": meta()}}]
+    )
+    assert response.status_code == 400 and response.get_json()["error"]["code"] == -32600
+    assert "Mcp-Session-Id" not in response.headers
+
+
+# -- x-mcp-header ---------------------------------------------------------------------
+
+
+def test_custom_header_is_published_and_checked(wire: Wire) -> None:
+    tools = {tool["name"]: tool for tool in wire.call("tools/list")[1]["result"]["tools"]}
+    assert tools["regional"]["inputSchema"]["properties"]["region"]["x-mcp-header"] == "Region"
+    params = {"name": "regional", "arguments": {"region": "eu"}}
+    status, message, _ = wire.call("tools/call", params, headers={"Mcp-Param-Region": "eu"})
+    assert status == 200 and message["result"]["content"][0]["text"] == "eux1"
+    status, message, _ = wire.call("tools/call", params)
+    assert status == 400 and message["error"]["code"] == -32020
+    status, message, _ = wire.call("tools/call", params, headers={"Mcp-Param-Region": "us"})
+    assert status == 400 and message["error"]["code"] == -32020
+    encoded = {"Mcp-Param-Region": "=?base64?ZXU=?="}
+    assert wire.call("tools/call", params, headers=encoded)[0] == 200
+
+
+def test_invalid_header_annotations_are_refused() -> None:
+    mcp = MCP(name="x", version="1")
+    bad = {"type": "object", "properties": {"tags": {"type": "array", "x-mcp-header": "Tags"}}}
+    with pytest.raises(ValueError, match="cannot be registered"):
+        mcp.tool(input_schema=bad)(lambda arguments: "")
+    with pytest.raises(ValueError, match="not a property"):
+        mcp.tool(headers={"nope": "Nope"})(lambda region: region)
+    with pytest.raises(ValueError, match="duplicates"):
+
+        @mcp.tool(headers={"a": "Same", "b": "same"})
+        def twice(a: str, b: str) -> str:
+            return a + b
+
+    assert not mcp.registry.tools
+
+
+# -- streams, logging, capabilities ------------------------------------------------------
+
+
+def test_no_log_messages_without_log_level(wire: Wire) -> None:
+    response = wire.post("tools/call", {"name": "chatty"})
+    assert response.mimetype == "application/json"
+    assert response.get_json()["result"]["content"][0]["text"] == "done"
+
+
+def test_log_level_and_progress_stream(wire: Wire) -> None:
+    extra = {"io.modelcontextprotocol/logLevel": "error", "progressToken": "tok"}
+    response = wire.post("tools/call", {"name": "chatty"}, **extra)
+    assert response.mimetype == "text/event-stream"
+    assert response.headers["X-Accel-Buffering"] == "no"
+    *notes, final = parse(response)
+    assert [n["method"] for n in notes] == ["notifications/progress", "notifications/message"]
+    assert notes[0]["params"]["progressToken"] == "tok"
+    assert notes[1]["params"]["level"] == "error"
+    assert final["result"]["resultType"] == "complete"
+
+
+def test_missing_client_capability(wire: Wire) -> None:
+    status, message, _ = wire.call("tools/call", {"name": "sample"}, caps={}, request_id=401)
+    assert status == 400 and message["id"] == 401
+    assert message["error"]["code"] == -32021
+    assert message["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+
+
+def test_request_timeout(server: MCP) -> None:
+    @server.tool()
+    def slow(ctx: Context) -> str:
+        """Sleep past the timeout."""
+        for _ in range(40):
+            time.sleep(0.05)
+            ctx.check_cancelled()
+        return "late"
+
+    wire = Wire(make_app(server, MCP_REQUEST_TIMEOUT=0.3))
+    _, message, _ = wire.call("tools/call", {"name": "slow"})
+    assert (
+        message["result"]["isError"] is True
+        and "timed out" in message["result"]["content"][0]["text"]
+    )
+
+
+def test_closing_the_stream_cancels_the_request(server: MCP) -> None:
+    seen = threading.Event()
+
+    @server.tool()
+    def forever(ctx: Context) -> str:
+        """Report progress until cancelled."""
+        ctx.progress(0)
+        while not ctx.cancelled:
+            time.sleep(0.02)
+        seen.set()
+        return "cancelled"
+
+    wire = Wire(make_app(server))
+    response = wire.post("tools/call", {"name": "forever"}, buffered=False, progressToken=1)
+    chunks = iter(response.response)
+    assert b"notifications/progress" in next(chunks)
+    response.close()
+    assert seen.wait(5)
+
+
+def test_handshake_era_is_unchanged(server: MCP) -> None:
+    with MCPTestClient(make_app(server)) as client:
+        assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
+        assert "resultType" not in client.call_tool("hello")
+        with pytest.raises(Exception, match="-32601"):
+            client.request("server/discover", {})
+        result = client.call_tool("sample")
+        assert result["isError"] is True  # no sampling capability: a tool error, as before
+
+
+# -- subscriptions/listen ----------------------------------------------------------------
+
+
+def _frames(chunks: t.Iterator[bytes], count: int) -> list[dict[str, t.Any]]:
+    found: list[dict[str, t.Any]] = []
+    for chunk in chunks:
+        for line in chunk.decode().splitlines():
+            if line.startswith("data: "):
+                found.append(json.loads(line[6:]))
+        if len(found) >= count:
+            return found
+    raise AssertionError("the stream ended early")
+
+
+def test_listen(server: MCP) -> None:
+    app = make_app(server)
+    wire = Wire(app)
+    wanted = {
+        "toolsListChanged": True, "promptsListChanged": False,
+        "resourceSubscriptions": ["test://a"], "taskIds": ["t1"],
+    }  # fmt: skip
+    response = wire.post(
+        "subscriptions/listen", {"notifications": wanted}, buffered=False, request_id=42
+    )
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    chunks = iter(response.response)
+    (ack,) = _frames(chunks, 1)
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 42
+    assert ack["params"]["notifications"] == {
+        "toolsListChanged": True, "resourceSubscriptions": ["test://a"]
+    }  # fmt: skip
+    server.notify_list_changed("prompts", app=app)  # not asked for
+    server.notify_resource_updated("test://b", app=app)  # not subscribed
+    server.notify_resource_updated("test://a", app=app)
+    server.add_tool(lambda: "new", name="new_tool")
+    updated, changed = _frames(chunks, 2)
+    assert updated["method"] == "notifications/resources/updated"
+    assert updated["params"] == {
+        "uri": "test://a", "_meta": {"io.modelcontextprotocol/subscriptionId": 42}
+    }  # fmt: skip
+    assert changed["method"] == "notifications/tools/list_changed"
+    assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 42
+    response.close()
+    assert not app.extensions["mcp"].state(app).backend._channels  # unsubscribed
+
+
+def test_listen_ends_gracefully_and_checks_its_filter(server: MCP) -> None:
+    wire = Wire(make_app(server, MCP_SSE_MAX_STREAM_SECONDS=0.2))
+    response = wire.post("subscriptions/listen", {"notifications": {}}, request_id="s")
+    ack, end = parse(response)
+    assert ack["params"]["notifications"] == {}
+    tag = {"io.modelcontextprotocol/subscriptionId": "s"}
+    assert end == {"jsonrpc": "2.0", "id": "s", "result": {"resultType": "complete", "_meta": tag}}
+    status, message, _ = wire.call(
+        "subscriptions/listen", {"notifications": {"toolsListChanged": 1}}
+    )
+    assert status == 400 and message["error"]["code"] == -32602
