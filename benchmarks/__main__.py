@@ -43,8 +43,9 @@ def parse(argv: t.Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, dest="memory_calls", help="calls of the memory-flatness run")
     parser.add_argument("--only", action="append", help="run only targets whose label contains this "
                         "(repeatable), e.g. --only flask_mcp/gevent --only floor/gevent")
-    parser.add_argument("--proto", help="directory holding a patched flask_mcp package, measured side by "
-                        "side as flask_mcp-proto")
+    parser.add_argument("--proto", action="append", help="directory holding a patched copy of the "
+                        "flask_mcp package, measured side by side as flask_mcp-<directory name> "
+                        "(repeatable; profile uses the first)")
     parser.add_argument("--no-2026", action="store_true", help="leave out the 2026-07-28 targets")
     parser.add_argument("--server-core", help="CPU list for the servers (default 0)")
     parser.add_argument("--client-core", help="CPU list for wrk and the Python clients (default 1)")
@@ -72,7 +73,7 @@ def main(argv: t.Sequence[str] | None = None) -> int:
         "full" if args.full else "quick",
         seconds=args.seconds, warmup=args.warmup, rounds=args.rounds, concurrency=args.concurrency,
         streams=args.streams, heartbeat=args.heartbeat, memory_calls=args.memory_calls,
-        proto=args.proto, only=tuple(args.only or ()), json_path=args.json_path,
+        proto=tuple(args.proto or ()), only=tuple(args.only or ()), json_path=args.json_path,
         server_core=args.server_core, client_core=args.client_core,
     )
     if args.no_pin:

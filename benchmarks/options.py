@@ -22,8 +22,9 @@ class Options:
     :param streams: idle GET streams held open by the stream-capacity benchmark.
     :param heartbeat: ``FLASK_MCP_SSE_HEARTBEAT`` of the stream-capacity benchmark.
     :param memory_calls: calls of the memory-flatness run.
-    :param proto: a directory holding a patched ``flask_mcp`` package, measured
-        side by side with the repository's as ``flask_mcp-proto``.
+    :param proto: directories holding patched copies of the ``flask_mcp``
+        package, each measured side by side with the repository's as
+        ``flask_mcp-<directory name>``.
     :param only: run only targets whose label contains one of these.
     :param json_path: where to write every figure as JSON.
     """
@@ -38,7 +39,7 @@ class Options:
     streams: int = 1000
     heartbeat: float = 2.0
     memory_calls: int = 100_000
-    proto: str | None = None
+    proto: tuple[str, ...] = ()
     only: tuple[str, ...] = ()
     json_path: str | None = None
 
@@ -55,6 +56,10 @@ class Options:
         if (os.cpu_count() or 1) < 2 or shutil.which("taskset") is None:
             base.server_core = base.client_core = None
         return base
+
+    def proto_labels(self) -> list[tuple[str, str]]:
+        """Return ``(label, directory)`` of each patched copy: ``flask_mcp-<directory name>``."""
+        return [(f"flask_mcp-{os.path.basename(os.path.normpath(d))}", d) for d in self.proto]
 
     def wanted(self, label: str) -> bool:
         """Tell whether ``--only`` keeps the target ``label``."""

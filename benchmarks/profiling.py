@@ -173,7 +173,7 @@ def run(options: Options, seconds: float = 20.0, raw_path: str = "/tmp/flask_mcp
         backend: str | None = None) -> dict[str, t.Any]:
     """Profile a gevent server under wrk at c=16; print and return the tables.
 
-    :param target: ``flask_mcp`` (with ``--proto``: the patched copy) or ``floor``.
+    :param target: ``flask_mcp`` (with ``--proto``: the first patched copy) or ``floor``.
     :param backend: ``FLASK_MCP_BACKEND`` of the profiled Flask-MCP server.
     """
     executable = py_spy()
@@ -185,7 +185,7 @@ def run(options: Options, seconds: float = 20.0, raw_path: str = "/tmp/flask_mcp
         spec = floor("gevent")
     else:
         spec = flask_mcp("gevent", {"FLASK_MCP_BACKEND": backend} if backend else None,
-                         pythonpath=(options.proto,) if options.proto else ())
+                         pythonpath=options.proto[:1])
     with Server(spec, options.server_core) as server:
         server.wait_ready()
         item = prepare(Target(spec.name, spec.name, era), server, wrk.ADD, CONNECTIONS)

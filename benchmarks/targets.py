@@ -57,15 +57,15 @@ def sdk(mode: str) -> ServerSpec:
 def throughput_matrix(options: Options, with_2026: bool = True) -> tuple[list[ServerSpec], list[Target]]:
     """Return the servers and targets of the ``tools/call`` throughput benchmark."""
     specs = [flask_mcp("gevent"), flask_mcp("gthread"), floor("gevent"), floor("gthread")]
-    if options.proto:
-        specs.append(flask_mcp("gevent", name="flask_mcp-proto/gevent", pythonpath=(options.proto,)))
+    for label, directory in options.proto_labels():
+        specs.append(flask_mcp("gevent", name=f"{label}/gevent", pythonpath=(directory,)))
     if sdk_available():
         specs += [sdk("default"), sdk("json"), sdk("stateless-json")]
     targets = [Target(spec.name, spec.name) for spec in specs]
     if with_2026:
         targets.append(Target("flask_mcp/gevent@2026", "flask_mcp/gevent", "2026"))
-        if options.proto:
-            targets.append(Target("flask_mcp-proto/gevent@2026", "flask_mcp-proto/gevent", "2026"))
+        for label, _ in options.proto_labels():
+            targets.append(Target(f"{label}/gevent@2026", f"{label}/gevent", "2026"))
         if sdk_available():
             targets.append(Target("sdk/stateless-json@2026", "sdk/stateless-json", "2026"))
     targets = [target for target in targets if options.wanted(target.label)]

@@ -28,10 +28,16 @@ RATIOS = (
     ("flask_mcp/gevent", "sdk/stateless-json"),
     ("flask_mcp/gevent@2026", "floor/gevent"),
     ("flask_mcp/gevent@2026", "sdk/stateless-json@2026"),
-    ("flask_mcp-proto/gevent", "flask_mcp/gevent"),
-    ("flask_mcp-proto/gevent", "floor/gevent"),
-    ("flask_mcp-proto/gevent@2026", "flask_mcp/gevent@2026"),
 )
+
+
+def proto_ratios(options: Options) -> tuple[tuple[str, str], ...]:
+    """Return the ratio rows of the patched copies: each vs the repository's and vs the floor."""
+    rows: list[tuple[str, str]] = []
+    for label, _ in options.proto_labels():
+        rows += [(f"{label}/gevent", "flask_mcp/gevent"), (f"{label}/gevent", "floor/gevent"),
+                 (f"{label}/gevent@2026", "flask_mcp/gevent@2026")]
+    return tuple(rows)
 
 
 def median_run(runs: list[wrk.WrkResult]) -> wrk.WrkResult:
@@ -89,11 +95,11 @@ def results_table(
     return report.table(("target", "c", "req/s", "p50 ms", "p99 ms", "errors", "peak RSS MB"), rows)
 
 
-def ratio_rows(results: dict[tuple[str, int], wrk.WrkResult],
-               concurrency: t.Sequence[int]) -> list[tuple[str, ...]]:
-    """Return the req/s ratios (and the p99 ratio) of :data:`RATIOS` that were measured."""
+def ratio_rows(results: dict[tuple[str, int], wrk.WrkResult], concurrency: t.Sequence[int],
+               pairs: t.Sequence[tuple[str, str]] = RATIOS) -> list[tuple[str, ...]]:
+    """Return the req/s ratios (and the p99 ratio) of ``pairs`` that were measured."""
     rows = []
-    for top, bottom in RATIOS:
+    for top, bottom in pairs:
         cells = []
         for connections in concurrency:
             a, b = results.get((top, connections)), results.get((bottom, connections))
@@ -161,7 +167,7 @@ def run(options: Options, with_2026: bool = True) -> dict[str, t.Any]:
         print()
         print(results_table(prepared, results, options.concurrency))
         print()
-        ratios = ratio_rows(results, options.concurrency)
+        ratios = ratio_rows(results, options.concurrency, RATIOS + proto_ratios(options))
         print(report.table(("ratio (req/s)", *[f"c={c}" for c in options.concurrency],
                             f"p99 ratio c={options.concurrency[-1]}"), ratios))
         found = verdicts(results)

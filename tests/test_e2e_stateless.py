@@ -185,6 +185,26 @@ def test_client_going_away_cancels_the_request(server: t.Any) -> None:
     assert count() == before + 1
 
 
+@pytest.mark.redis
+def test_listen_hears_changes_made_in_any_worker(redis_url: str) -> None:
+    from conftest import start_server
+
+    env = {"FLASK_MCP_BACKEND": redis_url}
+    with start_server("tests.test_e2e_stateless:app", "gevent", workers=4, env=env) as srv:
+        wanted = {"notifications": {"toolsListChanged": True}}
+        listen = raw_post(srv, "subscriptions/listen", wanted)
+        stream = listen.getresponse()
+        assert b"acknowledged" in stream.read1(65536)
+        for _ in range(8):  # new connections: gunicorn spreads them over the workers
+            conn = raw_post(srv, "tools/call", {"name": "change_tools", "arguments": {}})
+            assert conn.getresponse().read()
+            conn.close()
+        received = b""
+        while received.count(b"notifications/tools/list_changed") < 8:
+            received += stream.read1(65536)
+        listen.close()
+
+
 # -- the conformance suite's 2026-07-28 leg ----------------------------------------------
 
 TOTAL = re.compile(r"^Total: (\d+) passed, (\d+) failed", re.MULTILINE)
