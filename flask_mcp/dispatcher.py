@@ -234,7 +234,8 @@ class Dispatcher:
         return self.mcp.filter_listing("resources", self._page("resources", call, "resources"), call)
 
     def resource_templates_list(self, call: Call) -> dict[str, t.Any]:
-        return self._page("resourceTemplates", call, "resourceTemplates")
+        page = self._page("resourceTemplates", call, "resourceTemplates")
+        return self.mcp.filter_listing("resourceTemplates", page, call)
 
     def resolve_resource(self, uri: str, call: Call) -> tuple[t.Any, dict[str, t.Any]]:
         """Return the resource or template serving ``uri`` and its variables."""
@@ -290,7 +291,8 @@ class Dispatcher:
 
     def _subscription_uri(self, call: Call) -> str:
         uri = _require_str(call.params, "uri")
-        self.resolve_resource(uri, call)
+        record, _ = self.resolve_resource(uri, call)
+        self.mcp.authorize(record.scopes, call)
         return uri
 
     def resources_subscribe(self, call: Call) -> dict[str, t.Any]:
@@ -388,6 +390,10 @@ class Dispatcher:
         )
         if handler is None:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        owner = (
+            self.registry.prompts.get(target) if key == "prompt" else self.registry.templates.get(target)
+        )
+        self.mcp.authorize(owner.scopes if owner is not None else (), call)
         fn, context_param = handler
         try:
             found = self.call_user(fn, call, context_param, (arg_name, value, context_args))

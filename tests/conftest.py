@@ -547,3 +547,35 @@ def app(mcp_server: t.Any) -> t.Any:
 def client(app: t.Any) -> t.Any:
     """A :class:`flask_mcp.testing.MCPTestClient`-free raw Flask test client."""
     return app.test_client()
+
+
+@dataclass
+class SuiteResult:
+    """The outcome of one conformance run: the suite's totals and every check by status."""
+
+    passed: int
+    failed: int
+    returncode: int
+    by_status: dict[str, list[str]]
+    output: str
+
+    def warnings(self) -> list[str]:
+        return self.by_status.get("WARNING", [])
+
+
+def run_suite(conformance: ConformanceRunner, url: str, *args: str, next: bool = False) -> SuiteResult:
+    """Run a conformance suite with ``-o`` and read its ``checks.json`` files (warnings included)."""
+    import json
+    import re
+
+    with tempfile.TemporaryDirectory(prefix="conformance-") as out:
+        result = conformance(url, *args, "-o", out, next=next, timeout=300)
+        found = re.findall(r"^Total: (\d+) passed, (\d+) failed", result.stdout, re.MULTILINE)
+        assert found, f"no summary in the suite's output:\n{result.stdout[-3000:]}{result.stderr}"
+        by_status: dict[str, list[str]] = {}
+        for path in Path(out).glob("*/checks.json"):
+            for check in json.loads(path.read_text()):
+                by_status.setdefault(check["status"], []).append(check["id"])
+    passed, failed = (int(n) for n in found[-1])
+    print(f"{' '.join(args)}: {passed} passed, {failed} failed, warnings {by_status.get('WARNING', [])}")
+    return SuiteResult(passed, failed, result.returncode, by_status, result.stdout)

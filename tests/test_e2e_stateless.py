@@ -10,10 +10,8 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import tempfile
 import time
 import typing as t
-from pathlib import Path
 
 import pytest
 from flask import Flask
@@ -218,24 +216,12 @@ CROSS_WORKER_FANOUT = {
 
 def run_2026_leg(conformance: t.Any, url: str) -> tuple[int, int, dict[str, list[str]]]:
     """Run ``--suite all --spec-version 2026-07-28``; return passed, failed, checks by status."""
-    with tempfile.TemporaryDirectory(prefix="conformance-2026-") as out:
-        result = conformance(
-            url, "--suite", "all", "--spec-version", "2026-07-28", "-o", out, next=True, timeout=300
-        )
-        found = TOTAL.findall(result.stdout)
-        assert found, f"no summary in the suite's output:\n{result.stdout[-3000:]}{result.stderr}"
-        passed, failed = (int(n) for n in found[-1])
-        by_status: dict[str, list[str]] = {}
-        for path in Path(out).glob("*/checks.json"):
-            for check in json.loads(path.read_text()):
-                by_status.setdefault(check["status"], []).append(check["id"])
-    print(
-        f"alpha 2026-07-28 --suite all: {passed} passed, {failed} failed, "
-        f"{len(by_status.get('WARNING', []))} warnings {by_status.get('WARNING', [])}"
-    )
-    assert failed == 0 and result.returncode == 0, result.stdout[-4000:]
-    assert not by_status.get("FAILURE"), by_status["FAILURE"]
-    return passed, failed, by_status
+    from conftest import run_suite
+
+    result = run_suite(conformance, url, "--suite", "all", "--spec-version", "2026-07-28", next=True)
+    assert result.failed == 0 and result.returncode == 0, result.output[-4000:]
+    assert not result.by_status.get("FAILURE"), result.by_status["FAILURE"]
+    return result.passed, result.failed, result.by_status
 
 
 @pytest.mark.conformance
