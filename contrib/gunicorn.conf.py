@@ -3,9 +3,10 @@
     gunicorn -c contrib/gunicorn.conf.py examples.everything:app
 
 Environment:
-    BIND             address to listen on (default 127.0.0.1:$PORT, PORT default 8000)
-    WEB_CONCURRENCY  number of worker processes (default 1, see below)
-    MCP_BACKEND      "redis" when sessions are kept in Redis (required for more than one worker)
+    BIND               address to listen on (default 127.0.0.1:$PORT, PORT default 8000)
+    WEB_CONCURRENCY    number of worker processes (default 1, see below)
+    FLASK_MCP_BACKEND  redis://host:6379/0 to keep sessions in Redis (required for more than one
+                       worker); the app reads it as MCP_BACKEND with app.config.from_prefixed_env()
 """
 
 import os
@@ -22,13 +23,17 @@ preload_app = False
 
 # Workers. With the in-memory backend an MCP session (its state, its open streams) lives in ONE
 # process, and a request routed to another worker would not find it: use exactly 1 worker.
-# With MCP_BACKEND=redis sessions are shared, so any worker (or any server behind a load
-# balancer) can serve any request; then use e.g. 2 x CPU cores (WEB_CONCURRENCY).
+# With FLASK_MCP_BACKEND=redis://... sessions are shared, so any worker (or any server behind a
+# load balancer) can serve any request; then use e.g. 2 x CPU cores (WEB_CONCURRENCY). The app
+# must load the variable: app.config.from_prefixed_env() turns FLASK_MCP_BACKEND into MCP_BACKEND
+# (or set app.config["MCP_BACKEND"] in code, in which case this check cannot see it).
 workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
-if workers > 1 and os.environ.get("MCP_BACKEND", "memory").lower() != "redis":
+backend = os.environ.get("FLASK_MCP_BACKEND", "memory://").strip().lower()
+if workers > 1 and not backend.startswith(("redis://", "rediss://", "unix://")):
     print(
-        f"gunicorn.conf.py: WARNING: {workers} workers without MCP_BACKEND=redis; sessions in "
-        "memory are not shared between workers, so requests will fail with 'session not found'",
+        f"gunicorn.conf.py: WARNING: {workers} workers without FLASK_MCP_BACKEND=redis://...; "
+        "sessions in memory are not shared between workers, so requests will fail with "
+        "'session not found'",
         file=sys.stderr,
     )
 

@@ -151,7 +151,7 @@ class MCPHTTPError(HTTPException):
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
-        self.code = status  # type: ignore[assignment]
+        self.code = status
         self.rpc_code = code
         self.request_id = request_id
         self.data = data

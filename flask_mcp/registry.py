@@ -237,7 +237,8 @@ class Registry:
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, ResourceTemplate] = {}
         self.prompts: dict[str, Prompt] = {}
-        self.completions: dict[tuple[str, str], Handler] = {}
+        #: (kind, target, argument or "") -> (function, name of its Context parameter)
+        self.completions: dict[tuple[str, str, str], tuple[Handler, str | None]] = {}
         self._lock = threading.Lock()
         self._cache: dict[str, list[dict[str, t.Any]]] = {}
         self.listeners: list[t.Callable[[str], None]] = []
@@ -291,14 +292,18 @@ class Registry:
             self.prompts[prompt.name] = prompt
         self._changed("prompts")
 
-    def remove(self, kind: Kind, key: str) -> bool:
-        """Remove a tool, resource, template or prompt; tell whether it existed."""
-        table: dict[str, t.Any] = {
+    def _table(self, kind: str) -> dict[str, t.Any]:
+        tables: dict[str, dict[str, t.Any]] = {
             "tools": self.tools,
             "resources": self.resources,
             "resourceTemplates": self.templates,
             "prompts": self.prompts,
-        }[kind]
+        }
+        return tables[kind]
+
+    def remove(self, kind: Kind, key: str) -> bool:
+        """Remove a tool, resource, template or prompt; tell whether it existed."""
+        table = self._table(kind)
         with self._lock:
             found = table.pop(key, None) is not None
         if found:
@@ -309,12 +314,7 @@ class Registry:
         """Return the cached list of descriptions for ``kind``."""
         cached = self._cache.get(kind)
         if cached is None:
-            table: dict[str, t.Any] = {
-                "tools": self.tools,
-                "resources": self.resources,
-                "resourceTemplates": self.templates,
-                "prompts": self.prompts,
-            }[kind]
+            table = self._table(kind)
             cached = self._cache[kind] = [item.describe() for item in list(table.values())]
         return cached
 

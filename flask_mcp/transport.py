@@ -107,7 +107,7 @@ class Transport:
                     "repeat the Mcp-Session-Id it returns on every request.",
                 )
             return None
-        record = state.backend.get_session(session_id.strip())
+        record = state.backend.get_session(session_id.strip(), touch=True)  # traffic: one round trip
         if record is not None and record.principal != _principal(auth):
             record = None  # bound to another caller: indistinguishable from a missing session
         if record is None:
@@ -161,7 +161,6 @@ class Transport:
         assert record is not None
         if kind == jsonrpc.REQUEST:
             return self._request(state, record, message, auth)
-        state.backend.touch_session(record.id)
         if kind == jsonrpc.NOTIFICATION:
             self._notification(state, record, message)
         else:
@@ -189,7 +188,6 @@ class Transport:
                 self._client_response(state, record, message)
             else:
                 answers.append(self.execute(state, record, message, None, auth))
-        state.backend.touch_session(record.id)
         return json_response(answers) if answers else Response(status=202)
 
     def _initialize(self, state: AppState, message: dict[str, t.Any], auth: t.Any) -> Response:
@@ -318,7 +316,6 @@ class Transport:
     ) -> Response:
         method = message["method"]
         if method not in self.mcp.dispatcher.user_methods:
-            state.backend.touch_session(record.id)
             return json_response(self.execute(state, record, message, None, auth))
         settings = state.settings
         outbox = StreamOutbox(state.backend, record.id, new_stream_id())
@@ -502,7 +499,6 @@ class Transport:
                 "--threads, or run gunicorn with -k gevent.",
                 headers={"Retry-After": "2"},
             )
-        state.backend.touch_session(record.id)
         outbox = StreamOutbox(state.backend, record.id, stream_id)
         general = stream_id == GENERAL_STREAM
         if after is None:

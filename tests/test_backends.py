@@ -74,9 +74,9 @@ def new_session(backend: Backend, session_id: str = "s1", limit: int = 100) -> s
 
 def listening(backend: Backend) -> None:
     """Wait until a Redis backend's pub/sub listener runs (no-op in memory)."""
-    ensure = getattr(backend, "_ensure_listener", None)
-    if ensure is not None:
-        assert ensure(5.0)
+    listener = getattr(backend, "_listener", None)
+    if listener is not None:
+        assert listener.ensure(5.0)
 
 
 def in_thread(fn: t.Callable[[], t.Any]) -> tuple[threading.Thread, list[t.Any]]:
@@ -140,6 +140,12 @@ def test_touch_counts_running_requests(workers: Pair) -> None:
     assert a.get_session(sid).busy == 0  # type: ignore[union-attr]
     a.touch_session(sid, +1)
     assert b.get_session(sid).busy == 1  # type: ignore[union-attr]
+    seen = a.get_session(sid).last_seen  # type: ignore[union-attr]
+    time.sleep(0.01)
+    record = b.get_session(sid, touch=True)  # traffic and the record in one step
+    assert record is not None and record.busy == 1
+    assert a.get_session(sid).last_seen > seen  # type: ignore[union-attr]
+    assert b.get_session("nope", touch=True) is None
 
 
 def test_session_limit_holds_across_workers(workers: Pair) -> None:
@@ -190,7 +196,9 @@ def test_concurrent_reapers_end_each_session_once(workers: Pair) -> None:
         new_session(a, f"s{i}")
         a.update_session(f"s{i}", last_seen=time.time() - 100)
     found: list[tuple[str, str]] = []
-    threads = [threading.Thread(target=lambda w=w: found.extend(w.reap(10, None))) for w in (a, b) * 2]
+    threads = [
+        threading.Thread(target=lambda w=w: found.extend(w.reap(10, None))) for w in (a, b) * 2
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -462,11 +470,29 @@ def test_lost_redis_raises_backend_unavailable_fast() -> None:
     backend.close()
 
 
+@pytest.fixture
+def redis_pair(redis_url: str) -> t.Iterator[tuple[t.Any, t.Any]]:
+    """Two ``RedisBackend`` workers on a fresh prefix; their keys are deleted afterwards."""
+    import redis
+
+    from flask_mcp.backends.redis import RedisBackend
+
+    prefix = f"test-{uuid.uuid4().hex[:10]}:"
+    pair = [RedisBackend.from_url(f"{redis_url}?prefix={prefix}") for _ in range(2)]
+    yield pair[0], pair[1]
+    for backend in pair:
+        backend.close()
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(f"{prefix}*", count=1000):
+        client.delete(key)
+    client.close()
+
+
 @pytest.mark.redis
-def test_streams_of_a_dead_worker_end_and_its_requests_stop_counting(workers: Pair) -> None:
-    a, b = workers()
-    if isinstance(a, MemoryBackend):
-        pytest.skip("one process")
+def test_streams_of_a_dead_worker_end_and_its_requests_stop_counting(
+    redis_pair: tuple[t.Any, t.Any],
+) -> None:
+    a, b = redis_pair
     sid = new_session(a)
     a.open_stream(sid, "running")
     a.touch_session(sid, +1)
@@ -509,3 +535,35 @@ def test_keys_expire_with_the_session_limits(redis_url: str) -> None:
         for key in client.scan_iter(f"{prefix}*"):
             client.delete(key)
         client.close()
+
+
+@pytest.mark.redis
+def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_url: str) -> None:
+    import redis
+
+    from flask_mcp.backends.redis import RedisBackend
+
+    prefix = f"test-{uuid.uuid4().hex[:10]}:"
+    raw = redis.Redis.from_url(redis_url, decode_responses=True, protocol=3)
+    backend = RedisBackend(client=raw, prefix=prefix)
+    try:
+        sid = new_session(backend)
+        assert backend.get_session(sid, touch=True).client_info == {"name": "c", "version": "1"}  # type: ignore[union-attr]
+        token = backend.attach(sid, "r")
+        backend.append(sid, "r", MESSAGE, {"x": "\u00e9t\u00e9"})
+        backend.append(sid, "r", END)
+        assert [(e.kind, e.message) for e in backend.read(sid, "r", 0, token, 1).events] == [
+            (MESSAGE, {"x": "\u00e9t\u00e9"}),
+            (END, None),
+        ]
+        backend.expect_response(sid, 1)
+        assert backend.deliver_response(sid, 1, {"id": 1, "result": {}})
+        assert backend.wait_response(sid, 1, 1) == {"id": 1, "result": {}}
+        assert backend.session_ids() == [sid]
+        assert backend.reap(1, None) == []
+    finally:
+        backend.close()
+        cleanup = redis.Redis.from_url(redis_url)
+        for key in cleanup.scan_iter(f"{prefix}*"):
+            cleanup.delete(key)
+        cleanup.close()

@@ -36,7 +36,8 @@ def from_setting(
             from .redis import RedisBackend  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:
             raise ValueError(
-                f"MCP_BACKEND={url!r} needs the Redis backend: pip install 'Flask-MCP[redis]' ({exc})."
+                f"MCP_BACKEND={url!r} needs the Redis backend: "
+                f"pip install 'Flask-MCP[redis]' ({exc})."
             ) from None
         return t.cast(
             Backend,

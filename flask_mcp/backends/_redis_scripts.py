@@ -10,7 +10,7 @@ as ``A[1]``, ``A[2]``... Keys are built inside the scripts from the prefix
                    reader token, ``c:ST`` cursor, ``w:ST`` the worker that owns it
 ``P o:SID``        list: the stream id of every retained message, oldest first
 ``P x:SID:ST``     stream: the events of a stream, entry id ``0-SEQ``, fields ``k``, ``m``
-``P z:SID:ST``     stream: wake-up signals for readers (attach, drop), entry id ``TOKEN-0``
+``P z:SID:ST``     stream: wake-up signals for readers (attach, detach, drop), id ``TOKEN-0``
 ``P e:SID:RID``    string: a server-to-client request awaits its answer (1) or got it (2)
 ``P a:SID:RID``    list: the client's answer
 ``P seen``/``P born``  sorted sets: session ids by last traffic / by creation time
@@ -57,9 +57,9 @@ local function ttl(sid, now)
 end
 local function expire(k, secs) if secs > 0 then redis.call('EXPIRE', k, math.ceil(secs)) end end
 local function keep_alive(sid, secs)
-  for _, k in ipairs({key('s', sid), key('m', sid), key('o', sid), key('x', sid, 'g'), key('z', sid, 'g')}) do
-    expire(k, secs)
-  end
+  for _, k in ipairs({key('s', sid), key('m', sid), key('o', sid)}) do expire(k, secs) end
+  expire(key('x', sid, 'g'), secs)
+  expire(key('z', sid, 'g'), secs)
 end
 
 local function token()
@@ -151,6 +151,22 @@ local function delete_session(sid)
   return existed
 end
 
+-- Record traffic on a session and change this worker's count of its running requests.
+local function touch(sid, delta)
+  local s = key('s', sid)
+  if not exists(sid) then return false end
+  local now = clock()
+  redis.call('HSET', s, 'last_seen', fmt(now))
+  if delta ~= 0 then
+    local f = 'b:' .. ME
+    if redis.call('HINCRBY', s, f, delta) <= 0 then redis.call('HDEL', s, f) end
+    redis.call('ZADD', P .. 'workers', fmt(now), ME)
+  end
+  redis.call('ZADD', P .. 'seen', fmt(now), sid)
+  keep_alive(sid, ttl(sid, now))
+  return true
+end
+
 -- True if a live worker runs a request of the session; forgets the counts of dead workers.
 local function busy(sid, now)
   local s, live = key('s', sid), false
@@ -171,7 +187,8 @@ end
 -- End the running request streams of workers whose heartbeat stopped.
 local function sweep(now)
   local ended = 0
-  local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', '(' .. fmt(now - DEAD), 'LIMIT', 0, 10)
+  local since = '(' .. fmt(now - DEAD)
+  local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', since, 'LIMIT', 0, 10)
   for _, w in ipairs(dead) do
     redis.call('ZREM', P .. 'workers', w)
     for _, member in ipairs(redis.call('SMEMBERS', P .. 'ws:' .. w)) do
@@ -209,19 +226,12 @@ keep_alive(sid, ttl(sid, now))
 return 1
 """,
     "touch": r"""
-local sid, delta = A[1], tonumber(A[2])
-local s = key('s', sid)
-if not exists(sid) then return 0 end
-local now = clock()
-redis.call('HSET', s, 'last_seen', fmt(now))
-if delta ~= 0 then
-  local f = 'b:' .. ME
-  if redis.call('HINCRBY', s, f, delta) <= 0 then redis.call('HDEL', s, f) end
-  redis.call('ZADD', P .. 'workers', fmt(now), ME)
-end
-redis.call('ZADD', P .. 'seen', fmt(now), sid)
-keep_alive(sid, ttl(sid, now))
-return 1
+if touch(A[1], tonumber(A[2])) then return 1 end
+return 0
+""",
+    "load": r"""
+if not touch(A[1], 0) then return {} end
+return redis.call('HGETALL', key('s', A[1]))
 """,
     "update": r"""
 local sid = A[1]
@@ -279,12 +289,11 @@ local function consider(sids, fallback)
     end
   end
 end
-if LIFE > 0 then
-  consider(redis.call('ZRANGEBYSCORE', P .. 'born', '-inf', '(' .. fmt(now - LIFE), 'LIMIT', 0, batch), 'lifetime')
+local function older(index, limit)
+  return redis.call('ZRANGEBYSCORE', P .. index, '-inf', '(' .. fmt(now - limit), 'LIMIT', 0, batch)
 end
-if IDLE > 0 then
-  consider(redis.call('ZRANGEBYSCORE', P .. 'seen', '-inf', '(' .. fmt(now - IDLE), 'LIMIT', 0, batch), 'idle')
-end
+if LIFE > 0 then consider(older('born', LIFE), 'lifetime') end
+if IDLE > 0 then consider(older('seen', IDLE), 'idle') end
 return out
 """,
     "beat": r"""
@@ -320,7 +329,10 @@ return tok
 """,
     "detach": r"""
 local m = key('m', A[1])
-if redis.call('HGET', m, 'r:' .. A[2]) == A[3] then redis.call('HDEL', m, 'r:' .. A[2]) end
+if redis.call('HGET', m, 'r:' .. A[2]) == A[3] then
+  redis.call('HDEL', m, 'r:' .. A[2])
+  signal(A[1], A[2], 60)
+end
 return 1
 """,
     "check": r"""

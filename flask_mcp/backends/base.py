@@ -104,8 +104,12 @@ class Backend(abc.ABC):
         """Store a new session unless ``limit`` sessions exist; tell whether it was stored."""
 
     @abc.abstractmethod
-    def get_session(self, session_id: str) -> SessionRecord | None:
-        """Return a session's record, or ``None`` if it does not exist."""
+    def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
+        """Return a session's record, or ``None`` if it does not exist.
+
+        With ``touch``, also record traffic on it, as :meth:`touch_session`
+        does, in the same step.
+        """
 
     @abc.abstractmethod
     def update_session(self, session_id: str, **changes: t.Any) -> None:

@@ -89,9 +89,13 @@ class MemoryBackend(Backend):
             self._sessions[record.id] = _Session(record)
         return True
 
-    def get_session(self, session_id: str) -> SessionRecord | None:
+    def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
         session = self._sessions.get(session_id)
-        return None if session is None else session.record
+        if session is None:
+            return None
+        if touch:
+            self.touch_session(session_id)
+        return session.record
 
     def update_session(self, session_id: str, **changes: t.Any) -> None:
         session = self._sessions.get(session_id)

@@ -19,7 +19,6 @@ import contextlib
 import json
 import logging
 import os
-import queue
 import secrets
 import socket
 import threading
@@ -35,6 +34,10 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ..errors import BackendUnavailable
+from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
+from ._redis_listener import Listener
+from ._redis_listener import Subscription
+from ._redis_listener import text as _text
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
 from .base import Backend
@@ -43,44 +46,19 @@ from .base import ReadResult
 from .base import SessionRecord
 
 logger = logging.getLogger("flask_mcp")
-_UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 _FIX = (
     "Start Redis there, or point MCP_BACKEND (environment: FLASK_MCP_BACKEND) at a running "
     "Redis 6.2 or later, for example redis://127.0.0.1:6379/0."
 )
+#: Connections per pool and process: redis-py 8 caps a pool at 100 by default, fewer
+#: than a gevent worker's concurrent requests and open streams.
+MAX_CONNECTIONS = 50_000
 #: Record fields computed by Redis rather than stored from the record.
 _COMPUTED = ("created", "last_seen", "busy")
 
 
-def _text(value: t.Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _dumps(value: t.Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-class _RedisSubscription:
-    """A subscriber in this process; the process's listener fills its queue."""
-
-    def __init__(self, owner: RedisBackend, channel: str) -> None:
-        self.owner = owner
-        self.channel = channel
-        self.queue: queue.Queue[dict[str, t.Any]] = queue.Queue(maxsize=10_000)
-
-    def get(self, timeout: float) -> dict[str, t.Any] | None:
-        try:
-            return self.queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def close(self) -> None:
-        with self.owner._lock:
-            subscribers = self.owner._channels.get(self.channel)
-            if subscribers is not None:
-                subscribers.discard(self)
-                if not subscribers:
-                    del self.owner._channels[self.channel]
 
 
 class RedisBackend(Backend):
@@ -125,25 +103,35 @@ class RedisBackend(Backend):
         max_lifetime: float | None = None,
     ) -> None:
         if client is None:
-            client = redis.Redis(socket_timeout=5.0, socket_connect_timeout=2.0, retry=_retry())
+            client = redis.Redis(
+                socket_timeout=5.0,
+                socket_connect_timeout=2.0,
+                retry=_retry(),
+                max_connections=MAX_CONNECTIONS,
+            )
         self.client = client
         pool = client.connection_pool
         kwargs = {**pool.connection_kwargs, "socket_timeout": self.block_slice + 5}
+        kwargs.pop("max_connections", None)
+        # Every waiting reader holds a connection of this pool while it blocks.
         self._blocking = redis.Redis(
-            connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **kwargs)
+            connection_pool=redis.ConnectionPool(
+                connection_class=pool.connection_class, max_connections=MAX_CONNECTIONS, **kwargs
+            )
         )
         self.buffer_size = buffer_size
         self.prefix = prefix
         self.idle_timeout = idle_timeout
         self.max_lifetime = max_lifetime
-        self._scripts = {name: client.register_script(LIBRARY + body) for name, body in SCRIPTS.items()}
+        self._scripts = {
+            name: client.register_script(LIBRARY + body) for name, body in SCRIPTS.items()
+        }
+        self._owns_client = False
         self._lock = threading.Lock()
-        self._channels: dict[str, set[_RedisSubscription]] = {}
         self._owed: dict[str, int] = {}
         self._pid = 0
         self._worker = ""
-        self._ready = threading.Event()
-        self._stop = threading.Event()
+        self._listener = Listener(self)
 
     @classmethod
     def from_url(
@@ -173,6 +161,7 @@ class RedisBackend(Backend):
             socket_timeout=5.0,
             socket_connect_timeout=2.0,
             retry=_retry(),
+            max_connections=MAX_CONNECTIONS,
         )
         backend = cls(
             client,
@@ -181,6 +170,7 @@ class RedisBackend(Backend):
             idle_timeout=idle_timeout,
             max_lifetime=max_lifetime,
         )
+        backend._owns_client = True
         if "worker_timeout" in ours:
             backend.worker_timeout = float(ours["worker_timeout"])
         if check:
@@ -203,7 +193,9 @@ class RedisBackend(Backend):
         try:
             version = _text(self.client.info("server").get("redis_version", "0"))
         except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Cannot reach Redis at {self.where} ({exc}). {_FIX}") from None
+            raise BackendUnavailable(
+                f"Cannot reach Redis at {self.where} ({exc}). {_FIX}"
+            ) from None
         if tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) < (6, 2):
             raise BackendUnavailable(
                 f"Redis at {self.where} is version {version}; Flask-MCP needs 6.2 or later."
@@ -251,9 +243,13 @@ class RedisBackend(Backend):
                 fields += [name, _dumps(value)]
         return bool(self._run("create", record.id, limit, *fields))
 
-    def get_session(self, session_id: str) -> SessionRecord | None:
-        with self._errors():
-            raw = self.client.hgetall(f"{self.prefix}s:{session_id}")
+    def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
+        if touch:
+            flat = self._run("load", session_id)
+            raw = dict(zip(flat[::2], flat[1::2], strict=True))
+        else:
+            with self._errors():
+                raw = self.client.hgetall(f"{self.prefix}s:{session_id}")
         if not raw:
             return None
         data: dict[str, t.Any] = {"id": session_id, "busy": 0}
@@ -282,7 +278,7 @@ class RedisBackend(Backend):
 
     def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
         if busy_delta > 0:
-            self._ensure_listener(wait=0)  # beats keep this process's requests alive
+            self._listener.ensure(0)  # beats keep this process's requests alive
         try:
             self._run("touch", session_id, busy_delta)
         except BackendUnavailable:
@@ -291,7 +287,9 @@ class RedisBackend(Backend):
                     self._owed[session_id] = self._owed.get(session_id, 0) + busy_delta
             raise
 
-    def _settle(self) -> None:
+    def beat(self) -> None:
+        """Mark this process alive, end the streams of dead ones, settle unsaved counts."""
+        self._run("beat")
         with self._lock:
             owed, self._owed = self._owed, {}
         for session_id, delta in owed.items():
@@ -312,7 +310,7 @@ class RedisBackend(Backend):
     # -- streams ------------------------------------------------------------
 
     def open_stream(self, session_id: str, stream_id: str) -> None:
-        self._ensure_listener(wait=0)  # beats keep the streams this process opens alive
+        self._listener.ensure(0)  # beats keep the streams this process opens alive
         self._run("open", session_id, stream_id)
 
     def append(
@@ -338,12 +336,22 @@ class RedisBackend(Backend):
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float
     ) -> ReadResult:
+        # One XREAD on the stream and its signal stream: new events come back at
+        # once. Any signal (another reader attached, the stream or the session
+        # went away) and a timeout are settled by the "check" script.
         deadline = time.monotonic() + timeout
-        streams = {
-            self._key("x", session_id, stream_id): f"0-{after}",
-            self._key("z", session_id, stream_id): f"{token}-0",
-        }
+        x, z = self._key("x", session_id, stream_id), self._key("z", session_id, stream_id)
+        streams = {x: f"0-{after}", z: f"{token}-0"}
         while True:
+            block = max(1, int(min(deadline - time.monotonic(), self.block_slice) * 1000))
+            with self._errors():
+                found = _xread_reply(self._blocking.xread(streams, block=block))  # type: ignore[arg-type]
+            if found and list(found) == [x]:
+                return ReadResult([_event(entry_id, fields) for entry_id, fields in found[x]])
+            if not found and time.monotonic() < deadline:
+                continue  # a slice of a long wait ended
+            if found.get(z):
+                streams[z] = _text(found[z][-1][0])  # settled below: wait past it
             reply = self._run("check", session_id, stream_id, after, token)
             status = _text(reply[0])
             if status == "missing":
@@ -354,20 +362,14 @@ class RedisBackend(Backend):
                 return ReadResult(
                     [
                         Event(
-                            int(_text(reply[i]).rpartition("-")[2]),
+                            _seq(reply[i]),
                             _text(reply[i + 1]),
                             json.loads(reply[i + 2]) if reply[i + 2] else None,
                         )
                         for i in range(1, len(reply), 3)
                     ]
                 )
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return ReadResult([])
-            block = max(1, int(min(remaining, self.block_slice) * 1000))
-            with self._errors():
-                woke = self._blocking.xread(streams, count=1, block=block)  # type: ignore[arg-type]
-            if not woke and time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:
                 return ReadResult([])
 
     def first_seq(self, session_id: str, stream_id: str) -> int | None:
@@ -410,7 +412,8 @@ class RedisBackend(Backend):
                 return None
             with self._errors():
                 found = self._blocking.blpop(
-                    [self._key("a", session_id, rid)], timeout=max(0.01, min(remaining, self.block_slice))
+                    [self._key("a", session_id, rid)],
+                    timeout=max(0.01, min(remaining, self.block_slice)),
                 )
             if found is not None:
                 with self._errors():
@@ -437,105 +440,41 @@ class RedisBackend(Backend):
         with self._errors():
             self.client.publish(f"{self.prefix}pub:{channel}", _dumps(message))
 
-    def subscribe(self, channel: str) -> _RedisSubscription:
-        if not self._ensure_listener():
-            raise BackendUnavailable(
-                f"Cannot subscribe to {channel!r}: the pub/sub connection to Redis at "
-                f"{self.where} is down; retry later."
-            )
-        subscription = _RedisSubscription(self, channel)
-        with self._lock:
-            self._channels.setdefault(channel, set()).add(subscription)
-        return subscription
+    def subscribe(self, channel: str) -> Subscription:
+        return self._listener.subscribe(channel)
 
     def close(self) -> None:
         """Stop this process's listener and mark it gone, so its running streams end."""
-        self._stop.set()
+        self._listener.stop()
         with contextlib.suppress(Exception):
             self.client.zadd(f"{self.prefix}workers", {self.worker: 0})
         self._pid = 0
-        self.client.close()
+        if self._owns_client:
+            self.client.close()
         self._blocking.close()
 
-    # -- the listener -------------------------------------------------------
 
-    def _ensure_listener(self, wait: float = 5.0) -> bool:
-        """Start this process's pub/sub listener if needed; tell whether it is subscribed."""
-        worker = self.worker  # a new id after fork
-        with self._lock:
-            if getattr(self, "_listener_of", None) != worker:
-                self._listener_of = worker
-                self._ready = threading.Event()
-                self._stop = threading.Event()
-                thread = threading.Thread(
-                    target=self._listen, args=(self._ready, self._stop), daemon=True,
-                    name="flask-mcp-redis-listener",
-                )  # fmt: skip
-                thread.start()
-            ready = self._ready
-        return ready.wait(wait)
+def _seq(entry_id: t.Any) -> int:
+    return int(_text(entry_id).rpartition("-")[2])
 
-    def _listen(self, ready: threading.Event, stop: threading.Event) -> None:
-        cancel_channel = f"{self.prefix}cancel"
-        pub_prefix = f"{self.prefix}pub:"
-        backoff = 0.1
-        while not stop.is_set():
-            pubsub = self.client.pubsub()
-            try:
-                pubsub.subscribe(cancel_channel)
-                pubsub.psubscribe(pub_prefix + "*")
-                pending, last_beat = 2, 0.0
-                while not stop.is_set():
-                    if time.monotonic() - last_beat >= min(self.heartbeat, self.worker_timeout / 3):
-                        self._run("beat")
-                        self._settle()
-                        last_beat = time.monotonic()
-                    message = pubsub.get_message(timeout=1.0)
-                    if message is None:
-                        continue
-                    kind = message["type"]
-                    if kind in ("subscribe", "psubscribe"):
-                        pending -= 1
-                        if pending == 0:
-                            ready.set()
-                            backoff = 0.1
-                    elif kind == "message":
-                        self._on_cancel(message["data"])
-                    elif kind == "pmessage":
-                        self._on_publish(_text(message["channel"])[len(pub_prefix) :], message["data"])
-            except (*_UNAVAILABLE, BackendUnavailable) as exc:
-                if ready.is_set():
-                    logger.warning("Lost the pub/sub connection to Redis at %s: %s", self.where, exc)
-                ready.clear()
-                stop.wait(backoff)
-                backoff = min(backoff * 2, 2.0)
-            except Exception:
-                logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
-                ready.clear()
-                stop.wait(1.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    pubsub.close()
 
-    def _on_cancel(self, data: t.Any) -> None:
-        callback = getattr(self, "_cancel_callback", None)
-        if callback is None:
-            return
-        try:
-            session_id, request_id = json.loads(data)
-            callback(session_id, request_id)
-        except Exception:
-            logger.exception("Cancelling a request from another worker failed.")
+def _event(entry_id: t.Any, fields: t.Mapping[t.Any, t.Any]) -> Event:
+    values = {_text(k): v for k, v in fields.items()}
+    body = values.get("m")
+    return Event(_seq(entry_id), _text(values["k"]), json.loads(body) if body else None)
 
-    def _on_publish(self, channel: str, data: t.Any) -> None:
-        with self._lock:
-            subscribers = list(self._channels.get(channel, ()))
-        if not subscribers:
-            return
-        message = json.loads(data)
-        for subscriber in subscribers:
-            with contextlib.suppress(queue.Full):
-                subscriber.queue.put_nowait(message)
+
+def _xread_reply(reply: t.Any) -> dict[str, list[t.Any]]:
+    """Return ``{key: [(id, fields), ...]}`` from an XREAD reply (RESP2 or RESP3)."""
+    if not reply:
+        return {}
+    items = reply.items() if isinstance(reply, dict) else reply
+    found: dict[str, list[t.Any]] = {}
+    for key, entries in items:
+        if entries and isinstance(entries[0], list):
+            entries = entries[0]  # RESP3 nests the entries one level deeper
+        found[_text(key)] = list(entries)
+    return found
 
 
 def _retry() -> Retry:

@@ -1,0 +1,184 @@
+"""The Redis backend's per-process listener: pub/sub routing and the liveness beat.
+
+Each process sharing the Redis runs one listener thread (a greenlet under
+gevent) on one pub/sub connection. It receives ``notifications/cancelled``
+from every worker and hands them to the process's cancel callback, fans the
+messages of :meth:`RedisBackend.publish` out to this process's subscribers,
+and beats: it marks the process alive and ends the running streams of
+processes that stopped beating.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import queue
+import threading
+import time
+import typing as t
+
+import redis
+
+from ..errors import BackendUnavailable
+
+if t.TYPE_CHECKING:
+    from .redis import RedisBackend
+
+logger = logging.getLogger("flask_mcp")
+UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+def text(value: t.Any) -> str:
+    """Return a Redis reply as text, whether the client decodes responses or not."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Subscription:
+    """A subscriber in this process; the listener fills its queue."""
+
+    def __init__(self, listener: Listener, channel: str) -> None:
+        self.listener = listener
+        self.channel = channel
+        self.queue: queue.Queue[dict[str, t.Any]] = queue.Queue(maxsize=10_000)
+
+    def get(self, timeout: float) -> dict[str, t.Any] | None:
+        try:
+            return self.queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        with self.listener.lock:
+            subscribers = self.listener.channels.get(self.channel)
+            if subscribers is not None:
+                subscribers.discard(self)
+                if not subscribers:
+                    del self.listener.channels[self.channel]
+
+
+class Listener:
+    """Starts, after any fork, and keeps running this process's listener thread."""
+
+    def __init__(self, backend: RedisBackend) -> None:
+        self.backend = backend
+        self.lock = threading.Lock()
+        self.channels: dict[str, set[Subscription]] = {}
+        self._of = ""
+        self._ready = threading.Event()
+        self._failed = threading.Event()
+        self._stop = threading.Event()
+
+    def ensure(self, wait: float) -> bool:
+        """Start the thread in this process if needed; tell whether it is subscribed.
+
+        Waits up to ``wait`` seconds, less if connecting fails.
+        """
+        worker = self.backend.worker  # a new id after fork
+        with self.lock:
+            if self._of != worker:
+                self._of = worker
+                self._ready, self._failed, self._stop = (threading.Event() for _ in range(3))
+                threading.Thread(
+                    target=self._listen, args=(self._ready, self._failed, self._stop), daemon=True,
+                    name="flask-mcp-redis-listener",
+                ).start()  # fmt: skip
+            ready, failed = self._ready, self._failed
+        deadline = time.monotonic() + wait
+        while not ready.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+            if failed.is_set() or time.monotonic() >= deadline:
+                return False
+        return True
+
+    def subscribe(self, channel: str) -> Subscription:
+        """Register a subscriber of ``channel`` in this process.
+
+        :raises BackendUnavailable: the pub/sub connection is down.
+        """
+        if not self.ensure(5.0):
+            raise BackendUnavailable(
+                f"Cannot subscribe to {channel!r}: the pub/sub connection to Redis at "
+                f"{self.backend.where} is down; retry later."
+            )
+        subscription = Subscription(self, channel)
+        with self.lock:
+            self.channels.setdefault(channel, set()).add(subscription)
+        return subscription
+
+    def stop(self) -> None:
+        """Stop the thread (within a second)."""
+        self._stop.set()
+        self._of = ""
+
+    def _listen(
+        self, ready: threading.Event, failed: threading.Event, stop: threading.Event
+    ) -> None:
+        backend = self.backend
+        cancel_channel = f"{backend.prefix}cancel"
+        pub_prefix = f"{backend.prefix}pub:"
+        backoff = 0.1
+        while not stop.is_set():
+            pubsub = backend.client.pubsub()  # type: ignore[no-untyped-call]
+            try:
+                pubsub.subscribe(cancel_channel)
+                pubsub.psubscribe(pub_prefix + "*")
+                pending, last_beat = 2, 0.0
+                while not stop.is_set():
+                    if time.monotonic() - last_beat >= min(
+                        backend.heartbeat, backend.worker_timeout / 3
+                    ):
+                        backend.beat()
+                        last_beat = time.monotonic()
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        continue
+                    kind = message["type"]
+                    if kind in ("subscribe", "psubscribe"):
+                        pending -= 1
+                        if pending == 0:
+                            failed.clear()
+                            ready.set()
+                            backoff = 0.1
+                    elif kind == "message":
+                        self._on_cancel(message["data"])
+                    elif kind == "pmessage":
+                        self._on_publish(
+                            text(message["channel"])[len(pub_prefix) :], message["data"]
+                        )
+            except (*UNAVAILABLE, BackendUnavailable) as exc:
+                if ready.is_set():
+                    logger.warning(
+                        "Lost the pub/sub connection to Redis at %s: %s", backend.where, exc
+                    )
+                ready.clear()
+                failed.set()
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
+            except Exception:
+                logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
+                ready.clear()
+                failed.set()
+                stop.wait(1.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    pubsub.close()
+
+    def _on_cancel(self, data: t.Any) -> None:
+        callback = getattr(self.backend, "_cancel_callback", None)
+        if callback is None:
+            return
+        try:
+            session_id, request_id = json.loads(data)
+            callback(session_id, request_id)
+        except Exception:
+            logger.exception("Cancelling a request from another worker failed.")
+
+    def _on_publish(self, channel: str, data: t.Any) -> None:
+        with self.lock:
+            subscribers = list(self.channels.get(channel, ()))
+        if not subscribers:
+            return
+        message = json.loads(data)
+        for subscriber in subscribers:
+            with contextlib.suppress(queue.Full):
+                subscriber.queue.put_nowait(message)
