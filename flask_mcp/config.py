@@ -168,7 +168,8 @@ KEYS: tuple[Key, ...] = (
         "MCP_BACKEND",
         "memory://",
         lambda v: v if not isinstance(v, str) else v.strip(),
-        "Shared-state backend: ``memory://`` (one process) or a backend object.",
+        "Shared-state backend: ``memory://`` (one process), ``redis://host:port/db`` "
+        "(``rediss://``, ``unix://``; many workers and machines) or a backend object.",
     ),
     Key("MCP_PAGE_SIZE", 100, _positive_int, "Items per page of every list method."),
     Key(

@@ -298,17 +298,13 @@ class Dispatcher:
     def resources_subscribe(self, call: Call) -> dict[str, t.Any]:
         uri = self._subscription_uri(call)
         if call.session is not None:
-            subscriptions = list(call.session.subscriptions)
-            if uri not in subscriptions:
-                subscriptions.append(uri)
-                self.mcp.backend.update_session(call.session.id, subscriptions=subscriptions)
+            self.mcp.backend.add_subscription(call.session.id, uri)
         return {}
 
     def resources_unsubscribe(self, call: Call) -> dict[str, t.Any]:
         uri = self._subscription_uri(call)
-        if call.session is not None and uri in call.session.subscriptions:
-            subscriptions = [s for s in call.session.subscriptions if s != uri]
-            self.mcp.backend.update_session(call.session.id, subscriptions=subscriptions)
+        if call.session is not None:
+            self.mcp.backend.remove_subscription(call.session.id, uri)
         return {}
 
     # -- prompts -----------------------------------------------------------------

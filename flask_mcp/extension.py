@@ -655,11 +655,14 @@ class MCP:
         return stats
 
     def _on_registry_change(self, kind: str) -> None:
-        if not self._states:
-            return
+        # Only apps that already served a request in this process tell their
+        # clients: a declaration at import time (every worker boots through it)
+        # changes nothing a client has seen.
+        serving = [app for app, state in list(self._states.items()) if state.supervisor is not None]
         family = "resources" if kind == "resourceTemplates" else kind
-        try:
-            self.notify_list_changed(family)
-        except Exception:
-            logger.exception("Could not send notifications/%s/list_changed", family)
+        for app in serving:
+            try:
+                self.notify_list_changed(family, app=app)
+            except Exception:
+                logger.exception("Could not send notifications/%s/list_changed", family)
 
