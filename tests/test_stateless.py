@@ -502,7 +502,7 @@ def test_listen(server: MCP) -> None:
     assert changed["method"] == "notifications/tools/list_changed"
     assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 42
     response.close()
-    assert not app.extensions["mcp"].state(app).backend._channels  # unsubscribed
+    assert not app.extensions["mcp"].state(app).backend._channels.subscribers  # unsubscribed
 
 
 def test_listen_ends_gracefully_and_checks_its_filter(server: MCP) -> None:

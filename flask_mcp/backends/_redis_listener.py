@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import queue
 import threading
 import time
 import typing as t
@@ -21,6 +20,8 @@ import typing as t
 import redis
 
 from ..errors import BackendUnavailable
+from ._channels import LocalChannels
+from ._channels import QueueSubscription
 
 if t.TYPE_CHECKING:
     from .redis import RedisBackend
@@ -34,36 +35,13 @@ def text(value: t.Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class Subscription:
-    """A subscriber in this process; the listener fills its queue."""
-
-    def __init__(self, listener: Listener, channel: str) -> None:
-        self.listener = listener
-        self.channel = channel
-        self.queue: queue.Queue[dict[str, t.Any]] = queue.Queue(maxsize=10_000)
-
-    def get(self, timeout: float) -> dict[str, t.Any] | None:
-        try:
-            return self.queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def close(self) -> None:
-        with self.listener.lock:
-            subscribers = self.listener.channels.get(self.channel)
-            if subscribers is not None:
-                subscribers.discard(self)
-                if not subscribers:
-                    del self.listener.channels[self.channel]
-
-
 class Listener:
     """Starts, after any fork, and keeps running this process's listener thread."""
 
     def __init__(self, backend: RedisBackend) -> None:
         self.backend = backend
         self.lock = threading.Lock()
-        self.channels: dict[str, set[Subscription]] = {}
+        self.channels = LocalChannels()
         self._of = ""
         self._ready = threading.Event()
         self._failed = threading.Event()
@@ -90,7 +68,7 @@ class Listener:
                 return False
         return True
 
-    def subscribe(self, channel: str) -> Subscription:
+    def subscribe(self, channel: str) -> QueueSubscription:
         """Register a subscriber of ``channel`` in this process.
 
         :raises BackendUnavailable: the pub/sub connection is down.
@@ -100,10 +78,7 @@ class Listener:
                 f"Cannot subscribe to {channel!r}: the pub/sub connection to Redis at "
                 f"{self.backend.where} is down; retry later."
             )
-        subscription = Subscription(self, channel)
-        with self.lock:
-            self.channels.setdefault(channel, set()).add(subscription)
-        return subscription
+        return self.channels.add(channel)
 
     def stop(self) -> None:
         """Stop the thread (within a second)."""
@@ -174,11 +149,5 @@ class Listener:
             logger.exception("Cancelling a request from another worker failed.")
 
     def _on_publish(self, channel: str, data: t.Any) -> None:
-        with self.lock:
-            subscribers = list(self.channels.get(channel, ()))
-        if not subscribers:
-            return
-        message = json.loads(data)
-        for subscriber in subscribers:
-            with contextlib.suppress(queue.Full):
-                subscriber.queue.put_nowait(message)
+        if self.channels.has(channel):
+            self.channels.deliver(channel, json.loads(data))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import collections
 import itertools
-import queue
 import threading
 import time
 import typing as t
 
+from ._channels import LocalChannels
+from ._channels import QueueSubscription
 from .base import GENERAL_STREAM
 from .base import MESSAGE
 from .base import Backend
@@ -40,27 +41,6 @@ class _Session:
         self.waiters: dict[t.Any, list[t.Any]] = {}
 
 
-class _MemorySubscription:
-    def __init__(self, owner: MemoryBackend, channel: str) -> None:
-        self.owner = owner
-        self.channel = channel
-        self.queue: queue.Queue[dict[str, t.Any]] = queue.Queue(maxsize=10_000)
-
-    def get(self, timeout: float) -> dict[str, t.Any] | None:
-        try:
-            return self.queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def close(self) -> None:
-        with self.owner._lock:
-            subscribers = self.owner._channels.get(self.channel)
-            if subscribers is not None:
-                subscribers.discard(self)
-                if not subscribers:
-                    del self.owner._channels[self.channel]
-
-
 class MemoryBackend(Backend):
     """Keeps sessions, event logs and waiters in dictionaries.
 
@@ -75,7 +55,7 @@ class MemoryBackend(Backend):
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
         self._readers = itertools.count(1)
-        self._channels: dict[str, set[_MemorySubscription]] = {}
+        self._channels = LocalChannels()
 
     def _session(self, session_id: str) -> _Session | None:
         return self._sessions.get(session_id)
@@ -321,16 +301,7 @@ class MemoryBackend(Backend):
     # -- pub/sub ------------------------------------------------------------
 
     def publish(self, channel: str, message: dict[str, t.Any]) -> None:
-        with self._lock:
-            subscribers = list(self._channels.get(channel, ()))
-        for subscriber in subscribers:
-            try:
-                subscriber.queue.put_nowait(message)
-            except queue.Full:
-                pass
+        self._channels.deliver(channel, message)
 
-    def subscribe(self, channel: str) -> _MemorySubscription:
-        subscription = _MemorySubscription(self, channel)
-        with self._lock:
-            self._channels.setdefault(channel, set()).add(subscription)
-        return subscription
+    def subscribe(self, channel: str) -> QueueSubscription:
+        return self._channels.add(channel)

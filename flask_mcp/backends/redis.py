@@ -36,7 +36,7 @@ from redis.retry import Retry
 from ..errors import BackendUnavailable
 from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
-from ._redis_listener import Subscription
+from ._channels import QueueSubscription
 from ._redis_listener import text as _text
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
@@ -440,7 +440,7 @@ class RedisBackend(Backend):
         with self._errors():
             self.client.publish(f"{self.prefix}pub:{channel}", _dumps(message))
 
-    def subscribe(self, channel: str) -> Subscription:
+    def subscribe(self, channel: str) -> QueueSubscription:
         return self._listener.subscribe(channel)
 
     def close(self) -> None:
