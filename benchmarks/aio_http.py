@@ -6,16 +6,15 @@ import asyncio
 import json
 import typing as t
 
-from .client import ACCEPT
-from .client import CLIENT_INFO
-from .client import HANDSHAKE_VERSION
+from .client import ACCEPT, CLIENT_INFO, HANDSHAKE_VERSION
 
 
 class Connection:
     """One keep-alive HTTP/1.1 connection to the server."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str,
-                 port: int) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int
+    ) -> None:
         self.reader = reader
         self.writer = writer
         self.host = host
@@ -27,7 +26,9 @@ class Connection:
         reader, writer = await asyncio.open_connection(host, port, limit=1 << 22)
         return cls(reader, writer, host, port)
 
-    async def send(self, method: str, path: str, headers: t.Mapping[str, str], body: bytes = b"") -> None:
+    async def send(
+        self, method: str, path: str, headers: t.Mapping[str, str], body: bytes = b""
+    ) -> None:
         """Write one request."""
         lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
@@ -51,7 +52,7 @@ class Connection:
     async def read_body(self, headers: t.Mapping[str, str]) -> bytes:
         """Read a body framed by Content-Length or chunked encoding."""
         if headers.get("transfer-encoding", "").lower() == "chunked":
-            parts = []
+            parts: list[bytes] = []
             while True:
                 size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
                 if size == 0:
@@ -62,11 +63,16 @@ class Connection:
         length = int(headers.get("content-length", "0"))
         return await self.reader.readexactly(length) if length else b""
 
-    async def post(self, path: str, message: dict[str, t.Any],
-                   headers: t.Mapping[str, str]) -> tuple[int, dict[str, str], bytes]:
+    async def post(
+        self, path: str, message: dict[str, t.Any], headers: t.Mapping[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
         """POST a JSON-RPC message and read the whole answer."""
-        await self.send("POST", path, {"Content-Type": "application/json", "Accept": ACCEPT, **headers},
-                        json.dumps(message).encode())
+        await self.send(
+            "POST",
+            path,
+            {"Content-Type": "application/json", "Accept": ACCEPT, **headers},
+            json.dumps(message).encode(),
+        )
         status, head = await self.read_head()
         return status, head, await self.read_body(head)
 
@@ -80,15 +86,27 @@ async def handshake(conn: Connection, path: str) -> str:
 
     :raises RuntimeError: the handshake failed.
     """
-    status, head, body = await conn.post(path, {
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
-    }, {})
+    status, head, body = await conn.post(
+        path,
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": HANDSHAKE_VERSION,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+        },
+        {},
+    )
     session_id = head.get("mcp-session-id")
     if status != 200 or not session_id:
         raise RuntimeError(f"initialize: HTTP {status} {body[:200]!r}")
     headers = {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": HANDSHAKE_VERSION}
-    status, _, body = await conn.post(path, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    status, _, body = await conn.post(
+        path, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers
+    )
     if status != 202:
         raise RuntimeError(f"notifications/initialized: HTTP {status} {body[:200]!r}")
     return session_id

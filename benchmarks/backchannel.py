@@ -11,20 +11,21 @@ from __future__ import annotations
 
 import typing as t
 
-from . import report
-from . import wrk
+from . import report, wrk
 from .options import Options
 from .prepare import prepare
 from .servers import start_all
-from .targets import Target
-from .targets import flask_mcp
-from .throughput import drive
-from .throughput import results_table
+from .targets import Target, flask_mcp
+from .throughput import drive, results_table
 
 STEPS = 10
 PROGRESS = wrk.Load(
-    tool="progress", arguments={"steps": STEPS}, expect=('"result"', f"done {STEPS}"),
-    count_pattern='"notifications/progress"', count_n=STEPS, progress=True,
+    tool="progress",
+    arguments={"steps": STEPS},
+    expect=('"result"', f"done {STEPS}"),
+    count_pattern='"notifications/progress"',
+    count_n=STEPS,
+    progress=True,
 )
 
 
@@ -36,13 +37,19 @@ def run(options: Options) -> dict[str, t.Any]:
     for spec in specs:
         plan.append((Target(f"{spec.name} progress x{STEPS}", spec.name), PROGRESS))
         plan.append((Target(f"{spec.name} add (JSON)", spec.name), wrk.ADD))
-    plan.append((Target(f"flask_mcp/gevent@2026 progress x{STEPS}", "flask_mcp/gevent", "2026"), PROGRESS))
+    plan.append(
+        (Target(f"flask_mcp/gevent@2026 progress x{STEPS}", "flask_mcp/gevent", "2026"), PROGRESS)
+    )
     plan = [(target, load) for target, load in plan if options.wanted(target.label)]
-    servers = start_all([s for s in specs if any(t.server == s.name for t, _ in plan)], options.server_core)
+    servers = start_all(
+        [s for s in specs if any(t.server == s.name for t, _ in plan)], options.server_core
+    )
     try:
         by_name = {server.spec.name: server for server in servers}
         sessions = max(options.concurrency)
-        prepared = [prepare(target, by_name[target.server], load, sessions) for target, load in plan]
+        prepared = [
+            prepare(target, by_name[target.server], load, sessions) for target, load in plan
+        ]
         results = drive(prepared, options)
         print()
         print(results_table(prepared, results, options.concurrency))
@@ -52,7 +59,9 @@ def run(options: Options) -> dict[str, t.Any]:
             for connections in options.concurrency:
                 a = results.get((f"{spec.name} progress x{STEPS}", connections))
                 b = results.get((f"{spec.name} add (JSON)", connections))
-                cells.append(report.fmt_ratio(report.ratio(a.rps if a else None, b.rps if b else None)))
+                cells.append(
+                    report.fmt_ratio(report.ratio(a.rps if a else None, b.rps if b else None))
+                )
             rows.append((f"{spec.name}: progress x{STEPS} / add", *cells))
         print()
         print(report.table(("ratio (req/s)", *[f"c={c}" for c in options.concurrency]), rows))

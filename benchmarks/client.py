@@ -50,11 +50,15 @@ class Reply:
         return None
 
 
-def post(url: str, message: dict[str, t.Any], headers: t.Mapping[str, str] | None = None,
-         timeout: float = 30.0) -> Reply:
+def post(
+    url: str,
+    message: dict[str, t.Any],
+    headers: t.Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+) -> Reply:
     """POST one JSON-RPC message and read the whole answer."""
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
     try:
         conn.request(
             "POST",
@@ -93,7 +97,9 @@ def initialize(url: str, version: str = HANDSHAKE_VERSION) -> str | None:
         headers["Mcp-Session-Id"] = session_id
     done = post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
     if done.status not in (200, 202):
-        raise RuntimeError(f"notifications/initialized failed: HTTP {done.status} {done.body[:300]!r}")
+        raise RuntimeError(
+            f"notifications/initialized failed: HTTP {done.status} {done.body[:300]!r}"
+        )
     return session_id
 
 
@@ -108,8 +114,16 @@ def stateless_params(params: dict[str, t.Any]) -> dict[str, t.Any]:
     return {**params, "_meta": meta}
 
 
-def call_tool(url: str, name: str, arguments: dict[str, t.Any], *, session_id: str | None = None,
-              era: str = "handshake", request_id: int = 1, progress: bool = False) -> Reply:
+def call_tool(
+    url: str,
+    name: str,
+    arguments: dict[str, t.Any],
+    *,
+    session_id: str | None = None,
+    era: str = "handshake",
+    request_id: int = 1,
+    progress: bool = False,
+) -> Reply:
     """Send one ``tools/call`` the way the wrk script does."""
     params: dict[str, t.Any] = {"name": name, "arguments": arguments}
     if progress:
@@ -117,8 +131,13 @@ def call_tool(url: str, name: str, arguments: dict[str, t.Any], *, session_id: s
     headers: dict[str, str] = {}
     if era == "2026":
         params = stateless_params(params)
-        headers.update({"MCP-Protocol-Version": STATELESS_VERSION, "Mcp-Method": "tools/call",
-                        "Mcp-Name": name})
+        headers.update(
+            {
+                "MCP-Protocol-Version": STATELESS_VERSION,
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": name,
+            }
+        )
     else:
         headers["MCP-Protocol-Version"] = HANDSHAKE_VERSION
         if session_id:

@@ -45,11 +45,18 @@ class Options:
 
     @classmethod
     def for_mode(cls, mode: str, **overrides: object) -> Options:
-        """Return the defaults of ``quick`` or ``full`` mode, with ``overrides`` (``None`` skipped)."""
+        """Return the defaults of ``quick`` or ``full`` mode with ``overrides`` (``None``: kept)."""
         base = cls(mode=mode)
         if mode == "full":
-            base = cls(mode=mode, seconds=15.0, warmup=5.0, rounds=3, streams=10_000,
-                       heartbeat=5.0, memory_calls=1_000_000)
+            base = cls(
+                mode=mode,
+                seconds=15.0,
+                warmup=5.0,
+                rounds=3,
+                streams=10_000,
+                heartbeat=5.0,
+                memory_calls=1_000_000,
+            )
         for key, value in overrides.items():
             if value is not None:
                 setattr(base, key, value)

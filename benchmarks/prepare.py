@@ -35,8 +35,13 @@ def prepare(target: Target, server: Server, load: Load, sessions: int) -> Prepar
                 break
             ids.append(session_id)
     reply = client.call_tool(
-        server.url, load.tool, dict(load.arguments), session_id=ids[0] if ids else None,
-        era=target.era, request_id=1, progress=load.progress,
+        server.url,
+        load.tool,
+        dict(load.arguments),
+        session_id=ids[0] if ids else None,
+        era=target.era,
+        request_id=1,
+        progress=load.progress,
     )
     problem = client.check_call(reply, 1, load.expect)
     if problem is not None:

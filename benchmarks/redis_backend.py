@@ -1,10 +1,12 @@
 """The Redis backend at 1, 2 and 4 gevent workers, next to the in-memory backend at 1.
 
 Sessions live in Redis (``FLASK_MCP_BACKEND=redis://127.0.0.1:6379/14``), so
-any worker serves any request. Skipped while ``flask_mcp/backends/redis.py``
-does not exist. A Redis already listening on 127.0.0.1:6379 is used as is;
-otherwise a private ``redis-server`` (no persistence) is started on that
-port, pinned to the server core like the workers, and stopped afterwards.
+any worker serves any request. With ``--proto DIR`` each patched copy also
+runs on Redis at one worker (``flask_mcp-<dir>-redis/w1``). Skipped while
+``flask_mcp/backends/redis.py`` does not exist. A Redis already listening on
+127.0.0.1:6379 is used as is; otherwise a private ``redis-server`` (no
+persistence) is started on that port, pinned to the server core like the
+workers, and stopped afterwards.
 """
 
 from __future__ import annotations
@@ -15,16 +17,12 @@ import subprocess
 import time
 import typing as t
 
-from . import report
-from . import wrk
+from . import report, wrk
 from .options import Options
 from .prepare import prepare
-from .servers import ROOT
-from .servers import start_all
-from .targets import Target
-from .targets import flask_mcp
-from .throughput import drive
-from .throughput import results_table
+from .servers import ROOT, start_all
+from .targets import Target, flask_mcp
+from .throughput import drive, results_table
 
 URL = "redis://127.0.0.1:6379/14"
 WORKERS = (1, 2, 4)
@@ -50,7 +48,9 @@ def _start_redis(core: str | None) -> subprocess.Popen[bytes] | None:
         return None
     binary = shutil.which("redis-server")
     if binary is None:
-        raise RuntimeError("no Redis on 127.0.0.1:6379 and no redis-server to start (apt-get install redis-server)")
+        raise RuntimeError(
+            "no Redis on 127.0.0.1:6379 and no redis-server to start (apt-get install redis-server)"
+        )
     argv = [binary, "--port", "6379", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     if core is not None:
         argv = ["taskset", "-c", core, *argv]
@@ -65,7 +65,7 @@ def _start_redis(core: str | None) -> subprocess.Popen[bytes] | None:
 
 
 def run(options: Options) -> dict[str, t.Any]:
-    """Run the Redis-backend benchmark (or report it skipped), print its tables, return its figures."""
+    """Run the Redis-backend benchmark (or report it skipped); print and return its figures."""
     print(report.banner("Redis backend: tools/call at 1, 2 and 4 gevent workers"))
     if not backend_present():
         reason = "flask_mcp/backends/redis.py does not exist yet"
@@ -73,13 +73,26 @@ def run(options: Options) -> dict[str, t.Any]:
         return {"skipped": reason}
     redis = _start_redis(options.server_core)
     specs = [flask_mcp("gevent", name="memory/w1")] + [
-        flask_mcp("gevent", {"FLASK_MCP_BACKEND": URL}, name=f"redis/w{n}", workers=n) for n in WORKERS
+        flask_mcp("gevent", {"FLASK_MCP_BACKEND": URL}, name=f"redis/w{n}", workers=n)
+        for n in WORKERS
     ]
+    for label, directory in options.proto_labels():
+        specs.append(
+            flask_mcp(
+                "gevent",
+                {"FLASK_MCP_BACKEND": URL},
+                name=f"{label}-redis/w1",
+                pythonpath=(directory,),
+            )
+        )
     specs = [s for s in specs if options.wanted(s.name)]
     try:
         servers = start_all(specs, options.server_core)
         try:
-            prepared = [prepare(Target(s.spec.name, s.spec.name), s, wrk.ADD, max(CONCURRENCY)) for s in servers]
+            prepared = [
+                prepare(Target(s.spec.name, s.spec.name), s, wrk.ADD, max(CONCURRENCY))
+                for s in servers
+            ]
             for item in prepared:
                 if item.skipped:
                     print(f"  {item.target.label}: skipped ({item.skipped[:300]})")
@@ -90,13 +103,21 @@ def run(options: Options) -> dict[str, t.Any]:
             for spec in specs[1:]:
                 cells = []
                 for connections in CONCURRENCY:
-                    a, b = results.get((spec.name, connections)), results.get(("memory/w1", connections))
-                    cells.append(report.fmt_ratio(report.ratio(a.rps if a else None, b.rps if b else None)))
+                    a, b = (
+                        results.get((spec.name, connections)),
+                        results.get(("memory/w1", connections)),
+                    )
+                    cells.append(
+                        report.fmt_ratio(report.ratio(a.rps if a else None, b.rps if b else None))
+                    )
                 rows.append((f"{spec.name} / memory/w1", *cells))
             print()
             print(report.table(("ratio (req/s)", *[f"c={c}" for c in CONCURRENCY]), rows))
-            print("(all workers and Redis share the server core: this shows the backend's cost, "
-                  "not multi-core scaling)")
+            print(
+                "(the workers share the server core"
+                + (" with the Redis started for this run" if redis is not None else "")
+                + ": this shows the backend's cost, not multi-core scaling)"
+            )
             return {
                 "results": {f"{label}@c{c}": r.as_dict() for (label, c), r in results.items()},
                 "skipped": {p.target.label: p.skipped for p in prepared if p.skipped},

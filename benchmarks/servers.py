@@ -53,14 +53,42 @@ class ServerSpec:
         """Return the command line serving on ``port``."""
         if self.runner == "uvicorn":
             return [
-                sys.executable, "-m", "uvicorn", self.app, "--host", HOST, "--port", str(port),
-                "--log-level", "warning", "--no-access-log", "--http", "h11", "--loop", "asyncio",
-                "--timeout-keep-alive", "75",
+                sys.executable,
+                "-m",
+                "uvicorn",
+                self.app,
+                "--host",
+                HOST,
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+                "--http",
+                "h11",
+                "--loop",
+                "asyncio",
+                "--timeout-keep-alive",
+                "75",
             ]
         argv = [
-            sys.executable, "-m", "gunicorn", "-k", self.worker, "-w", str(self.workers),
-            "-b", f"{HOST}:{port}", "--log-level", "warning", "--keep-alive", "75",
-            "--timeout", "120", "--backlog", "4096",
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-k",
+            self.worker,
+            "-w",
+            str(self.workers),
+            "-b",
+            f"{HOST}:{port}",
+            "--log-level",
+            "warning",
+            "--keep-alive",
+            "75",
+            "--timeout",
+            "120",
+            "--backlog",
+            "4096",
         ]
         if self.worker == "gthread":
             argv += ["--threads", str(self.threads)]
@@ -125,7 +153,12 @@ class Server:
         )
         CWD.mkdir(exist_ok=True)
         self.process = subprocess.Popen(
-            argv, cwd=CWD, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            cwd=CWD,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -143,10 +176,14 @@ class Server:
             except OSError:
                 time.sleep(0.1)
                 continue
-            if len(self.worker_pids()) >= (self.spec.workers if self.spec.runner == "gunicorn" else 1):
+            if len(self.worker_pids()) >= (
+                self.spec.workers if self.spec.runner == "gunicorn" else 1
+            ):
                 return
             time.sleep(0.1)
-        raise RuntimeError(f"{self.spec.name} did not start in {timeout:g}s:\n{self.log_text()[-3000:]}")
+        raise RuntimeError(
+            f"{self.spec.name} did not start in {timeout:g}s:\n{self.log_text()[-3000:]}"
+        )
 
     def worker_pids(self) -> list[int]:
         """Return the pids that serve requests (gunicorn's workers, or uvicorn itself)."""
@@ -186,6 +223,8 @@ class Server:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(5)
         self.log.close()
+        if not os.environ.get("BENCH_KEEP_LOGS"):
+            Path(self.log.name).unlink(missing_ok=True)
 
     def __enter__(self) -> Server:
         return self
@@ -194,7 +233,9 @@ class Server:
         self.stop()
 
 
-def start_all(specs: t.Sequence[ServerSpec], core: str | None, worker_connections: int = 2000) -> list[Server]:
+def start_all(
+    specs: t.Sequence[ServerSpec], core: str | None, worker_connections: int = 2000
+) -> list[Server]:
     """Start several servers and wait until all are ready; stop them all on failure."""
     servers = [Server(spec, core, worker_connections) for spec in specs]
     try:

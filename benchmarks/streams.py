@@ -18,10 +18,8 @@ import typing as t
 from urllib.parse import urlsplit
 
 from . import report
-from .aio_http import Connection
-from .aio_http import handshake
-from .client import ACCEPT
-from .client import HANDSHAKE_VERSION
+from .aio_http import Connection, handshake
+from .client import ACCEPT, HANDSHAKE_VERSION
 from .options import Options
 from .servers import Server
 from .targets import flask_mcp
@@ -81,7 +79,9 @@ async def _open_sessions(host: str, port: int, path: str, count: int) -> list[st
     return ids
 
 
-async def _open_streams(host: str, port: int, path: str, ids: t.Sequence[str]) -> tuple[list[Stream], list[asyncio.Task[None]]]:
+async def _open_streams(
+    host: str, port: int, path: str, ids: t.Sequence[str]
+) -> tuple[list[Stream], list[asyncio.Task[None]]]:
     step = max(1, len(ids) // SAMPLE)
     streams: list[Stream] = []
     tasks: list[asyncio.Task[None]] = []
@@ -90,8 +90,15 @@ async def _open_streams(host: str, port: int, path: str, ids: t.Sequence[str]) -
     async def one(index: int, session_id: str) -> None:
         async with gate:
             conn = await Connection.open(host, port)
-            await conn.send("GET", path, {"Accept": ACCEPT.split(", ")[1], "Mcp-Session-Id": session_id,
-                                          "MCP-Protocol-Version": HANDSHAKE_VERSION})
+            await conn.send(
+                "GET",
+                path,
+                {
+                    "Accept": ACCEPT.split(", ")[1],
+                    "Mcp-Session-Id": session_id,
+                    "MCP-Protocol-Version": HANDSHAKE_VERSION,
+                },
+            )
             status, head = await conn.read_head()
             if status != 200 or not head.get("content-type", "").startswith("text/event-stream"):
                 raise RuntimeError(f"GET stream: HTTP {status} {head}")
@@ -111,12 +118,20 @@ async def _time_calls(host: str, port: int, path: str, calls: int) -> list[float
         times = []
         for i in range(calls):
             started = time.monotonic()
-            status, _, body = await conn.post(path, {
-                "jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
-            }, headers)
+            status, _, body = await conn.post(
+                path,
+                {
+                    "jsonrpc": "2.0",
+                    "id": i + 1,
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+                },
+                headers,
+            )
             if status != 200 or b'"result"' not in body:
-                raise RuntimeError(f"tools/call during the stream test: HTTP {status} {body[:200]!r}")
+                raise RuntimeError(
+                    f"tools/call during the stream test: HTTP {status} {body[:200]!r}"
+                )
             times.append((time.monotonic() - started) * 1000)
             await asyncio.sleep(0.1)
         return times
@@ -142,16 +157,21 @@ async def _measure(server: Server, count: int, heartbeat: float) -> dict[str, t.
     rss_streams = server.rss_kb()
     window_start = time.monotonic()
     window = max(5 * heartbeat, 10.0)
-    call_times = await asyncio.gather(_time_calls(host, port, path, int(window / 0.2)),
-                                      asyncio.sleep(window))
+    call_times = await asyncio.gather(
+        _time_calls(host, port, path, int(window / 0.2)), asyncio.sleep(window)
+    )
     window_end = time.monotonic()
     rss_end = server.rss_kb()
     sampled = [s for s in streams if s.sampled]
     gaps, counts = [], []
     for stream in sampled:
-        marks = [window_start] + [p for p in stream.pings if window_start <= p <= window_end] + [window_end]
+        marks = (
+            [window_start]
+            + [p for p in stream.pings if window_start <= p <= window_end]
+            + [window_end]
+        )
         counts.append(len(marks) - 2)
-        gaps.append(max(b - a for a, b in zip(marks, marks[1:])))
+        gaps.append(max(b - a for a, b in zip(marks, marks[1:], strict=False)))
     closed = sum(1 for s in streams if s.closed)
     for stream in streams:
         stream.conn.close()
@@ -189,31 +209,52 @@ def run(options: Options) -> dict[str, t.Any]:
     count = options.streams
     raise_fd_limit(count * 2 + 1000)
     print(report.banner(f"stream capacity: {count} idle sessions + GET streams, one gevent worker"))
-    spec = flask_mcp("gevent", {
-        "FLASK_MCP_SSE_HEARTBEAT": f"{options.heartbeat:g}",
-        "FLASK_MCP_MAX_SESSIONS": str(count + 1000),
-    })
+    spec = flask_mcp(
+        "gevent",
+        {
+            "FLASK_MCP_SSE_HEARTBEAT": f"{options.heartbeat:g}",
+            "FLASK_MCP_MAX_SESSIONS": str(count + 1000),
+        },
+    )
     with Server(spec, options.server_core, worker_connections=count + 1000) as server:
         server.wait_ready()
         found = asyncio.run(_measure(server, count, options.heartbeat))
     per = found["kb_per_session_stream"]
     projected_mb = (found["rss_start_kb"] + per * 10_000) / 1024
     found["projected_10k_mb"] = projected_mb
-    print(report.table(("figure", "value"), [
-        ("sessions + GET streams", count),
-        ("time to open sessions / streams", f"{found['open_sessions_s']:.1f} s / {found['open_streams_s']:.1f} s"),
-        ("worker RSS: start / sessions / +streams", f"{found['rss_start_kb'] / 1024:.1f} / "
-         f"{found['rss_sessions_kb'] / 1024:.1f} / {found['rss_streams_kb'] / 1024:.1f} MB"),
-        ("peak RSS (VmHWM)", f"{found['peak_rss_kb'] / 1024:.1f} MB"),
-        ("per session", f"{found['kb_per_session']:.1f} KB"),
-        ("per session + stream", f"{per:.1f} KB"),
-        ("projected RSS at 10,000", f"{projected_mb:.0f} MB"),
-        ("heartbeat / window", f"{options.heartbeat:g} s / {found['window_s']:g} s"),
-        ("sampled streams: pings (median), max gap", f"{found['sampled']}: {found['pings_per_stream_median']}, "
-         f"{found['max_gap_s']:.2f} s (limit {found['gap_limit_s']:.2f} s)"),
-        ("late / closed streams", f"{found['late_streams']} / {found['closed_streams']}"),
-        ("tools/call meanwhile p50 / max", f"{found['call_p50_ms']:.1f} / {found['call_max_ms']:.1f} ms"),
-    ]))
+    print(
+        report.table(
+            ("figure", "value"),
+            [
+                ("sessions + GET streams", count),
+                (
+                    "time to open sessions / streams",
+                    f"{found['open_sessions_s']:.1f} s / {found['open_streams_s']:.1f} s",
+                ),
+                (
+                    "worker RSS: start / sessions / +streams",
+                    f"{found['rss_start_kb'] / 1024:.1f} / "
+                    f"{found['rss_sessions_kb'] / 1024:.1f} / "
+                    f"{found['rss_streams_kb'] / 1024:.1f} MB",
+                ),
+                ("peak RSS (VmHWM)", f"{found['peak_rss_kb'] / 1024:.1f} MB"),
+                ("per session", f"{found['kb_per_session']:.1f} KB"),
+                ("per session + stream", f"{per:.1f} KB"),
+                ("projected RSS at 10,000", f"{projected_mb:.0f} MB"),
+                ("heartbeat / window", f"{options.heartbeat:g} s / {found['window_s']:g} s"),
+                (
+                    "sampled streams: pings (median), max gap",
+                    f"{found['sampled']}: {found['pings_per_stream_median']}, "
+                    f"{found['max_gap_s']:.2f} s (limit {found['gap_limit_s']:.2f} s)",
+                ),
+                ("late / closed streams", f"{found['late_streams']} / {found['closed_streams']}"),
+                (
+                    "tools/call meanwhile p50 / max",
+                    f"{found['call_p50_ms']:.1f} / {found['call_max_ms']:.1f} ms",
+                ),
+            ],
+        )
+    )
     found["verdicts"] = [v.__dict__ | {"status": v.status} for v in verdicts(found)]
     print()
     print(report.verdict_table(verdicts(found)))
@@ -227,13 +268,17 @@ def verdicts(found: dict[str, t.Any]) -> list[report.Verdict]:
     measured_10k = found["streams"] >= 10_000
     return [
         report.Verdict(
-            "10,000 sessions + GET streams, one gevent worker", "< 400 MB RSS (< 40 KB each)",
-            f"{total:.0f} MB, {per:.1f} KB each" if measured_10k
-            else f"{per:.1f} KB each at {found['streams']}; projected {found['projected_10k_mb']:.0f} MB",
+            "10,000 sessions + GET streams, one gevent worker",
+            "< 400 MB RSS (< 40 KB each)",
+            f"{total:.0f} MB, {per:.1f} KB each"
+            if measured_10k
+            else f"{per:.1f} KB each at {found['streams']}; "
+            f"projected {found['projected_10k_mb']:.0f} MB",
             per < 40 and (total if measured_10k else found["projected_10k_mb"]) < 400,
         ),
         report.Verdict(
-            "heartbeats on time under load", f"every sampled gap <= {found['gap_limit_s']:.1f} s",
+            "heartbeats on time under load",
+            f"every sampled gap <= {found['gap_limit_s']:.1f} s",
             f"max gap {found['max_gap_s']:.2f} s, {found['late_streams']} late, "
             f"{found['closed_streams']} closed",
             found["late_streams"] == 0 and found["closed_streams"] == 0,

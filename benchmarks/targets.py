@@ -33,28 +33,54 @@ def sdk_available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("mcp", "uvicorn"))
 
 
-def flask_mcp(worker: str, env: t.Mapping[str, str] | None = None, *, name: str | None = None,
-              workers: int = 1, pythonpath: tuple[str, ...] = ()) -> ServerSpec:
+def flask_mcp(
+    worker: str,
+    env: t.Mapping[str, str] | None = None,
+    *,
+    name: str | None = None,
+    workers: int = 1,
+    pythonpath: tuple[str, ...] = (),
+) -> ServerSpec:
     """Return the spec of the Flask-MCP benchmark app under gunicorn."""
     return ServerSpec(
-        name=name or f"flask_mcp/{worker}", kind="flask_mcp", runner="gunicorn", app=FLASK_MCP_APP,
-        worker=worker, workers=workers, env=dict(env or {}), pythonpath=pythonpath,
+        name=name or f"flask_mcp/{worker}",
+        kind="flask_mcp",
+        runner="gunicorn",
+        app=FLASK_MCP_APP,
+        worker=worker,
+        workers=workers,
+        env=dict(env or {}),
+        pythonpath=pythonpath,
     )
 
 
 def floor(worker: str) -> ServerSpec:
     """Return the spec of the bare-Flask floor under gunicorn."""
-    return ServerSpec(name=f"floor/{worker}", kind="floor", runner="gunicorn", app=FLOOR_APP,
-                      worker=worker, stateful=False)
+    return ServerSpec(
+        name=f"floor/{worker}",
+        kind="floor",
+        runner="gunicorn",
+        app=FLOOR_APP,
+        worker=worker,
+        stateful=False,
+    )
 
 
 def sdk(mode: str) -> ServerSpec:
     """Return the spec of the official SDK server in ``mode`` under uvicorn."""
-    return ServerSpec(name=f"sdk/{mode}", kind="sdk", runner="uvicorn", app=SDK_APP,
-                      env={"BENCH_SDK_MODE": mode}, stateful=mode != "stateless-json")
+    return ServerSpec(
+        name=f"sdk/{mode}",
+        kind="sdk",
+        runner="uvicorn",
+        app=SDK_APP,
+        env={"BENCH_SDK_MODE": mode},
+        stateful=mode != "stateless-json",
+    )
 
 
-def throughput_matrix(options: Options, with_2026: bool = True) -> tuple[list[ServerSpec], list[Target]]:
+def throughput_matrix(
+    options: Options, with_2026: bool = True
+) -> tuple[list[ServerSpec], list[Target]]:
     """Return the servers and targets of the ``tools/call`` throughput benchmark."""
     specs = [flask_mcp("gevent"), flask_mcp("gthread"), floor("gevent"), floor("gthread")]
     for label, directory in options.proto_labels():

@@ -121,8 +121,18 @@ def run(
     else:
         env.pop("BENCH_COUNT_PATTERN", None)
     argv = [
-        "wrk", "-t", str(max(1, min(threads, connections))), "-c", str(connections),
-        "-d", f"{max(1, round(seconds))}s", "--timeout", f"{timeout_s:g}s", "-s", str(SCRIPT), url,
+        "wrk",
+        "-t",
+        str(max(1, min(threads, connections))),
+        "-c",
+        str(connections),
+        "-d",
+        f"{max(1, round(seconds))}s",
+        "--timeout",
+        f"{timeout_s:g}s",
+        "-s",
+        str(SCRIPT),
+        url,
     ]
     if core is not None:
         argv = ["taskset", "-c", core, *argv]
@@ -131,11 +141,13 @@ def run(
     first_bad = None
     for line in done.stdout.splitlines():
         if line.startswith("BENCHJSON "):
-            summary = json.loads(line[len("BENCHJSON "):])
+            summary = json.loads(line[len("BENCHJSON ") :])
         elif line.startswith("BENCHFIRSTBAD "):
-            first_bad = line[len("BENCHFIRSTBAD "):]
+            first_bad = line[len("BENCHFIRSTBAD ") :]
     if summary is None:
-        raise RuntimeError(f"wrk printed no summary (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
+        raise RuntimeError(
+            f"wrk printed no summary (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+        )
     return WrkResult(
         requests=summary["requests"],
         seconds=summary["duration_us"] / 1e6,

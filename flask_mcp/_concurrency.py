@@ -66,6 +66,44 @@ class Task:
         return self.done.wait(timeout)
 
 
+class CurrentGreenlet:
+    """The running greenlet, as a :class:`Task` that can be interrupted until disarmed.
+
+    Used for handlers that run in the view's own greenlet. The interruption is
+    delivered by the hub, which checks :attr:`armed` at that moment, so a kill
+    that arrives after the handler returned never reaches the server's code.
+    """
+
+    def __init__(self) -> None:
+        import gevent
+
+        self._greenlet = gevent.getcurrent()
+        self._hub = gevent.get_hub()
+        self.armed = True
+        self.done = threading.Event()
+
+    def kill(self) -> None:
+        """Raise :class:`RequestCancelled` in the greenlet if it is still armed."""
+        if not self.armed:
+            return
+
+        def throw() -> None:
+            if self.armed and not self._greenlet.dead:
+                self.armed = False
+                self._greenlet.throw(RequestCancelled)
+
+        self._hub.loop.run_callback(throw)
+
+    def disarm(self) -> None:
+        """Stop any later :meth:`kill` from reaching the greenlet."""
+        self.armed = False
+        self.done.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
+        return self.done.wait(timeout)
+
+
 def spawn(fn: t.Callable[[], None]) -> Task:
     """Run ``fn`` concurrently and return its :class:`Task`."""
     return Task(fn).start()

@@ -97,6 +97,25 @@ class Dispatcher:
             {"tools/call", "resources/read", "prompts/get", "completion/complete"}
         )
 
+    def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
+        """Tell whether the handler of a request can send anything before its result.
+
+        Only handlers that take a ``Context`` can; the others may run without
+        a stream of their own.
+        """
+        if method == "tools/call":
+            record: t.Any = self.registry.tools.get(params.get("name"))  # type: ignore[arg-type]
+        elif method == "prompts/get":
+            record = self.registry.prompts.get(params.get("name"))  # type: ignore[arg-type]
+        elif method == "resources/read":
+            uri = params.get("uri")
+            record = self.registry.resources.get(uri) if isinstance(uri, str) else None
+            if record is None:
+                return True
+        else:
+            return True
+        return record is not None and record.context_param is not None
+
     # -- entry point ----------------------------------------------------------
 
     def dispatch(self, call: Call) -> dict[str, t.Any]:

@@ -157,6 +157,46 @@ class LocalOutbox:
         self._events.clear()
 
 
+class InlineOutbox:
+    """The outbox of a handler that runs in the view and cannot emit before its result.
+
+    It only records which response wins: the handler's, a timeout's, or none
+    after a cancellation.
+    """
+
+    resumable = False
+    stream_id = ""
+
+    def __init__(self) -> None:
+        self.finished = False
+        self.final: dict[str, t.Any] | None = None
+
+    def emit(self, message: dict[str, t.Any]) -> None:
+        return None
+
+    def finish(self, message: dict[str, t.Any] | None) -> bool:
+        if self.finished:
+            return False
+        self.finished = True
+        self.final = message
+        return True
+
+    def disconnect(self) -> None:
+        return None
+
+    def attach(self) -> int:
+        return 0
+
+    def detach(self, token: int) -> None:
+        return None
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        return ReadResult([])
+
+    def drop(self) -> None:
+        return None
+
+
 class RequestRun:
     """One JSON-RPC request being handled."""
 
@@ -185,7 +225,7 @@ class RequestRun:
         self.method = method
         self.outbox = outbox
         self.cancelled = threading.Event()
-        self.task: _concurrency.Task | None = None
+        self.task: _concurrency.Task | _concurrency.CurrentGreenlet | None = None
         self.deadline = deadline
         self.can_round_trip = True
         self.started = time.monotonic()

@@ -32,6 +32,7 @@ from .errors import InvalidParams
 from .errors import MCPError
 from .errors import MCPHTTPError
 from .errors import RequestCancelled
+from .session import InlineOutbox
 from .session import RequestRun
 from .session import StreamOutbox
 from .session import new_session_id
@@ -93,6 +94,10 @@ class Transport:
                     "Flask-MCP uses the in-memory backend under a multi-process server: sessions "
                     "live in one worker only. Run one worker, or set MCP_BACKEND=redis://..."
                 )
+        if state.inline is None:
+            # Handlers that cannot emit run in the view's greenlet on gevent, where a
+            # cancelled or overdue handler can still be interrupted.
+            state.inline = _concurrency.gevent_active()
         if not state.slots_configured:
             state.slots_configured = True
             state.slots.limit = _concurrency.stream_capacity(request.environ)
@@ -317,6 +322,9 @@ class Transport:
         method = message["method"]
         if method not in self.mcp.dispatcher.user_methods:
             return json_response(self.execute(state, record, message, None, auth))
+        params = message.get("params") or {}
+        if state.inline and not self.mcp.dispatcher.may_emit(method, params):
+            return self._inline(state, record, message, auth)
         settings = state.settings
         outbox = StreamOutbox(state.backend, record.id, new_stream_id())
         run = RequestRun(record.id, message["id"], method, outbox, time.monotonic() + settings.request_timeout)
@@ -387,6 +395,34 @@ class Transport:
         if not can_stream:
             return self._buffered_sse(state, reader, first.events, outbox)
         return self._sse_response(state, record, reader, first.events, outbox, "post")
+
+    def _inline(
+        self, state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: t.Any
+    ) -> Response:
+        """Run a handler that cannot emit in the view's own greenlet: no spawn, no stream.
+
+        Cancellation and ``MCP_REQUEST_TIMEOUT`` still interrupt it (gevent only).
+        """
+        outbox = InlineOutbox()
+        deadline = time.monotonic() + state.settings.request_timeout
+        run = RequestRun(record.id, message["id"], message["method"], outbox, deadline)
+        task = run.task = _concurrency.CurrentGreenlet()
+        state.backend.touch_session(record.id, +1)
+        state.inflight.add(run)
+        response = None
+        try:
+            response = self.execute(state, record, message, None, auth)
+        except RequestCancelled:
+            pass
+        finally:
+            task.disarm()
+            state.inflight.remove(run)
+            state.backend.touch_session(record.id, -1)
+        if not outbox.finish(response):
+            response = outbox.final  # a timeout's error, or nothing after a cancel
+        if response is None:
+            return Response(b"", mimetype="text/event-stream", headers=sse.HEADERS)
+        return json_response(response)
 
     def _buffered_sse(self, state: AppState, reader: sse.StreamReader, pending: t.Any, outbox: t.Any) -> Response:
         chunks = []

@@ -14,11 +14,10 @@ from __future__ import annotations
 import logging
 import os
 
-import flask_mcp
 from flask import Flask
 
-from flask_mcp import MCP
-from flask_mcp import Context
+import flask_mcp
+from flask_mcp import MCP, Context
 
 #: Size in bytes of the ``blob`` tool's text result.
 BLOB_SIZE = int(os.environ.get("BENCH_BLOB_SIZE", str(1_000_000)))
