@@ -26,7 +26,12 @@ from pathlib import Path
 
 from flask import Flask
 
-from flask_mcp import MCP, Context, MCPError, ToolError, content, mrtr
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import MCPError
+from flask_mcp import ToolError
+from flask_mcp import content
+from flask_mcp import mrtr
 
 #: A 1x1 PNG image, base64.
 IMG = (

@@ -32,7 +32,11 @@ import typing as t
 
 from flask import Flask
 
-from flask_mcp import MCP, Context, MCPError, ToolError, content
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import MCPError
+from flask_mcp import ToolError
+from flask_mcp import content
 from flask_mcp.errors import RESOURCE_NOT_FOUND
 
 mcp = MCP(

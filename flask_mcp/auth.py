@@ -54,7 +54,10 @@ INSUFFICIENT_SCOPE = "insufficient_scope"
 TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
 #: The error kinds an authorizer may answer with (RFC 6750), and their HTTP status.
 STATUS = {
-    INVALID_REQUEST: 400, INVALID_TOKEN: 401, INSUFFICIENT_SCOPE: 403, TEMPORARILY_UNAVAILABLE: 503
+    INVALID_REQUEST: 400,
+    INVALID_TOKEN: 401,
+    INSUFFICIENT_SCOPE: 403,
+    TEMPORARILY_UNAVAILABLE: 503,
 }
 _G_KEY = "_mcp_auth"
 _G_CALL = "_mcp_auth_call"
@@ -108,7 +111,13 @@ class AuthChallenge(MCPHTTPError):
     """
 
     def __init__(
-        self, status: int, message: str, challenge: str, kind: str | None, reason: str, *,
+        self,
+        status: int,
+        message: str,
+        challenge: str,
+        kind: str | None,
+        reason: str,
+        *,
         request_id: t.Any = None,
     ) -> None:
         headers = {"WWW-Authenticate": challenge}
@@ -206,7 +215,11 @@ class Authenticator:
         register_metadata_routes(app, self.metadata, metadata_paths(self.resource, mcp_path))
 
     def challenge(
-        self, kind: str | None, reason: str = "", scopes: t.Sequence[str] | None = None, *,
+        self,
+        kind: str | None,
+        reason: str = "",
+        scopes: t.Sequence[str] | None = None,
+        *,
         request_id: t.Any = None,
     ) -> AuthChallenge:
         """Return the refusal for ``kind`` (``None``: no usable credentials were sent)."""
@@ -291,7 +304,9 @@ class Authenticator:
             raise self.challenge(INVALID_TOKEN, "the token is not valid")
         logger.error(
             "The MCP authorizer returned a %s; return an AuthInfo, a dict of claims, an error kind "
-            "(%s) or None.", type(result).__name__, ", ".join(STATUS),
+            "(%s) or None.",
+            type(result).__name__,
+            ", ".join(STATUS),
         )
         raise MCPHTTPError(500, _INTERNAL)
 
@@ -377,7 +392,8 @@ def warn_unenforced_scopes(registry: Registry) -> None:
     if names:
         logger.warning(
             "%s declare scopes=, but authorization is off, so anyone may use them. Set "
-            "MCP_AUTH_RESOURCE and an authorizer to enforce scopes.", ", ".join(sorted(names)),
+            "MCP_AUTH_RESOURCE and an authorizer to enforce scopes.",
+            ", ".join(sorted(names)),
         )
 
 

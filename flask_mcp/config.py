@@ -457,7 +457,5 @@ def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:
         try:
             values[key.name[4:].lower()] = key.convert(raw)
         except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"Invalid {key.name}={raw!r}: {exc}. {key.doc}"
-            ) from None
+            raise ValueError(f"Invalid {key.name}={raw!r}: {exc}. {key.doc}") from None
     return Settings(**values)

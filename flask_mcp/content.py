@@ -15,7 +15,9 @@ def _b64(data: bytes | str) -> str:
     return data if isinstance(data, str) else base64.b64encode(data).decode("ascii")
 
 
-def _extra(block: Content, annotations: dict[str, t.Any] | None, meta: dict[str, t.Any] | None) -> Content:
+def _extra(
+    block: Content, annotations: dict[str, t.Any] | None, meta: dict[str, t.Any] | None
+) -> Content:
     if annotations:
         block["annotations"] = annotations
     if meta:
@@ -169,7 +171,9 @@ def to_content_list(value: t.Any) -> list[Content]:
         return [text(value)]
     if is_content(value):
         return [value]
-    if isinstance(value, (list, tuple)) and all(is_content(item) or isinstance(item, str) for item in value):
+    if isinstance(value, (list, tuple)) and all(
+        is_content(item) or isinstance(item, str) for item in value
+    ):
         return [text(item) if isinstance(item, str) else item for item in value]
     if isinstance(value, (bytes, bytearray)):
         return [text(bytes(value).decode("utf-8", "replace"))]

@@ -43,8 +43,9 @@ class SessionBackChannel:
         session_id = t.cast(str, run.session_id)
         if not run.can_round_trip:
             raise ClientRequestError(
-                f"Cannot send {method}: this response cannot be streamed (a sync worker, or every "
-                "thread of a gthread worker is busy). Run gunicorn with -k gevent or more --threads."
+                f"Cannot send {method}: this response cannot be streamed (a sync worker, or "
+                "every thread of a gthread worker is busy). Run gunicorn with -k gevent or more "
+                "--threads."
             )
         request_id = self.backend.next_request_id(session_id)
         self.backend.expect_response(session_id, request_id)
@@ -67,7 +68,9 @@ class SessionBackChannel:
                     break
                 answer = self.backend.wait_response(session_id, request_id, min(remaining, 0.5))
                 if answer is None and self.backend.get_session(session_id) is None:
-                    raise ClientRequestError(f"The session ended before the client answered {method}.")
+                    raise ClientRequestError(
+                        f"The session ended before the client answered {method}."
+                    )
         finally:
             if answer is None:
                 self.backend.forget_response(session_id, request_id)
@@ -159,11 +162,11 @@ class Context:
 
     def _notify(self, method: str, params: dict[str, t.Any]) -> None:
         self._run.outbox.emit(jsonrpc.notification(method, params))
-        signals.send(
-            signals.notification_sent, self.app, method=method, session_id=self.session_id
-        )
+        signals.send(signals.notification_sent, self.app, method=method, session_id=self.session_id)
 
-    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Report progress, if the client asked for it with a ``progressToken``."""
         token = self.meta.get("progressToken")
         if token is None:
@@ -227,7 +230,9 @@ class Context:
         """
         return self._back_channel.request(self, method, params, key)
 
-    def ask(self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]) -> dict[str, dict[str, t.Any]]:
+    def ask(
+        self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]
+    ) -> dict[str, dict[str, t.Any]]:
         """Ask several questions at once and return the answers by key.
 
         Build the requests with :mod:`flask_mcp.mrtr` (``elicitation``,

@@ -10,18 +10,16 @@ import typing as t
 
 from . import protocol
 from . import schema as schema_mod
-from .registry import (
-    Handler,
-    Prompt,
-    Registry,
-    Resource,
-    ResourceTemplate,
-    Tool,
-    context_parameter,
-    describe_doc,
-    header_params_of,
-    prompt_arguments,
-)
+from .registry import Handler
+from .registry import Prompt
+from .registry import Registry
+from .registry import Resource
+from .registry import ResourceTemplate
+from .registry import Tool
+from .registry import context_parameter
+from .registry import describe_doc
+from .registry import header_params_of
+from .registry import prompt_arguments
 from .uritemplate import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
@@ -311,9 +309,7 @@ class Declarations:
         """Remove a prompt; clients are told the list changed."""
         return self.registry.remove("prompts", name)
 
-    def completion(
-        self, kind: str, target: str, argument: str | None = None
-    ) -> t.Callable[[F], F]:
+    def completion(self, kind: str, target: str, argument: str | None = None) -> t.Callable[[F], F]:
         """Register argument completion for a prompt or a resource template.
 
         The function is called as ``fn(argument_name, value, context_arguments)``
@@ -332,4 +328,3 @@ class Declarations:
             return fn
 
         return decorator
-

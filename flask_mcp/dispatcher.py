@@ -143,8 +143,14 @@ class Dispatcher:
             )
         return handler(call)
 
-    def call_user(self, fn: t.Callable[..., t.Any], call: Call, context_param: str | None,
-                  args: t.Sequence[t.Any] = (), kwargs: dict[str, t.Any] | None = None) -> t.Any:
+    def call_user(
+        self,
+        fn: t.Callable[..., t.Any],
+        call: Call,
+        context_param: str | None,
+        args: t.Sequence[t.Any] = (),
+        kwargs: dict[str, t.Any] | None = None,
+    ) -> t.Any:
         """Call a user handler, passing the context if it asks for one."""
         kwargs = dict(kwargs or {})
         if context_param is not None:
@@ -250,7 +256,9 @@ class Dispatcher:
     # -- resources ---------------------------------------------------------------
 
     def resources_list(self, call: Call) -> dict[str, t.Any]:
-        return self.mcp.filter_listing("resources", self._page("resources", call, "resources"), call)
+        return self.mcp.filter_listing(
+            "resources", self._page("resources", call, "resources"), call
+        )
 
     def resource_templates_list(self, call: Call) -> dict[str, t.Any]:
         page = self._page("resourceTemplates", call, "resourceTemplates")
@@ -291,7 +299,9 @@ class Dispatcher:
         )
         return {"contents": contents}
 
-    def _resource_contents(self, uri: str, mime_type: str | None, value: t.Any) -> list[dict[str, t.Any]]:
+    def _resource_contents(
+        self, uri: str, mime_type: str | None, value: t.Any
+    ) -> list[dict[str, t.Any]]:
         items = value if isinstance(value, list) else [value]
         contents = []
         for item in items:
@@ -335,13 +345,19 @@ class Dispatcher:
         name = _require_str(call.params, "name")
         prompt = self.registry.prompts.get(name)
         if prompt is None:
-            raise InvalidParams(f"Unknown prompt: {name!r}. Call prompts/list for the available prompts.")
+            raise InvalidParams(
+                f"Unknown prompt: {name!r}. Call prompts/list for the available prompts."
+            )
         arguments = _optional_dict(call.params, "arguments")
         for key, value in arguments.items():
             if not isinstance(value, str):
                 raise InvalidParams(f"Invalid params: prompt argument {key!r} must be a string.")
         declared = {arg["name"] for arg in prompt.arguments}
-        missing = [arg["name"] for arg in prompt.arguments if arg.get("required") and arg["name"] not in arguments]
+        missing = [
+            arg["name"]
+            for arg in prompt.arguments
+            if arg.get("required") and arg["name"] not in arguments
+        ]
         if missing:
             raise InvalidParams(
                 f"Missing required argument(s) for prompt {name!r}: {', '.join(missing)}."
@@ -400,13 +416,15 @@ class Dispatcher:
         if not isinstance(value, str):
             raise InvalidParams("Invalid params: argument.value must be a string.")
         context_args = _optional_dict(_optional_dict(call.params, "context"), "arguments")
-        handler = self.registry.completions.get((key, target, arg_name)) or self.registry.completions.get(
-            (key, target, "")
-        )
+        handler = self.registry.completions.get(
+            (key, target, arg_name)
+        ) or self.registry.completions.get((key, target, ""))
         if handler is None:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
         owner = (
-            self.registry.prompts.get(target) if key == "prompt" else self.registry.templates.get(target)
+            self.registry.prompts.get(target)
+            if key == "prompt"
+            else self.registry.templates.get(target)
         )
         self.mcp.authorize(owner.scopes if owner is not None else (), call)
         fn, context_param = handler

@@ -83,9 +83,7 @@ class URLElicitationRequired(MCPError):
     :param elicitations: the ``ElicitRequestURLParams`` objects to complete.
     """
 
-    def __init__(
-        self, elicitations: list[dict[str, t.Any]], message: str | None = None
-    ) -> None:
+    def __init__(self, elicitations: list[dict[str, t.Any]], message: str | None = None) -> None:
         super().__init__(
             URL_ELICITATION_REQUIRED,
             message or "This request requires more information.",

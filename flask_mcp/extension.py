@@ -6,16 +6,21 @@ import logging
 import typing as t
 import weakref
 
-from flask import Flask, current_app
+from flask import Flask
+from flask import current_app
 
-from . import backends, jsonrpc, protocol, signals
-from .config import Settings, load_settings
+from . import backends
+from . import jsonrpc
+from . import protocol
+from . import signals
+from .config import Settings
+from .config import load_settings
 from .declarations import Declarations
-from .dispatcher import Call, Dispatcher
-from .registry import (
-    Registry,
-)
-from .session import InFlight, StreamSlots
+from .dispatcher import Call
+from .dispatcher import Dispatcher
+from .registry import Registry
+from .session import InFlight
+from .session import StreamSlots
 
 if t.TYPE_CHECKING:
     from .auth import Authorizer
@@ -352,4 +357,3 @@ class MCP(Declarations):
                 self.notify_list_changed(family, app=app)
             except Exception:
                 logger.exception("Could not send notifications/%s/list_changed", family)
-

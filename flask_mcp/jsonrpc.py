@@ -33,7 +33,7 @@ def loads(body: bytes) -> t.Any:
 
 
 def _valid_id(value: t.Any) -> bool:
-    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def classify(message: t.Any) -> str:
@@ -59,9 +59,7 @@ def classify(message: t.Any) -> str:
         if "id" not in message:
             return NOTIFICATION
         if not _valid_id(request_id):
-            raise MCPError(
-                INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.'
-            )
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.')
         return REQUEST
     if "id" in message and ("result" in message or "error" in message):
         if not _valid_id(request_id):

@@ -18,14 +18,20 @@ import socket
 import time
 import typing as t
 
-from flask import Response, request
+from flask import Response
+from flask import request
 from werkzeug.wsgi import ClosingIterator
 
-from . import jsonrpc, protocol, signals, sse
-from .errors import InvalidParams, MCPHTTPError
+from . import jsonrpc
+from . import protocol
+from . import signals
+from . import sse
+from .errors import InvalidParams
+from .errors import MCPHTTPError
 
 if t.TYPE_CHECKING:
-    from .extension import MCP, AppState
+    from .extension import MCP
+    from .extension import AppState
 
 logger = logging.getLogger("flask_mcp")
 KEEPALIVE = b":\n\n"

@@ -32,14 +32,14 @@ import typing as t
 import weakref
 
 from . import protocol
-from .errors import (
-    MISSING_CLIENT_CAPABILITY,
-    CapabilityNotDeclared,
-    ClientRequestError,
-    InvalidParams,
-    MCPError,
-)
-from .sealing import InvalidState, StateSealer, fingerprint
+from .errors import MISSING_CLIENT_CAPABILITY
+from .errors import CapabilityNotDeclared
+from .errors import ClientRequestError
+from .errors import InvalidParams
+from .errors import MCPError
+from .sealing import InvalidState
+from .sealing import StateSealer
+from .sealing import fingerprint
 
 if t.TYPE_CHECKING:
     from flask import Flask

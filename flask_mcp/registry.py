@@ -82,7 +82,9 @@ class Tool:
         data["inputSchema"] = self.input.schema
         if self.output is not None:
             data["outputSchema"] = self.output.schema
-        data.update(_clean({"annotations": self.annotations, "icons": self.icons, "_meta": self.meta}))
+        data.update(
+            _clean({"annotations": self.annotations, "icons": self.icons, "_meta": self.meta})
+        )
         data.update(self.extra)
         return data
 
@@ -107,6 +109,7 @@ def header_params_of(
         return tuple(validate_x_mcp_header_schema(schema))
     except ValueError as exc:
         raise ValueError(f"Tool {tool!r} cannot be registered: {exc}") from None
+
 
 @dataclasses.dataclass(eq=False)
 class Resource:
@@ -200,7 +203,9 @@ class Prompt:
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Prompt`` object published by ``prompts/list``."""
-        data = _clean({"name": self.name, "title": self.title, "description": self.description or ""})
+        data = _clean(
+            {"name": self.name, "title": self.title, "description": self.description or ""}
+        )
         if self.arguments:
             data["arguments"] = self.arguments
         data.update(_clean({"icons": self.icons, "_meta": self.meta}))

@@ -9,20 +9,27 @@ import typing as t
 
 from flask import Response
 
-from . import _concurrency, jsonrpc, protocol, signals, sse
+from . import _concurrency
+from . import jsonrpc
+from . import protocol
+from . import signals
+from . import sse
 from .auth import AuthRefused
-from .backends.base import MESSAGE, SessionRecord
-from .context import Context, SessionBackChannel
+from .backends.base import MESSAGE
+from .backends.base import SessionRecord
+from .context import Context
+from .context import SessionBackChannel
 from .dispatcher import Call
-from .errors import (
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    BackendUnavailable,
-    MCPError,
-    MCPHTTPError,
-    RequestCancelled,
-)
-from .session import InlineOutbox, RequestRun, StreamOutbox, new_stream_id
+from .errors import INTERNAL_ERROR
+from .errors import INVALID_REQUEST
+from .errors import BackendUnavailable
+from .errors import MCPError
+from .errors import MCPHTTPError
+from .errors import RequestCancelled
+from .session import InlineOutbox
+from .session import RequestRun
+from .session import StreamOutbox
+from .session import new_stream_id
 
 if t.TYPE_CHECKING:
     from .extension import AppState

@@ -10,7 +10,13 @@ import contextlib
 import sys
 import typing as t
 
-from .schema import ArgumentError, InputSpec, _as_dict, _enum_schema, _error_text, _jsonable, _path
+from .schema import ArgumentError
+from .schema import InputSpec
+from .schema import _as_dict
+from .schema import _enum_schema
+from .schema import _error_text
+from .schema import _jsonable
+from .schema import _path
 
 if t.TYPE_CHECKING:
     import marshmallow as ma
@@ -187,8 +193,6 @@ def input_spec_from_marshmallow(schema: type[ma.Schema] | ma.Schema) -> InputSpe
     if instance.many:
         raise TypeError("A tool takes one object of arguments; use a schema without many=True.")
     return _MarshmallowInputSpec(instance)
-
-
 
 
 def marshmallow_schema(obj: t.Any) -> ma.Schema | None:

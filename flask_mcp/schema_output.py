@@ -117,5 +117,3 @@ def output_spec_from_schema(schema: dict[str, t.Any] | type[ma.Schema] | ma.Sche
             ' property, e.g. {"type": "object", "properties": {"result": ...}}.'
         )
     return OutputSpec(schema)
-
-

@@ -125,9 +125,7 @@ def check_accept_sse(accept: t.Any) -> None:
     :raises MCPHTTPError: 406 Not Acceptable.
     """
     if not _accepts(accept, "text/event-stream"):
-        raise MCPHTTPError(
-            406, "Not Acceptable: open the stream with Accept: text/event-stream."
-        )
+        raise MCPHTTPError(406, "Not Acceptable: open the stream with Accept: text/event-stream.")
 
 
 def check_body_size(length: int | None, limit: int) -> None:

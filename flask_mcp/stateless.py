@@ -18,30 +18,41 @@ import logging
 import time
 import typing as t
 
-from flask import Response, request
+from flask import Response
+from flask import request
 from werkzeug.wsgi import ClosingIterator
 
-from . import _concurrency, content, jsonrpc, listen, mrtr, protocol, signals, sse
-from .backends.base import END, MESSAGE
+from . import _concurrency
+from . import content
+from . import jsonrpc
+from . import listen
+from . import mrtr
+from . import protocol
+from . import signals
+from . import sse
+from .backends.base import END
+from .backends.base import MESSAGE
 from .config import LOG_LEVELS
 from .context import Context
 from .dispatcher import Call
-from .errors import (
-    HEADER_MISMATCH,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    UNSUPPORTED_PROTOCOL_VERSION,
-    BackendUnavailable,
-    MCPError,
-    MethodNotFound,
-    RequestCancelled,
-)
-from .headers import HeaderMismatch, validate_protocol_version_header, validate_routing_headers
-from .session import LocalOutbox, RequestRun
+from .errors import HEADER_MISMATCH
+from .errors import INTERNAL_ERROR
+from .errors import INVALID_PARAMS
+from .errors import INVALID_REQUEST
+from .errors import UNSUPPORTED_PROTOCOL_VERSION
+from .errors import BackendUnavailable
+from .errors import MCPError
+from .errors import MethodNotFound
+from .errors import RequestCancelled
+from .headers import HeaderMismatch
+from .headers import validate_protocol_version_header
+from .headers import validate_routing_headers
+from .session import LocalOutbox
+from .session import RequestRun
 
 if t.TYPE_CHECKING:
-    from .extension import MCP, AppState
+    from .extension import MCP
+    from .extension import AppState
 
 logger = logging.getLogger("flask_mcp")
 #: Seconds between checks that the client of a running request is still connected.
@@ -307,8 +318,13 @@ def _is_response(message: t.Any, request_id: t.Any) -> bool:
 
 
 def _stream(
-    call: Call, run: RequestRun, outbox: LocalOutbox, events: list[t.Any], deadline: float,
-    sock: t.Any, state: AppState,
+    call: Call,
+    run: RequestRun,
+    outbox: LocalOutbox,
+    events: list[t.Any],
+    deadline: float,
+    sock: t.Any,
+    state: AppState,
 ) -> t.Iterable[bytes]:
     """Yield the run's messages as SSE events (no ids: not resumable) until its response.
 

@@ -138,7 +138,9 @@ class MCPTestClient:
             buffer += chunk
             while b"\n\n" in buffer:
                 event, buffer = buffer.split(b"\n\n", 1)
-                data = [line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:")]
+                data = [
+                    line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:")
+                ]
                 if not data or not data[0]:
                     continue
                 message = json.loads(b"".join(data))
@@ -153,9 +155,17 @@ class MCPTestClient:
     def _answer(self, message: dict[str, t.Any]) -> None:
         handler = self.handlers.get(message["method"])
         if handler is None:
-            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no handler"}}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {"code": -32601, "message": "no handler"},
+            }
         else:
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": handler(message.get("params") or {})}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "result": handler(message.get("params") or {}),
+            }
         self.post(reply).close()
 
     # -- lifecycle and methods ------------------------------------------------------
@@ -192,7 +202,9 @@ class MCPTestClient:
         """Return every tool (following pagination)."""
         return self._list("tools/list", "tools")
 
-    def call_tool(self, name: str, arguments: dict[str, t.Any] | None = None, **meta: t.Any) -> dict[str, t.Any]:
+    def call_tool(
+        self, name: str, arguments: dict[str, t.Any] | None = None, **meta: t.Any
+    ) -> dict[str, t.Any]:
         """Call a tool and return its ``CallToolResult``."""
         params: dict[str, t.Any] = {"name": name, "arguments": arguments or {}}
         if meta:
@@ -209,7 +221,9 @@ class MCPTestClient:
 
     def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
         """Return the contents of a resource."""
-        return t.cast(list[dict[str, t.Any]], self.request("resources/read", {"uri": uri})["contents"])
+        return t.cast(
+            list[dict[str, t.Any]], self.request("resources/read", {"uri": uri})["contents"]
+        )
 
     def list_prompts(self) -> list[dict[str, t.Any]]:
         """Return every prompt."""

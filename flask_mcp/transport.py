@@ -5,26 +5,37 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Blueprint, Response, request
+from flask import Blueprint
+from flask import Response
+from flask import request
 
-from . import _concurrency, jsonrpc, protocol, security, signals, sse
-from .backends.base import GENERAL_STREAM, MESSAGE, SessionRecord
-from .errors import (
-    INTERNAL_ERROR,
-    PARSE_ERROR,
-    REQUEST_TIMEOUT,
-    BackendUnavailable,
-    InvalidParams,
-    MCPError,
-    MCPHTTPError,
-)
-from .session import StreamOutbox, new_session_id
+from . import _concurrency
+from . import jsonrpc
+from . import protocol
+from . import security
+from . import signals
+from . import sse
+from .backends.base import GENERAL_STREAM
+from .backends.base import MESSAGE
+from .backends.base import SessionRecord
+from .errors import INTERNAL_ERROR
+from .errors import PARSE_ERROR
+from .errors import REQUEST_TIMEOUT
+from .errors import BackendUnavailable
+from .errors import InvalidParams
+from .errors import MCPError
+from .errors import MCPHTTPError
+from .session import StreamOutbox
+from .session import new_session_id
 from .supervisor import ensure_supervisor
 
 if t.TYPE_CHECKING:
-    from .extension import MCP, AppState
+    from .extension import MCP
+    from .extension import AppState
 
-from .runner import RequestRunner, http_error, json_response
+from .runner import RequestRunner
+from .runner import http_error
+from .runner import json_response
 
 logger = logging.getLogger("flask_mcp")
 SESSION_HEADER = "Mcp-Session-Id"

@@ -24,10 +24,15 @@ import sys
 import tempfile
 import time
 import typing as t
-from collections.abc import Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Generator
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import NoReturn, Protocol
+from typing import NoReturn
+from typing import Protocol
 
 import pytest
 
@@ -563,8 +568,10 @@ class SuiteResult:
         return self.by_status.get("WARNING", [])
 
 
-def run_suite(conformance: ConformanceRunner, url: str, *args: str, next: bool = False) -> SuiteResult:
-    """Run a conformance suite with ``-o`` and read its ``checks.json`` files (warnings included)."""
+def run_suite(
+    conformance: ConformanceRunner, url: str, *args: str, next: bool = False
+) -> SuiteResult:
+    """Run a conformance suite with ``-o`` and read its ``checks.json`` (warnings included)."""
     import json
     import re
 
@@ -577,5 +584,8 @@ def run_suite(conformance: ConformanceRunner, url: str, *args: str, next: bool =
             for check in json.loads(path.read_text()):
                 by_status.setdefault(check["status"], []).append(check["id"])
     passed, failed = (int(n) for n in found[-1])
-    print(f"{' '.join(args)}: {passed} passed, {failed} failed, warnings {by_status.get('WARNING', [])}")
+    print(
+        f"{' '.join(args)}: {passed} passed, {failed} failed, "
+        f"warnings {by_status.get('WARNING', [])}"
+    )
     return SuiteResult(passed, failed, result.returncode, by_status, result.stdout)

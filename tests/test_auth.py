@@ -54,8 +54,16 @@ class Keys:
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
 
-    def mint(self, *, audience: str = RESOURCE, issuer: str = ISSUER, subject: str = "alice",
-             scope: str = "", expires_in: float = 300, **claims: t.Any) -> str:
+    def mint(
+        self,
+        *,
+        audience: str = RESOURCE,
+        issuer: str = ISSUER,
+        subject: str = "alice",
+        scope: str = "",
+        expires_in: float = 300,
+        **claims: t.Any,
+    ) -> str:
         now = int(time.time())
         payload = {"iss": issuer, "sub": subject, "aud": audience, "iat": now,
                    "exp": now + int(expires_in), "scope": scope, **claims}  # fmt: skip
@@ -201,8 +209,9 @@ def rpc(method: str, params: dict[str, t.Any] | None = None, id: int = 1) -> dic
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
 
 
-def post(client: t.Any, body: t.Any, token: str | None = None, session: str | None = None,
-         **headers: str) -> t.Any:
+def post(
+    client: t.Any, body: t.Any, token: str | None = None, session: str | None = None, **headers: str
+) -> t.Any:
     headers = {"Accept": ACCEPT, **headers}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
@@ -281,10 +290,19 @@ def test_scopes_without_auth_warn(caplog: pytest.LogCaptureFixture) -> None:
         ({"MCP_AUTH_RESOURCE": None}, True, "no MCP_AUTH_RESOURCE"),
         ({"MCP_AUTH_JWT_JWKS_URL": "https://auth.example.com/jwks"}, True, "Both an authorizer"),
         ({"MCP_AUTH_JWT_JWKS_URL": "http://auth.example.com/jwks"}, False, "use https://"),
-        ({"MCP_AUTH_JWT_JWKS_URL": "https://a.example/jwks", "MCP_AUTH_JWT_ALGORITHMS": "HS256"},
-         False, "algorithm confusion"),
-        ({"MCP_AUTH_JWT_JWKS_URL": "https://a.example/jwks", "MCP_AUTH_JWT_ALGORITHMS": ["none"]},
-         False, "'none' is never safe"),
+        (
+            {"MCP_AUTH_JWT_JWKS_URL": "https://a.example/jwks", "MCP_AUTH_JWT_ALGORITHMS": "HS256"},
+            False,
+            "algorithm confusion",
+        ),
+        (
+            {
+                "MCP_AUTH_JWT_JWKS_URL": "https://a.example/jwks",
+                "MCP_AUTH_JWT_ALGORITHMS": ["none"],
+            },
+            False,
+            "'none' is never safe",
+        ),
     ],
 )
 def test_misconfiguration_fails_in_init_app(
@@ -327,8 +345,11 @@ def test_metadata_document(client: t.Any, path: str) -> None:
 
 
 def test_metadata_follows_path_and_normalizes_resource() -> None:
-    app = make_app(MCP_PATH="/api/mcp", MCP_AUTH_RESOURCE="HTTP://LocalHost:8000/api/mcp",
-                   MCP_AUTH_METADATA={"resource_documentation": "https://docs.example.com"})
+    app = make_app(
+        MCP_PATH="/api/mcp",
+        MCP_AUTH_RESOURCE="HTTP://LocalHost:8000/api/mcp",
+        MCP_AUTH_METADATA={"resource_documentation": "https://docs.example.com"},
+    )
     client = app.test_client()
     document = client.get("/.well-known/oauth-protected-resource/api/mcp").get_json()
     assert document["resource"] == "http://localhost:8000/api/mcp"
@@ -539,7 +560,9 @@ def test_stateless_requests_are_authenticated_too(client: t.Any) -> None:
             "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
     body = rpc("tools/call", {"name": "write", "arguments": {"text": "z"}, "_meta": meta})
     headers = {
-        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "write"
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "write",
     }
     response = post(client, body, **headers)
     assert response.status_code == 401
@@ -595,7 +618,10 @@ def test_jwt_valid_token(jwt_client: t.Any, keys: Keys) -> None:
     ],
 )
 def test_jwt_rejections(
-    jwt_client: t.Any, keys: Keys, make_token: t.Callable[[Keys], str], description: str,
+    jwt_client: t.Any,
+    keys: Keys,
+    make_token: t.Callable[[Keys], str],
+    description: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     token = make_token(keys)

@@ -215,14 +215,26 @@ def test_metadata_document(deployment: Deployment) -> None:
     [
         (lambda d: None, 401, None, None),
         (lambda d: d.token("notes:read", expires_in=-300), 401, "invalid_token", "expired"),
-        (lambda d: d.auth.keys.mint(audience="https://other.example/mcp", issuer=d.auth.issuer),
-         401, "invalid_token", "another resource (aud)"),
-        (lambda d: d.auth.keys.mint(audience=d.url, issuer="https://evil.example"),
-         401, "invalid_token", "unexpected issuer (iss)"),
+        (
+            lambda d: d.auth.keys.mint(audience="https://other.example/mcp", issuer=d.auth.issuer),
+            401,
+            "invalid_token",
+            "another resource (aud)",
+        ),
+        (
+            lambda d: d.auth.keys.mint(audience=d.url, issuer="https://evil.example"),
+            401,
+            "invalid_token",
+            "unexpected issuer (iss)",
+        ),
         (lambda d: tampered(d.token("notes:read")), 401, "invalid_token", "signature"),
         (lambda d: unsigned(d.token("notes:read")), 401, "invalid_token", "algorithm (alg)"),
-        (lambda d: Keys("rogue").mint(audience=d.url, issuer=d.auth.issuer),
-         401, "invalid_token", "unknown key (kid)"),
+        (
+            lambda d: Keys("rogue").mint(audience=d.url, issuer=d.auth.issuer),
+            401,
+            "invalid_token",
+            "unknown key (kid)",
+        ),
     ],
     ids=["missing", "expired", "wrong-aud", "wrong-iss", "tampered", "alg-none", "rogue-key"],
 )

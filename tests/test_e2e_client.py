@@ -20,7 +20,9 @@ def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
         yield srv
 
 
-async def _sampling(context: t.Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+async def _sampling(
+    context: t.Any, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
     text = params.messages[0].content.text  # type: ignore[union-attr]
     return types.CreateMessageResult(
         role="assistant", content=types.TextContent(type="text", text=text.upper()), model="m"
@@ -32,7 +34,9 @@ async def _elicitation(context: t.Any, params: t.Any) -> types.ElicitResult:
 
 
 async def _roots(context: t.Any) -> types.ListRootsResult:
-    return types.ListRootsResult(roots=[types.Root(uri="file:///tmp/a"), types.Root(uri="file:///tmp/b")])
+    return types.ListRootsResult(
+        roots=[types.Root(uri="file:///tmp/a"), types.Root(uri="file:///tmp/b")]
+    )
 
 
 def client(url: str, **kwargs: t.Any) -> Client:

@@ -16,7 +16,8 @@ import typing as t
 import pytest
 from flask import Flask
 
-from flask_mcp import MCP, Context
+from flask_mcp import MCP
+from flask_mcp import Context
 
 pytestmark = pytest.mark.e2e
 
@@ -218,7 +219,9 @@ def run_2026_leg(conformance: t.Any, url: str) -> tuple[int, int, dict[str, list
     """Run ``--suite all --spec-version 2026-07-28``; return passed, failed, checks by status."""
     from conftest import run_suite
 
-    result = run_suite(conformance, url, "--suite", "all", "--spec-version", "2026-07-28", next=True)
+    result = run_suite(
+        conformance, url, "--suite", "all", "--spec-version", "2026-07-28", next=True
+    )
     assert result.failed == 0 and result.returncode == 0, result.output[-4000:]
     assert not result.by_status.get("FAILURE"), result.by_status["FAILURE"]
     return result.passed, result.failed, result.by_status

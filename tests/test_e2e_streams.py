@@ -18,7 +18,9 @@ APP = "tests._apps.backchannel:app"
 ACCEPT = "application/json, text/event-stream"
 
 
-def call_json(port: int, body: dict[str, t.Any], session: str | None = None) -> tuple[int, dict[str, str], bytes]:
+def call_json(
+    port: int, body: dict[str, t.Any], session: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Content-Type": "application/json", "Accept": ACCEPT}
     if session:
@@ -37,12 +39,19 @@ def open_session(port: int) -> str:
             "jsonrpc": "2.0",
             "id": 0,
             "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "leak", "version": "1"}},
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "leak", "version": "1"},
+            },
         },
     )
     assert status == 200
     session = headers["Mcp-Session-Id"]
-    assert call_json(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0] == 202
+    assert (
+        call_json(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0]
+        == 202
+    )
     return session
 
 
@@ -61,7 +70,11 @@ def abandon_stream(port: int, session: str, index: int) -> None:
         "jsonrpc": "2.0",
         "id": index,
         "method": "tools/call",
-        "params": {"name": "slow_chatty", "arguments": {"seconds": 0.3}, "_meta": {"progressToken": index}},
+        "params": {
+            "name": "slow_chatty",
+            "arguments": {"seconds": 0.3},
+            "_meta": {"progressToken": index},
+        },
     }
     conn.request(
         "POST",
@@ -134,7 +147,9 @@ def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
 
     def run_round(count: int) -> tuple[dict[str, int], dict[str, int]]:
         sessions = [open_session(server.port) for _ in range(10)]
-        futures = [pool.submit(abandon_stream, server.port, sessions[i % 10], i) for i in range(count)]
+        futures = [
+            pool.submit(abandon_stream, server.port, sessions[i % 10], i) for i in range(count)
+        ]
         for future in futures:
             future.result()
         settled = settle()
@@ -150,7 +165,8 @@ def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
     second_settled, final = run_round(1000)
     pool.shutdown()
     print(
-        f"leak check: fresh={start}\n  round 1 settled={first_settled}\n  round 1 cleaned={baseline}"
+        f"leak check: fresh={start}\n  round 1 settled={first_settled}"
+        f"\n  round 1 cleaned={baseline}"
         f"\n  round 2 settled={second_settled}\n  round 2 cleaned={final}"
     )
     for counters in (baseline, final):

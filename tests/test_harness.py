@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import ConformanceRunner, ServeFactory
+    from conftest import ConformanceRunner
+    from conftest import ServeFactory
 
 HELLO = "tests._apps.hello:app"
 

@@ -8,9 +8,13 @@ import typing as t
 
 import pytest
 from flask import Flask
-from test_stateless import Wire, make_app
+from test_stateless import Wire
+from test_stateless import make_app
 
-from flask_mcp import MCP, CapabilityNotDeclared, Context, mrtr
+from flask_mcp import MCP
+from flask_mcp import CapabilityNotDeclared
+from flask_mcp import Context
+from flask_mcp import mrtr
 from flask_mcp.sealing import StateSealer
 from flask_mcp.testing import MCPTestClient
 

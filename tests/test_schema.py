@@ -11,26 +11,27 @@ import uuid
 
 import marshmallow as ma
 import pytest
-from marshmallow import fields, validate
+from marshmallow import fields
+from marshmallow import validate
 
 if sys.version_info >= (3, 11):
-    from typing import NotRequired, Required
+    from typing import NotRequired
+    from typing import Required
 else:
-    from typing_extensions import NotRequired, Required
+    from typing_extensions import NotRequired
+    from typing_extensions import Required
 
 from flask_mcp.content import ToolResult
-from flask_mcp.schema import (
-    ArgumentError,
-    InputSpec,
-    OutputSpec,
-    compile_validator,
-    input_spec,
-    input_spec_from_function,
-    input_spec_from_json_schema,
-    input_spec_from_marshmallow,
-    output_spec_from_function,
-    output_spec_from_schema,
-)
+from flask_mcp.schema import ArgumentError
+from flask_mcp.schema import InputSpec
+from flask_mcp.schema import OutputSpec
+from flask_mcp.schema import compile_validator
+from flask_mcp.schema import input_spec
+from flask_mcp.schema import input_spec_from_function
+from flask_mcp.schema import input_spec_from_json_schema
+from flask_mcp.schema import input_spec_from_marshmallow
+from flask_mcp.schema import output_spec_from_function
+from flask_mcp.schema import output_spec_from_schema
 
 
 class Color(enum.Enum):

@@ -10,7 +10,8 @@ import typing as t
 import pytest
 from flask import Flask
 
-from flask_mcp import MCP, Context
+from flask_mcp import MCP
+from flask_mcp import Context
 from flask_mcp.testing import MCPTestClient
 
 V = "2026-07-28"

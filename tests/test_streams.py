@@ -8,19 +8,21 @@ import time
 import typing as t
 
 import pytest
-
-from flask_mcp import Context
-from flask_mcp import MCP
-from flask_mcp import URLElicitationRequired
-from flask_mcp import signals
 from test_transport import HEADERS
 from test_transport import initialize
 from test_transport import post
 from test_transport import rpc
 from test_transport import sse_messages
 
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import URLElicitationRequired
+from flask_mcp import signals
 
-def read_events(chunks: t.Iterator[bytes], count: int, timeout: float = 5.0) -> list[dict[str, t.Any]]:
+
+def read_events(
+    chunks: t.Iterator[bytes], count: int, timeout: float = 5.0
+) -> list[dict[str, t.Any]]:
     """Read ``count`` SSE data events (skipping priming events and comments)."""
     found: list[dict[str, t.Any]] = []
     deadline = time.monotonic() + timeout
@@ -31,7 +33,9 @@ def read_events(chunks: t.Iterator[bytes], count: int, timeout: float = 5.0) -> 
         while b"\n\n" in buffer:
             event, buffer = buffer.split(b"\n\n", 1)
             fields = dict(
-                line.split(": ", 1) for line in event.decode().splitlines() if ": " in line and not line.startswith(":")
+                line.split(": ", 1)
+                for line in event.decode().splitlines()
+                if ": " in line and not line.startswith(":")
             )
             if fields.get("data", "").startswith("{"):
                 found.append({"id": fields.get("id"), **json.loads(fields["data"])})
@@ -45,7 +49,9 @@ def open_get(client: t.Any, session: str, last_event_id: str | None = None) -> t
     return client.get("/mcp", headers=headers, buffered=False)
 
 
-def test_broadcast_reaches_get_stream_and_waits_for_it(client: t.Any, app: t.Any, mcp_server: MCP) -> None:
+def test_broadcast_reaches_get_stream_and_waits_for_it(
+    client: t.Any, app: t.Any, mcp_server: MCP
+) -> None:
     session = initialize(client)
     mcp_server.broadcast("notifications/message", {"level": "info", "data": "before GET"})
     response = open_get(client, session)
@@ -70,7 +76,10 @@ def test_list_changed_reaches_get_stream(client: t.Any, app: t.Any, mcp_server: 
 def test_resource_updated_only_for_subscribers(client: t.Any, app: t.Any, mcp_server: MCP) -> None:
     watcher = initialize(client)
     other = initialize(client)
-    assert rpc(client, watcher, "resources/subscribe", {"uri": "test://static"}).get_json()["result"] == {}
+    assert (
+        rpc(client, watcher, "resources/subscribe", {"uri": "test://static"}).get_json()["result"]
+        == {}
+    )
     with app.app_context():
         mcp_server.notify_resource_updated("test://static")
     backend = mcp_server.state(app).backend
@@ -138,7 +147,14 @@ def test_url_elicitation_required_error(client: t.Any, mcp_server: MCP) -> None:
     def needs_login() -> str:
         """Needs an out-of-band login."""
         raise URLElicitationRequired(
-            [{"mode": "url", "elicitationId": "e1", "url": "https://example.com/login", "message": "Log in"}]
+            [
+                {
+                    "mode": "url",
+                    "elicitationId": "e1",
+                    "url": "https://example.com/login",
+                    "message": "Log in",
+                }
+            ]
         )
 
     session = initialize(client)
@@ -156,7 +172,11 @@ def test_back_channel_needs_declared_capability(client: t.Any, mcp_server: MCP) 
 
     session = initialize(client)
     response = rpc(client, session, "tools/call", {"name": "wants_sampling"})
-    messages = sse_messages(response) if response.mimetype == "text/event-stream" else [response.get_json()]
+    messages = (
+        sse_messages(response)
+        if response.mimetype == "text/event-stream"
+        else [response.get_json()]
+    )
     assert [m for m in messages if "method" in m] == []  # nothing went on the wire
     result = messages[-1]["result"]
     assert result["isError"] and "sampling" in result["content"][0]["text"]
@@ -171,9 +191,14 @@ def test_failing_signal_receiver_does_not_break_a_stream(client: t.Any, app: t.A
     def recorder(sender: t.Any, **kwargs: t.Any) -> None:
         seen.append(kwargs.get("method", "?"))
 
-    with signals.notification_sent.connected_to(broken, app), signals.notification_sent.connected_to(recorder, app):
+    with (
+        signals.notification_sent.connected_to(broken, app),
+        signals.notification_sent.connected_to(recorder, app),
+    ):
         session = initialize(client)
-        messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty", "_meta": {"progressToken": 1}}))
+        messages = sse_messages(
+            rpc(client, session, "tools/call", {"name": "chatty", "_meta": {"progressToken": 1}})
+        )
     assert messages[-1]["result"]["content"][0]["text"] == "done"
     assert seen == ["notifications/progress", "notifications/message"]
 
@@ -197,11 +222,25 @@ def test_signals_for_streams_and_cancellation(client: t.Any, app: t.Any, mcp_ser
         getattr(signals, name).connect(receiver, app)
     try:
         session = initialize(client)
-        body = {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "wait_forever"}}
-        response = client.post("/mcp", data=json.dumps(body), headers={**HEADERS, "Mcp-Session-Id": session}, buffered=False)
+        body = {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "method": "tools/call",
+            "params": {"name": "wait_forever"},
+        }
+        response = client.post(
+            "/mcp",
+            data=json.dumps(body),
+            headers={**HEADERS, "Mcp-Session-Id": session},
+            buffered=False,
+        )
         chunks = iter(response.response)
         assert read_events(chunks, 1)[0]["params"]["data"] == "started"
-        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 99},
+        }
         assert post(client, cancel, session).status_code == 202
         rest = b"".join(chunks)
         assert b'"id":99' not in rest  # no response after a cancel

@@ -6,8 +6,8 @@ import typing as t
 
 import pytest
 
-from flask_mcp import Context
 from flask_mcp import MCP
+from flask_mcp import Context
 from flask_mcp.testing import MCPError
 from flask_mcp.testing import MCPTestClient
 
@@ -23,7 +23,11 @@ def test_round_trips_through_the_test_client(app: t.Any, mcp_server: MCP) -> Non
 
     client = MCPTestClient(
         app,
-        sampling=lambda params: {"role": "assistant", "content": {"type": "text", "text": "HI"}, "model": "m"},
+        sampling=lambda params: {
+            "role": "assistant",
+            "content": {"type": "text", "text": "HI"},
+            "model": "m",
+        },
         elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}},
         roots=[{"uri": "file:///work"}],
     )
@@ -32,9 +36,15 @@ def test_round_trips_through_the_test_client(app: t.Any, mcp_server: MCP) -> Non
         result = client.call_tool("interview")
         assert result["content"][0]["text"] == "HI|Ada|file:///work"
         assert client.call_tool("chatty", progressToken="p")["content"][0]["text"] == "done"
-        assert [n["method"] for n in client.notifications] == ["notifications/progress", "notifications/message"]
+        assert [n["method"] for n in client.notifications] == [
+            "notifications/progress",
+            "notifications/message",
+        ]
         assert client.read_resource("test://items/7")[0]["uri"] == "test://items/7"
-        assert client.get_prompt("greet", {"name": "Bo"})["messages"][0]["content"]["text"] == "Hello Bo"
+        assert (
+            client.get_prompt("greet", {"name": "Bo"})["messages"][0]["content"]["text"]
+            == "Hello Bo"
+        )
         with pytest.raises(MCPError) as info:
             client.request("nope/nope")
         assert info.value.code == -32601

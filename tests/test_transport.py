@@ -60,7 +60,11 @@ def test_initialize_negotiates_and_issues_session(client: t.Any) -> None:
             "jsonrpc": "2.0",
             "id": 1,
             "method": "initialize",
-            "params": {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+            "params": {
+                "protocolVersion": "1999-01-01",
+                "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"},
+            },
         },
     )
     body = response.get_json()
@@ -83,7 +87,11 @@ def test_initialize_echoes_supported_versions(client: t.Any, version: str) -> No
     [
         {},
         {"protocolVersion": 5, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
-        {"protocolVersion": "2025-11-25", "capabilities": [], "clientInfo": {"name": "c", "version": "1"}},
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": [],
+            "clientInfo": {"name": "c", "version": "1"},
+        },
         {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}},
     ],
 )
@@ -103,13 +111,17 @@ def test_tools_list_and_call(client: t.Any) -> None:
     session = initialize(client)
     tools = rpc(client, session, "tools/list").get_json()["result"]["tools"]
     assert [tool["name"] for tool in tools] == ["add", "chatty"]
-    result = rpc(client, session, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}).get_json()
+    result = rpc(
+        client, session, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}
+    ).get_json()
     assert result["result"]["structuredContent"] == {"result": 5}
 
 
 def test_tool_argument_mismatch_is_an_error_result_naming_the_field(client: t.Any) -> None:
     session = initialize(client)
-    result = rpc(client, session, "tools/call", {"name": "add", "arguments": {"a": "x", "b": 1}}).get_json()
+    result = rpc(
+        client, session, "tools/call", {"name": "add", "arguments": {"a": "x", "b": 1}}
+    ).get_json()
     assert result["result"]["isError"] is True
     assert "'a'" in result["result"]["content"][0]["text"]
 
@@ -151,7 +163,10 @@ def test_batch_accepted_on_2025_03_26_session(client: t.Any) -> None:
     session = initialize(client, "2025-03-26")
     response = post(
         client,
-        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}],
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ],
         session,
     )
     body = response.get_json()
@@ -161,8 +176,15 @@ def test_batch_accepted_on_2025_03_26_session(client: t.Any) -> None:
 def test_mistyped_params(client: t.Any) -> None:
     session = initialize(client)
     assert rpc(client, session, "tools/call", {"name": 5}).get_json()["error"]["code"] == -32602
-    assert rpc(client, session, "tools/call", {"name": "add", "arguments": []}).get_json()["error"]["code"] == -32602
-    response = post(client, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}, session)
+    assert (
+        rpc(client, session, "tools/call", {"name": "add", "arguments": []}).get_json()["error"][
+            "code"
+        ]
+        == -32602
+    )
+    response = post(
+        client, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}, session
+    )
     assert response.status_code == 400 and response.get_json()["error"]["code"] == -32600
 
 
@@ -191,7 +213,9 @@ def test_body_too_large(client: t.Any) -> None:
 
 
 def test_evil_origin_and_host(client: t.Any) -> None:
-    response = post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, Origin="http://evil.example")
+    response = post(
+        client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, Origin="http://evil.example"
+    )
     assert response.status_code == 403
     response = client.post(
         "/mcp",
@@ -200,7 +224,11 @@ def test_evil_origin_and_host(client: t.Any) -> None:
         environ_base={"REMOTE_ADDR": "127.0.0.1"},
     )
     assert response.status_code == 421
-    ok = post(client, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}, Origin="http://localhost:3000")
+    ok = post(
+        client,
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        Origin="http://localhost:3000",
+    )
     assert ok.status_code == 200
 
 
@@ -211,27 +239,59 @@ def test_media_types(client: t.Any) -> None:
 
 def test_protocol_version_header(client: t.Any) -> None:
     session = initialize(client)
-    assert post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, session, **{"MCP-Protocol-Version": "2025-03-26"}).status_code == 200
-    assert post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, session, **{"MCP-Protocol-Version": "1999-01-01"}).status_code == 400
+    assert (
+        post(
+            client,
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            session,
+            **{"MCP-Protocol-Version": "2025-03-26"},
+        ).status_code
+        == 200
+    )
+    assert (
+        post(
+            client,
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            session,
+            **{"MCP-Protocol-Version": "1999-01-01"},
+        ).status_code
+        == 400
+    )
 
 
 def test_get_stream_requires_session_and_accept(client: t.Any) -> None:
     assert client.get("/mcp", headers={"Accept": "text/event-stream"}).status_code == 400
     session = initialize(client)
-    assert client.get("/mcp", headers={"Accept": "application/json", "Mcp-Session-Id": session}).status_code == 406
+    assert (
+        client.get(
+            "/mcp", headers={"Accept": "application/json", "Mcp-Session-Id": session}
+        ).status_code
+        == 406
+    )
 
 
 def test_resources_and_prompts(client: t.Any) -> None:
     session = initialize(client)
     listed = rpc(client, session, "resources/list").get_json()["result"]["resources"]
-    assert listed == [{"uri": "test://static", "name": "static", "description": "A static resource.", "mimeType": "text/plain"}]
-    templates = rpc(client, session, "resources/templates/list").get_json()["result"]["resourceTemplates"]
+    assert listed == [
+        {
+            "uri": "test://static",
+            "name": "static",
+            "description": "A static resource.",
+            "mimeType": "text/plain",
+        }
+    ]
+    templates = rpc(client, session, "resources/templates/list").get_json()["result"][
+        "resourceTemplates"
+    ]
     assert templates[0]["uriTemplate"] == "test://items/{item_id}"
     read = rpc(client, session, "resources/read", {"uri": "test://items/42"}).get_json()["result"]
     assert json.loads(read["contents"][0]["text"]) == {"id": "42"}
     missing = rpc(client, session, "resources/read", {"uri": "test://nope"}).get_json()["error"]
     assert missing["code"] == -32002
-    prompt = rpc(client, session, "prompts/get", {"name": "greet", "arguments": {"name": "Ann"}}).get_json()
+    prompt = rpc(
+        client, session, "prompts/get", {"name": "greet", "arguments": {"name": "Ann"}}
+    ).get_json()
     assert prompt["result"]["messages"][0]["content"]["text"] == "Hello Ann"
     missing_arg = rpc(client, session, "prompts/get", {"name": "greet"}).get_json()["error"]
     assert missing_arg["code"] == -32602
@@ -239,7 +299,10 @@ def test_resources_and_prompts(client: t.Any) -> None:
 
 def test_logging_set_level_validates(client: t.Any) -> None:
     session = initialize(client)
-    assert rpc(client, session, "logging/setLevel", {"level": "loud"}).get_json()["error"]["code"] == -32602
+    assert (
+        rpc(client, session, "logging/setLevel", {"level": "loud"}).get_json()["error"]["code"]
+        == -32602
+    )
     assert rpc(client, session, "logging/setLevel", {"level": "error"}).get_json()["result"] == {}
     messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty"}))
     assert all(m.get("method") != "notifications/message" for m in messages)
@@ -261,7 +324,10 @@ def test_pagination(client: t.Any, app: t.Any) -> None:
         if not cursor:
             break
     assert names == ["add", "chatty"] + [f"extra_{i}" for i in range(5)]
-    assert rpc(client, session, "tools/list", {"cursor": "garbage!"}).get_json()["error"]["code"] == -32602
+    assert (
+        rpc(client, session, "tools/list", {"cursor": "garbage!"}).get_json()["error"]["code"]
+        == -32602
+    )
 
 
 def test_init_app_twice_is_refused(app: t.Any, mcp_server: t.Any) -> None:

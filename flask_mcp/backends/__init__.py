@@ -45,6 +45,4 @@ def from_setting(
                 url, buffer_size=buffer_size, idle_timeout=idle_timeout, max_lifetime=max_lifetime
             ),
         )
-    raise ValueError(
-        f"Unknown MCP_BACKEND {url!r}: use 'memory://' or 'redis://host:port/db'."
-    )
+    raise ValueError(f"Unknown MCP_BACKEND {url!r}: use 'memory://' or 'redis://host:port/db'.")

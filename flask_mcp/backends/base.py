@@ -214,7 +214,9 @@ class Backend(abc.ABC):
         """Wait for and consume the answer to ``request_id``; ``None`` on timeout."""
 
     @abc.abstractmethod
-    def deliver_response(self, session_id: str, request_id: t.Any, message: dict[str, t.Any]) -> bool:
+    def deliver_response(
+        self, session_id: str, request_id: t.Any, message: dict[str, t.Any]
+    ) -> bool:
         """Hand the client's answer to the waiting handler; tell whether one waited."""
 
     @abc.abstractmethod
@@ -235,5 +237,5 @@ class Backend(abc.ABC):
     def subscribe(self, channel: str) -> Subscription:
         """Start receiving the messages published on ``channel`` from now on."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional for backends holding nothing
         """Release connections and background work."""

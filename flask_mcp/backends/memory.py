@@ -294,7 +294,9 @@ class MemoryBackend(Backend):
         sessions = list(self._sessions.values())
         return {
             "streams": sum(len(session.streams) for session in sessions),
-            "events": sum(len(stream.events) for session in sessions for stream in session.streams.values()),
+            "events": sum(
+                len(stream.events) for session in sessions for stream in session.streams.values()
+            ),
             "waiters": sum(len(session.waiters) for session in sessions),
         }
 

@@ -34,9 +34,9 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ..errors import BackendUnavailable
+from ._channels import QueueSubscription
 from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
-from ._channels import QueueSubscription
 from ._redis_listener import text as _text
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
