@@ -580,12 +580,17 @@ def run_suite(
         found = re.findall(r"^Total: (\d+) passed, (\d+) failed", result.stdout, re.MULTILINE)
         assert found, f"no summary in the suite's output:\n{result.stdout[-3000:]}{result.stderr}"
         by_status: dict[str, list[str]] = {}
+        problems: list[str] = []
         for path in Path(out).glob("*/checks.json"):
             for check in json.loads(path.read_text()):
                 by_status.setdefault(check["status"], []).append(check["id"])
+                if check["status"] in ("FAILURE", "WARNING"):
+                    detail = {k: v for k, v in check.items() if k not in ("id", "status")}
+                    problems.append(f"{path.parent.name} {check['id']}: {json.dumps(detail)[:1500]}")
     passed, failed = (int(n) for n in found[-1])
     print(
         f"{' '.join(args)}: {passed} passed, {failed} failed, "
         f"warnings {by_status.get('WARNING', [])}"
     )
-    return SuiteResult(passed, failed, result.returncode, by_status, result.stdout)
+    output = result.stdout + ("\n".join(["", "Problems:", *problems]) if problems else "")
+    return SuiteResult(passed, failed, result.returncode, by_status, output)
