@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import typing as t
 
 from .errors import INVALID_REQUEST
@@ -27,12 +28,31 @@ def loads(body: bytes) -> t.Any:
     :raises MCPError: -32700 when the body is not JSON.
     """
     try:
-        return json.loads(body)
+        return _decode(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise MCPError(PARSE_ERROR, f"Parse error: the body is not valid JSON ({exc}).") from None
+    except RecursionError:
+        raise MCPError(PARSE_ERROR, "Parse error: the JSON is nested too deeply.") from None
 
 
-def _valid_id(value: t.Any) -> bool:
+def _reject_constant(name: str) -> t.NoReturn:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{text} is out of the range of a JSON number")
+    return number
+
+
+def _decode(body: bytes) -> t.Any:
+    """Decode strict JSON: no NaN or Infinity, no number that overflows to infinity."""
+    return json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def valid_id(value: t.Any) -> bool:
+    """Tell whether ``value`` may be a JSON-RPC id (a string or an integer, not a bool)."""
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
@@ -48,7 +68,7 @@ def classify(message: t.Any) -> str:
         raise MCPError(
             INVALID_REQUEST,
             'Invalid Request: the "jsonrpc" member must be exactly "2.0".',
-            data={"id": request_id} if _valid_id(request_id) else None,
+            data={"id": request_id} if valid_id(request_id) else None,
         )
     if "method" in message:
         if not isinstance(message["method"], str):
@@ -58,11 +78,11 @@ def classify(message: t.Any) -> str:
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "params" must be an object.')
         if "id" not in message:
             return NOTIFICATION
-        if not _valid_id(request_id):
+        if not valid_id(request_id):
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.')
         return REQUEST
     if "id" in message and ("result" in message or "error" in message):
-        if not _valid_id(request_id):
+        if not valid_id(request_id):
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.')
         return RESPONSE
     raise MCPError(
@@ -76,7 +96,7 @@ def request_id_of(message: t.Any) -> t.Any:
     """Return the id of a message if it has a usable one, else ``None``."""
     if isinstance(message, dict):
         value = message.get("id")
-        if _valid_id(value):
+        if valid_id(value):
             return value
     return None
 

@@ -232,7 +232,7 @@ class Transport(RequestRunner):
                 state.backend.update_session(record.id, initialized=True)
         elif method == "notifications/cancelled":
             request_id = params.get("requestId")
-            if request_id is not None:
+            if jsonrpc.valid_id(request_id):  # anything else names no request: nothing to do
                 state.backend.cancel(record.id, request_id)
         elif method == "notifications/roots/list_changed":
             signals.send(signals.roots_list_changed, state.app, session_id=record.id)
