@@ -586,7 +586,8 @@ def run_suite(
                 by_status.setdefault(check["status"], []).append(check["id"])
                 if check["status"] in ("FAILURE", "WARNING"):
                     detail = {k: v for k, v in check.items() if k not in ("id", "status")}
-                    problems.append(f"{path.parent.name} {check['id']}: {json.dumps(detail)[:1500]}")
+                    text = json.dumps(detail)[:1500]
+                    problems.append(f"{path.parent.name} {check['id']}: {text}")
     passed, failed = (int(n) for n in found[-1])
     print(
         f"{' '.join(args)}: {passed} passed, {failed} failed, "

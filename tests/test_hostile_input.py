@@ -11,6 +11,7 @@ from test_transport import HEADERS
 from test_transport import initialize
 from test_transport import post
 
+TOOLS_CALL = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
 BODIES: list[bytes] = [
     b"",
     b"null",
@@ -34,13 +35,14 @@ BODIES: list[bytes] = [
     b'{"jsonrpc": "2.0", "id": 1, "result": {}}',
     b'{"jsonrpc": "2.0", "id": 1}',
     b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"x": 1}}}',
-    b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1e400, "b": 1}}}',
-    b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": NaN, "b": 1}}}',
+    TOOLS_CALL + b'{"name": "add", "arguments": {"a": 1e400, "b": 1}}}',
+    TOOLS_CALL + b'{"name": "add", "arguments": {"a": NaN, "b": 1}}}',
     b'{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "'
     + b"a" * 100_000
     + b'"}}',
     b'{"jsonrpc": "2.0", "id": 1, "method": "completion/complete", "params": {"ref": 5}}',
-    b'{"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "greet", "arguments": {"name": 5}}}',
+    b'{"jsonrpc": "2.0", "id": 1, "method": "prompts/get", '
+    b'"params": {"name": "greet", "arguments": {"name": 5}}}',
     b'{"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": ["x"]}}',
     b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": 12}}',
 ]
