@@ -158,9 +158,12 @@ def is_content(value: t.Any) -> bool:
     return isinstance(value, dict) and value.get("type") in CONTENT_TYPES
 
 
+_text_encoder = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def to_json_text(value: t.Any) -> str:
     """Serialise a value as the JSON text fallback of structured output."""
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _text_encoder.encode(value)
 
 
 def to_content_list(value: t.Any) -> list[Content]:

@@ -40,6 +40,7 @@ if t.TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 _NoneType = type(None)
+_DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _Convert = t.Callable[[t.Any], t.Any]
 _SIMPLE: dict[t.Any, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}
 _MAX_ERRORS = 10
@@ -121,6 +122,58 @@ def _check(validator: Validator, instance: t.Any) -> list[str]:
     return list(dict.fromkeys(messages))
 
 
+def _is_integer(value: t.Any) -> bool:
+    return (type(value) is int) or (type(value) is float and value.is_integer())
+
+
+_FAST_TYPES: dict[str, t.Callable[[t.Any], bool]] = {
+    "string": lambda value: type(value) is str,
+    "integer": _is_integer,
+    "number": lambda value: type(value) in (int, float),
+    "boolean": lambda value: type(value) is bool,
+}
+_FAST_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples"})
+
+
+def _fast_object_check(schema: dict[str, t.Any]) -> t.Callable[[t.Any], bool] | None:
+    """Compile a plain-Python check for flat object schemas, or ``None`` for any other.
+
+    Most tools take a few scalars; checking them with ``isinstance`` costs a
+    fraction of a jsonschema run. The check only answers "certainly valid";
+    anything else goes to jsonschema, which also explains what is wrong.
+    """
+    if set(schema) - {"type", "properties", "required", "description", "title", "$schema"}:
+        return None
+    if schema.get("type") != "object" or schema.get("$schema") not in (None, _DRAFT_2020_12):
+        return None
+    properties = schema.get("properties", {})
+    required = tuple(schema.get("required", ()))
+    if not isinstance(properties, dict) or not all(isinstance(n, str) for n in required):
+        return None
+    checks: list[tuple[str, t.Callable[[t.Any], bool]]] = []
+    for name, spec in properties.items():
+        if not isinstance(spec, dict) or set(spec) - _FAST_ANNOTATIONS:
+            return None
+        kind = spec.get("type")
+        check = _FAST_TYPES.get(kind) if isinstance(kind, str) else None
+        if check is None:
+            return None
+        checks.append((name, check))
+
+    def fast(arguments: t.Any) -> bool:
+        if type(arguments) is not dict:
+            return False
+        for name in required:
+            if name not in arguments:
+                return False
+        for name, check in checks:  # noqa: SIM110 - a loop is faster than all() here
+            if name in arguments and not check(arguments[name]):
+                return False
+        return True
+
+    return fast
+
+
 def compile_validator(schema: dict[str, t.Any]) -> t.Callable[[t.Any], list[str]]:
     """Compile a JSON Schema into a function listing what is wrong with a value.
 
@@ -154,8 +207,11 @@ class InputSpec:
     def __init__(self, schema: dict[str, t.Any]) -> None:
         self.schema = schema
         self._validator = _make_validator(schema)
+        self._fast = _fast_object_check(schema)
 
     def _raise_if_invalid(self, arguments: t.Any) -> None:
+        if self._fast is not None and self._fast(arguments):
+            return  # the common flat schema holds; jsonschema explains failures only
         messages = _check(self._validator, arguments)
         if messages:
             raise ArgumentError(_error_text(messages))

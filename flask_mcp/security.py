@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import typing as t
 from urllib.parse import urlsplit
+
+from werkzeug.datastructures import MIMEAccept
+from werkzeug.http import parse_accept_header
 
 from .errors import MCPHTTPError
 
@@ -19,6 +23,7 @@ def _split_host(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+@functools.lru_cache(maxsize=1024)
 def _is_loopback(address: str | None) -> bool:
     if not address:
         return False
@@ -100,18 +105,20 @@ def _accepts(accept: t.Any, mimetype: str) -> bool:
     )
 
 
-def check_accept_post(accept: t.Any, strict: bool) -> None:
-    """Require an ``Accept`` header listing JSON and SSE.
+@functools.lru_cache(maxsize=256)
+def _accepts_json_and_sse(header: str) -> bool:
+    accept = parse_accept_header(header, MIMEAccept)
+    return _accepts(accept, "application/json") and _accepts(accept, "text/event-stream")
 
-    :param strict: require both media types explicitly (wildcards do not count).
+
+def check_accept_post(header: str | None) -> None:
+    """Require an ``Accept`` header that allows both JSON and SSE (wildcards count).
+
+    The verdict is cached per header value: clients send the same one every time.
+
     :raises MCPHTTPError: 406 Not Acceptable.
     """
-    values = {value for value, quality in accept if quality > 0}
-    if strict:
-        ok = "application/json" in values and "text/event-stream" in values
-    else:
-        ok = _accepts(accept, "application/json") and _accepts(accept, "text/event-stream")
-    if not ok:
+    if not _accepts_json_and_sse(header or ""):
         raise MCPHTTPError(
             406,
             "Not Acceptable: the client must accept both application/json and "

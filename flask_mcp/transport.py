@@ -119,7 +119,7 @@ class Transport(RequestRunner):
         self._guard(state)
         auth = self.mcp.authenticate(state)
         security.check_content_type(request.mimetype)
-        security.check_accept_post(request.accept_mimetypes, strict=False)
+        security.check_accept_post(request.headers.get("Accept"))
         security.check_body_size(request.content_length, settings.max_body_size)
         body = request.stream.read(settings.max_body_size + 1)
         security.check_body_size(len(body), settings.max_body_size)

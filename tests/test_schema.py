@@ -807,3 +807,41 @@ def test_compile_validator() -> None:
     assert check(1) == ["1 is not of type 'object'"]
     with pytest.raises(ValueError, match="Invalid JSON Schema"):
         compile_validator({"type": 5})
+
+
+def test_fast_check_agrees_with_jsonschema() -> None:
+    from flask_mcp.schema import _fast_object_check
+    from flask_mcp.schema import compile_validator
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string"},
+            "i": {"type": "integer", "default": 3},
+            "n": {"type": "number"},
+            "b": {"type": "boolean"},
+        },
+        "required": ["s"],
+    }
+    fast = _fast_object_check(schema)
+    assert fast is not None
+    full = compile_validator(schema)
+    cases: list[t.Any] = [
+        {"s": "x"},
+        {"s": "x", "i": 1, "n": 1.5, "b": False},
+        {"s": "x", "i": 1.0},
+        {"s": "x", "i": 1.5},
+        {"s": "x", "i": True},
+        {"s": "x", "n": True},
+        {"s": "x", "b": 0},
+        {"s": 1},
+        {},
+        {"s": "x", "extra": [1]},
+        [],
+        None,
+    ]
+    for case in cases:
+        if fast(case):
+            assert full(case) == [], case
+    assert _fast_object_check({"type": "object", "properties": {"a": {"type": "array"}}}) is None
+    assert _fast_object_check({"type": "object", "additionalProperties": False}) is None
