@@ -104,6 +104,31 @@ class CurrentGreenlet:
         return self.done.wait(timeout)
 
 
+class CurrentThread:
+    """The running thread, as a :class:`Task`: it cannot be interrupted, only flagged."""
+
+    def __init__(self) -> None:
+        self.armed = True
+        self.done = threading.Event()
+
+    def kill(self) -> None:
+        """Threads cannot be interrupted; the run's ``cancelled`` flag is all there is."""
+
+    def disarm(self) -> None:
+        """Mark the work as ended."""
+        self.armed = False
+        self.done.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
+        return self.done.wait(timeout)
+
+
+def current_task() -> CurrentGreenlet | CurrentThread:
+    """Return the running greenlet or thread as a task that can be disarmed."""
+    return CurrentGreenlet() if gevent_active() else CurrentThread()
+
+
 def spawn(fn: t.Callable[[], None]) -> Task:
     """Run ``fn`` concurrently and return its :class:`Task`."""
     return Task(fn).start()

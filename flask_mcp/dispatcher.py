@@ -103,15 +103,17 @@ class Dispatcher:
         Only handlers that take a ``Context`` can; the others may run without
         a stream of their own.
         """
+        name = params.get("uri" if method == "resources/read" else "name")
+        if not isinstance(name, str):
+            return False  # invalid params: answered with an error, nothing to emit
         if method == "tools/call":
-            record: t.Any = self.registry.tools.get(params.get("name"))  # type: ignore[arg-type]
+            record: t.Any = self.registry.tools.get(name)
         elif method == "prompts/get":
-            record = self.registry.prompts.get(params.get("name"))  # type: ignore[arg-type]
+            record = self.registry.prompts.get(name)
         elif method == "resources/read":
-            uri = params.get("uri")
-            record = self.registry.resources.get(uri) if isinstance(uri, str) else None
+            record = self.registry.resources.get(name)
             if record is None:
-                return True
+                return True  # a template: the match decides, in the handler's task
         else:
             return True
         return record is not None and record.context_param is not None

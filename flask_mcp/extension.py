@@ -45,8 +45,6 @@ class AppState:
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)
         self.slots_configured = settings.max_streams is not None
-        #: Whether handlers that cannot emit run in the view (decided on the first request).
-        self.inline: bool | None = None
         self.supervisor: t.Any = None
         self.warned_multiprocess = False
         self.backend.attach_app(self.cancel_local)

@@ -156,7 +156,7 @@ class RequestRunner:
         if method not in self.mcp.dispatcher.user_methods:
             return json_response(self.execute(state, record, message, None, auth))
         params = message.get("params") or {}
-        if state.inline and not self.mcp.dispatcher.may_emit(method, params):
+        if not self.mcp.dispatcher.may_emit(method, params):
             return self._inline(state, record, message, auth)
         settings = state.settings
         outbox = StreamOutbox(state.backend, record.id, new_stream_id())
@@ -236,14 +236,16 @@ class RequestRunner:
     def _inline(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: t.Any
     ) -> Response:
-        """Run a handler that cannot emit in the view's own greenlet: no spawn, no stream.
+        """Run a handler that cannot emit in the view's own greenlet or thread.
 
-        Cancellation and ``MCP_REQUEST_TIMEOUT`` still interrupt it (gevent only).
+        No spawn and no stream. On gevent a cancelled or overdue handler is
+        interrupted; a thread cannot be, so there an overdue handler's answer
+        is the timeout error, sent when the handler returns.
         """
         outbox = InlineOutbox()
         deadline = time.monotonic() + state.settings.request_timeout
         run = RequestRun(record.id, message["id"], message["method"], outbox, deadline)
-        task = run.task = _concurrency.CurrentGreenlet()
+        task = run.task = _concurrency.current_task()
         state.backend.touch_session(record.id, +1)
         state.inflight.add(run)
         response = None

@@ -225,7 +225,9 @@ class RequestRun:
         self.method = method
         self.outbox = outbox
         self.cancelled = threading.Event()
-        self.task: _concurrency.Task | _concurrency.CurrentGreenlet | None = None
+        self.task: (
+            _concurrency.Task | _concurrency.CurrentGreenlet | _concurrency.CurrentThread | None
+        ) = None
         self.deadline = deadline
         self.can_round_trip = True
         self.started = time.monotonic()

@@ -72,10 +72,6 @@ class Transport(RequestRunner):
                     "Flask-MCP uses the in-memory backend under a multi-process server: sessions "
                     "live in one worker only. Run one worker, or set MCP_BACKEND=redis://..."
                 )
-        if state.inline is None:
-            # Handlers that cannot emit run in the view's greenlet on gevent, where a
-            # cancelled or overdue handler can still be interrupted.
-            state.inline = _concurrency.gevent_active()
         if not state.slots_configured:
             state.slots_configured = True
             state.slots.limit = _concurrency.stream_capacity(request.environ)
