@@ -210,6 +210,7 @@ class RequestRun:
         "deadline",
         "can_round_trip",
         "started",
+        "key",
     )
 
     def __init__(
@@ -231,6 +232,9 @@ class RequestRun:
         self.deadline = deadline
         self.can_round_trip = True
         self.started = time.monotonic()
+        #: The run's key in :class:`InFlight`; a stateless run gets a unique one, as
+        #: request ids of different clients may collide.
+        self.key: tuple[str | None, t.Any] = (session_id, request_id)
 
     def cancel(self) -> None:
         """Flag the run as cancelled, interrupt its handler and end its stream silently."""
@@ -249,12 +253,12 @@ class InFlight:
 
     def add(self, run: RequestRun) -> None:
         with self._lock:
-            self._runs[(run.session_id, run.request_id)] = run
+            self._runs[run.key] = run
 
     def remove(self, run: RequestRun) -> None:
         with self._lock:
-            if self._runs.get((run.session_id, run.request_id)) is run:
-                del self._runs[(run.session_id, run.request_id)]
+            if self._runs.get(run.key) is run:
+                del self._runs[run.key]
 
     def get(self, session_id: str | None, request_id: t.Any) -> RequestRun | None:
         return self._runs.get((session_id, request_id))

@@ -47,6 +47,7 @@ from .errors import RequestCancelled
 from .headers import HeaderMismatch
 from .headers import validate_protocol_version_header
 from .headers import validate_routing_headers
+from .session import InlineOutbox
 from .session import LocalOutbox
 from .session import RequestRun
 
@@ -241,6 +242,32 @@ def _timeout_response(call: Call, seconds: float) -> dict[str, t.Any]:
     return jsonrpc.error(call.request_id, {"code": INTERNAL_ERROR, "message": text})
 
 
+def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Response:
+    """Run a handler that cannot emit in the view's own greenlet or thread: no spawn.
+
+    The supervisor still times it out (interrupting it on gevent).
+    """
+    outbox = InlineOutbox()
+    deadline = time.monotonic() + state.settings.request_timeout
+    run = RequestRun(None, call.request_id, call.method, outbox, deadline)
+    run.key = (None, object())
+    task = run.task = _concurrency.current_task()
+    state.inflight.add(run)
+    response, status, headers = None, 200, None
+    try:
+        response, status, headers = _execute(mcp, state, call, channel)
+    except RequestCancelled:
+        pass
+    finally:
+        task.disarm()
+        state.inflight.remove(run)
+    if not outbox.finish(response):  # overdue: the supervisor answered first
+        return _json(_timeout_response(call, state.settings.request_timeout))
+    if response is None:
+        return Response(status=204)
+    return _json(response, status, headers)
+
+
 def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Response:
     """Run a handler of user code concurrently; answer JSON, or SSE once it notifies."""
     settings = state.settings
@@ -248,6 +275,8 @@ def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Respo
         channel, request_state = mrtr.open_round(state, call.method, call.params, call.auth)
     except MCPError as exc:
         return _json(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
+    if not mcp.dispatcher.may_emit(call.method, call.params):
+        return _run_inline(mcp, state, call, channel)
     outbox = LocalOutbox()
     deadline = time.monotonic() + settings.request_timeout
     run = RequestRun(None, call.request_id, call.method, outbox, deadline)
