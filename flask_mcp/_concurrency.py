@@ -13,14 +13,23 @@ import typing as t
 
 from .errors import RequestCancelled
 
+_patched = False
+
 
 def gevent_active() -> bool:
-    """Tell whether gevent has monkey-patched the threading module."""
+    """Tell whether gevent has monkey-patched the threading module.
+
+    A process is not un-patched, so a positive answer is remembered.
+    """
+    global _patched
+    if _patched:
+        return True
     try:
         from gevent import monkey
     except ImportError:
         return False
-    return bool(monkey.is_module_patched("threading"))
+    _patched = bool(monkey.is_module_patched("threading"))
+    return _patched
 
 
 class Task:

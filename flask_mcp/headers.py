@@ -118,8 +118,22 @@ class HeaderParam:
         return arguments
 
 
-def _lower(headers: SupportsItems) -> dict[str, str]:
-    result: dict[str, str] = {}
+class LoweredHeaders(dict[str, str]):
+    """Request headers keyed by lower-case name, built once per request."""
+
+
+def lower_headers(headers: SupportsItems) -> LoweredHeaders:
+    """Return ``headers`` keyed by lower-case name, for the validators here.
+
+    :raises HeaderMismatch: a header was sent twice with different values.
+    """
+    return _lower(headers)
+
+
+def _lower(headers: SupportsItems) -> LoweredHeaders:
+    if isinstance(headers, LoweredHeaders):
+        return headers
+    result = LoweredHeaders()
     for name, value in headers.items():
         if result.setdefault(name.lower(), value) != value:
             raise HeaderMismatch(

@@ -45,6 +45,7 @@ from .errors import MCPError
 from .errors import MethodNotFound
 from .errors import RequestCancelled
 from .headers import HeaderMismatch
+from .headers import lower_headers
 from .headers import validate_protocol_version_header
 from .headers import validate_routing_headers
 from .session import InlineOutbox
@@ -150,7 +151,8 @@ def _serve(mcp: MCP, state: AppState, message: t.Any, auth: t.Any) -> Response:
     params = message.get("params")
     meta = _request_meta(params)
     assert isinstance(params, dict)
-    validate_protocol_version_header(request.headers, message)
+    headers = lower_headers(request.headers)
+    validate_protocol_version_header(headers, message)
     version = meta[protocol.META_PROTOCOL_VERSION]
     if not protocol.is_stateless_version(version):
         raise MCPError(
@@ -162,7 +164,7 @@ def _serve(mcp: MCP, state: AppState, message: t.Any, auth: t.Any) -> Response:
         )
     tools = mcp.registry.tools
     validate_routing_headers(
-        request.headers,
+        headers,
         message,
         tool_header_params=lambda name: tools[name].header_params if name in tools else (),
     )
