@@ -46,9 +46,12 @@ def _finite_float(text: str) -> float:
     return number
 
 
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def _decode(body: bytes) -> t.Any:
-    """Decode strict JSON: no NaN or Infinity, no number that overflows to infinity."""
-    return json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float)
+    """Decode strict UTF-8 JSON: no NaN or Infinity, no number that overflows to infinity."""
+    return _decoder.decode(body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else body)
 
 
 def valid_id(value: t.Any) -> bool:
