@@ -12,17 +12,15 @@ import argparse
 import sys
 import typing as t
 
-from . import (
-    backchannel,
-    memory,
-    payload,
-    profiling,
-    redis_backend,
-    report,
-    streams,
-    throughput,
-    wrk,
-)
+from . import backchannel
+from . import memory
+from . import payload
+from . import profiling
+from . import redis_backend
+from . import report
+from . import streams
+from . import throughput
+from . import wrk
 from .options import Options
 
 COMMANDS = ("throughput", "streams", "backchannel", "payload", "memory", "redis", "profile", "all")

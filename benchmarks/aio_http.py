@@ -6,7 +6,9 @@ import asyncio
 import json
 import typing as t
 
-from .client import ACCEPT, CLIENT_INFO, HANDSHAKE_VERSION
+from .client import ACCEPT
+from .client import CLIENT_INFO
+from .client import HANDSHAKE_VERSION
 
 
 class Connection:

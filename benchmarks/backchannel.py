@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import typing as t
 
-from . import report, wrk
+from . import report
+from . import wrk
 from .options import Options
 from .prepare import prepare
 from .servers import start_all
-from .targets import Target, flask_mcp
-from .throughput import drive, results_table
+from .targets import Target
+from .targets import flask_mcp
+from .throughput import drive
+from .throughput import results_table
 
 STEPS = 10
 PROGRESS = wrk.Load(

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import typing as t
 
-from . import report, wrk
+from . import report
+from . import wrk
 from .options import Options
 from .prepare import prepare
 from .servers import Server
-from .targets import Target, flask_mcp
+from .targets import Target
+from .targets import flask_mcp
 
 CONNECTIONS = 16
 CHUNK_SECONDS = 10.0

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import typing as t
 
-from . import report, wrk
+from . import report
+from . import wrk
 from .options import Options
 from .prepare import prepare
 from .servers import start_all
-from .targets import Target, flask_mcp, floor
-from .throughput import drive, results_table
+from .targets import Target
+from .targets import flask_mcp
+from .targets import floor
+from .throughput import drive
+from .throughput import results_table
 
 SIZE = 1_000_000
 BLOB = wrk.Load(tool="blob", arguments={}, expect=('"result"', "xxxxxxxxxx"), min_bytes=SIZE)

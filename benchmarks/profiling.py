@@ -20,11 +20,14 @@ import time
 import typing as t
 from pathlib import Path
 
-from . import report, wrk
+from . import report
+from . import wrk
 from .options import Options
 from .prepare import prepare
 from .servers import Server
-from .targets import Target, flask_mcp, floor
+from .targets import Target
+from .targets import flask_mcp
+from .targets import floor
 
 FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
 CONNECTIONS = 16

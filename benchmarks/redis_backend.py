@@ -17,12 +17,16 @@ import subprocess
 import time
 import typing as t
 
-from . import report, wrk
+from . import report
+from . import wrk
 from .options import Options
 from .prepare import prepare
-from .servers import ROOT, start_all
-from .targets import Target, flask_mcp
-from .throughput import drive, results_table
+from .servers import ROOT
+from .servers import start_all
+from .targets import Target
+from .targets import flask_mcp
+from .throughput import drive
+from .throughput import results_table
 
 URL = "redis://127.0.0.1:6379/14"
 WORKERS = (1, 2, 4)

@@ -18,8 +18,10 @@ import typing as t
 from urllib.parse import urlsplit
 
 from . import report
-from .aio_http import Connection, handshake
-from .client import ACCEPT, HANDSHAKE_VERSION
+from .aio_http import Connection
+from .aio_http import handshake
+from .client import ACCEPT
+from .client import HANDSHAKE_VERSION
 from .options import Options
 from .servers import Server
 from .targets import flask_mcp

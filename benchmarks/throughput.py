@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import typing as t
 
-from . import report, wrk
+from . import report
+from . import wrk
 from .options import Options
-from .prepare import Prepared, prepare
+from .prepare import Prepared
+from .prepare import prepare
 from .servers import start_all
 from .targets import throughput_matrix
 

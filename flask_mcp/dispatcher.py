@@ -236,13 +236,14 @@ class Dispatcher:
             is_error = bool(result.get("isError"))
             return protocol.shape_tool_result(call.version, result)
         finally:
-            signals.send(
-                signals.tool_called,
-                self.mcp.current_app,
-                tool=name,
-                duration=time.perf_counter() - started,
-                is_error=is_error,
-            )
+            if signals.tool_called.receivers:  # spare the app lookup when nobody listens
+                signals.send(
+                    signals.tool_called,
+                    self.mcp.current_app,
+                    tool=name,
+                    duration=time.perf_counter() - started,
+                    is_error=is_error,
+                )
 
     def _tool_result(self, tool: t.Any, value: t.Any) -> dict[str, t.Any]:
         if isinstance(value, content_mod.ToolResult):
@@ -293,12 +294,13 @@ class Dispatcher:
         except Exception as exc:
             raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"resource {uri!r}")) from None
         contents = self._resource_contents(uri, record.mime_type, value)
-        signals.send(
-            signals.resource_read,
-            self.mcp.current_app,
-            uri=uri,
-            duration=time.perf_counter() - started,
-        )
+        if signals.resource_read.receivers:  # spare the app lookup when nobody listens
+            signals.send(
+                signals.resource_read,
+                self.mcp.current_app,
+                uri=uri,
+                duration=time.perf_counter() - started,
+            )
         return {"contents": contents}
 
     def _resource_contents(
@@ -374,12 +376,13 @@ class Dispatcher:
         except Exception as exc:
             raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
         result = self._prompt_result(value, prompt.description)
-        signals.send(
-            signals.prompt_rendered,
-            self.mcp.current_app,
-            prompt=name,
-            duration=time.perf_counter() - started,
-        )
+        if signals.prompt_rendered.receivers:  # spare the app lookup when nobody listens
+            signals.send(
+                signals.prompt_rendered,
+                self.mcp.current_app,
+                prompt=name,
+                duration=time.perf_counter() - started,
+            )
         return result
 
     def _prompt_result(self, value: t.Any, description: str | None) -> dict[str, t.Any]:

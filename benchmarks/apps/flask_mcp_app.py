@@ -17,7 +17,8 @@ import os
 from flask import Flask
 
 import flask_mcp
-from flask_mcp import MCP, Context
+from flask_mcp import MCP
+from flask_mcp import Context
 
 #: Size in bytes of the ``blob`` tool's text result.
 BLOB_SIZE = int(os.environ.get("BENCH_BLOB_SIZE", str(1_000_000)))

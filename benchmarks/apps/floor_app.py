@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 
-from flask import Flask, Response, request
+from flask import Flask
+from flask import Response
+from flask import request
 
 BLOB_SIZE = int(os.environ.get("BENCH_BLOB_SIZE", str(1_000_000)))
 _BLOB = "x" * BLOB_SIZE
