@@ -81,15 +81,16 @@ class CurrentGreenlet:
     Used for handlers that run in the view's own greenlet. The interruption is
     delivered by the hub, which checks :attr:`armed` at that moment, so a kill
     that arrives after the handler returned never reaches the server's code.
+    It is built on every inline call, so it holds no Event: :meth:`join` polls.
     """
 
-    def __init__(self) -> None:
-        import gevent
+    __slots__ = ("_greenlet", "_hub", "armed")
 
-        self._greenlet = gevent.getcurrent()
-        self._hub = gevent.get_hub()
+    def __init__(self) -> None:
+        getcurrent, get_hub = _gevent_api()
+        self._greenlet = getcurrent()
+        self._hub = get_hub()
         self.armed = True
-        self.done = threading.Event()
 
     def kill(self) -> None:
         """Raise :class:`RequestCancelled` in the greenlet if it is still armed."""
@@ -106,19 +107,43 @@ class CurrentGreenlet:
     def disarm(self) -> None:
         """Stop any later :meth:`kill` from reaching the greenlet."""
         self.armed = False
-        self.done.set()
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
-        return self.done.wait(timeout)
+        return _poll(lambda: not self.armed, timeout)
+
+
+def _poll(done: t.Callable[[], bool], timeout: float | None) -> bool:
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not done():
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+_api: tuple[t.Any, t.Any] | None = None
+
+
+def _gevent_api() -> tuple[t.Any, t.Any]:
+    """Return gevent's ``getcurrent`` and ``get_hub``, imported once."""
+    global _api
+    if _api is None:
+        import gevent
+
+        _api = (gevent.getcurrent, gevent.get_hub)
+    return _api
 
 
 class CurrentThread:
     """The running thread, as a :class:`Task`: it cannot be interrupted, only flagged."""
 
+    __slots__ = ("armed",)
+
     def __init__(self) -> None:
         self.armed = True
-        self.done = threading.Event()
 
     def kill(self) -> None:
         """Threads cannot be interrupted; the run's ``cancelled`` flag is all there is."""
@@ -126,11 +151,10 @@ class CurrentThread:
     def disarm(self) -> None:
         """Mark the work as ended."""
         self.armed = False
-        self.done.set()
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
-        return self.done.wait(timeout)
+        return _poll(lambda: not self.armed, timeout)
 
 
 def current_task() -> CurrentGreenlet | CurrentThread:
