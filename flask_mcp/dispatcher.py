@@ -159,6 +159,11 @@ class Dispatcher:
             kwargs[context_param] = call.ctx
         return fn(*args, **kwargs)
 
+    def _emit(self, signal: t.Any, **kwargs: t.Any) -> None:
+        """Send a telemetry signal, sparing the app lookup when nobody listens."""
+        if signal.receivers:
+            signals.send(signal, self.mcp.current_app, **kwargs)
+
     def internal_error(self, exc: BaseException, what: str) -> str:
         """Log an unexpected exception and return the text the client may see."""
         logger.error("Unhandled exception in %s", what, exc_info=exc)
@@ -236,14 +241,12 @@ class Dispatcher:
             is_error = bool(result.get("isError"))
             return protocol.shape_tool_result(call.version, result)
         finally:
-            if signals.tool_called.receivers:  # spare the app lookup when nobody listens
-                signals.send(
-                    signals.tool_called,
-                    self.mcp.current_app,
-                    tool=name,
-                    duration=time.perf_counter() - started,
-                    is_error=is_error,
-                )
+            self._emit(
+                signals.tool_called,
+                tool=name,
+                duration=time.perf_counter() - started,
+                is_error=is_error,
+            )
 
     def _tool_result(self, tool: t.Any, value: t.Any) -> dict[str, t.Any]:
         if isinstance(value, content_mod.ToolResult):
@@ -294,13 +297,11 @@ class Dispatcher:
         except Exception as exc:
             raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"resource {uri!r}")) from None
         contents = self._resource_contents(uri, record.mime_type, value)
-        if signals.resource_read.receivers:  # spare the app lookup when nobody listens
-            signals.send(
-                signals.resource_read,
-                self.mcp.current_app,
-                uri=uri,
-                duration=time.perf_counter() - started,
-            )
+        self._emit(
+            signals.resource_read,
+            uri=uri,
+            duration=time.perf_counter() - started,
+        )
         return {"contents": contents}
 
     def _resource_contents(
@@ -376,13 +377,11 @@ class Dispatcher:
         except Exception as exc:
             raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
         result = self._prompt_result(value, prompt.description)
-        if signals.prompt_rendered.receivers:  # spare the app lookup when nobody listens
-            signals.send(
-                signals.prompt_rendered,
-                self.mcp.current_app,
-                prompt=name,
-                duration=time.perf_counter() - started,
-            )
+        self._emit(
+            signals.prompt_rendered,
+            prompt=name,
+            duration=time.perf_counter() - started,
+        )
         return result
 
     def _prompt_result(self, value: t.Any, description: str | None) -> dict[str, t.Any]:

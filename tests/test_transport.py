@@ -334,3 +334,31 @@ def test_init_app_twice_is_refused(app: t.Any, mcp_server: t.Any) -> None:
     with pytest.raises(RuntimeError, match="already registered"):
         mcp_server.init_app(app)
     assert app.extensions["mcp"] is mcp_server
+
+
+def test_telemetry_signals(client: t.Any, app: t.Any) -> None:
+    from flask_mcp import signals
+
+    seen: list[tuple[str, dict[str, t.Any]]] = []
+    names = (
+        "tool_called",
+        "resource_read",
+        "prompt_rendered",
+        "session_created",
+        "request_finished",
+    )
+    receivers = {n: (lambda sender, _n=n, **kw: seen.append((_n, kw))) for n in names}
+    for name, receiver in receivers.items():
+        getattr(signals, name).connect(receiver, app)
+    try:
+        session = initialize(client)
+        rpc(client, session, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        rpc(client, session, "resources/read", {"uri": "test://static"})
+        rpc(client, session, "prompts/get", {"name": "greet", "arguments": {"name": "A"}})
+    finally:
+        for name, receiver in receivers.items():
+            getattr(signals, name).disconnect(receiver, app)
+    kinds = [name for name, _ in seen]
+    assert {"tool_called", "resource_read", "prompt_rendered", "session_created"} <= set(kinds)
+    tool = next(kw for name, kw in seen if name == "tool_called")
+    assert tool["tool"] == "add" and tool["is_error"] is False and tool["duration"] >= 0
