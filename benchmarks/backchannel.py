@@ -68,11 +68,7 @@ def run(options: Options) -> dict[str, t.Any]:
             rows.append((f"{spec.name}: progress x{STEPS} / add", *cells))
         print()
         print(report.table(("ratio (req/s)", *[f"c={c}" for c in options.concurrency]), rows))
-        return {
-            "results": {f"{label}@c{c}": r.as_dict() for (label, c), r in results.items()},
-            "skipped": {p.target.label: p.skipped for p in prepared if p.skipped},
-            "ratios": rows,
-        }
+        return report.summary(results, prepared, rows)
     finally:
         for server in servers:
             server.stop()

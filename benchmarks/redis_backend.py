@@ -122,11 +122,7 @@ def run(options: Options) -> dict[str, t.Any]:
                 + (" with the Redis started for this run" if redis is not None else "")
                 + ": this shows the backend's cost, not multi-core scaling)"
             )
-            return {
-                "results": {f"{label}@c{c}": r.as_dict() for (label, c), r in results.items()},
-                "skipped": {p.target.label: p.skipped for p in prepared if p.skipped},
-                "ratios": rows,
-            }
+            return report.summary(results, prepared, rows)
         finally:
             for server in servers:
                 server.stop()

@@ -94,3 +94,14 @@ def save_json(path: str | None, data: t.Any) -> None:
     if path:
         with open(path, "w") as handle:
             json.dump(data, handle, indent=2, default=str)
+
+
+def summary(
+    results: t.Mapping[tuple[str, int], t.Any], prepared: t.Iterable[t.Any], rows: t.Any
+) -> dict[str, t.Any]:
+    """Return the JSON summary of a wrk benchmark: results by label@c, skipped targets, ratios."""
+    return {
+        "results": {f"{label}@c{c}": r.as_dict() for (label, c), r in results.items()},
+        "skipped": {p.target.label: p.skipped for p in prepared if p.skipped},
+        "ratios": rows,
+    }

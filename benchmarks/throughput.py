@@ -234,11 +234,8 @@ def run(options: Options, with_2026: bool = True) -> dict[str, t.Any]:
         found = verdicts(results)
         print()
         print(report.verdict_table(found))
-        return {
-            "results": {f"{label}@c{c}": r.as_dict() for (label, c), r in results.items()},
+        return report.summary(results, prepared, ratios) | {
             "peak_rss_kb": {item.target.label: item.server.hwm_kb() for item in prepared},
-            "skipped": {item.target.label: item.skipped for item in prepared if item.skipped},
-            "ratios": ratios,
             "verdicts": [v.__dict__ | {"status": v.status} for v in found],
         }
     finally:

@@ -66,7 +66,8 @@ def http_error(
     return json_response(jsonrpc.error(request_id, error), status, headers)
 
 
-def _is_response(message: t.Any, request_id: t.Any) -> bool:
+def is_response(message: t.Any, request_id: t.Any) -> bool:
+    """Tell whether ``message`` is the final response to request ``request_id``."""
     return (
         isinstance(message, dict)
         and "method" not in message
@@ -221,7 +222,7 @@ class RequestRunner:
             if can_stream:
                 state.slots.release()
             raise
-        if first.events and _is_response(first.events[0].message, message["id"]):
+        if first.events and is_response(first.events[0].message, message["id"]):
             reader.close()
             outbox.drop()
             if can_stream:

@@ -48,6 +48,8 @@ from .headers import HeaderMismatch
 from .headers import lower_headers
 from .headers import validate_protocol_version_header
 from .headers import validate_routing_headers
+from .runner import is_response
+from .runner import json_response
 from .session import InlineOutbox
 from .session import LocalOutbox
 from .session import RequestRun
@@ -61,14 +63,6 @@ logger = logging.getLogger("flask_mcp")
 POLL = 1.0
 
 
-def _json(
-    message: dict[str, t.Any], status: int = 200, headers: dict[str, str] | None = None
-) -> Response:
-    return Response(
-        jsonrpc.dumps(message), status=status, mimetype="application/json", headers=headers
-    )
-
-
 def handle_stateless(mcp: MCP, state: AppState, message: t.Any, auth: t.Any = None) -> Response:
     """Serve one stateless (2026-07-28) POST whose body is already parsed."""
     request_id = jsonrpc.request_id_of(message)
@@ -76,9 +70,9 @@ def handle_stateless(mcp: MCP, state: AppState, message: t.Any, auth: t.Any = No
         return _serve(mcp, state, message, auth)
     except HeaderMismatch as exc:
         error = {"code": HEADER_MISMATCH, "message": exc.message}
-        return _json(jsonrpc.error(request_id, error), 400)
+        return json_response(jsonrpc.error(request_id, error), 400)
     except MCPError as exc:
-        return _json(jsonrpc.error_from(request_id, exc), exc.http_status or 400)
+        return json_response(jsonrpc.error_from(request_id, exc), exc.http_status or 400)
 
 
 def _request_meta(params: t.Any) -> dict[str, t.Any]:
@@ -175,7 +169,7 @@ def _serve(mcp: MCP, state: AppState, message: t.Any, auth: t.Any) -> Response:
         return listen.open_stream(mcp, state, message["id"], params)
     call = Call(method, params, message["id"], version, protocol.STATELESS, None, auth=auth)
     if method not in mcp.dispatcher.user_methods:
-        return _json(*_execute(mcp, state, call, None))
+        return json_response(*_execute(mcp, state, call, None))
     return _run(mcp, state, call, meta)
 
 
@@ -265,10 +259,10 @@ def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Respon
         state.inflight.remove(run)
     _concurrency.sleep(0)  # let other connections run: keeps tail latency fair on gevent
     if not outbox.finish(response):  # overdue: the supervisor answered first
-        return _json(_timeout_response(call, state.settings.request_timeout))
+        return json_response(_timeout_response(call, state.settings.request_timeout))
     if response is None:
         return Response(status=204)
-    return _json(response, status, headers)
+    return json_response(response, status, headers)
 
 
 def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Response:
@@ -277,7 +271,7 @@ def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Respo
     try:
         channel, request_state = mrtr.open_round(state, call.method, call.params, call.auth)
     except MCPError as exc:
-        return _json(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
+        return json_response(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
     if not mcp.dispatcher.may_emit(call.method, call.params):
         return _run_inline(mcp, state, call, channel)
     outbox = LocalOutbox()
@@ -326,15 +320,15 @@ def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Respo
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             run.cancel()
-            return _json(_timeout_response(call, settings.request_timeout))
+            return json_response(_timeout_response(call, settings.request_timeout))
         events = outbox.read(0, 1, min(POLL, remaining)).events
         if not events and listen.client_gone(sock):
             run.cancel()
             return Response(status=499)
     first = events[0]
-    if first.kind == MESSAGE and _is_response(first.message, call.request_id):
+    if first.kind == MESSAGE and is_response(first.message, call.request_id):
         outbox.drop()
-        return _json(first.message, outcome.get("status", 200), outcome.get("headers"))
+        return json_response(first.message, outcome.get("status", 200), outcome.get("headers"))
     if not state.slots.acquire():
         return _buffered(call, run, outbox, events, deadline, settings.request_timeout)
     return Response(
@@ -343,10 +337,6 @@ def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Respo
         headers=sse.HEADERS,
         direct_passthrough=True,
     )
-
-
-def _is_response(message: t.Any, request_id: t.Any) -> bool:
-    return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
 
 
 def _stream(
