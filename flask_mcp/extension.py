@@ -44,9 +44,9 @@ class AppState:
         )
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)
-        self.slots_configured = settings.max_streams is not None
         self.supervisor: t.Any = None
-        self.warned_multiprocess = False
+        #: Set by the first request, which tells the server's kind (see ``Transport``).
+        self.first_request_seen = False
         self.backend.attach_app(self.cancel_local)
         from .auth import build_authenticator
 

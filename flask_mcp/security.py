@@ -41,24 +41,30 @@ def check_host(host: str | None, remote_addr: str | None, allowed: tuple[str, ..
     """Refuse a ``Host`` header that could come from DNS rebinding.
 
     With no allow-list, a connection from a loopback address must name a
-    local host; with one, the host (or ``host:port``) must be listed.
+    local host; with one, the host (or ``host:port``) must be listed. The
+    verdict is cached: a client sends the same values on every request.
 
     :raises MCPHTTPError: 421 Misdirected Request.
     """
+    if not _host_allowed(host, remote_addr, allowed):
+        raise MCPHTTPError(
+            421,
+            f"Host {host!r} is not allowed. If this server is reached under that name, add it to "
+            "MCP_ALLOWED_HOSTS (use '*' to accept any host behind a trusted proxy).",
+        )
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_allowed(
+    host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None
+) -> bool:
     if allowed is not None and "*" in allowed:
-        return
+        return True
     raw = (host or "").strip().lower()
     name = _split_host(raw)
     if allowed is None:
-        if not _is_loopback(remote_addr) or _is_local_host(name):
-            return
-    elif raw in allowed or name in allowed:
-        return
-    raise MCPHTTPError(
-        421,
-        f"Host {host!r} is not allowed. If this server is reached under that name, add it to "
-        "MCP_ALLOWED_HOSTS (use '*' to accept any host behind a trusted proxy).",
-    )
+        return not _is_loopback(remote_addr) or _is_local_host(name)
+    return raw in allowed or name in allowed
 
 
 def check_origin(origin: str | None, allowed: tuple[str, ...] | None) -> None:

@@ -8,6 +8,7 @@ import typing as t
 from flask import Blueprint
 from flask import Response
 from flask import request
+from werkzeug.wsgi import get_content_length
 
 from . import _concurrency
 from . import jsonrpc
@@ -30,6 +31,8 @@ from .session import new_session_id
 from .supervisor import ensure_supervisor
 
 if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
     from .extension import MCP
     from .extension import AppState
 
@@ -40,6 +43,9 @@ from .runner import json_response
 logger = logging.getLogger("flask_mcp")
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
+#: The WSGI environ keys of those headers: read directly, they cost one dict lookup.
+SESSION_KEY = "HTTP_MCP_SESSION_ID"
+VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 
 
 def deliver_general(state: AppState, session_id: str, message: dict[str, t.Any]) -> None:
@@ -58,28 +64,39 @@ class Transport(RequestRunner):
 
     # -- shared checks -----------------------------------------------------------
 
-    def _guard(self, state: AppState) -> None:
+    def _guard(self, state: AppState, environ: WSGIEnvironment) -> None:
         settings = state.settings
-        security.check_host(request.host, request.remote_addr, settings.allowed_hosts)
-        security.check_origin(request.headers.get("Origin"), settings.allowed_origins)
+        security.check_host(
+            environ.get("HTTP_HOST") or request.host,
+            environ.get("REMOTE_ADDR"),
+            settings.allowed_hosts,
+        )
+        origin = environ.get("HTTP_ORIGIN")
+        if origin is not None:
+            security.check_origin(origin, settings.allowed_origins)
         ensure_supervisor(state)
-        if not state.warned_multiprocess and not state.backend.multiprocess:
-            state.warned_multiprocess = True
-            if request.environ.get("wsgi.multiprocess") and request.environ.get(
-                "SERVER_SOFTWARE", ""
-            ).startswith("gunicorn"):
-                logger.warning(
-                    "Flask-MCP uses the in-memory backend under a multi-process server: sessions "
-                    "live in one worker only. Run one worker, or set MCP_BACKEND=redis://..."
-                )
-        if not state.slots_configured:
-            state.slots_configured = True
-            state.slots.limit = _concurrency.stream_capacity(request.environ)
+        if not state.first_request_seen:
+            state.first_request_seen = True
+            self._first_request(state, environ)
+
+    def _first_request(self, state: AppState, environ: WSGIEnvironment) -> None:
+        """Learn what only a request tells: the server's kind and how many streams it holds."""
+        if (
+            not state.backend.multiprocess
+            and environ.get("wsgi.multiprocess")
+            and environ.get("SERVER_SOFTWARE", "").startswith("gunicorn")
+        ):
+            logger.warning(
+                "Flask-MCP uses the in-memory backend under a multi-process server: sessions "
+                "live in one worker only. Run one worker, or set MCP_BACKEND=redis://..."
+            )
+        if state.settings.max_streams is None:
+            state.slots.limit = _concurrency.stream_capacity(environ)
 
     def _session(
-        self, state: AppState, required: bool = True, auth: t.Any = None
+        self, state: AppState, environ: WSGIEnvironment, required: bool = True, auth: t.Any = None
     ) -> SessionRecord | None:
-        session_id = request.headers.get(SESSION_HEADER)
+        session_id = environ.get(SESSION_KEY)
         if not session_id:
             if required:
                 raise MCPHTTPError(
@@ -98,7 +115,7 @@ class Transport(RequestRunner):
                 404,
                 "Session not found: it ended or never existed. Send initialize to start a new one.",
             )
-        header = request.headers.get(VERSION_HEADER)
+        header = environ.get(VERSION_KEY)
         if header is not None and not protocol.is_supported_header(header.strip()):
             raise MCPHTTPError(
                 400,
@@ -112,20 +129,21 @@ class Transport(RequestRunner):
     def post(self) -> Response:
         state = self.mcp.state()
         settings = state.settings
-        self._guard(state)
+        environ = request.environ
+        self._guard(state, environ)
         auth = self.mcp.authenticate(state)
-        security.check_content_type(request.mimetype)
-        security.check_accept_post(request.headers.get("Accept"))
-        security.check_body_size(request.content_length, settings.max_body_size)
+        security.check_content_type(_mimetype(environ))
+        security.check_accept_post(environ.get("HTTP_ACCEPT"))
+        security.check_body_size(get_content_length(environ), settings.max_body_size)
         body = request.stream.read(settings.max_body_size + 1)
         security.check_body_size(len(body), settings.max_body_size)
         try:
             message = jsonrpc.loads(body)
         except MCPError as exc:
             return http_error(400, exc.message, code=PARSE_ERROR)
-        header_version = request.headers.get(VERSION_HEADER)
+        header_version = environ.get(VERSION_KEY)
         era = protocol.era_of_request(
-            has_session=bool(request.headers.get(SESSION_HEADER)),
+            has_session=bool(environ.get(SESSION_KEY)),
             header_version=header_version.strip() if header_version else None,
             message=message,
         )
@@ -134,14 +152,14 @@ class Transport(RequestRunner):
 
             return handle_stateless(self.mcp, state, message, auth)
         if isinstance(message, list):
-            return self._batch(state, message, auth)
+            return self._batch(state, environ, message, auth)
         try:
             kind = jsonrpc.classify(message)
         except MCPError as exc:
             return http_error(400, exc.message, request_id=jsonrpc.request_id_of(message))
         if kind == jsonrpc.REQUEST and message["method"] == "initialize":
             return self._initialize(state, message, auth)
-        record = self._session(state, auth=auth)
+        record = self._session(state, environ, auth=auth)
         assert record is not None
         if kind == jsonrpc.REQUEST:
             return self._request(state, record, message, auth)
@@ -151,8 +169,10 @@ class Transport(RequestRunner):
             self._client_response(state, record, message)
         return Response(status=202)
 
-    def _batch(self, state: AppState, messages: list[t.Any], auth: t.Any) -> Response:
-        record = self._session(state, required=False, auth=auth)
+    def _batch(
+        self, state: AppState, environ: WSGIEnvironment, messages: list[t.Any], auth: t.Any
+    ) -> Response:
+        record = self._session(state, environ, required=False, auth=auth)
         if (
             record is None
             or not protocol.supports_batching(record.protocol_version)
@@ -249,7 +269,8 @@ class Transport(RequestRunner):
     def get(self) -> Response:
         state = self.mcp.state()
         settings = state.settings
-        self._guard(state)
+        environ = request.environ
+        self._guard(state, environ)
         security.check_accept_sse(request.accept_mimetypes)
         auth = self.mcp.authenticate(state)
         if not settings.enable_get_stream:
@@ -258,9 +279,9 @@ class Transport(RequestRunner):
                 "Method Not Allowed: this server offers no GET stream.",
                 headers={"Allow": "POST, DELETE"},
             )
-        record = self._session(state, auth=auth)
+        record = self._session(state, environ, auth=auth)
         assert record is not None
-        last_event_id = request.headers.get("Last-Event-ID")
+        last_event_id = environ.get("HTTP_LAST_EVENT_ID")
         stream_id, after = GENERAL_STREAM, None
         if last_event_id:
             parsed = sse.parse_event_id(last_event_id)
@@ -327,14 +348,20 @@ class Transport(RequestRunner):
 
     def delete(self) -> Response:
         state = self.mcp.state()
-        self._guard(state)
-        record = self._session(state, auth=self.mcp.authenticate(state))
+        environ = request.environ
+        self._guard(state, environ)
+        record = self._session(state, environ, auth=self.mcp.authenticate(state))
         assert record is not None
         for run in state.inflight.of_session(record.id):
             run.cancel()
         if state.backend.delete_session(record.id):
             signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
         return Response(status=204)
+
+
+def _mimetype(environ: WSGIEnvironment) -> str:
+    """Return the request's media type, lower-cased, without parameters."""
+    return t.cast(str, environ.get("CONTENT_TYPE", "")).partition(";")[0].strip().lower()
 
 
 def _principal(auth: t.Any) -> str | None:
@@ -366,9 +393,10 @@ def make_blueprint(mcp: MCP, path: str) -> Blueprint:
 
     def endpoint() -> Response:
         try:
-            if request.method == "POST":
+            method = request.method
+            if method == "POST":
                 return transport.post()
-            if request.method == "GET":
+            if method == "GET":
                 return transport.get()
             return transport.delete()
         except MCPHTTPError as exc:
