@@ -130,6 +130,28 @@ def lower_headers(headers: SupportsItems) -> LoweredHeaders:
     return _lower(headers)
 
 
+class WSGIHeaders(LoweredHeaders):
+    """The headers of a WSGI environ, looked up by lower-case name when asked for.
+
+    The validators here only ``get`` the few headers they check, so nothing
+    is copied: ``get("mcp-name")`` reads ``environ["HTTP_MCP_NAME"]`` (a WSGI
+    server has already joined repeated headers).
+    """
+
+    def __init__(self, environ: t.Mapping[str, t.Any]) -> None:
+        super().__init__()
+        self.environ = environ
+
+    def get(self, name: str, default: t.Any = None) -> t.Any:
+        key = name.upper().replace("-", "_")
+        if key not in _WSGI_ENTITY_KEYS:
+            key = "HTTP_" + key
+        return self.environ.get(key, default)
+
+
+_WSGI_ENTITY_KEYS = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})
+
+
 def _lower(headers: SupportsItems) -> LoweredHeaders:
     if isinstance(headers, LoweredHeaders):
         return headers

@@ -45,7 +45,7 @@ from .errors import MCPError
 from .errors import MethodNotFound
 from .errors import RequestCancelled
 from .headers import HeaderMismatch
-from .headers import lower_headers
+from .headers import WSGIHeaders
 from .headers import validate_protocol_version_header
 from .headers import validate_routing_headers
 from .runner import is_response
@@ -145,7 +145,7 @@ def _serve(mcp: MCP, state: AppState, message: t.Any, auth: t.Any) -> Response:
     params = message.get("params")
     meta = _request_meta(params)
     assert isinstance(params, dict)
-    headers = lower_headers(request.headers)
+    headers = WSGIHeaders(request.environ)
     validate_protocol_version_header(headers, message)
     version = meta[protocol.META_PROTOCOL_VERSION]
     if not protocol.is_stateless_version(version):
