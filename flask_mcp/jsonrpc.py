@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import typing as t
 
 from .errors import INVALID_REQUEST
@@ -14,12 +15,50 @@ REQUEST = "request"
 NOTIFICATION = "notification"
 RESPONSE = "response"
 
+try:
+    import orjson
+except ImportError:  # the optional extra: pip install flask-mcp[orjson]
+    orjson = None  # type: ignore[assignment]
+
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+#: For what orjson refuses to write: lone surrogates come out as ``\\udXXX`` escapes.
+_dumps_ascii = json.JSONEncoder(separators=(",", ":"), default=str).encode
+#: Keep orjson's output equal to the stdlib encoder's with ``default=str``:
+#: dict keys that are not strings are converted, datetimes and dataclasses go
+#: through ``str`` as they would there.
+_ORJSON_OPTIONS = (
+    0
+    if orjson is None
+    else (
+        orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    )
+)
+#: An integer literal of 19 digits or more may not fit orjson's 64-bit integers
+#: (it would come back as a float): such bodies are decoded by the stdlib.
+_LONG_NUMBER = re.compile(rb"\d{19}")
 
 
 def dumps(message: t.Any) -> str:
     """Encode a message as compact JSON on one line."""
-    return _dumps(message)
+    return dumps_bytes(message).decode("utf-8")
+
+
+def dumps_bytes(message: t.Any) -> bytes:
+    """Encode a message as compact UTF-8 JSON on one line.
+
+    Uses orjson when it is installed (about ten times faster), else the
+    standard library; both write the same JSON for what MCP messages hold.
+    Values JSON cannot hold are written as ``str(value)``.
+    """
+    if orjson is not None:
+        try:
+            return orjson.dumps(message, default=str, option=_ORJSON_OPTIONS)
+        except TypeError:  # an integer over 64 bits, a lone surrogate, deep nesting
+            pass
+    try:
+        return _dumps(message).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON can carry it escaped
+        return _dumps_ascii(message).encode("ascii")
 
 
 def loads(body: bytes) -> t.Any:
@@ -27,6 +66,11 @@ def loads(body: bytes) -> t.Any:
 
     :raises MCPError: -32700 when the body is not JSON.
     """
+    if orjson is not None and isinstance(body, bytes) and not _LONG_NUMBER.search(body):
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass  # the standard library explains the error (or accepts a lone surrogate)
     try:
         return _decode(body)
     except (ValueError, UnicodeDecodeError) as exc:
