@@ -134,8 +134,11 @@ class Transport(RequestRunner):
         auth = self.mcp.authenticate(state)
         security.check_content_type(_mimetype(environ))
         security.check_accept_post(environ.get("HTTP_ACCEPT"))
-        security.check_body_size(get_content_length(environ), settings.max_body_size)
-        body = request.stream.read(settings.max_body_size + 1)
+        length = get_content_length(environ)
+        security.check_body_size(length, settings.max_body_size)
+        # Read no more than the body: a stream that is not the server's own (the
+        # Werkzeug dev server's) would allocate the whole size asked for.
+        body = request.stream.read(settings.max_body_size + 1 if length is None else length)
         security.check_body_size(len(body), settings.max_body_size)
         try:
             message = jsonrpc.loads(body)
