@@ -164,6 +164,10 @@ def main(argv: t.Sequence[str] | None = None) -> int:
             )
         )
     report.save_json(options.json_path, figures)
+    missed = [v["target"] for v in verdicts if v["status"] == "NOT met"]
+    if missed:
+        print(f"\n{len(missed)} target(s) not met: {'; '.join(missed)}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -131,6 +131,16 @@ def proc_status_kb(pid: int, field: str) -> int:
     return 0
 
 
+def proc_cpu_seconds(pid: int) -> float:
+    """Return the CPU time (user + system) a process has used, in seconds; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Server:
     """A running server process (gunicorn master and workers, or uvicorn)."""
 
@@ -194,6 +204,10 @@ class Server:
     def rss_kb(self) -> int:
         """Return the summed ``VmRSS`` of the workers, in kB."""
         return sum(proc_status_kb(pid, "VmRSS") for pid in self.worker_pids())
+
+    def cpu_seconds(self) -> float:
+        """Return the CPU time the workers have used so far, in seconds."""
+        return sum(proc_cpu_seconds(pid) for pid in self.worker_pids())
 
     def hwm_kb(self) -> int:
         """Return the largest ``VmHWM`` (peak RSS) of the workers, in kB."""

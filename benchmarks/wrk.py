@@ -58,6 +58,8 @@ class WrkResult:
     max_ms: float
     mean_ms: float
     first_bad: str | None = None
+    #: The server workers' CPU time per request, in microseconds (set by the caller).
+    cpu_us: float | None = None
 
     @property
     def rps(self) -> float:

@@ -143,13 +143,19 @@ class WSGIHeaders(LoweredHeaders):
         self.environ = environ
 
     def get(self, name: str, default: t.Any = None) -> t.Any:
-        key = name.upper().replace("-", "_")
-        if key not in _WSGI_ENTITY_KEYS:
-            key = "HTTP_" + key
+        key = _ENVIRON_KEYS.get(name)
+        if key is None:
+            key = name.upper().replace("-", "_")
+            if key not in _WSGI_ENTITY_KEYS:
+                key = "HTTP_" + key
+            if len(_ENVIRON_KEYS) < 1024:  # names come from tool declarations, not clients
+                _ENVIRON_KEYS[name] = key
         return self.environ.get(key, default)
 
 
 _WSGI_ENTITY_KEYS = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})
+#: Header name -> WSGI environ key, filled as names are asked for.
+_ENVIRON_KEYS: dict[str, str] = {}
 
 
 def _lower(headers: SupportsItems) -> LoweredHeaders:
