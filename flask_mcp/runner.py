@@ -260,7 +260,7 @@ class RequestRunner:
             state.backend.touch_session(record.id, -1)
         if not outbox.finish(response):
             response = outbox.final  # a timeout's error, or nothing after a cancel
-        _concurrency.sleep(0)  # let other connections run: keeps tail latency fair on gevent
+        _concurrency.let_others_run()
         if response is None:
             return Response(b"", mimetype="text/event-stream", headers=sse.HEADERS)
         return json_response(response)

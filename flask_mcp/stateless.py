@@ -257,7 +257,7 @@ def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Respon
     finally:
         task.disarm()
         state.inflight.remove(run)
-    _concurrency.sleep(0)  # let other connections run: keeps tail latency fair on gevent
+    _concurrency.let_others_run()
     if not outbox.finish(response):  # overdue: the supervisor answered first
         return json_response(_timeout_response(call, state.settings.request_timeout))
     if response is None:
