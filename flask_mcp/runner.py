@@ -247,7 +247,11 @@ class RequestRunner:
         deadline = time.monotonic() + state.settings.request_timeout
         run = RequestRun(record.id, message["id"], message["method"], outbox, deadline)
         task = run.task = _concurrency.current_task()
-        state.backend.touch_session(record.id, +1)
+        # A backend of this process only sees the run in state.inflight (the
+        # supervisor keeps its session); a shared one counts it for every worker.
+        shared = state.backend.multiprocess
+        if shared:
+            state.backend.touch_session(record.id, +1)
         state.inflight.add(run)
         response = None
         try:
@@ -257,7 +261,8 @@ class RequestRunner:
         finally:
             task.disarm()
             state.inflight.remove(run)
-            state.backend.touch_session(record.id, -1)
+            if shared:
+                state.backend.touch_session(record.id, -1)
         if not outbox.finish(response):
             response = outbox.final  # a timeout's error, or nothing after a cancel
         _concurrency.let_others_run()

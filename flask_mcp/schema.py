@@ -243,7 +243,10 @@ class _FunctionInputSpec(InputSpec):
         self._converters = converters
 
     def validate(self, arguments: cabc.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
-        values = {k: v for k, v in _as_dict(arguments).items() if k in self._names}
+        if not isinstance(arguments, dict):
+            arguments = _as_dict(arguments)
+        names = self._names
+        values = {k: v for k, v in arguments.items() if k in names}
         self._raise_if_invalid(values)
         for name, convert in self._converters.items():
             if name in values:

@@ -268,6 +268,11 @@ class InFlight:
         with self._lock:
             return [run for run in self._runs.values() if run.deadline <= now]
 
+    def session_ids(self) -> set[str]:
+        """Return the ids of the sessions that have a request running here."""
+        with self._lock:
+            return {run.session_id for run in self._runs.values() if run.session_id is not None}
+
     def of_session(self, session_id: str) -> list[RequestRun]:
         """Return the runs of one session."""
         with self._lock:

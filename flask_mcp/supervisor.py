@@ -62,7 +62,9 @@ def tick(state: AppState, now: float, reap: bool) -> None:
     if reap:
         settings = state.settings
         for session_id, reason in state.backend.reap(
-            settings.session_idle_timeout, settings.session_max_lifetime
+            settings.session_idle_timeout,
+            settings.session_max_lifetime,
+            keep=state.inflight.session_ids(),
         ):
             signals.send(signals.session_closed, state.app, session_id=session_id, reason=reason)
 

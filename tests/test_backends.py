@@ -190,6 +190,16 @@ def test_reap_idle_and_lifetime_but_never_busy(workers: Pair) -> None:
     assert a.get_session("busy") is None
 
 
+def test_reap_keeps_sessions_with_a_request_running_here() -> None:
+    backend = MemoryBackend()
+    for sid in ("running", "idle"):
+        new_session(backend, sid)
+        backend.update_session(sid, last_seen=time.time() - 100)
+    assert backend.reap(50, None, keep={"running"}) == [("idle", "idle")]
+    assert backend.session_ids() == ["running"]
+    assert backend.reap(50, None) == [("running", "idle")]
+
+
 def test_concurrent_reapers_end_each_session_once(workers: Pair) -> None:
     a, b = workers()
     for i in range(20):

@@ -362,3 +362,43 @@ def test_telemetry_signals(client: t.Any, app: t.Any) -> None:
     assert {"tool_called", "resource_read", "prompt_rendered", "session_created"} <= set(kinds)
     tool = next(kw for name, kw in seen if name == "tool_called")
     assert tool["tool"] == "add" and tool["is_error"] is False and tool["duration"] >= 0
+
+
+def test_a_session_is_not_reaped_while_an_inline_handler_runs() -> None:
+    """A handler without a Context runs in the view and is not counted as busy by the
+    in-memory backend: the supervisor keeps its session from state.inflight."""
+    import time
+
+    from flask import Flask
+
+    from flask_mcp import MCP
+    from flask_mcp.supervisor import tick
+
+    mcp = MCP(name="reap", version="1")
+    reaped_during_call: list[bool] = []
+
+    @mcp.tool()
+    def idle_for_a_while(session: str) -> str:
+        """Look idle to the reaper, then let it run."""
+        state = mcp.state()
+        state.backend.update_session(session, last_seen=time.time() - 100)
+        tick(state, time.monotonic(), reap=True)
+        reaped_during_call.append(state.backend.get_session(session) is None)
+        return "done"
+
+    app = Flask(__name__)
+    app.config["MCP_SESSION_IDLE_TIMEOUT"] = 50
+    mcp.init_app(app)
+    client = app.test_client()
+    session = initialize(client)
+    arguments = {"session": session}
+    response = rpc(
+        client, session, "tools/call", {"name": "idle_for_a_while", "arguments": arguments}
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert reaped_during_call == [False]
+    with app.app_context():
+        state = mcp.state()
+        state.backend.update_session(session, last_seen=time.time() - 100)
+        tick(state, time.monotonic(), reap=True)  # now idle and nothing running: it ends
+    assert rpc(client, session, "ping").status_code == 404

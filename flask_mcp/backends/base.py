@@ -10,6 +10,7 @@ backend serves one process; the Redis backend serves many workers.
 from __future__ import annotations
 
 import abc
+import collections.abc as cabc
 import dataclasses
 import time
 import typing as t
@@ -145,8 +146,15 @@ class Backend(abc.ABC):
         """Return the ids of every live session."""
 
     @abc.abstractmethod
-    def reap(self, idle: float | None, lifetime: float | None) -> list[tuple[str, str]]:
-        """End sessions past their limits unless busy; return ``(id, reason)`` pairs."""
+    def reap(
+        self, idle: float | None, lifetime: float | None, keep: cabc.Container[str] = ()
+    ) -> list[tuple[str, str]]:
+        """End sessions past their limits unless busy; return ``(id, reason)`` pairs.
+
+        :param keep: sessions with a request running in this process. A backend
+            that is not :attr:`multiprocess` must keep them: handlers that run in
+            the view do not count as busy there (it spares two calls per request).
+        """
 
     # -- streams ------------------------------------------------------------
 

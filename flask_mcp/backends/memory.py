@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import collections.abc as cabc
 import itertools
 import threading
 import time
@@ -85,9 +86,11 @@ class MemoryBackend(Backend):
 
     def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
         session = self._sessions.get(session_id)
-        if session is not None:
+        if session is None:
+            return
+        session.record.last_seen = time.time()  # one store: no lock needed
+        if busy_delta:
             with session.lock:
-                session.record.last_seen = time.time()
                 session.record.busy = max(0, session.record.busy + busy_delta)
 
     def delete_session(self, session_id: str) -> bool:
@@ -106,12 +109,14 @@ class MemoryBackend(Backend):
     def session_ids(self) -> list[str]:
         return list(self._sessions)
 
-    def reap(self, idle: float | None, lifetime: float | None) -> list[tuple[str, str]]:
+    def reap(
+        self, idle: float | None, lifetime: float | None, keep: cabc.Container[str] = ()
+    ) -> list[tuple[str, str]]:
         now = time.time()
         ended = []
         for session_id, session in list(self._sessions.items()):
             record = session.record
-            if record.busy > 0:
+            if record.busy > 0 or session_id in keep:
                 continue
             if lifetime is not None and now - record.created > lifetime:
                 ended.append((session_id, "lifetime"))

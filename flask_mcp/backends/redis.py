@@ -15,6 +15,7 @@ BLOCK``), so a server holding many open SSE streams needs Redis's
 
 from __future__ import annotations
 
+import collections.abc as cabc
 import contextlib
 import json
 import logging
@@ -302,7 +303,10 @@ class RedisBackend(Backend):
         with self._errors():
             return [_text(sid) for sid in self.client.zrange(f"{self.prefix}seen", 0, -1)]
 
-    def reap(self, idle: float | None, lifetime: float | None) -> list[tuple[str, str]]:
+    def reap(
+        self, idle: float | None, lifetime: float | None, keep: cabc.Container[str] = ()
+    ) -> list[tuple[str, str]]:
+        # every running request is counted in Redis (busy), so keep adds nothing
         self.idle_timeout, self.max_lifetime = idle, lifetime
         found = self._run("reap", 1000)
         return [(_text(found[i]), _text(found[i + 1])) for i in range(0, len(found), 2)]
