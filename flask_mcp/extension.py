@@ -142,7 +142,7 @@ class MCP(Declarations):
         self._states[app] = state
         from .transport import make_blueprint
 
-        app.register_blueprint(make_blueprint(self, settings.path))
+        app.register_blueprint(make_blueprint(self, settings.path, state))
         if state.authenticator is not None:
             state.authenticator.register_routes(app, settings.path)
         else:

@@ -46,7 +46,7 @@ def json_response(
 ) -> Response:
     """Return a compact JSON response."""
     return Response(
-        jsonrpc.dumps_bytes(body), status=status, mimetype="application/json", headers=headers
+        jsonrpc.dumps_bytes(body), status=status, content_type="application/json", headers=headers
     )
 
 

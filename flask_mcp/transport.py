@@ -59,8 +59,10 @@ def deliver_general(state: AppState, session_id: str, message: dict[str, t.Any])
 class Transport(RequestRunner):
     """The views of one :class:`~flask_mcp.MCP` endpoint."""
 
-    def __init__(self, mcp: MCP) -> None:
+    def __init__(self, mcp: MCP, state: AppState) -> None:
         self.mcp = mcp
+        #: The state of the one app this transport's blueprint is registered on.
+        self.app_state = state
 
     # -- shared checks -----------------------------------------------------------
 
@@ -127,7 +129,7 @@ class Transport(RequestRunner):
     # -- POST --------------------------------------------------------------------
 
     def post(self) -> Response:
-        state = self.mcp.state()
+        state = self.app_state
         settings = state.settings
         environ = request.environ
         self._guard(state, environ)
@@ -270,7 +272,7 @@ class Transport(RequestRunner):
     # -- GET -----------------------------------------------------------------------
 
     def get(self) -> Response:
-        state = self.mcp.state()
+        state = self.app_state
         settings = state.settings
         environ = request.environ
         self._guard(state, environ)
@@ -350,7 +352,7 @@ class Transport(RequestRunner):
     # -- DELETE ----------------------------------------------------------------------
 
     def delete(self) -> Response:
-        state = self.mcp.state()
+        state = self.app_state
         environ = request.environ
         self._guard(state, environ)
         record = self._session(state, environ, auth=self.mcp.authenticate(state))
@@ -389,9 +391,9 @@ def _validate_initialize(params: dict[str, t.Any]) -> str:
     return protocol.negotiate(requested)
 
 
-def make_blueprint(mcp: MCP, path: str) -> Blueprint:
-    """Return a blueprint serving ``mcp`` at ``path``."""
-    transport = Transport(mcp)
+def make_blueprint(mcp: MCP, path: str, state: AppState) -> Blueprint:
+    """Return a blueprint serving ``mcp`` at ``path`` for the app that ``state`` belongs to."""
+    transport = Transport(mcp, state)
     blueprint = Blueprint("mcp", __name__)
 
     def endpoint() -> Response:
