@@ -13,10 +13,10 @@ import typing as t
 from .schema import ArgumentError
 from .schema import InputSpec
 from .schema import _as_dict
-from .schema import _enum_schema
 from .schema import _error_text
-from .schema import _jsonable
 from .schema import _path
+from .schema_types import _enum_schema
+from .schema_types import _jsonable
 
 if t.TYPE_CHECKING:
     import marshmallow as ma

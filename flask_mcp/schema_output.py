@@ -6,12 +6,12 @@ import inspect
 import typing as t
 
 from .content import ToolResult
-from .schema import _UNION_TYPES
-from .schema import _hints
-from .schema import _jsonable
 from .schema import _make_validator
-from .schema import _NoneType
-from .schema import _type_schema
+from .schema_types import _UNION_TYPES
+from .schema_types import _hints
+from .schema_types import _jsonable
+from .schema_types import _NoneType
+from .schema_types import _type_schema
 
 if t.TYPE_CHECKING:
     import marshmallow as ma
