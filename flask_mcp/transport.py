@@ -8,6 +8,7 @@ import typing as t
 from flask import Blueprint
 from flask import Response
 from flask import request
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wsgi import get_content_length
 
 from . import _concurrency
@@ -138,9 +139,19 @@ class Transport(RequestRunner):
         security.check_accept_post(environ.get("HTTP_ACCEPT"))
         length = get_content_length(environ)
         security.check_body_size(length, settings.max_body_size)
-        # Read no more than the body: a stream that is not the server's own (the
-        # Werkzeug dev server's) would allocate the whole size asked for.
-        body = request.stream.read(settings.max_body_size + 1 if length is None else length)
+        if length is not None and state.flask_max_content_length is None:
+            # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
+            # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
+            body = environ["wsgi.input"].read(length)
+        else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
+            try:
+                body = request.stream.read(settings.max_body_size + 1 if length is None else length)
+            except RequestEntityTooLarge:
+                raise MCPHTTPError(
+                    413,
+                    f"The body is larger than {state.flask_max_content_length} bytes, the "
+                    "app's MAX_CONTENT_LENGTH.",
+                ) from None
         security.check_body_size(len(body), settings.max_body_size)
         try:
             message = jsonrpc.loads(body)

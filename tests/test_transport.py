@@ -402,3 +402,32 @@ def test_a_session_is_not_reaped_while_an_inline_handler_runs() -> None:
         state.backend.update_session(session, last_seen=time.time() - 100)
         tick(state, time.monotonic(), reap=True)  # now idle and nothing running: it ends
     assert rpc(client, session, "ping").status_code == 404
+
+
+@pytest.mark.parametrize("flask_limit", [None, 200])
+def test_body_limits_answer_413_as_json_rpc(flask_limit: int | None) -> None:
+    """Bodies are read straight from wsgi.input unless Flask's MAX_CONTENT_LENGTH is set;
+    either way a request within the limits works and one over them gets a JSON-RPC 413."""
+    from flask import Flask
+
+    from flask_mcp import MCP
+
+    mcp = MCP(name="limits", version="1")
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    app = Flask(__name__)
+    app.config.update(MCP_MAX_BODY_SIZE=400, MAX_CONTENT_LENGTH=flask_limit)
+    mcp.init_app(app)
+    client = app.test_client()
+    session = initialize(client)
+    ok = rpc(client, session, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    assert ok.status_code == 200
+    assert ok.get_json()["result"]["content"][0]["text"] == "hi"
+    big = rpc(client, session, "tools/call", {"name": "echo", "arguments": {"text": "x" * 300}})
+    assert big.status_code == 413
+    assert big.mimetype == "application/json"
+    assert big.get_json()["error"]["message"].startswith("The body is")
