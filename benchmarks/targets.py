@@ -90,6 +90,8 @@ def throughput_matrix(
     targets = [Target(spec.name, spec.name) for spec in specs]
     if with_2026:
         targets.append(Target("flask_mcp/gevent@2026", "flask_mcp/gevent", "2026"))
+        # the floor parses the same request (headers and _meta) and answers as before
+        targets.append(Target("floor/gevent@2026", "floor/gevent", "2026"))
         for label, _ in options.proto_labels():
             targets.append(Target(f"{label}/gevent@2026", f"{label}/gevent", "2026"))
         if sdk_available():

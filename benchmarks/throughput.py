@@ -26,6 +26,7 @@ RATIOS = (
     ("flask_mcp/gevent", "sdk/json"),
     ("flask_mcp/gevent", "sdk/stateless-json"),
     ("flask_mcp/gevent@2026", "floor/gevent"),
+    ("flask_mcp/gevent@2026", "floor/gevent@2026"),
     ("flask_mcp/gevent@2026", "sdk/stateless-json@2026"),
 )
 
