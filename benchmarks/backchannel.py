@@ -19,6 +19,7 @@ from .servers import start_all
 from .targets import Target
 from .targets import flask_mcp
 from .throughput import drive
+from .throughput import field_ratio
 from .throughput import results_table
 
 STEPS = 10
@@ -58,13 +59,11 @@ def run(options: Options) -> dict[str, t.Any]:
         print(results_table(prepared, results, options.concurrency))
         rows = []
         for spec in specs:
-            cells = []
-            for connections in options.concurrency:
-                a = results.get((f"{spec.name} progress x{STEPS}", connections))
-                b = results.get((f"{spec.name} add (JSON)", connections))
-                cells.append(
-                    report.fmt_ratio(report.ratio(a.rps if a else None, b.rps if b else None))
-                )
+            top, bottom = f"{spec.name} progress x{STEPS}", f"{spec.name} add (JSON)"
+            cells = [
+                report.fmt_ratio(field_ratio(results, top, bottom, c, "rps"))
+                for c in options.concurrency
+            ]
             rows.append((f"{spec.name}: progress x{STEPS} / add", *cells))
         print()
         print(report.table(("ratio (req/s)", *[f"c={c}" for c in options.concurrency]), rows))

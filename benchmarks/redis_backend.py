@@ -26,6 +26,7 @@ from .servers import start_all
 from .targets import Target
 from .targets import flask_mcp
 from .throughput import drive
+from .throughput import field_ratio
 from .throughput import results_table
 
 URL = "redis://127.0.0.1:6379/14"
@@ -105,15 +106,10 @@ def run(options: Options) -> dict[str, t.Any]:
             print(results_table(prepared, results, CONCURRENCY))
             rows = []
             for spec in specs[1:]:
-                cells = []
-                for connections in CONCURRENCY:
-                    a, b = (
-                        results.get((spec.name, connections)),
-                        results.get(("memory/w1", connections)),
-                    )
-                    cells.append(
-                        report.fmt_ratio(report.ratio(a.rps if a else None, b.rps if b else None))
-                    )
+                cells = [
+                    report.fmt_ratio(field_ratio(results, spec.name, "memory/w1", c, "rps"))
+                    for c in CONCURRENCY
+                ]
                 rows.append((f"{spec.name} / memory/w1", *cells))
             print()
             print(report.table(("ratio (req/s)", *[f"c={c}" for c in CONCURRENCY]), rows))

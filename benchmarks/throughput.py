@@ -146,6 +146,28 @@ def results_table(
     return report.table(headers, rows)
 
 
+def figure(
+    results: dict[tuple[str, int], wrk.WrkResult], label: str, c: int, field: str
+) -> float | None:
+    """Return one figure (``rps``, ``p99_ms``, ``cpu_us``) of a target at ``c``, if measured."""
+    found = results.get((label, c))
+    return None if found is None else getattr(found, field)
+
+
+def field_ratio(
+    results: dict[tuple[str, int], wrk.WrkResult], top: str, bottom: str, c: int, field: str
+) -> float | None:
+    """Return ``top``'s figure over ``bottom``'s at concurrency ``c``."""
+    return report.ratio(figure(results, top, c, field), figure(results, bottom, c, field))
+
+
+def cpu_ratio(
+    results: dict[tuple[str, int], wrk.WrkResult], top: str, bottom: str, c: int
+) -> float | None:
+    """Return ``bottom``'s server CPU per request over ``top``'s: a req/s ratio at full load."""
+    return field_ratio(results, bottom, top, c, "cpu_us")
+
+
 def ratio_rows(
     results: dict[tuple[str, int], wrk.WrkResult],
     concurrency: t.Sequence[int],
@@ -154,25 +176,12 @@ def ratio_rows(
     """Return the req/s ratios (and the p99 ratio) of ``pairs`` that were measured."""
     rows = []
     for top, bottom in pairs:
-        cells = []
-        for connections in concurrency:
-            a, b = results.get((top, connections)), results.get((bottom, connections))
-            cells.append(report.fmt_ratio(report.ratio(a.rps if a else None, b.rps if b else None)))
+        cells = [report.fmt_ratio(field_ratio(results, top, bottom, c, "rps")) for c in concurrency]
         if all(cell == "–" for cell in cells):
             continue
-        last = concurrency[-1]
-        a, b = results.get((top, last)), results.get((bottom, last))
-        p99 = report.fmt_ratio(report.ratio(a.p99_ms if a else None, b.p99_ms if b else None))
+        p99 = report.fmt_ratio(field_ratio(results, top, bottom, concurrency[-1], "p99_ms"))
         rows.append((f"{top} / {bottom}", *cells, p99))
     return rows
-
-
-def cpu_ratio(
-    results: dict[tuple[str, int], wrk.WrkResult], top: str, bottom: str, c: int
-) -> float | None:
-    """Return ``bottom``'s server CPU per request over ``top``'s: a req/s ratio at full load."""
-    a, b = results.get((top, c)), results.get((bottom, c))
-    return report.ratio(b.cpu_us if b else None, a.cpu_us if a else None)
 
 
 def cpu_ratio_rows(
@@ -205,15 +214,9 @@ def verdicts(results: dict[tuple[str, int], wrk.WrkResult]) -> list[report.Verdi
     A throughput target is judged on req/s; the ratio of server CPU per
     request is printed next to it, as the check on noise.
     """
-
-    def p99(label: str, c: int) -> float | None:
-        found = results.get((label, c))
-        return found.p99_ms if found else None
-
     out = []
     for top, bottom, want, what in TARGETS:
-        a, b = results.get((top, 16)), results.get((bottom, 16))
-        value = report.ratio(a.rps if a else None, b.rps if b else None)
+        value = field_ratio(results, top, bottom, 16, "rps")
         cpu = cpu_ratio(results, top, bottom, 16)
         out.append(
             report.Verdict(
@@ -223,7 +226,8 @@ def verdicts(results: dict[tuple[str, int], wrk.WrkResult]) -> list[report.Verdi
                 None if value is None else value >= want,
             )
         )
-    a_p99, b_p99 = p99("flask_mcp/gevent", 64), p99("floor/gevent", 64)
+    a_p99 = figure(results, "flask_mcp/gevent", 64, "p99_ms")
+    b_p99 = figure(results, "floor/gevent", 64, "p99_ms")
     value = report.ratio(a_p99, b_p99)
     out.append(
         report.Verdict(
