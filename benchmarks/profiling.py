@@ -269,35 +269,15 @@ def run(
         )
         time.sleep(1.5)
         pid = server.worker_pids()[0]
-        argv = [
-            executable,
-            "record",
-            "--pid",
-            str(pid),
-            "--duration",
-            f"{seconds:g}",
-            "--rate",
-            "250",
-            "--format",
-            "raw",
-            "-o",
-            raw_path,
-        ]
+
+        def record(duration: str, out: str, *extra: str) -> list[str]:
+            return [executable, "record", "--pid", str(pid), "--duration", duration,
+                    "--rate", "250", *extra, "-o", out]  # fmt: skip
+
+        argv = record(f"{seconds:g}", raw_path, "--format", "raw")
         subprocess.run(argv, capture_output=True, text=True, check=True)
         if svg_path:
-            argv = [
-                executable,
-                "record",
-                "--pid",
-                str(pid),
-                "--duration",
-                "3",
-                "--rate",
-                "250",
-                "-o",
-                svg_path,
-            ]
-            subprocess.run(argv, capture_output=True, text=True, check=False)
+            subprocess.run(record("3", svg_path), capture_output=True, text=True, check=False)
         output = load_process.communicate(timeout=load_seconds + 60)[0]
     summary = summarise(load_stacks(raw_path))
     print(f"raw stacks: {raw_path}" + (f", flame graph: {svg_path}" if svg_path else ""))
