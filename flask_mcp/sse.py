@@ -36,8 +36,8 @@ def parse_event_id(value: str) -> tuple[str, int] | None:
 
 def frame(message: dict[str, t.Any], ident: str | None = None) -> bytes:
     """Encode one message as an SSE event."""
-    head = f"id: {ident}\n" if ident is not None else ""
-    return f"{head}event: message\ndata: {jsonrpc.dumps(message)}\n\n".encode()
+    head = f"id: {ident}\nevent: message\ndata: " if ident is not None else "event: message\ndata: "
+    return head.encode() + jsonrpc.dumps_bytes(message) + b"\n\n"
 
 
 def priming(ident: str, retry_ms: int) -> bytes:
