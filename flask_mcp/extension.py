@@ -45,8 +45,6 @@ class AppState:
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)
         self.supervisor: t.Any = None
-        #: Flask's own body limit; when set, bodies are read through ``request.stream``.
-        self.flask_max_content_length = app.config.get("MAX_CONTENT_LENGTH")
         #: Set by the first request, which tells the server's kind (see ``Transport``).
         self.first_request_seen = False
         self.backend.attach_app(self.cancel_local)

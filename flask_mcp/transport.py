@@ -139,7 +139,8 @@ class Transport(RequestRunner):
         security.check_accept_post(environ.get("HTTP_ACCEPT"))
         length = get_content_length(environ)
         security.check_body_size(length, settings.max_body_size)
-        if length is not None and state.flask_max_content_length is None:
+        flask_limit = state.app.config.get("MAX_CONTENT_LENGTH")  # read per request, as Flask does
+        if length is not None and flask_limit is None:
             # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
             # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
             body = environ["wsgi.input"].read(length)
@@ -149,8 +150,7 @@ class Transport(RequestRunner):
             except RequestEntityTooLarge:
                 raise MCPHTTPError(
                     413,
-                    f"The body is larger than {state.flask_max_content_length} bytes, the "
-                    "app's MAX_CONTENT_LENGTH.",
+                    f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
                 ) from None
         security.check_body_size(len(body), settings.max_body_size)
         try:

@@ -431,3 +431,13 @@ def test_body_limits_answer_413_as_json_rpc(flask_limit: int | None) -> None:
     assert big.status_code == 413
     assert big.mimetype == "application/json"
     assert big.get_json()["error"]["message"].startswith("The body is")
+
+
+def test_max_content_length_set_after_init_app_applies(app: t.Any, client: t.Any) -> None:
+    session = initialize(client)
+    app.config["MAX_CONTENT_LENGTH"] = 100
+    big = rpc(
+        client, session, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2 * 10**60}}
+    )
+    assert big.status_code == 413
+    assert big.get_json()["error"]["message"].endswith("MAX_CONTENT_LENGTH.")
