@@ -385,6 +385,8 @@ def _flushdb(url: str) -> None:
 def redis_url() -> Iterator[str]:
     """URL of a Redis database (db 15) that tests may use and that is flushed at session start.
 
+    ``MCP_TEST_REDIS_DB`` picks another database number, so that test runs in two
+    checkouts at once do not flush each other's data.
     Uses the Redis on 127.0.0.1:6379 when it answers PING, else starts a private
     ``redis-server`` on a free port; else fails in CI and skips elsewhere.
     """
@@ -393,7 +395,8 @@ def redis_url() -> Iterator[str]:
     except ImportError:
         skip_or_fail('needs the redis package (redis-py): pip install -e ".[test]"')
 
-    url = f"redis://{HOST}:6379/15"
+    db = int(os.environ.get("MCP_TEST_REDIS_DB", "15"))
+    url = f"redis://{HOST}:6379/{db}"
     if _redis_ping(url):
         _flushdb(url)
         yield url
@@ -404,7 +407,7 @@ def redis_url() -> Iterator[str]:
         skip_or_fail(f"needs Redis: nothing answers on {HOST}:6379; {REDIS_HINT}")
 
     port = free_port()
-    url = f"redis://{HOST}:{port}/15"
+    url = f"redis://{HOST}:{port}/{db}"
     log_path = Path(tempfile.mkdtemp(prefix="flask-mcp-redis-")) / "redis.log"
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(
