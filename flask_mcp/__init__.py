@@ -12,8 +12,10 @@ from .context import Context
 from .errors import CapabilityNotDeclared
 from .errors import ClientRequestError
 from .errors import ClientRequestTimeout
+from .errors import ConfigWarning
 from .errors import MCPError
 from .errors import RequestCancelled
+from .errors import ResourceNotFound
 from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
@@ -25,9 +27,11 @@ __all__ = [
     "CapabilityNotDeclared",
     "ClientRequestError",
     "ClientRequestTimeout",
+    "ConfigWarning",
     "Context",
     "MCPError",
     "RequestCancelled",
+    "ResourceNotFound",
     "ToolError",
     "ToolResult",
     "URLElicitationRequired",

@@ -8,8 +8,11 @@ Keys are read once, in :meth:`flask_mcp.MCP.init_app`. Set them in
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
+import sys
 import typing as t
+import warnings
 from urllib.parse import urlsplit
 
 LOG_LEVELS = (
@@ -66,6 +69,10 @@ def _bool(value: t.Any) -> bool:
             return False
         raise ValueError("must be a boolean (true/false)")
     return bool(value)
+
+
+def _optional_bool(value: t.Any) -> bool | None:
+    return None if value is None else _bool(value)
 
 
 def _path(value: t.Any) -> str:
@@ -211,9 +218,10 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "MCP_EXPOSE_INTERNAL_ERRORS",
-        False,
-        _bool,
-        "Send the text of unexpected exceptions to clients (debugging only).",
+        None,
+        _optional_bool,
+        "Send the text of unexpected exceptions to clients (debugging only). None: when the "
+        "app runs in debug mode (``flask run --debug``, ``app.run(debug=True)``).",
     ),
     Key("MCP_ENABLE_GET_STREAM", True, _bool, "Serve the GET stream (405 when false)."),
     Key(
@@ -413,7 +421,7 @@ class Settings:
     session_max_lifetime: float | None
     allowed_hosts: tuple[str, ...] | None
     allowed_origins: tuple[str, ...] | None
-    expose_internal_errors: bool
+    expose_internal_errors: bool | None
     enable_get_stream: bool
     sse_heartbeat: float
     sse_retry_ms: int
@@ -459,3 +467,43 @@ def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Invalid {key.name}={raw!r}: {exc}. {key.doc}") from None
     return Settings(**values)
+
+
+def warn_unknown_keys(config: t.Mapping[str, t.Any]) -> None:
+    """Warn about ``MCP_*`` keys that Flask-MCP does not know, naming the closest valid key.
+
+    Only keys starting with ``MCP_`` are checked: other extensions' keys are
+    none of Flask-MCP's business. A key set through
+    :meth:`flask.Config.from_prefixed_env` (``FLASK_MCP_PAGE_SIZ``) arrives
+    here as ``MCP_PAGE_SIZ`` and is caught too.
+
+    :warns ConfigWarning: once per unknown key.
+    """
+    from .errors import ConfigWarning
+
+    known = set(KEY_NAMES)
+    suffixes = [name[4:] for name in KEY_NAMES]  # compared without the MCP_ every key shares
+    for name in sorted(k for k in config if isinstance(k, str) and k.startswith("MCP_")):
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name[4:], suffixes, n=1, cutoff=0.6)
+        hint = (
+            f"did you mean MCP_{close[0]}?"
+            if close
+            else "the valid keys are in the configuration table of Flask-MCP's README."
+        )
+        warnings.warn(
+            f"Unknown configuration key {name}: Flask-MCP ignores it; {hint}",
+            ConfigWarning,
+            stacklevel=_caller_level(),
+        )
+
+
+def _caller_level() -> int:
+    """Return the ``stacklevel`` of the first frame outside Flask-MCP, for warnings."""
+    frame = sys._getframe(2)  # the caller of the function that warns
+    level = 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("flask_mcp"):
+        frame = frame.f_back
+        level += 1
+    return level

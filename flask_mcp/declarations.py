@@ -27,8 +27,9 @@ F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
 def _not_called(decorator: str) -> TypeError:
     return TypeError(
-        f"Use @mcp.{decorator}() with parentheses: @mcp.{decorator} was applied to a function "
-        "directly."
+        f"@mcp.{decorator} needs the resource's URI: write @mcp.{decorator}('scheme://path') "
+        "or a template such as @mcp.resource('users://{user_id}'). A resource is read by its "
+        "URI, so it cannot default to the function's name."
     )
 
 
@@ -39,6 +40,10 @@ class Declarations:
 
     # -- declarations --------------------------------------------------------------
 
+    @t.overload
+    def tool(self, name: F, /) -> F: ...
+
+    @t.overload
     def tool(
         self,
         name: str | None = None,
@@ -53,8 +58,28 @@ class Declarations:
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
-    ) -> t.Callable[[F], F]:
-        """Register a function as a tool.
+    ) -> t.Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: t.Any = None,
+        output_schema: t.Any = None,
+        structured_output: bool | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+        headers: t.Mapping[str, str] | None = None,
+    ) -> F | t.Callable[[F], F]:
+        """Register a function as a tool and return it unchanged.
+
+        Use it bare (``@mcp.tool``), with the tool's name (``@mcp.tool("add")``)
+        or with keywords (``@mcp.tool(name="add", title="Add")``); the name
+        defaults to the function's.
 
         The input schema comes from the type hints, or from ``input_schema``: a
         marshmallow schema or a raw JSON Schema dict published unchanged. With
@@ -65,13 +90,12 @@ class Declarations:
         adds ``x-mcp-header`` to those properties, which 2026-07-28 clients
         mirror into headers and the server checks on every call.
         """
-        if callable(name):
-            raise _not_called("tool")
+        tool_name = None if callable(name) else name
 
         def decorator(fn: F) -> F:
             self.add_tool(
                 fn,
-                name=name,
+                name=tool_name,
                 title=title,
                 description=description,
                 input_schema=input_schema,
@@ -85,7 +109,7 @@ class Declarations:
             )
             return fn
 
-        return decorator
+        return decorator(name) if callable(name) else decorator
 
     def add_tool(
         self,
@@ -157,6 +181,7 @@ class Declarations:
     ) -> t.Callable[[F], F]:
         """Register a function as a resource, or as a template if ``uri`` has variables.
 
+        The URI comes first or as ``uri=``; the function is returned unchanged.
         Template variables are passed to the function as keyword arguments.
         ``ttl_ms`` and ``cache_scope`` (``"public"`` or ``"private"``) are the
         caching hints of its 2026-07-28 reads; they default to
@@ -245,6 +270,10 @@ class Declarations:
             "resourceTemplates", uri
         )
 
+    @t.overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @t.overload
     def prompt(
         self,
         name: str | None = None,
@@ -255,15 +284,30 @@ class Declarations:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
-    ) -> t.Callable[[F], F]:
-        """Register a function as a prompt; arguments come from its signature."""
-        if callable(name):
-            raise _not_called("prompt")
+    ) -> t.Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[dict[str, t.Any]] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> F | t.Callable[[F], F]:
+        """Register a function as a prompt and return it unchanged.
+
+        Arguments come from its signature. Use it bare (``@mcp.prompt``), with
+        the name (``@mcp.prompt("review")``) or with keywords.
+        """
+        prompt_name = None if callable(name) else name
 
         def decorator(fn: F) -> F:
             self.add_prompt(
                 fn,
-                name=name,
+                name=prompt_name,
                 title=title,
                 description=description,
                 arguments=arguments,
@@ -273,7 +317,7 @@ class Declarations:
             )
             return fn
 
-        return decorator
+        return decorator(name) if callable(name) else decorator
 
     def add_prompt(
         self,

@@ -11,19 +11,24 @@ import logging
 import time
 import typing as t
 
+from werkzeug.exceptions import HTTPException
+
 from . import content as content_mod
 from . import protocol
 from . import signals
 from .config import LOG_LEVELS
 from .errors import INTERNAL_ERROR
 from .errors import INVALID_REQUEST
-from .errors import RESOURCE_NOT_FOUND
 from .errors import ClientRequestError
 from .errors import InvalidParams
 from .errors import MCPError
 from .errors import MethodNotFound
 from .errors import RequestCancelled
+from .errors import ResourceNotFound
 from .errors import ToolError
+from .errors import aborted
+from .errors import handler_error
+from .errors import resource_not_found
 from .registry import paginate
 from .schema import ArgumentError
 
@@ -165,11 +170,24 @@ class Dispatcher:
             signals.send(signal, self.mcp.current_app, **kwargs)
 
     def internal_error(self, exc: BaseException, what: str) -> str:
-        """Log an unexpected exception and return the text the client may see."""
+        """Log an unexpected exception and return the text the client may see.
+
+        The text is redacted unless ``MCP_EXPOSE_INTERNAL_ERRORS`` is true, or
+        unset while the app runs in debug mode (``flask run --debug``).
+        """
         logger.error("Unhandled exception in %s", what, exc_info=exc)
-        if self.mcp.settings.expose_internal_errors:
+        expose = self.mcp.settings.expose_internal_errors
+        if expose is None:
+            expose = self.mcp.current_app.debug
+        if expose:
             return f"Error in {what}: {type(exc).__name__}: {exc}"
         return f"Internal error in {what}. The server log has the details."
+
+    def handler_error(
+        self, exc: ResourceNotFound | HTTPException, call: Call, what: str, uri: str | None = None
+    ) -> MCPError:
+        """Return the JSON-RPC error for a ``ResourceNotFound`` or HTTP exception of a handler."""
+        return handler_error(exc, what, handshake=call.era == protocol.HANDSHAKE, uri=uri)
 
     # -- basic ----------------------------------------------------------------
 
@@ -231,10 +249,14 @@ class Dispatcher:
                     value = self.call_user(tool.fn, call, tool.context_param, (values,))
                 else:
                     value = self.call_user(tool.fn, call, tool.context_param, kwargs=values)
+            except ResourceNotFound as exc:
+                raise self.handler_error(exc, call, f"tool {name!r}") from None
             except (MCPError, RequestCancelled):
                 raise
             except (ToolError, ClientRequestError) as exc:
                 return content_mod.error_result(str(exc) or type(exc).__name__)
+            except HTTPException as exc:
+                return content_mod.error_result(aborted(exc, f"tool {name!r}"))
             except Exception as exc:
                 return content_mod.error_result(self.internal_error(exc, f"tool {name!r}"))
             result = self._tool_result(tool, value)
@@ -281,8 +303,8 @@ class Dispatcher:
         return found
 
     def resource_not_found(self, uri: str, call: Call) -> MCPError:
-        code = RESOURCE_NOT_FOUND if call.era == protocol.HANDSHAKE else InvalidParams("").code
-        return MCPError(code, f"Resource not found: {uri}", {"uri": uri})
+        """Return the resource-not-found error of the call's era (-32002, or -32602 at 2026)."""
+        return resource_not_found(uri, handshake=call.era == protocol.HANDSHAKE)
 
     def resources_read(self, call: Call) -> dict[str, t.Any]:
         uri = _require_str(call.params, "uri")
@@ -292,6 +314,8 @@ class Dispatcher:
         started = time.perf_counter()
         try:
             value = self.call_user(record.fn, call, record.context_param, kwargs=variables)
+        except (ResourceNotFound, HTTPException) as exc:
+            raise self.handler_error(exc, call, f"resource {uri!r}", uri) from None
         except (MCPError, RequestCancelled):
             raise
         except Exception as exc:
@@ -372,6 +396,8 @@ class Dispatcher:
         kwargs = {k: v for k, v in arguments.items() if k in declared}
         try:
             value = self.call_user(prompt.fn, call, prompt.context_param, kwargs=kwargs)
+        except (ResourceNotFound, HTTPException) as exc:
+            raise self.handler_error(exc, call, f"prompt {name!r}") from None
         except (MCPError, RequestCancelled):
             raise
         except Exception as exc:
@@ -420,20 +446,30 @@ class Dispatcher:
         if not isinstance(value, str):
             raise InvalidParams("Invalid params: argument.value must be a string.")
         context_args = _optional_dict(_optional_dict(call.params, "context"), "arguments")
+        if key == "prompt":
+            owner: t.Any = self.registry.prompts.get(target)
+            if owner is None:
+                raise InvalidParams(
+                    f"Unknown prompt: {target!r}. Call prompts/list for the available prompts."
+                )
+        else:
+            owner = self.registry.templates.get(target) or self.registry.resources.get(target)
+            if owner is None:
+                raise InvalidParams(
+                    f"Unknown resource template: {target!r}. Call resources/templates/list for "
+                    "the available templates."
+                )
         handler = self.registry.completions.get(
             (key, target, arg_name)
         ) or self.registry.completions.get((key, target, ""))
         if handler is None:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
-        owner = (
-            self.registry.prompts.get(target)
-            if key == "prompt"
-            else self.registry.templates.get(target)
-        )
-        self.mcp.authorize(owner.scopes if owner is not None else (), call)
+        self.mcp.authorize(owner.scopes, call)
         fn, context_param = handler
         try:
             found = self.call_user(fn, call, context_param, (arg_name, value, context_args))
+        except (ResourceNotFound, HTTPException) as exc:
+            raise self.handler_error(exc, call, "completion") from None
         except (MCPError, RequestCancelled):
             raise
         except Exception as exc:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import typing as t
 
 from werkzeug.exceptions import HTTPException
+from werkzeug.http import HTTP_STATUS_CODES
+
+logger = logging.getLogger("flask_mcp")
 
 # JSON-RPC 2.0 error codes.
 PARSE_ERROR = -32700
@@ -91,12 +95,160 @@ class URLElicitationRequired(MCPError):
         )
 
 
+class ResourceNotFound(MCPError):
+    """No resource has the URI being read.
+
+    Raise it from a resource or template handler when the URI names nothing,
+    for example a template whose variables match no record. The client gets
+    the resource-not-found error of its protocol revision, with
+    ``data: {"uri": ...}``: code ``-32002`` in the handshake era (2025-11-25
+    and earlier) and ``-32602`` (Invalid Params) at 2026-07-28.
+
+    .. code-block:: python
+
+        @mcp.resource("users://{user_id}")
+        def user(user_id: str) -> dict:
+            if user_id not in USERS:
+                raise ResourceNotFound(f"no user has id {user_id}")
+            return USERS[user_id]
+
+    :param detail: why, added to the message in parentheses.
+    :param uri: the URI that names nothing (default: the URI being read).
+    """
+
+    def __init__(self, detail: str | None = None, *, uri: str | None = None) -> None:
+        message = f"Resource not found: {uri}" if uri else "Resource not found"
+        if detail:
+            message += f" ({detail})"
+        super().__init__(RESOURCE_NOT_FOUND, message, None if uri is None else {"uri": uri})
+        self.detail = detail
+        self.uri = uri
+
+
 class ToolError(Exception):
     """A tool failed in a way the model should read.
 
     Raising it from a tool answers with a ``CallToolResult`` whose ``isError``
     is true and whose text is the message.
     """
+
+
+class ConfigWarning(UserWarning):
+    """An ``MCP_*`` configuration key that Flask-MCP does not know, likely misspelled.
+
+    Turn it into an error in tests with
+    ``warnings.simplefilter("error", flask_mcp.ConfigWarning)`` or pytest's
+    ``filterwarnings = error::flask_mcp.ConfigWarning``.
+    """
+
+
+def http_status_of(exc: HTTPException) -> int:
+    """Return the status of an :class:`~werkzeug.exceptions.HTTPException`.
+
+    ``abort(response)`` raises one without a ``code``: its response's status is used.
+    """
+    if exc.code is not None:
+        return exc.code
+    response = exc.response
+    return response.status_code if response is not None else 500
+
+
+def http_exception_detail(exc: HTTPException) -> str | None:
+    """Return the description the app gave an HTTP exception, or ``None``.
+
+    Werkzeug's default descriptions speak of URLs and browsers (``abort(404)``
+    says "If you entered the URL manually..."): they are left out.
+    """
+    description = exc.description
+    if not description or description == type(exc).description:
+        return None
+    return description
+
+
+def http_exception_text(exc: HTTPException) -> str:
+    """Return ``"403 Forbidden: <description>"`` for an exception a handler raised."""
+    status = http_status_of(exc)
+    text = f"{status} {HTTP_STATUS_CODES.get(status, 'Unknown Error')}"
+    detail = http_exception_detail(exc)
+    return f"{text}: {detail}" if detail else text
+
+
+def http_exception_error(exc: HTTPException) -> MCPError:
+    """Return the JSON-RPC error for an HTTP exception raised by a handler.
+
+    ``flask.abort()`` and Werkzeug's exceptions are a handler's deliberate
+    answer, so the message carries their description (never redacted) and
+    ``data`` their ``httpStatus``:
+
+    ====================  =====================================================
+    status                JSON-RPC code
+    ====================  =====================================================
+    401, 403              ``-32600`` Invalid Request: refused whatever the params
+    other 4xx             ``-32602`` Invalid Params: the params name nothing or
+                          are unacceptable
+    5xx and anything else ``-32603`` Internal Error, with the description
+    ====================  =====================================================
+
+    A 404 in a resource handler is a resource-not-found error instead (see
+    :class:`ResourceNotFound`), and in a tool any status becomes an
+    ``isError`` result: the dispatcher decides those before calling this.
+    """
+    status = http_status_of(exc)
+    if status in (401, 403):
+        code = INVALID_REQUEST
+    elif 400 <= status < 500:
+        code = INVALID_PARAMS
+    else:
+        code = INTERNAL_ERROR
+    return MCPError(code, http_exception_text(exc), {"httpStatus": status})
+
+
+def resource_not_found(uri: str | None, *, handshake: bool, detail: str | None = None) -> MCPError:
+    """Return the resource-not-found error of an era: the one rule for every path.
+
+    :param uri: the URI that names nothing (``data: {"uri": ...}``).
+    :param handshake: ``True`` for handshake-era requests (``-32002``),
+        ``False`` for 2026-07-28 ones (``-32602``, the spec's code there).
+    :param detail: why, added to the message in parentheses.
+    """
+    code = RESOURCE_NOT_FOUND if handshake else INVALID_PARAMS
+    message = f"Resource not found: {uri}" if uri else "Resource not found"
+    if detail:
+        message += f" ({detail})"
+    return MCPError(code, message, None if uri is None else {"uri": uri})
+
+
+def aborted(exc: HTTPException, what: str) -> str:
+    """Log an HTTP exception a handler raised on purpose and return its text.
+
+    ``flask.abort()`` is a deliberate answer: it is logged without a
+    traceback (``INFO``, ``WARNING`` for 5xx) and its text is never redacted.
+    """
+    status = http_status_of(exc)
+    log = logger.warning if status >= 500 else logger.info
+    log("%s answered HTTP %s: %s", what, status, exc.description)
+    return http_exception_text(exc)
+
+
+def handler_error(
+    exc: ResourceNotFound | HTTPException, what: str, *, handshake: bool, uri: str | None = None
+) -> MCPError:
+    """Return the JSON-RPC error for a ``ResourceNotFound`` or HTTP exception of a handler.
+
+    Inside ``resources/read`` (``uri`` given) both a :class:`ResourceNotFound`
+    and a 404 become the era's resource-not-found error; elsewhere an HTTP
+    exception maps as :func:`http_exception_error` says.
+
+    :param what: the handler, for the log (``"tool 'add'"``).
+    """
+    if isinstance(exc, ResourceNotFound):
+        return resource_not_found(exc.uri or uri, handshake=handshake, detail=exc.detail)
+    text = aborted(exc, what)
+    if uri is not None and http_status_of(exc) == 404:
+        return resource_not_found(uri, handshake=handshake, detail=http_exception_detail(exc))
+    error = http_exception_error(exc)
+    error.message = text
+    return error
 
 
 class ClientRequestError(Exception):

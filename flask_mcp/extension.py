@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import typing as t
 import weakref
@@ -15,6 +16,7 @@ from . import protocol
 from . import signals
 from .config import Settings
 from .config import load_settings
+from .config import warn_unknown_keys
 from .declarations import Declarations
 from .dispatcher import Call
 from .dispatcher import Dispatcher
@@ -28,6 +30,45 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 A = t.TypeVar("A", bound="Authorizer")
+
+
+def _require(module: str, extra: str, needed_by: str) -> t.Any:
+    """Import ``module`` or raise an ``ImportError`` that says what to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(
+            f"{needed_by} needs the {module!r} package, which is not installed: "
+            f"pip install 'Flask-MCP[{extra}]'."
+        ) from None
+
+
+def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
+    """Check at ``init_app`` that the optional packages the settings need are installed.
+
+    ``MCP_STATE_ENCRYPT`` needs ``cryptography`` (extra ``crypto``), a Redis
+    ``MCP_BACKEND`` needs ``redis`` (extra ``redis``) and JWT authorization
+    (``MCP_AUTH_JWT_JWKS_URL`` without an authorizer of the app's own) needs
+    PyJWT with its crypto support (extra ``jwt``). orjson needs no check: it
+    is used when installed.
+
+    :raises ImportError: the message names the extra to install.
+    """
+    if settings.state_encrypt:
+        _require("cryptography", "crypto", "MCP_STATE_ENCRYPT = True (AES-GCM requestState)")
+        _require("cryptography.hazmat.primitives.ciphers.aead", "crypto", "MCP_STATE_ENCRYPT")
+    backend = settings.backend
+    if isinstance(backend, str) and backend.startswith(("redis://", "rediss://", "unix://")):
+        scheme = backend.partition(":")[0]  # the rest may hold a password
+        _require("redis", "redis", f"MCP_BACKEND = '{scheme}://...'")
+    if settings.auth_jwt_jwks_url is not None and not has_authorizer:
+        jwt = _require("jwt", "jwt", "MCP_AUTH_JWT_JWKS_URL (JWT access tokens)")
+        if not getattr(importlib.import_module("jwt.algorithms"), "has_crypto", True):
+            raise ImportError(
+                "MCP_AUTH_JWT_JWKS_URL (JWT access tokens) needs PyJWT's RSA and EC algorithms, "
+                f"which need the 'cryptography' package (PyJWT {jwt.__version__} is installed "
+                "without it): pip install 'Flask-MCP[jwt]'."
+            )
 
 
 class AppState:
@@ -130,13 +171,18 @@ class MCP(Declarations):
 
         :raises RuntimeError: an MCP server is already registered on ``app``.
         :raises ValueError: a key is invalid, or authorization is half configured.
+        :raises ImportError: the configuration needs an optional dependency that
+            is not installed; the message names the extra to install.
+        :warns ~flask_mcp.ConfigWarning: an ``MCP_*`` key is unknown (misspelled?).
         """
         if "mcp" in app.extensions:
             raise RuntimeError(
                 "An MCP extension is already registered on this app. Call init_app only once "
                 "per app; to serve a second server, register it on another app."
             )
+        warn_unknown_keys(app.config)
         settings = load_settings(app.config)
+        check_dependencies(settings, has_authorizer=self._authorizer is not None)
         state = AppState(self, app, settings)
         app.extensions["mcp"] = self
         self._states[app] = state

@@ -114,10 +114,15 @@ class Transport(RequestRunner):
         if record is not None and record.principal != _principal(auth):
             record = None  # bound to another caller: indistinguishable from a missing session
         if record is None:
-            raise MCPHTTPError(
-                404,
-                "Session not found: it ended or never existed. Send initialize to start a new one.",
-            )
+            message = "Session not found: it ended or never existed."
+            if environ.get("wsgi.multiprocess") and not state.backend.multiprocess:
+                message = (
+                    "Session not found: it ended, never existed, or lives in another process: "
+                    "this server keeps sessions in memory (MCP_BACKEND=memory://) and runs "
+                    "several processes: a session lives in one of them; set "
+                    "MCP_BACKEND=redis://... or run one worker."
+                )
+            raise MCPHTTPError(404, f"{message} Send initialize to start a new one.")
         header = environ.get(VERSION_KEY)
         if header is not None and not protocol.is_supported_header(header.strip()):
             raise MCPHTTPError(

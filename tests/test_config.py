@@ -1,0 +1,126 @@
+"""Configuration: misspelled MCP_* keys warn, optional dependencies are checked at init_app."""
+
+from __future__ import annotations
+
+import configparser
+import sys
+import typing as t
+import warnings
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp import ConfigWarning
+from flask_mcp.config import KEYS
+
+SETUP_CFG = Path(__file__).resolve().parent.parent / "setup.cfg"
+AUTH = {
+    "MCP_AUTH_RESOURCE": "https://mcp.example.com/mcp",
+    "MCP_AUTH_AUTHORIZATION_SERVERS": ["https://auth.example.com"],
+}
+
+
+def init(config: dict[str, t.Any] | None = None, mcp: MCP | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.update(config or {})
+    (mcp or MCP(name="config", version="1")).init_app(app)
+    return app
+
+
+# -- unknown keys ------------------------------------------------------------------------
+
+
+def test_misspelled_key_warns_with_the_closest_key() -> None:
+    with pytest.warns(ConfigWarning) as record:
+        init({"MCP_PAGE_SIZ": 10, "MCP_EXPOSE_INTERNAL_ERROR": True})
+    messages = sorted(str(w.message) for w in record)
+    assert len(messages) == 2
+    assert "MCP_EXPOSE_INTERNAL_ERROR" in messages[0]
+    assert "did you mean MCP_EXPOSE_INTERNAL_ERRORS?" in messages[0]
+    assert "MCP_PAGE_SIZ" in messages[1] and "did you mean MCP_PAGE_SIZE?" in messages[1]
+    assert all(w.filename == __file__ for w in record)  # points at the app's init_app call
+
+
+def test_key_without_a_close_match_names_the_docs() -> None:
+    with pytest.warns(ConfigWarning, match="MCP_ZEBRA.*configuration table"):
+        init({"MCP_ZEBRA": 1})
+
+
+def test_misspelled_key_from_the_environment_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLASK_MCP_SSE_HEARTBEET", "5")
+    app = Flask(__name__)
+    app.config.from_prefixed_env()
+    with pytest.warns(ConfigWarning, match="did you mean MCP_SSE_HEARTBEAT"):
+        MCP(name="config", version="1").init_app(app)
+
+
+def test_valid_and_foreign_keys_do_not_warn() -> None:
+    config = {key.name: key.default for key in KEYS}
+    # other extensions' keys, even MCP-ish ones, are none of Flask-MCP's business
+    config.update(SQLALCHEMY_DATABASE_URI="sqlite://", MCPX_SETTING=1, FLASK_MCP_PATH="/x")
+    config["MCP_EXPOSE_INTERNAL_ERRORS"] = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        init(config)
+
+
+def test_config_warning_can_be_an_error() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConfigWarning)
+        with pytest.raises(ConfigWarning):
+            init({"MCP_BAKEND": "memory://"})
+    assert issubclass(ConfigWarning, UserWarning)
+
+
+def test_expose_internal_errors_defaults_to_none_and_parses_strings() -> None:
+    assert init().config["MCP_EXPOSE_INTERNAL_ERRORS"] is None  # follow app.debug
+    app = init({"MCP_EXPOSE_INTERNAL_ERRORS": "false"})
+    assert app.extensions["mcp"].state(app).settings.expose_internal_errors is False
+
+
+# -- optional dependencies -----------------------------------------------------------------
+
+
+def extras() -> dict[str, str]:
+    parser = configparser.ConfigParser()
+    parser.read(SETUP_CFG)
+    return dict(parser["options.extras_require"])
+
+
+def test_state_encrypt_needs_cryptography_at_init_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cryptography", None)
+    with pytest.raises(ImportError, match=r"MCP_STATE_ENCRYPT.*pip install 'Flask-MCP\[crypto\]'"):
+        init({"MCP_STATE_ENCRYPT": True, "SECRET_KEY": "k"})
+    assert "cryptography" in extras()["crypto"]
+    init({"MCP_STATE_ENCRYPT": False})  # signing alone needs nothing
+
+
+def test_redis_backend_needs_redis_at_init_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)
+    url = "redis://:hunter2@127.0.0.1:1/0"
+    with pytest.raises(ImportError, match=r"pip install 'Flask-MCP\[redis\]'") as info:
+        init({"MCP_BACKEND": url})
+    assert "hunter2" not in str(info.value)
+    assert "redis" in extras()["redis"]
+
+
+def test_jwt_authorization_needs_pyjwt_at_init_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jwt", None)
+    config = {**AUTH, "MCP_AUTH_JWT_JWKS_URL": "https://auth.example.com/jwks"}
+    with pytest.raises(ImportError, match=r"MCP_AUTH_JWT_JWKS_URL.*'Flask-MCP\[jwt\]'"):
+        init(config)
+    assert "PyJWT" in extras()["jwt"]
+    # an authorizer of the app's own needs no PyJWT
+    mcp = MCP(name="config", version="1", authorizer=lambda token, request: {"sub": "x"})
+    init(AUTH, mcp)
+
+
+def test_jwt_authorization_needs_pyjwt_crypto(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jwt.algorithms
+
+    monkeypatch.setattr(jwt.algorithms, "has_crypto", False)
+    config = {**AUTH, "MCP_AUTH_JWT_JWKS_URL": "https://auth.example.com/jwks"}
+    with pytest.raises(ImportError, match=r"'cryptography'.*'Flask-MCP\[jwt\]'"):
+        init(config)
