@@ -10,6 +10,7 @@ import typing as t
 
 from . import protocol
 from . import schema as schema_mod
+from .environment import handler_entry
 from .registry import Handler
 from .registry import Prompt
 from .registry import Registry
@@ -107,6 +108,7 @@ class Declarations:
 
         :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules.
         """
+        entry = handler_entry(fn, "tool", name or fn.__name__)
         ctx_param = context_parameter(fn)
         exclude = {ctx_param} if ctx_param else set()
         spec = schema_mod.input_spec(input_schema, fn, exclude=exclude)
@@ -119,7 +121,7 @@ class Declarations:
             output = schema_mod.output_spec_from_function(fn)
         tool = Tool(
             name=name or fn.__name__,
-            fn=fn,
+            fn=entry,
             input=spec,
             output=output,
             description=description if description is not None else describe_doc(fn),
@@ -211,7 +213,7 @@ class Declarations:
         ctx_param = context_parameter(fn)
         common: dict[str, t.Any] = {
             "name": name or fn.__name__,
-            "fn": fn,
+            "fn": handler_entry(fn, "resource", uri),
             "description": description if description is not None else describe_doc(fn),
             "title": title,
             "mime_type": mime_type,
@@ -291,7 +293,7 @@ class Declarations:
         ctx_param = context_parameter(fn)
         prompt = Prompt(
             name=name or fn.__name__,
-            fn=fn,
+            fn=handler_entry(fn, "prompt", name or fn.__name__),
             arguments=arguments
             if arguments is not None
             else prompt_arguments(fn, {ctx_param} if ctx_param else set()),
@@ -324,7 +326,9 @@ class Declarations:
             raise ValueError("The completion kind must be 'prompt' or 'resource'.")
 
         def decorator(fn: F) -> F:
-            self.registry.completions[(kind, target, argument or "")] = (fn, context_parameter(fn))
+            entry = handler_entry(fn, "completion", f"{kind} {target}")
+            key = (kind, target, argument or "")
+            self.registry.completions[key] = (entry, context_parameter(fn))
             return fn
 
         return decorator
