@@ -9,6 +9,7 @@ from .auth import AuthInfo
 from .auth import current_auth
 from .content import ToolResult
 from .context import Context
+from .context import current_context
 from .errors import CapabilityNotDeclared
 from .errors import ClientRequestError
 from .errors import ClientRequestTimeout
@@ -37,5 +38,6 @@ __all__ = [
     "URLElicitationRequired",
     "content",
     "current_auth",
+    "current_context",
     "signals",
 ]

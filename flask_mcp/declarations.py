@@ -10,6 +10,7 @@ import typing as t
 
 from . import protocol
 from . import schema as schema_mod
+from .environment import handler_entry
 from .registry import Handler
 from .registry import Prompt
 from .registry import Registry
@@ -131,6 +132,7 @@ class Declarations:
 
         :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules.
         """
+        entry = handler_entry(fn, "tool", name or fn.__name__)
         ctx_param = context_parameter(fn)
         exclude = {ctx_param} if ctx_param else set()
         spec = schema_mod.input_spec(input_schema, fn, exclude=exclude)
@@ -143,7 +145,7 @@ class Declarations:
             output = schema_mod.output_spec_from_function(fn)
         tool = Tool(
             name=name or fn.__name__,
-            fn=fn,
+            fn=entry,
             input=spec,
             output=output,
             description=description if description is not None else describe_doc(fn),
@@ -236,7 +238,7 @@ class Declarations:
         ctx_param = context_parameter(fn)
         common: dict[str, t.Any] = {
             "name": name or fn.__name__,
-            "fn": fn,
+            "fn": handler_entry(fn, "resource", uri),
             "description": description if description is not None else describe_doc(fn),
             "title": title,
             "mime_type": mime_type,
@@ -335,7 +337,7 @@ class Declarations:
         ctx_param = context_parameter(fn)
         prompt = Prompt(
             name=name or fn.__name__,
-            fn=fn,
+            fn=handler_entry(fn, "prompt", name or fn.__name__),
             arguments=arguments
             if arguments is not None
             else prompt_arguments(fn, {ctx_param} if ctx_param else set()),
@@ -368,7 +370,9 @@ class Declarations:
             raise ValueError("The completion kind must be 'prompt' or 'resource'.")
 
         def decorator(fn: F) -> F:
-            self.registry.completions[(kind, target, argument or "")] = (fn, context_parameter(fn))
+            entry = handler_entry(fn, "completion", f"{kind} {target}")
+            key = (kind, target, argument or "")
+            self.registry.completions[key] = (entry, context_parameter(fn))
             return fn
 
         return decorator

@@ -17,6 +17,7 @@ from . import content as content_mod
 from . import protocol
 from . import signals
 from .config import LOG_LEVELS
+from .context import running_handler
 from .errors import INTERNAL_ERROR
 from .errors import INVALID_REQUEST
 from .errors import ClientRequestError
@@ -36,8 +37,11 @@ if t.TYPE_CHECKING:
     from .backends.base import SessionRecord
     from .context import Context
     from .extension import MCP
+    from .session import RequestRun
 
 logger = logging.getLogger("flask_mcp")
+_set_running = running_handler.set
+_reset_running = running_handler.reset
 
 
 @dataclasses.dataclass
@@ -51,6 +55,8 @@ class Call:
     era: str
     session: SessionRecord | None = None
     ctx: Context | None = None
+    #: The run of a handler that runs in the view (for ``current_context().cancelled``).
+    run: RequestRun | None = None
     #: The caller's :class:`~flask_mcp.auth.AuthInfo`, or ``None`` without authorization.
     auth: t.Any = None
     #: ``(ttl_ms, cache_scope)`` overrides of the resource that was read, if any.
@@ -158,11 +164,20 @@ class Dispatcher:
         args: t.Sequence[t.Any] = (),
         kwargs: dict[str, t.Any] | None = None,
     ) -> t.Any:
-        """Call a user handler, passing the context if it asks for one."""
+        """Call a user handler, passing the context if it asks for one.
+
+        The handler is :func:`~flask_mcp.current_context`'s answer while it runs.
+        """
         kwargs = dict(kwargs or {})
-        if context_param is not None:
-            kwargs[context_param] = call.ctx
-        return fn(*args, **kwargs)
+        if context_param is None:
+            token = _set_running(call)
+        else:
+            ctx = kwargs[context_param] = call.ctx
+            token = _set_running(call if ctx is None else ctx)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _reset_running(token)
 
     def _emit(self, signal: t.Any, **kwargs: t.Any) -> None:
         """Send a telemetry signal, sparing the app lookup when nobody listens."""

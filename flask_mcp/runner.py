@@ -20,6 +20,7 @@ from .backends.base import SessionRecord
 from .context import Context
 from .context import SessionBackChannel
 from .dispatcher import Call
+from .environment import bind_to_request
 from .errors import INTERNAL_ERROR
 from .errors import INVALID_REQUEST
 from .errors import BackendUnavailable
@@ -30,10 +31,6 @@ from .session import InlineOutbox
 from .session import RequestRun
 from .session import StreamOutbox
 from .session import new_stream_id
-
-if t.TYPE_CHECKING:
-    from .extension import AppState
-
 
 if t.TYPE_CHECKING:
     from .extension import AppState
@@ -90,8 +87,13 @@ class RequestRunner:
         message: dict[str, t.Any],
         run: RequestRun | None,
         auth: t.Any = None,
+        inline: bool = False,
     ) -> dict[str, t.Any]:
-        """Dispatch one request and return its response message."""
+        """Dispatch one request and return its response message.
+
+        :param run: the request's run; with it the handler gets a :class:`Context`,
+            unless ``inline`` (a handler running in the view cannot emit).
+        """
         method = message["method"]
         request_id = message["id"]
         params = message.get("params") or {}
@@ -99,7 +101,9 @@ class RequestRunner:
             record.protocol_version if record is not None else protocol.LATEST_HANDSHAKE_VERSION
         )
         call = Call(method, params, request_id, version, protocol.HANDSHAKE, record, auth=auth)
-        if run is not None and record is not None:
+        if inline:
+            call.run = run
+        elif run is not None and record is not None:
             meta = params.get("_meta")
             call.ctx = Context(
                 app=state.app,
@@ -168,14 +172,14 @@ class RequestRunner:
         can_stream = state.slots.acquire()
         run.can_round_trip = can_stream
         state.inflight.add(run)
-        app = state.app
         refused: list[MCPHTTPError] = []
+        # The handler runs in a copy of this view's request context, g carried over.
+        handle = bind_to_request(state.app, lambda: self.execute(state, record, message, run, auth))
 
         def work() -> None:
             response = None
             try:
-                with app.app_context():
-                    response = self.execute(state, record, message, run, auth)
+                response = handle()
             except RequestCancelled:
                 response = None
             except MCPHTTPError as exc:  # an auth refusal: the view answers with its status
@@ -255,7 +259,7 @@ class RequestRunner:
         state.inflight.add(run)
         response = None
         try:
-            response = self.execute(state, record, message, None, auth)
+            response = self.execute(state, record, message, run, auth, inline=True)
         except RequestCancelled:
             pass
         finally:

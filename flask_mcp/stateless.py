@@ -35,6 +35,7 @@ from .backends.base import MESSAGE
 from .config import LOG_LEVELS
 from .context import Context
 from .dispatcher import Call
+from .environment import bind_to_request
 from .errors import HEADER_MISMATCH
 from .errors import INTERNAL_ERROR
 from .errors import INVALID_PARAMS
@@ -248,6 +249,7 @@ def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Respon
     run = RequestRun(None, call.request_id, call.method, outbox, deadline)
     run.key = (None, object())
     task = run.task = _concurrency.current_task()
+    call.run = run
     state.inflight.add(run)
     response, status, headers = None, 200, None
     try:
@@ -293,15 +295,13 @@ def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Respo
     ctx.input_responses = channel.responses
     call.ctx = ctx
     outcome: dict[str, t.Any] = {}
-    app = state.app
+    # The handler runs in a copy of this view's request context, g carried over.
+    handle = bind_to_request(state.app, lambda: _execute(mcp, state, call, channel))
 
     def work() -> None:
         response = None
         try:
-            with app.app_context():
-                response, outcome["status"], outcome["headers"] = _execute(
-                    mcp, state, call, channel
-                )
+            response, outcome["status"], outcome["headers"] = handle()
         except RequestCancelled:
             response = None
         except Exception:
