@@ -158,6 +158,9 @@ class Transport(RequestRunner):
                     f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
                 ) from None
         security.check_body_size(len(body), settings.max_body_size)
+        # Handlers may call request.get_data() or request.get_json() as in any view:
+        # the input stream is consumed, so Werkzeug's cache of the body is filled.
+        request._cached_data = body  # type: ignore[attr-defined]
         try:
             message = jsonrpc.loads(body)
         except MCPError as exc:

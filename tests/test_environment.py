@@ -474,3 +474,24 @@ def test_context_imported_inside_an_app_factory(module_from: t.Any) -> None:
             return tool
     """)
     assert context_parameter(user.create()) == "ctx"
+
+
+def test_handlers_read_the_request_body_as_views_do() -> None:
+    """request.get_json() gives the JSON-RPC message, with or without Context."""
+    mcp = MCP(name="body", version="1")
+
+    @mcp.tool()
+    def plain() -> dict[str, t.Any]:
+        return {"body": request.get_json()}
+
+    @mcp.tool()
+    def spawned(ctx: Context) -> dict[str, t.Any]:
+        return {"body": request.get_json()}
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    with MCPTestClient(app) as client:
+        for name in ("plain", "spawned"):
+            body = client.call_tool(name)["structuredContent"]["body"]
+            assert body["method"] == "tools/call"
+            assert body["params"]["name"] == name
