@@ -438,7 +438,13 @@ def make_blueprint(mcp: MCP, path: str, state: AppState) -> Blueprint:
                 return transport.post()
             if method == "GET":
                 return transport.get()
-            return transport.delete()
+            if method == "DELETE":
+                return transport.delete()
+            return http_error(  # HEAD, which Flask routes here with GET: it opens no stream
+                405,
+                "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
+                headers={"Allow": "GET, POST, DELETE"},
+            )
         except MCPHTTPError as exc:
             headers = dict(exc.extra_headers)
             return http_error(
