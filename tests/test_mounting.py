@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import typing as t
+from pathlib import Path
 
 import anyio
 import mcp_types as types
@@ -243,3 +244,32 @@ def test_cors_lets_a_browser_read_the_auth_challenge(mcp_server: MCP) -> None:
         "/.well-known/oauth-protected-resource/mcp", headers={"Origin": APP_ORIGIN}
     )
     assert metadata.headers["Access-Control-Allow-Origin"] == "*"  # public, set by Flask-MCP
+
+
+# -- the examples of docs/deployment.md run -------------------------------------------------
+
+DOCS = (Path(__file__).resolve().parent.parent / "docs" / "deployment.md").read_text()
+
+
+def python_blocks(section: str) -> list[str]:
+    text = DOCS.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+def test_documented_mount_runs() -> None:
+    namespace: dict[str, t.Any] = {"__name__": "docs_site"}
+    exec(compile(python_blocks("Inside another WSGI app")[0], "deployment.md", "exec"), namespace)
+    site = namespace["application"]
+    assert call(site, "GET", path="/elsewhere").body == b"the rest of the site"
+    assert mcp_post(site, initialize_request()).status == 200
+
+
+def test_documented_cors_configuration_runs() -> None:
+    app = Flask("docs_cors")
+    namespace: dict[str, t.Any] = {"app": app, "mcp": MCP(name="docs", version="1")}
+    exec(compile(python_blocks("Browser clients and CORS")[0], "deployment.md", "exec"), namespace)
+    headers = {"Origin": APP_ORIGIN, "Accept": ACCEPT}
+    response = app.test_client().post("/mcp", json=initialize_request(), headers=headers)
+    assert response.status_code == 200
+    assert response.headers["Access-Control-Allow-Origin"] == APP_ORIGIN
+    assert "Mcp-Session-Id" in response.headers["Access-Control-Expose-Headers"]
