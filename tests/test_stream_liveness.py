@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import types
 import typing as t
 
@@ -11,9 +12,11 @@ from flask import Flask
 from test_streams import open_get
 from test_streams import read_events
 from test_transport import initialize
+from test_transport import rpc
 from werkzeug.test import EnvironBuilder
 
 from flask_mcp import MCP
+from flask_mcp import Context
 from flask_mcp import sse
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Event
@@ -206,3 +209,37 @@ def test_a_stream_closed_before_it_was_read_gives_its_slot_back(
     assert slots.open == 1
     body.close()  # a WSGI server may close the body without reading it (PEP 3333)
     assert slots.open == 0
+
+
+def test_resume_without_a_free_slot_keeps_its_place(small_app: Flask, mcp_server: MCP) -> None:
+    release = threading.Event()
+
+    @mcp_server.tool()
+    def two_phase(ctx: Context) -> str:
+        """Emit, drop the connection, emit more, finish."""
+        ctx.log("info", "phase 1")
+        ctx.close_sse_stream()
+        release.wait(5)
+        ctx.log("info", "phase 2")
+        return "complete"
+
+    client = small_app.test_client()
+    session = initialize(client)
+    text = rpc(client, session, "tools/call", {"name": "two_phase"}).get_data(as_text=True)
+    last = [line[4:] for line in text.splitlines() if line.startswith("id: ")][-1]
+    release.set()
+
+    slots = mcp_server.state(small_app).slots
+    limit = slots.limit
+    assert limit is not None
+    slots.open = limit  # every stream this worker can hold is taken
+    busy = open_get(client, session, last)
+    assert (busy.status_code, busy.mimetype) == (200, "text/event-stream")
+    assert fields_of(busy.get_data())["id"] == last  # come back from the same place
+
+    slots.open = 0
+    resumed = open_get(client, session, last)
+    events = read_events(iter(resumed.response), 2)
+    assert events[0]["params"]["data"] == "phase 2"
+    assert events[1]["result"]["content"][0]["text"] == "complete"
+    resumed.close()
