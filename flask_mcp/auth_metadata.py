@@ -150,7 +150,9 @@ def register_metadata_routes(
         if request.method == "OPTIONS":
             headers["Access-Control-Allow-Methods"] = "GET, OPTIONS"
             headers["Access-Control-Allow-Headers"] = "*"
-            return Response(status=204, headers=headers)
+            preflight = Response(status=204, headers=headers)
+            del preflight.headers["Content-Type"]  # no content, so no type (RFC 9110)
+            return preflight
         return Response(json.dumps(document()), mimetype="application/json", headers=headers)
 
     for index, path in enumerate(paths):

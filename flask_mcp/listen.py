@@ -13,8 +13,6 @@ such as Redis; the in-memory backend reaches the streams of its own process).
 from __future__ import annotations
 
 import logging
-import select
-import socket
 import time
 import typing as t
 
@@ -28,6 +26,8 @@ from . import signals
 from . import sse
 from .errors import InvalidParams
 from .errors import MCPHTTPError
+from .sse import LIVENESS_INTERVAL
+from .sse import client_gone as client_gone
 
 if t.TYPE_CHECKING:
     from .extension import MCP
@@ -35,8 +35,6 @@ if t.TYPE_CHECKING:
 
 logger = logging.getLogger("flask_mcp")
 KEEPALIVE = b":\n\n"
-#: Seconds between checks that the client is still connected.
-LIVENESS_INTERVAL = 1.0
 _FLAGS = {
     "toolsListChanged": ("tools", "listChanged", "notifications/tools/list_changed"),
     "promptsListChanged": ("prompts", "listChanged", "notifications/prompts/list_changed"),
@@ -100,19 +98,6 @@ def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> di
     meta = meta if isinstance(meta, dict) else {}
     tagged = {**params, "_meta": {**meta, protocol.META_SUBSCRIPTION_ID: subscription_id}}
     return jsonrpc.notification(method, tagged)
-
-
-def client_gone(sock: t.Any) -> bool:
-    """Tell whether the peer closed the connection (a readable socket with no data)."""
-    if sock is None:
-        return False
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-        if not readable:
-            return False
-        return bool(sock.recv(1, socket.MSG_PEEK) == b"")
-    except (OSError, ValueError):
-        return True
 
 
 def open_stream(mcp: MCP, state: AppState, request_id: t.Any, params: dict[str, t.Any]) -> Response:

@@ -8,6 +8,8 @@ import time
 import typing as t
 
 from flask import Response
+from flask import request
+from werkzeug.wsgi import ClosingIterator
 
 from . import _concurrency
 from . import jsonrpc
@@ -307,12 +309,38 @@ class RequestRunner:
         on_end_drop: bool = True,
         priming_seq: int = 0,
     ) -> Response:
+        """Stream ``reader`` as the response; holds one of ``state.slots`` until it ends.
+
+        The slot is given back whichever way the stream ends: its end, a server-side
+        close, a failed write, or a client that left without a word (seen within
+        :data:`sse.LIVENESS_INTERVAL` on servers that expose the connection's socket).
+        """
         settings = state.settings
         stream_id = outbox.stream_id
         prime = protocol.sends_priming_event(record.protocol_version)
+        reader.sock = sse.peer_socket(request.environ)
+        closed = [False]
         signals.send(
             signals.stream_opened, state.app, session_id=record.id, stream_id=stream_id, kind=kind
         )
+
+        def cleanup() -> None:
+            if closed[0]:
+                return
+            closed[0] = True
+            reader.close()
+            state.slots.release(general=kind == "get")
+            if reader.reason == "end" and on_end_drop:
+                with contextlib.suppress(BackendUnavailable):  # expires with its session
+                    outbox.drop()
+            signals.send(
+                signals.stream_closed,
+                state.app,
+                session_id=record.id,
+                stream_id=stream_id,
+                kind=kind,
+                reason=reader.reason,
+            )
 
         def generate() -> t.Iterator[bytes]:
             try:
@@ -325,20 +353,13 @@ class RequestRunner:
                 reader.reason = "backend-unavailable"
                 logger.warning("Closed an SSE stream: %s", exc)
             finally:
-                reader.close()
-                state.slots.release(general=kind == "get")
-                if reader.reason == "end" and on_end_drop:
-                    with contextlib.suppress(BackendUnavailable):  # expires with its session
-                        outbox.drop()
-                signals.send(
-                    signals.stream_closed,
-                    state.app,
-                    session_id=record.id,
-                    stream_id=stream_id,
-                    kind=kind,
-                    reason=reader.reason,
-                )
+                cleanup()
 
+        # ClosingIterator: a server that closes the response before reading it
+        # (the generator never started, so its finally never runs) frees the slot too.
         return Response(
-            generate(), mimetype="text/event-stream", headers=sse.HEADERS, direct_passthrough=True
+            ClosingIterator(generate(), [cleanup]),
+            mimetype="text/event-stream",
+            headers=sse.HEADERS,
+            direct_passthrough=True,
         )

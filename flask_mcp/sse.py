@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import select
+import socket
 import time
 import typing as t
 
@@ -16,9 +18,13 @@ if t.TYPE_CHECKING:
 HEADERS = {
     "Cache-Control": "no-cache, no-transform",
     "X-Accel-Buffering": "no",
-    "Connection": "keep-alive",
 }
 HEARTBEAT = b": ping\n\n"
+#: Seconds between checks that the client is still connected, on an idle stream.
+LIVENESS_INTERVAL = 1.0
+#: The least ``retry`` hint (milliseconds) on a GET answered without a stream, so a
+#: client that polls for a free stream cannot keep a worker busy.
+BUSY_RETRY_MS = 2000
 
 
 def event_id(stream_id: str, seq: int) -> str:
@@ -50,6 +56,24 @@ def retry(retry_ms: int) -> bytes:
     return f"retry: {retry_ms}\n\n".encode()
 
 
+def peer_socket(environ: t.Mapping[str, t.Any]) -> t.Any:
+    """Return the client connection's socket, where the WSGI server exposes it (else ``None``)."""
+    return environ.get("gunicorn.socket") or environ.get("werkzeug.socket")
+
+
+def client_gone(sock: t.Any) -> bool:
+    """Tell whether the peer closed the connection (a readable socket with no data)."""
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return bool(sock.recv(1, socket.MSG_PEEK) == b"")
+    except (OSError, ValueError):
+        return True
+
+
 class StreamReader:
     """Turns an outbox into SSE bytes until the stream ends or the connection must close.
 
@@ -60,6 +84,9 @@ class StreamReader:
     :param max_seconds: close the connection after this long (the stream goes on).
     :param retry_ms: the ``retry`` hint sent before a server-side close.
     :param on_delivered: called with each delivered sequence number.
+    :param sock: the client's socket (:func:`peer_socket`): while the stream is idle
+        it is checked every :data:`LIVENESS_INTERVAL` seconds, so a client that left
+        without a word frees its stream at once instead of at the next failed write.
     """
 
     def __init__(
@@ -73,6 +100,7 @@ class StreamReader:
         retry_ms: int,
         stop_at_end: bool = True,
         on_delivered: t.Callable[[int], None] | None = None,
+        sock: t.Any = None,
     ) -> None:
         self.outbox = outbox
         self.after = after
@@ -82,13 +110,15 @@ class StreamReader:
         self.retry_ms = retry_ms
         self.stop_at_end = stop_at_end
         self.on_delivered = on_delivered
+        self.sock = sock
         self.token = outbox.attach()
-        #: Why the iteration ended: "end", "disconnect", "superseded", "missing", "timeout".
+        #: Why the iteration ended: "end", "disconnect", "superseded", "missing", "timeout",
+        #: "client-gone".
         self.reason = "client-gone"
 
     def iterate(self, pending: t.Sequence[t.Any] = ()) -> t.Iterator[bytes]:
         """Yield SSE chunks; ``pending`` are events read before the response started."""
-        opened = time.monotonic()
+        opened = last_write = time.monotonic()
         events: t.Sequence[t.Any] = pending
         while True:
             for event in events:
@@ -110,21 +140,30 @@ class StreamReader:
                     else:
                         yield retry(self.retry_ms)
                     return
-            wait = self.heartbeat
+            now = time.monotonic()
+            if events:
+                last_write = now
+            elif now - last_write >= self.heartbeat:
+                yield HEARTBEAT
+                last_write = now
+            elif client_gone(self.sock):  # idle: one select() per LIVENESS_INTERVAL
+                self.reason = "client-gone"
+                return
+            wait = self.heartbeat - (now - last_write)
             if self.max_seconds is not None:
-                left = self.max_seconds - (time.monotonic() - opened)
+                left = self.max_seconds - (now - opened)
                 if left <= 0:
                     self.reason = "timeout"
                     yield retry(self.retry_ms)
                     return
                 wait = min(wait, left)
+            if self.sock is not None:
+                wait = min(wait, LIVENESS_INTERVAL)
             found = self.outbox.read(self.after, self.token, wait)
             if found.superseded or found.missing:
                 self.reason = "superseded" if found.superseded else "missing"
                 return
             events = found.events
-            if not events:
-                yield HEARTBEAT
 
     def close(self) -> None:
         """Give up the stream so another connection may read it."""

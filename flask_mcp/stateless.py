@@ -263,7 +263,9 @@ def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Respon
     if not outbox.finish(response):  # overdue: the supervisor answered first
         return json_response(_timeout_response(call, state.settings.request_timeout))
     if response is None:
-        return Response(status=204)
+        empty = Response(status=204)
+        del empty.headers["Content-Type"]  # no content, so no type (RFC 9110)
+        return empty
     return json_response(response, status, headers)
 
 

@@ -327,7 +327,8 @@ class Transport(RequestRunner):
                     "Gone: the events after this Last-Event-ID were evicted (MCP_SSE_BUFFER_SIZE); "
                     "the stream cannot be resumed.",
                 )
-        if not state.slots.acquire(general=stream_id == GENERAL_STREAM):
+        general = stream_id == GENERAL_STREAM
+        if not state.slots.acquire(general=general):
             if state.slots.limit == 0:
                 return http_error(
                     405,
@@ -335,14 +336,8 @@ class Transport(RequestRunner):
                     "gunicorn with -k gevent or -k gthread to get the GET stream.",
                     headers={"Allow": "POST, DELETE"},
                 )
-            return http_error(
-                503,
-                "Service Unavailable: every thread of this worker holds a stream; retry later, add "
-                "--threads, or run gunicorn with -k gevent.",
-                headers={"Retry-After": "2"},
-            )
+            return self._stream_later(state, record, stream_id, after)
         outbox = StreamOutbox(state.backend, record.id, stream_id)
-        general = stream_id == GENERAL_STREAM
         if after is None:
             after = state.backend.get_cursor(record.id, GENERAL_STREAM)
         reader = sse.StreamReader(
@@ -368,6 +363,33 @@ class Transport(RequestRunner):
             priming_seq=after,
         )
 
+    def _stream_later(
+        self, state: AppState, record: SessionRecord, stream_id: str, after: int | None
+    ) -> Response:
+        """Answer a GET this worker has no thread for with an event stream that ends at once.
+
+        The spec allows a GET only an event stream or 405, and a 405 (or a 503)
+        makes the official clients stop asking for the session's GET stream, so it
+        would never hear a notification. An event stream that closes at once with
+        a ``retry`` hint (and, where the version primes streams, an event id to
+        resume from) makes them come back later, once a stream has ended here;
+        nothing sent meanwhile is lost, as a resume replays it.
+        """
+        if after is None:  # the general stream: start where its last reader stopped
+            state.backend.open_stream(record.id, stream_id)  # so the id below resumes
+            after = state.backend.get_cursor(record.id, stream_id)
+        retry_ms = max(state.settings.sse_retry_ms, sse.BUSY_RETRY_MS)
+        if protocol.sends_priming_event(record.protocol_version):
+            body = sse.priming(sse.event_id(stream_id, after), retry_ms)
+        else:
+            body = sse.retry(retry_ms)
+        logger.debug(
+            "Every stream slot of this worker is taken (MCP_MAX_STREAMS, --threads); told the "
+            "client to come back for its GET stream in %d ms.",
+            retry_ms,
+        )
+        return Response(body, mimetype="text/event-stream", headers=sse.HEADERS)
+
     # -- DELETE ----------------------------------------------------------------------
 
     def delete(self) -> Response:
@@ -380,7 +402,9 @@ class Transport(RequestRunner):
             run.cancel()
         if state.backend.delete_session(record.id):
             signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
-        return Response(status=204)
+        response = Response(status=204)
+        del response.headers["Content-Type"]  # no content, so no type (RFC 9110)
+        return response
 
 
 def _mimetype(environ: WSGIEnvironment) -> str:
@@ -422,7 +446,13 @@ def make_blueprint(mcp: MCP, path: str, state: AppState) -> Blueprint:
                 return transport.post()
             if method == "GET":
                 return transport.get()
-            return transport.delete()
+            if method == "DELETE":
+                return transport.delete()
+            return http_error(  # HEAD, which Flask routes here with GET: it opens no stream
+                405,
+                "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
+                headers={"Allow": "GET, POST, DELETE"},
+            )
         except MCPHTTPError as exc:
             headers = dict(exc.extra_headers)
             return http_error(

@@ -1,0 +1,173 @@
+"""A client that leaves without DELETE must not cost the next session its GET stream.
+
+On gunicorn gthread every open stream holds a thread, so a worker holds few GET
+streams (``--threads 3``: one). A client that vanished used to keep its slot
+until a heartbeat write failed (up to 2 x 15 s) and the next session's GET got
+a 503, after which the official client stops asking: that session never heard
+``notifications/tools/list_changed``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+import typing as t
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # handshake-era calls in mcp 2.3
+]
+APP = "tests._apps.dynamic:app"
+HOST = "127.0.0.1"
+VERSION = "2025-11-25"
+#: gthread --threads 3 holds 2 streams, of which 1 GET stream (half of them).
+THREADS = 3
+
+
+def post(port: int, body: dict[str, t.Any], session: str | None = None) -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if session:
+        headers.update({"Mcp-Session-Id": session, "MCP-Protocol-Version": VERSION})
+    conn.request("POST", "/mcp", json.dumps(body), headers)
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response
+
+
+def open_session(port: int) -> str:
+    """Initialize a session over plain HTTP and return its id."""
+    params = {
+        "protocolVersion": VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "vanishing", "version": "1"},
+    }
+    response = post(port, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    assert response.status == 200
+    session = response.getheader("Mcp-Session-Id")
+    assert session
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert post(port, initialized, session).status == 202
+    return session
+
+
+def open_get_stream(port: int, session: str) -> socket.socket:
+    """Open the session's GET stream on a raw socket; return once its priming event came."""
+    sock = socket.create_connection((HOST, port), timeout=10)
+    sock.sendall(
+        (
+            f"GET /mcp HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n"
+            f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n\r\n"
+        ).encode()
+    )
+    data = b""
+    while b"\r\n\r\n" not in data or b"\n\n" not in data.partition(b"\r\n\r\n")[2]:
+        chunk = sock.recv(4096)  # the socket's timeout bounds the wait
+        assert chunk, f"the server closed the GET stream: {data!r}"
+        data += chunk
+    head = data.partition(b"\r\n\r\n")[0]
+    assert head.startswith(b"HTTP/1.1 200"), head
+    assert b"text/event-stream" in head
+    assert b"id: " in data  # a stream the server holds, not a "come back later" answer
+    return sock
+
+
+def open_streams(port: int) -> int:
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    conn.request("GET", "/debug/stats")
+    stats = json.loads(conn.getresponse().read())
+    conn.close()
+    return t.cast(int, stats["open_streams"])
+
+
+async def listen_for_list_changed(
+    url: str, on_get: t.Callable[[httpx2.Response], t.Awaitable[None]] | None = None
+) -> list[httpx2.Response]:
+    """Open a session with the official client, add a tool, wait for ``list_changed``.
+
+    Returns the responses to the client's GET requests.
+    """
+    gets: list[httpx2.Response] = []
+    heard = anyio.Event()
+
+    async def record(response: httpx2.Response) -> None:
+        if response.request.method == "GET":
+            gets.append(response)
+            if on_get is not None:
+                await on_get(response)
+
+    async def on_message(message: t.Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.set()
+
+    timeout = httpx2.Timeout(30, read=300)
+    async with (
+        httpx2.AsyncClient(timeout=timeout, event_hooks={"response": [record]}) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write, message_handler=on_message) as session,
+    ):
+        await session.initialize()
+        assert not (await session.call_tool("add_tool", {"name": "late"})).is_error
+        try:
+            with anyio.fail_after(20):
+                await heard.wait()
+        except TimeoutError:
+            statuses = [r.status_code for r in gets]
+            raise AssertionError(f"no list_changed; the GET requests got {statuses}") from None
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert "late" in names
+    return gets
+
+
+def test_session_after_a_vanished_client_hears_list_changed(serve: t.Any) -> None:
+    server = serve(APP, "gthread", threads=THREADS)
+    sock = open_get_stream(server.port, open_session(server.port))
+    sock.close()  # the client is gone: no DELETE, no more reads
+
+    gets = anyio.run(listen_for_list_changed, server.url)
+
+    assert gets, "the client never opened its GET stream"
+    assert all(r.status_code == 200 for r in gets), [r.status_code for r in gets]
+    assert all(r.headers["content-type"].startswith("text/event-stream") for r in gets)
+
+
+def test_get_without_a_free_thread_tells_the_client_to_come_back(serve: t.Any) -> None:
+    """While every GET slot is held, a GET is an event stream with a retry hint, not a 503."""
+    server = serve(APP, "gthread", threads=THREADS)
+    holder = open_get_stream(server.port, open_session(server.port))
+
+    async def release_after_first_get(response: httpx2.Response) -> None:
+        # The first GET came while ``holder`` held the only GET slot: it was told to
+        # come back later. Now let the slot go, as a client that vanished does.
+        if holder.fileno() != -1:
+            holder.close()
+
+    gets = anyio.run(listen_for_list_changed, server.url, release_after_first_get)
+
+    statuses = [(r.status_code, r.headers.get("content-type", "")) for r in gets]
+    assert all(status == 200 and kind.startswith("text/event-stream") for status, kind in statuses)
+    assert len(gets) >= 2, "the client did not come back for its GET stream"
+
+
+@pytest.mark.parametrize("worker", ["gthread", "gevent"])
+def test_a_vanished_client_frees_its_stream(serve: t.Any, worker: str) -> None:
+    server = serve(APP, worker, threads=THREADS)
+    session = open_session(server.port)
+    sock = open_get_stream(server.port, session)
+    assert open_streams(server.port) == 1
+    sock.close()
+
+    deadline = time.monotonic() + 10  # a failed heartbeat write would tell after 30 s
+    while open_streams(server.port) != 0:
+        assert time.monotonic() < deadline, "the vanished client's stream still holds its slot"
+        time.sleep(0.05)

@@ -1,0 +1,245 @@
+"""The handshake-era stream loop: a vanished client, heartbeats, and GETs without a free slot."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import types
+import typing as t
+
+import pytest
+from flask import Flask
+from test_streams import open_get
+from test_streams import read_events
+from test_transport import initialize
+from test_transport import rpc
+from werkzeug.test import EnvironBuilder
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import sse
+from flask_mcp.backends.base import MESSAGE
+from flask_mcp.backends.base import Event
+from flask_mcp.backends.base import ReadResult
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class IdleOutbox:
+    """An outbox on which nothing happens; each read advances the fake clock by its timeout."""
+
+    stream_id = "s"
+    resumable = True
+
+    def __init__(self, clock: Clock, events_per_read: int = 0) -> None:
+        self.clock = clock
+        self.waits: list[float] = []
+        self.events_per_read = events_per_read
+        self.seq = 0
+
+    def attach(self) -> int:
+        return 1
+
+    def detach(self, token: int) -> None:
+        return None
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        self.waits.append(timeout)
+        if self.events_per_read:
+            self.clock.now += 0.01
+            self.seq += 1
+            return ReadResult([Event(self.seq, MESSAGE, {"jsonrpc": "2.0", "method": "m"})])
+        self.clock.now += timeout
+        return ReadResult([])
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(sse, "time", types.SimpleNamespace(monotonic=clock))
+    return clock
+
+
+@pytest.fixture
+def connection() -> t.Iterator[tuple[socket.socket, socket.socket]]:
+    server_side, client_side = socket.socketpair()
+    yield server_side, client_side
+    server_side.close()
+    client_side.close()
+
+
+def reader(outbox: t.Any, sock: t.Any, heartbeat: float = 2.5) -> sse.StreamReader:
+    return sse.StreamReader(
+        outbox,
+        after=0,
+        with_ids=True,
+        heartbeat=heartbeat,
+        max_seconds=None,
+        retry_ms=1000,
+        sock=sock,
+    )
+
+
+def test_idle_stream_checks_the_client_every_second_and_beats_on_time(
+    clock: Clock, connection: tuple[socket.socket, socket.socket]
+) -> None:
+    server_side, client_side = connection
+    outbox = IdleOutbox(clock)
+    stream = reader(outbox, server_side)
+    chunks = stream.iterate()
+    assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
+    assert outbox.waits == pytest.approx([1.0, 1.0, 0.5, 1.0, 1.0, 0.5])
+    assert clock.now == pytest.approx(5.0)  # a heartbeat every 2.5 s, as configured
+
+    client_side.close()  # the client leaves without a word
+    assert list(chunks) == []
+    assert stream.reason == "client-gone"
+    assert clock.now == pytest.approx(6.0)  # at the next check, not at a failed write
+
+
+def test_without_a_socket_the_stream_waits_for_the_heartbeat(clock: Clock) -> None:
+    outbox = IdleOutbox(clock)
+    chunks = reader(outbox, None).iterate()
+    assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
+    assert outbox.waits == pytest.approx([2.5, 2.5])
+
+
+def test_a_busy_stream_does_not_check_the_client_per_event(
+    clock: Clock, connection: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks: list[t.Any] = []
+    monkeypatch.setattr(sse, "client_gone", lambda sock: checks.append(sock) or False)
+    outbox = IdleOutbox(clock, events_per_read=1)
+    chunks = reader(outbox, connection[0]).iterate()
+    frames = [next(chunks) for _ in range(50)]
+    assert all(frame.startswith(b"id: s-") for frame in frames)
+    assert len(checks) <= 1  # once, before the first read: not once per event
+
+
+# -- GET streams a threaded worker cannot hold ------------------------------------------------
+
+
+@pytest.fixture
+def small_app(mcp_server: MCP) -> Flask:
+    """An app whose worker holds two streams, of which one GET stream (a gthread worker)."""
+    app = Flask("small")
+    app.config.update(TESTING=True, MCP_MAX_STREAMS=2)
+    mcp_server.init_app(app)
+    return app
+
+
+def fields_of(body: bytes) -> dict[str, str]:
+    return dict(line.split(": ", 1) for line in body.decode().splitlines() if ": " in line)
+
+
+def test_get_without_a_free_slot_is_a_stream_that_says_come_back(
+    small_app: Flask, mcp_server: MCP
+) -> None:
+    client = small_app.test_client()
+    held = open_get(client, initialize(client))
+    assert held.status_code == 200
+    session = initialize(client)
+
+    busy = open_get(client, session)
+    assert busy.status_code == 200  # the spec allows a GET an event stream or 405, not 503
+    assert busy.mimetype == "text/event-stream"
+    assert "Connection" not in busy.headers
+    fields = fields_of(busy.get_data())
+    assert fields["retry"] == str(sse.BUSY_RETRY_MS)
+    assert sse.parse_event_id(fields["id"]) is not None
+
+    mcp_server.add_tool(lambda: "new", name="new_tool", description="added while waiting")
+    held.close()  # the first client leaves: its slot is free again
+
+    resumed = open_get(client, session, fields["id"])
+    assert resumed.status_code == 200
+    events = read_events(iter(resumed.response), 1)
+    assert events[0]["method"] == "notifications/tools/list_changed"  # nothing was lost
+    resumed.close()
+    assert mcp_server.state(small_app).slots.open == 0
+
+
+@pytest.mark.parametrize(
+    ("version", "retry_ms", "expected"),
+    [
+        ("2025-06-18", None, b"retry: 2000\n\n"),  # no priming events before 2025-11-25
+        ("2025-06-18", 5000, b"retry: 5000\n\n"),  # a longer MCP_SSE_RETRY_MS is kept
+    ],
+)
+def test_busy_answer_before_priming_events(
+    mcp_server: MCP, version: str, retry_ms: int | None, expected: bytes
+) -> None:
+    small_app = Flask("small")
+    small_app.config.update(TESTING=True, MCP_MAX_STREAMS=2)
+    if retry_ms is not None:
+        small_app.config["MCP_SSE_RETRY_MS"] = retry_ms
+    mcp_server.init_app(small_app)
+    client = small_app.test_client()
+    held = open_get(client, initialize(client))
+    busy = open_get(client, initialize(client, version))
+    assert (busy.status_code, busy.mimetype) == (200, "text/event-stream")
+    assert busy.get_data() == expected
+    held.close()
+
+
+def test_a_server_that_can_hold_no_stream_keeps_405(small_app: Flask, mcp_server: MCP) -> None:
+    client = small_app.test_client()
+    session = initialize(client)
+    mcp_server.state(small_app).slots.limit = 0  # as on gunicorn's sync worker
+    response = open_get(client, session)
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST, DELETE"
+
+
+def test_a_stream_closed_before_it_was_read_gives_its_slot_back(
+    small_app: Flask, mcp_server: MCP
+) -> None:
+    session = initialize(small_app.test_client())
+    environ = EnvironBuilder(
+        path="/mcp", headers={"Accept": "text/event-stream", "Mcp-Session-Id": session}
+    ).get_environ()
+    body = small_app(environ, lambda status, headers, exc_info=None: lambda data: None)
+    slots = mcp_server.state(small_app).slots
+    assert slots.open == 1
+    body.close()  # a WSGI server may close the body without reading it (PEP 3333)
+    assert slots.open == 0
+
+
+def test_resume_without_a_free_slot_keeps_its_place(small_app: Flask, mcp_server: MCP) -> None:
+    release = threading.Event()
+
+    @mcp_server.tool()
+    def two_phase(ctx: Context) -> str:
+        """Emit, drop the connection, emit more, finish."""
+        ctx.log("info", "phase 1")
+        ctx.close_sse_stream()
+        release.wait(5)
+        ctx.log("info", "phase 2")
+        return "complete"
+
+    client = small_app.test_client()
+    session = initialize(client)
+    text = rpc(client, session, "tools/call", {"name": "two_phase"}).get_data(as_text=True)
+    last = [line[4:] for line in text.splitlines() if line.startswith("id: ")][-1]
+    release.set()
+
+    slots = mcp_server.state(small_app).slots
+    limit = slots.limit
+    assert limit is not None
+    slots.open = limit  # every stream this worker can hold is taken
+    busy = open_get(client, session, last)
+    assert (busy.status_code, busy.mimetype) == (200, "text/event-stream")
+    assert fields_of(busy.get_data())["id"] == last  # come back from the same place
+
+    slots.open = 0
+    resumed = open_get(client, session, last)
+    events = read_events(iter(resumed.response), 2)
+    assert events[0]["params"]["data"] == "phase 2"
+    assert events[1]["result"]["content"][0]["text"] == "complete"
+    resumed.close()
