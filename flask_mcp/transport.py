@@ -160,7 +160,7 @@ class Transport(RequestRunner):
         security.check_body_size(len(body), settings.max_body_size)
         # Handlers may call request.get_data() or request.get_json() as in any view:
         # the input stream is consumed, so Werkzeug's cache of the body is filled.
-        request._cached_data = body  # type: ignore[attr-defined]
+        request._cached_data = body
         try:
             message = jsonrpc.loads(body)
         except MCPError as exc:

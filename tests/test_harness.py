@@ -59,7 +59,8 @@ def test_redis_url_answers_ping(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     try:
         assert client.ping()
-        assert client.connection_pool.connection_kwargs["db"] == int(os.environ.get("MCP_TEST_REDIS_DB", "15"))
+        expected_db = int(os.environ.get("MCP_TEST_REDIS_DB", "15"))
+        assert client.connection_pool.connection_kwargs["db"] == expected_db
         client.set("flask-mcp:harness", "ok", ex=10)
         assert client.get("flask-mcp:harness") == b"ok"
         client.delete("flask-mcp:harness")
