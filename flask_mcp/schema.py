@@ -22,6 +22,7 @@ import referencing
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
+from .schema_fast import compile_fast
 from .schema_types import ConversionError
 from .schema_types import _Convert
 from .schema_types import _converter
@@ -199,7 +200,7 @@ class InputSpec:
     def __init__(self, schema: dict[str, t.Any]) -> None:
         self.schema = schema
         self._validator = _make_validator(schema)
-        self._fast = _fast_object_check(schema)
+        self._fast = _fast_object_check(schema) or compile_fast(schema)
 
     def _raise_if_invalid(self, arguments: t.Any) -> None:
         if self._fast is not None and self._fast(arguments):

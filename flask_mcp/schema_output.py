@@ -17,6 +17,7 @@ from .schema import _MAX_ERRORS
 from .schema import _check
 from .schema import _fast_object_check
 from .schema import _make_validator
+from .schema_fast import compile_fast
 from .schema_types import _UNION_TYPES
 from .schema_types import _hints
 from .schema_types import _hoist_defs
@@ -56,7 +57,7 @@ class OutputSpec:
         self.wrapped = wrapped
         self._dump = dump
         self._validator = _make_validator(schema)
-        self._fast = _fast_object_check(schema)
+        self._fast = _fast_object_check(schema) or compile_fast(schema)
         #: For ``{"result": <scalar>}``: the check of the bare value (the hot path).
         self._result_check = _fast_result_check(schema) if wrapped else None
 

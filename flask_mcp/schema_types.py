@@ -252,8 +252,10 @@ def _converter(hint: t.Any) -> _Convert | None:
     if container in _MAPPINGS and len(args) == 2 and (value := _converter(args[1])):
         return lambda v: {k: value(x) for k, x in v.items()}
     if isinstance(hint, type) and t.is_typeddict(hint):  # stays a dict; its values convert
-        fields = _class_fields(hint)
-        typed = {n: c for n, h in (fields[0] if fields else {}).items() if (c := _converter(h))}
+        keys = _class_fields(hint)
+        typed: dict[str, _Convert] = {
+            n: conv for n, h in (keys[0] if keys else {}).items() if (conv := _converter(h))
+        }
         if not typed:
             return None
         return lambda v: {k: typed[k](x) if k in typed else x for k, x in v.items()}

@@ -1116,3 +1116,64 @@ def test_pydantic_models_with_one_name_clash() -> None:
 
     with pytest.raises(TypeError, match="both named 'Inner'.*rename one of the models"):
         input_spec_from_function(fn)
+
+
+def test_general_fast_check_never_accepts_what_jsonschema_refuses() -> None:
+    from flask_mcp.schema_fast import compile_fast
+
+    schemas: list[dict[str, t.Any]] = [
+        {
+            "type": "object",
+            "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
+        },
+        {"type": ["integer", "null"]},
+        {"type": "number"},
+        {"enum": [1, "a", None]},
+        {"enum": [True]},
+        {"const": 1},
+        {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "boolean"}}]},
+        {"type": "object", "additionalProperties": False, "properties": {"x": {}}},
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        {"properties": {"x": {"type": "integer"}}, "required": ["x"]},
+        {"items": {"type": "string"}},
+        {
+            "type": "array",
+            "items": {"$ref": "#/$defs/P"},
+            "$defs": {"P": PPoint.model_json_schema()},
+        },
+        PNode.model_json_schema(),
+        Polygon.model_json_schema(),
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string"},
+        {"type": "string", "format": "date-time", "title": "When", "description": "d"},
+    ]
+    values: list[t.Any] = [
+        None, True, False, 0, 1, 1.0, 1.5, -3, "", "a", "red", [], [1], [1, "a"], [True],
+        [[1]], ["a", "b"], {}, {"a": 1}, {"a": "x"}, {"x": 1}, {"x": 1.0, "y": 2},
+        {"x": "1"}, {"x": 1, "z": 1}, [{"x": 1}], [{"x": "1"}], [{"y": 1}],
+        {"children": []}, {"children": [{"children": []}]}, {"children": [{"children": [1]}]},
+        {"children": [{}]}, {"Name": "t", "points": [{"x": 1}]}, {"Name": 1, "points": []},
+        {"Name": "t", "points": [{"x": True}]}, {"points": [{"x": 1}]},
+    ]  # fmt: skip
+    confirmed = 0
+    unsure: list[tuple[t.Any, t.Any]] = []
+    for schema in schemas:
+        fast = compile_fast(schema)
+        assert fast is not None, schema
+        full = compile_validator(schema)
+        for value in values:
+            if fast(value):
+                assert full(value) == [], (schema, value)
+                confirmed += 1
+            elif not full(value):
+                unsure.append((schema, value))
+    assert confirmed > 100
+    # Stricter than jsonschema only where JSON compares 1.0 equal to 1.
+    assert unsure == [({"enum": [1, "a", None]}, 1.0), ({"const": 1}, 1.0)]
+    for unsupported in (
+        {"type": "string", "pattern": "^a"},
+        {"type": "array", "prefixItems": [{}]},
+        {"$ref": "https://example.com/s"},
+        {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"},
+        {"oneOf": [{}]},
+    ):
+        assert compile_fast(unsupported) is None, unsupported
