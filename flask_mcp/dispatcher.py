@@ -276,6 +276,8 @@ class Dispatcher:
             message = f"Tool {tool.name!r} returned a result that cannot be sent: {exc}"
         except OutputError as exc:
             message = f"Invalid result of tool {tool.name!r} for its output schema: {exc}"
+        except Exception as exc:  # a model_dump or marshmallow dump that raises
+            return content_mod.error_result(self.internal_error(exc, f"tool {tool.name!r}"))
         logger.error("%s", message)
         return content_mod.error_result(message)
 
@@ -331,6 +333,8 @@ class Dispatcher:
             return content_mod.to_resource_contents(uri, value, mime_type)
         except Unconvertible as exc:
             message = f"Resource {uri!r} returned a value that cannot be sent: {exc}"
+        except Exception as exc:
+            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"resource {uri!r}")) from None
         logger.error("%s", message)
         raise MCPError(INTERNAL_ERROR, message)
 
@@ -402,6 +406,8 @@ class Dispatcher:
             return content_mod.to_prompt_result(value, description)
         except Unconvertible as exc:
             message = f"Prompt {name!r} returned a value that cannot be sent: {exc}"
+        except Exception as exc:
+            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
         logger.error("%s", message)
         raise MCPError(INTERNAL_ERROR, message)
 

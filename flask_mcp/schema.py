@@ -307,9 +307,12 @@ def input_spec_from_function(
             defaults[name] = param.default
     try:
         schema = _object_schema(params, defaults, _param_docs(inspect.getdoc(fn) or ""), ())
-        schema = _hoist_defs(schema)
     except TypeError as e:
         raise TypeError(f"Cannot build the input schema of {_name(fn)}: parameter {e}") from None
+    try:
+        schema = _hoist_defs(schema)
+    except TypeError as e:
+        raise TypeError(f"Cannot build the input schema of {_name(fn)}: {e}") from None
     converters = {n: c for n, h in params.items() if (c := _converter(h)) is not None}
     return _FunctionInputSpec(schema, params, converters)
 

@@ -56,6 +56,14 @@ class Shape(pydantic.BaseModel):
         return points
 
 
+class Secret(pydantic.BaseModel):
+    value: str
+
+    @pydantic.field_serializer("value")
+    def refuse(self, value: str) -> str:
+        raise ValueError("this serializer is broken")
+
+
 class Tree(pydantic.BaseModel):
     name: str
     children: list[Tree] = []
@@ -452,6 +460,19 @@ def test_pydantic_result_checked_against_its_schema(mcp: MCP, client: MCPTestCli
     assert error_text(client.call_tool("forged")).endswith(
         "'x': 'not a number' is not of type 'integer'"
     )
+
+
+def test_a_conversion_that_raises_is_an_internal_tool_error(
+    mcp: MCP, client: MCPTestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    @mcp.tool()
+    def leak() -> Secret:
+        return Secret(value="s3cret")
+
+    with caplog.at_level(logging.ERROR, logger="flask_mcp"):
+        text = error_text(client.call_tool("leak"))
+    assert text == "Internal error in tool 'leak'. The server log has the details."
+    assert "this serializer is broken" in caplog.text
 
 
 def test_pydantic_is_not_imported_unless_annotations_use_it() -> None:
