@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import typing as t
 
 from . import protocol
@@ -24,6 +25,7 @@ from .registry import prompt_arguments
 from .uritemplate import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+_MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+(\s*;.*)?")
 
 
 def _not_called(decorator: str) -> TypeError:
@@ -59,6 +61,7 @@ class Declarations:
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
+        mime_type: str | None = None,
     ) -> t.Callable[[F], F]: ...
 
     def tool(
@@ -75,6 +78,7 @@ class Declarations:
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
+        mime_type: str | None = None,
     ) -> F | t.Callable[[F], F]:
         """Register a function as a tool and return it unchanged.
 
@@ -90,6 +94,9 @@ class Declarations:
         names to ``Mcp-Param-*`` header names (``{"region": "Region"}``); it
         adds ``x-mcp-header`` to those properties, which 2026-07-28 clients
         mirror into headers and the server checks on every call.
+        ``mime_type`` is the media type of the ``bytes`` the tool returns:
+        ``image/*`` and ``audio/*`` give image and audio blocks, any other type an
+        embedded resource with a ``blob``.
         """
         tool_name = None if callable(name) else name
 
@@ -107,6 +114,7 @@ class Declarations:
                 meta=meta,
                 scopes=scopes,
                 headers=headers,
+                mime_type=mime_type,
             )
             return fn
 
@@ -127,11 +135,19 @@ class Declarations:
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
+        mime_type: str | None = None,
     ) -> Tool:
         """Register a tool at any time; clients are told the list changed.
 
-        :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules.
+        :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules, or
+            ``mime_type`` is not a media type.
         """
+        if mime_type is not None and (
+            not isinstance(mime_type, str) or not _MEDIA_TYPE.fullmatch(mime_type)
+        ):
+            raise ValueError(
+                f"mime_type must be a media type such as 'image/png', got {mime_type!r}."
+            )
         entry = handler_entry(fn, "tool", name or fn.__name__)
         ctx_param = context_parameter(fn)
         exclude = {ctx_param} if ctx_param else set()
@@ -157,6 +173,7 @@ class Declarations:
             context_param=ctx_param,
             call_style="kwargs" if input_schema is None else "dict",
             header_params=header_params,
+            mime_type=mime_type,
         )
         self.registry.add_tool(tool)
         return tool

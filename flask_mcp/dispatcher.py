@@ -18,6 +18,7 @@ from . import protocol
 from . import signals
 from .config import LOG_LEVELS
 from .context import running_handler
+from .convert import Unconvertible
 from .errors import INTERNAL_ERROR
 from .errors import INVALID_REQUEST
 from .errors import ClientRequestError
@@ -32,6 +33,7 @@ from .errors import handler_error
 from .errors import resource_not_found
 from .registry import paginate
 from .schema import ArgumentError
+from .schema_output import OutputError
 
 if t.TYPE_CHECKING:
     from .backends.base import SessionRecord
@@ -286,15 +288,35 @@ class Dispatcher:
             )
 
     def _tool_result(self, tool: t.Any, value: t.Any) -> dict[str, t.Any]:
-        if isinstance(value, content_mod.ToolResult):
-            return value.to_dict()
-        if tool.output is not None:
-            structured = tool.output.structure(value)
-            return {
-                "content": [content_mod.text(content_mod.to_json_text(structured))],
-                "structuredContent": structured,
-            }
-        return {"content": content_mod.to_content_list(value)}
+        """Build the ``CallToolResult``; a result that cannot be sent faithfully is an error."""
+        try:
+            if tool.output is not None and not isinstance(value, content_mod.ToolResult):
+                structured = tool.output.structure(value)
+                return {
+                    "content": [content_mod.text(content_mod.json_text(structured))],
+                    "structuredContent": structured,
+                }
+            if isinstance(value, content_mod.ToolResult):
+                result = value.to_dict()
+                if tool.output is not None and not value.is_error:
+                    if "structuredContent" not in result:
+                        raise OutputError(
+                            "the tool has an output schema, so its ToolResult needs"
+                            " structured= (or is_error=True)"
+                        )
+                    tool.output.check(result["structuredContent"])
+                return result
+            uri = f"tool://{tool.name}/result"
+            blocks = content_mod.to_content_list(value, mime_type=tool.mime_type, uri=uri)
+            return {"content": blocks}
+        except Unconvertible as exc:
+            message = f"Tool {tool.name!r} returned a result that cannot be sent: {exc}"
+        except OutputError as exc:
+            message = f"Invalid result of tool {tool.name!r} for its output schema: {exc}"
+        except Exception as exc:  # a model_dump or marshmallow dump that raises
+            return content_mod.error_result(self.internal_error(exc, f"tool {tool.name!r}"))
+        logger.error("%s", message)
+        return content_mod.error_result(message)
 
     # -- resources ---------------------------------------------------------------
 
@@ -346,21 +368,14 @@ class Dispatcher:
     def _resource_contents(
         self, uri: str, mime_type: str | None, value: t.Any
     ) -> list[dict[str, t.Any]]:
-        items = value if isinstance(value, list) else [value]
-        contents = []
-        for item in items:
-            if isinstance(item, dict) and ("text" in item or "blob" in item):
-                entry = dict(item)
-                entry.setdefault("uri", uri)
-                if mime_type is not None:
-                    entry.setdefault("mimeType", mime_type)
-            elif isinstance(item, (bytes, bytearray)):
-                entry = content_mod.resource_contents(uri, blob=bytes(item), mime_type=mime_type)
-            else:
-                text = item if isinstance(item, str) else content_mod.to_json_text(item)
-                entry = content_mod.resource_contents(uri, text=text, mime_type=mime_type)
-            contents.append(entry)
-        return contents
+        try:
+            return content_mod.to_resource_contents(uri, value, mime_type)
+        except Unconvertible as exc:
+            message = f"Resource {uri!r} returned a value that cannot be sent: {exc}"
+        except Exception as exc:
+            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"resource {uri!r}")) from None
+        logger.error("%s", message)
+        raise MCPError(INTERNAL_ERROR, message)
 
     def _subscription_uri(self, call: Call) -> str:
         uri = _require_str(call.params, "uri")
@@ -417,7 +432,7 @@ class Dispatcher:
             raise
         except Exception as exc:
             raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
-        result = self._prompt_result(value, prompt.description)
+        result = self._prompt_result(value, prompt.description, name)
         self._emit(
             signals.prompt_rendered,
             prompt=name,
@@ -425,22 +440,17 @@ class Dispatcher:
         )
         return result
 
-    def _prompt_result(self, value: t.Any, description: str | None) -> dict[str, t.Any]:
-        if isinstance(value, dict) and "messages" in value:
-            return value
-        items = value if isinstance(value, (list, tuple)) else [value]
-        messages = []
-        for item in items:
-            if isinstance(item, dict) and "role" in item:
-                messages.append(item)
-            elif isinstance(item, str) or content_mod.is_content(item):
-                messages.append(content_mod.message("user", item))
-            else:
-                messages.append(content_mod.message("user", content_mod.to_json_text(item)))
-        result: dict[str, t.Any] = {"messages": messages}
-        if description:
-            result["description"] = description
-        return result
+    def _prompt_result(
+        self, value: t.Any, description: str | None, name: str = ""
+    ) -> dict[str, t.Any]:
+        try:
+            return content_mod.to_prompt_result(value, description)
+        except Unconvertible as exc:
+            message = f"Prompt {name!r} returned a value that cannot be sent: {exc}"
+        except Exception as exc:
+            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
+        logger.error("%s", message)
+        raise MCPError(INTERNAL_ERROR, message)
 
     # -- completion --------------------------------------------------------------
 

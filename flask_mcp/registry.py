@@ -118,6 +118,8 @@ class Tool:
     extra: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     #: The arguments mirrored into ``Mcp-Param-*`` headers (``x-mcp-header``).
     header_params: tuple[t.Any, ...] = ()
+    #: The media type of the bytes the tool returns (``mime_type=``), if any.
+    mime_type: str | None = None
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Tool`` object published by ``tools/list``."""

@@ -22,9 +22,12 @@ import referencing
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
+from .schema_fast import compile_fast
+from .schema_types import ConversionError
 from .schema_types import _Convert
 from .schema_types import _converter
 from .schema_types import _hints
+from .schema_types import _hoist_defs
 from .schema_types import _name
 from .schema_types import _object_schema
 from .schema_types import _param_docs
@@ -77,8 +80,11 @@ def _make_validator(schema: dict[str, t.Any]) -> Validator:
     return cls(schema, registry=referencing.Registry())
 
 
-def _check(validator: Validator, instance: t.Any) -> list[str]:
-    """List what is wrong with ``instance``; the valid path costs one ``is_valid`` call."""
+def _check(validator: Validator, instance: t.Any, top: str = "argument") -> list[str]:
+    """List what is wrong with ``instance``; the valid path costs one ``is_valid`` call.
+
+    ``top`` names a missing key of the top-level object (``argument`` or ``property``).
+    """
     try:
         if validator.is_valid(instance):
             return []
@@ -96,7 +102,7 @@ def _check(validator: Validator, instance: t.Any) -> list[str]:
         if error.validator == "required" and isinstance(error.instance, dict):
             for name in error.validator_value:
                 if name not in error.instance:
-                    what = f"argument {name!r}" if not where else f"property {name!r}"
+                    what = f"{top} {name!r}" if not where else f"property {name!r}"
                     messages.append(
                         f"'{where}': missing required {what}"
                         if where
@@ -117,7 +123,9 @@ _FAST_TYPES: dict[str, t.Callable[[t.Any], bool]] = {
     "number": lambda value: type(value) in (int, float),
     "boolean": lambda value: type(value) is bool,
 }
-_FAST_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples"})
+#: Keywords that never fail a value: ``format`` is an annotation for the validators
+#: built here (no format checker); the converters parse such strings themselves.
+_FAST_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples", "format"})
 
 
 def _fast_object_check(schema: dict[str, t.Any]) -> t.Callable[[t.Any], bool] | None:
@@ -192,7 +200,7 @@ class InputSpec:
     def __init__(self, schema: dict[str, t.Any]) -> None:
         self.schema = schema
         self._validator = _make_validator(schema)
-        self._fast = _fast_object_check(schema)
+        self._fast = _fast_object_check(schema) or compile_fast(schema)
 
     def _raise_if_invalid(self, arguments: t.Any) -> None:
         if self._fast is not None and self._fast(arguments):
@@ -233,12 +241,17 @@ class _FunctionInputSpec(InputSpec):
         names = self._names
         values = {k: v for k, v in arguments.items() if k in names}
         self._raise_if_invalid(values)
+        messages: list[str] = []
         for name, convert in self._converters.items():
             if name in values:
                 try:
                     values[name] = convert(values[name])
+                except ConversionError as e:
+                    messages += [f"'{_path((name, *where))}': {text}" for where, text in e.errors]
                 except (TypeError, ValueError) as e:
-                    raise ArgumentError(_error_text([f"'{name}': {e}"])) from e
+                    messages.append(f"'{name}': {e}")
+        if messages:
+            raise ArgumentError(_error_text(messages))
         return values
 
 
@@ -268,7 +281,9 @@ def input_spec_from_function(
     JSON-representable defaults are published as ``default``. On validation, keys that
     are not parameters are dropped (clients sometimes send extras), parameters left out
     keep their defaults, and values are converted to their hints: Enum members, tuples,
-    sets, dataclasses and NamedTuples. TypedDict values stay dicts.
+    sets, dataclasses, NamedTuples, datetime/date/time (ISO 8601), UUID, Decimal, Path
+    and pydantic models (validated by the model). TypedDict values stay dicts. A value
+    that cannot be converted is an :class:`ArgumentError` naming the field.
 
     :param fn: The handler.
     :param exclude: Parameters to leave out, such as the injected context.
@@ -294,6 +309,10 @@ def input_spec_from_function(
         schema = _object_schema(params, defaults, _param_docs(inspect.getdoc(fn) or ""), ())
     except TypeError as e:
         raise TypeError(f"Cannot build the input schema of {_name(fn)}: parameter {e}") from None
+    try:
+        schema = _hoist_defs(schema)
+    except TypeError as e:
+        raise TypeError(f"Cannot build the input schema of {_name(fn)}: {e}") from None
     converters = {n: c for n, h in params.items() if (c := _converter(h)) is not None}
     return _FunctionInputSpec(schema, params, converters)
 

@@ -97,6 +97,8 @@ def _ma_field(field: t.Any, load: bool, seen: frozenset[type]) -> dict[str, t.An
         schema = {"type": "boolean"}
     elif isinstance(field, mf.Integer):
         schema = {"type": "integer"}
+    elif isinstance(field, mf.Decimal) and not load:
+        schema = {"type": "string"}  # dumped Decimals are sent as strings (no digit lost)
     elif isinstance(field, (mf.Number, mf.TimeDelta)):
         schema = {"type": "number"}
     elif isinstance(field, (mf.String, mf.IP)):

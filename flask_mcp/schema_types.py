@@ -3,9 +3,14 @@
 Type hints map to JSON Schema as follows: ``str``, ``int``, ``float`` (``number``),
 ``bool``, ``None``, ``Optional``/``Union``, ``list``, ``tuple``, ``set``,
 ``dict[str, X]``, ``Literal``, :class:`~enum.Enum` subclasses, ``TypedDict``,
-``NamedTuple``, dataclasses and ``Any``. ``Annotated[X, "text"]`` (or a metadata object
-with a ``description`` attribute) adds a description, ``Annotated[X, {...}]`` merges JSON
-Schema keywords. :mod:`flask_mcp.schema` builds tool input and output specs from them.
+``NamedTuple``, dataclasses and ``Any``. ``datetime``, ``date`` and ``time`` are
+strings of format ``date-time``, ``date`` and ``time`` (ISO 8601), ``UUID`` a string of
+format ``uuid``, ``Path`` a string of format ``path``; a ``Decimal`` parameter takes a
+number or a numeric string and a ``Decimal`` result is a string (no digit lost).
+pydantic models are described by their own JSON Schema (see
+:mod:`flask_mcp.schema_pydantic`). ``Annotated[X, "text"]`` (or a metadata object with a
+``description`` attribute) adds a description, ``Annotated[X, {...}]`` merges JSON Schema
+keywords. :mod:`flask_mcp.schema` builds tool input and output specs from them.
 """
 
 from __future__ import annotations
@@ -17,11 +22,18 @@ import datetime
 import decimal
 import enum
 import inspect
+import pathlib
 import re
+import sys
 import types
 import typing as t
 import uuid
 
+from .convert import pydantic_base
+from .convert import to_json
+
+#: Values to plain JSON: the table of :mod:`flask_mcp.convert`.
+_jsonable = to_json
 _NoneType = type(None)
 _Convert = t.Callable[[t.Any], t.Any]
 _SIMPLE: dict[t.Any, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}
@@ -31,6 +43,25 @@ _SEQUENCES = (list, cabc.Sequence, cabc.MutableSequence, cabc.Iterable, cabc.Col
 _SETS = (set, frozenset, cabc.Set, cabc.MutableSet)
 _QUALIFIERS = ("Required", "NotRequired", "ReadOnly")
 _MAPPINGS = (dict, cabc.Mapping, cabc.MutableMapping)
+#: Types sent as strings; ``datetime`` before ``date``, of which it is a subclass.
+_STRING_FORMATS: tuple[tuple[type, str], ...] = (
+    (datetime.datetime, "date-time"),
+    (datetime.date, "date"),
+    (datetime.time, "time"),
+    (uuid.UUID, "uuid"),
+    (pathlib.PurePath, "path"),
+)
+
+
+class ConversionError(ValueError):
+    """A validated argument could not become its Python type, with the failing fields.
+
+    :param errors: ``(path, message)`` pairs; the path is relative to the argument.
+    """
+
+    def __init__(self, errors: list[tuple[tuple[t.Any, ...], str]]) -> None:
+        super().__init__("; ".join(message for _, message in errors))
+        self.errors = errors
 
 
 def _json_type(value: t.Any) -> str | None:
@@ -82,12 +113,13 @@ def _object_schema(
     defaults: dict[str, t.Any],
     docs: dict[str, str],
     seen: tuple[t.Any, ...],
+    output: bool = False,
 ) -> dict[str, t.Any]:
     """An object schema with one property per hint, in order; no default means required."""
     properties: dict[str, t.Any] = {}
     for name, hint in hints.items():
         try:
-            prop = _type_schema(hint, seen)
+            prop = _type_schema(hint, seen, output)
         except TypeError as e:
             raise TypeError(f"{name!r}: {e}") from None
         if "description" not in prop and docs.get(name):
@@ -108,13 +140,19 @@ def _is_qualifier(origin: t.Any) -> bool:
     return getattr(origin, "_name", None) in _QUALIFIERS
 
 
-def _type_schema(hint: t.Any, seen: tuple[t.Any, ...] = ()) -> dict[str, t.Any]:
-    """Describe a type hint in JSON Schema; raise :exc:`TypeError` if it cannot be."""
+def _type_schema(
+    hint: t.Any, seen: tuple[t.Any, ...] = (), output: bool = False
+) -> dict[str, t.Any]:
+    """Describe a type hint in JSON Schema; raise :exc:`TypeError` if it cannot be.
+
+    ``output`` describes the type as a result rather than as an argument: it differs
+    for ``Decimal`` and pydantic models.
+    """
     origin, args = t.get_origin(hint), t.get_args(hint)
     if _is_qualifier(origin):
-        return _type_schema(args[0], seen)
+        return _type_schema(args[0], seen, output)
     if origin is t.Annotated:
-        schema = _type_schema(args[0], seen)
+        schema = _type_schema(args[0], seen, output)
         for meta in args[1:]:
             if isinstance(meta, str):
                 schema["description"] = meta
@@ -129,10 +167,20 @@ def _type_schema(hint: t.Any, seen: tuple[t.Any, ...] = ()) -> dict[str, t.Any]:
         return {"type": "null"}
     if hint in _SIMPLE:
         return {"type": _SIMPLE[hint]}
+    if isinstance(hint, type):
+        for cls, fmt in _STRING_FORMATS:
+            if issubclass(hint, cls):
+                return {"type": "string", "format": fmt}
+        if issubclass(hint, decimal.Decimal):
+            return {"type": "string"} if output else {"type": ["number", "string"]}
+        if _is_pydantic_model(hint):
+            from .schema_pydantic import model_schema
+
+            return model_schema(hint, output)
     if origin is t.Literal:
         return _enum_schema(list(args))
     if origin in _UNION_TYPES:
-        members = [_type_schema(arg, seen) for arg in args]
+        members = [_type_schema(arg, seen, output) for arg in args]
         if not all(members):
             return {}
         if all(list(m) == ["type"] and isinstance(m["type"], str) for m in members):
@@ -143,15 +191,15 @@ def _type_schema(hint: t.Any, seen: tuple[t.Any, ...] = ()) -> dict[str, t.Any]:
     container = origin or hint
     if container in _SEQUENCES or container in _SETS:
         schema = {"type": "array"}
-        if args and (item := _type_schema(args[0], seen)):
+        if args and (item := _type_schema(args[0], seen, output)):
             schema["items"] = item
         if container in _SETS:
             schema["uniqueItems"] = True
         return schema
     if container is tuple:
         if not args or (len(args) == 2 and args[1] is Ellipsis):
-            return _type_schema(list[args[0]] if args else list, seen)  # type: ignore[valid-type]
-        items = [] if args == ((),) else [_type_schema(arg, seen) for arg in args]
+            return _type_schema(list[args[0]] if args else list, seen, output)  # type: ignore[valid-type]
+        items = [] if args == ((),) else [_type_schema(arg, seen, output) for arg in args]
         schema = {"type": "array", "minItems": len(items), "maxItems": len(items)}
         return {**schema, "prefixItems": items} if items else schema
     if container in _MAPPINGS:
@@ -159,7 +207,7 @@ def _type_schema(hint: t.Any, seen: tuple[t.Any, ...] = ()) -> dict[str, t.Any]:
         if args:
             if _type_schema(args[0], seen).get("type") != "string":
                 raise TypeError(f"JSON object keys are strings; use dict[str, ...], not {hint!r}.")
-            if values := _type_schema(args[1], seen):
+            if values := _type_schema(args[1], seen, output):
                 schema["additionalProperties"] = values
         return schema
     if isinstance(hint, type) and (fields := _class_fields(hint)) is not None:
@@ -168,13 +216,14 @@ def _type_schema(hint: t.Any, seen: tuple[t.Any, ...] = ()) -> dict[str, t.Any]:
                 f"{hint.__qualname__} refers to itself; recursive types cannot be described"
                 " from type hints. Pass an explicit JSON Schema instead."
             )
-        return _object_schema(*fields, {}, (*seen, hint))
+        return _object_schema(*fields, {}, (*seen, hint), output)
     if isinstance(hint, (str, t.ForwardRef)):
         raise TypeError(f"Cannot resolve the forward reference {hint!r}; import the name.")
     raise TypeError(
         f"Cannot describe {hint!r} in JSON Schema. Use str, int, float, bool, list, tuple,"
-        " set, dict, Literal, an Enum, a TypedDict, a NamedTuple or a dataclass, annotate it"
-        " as typing.Any, or pass an explicit input schema."
+        " set, dict, Literal, an Enum, a TypedDict, a NamedTuple, a dataclass, datetime,"
+        " date, time, UUID, Decimal, Path or a pydantic model, annotate it as typing.Any,"
+        " or pass an explicit schema."
     )
 
 
@@ -189,6 +238,8 @@ def _converter(hint: t.Any) -> _Convert | None:
         return None if inner is None else (lambda v: None if v is None else inner(v))
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint
+    if isinstance(hint, type) and (scalar := _scalar_converter(hint)) is not None:
+        return scalar
     container = origin or hint
     if container in (tuple, set, frozenset):
         convs = [_converter(arg) for arg in args if arg is not Ellipsis and arg != ()]
@@ -200,6 +251,14 @@ def _converter(hint: t.Any) -> _Convert | None:
         return lambda v: [item(x) for x in v]
     if container in _MAPPINGS and len(args) == 2 and (value := _converter(args[1])):
         return lambda v: {k: value(x) for k, x in v.items()}
+    if isinstance(hint, type) and t.is_typeddict(hint):  # stays a dict; its values convert
+        keys = _class_fields(hint)
+        typed: dict[str, _Convert] = {
+            n: conv for n, h in (keys[0] if keys else {}).items() if (conv := _converter(h))
+        }
+        if not typed:
+            return None
+        return lambda v: {k: typed[k](x) if k in typed else x for k, x in v.items()}
     if isinstance(hint, type) and not t.is_typeddict(hint) and (fields := _class_fields(hint)):
         by_name = {name: _converter(field_hint) for name, field_hint in fields[0].items()}
         return lambda v: hint(  # keys that are not fields are dropped, as for arguments
@@ -251,39 +310,98 @@ def _name(fn: t.Callable[..., t.Any]) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-def _jsonable(value: t.Any) -> t.Any:
-    """Convert a value to plain JSON types (dict, list, str, int, float, bool, None)."""
-    if value is None or type(value) in (str, int, float, bool):
-        return value
-    if isinstance(value, enum.Enum):
-        return _jsonable(value.value)
-    if isinstance(value, (str, int, float)):
-        return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: _jsonable(v) for k, v in value._asdict().items()}
-    if isinstance(value, cabc.Mapping):
-        return {_key(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    raise TypeError(
-        f"Cannot convert {type(value).__name__} to JSON. Return JSON types (dict, list, str,"
-        " int, float, bool, None), a dataclass, a TypedDict, a NamedTuple or an Enum."
-    )
+def _is_pydantic_model(hint: type) -> bool:
+    """Whether ``hint`` is a pydantic model class; pydantic is never imported for this."""
+    base = pydantic_base()
+    return base is not None and issubclass(hint, base)
 
 
-def _key(key: t.Any) -> str:
-    """Convert a mapping key to a JSON object key."""
-    key = key.value if isinstance(key, enum.Enum) else key
-    if isinstance(key, str):
-        return key
-    if isinstance(key, (int, float)) and not isinstance(key, bool):
-        return str(key)
-    raise TypeError(f"JSON object keys must be strings, not {type(key).__name__}.")
+def _iso(cls: type[t.Any], label: str, example: str) -> _Convert:
+    """A parser of ISO 8601 strings into ``cls`` whose errors show the expected form."""
+
+    def parse(value: str) -> t.Any:
+        text = value
+        if sys.version_info < (3, 11) and text[-1:] in ("Z", "z"):
+            text = f"{text[:-1]}+00:00"  # 3.10's fromisoformat has no "Z"
+        try:
+            return cls.fromisoformat(text)
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r} is not an ISO 8601 {label}, such as {example}") from None
+
+    return parse
+
+
+def _to_uuid(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{value!r} is not a UUID, such as 123e4567-e89b-12d3-a456-426614174000"
+        ) from None
+
+
+def _to_decimal(value: str | int | float) -> decimal.Decimal:
+    try:
+        number = decimal.Decimal(value if isinstance(value, (str, int)) else repr(value))
+    except (TypeError, ValueError, decimal.InvalidOperation):
+        number = None
+    if number is None or not number.is_finite():
+        raise ValueError(f'{value!r} is not a decimal number, such as 12.50 or "12.50"')
+    return number
+
+
+def _scalar_converter(hint: type) -> _Convert | None:
+    """The parser of a type sent as a string (or number), or a pydantic model's validation."""
+    if issubclass(hint, datetime.datetime):
+        return _iso(hint, "date-time", "2024-05-01T12:30:00+00:00")
+    if issubclass(hint, datetime.date):
+        return _iso(hint, "date", "2024-05-01")
+    if issubclass(hint, datetime.time):
+        return _iso(hint, "time", "12:30:00")
+    if issubclass(hint, uuid.UUID):
+        return _to_uuid
+    if issubclass(hint, decimal.Decimal):
+        return _to_decimal
+    if issubclass(hint, pathlib.PurePath):
+        path_type = hint
+
+        def to_path(value: str) -> pathlib.PurePath:
+            if "\x00" in value:
+                raise ValueError("a path cannot contain a NUL character")
+            return path_type(value)
+
+        return to_path
+    if _is_pydantic_model(hint):
+        from .schema_pydantic import model_validator
+
+        return model_validator(t.cast("t.Any", hint))
+    return None
+
+
+def _hoist_defs(schema: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Move nested ``$defs`` (of pydantic models) to the top, where their ``#/$defs/`` refs point.
+
+    :raises TypeError: two different definitions share a name.
+    """
+    found: dict[str, t.Any] = dict(schema.get("$defs", {}))
+
+    def walk(node: t.Any, top: bool) -> t.Any:
+        if isinstance(node, list):
+            return [walk(item, False) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {key: walk(value, False) for key, value in node.items()}
+        for name, definition in (node.get("$defs", {}) if not top else {}).items():
+            if found.setdefault(name, definition) != definition:
+                raise TypeError(
+                    f"two different types are both named {name!r} in the JSON Schema; rename"
+                    " one of the models."
+                )
+        if not top:
+            node.pop("$defs", None)
+        return node
+
+    hoisted: dict[str, t.Any] = walk(schema, True)
+    if found:
+        hoisted["$defs"] = {**found}
+    return hoisted

@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import decimal
 import enum
 import json
+import pathlib
 import sys
 import typing as t
 import urllib.request
 import uuid
 
 import marshmallow as ma
+import pydantic
 import pytest
 from marshmallow import fields
 from marshmallow import validate
@@ -737,11 +740,15 @@ def test_output_spec_objects_are_not_wrapped() -> None:
     assert validator(spec.structure(Shape(Color.RED, [Point(1)]))) == []
     spec = output_spec_from_function(pair)
     assert spec is not None and spec.structure(Pair(1)) == {"left": 1, "right": "r"}
-    with pytest.raises(TypeError, match="output schema is an object"):
+    from flask_mcp.schema_output import OutputError
+
+    with pytest.raises(OutputError, match="output schema is an object"):
         spec.structure([1, "r"])
 
 
 def test_structure_converts_to_json_types() -> None:
+    from flask_mcp.convert import Unconvertible
+
     spec = OutputSpec({"type": "object"})
     value = {
         "when": datetime.date(2024, 1, 2),
@@ -759,9 +766,9 @@ def test_structure_converts_to_json_types() -> None:
         "red": 1,
         "2": "two",
     }
-    with pytest.raises(TypeError, match="Cannot convert Unsupported to JSON"):
+    with pytest.raises(Unconvertible, match="^test_schema.Unsupported at 'a' cannot be converted"):
         spec.structure({"a": Unsupported()})
-    with pytest.raises(TypeError, match="keys must be strings"):
+    with pytest.raises(Unconvertible, match="is not a valid JSON object key"):
         spec.structure({(1, 2): 1})
 
 
@@ -845,3 +852,328 @@ def test_fast_check_agrees_with_jsonschema() -> None:
             assert full(case) == [], case
     assert _fast_object_check({"type": "object", "properties": {"a": {"type": "array"}}}) is None
     assert _fast_object_check({"type": "object", "additionalProperties": False}) is None
+
+
+# -- date, time, UUID, Decimal and Path --------------------------------------------------------
+
+
+def test_formatted_types_schema_and_conversion() -> None:
+    def fn(
+        when: datetime.datetime,
+        day: datetime.date,
+        at: datetime.time,
+        ref: uuid.UUID,
+        price: decimal.Decimal,
+        folder: pathlib.Path,
+        days: list[datetime.date],
+        booking: Booking,
+        until: datetime.date | None = None,
+    ) -> None: ...
+
+    spec = input_spec_from_function(fn)
+    props = spec.schema["properties"]
+    assert props["when"] == {"type": "string", "format": "date-time"}
+    assert props["day"] == {"type": "string", "format": "date"}
+    assert props["at"] == {"type": "string", "format": "time"}
+    assert props["ref"] == {"type": "string", "format": "uuid"}
+    assert props["price"] == {"type": ["number", "string"]}
+    assert props["folder"] == {"type": "string", "format": "path"}
+    assert props["days"] == {"type": "array", "items": {"type": "string", "format": "date"}}
+    values = spec.validate(
+        {
+            "when": "2024-05-01T12:30:00Z",
+            "day": "2024-05-01",
+            "at": "12:30:15.5",
+            "ref": "123e4567-e89b-12d3-a456-426614174000",
+            "price": 2,
+            "folder": "a/b",
+            "days": ["2024-01-01", "2024-01-02"],
+            "booking": {"name": "b", "at": "2024-05-01T09:00:00"},
+            "until": "2024-06-01",
+        }
+    )
+    assert values == {
+        "when": datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.timezone.utc),
+        "day": datetime.date(2024, 5, 1),
+        "at": datetime.time(12, 30, 15, 500000),
+        "ref": uuid.UUID("123e4567-e89b-12d3-a456-426614174000"),
+        "price": decimal.Decimal(2),
+        "folder": pathlib.Path("a/b"),
+        "days": [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)],
+        "booking": {"name": "b", "at": datetime.datetime(2024, 5, 1, 9)},
+        "until": datetime.date(2024, 6, 1),
+    }
+    assert type(values["price"]) is decimal.Decimal and type(values["when"]) is datetime.datetime
+
+
+def test_formatted_types_report_every_malformed_field() -> None:
+    def fn(
+        when: datetime.datetime, ref: uuid.UUID, price: decimal.Decimal, day: datetime.date
+    ) -> None: ...
+
+    spec = input_spec_from_function(fn)
+    with pytest.raises(ArgumentError) as info:
+        spec.validate({"when": "noon", "ref": "x", "price": "Infinity", "day": "2024-13-01"})
+    assert str(info.value) == (
+        "Invalid arguments: 'when': 'noon' is not an ISO 8601 date-time, such as"
+        " 2024-05-01T12:30:00+00:00; 'ref': 'x' is not a UUID, such as"
+        " 123e4567-e89b-12d3-a456-426614174000; 'price': 'Infinity' is not a decimal number,"
+        " such as 12.50 or \"12.50\"; 'day': '2024-13-01' is not an ISO 8601 date, such as"
+        " 2024-05-01"
+    )
+    with pytest.raises(ArgumentError, match="'when': 5 is not of type 'string'"):
+        spec.validate({"when": 5, "ref": "x", "price": 1, "day": "2024-01-01"})
+
+
+def test_formatted_types_as_results() -> None:
+    cases: list[tuple[t.Any, t.Any, dict[str, t.Any], t.Any]] = [
+        (
+            datetime.datetime,
+            datetime.datetime(2024, 1, 2, 3, 4),
+            {"format": "date-time"},
+            "2024-01-02T03:04:00",
+        ),
+        (datetime.date, datetime.date(2024, 1, 2), {"format": "date"}, "2024-01-02"),
+        (datetime.time, datetime.time(3, 4), {"format": "time"}, "03:04:00"),
+        (uuid.UUID, uuid.UUID(int=2), {"format": "uuid"}, "00000000-0000-0000-0000-000000000002"),
+        (decimal.Decimal, decimal.Decimal("0.10"), {}, "0.10"),
+        (pathlib.PurePosixPath, pathlib.PurePosixPath("/a"), {"format": "path"}, "/a"),
+    ]
+    for hint, value, fmt, expected in cases:
+
+        def fn() -> None: ...
+
+        fn.__annotations__ = {"return": hint}
+        spec = output_spec_from_function(fn)
+        assert spec is not None and spec.wrapped, hint
+        assert spec.schema["properties"]["result"] == {"type": "string", **fmt}
+        assert spec.structure(value) == {"result": expected}
+
+
+def test_structure_checks_the_output_schema() -> None:
+    from flask_mcp.convert import Unconvertible
+    from flask_mcp.schema_output import OutputError
+
+    def number() -> int:
+        raise NotImplementedError
+
+    def numbers() -> list[int]:
+        raise NotImplementedError
+
+    def shape() -> Shape:
+        raise NotImplementedError
+
+    spec = output_spec_from_function(number)
+    assert spec is not None
+    assert spec.structure(2) == {"result": 2}
+    assert spec.structure(2.0) == {"result": 2.0}  # JSON Schema: 2.0 is an integer
+    for bad, message in ((True, "True is not of type 'integer'"), ("2", "'2' is not of type")):
+        with pytest.raises(OutputError, match=f"^'result': {message}"):
+            spec.structure(bad)
+    spec = output_spec_from_function(numbers)
+    assert spec is not None and spec.structure((1, 2)) == {"result": [1, 2]}
+    with pytest.raises(OutputError, match=r"^'result\[1\]': 'x' is not of type 'integer'$"):
+        spec.structure([1, "x"])
+    spec = output_spec_from_function(shape)
+    assert spec is not None
+    with pytest.raises(OutputError, match="^missing required property 'points'$"):
+        spec.structure({"color": "red"})
+    with pytest.raises(OutputError, match=r"'points\[0\]': missing required property 'x'"):
+        spec.check({"color": "red", "points": [{}]})
+    with pytest.raises(Unconvertible, match="float at 'result' is inf"):
+        output_spec_from_schema({"type": "object"}).structure({"result": float("inf")})
+
+
+def test_fast_check_treats_format_as_an_annotation() -> None:
+    from flask_mcp.schema import _fast_object_check
+
+    schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}}
+    fast = _fast_object_check(schema)
+    assert fast is not None
+    assert fast({"when": "not a date"})  # jsonschema ignores format too; the converter parses
+    assert compile_validator(schema)({"when": "not a date"}) == []
+    assert not fast({"when": 1})
+
+
+def test_structure_decimal_is_a_string_and_marshmallow_output_agrees() -> None:
+    class Out(ma.Schema):
+        price = fields.Decimal()
+        exact = fields.Decimal(as_string=True)
+
+    spec = output_spec_from_schema(Out)
+    assert spec.schema["properties"]["price"] == {"type": "string"}
+    value = {"price": decimal.Decimal("1.10"), "exact": decimal.Decimal("2.5")}
+    assert spec.structure(value) == {"price": "1.10", "exact": "2.5"}
+    assert input_spec_from_marshmallow(Out).schema["properties"]["price"] == {"type": "number"}
+
+
+# -- pydantic ------------------------------------------------------------------------------------
+
+
+class Booking(t.TypedDict):
+    name: str
+    at: datetime.datetime
+
+
+class PPoint(pydantic.BaseModel):
+    x: int
+    y: int = 0
+
+
+class Polygon(pydantic.BaseModel):
+    name: str = pydantic.Field(alias="Name", description="The label")
+    points: list[PPoint]
+
+    @pydantic.field_validator("points")
+    @classmethod
+    def closed(cls, points: list[PPoint]) -> list[PPoint]:
+        if len(points) < 3:
+            raise ValueError("a polygon needs three points")
+        return points
+
+
+class Reading(pydantic.BaseModel):
+    at: datetime.datetime
+    value: float = pydantic.Field(alias="Value")
+
+
+class PNode(pydantic.BaseModel):
+    children: list[PNode] = []
+
+
+def _clashing(field: str) -> t.Any:
+    inner = pydantic.create_model("Inner", **{field: (int, ...)})  # type: ignore[call-overload]
+    return pydantic.create_model("Outer", inner=(inner, ...))  # type: ignore[call-overload]
+
+
+ClashA = _clashing("a")
+ClashB = _clashing("b")
+
+
+def test_pydantic_model_parameters() -> None:
+    def fn(shape: Polygon, extra: list[PPoint] | None = None) -> None: ...
+
+    spec = input_spec_from_function(fn)
+    schema = spec.schema
+    assert schema["required"] == ["shape"]
+    assert schema["$defs"] == {"PPoint": PPoint.model_json_schema()}
+    assert schema["properties"]["shape"]["properties"]["points"]["items"] == {
+        "$ref": "#/$defs/PPoint"
+    }
+    assert schema["properties"]["shape"]["properties"]["Name"]["description"] == "The label"
+    assert "$defs" not in schema["properties"]["shape"]
+    points = [{"x": 1}, {"x": 2}, {"x": 3, "y": 1}]
+    values = spec.validate({"shape": {"Name": "tri", "points": points}, "extra": [{"x": 9}]})
+    assert values["shape"] == Polygon(
+        Name="tri", points=[PPoint(x=1), PPoint(x=2), PPoint(x=3, y=1)]
+    )
+    assert values["extra"] == [PPoint(x=9)]
+    with pytest.raises(
+        ArgumentError, match=r"^Invalid arguments: 'shape.points\[1\].x': 'a' is not"
+    ):
+        spec.validate({"shape": {"Name": "tri", "points": [{"x": 1}, {"x": "a"}]}})
+    with pytest.raises(
+        ArgumentError,
+        match="^Invalid arguments: 'shape.points': Value error, a polygon needs three points$",
+    ):
+        spec.validate({"shape": {"Name": "tri", "points": points[:2]}})
+
+
+def test_pydantic_model_results() -> None:
+    def reading() -> Reading:
+        raise NotImplementedError
+
+    def readings() -> list[Reading]:
+        raise NotImplementedError
+
+    def node() -> PNode:
+        raise NotImplementedError
+
+    spec = output_spec_from_function(reading)
+    assert spec is not None and not spec.wrapped
+    assert spec.schema == Reading.model_json_schema(mode="serialization")
+    when = datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)
+    assert spec.structure(Reading(at=when, Value=1.5)) == {
+        "at": "2024-01-02T00:00:00Z",
+        "Value": 1.5,
+    }
+    spec = output_spec_from_function(readings)
+    assert spec is not None and spec.wrapped
+    assert spec.schema["properties"]["result"]["items"] == Reading.model_json_schema(
+        mode="serialization"
+    )
+    assert spec.structure([Reading(at=when, Value=2)]) == {
+        "result": [{"at": "2024-01-02T00:00:00Z", "Value": 2.0}]
+    }
+    spec = output_spec_from_function(node)
+    assert spec is not None and not spec.wrapped
+    assert spec.schema["type"] == "object" and spec.schema["$ref"] == "#/$defs/PNode"
+    assert spec.structure(PNode(children=[PNode()])) == {"children": [{"children": []}]}
+
+
+def test_pydantic_models_with_one_name_clash() -> None:
+    def fn(one: ClashA, two: ClashB) -> None: ...  # type: ignore[valid-type]
+
+    with pytest.raises(TypeError, match="both named 'Inner'.*rename one of the models"):
+        input_spec_from_function(fn)
+
+
+def test_general_fast_check_never_accepts_what_jsonschema_refuses() -> None:
+    from flask_mcp.schema_fast import compile_fast
+
+    schemas: list[dict[str, t.Any]] = [
+        {
+            "type": "object",
+            "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
+        },
+        {"type": ["integer", "null"]},
+        {"type": "number"},
+        {"enum": [1, "a", None]},
+        {"enum": [True]},
+        {"const": 1},
+        {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "boolean"}}]},
+        {"type": "object", "additionalProperties": False, "properties": {"x": {}}},
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        {"properties": {"x": {"type": "integer"}}, "required": ["x"]},
+        {"items": {"type": "string"}},
+        {
+            "type": "array",
+            "items": {"$ref": "#/$defs/P"},
+            "$defs": {"P": PPoint.model_json_schema()},
+        },
+        PNode.model_json_schema(),
+        Polygon.model_json_schema(),
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string"},
+        {"type": "string", "format": "date-time", "title": "When", "description": "d"},
+    ]
+    values: list[t.Any] = [
+        None, True, False, 0, 1, 1.0, 1.5, -3, "", "a", "red", [], [1], [1, "a"], [True],
+        [[1]], ["a", "b"], {}, {"a": 1}, {"a": "x"}, {"x": 1}, {"x": 1.0, "y": 2},
+        {"x": "1"}, {"x": 1, "z": 1}, [{"x": 1}], [{"x": "1"}], [{"y": 1}],
+        {"children": []}, {"children": [{"children": []}]}, {"children": [{"children": [1]}]},
+        {"children": [{}]}, {"Name": "t", "points": [{"x": 1}]}, {"Name": 1, "points": []},
+        {"Name": "t", "points": [{"x": True}]}, {"points": [{"x": 1}]},
+    ]  # fmt: skip
+    confirmed = 0
+    unsure: list[tuple[t.Any, t.Any]] = []
+    for schema in schemas:
+        fast = compile_fast(schema)
+        assert fast is not None, schema
+        full = compile_validator(schema)
+        for value in values:
+            if fast(value):
+                assert full(value) == [], (schema, value)
+                confirmed += 1
+            elif not full(value):
+                unsure.append((schema, value))
+    assert confirmed > 100
+    # Stricter than jsonschema only where JSON compares 1.0 equal to 1.
+    assert unsure == [({"enum": [1, "a", None]}, 1.0), ({"const": 1}, 1.0)]
+    for unsupported in (
+        {"type": "string", "pattern": "^a"},
+        {"type": "array", "prefixItems": [{}]},
+        {"$ref": "https://example.com/s"},
+        {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"},
+        {"oneOf": [{}]},
+    ):
+        assert compile_fast(unsupported) is None, unsupported

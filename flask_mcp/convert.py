@@ -1,0 +1,203 @@
+"""The conversion of handler results to JSON values: one table, no guessing.
+
+A value a tool, resource or prompt returns reaches the client only through
+:func:`to_json`, which converts exactly these types and refuses every other one
+with :exc:`Unconvertible` (never a ``repr``):
+
+==========================================  ==========================================
+Python                                      JSON
+==========================================  ==========================================
+``str``, ``int``, ``bool``, ``None``        the same (subclasses become the base type)
+``float``                                   a number; NaN and infinities are refused
+``dict`` and other mappings                 an object; keys must be ``str``, ``int``,
+                                            ``float`` or an Enum with such a value
+``list``, ``tuple``, ``set``, ``frozenset``  an array (a ``NamedTuple`` is an object)
+dataclass instances                         an object of their fields
+:class:`~enum.Enum` members                 their ``value``, converted
+``datetime``, ``date``, ``time``            an ISO 8601 string (``isoformat()``)
+:class:`~uuid.UUID`                         its canonical string
+:class:`~decimal.Decimal`                   a string, so no digit is lost (``"12.50"``);
+                                            NaN and infinities are refused
+:class:`~pathlib.PurePath`                  its string
+pydantic models (when pydantic is used)     ``model_dump(mode="json", by_alias=True)``
+==========================================  ==========================================
+
+``bytes`` are refused here: a tool turns them into a binary content block when it
+declares a ``mime_type`` (see :func:`flask_mcp.content.to_content_list`), and a
+resource into a ``blob``. This module imports nothing outside the standard library;
+pydantic is looked up in :data:`sys.modules`, never imported.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import dataclasses
+import datetime
+import decimal
+import enum
+import math
+import pathlib
+import sys
+import typing as t
+import uuid
+
+#: Types returned as they are.
+_PLAIN = frozenset({str, int, bool, type(None)})
+#: What to return instead, for the message of :exc:`Unconvertible`.
+ACCEPTED = (
+    "str, None, content blocks, a ToolResult, JSON values (dict, list, tuple, int, float,"
+    " bool), a dataclass, a TypedDict, an Enum, datetime/date/time, UUID, Decimal, Path or a"
+    " pydantic model"
+)
+
+
+class Unconvertible(TypeError):
+    """A value has no faithful JSON form.
+
+    ``str(exc)`` names the Python type, where it sits inside the returned value, and
+    what to return instead.
+
+    :param value: The offending value.
+    :param reason: Why it is refused, when that is not just its type: the end of a
+        sentence that starts with the type's name.
+    """
+
+    def __init__(self, value: t.Any, reason: str | None = None) -> None:
+        super().__init__(value)
+        self.type_name = type_name(value)
+        self.reason = reason
+        #: The keys and indexes leading to the value, outermost first.
+        self.path: list[t.Any] = []
+
+    def __str__(self) -> str:
+        where = f" at {_render(self.path)!r}" if self.path else ""
+        reason = self.reason or (
+            f"cannot be converted to JSON. Return {ACCEPTED} (see docs/results.md)."
+        )
+        return f"{self.type_name}{where} {reason}"
+
+
+def type_name(value: t.Any) -> str:
+    """The qualified name of a value's type, with its module unless it is a builtin."""
+    cls = type(value)
+    module = getattr(cls, "__module__", None)
+    name = getattr(cls, "__qualname__", cls.__name__)
+    return name if module in (None, "builtins") else f"{module}.{name}"
+
+
+def _render(path: list[t.Any]) -> str:
+    """Render a location inside a value as ``a.b[0]``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def pydantic_base() -> type | None:
+    """``pydantic.BaseModel`` if pydantic is already imported, else ``None`` (never imports it)."""
+    module = sys.modules.get("pydantic.main")
+    return getattr(module, "BaseModel", None) if module is not None else None
+
+
+def _key(key: t.Any) -> str:
+    """Convert a mapping key to a JSON object key."""
+    if type(key) is str:
+        return key
+    if isinstance(key, enum.Enum):
+        key = key.value
+    if isinstance(key, str):
+        return str.__str__(key)
+    if isinstance(key, (int, float)) and not isinstance(key, bool):
+        return str(key)
+    raise Unconvertible(
+        key, "is not a valid JSON object key: keys must be str, int, float or an Enum of those."
+    )
+
+
+def _finite(value: float | decimal.Decimal) -> None:
+    if not (value.is_finite() if isinstance(value, decimal.Decimal) else math.isfinite(value)):
+        raise Unconvertible(value, f"is {value}, which JSON cannot hold; return None or a string.")
+
+
+def to_json(value: t.Any) -> t.Any:
+    """Convert ``value`` to plain JSON data (dict, list, str, int, float, bool, None).
+
+    :raises Unconvertible: ``value`` or something inside it is not in the table of
+        this module.
+    """
+    cls = type(value)
+    if cls in _PLAIN:
+        return value
+    if cls is float:
+        _finite(value)
+        return value
+    if cls is dict or cls is list or cls is tuple:
+        return _container(value)
+    return _other(value)
+
+
+def _container(value: t.Any) -> t.Any:
+    """Convert a mapping or a sequence, noting where a refused item sits."""
+    if isinstance(value, cabc.Mapping):
+        out: dict[str, t.Any] = {}
+        for key, item in value.items():
+            name = _key(key)
+            try:
+                out[name] = to_json(item)
+            except Unconvertible as exc:
+                exc.path.insert(0, name)
+                raise
+        if len(out) != len(value):
+            raise Unconvertible(
+                value, "has two keys that become the same JSON key; make the keys distinct."
+            )
+        return out
+    items = []
+    for index, item in enumerate(value):
+        try:
+            items.append(to_json(item))
+        except Unconvertible as exc:
+            exc.path.insert(0, index)
+            raise
+    return items
+
+
+def _other(value: t.Any) -> t.Any:
+    """Convert everything but the exact builtin types :func:`to_json` handles first."""
+    if isinstance(value, enum.Enum):
+        return to_json(value.value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        _finite(value)
+        return float(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _container(fields)
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return _container(value._asdict())
+    if isinstance(value, (cabc.Mapping, list, tuple, set, frozenset)):
+        return _container(value)
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, decimal.Decimal):
+        _finite(value)
+        return str(value)
+    if isinstance(value, pathlib.PurePath):
+        return str(value)
+    base = pydantic_base()
+    if base is not None and isinstance(value, base):
+        return value.model_dump(mode="json", by_alias=True)  # type: ignore[attr-defined]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise Unconvertible(
+            value,
+            "cannot be converted to JSON: encode them (base64) into a string, or return them"
+            " as the whole result of a tool declared with mime_type=.",
+        )
+    raise Unconvertible(value)
