@@ -20,6 +20,7 @@ from .errors import ResourceNotFound
 from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
+from .resource_security import ResourceSecurity
 
 __all__ = [
     "MCP",
@@ -33,6 +34,7 @@ __all__ = [
     "MCPError",
     "RequestCancelled",
     "ResourceNotFound",
+    "ResourceSecurity",
     "ToolError",
     "ToolResult",
     "URLElicitationRequired",

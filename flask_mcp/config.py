@@ -186,6 +186,13 @@ KEYS: tuple[Key, ...] = (
         "Largest accepted POST body in bytes (413 above it).",
     ),
     Key(
+        "MCP_MAX_URI_LENGTH",
+        8192,
+        _positive_int,
+        "Longest resource URI accepted by ``resources/read``, ``resources/subscribe`` and "
+        "``completion/complete`` (-32602 above it, before any template is matched).",
+    ),
+    Key(
         "MCP_MAX_SESSIONS",
         10_000,
         _positive_int,
@@ -416,6 +423,7 @@ class Settings:
     backend: t.Any
     page_size: int
     max_body_size: int
+    max_uri_length: int
     max_sessions: int
     session_idle_timeout: float | None
     session_max_lifetime: float | None

@@ -22,6 +22,8 @@ from .registry import context_parameter
 from .registry import describe_doc
 from .registry import header_params_of
 from .registry import prompt_arguments
+from .resource_security import DEFAULT_RESOURCE_SECURITY
+from .resource_security import ResourceSecurity
 from .uritemplate import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
@@ -197,6 +199,7 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
+        security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
     ) -> t.Callable[[F], F]:
         """Register a function as a resource, or as a template if ``uri`` has variables.
 
@@ -204,7 +207,10 @@ class Declarations:
         Template variables are passed to the function as keyword arguments.
         ``ttl_ms`` and ``cache_scope`` (``"public"`` or ``"private"``) are the
         caching hints of its 2026-07-28 reads; they default to
-        ``MCP_READ_CACHE_TTL_MS`` and ``MCP_READ_CACHE_SCOPE``.
+        ``MCP_READ_CACHE_TTL_MS`` and ``MCP_READ_CACHE_SCOPE``. Template values
+        holding NUL, a ``..`` segment or an absolute path are refused unless
+        ``security`` exempts them (``ResourceSecurity(exempt_params={"path"})``)
+        or is ``None``.
         """
         if callable(uri):
             raise _not_called("resource")
@@ -224,6 +230,7 @@ class Declarations:
                 scopes=scopes,
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
+                security=security,
             )
             return fn
 
@@ -245,6 +252,7 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
+        security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
     ) -> Resource | ResourceTemplate:
         """Register a resource or template at any time; clients are told the list changed."""
         if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
@@ -279,7 +287,9 @@ class Declarations:
                 f"The function {fn.__name__!r} for template {uri!r} must accept the template "
                 f"variables as parameters; missing: {', '.join(missing)}."
             )
-        record = ResourceTemplate(template=template, **common)
+        if security is not None:
+            security.check_template(template)
+        record = ResourceTemplate(template=template, security=security, **common)
         self.registry.add_template(record)
         return record
 

@@ -81,6 +81,15 @@ def _optional_dict(params: dict[str, t.Any], key: str) -> dict[str, t.Any]:
     return value
 
 
+def _check_uri_length(uri: str, limit: int) -> None:
+    """Refuse a URI longer than ``MCP_MAX_URI_LENGTH``, before any matching."""
+    if len(uri) > limit:
+        raise InvalidParams(
+            f"Invalid params: the URI is {len(uri)} characters long; this server accepts"
+            f" at most {limit} (MCP_MAX_URI_LENGTH). Send a shorter URI."
+        )
+
+
 class Dispatcher:
     """Routes requests of one :class:`~flask_mcp.MCP` to their handlers."""
 
@@ -331,6 +340,7 @@ class Dispatcher:
 
     def resolve_resource(self, uri: str, call: Call) -> tuple[t.Any, dict[str, t.Any]]:
         """Return the resource or template serving ``uri`` and its variables."""
+        _check_uri_length(uri, self.mcp.settings.max_uri_length)
         resource = self.registry.resources.get(uri)
         if resource is not None:
             return resource, {}
@@ -463,6 +473,7 @@ class Dispatcher:
             key = "prompt"
         elif kind == "ref/resource":
             target = _require_str(ref, "uri")
+            _check_uri_length(target, self.mcp.settings.max_uri_length)
             key = "resource"
         else:
             raise InvalidParams("Invalid params: ref.type must be 'ref/prompt' or 'ref/resource'.")

@@ -16,6 +16,8 @@ from . import schema as schema_mod
 from .context import Context
 from .errors import InvalidParams
 from .headers import validate_x_mcp_header_schema
+from .resource_security import DEFAULT_RESOURCE_SECURITY
+from .resource_security import ResourceSecurity
 from .uritemplate import URITemplate
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -213,6 +215,7 @@ class ResourceTemplate:
     context_param: str | None = None
     ttl_ms: int | None = None
     cache_scope: str | None = None
+    security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY
 
     @property
     def uri_template(self) -> str:
@@ -372,10 +375,22 @@ class Registry:
         return cached
 
     def find_template(self, uri: str) -> tuple[ResourceTemplate, dict[str, t.Any]] | None:
-        """Return the first template matching ``uri`` and its variables."""
+        """Return the first template matching ``uri`` and its variables.
+
+        :raises InvalidParams: a value is refused by the template's ``security``
+            (a later template is not tried: it could be more permissive).
+        """
         for template in list(self.templates.values()):
             variables = template.template.match(uri)
             if variables is not None:
+                refused = template.security and template.security.validate(variables)
+                if refused:
+                    raise InvalidParams(
+                        f"Invalid params: the value of {refused[0]!r} in this URI {refused[1]};"
+                        f" the resource template {template.uri_template!r} does not accept NUL"
+                        " characters, '..' segments or absolute paths in its values.",
+                        {"uri": uri, "parameter": refused[0]},
+                    )
                 return template, variables
         return None
 
