@@ -464,9 +464,7 @@ class MCPTestClient:
             for uri in resource_uris:
                 self.request("resources/subscribe", {"uri": uri})
             headers = {**self._headers({}), "Accept": "text/event-stream"}
-            response = self.client.get(
-                self.path, headers=headers, buffered=False, multithread=True
-            )
+            response = self.client.get(self.path, headers=headers, buffered=False, multithread=True)
         stream = self._stream(response)
         subscription = Subscription(stream, methods, set(resource_uris))
         self._subscriptions.append(subscription)

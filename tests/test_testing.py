@@ -207,9 +207,9 @@ def test_every_wait_has_a_timeout(app: Flask, server: MCP) -> None:
         return "late"
 
     try:
-        with MCPTestClient(app, timeout=0.3) as client:
-            with pytest.raises(TimeoutError, match="timeout="):
-                client.call_tool("stuck", progressToken="p")
+        client = MCPTestClient(app, timeout=0.3)
+        with client, pytest.raises(TimeoutError, match="timeout="):
+            client.call_tool("stuck", progressToken="p")
     finally:
         release.set()
 
@@ -274,9 +274,10 @@ def test_stateless_requests_carry_meta_and_headers(app: Flask) -> None:
         return post(path, **kwargs)
 
     client.client.post = spy  # type: ignore[method-assign]
-    assert client.call_tool("regional", {"region": "Zürich", "count": 2})["content"][0][
-        "text"
-    ] == "Zürichx2"
+    assert (
+        client.call_tool("regional", {"region": "Zürich", "count": 2})["content"][0]["text"]
+        == "Zürichx2"
+    )
     listing, (call, headers) = sent  # the first call learns the x-mcp-header annotations
     assert listing[0]["method"] == "tools/list"
     meta = call["params"]["_meta"]
@@ -319,20 +320,19 @@ def test_roots_change(app: Flask, server: MCP) -> None:
 
 @pytest.mark.parametrize("version", ERAS)
 def test_listen(app: Flask, server: MCP, version: str) -> None:
-    with make_client(app, version) as client:
-        with client.listen(tools=True, resource_uris=["test://secret"]) as changes:
-            assert changes.acknowledged == {
-                "toolsListChanged": True, "resourceSubscriptions": ["test://secret"]
-            }  # fmt: skip
-            server.notify_list_changed("prompts", app=app)  # not asked for
-            server.notify_resource_updated("test://secret", app=app)
-            server.add_tool(lambda: "new", name="new_tool")
-            updated = changes.get()
-            assert updated is not None and updated["params"]["uri"] == "test://secret"
-            changed = changes.get()
-            assert changed is not None
-            assert changed["method"] == "notifications/tools/list_changed"
-            assert changes.get(timeout=0.2) is None
+    client = make_client(app, version)
+    with client, client.listen(tools=True, resource_uris=["test://secret"]) as changes:
+        assert changes.acknowledged == {
+            "toolsListChanged": True, "resourceSubscriptions": ["test://secret"]
+        }  # fmt: skip
+        server.notify_list_changed("prompts", app=app)  # not asked for
+        server.notify_resource_updated("test://secret", app=app)
+        server.add_tool(lambda: "new", name="new_tool")
+        updated = changes.get()
+        assert updated is not None and updated["params"]["uri"] == "test://secret"
+        changed = changes.get()
+        assert changed is not None and changed["method"] == "notifications/tools/list_changed"
+        assert changes.get(timeout=0.2) is None
 
 
 # -- finding the endpoint ------------------------------------------------------------------------
