@@ -185,6 +185,7 @@ def live_server(
 
     :param app: a Flask app with an MCP endpoint, or any WSGI app (its
         endpoint is then taken to be ``/mcp``).
+    :param host: the address to listen on.
     :param port: the port, by default a free one.
     :param timeout: most seconds to wait for the server to stop.
     :raises RuntimeError: the server did not stop within ``timeout``.

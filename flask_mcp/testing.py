@@ -258,7 +258,8 @@ class MCPTestClient:
         deadline = time.monotonic() + self.timeout
         try:
             while True:
-                message = stream.get(deadline - time.monotonic())
+                remaining = deadline - time.monotonic()
+                message = stream.get(remaining) if remaining > 0 else None
                 if message is None:
                     raise TimeoutError(
                         f"No answer to request {request_id} within {self.timeout:g} seconds; "
