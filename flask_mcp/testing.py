@@ -1,63 +1,103 @@
-"""A protocol-level test client, so tests never hand-write wire messages.
+"""Test an app's MCP endpoint in process, in either protocol era, without writing wire messages.
 
 .. code-block:: python
 
     def test_add(app):
-        with MCPTestClient(app) as client:
+        with MCPTestClient(app) as client:  # or protocol_version="2026-07-28"
             assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
+
+:class:`MCPTestClient` drives :meth:`flask.Flask.test_client`; :func:`live_server`
+serves the app on a real socket for HTTP clients such as the official ``mcp`` client.
+The ``mcp_client`` pytest fixture is in :mod:`flask_mcp.pytest_plugin`.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import time
 import typing as t
+
+from . import protocol
+from ._testing import END
+from ._testing import EventStream
+from ._testing import LiveServer
+from ._testing import Subscription
+from ._testing import find_endpoint
+from ._testing import live_server
+from .errors import INTERNAL_ERROR
+from .errors import METHOD_NOT_FOUND
+from .errors import MCPError
+from .headers import HeaderParam
+from .headers import encode_header_value
+from .headers import expected_name
+from .headers import validate_x_mcp_header_schema
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
+__all__ = ["Handler", "LiveServer", "MCPError", "MCPTestClient", "Subscription", "live_server"]
+
+#: Answers the params of a server-to-client request with its result.
 Handler = t.Callable[[dict[str, t.Any]], dict[str, t.Any]]
-
-
-class MCPError(Exception):
-    """The server answered a request with a JSON-RPC error."""
-
-    def __init__(self, error: dict[str, t.Any]) -> None:
-        super().__init__(f"{error.get('code')}: {error.get('message')}")
-        self.code = error.get("code")
-        self.error = error
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+_LISTEN_FLAGS = {
+    "tools": ("toolsListChanged", "notifications/tools/list_changed"),
+    "prompts": ("promptsListChanged", "notifications/prompts/list_changed"),
+    "resources": ("resourcesListChanged", "notifications/resources/list_changed"),
+}
 
 
 class MCPTestClient:
     """Drives an app's MCP endpoint through :meth:`flask.Flask.test_client`.
 
-    Server-to-client requests (sampling, elicitation, roots) are answered by the
-    handlers passed here; notifications are collected in :attr:`notifications`.
+    The same calls work in both protocol eras. With a handshake-era version it
+    runs ``initialize`` and keeps the session; with ``"2026-07-28"`` every
+    request is stateless (``_meta``, ``Mcp-*`` headers) and ``InputRequiredResult``
+    rounds are answered and retried for the caller. Server-to-client requests
+    (sampling, elicitation, roots) are answered by the handlers passed here, on
+    an SSE stream or in ``inputResponses``; notifications that arrive on a
+    request's stream are collected in :attr:`notifications`.
 
-    :param app: the Flask app with :class:`~flask_mcp.MCP` registered.
-    :param protocol_version: the version to offer in ``initialize``.
+    :param app: the Flask app on which :meth:`flask_mcp.MCP.init_app` was called.
+    :param protocol_version: the version to speak (default: the newest
+        handshake-era one).
     :param capabilities: the client capabilities to declare (derived from the
         handlers when omitted).
     :param sampling: answers ``sampling/createMessage`` params with a result.
     :param elicitation: answers ``elicitation/create`` params with a result.
     :param roots: the roots to report for ``roots/list``.
+    :param path: the endpoint's path (default: the app's ``MCP_PATH``).
+    :param headers: extra HTTP headers for every request (``Authorization``...).
+    :param client_info: the ``clientInfo`` to send.
+    :param log_level: the level of log messages to receive (``logging/setLevel``
+        in the handshake era, ``_meta`` in 2026-07-28); ``None`` keeps the default.
+    :param max_rounds: most ``InputRequiredResult`` rounds of one request.
+    :param timeout: most seconds to wait for one answer.
+    :raises RuntimeError: the app serves no MCP endpoint at ``path``.
     """
 
     def __init__(
         self,
         app: Flask,
         *,
-        protocol_version: str = "2025-11-25",
+        protocol_version: str = protocol.LATEST_HANDSHAKE_VERSION,
         capabilities: dict[str, t.Any] | None = None,
         sampling: Handler | None = None,
         elicitation: Handler | None = None,
         roots: list[dict[str, t.Any]] | None = None,
         path: str | None = None,
+        headers: dict[str, str] | None = None,
+        client_info: dict[str, t.Any] | None = None,
+        log_level: str | None = None,
+        max_rounds: int = 10,
+        timeout: float = 30.0,
     ) -> None:
         self.app = app
+        self.path = find_endpoint(app, path)
         self.client = app.test_client()
-        self.path = path or app.config.get("MCP_PATH", "/mcp")
         self.protocol_version = protocol_version
+        self.stateless = protocol.is_stateless_version(protocol_version)
         self.handlers: dict[str, Handler] = {}
         caps: dict[str, t.Any] = {}
         if sampling is not None:
@@ -66,14 +106,25 @@ class MCPTestClient:
         if elicitation is not None:
             self.handlers["elicitation/create"] = elicitation
             caps["elicitation"] = {"form": {}, "url": {}}
+        self.roots = roots
         if roots is not None:
-            self.handlers["roots/list"] = lambda params: {"roots": roots}
+            self.handlers["roots/list"] = lambda params: {"roots": self.roots}
             caps["roots"] = {"listChanged": True}
         self.capabilities = capabilities if capabilities is not None else caps
+        self.extra_headers = dict(headers or {})
+        self.client_info = client_info or {"name": "flask-mcp-test-client", "version": "1.0"}
+        self.log_level = log_level
+        self.max_rounds = max_rounds
+        self.timeout = timeout
         self.session_id: str | None = None
+        #: The ``initialize`` result, or the ``server/discover`` result in 2026-07-28.
         self.server_result: dict[str, t.Any] = {}
+        #: Notifications received on request streams, oldest first.
         self.notifications: list[dict[str, t.Any]] = []
+        self._negotiated: str | None = None
         self._ids = itertools.count(1)
+        self._tool_headers: dict[str, list[HeaderParam]] = {}
+        self._subscriptions: list[Subscription] = []
 
     def __enter__(self) -> MCPTestClient:
         self.initialize()
@@ -84,128 +135,263 @@ class MCPTestClient:
 
     # -- wire ---------------------------------------------------------------------
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, message: dict[str, t.Any]) -> dict[str, str]:
         headers = {
             "Accept": "application/json, text/event-stream",
             "Content-Type": "application/json",
-            "MCP-Protocol-Version": self.protocol_version,
+            **self.extra_headers,
         }
-        if self.session_id:
+        if self.stateless:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+            method = message.get("method")
+            if isinstance(method, str):
+                headers["Mcp-Method"] = method
+                params = message.get("params")
+                name = expected_name(method, params)
+                if name is not None:
+                    headers["Mcp-Name"] = encode_header_value(name)
+                if method == "tools/call" and name is not None:
+                    headers.update(self._param_headers(name, t.cast(dict[str, t.Any], params)))
+        elif self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
+            headers["MCP-Protocol-Version"] = self._negotiated or self.protocol_version
         return headers
 
-    def post(self, message: dict[str, t.Any]) -> t.Any:
-        """POST one raw message and return the streaming test response."""
+    def _param_headers(self, name: str, params: dict[str, t.Any]) -> dict[str, str]:
+        """Mirror the arguments the tool marks ``x-mcp-header`` into ``Mcp-Param-*``."""
+        if name not in self._tool_headers:
+            self.list_tools()  # learns every tool's annotated arguments, as a client does
+        found: dict[str, str] = {}
+        for param in self._tool_headers.get(name, ()):
+            value = param.extract(params.get("arguments"))
+            if isinstance(value, (bool, int, str)):
+                found[param.header_name] = encode_header_value(value)
+            elif isinstance(value, float):
+                found[param.header_name] = repr(value)
+        return found
+
+    def _meta(self, extra: t.Any = None) -> dict[str, t.Any]:
+        meta = {
+            protocol.META_PROTOCOL_VERSION: self.protocol_version,
+            protocol.META_CLIENT_INFO: self.client_info,
+            protocol.META_CLIENT_CAPABILITIES: self.capabilities,
+        }
+        if self.log_level is not None:
+            meta[protocol.META_LOG_LEVEL] = self.log_level
+        return {**meta, **(extra if isinstance(extra, dict) else {})}
+
+    def post(self, message: dict[str, t.Any], headers: dict[str, str] | None = None) -> t.Any:
+        """POST one raw message with this client's headers; return the unread response.
+
+        The request declares a multithreaded server (``wsgi.multithread``), as
+        the handler runs in a spawned thread while the response streams.
+        """
         return self.client.post(
             self.path,
             data=json.dumps(message),
-            headers=self._headers(),
+            headers={**self._headers(message), **(headers or {})},
             buffered=False,
-            environ_base={"wsgi.multithread": True},
+            multithread=True,
         )
 
     def request(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
         """Send a request, answer the server's requests on the way, and return the result.
 
-        :raises MCPError: the server answered with a JSON-RPC error.
+        In 2026-07-28 an ``InputRequiredResult`` is answered with the handlers
+        and retried, up to ``max_rounds`` times.
+
+        :raises flask_mcp.MCPError: the server answered with a JSON-RPC error.
         """
+        params = dict(params or {})
+        if self.stateless:
+            params["_meta"] = self._meta(params.get("_meta"))
+        result = self._exchange(method, params)
+        rounds = 0
+        while self.stateless and result.get("resultType") == "input_required":
+            rounds += 1
+            if rounds > self.max_rounds:
+                raise RuntimeError(
+                    f"The server answered {method} with InputRequiredResult {self.max_rounds} "
+                    "times in a row; pass a larger max_rounds= to MCPTestClient if it must ask "
+                    "more often."
+                )
+            retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+            asked = result.get("inputRequests") or {}
+            if asked:
+                retry["inputResponses"] = {
+                    key: self._answer(req.get("method"), req.get("params") or {})
+                    for key, req in asked.items()
+                }
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+            result = self._exchange(method, retry)
+        return result
+
+    def _exchange(self, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
         request_id = next(self._ids)
-        message: dict[str, t.Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        response = self.post(message)
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        return _result(*self._read(self.post(message), request_id))
+
+    def _read(self, response: t.Any, request_id: int) -> tuple[dict[str, t.Any], int]:
+        """Return the answer to ``request_id`` from a JSON or SSE response, and the status."""
+        status = int(response.status_code)
+        if response.mimetype == "text/event-stream":
+            return self._read_stream(EventStream(response), request_id), status
         try:
-            if response.mimetype == "application/json":
-                answer = json.loads(response.get_data())
-            else:
-                answer = self._read_stream(response, request_id)
+            body = response.get_data()
         finally:
             response.close()
-        if "error" in answer:
-            raise MCPError(answer["error"])
-        return t.cast(dict[str, t.Any], answer["result"])
+        try:
+            answer = json.loads(body) if response.mimetype == "application/json" else None
+        except ValueError:
+            answer = None
+        if not (isinstance(answer, dict) and ("result" in answer or "error" in answer)):
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"HTTP {status} {response.mimetype or 'without a body'} instead of a JSON-RPC "
+                f"answer: {body[:500]!r}",
+                http_status=status,
+            )
+        return answer, status
+
+    def _read_stream(self, stream: EventStream, request_id: int) -> dict[str, t.Any]:
+        deadline = time.monotonic() + self.timeout
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                message = stream.get(remaining) if remaining > 0 else None
+                if message is None:
+                    raise TimeoutError(
+                        f"No answer to request {request_id} within {self.timeout:g} seconds; "
+                        "pass a larger timeout= to MCPTestClient if the handler is slow."
+                    )
+                if message is END:  # the server closed it early: resume it where it stopped
+                    if stream.last_id is None or self.stateless:
+                        raise AssertionError(
+                            f"The stream of request {request_id} ended unanswered."
+                        )
+                    stream = self._resume(stream.last_id)
+                    continue
+                if message.get("id") == request_id and "method" not in message:
+                    stream.join(self.timeout)  # it ends right after its answer: settle it
+                    return t.cast(dict[str, t.Any], message)
+                if "method" in message and "id" in message:
+                    self._reply(message)
+                elif "method" in message:
+                    self.notifications.append(message)
+        finally:
+            stream.close()
+
+    def _resume(self, last_id: str) -> EventStream:
+        """Reopen a stream after ``last_id`` with a GET, as the server's close asks."""
+        headers = {**self._headers({}), "Accept": "text/event-stream", "Last-Event-ID": last_id}
+        return self._stream(
+            self.client.get(self.path, headers=headers, buffered=False, multithread=True)
+        )
+
+    def _stream(self, response: t.Any) -> EventStream:
+        """Read ``response`` as an event stream.
+
+        :raises flask_mcp.MCPError: the server answered with something else.
+        """
+        if response.mimetype != "text/event-stream":
+            _result(*self._read(response, -1))  # raises the server's error
+            raise MCPError(INTERNAL_ERROR, f"HTTP {response.status_code} without a stream.")
+        return EventStream(response)
+
+    def _answer(self, method: t.Any, params: dict[str, t.Any]) -> dict[str, t.Any]:
+        handler = self.handlers.get(method) if isinstance(method, str) else None
+        if handler is None:
+            raise MCPError(
+                METHOD_NOT_FOUND,
+                f"The server asked for {method} but MCPTestClient has no handler for it: pass "
+                "sampling=, elicitation= or roots=.",
+            )
+        return handler(params)
+
+    def _reply(self, message: dict[str, t.Any]) -> None:
+        """Answer a server-to-client request on a handshake-era stream."""
+        reply: dict[str, t.Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        try:
+            reply["result"] = self._answer(message["method"], message.get("params") or {})
+        except MCPError as exc:
+            reply["error"] = exc.to_error()
+        except BaseException as exc:  # the server must not wait for an answer that never comes
+            reply["error"] = {"code": INTERNAL_ERROR, "message": f"The test handler raised {exc!r}"}
+            self.post(reply).close()
+            raise
+        self.post(reply).close()
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def initialize(self) -> dict[str, t.Any]:
+        """Run the handshake and keep the session id (2026-07-28: ``server/discover``)."""
+        if self.stateless:
+            self.server_result = self.request("server/discover")
+            return self.server_result
+        message = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": self.protocol_version,
+                "capabilities": self.capabilities,
+                "clientInfo": self.client_info,
+            },
+        }
+        response = self.post(message)
+        session_id = response.headers.get("Mcp-Session-Id")
+        self.server_result = _result(*self._read(response, 0))
+        self.session_id = session_id
+        self._negotiated = self.server_result.get("protocolVersion")
+        self.notify("notifications/initialized")
+        if self.log_level is not None:
+            self.request("logging/setLevel", {"level": self.log_level})
+        return self.server_result
+
+    @property
+    def server_info(self) -> dict[str, t.Any]:
+        """The server's ``serverInfo`` (name, version...) from :meth:`initialize`."""
+        result = self.server_result
+        info = result.get("serverInfo") or result.get("_meta", {}).get(protocol.META_SERVER_INFO)
+        return t.cast(dict[str, t.Any], info or {})
 
     def notify(self, method: str, params: dict[str, t.Any] | None = None) -> int:
         """Send a notification and return the HTTP status."""
         message: dict[str, t.Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        return int(self.post(message).status_code)
-
-    def _read_stream(self, response: t.Any, request_id: int) -> dict[str, t.Any]:
-        buffer = b""
-        for chunk in response.response:
-            buffer += chunk
-            while b"\n\n" in buffer:
-                event, buffer = buffer.split(b"\n\n", 1)
-                data = [
-                    line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:")
-                ]
-                if not data or not data[0]:
-                    continue
-                message = json.loads(b"".join(data))
-                if message.get("id") == request_id and "method" not in message:
-                    return t.cast(dict[str, t.Any], message)
-                if "method" in message and "id" in message:
-                    self._answer(message)
-                elif "method" in message:
-                    self.notifications.append(message)
-        raise AssertionError(f"The stream of request {request_id} ended without its response.")
-
-    def _answer(self, message: dict[str, t.Any]) -> None:
-        handler = self.handlers.get(message["method"])
-        if handler is None:
-            reply = {
-                "jsonrpc": "2.0",
-                "id": message["id"],
-                "error": {"code": -32601, "message": "no handler"},
-            }
-        else:
-            reply = {
-                "jsonrpc": "2.0",
-                "id": message["id"],
-                "result": handler(message.get("params") or {}),
-            }
-        self.post(reply).close()
-
-    # -- lifecycle and methods ------------------------------------------------------
-
-    def initialize(self) -> dict[str, t.Any]:
-        """Run the handshake and keep the session id."""
-        response = self.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": self.protocol_version,
-                    "capabilities": self.capabilities,
-                    "clientInfo": {"name": "flask-mcp-test-client", "version": "1.0"},
-                },
-            }
-        )
-        body = json.loads(response.get_data())
-        if "error" in body:
-            raise MCPError(body["error"])
-        self.session_id = response.headers.get("Mcp-Session-Id")
-        self.server_result = body["result"]
-        self.notify("notifications/initialized")
-        return t.cast(dict[str, t.Any], body["result"])
+        response = self.post(message)
+        response.close()
+        return int(response.status_code)
 
     def close(self) -> None:
-        """End the session."""
+        """Stop every :meth:`listen` stream and end the session."""
+        for subscription in self._subscriptions:
+            subscription.close()
+        self._subscriptions.clear()
         if self.session_id:
-            self.client.delete(self.path, headers=self._headers())
+            self.client.delete(self.path, headers=self._headers({})).close()
             self.session_id = None
+
+    # -- methods ----------------------------------------------------------------------
 
     def list_tools(self) -> list[dict[str, t.Any]]:
         """Return every tool (following pagination)."""
-        return self._list("tools/list", "tools")
+        tools = self._list("tools/list", "tools")
+        for tool in tools:
+            try:
+                self._tool_headers[tool["name"]] = validate_x_mcp_header_schema(
+                    tool.get("inputSchema") or {}
+                )
+            except ValueError:
+                self._tool_headers[tool["name"]] = []
+        return tools
 
     def call_tool(
         self, name: str, arguments: dict[str, t.Any] | None = None, **meta: t.Any
     ) -> dict[str, t.Any]:
-        """Call a tool and return its ``CallToolResult``."""
+        """Call a tool and return its ``CallToolResult``; ``meta`` goes into ``_meta``."""
         params: dict[str, t.Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
@@ -238,6 +424,61 @@ class MCPTestClient:
         params = {"ref": ref, "argument": {"name": argument, "value": value}}
         return t.cast(dict[str, t.Any], self.request("completion/complete", params)["completion"])
 
+    def set_log_level(self, level: str) -> None:
+        """Receive log messages at ``level`` and above from now on."""
+        self.log_level = level
+        if not self.stateless:
+            self.request("logging/setLevel", {"level": level})
+
+    def set_roots(self, roots: list[dict[str, t.Any]]) -> None:
+        """Report other roots from now on (and tell a handshake-era session they changed)."""
+        self.roots = roots
+        if self.session_id:
+            self.notify("notifications/roots/list_changed")
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: t.Sequence[str] = (),
+    ) -> Subscription:
+        """Open a stream of change notifications; use the result as a context manager.
+
+        2026-07-28 sends ``subscriptions/listen``; the handshake era opens the
+        session's GET stream and subscribes to ``resource_uris``. Only the
+        notifications asked for come out of :meth:`Subscription.get`.
+        """
+        kinds = {"tools": tools, "prompts": prompts, "resources": resources}
+        methods = {_LISTEN_FLAGS[kind][1] for kind, wanted in kinds.items() if wanted}
+        wanted_filter: dict[str, t.Any] = {
+            _LISTEN_FLAGS[kind][0]: True for kind, on in kinds.items() if on
+        }
+        if resource_uris:
+            wanted_filter["resourceSubscriptions"] = list(resource_uris)
+        if self.stateless:
+            params = {"notifications": wanted_filter, "_meta": self._meta()}
+            message = {"jsonrpc": "2.0", "id": next(self._ids), "method": "subscriptions/listen"}
+            response = self.post({**message, "params": params})
+        else:
+            for uri in resource_uris:
+                self.request("resources/subscribe", {"uri": uri})
+            headers = {**self._headers({}), "Accept": "text/event-stream"}
+            response = self.client.get(self.path, headers=headers, buffered=False, multithread=True)
+        stream = self._stream(response)
+        subscription = Subscription(stream, methods, set(resource_uris))
+        self._subscriptions.append(subscription)
+        if not self.stateless:
+            subscription.acknowledged = wanted_filter
+            return subscription
+        ack = stream.get(self.timeout)
+        if not (isinstance(ack, dict) and ack.get("method") == _ACKNOWLEDGED):
+            subscription.close()
+            raise AssertionError(f"subscriptions/listen began with {ack!r}, not {_ACKNOWLEDGED}.")
+        subscription.acknowledged = ack["params"].get("notifications", {})
+        return subscription
+
     def _list(self, method: str, key: str) -> list[dict[str, t.Any]]:
         items: list[dict[str, t.Any]] = []
         cursor = None
@@ -247,3 +488,19 @@ class MCPTestClient:
             cursor = result.get("nextCursor")
             if not cursor:
                 return items
+
+
+def _result(answer: dict[str, t.Any], status: int) -> dict[str, t.Any]:
+    """Return the result of an answer.
+
+    :raises flask_mcp.MCPError: it is an error (``http_status`` is the HTTP status).
+    """
+    if "error" in answer:
+        error = answer["error"] if isinstance(answer["error"], dict) else {}
+        raise MCPError(
+            error.get("code", INTERNAL_ERROR),
+            error.get("message", ""),
+            error.get("data"),
+            http_status=status,
+        )
+    return t.cast(dict[str, t.Any], answer["result"])

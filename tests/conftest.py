@@ -35,6 +35,7 @@ from typing import NoReturn
 from typing import Protocol
 
 import pytest
+from flask.testing import FlaskClient
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -540,13 +541,26 @@ def mcp_server() -> t.Any:
     return mcp
 
 
+class ThreadedTestClient(FlaskClient):
+    """A Flask test client whose requests declare a threaded server (``wsgi.multithread``).
+
+    Werkzeug's default says single-threaded, where the server must not hold SSE streams;
+    :class:`flask_mcp.testing.MCPTestClient` declares threads the same way.
+    """
+
+    def open(self, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        kwargs.setdefault("multithread", True)
+        return super().open(*args, **kwargs)
+
+
 @pytest.fixture
 def app(mcp_server: t.Any) -> t.Any:
-    """A Flask app serving :func:`mcp_server` with streaming enabled for the test client."""
+    """A Flask app serving :func:`mcp_server`; its raw test clients declare threads."""
     from flask import Flask
 
     app = Flask("test_app")
-    app.config.update(TESTING=True, SECRET_KEY="test-secret", MCP_MAX_STREAMS=100)
+    app.config.update(TESTING=True, SECRET_KEY="test-secret")
+    app.test_client_class = ThreadedTestClient
     mcp_server.init_app(app)
     return app
 

@@ -197,7 +197,7 @@ def make_app(mcp: MCP | None = None, **config: t.Any) -> Flask:
         mcp = make_mcp(authorizer=table_authorizer)
     app = Flask("auth_app")
     app.config.update(
-        TESTING=True, SECRET_KEY="x", MCP_MAX_STREAMS=100, MCP_AUTH_RESOURCE=RESOURCE,
+        TESTING=True, SECRET_KEY="x", MCP_AUTH_RESOURCE=RESOURCE,
         MCP_AUTH_AUTHORIZATION_SERVERS=[ISSUER], MCP_AUTH_SCOPES_SUPPORTED=["notes:read"],
     )  # fmt: skip
     app.config.update(config)
@@ -261,7 +261,7 @@ def _clear_calls() -> None:
 def test_off_by_default() -> None:
     mcp = make_mcp()
     app = Flask("plain")
-    app.config.update(TESTING=True, MCP_MAX_STREAMS=100)
+    app.config.update(TESTING=True)
     mcp.init_app(app)
     client = app.test_client()
     assert client.get("/.well-known/oauth-protected-resource").status_code == 404

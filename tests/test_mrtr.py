@@ -263,7 +263,6 @@ def test_encrypted_state(server: MCP) -> None:
 
 def test_without_a_key_a_process_key_is_used(server: MCP, caplog: pytest.LogCaptureFixture) -> None:
     app = Flask("no_key")
-    app.config.update(MCP_MAX_STREAMS=10)
     server.init_app(app)
     wire = Wire(app)
     with caplog.at_level(logging.WARNING, logger="flask_mcp"):
