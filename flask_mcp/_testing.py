@@ -135,7 +135,7 @@ def find_endpoint(app: Flask, path: str | None) -> str:
     path = path or served
     adapter = app.url_map.bind(app.config.get("SERVER_NAME") or "localhost")
     try:
-        adapter.match(path, method="POST")
+        adapter.match(path.partition("?")[0], method="POST")  # a query string may follow
     except (NotFound, MethodNotAllowed, RequestRedirect):
         raise RuntimeError(
             f"The app {app.name!r} has no MCP endpoint at {path!r}: did you call init_app? "

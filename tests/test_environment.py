@@ -207,13 +207,9 @@ def env_app(recorder: Recorder) -> Flask:
     return make_app(build_server(), recorder)
 
 
-class UserClient(MCPTestClient):
-    """The test client, sending an X-User header and a query string."""
-
-    user = "ada"
-
-    def _headers(self) -> dict[str, str]:
-        return {**super()._headers(), "X-User": self.user}
+def UserClient(app: Flask, **options: t.Any) -> MCPTestClient:
+    """The test client, sending the X-User header of the user "ada"."""
+    return MCPTestClient(app, headers={"X-User": "ada"}, **options)
 
 
 EXPECTED = {
