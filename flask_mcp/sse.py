@@ -16,7 +16,6 @@ if t.TYPE_CHECKING:
 HEADERS = {
     "Cache-Control": "no-cache, no-transform",
     "X-Accel-Buffering": "no",
-    "Connection": "keep-alive",
 }
 HEARTBEAT = b": ping\n\n"
 
