@@ -204,20 +204,51 @@ def _gunicorn_worker() -> t.Any:
     return worker if worker is not None and hasattr(worker, "cfg") else None
 
 
+def _waitress_channel(environ: t.Mapping[str, t.Any]) -> t.Any:
+    """Return waitress's channel (connection) object of this request, if any.
+
+    waitress shows it only as the owner of the ``waitress.client_disconnected``
+    method it puts in every environ.
+    """
+    return getattr(environ.get("waitress.client_disconnected"), "__self__", None)
+
+
+def _uwsgi() -> t.Any:
+    """Return uWSGI's embedded ``uwsgi`` module, or ``None`` outside uWSGI."""
+    try:
+        import uwsgi
+    except ImportError:
+        return None
+    return uwsgi
+
+
+def server_threads(environ: t.Mapping[str, t.Any]) -> int | None:
+    """Return how many threads serve requests in this process, when the server tells.
+
+    Known: gunicorn's gthread worker (``--threads``), waitress (``threads=``, read from
+    the request's channel) and uWSGI (``--threads``, its ``uwsgi.cores``).
+    """
+    worker = _gunicorn_worker()
+    threads = getattr(getattr(worker, "cfg", None), "threads", None)
+    if threads is None:
+        threads = getattr(getattr(_waitress_channel(environ), "adj", None), "threads", None)
+    if threads is None and environ.get("uwsgi.version"):
+        threads = getattr(_uwsgi(), "cores", None)
+    return threads if isinstance(threads, int) and threads > 0 else None
+
+
 def stream_capacity(environ: t.Mapping[str, t.Any]) -> int | None:
     """Return how many SSE responses this process can hold open at once.
 
-    On gevent there is no fixed limit. A gunicorn gthread worker holds one
-    thread per open response and needs one free thread to receive a client's
-    reply, so it can hold ``threads - 1``. A server without threads or
-    greenlets (gunicorn's sync worker) can hold none.
+    On gevent there is no fixed limit. A threaded server (gunicorn's gthread
+    worker, waitress, uWSGI with ``--threads``) holds one thread per open
+    response and needs one free thread to receive a client's reply, so it can
+    hold ``threads - 1``; ``None`` (no limit) when the thread count is unknown.
+    A server without threads or greenlets (gunicorn's sync worker) can hold none.
     """
     if gevent_active():
         return None
     if not environ.get("wsgi.multithread"):
         return 0
-    worker = _gunicorn_worker()
-    threads = getattr(getattr(worker, "cfg", None), "threads", None)
-    if isinstance(threads, int) and threads > 0:
-        return max(threads - 1, 0)
-    return None
+    threads = server_threads(environ)
+    return None if threads is None else threads - 1
