@@ -149,6 +149,8 @@ def client_gone(conn: t.Any) -> bool:
             finally:
                 sock.detach()
         return bool(conn.recv(1, socket.MSG_PEEK) == b"")
+    except (BlockingIOError, InterruptedError):  # the server's own loop read it first
+        return False
     except (OSError, ValueError):
         return True
 

@@ -97,6 +97,25 @@ def test_client_gone_reads_a_file_descriptor_without_taking_it() -> None:
         assert server_side.fileno() != -1  # still open: the server owns it
 
 
+def test_client_gone_is_not_fooled_by_a_server_reading_the_same_socket() -> None:
+    """waitress's own loop may read a non-blocking socket between select and peek."""
+
+    class ReadFirst:
+        def __init__(self, sock: socket.socket) -> None:
+            self.sock = sock
+
+        def fileno(self) -> int:
+            return self.sock.fileno()
+
+        def recv(self, size: int, flags: int = 0) -> bytes:
+            raise BlockingIOError  # what the peek meets when the data is gone
+
+    server_side, client_side = socket.socketpair()
+    with server_side, client_side:
+        client_side.sendall(b"GET / HTTP/1.1\r\n")
+        assert not listen.client_gone(ReadFirst(server_side))
+
+
 def test_client_gone_asks_a_callable_and_never_guesses() -> None:
     assert listen.client_gone(lambda: True)
     assert not listen.client_gone(lambda: False)
