@@ -12,8 +12,6 @@ such as Redis; the in-memory backend reaches the streams of its own process).
 
 from __future__ import annotations
 
-import _socket
-import contextlib
 import logging
 import select
 import socket
@@ -105,52 +103,15 @@ def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> di
     return jsonrpc.notification(method, tagged)
 
 
-def client_connection(environ: t.Mapping[str, t.Any]) -> t.Any:
-    """Return the client's connection of a WSGI request, for :func:`client_gone`.
-
-    gunicorn and Werkzeug put the socket in the environ, waitress has it on the
-    channel behind ``waitress.client_disconnected``, uWSGI gives the file
-    descriptor of ``uwsgi.connection_fd()`` (with its HTTP router, the
-    router's connection: it closes when the client's does). ``None`` when the
-    server shows no connection: a vanished client is then noticed only when a
-    write to it fails.
-    """
-    sock = environ.get("gunicorn.socket") or environ.get("werkzeug.socket")
-    if sock is not None:
-        return sock
-    channel = _concurrency._waitress_channel(environ)
-    if channel is not None:
-        return getattr(channel, "socket", None) or environ["waitress.client_disconnected"]
-    if environ.get("uwsgi.version"):
-        uwsgi = _concurrency._uwsgi()
-        with contextlib.suppress(Exception):  # outside a request, uWSGI raises SystemError
-            return uwsgi.connection_fd() if uwsgi is not None else None
-    return None
-
-
-def client_gone(conn: t.Any) -> bool:
-    """Tell whether the peer closed the connection (a readable socket with no data).
-
-    :param conn: what :func:`client_connection` returned: a socket, a file
-        descriptor, a callable that answers the question, or ``None`` (never gone).
-    """
-    if conn is None:
+def client_gone(sock: t.Any) -> bool:
+    """Tell whether the peer closed the connection (a readable socket with no data)."""
+    if sock is None:
         return False
-    if callable(conn):
-        return bool(conn())
     try:
-        readable, _, _ = select.select([conn], [], [], 0)
+        readable, _, _ = select.select([sock], [], [], 0)
         if not readable:
             return False
-        if isinstance(conn, int):  # borrow the descriptor (gevent's wrapper would make it
-            sock = _socket.socket(fileno=conn)  # non-blocking); do not close it
-            try:
-                return bool(sock.recv(1, socket.MSG_PEEK) == b"")
-            finally:
-                sock.detach()
-        return bool(conn.recv(1, socket.MSG_PEEK) == b"")
-    except (BlockingIOError, InterruptedError):  # the server's own loop read it first
-        return False
+        return bool(sock.recv(1, socket.MSG_PEEK) == b"")
     except (OSError, ValueError):
         return True
 
@@ -177,7 +138,7 @@ def open_stream(mcp: MCP, state: AppState, request_id: t.Any, params: dict[str, 
     except BaseException:
         state.slots.release()
         raise
-    sock = client_connection(request.environ)
+    sock = _concurrency.client_socket(request.environ)
     ack = jsonrpc.notification(
         "notifications/subscriptions/acknowledged",
         {"_meta": {protocol.META_SUBSCRIPTION_ID: request_id}, "notifications": agreed},

@@ -44,7 +44,7 @@ def make_app() -> Flask:
 
     @app.get("/probe")
     def probe() -> dict[str, t.Any]:
-        connection = listen.client_connection(request.environ)
+        connection = _concurrency.client_socket(request.environ)
         return {
             "capacity": _concurrency.stream_capacity(request.environ),
             "connection": type(connection).__name__,
@@ -84,21 +84,23 @@ def test_sse_responses_carry_no_hop_by_hop_header() -> None:
 # -- client_gone ------------------------------------------------------------------------------
 
 
-def test_client_gone_reads_a_file_descriptor_without_taking_it() -> None:
+def test_a_borrowed_file_descriptor_tells_when_its_client_left() -> None:
     """uWSGI shows the connection as a file descriptor (``uwsgi.connection_fd()``)."""
     server_side, client_side = socket.socketpair()
     with server_side, client_side:
-        assert not listen.client_gone(server_side.fileno())
+        peer = _concurrency.PeerSocket(server_side.fileno())
+        assert peer.fileno() == server_side.fileno()
+        assert not listen.client_gone(peer)
         client_side.sendall(b"x")  # unread data is not a goodbye
-        assert not listen.client_gone(server_side.fileno())
+        assert not listen.client_gone(peer)
         assert server_side.recv(1) == b"x"
         client_side.close()
-        assert listen.client_gone(server_side.fileno())
+        assert listen.client_gone(peer)
         assert server_side.fileno() != -1  # still open: the server owns it
 
 
-def test_client_gone_is_not_fooled_by_a_server_reading_the_same_socket() -> None:
-    """waitress's own loop may read a non-blocking socket between select and peek."""
+def test_a_peek_that_finds_the_data_taken_is_not_a_goodbye() -> None:
+    """waitress's own loop may read its non-blocking socket between select and peek."""
 
     class ReadFirst:
         def __init__(self, sock: socket.socket) -> None:
@@ -113,12 +115,15 @@ def test_client_gone_is_not_fooled_by_a_server_reading_the_same_socket() -> None
     server_side, client_side = socket.socketpair()
     with server_side, client_side:
         client_side.sendall(b"GET / HTTP/1.1\r\n")
-        assert not listen.client_gone(ReadFirst(server_side))
+        taken: t.Any = ReadFirst(server_side)
+        assert not listen.client_gone(_concurrency.PeerSocket(taken))
+        client_side.close()
+        server_side.recv(100)
+        assert listen.client_gone(_concurrency.PeerSocket(server_side))
 
 
-def test_client_gone_asks_a_callable_and_never_guesses() -> None:
-    assert listen.client_gone(lambda: True)
-    assert not listen.client_gone(lambda: False)
+def test_no_connection_is_never_gone() -> None:
+    assert _concurrency.client_socket({"wsgi.multithread": True}) is None
     assert not listen.client_gone(None)
 
 
@@ -156,7 +161,7 @@ def get_json(port: int, path: str) -> t.Any:
 def test_waitress_threads_bound_the_streams_and_its_socket_is_found() -> None:
     with waitress_server(make_app(), threads=3) as port:
         probe = get_json(port, "/probe")
-    assert probe == {"capacity": 2, "connection": "socket", "gone": False}
+    assert probe == {"capacity": 2, "connection": "PeerSocket", "gone": False}
 
 
 def test_waitress_client_that_left_is_noticed() -> None:
@@ -170,7 +175,7 @@ def test_waitress_client_that_left_is_noticed() -> None:
     @app.get("/hold")
     def hold() -> str:
         try:
-            connection = listen.client_connection(request.environ)
+            connection = _concurrency.client_socket(request.environ)
             seen["before"] = listen.client_gone(connection)
             ready.set()
             left.wait(10)
@@ -207,7 +212,7 @@ def test_each_server_tells_its_capacity_and_connection(serve: t.Any, worker: str
     server = serve(PROBE, worker, threads=3)
     probe = get_json(server.port, "/probe")
     assert probe["capacity"] == CAPACITY[worker]
-    assert probe["connection"] in ("socket", "int")
+    assert probe["connection"] in ("socket", "PeerSocket")
     assert probe["gone"] is False
 
 

@@ -27,7 +27,7 @@ mcp.init_app(app)
 def probe() -> dict[str, object]:
     """The server as Flask-MCP sees it: stream capacity, threads, the client's connection."""
     environ = request.environ
-    connection = listen.client_connection(environ)
+    connection = _concurrency.client_socket(environ)
     return {
         "capacity": _concurrency.stream_capacity(environ),
         "threads": _concurrency.server_threads(environ),
