@@ -215,6 +215,8 @@ def server_argv(
     if worker not in WORKERS:
         raise ValueError(f"unknown worker {worker!r}; expected one of {WORKERS}")
     if worker == "waitress":
+        if extra_args or workers != 1:
+            raise ValueError("waitress runs one process and takes no extra arguments here")
         return [sys.executable, "-c", _WAITRESS_SERVER, app_spec, str(port), str(threads)]
     if worker.startswith("uwsgi"):
         return [*uwsgi_argv(app_spec, worker, port, workers=workers, threads=threads), *extra_args]
