@@ -8,6 +8,8 @@ under gevent's monkey patching they are already cooperative.
 
 from __future__ import annotations
 
+import _socket
+import socket
 import threading
 import typing as t
 
@@ -204,20 +206,121 @@ def _gunicorn_worker() -> t.Any:
     return worker if worker is not None and hasattr(worker, "cfg") else None
 
 
+def waitress_channel(environ: t.Mapping[str, t.Any]) -> t.Any:
+    """Return waitress's channel (connection) object of this request, if any.
+
+    waitress shows it only as the owner of the ``waitress.client_disconnected``
+    method it puts in every environ.
+    """
+    return getattr(environ.get("waitress.client_disconnected"), "__self__", None)
+
+
+def uwsgi_module() -> t.Any:
+    """Return uWSGI's embedded ``uwsgi`` module, or ``None`` outside uWSGI."""
+    try:
+        import uwsgi
+    except ImportError:
+        return None
+    return uwsgi
+
+
+#: Peek without blocking where the platform can say so (not on Windows).
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
+
+
+class PeerSocket:
+    """A client connection that the WSGI server owns, lent for liveness checks.
+
+    It has what a check needs (``fileno`` and ``recv``, as in
+    :func:`flask_mcp.listen.client_gone`), never blocks and never closes the
+    connection.
+
+    :param conn: the server's socket, or a file descriptor to borrow.
+    """
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: socket.socket | int) -> None:
+        self._conn = conn
+
+    def fileno(self) -> int:
+        """Return the descriptor (-1 once the server closed its socket)."""
+        return self._conn if isinstance(self._conn, int) else self._conn.fileno()
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        """Read (with ``MSG_PEEK``: peek at) up to ``size`` bytes; ``b""``: the peer closed.
+
+        A read that would block finds the connection open, its data taken by
+        another reader (waitress's own loop): that reads as one pending byte.
+        """
+        flags |= _DONTWAIT
+        try:
+            if not isinstance(self._conn, int):
+                return self._conn.recv(size, flags)
+            # _socket's class, not gevent's, which would make the descriptor non-blocking.
+            borrowed = _socket.socket(fileno=self._conn)
+            try:
+                return borrowed.recv(size, flags)
+            finally:
+                borrowed.detach()
+        except (BlockingIOError, InterruptedError):
+            return b"\0"
+
+
+def client_socket(environ: t.Mapping[str, t.Any]) -> t.Any:
+    """Return the client's connection of a WSGI request, to check it is still there.
+
+    gunicorn and Werkzeug put the socket in the environ. waitress keeps it on
+    its channel (see :func:`waitress_channel`). uWSGI gives the descriptor of
+    ``uwsgi.connection_fd()``; behind its ``--http`` router that is the
+    router's connection, which closes only once a write to the vanished client
+    failed. ``None`` when the server shows no connection: a client that leaves
+    is then noticed when a write to it fails.
+    """
+    sock = environ.get("gunicorn.socket") or environ.get("werkzeug.socket")
+    if sock is not None:
+        return sock
+    channel = waitress_channel(environ)
+    if channel is not None:
+        sock = getattr(channel, "socket", None)
+        return None if sock is None else PeerSocket(sock)
+    uwsgi = uwsgi_module() if environ.get("uwsgi.version") else None
+    if uwsgi is not None:
+        try:
+            fd = uwsgi.connection_fd()
+        except Exception:  # SystemError outside a request
+            return None
+        return PeerSocket(fd) if isinstance(fd, int) and fd >= 0 else None
+    return None
+
+
+def server_threads(environ: t.Mapping[str, t.Any]) -> int | None:
+    """Return how many threads serve requests in this process, when the server tells.
+
+    Known: gunicorn's gthread worker (``--threads``), waitress (``threads=``, read from
+    the request's channel) and uWSGI (``--threads``, its ``uwsgi.cores``).
+    """
+    worker = _gunicorn_worker()
+    threads = getattr(getattr(worker, "cfg", None), "threads", None)
+    if threads is None:
+        threads = getattr(getattr(waitress_channel(environ), "adj", None), "threads", None)
+    if threads is None and environ.get("uwsgi.version"):
+        threads = getattr(uwsgi_module(), "cores", None)
+    return threads if isinstance(threads, int) and threads > 0 else None
+
+
 def stream_capacity(environ: t.Mapping[str, t.Any]) -> int | None:
     """Return how many SSE responses this process can hold open at once.
 
-    On gevent there is no fixed limit. A gunicorn gthread worker holds one
-    thread per open response and needs one free thread to receive a client's
-    reply, so it can hold ``threads - 1``. A server without threads or
-    greenlets (gunicorn's sync worker) can hold none.
+    On gevent there is no fixed limit. A threaded server (gunicorn's gthread
+    worker, waitress, uWSGI with ``--threads``) holds one thread per open
+    response and needs one free thread to receive a client's reply, so it can
+    hold ``threads - 1``; ``None`` (no limit) when the thread count is unknown.
+    A server without threads or greenlets (gunicorn's sync worker) can hold none.
     """
     if gevent_active():
         return None
     if not environ.get("wsgi.multithread"):
         return 0
-    worker = _gunicorn_worker()
-    threads = getattr(getattr(worker, "cfg", None), "threads", None)
-    if isinstance(threads, int) and threads > 0:
-        return max(threads - 1, 0)
-    return None
+    threads = server_threads(environ)
+    return None if threads is None else threads - 1

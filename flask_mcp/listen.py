@@ -20,6 +20,7 @@ from flask import Response
 from flask import request
 from werkzeug.wsgi import ClosingIterator
 
+from . import _concurrency
 from . import jsonrpc
 from . import protocol
 from . import signals
@@ -122,7 +123,7 @@ def open_stream(mcp: MCP, state: AppState, request_id: t.Any, params: dict[str, 
     except BaseException:
         state.slots.release()
         raise
-    sock = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
+    sock = _concurrency.client_socket(request.environ)
     ack = jsonrpc.notification(
         "notifications/subscriptions/acknowledged",
         {"_meta": {protocol.META_SUBSCRIPTION_ID: request_id}, "notifications": agreed},

@@ -318,7 +318,7 @@ class RequestRunner:
         settings = state.settings
         stream_id = outbox.stream_id
         prime = protocol.sends_priming_event(record.protocol_version)
-        reader.sock = sse.peer_socket(request.environ)
+        reader.sock = _concurrency.client_socket(request.environ)
         closed = [False]
         signals.send(
             signals.stream_opened, state.app, session_id=record.id, stream_id=stream_id, kind=kind

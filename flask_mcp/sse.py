@@ -56,11 +56,6 @@ def retry(retry_ms: int) -> bytes:
     return f"retry: {retry_ms}\n\n".encode()
 
 
-def peer_socket(environ: t.Mapping[str, t.Any]) -> t.Any:
-    """Return the client connection's socket, where the WSGI server exposes it (else ``None``)."""
-    return environ.get("gunicorn.socket") or environ.get("werkzeug.socket")
-
-
 def client_gone(sock: t.Any) -> bool:
     """Tell whether the peer closed the connection (a readable socket with no data)."""
     if sock is None:
@@ -84,7 +79,7 @@ class StreamReader:
     :param max_seconds: close the connection after this long (the stream goes on).
     :param retry_ms: the ``retry`` hint sent before a server-side close.
     :param on_delivered: called with each delivered sequence number.
-    :param sock: the client's socket (:func:`peer_socket`): while the stream is idle
+    :param sock: the client's socket (:func:`flask_mcp._concurrency.client_socket`): while the stream is idle
         it is checked every :data:`LIVENESS_INTERVAL` seconds, so a client that left
         without a word frees its stream at once instead of at the next failed write.
     """

@@ -316,7 +316,7 @@ def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Respo
             outbox.finish(response)
 
     run.task = _concurrency.spawn(work)
-    sock = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
+    sock = _concurrency.client_socket(request.environ)
     events: list[t.Any] = []
     while not events:
         remaining = deadline - time.monotonic()

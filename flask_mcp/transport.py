@@ -84,11 +84,7 @@ class Transport(RequestRunner):
 
     def _first_request(self, state: AppState, environ: WSGIEnvironment) -> None:
         """Learn what only a request tells: the server's kind and how many streams it holds."""
-        if (
-            not state.backend.multiprocess
-            and environ.get("wsgi.multiprocess")
-            and environ.get("SERVER_SOFTWARE", "").startswith("gunicorn")
-        ):
+        if not state.backend.multiprocess and environ.get("wsgi.multiprocess"):
             logger.warning(
                 "Flask-MCP uses the in-memory backend under a multi-process server: sessions "
                 "live in one worker only. Run one worker, or set MCP_BACKEND=redis://..."

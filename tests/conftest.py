@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.client
+import importlib.util
 import os
 import shutil
 import signal
@@ -43,7 +44,16 @@ from flask_mcp import Context
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE_RUN = ROOT / "tests" / "conformance" / "run"
 HOST = "127.0.0.1"
-WORKERS = ("gevent", "gthread", "sync", "dev")
+WORKERS = ("gevent", "gthread", "sync", "dev", "waitress", "uwsgi", "uwsgi-threads", "uwsgi-router")
+#: The servers every transport test runs on: gunicorn's gevent and gthread workers,
+#: waitress (threads), uWSGI in gevent mode (``uwsgi``) and with threads (``uwsgi-threads``).
+SERVERS = ("gevent", "gthread", "waitress", "uwsgi", "uwsgi-threads")
+#: The distribution each server needs, by the module it imports.
+_SERVER_MODULES = {
+    "gevent": "gunicorn", "gthread": "gunicorn", "sync": "gunicorn",
+    "waitress": "waitress", "uwsgi": "pyuwsgi", "uwsgi-threads": "pyuwsgi",
+    "uwsgi-router": "pyuwsgi",
+}  # fmt: skip
 
 REDIS_HINT = (
     'start one with `redis-server --port 6379 --save "" --appendonly no` '
@@ -105,6 +115,23 @@ module_name, _, expr = sys.argv[1].partition(":")
 module = importlib.import_module(module_name)
 app = eval(expr or "app", vars(module))
 app.run(host="127.0.0.1", port=int(sys.argv[2]), threaded=True, use_reloader=False)
+"""
+
+# waitress; argv: APP_SPEC PORT THREADS.  Each open SSE response holds one of the threads.
+_WAITRESS_SERVER = """\
+import importlib, sys
+import waitress
+module_name, _, expr = sys.argv[1].partition(":")
+module = importlib.import_module(module_name)
+app = eval(expr or "app", vars(module))
+waitress.serve(app, host="127.0.0.1", port=int(sys.argv[2]), threads=int(sys.argv[3]))
+"""
+
+# uWSGI's Python entry point (``--eval``); APP_SPEC is filled in.
+_UWSGI_APP = """\
+import importlib
+module_name, _, expr = {app_spec!r}.partition(":")
+application = eval(expr or "app", vars(importlib.import_module(module_name)))
 """
 
 
@@ -188,6 +215,12 @@ def server_argv(
         return [sys.executable, "-c", _DEV_SERVER, app_spec, str(port)]
     if worker not in WORKERS:
         raise ValueError(f"unknown worker {worker!r}; expected one of {WORKERS}")
+    if worker == "waitress":
+        if extra_args or workers != 1:
+            raise ValueError("waitress runs one process and takes no extra arguments here")
+        return [sys.executable, "-c", _WAITRESS_SERVER, app_spec, str(port), str(threads)]
+    if worker.startswith("uwsgi"):
+        return [*uwsgi_argv(app_spec, worker, port, workers=workers, threads=threads), *extra_args]
     argv = [sys.executable, "-m", "gunicorn", "-k", worker, "-w", str(workers)]
     if worker == "gthread":
         argv += ["--threads", str(threads)]
@@ -200,6 +233,38 @@ def server_argv(
         *extra_args,
         app_spec,
     ]  # fmt: skip
+    return argv
+
+
+def uwsgi_argv(app_spec: str, worker: str, port: int, *, workers: int, threads: int) -> list[str]:
+    """uWSGI (the ``pyuwsgi`` wheel): ``uwsgi`` in gevent mode, ``uwsgi-threads`` with threads.
+
+    Both speak HTTP in the worker (``--http-socket``, as behind a proxy): the worker sees the
+    client's own connection, so a client that leaves is noticed at once.  ``uwsgi-router``
+    (gevent mode) puts uWSGI's HTTP router in front (``--http``), the standalone set-up: it
+    keeps connections alive and chunks streamed responses, but shows the worker its own
+    connection, which closes only when a write to the vanished client fails; its
+    ``--http-timeout`` must outlast an idle stream between heartbeats.  ``--die-on-term``:
+    SIGTERM stops uWSGI (by default it reloads).
+    """
+    if worker == "uwsgi-router":
+        http = ["--http", f"{HOST}:{port}", "--http-keepalive", "--http-auto-chunked",
+                "--http-timeout", "120"]  # fmt: skip
+    else:  # it closes every connection after its response, so say so
+        http = ["--http-socket", f"{HOST}:{port}", "--add-header", "Connection: close"]
+    argv = [
+        sys.executable, "-c", "import sys, pyuwsgi; sys.exit(pyuwsgi.run())",
+        *http,
+        "--master", "--die-on-term", "--need-app", "--single-interpreter",
+        "--processes", str(workers),
+        "--eval", _UWSGI_APP.format(app_spec=app_spec),
+        "--chdir", str(ROOT), "--pythonpath", str(ROOT),
+        "--worker-reload-mercy", "2", "--reload-mercy", "2",
+    ]  # fmt: skip
+    if worker == "uwsgi-threads":
+        argv += ["--threads", str(threads)]
+    else:
+        argv += ["--gevent", "1000", "--gevent-early-monkey-patch"]
     return argv
 
 
@@ -261,11 +326,17 @@ def start_server(
 ) -> Iterator[Server]:
     """Run ``app_spec`` (``"module:app"``) in a subprocess until the block exits.
 
-    ``worker`` is a gunicorn worker class (``gevent``, ``gthread``, ``sync``) or ``dev`` for
-    Werkzeug's threaded development server.  The server runs in the repository root, so
-    ``examples.everything:app`` and ``tests._apps.hello:app`` import.  Readiness means the port
-    accepts connections and a ``GET ready_path`` gets any HTTP response (``None``: skip that).
+    ``worker`` is a gunicorn worker class (``gevent``, ``gthread``, ``sync``), ``dev`` for
+    Werkzeug's threaded development server, ``waitress`` (``threads`` threads), ``uwsgi``
+    (uWSGI in gevent mode), ``uwsgi-threads`` (uWSGI with ``threads`` threads) or
+    ``uwsgi-router`` (uWSGI in gevent mode behind its HTTP router; see :func:`uwsgi_argv`).
+    The server runs in the repository root, so ``examples.everything:app`` and
+    ``tests._apps.hello:app`` import.  Readiness means the port accepts connections and a
+    ``GET ready_path`` gets any HTTP response (``None``: skip that).
     """
+    module = _SERVER_MODULES.get(worker)
+    if module is not None and importlib.util.find_spec(module) is None:
+        skip_or_fail(f"the {worker} server needs {module}: pip install -e '.[test]'")
     port = port or free_port()
     argv = server_argv(
         app_spec, worker, port, workers=workers, threads=threads, extra_args=extra_args

@@ -1,4 +1,4 @@
-"""The official ``mcp`` Python client against a real gunicorn (gevent and gthread)."""
+"""The official ``mcp`` Python client against real servers (gunicorn, waitress, uWSGI)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import typing as t
 import anyio
 import mcp_types as types
 import pytest
+from conftest import SERVERS
 from mcp import Client
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(params=["gevent", "gthread"], scope="module")
+#: Besides every server, uWSGI behind its own HTTP router, whose buffering and keep-alive
+#: handling sit between the client and Flask-MCP.
+@pytest.fixture(params=[*SERVERS, "uwsgi-router"], scope="module")
 def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
     from conftest import start_server
 

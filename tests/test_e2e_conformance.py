@@ -1,7 +1,8 @@
 """The official conformance suites (the project's pinned copy) against examples/everything.py.
 
 Handshake-era legs: suite 0.1.16 ``--suite all`` and 0.2.0-alpha.12 at 2025-11-25, under
-gunicorn gevent and gthread workers. The 2026-07-28 leg lives in test_e2e_stateless.py.
+every server of ``conftest.SERVERS`` (gunicorn gevent and gthread, waitress, uWSGI in gevent
+mode and with threads). The 2026-07-28 leg lives in test_e2e_stateless.py.
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 import typing as t
 
 import pytest
+from conftest import SERVERS
 from conftest import run_suite
 from conftest import start_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 
 
-@pytest.fixture(params=["gevent", "gthread"], scope="module")
+@pytest.fixture(params=SERVERS, scope="module")
 def everything(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
     with start_server("examples.everything:app", request.param, threads=8) as server:
         yield server

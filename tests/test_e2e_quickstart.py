@@ -8,6 +8,7 @@ import typing as t
 import anyio
 import mcp_types as types
 import pytest
+from conftest import SERVERS
 from conftest import start_server
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -18,7 +19,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(params=["gevent", "gthread", "dev"], scope="module")
+@pytest.fixture(params=[*SERVERS, "dev"], scope="module")
 def quickstart(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
     with start_server("examples.quickstart:app", request.param, threads=8) as server:
         yield server

@@ -20,6 +20,8 @@ from flask_mcp import MCP
 from flask_mcp import Context
 
 pytestmark = pytest.mark.e2e
+#: conftest.SERVERS (the servers import this module for its app: conftest is not on their path)
+SERVERS = ("gevent", "gthread", "waitress", "uwsgi", "uwsgi-threads")
 
 mcp = MCP(name="stateless-e2e", version="1.0.0")
 DATES = {"type": "object", "properties": {"dates": {"type": "string"}}, "required": ["dates"]}
@@ -76,7 +78,7 @@ mcp.init_app(app)
 # -- the official client ---------------------------------------------------------------
 
 
-@pytest.fixture(params=["gevent", "gthread"], scope="module")
+@pytest.fixture(params=SERVERS, scope="module")
 def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
     from conftest import start_server
 
@@ -155,7 +157,7 @@ def raw_post(server: t.Any, method: str, params: dict[str, t.Any]) -> http.clien
 
 
 def test_dropped_listen_streams_free_their_worker(server: t.Any) -> None:
-    # gthread --threads 8 holds 7 streams: 5 leaked ones would make the next round a 503.
+    # 8 threads hold 7 streams: 5 leaked ones would make the next round a 503.
     time.sleep(1.5)  # streams of earlier tests are noticed gone within a second
     for _ in range(2):
         conns = [raw_post(server, "subscriptions/listen", {"notifications": {}}) for _ in range(5)]
@@ -228,7 +230,7 @@ def run_2026_leg(conformance: t.Any, url: str) -> tuple[int, int, dict[str, list
 
 
 @pytest.mark.conformance
-@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+@pytest.mark.parametrize("worker", SERVERS)
 def test_conformance_2026(worker: str, conformance: t.Any) -> None:
     from conftest import start_server
 

@@ -10,6 +10,7 @@ import typing as t
 
 import anyio
 import pytest
+from conftest import SERVERS
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -117,7 +118,7 @@ def test_cancel_interrupts_blocked_tool_under_gevent(serve: t.Any) -> None:
     print(f"cancelled greenlet gone after {elapsed * 1000:.0f} ms")
 
 
-@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+@pytest.mark.parametrize("worker", SERVERS)
 def test_request_timeout_ends_the_call_with_an_error(serve: t.Any, worker: str) -> None:
     server = serve(APP, worker, env={"FLASK_MCP_REQUEST_TIMEOUT": "1"})
 

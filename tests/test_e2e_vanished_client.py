@@ -19,6 +19,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from conftest import SERVERS
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -159,7 +160,7 @@ def test_get_without_a_free_thread_tells_the_client_to_come_back(serve: t.Any) -
     assert len(gets) >= 2, "the client did not come back for its GET stream"
 
 
-@pytest.mark.parametrize("worker", ["gthread", "gevent"])
+@pytest.mark.parametrize("worker", SERVERS)
 def test_a_vanished_client_frees_its_stream(serve: t.Any, worker: str) -> None:
     server = serve(APP, worker, threads=THREADS)
     session = open_session(server.port)

@@ -22,7 +22,10 @@ def get(url: str) -> tuple[int, str]:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("worker", ["gevent", "gthread", "sync", "dev"])
+@pytest.mark.parametrize(
+    "worker",
+    ["gevent", "gthread", "sync", "dev", "waitress", "uwsgi", "uwsgi-threads", "uwsgi-router"],
+)
 def test_serve_starts_and_stops(serve: ServeFactory, worker: str) -> None:
     server = serve(HELLO, worker)
     assert server.url == f"http://127.0.0.1:{server.port}/mcp"
@@ -34,8 +37,10 @@ def test_serve_starts_and_stops(serve: ServeFactory, worker: str) -> None:
     assert not server.alive()
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", server.port), timeout=1):
         pass
-    if worker != "dev":
+    if worker in ("gevent", "gthread", "sync"):
         assert "Booting worker" in server.log()
+    if worker.startswith("uwsgi"):
+        assert "spawned uWSGI worker 1" in server.log()
 
 
 @pytest.mark.e2e
