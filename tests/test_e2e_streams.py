@@ -10,7 +10,7 @@ import typing as t
 
 import anyio
 import pytest
-from conftest import SERVERS
+from harness import SERVERS
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 

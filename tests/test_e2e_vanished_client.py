@@ -19,7 +19,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from conftest import SERVERS
+from harness import SERVERS
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 

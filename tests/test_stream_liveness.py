@@ -9,11 +9,11 @@ import typing as t
 
 import pytest
 from flask import Flask
-from test_streams import open_get
-from test_streams import read_events
-from test_transport import initialize
-from test_transport import rpc
 from werkzeug.test import EnvironBuilder
+from wire import initialize
+from wire import open_get
+from wire import read_events
+from wire import rpc
 
 from flask_mcp import MCP
 from flask_mcp import Context

@@ -8,45 +8,18 @@ import time
 import typing as t
 
 import pytest
-from test_transport import HEADERS
-from test_transport import initialize
-from test_transport import post
-from test_transport import rpc
-from test_transport import sse_messages
+from wire import HEADERS
+from wire import initialize
+from wire import open_get
+from wire import post
+from wire import read_events
+from wire import rpc
+from wire import sse_messages
 
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import URLElicitationRequired
 from flask_mcp import signals
-
-
-def read_events(
-    chunks: t.Iterator[bytes], count: int, timeout: float = 5.0
-) -> list[dict[str, t.Any]]:
-    """Read ``count`` SSE data events (skipping priming events and comments)."""
-    found: list[dict[str, t.Any]] = []
-    deadline = time.monotonic() + timeout
-    buffer = b""
-    while len(found) < count:
-        assert time.monotonic() < deadline, f"only {found} arrived"
-        buffer += next(chunks)
-        while b"\n\n" in buffer:
-            event, buffer = buffer.split(b"\n\n", 1)
-            fields = dict(
-                line.split(": ", 1)
-                for line in event.decode().splitlines()
-                if ": " in line and not line.startswith(":")
-            )
-            if fields.get("data", "").startswith("{"):
-                found.append({"id": fields.get("id"), **json.loads(fields["data"])})
-    return found
-
-
-def open_get(client: t.Any, session: str, last_event_id: str | None = None) -> t.Any:
-    headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session}
-    if last_event_id:
-        headers["Last-Event-ID"] = last_event_id
-    return client.get("/mcp", headers=headers, buffered=False)
 
 
 def test_broadcast_reaches_get_stream_and_waits_for_it(
