@@ -13,6 +13,7 @@ directly (it is what ``serve`` uses).  Application fixtures: ``mcp_server``, ``a
 from __future__ import annotations
 
 import contextlib
+import threading
 import typing as t
 from collections.abc import Generator
 from collections.abc import Iterator
@@ -139,6 +140,27 @@ def mcp_server() -> t.Any:
         return f"Hello {name}"
 
     return mcp
+
+
+@pytest.fixture
+def two_phase(mcp_server: t.Any) -> threading.Event:
+    """Add the tool ``two_phase`` to :func:`mcp_server`; return the event that lets it finish.
+
+    It logs "phase 1", closes its SSE stream (the client resumes with ``Last-Event-ID``),
+    waits for the event (5 s at most), logs "phase 2" and returns "complete".
+    """
+    release = threading.Event()
+
+    @mcp_server.tool()
+    def two_phase(ctx: Context) -> str:
+        """Emit, drop the connection, emit more, finish."""
+        ctx.log("info", "phase 1")
+        ctx.close_sse_stream()
+        release.wait(5)
+        ctx.log("info", "phase 2")
+        return "complete"
+
+    return release
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ Plain functions and classes, no fixtures (``conftest.py`` wraps them as ``serve`
 :func:`conformance_runner`  installs the pinned conformance suites, returns a runner
 :func:`run_suite`           runs one suite and reads its ``checks.json``
 
-Helpers for talking to an app are in ``wire.py``.
+Also :class:`Server`, ``SERVERS`` (the servers every transport test runs on),
+:func:`free_port` and :func:`skip_or_fail`.  Helpers for talking to an app are in ``wire.py``.
 """
 
 from __future__ import annotations

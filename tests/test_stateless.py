@@ -18,6 +18,8 @@ from flask_mcp import Context
 from flask_mcp.testing import MCPTestClient
 
 V = "2026-07-28"
+
+
 @pytest.fixture
 def server() -> MCP:
     mcp = MCP(name="stateless", version="2.0.0", instructions="Use the tools.")

@@ -72,25 +72,14 @@ def test_last_event_id_errors(client: t.Any) -> None:
     assert open_get(client, session, foreign_id).status_code == 400
 
 
-def test_resume_replays_missed_events(app: t.Any, mcp_server: MCP) -> None:
-    release = threading.Event()
-
-    @mcp_server.tool()
-    def two_phase(ctx: Context) -> str:
-        """Emit, drop the connection, emit more, finish."""
-        ctx.log("info", "phase 1")
-        ctx.close_sse_stream()
-        release.wait(5)
-        ctx.log("info", "phase 2")
-        return "complete"
-
+def test_resume_replays_missed_events(app: t.Any, two_phase: threading.Event) -> None:
     client = app.test_client()
     session = initialize(client)
     response = rpc(client, session, "tools/call", {"name": "two_phase"})
     text = response.get_data(as_text=True)
     ids = [line[4:] for line in text.splitlines() if line.startswith("id: ")]
     assert "phase 1" in text and "complete" not in text
-    release.set()
+    two_phase.set()
     resumed = open_get(client, session, ids[-1])
     events = read_events(iter(resumed.response), 2)
     assert events[0]["params"]["data"] == "phase 2"

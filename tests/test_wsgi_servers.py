@@ -21,13 +21,12 @@ import pytest
 from flask import Flask
 from flask import request
 from harness import SERVERS
+from wire import ACCEPT
 
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import _concurrency
 from flask_mcp import listen
-
-ACCEPT = "application/json, text/event-stream"
 
 
 def make_app() -> Flask:

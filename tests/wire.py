@@ -7,6 +7,8 @@ One place for the raw wire of both eras, so that no test module imports another:
 - the 2026-07-28 era: :func:`meta`, :func:`headers_2026`, :func:`send_2026`, :class:`Wire`,
   :func:`parse` and the app factory :func:`make_app`;
 - any WSGI app through :mod:`wsgiref.validate` (PEP 3333): :func:`wsgi_call`, :class:`Reply`;
+- an app served in a subprocess (``harness.start_server``), over plain ``http.client``:
+  :func:`http_post`, :func:`http_session`, :func:`debug_stats`;
 - the official ``mcp`` client with answering callbacks: :func:`client`, :func:`text_of`.
 
 Where a test only needs a well-behaved client, :class:`flask_mcp.testing.MCPTestClient` does
@@ -16,6 +18,7 @@ subprocesses, Redis and the conformance runner are in ``harness.py``.
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import time
@@ -35,6 +38,7 @@ from mcp import Client
 from flask_mcp import MCP
 
 ACCEPT = "application/json, text/event-stream"
+HOST = "127.0.0.1"
 HEADERS = {"Accept": ACCEPT, "Content-Type": "application/json"}
 V2026 = "2026-07-28"
 #: The client capabilities a 2026-07-28 request declares unless told otherwise.
@@ -308,6 +312,46 @@ def initialize_request(version: str = "2025-11-25") -> dict[str, t.Any]:
     client = {"name": "v", "version": "1"}
     params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
     return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+
+
+# -- an app served in a subprocess, over plain HTTP ----------------------------------------
+
+
+def http_post(
+    port: int, body: dict[str, t.Any], session: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """POST one message to the server's ``/mcp`` on a connection of its own; return the
+    status, the headers and the whole body."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=30)
+    headers = dict(HEADERS)
+    if session:
+        headers.update({"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+    try:
+        conn.request("POST", "/mcp", json.dumps(body), headers)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def http_session(port: int) -> str:
+    """Initialize a 2025-11-25 session over plain HTTP and return its id."""
+    status, headers, data = http_post(port, initialize_request())
+    assert status == 200, data
+    session = headers["Mcp-Session-Id"]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert http_post(port, initialized, session)[0] == 202
+    return session
+
+
+def debug_stats(port: int) -> dict[str, int]:
+    """The live-state counters of a test app's ``GET /debug/stats`` (``tests/_apps``)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    try:
+        conn.request("GET", "/debug/stats")
+        return t.cast(dict[str, int], json.loads(conn.getresponse().read()))
+    finally:
+        conn.close()
 
 
 # -- the official client ------------------------------------------------------------------
