@@ -18,6 +18,8 @@ from flask import Flask
 from harness import SERVERS
 from harness import run_suite
 from harness import start_server
+from wire import headers_2026
+from wire import meta
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -139,17 +141,8 @@ def test_official_client_listens(server: t.Any) -> None:
 
 def raw_post(server: t.Any, method: str, params: dict[str, t.Any]) -> http.client.HTTPConnection:
     """Send a 2026-07-28 request on a raw connection and return it, response unread."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
-    headers = {
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method,
-    }  # fmt: skip
-    if "name" in params:
-        headers["Mcp-Name"] = params["name"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta({})}}
+    headers = {**headers_2026(method, params), "Content-Type": "application/json"}
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     conn.request("POST", "/mcp", json.dumps(body), headers)
     return conn
