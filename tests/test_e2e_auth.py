@@ -19,8 +19,12 @@ import urllib.parse
 import anyio
 import httpx
 import httpx2
-import mcp_types as types
 import pytest
+from harness import free_port
+from harness import start_server
+from jwt_keys import Keys
+from jwt_keys import tampered
+from jwt_keys import unsigned
 from mcp import Client
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.auth.utils import build_protected_resource_metadata_discovery_urls
@@ -30,14 +34,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull
 from mcp.shared.auth import OAuthToken
 from mcp.shared.auth import ProtectedResourceMetadata
-from test_auth import Keys
-from test_auth import tampered
-from test_auth import unsigned
 from werkzeug.datastructures import WWWAuthenticate
+from wire import ACCEPT
+from wire import text_of
 
 pytestmark = pytest.mark.e2e
 
-ACCEPT = "application/json, text/event-stream"
 CLIENT_ID, CLIENT_SECRET = "test-client", "test-secret"
 
 
@@ -133,9 +135,6 @@ def authorization_server() -> t.Iterator[AuthorizationServer]:
 def deployment(
     request: pytest.FixtureRequest, authorization_server: AuthorizationServer
 ) -> t.Iterator[Deployment]:
-    from conftest import free_port
-    from conftest import start_server
-
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     env = {
@@ -329,12 +328,6 @@ def test_stateless_requests(deployment: Deployment) -> None:
 # -- the official MCP Python client ----------------------------------------------------------
 
 
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
 def test_official_client_with_a_bearer_token(deployment: Deployment) -> None:
     token = deployment.token("notes:read notes:write", subject="sdk-user")
 
@@ -450,9 +443,6 @@ def test_refusals_are_logged_without_the_token(deployment: Deployment) -> None:
 def test_redis_backend_with_two_workers(
     redis_url: str, authorization_server: AuthorizationServer
 ) -> None:
-    from conftest import free_port
-    from conftest import start_server
-
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     env = {
@@ -479,9 +469,6 @@ def test_redis_backend_with_two_workers(
 
 def test_example_development_issuer() -> None:
     """``examples/oauth.py`` without configuration: the whole flow against its toy issuer."""
-    from conftest import free_port
-    from conftest import start_server
-
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     provider = ClientCredentialsOAuthProvider(

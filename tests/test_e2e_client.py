@@ -5,10 +5,11 @@ from __future__ import annotations
 import typing as t
 
 import anyio
-import mcp_types as types
 import pytest
-from conftest import SERVERS
-from mcp import Client
+from harness import SERVERS
+from harness import start_server
+from wire import client
+from wire import text_of
 
 pytestmark = pytest.mark.e2e
 
@@ -17,46 +18,8 @@ pytestmark = pytest.mark.e2e
 #: handling sit between the client and Flask-MCP.
 @pytest.fixture(params=[*SERVERS, "uwsgi-router"], scope="module")
 def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
-    from conftest import start_server
-
     with start_server("tests._apps.backchannel:app", request.param, threads=8) as srv:
         yield srv
-
-
-async def _sampling(
-    context: t.Any, params: types.CreateMessageRequestParams
-) -> types.CreateMessageResult:
-    text = params.messages[0].content.text  # type: ignore[union-attr]
-    return types.CreateMessageResult(
-        role="assistant", content=types.TextContent(type="text", text=text.upper()), model="m"
-    )
-
-
-async def _elicitation(context: t.Any, params: t.Any) -> types.ElicitResult:
-    return types.ElicitResult(action="accept", content={"name": "Ada"})
-
-
-async def _roots(context: t.Any) -> types.ListRootsResult:
-    return types.ListRootsResult(
-        roots=[types.Root(uri="file:///tmp/a"), types.Root(uri="file:///tmp/b")]
-    )
-
-
-def client(url: str, **kwargs: t.Any) -> Client:
-    return Client(
-        url,
-        mode="legacy",
-        sampling_callback=_sampling,
-        elicitation_callback=_elicitation,
-        list_roots_callback=_roots,
-        **kwargs,
-    )
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def test_back_channel_round_trips(server: t.Any) -> None:

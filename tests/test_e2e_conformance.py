@@ -1,7 +1,7 @@
 """The official conformance suites (the project's pinned copy) against examples/everything.py.
 
 Handshake-era legs: suite 0.1.16 ``--suite all`` and 0.2.0-alpha.12 at 2025-11-25, under
-every server of ``conftest.SERVERS`` (gunicorn gevent and gthread, waitress, uWSGI in gevent
+every server of ``harness.SERVERS`` (gunicorn gevent and gthread, waitress, uWSGI in gevent
 mode and with threads). The 2026-07-28 leg lives in test_e2e_stateless.py.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import typing as t
 
 import pytest
-from conftest import SERVERS
-from conftest import run_suite
-from conftest import start_server
+from harness import SERVERS
+from harness import run_suite
+from harness import start_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.conformance]
 

@@ -22,6 +22,7 @@ from flask import session
 from flask_login import LoginManager
 from flask_login import UserMixin
 from flask_login import current_user
+from harness import start_server
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -118,8 +119,6 @@ mcp.init_app(app)
 
 @pytest.fixture(params=["gevent", "gthread"], scope="module")
 def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
-    from conftest import start_server
-
     with start_server("tests.test_e2e_environment:app", request.param, threads=8) as srv:
         yield srv
 

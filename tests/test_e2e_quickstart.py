@@ -8,8 +8,8 @@ import typing as t
 import anyio
 import mcp_types as types
 import pytest
-from conftest import SERVERS
-from conftest import start_server
+from harness import SERVERS
+from harness import start_server
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 

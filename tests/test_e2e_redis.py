@@ -12,7 +12,6 @@ import collections
 import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -23,11 +22,11 @@ import uuid
 import anyio
 import httpx
 import pytest
-from conftest import free_port
-from conftest import run_suite
-from conftest import skip_or_fail
-from test_e2e_client import client
-from test_e2e_client import text_of
+from harness import free_port
+from harness import redis_server
+from harness import run_suite
+from wire import client
+from wire import text_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -248,34 +247,8 @@ def test_sigkilled_worker_loses_only_its_running_request(serve: t.Any, redis_url
 # -- (c) Redis outage ---------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def private_redis(port: int) -> t.Iterator[subprocess.Popen[bytes]]:
-    import redis
-
-    exe = shutil.which("redis-server")
-    if exe is None:
-        skip_or_fail("needs redis-server to stop and restart a private Redis")
-    process = subprocess.Popen(
-        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    probe = redis.Redis(port=port, socket_connect_timeout=0.5)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                probe.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    pytest.fail(f"redis-server did not start on port {port}")
-                time.sleep(0.05)
-        yield process
-    finally:
-        probe.close()
-        if process.poll() is None:
-            process.terminate()
-            process.wait(10)
+def private_redis(port: int) -> t.ContextManager[subprocess.Popen[bytes]]:
+    return redis_server(port, missing="needs redis-server to stop and restart a private Redis")
 
 
 def test_redis_outage_gives_quick_503_and_recovers(serve: t.Any) -> None:

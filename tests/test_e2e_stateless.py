@@ -15,13 +15,16 @@ import typing as t
 
 import pytest
 from flask import Flask
+from harness import SERVERS
+from harness import run_suite
+from harness import start_server
+from wire import headers_2026
+from wire import meta
 
 from flask_mcp import MCP
 from flask_mcp import Context
 
 pytestmark = pytest.mark.e2e
-#: conftest.SERVERS (the servers import this module for its app: conftest is not on their path)
-SERVERS = ("gevent", "gthread", "waitress", "uwsgi", "uwsgi-threads")
 
 mcp = MCP(name="stateless-e2e", version="1.0.0")
 DATES = {"type": "object", "properties": {"dates": {"type": "string"}}, "required": ["dates"]}
@@ -80,8 +83,6 @@ mcp.init_app(app)
 
 @pytest.fixture(params=SERVERS, scope="module")
 def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
-    from conftest import start_server
-
     with start_server("tests.test_e2e_stateless:app", request.param, threads=8) as srv:
         yield srv
 
@@ -140,17 +141,8 @@ def test_official_client_listens(server: t.Any) -> None:
 
 def raw_post(server: t.Any, method: str, params: dict[str, t.Any]) -> http.client.HTTPConnection:
     """Send a 2026-07-28 request on a raw connection and return it, response unread."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
-    headers = {
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method,
-    }  # fmt: skip
-    if "name" in params:
-        headers["Mcp-Name"] = params["name"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta({})}}
+    headers = {**headers_2026(method, params), "Content-Type": "application/json"}
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     conn.request("POST", "/mcp", json.dumps(body), headers)
     return conn
@@ -188,8 +180,6 @@ def test_client_going_away_cancels_the_request(server: t.Any) -> None:
 
 @pytest.mark.redis
 def test_listen_hears_changes_made_in_any_worker(redis_url: str) -> None:
-    from conftest import start_server
-
     env = {"FLASK_MCP_BACKEND": redis_url}
     with start_server("tests.test_e2e_stateless:app", "gevent", workers=4, env=env) as srv:
         wanted = {"notifications": {"toolsListChanged": True}}
@@ -219,8 +209,6 @@ CROSS_WORKER_FANOUT = {
 
 def run_2026_leg(conformance: t.Any, url: str) -> tuple[int, int, dict[str, list[str]]]:
     """Run ``--suite all --spec-version 2026-07-28``; return passed, failed, checks by status."""
-    from conftest import run_suite
-
     result = run_suite(
         conformance, url, "--suite", "all", "--spec-version", "2026-07-28", next=True
     )
@@ -232,8 +220,6 @@ def run_2026_leg(conformance: t.Any, url: str) -> tuple[int, int, dict[str, list
 @pytest.mark.conformance
 @pytest.mark.parametrize("worker", SERVERS)
 def test_conformance_2026(worker: str, conformance: t.Any) -> None:
-    from conftest import start_server
-
     with start_server("examples.everything:app", worker, threads=8) as srv:
         passed, _, by_status = run_2026_leg(conformance, srv.url)
     assert passed >= 152
@@ -243,8 +229,6 @@ def test_conformance_2026(worker: str, conformance: t.Any) -> None:
 @pytest.mark.conformance
 def test_conformance_2026_four_gevent_workers(conformance: t.Any) -> None:
     """Nothing of a 2026-07-28 request lives in one worker's memory: MRTR state is sealed."""
-    from conftest import start_server
-
     with start_server("examples.everything:app", "gevent", workers=4) as srv:
         passed, _, by_status = run_2026_leg(conformance, srv.url)
     assert passed >= 150

@@ -10,58 +10,15 @@ import typing as t
 
 import anyio
 import pytest
-from conftest import SERVERS
+from harness import SERVERS
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from wire import ACCEPT
+from wire import debug_stats as stats
+from wire import http_session as open_session
 
 pytestmark = pytest.mark.e2e
 APP = "tests._apps.backchannel:app"
-ACCEPT = "application/json, text/event-stream"
-
-
-def call_json(
-    port: int, body: dict[str, t.Any], session: str | None = None
-) -> tuple[int, dict[str, str], bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
-    if session:
-        headers["Mcp-Session-Id"] = session
-    conn.request("POST", "/mcp", json.dumps(body), headers)
-    response = conn.getresponse()
-    data = response.read()
-    conn.close()
-    return response.status, dict(response.getheaders()), data
-
-
-def open_session(port: int) -> str:
-    status, headers, _ = call_json(
-        port,
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "leak", "version": "1"},
-            },
-        },
-    )
-    assert status == 200
-    session = headers["Mcp-Session-Id"]
-    assert (
-        call_json(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0]
-        == 202
-    )
-    return session
-
-
-def stats(port: int) -> dict[str, int]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request("GET", "/debug/stats")
-    data = json.loads(conn.getresponse().read())
-    conn.close()
-    return t.cast(dict[str, int], data)
 
 
 def abandon_stream(port: int, session: str, index: int) -> None:

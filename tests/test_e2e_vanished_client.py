@@ -9,8 +9,6 @@ a 503, after which the official client stops asking: that session never heard
 
 from __future__ import annotations
 
-import http.client
-import json
 import socket
 import time
 import typing as t
@@ -19,9 +17,11 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from conftest import SERVERS
+from harness import SERVERS
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from wire import debug_stats
+from wire import http_session as open_session
 
 pytestmark = [
     pytest.mark.e2e,
@@ -32,34 +32,6 @@ HOST = "127.0.0.1"
 VERSION = "2025-11-25"
 #: gthread --threads 3 holds 2 streams, of which 1 GET stream (half of them).
 THREADS = 3
-
-
-def post(port: int, body: dict[str, t.Any], session: str | None = None) -> http.client.HTTPResponse:
-    conn = http.client.HTTPConnection(HOST, port, timeout=10)
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    if session:
-        headers.update({"Mcp-Session-Id": session, "MCP-Protocol-Version": VERSION})
-    conn.request("POST", "/mcp", json.dumps(body), headers)
-    response = conn.getresponse()
-    response.read()
-    conn.close()
-    return response
-
-
-def open_session(port: int) -> str:
-    """Initialize a session over plain HTTP and return its id."""
-    params = {
-        "protocolVersion": VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "vanishing", "version": "1"},
-    }
-    response = post(port, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
-    assert response.status == 200
-    session = response.getheader("Mcp-Session-Id")
-    assert session
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert post(port, initialized, session).status == 202
-    return session
 
 
 def open_get_stream(port: int, session: str) -> socket.socket:
@@ -84,11 +56,7 @@ def open_get_stream(port: int, session: str) -> socket.socket:
 
 
 def open_streams(port: int) -> int:
-    conn = http.client.HTTPConnection(HOST, port, timeout=10)
-    conn.request("GET", "/debug/stats")
-    stats = json.loads(conn.getresponse().read())
-    conn.close()
-    return t.cast(int, stats["open_streams"])
+    return debug_stats(port)["open_streams"]
 
 
 async def listen_for_list_changed(

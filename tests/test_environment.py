@@ -23,7 +23,7 @@ from flask import session
 from flask_login import LoginManager
 from flask_login import UserMixin
 from flask_login import current_user
-from test_stateless import Wire
+from wire import Wire
 
 from flask_mcp import MCP
 from flask_mcp import Context

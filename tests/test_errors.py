@@ -14,6 +14,7 @@ import pytest
 from flask import Flask
 from flask import abort
 from werkzeug.exceptions import NotFound
+from wire import send_2026
 
 import flask_mcp
 from flask_mcp import MCP
@@ -118,23 +119,7 @@ def client(app: Flask) -> t.Iterator[MCPTestClient]:
 
 def post_2026(app: Flask, method: str, params: dict[str, t.Any]) -> tuple[int, dict[str, t.Any]]:
     """POST one 2026-07-28 request; return the HTTP status and the JSON-RPC answer."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": V2026,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": V2026,
-        "Mcp-Method": method,
-    }
-    name = params.get("uri") if method == "resources/read" else params.get("name")
-    if method in ("tools/call", "prompts/get", "resources/read"):
-        headers["Mcp-Name"] = str(name)
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
-    response = app.test_client().post(
-        "/mcp", data=json.dumps(message), content_type="application/json", headers=headers
-    )
+    response = send_2026(app.test_client(), method, params, caps={})
     assert response.mimetype == "application/json", response.get_data(as_text=True)
     return response.status_code, t.cast(dict[str, t.Any], response.get_json())
 

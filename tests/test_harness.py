@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import socket
+import typing as t
 import urllib.request
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import ConformanceRunner
-    from conftest import ServeFactory
+    from harness import ConformanceRunner
+    from harness import ServeFactory
 
 HELLO = "tests._apps.hello:app"
 
@@ -80,3 +83,31 @@ def test_conformance_runner_prints_help(conformance: ConformanceRunner, next_sui
     assert result.returncode == 0, result.stdout + result.stderr
     assert "--spec-version" in result.stdout
     assert "--suite" in result.stdout
+
+
+TESTS = Path(__file__).resolve().parent
+#: Where code shared by test modules lives; ``conftest.py`` is pytest's, not a module to import.
+SHARED = ("wire.py (talking to an app), harness.py (servers, Redis, conformance), "
+          "jwt_keys.py (signing keys and tokens)")  # fmt: skip
+
+
+def imports_of(path: Path) -> t.Iterator[tuple[int, str]]:
+    """Every module that ``path`` imports, at any depth, with its line."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.lineno, node.module
+
+
+def test_no_test_module_imports_another() -> None:
+    private = {path.stem for path in TESTS.glob("test_*.py")} | {"conftest"}
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for line, module in imports_of(path):
+            parts = module.split(".")
+            name = parts[1] if parts[0] == "tests" and len(parts) > 1 else parts[0]
+            if name in private:
+                found.append(f"{path.relative_to(TESTS.parent)}:{line} imports {module}")
+    assert not found, f"move what test modules share to {SHARED}:\n" + "\n".join(found)

@@ -7,9 +7,9 @@ import random
 import typing as t
 
 import pytest
-from test_transport import HEADERS
-from test_transport import initialize
-from test_transport import post
+from wire import HEADERS
+from wire import initialize
+from wire import post
 
 TOOLS_CALL = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
 BODIES: list[bytes] = [

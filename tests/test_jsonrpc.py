@@ -13,8 +13,8 @@ import uuid
 import orjson
 import pytest
 from flask import Flask
-from test_transport import initialize
-from test_transport import rpc
+from wire import initialize
+from wire import rpc
 
 from flask_mcp import MCP
 from flask_mcp import jsonrpc

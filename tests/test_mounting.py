@@ -13,10 +13,10 @@ from flask import Flask
 from flask_cors import CORS
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from test_wsgi_compliance import ACCEPT
-from test_wsgi_compliance import Reply
-from test_wsgi_compliance import call
-from test_wsgi_compliance import initialize_request
+from wire import ACCEPT
+from wire import Reply
+from wire import initialize_request
+from wire import wsgi_call as call
 
 from flask_mcp import MCP
 from tests._apps import mounted

@@ -8,8 +8,8 @@ import typing as t
 
 import pytest
 from flask import Flask
-from test_stateless import Wire
-from test_stateless import make_app
+from wire import Wire
+from wire import make_app
 
 from flask_mcp import MCP
 from flask_mcp import CapabilityNotDeclared

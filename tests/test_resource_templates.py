@@ -6,11 +6,12 @@ through raw POSTs on Flask's test client, and both through the official client o
 
 from __future__ import annotations
 
-import json
 import typing as t
 
 import pytest
 from flask import Flask
+from wire import parse
+from wire import send_2026
 
 from flask_mcp import MCP
 from flask_mcp.resource_security import ResourceSecurity
@@ -67,26 +68,8 @@ def handshake_error(app: Flask, method: str, params: dict[str, t.Any]) -> tuple[
 
 def post_2026(app: Flask, method: str, params: dict[str, t.Any]) -> tuple[int, dict[str, t.Any]]:
     """POST one 2026-07-28 request; return the HTTP status and the JSON-RPC answer."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": V2026,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": V2026,
-        "Mcp-Method": method,
-    }
-    if method == "resources/read":
-        headers["Mcp-Name"] = params["uri"]
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
-    response = app.test_client().post(
-        "/mcp", data=json.dumps(message), content_type="application/json", headers=headers
-    )
-    body = response.get_data(as_text=True)
-    if response.mimetype == "text/event-stream":
-        body = [line[6:] for line in body.splitlines() if line.startswith("data: ")][-1]
-    return response.status_code, json.loads(body)
+    response = send_2026(app.test_client(), method, params, caps={})
+    return response.status_code, parse(response)[-1]
 
 
 REFUSED = [

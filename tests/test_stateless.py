@@ -8,91 +8,16 @@ import time
 import typing as t
 
 import pytest
-from flask import Flask
+from wire import Wire
+from wire import make_app
+from wire import meta
+from wire import parse
 
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp.testing import MCPTestClient
 
 V = "2026-07-28"
-CAPS = {"sampling": {}, "elicitation": {}, "roots": {}}
-
-
-def meta(caps: dict[str, t.Any] | None = None, **extra: t.Any) -> dict[str, t.Any]:
-    """The ``_meta`` of a 2026-07-28 request."""
-    return {
-        "io.modelcontextprotocol/protocolVersion": V,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": CAPS if caps is None else caps,
-        **extra,
-    }
-
-
-class Wire:
-    """Sends raw 2026-07-28 POSTs through Flask's test client with correct headers."""
-
-    def __init__(self, app: Flask) -> None:
-        self.client = app.test_client()
-        self.ids = iter(range(1, 1_000_000))
-
-    def headers(self, method: str, params: dict[str, t.Any]) -> dict[str, str]:
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": V,
-            "Mcp-Method": method,
-        }
-        name = params.get("uri") if method == "resources/read" else params.get("name")
-        if method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
-            headers["Mcp-Name"] = name
-        return headers
-
-    def post(
-        self,
-        method: str,
-        params: dict[str, t.Any] | None = None,
-        *,
-        caps: dict[str, t.Any] | None = None,
-        headers: dict[str, str | None] | None = None,
-        raw_params: bool = False,
-        request_id: t.Any = None,
-        buffered: bool = True,
-        **extra_meta: t.Any,
-    ) -> t.Any:
-        """POST one request; ``headers`` values of ``None`` remove a header."""
-        body_params = dict(params or {})
-        if not raw_params:
-            body_params["_meta"] = meta(caps, **extra_meta)
-        sent = self.headers(method, body_params)
-        for key, value in (headers or {}).items():
-            sent = {k: v for k, v in sent.items() if k.lower() != key.lower()}
-            if value is not None:
-                sent[key] = value
-        message = {"jsonrpc": "2.0", "id": request_id or next(self.ids), "method": method}
-        message["params"] = body_params
-        return self.client.post(
-            "/mcp", data=json.dumps(message), content_type="application/json", headers=sent,
-            buffered=buffered, multithread=True,  # a threaded server: responses may stream
-        )  # fmt: skip
-
-    def call(self, method: str, params: dict[str, t.Any] | None = None, **kwargs: t.Any) -> t.Any:
-        """POST and return ``(status, final message, notifications)``."""
-        response = self.post(method, params, **kwargs)
-        messages = parse(response)
-        return response.status_code, messages[-1], messages[:-1]
-
-
-def parse(response: t.Any) -> list[dict[str, t.Any]]:
-    """Every JSON-RPC message of a JSON or SSE response body."""
-    body = response.get_data(as_text=True)
-    if response.mimetype == "application/json":
-        return [json.loads(body)]
-    assert response.mimetype == "text/event-stream"
-    messages = []
-    for line in body.splitlines():
-        assert not line.startswith("id:"), "2026-07-28 streams are not resumable: no event ids"
-        if line.startswith("data: "):
-            messages.append(json.loads(line[6:]))
-    return messages
 
 
 @pytest.fixture
@@ -146,15 +71,6 @@ def server() -> MCP:
         return f"Hello {name}"
 
     return mcp
-
-
-def make_app(mcp: MCP, **config: t.Any) -> Flask:
-    app = Flask("stateless_test")
-    app.config.update(
-        {"TESTING": True, "SECRET_KEY": "test-secret", **config}
-    )
-    mcp.init_app(app)
-    return app
 
 
 @pytest.fixture

@@ -9,14 +9,13 @@ import typing as t
 
 import pytest
 from flask import Flask
-from test_streams import open_get
-from test_streams import read_events
-from test_transport import initialize
-from test_transport import rpc
 from werkzeug.test import EnvironBuilder
+from wire import initialize
+from wire import open_get
+from wire import read_events
+from wire import rpc
 
 from flask_mcp import MCP
-from flask_mcp import Context
 from flask_mcp import sse
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Event
@@ -211,23 +210,14 @@ def test_a_stream_closed_before_it_was_read_gives_its_slot_back(
     assert slots.open == 0
 
 
-def test_resume_without_a_free_slot_keeps_its_place(small_app: Flask, mcp_server: MCP) -> None:
-    release = threading.Event()
-
-    @mcp_server.tool()
-    def two_phase(ctx: Context) -> str:
-        """Emit, drop the connection, emit more, finish."""
-        ctx.log("info", "phase 1")
-        ctx.close_sse_stream()
-        release.wait(5)
-        ctx.log("info", "phase 2")
-        return "complete"
-
+def test_resume_without_a_free_slot_keeps_its_place(
+    small_app: Flask, mcp_server: MCP, two_phase: threading.Event
+) -> None:
     client = small_app.test_client()
     session = initialize(client)
     text = rpc(client, session, "tools/call", {"name": "two_phase"}).get_data(as_text=True)
     last = [line[4:] for line in text.splitlines() if line.startswith("id: ")][-1]
-    release.set()
+    two_phase.set()
 
     slots = mcp_server.state(small_app).slots
     limit = slots.limit

@@ -8,45 +8,18 @@ import time
 import typing as t
 
 import pytest
-from test_transport import HEADERS
-from test_transport import initialize
-from test_transport import post
-from test_transport import rpc
-from test_transport import sse_messages
+from wire import HEADERS
+from wire import initialize
+from wire import open_get
+from wire import post
+from wire import read_events
+from wire import rpc
+from wire import sse_messages
 
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import URLElicitationRequired
 from flask_mcp import signals
-
-
-def read_events(
-    chunks: t.Iterator[bytes], count: int, timeout: float = 5.0
-) -> list[dict[str, t.Any]]:
-    """Read ``count`` SSE data events (skipping priming events and comments)."""
-    found: list[dict[str, t.Any]] = []
-    deadline = time.monotonic() + timeout
-    buffer = b""
-    while len(found) < count:
-        assert time.monotonic() < deadline, f"only {found} arrived"
-        buffer += next(chunks)
-        while b"\n\n" in buffer:
-            event, buffer = buffer.split(b"\n\n", 1)
-            fields = dict(
-                line.split(": ", 1)
-                for line in event.decode().splitlines()
-                if ": " in line and not line.startswith(":")
-            )
-            if fields.get("data", "").startswith("{"):
-                found.append({"id": fields.get("id"), **json.loads(fields["data"])})
-    return found
-
-
-def open_get(client: t.Any, session: str, last_event_id: str | None = None) -> t.Any:
-    headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session}
-    if last_event_id:
-        headers["Last-Event-ID"] = last_event_id
-    return client.get("/mcp", headers=headers, buffered=False)
 
 
 def test_broadcast_reaches_get_stream_and_waits_for_it(
@@ -99,25 +72,14 @@ def test_last_event_id_errors(client: t.Any) -> None:
     assert open_get(client, session, foreign_id).status_code == 400
 
 
-def test_resume_replays_missed_events(app: t.Any, mcp_server: MCP) -> None:
-    release = threading.Event()
-
-    @mcp_server.tool()
-    def two_phase(ctx: Context) -> str:
-        """Emit, drop the connection, emit more, finish."""
-        ctx.log("info", "phase 1")
-        ctx.close_sse_stream()
-        release.wait(5)
-        ctx.log("info", "phase 2")
-        return "complete"
-
+def test_resume_replays_missed_events(app: t.Any, two_phase: threading.Event) -> None:
     client = app.test_client()
     session = initialize(client)
     response = rpc(client, session, "tools/call", {"name": "two_phase"})
     text = response.get_data(as_text=True)
     ids = [line[4:] for line in text.splitlines() if line.startswith("id: ")]
     assert "phase 1" in text and "complete" not in text
-    release.set()
+    two_phase.set()
     resumed = open_get(client, session, ids[-1])
     events = read_events(iter(resumed.response), 2)
     assert events[0]["params"]["data"] == "phase 2"

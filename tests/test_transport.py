@@ -6,51 +6,11 @@ import json
 import typing as t
 
 import pytest
-
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def post(client: t.Any, body: t.Any, session: str | None = None, **headers: str) -> t.Any:
-    merged = dict(HEADERS)
-    if session:
-        merged["Mcp-Session-Id"] = session
-    merged.update(headers)
-    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return client.post("/mcp", data=data, headers=merged)
-
-
-def initialize(client: t.Any, version: str = "2025-11-25", initialized: bool = True) -> str:
-    response = post(
-        client,
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-    )
-    assert response.status_code == 200
-    session = response.headers["Mcp-Session-Id"]
-    if initialized:
-        note = post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-        assert note.status_code == 202
-    return t.cast(str, session)
-
-
-def rpc(client: t.Any, session: str, method: str, params: t.Any = None, id: t.Any = 1) -> t.Any:
-    body: dict[str, t.Any] = {"jsonrpc": "2.0", "id": id, "method": method}
-    if params is not None:
-        body["params"] = params
-    return post(client, body, session)
-
-
-def sse_messages(response: t.Any) -> list[dict[str, t.Any]]:
-    text = response.get_data(as_text=True)
-    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
+from wire import HEADERS
+from wire import initialize
+from wire import post
+from wire import rpc
+from wire import sse_messages
 
 
 def test_initialize_negotiates_and_issues_session(client: t.Any) -> None:

@@ -8,86 +8,18 @@ headers such as ``Connection``. Validator warnings are errors here.
 
 from __future__ import annotations
 
-import io
-import json
 import typing as t
-import warnings
-from dataclasses import dataclass
-from wsgiref.handlers import SimpleHandler
-from wsgiref.util import is_hop_by_hop
-from wsgiref.validate import WSGIWarning
-from wsgiref.validate import validator
 
 import pytest
 from flask import Flask
+from wire import ACCEPT
+from wire import V2026
+from wire import Reply
+from wire import initialize_request
+from wire import meta
+from wire import wsgi_call as call
 
 from flask_mcp import MCP
-
-ACCEPT = "application/json, text/event-stream"
-V2026 = "2026-07-28"
-
-
-class StrictHandler(SimpleHandler):
-    """wsgiref's server side, with the app's errors raised instead of turned into a 500."""
-
-    def handle_error(self) -> None:
-        raise  # noqa: PLE0704 - called by BaseHandler.run inside its ``except``
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> t.Any:
-        return json.loads(self.body)
-
-    def events(self) -> list[dict[str, t.Any]]:
-        text = self.body.decode()
-        return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
-
-
-def call(
-    app: t.Any,
-    method: str,
-    body: t.Any = None,
-    *,
-    path: str = "/mcp",
-    headers: dict[str, str] | None = None,
-) -> Reply:
-    """Run one request through ``validator(app)`` on wsgiref's handler and parse its reply."""
-    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-    environ = {
-        "REQUEST_METHOD": method,
-        "SCRIPT_NAME": "",
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "localhost",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "HTTP_HOST": "localhost",
-    }
-    if data is not None:
-        environ["CONTENT_LENGTH"] = str(len(data))
-    for name, value in (headers or {}).items():
-        key = name.upper().replace("-", "_")
-        environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"] = value
-    out = io.BytesIO()
-    errors = io.StringIO()
-    handler = StrictHandler(
-        io.BytesIO(data or b""), out, errors, environ, multithread=True, multiprocess=False
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", WSGIWarning)
-        handler.run(validator(app))
-    assert errors.getvalue() == ""
-    head, _, payload = out.getvalue().partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    found = dict(line.split(": ", 1) for line in lines)
-    assert not [name for name in found if is_hop_by_hop(name)]
-    return Reply(int(status_line.split()[1]), found, payload)
 
 
 def post(app: t.Any, body: t.Any, session: str | None = None, **headers: str) -> Reply:
@@ -98,12 +30,6 @@ def post(app: t.Any, body: t.Any, session: str | None = None, **headers: str) ->
     return call(app, "POST", body, headers=sent)
 
 
-def initialize_request(version: str = "2025-11-25") -> dict[str, t.Any]:
-    client = {"name": "v", "version": "1"}
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
-    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
-
-
 def initialize(app: t.Any, version: str = "2025-11-25") -> str:
     reply = post(app, initialize_request(version))
     assert reply.status == 200, reply.body
@@ -112,14 +38,6 @@ def initialize(app: t.Any, version: str = "2025-11-25") -> str:
     note = post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     assert note.status == 202
     return session
-
-
-def meta2026() -> dict[str, t.Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": V2026,
-        "io.modelcontextprotocol/clientInfo": {"name": "v", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
 
 
 @pytest.fixture
@@ -209,7 +127,7 @@ def test_405_when_get_streams_are_off(mcp_server: MCP) -> None:
 
 def test_requests_of_2026_07_28(app: Flask) -> None:
     def post2026(method: str, params: dict[str, t.Any], **headers: str) -> Reply:
-        sent = {**params, "_meta": meta2026()}
+        sent = {**params, "_meta": meta({})}
         body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": sent}
         return post(app, body, MCP_Protocol_Version=V2026, Mcp_Method=method, **headers)
 

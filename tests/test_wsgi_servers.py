@@ -3,7 +3,7 @@
 What Flask-MCP learns from a server: how many SSE streams it can hold (threads - 1 on a
 threaded server) and how to tell that a client went away (the client's connection).  The
 protocol itself is covered on every server by the conformance and official-client tests
-(``conftest.SERVERS``).
+(``harness.SERVERS``).
 """
 
 from __future__ import annotations
@@ -18,16 +18,15 @@ from collections.abc import Iterator
 from wsgiref.util import is_hop_by_hop
 
 import pytest
-from conftest import SERVERS
 from flask import Flask
 from flask import request
+from harness import SERVERS
+from wire import ACCEPT
 
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import _concurrency
 from flask_mcp import listen
-
-ACCEPT = "application/json, text/event-stream"
 
 
 def make_app() -> Flask:

@@ -5,19 +5,12 @@ from __future__ import annotations
 from flask import Flask
 
 from flask_mcp import MCP
+from tests._apps import add_tool_adder
 
 mcp = MCP(name="dynamic", version="1.0.0")
 
 
-@mcp.tool()
-def add_tool(name: str) -> str:
-    """Register a new tool called ``name``: every session is told the tool list changed."""
-
-    def echo(text: str) -> str:
-        return text
-
-    mcp.add_tool(echo, name=name, description=f"Echo, added at run time as {name}.")
-    return f"added {name}"
+add_tool_adder(mcp)
 
 
 app = Flask(__name__)

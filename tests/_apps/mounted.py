@@ -18,6 +18,7 @@ from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from tests._apps import add_tool_adder
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse
@@ -35,15 +36,7 @@ def count(to: int, ctx: Context) -> int:
     return to
 
 
-@mcp.tool()
-def add_tool(name: str) -> str:
-    """Register a new tool called ``name``: every session is told the tool list changed."""
-
-    def echo(text: str) -> str:
-        return text
-
-    mcp.add_tool(echo, name=name, description=f"Echo, added at run time as {name}.")
-    return f"added {name}"
+add_tool_adder(mcp)
 
 
 flask_app = Flask(__name__)

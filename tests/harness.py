@@ -1,0 +1,563 @@
+"""The test harness: real servers in subprocesses, Redis, and the official conformance suites.
+
+Plain functions and classes, no fixtures (``conftest.py`` wraps them as ``serve``,
+``redis_url`` and ``conformance``):
+
+:func:`start_server`        context manager: ``start_server("examples.everything:app", "gevent")``
+                            runs the app under a WSGI server until the block exits
+:func:`server_argv`         the command line it runs (gunicorn, waitress, uWSGI, Werkzeug)
+:func:`redis_database`      context manager yielding the URL of a flushed Redis database
+:func:`redis_server`        context manager running a private ``redis-server`` on a port
+:func:`conformance_runner`  installs the pinned conformance suites, returns a runner
+:func:`run_suite`           runs one suite and reads its ``checks.json``
+
+Also :class:`Server`, ``SERVERS`` (the servers every transport test runs on),
+:func:`free_port` and :func:`skip_or_fail`.  Helpers for talking to an app are in ``wire.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.client
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import NoReturn
+from typing import Protocol
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFORMANCE_RUN = ROOT / "tests" / "conformance" / "run"
+HOST = "127.0.0.1"
+WORKERS = ("gevent", "gthread", "sync", "dev", "waitress", "uwsgi", "uwsgi-threads", "uwsgi-router")
+#: The servers every transport test runs on: gunicorn's gevent and gthread workers,
+#: waitress (threads), uWSGI in gevent mode (``uwsgi``) and with threads (``uwsgi-threads``).
+SERVERS = ("gevent", "gthread", "waitress", "uwsgi", "uwsgi-threads")
+#: The distribution each server needs, by the module it imports.
+_SERVER_MODULES = {
+    "gevent": "gunicorn", "gthread": "gunicorn", "sync": "gunicorn",
+    "waitress": "waitress", "uwsgi": "pyuwsgi", "uwsgi-threads": "pyuwsgi",
+    "uwsgi-router": "pyuwsgi",
+}  # fmt: skip
+
+REDIS_HINT = (
+    'start one with `redis-server --port 6379 --save "" --appendonly no` '
+    "(Debian: apt-get install redis-server)"
+)
+
+
+def in_ci() -> bool:
+    """True when the ``CI`` environment variable is set to something truthy."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """Fail in CI (a missing prerequisite must not silently skip tests there), skip elsewhere."""
+    if in_ci():
+        pytest.fail(f"{reason} (required in CI)", pytrace=False)
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+# --------------------------------------------------------------------------------------------
+# Servers in subprocesses
+# --------------------------------------------------------------------------------------------
+
+
+# Werkzeug's development server; argv: APP_SPEC PORT.  APP_SPEC is "module:expr" as for
+# gunicorn, where expr is an attribute name or a call such as "create_app()".
+_DEV_SERVER = """\
+import importlib, sys
+module_name, _, expr = sys.argv[1].partition(":")
+module = importlib.import_module(module_name)
+app = eval(expr or "app", vars(module))
+app.run(host="127.0.0.1", port=int(sys.argv[2]), threaded=True, use_reloader=False)
+"""
+
+# waitress; argv: APP_SPEC PORT THREADS.  Each open SSE response holds one of the threads.
+_WAITRESS_SERVER = """\
+import importlib, sys
+import waitress
+module_name, _, expr = sys.argv[1].partition(":")
+module = importlib.import_module(module_name)
+app = eval(expr or "app", vars(module))
+waitress.serve(app, host="127.0.0.1", port=int(sys.argv[2]), threads=int(sys.argv[3]))
+"""
+
+# uWSGI's Python entry point (``--eval``); APP_SPEC is filled in.
+_UWSGI_APP = """\
+import importlib
+module_name, _, expr = {app_spec!r}.partition(":")
+application = eval(expr or "app", vars(importlib.import_module(module_name)))
+"""
+
+
+@dataclass
+class Server:
+    """A server process started by :func:`start_server`."""
+
+    app_spec: str
+    worker: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    argv: list[str] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint (``/mcp``)."""
+        return f"{self.base_url}/mcp"
+
+    def log(self) -> str:
+        """Everything the server wrote to stdout/stderr so far."""
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, lines: int = 100) -> str:
+        return "\n".join(self.log().splitlines()[-lines:])
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, grace: float = 5.0) -> int | None:
+        """SIGTERM the server, SIGKILL its whole process group after ``grace`` seconds."""
+        proc = self.process
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        # Leftover workers of the (now dead) master share its process group.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return proc.returncode
+
+    def dump_log(self, lines: int = 100, reason: str = "") -> None:
+        header = f" server log ({self.worker}: {self.app_spec}, last {lines} lines) {reason}"
+        print(f"\n{header:-^100}\n{self.log_tail(lines)}\n{'-' * 100}")
+
+
+@functools.cache
+def _gunicorn_has_control_socket() -> bool:
+    """gunicorn >= 25.1 starts a control socket at one fixed path per user; parallel test
+    servers would fight over it, so the harness turns it off where it exists."""
+    try:
+        from gunicorn.config import KNOWN_SETTINGS
+    except ImportError:
+        return False
+    return any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS)
+
+
+def server_argv(
+    app_spec: str,
+    worker: str,
+    port: int,
+    *,
+    workers: int = 1,
+    threads: int = 8,
+    extra_args: Sequence[str] = (),
+) -> list[str]:
+    """The command line that :func:`start_server` runs."""
+    if worker == "dev":
+        return [sys.executable, "-c", _DEV_SERVER, app_spec, str(port)]
+    if worker not in WORKERS:
+        raise ValueError(f"unknown worker {worker!r}; expected one of {WORKERS}")
+    if worker == "waitress":
+        if extra_args or workers != 1:
+            raise ValueError("waitress runs one process and takes no extra arguments here")
+        return [sys.executable, "-c", _WAITRESS_SERVER, app_spec, str(port), str(threads)]
+    if worker.startswith("uwsgi"):
+        return [*uwsgi_argv(app_spec, worker, port, workers=workers, threads=threads), *extra_args]
+    argv = [sys.executable, "-m", "gunicorn", "-k", worker, "-w", str(workers)]
+    if worker == "gthread":
+        argv += ["--threads", str(threads)]
+    argv += [
+        "-b", f"{HOST}:{port}",
+        "--graceful-timeout", "2",
+        "--timeout", "120",
+        "--access-logfile", "-",
+        *(["--no-control-socket"] if _gunicorn_has_control_socket() else []),
+        *extra_args,
+        app_spec,
+    ]  # fmt: skip
+    return argv
+
+
+def uwsgi_argv(app_spec: str, worker: str, port: int, *, workers: int, threads: int) -> list[str]:
+    """uWSGI (the ``pyuwsgi`` wheel): ``uwsgi`` in gevent mode, ``uwsgi-threads`` with threads.
+
+    Both speak HTTP in the worker (``--http-socket``, as behind a proxy): the worker sees the
+    client's own connection, so a client that leaves is noticed at once.  ``uwsgi-router``
+    (gevent mode) puts uWSGI's HTTP router in front (``--http``), the standalone set-up: it
+    keeps connections alive and chunks streamed responses, but shows the worker its own
+    connection, which closes only when a write to the vanished client fails; its
+    ``--http-timeout`` must outlast an idle stream between heartbeats.  ``--die-on-term``:
+    SIGTERM stops uWSGI (by default it reloads).
+    """
+    if worker == "uwsgi-router":
+        http = ["--http", f"{HOST}:{port}", "--http-keepalive", "--http-auto-chunked",
+                "--http-timeout", "120"]  # fmt: skip
+    else:  # it closes every connection after its response, so say so
+        http = ["--http-socket", f"{HOST}:{port}", "--add-header", "Connection: close"]
+    argv = [
+        sys.executable, "-c", "import sys, pyuwsgi; sys.exit(pyuwsgi.run())",
+        *http,
+        "--master", "--die-on-term", "--need-app", "--single-interpreter",
+        "--processes", str(workers),
+        "--eval", _UWSGI_APP.format(app_spec=app_spec),
+        "--chdir", str(ROOT), "--pythonpath", str(ROOT),
+        "--worker-reload-mercy", "2", "--reload-mercy", "2",
+    ]  # fmt: skip
+    if worker == "uwsgi-threads":
+        argv += ["--threads", str(threads)]
+    else:
+        argv += ["--gevent", "1000", "--gevent-early-monkey-patch"]
+    return argv
+
+
+def _wait_until_ready(server: Server, deadline: float, ready_path: str | None) -> None:
+    def check_alive() -> None:
+        if server.process.poll() is not None:
+            raise RuntimeError(
+                f"server exited with code {server.process.returncode} before it was ready: "
+                f"{' '.join(server.argv[:3])} ... {server.app_spec}\n{server.log_tail(100)}"
+            )
+
+    # 1. The socket accepts connections.
+    while True:
+        check_alive()
+        try:
+            with socket.create_connection((HOST, server.port), timeout=0.5):
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"server not listening on port {server.port}\n{server.log_tail()}")
+        time.sleep(0.05)
+    if ready_path is None:
+        return
+    # 2. The application answers HTTP (gunicorn binds before its workers import the app).
+    while True:
+        check_alive()
+        conn = http.client.HTTPConnection(
+            HOST, server.port, timeout=max(0.5, deadline - time.monotonic())
+        )
+        try:
+            conn.request("GET", ready_path)
+            conn.getresponse().read()
+            return
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            conn.close()
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"server on port {server.port} does not answer HTTP\n{server.log_tail()}"
+            )
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def start_server(
+    app_spec: str,
+    worker: str = "gevent",
+    *,
+    workers: int = 1,
+    threads: int = 8,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 20.0,
+    extra_args: Sequence[str] = (),
+    log_dir: Path | None = None,
+    port: int | None = None,
+    ready_path: str | None = "/__harness_ready__",
+) -> Iterator[Server]:
+    """Run ``app_spec`` (``"module:app"``) in a subprocess until the block exits.
+
+    ``worker`` is a gunicorn worker class (``gevent``, ``gthread``, ``sync``), ``dev`` for
+    Werkzeug's threaded development server, ``waitress`` (``threads`` threads), ``uwsgi``
+    (uWSGI in gevent mode), ``uwsgi-threads`` (uWSGI with ``threads`` threads) or
+    ``uwsgi-router`` (uWSGI in gevent mode behind its HTTP router; see :func:`uwsgi_argv`).
+    The server runs in the repository root, so ``examples.everything:app`` and
+    ``tests._apps.hello:app`` import; ``tests/`` is on its path as it is under pytest, so a
+    test module that serves its own app may import ``wire`` and ``harness``.  Readiness
+    means the port accepts connections and a ``GET ready_path`` gets any HTTP response
+    (``None``: skip that).
+    """
+    module = _SERVER_MODULES.get(worker)
+    if module is not None and importlib.util.find_spec(module) is None:
+        skip_or_fail(f"the {worker} server needs {module}: pip install -e '.[test]'")
+    port = port or free_port()
+    argv = server_argv(
+        app_spec, worker, port, workers=workers, threads=threads, extra_args=extra_args
+    )
+    if log_dir is None:
+        log_dir = Path(tempfile.mkdtemp(prefix="flask-mcp-server-"))
+    log_path = log_dir / f"server-{worker}-{port}.log"
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    paths = [full_env.get("PYTHONPATH", ""), str(ROOT / "tests")]
+    full_env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # own process group: teardown can kill the workers too
+        )
+    server = Server(app_spec, worker, port, process, log_path, argv)
+    try:
+        _wait_until_ready(server, time.monotonic() + timeout, ready_path)
+        yield server
+    finally:
+        server.stop()
+
+
+class ServeFactory(Protocol):
+    def __call__(
+        self,
+        app_spec: str,
+        worker: str = "gevent",
+        *,
+        workers: int = 1,
+        threads: int = 8,
+        env: dict[str, str] | None = None,
+        timeout: float = 20.0,
+        extra_args: Sequence[str] = (),
+    ) -> Server: ...
+
+
+# --------------------------------------------------------------------------------------------
+# Redis
+# --------------------------------------------------------------------------------------------
+
+
+def _redis_ping(url: str) -> bool:
+    try:
+        import redis
+    except ImportError:
+        return False
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=2)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except Exception:
+        return False
+
+
+def _flushdb(url: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=5)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def redis_server(port: int, *, missing: str) -> Iterator[subprocess.Popen[bytes]]:
+    """Run a private ``redis-server`` on ``port`` (no persistence) until the block exits.
+
+    Without ``redis-server`` on the ``PATH`` this fails in CI and skips elsewhere, with
+    ``missing`` as the reason.  The process is yielded: a test may stop it early.
+    """
+    exe = shutil.which("redis-server")
+    if exe is None:
+        skip_or_fail(missing)
+    url = f"redis://{HOST}:{port}/0"
+    log_path = Path(tempfile.mkdtemp(prefix="flask-mcp-redis-")) / "redis.log"
+    with open(log_path, "wb") as log_file:
+        proc = subprocess.Popen(
+            [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--bind", HOST],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 10
+        while not _redis_ping(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = log_path.read_text(errors="replace")
+                pytest.fail(f"could not start {exe} on port {port}:\n{out}", pytrace=False)
+            time.sleep(0.05)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def redis_database() -> Iterator[str]:
+    """URL of a Redis database (db 15) that tests may use, flushed before it is yielded.
+
+    ``MCP_TEST_REDIS_DB`` picks another database number, so that test runs in two
+    checkouts at once do not flush each other's data.
+    Uses the Redis on 127.0.0.1:6379 when it answers PING, else starts a private
+    ``redis-server`` on a free port; else fails in CI and skips elsewhere.
+    """
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        skip_or_fail('needs the redis package (redis-py): pip install -e ".[test]"')
+
+    db = int(os.environ.get("MCP_TEST_REDIS_DB", "15"))
+    url = f"redis://{HOST}:6379/{db}"
+    if _redis_ping(url):
+        _flushdb(url)
+        yield url
+        return
+
+    port = free_port()
+    missing = f"needs Redis: nothing answers on {HOST}:6379; {REDIS_HINT}"
+    with redis_server(port, missing=missing):
+        url = f"redis://{HOST}:{port}/{db}"
+        _flushdb(url)
+        yield url
+
+
+# --------------------------------------------------------------------------------------------
+# Official conformance suites
+# --------------------------------------------------------------------------------------------
+
+
+class ConformanceRunner(Protocol):
+    def __call__(
+        self, url: str, *args: str, next: bool = False, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]: ...
+
+
+# Time allowed for the one-off `npm ci` (Node 22 + both suites) on top of a run's own timeout.
+_INSTALL_TIMEOUT = 600.0
+
+
+def conformance_runner() -> ConformanceRunner:
+    """``run(url, *suite_args, next=False, timeout=600)`` -> ``CompletedProcess`` (text).
+
+    Calls ``tests/conformance/run [--next] URL ARGS...``; the exit code is the suite's (1 if
+    any check FAILED, 124 on timeout).  The pinned suites are installed on first use (once per
+    machine, into ``$MCP_CONFORMANCE_HOME``); without npm this fails in CI and skips elsewhere.
+    """
+    if shutil.which("npm") is None:
+        skip_or_fail("needs npm (Node.js) to install the pinned MCP conformance suites")
+    if shutil.which("bash") is None:
+        skip_or_fail("needs bash to run tests/conformance/run")
+
+    def _run(
+        args: Sequence[str], timeout: float, extra_env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(CONFORMANCE_RUN), *args],
+            cwd=ROOT,
+            env={**os.environ, **(extra_env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    # Install (or verify) the pinned suites once, so that a run's timeout is spent on the run.
+    try:
+        warm = _run(["--help"], _INSTALL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        skip_or_fail("installing the MCP conformance suites (npm ci) timed out")
+    if warm.returncode != 0:
+        skip_or_fail(
+            "could not install the MCP conformance suites with npm "
+            f"(exit {warm.returncode}):\n{warm.stdout}{warm.stderr}"
+        )
+
+    def run(
+        url: str, *args: str, next: bool = False, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]:
+        argv = (["--next"] if next else []) + [url, *args]
+        return _run(
+            argv,
+            timeout + _INSTALL_TIMEOUT,
+            {"MCP_CONFORMANCE_TIMEOUT": str(max(1, round(timeout)))},
+        )
+
+    return run
+
+
+@dataclass
+class SuiteResult:
+    """The outcome of one conformance run: the suite's totals and every check by status."""
+
+    passed: int
+    failed: int
+    returncode: int
+    by_status: dict[str, list[str]]
+    output: str
+
+    def warnings(self) -> list[str]:
+        return self.by_status.get("WARNING", [])
+
+
+def run_suite(
+    conformance: ConformanceRunner, url: str, *args: str, next: bool = False
+) -> SuiteResult:
+    """Run a conformance suite with ``-o`` and read its ``checks.json`` (warnings included)."""
+    with tempfile.TemporaryDirectory(prefix="conformance-") as out:
+        result = conformance(url, *args, "-o", out, next=next, timeout=300)
+        found = re.findall(r"^Total: (\d+) passed, (\d+) failed", result.stdout, re.MULTILINE)
+        assert found, f"no summary in the suite's output:\n{result.stdout[-3000:]}{result.stderr}"
+        by_status: dict[str, list[str]] = {}
+        problems: list[str] = []
+        for path in Path(out).glob("*/checks.json"):
+            for check in json.loads(path.read_text()):
+                by_status.setdefault(check["status"], []).append(check["id"])
+                if check["status"] in ("FAILURE", "WARNING"):
+                    detail = {k: v for k, v in check.items() if k not in ("id", "status")}
+                    text = json.dumps(detail)[:1500]
+                    problems.append(f"{path.parent.name} {check['id']}: {text}")
+    passed, failed = (int(n) for n in found[-1])
+    print(
+        f"{' '.join(args)}: {passed} passed, {failed} failed, "
+        f"warnings {by_status.get('WARNING', [])}"
+    )
+    output = result.stdout + ("\n".join(["", "Problems:", *problems]) if problems else "")
+    return SuiteResult(passed, failed, result.returncode, by_status, output)

@@ -1,0 +1,395 @@
+"""How the tests talk to an MCP app in-process: JSON-RPC messages, headers, ``_meta``, SSE.
+
+One place for the raw wire of both eras, so that no test module imports another:
+
+- the handshake era (2025-11-25) over Flask's test client: :func:`post`, :func:`initialize`,
+  :func:`rpc`, :func:`open_get`, :func:`sse_messages`, :func:`read_events`;
+- the 2026-07-28 era: :func:`meta`, :func:`headers_2026`, :func:`send_2026`, :class:`Wire`,
+  :func:`parse` and the app factory :func:`make_app`;
+- any WSGI app through :mod:`wsgiref.validate` (PEP 3333): :func:`wsgi_call`, :class:`Reply`;
+- an app served in a subprocess (``harness.start_server``), over plain ``http.client``:
+  :func:`http_post`, :func:`http_session`, :func:`debug_stats`;
+- the official ``mcp`` client with answering callbacks: :func:`client`, :func:`text_of`.
+
+Where a test only needs a well-behaved client, :class:`flask_mcp.testing.MCPTestClient` does
+the job; these helpers are for tests that look at (or break) the wire itself.  Servers in
+subprocesses, Redis and the conformance runner are in ``harness.py``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import time
+import typing as t
+import warnings
+from dataclasses import dataclass
+from wsgiref.handlers import SimpleHandler
+from wsgiref.util import is_hop_by_hop
+from wsgiref.validate import WSGIWarning
+from wsgiref.validate import validator
+
+import mcp_types as types
+from flask import Flask
+from flask.testing import FlaskClient
+from mcp import Client
+
+from flask_mcp import MCP
+
+ACCEPT = "application/json, text/event-stream"
+HOST = "127.0.0.1"
+HEADERS = {"Accept": ACCEPT, "Content-Type": "application/json"}
+V2026 = "2026-07-28"
+#: The client capabilities a 2026-07-28 request declares unless told otherwise.
+CAPS = {"sampling": {}, "elicitation": {}, "roots": {}}
+
+
+def sse_data(text: str) -> list[dict[str, t.Any]]:
+    """The JSON objects of every ``data:`` line of an SSE body."""
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
+
+
+# -- the handshake era over Flask's test client ---------------------------------------------
+
+
+class ThreadedTestClient(FlaskClient):
+    """A Flask test client whose requests declare a threaded server (``wsgi.multithread``).
+
+    Werkzeug's default says single-threaded, where the server must not hold SSE streams;
+    :class:`flask_mcp.testing.MCPTestClient` declares threads the same way.
+    """
+
+    def open(self, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        kwargs.setdefault("multithread", True)
+        return super().open(*args, **kwargs)
+
+
+def post(client: t.Any, body: t.Any, session: str | None = None, **headers: str) -> t.Any:
+    merged = dict(HEADERS)
+    if session:
+        merged["Mcp-Session-Id"] = session
+    merged.update(headers)
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post("/mcp", data=data, headers=merged)
+
+
+def initialize(client: t.Any, version: str = "2025-11-25", initialized: bool = True) -> str:
+    response = post(
+        client,
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
+    assert response.status_code == 200
+    session = response.headers["Mcp-Session-Id"]
+    if initialized:
+        note = post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        assert note.status_code == 202
+    return t.cast(str, session)
+
+
+def rpc(client: t.Any, session: str, method: str, params: t.Any = None, id: t.Any = 1) -> t.Any:
+    body: dict[str, t.Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        body["params"] = params
+    return post(client, body, session)
+
+
+def sse_messages(response: t.Any) -> list[dict[str, t.Any]]:
+    return sse_data(response.get_data(as_text=True))
+
+
+def open_get(client: t.Any, session: str, last_event_id: str | None = None) -> t.Any:
+    headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session}
+    if last_event_id:
+        headers["Last-Event-ID"] = last_event_id
+    return client.get("/mcp", headers=headers, buffered=False)
+
+
+def read_events(
+    chunks: t.Iterator[bytes], count: int, timeout: float = 5.0
+) -> list[dict[str, t.Any]]:
+    """Read ``count`` SSE data events (skipping priming events and comments)."""
+    found: list[dict[str, t.Any]] = []
+    deadline = time.monotonic() + timeout
+    buffer = b""
+    while len(found) < count:
+        assert time.monotonic() < deadline, f"only {found} arrived"
+        buffer += next(chunks)
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            fields = dict(
+                line.split(": ", 1)
+                for line in event.decode().splitlines()
+                if ": " in line and not line.startswith(":")
+            )
+            if fields.get("data", "").startswith("{"):
+                found.append({"id": fields.get("id"), **json.loads(fields["data"])})
+    return found
+
+
+# -- the 2026-07-28 era -------------------------------------------------------------------
+
+
+def meta(caps: dict[str, t.Any] | None = None, **extra: t.Any) -> dict[str, t.Any]:
+    """The ``_meta`` of a 2026-07-28 request."""
+    return {
+        "io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": CAPS if caps is None else caps,
+        **extra,
+    }
+
+
+def headers_2026(method: str, params: dict[str, t.Any]) -> dict[str, str]:
+    """The HTTP headers of a 2026-07-28 request: version, method and (where one goes) name."""
+    headers = {
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": V2026,
+        "Mcp-Method": method,
+    }
+    name = params.get("uri") if method == "resources/read" else params.get("name")
+    if method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+        headers["Mcp-Name"] = name
+    return headers
+
+
+def send_2026(
+    client: t.Any, method: str, params: dict[str, t.Any], *, caps: dict[str, t.Any] | None = None
+) -> t.Any:
+    """POST one 2026-07-28 request (id 1) through a Flask test client; return the response."""
+    body = {**params, "_meta": meta(caps)}
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": body}
+    return client.post(
+        "/mcp",
+        data=json.dumps(message),
+        content_type="application/json",
+        headers=headers_2026(method, params),
+    )
+
+
+class Wire:
+    """Sends raw 2026-07-28 POSTs through Flask's test client with correct headers."""
+
+    def __init__(self, app: Flask) -> None:
+        self.client = app.test_client()
+        self.ids = iter(range(1, 1_000_000))
+
+    def headers(self, method: str, params: dict[str, t.Any]) -> dict[str, str]:
+        return headers_2026(method, params)
+
+    def post(
+        self,
+        method: str,
+        params: dict[str, t.Any] | None = None,
+        *,
+        caps: dict[str, t.Any] | None = None,
+        headers: dict[str, str | None] | None = None,
+        raw_params: bool = False,
+        request_id: t.Any = None,
+        buffered: bool = True,
+        **extra_meta: t.Any,
+    ) -> t.Any:
+        """POST one request; ``headers`` values of ``None`` remove a header."""
+        body_params = dict(params or {})
+        if not raw_params:
+            body_params["_meta"] = meta(caps, **extra_meta)
+        sent = self.headers(method, body_params)
+        for key, value in (headers or {}).items():
+            sent = {k: v for k, v in sent.items() if k.lower() != key.lower()}
+            if value is not None:
+                sent[key] = value
+        message = {"jsonrpc": "2.0", "id": request_id or next(self.ids), "method": method}
+        message["params"] = body_params
+        return self.client.post(
+            "/mcp", data=json.dumps(message), content_type="application/json", headers=sent,
+            buffered=buffered, multithread=True,  # a threaded server: responses may stream
+        )  # fmt: skip
+
+    def call(self, method: str, params: dict[str, t.Any] | None = None, **kwargs: t.Any) -> t.Any:
+        """POST and return ``(status, final message, notifications)``."""
+        response = self.post(method, params, **kwargs)
+        messages = parse(response)
+        return response.status_code, messages[-1], messages[:-1]
+
+
+def parse(response: t.Any) -> list[dict[str, t.Any]]:
+    """Every JSON-RPC message of a JSON or SSE response body."""
+    body = response.get_data(as_text=True)
+    if response.mimetype == "application/json":
+        return [json.loads(body)]
+    assert response.mimetype == "text/event-stream"
+    messages = []
+    for line in body.splitlines():
+        assert not line.startswith("id:"), "2026-07-28 streams are not resumable: no event ids"
+        if line.startswith("data: "):
+            messages.append(json.loads(line[6:]))
+    return messages
+
+
+def make_app(mcp: MCP, **config: t.Any) -> Flask:
+    """A Flask app serving ``mcp`` (``TESTING``, a ``SECRET_KEY``; ``config`` on top)."""
+    app = Flask("stateless_test")
+    app.config.update({"TESTING": True, "SECRET_KEY": "test-secret", **config})
+    mcp.init_app(app)
+    return app
+
+
+# -- any WSGI app under wsgiref's validator ----------------------------------------------
+
+
+class StrictHandler(SimpleHandler):
+    """wsgiref's server side, with the app's errors raised instead of turned into a 500."""
+
+    def handle_error(self) -> None:
+        raise  # noqa: PLE0704 - called by BaseHandler.run inside its ``except``
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> t.Any:
+        return json.loads(self.body)
+
+    def events(self) -> list[dict[str, t.Any]]:
+        return sse_data(self.body.decode())
+
+
+def wsgi_call(
+    app: t.Any,
+    method: str,
+    body: t.Any = None,
+    *,
+    path: str = "/mcp",
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    """Run one request through ``validator(app)`` on wsgiref's handler and parse its reply."""
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    environ = {
+        "REQUEST_METHOD": method,
+        "SCRIPT_NAME": "",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "localhost",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "localhost",
+    }
+    if data is not None:
+        environ["CONTENT_LENGTH"] = str(len(data))
+    for name, value in (headers or {}).items():
+        key = name.upper().replace("-", "_")
+        environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"] = value
+    out = io.BytesIO()
+    errors = io.StringIO()
+    handler = StrictHandler(
+        io.BytesIO(data or b""), out, errors, environ, multithread=True, multiprocess=False
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", WSGIWarning)
+        handler.run(validator(app))
+    assert errors.getvalue() == ""
+    head, _, payload = out.getvalue().partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    found = dict(line.split(": ", 1) for line in lines)
+    assert not [name for name in found if is_hop_by_hop(name)]
+    return Reply(int(status_line.split()[1]), found, payload)
+
+
+def initialize_request(version: str = "2025-11-25") -> dict[str, t.Any]:
+    client = {"name": "v", "version": "1"}
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
+    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+
+
+# -- an app served in a subprocess, over plain HTTP ----------------------------------------
+
+
+def http_post(
+    port: int, body: dict[str, t.Any], session: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """POST one message to the server's ``/mcp`` on a connection of its own; return the
+    status, the headers and the whole body."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=30)
+    headers = dict(HEADERS)
+    if session:
+        headers.update({"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+    try:
+        conn.request("POST", "/mcp", json.dumps(body), headers)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def http_session(port: int) -> str:
+    """Initialize a 2025-11-25 session over plain HTTP and return its id."""
+    status, headers, data = http_post(port, initialize_request())
+    assert status == 200, data
+    session = headers["Mcp-Session-Id"]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert http_post(port, initialized, session)[0] == 202
+    return session
+
+
+def debug_stats(port: int) -> dict[str, int]:
+    """The live-state counters of a test app's ``GET /debug/stats`` (``tests/_apps``)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    try:
+        conn.request("GET", "/debug/stats")
+        return t.cast(dict[str, int], json.loads(conn.getresponse().read()))
+    finally:
+        conn.close()
+
+
+# -- the official client ------------------------------------------------------------------
+
+
+async def _sampling(
+    context: t.Any, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
+    text = params.messages[0].content.text  # type: ignore[union-attr]
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text=text.upper()), model="m"
+    )
+
+
+async def _elicitation(context: t.Any, params: t.Any) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def _roots(context: t.Any) -> types.ListRootsResult:
+    return types.ListRootsResult(
+        roots=[types.Root(uri="file:///tmp/a"), types.Root(uri="file:///tmp/b")]
+    )
+
+
+def client(url: str, **kwargs: t.Any) -> Client:
+    """The official client in the handshake era; it samples (upper case), elicits (``Ada``)
+    and lists two roots."""
+    return Client(
+        url,
+        mode="legacy",
+        sampling_callback=_sampling,
+        elicitation_callback=_elicitation,
+        list_roots_callback=_roots,
+        **kwargs,
+    )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
