@@ -6,10 +6,11 @@ from . import content
 from . import signals
 from .auth import AuthError
 from .auth import AuthInfo
-from .auth import current_auth
+from .auth_context import current_auth
+from .auth_context import require_scopes
+from .call import current_context
 from .content import ToolResult
 from .context import Context
-from .context import current_context
 from .errors import CapabilityNotDeclared
 from .errors import ClientRequestError
 from .errors import ClientRequestTimeout
@@ -41,5 +42,6 @@ __all__ = [
     "content",
     "current_auth",
     "current_context",
+    "require_scopes",
     "signals",
 ]

@@ -15,16 +15,8 @@ import typing as t
 import warnings
 from urllib.parse import urlsplit
 
-LOG_LEVELS = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
+from .protocol import CACHE_SCOPES
+from .protocol import LOG_LEVELS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,8 +98,8 @@ def _non_negative_int(value: t.Any) -> int:
 
 def _cache_scope(value: t.Any) -> str:
     scope = str(value).lower()
-    if scope not in ("public", "private"):
-        raise ValueError("must be 'public' or 'private'")
+    if scope not in CACHE_SCOPES:
+        raise ValueError(f"must be {' or '.join(map(repr, CACHE_SCOPES))}")
     return scope
 
 

@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-import contextvars
 import time
 import typing as t
 
 from . import jsonrpc
 from . import protocol
 from . import signals
-from .config import LOG_LEVELS
 from .errors import CapabilityNotDeclared
 from .errors import ClientRequestError
 from .errors import ClientRequestTimeout
+from .errors import MissingClientCapability
 from .errors import RequestCancelled
+from .protocol import LOG_LEVELS
 
 if t.TYPE_CHECKING:
-    from flask import Flask
-
+    from .auth import AuthInfo
     from .backends.base import Backend
-    from .dispatcher import Call
     from .session import RequestRun
 
-#: The handler running now: its :class:`Context` if it declared one, else its call.
-#: Set by the dispatcher around each user call; each greenlet and thread has its own.
-running_handler: contextvars.ContextVar[Context | Call] = contextvars.ContextVar(
-    "flask_mcp.running_handler"
-)
 
 
 class BackChannel(t.Protocol):
@@ -121,7 +114,7 @@ class Context:
     def __init__(
         self,
         *,
-        app: Flask,
+        app: t.Any,
         run: RequestRun,
         back_channel: BackChannel,
         protocol_version: str,
@@ -129,7 +122,7 @@ class Context:
         client_info: dict[str, t.Any],
         meta: dict[str, t.Any],
         log_level: str | None,
-        auth: t.Any = None,
+        auth: AuthInfo | None = None,
     ) -> None:
         self.app = app
         self._run = run
@@ -218,8 +211,6 @@ class Context:
         if not isinstance(declared, dict) or (sub is not None and sub not in declared):
             name = capability if sub is None else f"{capability}.{sub}"
             if protocol.missing_capability_is_error(self.protocol_version):
-                from .mrtr import MissingClientCapability
-
                 raise MissingClientCapability(capability, sub)
             raise CapabilityNotDeclared(
                 f"The client did not declare the {name!r} capability, so it cannot be asked "
@@ -248,8 +239,6 @@ class Context:
         goes out in the same ``InputRequiredResult``; on a session they are sent
         one after the other.
         """
-        from .mrtr import check_capabilities
-
         for method, params in requests.values():
             check_capabilities(self, method, params)
         ask_many = getattr(self._back_channel, "request_many", None)
@@ -358,128 +347,25 @@ class Context:
             self._run.outbox.disconnect()
 
 
-class _NoBackChannel:
-    """The back-channel of an :class:`InlineContext`: there is none."""
+def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> None:
+    """Check that the client declared what ``method`` with ``params`` needs.
 
-    def request(
-        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
-    ) -> dict[str, t.Any]:
-        raise t.cast(InlineContext, ctx).refused("send_request")
-
-
-class InlineContext(Context):
-    """The :func:`current_context` of a handler that declared no ``Context`` parameter.
-
-    Its facts (``request_id``, ``session_id``, ``auth``, ``client_info``,
-    ``client_capabilities``, ``protocol_version``, ``meta``, ``cancelled``)
-    are those of the running call. Sending anything to the client needs a
-    handler that declares ``ctx: Context``: such a handler runs where its
-    messages can stream, so the calls that would send raise ``RuntimeError``
-    here instead of being dropped.
+    :raises CapabilityNotDeclared: (or :class:`MissingClientCapability` on a
+        2026-07-28 request) the capability is missing.
+    :raises ValueError: ``method`` is not one a server may ask.
     """
-
-    def __init__(self, call: Call, app: Flask) -> None:
-        from .session import InlineOutbox
-        from .session import RequestRun
-
-        run = call.run if call.ctx is None else call.ctx._run  # spawned, but declared none
-        if run is None:  # a call of a batch: nothing can cancel it
-            session_id = call.session.id if call.session is not None else None
-            run = RequestRun(session_id, call.request_id, call.method, InlineOutbox(), 0.0)
-        meta = call.params.get("_meta")
-        meta = meta if isinstance(meta, dict) else {}
-        record = call.session
-        if record is not None:
-            capabilities = record.client_capabilities
-            info = record.client_info
-            log_level = record.log_level
-        else:
-            capabilities = meta.get(protocol.META_CLIENT_CAPABILITIES) or {}
-            info = meta.get(protocol.META_CLIENT_INFO) or {}
-            log_level = meta.get(protocol.META_LOG_LEVEL)
-        super().__init__(
-            app=app,
-            run=run,
-            back_channel=_NoBackChannel(),
-            protocol_version=call.version,
-            client_capabilities=capabilities,
-            client_info=info,
-            meta=meta,
-            log_level=log_level,
-            auth=call.auth,
+    if method == "elicitation/create":
+        ctx._require_elicitation("url" if params.get("mode") == "url" else "form")
+    elif method == "sampling/createMessage":
+        ctx._require("sampling")
+        if params.get("includeContext") not in (None, "none"):
+            ctx._require("sampling", "context")
+        if "tools" in params or "toolChoice" in params:
+            ctx._require("sampling", "tools")
+    elif method == "roots/list":
+        ctx._require("roots")
+    else:
+        raise ValueError(
+            f"Cannot ask the client for {method!r}: use elicitation/create, "
+            "sampling/createMessage or roots/list."
         )
-        name = call.params.get("uri" if call.method == "resources/read" else "name")
-        kind = {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}
-        self._handler = f"{kind.get(call.method, call.method)} {name!r}"
-
-    def refused(self, what: str) -> RuntimeError:
-        """Return the error for a call that would send a message to the client."""
-        return RuntimeError(
-            f"current_context().{what}() cannot send anything from the {self._handler}: it "
-            "declares no Context parameter, so it runs without a stream of its own. Declare "
-            "a parameter `ctx: Context` (from flask_mcp import Context) and call "
-            f"ctx.{what}() on it."
-        )
-
-    def progress(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to report progress."""
-        raise self.refused("progress")
-
-    def log(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to send log messages."""
-        raise self.refused("log")
-
-    def send_request(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to send requests."""
-        raise self.refused("send_request")
-
-    def ask(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to ask the client."""
-        raise self.refused("ask")
-
-    def create_message(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to sample."""
-        raise self.refused("create_message")
-
-    def elicit(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to elicit."""
-        raise self.refused("elicit")
-
-    def elicit_url(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to elicit."""
-        raise self.refused("elicit_url")
-
-    def list_roots(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
-        """Refused: declare a ``ctx: Context`` parameter to list the client's roots."""
-        raise self.refused("list_roots")
-
-    def close_sse_stream(self) -> t.NoReturn:
-        """Refused: only a handler with a ``ctx: Context`` parameter has a stream."""
-        raise self.refused("close_sse_stream")
-
-
-def current_context() -> Context:
-    """Return the :class:`Context` of the handler running now.
-
-    In a handler that declares a ``ctx: Context`` parameter this is that
-    object. In one that declares none it is an :class:`InlineContext`: the
-    request's facts work, and the calls that would send something to the
-    client raise ``RuntimeError`` saying to declare the parameter. Each
-    greenlet and thread sees its own handler's context.
-
-    :raises RuntimeError: no Flask-MCP handler is running (outside a tool,
-        resource, prompt or completion handler, or in a thread it started).
-    """
-    from flask import current_app
-
-    running = running_handler.get(None)
-    if running is None:
-        raise RuntimeError(
-            "current_context() works only while a Flask-MCP handler (tool, resource, prompt "
-            "or completion) runs, in its own greenlet or thread. Call it from the handler, "
-            "or pass the context on to code that runs elsewhere."
-        )
-    if isinstance(running, Context):
-        return running
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-    return InlineContext(running, app)

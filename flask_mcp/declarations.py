@@ -11,6 +11,7 @@ import typing as t
 
 from . import protocol
 from . import schema as schema_mod
+from .context import Context
 from .environment import handler_entry
 from .registry import Handler
 from .registry import Prompt
@@ -27,6 +28,9 @@ from .resource_security import ResourceSecurity
 from .uritemplate import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+#: Names a handler's annotations may use without importing them (app factories often
+#: import ``Context`` inside the function that defines the handlers).
+_LOCALNS = {"Context": Context}
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+(\s*;.*)?")
 
 
@@ -153,14 +157,14 @@ class Declarations:
         entry = handler_entry(fn, "tool", name or fn.__name__)
         ctx_param = context_parameter(fn)
         exclude = {ctx_param} if ctx_param else set()
-        spec = schema_mod.input_spec(input_schema, fn, exclude=exclude)
+        spec = schema_mod.input_spec(input_schema, fn, exclude=exclude, localns=_LOCALNS)
         header_params = header_params_of(spec.schema, headers, name or fn.__name__)
         if output_schema is not None:
             output = schema_mod.output_spec_from_schema(output_schema)
         elif structured_output is False:
             output = None
         else:
-            output = schema_mod.output_spec_from_function(fn)
+            output = schema_mod.output_spec_from_function(fn, localns=_LOCALNS)
         tool = Tool(
             name=name or fn.__name__,
             fn=entry,

@@ -1,7 +1,11 @@
 """The method table: validates params, finds handlers, calls them, shapes results.
 
-The dispatcher never touches the Flask request: the transport hands it a
-:class:`Call` built from plain data.
+The dispatcher never touches the Flask request nor looks up the app: the
+transport hands it a :class:`Call` built from plain data, which carries the
+per-app :class:`~flask_mcp.state.AppState` (settings, backend, authenticator,
+signal sender). A :class:`Dispatcher` is made from a
+:class:`~flask_mcp.registry.Registry` and a :class:`ServerInfo` alone, so it
+runs without a Flask app.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import typing as t
 from werkzeug.exceptions import HTTPException
 
 from . import content as content_mod
+from . import mrtr
 from . import protocol
 from . import signals
-from .config import LOG_LEVELS
-from .context import running_handler
+from .call import Call as Call
+from .call import running_handler
 from .convert import Unconvertible
 from .errors import INTERNAL_ERROR
 from .errors import INVALID_REQUEST
@@ -31,15 +36,15 @@ from .errors import ToolError
 from .errors import aborted
 from .errors import handler_error
 from .errors import resource_not_found
+from .protocol import LOG_LEVELS
+from .registry import Kind
 from .registry import paginate
 from .schema import ArgumentError
-from .schema_output import OutputError
+from .schema import OutputError
 
 if t.TYPE_CHECKING:
-    from .backends.base import SessionRecord
-    from .context import Context
-    from .extension import MCP
-    from .session import RequestRun
+    from .registry import Registry
+    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
 _set_running = running_handler.set
@@ -47,22 +52,19 @@ _reset_running = running_handler.reset
 
 
 @dataclasses.dataclass
-class Call:
-    """One request as the dispatcher sees it."""
+class ServerInfo:
+    """Who the server is: its ``serverInfo`` object and its instructions.
 
-    method: str
-    params: dict[str, t.Any]
-    request_id: t.Any
+    :param name: ``serverInfo.name``.
+    :param version: ``serverInfo.version``.
+    :param fields: the whole ``serverInfo`` object (name, version, title, icons...).
+    :param instructions: how to use the server, sent on ``initialize`` and ``server/discover``.
+    """
+
+    name: str
     version: str
-    era: str
-    session: SessionRecord | None = None
-    ctx: Context | None = None
-    #: The run of a handler that runs in the view (for ``current_context().cancelled``).
-    run: RequestRun | None = None
-    #: The caller's :class:`~flask_mcp.auth.AuthInfo`, or ``None`` without authorization.
-    auth: t.Any = None
-    #: ``(ttl_ms, cache_scope)`` overrides of the resource that was read, if any.
-    cache: tuple[int | None, str | None] | None = None
+    fields: dict[str, t.Any]
+    instructions: str | None = None
 
 
 def _require_str(params: dict[str, t.Any], key: str) -> str:
@@ -91,14 +93,18 @@ def _check_uri_length(uri: str, limit: int) -> None:
 
 
 class Dispatcher:
-    """Routes requests of one :class:`~flask_mcp.MCP` to their handlers."""
+    """Routes the requests of one server to their handlers.
+
+    :param registry: what the server offers.
+    :param info: who the server is.
+    """
 
     #: Methods a handshake-era session may call before ``notifications/initialized``.
     PRE_INIT = frozenset({"ping", "initialize"})
 
-    def __init__(self, mcp: MCP) -> None:
-        self.mcp = mcp
-        self.registry = mcp.registry
+    def __init__(self, registry: Registry, info: ServerInfo) -> None:
+        self.registry = registry
+        self.info = info
         self.methods: dict[str, t.Callable[[Call], dict[str, t.Any]]] = {
             "ping": self.ping,
             "tools/list": self.tools_list,
@@ -143,7 +149,11 @@ class Dispatcher:
     # -- entry point ----------------------------------------------------------
 
     def dispatch(self, call: Call) -> dict[str, t.Any]:
-        """Run one request and return its result.
+        """Run one request and return its result, shaped for the call's era.
+
+        A 2026-07-28 call that needs input from the client returns an
+        ``InputRequiredResult``; its results carry ``resultType``, ``serverInfo``
+        and, where cacheable, ``ttlMs`` and ``cacheScope``.
 
         :raises MCPError: the request fails with a JSON-RPC error.
         """
@@ -151,21 +161,51 @@ class Dispatcher:
         if (
             handler is None
             or not protocol.has_method(call.era, call.method)
-            or not self.mcp.offers(call.method)
+            or not self.registry.offers(call.method)
         ):
             raise MethodNotFound(call.method)
-        if (
-            call.era == protocol.HANDSHAKE
-            and call.session is not None
-            and not call.session.initialized
-            and call.method not in self.PRE_INIT
-        ):
-            raise MCPError(
-                INVALID_REQUEST,
-                "The session is not initialized: send notifications/initialized before "
-                f"{call.method}.",
+        if call.era == protocol.HANDSHAKE:
+            if (
+                call.session is not None
+                and not call.session.initialized
+                and call.method not in self.PRE_INIT
+            ):
+                raise MCPError(
+                    INVALID_REQUEST,
+                    "The session is not initialized: send notifications/initialized before "
+                    f"{call.method}.",
+                )
+            return handler(call)
+        try:
+            result = handler(call)
+        except mrtr.InputRequired as exc:
+            ctx = call.ctx
+            if ctx is None or not isinstance(ctx._back_channel, mrtr.MRTRBackChannel):
+                raise MCPError(
+                    INTERNAL_ERROR, f"{call.method} cannot ask the client for input."
+                ) from None
+            channel = ctx._back_channel
+            result = mrtr.input_required_result(
+                call.state, exc, channel, ctx.request_state, call.params, call.auth
             )
-        return handler(call)
+        return self.shape(call, result)
+
+    def shape(self, call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Add what a result carries in the call's era (see :func:`protocol.shape_result`)."""
+        settings = call.state.settings
+        if call.method == "resources/read" and call.cache is not None:
+            ttl = call.cache[0] if call.cache[0] is not None else settings.read_cache_ttl_ms
+            scope = call.cache[1] or settings.read_cache_scope
+        else:
+            ttl, scope = settings.cache_ttl_ms, settings.cache_scope
+        return protocol.shape_result(
+            call.era,
+            call.method,
+            result,
+            server_info=self.info.fields,
+            ttl_ms=ttl,
+            cache_scope=scope,
+        )
 
     def call_user(
         self,
@@ -180,32 +220,28 @@ class Dispatcher:
         The handler is :func:`~flask_mcp.current_context`'s answer while it runs.
         """
         kwargs = dict(kwargs or {})
-        if context_param is None:
-            token = _set_running(call)
-        else:
-            ctx = kwargs[context_param] = call.ctx
-            token = _set_running(call if ctx is None else ctx)
+        if context_param is not None:
+            kwargs[context_param] = call.ctx
+            call.context_declared = True
+        token = _set_running(call)
         try:
             return fn(*args, **kwargs)
         finally:
             _reset_running(token)
 
-    def _emit(self, signal: t.Any, **kwargs: t.Any) -> None:
-        """Send a telemetry signal, sparing the app lookup when nobody listens."""
+    def _emit(self, signal: t.Any, call: Call, **kwargs: t.Any) -> None:
+        """Send a telemetry signal with the call's app as sender, if anyone listens."""
         if signal.receivers:
-            signals.send(signal, self.mcp.current_app, **kwargs)
+            signals.send(signal, call.state.app, **kwargs)
 
-    def internal_error(self, exc: BaseException, what: str) -> str:
+    def internal_error(self, exc: BaseException, what: str, state: AppState) -> str:
         """Log an unexpected exception and return the text the client may see.
 
         The text is redacted unless ``MCP_EXPOSE_INTERNAL_ERRORS`` is true, or
         unset while the app runs in debug mode (``flask run --debug``).
         """
         logger.error("Unhandled exception in %s", what, exc_info=exc)
-        expose = self.mcp.settings.expose_internal_errors
-        if expose is None:
-            expose = self.mcp.current_app.debug
-        if expose:
+        if state.expose_internal_errors:
             return f"Error in {what}: {type(exc).__name__}: {exc}"
         return f"Internal error in {what}. The server log has the details."
 
@@ -223,10 +259,10 @@ class Dispatcher:
     def server_discover(self, call: Call) -> dict[str, t.Any]:
         result: dict[str, t.Any] = {
             "supportedVersions": list(protocol.STATELESS_VERSIONS),
-            "capabilities": self.mcp.capabilities(call.era),
+            "capabilities": self.registry.capabilities(call.era),
         }
-        if self.mcp.instructions:
-            result["instructions"] = self.mcp.instructions
+        if self.info.instructions:
+            result["instructions"] = self.info.instructions
         return result
 
     def logging_set_level(self, call: Call) -> dict[str, t.Any]:
@@ -236,25 +272,59 @@ class Dispatcher:
                 f"Invalid params: 'level' must be one of {', '.join(LOG_LEVELS)}, not {level!r}."
             )
         if call.session is not None:
-            self.mcp.backend.update_session(call.session.id, log_level=level)
+            call.state.backend.update_session(call.session.id, log_level=level)
         return {}
+
+    # -- authorization ------------------------------------------------------------
+
+    def authorize(self, scopes: tuple[str, ...], call: Call) -> None:
+        """Check that the caller holds ``scopes`` (no-op until authorization is configured).
+
+        :raises ~flask_mcp.auth.AuthRefused: 403 ``insufficient_scope``; the
+            transport answers with its challenge before anything is streamed.
+        """
+        call.scopes = scopes
+        authenticator = call.state.authenticator
+        if authenticator is not None:
+            authenticator.require(call.auth, scopes, call.method, call.request_id)
+
+    def _visible(self, kind: Kind, result: dict[str, t.Any], call: Call) -> dict[str, t.Any]:
+        """Drop the list entries whose scopes the caller lacks (``MCP_AUTH_HIDE_UNAUTHORIZED``)."""
+        authenticator = call.state.authenticator
+        if authenticator is None or not authenticator.hide_unauthorized:
+            return result
+        tables: dict[str, tuple[dict[str, t.Any], str]] = {
+            "tools": (self.registry.tools, "name"),
+            "resources": (self.registry.resources, "uri"),
+            "resourceTemplates": (self.registry.templates, "uriTemplate"),
+            "prompts": (self.registry.prompts, "name"),
+        }
+        records, field = tables[kind]
+        kept = []
+        for item in result.get(kind, []):
+            record = records.get(item.get(field))
+            if record is not None and authenticator.allows(call.auth, record.scopes):
+                kept.append(item)
+        return {**result, kind: kept}
 
     # -- tools ------------------------------------------------------------------
 
-    def _page(self, kind: t.Any, call: Call, key: str) -> dict[str, t.Any]:
+    def _page(self, kind: Kind, call: Call) -> dict[str, t.Any]:
         items, cursor = paginate(
-            self.registry.described(kind), call.params.get("cursor"), self.mcp.settings.page_size
+            self.registry.described(kind),
+            call.params.get("cursor"),
+            call.state.settings.page_size,
         )
-        result: dict[str, t.Any] = {key: items}
+        result: dict[str, t.Any] = {kind: items}
         if cursor is not None:
             result["nextCursor"] = cursor
-        return result
+        return self._visible(kind, result, call)
 
     def tools_list(self, call: Call) -> dict[str, t.Any]:
-        result = self._page("tools", call, "tools")
+        result = self._page("tools", call)
         if not protocol.supports_structured_output(call.version):
             result["tools"] = [protocol.shape_tool(call.version, tool) for tool in result["tools"]]
-        return self.mcp.filter_listing("tools", result, call)
+        return result
 
     def tools_call(self, call: Call) -> dict[str, t.Any]:
         name = _require_str(call.params, "name")
@@ -262,7 +332,7 @@ class Dispatcher:
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list for the available tools.")
         arguments = _optional_dict(call.params, "arguments")
-        self.mcp.authorize(tool.scopes, call)
+        self.authorize(tool.scopes, call)
         started = time.perf_counter()
         is_error = True
         try:
@@ -284,19 +354,21 @@ class Dispatcher:
             except HTTPException as exc:
                 return content_mod.error_result(aborted(exc, f"tool {name!r}"))
             except Exception as exc:
-                return content_mod.error_result(self.internal_error(exc, f"tool {name!r}"))
-            result = self._tool_result(tool, value)
+                text = self.internal_error(exc, f"tool {name!r}", call.state)
+                return content_mod.error_result(text)
+            result = self._tool_result(tool, value, call)
             is_error = bool(result.get("isError"))
             return protocol.shape_tool_result(call.version, result)
         finally:
             self._emit(
                 signals.tool_called,
+                call,
                 tool=name,
                 duration=time.perf_counter() - started,
                 is_error=is_error,
             )
 
-    def _tool_result(self, tool: t.Any, value: t.Any) -> dict[str, t.Any]:
+    def _tool_result(self, tool: t.Any, value: t.Any, call: Call) -> dict[str, t.Any]:
         """Build the ``CallToolResult``; a result that cannot be sent faithfully is an error."""
         try:
             if tool.output is not None and not isinstance(value, content_mod.ToolResult):
@@ -323,24 +395,22 @@ class Dispatcher:
         except OutputError as exc:
             message = f"Invalid result of tool {tool.name!r} for its output schema: {exc}"
         except Exception as exc:  # a model_dump or marshmallow dump that raises
-            return content_mod.error_result(self.internal_error(exc, f"tool {tool.name!r}"))
+            text = self.internal_error(exc, f"tool {tool.name!r}", call.state)
+            return content_mod.error_result(text)
         logger.error("%s", message)
         return content_mod.error_result(message)
 
     # -- resources ---------------------------------------------------------------
 
     def resources_list(self, call: Call) -> dict[str, t.Any]:
-        return self.mcp.filter_listing(
-            "resources", self._page("resources", call, "resources"), call
-        )
+        return self._page("resources", call)
 
     def resource_templates_list(self, call: Call) -> dict[str, t.Any]:
-        page = self._page("resourceTemplates", call, "resourceTemplates")
-        return self.mcp.filter_listing("resourceTemplates", page, call)
+        return self._page("resourceTemplates", call)
 
     def resolve_resource(self, uri: str, call: Call) -> tuple[t.Any, dict[str, t.Any]]:
         """Return the resource or template serving ``uri`` and its variables."""
-        _check_uri_length(uri, self.mcp.settings.max_uri_length)
+        _check_uri_length(uri, call.state.settings.max_uri_length)
         resource = self.registry.resources.get(uri)
         if resource is not None:
             return resource, {}
@@ -356,7 +426,7 @@ class Dispatcher:
     def resources_read(self, call: Call) -> dict[str, t.Any]:
         uri = _require_str(call.params, "uri")
         record, variables = self.resolve_resource(uri, call)
-        self.mcp.authorize(record.scopes, call)
+        self.authorize(record.scopes, call)
         call.cache = (record.ttl_ms, record.cache_scope)
         started = time.perf_counter()
         try:
@@ -366,49 +436,52 @@ class Dispatcher:
         except (MCPError, RequestCancelled):
             raise
         except Exception as exc:
-            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"resource {uri!r}")) from None
-        contents = self._resource_contents(uri, record.mime_type, value)
+            text = self.internal_error(exc, f"resource {uri!r}", call.state)
+            raise MCPError(INTERNAL_ERROR, text) from None
+        contents = self._resource_contents(uri, record.mime_type, value, call)
         self._emit(
             signals.resource_read,
+            call,
             uri=uri,
             duration=time.perf_counter() - started,
         )
         return {"contents": contents}
 
     def _resource_contents(
-        self, uri: str, mime_type: str | None, value: t.Any
+        self, uri: str, mime_type: str | None, value: t.Any, call: Call
     ) -> list[dict[str, t.Any]]:
         try:
             return content_mod.to_resource_contents(uri, value, mime_type)
         except Unconvertible as exc:
             message = f"Resource {uri!r} returned a value that cannot be sent: {exc}"
         except Exception as exc:
-            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"resource {uri!r}")) from None
+            text = self.internal_error(exc, f"resource {uri!r}", call.state)
+            raise MCPError(INTERNAL_ERROR, text) from None
         logger.error("%s", message)
         raise MCPError(INTERNAL_ERROR, message)
 
     def _subscription_uri(self, call: Call) -> str:
         uri = _require_str(call.params, "uri")
         record, _ = self.resolve_resource(uri, call)
-        self.mcp.authorize(record.scopes, call)
+        self.authorize(record.scopes, call)
         return uri
 
     def resources_subscribe(self, call: Call) -> dict[str, t.Any]:
         uri = self._subscription_uri(call)
         if call.session is not None:
-            self.mcp.backend.add_subscription(call.session.id, uri)
+            call.state.backend.add_subscription(call.session.id, uri)
         return {}
 
     def resources_unsubscribe(self, call: Call) -> dict[str, t.Any]:
         uri = self._subscription_uri(call)
         if call.session is not None:
-            self.mcp.backend.remove_subscription(call.session.id, uri)
+            call.state.backend.remove_subscription(call.session.id, uri)
         return {}
 
     # -- prompts -----------------------------------------------------------------
 
     def prompts_list(self, call: Call) -> dict[str, t.Any]:
-        return self.mcp.filter_listing("prompts", self._page("prompts", call, "prompts"), call)
+        return self._page("prompts", call)
 
     def prompts_get(self, call: Call) -> dict[str, t.Any]:
         name = _require_str(call.params, "name")
@@ -431,7 +504,7 @@ class Dispatcher:
             raise InvalidParams(
                 f"Missing required argument(s) for prompt {name!r}: {', '.join(missing)}."
             )
-        self.mcp.authorize(prompt.scopes, call)
+        self.authorize(prompt.scopes, call)
         started = time.perf_counter()
         kwargs = {k: v for k, v in arguments.items() if k in declared}
         try:
@@ -441,24 +514,27 @@ class Dispatcher:
         except (MCPError, RequestCancelled):
             raise
         except Exception as exc:
-            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
-        result = self._prompt_result(value, prompt.description, name)
+            text = self.internal_error(exc, f"prompt {name!r}", call.state)
+            raise MCPError(INTERNAL_ERROR, text) from None
+        result = self._prompt_result(value, prompt.description, call, name)
         self._emit(
             signals.prompt_rendered,
+            call,
             prompt=name,
             duration=time.perf_counter() - started,
         )
         return result
 
     def _prompt_result(
-        self, value: t.Any, description: str | None, name: str = ""
+        self, value: t.Any, description: str | None, call: Call, name: str = ""
     ) -> dict[str, t.Any]:
         try:
             return content_mod.to_prompt_result(value, description)
         except Unconvertible as exc:
             message = f"Prompt {name!r} returned a value that cannot be sent: {exc}"
         except Exception as exc:
-            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, f"prompt {name!r}")) from None
+            text = self.internal_error(exc, f"prompt {name!r}", call.state)
+            raise MCPError(INTERNAL_ERROR, text) from None
         logger.error("%s", message)
         raise MCPError(INTERNAL_ERROR, message)
 
@@ -473,7 +549,7 @@ class Dispatcher:
             key = "prompt"
         elif kind == "ref/resource":
             target = _require_str(ref, "uri")
-            _check_uri_length(target, self.mcp.settings.max_uri_length)
+            _check_uri_length(target, call.state.settings.max_uri_length)
             key = "resource"
         else:
             raise InvalidParams("Invalid params: ref.type must be 'ref/prompt' or 'ref/resource'.")
@@ -500,7 +576,7 @@ class Dispatcher:
         ) or self.registry.completions.get((key, target, ""))
         if handler is None:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
-        self.mcp.authorize(owner.scopes, call)
+        self.authorize(owner.scopes, call)
         fn, context_param = handler
         try:
             found = self.call_user(fn, call, context_param, (arg_name, value, context_args))
@@ -509,7 +585,8 @@ class Dispatcher:
         except (MCPError, RequestCancelled):
             raise
         except Exception as exc:
-            raise MCPError(INTERNAL_ERROR, self.internal_error(exc, "completion")) from None
+            text = self.internal_error(exc, "completion", call.state)
+            raise MCPError(INTERNAL_ERROR, text) from None
         return {"completion": _completion(found)}
 
 

@@ -16,9 +16,10 @@ import inspect
 import typing as t
 
 from flask import copy_current_request_context
-from flask import current_app
 from flask import g
 from flask import has_request_context
+
+from .call import running_handler
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -34,7 +35,7 @@ _RETURN_INSTEAD = {
 }
 
 
-def bind_to_request(app: Flask, fn: t.Callable[[], R]) -> t.Callable[[], R]:
+def bind_to_request(app: Flask | None, fn: t.Callable[[], R]) -> t.Callable[[], R]:
     """Return ``fn`` bound to a copy of the current request context, with ``g`` carried over.
 
     Call it in the view, at spawn time; call what it returns in the spawned
@@ -43,9 +44,11 @@ def bind_to_request(app: Flask, fn: t.Callable[[], R]) -> t.Callable[[], R]:
     objects). When the call ends, the copy is popped like any request
     context, so ``teardown_request`` and ``teardown_appcontext`` functions
     run for it too. Outside a request (no view to copy) ``fn`` runs in a
-    fresh app context.
+    fresh app context, or as it is without an app.
     """
     if not has_request_context():
+        if app is None:
+            return fn
 
         def in_app() -> R:
             with app.app_context():
@@ -67,7 +70,8 @@ def handler_entry(fn: t.Callable[..., t.Any], kind: str, name: str) -> t.Callabl
 
     Plain functions are returned unchanged. An ``async def`` handler is
     returned wrapped so that each call goes through the app's
-    :meth:`~flask.Flask.ensure_sync`, as Flask runs async views.
+    :meth:`~flask.Flask.ensure_sync`, as Flask runs async views (the app of
+    the running call; asgiref's ``async_to_sync`` without one).
 
     :param kind: ``"tool"``, ``"resource"``, ``"prompt"`` or ``"completion"``.
     :param name: the handler's name, for error messages.
@@ -96,6 +100,12 @@ def handler_entry(fn: t.Callable[..., t.Any], kind: str, name: str) -> t.Callabl
 
     @functools.wraps(fn)
     def run_async(*args: t.Any, **kwargs: t.Any) -> t.Any:
-        return current_app.ensure_sync(target)(*args, **kwargs)
+        call = running_handler.get(None)
+        app = None if call is None else call.state.app
+        if app is not None:
+            return app.ensure_sync(target)(*args, **kwargs)
+        from asgiref.sync import async_to_sync
+
+        return async_to_sync(target)(*args, **kwargs)
 
     return run_async

@@ -20,6 +20,9 @@ import decimal
 import re
 import typing as t
 
+from .errors import HEADER_MISMATCH
+from .protocol import META_PROTOCOL_VERSION
+
 __all__ = [
     "HeaderMismatch", "HeaderParam", "NAME_SOURCES", "TASKS_NAME_SOURCES",
     "decode_header_value", "encode_header_value", "expected_name",
@@ -27,12 +30,9 @@ __all__ = [
     "validate_x_mcp_header_schema",
 ]  # fmt: skip
 
-#: JSON-RPC error code for header/body disagreements (2026-07-28).
-HEADER_MISMATCH = -32020
 SENTINEL_PREFIX = "=?base64?"
 SENTINEL_SUFFIX = "?="
 PARAM_PREFIX = "Mcp-Param-"
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
 #: Methods that require ``Mcp-Name``, and the ``params`` key it mirrors.
 NAME_SOURCES: t.Mapping[str, str] = {
     "tools/call": "name", "prompts/get": "name", "resources/read": "uri",
@@ -252,8 +252,8 @@ def validate_protocol_version_header(
     """
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    body = meta.get(META_VERSION) if isinstance(meta, dict) else None
-    _expect(_lower(headers), "MCP-Protocol-Version", body, f"_meta[{META_VERSION!r}]")
+    body = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    _expect(_lower(headers), "MCP-Protocol-Version", body, f"_meta[{META_PROTOCOL_VERSION!r}]")
 
 
 def validate_routing_headers(

@@ -31,8 +31,8 @@ from .sse import LIVENESS_INTERVAL
 from .sse import client_gone as client_gone
 
 if t.TYPE_CHECKING:
-    from .extension import MCP
-    from .extension import AppState
+    from .registry import Registry
+    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
 KEEPALIVE = b":\n\n"
@@ -44,20 +44,7 @@ _FLAGS = {
 _UPDATED = "notifications/resources/updated"
 
 
-def channel(mcp: MCP) -> str:
-    """Return the pub/sub channel of ``mcp``'s change notifications."""
-    return f"flask-mcp:{mcp.name}:listen"
-
-
-def publish(mcp: MCP, state: AppState, method: str, params: dict[str, t.Any] | None = None) -> None:
-    """Send a change notification to every listen stream of ``mcp``, in every worker."""
-    try:
-        state.backend.publish(channel(mcp), {"method": method, "params": params or {}})
-    except Exception:
-        logger.exception("Could not publish %s to the listen streams", method)
-
-
-def honoured(mcp: MCP, params: dict[str, t.Any]) -> dict[str, t.Any]:
+def honoured(registry: Registry, params: dict[str, t.Any]) -> dict[str, t.Any]:
     """Return the part of a listen filter this server honours.
 
     :raises InvalidParams: the filter is malformed.
@@ -65,7 +52,7 @@ def honoured(mcp: MCP, params: dict[str, t.Any]) -> dict[str, t.Any]:
     wanted = params.get("notifications", {})
     if not isinstance(wanted, dict):
         raise InvalidParams("Invalid params: 'notifications' must be an object of filters.")
-    caps = mcp.capabilities(protocol.STATELESS)
+    caps = registry.capabilities(protocol.STATELESS)
     agreed: dict[str, t.Any] = {}
     for flag, (family, feature, _method) in _FLAGS.items():
         value = wanted.get(flag)
@@ -101,13 +88,15 @@ def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> di
     return jsonrpc.notification(method, tagged)
 
 
-def open_stream(mcp: MCP, state: AppState, request_id: t.Any, params: dict[str, t.Any]) -> Response:
+def open_stream(
+    registry: Registry, state: AppState, request_id: t.Any, params: dict[str, t.Any]
+) -> Response:
     """Answer ``subscriptions/listen`` with a stream that stays open.
 
     :raises InvalidParams: the filter is malformed.
     :raises MCPHTTPError: 503 when this worker cannot hold another stream.
     """
-    agreed = honoured(mcp, params)
+    agreed = honoured(registry, params)
     settings = state.settings
     if not state.slots.acquire():
         raise MCPHTTPError(
@@ -119,7 +108,7 @@ def open_stream(mcp: MCP, state: AppState, request_id: t.Any, params: dict[str, 
             headers={"Retry-After": "2"},
         )
     try:
-        subscription = state.backend.subscribe(channel(mcp))
+        subscription = state.backend.subscribe(state.listen_channel)
     except BaseException:
         state.slots.release()
         raise

@@ -29,23 +29,20 @@ from __future__ import annotations
 import logging
 import secrets
 import typing as t
-import weakref
 
 from . import protocol
-from .errors import MISSING_CLIENT_CAPABILITY
-from .errors import CapabilityNotDeclared
+from .context import check_capabilities as check_capabilities
 from .errors import ClientRequestError
 from .errors import InvalidParams
-from .errors import MCPError
+from .errors import MissingClientCapability as MissingClientCapability
 from .sealing import InvalidState
 from .sealing import StateSealer
 from .sealing import fingerprint
 
 if t.TYPE_CHECKING:
-    from flask import Flask
-
+    from .auth import AuthInfo
     from .context import Context
-    from .extension import AppState
+    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
 
@@ -57,30 +54,6 @@ _SHORT = {
     "roots/list": "roots",
 }
 _ACTIONS = ("accept", "decline", "cancel")
-
-
-class MissingClientCapability(CapabilityNotDeclared, MCPError):
-    """A 2026-07-28 request needs a client capability its ``_meta`` did not declare.
-
-    Answered with HTTP 400 and error ``-32021``, whose ``data`` names the
-    capability: ``{"requiredCapabilities": {"sampling": {}}}``.
-
-    :param capability: the capability, e.g. ``"sampling"``.
-    :param sub: a sub-capability, e.g. ``"tools"`` for ``sampling.tools``.
-    """
-
-    def __init__(self, capability: str, sub: str | None = None) -> None:
-        name = capability if sub is None else f"{capability}.{sub}"
-        required: dict[str, t.Any] = {capability: {} if sub is None else {sub: {}}}
-        MCPError.__init__(
-            self,
-            MISSING_CLIENT_CAPABILITY,
-            f"Missing required client capability: {name!r}. Declare it in "
-            "_meta['io.modelcontextprotocol/clientCapabilities'] to use this.",
-            {"requiredCapabilities": required},
-            http_status=400,
-        )
-        self.error = None
 
 
 class InputRequired(BaseException):  # noqa: N818 - it is a control-flow signal
@@ -118,30 +91,6 @@ def sampling(messages: list[dict[str, t.Any]], max_tokens: int, **options: t.Any
 def roots() -> InputRequest:
     """Return a ``roots/list`` request for :meth:`Context.ask`."""
     return "roots/list", {}
-
-
-def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> None:
-    """Check that the client declared what ``method`` with ``params`` needs.
-
-    :raises CapabilityNotDeclared: (or :class:`MissingClientCapability` on a
-        2026-07-28 request) the capability is missing.
-    :raises ValueError: ``method`` is not one a server may ask.
-    """
-    if method == "elicitation/create":
-        ctx._require_elicitation("url" if params.get("mode") == "url" else "form")
-    elif method == "sampling/createMessage":
-        ctx._require("sampling")
-        if params.get("includeContext") not in (None, "none"):
-            ctx._require("sampling", "context")
-        if "tools" in params or "toolChoice" in params:
-            ctx._require("sampling", "tools")
-    elif method == "roots/list":
-        ctx._require("roots")
-    else:
-        raise ValueError(
-            f"Cannot ask the client for {method!r}: use elicitation/create, "
-            "sampling/createMessage or roots/list."
-        )
 
 
 # -- answers -----------------------------------------------------------------------
@@ -240,16 +189,17 @@ class MRTRBackChannel:
 
 # -- sealing -------------------------------------------------------------------------
 
-_sealers: weakref.WeakKeyDictionary[Flask, StateSealer] = weakref.WeakKeyDictionary()
-
-
 def sealer_for(state: AppState) -> StateSealer:
-    """Return the app's ``requestState`` sealer (``MCP_STATE_KEY`` or ``SECRET_KEY``)."""
-    sealer = _sealers.get(state.app)
+    """Return the app's ``requestState`` sealer (``MCP_STATE_KEY`` or ``SECRET_KEY``).
+
+    Made on the first multi-round request and kept on the app's state, so a
+    ``SECRET_KEY`` set after ``init_app`` is used.
+    """
+    sealer: StateSealer | None = state.sealer
     if sealer is not None:
         return sealer
     settings = state.settings
-    config = state.app.config
+    config = state.config
     keys: list[t.Any] = []
     if settings.state_key:
         keys.append(settings.state_key)
@@ -264,19 +214,19 @@ def sealer_for(state: AppState) -> StateSealer:
         )
         keys.append(secrets.token_bytes(32))
     sealer = StateSealer(keys, max_age=settings.state_max_age, encrypt=settings.state_encrypt)
-    _sealers[state.app] = sealer
+    state.sealer = sealer
     return sealer
 
 
-def binding(method: str, params: dict[str, t.Any], auth: t.Any) -> str:
+def binding(method: str, params: dict[str, t.Any], auth: AuthInfo | None) -> str:
     """Tie a ``requestState`` to the caller and to the request that produced it."""
     target = params.get("uri") if method == "resources/read" else params.get("name")
-    principal = None if auth is None else getattr(auth, "principal", None)
+    principal = None if auth is None else auth.principal
     return fingerprint(principal, method, target, params.get("arguments") or {})
 
 
 def open_round(
-    state: AppState, method: str, params: dict[str, t.Any], auth: t.Any
+    state: AppState, method: str, params: dict[str, t.Any], auth: AuthInfo | None
 ) -> tuple[MRTRBackChannel, dict[str, t.Any]]:
     """Read ``inputResponses`` and ``requestState``; return the back-channel and the state data.
 
@@ -314,7 +264,7 @@ def input_required_result(
     channel: MRTRBackChannel,
     request_state: dict[str, t.Any],
     params: dict[str, t.Any],
-    auth: t.Any,
+    auth: AuthInfo | None,
 ) -> dict[str, t.Any]:
     """Return the ``InputRequiredResult`` for ``exc`` with a freshly sealed ``requestState``."""
     payload = channel.state_payload(request_state)

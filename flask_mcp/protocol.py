@@ -7,7 +7,13 @@ instead of comparing version strings themselves.
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import typing as t
+
+from . import content
+from .errors import INTERNAL_ERROR
+from .errors import REQUEST_TIMEOUT
 
 #: Handshake-era versions, newest first.
 HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -50,7 +56,19 @@ CACHEABLE_METHODS = frozenset(
         "resources/read",
     }
 )
+#: The values of ``cacheScope`` (and of ``MCP_CACHE_SCOPE`` and ``cache_scope=``).
 CACHE_SCOPES = ("public", "private")
+#: The log levels of ``logging/setLevel`` and ``notifications/message`` (RFC 5424), lowest first.
+LOG_LEVELS = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 
 
 def negotiate(requested: t.Any) -> str:
@@ -196,3 +214,53 @@ def shape_result(
         shaped.setdefault("ttlMs", ttl_ms)
         shaped.setdefault("cacheScope", cache_scope)
     return shaped
+
+
+def has_sessions(era: str) -> bool:
+    """Tell whether requests of ``era`` belong to a session.
+
+    The handshake era's requests do, and with the session come resumable
+    streams (event ids, ``Last-Event-ID`` replay) and server-to-client
+    requests on a request's stream. A 2026-07-28 request stands alone: its
+    stream cannot be resumed, so it ends with the connection.
+    """
+    return era == HANDSHAKE
+
+
+def timeout_answer(era: str, method: str, request_id: t.Any, seconds: float) -> dict[str, t.Any]:
+    """Return the response to a request that overran ``MCP_REQUEST_TIMEOUT`` in ``era``.
+
+    A ``tools/call`` gets an ``isError`` result the model can read. Other
+    methods get a JSON-RPC error: ``-32001`` in the handshake era, ``-32603``
+    at 2026-07-28, which has no request-timeout code.
+    """
+    text = f"Request timed out after {seconds:g} seconds (MCP_REQUEST_TIMEOUT)."
+    if method == "tools/call":
+        result = content.error_result(text)
+        if era == STATELESS:
+            result["resultType"] = "complete"
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+    code = INTERNAL_ERROR if era == STATELESS else REQUEST_TIMEOUT
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}}
+
+
+@functools.lru_cache(maxsize=1024)
+def is_local_host(host: str | None) -> bool:
+    """Tell whether ``host`` names this machine: ``localhost``, ``*.localhost``, a loopback IP.
+
+    The one rule for the Host and Origin checks and for the ``http://`` URLs
+    allowed in authorization settings. A name may be bracketed (``[::1]``) and
+    an IPv6 address may carry a zone (``fe80::1%eth0``); case is ignored.
+    ``*.localhost`` always resolves to the loopback interface (RFC 6761).
+    """
+    if not host:
+        return False
+    name = host.strip().lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False

@@ -265,7 +265,7 @@ class Prompt:
 
 def prompt_arguments(fn: Handler, exclude: t.Collection[str]) -> list[dict[str, t.Any]]:
     """Derive prompt arguments from a function signature and ``:param:`` docs."""
-    docs = dict(re.findall(r":param\s+(\w+):\s*(.+)", inspect.getdoc(fn) or ""))
+    docs = schema_mod.param_docs(inspect.getdoc(fn) or "")
     arguments = []
     for name, param in inspect.signature(fn).parameters.items():
         if name in exclude or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -373,6 +373,40 @@ class Registry:
             table = self._table(kind)
             cached = self._cache[kind] = [item.describe() for item in list(table.values())]
         return cached
+
+    def capabilities(self, era: str = "handshake") -> dict[str, t.Any]:
+        """Return the server capabilities derived from what is registered.
+
+        The same in both eras today; ``era`` is where a difference would go.
+        """
+        caps: dict[str, t.Any] = {"logging": {}}
+        if self.completions:
+            caps["completions"] = {}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        return caps
+
+    def offers(self, method: str) -> bool:
+        """Tell whether a method belongs to a capability this server declares."""
+        family = method.split("/", 1)[0]
+        if family == "tools":
+            return bool(self.tools)
+        if family == "resources":
+            return bool(self.resources or self.templates)
+        if family == "prompts":
+            return bool(self.prompts)
+        if family == "completion":
+            return bool(self.completions)
+        return True
+
+    def scoped(self) -> list[str]:
+        """Return the names of the tools, resources, templates and prompts that declare scopes."""
+        tables = (self.tools, self.resources, self.templates, self.prompts)
+        return [name for table in tables for name, record in table.items() if record.scopes]
 
     def find_template(self, uri: str) -> tuple[ResourceTemplate, dict[str, t.Any]] | None:
         """Return the first template matching ``uri`` and its variables.

@@ -24,45 +24,23 @@ from .context import SessionBackChannel
 from .dispatcher import Call
 from .environment import bind_to_request
 from .errors import INTERNAL_ERROR
-from .errors import INVALID_REQUEST
 from .errors import BackendUnavailable
 from .errors import MCPError
 from .errors import MCPHTTPError
 from .errors import RequestCancelled
+from .responses import http_error as http_error
+from .responses import json_response as json_response
 from .session import InlineOutbox
 from .session import RequestRun
 from .session import StreamOutbox
 from .session import new_stream_id
 
 if t.TYPE_CHECKING:
-    from .extension import AppState
+    from .auth import AuthInfo
+    from .dispatcher import Dispatcher
+    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
-
-
-def json_response(
-    body: t.Any, status: int = 200, headers: dict[str, str] | None = None
-) -> Response:
-    """Return a compact JSON response."""
-    return Response(
-        jsonrpc.dumps_bytes(body), status=status, content_type="application/json", headers=headers
-    )
-
-
-def http_error(
-    status: int,
-    message: str,
-    *,
-    code: int = INVALID_REQUEST,
-    request_id: t.Any = None,
-    data: t.Any = None,
-    headers: dict[str, str] | None = None,
-) -> Response:
-    """Return an HTTP error whose body is a JSON-RPC error."""
-    error: dict[str, t.Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return json_response(jsonrpc.error(request_id, error), status, headers)
 
 
 def is_response(message: t.Any, request_id: t.Any) -> bool:
@@ -78,7 +56,7 @@ def is_response(message: t.Any, request_id: t.Any) -> bool:
 class RequestRunner:
     """Dispatches requests and turns their outboxes into HTTP responses."""
 
-    mcp: t.Any
+    dispatcher: Dispatcher
 
     # -- running requests --------------------------------------------------------
 
@@ -88,7 +66,7 @@ class RequestRunner:
         record: SessionRecord | None,
         message: dict[str, t.Any],
         run: RequestRun | None,
-        auth: t.Any = None,
+        auth: AuthInfo | None = None,
         inline: bool = False,
     ) -> dict[str, t.Any]:
         """Dispatch one request and return its response message.
@@ -102,7 +80,9 @@ class RequestRunner:
         version = (
             record.protocol_version if record is not None else protocol.LATEST_HANDSHAKE_VERSION
         )
-        call = Call(method, params, request_id, version, protocol.HANDSHAKE, record, auth=auth)
+        call = Call(
+            method, params, request_id, version, protocol.HANDSHAKE, record, state=state, auth=auth
+        )
         if inline:
             call.run = run
         elif run is not None and record is not None:
@@ -131,7 +111,7 @@ class RequestRunner:
         )
         error = None
         try:
-            response = jsonrpc.result(request_id, self.mcp.dispatcher.dispatch(call))
+            response = jsonrpc.result(request_id, self.dispatcher.dispatch(call))
         except AuthRefused as exc:
             raise exc.challenge from None  # HTTP 401/403, answered before anything is streamed
         except MCPError as exc:
@@ -142,7 +122,7 @@ class RequestRunner:
         except RequestCancelled:
             raise
         except Exception as exc:
-            text = self.mcp.dispatcher.internal_error(exc, method)
+            text = self.dispatcher.internal_error(exc, method, state)
             error = {"code": INTERNAL_ERROR, "message": text}
             response = jsonrpc.error(request_id, error)
         signals.send(
@@ -157,13 +137,17 @@ class RequestRunner:
         return response
 
     def _request(
-        self, state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: t.Any
+        self,
+        state: AppState,
+        record: SessionRecord,
+        message: dict[str, t.Any],
+        auth: AuthInfo | None,
     ) -> Response:
         method = message["method"]
-        if method not in self.mcp.dispatcher.user_methods:
+        if method not in self.dispatcher.user_methods:
             return json_response(self.execute(state, record, message, None, auth))
         params = message.get("params") or {}
-        if not self.mcp.dispatcher.may_emit(method, params):
+        if not self.dispatcher.may_emit(method, params):
             return self._inline(state, record, message, auth)
         settings = state.settings
         outbox = StreamOutbox(state.backend, record.id, new_stream_id())
@@ -241,7 +225,11 @@ class RequestRunner:
         return self._sse_response(state, record, reader, first.events, outbox, "post")
 
     def _inline(
-        self, state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: t.Any
+        self,
+        state: AppState,
+        record: SessionRecord,
+        message: dict[str, t.Any],
+        auth: AuthInfo | None,
     ) -> Response:
         """Run a handler that cannot emit in the view's own greenlet or thread.
 

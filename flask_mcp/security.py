@@ -11,8 +11,7 @@ from werkzeug.datastructures import MIMEAccept
 from werkzeug.http import parse_accept_header
 
 from .errors import MCPHTTPError
-
-LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+from .protocol import is_local_host
 
 
 def _split_host(value: str) -> str:
@@ -31,10 +30,6 @@ def _is_loopback(address: str | None) -> bool:
         return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
     except ValueError:
         return False
-
-
-def _is_local_host(host: str) -> bool:
-    return host in LOCAL_NAMES or _is_loopback(host)
 
 
 def check_host(host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None) -> None:
@@ -63,7 +58,7 @@ def _host_allowed(
     raw = (host or "").strip().lower()
     name = _split_host(raw)
     if allowed is None:
-        return not _is_loopback(remote_addr) or _is_local_host(name)
+        return not _is_loopback(remote_addr) or is_local_host(name)
     return raw in allowed or name in allowed
 
 
@@ -82,7 +77,7 @@ def check_origin(origin: str | None, allowed: tuple[str, ...] | None) -> None:
             return
     else:
         parts = urlsplit(origin)
-        if parts.scheme in ("http", "https") and _is_local_host((parts.hostname or "").lower()):
+        if parts.scheme in ("http", "https") and is_local_host((parts.hostname or "").lower()):
             return
     raise MCPHTTPError(
         403,

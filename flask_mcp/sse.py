@@ -79,9 +79,10 @@ class StreamReader:
     :param max_seconds: close the connection after this long (the stream goes on).
     :param retry_ms: the ``retry`` hint sent before a server-side close.
     :param on_delivered: called with each delivered sequence number.
-    :param sock: the client's socket (:func:`flask_mcp._concurrency.client_socket`): while the stream is idle
-        it is checked every :data:`LIVENESS_INTERVAL` seconds, so a client that left
-        without a word frees its stream at once instead of at the next failed write.
+    :param sock: the client's socket (:func:`flask_mcp._concurrency.client_socket`):
+        while the stream is idle it is checked every :data:`LIVENESS_INTERVAL` seconds, so a
+        client that left without a word frees its stream at once instead of at the next
+        failed write.
     """
 
     def __init__(

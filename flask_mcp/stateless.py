@@ -32,7 +32,6 @@ from . import signals
 from . import sse
 from .backends.base import END
 from .backends.base import MESSAGE
-from .config import LOG_LEVELS
 from .context import Context
 from .dispatcher import Call
 from .environment import bind_to_request
@@ -49,26 +48,30 @@ from .headers import HeaderMismatch
 from .headers import WSGIHeaders
 from .headers import validate_protocol_version_header
 from .headers import validate_routing_headers
+from .protocol import LOG_LEVELS
+from .responses import json_response
 from .runner import is_response
-from .runner import json_response
 from .session import InlineOutbox
 from .session import LocalOutbox
 from .session import RequestRun
 
 if t.TYPE_CHECKING:
-    from .extension import MCP
-    from .extension import AppState
+    from .auth import AuthInfo
+    from .dispatcher import Dispatcher
+    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
 #: Seconds between checks that the client of a running request is still connected.
 POLL = 1.0
 
 
-def handle_stateless(mcp: MCP, state: AppState, message: t.Any, auth: t.Any = None) -> Response:
+def handle_stateless(
+    dispatcher: Dispatcher, state: AppState, message: t.Any, auth: AuthInfo | None = None
+) -> Response:
     """Serve one stateless (2026-07-28) POST whose body is already parsed."""
     request_id = jsonrpc.request_id_of(message)
     try:
-        return _serve(mcp, state, message, auth)
+        return _serve(dispatcher, state, message, auth)
     except HeaderMismatch as exc:
         error = {"code": HEADER_MISMATCH, "message": exc.message}
         return json_response(jsonrpc.error(request_id, error), 400)
@@ -117,17 +120,19 @@ def _request_meta(params: t.Any) -> dict[str, t.Any]:
     return meta
 
 
-def _offered(mcp: MCP, method: str) -> bool:
+def _offered(dispatcher: Dispatcher, method: str) -> bool:
     if method == "subscriptions/listen":
         return True
     return (
-        method in mcp.dispatcher.methods
+        method in dispatcher.methods
         and protocol.has_method(protocol.STATELESS, method)
-        and mcp.offers(method)
+        and dispatcher.registry.offers(method)
     )
 
 
-def _serve(mcp: MCP, state: AppState, message: t.Any, auth: t.Any) -> Response:
+def _serve(
+    dispatcher: Dispatcher, state: AppState, message: t.Any, auth: AuthInfo | None
+) -> Response:
     if isinstance(message, list):
         raise MCPError(
             INVALID_REQUEST,
@@ -157,25 +162,27 @@ def _serve(mcp: MCP, state: AppState, message: t.Any, auth: t.Any) -> Response:
             {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
             http_status=400,
         )
-    tools = mcp.registry.tools
+    tools = dispatcher.registry.tools
     validate_routing_headers(
         headers,
         message,
         tool_header_params=lambda name: tools[name].header_params if name in tools else (),
     )
     method = message["method"]
-    if not _offered(mcp, method):
+    if not _offered(dispatcher, method):
         raise MethodNotFound(method)
     if method == "subscriptions/listen":
-        return listen.open_stream(mcp, state, message["id"], params)
-    call = Call(method, params, message["id"], version, protocol.STATELESS, None, auth=auth)
-    if method not in mcp.dispatcher.user_methods:
-        return json_response(*_execute(mcp, state, call, None))
-    return _run(mcp, state, call, meta)
+        return listen.open_stream(dispatcher.registry, state, message["id"], params)
+    call = Call(
+        method, params, message["id"], version, protocol.STATELESS, None, state=state, auth=auth
+    )
+    if method not in dispatcher.user_methods:
+        return json_response(*_execute(dispatcher, state, call))
+    return _run(dispatcher, state, call, meta)
 
 
 def _execute(
-    mcp: MCP, state: AppState, call: Call, channel: mrtr.MRTRBackChannel | None
+    dispatcher: Dispatcher, state: AppState, call: Call
 ) -> tuple[dict[str, t.Any], int, dict[str, str] | None]:
     """Dispatch one call; return its response message, HTTP status and extra headers.
 
@@ -183,7 +190,6 @@ def _execute(
     (``WWW-Authenticate`` of an authorization refusal); they apply when the
     error is the whole response.
     """
-    settings = state.settings
     request_id = call.request_id
     started = time.perf_counter()
     signals.send(
@@ -194,25 +200,7 @@ def _execute(
     status = 200
     headers = None
     try:
-        try:
-            result = mcp.dispatcher.dispatch(call)
-        except mrtr.InputRequired as exc:
-            if channel is None or call.ctx is None:
-                text = f"{call.method} cannot ask the client for input."
-                raise MCPError(INTERNAL_ERROR, text) from None
-            result = mrtr.input_required_result(
-                state, exc, channel, call.ctx.request_state, call.params, call.auth
-            )
-        if call.method == "resources/read" and call.cache is not None:
-            ttl = call.cache[0] if call.cache[0] is not None else settings.read_cache_ttl_ms
-            scope = call.cache[1] or settings.read_cache_scope
-        else:
-            ttl, scope = settings.cache_ttl_ms, settings.cache_scope
-        result = protocol.shape_result(
-            protocol.STATELESS, call.method, result,
-            server_info=mcp.server_info, ttl_ms=ttl, cache_scope=scope,
-        )  # fmt: skip
-        response = jsonrpc.result(request_id, result)
+        response = jsonrpc.result(request_id, dispatcher.dispatch(call))
     except MCPError as exc:
         error = exc.to_error()
         status = exc.http_status or 200
@@ -221,7 +209,8 @@ def _execute(
     except (BackendUnavailable, RequestCancelled):
         raise
     except Exception as exc:
-        error = {"code": INTERNAL_ERROR, "message": mcp.dispatcher.internal_error(exc, call.method)}
+        text = dispatcher.internal_error(exc, call.method, state)
+        error = {"code": INTERNAL_ERROR, "message": text}
         response = jsonrpc.error(request_id, error)
     signals.send(
         signals.request_finished, state.app, method=call.method, request_id=request_id,
@@ -239,7 +228,7 @@ def _timeout_response(call: Call, seconds: float) -> dict[str, t.Any]:
     return jsonrpc.error(call.request_id, {"code": INTERNAL_ERROR, "message": text})
 
 
-def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Response:
+def _run_inline(dispatcher: Dispatcher, state: AppState, call: Call) -> Response:
     """Run a handler that cannot emit in the view's own greenlet or thread: no spawn.
 
     The supervisor still times it out (interrupting it on gevent).
@@ -253,7 +242,7 @@ def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Respon
     state.inflight.add(run)
     response, status, headers = None, 200, None
     try:
-        response, status, headers = _execute(mcp, state, call, channel)
+        response, status, headers = _execute(dispatcher, state, call)
     except RequestCancelled:
         pass
     finally:
@@ -269,15 +258,15 @@ def _run_inline(mcp: MCP, state: AppState, call: Call, channel: t.Any) -> Respon
     return json_response(response, status, headers)
 
 
-def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Response:
+def _run(dispatcher: Dispatcher, state: AppState, call: Call, meta: dict[str, t.Any]) -> Response:
     """Run a handler of user code concurrently; answer JSON, or SSE once it notifies."""
     settings = state.settings
     try:
         channel, request_state = mrtr.open_round(state, call.method, call.params, call.auth)
     except MCPError as exc:
         return json_response(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
-    if not mcp.dispatcher.may_emit(call.method, call.params):
-        return _run_inline(mcp, state, call, channel)
+    if not dispatcher.may_emit(call.method, call.params):
+        return _run_inline(dispatcher, state, call)
     outbox = LocalOutbox()
     deadline = time.monotonic() + settings.request_timeout
     run = RequestRun(None, call.request_id, call.method, outbox, deadline)
@@ -298,7 +287,7 @@ def _run(mcp: MCP, state: AppState, call: Call, meta: dict[str, t.Any]) -> Respo
     call.ctx = ctx
     outcome: dict[str, t.Any] = {}
     # The handler runs in a copy of this view's request context, g carried over.
-    handle = bind_to_request(state.app, lambda: _execute(mcp, state, call, channel))
+    handle = bind_to_request(state.app, lambda: _execute(dispatcher, state, call))
 
     def work() -> None:
         response = None

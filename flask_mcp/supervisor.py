@@ -14,7 +14,7 @@ from .errors import REQUEST_TIMEOUT
 from .errors import BackendUnavailable
 
 if t.TYPE_CHECKING:
-    from .extension import AppState
+    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
 TICK = 1.0

@@ -17,16 +17,20 @@ from . import protocol
 from . import security
 from . import signals
 from . import sse
+from .auth.info import principal_of
+from .auth_context import authenticate
 from .backends.base import GENERAL_STREAM
-from .backends.base import MESSAGE
 from .backends.base import SessionRecord
 from .errors import INTERNAL_ERROR
 from .errors import PARSE_ERROR
-from .errors import REQUEST_TIMEOUT
 from .errors import BackendUnavailable
 from .errors import InvalidParams
 from .errors import MCPError
 from .errors import MCPHTTPError
+from .responses import http_error
+from .responses import json_response
+from .responses import no_content
+from .runner import RequestRunner
 from .session import StreamOutbox
 from .session import new_session_id
 from .supervisor import ensure_supervisor
@@ -34,12 +38,9 @@ from .supervisor import ensure_supervisor
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
-    from .extension import MCP
-    from .extension import AppState
-
-from .runner import RequestRunner
-from .runner import http_error
-from .runner import json_response
+    from .auth import AuthInfo
+    from .dispatcher import Dispatcher
+    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
 SESSION_HEADER = "Mcp-Session-Id"
@@ -49,21 +50,23 @@ SESSION_KEY = "HTTP_MCP_SESSION_ID"
 VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 
 
-def deliver_general(state: AppState, session_id: str, message: dict[str, t.Any]) -> None:
-    """Queue a message on a session's general (GET) stream."""
-    state.backend.append(session_id, GENERAL_STREAM, MESSAGE, message)
-    signals.send(
-        signals.notification_sent, state.app, method=message.get("method"), session_id=session_id
-    )
-
-
 class Transport(RequestRunner):
-    """The views of one :class:`~flask_mcp.MCP` endpoint."""
+    """The views of one server's endpoint on one app.
 
-    def __init__(self, mcp: MCP, state: AppState) -> None:
-        self.mcp = mcp
-        #: The state of the one app this transport's blueprint is registered on.
+    :param dispatcher: runs the requests.
+    :param state: the state of the one app the blueprint is registered on.
+    :param roots_changed_hooks: called with the session id when a client's roots change.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        state: AppState,
+        roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+    ) -> None:
+        self.dispatcher = dispatcher
         self.app_state = state
+        self.roots_changed_hooks = roots_changed_hooks
 
     # -- shared checks -----------------------------------------------------------
 
@@ -93,7 +96,11 @@ class Transport(RequestRunner):
             state.slots.limit = _concurrency.stream_capacity(environ)
 
     def _session(
-        self, state: AppState, environ: WSGIEnvironment, required: bool = True, auth: t.Any = None
+        self,
+        state: AppState,
+        environ: WSGIEnvironment,
+        required: bool = True,
+        auth: AuthInfo | None = None,
     ) -> SessionRecord | None:
         session_id = environ.get(SESSION_KEY)
         if not session_id:
@@ -107,7 +114,7 @@ class Transport(RequestRunner):
         record = state.backend.get_session(
             session_id.strip(), touch=True
         )  # traffic: one round trip
-        if record is not None and record.principal != _principal(auth):
+        if record is not None and record.principal != principal_of(auth):
             record = None  # bound to another caller: indistinguishable from a missing session
         if record is None:
             message = "Session not found: it ended or never existed."
@@ -135,7 +142,7 @@ class Transport(RequestRunner):
         settings = state.settings
         environ = request.environ
         self._guard(state, environ)
-        auth = self.mcp.authenticate(state)
+        auth = authenticate(state)
         security.check_content_type(_mimetype(environ))
         security.check_accept_post(environ.get("HTTP_ACCEPT"))
         length = get_content_length(environ)
@@ -170,7 +177,7 @@ class Transport(RequestRunner):
         if era == protocol.STATELESS:
             from .stateless import handle_stateless
 
-            return handle_stateless(self.mcp, state, message, auth)
+            return handle_stateless(self.dispatcher, state, message, auth)
         if isinstance(message, list):
             return self._batch(state, environ, message, auth)
         try:
@@ -190,7 +197,11 @@ class Transport(RequestRunner):
         return Response(status=202)
 
     def _batch(
-        self, state: AppState, environ: WSGIEnvironment, messages: list[t.Any], auth: t.Any
+        self,
+        state: AppState,
+        environ: WSGIEnvironment,
+        messages: list[t.Any],
+        auth: AuthInfo | None,
     ) -> Response:
         record = self._session(state, environ, required=False, auth=auth)
         if (
@@ -218,7 +229,9 @@ class Transport(RequestRunner):
                 answers.append(self.execute(state, record, message, None, auth))
         return json_response(answers) if answers else Response(status=202)
 
-    def _initialize(self, state: AppState, message: dict[str, t.Any], auth: t.Any) -> Response:
+    def _initialize(
+        self, state: AppState, message: dict[str, t.Any], auth: AuthInfo | None
+    ) -> Response:
         request_id = message["id"]
         params = message.get("params") or {}
         try:
@@ -231,7 +244,7 @@ class Transport(RequestRunner):
             client_info=params["clientInfo"],
             client_capabilities=params["capabilities"],
             log_level=state.settings.default_log_level,
-            principal=_principal(auth),
+            principal=principal_of(auth),
         )
         if not state.backend.create_session(record, state.settings.max_sessions):
             return http_error(
@@ -242,11 +255,11 @@ class Transport(RequestRunner):
             )
         result: dict[str, t.Any] = {
             "protocolVersion": version,
-            "capabilities": self.mcp.capabilities(),
-            "serverInfo": protocol.server_info_fields(version, self.mcp.server_info),
+            "capabilities": self.dispatcher.registry.capabilities(),
+            "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
         }
-        if self.mcp.instructions:
-            result["instructions"] = self.mcp.instructions
+        if self.dispatcher.info.instructions:
+            result["instructions"] = self.dispatcher.info.instructions
         signals.send(
             signals.session_created,
             state.app,
@@ -272,7 +285,7 @@ class Transport(RequestRunner):
                 state.backend.cancel(record.id, request_id)
         elif method == "notifications/roots/list_changed":
             signals.send(signals.roots_list_changed, state.app, session_id=record.id)
-            for hook in list(self.mcp.roots_changed_hooks):
+            for hook in list(self.roots_changed_hooks):
                 try:
                     hook(record.id)
                 except Exception:
@@ -292,7 +305,7 @@ class Transport(RequestRunner):
         environ = request.environ
         self._guard(state, environ)
         security.check_accept_sse(request.accept_mimetypes)
-        auth = self.mcp.authenticate(state)
+        auth = authenticate(state)
         if not settings.enable_get_stream:
             return http_error(
                 405,
@@ -392,24 +405,18 @@ class Transport(RequestRunner):
         state = self.app_state
         environ = request.environ
         self._guard(state, environ)
-        record = self._session(state, environ, auth=self.mcp.authenticate(state))
+        record = self._session(state, environ, auth=authenticate(state))
         assert record is not None
         for run in state.inflight.of_session(record.id):
             run.cancel()
         if state.backend.delete_session(record.id):
             signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
-        response = Response(status=204)
-        del response.headers["Content-Type"]  # no content, so no type (RFC 9110)
-        return response
+        return no_content()
 
 
 def _mimetype(environ: WSGIEnvironment) -> str:
     """Return the request's media type, lower-cased, without parameters."""
     return t.cast(str, environ.get("CONTENT_TYPE", "")).partition(";")[0].strip().lower()
-
-
-def _principal(auth: t.Any) -> str | None:
-    return None if auth is None else t.cast("str | None", getattr(auth, "principal", None))
 
 
 def _validate_initialize(params: dict[str, t.Any]) -> str:
@@ -430,9 +437,14 @@ def _validate_initialize(params: dict[str, t.Any]) -> str:
     return protocol.negotiate(requested)
 
 
-def make_blueprint(mcp: MCP, path: str, state: AppState) -> Blueprint:
-    """Return a blueprint serving ``mcp`` at ``path`` for the app that ``state`` belongs to."""
-    transport = Transport(mcp, state)
+def make_blueprint(
+    dispatcher: Dispatcher,
+    state: AppState,
+    roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+) -> Blueprint:
+    """Return a blueprint serving ``dispatcher`` at ``MCP_PATH`` for the app of ``state``."""
+    path = state.settings.path
+    transport = Transport(dispatcher, state, roots_changed_hooks)
     blueprint = Blueprint("mcp", __name__)
 
     def endpoint() -> Response:
@@ -452,7 +464,7 @@ def make_blueprint(mcp: MCP, path: str, state: AppState) -> Blueprint:
         except MCPHTTPError as exc:
             headers = dict(exc.extra_headers)
             return http_error(
-                t.cast(int, exc.code),
+                exc.http_status,
                 exc.description or "",
                 code=exc.rpc_code,
                 request_id=exc.request_id,
@@ -473,4 +485,4 @@ def make_blueprint(mcp: MCP, path: str, state: AppState) -> Blueprint:
     return blueprint
 
 
-__all__ = ["Transport", "make_blueprint", "deliver_general", "REQUEST_TIMEOUT"]
+__all__ = ["Transport", "make_blueprint"]

@@ -55,11 +55,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("L2 config", ("config",)),
     ("L3 auth", ("auth", "auth_metadata", "jwt_auth")),
-    ("L4 runtime", ("runtime", "session", "supervisor", "_concurrency", "state")),
+    ("L4 runtime", ("runtime", "session", "supervisor", "_concurrency", "state", "notify")),
     (
         "L5 server",
         (
             "server",
+            "call",
             "dispatcher",
             "registry",
             "declarations",
@@ -73,7 +74,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "L6 transport",
-        ("transport", "runner", "stateless", "sse", "listen", "security", "responses"),
+        (
+            "transport",
+            "runner",
+            "stateless",
+            "sse",
+            "listen",
+            "security",
+            "responses",
+            "auth_context",
+        ),
     ),
     ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin")),
 )

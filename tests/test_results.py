@@ -86,7 +86,7 @@ def client(mcp: MCP) -> t.Iterator[MCPTestClient]:
 def dispatch(mcp: MCP, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
     app = Flask(__name__)
     mcp.init_app(app)
-    call = Call(method, params, 1, "2025-11-25", protocol.HANDSHAKE)
+    call = Call(method, params, 1, "2025-11-25", protocol.HANDSHAKE, state=mcp.state(app))
     with app.app_context():
         return mcp.dispatcher.dispatch(call)
 

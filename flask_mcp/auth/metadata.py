@@ -7,34 +7,16 @@ path (``/.well-known/oauth-protected-resource/mcp``) and at the root.
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import typing as t
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
-from flask import Blueprint
-from flask import Response
-from flask import request
+from ..protocol import is_local_host
 
 if t.TYPE_CHECKING:
-    from flask import Flask
-
-    from .config import Settings
+    from ..config import Settings
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
-
-
-def is_local(host: str | None) -> bool:
-    """Tell whether ``host`` names this machine (``localhost``, ``127.0.0.1``, ``::1``)."""
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_https(url: str, key: str, insecure: bool = False) -> None:
@@ -43,7 +25,7 @@ def check_https(url: str, key: str, insecure: bool = False) -> None:
     :raises ValueError: the message says how to fix it.
     """
     parts = urlsplit(url)
-    if parts.scheme.lower() == "http" and not insecure and not is_local(parts.hostname):
+    if parts.scheme.lower() == "http" and not insecure and not is_local_host(parts.hostname):
         raise ValueError(
             f"{key}={url!r} uses http:// on a host that is not local: use https:// (OAuth 2.1 "
             "requires TLS outside localhost), or set MCP_AUTH_INSECURE_HTTP=True on a private "
@@ -139,28 +121,12 @@ def metadata_paths(resource: str, mcp_path: str) -> list[str]:
     return list(dict.fromkeys([*paths, WELL_KNOWN]))
 
 
-def register_metadata_routes(
-    app: Flask, document: t.Callable[[], dict[str, t.Any]], paths: t.Sequence[str]
-) -> None:
-    """Serve ``document()`` on ``app`` at ``paths``; public, readable cross-origin, never cached."""
-    blueprint = Blueprint("mcp_auth", __name__)
-
-    def metadata_view() -> Response:
-        headers = {"Cache-Control": "no-store", "Access-Control-Allow-Origin": "*"}
-        if request.method == "OPTIONS":
-            headers["Access-Control-Allow-Methods"] = "GET, OPTIONS"
-            headers["Access-Control-Allow-Headers"] = "*"
-            preflight = Response(status=204, headers=headers)
-            del preflight.headers["Content-Type"]  # no content, so no type (RFC 9110)
-            return preflight
-        return Response(json.dumps(document()), mimetype="application/json", headers=headers)
-
-    for index, path in enumerate(paths):
-        blueprint.add_url_rule(
-            path,
-            f"metadata_{index}",
-            metadata_view,
-            methods=["GET", "OPTIONS"],
-            provide_automatic_options=False,
-        )
-    app.register_blueprint(blueprint)
+__all__ = [
+    "WELL_KNOWN",
+    "auth_enabled",
+    "canonical_resource",
+    "check_https",
+    "metadata_document",
+    "metadata_paths",
+    "metadata_url",
+]

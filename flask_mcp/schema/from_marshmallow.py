@@ -10,13 +10,13 @@ import contextlib
 import sys
 import typing as t
 
-from .schema import ArgumentError
-from .schema import InputSpec
-from .schema import _as_dict
-from .schema import _error_text
-from .schema import _path
-from .schema_types import _enum_schema
-from .schema_types import _jsonable
+from .types import _enum_schema
+from .types import _jsonable
+from .validation import ArgumentError
+from .validation import InputSpec
+from .validation import _as_dict
+from .validation import _error_text
+from .validation import _path
 
 if t.TYPE_CHECKING:
     import marshmallow as ma

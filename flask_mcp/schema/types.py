@@ -8,9 +8,10 @@ strings of format ``date-time``, ``date`` and ``time`` (ISO 8601), ``UUID`` a st
 format ``uuid``, ``Path`` a string of format ``path``; a ``Decimal`` parameter takes a
 number or a numeric string and a ``Decimal`` result is a string (no digit lost).
 pydantic models are described by their own JSON Schema (see
-:mod:`flask_mcp.schema_pydantic`). ``Annotated[X, "text"]`` (or a metadata object with a
+:mod:`flask_mcp.schema.from_pydantic`). ``Annotated[X, "text"]`` (or a metadata object with a
 ``description`` attribute) adds a description, ``Annotated[X, {...}]`` merges JSON Schema
 keywords. :mod:`flask_mcp.schema` builds tool input and output specs from them.
+Docstrings give descriptions: :func:`param_docs` reads their ``:param`` fields.
 """
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ import types
 import typing as t
 import uuid
 
-from .convert import pydantic_base
-from .convert import to_json
+from ..convert import pydantic_base
+from ..convert import to_json
+from .from_pydantic import model_schema
+from .from_pydantic import model_validator
+from .validation import _Convert
 
 #: Values to plain JSON: the table of :mod:`flask_mcp.convert`.
 _jsonable = to_json
 _NoneType = type(None)
-_Convert = t.Callable[[t.Any], t.Any]
 _SIMPLE: dict[t.Any, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}
 _PARAM_DOC = re.compile(r":param\s+(?:[^:]*\s)?(\w+)\s*:(.*)")
 _UNION_TYPES: tuple[t.Any, ...] = (t.Union, types.UnionType)
@@ -51,17 +54,6 @@ _STRING_FORMATS: tuple[tuple[type, str], ...] = (
     (uuid.UUID, "uuid"),
     (pathlib.PurePath, "path"),
 )
-
-
-class ConversionError(ValueError):
-    """A validated argument could not become its Python type, with the failing fields.
-
-    :param errors: ``(path, message)`` pairs; the path is relative to the argument.
-    """
-
-    def __init__(self, errors: list[tuple[tuple[t.Any, ...], str]]) -> None:
-        super().__init__("; ".join(message for _, message in errors))
-        self.errors = errors
 
 
 def _json_type(value: t.Any) -> str | None:
@@ -174,8 +166,6 @@ def _type_schema(
         if issubclass(hint, decimal.Decimal):
             return {"type": "string"} if output else {"type": ["number", "string"]}
         if _is_pydantic_model(hint):
-            from .schema_pydantic import model_schema
-
             return model_schema(hint, output)
     if origin is t.Literal:
         return _enum_schema(list(args))
@@ -267,8 +257,12 @@ def _converter(hint: t.Any) -> _Convert | None:
     return None
 
 
-def _param_docs(doc: str) -> dict[str, str]:
-    """Read ``:param name: text`` lines (with indented continuations) from a docstring."""
+def param_docs(doc: str) -> dict[str, str]:
+    """Read ``:param name: text`` fields (with indented continuations) from a docstring.
+
+    ``:param type name: text`` works too. The one docstring parser of tool and
+    prompt argument descriptions.
+    """
     docs: dict[str, str] = {}
     current = None
     for line in doc.splitlines():
@@ -282,16 +276,19 @@ def _param_docs(doc: str) -> dict[str, str]:
     return docs
 
 
-def _hints(fn: t.Callable[..., t.Any], sig: inspect.Signature) -> dict[str, t.Any]:
+def _hints(
+    fn: t.Callable[..., t.Any],
+    sig: inspect.Signature,
+    names: t.Mapping[str, t.Any] | None = None,
+) -> dict[str, t.Any]:
     """Resolve a callable's type hints, falling back to the signature's annotations.
 
-    ``Context`` resolves even when it was imported inside a function (app
-    factories often do), unless the module defines its own ``Context``.
+    ``names`` resolve even when the function's module did not import them (the
+    server passes ``Context``, which app factories often import inside a
+    function), unless the module defines a name of its own.
     """
-    from .context import Context
-
     globalns = getattr(fn, "__globals__", {})
-    localns = {} if "Context" in globalns else {"Context": Context}
+    localns = {k: v for k, v in (names or {}).items() if k not in globalns}
     try:
         return t.get_type_hints(fn, localns=localns, include_extras=True)
     except NameError as e:
@@ -372,8 +369,6 @@ def _scalar_converter(hint: type) -> _Convert | None:
 
         return to_path
     if _is_pydantic_model(hint):
-        from .schema_pydantic import model_validator
-
         return model_validator(t.cast("t.Any", hint))
     return None
 

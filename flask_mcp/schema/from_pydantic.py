@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 import typing as t
 
-from .schema_types import ConversionError
-from .schema_types import _Convert
+from .validation import ConversionError
+from .validation import _Convert
 
 if t.TYPE_CHECKING:
     import pydantic

@@ -1,18 +1,13 @@
-"""Describe and check the JSON data that MCP tools take and return.
+"""Validating JSON data against JSON Schema: the checks behind input and output specs.
 
-A tool publishes an ``inputSchema`` and may publish an ``outputSchema``. The schemas
-come from the handler's type hints, from a marshmallow schema, or from a JSON Schema
-given as is. An :class:`InputSpec` checks call arguments against its schema and returns
-the values to call the handler with; an :class:`OutputSpec` turns the handler's return
-value into ``structuredContent``.
-
-How type hints map to JSON Schema is described in :mod:`flask_mcp.schema_types`.
+Validators never fetch remote ``$ref`` targets. Flat object schemas (the common tool
+input) are checked with plain ``type()`` tests; anything else goes to jsonschema, which
+also explains what is wrong.
 """
 
 from __future__ import annotations
 
 import collections.abc as cabc
-import inspect
 import itertools
 import typing as t
 
@@ -22,22 +17,28 @@ import referencing
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
-from .schema_fast import compile_fast
-from .schema_types import ConversionError
-from .schema_types import _Convert
-from .schema_types import _converter
-from .schema_types import _hints
-from .schema_types import _hoist_defs
-from .schema_types import _name
-from .schema_types import _object_schema
-from .schema_types import _param_docs
+from .fast import compile_fast
 
 if t.TYPE_CHECKING:
-    import marshmallow as ma
     from jsonschema.protocols import Validator
 
 _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _MAX_ERRORS = 10
+
+
+#: Converts a validated JSON value to the Python type a handler expects.
+_Convert = t.Callable[[t.Any], t.Any]
+
+
+class ConversionError(ValueError):
+    """A validated argument could not become its Python type, with the failing fields.
+
+    :param errors: ``(path, message)`` pairs; the path is relative to the argument.
+    """
+
+    def __init__(self, errors: list[tuple[tuple[t.Any, ...], str]]) -> None:
+        super().__init__("; ".join(message for _, message in errors))
+        self.errors = errors
 
 
 class ArgumentError(Exception):
@@ -223,154 +224,3 @@ class InputSpec:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.schema!r}>"
-
-
-class _FunctionInputSpec(InputSpec):
-    """Arguments for a function: unknown keys are dropped, values converted to hints."""
-
-    def __init__(
-        self, schema: dict[str, t.Any], names: cabc.Iterable[str], converters: dict[str, _Convert]
-    ) -> None:
-        super().__init__(schema)
-        self._names = frozenset(names)
-        self._converters = converters
-
-    def validate(self, arguments: cabc.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
-        if not isinstance(arguments, dict):
-            arguments = _as_dict(arguments)
-        names = self._names
-        values = {k: v for k, v in arguments.items() if k in names}
-        self._raise_if_invalid(values)
-        messages: list[str] = []
-        for name, convert in self._converters.items():
-            if name in values:
-                try:
-                    values[name] = convert(values[name])
-                except ConversionError as e:
-                    messages += [f"'{_path((name, *where))}': {text}" for where, text in e.errors]
-                except (TypeError, ValueError) as e:
-                    messages.append(f"'{name}': {e}")
-        if messages:
-            raise ArgumentError(_error_text(messages))
-        return values
-
-
-def input_spec_from_json_schema(schema: dict[str, t.Any]) -> InputSpec:
-    """Use a JSON Schema as given; it is published unchanged and arguments pass unchanged.
-
-    The validator class follows ``$schema`` (2020-12 by default). ``$ref`` resolves only
-    within the document: a remote reference fails validation, it is never fetched.
-
-    :raises ValueError: The schema is invalid or does not describe an object.
-    """
-    spec = InputSpec(schema)
-    if schema.get("type") != "object":
-        raise ValueError(
-            f'A tool input schema must have "type": "object" at the top level, got'
-            f' {schema.get("type")!r}. Put the arguments under "properties" of an object.'
-        )
-    return spec
-
-
-def input_spec_from_function(
-    fn: t.Callable[..., t.Any], *, exclude: t.Collection[str] = ()
-) -> InputSpec:
-    """Build the input schema from a function's signature, type hints and docstring.
-
-    Properties follow signature order; parameters without defaults are required, and
-    JSON-representable defaults are published as ``default``. On validation, keys that
-    are not parameters are dropped (clients sometimes send extras), parameters left out
-    keep their defaults, and values are converted to their hints: Enum members, tuples,
-    sets, dataclasses, NamedTuples, datetime/date/time (ISO 8601), UUID, Decimal, Path
-    and pydantic models (validated by the model). TypedDict values stay dicts. A value
-    that cannot be converted is an :class:`ArgumentError` naming the field.
-
-    :param fn: The handler.
-    :param exclude: Parameters to leave out, such as the injected context.
-    :raises TypeError: The signature has ``*args``, ``**kwargs`` or positional-only
-        parameters, or a hint that cannot be described in JSON Schema.
-    """
-    sig = inspect.signature(fn)
-    hints = _hints(fn, sig)
-    params: dict[str, t.Any] = {}
-    defaults: dict[str, t.Any] = {}
-    for name, param in sig.parameters.items():
-        if name in exclude:
-            continue
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
-            raise TypeError(
-                f"{_name(fn)} has the {param.kind.description} parameter {param}; a tool's"
-                " arguments are named, so declare each one as a regular parameter."
-            )
-        params[name] = hints.get(name, t.Any)
-        if param.default is not param.empty:
-            defaults[name] = param.default
-    try:
-        schema = _object_schema(params, defaults, _param_docs(inspect.getdoc(fn) or ""), ())
-    except TypeError as e:
-        raise TypeError(f"Cannot build the input schema of {_name(fn)}: parameter {e}") from None
-    try:
-        schema = _hoist_defs(schema)
-    except TypeError as e:
-        raise TypeError(f"Cannot build the input schema of {_name(fn)}: {e}") from None
-    converters = {n: c for n, h in params.items() if (c := _converter(h)) is not None}
-    return _FunctionInputSpec(schema, params, converters)
-
-
-def input_spec(
-    source: dict[str, t.Any] | type[ma.Schema] | ma.Schema | InputSpec | None,
-    fn: t.Callable[..., t.Any],
-    *,
-    exclude: t.Collection[str] = (),
-) -> InputSpec:
-    """Build an input spec from whatever a tool was registered with.
-
-    :param source: ``None`` to use ``fn``'s signature, a JSON Schema dict, a marshmallow
-        schema class or instance, or a ready :class:`InputSpec`.
-    :param fn: The handler, used when ``source`` is ``None``.
-    :param exclude: Parameters of ``fn`` to leave out, such as the injected context.
-    """
-    if source is None:
-        return input_spec_from_function(fn, exclude=exclude)
-    if isinstance(source, InputSpec):
-        return source
-    if isinstance(source, dict):
-        return input_spec_from_json_schema(source)
-    from .schema_marshmallow import input_spec_from_marshmallow
-    from .schema_marshmallow import marshmallow_schema
-
-    if marshmallow_schema(source) is not None:
-        return input_spec_from_marshmallow(source)
-    raise TypeError(
-        f"Unsupported input schema {source!r}: pass a JSON Schema dict, a marshmallow"
-        " Schema class or instance, or nothing to derive it from the function signature."
-    )
-
-
-def input_spec_from_marshmallow(schema: type[ma.Schema] | ma.Schema) -> InputSpec:
-    """Use a marshmallow schema: its fields give the JSON Schema and its ``load`` validates.
-
-    The tool receives the loaded dict as one argument.
-    """
-    from .schema_marshmallow import input_spec_from_marshmallow as build
-
-    return build(schema)
-
-
-# Output specs live in their own module; they are part of this module's API.
-from .schema_output import OutputSpec  # noqa: E402
-from .schema_output import output_spec_from_function  # noqa: E402
-from .schema_output import output_spec_from_schema  # noqa: E402
-
-__all__ = [
-    "ArgumentError",
-    "InputSpec",
-    "OutputSpec",
-    "compile_validator",
-    "input_spec",
-    "input_spec_from_function",
-    "input_spec_from_json_schema",
-    "input_spec_from_marshmallow",
-    "output_spec_from_function",
-    "output_spec_from_schema",
-]

@@ -10,20 +10,22 @@ from __future__ import annotations
 import inspect
 import typing as t
 
-from .content import ToolResult
-from .schema import _FAST_ANNOTATIONS
-from .schema import _FAST_TYPES
-from .schema import _MAX_ERRORS
-from .schema import _check
-from .schema import _fast_object_check
-from .schema import _make_validator
-from .schema_fast import compile_fast
-from .schema_types import _UNION_TYPES
-from .schema_types import _hints
-from .schema_types import _hoist_defs
-from .schema_types import _jsonable
-from .schema_types import _NoneType
-from .schema_types import _type_schema
+from ..content import ToolResult
+from .fast import compile_fast
+from .from_marshmallow import marshmallow_object_schema
+from .from_marshmallow import marshmallow_schema
+from .types import _UNION_TYPES
+from .types import _hints
+from .types import _hoist_defs
+from .types import _jsonable
+from .types import _NoneType
+from .types import _type_schema
+from .validation import _FAST_ANNOTATIONS
+from .validation import _FAST_TYPES
+from .validation import _MAX_ERRORS
+from .validation import _check
+from .validation import _fast_object_check
+from .validation import _make_validator
 
 if t.TYPE_CHECKING:
     import marshmallow as ma
@@ -115,7 +117,9 @@ def _wrap(schema: dict[str, t.Any]) -> dict[str, t.Any]:
     return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
 
 
-def output_spec_from_function(fn: t.Callable[..., t.Any]) -> OutputSpec | None:
+def output_spec_from_function(
+    fn: t.Callable[..., t.Any], *, localns: t.Mapping[str, t.Any] | None = None
+) -> OutputSpec | None:
     """Build the output schema from a function's return annotation.
 
     A return type is structured when it can be described in JSON Schema: ``int``,
@@ -125,9 +129,9 @@ def output_spec_from_function(fn: t.Callable[..., t.Any]) -> OutputSpec | None:
     are; others are wrapped as ``{"result": value}``. There is no output schema (``None``)
     for a missing annotation, ``None``, ``Any``, ``object``, ``str`` and ``bytes`` (alone
     or with ``None``: plain-text tools are common), or a type that cannot be described,
-    such as content objects.
+    such as content objects. ``localns`` are names annotations may use unimported.
     """
-    hint = _hints(fn, inspect.signature(fn)).get("return", inspect.Signature.empty)
+    hint = _hints(fn, inspect.signature(fn), localns).get("return", inspect.Signature.empty)
     bare = t.get_args(hint)[0] if t.get_origin(hint) is t.Annotated else hint
     members = t.get_args(bare) if t.get_origin(bare) in _UNION_TYPES else (bare,)
     if all(
@@ -152,9 +156,6 @@ def output_spec_from_schema(schema: dict[str, t.Any] | type[ma.Schema] | ma.Sche
 
     :raises ValueError: A JSON Schema is invalid or does not describe an object.
     """
-    from .schema_marshmallow import marshmallow_object_schema
-    from .schema_marshmallow import marshmallow_schema
-
     ma_schema = marshmallow_schema(schema)
     if ma_schema is not None:
         spec = marshmallow_object_schema(ma_schema, load=False)
@@ -171,3 +172,6 @@ def output_spec_from_schema(schema: dict[str, t.Any] | type[ma.Schema] | ma.Sche
             ' property, e.g. {"type": "object", "properties": {"result": ...}}.'
         )
     return OutputSpec(schema)
+
+
+__all__ = ["OutputError", "OutputSpec", "output_spec_from_function", "output_spec_from_schema"]
