@@ -12,30 +12,25 @@ such as Redis; the in-memory backend reaches the streams of its own process).
 
 from __future__ import annotations
 
-import logging
-import time
 import typing as t
 
 from flask import Response
-from flask import request
-from werkzeug.wsgi import ClosingIterator
 
-from . import _concurrency
 from . import jsonrpc
 from . import protocol
-from . import signals
 from . import sse
+from .backends.base import MESSAGE
+from .backends.base import Event
+from .backends.base import ReadResult
 from .errors import InvalidParams
 from .errors import MCPHTTPError
-from .sse import LIVENESS_INTERVAL
 from .sse import client_gone as client_gone
 
 if t.TYPE_CHECKING:
+    from .backends.base import Subscription
     from .registry import Registry
     from .state import AppState
 
-logger = logging.getLogger("flask_mcp")
-KEEPALIVE = b":\n\n"
 _FLAGS = {
     "toolsListChanged": ("tools", "listChanged", "notifications/tools/list_changed"),
     "promptsListChanged": ("prompts", "listChanged", "notifications/prompts/list_changed"),
@@ -88,11 +83,48 @@ def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> di
     return jsonrpc.notification(method, tagged)
 
 
+class ListenSource:
+    """A listen stream's subscription, read by a :class:`~flask_mcp.sse.StreamReader`.
+
+    It yields only the notifications the client opted in to, tagged with the
+    subscription id; a notification it drops reads as silence.
+    """
+
+    def __init__(self, subscription: Subscription, agreed: dict[str, t.Any], request_id: t.Any):
+        self.subscription = subscription
+        self.agreed = agreed
+        self.request_id = request_id
+        self.stream_id = f"listen-{request_id}"
+        self._seq = 0
+
+    def attach(self) -> int:
+        return 1
+
+    def detach(self, token: int) -> None:
+        return None
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        message = self.subscription.get(timeout)
+        if message is None or not _wanted(message, self.agreed):
+            return ReadResult([])
+        self._seq += 1
+        tagged = _tagged(message["method"], message.get("params") or {}, self.request_id)
+        return ReadResult([Event(self._seq, MESSAGE, tagged)])
+
+
 def open_stream(
-    registry: Registry, state: AppState, request_id: t.Any, params: dict[str, t.Any]
+    registry: Registry,
+    state: AppState,
+    request_id: t.Any,
+    params: dict[str, t.Any],
+    sock: t.Any = None,
 ) -> Response:
     """Answer ``subscriptions/listen`` with a stream that stays open.
 
+    It starts with ``notifications/subscriptions/acknowledged``; after
+    ``MCP_SSE_MAX_STREAM_SECONDS`` it ends with the listen request's result.
+
+    :param sock: the client's connection, checked while the stream is idle.
     :raises InvalidParams: the filter is malformed.
     :raises MCPHTTPError: 503 when this worker cannot hold another stream.
     """
@@ -112,56 +144,29 @@ def open_stream(
     except BaseException:
         state.slots.release()
         raise
-    sock = _concurrency.client_socket(request.environ)
+    meta = {protocol.META_SUBSCRIPTION_ID: request_id}
     ack = jsonrpc.notification(
-        "notifications/subscriptions/acknowledged",
-        {"_meta": {protocol.META_SUBSCRIPTION_ID: request_id}, "notifications": agreed},
+        "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": agreed}
     )
-    app = state.app
-    stream_id = f"listen-{request_id}"
-    end: dict[str, t.Any] = {"reason": "client-gone", "closed": False}
-
-    def cleanup() -> None:
-        if end["closed"]:
-            return
-        end["closed"] = True
-        subscription.close()
-        state.slots.release()
-        signals.send(
-            signals.stream_closed, app, session_id=None, stream_id=stream_id, kind="listen",
-            reason=end["reason"],
-        )  # fmt: skip
-
-    def generate() -> t.Iterator[bytes]:
-        try:
-            yield sse.frame(ack)
-            opened = last_write = time.monotonic()
-            while True:
-                now = time.monotonic()
-                limit = settings.sse_max_stream_seconds
-                if limit is not None and now - opened >= limit:
-                    end["reason"] = "timeout"
-                    meta = {protocol.META_SUBSCRIPTION_ID: request_id}
-                    result = {"resultType": "complete", "_meta": meta}
-                    yield sse.frame(jsonrpc.result(request_id, result))
-                    return
-                message = subscription.get(LIVENESS_INTERVAL)
-                if message is not None and _wanted(message, agreed):
-                    params = message.get("params") or {}
-                    yield sse.frame(_tagged(message["method"], params, request_id))
-                    last_write = time.monotonic()
-                elif time.monotonic() - last_write >= settings.sse_heartbeat:
-                    yield KEEPALIVE
-                    last_write = time.monotonic()
-                elif message is None and client_gone(sock):
-                    return
-        finally:
-            cleanup()
-
-    signals.send(signals.stream_opened, app, session_id=None, stream_id=stream_id, kind="listen")
-    return Response(
-        ClosingIterator(generate(), [cleanup]),
-        mimetype="text/event-stream",
-        headers=sse.HEADERS,
-        direct_passthrough=True,
+    result = jsonrpc.result(request_id, {"resultType": "complete", "_meta": meta})
+    reader = sse.StreamReader(
+        ListenSource(subscription, agreed, request_id),
+        after=0,
+        with_ids=False,
+        heartbeat=settings.sse_heartbeat,
+        max_seconds=settings.sse_max_stream_seconds,
+        retry_ms=settings.sse_retry_ms,
+        sock=sock,
+        closing=sse.frame(result),
     )
+    return sse.event_stream(
+        state,
+        reader,
+        kind="listen",
+        session_id=None,
+        opening=sse.frame(ack),
+        on_close=lambda reason: subscription.close(),
+    )
+
+
+__all__ = ["ListenSource", "client_gone", "honoured", "open_stream"]

@@ -16,6 +16,7 @@ import time
 import typing as t
 
 from . import _concurrency
+from . import protocol
 from .backends.base import DISCONNECT
 from .backends.base import END
 from .backends.base import MESSAGE
@@ -211,6 +212,8 @@ class RequestRun:
         "can_round_trip",
         "started",
         "key",
+        "era",
+        "result",
     )
 
     def __init__(
@@ -220,6 +223,7 @@ class RequestRun:
         method: str,
         outbox: Outbox,
         deadline: float,
+        era: str = protocol.HANDSHAKE,
     ) -> None:
         self.session_id = session_id
         self.request_id = request_id
@@ -235,6 +239,10 @@ class RequestRun:
         #: The run's key in :class:`InFlight`; a stateless run gets a unique one, as
         #: request ids of different clients may collide.
         self.key: tuple[str | None, t.Any] = (session_id, request_id)
+        #: The protocol era of the request, which decides its timeout answer.
+        self.era = era
+        #: What the runner recorded when the handler ended (its answer), if it did.
+        self.result: t.Any = None
 
     def cancel(self) -> None:
         """Flag the run as cancelled, interrupt its handler and end its stream silently."""

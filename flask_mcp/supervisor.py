@@ -7,13 +7,12 @@ import time
 import typing as t
 
 from . import _concurrency
-from . import content
-from . import jsonrpc
+from . import protocol
 from . import signals
-from .errors import REQUEST_TIMEOUT
 from .errors import BackendUnavailable
 
 if t.TYPE_CHECKING:
+    from .session import RequestRun
     from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
@@ -33,14 +32,14 @@ def ensure_supervisor(state: AppState) -> None:
     state.supervisor = _concurrency.spawn(lambda: _loop(state))
 
 
-def time_out(state: AppState, run: t.Any) -> None:
-    """End an overdue request with an error and interrupt its handler."""
+def time_out(state: AppState, run: RequestRun) -> None:
+    """End an overdue request with its era's timeout answer and interrupt its handler.
+
+    See :func:`flask_mcp.protocol.timeout_answer`: an ``isError`` result for
+    ``tools/call``; else -32001 in the handshake era, -32603 at 2026-07-28.
+    """
     timeout = state.settings.request_timeout
-    text = f"Request timed out after {timeout:g} seconds (MCP_REQUEST_TIMEOUT)."
-    if run.method == "tools/call":
-        response = jsonrpc.result(run.request_id, content.error_result(text))
-    else:
-        response = jsonrpc.error(run.request_id, {"code": REQUEST_TIMEOUT, "message": text})
+    response = protocol.timeout_answer(run.era, run.method, run.request_id, timeout)
     run.outbox.finish(response)
     run.cancelled.set()
     if run.task is not None:

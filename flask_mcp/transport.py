@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import typing as t
 
@@ -14,6 +15,7 @@ from werkzeug.wsgi import get_content_length
 from . import _concurrency
 from . import jsonrpc
 from . import protocol
+from . import runner
 from . import security
 from . import signals
 from . import sse
@@ -21,6 +23,9 @@ from .auth.info import principal_of
 from .auth_context import authenticate
 from .backends.base import GENERAL_STREAM
 from .backends.base import SessionRecord
+from .call import Call
+from .context import Context
+from .context import SessionBackChannel
 from .errors import INTERNAL_ERROR
 from .errors import PARSE_ERROR
 from .errors import BackendUnavailable
@@ -30,7 +35,6 @@ from .errors import MCPHTTPError
 from .responses import http_error
 from .responses import json_response
 from .responses import no_content
-from .runner import RequestRunner
 from .session import StreamOutbox
 from .session import new_session_id
 from .supervisor import ensure_supervisor
@@ -40,6 +44,7 @@ if t.TYPE_CHECKING:
 
     from .auth import AuthInfo
     from .dispatcher import Dispatcher
+    from .session import RequestRun
     from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
@@ -50,7 +55,7 @@ SESSION_KEY = "HTTP_MCP_SESSION_ID"
 VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 
 
-class Transport(RequestRunner):
+class Transport:
     """The views of one server's endpoint on one app.
 
     :param dispatcher: runs the requests.
@@ -189,12 +194,29 @@ class Transport(RequestRunner):
         record = self._session(state, environ, auth=auth)
         assert record is not None
         if kind == jsonrpc.REQUEST:
-            return self._request(state, record, message, auth)
+            return self._request(state, environ, record, message, auth)
         if kind == jsonrpc.NOTIFICATION:
             self._notification(state, record, message)
         else:
             self._client_response(state, record, message)
         return Response(status=202)
+
+    def _request(
+        self,
+        state: AppState,
+        environ: WSGIEnvironment,
+        record: SessionRecord,
+        message: dict[str, t.Any],
+        auth: AuthInfo | None,
+    ) -> Response:
+        """Run a request of the session through the one runner."""
+        call = _call(state, record, message, auth)
+        return runner.serve_call(
+            self.dispatcher,
+            call,
+            context=_context_factory(call, record),
+            peer=lambda: _concurrency.client_socket(environ),
+        )
 
     def _batch(
         self,
@@ -226,7 +248,10 @@ class Transport(RequestRunner):
             elif kind == jsonrpc.RESPONSE:
                 self._client_response(state, record, message)
             else:
-                answers.append(self.execute(state, record, message, None, auth))
+                answer = runner.execute(self.dispatcher, _call(state, record, message, auth))
+                if answer.refused is not None:  # a refusal answers the whole POST
+                    raise answer.refused
+                answers.append(t.cast("dict[str, t.Any]", answer.message))
         return json_response(answers) if answers else Response(status=202)
 
     def _initialize(
@@ -360,16 +385,25 @@ class Transport(RequestRunner):
             on_delivered=(lambda seq: state.backend.set_cursor(record.id, GENERAL_STREAM, seq))
             if general
             else None,
+            sock=_concurrency.client_socket(environ),
         )
-        return self._sse_response(
+        opening = b""
+        if protocol.sends_priming_event(record.protocol_version):
+            opening = sse.priming(sse.event_id(stream_id, after), settings.sse_retry_ms)
+
+        def on_close(reason: str) -> None:
+            if reason == "end" and not general:
+                with contextlib.suppress(BackendUnavailable):  # expires with its session
+                    outbox.drop()
+
+        return sse.event_stream(
             state,
-            record,
             reader,
-            (),
-            outbox,
-            "get" if general else "resume",
-            on_end_drop=not general,
-            priming_seq=after,
+            kind="get" if general else "resume",
+            session_id=record.id,
+            opening=opening,
+            on_close=on_close,
+            general=general,
         )
 
     def _stream_later(
@@ -412,6 +446,47 @@ class Transport(RequestRunner):
         if state.backend.delete_session(record.id):
             signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
         return no_content()
+
+
+def _call(
+    state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: AuthInfo | None
+) -> Call:
+    """Build the call of a session's request."""
+    return Call(
+        message["method"],
+        message.get("params") or {},
+        message["id"],
+        record.protocol_version,
+        protocol.HANDSHAKE,
+        record,
+        state=state,
+        auth=auth,
+    )
+
+
+def _context_factory(call: Call, record: SessionRecord) -> runner.ContextFactory:
+    """Return what builds the ``Context`` of a spawned handshake-era handler.
+
+    Its requests to the client go out on the request's stream and wait for the
+    reply POST (:class:`~flask_mcp.context.SessionBackChannel`).
+    """
+
+    def context(run: RequestRun) -> Context:
+        state = call.state
+        meta = call.params.get("_meta")
+        return Context(
+            app=state.app,
+            run=run,
+            back_channel=SessionBackChannel(state.backend, state.settings.client_request_timeout),
+            protocol_version=call.version,
+            client_capabilities=record.client_capabilities,
+            client_info=record.client_info,
+            meta=meta if isinstance(meta, dict) else {},
+            log_level=record.log_level,
+            auth=call.auth,
+        )
+
+    return context
 
 
 def _mimetype(environ: WSGIEnvironment) -> str:
