@@ -1,7 +1,7 @@
 """The :class:`MCP` Flask extension: declarations, ``init_app``, notifications.
 
 The face of the package: it reads the app's configuration once, makes the
-app's :class:`~flask_mcp.state.AppState` and registers the transport's
+app's :class:`~flask_mcp.runtime.state.AppState` and registers the transport's
 blueprint. Nothing below it looks the server or the app up; each request
 carries the state it needs.
 """
@@ -17,22 +17,22 @@ from flask import Flask
 from flask import current_app
 
 from . import backends
-from . import jsonrpc
 from . import protocol
 from .auth import build_authenticator
 from .auth.authenticator import unenforced_scopes
-from .auth_context import register_metadata_routes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
-from .declarations import Declarations
-from .dispatcher import Dispatcher
-from .dispatcher import ServerInfo
-from .notify import deliver_general
-from .notify import publish
-from .registry import Registry
-from .state import AppState
-from .transport import make_blueprint
+from .protocol import jsonrpc
+from .runtime.notify import deliver_general
+from .runtime.notify import publish
+from .runtime.state import AppState
+from .server.declarations import Declarations
+from .server.dispatcher import Dispatcher
+from .server.dispatcher import ServerInfo
+from .server.registry import Registry
+from .transport.auth import register_metadata_routes
+from .transport.views import make_blueprint
 
 if t.TYPE_CHECKING:
     from .auth import Authorizer
@@ -335,3 +335,9 @@ class MCP(Declarations):
                 self.notify_list_changed(family, app=app)
             except Exception:
                 logger.exception("Could not send notifications/%s/list_changed", family)
+
+
+__all__ = [
+    "MCP",
+    "check_dependencies",
+]

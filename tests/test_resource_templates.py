@@ -13,7 +13,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.resource_security import ResourceSecurity
+from flask_mcp import ResourceSecurity
 from flask_mcp.testing import MCPTestClient
 
 V2026 = "2026-07-28"

@@ -21,8 +21,8 @@ from flask_mcp import MCP
 from flask_mcp import ToolResult
 from flask_mcp import content
 from flask_mcp import protocol
-from flask_mcp.dispatcher import Call
 from flask_mcp.errors import MCPError
+from flask_mcp.server.call import Call
 from flask_mcp.testing import MCPTestClient
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"

@@ -17,10 +17,10 @@ from werkzeug.test import EnvironBuilder
 
 from flask_mcp import MCP
 from flask_mcp import Context
-from flask_mcp import sse
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Event
 from flask_mcp.backends.base import ReadResult
+from flask_mcp.transport import sse
 
 
 class Clock:

@@ -24,8 +24,8 @@ from flask import request
 
 from flask_mcp import MCP
 from flask_mcp import Context
-from flask_mcp import _concurrency
-from flask_mcp import listen
+from flask_mcp.runtime import concurrency as _concurrency
+from flask_mcp.transport import listen
 
 ACCEPT = "application/json, text/event-stream"
 

@@ -58,7 +58,7 @@ def __getattr__(name: str) -> t.Any:
         DeprecationWarning,
         stacklevel=2,
     )
-    return getattr(importlib.import_module("flask_mcp.auth_context"), name)
+    return getattr(importlib.import_module("flask_mcp.transport.auth"), name)
 
 
 __all__ = [

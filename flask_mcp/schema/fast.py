@@ -220,3 +220,9 @@ _BUILDERS: tuple[tuple[str, t.Callable[..., Check | None]], ...] = (
     ("items", _items),
     ("$ref", _ref),
 )
+
+
+__all__ = [
+    "Check",
+    "compile_fast",
+]

@@ -205,3 +205,10 @@ def marshmallow_schema(obj: t.Any) -> ma.Schema | None:
 def marshmallow_object_schema(ma_schema: ma.Schema, *, load: bool) -> dict[str, t.Any]:
     """Return the JSON Schema of a marshmallow schema, for loading or for dumping."""
     return _ma_object(ma_schema, load=load)
+
+
+__all__ = [
+    "input_spec_from_marshmallow",
+    "marshmallow_object_schema",
+    "marshmallow_schema",
+]

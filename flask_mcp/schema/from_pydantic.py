@@ -56,3 +56,9 @@ def model_validator(model: type[pydantic.BaseModel]) -> _Convert:
             ) from None
 
     return validate
+
+
+__all__ = [
+    "model_schema",
+    "model_validator",
+]

@@ -400,3 +400,8 @@ def _hoist_defs(schema: dict[str, t.Any]) -> dict[str, t.Any]:
     if found:
         hoisted["$defs"] = {**found}
     return hoisted
+
+
+__all__ = [
+    "param_docs",
+]

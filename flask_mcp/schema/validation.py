@@ -224,3 +224,11 @@ class InputSpec:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.schema!r}>"
+
+
+__all__ = [
+    "ArgumentError",
+    "ConversionError",
+    "InputSpec",
+    "compile_validator",
+]

@@ -56,7 +56,7 @@ multi-segment expression, several values split by the expression's own character
 that is not the last of its expression (``{x*,y}``).
 
 Before a handler sees them, decoded values are screened by
-:class:`~flask_mcp.resource_security.ResourceSecurity`.
+:class:`~flask_mcp.server.resource_security.ResourceSecurity`.
 """
 
 from __future__ import annotations
@@ -471,3 +471,8 @@ def _assign(result: dict[str, t.Any], var: _Var, value: t.Any) -> bool:
         return False
     result[var.name] = value
     return True
+
+
+__all__ = [
+    "URITemplate",
+]

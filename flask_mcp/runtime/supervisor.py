@@ -6,13 +6,13 @@ import logging
 import time
 import typing as t
 
-from . import _concurrency
-from . import protocol
-from . import signals
-from .errors import BackendUnavailable
+from .. import protocol
+from .. import signals
+from ..errors import BackendUnavailable
+from . import concurrency as _concurrency
 
 if t.TYPE_CHECKING:
-    from .session import RequestRun
+    from .runs import RequestRun
     from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
@@ -82,3 +82,12 @@ def _loop(state: AppState) -> None:
             logger.warning("The Flask-MCP supervisor skipped a round: %s", exc)
         except Exception:
             logger.exception("The Flask-MCP supervisor failed a round; it goes on.")
+
+
+__all__ = [
+    "REAP_EVERY",
+    "TICK",
+    "ensure_supervisor",
+    "tick",
+    "time_out",
+]

@@ -5,95 +5,19 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import functools
-import inspect
 import re
 import threading
-import types
 import typing as t
 
-from . import schema as schema_mod
-from .context import Context
-from .errors import InvalidParams
-from .headers import validate_x_mcp_header_schema
+from .. import schema as schema_mod
+from ..errors import InvalidParams
+from ..protocol.headers import validate_x_mcp_header_schema
+from .handlers import Handler
 from .resource_security import DEFAULT_RESOURCE_SECURITY
 from .resource_security import ResourceSecurity
-from .uritemplate import URITemplate
+from .uri_template import URITemplate
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
-Handler = t.Callable[..., t.Any]
-
-
-def context_parameter(fn: Handler) -> str | None:
-    """Return the name of the parameter annotated with :class:`~flask_mcp.Context`, if any.
-
-    Annotations are resolved (string ones too) and compared by class: ``Context``,
-    a subclass, ``Context | None`` and ``Annotated[Context, ...]`` count; a
-    class of another module that happens to be named ``Context`` does not. An
-    annotation that cannot be resolved does not count. Done once, at registration.
-    """
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    hints = _resolved_hints(fn, signature)
-    for name, param in signature.parameters.items():
-        if _is_context(hints.get(name, param.annotation)):
-            return name
-    return None
-
-
-def _resolved_hints(fn: Handler, signature: inspect.Signature) -> dict[str, t.Any]:
-    """Resolve the parameters' annotations, one by one where the whole set fails.
-
-    ``Context`` resolves even when it was imported inside a function (app
-    factories often do), unless the module defines its own ``Context``: the
-    same rule as the input schema's.
-    """
-    target: t.Any = fn
-    while isinstance(target, functools.partial):
-        target = target.func
-    globalns = getattr(inspect.unwrap(target), "__globals__", {})
-    localns = {} if "Context" in globalns else {"Context": Context}
-    try:
-        return t.get_type_hints(target, localns=localns, include_extras=True)
-    except Exception:  # an unresolvable hint elsewhere, or not a function
-        pass
-    hints = {}
-    for name, param in signature.parameters.items():
-        annotation = param.annotation
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, dict(globalns), localns)  # as get_type_hints does
-            except Exception:
-                continue
-        hints[name] = annotation
-    return hints
-
-
-def _is_context(annotation: t.Any) -> bool:
-    if t.get_origin(annotation) is t.Annotated:
-        annotation = t.get_args(annotation)[0]
-    if t.get_origin(annotation) in (t.Union, types.UnionType):
-        members = [a for a in t.get_args(annotation) if a is not type(None)]
-        return bool(members) and all(_is_context(member) for member in members)
-    try:
-        return isinstance(annotation, type) and issubclass(annotation, Context)
-    except TypeError:
-        return False
-
-
-def describe_doc(fn: Handler) -> str | None:
-    """Return the description part of a docstring (before any ``:param`` field)."""
-    doc = inspect.getdoc(fn)
-    if not doc:
-        return None
-    lines = []
-    for line in doc.splitlines():
-        if line.lstrip().startswith(":"):
-            break
-        lines.append(line)
-    return "\n".join(lines).strip() or None
 
 
 def _clean(mapping: dict[str, t.Any]) -> dict[str, t.Any]:
@@ -261,21 +185,6 @@ class Prompt:
             data["arguments"] = self.arguments
         data.update(_clean({"icons": self.icons, "_meta": self.meta}))
         return data
-
-
-def prompt_arguments(fn: Handler, exclude: t.Collection[str]) -> list[dict[str, t.Any]]:
-    """Derive prompt arguments from a function signature and ``:param:`` docs."""
-    docs = schema_mod.param_docs(inspect.getdoc(fn) or "")
-    arguments = []
-    for name, param in inspect.signature(fn).parameters.items():
-        if name in exclude or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        argument: dict[str, t.Any] = {"name": name}
-        if name in docs:
-            argument["description"] = docs[name].strip()
-        argument["required"] = param.default is inspect.Parameter.empty
-        arguments.append(argument)
-    return arguments
 
 
 Kind = t.Literal["tools", "resources", "resourceTemplates", "prompts"]
@@ -464,3 +373,18 @@ def paginate(
     page = items[offset : offset + page_size] if offset or len(items) > page_size else items
     following = offset + page_size
     return page, encode_cursor(following) if following < len(items) else None
+
+
+__all__ = [
+    "TOOL_NAME",
+    "Kind",
+    "Prompt",
+    "Registry",
+    "Resource",
+    "ResourceTemplate",
+    "Tool",
+    "decode_cursor",
+    "encode_cursor",
+    "header_params_of",
+    "paginate",
+]

@@ -5,12 +5,12 @@ client info and client capabilities in ``params._meta``; there is no
 ``initialize`` and no session. This module validates such a POST in the order
 the spec and the conformance suite require (``_meta``, ``MCP-Protocol-Version``,
 supported version, ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``, method), runs it
-through the one runner (:func:`flask_mcp.runner.serve_call`, as the handshake
+through the one runner (:func:`flask_mcp.transport.runner.serve_call`, as the handshake
 era does), which answers with JSON or, once the handler sends a notification,
 with an SSE stream that ends with the response. Nothing here
 lives in process memory between requests: multi-round state travels sealed in
-``requestState`` (:mod:`flask_mcp.mrtr`) and change notifications go through
-the backend's pub/sub (:mod:`flask_mcp.listen`).
+``requestState`` (:mod:`flask_mcp.server.mrtr`) and change notifications go through
+the backend's pub/sub (:mod:`flask_mcp.transport.listen`).
 """
 
 from __future__ import annotations
@@ -20,32 +20,32 @@ import typing as t
 from flask import Response
 from flask import request
 
-from . import _concurrency
-from . import jsonrpc
+from .. import protocol
+from ..errors import HEADER_MISMATCH
+from ..errors import INVALID_PARAMS
+from ..errors import INVALID_REQUEST
+from ..errors import UNSUPPORTED_PROTOCOL_VERSION
+from ..errors import MCPError
+from ..errors import MethodNotFound
+from ..protocol import LOG_LEVELS
+from ..protocol import jsonrpc
+from ..protocol.headers import HeaderMismatch
+from ..protocol.headers import WSGIHeaders
+from ..protocol.headers import validate_protocol_version_header
+from ..protocol.headers import validate_routing_headers
+from ..runtime import concurrency as _concurrency
+from ..server import mrtr
+from ..server.call import Call
+from ..server.context import Context
 from . import listen
-from . import mrtr
-from . import protocol
 from . import runner
-from .call import Call
-from .context import Context
-from .errors import HEADER_MISMATCH
-from .errors import INVALID_PARAMS
-from .errors import INVALID_REQUEST
-from .errors import UNSUPPORTED_PROTOCOL_VERSION
-from .errors import MCPError
-from .errors import MethodNotFound
-from .headers import HeaderMismatch
-from .headers import WSGIHeaders
-from .headers import validate_protocol_version_header
-from .headers import validate_routing_headers
-from .protocol import LOG_LEVELS
 from .responses import json_response
 
 if t.TYPE_CHECKING:
-    from .auth import AuthInfo
-    from .dispatcher import Dispatcher
-    from .session import RequestRun
-    from .state import AppState
+    from ..auth import AuthInfo
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+    from ..server.dispatcher import Dispatcher
 
 
 def handle_stateless(

@@ -16,20 +16,20 @@ import typing as t
 
 from flask import Response
 
-from . import jsonrpc
-from . import protocol
+from .. import protocol
+from ..backends.base import MESSAGE
+from ..backends.base import Event
+from ..backends.base import ReadResult
+from ..errors import InvalidParams
+from ..errors import MCPHTTPError
+from ..protocol import jsonrpc
 from . import sse
-from .backends.base import MESSAGE
-from .backends.base import Event
-from .backends.base import ReadResult
-from .errors import InvalidParams
-from .errors import MCPHTTPError
 from .sse import client_gone as client_gone
 
 if t.TYPE_CHECKING:
-    from .backends.base import Subscription
-    from .registry import Registry
-    from .state import AppState
+    from ..backends.base import Subscription
+    from ..runtime.state import AppState
+    from ..server.registry import Registry
 
 _FLAGS = {
     "toolsListChanged": ("tools", "listChanged", "notifications/tools/list_changed"),
@@ -84,7 +84,7 @@ def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> di
 
 
 class ListenSource:
-    """A listen stream's subscription, read by a :class:`~flask_mcp.sse.StreamReader`.
+    """A listen stream's subscription, read by a :class:`~flask_mcp.transport.sse.StreamReader`.
 
     It yields only the notifications the client opted in to, tagged with the
     subscription id; a notification it drops reads as silence.

@@ -1,7 +1,7 @@
 """One request as the server sees it: :class:`Call`, and the handler running now.
 
 A :class:`Call` is made by the transport from plain data and carries the
-per-app :class:`~flask_mcp.state.AppState` down to the dispatcher and the
+per-app :class:`~flask_mcp.runtime.state.AppState` down to the dispatcher and the
 handler. While a handler runs, :data:`running_handler` holds its call, so
 that :func:`current_context` (and ``current_auth()``, ``require_scopes()``)
 find it without looking anything up.
@@ -13,15 +13,15 @@ import contextvars
 import dataclasses
 import typing as t
 
-from . import protocol
+from .. import protocol
+from ..runtime.runs import InlineOutbox
+from ..runtime.runs import RequestRun
 from .context import Context
-from .session import InlineOutbox
-from .session import RequestRun
 
 if t.TYPE_CHECKING:
-    from .auth import AuthInfo
-    from .backends.base import SessionRecord
-    from .state import AppState
+    from ..auth import AuthInfo
+    from ..backends.base import SessionRecord
+    from ..runtime.state import AppState
 
 
 @dataclasses.dataclass

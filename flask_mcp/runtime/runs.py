@@ -15,14 +15,14 @@ import threading
 import time
 import typing as t
 
-from . import _concurrency
-from . import protocol
-from .backends.base import DISCONNECT
-from .backends.base import END
-from .backends.base import MESSAGE
-from .backends.base import Backend
-from .backends.base import Event
-from .backends.base import ReadResult
+from .. import protocol
+from ..backends.base import DISCONNECT
+from ..backends.base import END
+from ..backends.base import MESSAGE
+from ..backends.base import Backend
+from ..backends.base import Event
+from ..backends.base import ReadResult
+from . import concurrency as _concurrency
 
 
 def new_session_id() -> str:
@@ -326,3 +326,16 @@ class StreamSlots:
             self.open = max(0, self.open - 1)
             if general:
                 self.open_general = max(0, self.open_general - 1)
+
+
+__all__ = [
+    "InFlight",
+    "InlineOutbox",
+    "LocalOutbox",
+    "Outbox",
+    "RequestRun",
+    "StreamOutbox",
+    "StreamSlots",
+    "new_session_id",
+    "new_stream_id",
+]

@@ -2,7 +2,7 @@
 
 One :class:`AppState` is made by ``init_app`` for each app an
 :class:`~flask_mcp.MCP` serves. It travels down on every
-:class:`~flask_mcp.dispatcher.Call`, so nothing below the face looks the app up
+:class:`~flask_mcp.server.call.Call`, so nothing below the face looks the app up
 (no ``current_app``): the dispatcher, the runner and the handlers' context read
 the settings, the backend, the authenticator and the signal sender from it.
 It can be made without Flask (``app=None``), for tests and for transports that
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import typing as t
 
-from . import backends
-from . import signals
-from .session import InFlight
-from .session import StreamSlots
+from .. import backends
+from .. import signals
+from .runs import InFlight
+from .runs import StreamSlots
 
 if t.TYPE_CHECKING:
-    from .auth import Authenticator
-    from .config import Settings
+    from ..auth import Authenticator
+    from ..config import Settings
 
 
 class AppState:
@@ -58,14 +58,14 @@ class AppState:
         self.authenticator = authenticator
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)
-        #: The supervisor task of this process (:mod:`flask_mcp.supervisor`), once started.
+        #: The supervisor task of this process (:mod:`flask_mcp.runtime.supervisor`), once started.
         self.supervisor: t.Any = None
         #: Set by the first request, which tells the server's kind (see the transport).
         self.first_request_seen = False
         #: The pub/sub channel of the server's change notifications (``subscriptions/listen``).
         self.listen_channel = f"flask-mcp:{server_name}:listen"
         #: The ``requestState`` sealer of 2026-07-28 multi-round requests, made on first use
-        #: (:func:`flask_mcp.mrtr.sealer_for`).
+        #: (:func:`flask_mcp.server.mrtr.sealer_for`).
         self.sealer: t.Any = None
         self.backend.attach_app(self.cancel_local)
 

@@ -20,17 +20,17 @@ import typing as t
 from flask import Response
 from werkzeug.wsgi import ClosingIterator
 
-from . import jsonrpc
-from . import signals
-from .backends.base import DISCONNECT
-from .backends.base import END
-from .backends.base import MESSAGE
-from .errors import BackendUnavailable
+from .. import signals
+from ..backends.base import DISCONNECT
+from ..backends.base import END
+from ..backends.base import MESSAGE
+from ..errors import BackendUnavailable
+from ..protocol import jsonrpc
 
 if t.TYPE_CHECKING:
-    from .backends.base import Event
-    from .backends.base import ReadResult
-    from .state import AppState
+    from ..backends.base import Event
+    from ..backends.base import ReadResult
+    from ..runtime.state import AppState
 
 logger = logging.getLogger("flask_mcp")
 
@@ -112,7 +112,7 @@ class StreamReader:
     :param retry_ms: the ``retry`` hint sent before a server-side close.
     :param stop_at_end: end at the stream's END (a GET stream outlives its requests).
     :param on_delivered: called with each delivered sequence number.
-    :param sock: the client's socket (:func:`flask_mcp._concurrency.client_socket`):
+    :param sock: the client's socket (:func:`flask_mcp.runtime.concurrency.client_socket`):
         while the stream is idle it is checked every :data:`LIVENESS_INTERVAL` seconds, so a
         client that left without a word frees its stream at once instead of at the next
         failed write.
@@ -313,3 +313,20 @@ def event_stream(
         headers=HEADERS,
         direct_passthrough=True,
     )
+
+
+__all__ = [
+    "BUSY_RETRY_MS",
+    "HEADERS",
+    "HEARTBEAT",
+    "LIVENESS_INTERVAL",
+    "Source",
+    "StreamReader",
+    "client_gone",
+    "event_id",
+    "event_stream",
+    "frame",
+    "parse_event_id",
+    "priming",
+    "retry",
+]

@@ -6,9 +6,9 @@ import json
 import math
 import typing as t
 
-from .errors import INVALID_REQUEST
-from .errors import PARSE_ERROR
-from .errors import MCPError
+from ..errors import INVALID_REQUEST
+from ..errors import PARSE_ERROR
+from ..errors import MCPError
 
 REQUEST = "request"
 NOTIFICATION = "notification"
@@ -183,3 +183,21 @@ def request(request_id: t.Any, method: str, params: dict[str, t.Any] | None) -> 
     if params is not None:
         message["params"] = params
     return message
+
+
+__all__ = [
+    "NOTIFICATION",
+    "REQUEST",
+    "RESPONSE",
+    "classify",
+    "dumps",
+    "dumps_bytes",
+    "error",
+    "error_from",
+    "loads",
+    "notification",
+    "request",
+    "request_id_of",
+    "result",
+    "valid_id",
+]

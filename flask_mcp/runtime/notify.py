@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from . import signals
-from .backends.base import GENERAL_STREAM
-from .backends.base import MESSAGE
+from .. import signals
+from ..backends.base import GENERAL_STREAM
+from ..backends.base import MESSAGE
 
 if t.TYPE_CHECKING:
     from .state import AppState

@@ -2,7 +2,7 @@
 
 Every request that reaches the dispatcher goes through these functions, whether
 it came with a session (handshake era) or stood alone (2026-07-28); each era's
-transport code only validates the request and builds its :class:`~flask_mcp.call.Call`.
+transport code only validates the request and builds its :class:`~flask_mcp.server.call.Call`.
 
 Without HTTP (a stdio transport, tasks):
 
@@ -33,33 +33,33 @@ import typing as t
 
 from flask import Response
 
-from . import _concurrency
-from . import jsonrpc
-from . import protocol
-from . import signals
+from .. import protocol
+from .. import signals
+from ..auth import AuthRefused
+from ..backends.base import MESSAGE
+from ..errors import INTERNAL_ERROR
+from ..errors import BackendUnavailable
+from ..errors import MCPError
+from ..errors import RequestCancelled
+from ..protocol import jsonrpc
+from ..runtime import concurrency as _concurrency
+from ..runtime.runs import InlineOutbox
+from ..runtime.runs import LocalOutbox
+from ..runtime.runs import Outbox
+from ..runtime.runs import RequestRun
+from ..runtime.runs import StreamOutbox
+from ..runtime.runs import new_stream_id
+from ..runtime.supervisor import TICK
 from . import sse
-from .auth import AuthRefused
-from .backends.base import MESSAGE
 from .environment import bind_to_request
-from .errors import INTERNAL_ERROR
-from .errors import BackendUnavailable
-from .errors import MCPError
-from .errors import RequestCancelled
 from .responses import json_response
 from .responses import no_content
-from .session import InlineOutbox
-from .session import LocalOutbox
-from .session import Outbox
-from .session import RequestRun
-from .session import StreamOutbox
-from .session import new_stream_id
-from .supervisor import TICK
 
 if t.TYPE_CHECKING:
-    from .auth import AuthChallenge
-    from .call import Call
-    from .context import Context
-    from .dispatcher import Dispatcher
+    from ..auth import AuthChallenge
+    from ..server.call import Call
+    from ..server.context import Context
+    from ..server.dispatcher import Dispatcher
 
 logger = logging.getLogger("flask_mcp")
 #: Seconds past a run's deadline that a waiting view gives the supervisor to answer
@@ -207,7 +207,7 @@ def spawn(
     Everything the handler sends, then its response (or the supervisor's timeout
     error), goes to ``outbox``, which ends after the response. The handler runs
     in a copy of the caller's request context (``g`` carried over). The run's
-    :attr:`~flask_mcp.session.RequestRun.result` is the handler's :class:`Answer`.
+    :attr:`~flask_mcp.runtime.runs.RequestRun.result` is the handler's :class:`Answer`.
 
     :param context: builds the handler's ``Context`` from the run.
     :param can_round_trip: whether the handler may send requests to the client

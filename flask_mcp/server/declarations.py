@@ -9,28 +9,26 @@ import inspect
 import re
 import typing as t
 
-from . import protocol
-from . import schema as schema_mod
-from .context import Context
-from .environment import handler_entry
-from .registry import Handler
+from .. import protocol
+from .. import schema as schema_mod
+from .handlers import LOCALNS
+from .handlers import Handler
+from .handlers import context_parameter
+from .handlers import describe_doc
+from .handlers import handler_entry
+from .handlers import prompt_arguments
 from .registry import Prompt
 from .registry import Registry
 from .registry import Resource
 from .registry import ResourceTemplate
 from .registry import Tool
-from .registry import context_parameter
-from .registry import describe_doc
 from .registry import header_params_of
-from .registry import prompt_arguments
 from .resource_security import DEFAULT_RESOURCE_SECURITY
 from .resource_security import ResourceSecurity
-from .uritemplate import URITemplate
+from .uri_template import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
-#: Names a handler's annotations may use without importing them (app factories often
-#: import ``Context`` inside the function that defines the handlers).
-_LOCALNS = {"Context": Context}
+
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+(\s*;.*)?")
 
 
@@ -157,14 +155,14 @@ class Declarations:
         entry = handler_entry(fn, "tool", name or fn.__name__)
         ctx_param = context_parameter(fn)
         exclude = {ctx_param} if ctx_param else set()
-        spec = schema_mod.input_spec(input_schema, fn, exclude=exclude, localns=_LOCALNS)
+        spec = schema_mod.input_spec(input_schema, fn, exclude=exclude, localns=LOCALNS)
         header_params = header_params_of(spec.schema, headers, name or fn.__name__)
         if output_schema is not None:
             output = schema_mod.output_spec_from_schema(output_schema)
         elif structured_output is False:
             output = None
         else:
-            output = schema_mod.output_spec_from_function(fn, localns=_LOCALNS)
+            output = schema_mod.output_spec_from_function(fn, localns=LOCALNS)
         tool = Tool(
             name=name or fn.__name__,
             fn=entry,
@@ -407,3 +405,8 @@ class Declarations:
             return fn
 
         return decorator
+
+
+__all__ = [
+    "Declarations",
+]

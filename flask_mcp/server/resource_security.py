@@ -12,7 +12,7 @@ import string
 import typing as t
 
 if t.TYPE_CHECKING:
-    from .uritemplate import URITemplate
+    from .uri_template import URITemplate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,3 +92,9 @@ class ResourceSecurity:
 
 #: The screening every template gets unless it passes ``security=``.
 DEFAULT_RESOURCE_SECURITY = ResourceSecurity()
+
+
+__all__ = [
+    "DEFAULT_RESOURCE_SECURITY",
+    "ResourceSecurity",
+]

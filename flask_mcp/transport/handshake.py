@@ -1,4 +1,11 @@
-"""Streamable HTTP: the POST, GET and DELETE views of the MCP endpoint."""
+"""The handshake era's ladder: sessions, ``initialize``, notifications, batches, GET streams.
+
+A request of a session (``Mcp-Session-Id``) is checked here (the session exists,
+belongs to the caller, speaks a supported ``MCP-Protocol-Version``) and handed to
+the one runner (:func:`flask_mcp.transport.runner.serve_call`), as 2026-07-28
+requests are by :mod:`.stateless`. GET opens the session's general stream, or
+resumes a request's stream from ``Last-Event-ID``.
+"""
 
 from __future__ import annotations
 
@@ -6,46 +13,36 @@ import contextlib
 import logging
 import typing as t
 
-from flask import Blueprint
 from flask import Response
-from flask import request
-from werkzeug.exceptions import RequestEntityTooLarge
-from werkzeug.wsgi import get_content_length
 
-from . import _concurrency
-from . import jsonrpc
-from . import protocol
+from .. import protocol
+from .. import signals
+from ..auth.info import principal_of
+from ..backends.base import GENERAL_STREAM
+from ..backends.base import SessionRecord
+from ..errors import BackendUnavailable
+from ..errors import InvalidParams
+from ..errors import MCPError
+from ..errors import MCPHTTPError
+from ..protocol import jsonrpc
+from ..runtime import concurrency as _concurrency
+from ..runtime.runs import StreamOutbox
+from ..runtime.runs import new_session_id
+from ..server.call import Call
+from ..server.context import Context
+from ..server.context import SessionBackChannel
 from . import runner
-from . import security
-from . import signals
 from . import sse
-from .auth.info import principal_of
-from .auth_context import authenticate
-from .backends.base import GENERAL_STREAM
-from .backends.base import SessionRecord
-from .call import Call
-from .context import Context
-from .context import SessionBackChannel
-from .errors import INTERNAL_ERROR
-from .errors import PARSE_ERROR
-from .errors import BackendUnavailable
-from .errors import InvalidParams
-from .errors import MCPError
-from .errors import MCPHTTPError
 from .responses import http_error
 from .responses import json_response
-from .responses import no_content
-from .session import StreamOutbox
-from .session import new_session_id
-from .supervisor import ensure_supervisor
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
-    from .auth import AuthInfo
-    from .dispatcher import Dispatcher
-    from .session import RequestRun
-    from .state import AppState
+    from ..auth import AuthInfo
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+    from ..server.dispatcher import Dispatcher
 
 logger = logging.getLogger("flask_mcp")
 SESSION_HEADER = "Mcp-Session-Id"
@@ -55,11 +52,11 @@ SESSION_KEY = "HTTP_MCP_SESSION_ID"
 VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 
 
-class Transport:
-    """The views of one server's endpoint on one app.
+class Handshake:
+    """The handshake era of one server's endpoint on one app.
 
     :param dispatcher: runs the requests.
-    :param state: the state of the one app the blueprint is registered on.
+    :param state: the state of the app.
     :param roots_changed_hooks: called with the session id when a client's roots change.
     """
 
@@ -73,40 +70,48 @@ class Transport:
         self.app_state = state
         self.roots_changed_hooks = roots_changed_hooks
 
-    # -- shared checks -----------------------------------------------------------
+    def post(self, environ: WSGIEnvironment, message: t.Any, auth: AuthInfo | None) -> Response:
+        """Serve a decoded POST body of the handshake era."""
+        state = self.app_state
+        if isinstance(message, list):
+            return self._batch(state, environ, message, auth)
+        try:
+            kind = jsonrpc.classify(message)
+        except MCPError as exc:
+            return http_error(400, exc.message, request_id=jsonrpc.request_id_of(message))
+        if kind == jsonrpc.REQUEST and message["method"] == "initialize":
+            return self._initialize(state, message, auth)
+        record = self.session(environ, auth=auth)
+        assert record is not None
+        if kind == jsonrpc.REQUEST:
+            return self._request(state, environ, record, message, auth)
+        if kind == jsonrpc.NOTIFICATION:
+            self._notification(state, record, message)
+        else:
+            self._client_response(state, record, message)
+        return Response(status=202)
 
-    def _guard(self, state: AppState, environ: WSGIEnvironment) -> None:
-        settings = state.settings
-        security.check_host(
-            environ.get("HTTP_HOST") or request.host,
-            environ.get("REMOTE_ADDR"),
-            settings.allowed_hosts,
-        )
-        origin = environ.get("HTTP_ORIGIN")
-        if origin is not None:
-            security.check_origin(origin, settings.allowed_origins)
-        ensure_supervisor(state)
-        if not state.first_request_seen:
-            state.first_request_seen = True
-            self._first_request(state, environ)
+    def end(self, record: SessionRecord) -> None:
+        """End a session (DELETE): cancel its requests here and delete it."""
+        state = self.app_state
+        for run in state.inflight.of_session(record.id):
+            run.cancel()
+        if state.backend.delete_session(record.id):
+            signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
 
-    def _first_request(self, state: AppState, environ: WSGIEnvironment) -> None:
-        """Learn what only a request tells: the server's kind and how many streams it holds."""
-        if not state.backend.multiprocess and environ.get("wsgi.multiprocess"):
-            logger.warning(
-                "Flask-MCP uses the in-memory backend under a multi-process server: sessions "
-                "live in one worker only. Run one worker, or set MCP_BACKEND=redis://..."
-            )
-        if state.settings.max_streams is None:
-            state.slots.limit = _concurrency.stream_capacity(environ)
-
-    def _session(
+    def session(
         self,
-        state: AppState,
         environ: WSGIEnvironment,
         required: bool = True,
         auth: AuthInfo | None = None,
     ) -> SessionRecord | None:
+        """Return the request's session, checked against the caller and the version header.
+
+        :raises MCPHTTPError: 400 without a session id (when ``required``) or with an
+            unsupported ``MCP-Protocol-Version``; 404 for a session that does not exist
+            or belongs to another caller.
+        """
+        state = self.app_state
         session_id = environ.get(SESSION_KEY)
         if not session_id:
             if required:
@@ -140,67 +145,6 @@ class Transport:
             )
         return record
 
-    # -- POST --------------------------------------------------------------------
-
-    def post(self) -> Response:
-        state = self.app_state
-        settings = state.settings
-        environ = request.environ
-        self._guard(state, environ)
-        auth = authenticate(state)
-        security.check_content_type(_mimetype(environ))
-        security.check_accept_post(environ.get("HTTP_ACCEPT"))
-        length = get_content_length(environ)
-        security.check_body_size(length, settings.max_body_size)
-        flask_limit = state.app.config.get("MAX_CONTENT_LENGTH")  # read per request, as Flask does
-        if length is not None and flask_limit is None:
-            # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
-            # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
-            body = environ["wsgi.input"].read(length)
-        else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
-            try:
-                body = request.stream.read(settings.max_body_size + 1 if length is None else length)
-            except RequestEntityTooLarge:
-                raise MCPHTTPError(
-                    413,
-                    f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
-                ) from None
-        security.check_body_size(len(body), settings.max_body_size)
-        # Handlers may call request.get_data() or request.get_json() as in any view:
-        # the input stream is consumed, so Werkzeug's cache of the body is filled.
-        request._cached_data = body
-        try:
-            message = jsonrpc.loads(body)
-        except MCPError as exc:
-            return http_error(400, exc.message, code=PARSE_ERROR)
-        header_version = environ.get(VERSION_KEY)
-        era = protocol.era_of_request(
-            has_session=bool(environ.get(SESSION_KEY)),
-            header_version=header_version.strip() if header_version else None,
-            message=message,
-        )
-        if era == protocol.STATELESS:
-            from .stateless import handle_stateless
-
-            return handle_stateless(self.dispatcher, state, message, auth)
-        if isinstance(message, list):
-            return self._batch(state, environ, message, auth)
-        try:
-            kind = jsonrpc.classify(message)
-        except MCPError as exc:
-            return http_error(400, exc.message, request_id=jsonrpc.request_id_of(message))
-        if kind == jsonrpc.REQUEST and message["method"] == "initialize":
-            return self._initialize(state, message, auth)
-        record = self._session(state, environ, auth=auth)
-        assert record is not None
-        if kind == jsonrpc.REQUEST:
-            return self._request(state, environ, record, message, auth)
-        if kind == jsonrpc.NOTIFICATION:
-            self._notification(state, record, message)
-        else:
-            self._client_response(state, record, message)
-        return Response(status=202)
-
     def _request(
         self,
         state: AppState,
@@ -225,7 +169,7 @@ class Transport:
         messages: list[t.Any],
         auth: AuthInfo | None,
     ) -> Response:
-        record = self._session(state, environ, required=False, auth=auth)
+        record = self.session(environ, required=False, auth=auth)
         if (
             record is None
             or not protocol.supports_batching(record.protocol_version)
@@ -322,23 +266,10 @@ class Transport:
         if not state.backend.deliver_response(record.id, message["id"], message):
             logger.info("Dropped a client response to unknown request id %r", message["id"])
 
-    # -- GET -----------------------------------------------------------------------
-
-    def get(self) -> Response:
+    def open_stream(self, environ: WSGIEnvironment, record: SessionRecord) -> Response:
+        """Open the session's general stream, or resume a stream from ``Last-Event-ID``."""
         state = self.app_state
         settings = state.settings
-        environ = request.environ
-        self._guard(state, environ)
-        security.check_accept_sse(request.accept_mimetypes)
-        auth = authenticate(state)
-        if not settings.enable_get_stream:
-            return http_error(
-                405,
-                "Method Not Allowed: this server offers no GET stream.",
-                headers={"Allow": "POST, DELETE"},
-            )
-        record = self._session(state, environ, auth=auth)
-        assert record is not None
         last_event_id = environ.get("HTTP_LAST_EVENT_ID")
         stream_id, after = GENERAL_STREAM, None
         if last_event_id:
@@ -433,20 +364,6 @@ class Transport:
         )
         return Response(body, mimetype="text/event-stream", headers=sse.HEADERS)
 
-    # -- DELETE ----------------------------------------------------------------------
-
-    def delete(self) -> Response:
-        state = self.app_state
-        environ = request.environ
-        self._guard(state, environ)
-        record = self._session(state, environ, auth=authenticate(state))
-        assert record is not None
-        for run in state.inflight.of_session(record.id):
-            run.cancel()
-        if state.backend.delete_session(record.id):
-            signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
-        return no_content()
-
 
 def _call(
     state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: AuthInfo | None
@@ -468,7 +385,7 @@ def _context_factory(call: Call, record: SessionRecord) -> runner.ContextFactory
     """Return what builds the ``Context`` of a spawned handshake-era handler.
 
     Its requests to the client go out on the request's stream and wait for the
-    reply POST (:class:`~flask_mcp.context.SessionBackChannel`).
+    reply POST (:class:`~flask_mcp.server.context.SessionBackChannel`).
     """
 
     def context(run: RequestRun) -> Context:
@@ -489,11 +406,6 @@ def _context_factory(call: Call, record: SessionRecord) -> runner.ContextFactory
     return context
 
 
-def _mimetype(environ: WSGIEnvironment) -> str:
-    """Return the request's media type, lower-cased, without parameters."""
-    return t.cast(str, environ.get("CONTENT_TYPE", "")).partition(";")[0].strip().lower()
-
-
 def _validate_initialize(params: dict[str, t.Any]) -> str:
     requested = params.get("protocolVersion")
     if not isinstance(requested, str):
@@ -512,52 +424,4 @@ def _validate_initialize(params: dict[str, t.Any]) -> str:
     return protocol.negotiate(requested)
 
 
-def make_blueprint(
-    dispatcher: Dispatcher,
-    state: AppState,
-    roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
-) -> Blueprint:
-    """Return a blueprint serving ``dispatcher`` at ``MCP_PATH`` for the app of ``state``."""
-    path = state.settings.path
-    transport = Transport(dispatcher, state, roots_changed_hooks)
-    blueprint = Blueprint("mcp", __name__)
-
-    def endpoint() -> Response:
-        try:
-            method = request.method
-            if method == "POST":
-                return transport.post()
-            if method == "GET":
-                return transport.get()
-            if method == "DELETE":
-                return transport.delete()
-            return http_error(  # HEAD, which Flask routes here with GET: it opens no stream
-                405,
-                "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
-                headers={"Allow": "GET, POST, DELETE"},
-            )
-        except MCPHTTPError as exc:
-            headers = dict(exc.extra_headers)
-            return http_error(
-                exc.http_status,
-                exc.description or "",
-                code=exc.rpc_code,
-                request_id=exc.request_id,
-                data=exc.data,
-                headers=headers,
-            )
-        except BackendUnavailable as exc:
-            return http_error(
-                503,
-                f"Service Unavailable: the session store is unreachable ({exc}); retry later.",
-                code=INTERNAL_ERROR,
-                headers={"Retry-After": "2"},
-            )
-
-    blueprint.add_url_rule(
-        path, "endpoint", endpoint, methods=["GET", "POST", "DELETE"], strict_slashes=False
-    )
-    return blueprint
-
-
-__all__ = ["Transport", "make_blueprint"]
+__all__ = ["Handshake", "SESSION_HEADER", "VERSION_HEADER"]

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.http import parse_accept_header
 
-from .errors import MCPHTTPError
-from .protocol import is_local_host
+from ..errors import MCPHTTPError
+from ..protocol import is_local_host
 
 
 def _split_host(value: str) -> str:
@@ -146,3 +146,13 @@ def check_body_size(length: int | None, limit: int) -> None:
             413,
             f"The body is {length} bytes; the limit is {limit} (MCP_MAX_BODY_SIZE).",
         )
+
+
+__all__ = [
+    "check_accept_post",
+    "check_accept_sse",
+    "check_body_size",
+    "check_content_type",
+    "check_host",
+    "check_origin",
+]

@@ -20,8 +20,8 @@ import decimal
 import re
 import typing as t
 
-from .errors import HEADER_MISMATCH
-from .protocol import META_PROTOCOL_VERSION
+from ..errors import HEADER_MISMATCH
+from .versions import META_PROTOCOL_VERSION
 
 __all__ = [
     "HeaderMismatch", "HeaderParam", "NAME_SOURCES", "TASKS_NAME_SOURCES",

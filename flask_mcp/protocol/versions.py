@@ -1,19 +1,18 @@
-"""Protocol versions and every rule that differs between them.
+"""Protocol versions and every rule that differs between them (the era rules).
 
 This is the only module that knows which protocol revision introduced what.
-Handlers and the dispatcher ask it questions (``supports_batching(version)``)
-instead of comparing version strings themselves.
+Handlers, the dispatcher and the transport ask it questions
+(``supports_batching(version)``, ``has_sessions(era)``) instead of comparing
+version strings themselves.
 """
 
 from __future__ import annotations
 
-import functools
-import ipaddress
 import typing as t
 
-from . import content
-from .errors import INTERNAL_ERROR
-from .errors import REQUEST_TIMEOUT
+from .. import content
+from ..errors import INTERNAL_ERROR
+from ..errors import REQUEST_TIMEOUT
 
 #: Handshake-era versions, newest first.
 HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -244,23 +243,44 @@ def timeout_answer(era: str, method: str, request_id: t.Any, seconds: float) -> 
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}}
 
 
-@functools.lru_cache(maxsize=1024)
-def is_local_host(host: str | None) -> bool:
-    """Tell whether ``host`` names this machine: ``localhost``, ``*.localhost``, a loopback IP.
-
-    The one rule for the Host and Origin checks and for the ``http://`` URLs
-    allowed in authorization settings. A name may be bracketed (``[::1]``) and
-    an IPv6 address may carry a zone (``fe80::1%eth0``); case is ignored.
-    ``*.localhost`` always resolves to the loopback interface (RFC 6761).
-    """
-    if not host:
-        return False
-    name = host.strip().lower()
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
+__all__ = [
+    "CACHEABLE_METHODS",
+    "CACHE_SCOPES",
+    "DEFAULT_HEADER_VERSION",
+    "HANDSHAKE",
+    "HANDSHAKE_VERSIONS",
+    "INPUT_REQUIRED_METHODS",
+    "LATEST_HANDSHAKE_VERSION",
+    "LOG_LEVELS",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PREFIX",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
+    "REMOVED_IN_STATELESS",
+    "STATELESS",
+    "STATELESS_ONLY",
+    "STATELESS_VERSIONS",
+    "SUPPORTED_VERSIONS",
+    "allows_input_required",
+    "era_of_request",
+    "has_method",
+    "has_sessions",
+    "is_stateless_version",
+    "is_supported_header",
+    "missing_capability_is_error",
+    "negotiate",
+    "sends_priming_event",
+    "server_info_fields",
+    "shape_result",
+    "shape_tool",
+    "shape_tool_result",
+    "supports_batching",
+    "supports_elicitation",
+    "supports_sampling_tools",
+    "supports_structured_output",
+    "timeout_answer",
+    "uses_elicitation_ids",
+]

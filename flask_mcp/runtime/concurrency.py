@@ -13,7 +13,7 @@ import socket
 import threading
 import typing as t
 
-from .errors import RequestCancelled
+from ..errors import RequestCancelled
 
 _patched = False
 
@@ -232,7 +232,7 @@ class PeerSocket:
     """A client connection that the WSGI server owns, lent for liveness checks.
 
     It has what a check needs (``fileno`` and ``recv``, as in
-    :func:`flask_mcp.listen.client_gone`), never blocks and never closes the
+    :func:`flask_mcp.transport.sse.client_gone`), never blocks and never closes the
     connection.
 
     :param conn: the server's socket, or a file descriptor to borrow.
@@ -324,3 +324,22 @@ def stream_capacity(environ: t.Mapping[str, t.Any]) -> int | None:
         return 0
     threads = server_threads(environ)
     return None if threads is None else threads - 1
+
+
+__all__ = [
+    "CurrentGreenlet",
+    "CurrentThread",
+    "PeerSocket",
+    "Task",
+    "client_socket",
+    "current_task",
+    "gevent_active",
+    "is_multithreaded_worker",
+    "let_others_run",
+    "server_threads",
+    "sleep",
+    "spawn",
+    "stream_capacity",
+    "uwsgi_module",
+    "waitress_channel",
+]

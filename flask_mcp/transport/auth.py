@@ -19,16 +19,16 @@ from flask import has_app_context
 from flask import has_request_context
 from flask import request
 
-from .auth.metadata import metadata_paths
-from .call import running_handler
-from .errors import MCPHTTPError
+from ..auth.metadata import metadata_paths
+from ..errors import MCPHTTPError
+from ..server.call import running_handler
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
-    from .auth import Authenticator
-    from .auth import AuthInfo
-    from .state import AppState
+    from ..auth import Authenticator
+    from ..auth import AuthInfo
+    from ..runtime.state import AppState
 
 #: Where the caller of the current request is kept in ``g``.
 _G_KEY = "_mcp_auth"

@@ -1,70 +1,48 @@
-"""The method table: validates params, finds handlers, calls them, shapes results.
+"""What each MCP method does, and what the methods share.
 
-The dispatcher never touches the Flask request nor looks up the app: the
-transport hands it a :class:`Call` built from plain data, which carries the
-per-app :class:`~flask_mcp.state.AppState` (settings, backend, authenticator,
-signal sender). A :class:`Dispatcher` is made from a
-:class:`~flask_mcp.registry.Registry` and a :class:`ServerInfo` alone, so it
-runs without a Flask app.
+:class:`Methods` is the method side of :class:`~flask_mcp.server.dispatcher.Dispatcher`:
+validating params, finding records in the registry, calling user handlers with their
+``Context``, turning what they return into results, and the errors of each case.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 import typing as t
 
 from werkzeug.exceptions import HTTPException
 
-from . import content as content_mod
-from . import mrtr
-from . import protocol
-from . import signals
-from .call import Call as Call
+from .. import content as content_mod
+from .. import protocol
+from .. import signals
+from ..convert import Unconvertible
+from ..errors import INTERNAL_ERROR
+from ..errors import ClientRequestError
+from ..errors import InvalidParams
+from ..errors import MCPError
+from ..errors import RequestCancelled
+from ..errors import ResourceNotFound
+from ..errors import ToolError
+from ..errors import aborted
+from ..errors import handler_error
+from ..errors import resource_not_found
+from ..protocol import LOG_LEVELS
+from ..schema import ArgumentError
+from ..schema import OutputError
 from .call import running_handler
-from .convert import Unconvertible
-from .errors import INTERNAL_ERROR
-from .errors import INVALID_REQUEST
-from .errors import ClientRequestError
-from .errors import InvalidParams
-from .errors import MCPError
-from .errors import MethodNotFound
-from .errors import RequestCancelled
-from .errors import ResourceNotFound
-from .errors import ToolError
-from .errors import aborted
-from .errors import handler_error
-from .errors import resource_not_found
-from .protocol import LOG_LEVELS
 from .registry import Kind
 from .registry import paginate
-from .schema import ArgumentError
-from .schema import OutputError
 
 if t.TYPE_CHECKING:
+    from ..runtime.state import AppState
+    from .call import Call
+    from .info import ServerInfo
     from .registry import Registry
-    from .state import AppState
 
 logger = logging.getLogger("flask_mcp")
 _set_running = running_handler.set
 _reset_running = running_handler.reset
-
-
-@dataclasses.dataclass
-class ServerInfo:
-    """Who the server is: its ``serverInfo`` object and its instructions.
-
-    :param name: ``serverInfo.name``.
-    :param version: ``serverInfo.version``.
-    :param fields: the whole ``serverInfo`` object (name, version, title, icons...).
-    :param instructions: how to use the server, sent on ``initialize`` and ``server/discover``.
-    """
-
-    name: str
-    version: str
-    fields: dict[str, t.Any]
-    instructions: str | None = None
 
 
 def _require_str(params: dict[str, t.Any], key: str) -> str:
@@ -92,120 +70,13 @@ def _check_uri_length(uri: str, limit: int) -> None:
         )
 
 
-class Dispatcher:
-    """Routes the requests of one server to their handlers.
+class Methods:
+    """The handlers of the MCP methods; :class:`~flask_mcp.server.dispatcher.Dispatcher` routes."""
 
-    :param registry: what the server offers.
-    :param info: who the server is.
-    """
+    registry: Registry
+    info: ServerInfo
 
-    #: Methods a handshake-era session may call before ``notifications/initialized``.
-    PRE_INIT = frozenset({"ping", "initialize"})
-
-    def __init__(self, registry: Registry, info: ServerInfo) -> None:
-        self.registry = registry
-        self.info = info
-        self.methods: dict[str, t.Callable[[Call], dict[str, t.Any]]] = {
-            "ping": self.ping,
-            "tools/list": self.tools_list,
-            "tools/call": self.tools_call,
-            "resources/list": self.resources_list,
-            "resources/templates/list": self.resource_templates_list,
-            "resources/read": self.resources_read,
-            "resources/subscribe": self.resources_subscribe,
-            "resources/unsubscribe": self.resources_unsubscribe,
-            "prompts/list": self.prompts_list,
-            "prompts/get": self.prompts_get,
-            "completion/complete": self.completion_complete,
-            "logging/setLevel": self.logging_set_level,
-            "server/discover": self.server_discover,
-        }
-        #: Methods whose handlers run user code and may emit before their result.
-        self.user_methods = frozenset(
-            {"tools/call", "resources/read", "prompts/get", "completion/complete"}
-        )
-
-    def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
-        """Tell whether the handler of a request can send anything before its result.
-
-        Only handlers that take a ``Context`` can; the others may run without
-        a stream of their own.
-        """
-        name = params.get("uri" if method == "resources/read" else "name")
-        if not isinstance(name, str):
-            return False  # invalid params: answered with an error, nothing to emit
-        if method == "tools/call":
-            record: t.Any = self.registry.tools.get(name)
-        elif method == "prompts/get":
-            record = self.registry.prompts.get(name)
-        elif method == "resources/read":
-            record = self.registry.resources.get(name)
-            if record is None:
-                return True  # a template: the match decides, in the handler's task
-        else:
-            return True
-        return record is not None and record.context_param is not None
-
-    # -- entry point ----------------------------------------------------------
-
-    def dispatch(self, call: Call) -> dict[str, t.Any]:
-        """Run one request and return its result, shaped for the call's era.
-
-        A 2026-07-28 call that needs input from the client returns an
-        ``InputRequiredResult``; its results carry ``resultType``, ``serverInfo``
-        and, where cacheable, ``ttlMs`` and ``cacheScope``.
-
-        :raises MCPError: the request fails with a JSON-RPC error.
-        """
-        handler = self.methods.get(call.method)
-        if (
-            handler is None
-            or not protocol.has_method(call.era, call.method)
-            or not self.registry.offers(call.method)
-        ):
-            raise MethodNotFound(call.method)
-        if call.era == protocol.HANDSHAKE:
-            if (
-                call.session is not None
-                and not call.session.initialized
-                and call.method not in self.PRE_INIT
-            ):
-                raise MCPError(
-                    INVALID_REQUEST,
-                    "The session is not initialized: send notifications/initialized before "
-                    f"{call.method}.",
-                )
-            return handler(call)
-        try:
-            result = handler(call)
-        except mrtr.InputRequired as exc:
-            ctx = call.ctx
-            if ctx is None or not isinstance(ctx._back_channel, mrtr.MRTRBackChannel):
-                raise MCPError(
-                    INTERNAL_ERROR, f"{call.method} cannot ask the client for input."
-                ) from None
-            channel = ctx._back_channel
-            result = mrtr.input_required_result(
-                call.state, exc, channel, ctx.request_state, call.params, call.auth
-            )
-        return self.shape(call, result)
-
-    def shape(self, call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]:
-        """Add what a result carries in the call's era (see :func:`protocol.shape_result`)."""
-        settings = call.state.settings
-        if call.method == "resources/read" and call.cache is not None:
-            ttl = call.cache[0] if call.cache[0] is not None else settings.read_cache_ttl_ms
-            scope = call.cache[1] or settings.read_cache_scope
-        else:
-            ttl, scope = settings.cache_ttl_ms, settings.cache_scope
-        return protocol.shape_result(
-            call.era,
-            call.method,
-            result,
-            server_info=self.info.fields,
-            ttl_ms=ttl,
-            cache_scope=scope,
-        )
+    # -- shared -------------------------------------------------------------------
 
     def call_user(
         self,
@@ -251,30 +122,6 @@ class Dispatcher:
         """Return the JSON-RPC error for a ``ResourceNotFound`` or HTTP exception of a handler."""
         return handler_error(exc, what, handshake=call.era == protocol.HANDSHAKE, uri=uri)
 
-    # -- basic ----------------------------------------------------------------
-
-    def ping(self, call: Call) -> dict[str, t.Any]:
-        return {}
-
-    def server_discover(self, call: Call) -> dict[str, t.Any]:
-        result: dict[str, t.Any] = {
-            "supportedVersions": list(protocol.STATELESS_VERSIONS),
-            "capabilities": self.registry.capabilities(call.era),
-        }
-        if self.info.instructions:
-            result["instructions"] = self.info.instructions
-        return result
-
-    def logging_set_level(self, call: Call) -> dict[str, t.Any]:
-        level = call.params.get("level")
-        if level not in LOG_LEVELS:
-            raise InvalidParams(
-                f"Invalid params: 'level' must be one of {', '.join(LOG_LEVELS)}, not {level!r}."
-            )
-        if call.session is not None:
-            call.state.backend.update_session(call.session.id, log_level=level)
-        return {}
-
     # -- authorization ------------------------------------------------------------
 
     def authorize(self, scopes: tuple[str, ...], call: Call) -> None:
@@ -307,8 +154,6 @@ class Dispatcher:
                 kept.append(item)
         return {**result, kind: kept}
 
-    # -- tools ------------------------------------------------------------------
-
     def _page(self, kind: Kind, call: Call) -> dict[str, t.Any]:
         items, cursor = paginate(
             self.registry.described(kind),
@@ -319,6 +164,32 @@ class Dispatcher:
         if cursor is not None:
             result["nextCursor"] = cursor
         return self._visible(kind, result, call)
+
+    # -- basic ----------------------------------------------------------------
+
+    def ping(self, call: Call) -> dict[str, t.Any]:
+        return {}
+
+    def server_discover(self, call: Call) -> dict[str, t.Any]:
+        result: dict[str, t.Any] = {
+            "supportedVersions": list(protocol.STATELESS_VERSIONS),
+            "capabilities": self.registry.capabilities(call.era),
+        }
+        if self.info.instructions:
+            result["instructions"] = self.info.instructions
+        return result
+
+    def logging_set_level(self, call: Call) -> dict[str, t.Any]:
+        level = call.params.get("level")
+        if level not in LOG_LEVELS:
+            raise InvalidParams(
+                f"Invalid params: 'level' must be one of {', '.join(LOG_LEVELS)}, not {level!r}."
+            )
+        if call.session is not None:
+            call.state.backend.update_session(call.session.id, log_level=level)
+        return {}
+
+    # -- tools ------------------------------------------------------------------
 
     def tools_list(self, call: Call) -> dict[str, t.Any]:
         result = self._page("tools", call)
@@ -600,3 +471,8 @@ def _completion(found: t.Any) -> dict[str, t.Any]:
         total = len(values)
         has_more = total > 100
     return {"values": values[:100], "total": total, "hasMore": has_more}
+
+
+__all__ = [
+    "Methods",
+]

@@ -5,20 +5,20 @@ from __future__ import annotations
 import time
 import typing as t
 
-from . import jsonrpc
-from . import protocol
-from . import signals
-from .errors import CapabilityNotDeclared
-from .errors import ClientRequestError
-from .errors import ClientRequestTimeout
-from .errors import MissingClientCapability
-from .errors import RequestCancelled
-from .protocol import LOG_LEVELS
+from .. import protocol
+from .. import signals
+from ..errors import CapabilityNotDeclared
+from ..errors import ClientRequestError
+from ..errors import ClientRequestTimeout
+from ..errors import MissingClientCapability
+from ..errors import RequestCancelled
+from ..protocol import LOG_LEVELS
+from ..protocol import jsonrpc
 
 if t.TYPE_CHECKING:
-    from .auth import AuthInfo
-    from .backends.base import Backend
-    from .session import RequestRun
+    from ..auth import AuthInfo
+    from ..backends.base import Backend
+    from ..runtime.runs import RequestRun
 
 
 
@@ -234,7 +234,7 @@ class Context:
     ) -> dict[str, dict[str, t.Any]]:
         """Ask several questions at once and return the answers by key.
 
-        Build the requests with :mod:`flask_mcp.mrtr` (``elicitation``,
+        Build the requests with :mod:`flask_mcp.server.mrtr` (``elicitation``,
         ``sampling``, ``roots``). On a 2026-07-28 request every unanswered one
         goes out in the same ``InputRequiredResult``; on a session they are sent
         one after the other.
@@ -369,3 +369,11 @@ def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> N
             f"Cannot ask the client for {method!r}: use elicitation/create, "
             "sampling/createMessage or roots/list."
         )
+
+
+__all__ = [
+    "BackChannel",
+    "Context",
+    "SessionBackChannel",
+    "check_capabilities",
+]

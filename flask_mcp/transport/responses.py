@@ -6,8 +6,8 @@ import typing as t
 
 from flask import Response
 
-from . import jsonrpc
-from .errors import INVALID_REQUEST
+from ..errors import INVALID_REQUEST
+from ..protocol import jsonrpc
 
 
 def json_response(
