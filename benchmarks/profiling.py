@@ -153,10 +153,11 @@ def summarise(
 BREAKDOWNS = (
     "AsyncWorker.handle_request (gunicorn/workers/base_async.py)",
     "Flask.wsgi_app (flask/app.py)",
-    "Transport.post (flask_mcp/transport.py)",
-    "Transport._request (flask_mcp/transport.py)",
-    "Transport.execute (flask_mcp/transport.py)",
-    "Dispatcher.tools_call (flask_mcp/dispatcher.py)",
+    "Transport.post (flask_mcp/transport/views.py)",
+    "Handshake._request (flask_mcp/transport/handshake.py)",
+    "serve_call (flask_mcp/transport/runner.py)",
+    "execute (flask_mcp/transport/runner.py)",
+    "Methods.tools_call (flask_mcp/server/methods.py)",
 )
 
 

@@ -25,7 +25,7 @@ It shows:
 - tools, a resource and a prompt that need scopes (``notes:read``,
   ``notes:write``); calling one without its scope gets HTTP 403 with an
   ``insufficient_scope`` challenge (the client steps up and retries);
-- ``ctx.auth`` in a tool, and :func:`flask_mcp.auth.current_auth` in a view;
+- ``ctx.auth`` in a tool, and :func:`flask_mcp.current_auth` in a view;
 - the ``auth_failed`` signal, for audit logs.
 """
 
@@ -46,8 +46,8 @@ from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import MCPError
 from flask_mcp import ToolError
+from flask_mcp import current_auth
 from flask_mcp import signals
-from flask_mcp.auth import current_auth
 from flask_mcp.errors import RESOURCE_NOT_FOUND
 
 logger = logging.getLogger("examples.oauth")

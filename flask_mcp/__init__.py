@@ -6,10 +6,7 @@ from . import content
 from . import signals
 from .auth import AuthError
 from .auth import AuthInfo
-from .auth import current_auth
 from .content import ToolResult
-from .context import Context
-from .context import current_context
 from .errors import CapabilityNotDeclared
 from .errors import ClientRequestError
 from .errors import ClientRequestTimeout
@@ -20,7 +17,11 @@ from .errors import ResourceNotFound
 from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
-from .resource_security import ResourceSecurity
+from .server.call import current_context
+from .server.context import Context
+from .server.resource_security import ResourceSecurity
+from .transport.auth import current_auth
+from .transport.auth import require_scopes
 
 __all__ = [
     "MCP",
@@ -41,5 +42,6 @@ __all__ = [
     "content",
     "current_auth",
     "current_context",
+    "require_scopes",
     "signals",
 ]

@@ -14,6 +14,9 @@ from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import RequestRedirect
 
+from .errors import INTERNAL_ERROR
+from .errors import MCPError
+
 if t.TYPE_CHECKING:
     from flask import Flask
     from werkzeug.test import TestResponse
@@ -210,3 +213,19 @@ def live_server(
         thread.join(timeout)
     if thread.is_alive():
         raise RuntimeError(f"The live server did not stop within {timeout:g} seconds.")
+
+
+def result_of(answer: dict[str, t.Any], status: int) -> dict[str, t.Any]:
+    """Return the result of an answer.
+
+    :raises flask_mcp.MCPError: it is an error (``http_status`` is the HTTP status).
+    """
+    if "error" in answer:
+        error = answer["error"] if isinstance(answer["error"], dict) else {}
+        raise MCPError(
+            error.get("code", INTERNAL_ERROR),
+            error.get("message", ""),
+            error.get("data"),
+            http_status=status,
+        )
+    return t.cast(dict[str, t.Any], answer["result"])

@@ -9,22 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
 import sys
 import typing as t
 import warnings
-from urllib.parse import urlsplit
 
-LOG_LEVELS = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
+from . import _config_values as values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,140 +26,8 @@ class Key:
     doc: str
 
 
-def _positive_int(value: t.Any) -> int:
-    number = int(value)
-    if number <= 0:
-        raise ValueError("must be a positive integer")
-    return number
-
-
-def _optional_seconds(value: t.Any) -> float | None:
-    if value in (None, "", 0, "0"):
-        return None
-    number = float(value)
-    if number <= 0:
-        raise ValueError("must be a positive number of seconds, or None to disable")
-    return number
-
-
-def _seconds(value: t.Any) -> float:
-    number = float(value)
-    if number <= 0:
-        raise ValueError("must be a positive number of seconds")
-    return number
-
-
-def _bool(value: t.Any) -> bool:
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off", ""):
-            return False
-        raise ValueError("must be a boolean (true/false)")
-    return bool(value)
-
-
-def _optional_bool(value: t.Any) -> bool | None:
-    return None if value is None else _bool(value)
-
-
-def _path(value: t.Any) -> str:
-    path = str(value)
-    if not path.startswith("/") or (len(path) > 1 and path.endswith("/")):
-        raise ValueError("must start with '/' and not end with '/', for example '/mcp'")
-    return path
-
-
-def _string_list(value: t.Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [part.strip() for part in value.split(",") if part.strip()]
-    return tuple(str(item) for item in value)
-
-
-def _log_level(value: t.Any) -> str:
-    level = str(value).lower()
-    if level not in LOG_LEVELS:
-        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
-    return level
-
-
-def _non_negative_int(value: t.Any) -> int:
-    number = int(value)
-    if number < 0:
-        raise ValueError("must be an integer >= 0")
-    return number
-
-
-def _cache_scope(value: t.Any) -> str:
-    scope = str(value).lower()
-    if scope not in ("public", "private"):
-        raise ValueError("must be 'public' or 'private'")
-    return scope
-
-
-def _str(value: t.Any) -> str:
-    return str(value)
-
-
-def _optional_str(value: t.Any) -> str | None:
-    return None if value in (None, "") else str(value)
-
-
-def _non_negative_seconds(value: t.Any) -> float:
-    number = float(value)
-    if number < 0:
-        raise ValueError("must be a number of seconds >= 0")
-    return number
-
-
-def _scopes(value: t.Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = value.replace(",", " ").split()
-    return tuple(dict.fromkeys(str(item) for item in value))
-
-
-def _json_object(value: t.Any) -> dict[str, t.Any]:
-    if value in (None, ""):
-        return {}
-    if isinstance(value, str):
-        value = json.loads(value)
-    if not isinstance(value, t.Mapping):
-        raise ValueError("must be a dict (a JSON object in an environment variable)")
-    return dict(value)
-
-
-def _scope_map(value: t.Any) -> dict[str, tuple[str, ...]]:
-    return {str(key): _scopes(scopes) or () for key, scopes in _json_object(value).items()}
-
-
-def _url(value: t.Any) -> str:
-    url = str(value).strip()
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise ValueError(
-            "must be an absolute http(s) URL with a host, for example 'https://mcp.example.com/mcp'"
-        )
-    if "#" in url:
-        raise ValueError("must not contain a fragment ('#...'); remove it")
-    return url
-
-
-def _optional_url(value: t.Any) -> str | None:
-    return None if value in (None, "") else _url(value)
-
-
-def _url_list(value: t.Any) -> tuple[str, ...] | None:
-    items = _string_list(value)
-    return None if items is None else tuple(_url(item) for item in items)
-
-
 KEYS: tuple[Key, ...] = (
-    Key("MCP_PATH", "/mcp", _path, "URL path of the MCP endpoint."),
+    Key("MCP_PATH", "/mcp", values.path, "URL path of the MCP endpoint."),
     Key(
         "MCP_BACKEND",
         "memory://",
@@ -178,236 +35,236 @@ KEYS: tuple[Key, ...] = (
         "Shared-state backend: ``memory://`` (one process), ``redis://host:port/db`` "
         "(``rediss://``, ``unix://``; many workers and machines) or a backend object.",
     ),
-    Key("MCP_PAGE_SIZE", 100, _positive_int, "Items per page of every list method."),
+    Key("MCP_PAGE_SIZE", 100, values.positive_int, "Items per page of every list method."),
     Key(
         "MCP_MAX_BODY_SIZE",
         4 * 1024 * 1024,
-        _positive_int,
+        values.positive_int,
         "Largest accepted POST body in bytes (413 above it).",
     ),
     Key(
         "MCP_MAX_URI_LENGTH",
         8192,
-        _positive_int,
+        values.positive_int,
         "Longest resource URI accepted by ``resources/read``, ``resources/subscribe`` and "
         "``completion/complete`` (-32602 above it, before any template is matched).",
     ),
     Key(
         "MCP_MAX_SESSIONS",
         10_000,
-        _positive_int,
+        values.positive_int,
         "Most live sessions; ``initialize`` past it gets 503.",
     ),
     Key(
         "MCP_SESSION_IDLE_TIMEOUT",
         3600,
-        _optional_seconds,
+        values.optional_seconds,
         "Seconds without traffic after which a session ends (None: never).",
     ),
     Key(
         "MCP_SESSION_MAX_LIFETIME",
         24 * 3600,
-        _optional_seconds,
+        values.optional_seconds,
         "Seconds after which a session ends whatever its traffic (None: never).",
     ),
     Key(
         "MCP_ALLOWED_HOSTS",
         None,
-        _string_list,
+        values.string_list,
         "Accepted ``Host`` values (``host`` or ``host:port``, ``*`` for any). "
         "None: on a loopback connection only localhost names are accepted.",
     ),
     Key(
         "MCP_ALLOWED_ORIGINS",
         None,
-        _string_list,
+        values.string_list,
         "Accepted ``Origin`` values (``*`` for any). None: no Origin, or a localhost origin.",
     ),
     Key(
         "MCP_EXPOSE_INTERNAL_ERRORS",
         None,
-        _optional_bool,
+        values.optional_bool,
         "Send the text of unexpected exceptions to clients (debugging only). None: when the "
         "app runs in debug mode (``flask run --debug``, ``app.run(debug=True)``).",
     ),
-    Key("MCP_ENABLE_GET_STREAM", True, _bool, "Serve the GET stream (405 when false)."),
+    Key("MCP_ENABLE_GET_STREAM", True, values.as_bool, "Serve the GET stream (405 when false)."),
     Key(
         "MCP_SSE_HEARTBEAT",
         15.0,
-        _seconds,
+        values.seconds,
         "Seconds between keep-alive comments on idle SSE streams.",
     ),
     Key(
         "MCP_SSE_RETRY_MS",
         1000,
-        _positive_int,
+        values.positive_int,
         "``retry:`` value (milliseconds) sent on SSE streams to 2025-11-25 clients.",
     ),
     Key(
         "MCP_SSE_BUFFER_SIZE",
         1000,
-        _positive_int,
+        values.positive_int,
         "Events kept per session for ``Last-Event-ID`` replay.",
     ),
     Key(
         "MCP_SSE_MAX_STREAM_SECONDS",
         None,
-        _optional_seconds,
+        values.optional_seconds,
         "Close an SSE connection after this many seconds; the client resumes (None: never).",
     ),
     Key(
         "MCP_REQUEST_TIMEOUT",
         600.0,
-        _seconds,
+        values.seconds,
         "Seconds a handler may run before its request ends with an error.",
     ),
     Key(
         "MCP_CLIENT_REQUEST_TIMEOUT",
         120.0,
-        _seconds,
+        values.seconds,
         "Seconds to wait for the client's answer to a sampling/elicitation/roots request.",
     ),
     Key(
         "MCP_DEFAULT_LOG_LEVEL",
         "debug",
-        _log_level,
+        values.log_level,
         "Level of ``ctx.log`` messages sent before the client calls ``logging/setLevel``.",
     ),
     Key(
         "MCP_STATE_KEY",
         None,
-        _optional_str,
+        values.optional_str,
         "Key sealing 2026-07-28 ``requestState`` (default: the app's ``SECRET_KEY``).",
     ),
     Key(
         "MCP_STATE_MAX_AGE",
         600.0,
-        _seconds,
+        values.seconds,
         "Seconds a sealed 2026-07-28 ``requestState`` stays valid (the time a user has to answer).",
     ),
     Key(
         "MCP_STATE_ENCRYPT",
         False,
-        _bool,
+        values.as_bool,
         "Encrypt ``requestState`` with AES-GCM (needs ``cryptography``), not only sign it.",
     ),
     Key(
         "MCP_CACHE_TTL_MS",
         0,
-        _non_negative_int,
+        values.non_negative_int,
         "``ttlMs`` of 2026-07-28 list and ``server/discover`` results (0: immediately stale).",
     ),
     Key(
         "MCP_CACHE_SCOPE",
         "private",
-        _cache_scope,
+        values.cache_scope,
         "``cacheScope`` of 2026-07-28 list and ``server/discover`` results.",
     ),
     Key(
         "MCP_READ_CACHE_TTL_MS",
         0,
-        _non_negative_int,
+        values.non_negative_int,
         "Default ``ttlMs`` of ``resources/read`` results; a resource's ``ttl_ms=`` overrides it.",
     ),
     Key(
         "MCP_READ_CACHE_SCOPE",
         "private",
-        _cache_scope,
+        values.cache_scope,
         "Default ``cacheScope`` of ``resources/read`` results; ``cache_scope=`` overrides it.",
     ),
     Key(
         "MCP_MAX_STREAMS",
         None,
-        lambda v: None if v in (None, "", 0, "0") else _positive_int(v),
+        lambda v: None if v in (None, "", 0, "0") else values.positive_int(v),
         "Most SSE responses open at once in this process; past it the server answers "
         "503 instead of hanging (None: unlimited on gevent, threads - 2 on gthread).",
     ),
     Key(
         "MCP_AUTH_RESOURCE",
         None,
-        _optional_url,
+        values.optional_url,
         "Turns authorization on: the canonical URI of this MCP server (RFC 8707), the URL "
         "clients connect to, for example ``https://mcp.example.com/mcp``.",
     ),
     Key(
         "MCP_AUTH_AUTHORIZATION_SERVERS",
         None,
-        _url_list,
+        values.url_list,
         "Issuer URLs of the authorization servers that issue tokens for this server "
         "(``authorization_servers`` of the RFC 9728 metadata).",
     ),
     Key(
         "MCP_AUTH_SCOPES_SUPPORTED",
         None,
-        _scopes,
+        values.scopes,
         "``scopes_supported`` of the metadata: the scopes basic use needs (None: omitted).",
     ),
     Key(
         "MCP_AUTH_REQUIRED_SCOPES",
         (),
-        _scopes,
+        values.scopes,
         "Scopes every request needs (403 ``insufficient_scope`` without them).",
     ),
     Key(
         "MCP_AUTH_IMPLIED_SCOPES",
         None,
-        _scope_map,
+        values.scope_map,
         "Scope hierarchy: a broader scope maps to the scopes it implies, for example "
         '``{"files": ["files:read", "files:write"]}``.',
     ),
     Key(
         "MCP_AUTH_HIDE_UNAUTHORIZED",
         False,
-        _bool,
+        values.as_bool,
         "Leave out of tools/resources/prompts lists what the caller's scopes do not allow.",
     ),
     Key(
         "MCP_AUTH_METADATA",
         None,
-        _json_object,
+        values.json_object,
         "Extra fields of the protected resource metadata (``resource_documentation``...).",
     ),
     Key(
         "MCP_AUTH_INSECURE_HTTP",
         False,
-        _bool,
+        values.as_bool,
         "Accept ``http://`` authorization server, resource and JWKS URLs on non-local hosts "
         "(a private test network only; OAuth 2.1 requires HTTPS).",
     ),
     Key(
         "MCP_AUTH_JWT_JWKS_URL",
         None,
-        _optional_url,
+        values.optional_url,
         "Check JWT access tokens with the keys at this JWKS URL (needs ``Flask-MCP[jwt]``).",
     ),
     Key(
         "MCP_AUTH_JWT_ISSUER",
         None,
-        _string_list,
+        values.string_list,
         "Accepted ``iss`` values (None: ``MCP_AUTH_AUTHORIZATION_SERVERS``).",
     ),
     Key(
         "MCP_AUTH_JWT_AUDIENCE",
         None,
-        _string_list,
+        values.string_list,
         "Accepted ``aud`` values (None: ``MCP_AUTH_RESOURCE``).",
     ),
     Key(
         "MCP_AUTH_JWT_ALGORITHMS",
         ("RS256", "ES256"),
-        _string_list,
+        values.string_list,
         "Accepted JWT signature algorithms (asymmetric only: never ``none`` or ``HS*``).",
     ),
     Key(
         "MCP_AUTH_JWT_LEEWAY",
         30.0,
-        _non_negative_seconds,
+        values.non_negative_seconds,
         "Seconds of clock skew allowed when checking ``exp``, ``nbf`` and ``iat``.",
     ),
     Key(
         "MCP_AUTH_JWT_JWKS_CACHE_SECONDS",
         300.0,
-        _seconds,
+        values.seconds,
         "Seconds the JWKS is cached; an unknown ``kid`` refetches it sooner (at most every 30 s).",
     ),
 )
@@ -515,3 +372,13 @@ def _caller_level() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+__all__ = [
+    "KEYS",
+    "KEY_NAMES",
+    "Key",
+    "Settings",
+    "load_settings",
+    "warn_unknown_keys",
+]

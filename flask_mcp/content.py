@@ -352,3 +352,25 @@ def to_prompt_result(value: t.Any, description: str | None) -> dict[str, t.Any]:
 def error_result(message: str) -> dict[str, t.Any]:
     """Return a ``CallToolResult`` that reports ``message`` as an error."""
     return {"content": [text(message)], "isError": True}
+
+
+__all__ = [
+    "CONTENT_TYPES",
+    "Content",
+    "ToolResult",
+    "audio",
+    "binary",
+    "embedded",
+    "error_result",
+    "image",
+    "is_content",
+    "json_text",
+    "message",
+    "resource_contents",
+    "resource_link",
+    "text",
+    "to_content_list",
+    "to_json_text",
+    "to_prompt_result",
+    "to_resource_contents",
+]

@@ -201,3 +201,12 @@ def _other(value: t.Any) -> t.Any:
             " as the whole result of a tool declared with mime_type=.",
         )
     raise Unconvertible(value)
+
+
+__all__ = [
+    "ACCEPTED",
+    "Unconvertible",
+    "pydantic_base",
+    "to_json",
+    "type_name",
+]

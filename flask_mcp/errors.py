@@ -287,7 +287,16 @@ class MCPHTTPError(HTTPException):
     """An HTTP-level refusal with an optional JSON-RPC error body.
 
     Flask renders it like any :class:`~werkzeug.exceptions.HTTPException`, so
-    applications may register error handlers for it.
+    applications may register error handlers for it. Its HTTP status is
+    :attr:`http_status` (also Werkzeug's ``code``); :attr:`rpc_code` is the
+    JSON-RPC code of the body, as ``code`` is on :class:`MCPError`.
+
+    :param status: the HTTP status.
+    :param message: the text of the body's JSON-RPC error.
+    :param code: the JSON-RPC error code of the body.
+    :param request_id: the id of the request it answers, if known.
+    :param data: ``data`` of the body's JSON-RPC error.
+    :param headers: extra HTTP headers (``WWW-Authenticate``, ``Retry-After``...).
     """
 
     def __init__(
@@ -301,8 +310,69 @@ class MCPHTTPError(HTTPException):
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
-        self.code = status
+        self.code = status  # Werkzeug's name for the status, read by Flask's error handlers
+        self.http_status = status
         self.rpc_code = code
         self.request_id = request_id
         self.data = data
         self.extra_headers = headers or {}
+
+
+class MissingClientCapability(CapabilityNotDeclared, MCPError):
+    """A 2026-07-28 request needs a client capability its ``_meta`` did not declare.
+
+    Answered with HTTP 400 and error ``-32021``, whose ``data`` names the
+    capability: ``{"requiredCapabilities": {"sampling": {}}}``.
+
+    :param capability: the capability, e.g. ``"sampling"``.
+    :param sub: a sub-capability, e.g. ``"tools"`` for ``sampling.tools``.
+    """
+
+    def __init__(self, capability: str, sub: str | None = None) -> None:
+        name = capability if sub is None else f"{capability}.{sub}"
+        required: dict[str, t.Any] = {capability: {} if sub is None else {sub: {}}}
+        MCPError.__init__(
+            self,
+            MISSING_CLIENT_CAPABILITY,
+            f"Missing required client capability: {name!r}. Declare it in "
+            "_meta['io.modelcontextprotocol/clientCapabilities'] to use this.",
+            {"requiredCapabilities": required},
+            http_status=400,
+        )
+        self.error = None
+
+
+__all__ = [
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "REQUEST_TIMEOUT",
+    "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
+    "BackendUnavailable",
+    "CapabilityNotDeclared",
+    "ClientRequestError",
+    "ClientRequestTimeout",
+    "ConfigWarning",
+    "InvalidParams",
+    "MCPError",
+    "MCPHTTPError",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "RequestCancelled",
+    "ResourceNotFound",
+    "ToolError",
+    "URLElicitationRequired",
+    "aborted",
+    "handler_error",
+    "http_exception_detail",
+    "http_exception_error",
+    "http_exception_text",
+    "http_status_of",
+    "resource_not_found",
+]

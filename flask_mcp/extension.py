@@ -1,4 +1,10 @@
-"""The :class:`MCP` Flask extension: declarations, ``init_app`` and per-app state."""
+"""The :class:`MCP` Flask extension: declarations, ``init_app``, notifications.
+
+The face of the package: it reads the app's configuration once, makes the
+app's :class:`~flask_mcp.runtime.state.AppState` and registers the transport's
+blueprint. Nothing below it looks the server or the app up; each request
+carries the state it needs.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +17,22 @@ from flask import Flask
 from flask import current_app
 
 from . import backends
-from . import jsonrpc
 from . import protocol
-from . import signals
+from .auth import build_authenticator
+from .auth.authenticator import unenforced_scopes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
-from .declarations import Declarations
-from .dispatcher import Call
-from .dispatcher import Dispatcher
-from .registry import Registry
-from .session import InFlight
-from .session import StreamSlots
+from .protocol import jsonrpc
+from .runtime.notify import deliver_general
+from .runtime.notify import publish
+from .runtime.state import AppState
+from .server.declarations import Declarations
+from .server.dispatcher import Dispatcher
+from .server.dispatcher import ServerInfo
+from .server.registry import Registry
+from .transport.auth import register_metadata_routes
+from .transport.views import make_blueprint
 
 if t.TYPE_CHECKING:
     from .auth import Authorizer
@@ -71,42 +81,6 @@ def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
             )
 
 
-class AppState:
-    """Runtime state of one app: settings, backend, running requests."""
-
-    def __init__(self, mcp: MCP, app: Flask, settings: Settings) -> None:
-        self.app = app
-        self.settings = settings
-        self.backend = backends.from_setting(
-            settings.backend,
-            buffer_size=settings.sse_buffer_size,
-            idle_timeout=settings.session_idle_timeout,
-            max_lifetime=settings.session_max_lifetime,
-        )
-        self.inflight = InFlight()
-        self.slots = StreamSlots(settings.max_streams)
-        self.supervisor: t.Any = None
-        #: Set by the first request, which tells the server's kind (see ``Transport``).
-        self.first_request_seen = False
-        self.backend.attach_app(self.cancel_local)
-        from .auth import build_authenticator
-
-        self.authenticator = build_authenticator(mcp, app, settings)
-
-    def cancel_local(self, session_id: str, request_id: t.Any) -> None:
-        """Cancel a request running in this process, if it runs here."""
-        run = self.inflight.get(session_id, request_id)
-        if run is not None and run.method != "initialize":
-            run.cancel()
-            signals.send(
-                signals.request_cancelled,
-                self.app,
-                request_id=request_id,
-                session_id=session_id,
-                reason="cancelled",
-            )
-
-
 class MCP(Declarations):
     """A Model Context Protocol server for Flask apps.
 
@@ -138,10 +112,7 @@ class MCP(Declarations):
         website_url: str | None = None,
         authorizer: Authorizer | None = None,
     ) -> None:
-        self.name = name
-        self.version = version
-        self.instructions = instructions
-        info: dict[str, t.Any] = {"name": name, "version": version}
+        fields: dict[str, t.Any] = {"name": name, "version": version}
         for key, value in (
             ("title", title),
             ("description", description),
@@ -149,16 +120,42 @@ class MCP(Declarations):
             ("websiteUrl", website_url),
         ):
             if value is not None:
-                info[key] = value
-        self.server_info = info
+                fields[key] = value
+        #: Who the server is, shared with the dispatcher.
+        self.info = ServerInfo(name, version, fields, instructions)
         self.registry = Registry()
         self.registry.listeners.append(self._on_registry_change)
-        self.dispatcher = Dispatcher(self)
+        #: Runs requests; made from the registry and the server info alone.
+        self.dispatcher = Dispatcher(self.registry, self.info)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
         if app is not None:
             self.init_app(app)
+
+    @property
+    def name(self) -> str:
+        """The server's name (``serverInfo.name``)."""
+        return self.info.name
+
+    @property
+    def version(self) -> str:
+        """The server's version (``serverInfo.version``)."""
+        return self.info.version
+
+    @property
+    def instructions(self) -> str | None:
+        """How to use the server, sent to clients on ``initialize`` and ``server/discover``."""
+        return self.info.instructions
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        self.info.instructions = value
+
+    @property
+    def server_info(self) -> dict[str, t.Any]:
+        """The ``serverInfo`` object."""
+        return self.info.fields
 
     # -- Flask integration -------------------------------------------------------
 
@@ -183,18 +180,20 @@ class MCP(Declarations):
         warn_unknown_keys(app.config)
         settings = load_settings(app.config)
         check_dependencies(settings, has_authorizer=self._authorizer is not None)
-        state = AppState(self, app, settings)
+        authenticator = build_authenticator(
+            self._authorizer,
+            settings,
+            resource_name=self.server_info.get("title") or self.name,
+            sender=app,
+        )
+        state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
         app.extensions["mcp"] = self
         self._states[app] = state
-        from .transport import make_blueprint
-
-        app.register_blueprint(make_blueprint(self, settings.path, state))
-        if state.authenticator is not None:
-            state.authenticator.register_routes(app, settings.path)
+        app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))
+        if authenticator is not None:
+            register_metadata_routes(app, authenticator, settings.path)
         else:
-            from .auth import warn_unenforced_scopes
-
-            warn_unenforced_scopes(self.registry)
+            unenforced_scopes(self.registry.scoped())
 
     def state(self, app: Flask | None = None) -> AppState:
         """Return the runtime state for ``app`` (default: the current app).
@@ -229,67 +228,11 @@ class MCP(Declarations):
 
     def capabilities(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any]:
         """Return the server capabilities derived from what is registered."""
-        registry = self.registry
-        caps: dict[str, t.Any] = {"logging": {}}
-        if registry.completions:
-            caps["completions"] = {}
-        if registry.prompts:
-            caps["prompts"] = {"listChanged": True}
-        if registry.resources or registry.templates:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
-        if registry.tools:
-            caps["tools"] = {"listChanged": True}
-        return caps
-
-    _FAMILY = {
-        "tools": "tools",
-        "resources": "resources",
-        "prompts": "prompts",
-        "completion": "completions",
-    }
+        return self.registry.capabilities(era)
 
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
-        family = self._FAMILY.get(method.split("/", 1)[0])
-        if family is None:
-            return True
-        registry = self.registry
-        return bool(
-            {
-                "tools": registry.tools,
-                "resources": registry.resources or registry.templates,
-                "prompts": registry.prompts,
-                "completions": registry.completions,
-            }[family]
-        )
-
-    def authenticate(self, state: AppState) -> t.Any:
-        """Return the :class:`~flask_mcp.auth.AuthInfo` of the current request, or ``None``.
-
-        :raises MCPHTTPError: 401 or 403 when authorization is configured and fails.
-        """
-        if state.authenticator is None:
-            return None
-        from flask import request
-
-        return state.authenticator.authenticate(request)
-
-    def authorize(self, scopes: tuple[str, ...], call: Call) -> None:
-        """Check that the caller holds ``scopes`` (no-op until authorization is configured).
-
-        :raises ~flask_mcp.auth.AuthRefused: 403 ``insufficient_scope``; the
-            transport answers with its challenge before anything is streamed.
-        """
-        authenticator = self.state().authenticator
-        if authenticator is not None:
-            authenticator.authorize(scopes, call)
-
-    def filter_listing(self, kind: str, result: dict[str, t.Any], call: Call) -> dict[str, t.Any]:
-        """Hide list entries the caller may not use (``MCP_AUTH_HIDE_UNAUTHORIZED``)."""
-        authenticator = self.state().authenticator
-        if authenticator is None:
-            return result
-        return authenticator.filter_listing(self.registry, kind, result, call)
+        return self.registry.offers(method)
 
     def on_roots_changed(self, fn: F) -> F:
         """Register a hook called with the session id when a client's roots change."""
@@ -302,7 +245,7 @@ class MCP(Declarations):
         It returns the token's claims (a dict), an :class:`~flask_mcp.auth.AuthInfo`,
         or an error kind (``"invalid_token"``, ``"insufficient_scope"``...), or
         raises :class:`~flask_mcp.auth.AuthError`. A
-        :class:`~flask_mcp.jwt_auth.JWTAuthorizer` may be registered the same way.
+        :class:`~flask_mcp.auth.jwt_authorizer.JWTAuthorizer` may be registered the same way.
 
         :raises RuntimeError: the server was already registered on an app.
         """
@@ -327,8 +270,6 @@ class MCP(Declarations):
         """Send a notification to every session's GET stream (kept until its next GET)."""
         message = jsonrpc.notification(method, params)
         for state in self._apps(app):
-            from .transport import deliver_general
-
             for session_id in state.backend.session_ids():
                 deliver_general(state, session_id, message)
 
@@ -341,20 +282,15 @@ class MCP(Declarations):
         """
         if kind not in ("tools", "resources", "prompts"):
             raise ValueError(f"kind must be 'tools', 'resources' or 'prompts', not {kind!r}.")
-        from .listen import publish
-
         self.broadcast(f"notifications/{kind}/list_changed", app=app)
         for state in self._apps(app):
-            publish(self, state, f"notifications/{kind}/list_changed")
+            publish(state, f"notifications/{kind}/list_changed")
 
     def notify_resource_updated(self, uri: str, *, app: Flask | None = None) -> None:
         """Tell the sessions and listen streams subscribed to ``uri`` that it changed."""
         message = jsonrpc.notification("notifications/resources/updated", {"uri": uri})
-        from .listen import publish
-        from .transport import deliver_general
-
         for state in self._apps(app):
-            publish(self, state, "notifications/resources/updated", {"uri": uri})
+            publish(state, "notifications/resources/updated", {"uri": uri})
             for session_id in state.backend.session_ids():
                 record = state.backend.get_session(session_id)
                 if record is not None and uri in record.subscriptions:
@@ -371,8 +307,6 @@ class MCP(Declarations):
         message = jsonrpc.notification(
             "notifications/elicitation/complete", {"elicitationId": elicitation_id}
         )
-        from .transport import deliver_general
-
         for state in self._apps(app):
             if state.backend.get_session(session_id) is not None:
                 deliver_general(state, session_id, message)
@@ -401,3 +335,9 @@ class MCP(Declarations):
                 self.notify_list_changed(family, app=app)
             except Exception:
                 logger.exception("Could not send notifications/%s/list_changed", family)
+
+
+__all__ = [
+    "MCP",
+    "check_dependencies",
+]

@@ -79,3 +79,24 @@ def send(signal: t.Any, sender: t.Any, **kwargs: t.Any) -> None:
             receiver(sender, **kwargs)
         except Exception:
             logger.exception("A receiver of the %r signal raised; ignoring it.", signal.name)
+
+
+__all__ = [
+    "auth_failed",
+    "client_request_sent",
+    "client_response_received",
+    "notification_sent",
+    "prompt_rendered",
+    "request_cancelled",
+    "request_finished",
+    "request_started",
+    "resource_read",
+    "roots_list_changed",
+    "send",
+    "session_closed",
+    "session_created",
+    "stream_closed",
+    "stream_opened",
+    "task_status_changed",
+    "tool_called",
+]

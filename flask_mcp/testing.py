@@ -25,13 +25,14 @@ from ._testing import LiveServer
 from ._testing import Subscription
 from ._testing import find_endpoint
 from ._testing import live_server
+from ._testing import result_of as _result
 from .errors import INTERNAL_ERROR
 from .errors import METHOD_NOT_FOUND
 from .errors import MCPError
-from .headers import HeaderParam
-from .headers import encode_header_value
-from .headers import expected_name
-from .headers import validate_x_mcp_header_schema
+from .protocol.headers import HeaderParam
+from .protocol.headers import encode_header_value
+from .protocol.headers import expected_name
+from .protocol.headers import validate_x_mcp_header_schema
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -488,19 +489,3 @@ class MCPTestClient:
             cursor = result.get("nextCursor")
             if not cursor:
                 return items
-
-
-def _result(answer: dict[str, t.Any], status: int) -> dict[str, t.Any]:
-    """Return the result of an answer.
-
-    :raises flask_mcp.MCPError: it is an error (``http_status`` is the HTTP status).
-    """
-    if "error" in answer:
-        error = answer["error"] if isinstance(answer["error"], dict) else {}
-        raise MCPError(
-            error.get("code", INTERNAL_ERROR),
-            error.get("message", ""),
-            error.get("data"),
-            http_status=status,
-        )
-    return t.cast(dict[str, t.Any], answer["result"])

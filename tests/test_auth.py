@@ -26,11 +26,11 @@ from wire import ACCEPT
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp import current_auth
+from flask_mcp import require_scopes
 from flask_mcp import signals
 from flask_mcp.auth import AuthError
 from flask_mcp.auth import AuthInfo
-from flask_mcp.auth import current_auth
-from flask_mcp.auth import require_scopes
 from flask_mcp.jwt_auth import JWKSCache
 from flask_mcp.jwt_auth import JWTAuthorizer
 

@@ -28,7 +28,7 @@ from wire import Wire
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import current_context
-from flask_mcp.registry import context_parameter
+from flask_mcp.server.handlers import context_parameter
 from flask_mcp.testing import MCPTestClient
 
 ASK = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

@@ -5,16 +5,16 @@ import typing as t
 import pytest
 from werkzeug.datastructures import Headers
 
-from flask_mcp.headers import NAME_SOURCES
-from flask_mcp.headers import TASKS_NAME_SOURCES
-from flask_mcp.headers import HeaderMismatch
-from flask_mcp.headers import HeaderParam
-from flask_mcp.headers import decode_header_value
-from flask_mcp.headers import encode_header_value
-from flask_mcp.headers import expected_name
-from flask_mcp.headers import validate_protocol_version_header
-from flask_mcp.headers import validate_routing_headers
-from flask_mcp.headers import validate_x_mcp_header_schema
+from flask_mcp.protocol.headers import NAME_SOURCES
+from flask_mcp.protocol.headers import TASKS_NAME_SOURCES
+from flask_mcp.protocol.headers import HeaderMismatch
+from flask_mcp.protocol.headers import HeaderParam
+from flask_mcp.protocol.headers import decode_header_value
+from flask_mcp.protocol.headers import encode_header_value
+from flask_mcp.protocol.headers import expected_name
+from flask_mcp.protocol.headers import validate_protocol_version_header
+from flask_mcp.protocol.headers import validate_routing_headers
+from flask_mcp.protocol.headers import validate_x_mcp_header_schema
 
 V = "2026-07-28"
 META = {

@@ -17,9 +17,9 @@ from wire import initialize
 from wire import rpc
 
 from flask_mcp import MCP
-from flask_mcp import jsonrpc
 from flask_mcp.errors import PARSE_ERROR
 from flask_mcp.errors import MCPError
+from flask_mcp.protocol import jsonrpc
 
 
 @pytest.fixture(params=["orjson", "stdlib"])

@@ -14,8 +14,8 @@ from wire import make_app
 from flask_mcp import MCP
 from flask_mcp import CapabilityNotDeclared
 from flask_mcp import Context
-from flask_mcp import mrtr
-from flask_mcp.sealing import StateSealer
+from flask_mcp.server import mrtr
+from flask_mcp.server.sealing import StateSealer
 from flask_mcp.testing import MCPTestClient
 
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

@@ -14,7 +14,7 @@ from wire import parse
 from wire import send_2026
 
 from flask_mcp import MCP
-from flask_mcp.resource_security import ResourceSecurity
+from flask_mcp import ResourceSecurity
 from flask_mcp.testing import MCPTestClient
 
 V2026 = "2026-07-28"

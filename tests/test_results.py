@@ -21,8 +21,8 @@ from flask_mcp import MCP
 from flask_mcp import ToolResult
 from flask_mcp import content
 from flask_mcp import protocol
-from flask_mcp.dispatcher import Call
 from flask_mcp.errors import MCPError
+from flask_mcp.server.call import Call
 from flask_mcp.testing import MCPTestClient
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -86,7 +86,7 @@ def client(mcp: MCP) -> t.Iterator[MCPTestClient]:
 def dispatch(mcp: MCP, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
     app = Flask(__name__)
     mcp.init_app(app)
-    call = Call(method, params, 1, "2025-11-25", protocol.HANDSHAKE)
+    call = Call(method, params, 1, "2025-11-25", protocol.HANDSHAKE, state=mcp.state(app))
     with app.app_context():
         return mcp.dispatcher.dispatch(call)
 

@@ -740,7 +740,7 @@ def test_output_spec_objects_are_not_wrapped() -> None:
     assert validator(spec.structure(Shape(Color.RED, [Point(1)]))) == []
     spec = output_spec_from_function(pair)
     assert spec is not None and spec.structure(Pair(1)) == {"left": 1, "right": "r"}
-    from flask_mcp.schema_output import OutputError
+    from flask_mcp.schema import OutputError
 
     with pytest.raises(OutputError, match="output schema is an object"):
         spec.structure([1, "r"])
@@ -817,8 +817,8 @@ def test_compile_validator() -> None:
 
 
 def test_fast_check_agrees_with_jsonschema() -> None:
-    from flask_mcp.schema import _fast_object_check
     from flask_mcp.schema import compile_validator
+    from flask_mcp.schema.validation import _fast_object_check
 
     schema = {
         "type": "object",
@@ -952,7 +952,7 @@ def test_formatted_types_as_results() -> None:
 
 def test_structure_checks_the_output_schema() -> None:
     from flask_mcp.convert import Unconvertible
-    from flask_mcp.schema_output import OutputError
+    from flask_mcp.schema import OutputError
 
     def number() -> int:
         raise NotImplementedError
@@ -985,7 +985,7 @@ def test_structure_checks_the_output_schema() -> None:
 
 
 def test_fast_check_treats_format_as_an_annotation() -> None:
-    from flask_mcp.schema import _fast_object_check
+    from flask_mcp.schema.validation import _fast_object_check
 
     schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}}
     fast = _fast_object_check(schema)
@@ -1119,7 +1119,7 @@ def test_pydantic_models_with_one_name_clash() -> None:
 
 
 def test_general_fast_check_never_accepts_what_jsonschema_refuses() -> None:
-    from flask_mcp.schema_fast import compile_fast
+    from flask_mcp.schema.fast import compile_fast
 
     schemas: list[dict[str, t.Any]] = [
         {

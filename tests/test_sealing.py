@@ -6,10 +6,10 @@ import typing as t
 
 import pytest
 
-from flask_mcp.sealing import MAX_TOKEN_LENGTH
-from flask_mcp.sealing import InvalidState
-from flask_mcp.sealing import StateSealer
-from flask_mcp.sealing import fingerprint
+from flask_mcp.server.sealing import MAX_TOKEN_LENGTH
+from flask_mcp.server.sealing import InvalidState
+from flask_mcp.server.sealing import StateSealer
+from flask_mcp.server.sealing import fingerprint
 
 
 class Clock:

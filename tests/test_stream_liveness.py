@@ -16,10 +16,10 @@ from wire import read_events
 from wire import rpc
 
 from flask_mcp import MCP
-from flask_mcp import sse
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Event
 from flask_mcp.backends.base import ReadResult
+from flask_mcp.transport import sse
 
 
 class Clock:

@@ -332,7 +332,7 @@ def test_a_session_is_not_reaped_while_an_inline_handler_runs() -> None:
     from flask import Flask
 
     from flask_mcp import MCP
-    from flask_mcp.supervisor import tick
+    from flask_mcp.runtime.supervisor import tick
 
     mcp = MCP(name="reap", version="1")
     reaped_during_call: list[bool] = []

@@ -11,8 +11,8 @@ import typing as t
 import pytest
 import uritemplate
 
-from flask_mcp.resource_security import ResourceSecurity
-from flask_mcp.uritemplate import URITemplate
+from flask_mcp import ResourceSecurity
+from flask_mcp.server.uri_template import URITemplate
 
 
 @pytest.mark.parametrize(
@@ -321,7 +321,7 @@ SIZE = 64 * 1024
 MATCH_IN_SUBPROCESS = textwrap.dedent(
     """
     import json, sys
-    from flask_mcp.uritemplate import URITemplate
+    from flask_mcp.server.uri_template import URITemplate
     pairs = json.loads(sys.stdin.read())
     print(json.dumps([URITemplate(template).match(uri) for template, uri in pairs]))
     """

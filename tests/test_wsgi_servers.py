@@ -25,8 +25,8 @@ from wire import ACCEPT
 
 from flask_mcp import MCP
 from flask_mcp import Context
-from flask_mcp import _concurrency
-from flask_mcp import listen
+from flask_mcp.runtime import concurrency as _concurrency
+from flask_mcp.transport import listen
 
 
 def make_app() -> Flask:

@@ -23,9 +23,6 @@ from ..errors import BackendUnavailable
 from ._channels import LocalChannels
 from ._channels import QueueSubscription
 
-if t.TYPE_CHECKING:
-    from .redis import RedisBackend
-
 logger = logging.getLogger("flask_mcp")
 UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
@@ -35,10 +32,30 @@ def text(value: t.Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+class Host(t.Protocol):
+    """What the listener uses of its :class:`~flask_mcp.backends.redis.RedisBackend`.
+
+    A protocol, so that this module does not import the backend that imports it.
+    """
+
+    client: t.Any
+    prefix: str
+    heartbeat: float
+    worker_timeout: float
+
+    @property
+    def worker(self) -> str: ...
+
+    @property
+    def where(self) -> str: ...
+
+    def beat(self) -> None: ...
+
+
 class Listener:
     """Starts, after any fork, and keeps running this process's listener thread."""
 
-    def __init__(self, backend: RedisBackend) -> None:
+    def __init__(self, backend: Host) -> None:
         self.backend = backend
         self.lock = threading.Lock()
         self.channels = LocalChannels()
@@ -93,7 +110,7 @@ class Listener:
         pub_prefix = f"{backend.prefix}pub:"
         backoff = 0.1
         while not stop.is_set():
-            pubsub = backend.client.pubsub()  # type: ignore[no-untyped-call]
+            pubsub = backend.client.pubsub()
             try:
                 pubsub.subscribe(cancel_channel)
                 pubsub.psubscribe(pub_prefix + "*")

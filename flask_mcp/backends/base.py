@@ -247,3 +247,16 @@ class Backend(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional for backends holding nothing
         """Release connections and background work."""
+
+
+__all__ = [
+    "DISCONNECT",
+    "END",
+    "GENERAL_STREAM",
+    "MESSAGE",
+    "Backend",
+    "Event",
+    "ReadResult",
+    "SessionRecord",
+    "Subscription",
+]

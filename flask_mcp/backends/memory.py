@@ -312,3 +312,8 @@ class MemoryBackend(Backend):
 
     def subscribe(self, channel: str) -> QueueSubscription:
         return self._channels.add(channel)
+
+
+__all__ = [
+    "MemoryBackend",
+]

@@ -484,3 +484,9 @@ def _xread_reply(reply: t.Any) -> dict[str, list[t.Any]]:
 def _retry() -> Retry:
     """Retry once at once on a broken connection (a restarted Redis), else fail fast."""
     return Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,))
+
+
+__all__ = [
+    "MAX_CONNECTIONS",
+    "RedisBackend",
+]

@@ -6,8 +6,8 @@ from flask import Flask
 from flask import request
 
 from flask_mcp import MCP
-from flask_mcp import _concurrency
-from flask_mcp import listen
+from flask_mcp.runtime import concurrency as _concurrency
+from flask_mcp.transport import listen
 
 mcp = MCP(name="probe", version="1.0.0")
 

@@ -1,0 +1,301 @@
+"""A built-in authorizer for JWT access tokens signed with keys published as a JWKS.
+
+It checks what RFC 9068 and the MCP authorization spec ask of a resource
+server: the signature (with an allow-list of asymmetric algorithms: never
+``none``, never ``HS*``), ``exp``/``nbf``/``iat`` with some leeway, the issuer,
+and the audience: the token must name this server's canonical URI (RFC 8707).
+It needs PyJWT with its crypto extra: ``pip install Flask-MCP[jwt]``.
+
+Configure it with ``MCP_AUTH_JWT_*`` keys, or register one in code::
+
+    mcp.authorizer(JWTAuthorizer("https://auth.example.com/.well-known/jwks.json"))
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import threading
+import time
+import typing as t
+import urllib.request
+
+from .info import INVALID_TOKEN
+from .info import TEMPORARILY_UNAVAILABLE
+from .info import AuthError
+from .info import AuthInfo
+from .info import auth_info_from_claims
+from .metadata import check_https
+
+try:
+    import jwt
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "The JWT authorizer needs PyJWT with its crypto extra: pip install 'Flask-MCP[jwt]'."
+    ) from exc
+
+if t.TYPE_CHECKING:
+    from flask import Request
+
+    from ..config import Settings
+
+logger = logging.getLogger("flask_mcp")
+
+#: Asymmetric algorithms and the JWK key type (``kty``) each one needs.
+KEY_TYPES = {
+    **dict.fromkeys(("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"), "RSA"),
+    **dict.fromkeys(("ES256", "ES384", "ES512", "ES256K"), "EC"),
+    "EdDSA": "OKP",
+}
+_REASONS: tuple[tuple[type[Exception], str], ...] = (
+    (jwt.ExpiredSignatureError, "the token expired"),
+    (jwt.ImmatureSignatureError, "the token is not valid yet"),
+    (jwt.InvalidAudienceError, "the token was issued for another resource (aud)"),
+    (jwt.InvalidIssuerError, "the token was issued by an unexpected issuer (iss)"),
+    (jwt.InvalidSignatureError, "the token's signature does not verify"),
+    (jwt.InvalidAlgorithmError, "the token's algorithm does not match its key"),
+    (jwt.DecodeError, "the token is not a well-formed JWT"),
+)
+
+
+def check_algorithms(algorithms: t.Iterable[str]) -> tuple[str, ...]:
+    """Return the allow-list if every entry is a known asymmetric algorithm.
+
+    :raises ValueError: ``none``, an ``HS*`` algorithm or an unknown name is listed.
+    """
+    result = tuple(algorithms)
+    if not result:
+        raise ValueError("MCP_AUTH_JWT_ALGORITHMS is empty: list the algorithms, e.g. ['RS256'].")
+    for name in result:
+        if name not in KEY_TYPES:
+            raise ValueError(
+                f"MCP_AUTH_JWT_ALGORITHMS lists {name!r}: only asymmetric algorithms are accepted "
+                f"({', '.join(KEY_TYPES)}). 'none' is never safe, and HS* would verify with the "
+                "public key as an HMAC secret (algorithm confusion)."
+            )
+    return result
+
+
+class JWKSCache:
+    """The keys published at a JWKS URL, fetched lazily and kept for ``cache_seconds``.
+
+    A token signed with an unknown ``kid`` refetches the set (the issuer may
+    have rotated its keys), at most once every ``refetch_interval`` seconds so
+    that made-up ``kid`` values cannot turn into a flood of fetches. When a
+    fetch fails the old keys stay in use.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        cache_seconds: float = 300.0,
+        refetch_interval: float = 30.0,
+        timeout: float = 5.0,
+        max_bytes: int = 512 * 1024,
+    ) -> None:
+        self.url = url
+        self.cache_seconds = cache_seconds
+        self.refetch_interval = refetch_interval
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self._keys: list[dict[str, t.Any]] | None = None
+        self._expires = 0.0
+        self._fetched_at = float("-inf")
+        self._lock = threading.Lock()
+
+    def fetch(self) -> list[dict[str, t.Any]]:
+        """Download and parse the key set.
+
+        :raises ValueError: the answer is not a JWKS.
+        :raises OSError: the URL cannot be reached in ``timeout`` seconds.
+        """
+        fetch = urllib.request.Request(self.url, headers={"Accept": "application/json"})
+        with urllib.request.urlopen(fetch, timeout=self.timeout) as response:  # noqa: S310
+            body = response.read(self.max_bytes + 1)
+        if len(body) > self.max_bytes:
+            raise ValueError(f"the JWKS is larger than {self.max_bytes} bytes")
+        document = json.loads(body)
+        keys = document.get("keys") if isinstance(document, dict) else None
+        if not isinstance(keys, list):
+            raise ValueError("the document has no 'keys' array")
+        return [key for key in keys if isinstance(key, dict)]
+
+    def _refresh(self, now: float) -> None:
+        self._fetched_at = now
+        try:
+            self._keys = self.fetch()
+            self._expires = now + self.cache_seconds
+        except (OSError, ValueError) as exc:
+            logger.warning("Could not fetch the JWKS at %s: %s", self.url, exc)
+            if self._keys is None:
+                reason = "the signing keys cannot be fetched"
+                raise AuthError(TEMPORARILY_UNAVAILABLE, reason) from None
+            self._expires = now + self.refetch_interval
+
+    def key_for(self, kid: str | None, alg: str) -> dict[str, t.Any]:
+        """Return the JWK that may verify a token with this ``kid`` and ``alg``.
+
+        :raises AuthError: no such key (``invalid_token``), or no keys could
+            be fetched at all (``temporarily_unavailable``).
+        """
+        with self._lock:
+            now = time.monotonic()
+            if self._keys is None or now >= self._expires:
+                self._refresh(now)
+            key = self._find(kid, alg)
+            if key is None and now - self._fetched_at >= self.refetch_interval:
+                self._refresh(now)
+                key = self._find(kid, alg)
+        if key is None:
+            raise AuthError(INVALID_TOKEN, "the token was signed with an unknown key (kid)")
+        return key
+
+    def _find(self, kid: str | None, alg: str) -> dict[str, t.Any] | None:
+        candidates = [
+            key
+            for key in self._keys or ()
+            if key.get("kty") == KEY_TYPES[alg]
+            and key.get("use", "sig") == "sig"
+            and key.get("alg", alg) == alg
+            and "verify" in key.get("key_ops", ["verify"])
+        ]
+        if kid is not None:
+            candidates = [key for key in candidates if key.get("kid") == kid]
+        return candidates[0] if len(candidates) == 1 else None
+
+
+class JWTAuthorizer:
+    """Check JWT access tokens against the keys of a JWKS URL.
+
+    :param jwks_url: where the authorization server publishes its keys.
+    :param issuer: accepted ``iss`` values. Registered on a server without it, the
+        authorizer of each app takes ``MCP_AUTH_AUTHORIZATION_SERVERS`` (see
+        :meth:`with_defaults`).
+    :param audience: accepted ``aud`` values (the same way: ``MCP_AUTH_RESOURCE``).
+    :param algorithms: accepted signature algorithms (asymmetric only).
+    :param leeway: seconds of clock skew allowed on ``exp``, ``nbf`` and ``iat``.
+    :param required_claims: claims a token must have besides ``exp``, ``iss`` and ``aud``.
+    :param cache_seconds: how long the JWKS is kept.
+    :param refetch_interval: least seconds between two fetches for an unknown ``kid``.
+    :param timeout: seconds to wait for the JWKS URL.
+    :param allow_insecure_http: accept an ``http://`` JWKS URL outside localhost.
+    """
+
+    def __init__(
+        self,
+        jwks_url: str,
+        *,
+        issuer: str | t.Sequence[str] | None = None,
+        audience: str | t.Sequence[str] | None = None,
+        algorithms: t.Sequence[str] = ("RS256", "ES256"),
+        leeway: float = 30.0,
+        required_claims: t.Sequence[str] = (),
+        cache_seconds: float = 300.0,
+        refetch_interval: float = 30.0,
+        timeout: float = 5.0,
+        allow_insecure_http: bool = False,
+    ) -> None:
+        check_https(jwks_url, "jwks_url", allow_insecure_http)
+        self.issuer = (issuer,) if isinstance(issuer, str) else tuple(issuer or ())
+        self.audience = (audience,) if isinstance(audience, str) else tuple(audience or ())
+        self.algorithms = check_algorithms(algorithms)
+        self.leeway = leeway
+        self.required_claims = ["exp", "iss", "aud", *required_claims]
+        self.keys = JWKSCache(
+            jwks_url,
+            cache_seconds=cache_seconds,
+            refetch_interval=refetch_interval,
+            timeout=timeout,
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        issuer: t.Sequence[str] = (),
+        audience: t.Sequence[str] = (),
+    ) -> JWTAuthorizer:
+        """Build the authorizer the ``MCP_AUTH_JWT_*`` settings describe.
+
+        :param issuer: the issuers accepted when ``MCP_AUTH_JWT_ISSUER`` is unset.
+        :param audience: the audience accepted when ``MCP_AUTH_JWT_AUDIENCE`` is unset.
+        """
+        return cls(
+            t.cast(str, settings.auth_jwt_jwks_url),
+            issuer=settings.auth_jwt_issuer or tuple(issuer),
+            audience=settings.auth_jwt_audience or tuple(audience),
+            algorithms=settings.auth_jwt_algorithms,
+            leeway=settings.auth_jwt_leeway,
+            cache_seconds=settings.auth_jwt_jwks_cache_seconds,
+            allow_insecure_http=settings.auth_insecure_http,
+        )
+
+    def with_defaults(
+        self, *, issuer: t.Sequence[str], audience: t.Sequence[str]
+    ) -> JWTAuthorizer:
+        """Return this authorizer with ``issuer`` and ``audience`` where it has none.
+
+        Called once per app when the authorizer is registered on a server
+        (``mcp.authorizer(JWTAuthorizer(url))``): the app's
+        ``MCP_AUTH_AUTHORIZATION_SERVERS`` and ``MCP_AUTH_RESOURCE`` complete it.
+        The copy shares the key cache. Returns ``self`` when nothing is missing.
+        """
+        if self.issuer and self.audience:
+            return self
+        bound = copy.copy(self)
+        bound.issuer = self.issuer or tuple(issuer)
+        bound.audience = self.audience or tuple(audience)
+        return bound
+
+    def _expected(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Return the accepted issuers and audiences."""
+        if not self.issuer or not self.audience:  # never skip these checks
+            raise RuntimeError(
+                "JWTAuthorizer has no issuer or audience to check: pass issuer= and audience=, or "
+                "register it on a server (mcp.authorizer) whose app sets "
+                "MCP_AUTH_AUTHORIZATION_SERVERS and MCP_AUTH_RESOURCE."
+            )
+        return self.issuer, self.audience
+
+    def decode(self, token: str) -> dict[str, t.Any]:
+        """Return the verified claims of ``token``.
+
+        :raises AuthError: the token is not acceptable (the reason never quotes it).
+        """
+        issuer, audience = self._expected()
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise AuthError(INVALID_TOKEN, "the token is not a well-formed JWT") from None
+        alg, kid = header.get("alg"), header.get("kid")
+        if not isinstance(alg, str) or alg not in self.algorithms:
+            raise AuthError(INVALID_TOKEN, "the token's signature algorithm (alg) is not accepted")
+        if kid is not None and not isinstance(kid, str):
+            raise AuthError(INVALID_TOKEN, "the token's key id (kid) is not a string")
+        try:
+            key = jwt.PyJWK(self.keys.key_for(kid, alg), algorithm=alg)
+            claims: dict[str, t.Any] = jwt.decode(
+                token,
+                key,
+                algorithms=[alg],
+                audience=list(audience),
+                issuer=list(issuer),
+                leeway=self.leeway,
+                options={"require": self.required_claims},
+            )
+            return claims
+        except jwt.MissingRequiredClaimError as exc:
+            raise AuthError(INVALID_TOKEN, f"the token has no {exc.claim!r} claim") from None
+        except jwt.PyJWTError as exc:
+            reason = next((text for kind, text in _REASONS if isinstance(exc, kind)), None)
+            raise AuthError(INVALID_TOKEN, reason or "the token is not valid") from None
+
+    def __call__(self, token: str, request: Request) -> AuthInfo:
+        """Check ``token`` and return the caller, or raise :class:`~flask_mcp.auth.AuthError`."""
+        return auth_info_from_claims(self.decode(token))
+
+
+__all__ = ["JWKSCache", "JWTAuthorizer", "KEY_TYPES", "check_algorithms"]

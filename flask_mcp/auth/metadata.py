@@ -1,0 +1,132 @@
+"""RFC 9728 Protected Resource Metadata and the checks on the ``MCP_AUTH_*`` settings.
+
+The metadata document tells clients which authorization servers issue tokens
+for this server. It is served at the well-known path inserted before the MCP
+path (``/.well-known/oauth-protected-resource/mcp``) and at the root.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
+
+from ..protocol import is_local_host
+
+if t.TYPE_CHECKING:
+    from ..config import Settings
+
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+
+
+def check_https(url: str, key: str, insecure: bool = False) -> None:
+    """Refuse ``http://`` outside localhost unless ``insecure`` (``MCP_AUTH_INSECURE_HTTP``).
+
+    :raises ValueError: the message says how to fix it.
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() == "http" and not insecure and not is_local_host(parts.hostname):
+        raise ValueError(
+            f"{key}={url!r} uses http:// on a host that is not local: use https:// (OAuth 2.1 "
+            "requires TLS outside localhost), or set MCP_AUTH_INSECURE_HTTP=True on a private "
+            "test network."
+        )
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(f"{key}={url!r} contains credentials (user@host): remove them.")
+
+
+def canonical_resource(url: str) -> str:
+    """Return ``url`` with a lowercase scheme and host and without a lone trailing slash."""
+    parts = urlsplit(url)
+    path = "" if parts.path == "/" else parts.path
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def metadata_url(resource: str) -> str:
+    """Return the metadata URL of ``resource``: the well-known path inserted before its path."""
+    parts = urlsplit(resource)
+    return urlunsplit((parts.scheme, parts.netloc, WELL_KNOWN + parts.path, parts.query, ""))
+
+
+def auth_enabled(settings: Settings, has_authorizer: bool) -> bool:
+    """Tell whether authorization is on, refusing incomplete or unsafe configurations.
+
+    :raises ValueError: the message says what to set.
+    """
+    jwks = settings.auth_jwt_jwks_url
+    servers = settings.auth_authorization_servers
+    if settings.auth_resource is None:
+        found = [
+            name
+            for name, on in (
+                ("an authorizer (@mcp.authorizer)", has_authorizer),
+                ("MCP_AUTH_AUTHORIZATION_SERVERS", bool(servers)),
+                ("MCP_AUTH_JWT_JWKS_URL", bool(jwks)),
+            )
+            if on
+        ]
+        if found:
+            raise ValueError(
+                f"Authorization is half configured: {' and '.join(found)} but no "
+                "MCP_AUTH_RESOURCE. Set MCP_AUTH_RESOURCE to the URL clients use for this "
+                "server, for example 'https://mcp.example.com/mcp'."
+            )
+        return False
+    if not servers:
+        raise ValueError(
+            "MCP_AUTH_RESOURCE is set but MCP_AUTH_AUTHORIZATION_SERVERS is empty: list the issuer "
+            "URL of at least one authorization server, for example ['https://auth.example.com']."
+        )
+    if not has_authorizer and not jwks:
+        raise ValueError(
+            "Authorization is on (MCP_AUTH_RESOURCE is set) but nothing checks tokens: register a "
+            "function with @mcp.authorizer, pass MCP(authorizer=...), or set MCP_AUTH_JWT_JWKS_URL "
+            "for JWT access tokens."
+        )
+    if has_authorizer and jwks:
+        raise ValueError(
+            "Both an authorizer and MCP_AUTH_JWT_JWKS_URL are set: remove MCP_AUTH_JWT_JWKS_URL, "
+            "or remove the authorizer and let the MCP_AUTH_JWT_* settings build one."
+        )
+    insecure = settings.auth_insecure_http
+    check_https(settings.auth_resource, "MCP_AUTH_RESOURCE", insecure)
+    for server in servers:
+        check_https(server, "MCP_AUTH_AUTHORIZATION_SERVERS", insecure)
+        if urlsplit(server).query:
+            raise ValueError(
+                f"MCP_AUTH_AUTHORIZATION_SERVERS: {server!r} has a query; issuer URLs have none."
+            )
+    if jwks:
+        check_https(jwks, "MCP_AUTH_JWT_JWKS_URL", insecure)
+    return True
+
+
+def metadata_document(settings: Settings, resource: str, resource_name: str) -> dict[str, t.Any]:
+    """Return the Protected Resource Metadata document."""
+    document: dict[str, t.Any] = {
+        "resource": resource,
+        "authorization_servers": list(settings.auth_authorization_servers or ()),
+        "bearer_methods_supported": ["header"],
+        "resource_name": resource_name,
+    }
+    if settings.auth_scopes_supported is not None:
+        document["scopes_supported"] = list(settings.auth_scopes_supported)
+    document.update(settings.auth_metadata)
+    return document
+
+
+def metadata_paths(resource: str, mcp_path: str) -> list[str]:
+    """Return the paths of the document: under the MCP path, under the resource's path, the root."""
+    paths = [WELL_KNOWN + p for p in (mcp_path, urlsplit(resource).path) if p not in ("", "/")]
+    return list(dict.fromkeys([*paths, WELL_KNOWN]))
+
+
+__all__ = [
+    "WELL_KNOWN",
+    "auth_enabled",
+    "canonical_resource",
+    "check_https",
+    "metadata_document",
+    "metadata_paths",
+    "metadata_url",
+]

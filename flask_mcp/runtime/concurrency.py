@@ -1,0 +1,345 @@
+"""Greenlets when gevent has patched the process, threads otherwise.
+
+Everything that waits in Flask-MCP goes through this module so that the same
+code runs on gunicorn's gevent worker, its gthread worker and the Werkzeug
+development server. ``threading`` and ``queue`` primitives are used directly:
+under gevent's monkey patching they are already cooperative.
+"""
+
+from __future__ import annotations
+
+import _socket
+import socket
+import threading
+import typing as t
+
+from ..errors import RequestCancelled
+
+_patched = False
+
+
+def gevent_active() -> bool:
+    """Tell whether gevent has monkey-patched the threading module.
+
+    A process is not un-patched, so a positive answer is remembered.
+    """
+    global _patched
+    if _patched:
+        return True
+    try:
+        from gevent import monkey
+    except ImportError:
+        return False
+    _patched = bool(monkey.is_module_patched("threading"))
+    return _patched
+
+
+class Task:
+    """A unit of work running concurrently with its caller.
+
+    On gevent it is a greenlet that :meth:`kill` interrupts; on threads it is a
+    daemon thread, and :meth:`kill` can only ask (the code polls
+    ``ctx.cancelled``).
+    """
+
+    def __init__(self, fn: t.Callable[[], None]) -> None:
+        self._fn = fn
+        self._greenlet: t.Any = None
+        self._thread: threading.Thread | None = None
+        self.done = threading.Event()
+
+    def _run(self) -> None:
+        try:
+            self._fn()
+        except RequestCancelled:
+            pass
+        finally:
+            self.done.set()
+
+    def start(self) -> Task:
+        """Start the work and return ``self``."""
+        if gevent_active():
+            import gevent
+
+            self._greenlet = gevent.spawn(self._run)
+        else:
+            self._thread = threading.Thread(target=self._run, daemon=True, name="mcp-handler")
+            self._thread.start()
+        return self
+
+    def kill(self) -> None:
+        """Interrupt the work: raise :class:`RequestCancelled` in it on gevent."""
+        if self._greenlet is not None and not self.done.is_set():
+            self._greenlet.kill(RequestCancelled, block=False)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
+        return self.done.wait(timeout)
+
+
+class CurrentGreenlet:
+    """The running greenlet, as a :class:`Task` that can be interrupted until disarmed.
+
+    Used for handlers that run in the view's own greenlet. The interruption is
+    delivered by the hub, which checks :attr:`armed` at that moment, so a kill
+    that arrives after the handler returned never reaches the server's code.
+    It is built on every inline call, so it holds no Event: :meth:`join` polls.
+    """
+
+    __slots__ = ("_greenlet", "_hub", "armed")
+
+    def __init__(self) -> None:
+        getcurrent, get_hub = _gevent_api()
+        self._greenlet = getcurrent()
+        self._hub = get_hub()
+        self.armed = True
+
+    def kill(self) -> None:
+        """Raise :class:`RequestCancelled` in the greenlet if it is still armed."""
+        if not self.armed:
+            return
+
+        def throw() -> None:
+            if self.armed and not self._greenlet.dead:
+                self.armed = False
+                self._greenlet.throw(RequestCancelled)
+
+        self._hub.loop.run_callback(throw)
+
+    def disarm(self) -> None:
+        """Stop any later :meth:`kill` from reaching the greenlet."""
+        self.armed = False
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
+        return _poll(lambda: not self.armed, timeout)
+
+
+def _poll(done: t.Callable[[], bool], timeout: float | None) -> bool:
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not done():
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+_api: tuple[t.Any, t.Any] | None = None
+
+
+def _gevent_api() -> tuple[t.Any, t.Any]:
+    """Return gevent's ``getcurrent`` and ``get_hub``, imported once."""
+    global _api
+    if _api is None:
+        import gevent
+
+        _api = (gevent.getcurrent, gevent.get_hub)
+    return _api
+
+
+class CurrentThread:
+    """The running thread, as a :class:`Task`: it cannot be interrupted, only flagged."""
+
+    __slots__ = ("armed",)
+
+    def __init__(self) -> None:
+        self.armed = True
+
+    def kill(self) -> None:
+        """Threads cannot be interrupted; the run's ``cancelled`` flag is all there is."""
+
+    def disarm(self) -> None:
+        """Mark the work as ended."""
+        self.armed = False
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the work to end; tell whether it did."""
+        return _poll(lambda: not self.armed, timeout)
+
+
+def current_task() -> CurrentGreenlet | CurrentThread:
+    """Return the running greenlet or thread as a task that can be disarmed."""
+    return CurrentGreenlet() if gevent_active() else CurrentThread()
+
+
+def spawn(fn: t.Callable[[], None]) -> Task:
+    """Run ``fn`` concurrently and return its :class:`Task`."""
+    return Task(fn).start()
+
+
+def sleep(seconds: float) -> None:
+    """Sleep cooperatively."""
+    import time
+
+    time.sleep(seconds)
+
+
+def let_others_run() -> None:
+    """Give the other greenlets a turn: a view that never blocks would starve them.
+
+    On gevent, a keep-alive connection whose next request is already read is
+    served again and again without yielding, and the others' tail latency
+    grows. OS threads are preempted anyway: there it does nothing.
+    """
+    if gevent_active():
+        import time
+
+        time.sleep(0)
+
+
+def is_multithreaded_worker(environ: t.Mapping[str, t.Any]) -> bool:
+    """Tell whether the WSGI server serves each connection on a real OS thread."""
+    return bool(environ.get("wsgi.multithread")) and not gevent_active()
+
+
+def _gunicorn_worker() -> t.Any:
+    """Return the gunicorn worker object of this process, if any."""
+    import signal
+
+    try:
+        handler = signal.getsignal(signal.SIGTERM)
+    except (ValueError, OSError):
+        return None
+    worker = getattr(handler, "__self__", None)
+    return worker if worker is not None and hasattr(worker, "cfg") else None
+
+
+def waitress_channel(environ: t.Mapping[str, t.Any]) -> t.Any:
+    """Return waitress's channel (connection) object of this request, if any.
+
+    waitress shows it only as the owner of the ``waitress.client_disconnected``
+    method it puts in every environ.
+    """
+    return getattr(environ.get("waitress.client_disconnected"), "__self__", None)
+
+
+def uwsgi_module() -> t.Any:
+    """Return uWSGI's embedded ``uwsgi`` module, or ``None`` outside uWSGI."""
+    try:
+        import uwsgi
+    except ImportError:
+        return None
+    return uwsgi
+
+
+#: Peek without blocking where the platform can say so (not on Windows).
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
+
+
+class PeerSocket:
+    """A client connection that the WSGI server owns, lent for liveness checks.
+
+    It has what a check needs (``fileno`` and ``recv``, as in
+    :func:`flask_mcp.transport.sse.client_gone`), never blocks and never closes the
+    connection.
+
+    :param conn: the server's socket, or a file descriptor to borrow.
+    """
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: socket.socket | int) -> None:
+        self._conn = conn
+
+    def fileno(self) -> int:
+        """Return the descriptor (-1 once the server closed its socket)."""
+        return self._conn if isinstance(self._conn, int) else self._conn.fileno()
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        """Read (with ``MSG_PEEK``: peek at) up to ``size`` bytes; ``b""``: the peer closed.
+
+        A read that would block finds the connection open, its data taken by
+        another reader (waitress's own loop): that reads as one pending byte.
+        """
+        flags |= _DONTWAIT
+        try:
+            if not isinstance(self._conn, int):
+                return self._conn.recv(size, flags)
+            # _socket's class, not gevent's, which would make the descriptor non-blocking.
+            borrowed = _socket.socket(fileno=self._conn)
+            try:
+                return borrowed.recv(size, flags)
+            finally:
+                borrowed.detach()
+        except (BlockingIOError, InterruptedError):
+            return b"\0"
+
+
+def client_socket(environ: t.Mapping[str, t.Any]) -> t.Any:
+    """Return the client's connection of a WSGI request, to check it is still there.
+
+    gunicorn and Werkzeug put the socket in the environ. waitress keeps it on
+    its channel (see :func:`waitress_channel`). uWSGI gives the descriptor of
+    ``uwsgi.connection_fd()``; behind its ``--http`` router that is the
+    router's connection, which closes only once a write to the vanished client
+    failed. ``None`` when the server shows no connection: a client that leaves
+    is then noticed when a write to it fails.
+    """
+    sock = environ.get("gunicorn.socket") or environ.get("werkzeug.socket")
+    if sock is not None:
+        return sock
+    channel = waitress_channel(environ)
+    if channel is not None:
+        sock = getattr(channel, "socket", None)
+        return None if sock is None else PeerSocket(sock)
+    uwsgi = uwsgi_module() if environ.get("uwsgi.version") else None
+    if uwsgi is not None:
+        try:
+            fd = uwsgi.connection_fd()
+        except Exception:  # SystemError outside a request
+            return None
+        return PeerSocket(fd) if isinstance(fd, int) and fd >= 0 else None
+    return None
+
+
+def server_threads(environ: t.Mapping[str, t.Any]) -> int | None:
+    """Return how many threads serve requests in this process, when the server tells.
+
+    Known: gunicorn's gthread worker (``--threads``), waitress (``threads=``, read from
+    the request's channel) and uWSGI (``--threads``, its ``uwsgi.cores``).
+    """
+    worker = _gunicorn_worker()
+    threads = getattr(getattr(worker, "cfg", None), "threads", None)
+    if threads is None:
+        threads = getattr(getattr(waitress_channel(environ), "adj", None), "threads", None)
+    if threads is None and environ.get("uwsgi.version"):
+        threads = getattr(uwsgi_module(), "cores", None)
+    return threads if isinstance(threads, int) and threads > 0 else None
+
+
+def stream_capacity(environ: t.Mapping[str, t.Any]) -> int | None:
+    """Return how many SSE responses this process can hold open at once.
+
+    On gevent there is no fixed limit. A threaded server (gunicorn's gthread
+    worker, waitress, uWSGI with ``--threads``) holds one thread per open
+    response and needs one free thread to receive a client's reply, so it can
+    hold ``threads - 1``; ``None`` (no limit) when the thread count is unknown.
+    A server without threads or greenlets (gunicorn's sync worker) can hold none.
+    """
+    if gevent_active():
+        return None
+    if not environ.get("wsgi.multithread"):
+        return 0
+    threads = server_threads(environ)
+    return None if threads is None else threads - 1
+
+
+__all__ = [
+    "CurrentGreenlet",
+    "CurrentThread",
+    "PeerSocket",
+    "Task",
+    "client_socket",
+    "current_task",
+    "gevent_active",
+    "is_multithreaded_worker",
+    "let_others_run",
+    "server_threads",
+    "sleep",
+    "spawn",
+    "stream_capacity",
+    "uwsgi_module",
+    "waitress_channel",
+]

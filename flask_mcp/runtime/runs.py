@@ -1,0 +1,341 @@
+"""Runs of requests, their outboxes, and the process-local table of what is running.
+
+A :class:`RequestRun` is one JSON-RPC request being handled. Everything its
+handler sends before the response (progress, log messages, server-to-client
+requests) and the response itself go through the run's outbox: on a session
+the outbox is a resumable stream in the backend; without a session (the
+stateless revision) it is a small in-process buffer.
+"""
+
+from __future__ import annotations
+
+import collections
+import secrets
+import threading
+import time
+import typing as t
+
+from .. import protocol
+from ..backends.base import DISCONNECT
+from ..backends.base import END
+from ..backends.base import MESSAGE
+from ..backends.base import Backend
+from ..backends.base import Event
+from ..backends.base import ReadResult
+from . import concurrency as _concurrency
+
+
+def new_session_id() -> str:
+    """Return a cryptographically random session id of visible ASCII."""
+    return secrets.token_urlsafe(24)
+
+
+def new_stream_id() -> str:
+    """Return a stream id, unique within a session with overwhelming probability."""
+    return secrets.token_hex(6)
+
+
+class Outbox(t.Protocol):
+    """Where a run's messages go, and where the HTTP response reads them."""
+
+    resumable: bool
+    stream_id: str
+
+    def emit(self, message: dict[str, t.Any]) -> None: ...
+
+    def finish(self, message: dict[str, t.Any] | None) -> bool: ...
+
+    def disconnect(self) -> None: ...
+
+    def attach(self) -> int: ...
+
+    def detach(self, token: int) -> None: ...
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult: ...
+
+    def drop(self) -> None: ...
+
+
+class StreamOutbox:
+    """An outbox backed by a session stream in the backend (resumable)."""
+
+    resumable = True
+
+    def __init__(self, backend: Backend, session_id: str, stream_id: str) -> None:
+        self.backend = backend
+        self.session_id = session_id
+        self.stream_id = stream_id
+        self._finished = False
+        self._lock = threading.Lock()
+        backend.open_stream(session_id, stream_id)
+
+    def emit(self, message: dict[str, t.Any]) -> None:
+        if not self._finished:
+            self.backend.append(self.session_id, self.stream_id, MESSAGE, message)
+
+    def finish(self, message: dict[str, t.Any] | None) -> bool:
+        with self._lock:
+            if self._finished:
+                return False
+            self._finished = True
+        if message is not None:
+            self.backend.append(self.session_id, self.stream_id, MESSAGE, message)
+        self.backend.append(self.session_id, self.stream_id, END)
+        return True
+
+    def disconnect(self) -> None:
+        if not self._finished:
+            self.backend.append(self.session_id, self.stream_id, DISCONNECT)
+
+    def attach(self) -> int:
+        return self.backend.attach(self.session_id, self.stream_id)
+
+    def detach(self, token: int) -> None:
+        self.backend.detach(self.session_id, self.stream_id, token)
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        return self.backend.read(self.session_id, self.stream_id, after, token, timeout)
+
+    def drop(self) -> None:
+        self.backend.drop_stream(self.session_id, self.stream_id)
+
+
+class LocalOutbox:
+    """An in-process outbox for requests without a session (not resumable)."""
+
+    resumable = False
+
+    def __init__(self, stream_id: str = "") -> None:
+        self.stream_id = stream_id
+        self._events: collections.deque[Event] = collections.deque()
+        self._seq = 0
+        self._finished = False
+        self._cond = threading.Condition()
+
+    def _append(self, kind: str, message: dict[str, t.Any] | None = None) -> None:
+        with self._cond:
+            self._seq += 1
+            self._events.append(Event(self._seq, kind, message))
+            self._cond.notify_all()
+
+    def emit(self, message: dict[str, t.Any]) -> None:
+        if not self._finished:
+            self._append(MESSAGE, message)
+
+    def finish(self, message: dict[str, t.Any] | None) -> bool:
+        with self._cond:
+            if self._finished:
+                return False
+            self._finished = True
+        if message is not None:
+            self._append(MESSAGE, message)
+        self._append(END)
+        return True
+
+    def disconnect(self) -> None:
+        """Stateless streams cannot be resumed, so the connection stays open."""
+
+    def attach(self) -> int:
+        return 1
+
+    def detach(self, token: int) -> None:
+        return None
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._seq <= after:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return ReadResult([])
+                self._cond.wait(remaining)
+            events = [e for e in self._events if e.seq > after]
+            while self._events and self._events[0].seq <= after:
+                self._events.popleft()
+            return ReadResult(events)
+
+    def drop(self) -> None:
+        self._events.clear()
+
+
+class InlineOutbox:
+    """The outbox of a handler that runs in the view and cannot emit before its result.
+
+    It only records which response wins: the handler's, a timeout's, or none
+    after a cancellation.
+    """
+
+    resumable = False
+    stream_id = ""
+
+    def __init__(self) -> None:
+        self.finished = False
+        self.final: dict[str, t.Any] | None = None
+
+    def emit(self, message: dict[str, t.Any]) -> None:
+        return None
+
+    def finish(self, message: dict[str, t.Any] | None) -> bool:
+        if self.finished:
+            return False
+        self.finished = True
+        self.final = message
+        return True
+
+    def disconnect(self) -> None:
+        return None
+
+    def attach(self) -> int:
+        return 0
+
+    def detach(self, token: int) -> None:
+        return None
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        return ReadResult([])
+
+    def drop(self) -> None:
+        return None
+
+
+class RequestRun:
+    """One JSON-RPC request being handled."""
+
+    __slots__ = (
+        "session_id",
+        "request_id",
+        "method",
+        "outbox",
+        "cancelled",
+        "task",
+        "deadline",
+        "can_round_trip",
+        "started",
+        "key",
+        "era",
+        "result",
+    )
+
+    def __init__(
+        self,
+        session_id: str | None,
+        request_id: t.Any,
+        method: str,
+        outbox: Outbox,
+        deadline: float,
+        era: str = protocol.HANDSHAKE,
+    ) -> None:
+        self.session_id = session_id
+        self.request_id = request_id
+        self.method = method
+        self.outbox = outbox
+        self.cancelled = threading.Event()
+        self.task: (
+            _concurrency.Task | _concurrency.CurrentGreenlet | _concurrency.CurrentThread | None
+        ) = None
+        self.deadline = deadline
+        self.can_round_trip = True
+        self.started = time.monotonic()
+        #: The run's key in :class:`InFlight`; a stateless run gets a unique one, as
+        #: request ids of different clients may collide.
+        self.key: tuple[str | None, t.Any] = (session_id, request_id)
+        #: The protocol era of the request, which decides its timeout answer.
+        self.era = era
+        #: What the runner recorded when the handler ended (its answer), if it did.
+        self.result: t.Any = None
+
+    def cancel(self) -> None:
+        """Flag the run as cancelled, interrupt its handler and end its stream silently."""
+        self.cancelled.set()
+        self.outbox.finish(None)
+        if self.task is not None:
+            self.task.kill()
+
+
+class InFlight:
+    """The process-local table of running requests, for cancellation and timeouts."""
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str | None, t.Any], RequestRun] = {}
+        self._lock = threading.Lock()
+
+    def add(self, run: RequestRun) -> None:
+        with self._lock:
+            self._runs[run.key] = run
+
+    def remove(self, run: RequestRun) -> None:
+        with self._lock:
+            if self._runs.get(run.key) is run:
+                del self._runs[run.key]
+
+    def get(self, session_id: str | None, request_id: t.Any) -> RequestRun | None:
+        return self._runs.get((session_id, request_id))
+
+    def overdue(self, now: float) -> list[RequestRun]:
+        """Return the runs whose deadline has passed."""
+        with self._lock:
+            return [run for run in self._runs.values() if run.deadline <= now]
+
+    def session_ids(self) -> set[str]:
+        """Return the ids of the sessions that have a request running here."""
+        with self._lock:
+            return {run.session_id for run in self._runs.values() if run.session_id is not None}
+
+    def of_session(self, session_id: str) -> list[RequestRun]:
+        """Return the runs of one session."""
+        with self._lock:
+            return [run for run in self._runs.values() if run.session_id == session_id]
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+
+class StreamSlots:
+    """Counts SSE responses held open, so a thread-bound server refuses instead of hanging.
+
+    GET streams may hold only half of the slots: they stay open for a session's
+    whole life, and a client that never closes its sessions would otherwise
+    starve the request streams that sampling and elicitation need.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.open = 0
+        self.open_general = 0
+        self._lock = threading.Lock()
+
+    @property
+    def general_limit(self) -> int | None:
+        """How many GET streams may be open at once (``None``: no limit)."""
+        return None if self.limit is None else self.limit // 2
+
+    def acquire(self, general: bool = False) -> bool:
+        with self._lock:
+            if self.limit is not None:
+                if self.open >= self.limit:
+                    return False
+                if general and self.open_general >= t.cast(int, self.general_limit):
+                    return False
+            self.open += 1
+            if general:
+                self.open_general += 1
+            return True
+
+    def release(self, general: bool = False) -> None:
+        with self._lock:
+            self.open = max(0, self.open - 1)
+            if general:
+                self.open_general = max(0, self.open_general - 1)
+
+
+__all__ = [
+    "InFlight",
+    "InlineOutbox",
+    "LocalOutbox",
+    "Outbox",
+    "RequestRun",
+    "StreamOutbox",
+    "StreamSlots",
+    "new_session_id",
+    "new_stream_id",
+]

@@ -1,0 +1,234 @@
+"""Validating JSON data against JSON Schema: the checks behind input and output specs.
+
+Validators never fetch remote ``$ref`` targets. Flat object schemas (the common tool
+input) are checked with plain ``type()`` tests; anything else goes to jsonschema, which
+also explains what is wrong.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import itertools
+import typing as t
+
+import jsonschema
+import jsonschema.validators
+import referencing
+from jsonschema.exceptions import best_match
+from referencing.exceptions import Unresolvable
+
+from .fast import compile_fast
+
+if t.TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+_DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+_MAX_ERRORS = 10
+
+
+#: Converts a validated JSON value to the Python type a handler expects.
+_Convert = t.Callable[[t.Any], t.Any]
+
+
+class ConversionError(ValueError):
+    """A validated argument could not become its Python type, with the failing fields.
+
+    :param errors: ``(path, message)`` pairs; the path is relative to the argument.
+    """
+
+    def __init__(self, errors: list[tuple[tuple[t.Any, ...], str]]) -> None:
+        super().__init__("; ".join(message for _, message in errors))
+        self.errors = errors
+
+
+class ArgumentError(Exception):
+    """Arguments did not match a tool's input schema.
+
+    ``str(exc)`` names the offending fields, for example
+    ``"Invalid arguments: 'a': 'x' is not of type 'integer'"``.
+    """
+
+
+def _path(parts: cabc.Iterable[t.Any]) -> str:
+    """Render a location inside a JSON document as ``a.b[0]``."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _error_text(messages: list[str]) -> str:
+    """Join error messages into the text of an :class:`ArgumentError`."""
+    text = "; ".join(messages[:_MAX_ERRORS])
+    if len(messages) > _MAX_ERRORS:
+        text += f"; and {len(messages) - _MAX_ERRORS} more"
+    return f"Invalid arguments: {text}"
+
+
+def _make_validator(schema: dict[str, t.Any]) -> Validator:
+    """Check a JSON Schema and compile a validator for it that never fetches remote refs."""
+    if not isinstance(schema, dict):
+        raise TypeError(f"A JSON Schema must be a dict, not {type(schema).__name__}.")
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        where = _path(e.absolute_path) or "the top level"
+        raise ValueError(
+            f"Invalid JSON Schema at {where}: {e.message}. Fix the schema so it is valid"
+            f" {cls.__name__.removesuffix('Validator')} JSON Schema."
+        ) from None
+    return cls(schema, registry=referencing.Registry())
+
+
+def _check(validator: Validator, instance: t.Any, top: str = "argument") -> list[str]:
+    """List what is wrong with ``instance``; the valid path costs one ``is_valid`` call.
+
+    ``top`` names a missing key of the top-level object (``argument`` or ``property``).
+    """
+    try:
+        if validator.is_valid(instance):
+            return []
+        errors = list(itertools.islice(validator.iter_errors(instance), 50))
+    except Unresolvable as e:
+        return [
+            f"the schema has a $ref that cannot be resolved ({e}); only references"
+            " within the schema document itself are supported"
+        ]
+    messages: list[str] = []
+    for error in errors:
+        if error.context:  # anyOf / oneOf: report the most relevant branch's error
+            error = best_match([error])
+        where = _path(error.absolute_path)
+        if error.validator == "required" and isinstance(error.instance, dict):
+            for name in error.validator_value:
+                if name not in error.instance:
+                    what = f"{top} {name!r}" if not where else f"property {name!r}"
+                    messages.append(
+                        f"'{where}': missing required {what}"
+                        if where
+                        else f"missing required {what}"
+                    )
+        else:
+            messages.append(f"'{where}': {error.message}" if where else error.message)
+    return list(dict.fromkeys(messages))
+
+
+def _is_integer(value: t.Any) -> bool:
+    return (type(value) is int) or (type(value) is float and value.is_integer())
+
+
+_FAST_TYPES: dict[str, t.Callable[[t.Any], bool]] = {
+    "string": lambda value: type(value) is str,
+    "integer": _is_integer,
+    "number": lambda value: type(value) in (int, float),
+    "boolean": lambda value: type(value) is bool,
+}
+#: Keywords that never fail a value: ``format`` is an annotation for the validators
+#: built here (no format checker); the converters parse such strings themselves.
+_FAST_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples", "format"})
+
+
+def _fast_object_check(schema: dict[str, t.Any]) -> t.Callable[[t.Any], bool] | None:
+    """Compile a plain-Python check for flat object schemas, or ``None`` for any other.
+
+    Most tools take a few scalars; checking them with ``isinstance`` costs a
+    fraction of a jsonschema run. The check only answers "certainly valid";
+    anything else goes to jsonschema, which also explains what is wrong.
+    """
+    if set(schema) - {"type", "properties", "required", "description", "title", "$schema"}:
+        return None
+    if schema.get("type") != "object" or schema.get("$schema") not in (None, _DRAFT_2020_12):
+        return None
+    properties = schema.get("properties", {})
+    required = tuple(schema.get("required", ()))
+    if not isinstance(properties, dict) or not all(isinstance(n, str) for n in required):
+        return None
+    checks: list[tuple[str, t.Callable[[t.Any], bool]]] = []
+    for name, spec in properties.items():
+        if not isinstance(spec, dict) or set(spec) - _FAST_ANNOTATIONS:
+            return None
+        kind = spec.get("type")
+        check = _FAST_TYPES.get(kind) if isinstance(kind, str) else None
+        if check is None:
+            return None
+        checks.append((name, check))
+
+    def fast(arguments: t.Any) -> bool:
+        if type(arguments) is not dict:
+            return False
+        for name in required:
+            if name not in arguments:
+                return False
+        for name, check in checks:  # noqa: SIM110 - a loop is faster than all() here
+            if name in arguments and not check(arguments[name]):
+                return False
+        return True
+
+    return fast
+
+
+def compile_validator(schema: dict[str, t.Any]) -> t.Callable[[t.Any], list[str]]:
+    """Compile a JSON Schema into a function listing what is wrong with a value.
+
+    The returned function gives an empty list for a valid value. The validator class
+    follows ``$schema`` (2020-12 by default) and ``$ref`` resolves only within the
+    document. Raises :exc:`ValueError` if the schema itself is invalid.
+    """
+    validator = _make_validator(schema)
+    return lambda instance: _check(validator, instance)
+
+
+def _as_dict(arguments: cabc.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
+    """Accept missing arguments as empty and refuse anything that is not an object."""
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, cabc.Mapping):
+        raise ArgumentError(
+            f"Invalid arguments: expected a JSON object, got {type(arguments).__name__}"
+        )
+    return dict(arguments)
+
+
+class InputSpec:
+    """The input schema of a tool and the check of call arguments against it.
+
+    This base class validates against ``schema`` and returns the arguments as given.
+
+    :param schema: The JSON Schema published as the tool's ``inputSchema``.
+    """
+
+    def __init__(self, schema: dict[str, t.Any]) -> None:
+        self.schema = schema
+        self._validator = _make_validator(schema)
+        self._fast = _fast_object_check(schema) or compile_fast(schema)
+
+    def _raise_if_invalid(self, arguments: t.Any) -> None:
+        if self._fast is not None and self._fast(arguments):
+            return  # the common flat schema holds; jsonschema explains failures only
+        messages = _check(self._validator, arguments)
+        if messages:
+            raise ArgumentError(_error_text(messages))
+
+    def validate(self, arguments: cabc.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
+        """Validate arguments and return the values to call the handler with.
+
+        :param arguments: The ``arguments`` of a ``tools/call`` request; ``None`` is
+            treated as an empty object.
+        :raises ArgumentError: The arguments do not match the schema.
+        """
+        if not isinstance(arguments, dict):
+            arguments = _as_dict(arguments)
+        self._raise_if_invalid(arguments)
+        return arguments
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.schema!r}>"
+
+
+__all__ = [
+    "ArgumentError",
+    "ConversionError",
+    "InputSpec",
+    "compile_validator",
+]

@@ -1,0 +1,184 @@
+"""One request as the server sees it: :class:`Call`, and the handler running now.
+
+A :class:`Call` is made by the transport from plain data and carries the
+per-app :class:`~flask_mcp.runtime.state.AppState` down to the dispatcher and the
+handler. While a handler runs, :data:`running_handler` holds its call, so
+that :func:`current_context` (and ``current_auth()``, ``require_scopes()``)
+find it without looking anything up.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import typing as t
+
+from .. import protocol
+from ..runtime.runs import InlineOutbox
+from ..runtime.runs import RequestRun
+from .context import Context
+
+if t.TYPE_CHECKING:
+    from ..auth import AuthInfo
+    from ..backends.base import SessionRecord
+    from ..runtime.state import AppState
+
+
+@dataclasses.dataclass
+class Call:
+    """One request as the dispatcher sees it.
+
+    :param state: the state of the app serving the call; it carries the
+        settings, backend, authenticator and signal sender down to every layer.
+    """
+
+    method: str
+    params: dict[str, t.Any]
+    request_id: t.Any
+    version: str
+    era: str
+    session: SessionRecord | None = None
+    _: dataclasses.KW_ONLY
+    state: AppState
+    ctx: Context | None = None
+    #: The run of a handler that runs in the view (for ``current_context().cancelled``).
+    run: RequestRun | None = None
+    #: The caller, or ``None`` without authorization.
+    auth: AuthInfo | None = None
+    #: ``(ttl_ms, cache_scope)`` overrides of the resource that was read, if any.
+    cache: tuple[int | None, str | None] | None = None
+    #: The scopes the call's tool, resource or prompt declares (``require_scopes()`` adds).
+    scopes: tuple[str, ...] = ()
+    #: Whether the running handler declared a ``Context`` parameter (``current_context()``).
+    context_declared: bool = False
+
+
+#: The call whose handler runs now. Set by the dispatcher around each user call; each
+#: greenlet and thread has its own.
+running_handler: contextvars.ContextVar[Call] = contextvars.ContextVar(
+    "flask_mcp.running_handler"
+)
+
+
+class _NoBackChannel:
+    """The back-channel of an :class:`InlineContext`: there is none."""
+
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]:
+        raise t.cast(InlineContext, ctx).refused("send_request")
+
+
+class InlineContext(Context):
+    """The :func:`current_context` of a handler that declared no ``Context`` parameter.
+
+    Its facts (``request_id``, ``session_id``, ``auth``, ``client_info``,
+    ``client_capabilities``, ``protocol_version``, ``meta``, ``cancelled``)
+    are those of the running call. Sending anything to the client needs a
+    handler that declares ``ctx: Context``: such a handler runs where its
+    messages can stream, so the calls that would send raise ``RuntimeError``
+    here instead of being dropped.
+    """
+
+    def __init__(self, call: Call) -> None:
+        run = call.run if call.ctx is None else call.ctx._run  # spawned, but declared none
+        if run is None:  # a call of a batch: nothing can cancel it
+            session_id = call.session.id if call.session is not None else None
+            run = RequestRun(session_id, call.request_id, call.method, InlineOutbox(), 0.0)
+        meta = call.params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        record = call.session
+        if record is not None:
+            capabilities = record.client_capabilities
+            info = record.client_info
+            log_level = record.log_level
+        else:
+            capabilities = meta.get(protocol.META_CLIENT_CAPABILITIES) or {}
+            info = meta.get(protocol.META_CLIENT_INFO) or {}
+            log_level = meta.get(protocol.META_LOG_LEVEL)
+        super().__init__(
+            app=call.state.app,
+            run=run,
+            back_channel=_NoBackChannel(),
+            protocol_version=call.version,
+            client_capabilities=capabilities,
+            client_info=info,
+            meta=meta,
+            log_level=log_level,
+            auth=call.auth,
+        )
+        name = call.params.get("uri" if call.method == "resources/read" else "name")
+        kind = {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}
+        self._handler = f"{kind.get(call.method, call.method)} {name!r}"
+
+    def refused(self, what: str) -> RuntimeError:
+        """Return the error for a call that would send a message to the client."""
+        return RuntimeError(
+            f"current_context().{what}() cannot send anything from the {self._handler}: it "
+            "declares no Context parameter, so it runs without a stream of its own. Declare "
+            "a parameter `ctx: Context` (from flask_mcp import Context) and call "
+            f"ctx.{what}() on it."
+        )
+
+    def progress(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to report progress."""
+        raise self.refused("progress")
+
+    def log(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to send log messages."""
+        raise self.refused("log")
+
+    def send_request(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to send requests."""
+        raise self.refused("send_request")
+
+    def ask(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to ask the client."""
+        raise self.refused("ask")
+
+    def create_message(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to sample."""
+        raise self.refused("create_message")
+
+    def elicit(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to elicit."""
+        raise self.refused("elicit")
+
+    def elicit_url(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to elicit."""
+        raise self.refused("elicit_url")
+
+    def list_roots(self, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        """Refused: declare a ``ctx: Context`` parameter to list the client's roots."""
+        raise self.refused("list_roots")
+
+    def close_sse_stream(self) -> t.NoReturn:
+        """Refused: only a handler with a ``ctx: Context`` parameter has a stream."""
+        raise self.refused("close_sse_stream")
+
+
+def current_context() -> Context:
+    """Return the :class:`Context` of the handler running now.
+
+    In a handler that declares a ``ctx: Context`` parameter this is that
+    object. In one that declares none it is an :class:`InlineContext`: the
+    request's facts work, and the calls that would send something to the
+    client raise ``RuntimeError`` saying to declare the parameter. Each
+    greenlet and thread sees its own handler's context.
+
+    :raises RuntimeError: no Flask-MCP handler is running (outside a tool,
+        resource, prompt or completion handler, or in a thread it started).
+    """
+    call = running_handler.get(None)
+    if call is None:
+        raise RuntimeError(
+            "current_context() works only while a Flask-MCP handler (tool, resource, prompt "
+            "or completion) runs, in its own greenlet or thread. Call it from the handler, "
+            "or pass the context on to code that runs elsewhere."
+        )
+    if call.context_declared and call.ctx is not None:
+        return call.ctx
+    return InlineContext(call)
+
+
+__all__ = ["Call", "InlineContext", "current_context", "running_handler"]

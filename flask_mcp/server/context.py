@@ -1,0 +1,379 @@
+"""The ``Context`` a handler receives: progress, logging and the back-channel."""
+
+from __future__ import annotations
+
+import time
+import typing as t
+
+from .. import protocol
+from .. import signals
+from ..errors import CapabilityNotDeclared
+from ..errors import ClientRequestError
+from ..errors import ClientRequestTimeout
+from ..errors import MissingClientCapability
+from ..errors import RequestCancelled
+from ..protocol import LOG_LEVELS
+from ..protocol import jsonrpc
+
+if t.TYPE_CHECKING:
+    from ..auth import AuthInfo
+    from ..backends.base import Backend
+    from ..runtime.runs import RequestRun
+
+
+
+class BackChannel(t.Protocol):
+    """How server-to-client requests reach the client in one protocol era."""
+
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]: ...
+
+
+class SessionBackChannel:
+    """Handshake era: send the request on the run's stream, wait for the reply POST."""
+
+    def __init__(self, backend: Backend, timeout: float) -> None:
+        self.backend = backend
+        self.timeout = timeout
+
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]:
+        run = ctx._run
+        session_id = t.cast(str, run.session_id)
+        if not run.can_round_trip:
+            raise ClientRequestError(
+                f"Cannot send {method}: this response cannot be streamed (a sync worker, or "
+                "every thread of a gthread worker is busy). Run gunicorn with -k gevent or more "
+                "--threads."
+            )
+        request_id = self.backend.next_request_id(session_id)
+        self.backend.expect_response(session_id, request_id)
+        run.outbox.emit(jsonrpc.request(request_id, method, params))
+        signals.send(
+            signals.client_request_sent,
+            ctx.app,
+            method=method,
+            request_id=request_id,
+            session_id=session_id,
+        )
+        deadline = time.monotonic() + self.timeout
+        answer = None
+        try:
+            while answer is None:
+                if run.cancelled.is_set():
+                    raise RequestCancelled()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                answer = self.backend.wait_response(session_id, request_id, min(remaining, 0.5))
+                if answer is None and self.backend.get_session(session_id) is None:
+                    raise ClientRequestError(
+                        f"The session ended before the client answered {method}."
+                    )
+        finally:
+            if answer is None:
+                self.backend.forget_response(session_id, request_id)
+        if answer is None:
+            raise ClientRequestTimeout(
+                f"The client did not answer {method} within {self.timeout:g} seconds "
+                "(MCP_CLIENT_REQUEST_TIMEOUT)."
+            )
+        signals.send(
+            signals.client_response_received,
+            ctx.app,
+            request_id=request_id,
+            session_id=session_id,
+            error=answer.get("error"),
+        )
+        if "error" in answer:
+            error = answer["error"] if isinstance(answer["error"], dict) else {}
+            raise ClientRequestError(
+                f"The client answered {method} with an error: {error.get('message', error)}", error
+            )
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            raise ClientRequestError(f"The client answered {method} with a malformed result.")
+        return result
+
+
+class Context:
+    """What a handler can do besides returning its result.
+
+    Declare a parameter annotated with ``Context`` to receive it. The same
+    calls work in both protocol eras: on a handshake session they talk to the
+    client over the request's stream; on a 2026-07-28 request they are answered
+    through multi-round-trip requests (MRTR): the first call without an answer
+    ends the request with an ``InputRequiredResult``, and the client's retry
+    runs the handler again **from its first line** with the answers. Work done
+    before ``elicit``/``create_message``/``list_roots``/``ask`` must therefore
+    be idempotent, or its outcome kept in :attr:`request_state`.
+    """
+
+    def __init__(
+        self,
+        *,
+        app: t.Any,
+        run: RequestRun,
+        back_channel: BackChannel,
+        protocol_version: str,
+        client_capabilities: dict[str, t.Any],
+        client_info: dict[str, t.Any],
+        meta: dict[str, t.Any],
+        log_level: str | None,
+        auth: AuthInfo | None = None,
+    ) -> None:
+        self.app = app
+        self._run = run
+        self._back_channel = back_channel
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.meta = meta
+        self.log_level = log_level
+        self.auth = auth
+        #: Server data kept across the rounds of a 2026-07-28 multi-round request:
+        #: what the previous round stored here, sealed into ``requestState``
+        #: (integrity protected and expiring, but readable by the client unless
+        #: ``MCP_STATE_ENCRYPT`` is set). Always empty in the handshake era.
+        self.request_state: dict[str, t.Any] = {}
+        #: The ``inputResponses`` of a 2026-07-28 retry, by key (read-only view).
+        self.input_responses: dict[str, t.Any] = {}
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id, or ``None`` for a stateless request."""
+        return self._run.session_id
+
+    @property
+    def request_id(self) -> t.Any:
+        """The JSON-RPC id of the request being handled."""
+        return self._run.request_id
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client cancelled the request (or it timed out)."""
+        return self._run.cancelled.is_set()
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`~flask_mcp.errors.RequestCancelled` if the request was cancelled."""
+        if self._run.cancelled.is_set():
+            raise RequestCancelled()
+
+    def _notify(self, method: str, params: dict[str, t.Any]) -> None:
+        self._run.outbox.emit(jsonrpc.notification(method, params))
+        signals.send(signals.notification_sent, self.app, method=method, session_id=self.session_id)
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress, if the client asked for it with a ``progressToken``."""
+        token = self.meta.get("progressToken")
+        if token is None:
+            return
+        params: dict[str, t.Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._notify("notifications/progress", params)
+
+    def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
+        """Send a log message to the client if its level is at or above the client's."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"Unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}.")
+        if self.log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+            return
+        params: dict[str, t.Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self._notify("notifications/message", params)
+
+    def debug(self, data: t.Any) -> None:
+        """Send a ``debug`` log message."""
+        self.log("debug", data)
+
+    def info(self, data: t.Any) -> None:
+        """Send an ``info`` log message."""
+        self.log("info", data)
+
+    def warning(self, data: t.Any) -> None:
+        """Send a ``warning`` log message."""
+        self.log("warning", data)
+
+    def error(self, data: t.Any) -> None:
+        """Send an ``error`` log message."""
+        self.log("error", data)
+
+    def _require(self, capability: str, sub: str | None = None) -> None:
+        declared = self.client_capabilities.get(capability)
+        if not isinstance(declared, dict) or (sub is not None and sub not in declared):
+            name = capability if sub is None else f"{capability}.{sub}"
+            if protocol.missing_capability_is_error(self.protocol_version):
+                raise MissingClientCapability(capability, sub)
+            raise CapabilityNotDeclared(
+                f"The client did not declare the {name!r} capability, so it cannot be asked "
+                "for this; check ctx.client_capabilities first or handle CapabilityNotDeclared."
+            )
+
+    def send_request(
+        self, method: str, params: dict[str, t.Any], *, key: str | None = None
+    ) -> dict[str, t.Any]:
+        """Send a request to the client and return its result.
+
+        :param key: the ``inputRequests`` key on a 2026-07-28 request (default:
+            numbered in call order); ignored in the handshake era.
+        :raises ClientRequestError: the client answered with an error, or could not be asked.
+        :raises ClientRequestTimeout: no answer within ``MCP_CLIENT_REQUEST_TIMEOUT``.
+        """
+        return self._back_channel.request(self, method, params, key)
+
+    def ask(
+        self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]
+    ) -> dict[str, dict[str, t.Any]]:
+        """Ask several questions at once and return the answers by key.
+
+        Build the requests with :mod:`flask_mcp.server.mrtr` (``elicitation``,
+        ``sampling``, ``roots``). On a 2026-07-28 request every unanswered one
+        goes out in the same ``InputRequiredResult``; on a session they are sent
+        one after the other.
+        """
+        for method, params in requests.values():
+            check_capabilities(self, method, params)
+        ask_many = getattr(self._back_channel, "request_many", None)
+        if ask_many is not None:
+            return t.cast("dict[str, dict[str, t.Any]]", ask_many(self, dict(requests)))
+        return {
+            key: self.send_request(method, params, key=key)
+            for key, (method, params) in requests.items()
+        }
+
+    def create_message(
+        self,
+        messages: list[dict[str, t.Any]],
+        max_tokens: int,
+        *,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        model_preferences: dict[str, t.Any] | None = None,
+        include_context: str | None = None,
+        tools: list[dict[str, t.Any]] | None = None,
+        tool_choice: dict[str, t.Any] | None = None,
+        metadata: dict[str, t.Any] | None = None,
+        key: str | None = None,
+    ) -> dict[str, t.Any]:
+        """Ask the client to sample from its language model (``sampling/createMessage``)."""
+        self._require("sampling")
+        params: dict[str, t.Any] = {"messages": messages, "maxTokens": max_tokens}
+        optional = {
+            "systemPrompt": system_prompt,
+            "temperature": temperature,
+            "stopSequences": stop_sequences,
+            "modelPreferences": model_preferences,
+            "includeContext": include_context,
+            "metadata": metadata,
+        }
+        params.update({k: v for k, v in optional.items() if v is not None})
+        if include_context not in (None, "none"):
+            self._require("sampling", "context")
+        if tools is not None or tool_choice is not None:
+            if not protocol.supports_sampling_tools(self.protocol_version):
+                raise CapabilityNotDeclared(
+                    f"Sampling with tools needs protocol 2025-11-25 or later; "
+                    f"this client speaks {self.protocol_version}."
+                )
+            self._require("sampling", "tools")
+            if tools is not None:
+                params["tools"] = tools
+            if tool_choice is not None:
+                params["toolChoice"] = tool_choice
+        return self.send_request("sampling/createMessage", params, key=key)
+
+    def elicit(
+        self, message: str, requested_schema: dict[str, t.Any], *, key: str | None = None
+    ) -> dict[str, t.Any]:
+        """Ask the user for structured input (form mode); return ``{action, content?}``."""
+        self._require_elicitation("form")
+        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        if self.protocol_version < "2025-11-25":
+            del params["mode"]
+        return self.send_request("elicitation/create", params, key=key)
+
+    def elicit_url(
+        self, message: str, url: str, elicitation_id: str, *, key: str | None = None
+    ) -> dict[str, t.Any]:
+        """Ask the user to visit ``url`` (URL mode); return ``{action}``."""
+        self._require_elicitation("url")
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        if not protocol.uses_elicitation_ids(self.protocol_version):
+            del params["elicitationId"]
+        return self.send_request("elicitation/create", params, key=key)
+
+    def _require_elicitation(self, mode: str) -> None:
+        if not protocol.supports_elicitation(self.protocol_version):
+            raise CapabilityNotDeclared(
+                f"Elicitation needs protocol 2025-06-18 or later; this client speaks "
+                f"{self.protocol_version}."
+            )
+        self._require("elicitation")
+        declared = self.client_capabilities["elicitation"]
+        # An empty elicitation capability means form mode only.
+        if mode == "url" and "url" not in declared:
+            self._require("elicitation", "url")
+        if mode == "form" and declared and "form" not in declared:
+            self._require("elicitation", "form")
+
+    def list_roots(self, *, key: str | None = None) -> list[dict[str, t.Any]]:
+        """Ask the client for its roots (``roots/list``)."""
+        self._require("roots")
+        result = self.send_request("roots/list", {}, key=key)
+        roots = result.get("roots")
+        if not isinstance(roots, list):
+            raise ClientRequestError("The client answered roots/list without a roots array.")
+        return roots
+
+    def close_sse_stream(self) -> None:
+        """End the HTTP connection of this request's stream; the client resumes it with GET.
+
+        Only streams that can be resumed are closed; otherwise this does nothing.
+        """
+        if (
+            self._run.outbox.resumable
+            and self._run.can_round_trip  # a buffered response cannot be resumed
+            and protocol.sends_priming_event(self.protocol_version)
+        ):
+            self._run.outbox.disconnect()
+
+
+def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> None:
+    """Check that the client declared what ``method`` with ``params`` needs.
+
+    :raises CapabilityNotDeclared: (or :class:`MissingClientCapability` on a
+        2026-07-28 request) the capability is missing.
+    :raises ValueError: ``method`` is not one a server may ask.
+    """
+    if method == "elicitation/create":
+        ctx._require_elicitation("url" if params.get("mode") == "url" else "form")
+    elif method == "sampling/createMessage":
+        ctx._require("sampling")
+        if params.get("includeContext") not in (None, "none"):
+            ctx._require("sampling", "context")
+        if "tools" in params or "toolChoice" in params:
+            ctx._require("sampling", "tools")
+    elif method == "roots/list":
+        ctx._require("roots")
+    else:
+        raise ValueError(
+            f"Cannot ask the client for {method!r}: use elicitation/create, "
+            "sampling/createMessage or roots/list."
+        )
+
+
+__all__ = [
+    "BackChannel",
+    "Context",
+    "SessionBackChannel",
+    "check_capabilities",
+]

@@ -1,0 +1,412 @@
+"""The decorators and ``add_*``/``remove_*`` methods that declare what a server offers.
+
+:class:`~flask_mcp.MCP` inherits them; they work before and after ``init_app``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing as t
+
+from .. import protocol
+from .. import schema as schema_mod
+from .handlers import LOCALNS
+from .handlers import Handler
+from .handlers import context_parameter
+from .handlers import describe_doc
+from .handlers import handler_entry
+from .handlers import prompt_arguments
+from .registry import Prompt
+from .registry import Registry
+from .registry import Resource
+from .registry import ResourceTemplate
+from .registry import Tool
+from .registry import header_params_of
+from .resource_security import DEFAULT_RESOURCE_SECURITY
+from .resource_security import ResourceSecurity
+from .uri_template import URITemplate
+
+F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+
+_MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+(\s*;.*)?")
+
+
+def _not_called(decorator: str) -> TypeError:
+    return TypeError(
+        f"@mcp.{decorator} needs the resource's URI: write @mcp.{decorator}('scheme://path') "
+        "or a template such as @mcp.resource('users://{user_id}'). A resource is read by its "
+        "URI, so it cannot default to the function's name."
+    )
+
+
+class Declarations:
+    """Declaring tools, resources, templates, prompts and completions."""
+
+    registry: Registry
+
+    # -- declarations --------------------------------------------------------------
+
+    @t.overload
+    def tool(self, name: F, /) -> F: ...
+
+    @t.overload
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: t.Any = None,
+        output_schema: t.Any = None,
+        structured_output: bool | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+        headers: t.Mapping[str, str] | None = None,
+        mime_type: str | None = None,
+    ) -> t.Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: t.Any = None,
+        output_schema: t.Any = None,
+        structured_output: bool | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+        headers: t.Mapping[str, str] | None = None,
+        mime_type: str | None = None,
+    ) -> F | t.Callable[[F], F]:
+        """Register a function as a tool and return it unchanged.
+
+        Use it bare (``@mcp.tool``), with the tool's name (``@mcp.tool("add")``)
+        or with keywords (``@mcp.tool(name="add", title="Add")``); the name
+        defaults to the function's.
+
+        The input schema comes from the type hints, or from ``input_schema``: a
+        marshmallow schema or a raw JSON Schema dict published unchanged. With
+        an explicit schema the function receives the arguments as one dict.
+        The output schema comes from the return annotation or ``output_schema``;
+        ``structured_output=False`` turns it off. ``headers`` maps argument
+        names to ``Mcp-Param-*`` header names (``{"region": "Region"}``); it
+        adds ``x-mcp-header`` to those properties, which 2026-07-28 clients
+        mirror into headers and the server checks on every call.
+        ``mime_type`` is the media type of the ``bytes`` the tool returns:
+        ``image/*`` and ``audio/*`` give image and audio blocks, any other type an
+        embedded resource with a ``blob``.
+        """
+        tool_name = None if callable(name) else name
+
+        def decorator(fn: F) -> F:
+            self.add_tool(
+                fn,
+                name=tool_name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                structured_output=structured_output,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+                headers=headers,
+                mime_type=mime_type,
+            )
+            return fn
+
+        return decorator(name) if callable(name) else decorator
+
+    def add_tool(
+        self,
+        fn: Handler,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: t.Any = None,
+        output_schema: t.Any = None,
+        structured_output: bool | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+        headers: t.Mapping[str, str] | None = None,
+        mime_type: str | None = None,
+    ) -> Tool:
+        """Register a tool at any time; clients are told the list changed.
+
+        :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules, or
+            ``mime_type`` is not a media type.
+        """
+        if mime_type is not None and (
+            not isinstance(mime_type, str) or not _MEDIA_TYPE.fullmatch(mime_type)
+        ):
+            raise ValueError(
+                f"mime_type must be a media type such as 'image/png', got {mime_type!r}."
+            )
+        entry = handler_entry(fn, "tool", name or fn.__name__)
+        ctx_param = context_parameter(fn)
+        exclude = {ctx_param} if ctx_param else set()
+        spec = schema_mod.input_spec(input_schema, fn, exclude=exclude, localns=LOCALNS)
+        header_params = header_params_of(spec.schema, headers, name or fn.__name__)
+        if output_schema is not None:
+            output = schema_mod.output_spec_from_schema(output_schema)
+        elif structured_output is False:
+            output = None
+        else:
+            output = schema_mod.output_spec_from_function(fn, localns=LOCALNS)
+        tool = Tool(
+            name=name or fn.__name__,
+            fn=entry,
+            input=spec,
+            output=output,
+            description=description if description is not None else describe_doc(fn),
+            title=title,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            scopes=tuple(scopes),
+            context_param=ctx_param,
+            call_style="kwargs" if input_schema is None else "dict",
+            header_params=header_params,
+            mime_type=mime_type,
+        )
+        self.registry.add_tool(tool)
+        return tool
+
+    def remove_tool(self, name: str) -> bool:
+        """Remove a tool; clients are told the list changed."""
+        return self.registry.remove("tools", name)
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+        security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
+    ) -> t.Callable[[F], F]:
+        """Register a function as a resource, or as a template if ``uri`` has variables.
+
+        The URI comes first or as ``uri=``; the function is returned unchanged.
+        Template variables are passed to the function as keyword arguments.
+        ``ttl_ms`` and ``cache_scope`` (``"public"`` or ``"private"``) are the
+        caching hints of its 2026-07-28 reads; they default to
+        ``MCP_READ_CACHE_TTL_MS`` and ``MCP_READ_CACHE_SCOPE``. Template values
+        holding NUL, a ``..`` segment or an absolute path are refused unless
+        ``security`` exempts them (``ResourceSecurity(exempt_params={"path"})``)
+        or is ``None``.
+        """
+        if callable(uri):
+            raise _not_called("resource")
+
+        def decorator(fn: F) -> F:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+                security=security,
+            )
+            return fn
+
+        return decorator
+
+    def add_resource(
+        self,
+        fn: Handler,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, t.Any] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+        security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
+    ) -> Resource | ResourceTemplate:
+        """Register a resource or template at any time; clients are told the list changed."""
+        if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
+            raise ValueError(f"ttl_ms must be an integer >= 0 (milliseconds), got {ttl_ms!r}.")
+        if cache_scope not in (None, *protocol.CACHE_SCOPES):
+            raise ValueError(f"cache_scope must be 'public' or 'private', got {cache_scope!r}.")
+        template = URITemplate(uri)
+        ctx_param = context_parameter(fn)
+        common: dict[str, t.Any] = {
+            "name": name or fn.__name__,
+            "fn": handler_entry(fn, "resource", uri),
+            "description": description if description is not None else describe_doc(fn),
+            "title": title,
+            "mime_type": mime_type,
+            "annotations": annotations,
+            "icons": icons,
+            "meta": meta,
+            "scopes": tuple(scopes),
+            "context_param": ctx_param,
+            "ttl_ms": ttl_ms,
+            "cache_scope": cache_scope,
+        }
+        if not template.is_template:
+            resource = Resource(uri=uri, size=size, **common)
+            self.registry.add_resource(resource)
+            return resource
+        params = inspect.signature(fn).parameters
+        accepts_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        missing = [v for v in template.variables if v not in params and not accepts_any]
+        if missing:
+            raise TypeError(
+                f"The function {fn.__name__!r} for template {uri!r} must accept the template "
+                f"variables as parameters; missing: {', '.join(missing)}."
+            )
+        if security is not None:
+            security.check_template(template)
+        record = ResourceTemplate(template=template, security=security, **common)
+        self.registry.add_template(record)
+        return record
+
+    def remove_resource(self, uri: str) -> bool:
+        """Remove a resource or template; clients are told the list changed."""
+        return self.registry.remove("resources", uri) or self.registry.remove(
+            "resourceTemplates", uri
+        )
+
+    @t.overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @t.overload
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[dict[str, t.Any]] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> t.Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[dict[str, t.Any]] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> F | t.Callable[[F], F]:
+        """Register a function as a prompt and return it unchanged.
+
+        Arguments come from its signature. Use it bare (``@mcp.prompt``), with
+        the name (``@mcp.prompt("review")``) or with keywords.
+        """
+        prompt_name = None if callable(name) else name
+
+        def decorator(fn: F) -> F:
+            self.add_prompt(
+                fn,
+                name=prompt_name,
+                title=title,
+                description=description,
+                arguments=arguments,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+            )
+            return fn
+
+        return decorator(name) if callable(name) else decorator
+
+    def add_prompt(
+        self,
+        fn: Handler,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[dict[str, t.Any]] | None = None,
+        icons: list[dict[str, t.Any]] | None = None,
+        meta: dict[str, t.Any] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> Prompt:
+        """Register a prompt at any time; clients are told the list changed."""
+        ctx_param = context_parameter(fn)
+        prompt = Prompt(
+            name=name or fn.__name__,
+            fn=handler_entry(fn, "prompt", name or fn.__name__),
+            arguments=arguments
+            if arguments is not None
+            else prompt_arguments(fn, {ctx_param} if ctx_param else set()),
+            description=description if description is not None else describe_doc(fn),
+            title=title,
+            icons=icons,
+            meta=meta,
+            scopes=tuple(scopes),
+            context_param=ctx_param,
+        )
+        self.registry.add_prompt(prompt)
+        return prompt
+
+    def remove_prompt(self, name: str) -> bool:
+        """Remove a prompt; clients are told the list changed."""
+        return self.registry.remove("prompts", name)
+
+    def completion(self, kind: str, target: str, argument: str | None = None) -> t.Callable[[F], F]:
+        """Register argument completion for a prompt or a resource template.
+
+        The function is called as ``fn(argument_name, value, context_arguments)``
+        and returns a list of strings (capped at 100) or a ``{values, total,
+        hasMore}`` dict.
+
+        :param kind: ``"prompt"`` or ``"resource"``.
+        :param target: the prompt name or the template text.
+        :param argument: complete only this argument (default: all).
+        """
+        if kind not in ("prompt", "resource"):
+            raise ValueError("The completion kind must be 'prompt' or 'resource'.")
+
+        def decorator(fn: F) -> F:
+            entry = handler_entry(fn, "completion", f"{kind} {target}")
+            key = (kind, target, argument or "")
+            self.registry.completions[key] = (entry, context_parameter(fn))
+            return fn
+
+        return decorator
+
+
+__all__ = [
+    "Declarations",
+]

@@ -1,0 +1,148 @@
+"""The method table: validates params, finds handlers, calls them, shapes results.
+
+The dispatcher never touches the Flask request nor looks up the app: the
+transport hands it a :class:`Call` built from plain data, which carries the
+per-app :class:`~flask_mcp.runtime.state.AppState` (settings, backend, authenticator,
+signal sender). A :class:`Dispatcher` is made from a
+:class:`~flask_mcp.server.registry.Registry` and a :class:`ServerInfo` alone, so it
+runs without a Flask app.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+from .. import protocol
+from ..errors import INTERNAL_ERROR
+from ..errors import INVALID_REQUEST
+from ..errors import MCPError
+from ..errors import MethodNotFound
+from . import mrtr
+from .call import Call as Call
+from .info import ServerInfo as ServerInfo
+from .methods import Methods
+
+if t.TYPE_CHECKING:
+    from .registry import Registry
+
+logger = logging.getLogger("flask_mcp")
+
+
+class Dispatcher(Methods):
+    """Routes the requests of one server to their handlers.
+
+    :param registry: what the server offers.
+    :param info: who the server is.
+    """
+
+    #: Methods a handshake-era session may call before ``notifications/initialized``.
+    PRE_INIT = frozenset({"ping", "initialize"})
+
+    def __init__(self, registry: Registry, info: ServerInfo) -> None:
+        self.registry = registry
+        self.info = info
+        self.methods: dict[str, t.Callable[[Call], dict[str, t.Any]]] = {
+            "ping": self.ping,
+            "tools/list": self.tools_list,
+            "tools/call": self.tools_call,
+            "resources/list": self.resources_list,
+            "resources/templates/list": self.resource_templates_list,
+            "resources/read": self.resources_read,
+            "resources/subscribe": self.resources_subscribe,
+            "resources/unsubscribe": self.resources_unsubscribe,
+            "prompts/list": self.prompts_list,
+            "prompts/get": self.prompts_get,
+            "completion/complete": self.completion_complete,
+            "logging/setLevel": self.logging_set_level,
+            "server/discover": self.server_discover,
+        }
+        #: Methods whose handlers run user code and may emit before their result.
+        self.user_methods = frozenset(
+            {"tools/call", "resources/read", "prompts/get", "completion/complete"}
+        )
+
+    def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
+        """Tell whether the handler of a request can send anything before its result.
+
+        Only handlers that take a ``Context`` can; the others may run without
+        a stream of their own.
+        """
+        name = params.get("uri" if method == "resources/read" else "name")
+        if not isinstance(name, str):
+            return False  # invalid params: answered with an error, nothing to emit
+        if method == "tools/call":
+            record: t.Any = self.registry.tools.get(name)
+        elif method == "prompts/get":
+            record = self.registry.prompts.get(name)
+        elif method == "resources/read":
+            record = self.registry.resources.get(name)
+            if record is None:
+                return True  # a template: the match decides, in the handler's task
+        else:
+            return True
+        return record is not None and record.context_param is not None
+
+    # -- entry point ----------------------------------------------------------
+
+    def dispatch(self, call: Call) -> dict[str, t.Any]:
+        """Run one request and return its result, shaped for the call's era.
+
+        A 2026-07-28 call that needs input from the client returns an
+        ``InputRequiredResult``; its results carry ``resultType``, ``serverInfo``
+        and, where cacheable, ``ttlMs`` and ``cacheScope``.
+
+        :raises MCPError: the request fails with a JSON-RPC error.
+        """
+        handler = self.methods.get(call.method)
+        if (
+            handler is None
+            or not protocol.has_method(call.era, call.method)
+            or not self.registry.offers(call.method)
+        ):
+            raise MethodNotFound(call.method)
+        if call.era == protocol.HANDSHAKE:
+            if (
+                call.session is not None
+                and not call.session.initialized
+                and call.method not in self.PRE_INIT
+            ):
+                raise MCPError(
+                    INVALID_REQUEST,
+                    "The session is not initialized: send notifications/initialized before "
+                    f"{call.method}.",
+                )
+            return handler(call)
+        try:
+            result = handler(call)
+        except mrtr.InputRequired as exc:
+            ctx = call.ctx
+            if ctx is None or not isinstance(ctx._back_channel, mrtr.MRTRBackChannel):
+                raise MCPError(
+                    INTERNAL_ERROR, f"{call.method} cannot ask the client for input."
+                ) from None
+            channel = ctx._back_channel
+            result = mrtr.input_required_result(
+                call.state, exc, channel, ctx.request_state, call.params, call.auth
+            )
+        return self.shape(call, result)
+
+    def shape(self, call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Add what a result carries in the call's era (see :func:`protocol.shape_result`)."""
+        settings = call.state.settings
+        if call.method == "resources/read" and call.cache is not None:
+            ttl = call.cache[0] if call.cache[0] is not None else settings.read_cache_ttl_ms
+            scope = call.cache[1] or settings.read_cache_scope
+        else:
+            ttl, scope = settings.cache_ttl_ms, settings.cache_scope
+        return protocol.shape_result(
+            call.era,
+            call.method,
+            result,
+            server_info=self.info.fields,
+            ttl_ms=ttl,
+            cache_scope=scope,
+        )
+
+
+__all__ = ["Call", "Dispatcher", "ServerInfo"]

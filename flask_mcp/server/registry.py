@@ -1,0 +1,390 @@
+"""Records of the tools, resources, templates, prompts and completions a server offers."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import re
+import threading
+import typing as t
+
+from .. import schema as schema_mod
+from ..errors import InvalidParams
+from ..protocol.headers import validate_x_mcp_header_schema
+from .handlers import Handler
+from .resource_security import DEFAULT_RESOURCE_SECURITY
+from .resource_security import ResourceSecurity
+from .uri_template import URITemplate
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+def _clean(mapping: dict[str, t.Any]) -> dict[str, t.Any]:
+    return {k: v for k, v in mapping.items() if v is not None}
+
+
+@dataclasses.dataclass(eq=False)
+class Tool:
+    """A registered tool."""
+
+    name: str
+    fn: Handler
+    input: schema_mod.InputSpec
+    output: schema_mod.OutputSpec | None
+    description: str | None = None
+    title: str | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+    #: "kwargs": arguments are keyword arguments; "dict": one positional dict.
+    call_style: str = "kwargs"
+    extra: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: The arguments mirrored into ``Mcp-Param-*`` headers (``x-mcp-header``).
+    header_params: tuple[t.Any, ...] = ()
+    #: The media type of the bytes the tool returns (``mime_type=``), if any.
+    mime_type: str | None = None
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``Tool`` object published by ``tools/list``."""
+        data: dict[str, t.Any] = {"name": self.name}
+        if self.title is not None:
+            data["title"] = self.title
+        data["description"] = self.description or ""
+        data["inputSchema"] = self.input.schema
+        if self.output is not None:
+            data["outputSchema"] = self.output.schema
+        data.update(
+            _clean({"annotations": self.annotations, "icons": self.icons, "_meta": self.meta})
+        )
+        data.update(self.extra)
+        return data
+
+
+def header_params_of(
+    schema: dict[str, t.Any], headers: t.Mapping[str, str] | None, tool: str
+) -> tuple[t.Any, ...]:
+    """Annotate ``schema`` with ``headers`` and return its validated ``x-mcp-header`` params.
+
+    :raises ValueError: an annotation breaks the rules of ``server/tools.mdx``
+        (clients drop such a tool, so it is refused at registration).
+    """
+    properties = schema.get("properties")
+    for argument, header in (headers or {}).items():
+        if not isinstance(properties, dict) or not isinstance(properties.get(argument), dict):
+            raise ValueError(
+                f"Tool {tool!r}: headers= names {argument!r}, which is not a property of its"
+                " input schema; use the name of one of its arguments."
+            )
+        properties[argument] = {**properties[argument], "x-mcp-header": header}
+    try:
+        return tuple(validate_x_mcp_header_schema(schema))
+    except ValueError as exc:
+        raise ValueError(f"Tool {tool!r} cannot be registered: {exc}") from None
+
+
+@dataclasses.dataclass(eq=False)
+class Resource:
+    """A registered static resource."""
+
+    uri: str
+    name: str
+    fn: Handler
+    description: str | None = None
+    title: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+    #: ``ttlMs`` and ``cacheScope`` of its reads (``None``: the app's defaults).
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``Resource`` object published by ``resources/list``."""
+        return _clean(
+            {
+                "uri": self.uri,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "size": self.size,
+                "annotations": self.annotations,
+                "icons": self.icons,
+                "_meta": self.meta,
+            }
+        )
+
+
+@dataclasses.dataclass(eq=False)
+class ResourceTemplate:
+    """A registered RFC 6570 resource template."""
+
+    template: URITemplate
+    name: str
+    fn: Handler
+    description: str | None = None
+    title: str | None = None
+    mime_type: str | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+    security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY
+
+    @property
+    def uri_template(self) -> str:
+        """The template text."""
+        return self.template.template
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``ResourceTemplate`` object published by ``resources/templates/list``."""
+        return _clean(
+            {
+                "uriTemplate": self.uri_template,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "annotations": self.annotations,
+                "icons": self.icons,
+                "_meta": self.meta,
+            }
+        )
+
+
+@dataclasses.dataclass(eq=False)
+class Prompt:
+    """A registered prompt."""
+
+    name: str
+    fn: Handler
+    arguments: list[dict[str, t.Any]]
+    description: str | None = None
+    title: str | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    scopes: tuple[str, ...] = ()
+    context_param: str | None = None
+
+    def describe(self) -> dict[str, t.Any]:
+        """Return the ``Prompt`` object published by ``prompts/list``."""
+        data = _clean(
+            {"name": self.name, "title": self.title, "description": self.description or ""}
+        )
+        if self.arguments:
+            data["arguments"] = self.arguments
+        data.update(_clean({"icons": self.icons, "_meta": self.meta}))
+        return data
+
+
+Kind = t.Literal["tools", "resources", "resourceTemplates", "prompts"]
+
+
+class Registry:
+    """The offerings of one :class:`~flask_mcp.MCP`, in registration order.
+
+    Lists are prebuilt and cached until something changes; ``on_change`` is
+    called with the kind after a runtime addition or removal.
+    """
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        #: (kind, target, argument or "") -> (function, name of its Context parameter)
+        self.completions: dict[tuple[str, str, str], tuple[Handler, str | None]] = {}
+        self._lock = threading.Lock()
+        self._cache: dict[str, list[dict[str, t.Any]]] = {}
+        self.listeners: list[t.Callable[[str], None]] = []
+
+    def _changed(self, kind: str) -> None:
+        self._cache.pop(kind, None)
+        for listener in list(self.listeners):
+            listener(kind)
+
+    def add_tool(self, tool: Tool) -> None:
+        """Register a tool.
+
+        :raises ValueError: the name breaks the naming rules or is taken.
+        """
+        if not TOOL_NAME.match(tool.name):
+            raise ValueError(
+                f"Invalid tool name {tool.name!r}: use 1-128 characters of A-Z, a-z, 0-9, "
+                "'_', '-' and '.' (pass name=... to the decorator)."
+            )
+        with self._lock:
+            if tool.name in self.tools:
+                raise ValueError(
+                    f"A tool named {tool.name!r} is already registered; pass a different name=."
+                )
+            self.tools[tool.name] = tool
+        self._changed("tools")
+
+    def add_resource(self, resource: Resource) -> None:
+        """Register a static resource; its URI must be unique."""
+        with self._lock:
+            if resource.uri in self.resources:
+                raise ValueError(f"A resource with URI {resource.uri!r} is already registered.")
+            self.resources[resource.uri] = resource
+        self._changed("resources")
+
+    def add_template(self, template: ResourceTemplate) -> None:
+        """Register a resource template; its template text must be unique."""
+        with self._lock:
+            if template.uri_template in self.templates:
+                raise ValueError(
+                    f"A resource template {template.uri_template!r} is already registered."
+                )
+            self.templates[template.uri_template] = template
+        self._changed("resourceTemplates")
+
+    def add_prompt(self, prompt: Prompt) -> None:
+        """Register a prompt; its name must be unique."""
+        with self._lock:
+            if prompt.name in self.prompts:
+                raise ValueError(f"A prompt named {prompt.name!r} is already registered.")
+            self.prompts[prompt.name] = prompt
+        self._changed("prompts")
+
+    def _table(self, kind: str) -> dict[str, t.Any]:
+        tables: dict[str, dict[str, t.Any]] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "resourceTemplates": self.templates,
+            "prompts": self.prompts,
+        }
+        return tables[kind]
+
+    def remove(self, kind: Kind, key: str) -> bool:
+        """Remove a tool, resource, template or prompt; tell whether it existed."""
+        table = self._table(kind)
+        with self._lock:
+            found = table.pop(key, None) is not None
+        if found:
+            self._changed(kind)
+        return found
+
+    def described(self, kind: Kind) -> list[dict[str, t.Any]]:
+        """Return the cached list of descriptions for ``kind``."""
+        cached = self._cache.get(kind)
+        if cached is None:
+            table = self._table(kind)
+            cached = self._cache[kind] = [item.describe() for item in list(table.values())]
+        return cached
+
+    def capabilities(self, era: str = "handshake") -> dict[str, t.Any]:
+        """Return the server capabilities derived from what is registered.
+
+        The same in both eras today; ``era`` is where a difference would go.
+        """
+        caps: dict[str, t.Any] = {"logging": {}}
+        if self.completions:
+            caps["completions"] = {}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        return caps
+
+    def offers(self, method: str) -> bool:
+        """Tell whether a method belongs to a capability this server declares."""
+        family = method.split("/", 1)[0]
+        if family == "tools":
+            return bool(self.tools)
+        if family == "resources":
+            return bool(self.resources or self.templates)
+        if family == "prompts":
+            return bool(self.prompts)
+        if family == "completion":
+            return bool(self.completions)
+        return True
+
+    def scoped(self) -> list[str]:
+        """Return the names of the tools, resources, templates and prompts that declare scopes."""
+        tables = (self.tools, self.resources, self.templates, self.prompts)
+        return [name for table in tables for name, record in table.items() if record.scopes]
+
+    def find_template(self, uri: str) -> tuple[ResourceTemplate, dict[str, t.Any]] | None:
+        """Return the first template matching ``uri`` and its variables.
+
+        :raises InvalidParams: a value is refused by the template's ``security``
+            (a later template is not tried: it could be more permissive).
+        """
+        for template in list(self.templates.values()):
+            variables = template.template.match(uri)
+            if variables is not None:
+                refused = template.security and template.security.validate(variables)
+                if refused:
+                    raise InvalidParams(
+                        f"Invalid params: the value of {refused[0]!r} in this URI {refused[1]};"
+                        f" the resource template {template.uri_template!r} does not accept NUL"
+                        " characters, '..' segments or absolute paths in its values.",
+                        {"uri": uri, "parameter": refused[0]},
+                    )
+                return template, variables
+        return None
+
+
+def encode_cursor(offset: int) -> str:
+    """Return an opaque cursor for a list offset."""
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: t.Any) -> int:
+    """Return the offset behind a cursor.
+
+    :raises InvalidParams: the cursor was not made by :func:`encode_cursor`.
+    """
+    if not isinstance(cursor, str):
+        raise InvalidParams("Invalid cursor: it must be the string from a previous nextCursor.")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        prefix, _, number = raw.partition(":")
+        offset = int(number)
+        if prefix != "o" or offset < 0:
+            raise ValueError
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidParams(
+            "Invalid cursor: pass the nextCursor of a previous page unchanged."
+        ) from None
+    return offset
+
+
+def paginate(
+    items: list[dict[str, t.Any]], cursor: t.Any, page_size: int
+) -> tuple[list[dict[str, t.Any]], str | None]:
+    """Return one page of ``items`` and the cursor of the next page."""
+    offset = 0 if cursor is None else decode_cursor(cursor)
+    if offset > len(items):
+        raise InvalidParams("Invalid cursor: it points past the end of the list.")
+    page = items[offset : offset + page_size] if offset or len(items) > page_size else items
+    following = offset + page_size
+    return page, encode_cursor(following) if following < len(items) else None
+
+
+__all__ = [
+    "TOOL_NAME",
+    "Kind",
+    "Prompt",
+    "Registry",
+    "Resource",
+    "ResourceTemplate",
+    "Tool",
+    "decode_cursor",
+    "encode_cursor",
+    "header_params_of",
+    "paginate",
+]

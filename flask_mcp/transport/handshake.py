@@ -1,0 +1,427 @@
+"""The handshake era's ladder: sessions, ``initialize``, notifications, batches, GET streams.
+
+A request of a session (``Mcp-Session-Id``) is checked here (the session exists,
+belongs to the caller, speaks a supported ``MCP-Protocol-Version``) and handed to
+the one runner (:func:`flask_mcp.transport.runner.serve_call`), as 2026-07-28
+requests are by :mod:`.stateless`. GET opens the session's general stream, or
+resumes a request's stream from ``Last-Event-ID``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import typing as t
+
+from flask import Response
+
+from .. import protocol
+from .. import signals
+from ..auth.info import principal_of
+from ..backends.base import GENERAL_STREAM
+from ..backends.base import SessionRecord
+from ..errors import BackendUnavailable
+from ..errors import InvalidParams
+from ..errors import MCPError
+from ..errors import MCPHTTPError
+from ..protocol import jsonrpc
+from ..runtime import concurrency as _concurrency
+from ..runtime.runs import StreamOutbox
+from ..runtime.runs import new_session_id
+from ..server.call import Call
+from ..server.context import Context
+from ..server.context import SessionBackChannel
+from . import runner
+from . import sse
+from .responses import http_error
+from .responses import json_response
+
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
+    from ..auth import AuthInfo
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+    from ..server.dispatcher import Dispatcher
+
+logger = logging.getLogger("flask_mcp")
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+#: The WSGI environ keys of those headers: read directly, they cost one dict lookup.
+SESSION_KEY = "HTTP_MCP_SESSION_ID"
+VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
+
+
+class Handshake:
+    """The handshake era of one server's endpoint on one app.
+
+    :param dispatcher: runs the requests.
+    :param state: the state of the app.
+    :param roots_changed_hooks: called with the session id when a client's roots change.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        state: AppState,
+        roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.app_state = state
+        self.roots_changed_hooks = roots_changed_hooks
+
+    def post(self, environ: WSGIEnvironment, message: t.Any, auth: AuthInfo | None) -> Response:
+        """Serve a decoded POST body of the handshake era."""
+        state = self.app_state
+        if isinstance(message, list):
+            return self._batch(state, environ, message, auth)
+        try:
+            kind = jsonrpc.classify(message)
+        except MCPError as exc:
+            return http_error(400, exc.message, request_id=jsonrpc.request_id_of(message))
+        if kind == jsonrpc.REQUEST and message["method"] == "initialize":
+            return self._initialize(state, message, auth)
+        record = self.session(environ, auth=auth)
+        assert record is not None
+        if kind == jsonrpc.REQUEST:
+            return self._request(state, environ, record, message, auth)
+        if kind == jsonrpc.NOTIFICATION:
+            self._notification(state, record, message)
+        else:
+            self._client_response(state, record, message)
+        return Response(status=202)
+
+    def end(self, record: SessionRecord) -> None:
+        """End a session (DELETE): cancel its requests here and delete it."""
+        state = self.app_state
+        for run in state.inflight.of_session(record.id):
+            run.cancel()
+        if state.backend.delete_session(record.id):
+            signals.send(signals.session_closed, state.app, session_id=record.id, reason="deleted")
+
+    def session(
+        self,
+        environ: WSGIEnvironment,
+        required: bool = True,
+        auth: AuthInfo | None = None,
+    ) -> SessionRecord | None:
+        """Return the request's session, checked against the caller and the version header.
+
+        :raises MCPHTTPError: 400 without a session id (when ``required``) or with an
+            unsupported ``MCP-Protocol-Version``; 404 for a session that does not exist
+            or belongs to another caller.
+        """
+        state = self.app_state
+        session_id = environ.get(SESSION_KEY)
+        if not session_id:
+            if required:
+                raise MCPHTTPError(
+                    400,
+                    "Bad Request: missing Mcp-Session-Id header. Send initialize first and "
+                    "repeat the Mcp-Session-Id it returns on every request.",
+                )
+            return None
+        record = state.backend.get_session(
+            session_id.strip(), touch=True
+        )  # traffic: one round trip
+        if record is not None and record.principal != principal_of(auth):
+            record = None  # bound to another caller: indistinguishable from a missing session
+        if record is None:
+            message = "Session not found: it ended or never existed."
+            if environ.get("wsgi.multiprocess") and not state.backend.multiprocess:
+                message = (
+                    "Session not found: it ended, never existed, or lives in another process: "
+                    "this server keeps sessions in memory (MCP_BACKEND=memory://) and runs "
+                    "several processes: a session lives in one of them; set "
+                    "MCP_BACKEND=redis://... or run one worker."
+                )
+            raise MCPHTTPError(404, f"{message} Send initialize to start a new one.")
+        header = environ.get(VERSION_KEY)
+        if header is not None and not protocol.is_supported_header(header.strip()):
+            raise MCPHTTPError(
+                400,
+                f"Bad Request: unsupported MCP-Protocol-Version {header!r}; supported: "
+                f"{', '.join(protocol.HANDSHAKE_VERSIONS)}.",
+            )
+        return record
+
+    def _request(
+        self,
+        state: AppState,
+        environ: WSGIEnvironment,
+        record: SessionRecord,
+        message: dict[str, t.Any],
+        auth: AuthInfo | None,
+    ) -> Response:
+        """Run a request of the session through the one runner."""
+        call = _call(state, record, message, auth)
+        return runner.serve_call(
+            self.dispatcher,
+            call,
+            context=_context_factory(call, record),
+            peer=lambda: _concurrency.client_socket(environ),
+        )
+
+    def _batch(
+        self,
+        state: AppState,
+        environ: WSGIEnvironment,
+        messages: list[t.Any],
+        auth: AuthInfo | None,
+    ) -> Response:
+        record = self.session(environ, required=False, auth=auth)
+        if (
+            record is None
+            or not protocol.supports_batching(record.protocol_version)
+            or not messages
+        ):
+            return http_error(
+                400,
+                "Invalid Request: JSON-RPC batches are only accepted on sessions that negotiated "
+                "protocol 2025-03-26; send one message per POST.",
+            )
+        answers = []
+        for message in messages:
+            try:
+                kind = jsonrpc.classify(message)
+            except MCPError as exc:
+                answers.append(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
+                continue
+            if kind == jsonrpc.NOTIFICATION:
+                self._notification(state, record, message)
+            elif kind == jsonrpc.RESPONSE:
+                self._client_response(state, record, message)
+            else:
+                answer = runner.execute(self.dispatcher, _call(state, record, message, auth))
+                if answer.refused is not None:  # a refusal answers the whole POST
+                    raise answer.refused
+                answers.append(t.cast("dict[str, t.Any]", answer.message))
+        return json_response(answers) if answers else Response(status=202)
+
+    def _initialize(
+        self, state: AppState, message: dict[str, t.Any], auth: AuthInfo | None
+    ) -> Response:
+        request_id = message["id"]
+        params = message.get("params") or {}
+        try:
+            version = _validate_initialize(params)
+        except MCPError as exc:
+            return json_response(jsonrpc.error_from(request_id, exc))
+        record = SessionRecord(
+            id=new_session_id(),
+            protocol_version=version,
+            client_info=params["clientInfo"],
+            client_capabilities=params["capabilities"],
+            log_level=state.settings.default_log_level,
+            principal=principal_of(auth),
+        )
+        if not state.backend.create_session(record, state.settings.max_sessions):
+            return http_error(
+                503,
+                "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",
+                request_id=request_id,
+                headers={"Retry-After": "5"},
+            )
+        result: dict[str, t.Any] = {
+            "protocolVersion": version,
+            "capabilities": self.dispatcher.registry.capabilities(),
+            "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
+        }
+        if self.dispatcher.info.instructions:
+            result["instructions"] = self.dispatcher.info.instructions
+        signals.send(
+            signals.session_created,
+            state.app,
+            session_id=record.id,
+            protocol_version=version,
+            client_info=record.client_info,
+        )
+        return json_response(
+            jsonrpc.result(request_id, result), headers={SESSION_HEADER: record.id}
+        )
+
+    def _notification(
+        self, state: AppState, record: SessionRecord, message: dict[str, t.Any]
+    ) -> None:
+        method = message["method"]
+        params = message.get("params") or {}
+        if method == "notifications/initialized":
+            if not record.initialized:
+                state.backend.update_session(record.id, initialized=True)
+        elif method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            if jsonrpc.valid_id(request_id):  # anything else names no request: nothing to do
+                state.backend.cancel(record.id, request_id)
+        elif method == "notifications/roots/list_changed":
+            signals.send(signals.roots_list_changed, state.app, session_id=record.id)
+            for hook in list(self.roots_changed_hooks):
+                try:
+                    hook(record.id)
+                except Exception:
+                    logger.exception("A roots-changed hook raised; ignoring it.")
+
+    def _client_response(
+        self, state: AppState, record: SessionRecord, message: dict[str, t.Any]
+    ) -> None:
+        if not state.backend.deliver_response(record.id, message["id"], message):
+            logger.info("Dropped a client response to unknown request id %r", message["id"])
+
+    def open_stream(self, environ: WSGIEnvironment, record: SessionRecord) -> Response:
+        """Open the session's general stream, or resume a stream from ``Last-Event-ID``."""
+        state = self.app_state
+        settings = state.settings
+        last_event_id = environ.get("HTTP_LAST_EVENT_ID")
+        stream_id, after = GENERAL_STREAM, None
+        if last_event_id:
+            parsed = sse.parse_event_id(last_event_id)
+            if parsed is None:
+                return http_error(
+                    400, f"Bad Request: malformed Last-Event-ID {last_event_id[:80]!r}."
+                )
+            stream_id, after = parsed
+            first = state.backend.first_seq(record.id, stream_id)
+            if first is None:
+                return http_error(
+                    400,
+                    "Bad Request: Last-Event-ID names no stream of this session (it ended, was "
+                    "evicted, or belongs to another session).",
+                )
+            if after + 1 < first:
+                return http_error(
+                    410,
+                    "Gone: the events after this Last-Event-ID were evicted (MCP_SSE_BUFFER_SIZE); "
+                    "the stream cannot be resumed.",
+                )
+        general = stream_id == GENERAL_STREAM
+        if not state.slots.acquire(general=general):
+            if state.slots.limit == 0:
+                return http_error(
+                    405,
+                    "Method Not Allowed: this server cannot hold SSE streams (a sync worker); run "
+                    "gunicorn with -k gevent or -k gthread to get the GET stream.",
+                    headers={"Allow": "POST, DELETE"},
+                )
+            return self._stream_later(state, record, stream_id, after)
+        outbox = StreamOutbox(state.backend, record.id, stream_id)
+        if after is None:
+            after = state.backend.get_cursor(record.id, GENERAL_STREAM)
+        reader = sse.StreamReader(
+            outbox,
+            after=after,
+            with_ids=True,
+            heartbeat=settings.sse_heartbeat,
+            max_seconds=settings.sse_max_stream_seconds,
+            retry_ms=settings.sse_retry_ms,
+            stop_at_end=not general,
+            on_delivered=(lambda seq: state.backend.set_cursor(record.id, GENERAL_STREAM, seq))
+            if general
+            else None,
+            sock=_concurrency.client_socket(environ),
+        )
+        opening = b""
+        if protocol.sends_priming_event(record.protocol_version):
+            opening = sse.priming(sse.event_id(stream_id, after), settings.sse_retry_ms)
+
+        def on_close(reason: str) -> None:
+            if reason == "end" and not general:
+                with contextlib.suppress(BackendUnavailable):  # expires with its session
+                    outbox.drop()
+
+        return sse.event_stream(
+            state,
+            reader,
+            kind="get" if general else "resume",
+            session_id=record.id,
+            opening=opening,
+            on_close=on_close,
+            general=general,
+        )
+
+    def _stream_later(
+        self, state: AppState, record: SessionRecord, stream_id: str, after: int | None
+    ) -> Response:
+        """Answer a GET this worker has no thread for with an event stream that ends at once.
+
+        The spec allows a GET only an event stream or 405, and a 405 (or a 503)
+        makes the official clients stop asking for the session's GET stream, so it
+        would never hear a notification. An event stream that closes at once with
+        a ``retry`` hint (and, where the version primes streams, an event id to
+        resume from) makes them come back later, once a stream has ended here;
+        nothing sent meanwhile is lost, as a resume replays it.
+        """
+        if after is None:  # the general stream: start where its last reader stopped
+            state.backend.open_stream(record.id, stream_id)  # so the id below resumes
+            after = state.backend.get_cursor(record.id, stream_id)
+        retry_ms = max(state.settings.sse_retry_ms, sse.BUSY_RETRY_MS)
+        if protocol.sends_priming_event(record.protocol_version):
+            body = sse.priming(sse.event_id(stream_id, after), retry_ms)
+        else:
+            body = sse.retry(retry_ms)
+        logger.debug(
+            "Every stream slot of this worker is taken (MCP_MAX_STREAMS, --threads); told the "
+            "client to come back for its GET stream in %d ms.",
+            retry_ms,
+        )
+        return Response(body, mimetype="text/event-stream", headers=sse.HEADERS)
+
+
+def _call(
+    state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: AuthInfo | None
+) -> Call:
+    """Build the call of a session's request."""
+    return Call(
+        message["method"],
+        message.get("params") or {},
+        message["id"],
+        record.protocol_version,
+        protocol.HANDSHAKE,
+        record,
+        state=state,
+        auth=auth,
+    )
+
+
+def _context_factory(call: Call, record: SessionRecord) -> runner.ContextFactory:
+    """Return what builds the ``Context`` of a spawned handshake-era handler.
+
+    Its requests to the client go out on the request's stream and wait for the
+    reply POST (:class:`~flask_mcp.server.context.SessionBackChannel`).
+    """
+
+    def context(run: RequestRun) -> Context:
+        state = call.state
+        meta = call.params.get("_meta")
+        return Context(
+            app=state.app,
+            run=run,
+            back_channel=SessionBackChannel(state.backend, state.settings.client_request_timeout),
+            protocol_version=call.version,
+            client_capabilities=record.client_capabilities,
+            client_info=record.client_info,
+            meta=meta if isinstance(meta, dict) else {},
+            log_level=record.log_level,
+            auth=call.auth,
+        )
+
+    return context
+
+
+def _validate_initialize(params: dict[str, t.Any]) -> str:
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise InvalidParams("Invalid params: 'protocolVersion' is required and must be a string.")
+    if not isinstance(params.get("capabilities"), dict):
+        raise InvalidParams("Invalid params: 'capabilities' is required and must be an object.")
+    info = params.get("clientInfo")
+    if (
+        not isinstance(info, dict)
+        or not isinstance(info.get("name"), str)
+        or not isinstance(info.get("version"), str)
+    ):
+        raise InvalidParams(
+            "Invalid params: 'clientInfo' is required and needs string 'name' and 'version'."
+        )
+    return protocol.negotiate(requested)
+
+
+__all__ = ["Handshake", "SESSION_HEADER", "VERSION_HEADER"]

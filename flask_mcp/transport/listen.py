@@ -1,0 +1,172 @@
+"""``subscriptions/listen``: the long-lived notification streams of 2026-07-28.
+
+A client POSTs ``subscriptions/listen`` with a filter; the SSE response stays
+open, starts with ``notifications/subscriptions/acknowledged`` and then carries
+only the change notifications the client opted in to, each tagged with the
+subscription id (the listen request's JSON-RPC id).
+
+Changes are published on the backend's pub/sub channel, so a listen stream held
+by one worker hears about changes made in any worker (with a shared backend
+such as Redis; the in-memory backend reaches the streams of its own process).
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask import Response
+
+from .. import protocol
+from ..backends.base import MESSAGE
+from ..backends.base import Event
+from ..backends.base import ReadResult
+from ..errors import InvalidParams
+from ..errors import MCPHTTPError
+from ..protocol import jsonrpc
+from . import sse
+from .sse import client_gone as client_gone
+
+if t.TYPE_CHECKING:
+    from ..backends.base import Subscription
+    from ..runtime.state import AppState
+    from ..server.registry import Registry
+
+_FLAGS = {
+    "toolsListChanged": ("tools", "listChanged", "notifications/tools/list_changed"),
+    "promptsListChanged": ("prompts", "listChanged", "notifications/prompts/list_changed"),
+    "resourcesListChanged": ("resources", "listChanged", "notifications/resources/list_changed"),
+}
+_UPDATED = "notifications/resources/updated"
+
+
+def honoured(registry: Registry, params: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Return the part of a listen filter this server honours.
+
+    :raises InvalidParams: the filter is malformed.
+    """
+    wanted = params.get("notifications", {})
+    if not isinstance(wanted, dict):
+        raise InvalidParams("Invalid params: 'notifications' must be an object of filters.")
+    caps = registry.capabilities(protocol.STATELESS)
+    agreed: dict[str, t.Any] = {}
+    for flag, (family, feature, _method) in _FLAGS.items():
+        value = wanted.get(flag)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidParams(f"Invalid params: notifications.{flag} must be a boolean.")
+        if value and caps.get(family, {}).get(feature):
+            agreed[flag] = True
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None:
+        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+            raise InvalidParams(
+                "Invalid params: notifications.resourceSubscriptions must be an array of URIs."
+            )
+        if caps.get("resources", {}).get("subscribe"):
+            agreed["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    return agreed
+
+
+def _wanted(message: t.Any, agreed: dict[str, t.Any]) -> bool:
+    if not isinstance(message, dict):
+        return False
+    method = message.get("method")
+    if method == _UPDATED:
+        params = message.get("params") or {}
+        return params.get("uri") in agreed.get("resourceSubscriptions", ())
+    return any(agreed.get(flag) and method == spec[2] for flag, spec in _FLAGS.items())
+
+
+def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> dict[str, t.Any]:
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    tagged = {**params, "_meta": {**meta, protocol.META_SUBSCRIPTION_ID: subscription_id}}
+    return jsonrpc.notification(method, tagged)
+
+
+class ListenSource:
+    """A listen stream's subscription, read by a :class:`~flask_mcp.transport.sse.StreamReader`.
+
+    It yields only the notifications the client opted in to, tagged with the
+    subscription id; a notification it drops reads as silence.
+    """
+
+    def __init__(self, subscription: Subscription, agreed: dict[str, t.Any], request_id: t.Any):
+        self.subscription = subscription
+        self.agreed = agreed
+        self.request_id = request_id
+        self.stream_id = f"listen-{request_id}"
+        self._seq = 0
+
+    def attach(self) -> int:
+        return 1
+
+    def detach(self, token: int) -> None:
+        return None
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        message = self.subscription.get(timeout)
+        if message is None or not _wanted(message, self.agreed):
+            return ReadResult([])
+        self._seq += 1
+        tagged = _tagged(message["method"], message.get("params") or {}, self.request_id)
+        return ReadResult([Event(self._seq, MESSAGE, tagged)])
+
+
+def open_stream(
+    registry: Registry,
+    state: AppState,
+    request_id: t.Any,
+    params: dict[str, t.Any],
+    sock: t.Any = None,
+) -> Response:
+    """Answer ``subscriptions/listen`` with a stream that stays open.
+
+    It starts with ``notifications/subscriptions/acknowledged``; after
+    ``MCP_SSE_MAX_STREAM_SECONDS`` it ends with the listen request's result.
+
+    :param sock: the client's connection, checked while the stream is idle.
+    :raises InvalidParams: the filter is malformed.
+    :raises MCPHTTPError: 503 when this worker cannot hold another stream.
+    """
+    agreed = honoured(registry, params)
+    settings = state.settings
+    if not state.slots.acquire():
+        raise MCPHTTPError(
+            503,
+            "Service Unavailable: this worker cannot hold another stream; retry later, add "
+            "--threads, or run gunicorn with -k gevent.",
+            code=-32603,
+            request_id=request_id,
+            headers={"Retry-After": "2"},
+        )
+    try:
+        subscription = state.backend.subscribe(state.listen_channel)
+    except BaseException:
+        state.slots.release()
+        raise
+    meta = {protocol.META_SUBSCRIPTION_ID: request_id}
+    ack = jsonrpc.notification(
+        "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": agreed}
+    )
+    result = jsonrpc.result(request_id, {"resultType": "complete", "_meta": meta})
+    reader = sse.StreamReader(
+        ListenSource(subscription, agreed, request_id),
+        after=0,
+        with_ids=False,
+        heartbeat=settings.sse_heartbeat,
+        max_seconds=settings.sse_max_stream_seconds,
+        retry_ms=settings.sse_retry_ms,
+        sock=sock,
+        closing=sse.frame(result),
+    )
+    return sse.event_stream(
+        state,
+        reader,
+        kind="listen",
+        session_id=None,
+        opening=sse.frame(ack),
+        on_close=lambda reason: subscription.close(),
+    )
+
+
+__all__ = ["ListenSource", "client_gone", "honoured", "open_stream"]

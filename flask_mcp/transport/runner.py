@@ -1,0 +1,464 @@
+"""The one runner: a call and an outbox in, the response out, in both protocol eras.
+
+Every request that reaches the dispatcher goes through these functions, whether
+it came with a session (handshake era) or stood alone (2026-07-28); each era's
+transport code only validates the request and builds its :class:`~flask_mcp.server.call.Call`.
+
+Without HTTP (a stdio transport, tasks):
+
+- :func:`execute` dispatches a call and maps what it raises to a response
+  message, with the request signals;
+- :func:`run_inline` runs a handler that cannot emit in the caller's own
+  greenlet or thread, under the supervisor's timeout;
+- :func:`spawn` runs a handler in a greenlet or thread of its own, its messages
+  and its response going to an outbox;
+- :func:`run_call` runs a call to its end and returns the response.
+
+Over HTTP, :func:`serve_call` answers one POST: with JSON when the response
+comes first, or with an event stream once the handler sends something
+(buffered whole on a worker that cannot hold a stream). The era decides only
+what :func:`~flask_mcp.protocol.has_sessions` says: a session's stream is
+resumable (event ids, priming, server-to-client requests, a client may leave
+and come back); a 2026-07-28 stream ends with its connection, which cancels
+the request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import time
+import typing as t
+
+from flask import Response
+
+from .. import protocol
+from .. import signals
+from ..auth import AuthRefused
+from ..backends.base import MESSAGE
+from ..errors import INTERNAL_ERROR
+from ..errors import BackendUnavailable
+from ..errors import MCPError
+from ..errors import RequestCancelled
+from ..protocol import jsonrpc
+from ..runtime import concurrency as _concurrency
+from ..runtime.runs import InlineOutbox
+from ..runtime.runs import LocalOutbox
+from ..runtime.runs import Outbox
+from ..runtime.runs import RequestRun
+from ..runtime.runs import StreamOutbox
+from ..runtime.runs import new_stream_id
+from ..runtime.supervisor import TICK
+from . import sse
+from .environment import bind_to_request
+from .responses import json_response
+from .responses import no_content
+
+if t.TYPE_CHECKING:
+    from ..auth import AuthChallenge
+    from ..server.call import Call
+    from ..server.context import Context
+    from ..server.dispatcher import Dispatcher
+
+logger = logging.getLogger("flask_mcp")
+#: Seconds past a run's deadline that a waiting view gives the supervisor to answer
+#: with the timeout error before it answers so itself.
+GRACE = 2 * TICK + 1.0
+#: Builds the :class:`~flask_mcp.Context` of a spawned handler from its run.
+ContextFactory = t.Callable[[RequestRun], "Context"]
+
+
+@dataclasses.dataclass
+class Answer:
+    """The outcome of one call.
+
+    :param message: the JSON-RPC response, or ``None`` after a cancellation.
+    :param status: the HTTP status when the answer is the whole response: 200,
+        or what a 2026-07-28 error or an authorization refusal asks for.
+    :param headers: extra HTTP headers of such an answer (``WWW-Authenticate``).
+    :param refused: the authorization challenge, when the call was refused.
+    """
+
+    message: dict[str, t.Any] | None
+    status: int = 200
+    headers: dict[str, str] | None = None
+    refused: AuthChallenge | None = None
+
+
+def is_response(message: t.Any, request_id: t.Any) -> bool:
+    """Tell whether ``message`` is the final response to request ``request_id``."""
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and message.get("id") == request_id
+        and ("result" in message or "error" in message)
+    )
+
+
+# -- without HTTP ------------------------------------------------------------------
+
+
+def execute(dispatcher: Dispatcher, call: Call) -> Answer:
+    """Dispatch ``call``, send the request signals, and map errors to the response.
+
+    A JSON-RPC error answers with HTTP 200 in the handshake era and with the
+    error's ``http_status`` at 2026-07-28; an authorization refusal always
+    carries its challenge (403 and ``WWW-Authenticate``). An unexpected
+    exception is logged and answered with a redacted -32603.
+
+    :raises BackendUnavailable: the backend failed outside the handler.
+    :raises RequestCancelled: the request was cancelled.
+    """
+    state = call.state
+    method = call.method
+    request_id = call.request_id
+    session_id = call.session.id if call.session is not None else None
+    started = time.perf_counter()
+    signals.send(
+        signals.request_started,
+        state.app,
+        method=method,
+        request_id=request_id,
+        session_id=session_id,
+    )
+    error = None
+    answer: Answer
+    try:
+        answer = Answer(jsonrpc.result(request_id, dispatcher.dispatch(call)))
+    except AuthRefused as exc:
+        error = exc.to_error()
+        status = exc.http_status or 403
+        answer = Answer(jsonrpc.error(request_id, error), status, exc.headers, exc.challenge)
+    except MCPError as exc:
+        error = exc.to_error()
+        status = 200 if call.era == protocol.HANDSHAKE else exc.http_status or 200
+        answer = Answer(jsonrpc.error(request_id, error), status)
+    except (BackendUnavailable, RequestCancelled):
+        raise
+    except Exception as exc:
+        error = {"code": INTERNAL_ERROR, "message": dispatcher.internal_error(exc, method, state)}
+        answer = Answer(jsonrpc.error(request_id, error))
+    signals.send(
+        signals.request_finished,
+        state.app,
+        method=method,
+        request_id=request_id,
+        session_id=session_id,
+        duration=time.perf_counter() - started,
+        error=error,
+    )
+    return answer
+
+
+def _new_run(call: Call, outbox: Outbox) -> RequestRun:
+    session_id = call.session.id if call.session is not None else None
+    deadline = time.monotonic() + call.state.settings.request_timeout
+    run = RequestRun(session_id, call.request_id, call.method, outbox, deadline, call.era)
+    if session_id is None:  # request ids of different clients may collide
+        run.key = (None, object())
+    return run
+
+
+def run_inline(dispatcher: Dispatcher, call: Call) -> Answer:
+    """Run a handler that cannot emit in the caller's own greenlet or thread: no spawn.
+
+    The run is registered, so the supervisor times it out (interrupting it on
+    gevent; a thread cannot be, so its answer is the timeout error, sent when
+    the handler returns) and a cancellation reaches it. The answer is the
+    handler's, the supervisor's timeout error, or nothing after a cancel.
+    """
+    state = call.state
+    outbox = InlineOutbox()
+    run = call.run = _new_run(call, outbox)
+    task = run.task = _concurrency.current_task()
+    # A backend of this process only sees the run in state.inflight (the supervisor
+    # keeps its session); a shared one counts it for every worker.
+    shared = call.session is not None and state.backend.multiprocess
+    if shared:
+        state.backend.touch_session(t.cast(str, run.session_id), +1)
+    state.inflight.add(run)
+    answer = None
+    try:
+        answer = execute(dispatcher, call)
+    except RequestCancelled:
+        pass
+    finally:
+        task.disarm()
+        state.inflight.remove(run)
+        if shared:
+            state.backend.touch_session(t.cast(str, run.session_id), -1)
+    if not outbox.finish(None if answer is None else answer.message):
+        answer = Answer(outbox.final)  # the supervisor's timeout error, or nothing
+    _concurrency.let_others_run()
+    return answer if answer is not None else Answer(None)
+
+
+def spawn(
+    dispatcher: Dispatcher,
+    call: Call,
+    outbox: Outbox,
+    *,
+    context: ContextFactory | None = None,
+    can_round_trip: bool = True,
+) -> RequestRun:
+    """Run the call's handler in a greenlet or thread of its own; return its run.
+
+    Everything the handler sends, then its response (or the supervisor's timeout
+    error), goes to ``outbox``, which ends after the response. The handler runs
+    in a copy of the caller's request context (``g`` carried over). The run's
+    :attr:`~flask_mcp.runtime.runs.RequestRun.result` is the handler's :class:`Answer`.
+
+    :param context: builds the handler's ``Context`` from the run.
+    :param can_round_trip: whether the handler may send requests to the client
+        (its stream can be held open while it waits for the answer).
+    :raises BackendUnavailable: the session could not be marked busy.
+    """
+    state = call.state
+    run = _new_run(call, outbox)
+    run.can_round_trip = can_round_trip
+    if context is not None:
+        call.ctx = context(run)
+    session_id = run.session_id
+    if session_id is not None:
+        state.backend.touch_session(session_id, +1)  # first: it may raise BackendUnavailable
+    state.inflight.add(run)
+    handle = bind_to_request(state.app, lambda: execute(dispatcher, call))
+
+    def work() -> None:
+        answer = None
+        try:
+            answer = handle()
+        except RequestCancelled:
+            answer = None
+        except BackendUnavailable as exc:
+            logger.warning("Request %r failed: %s", call.method, exc)
+            text = "Service Unavailable: the session store is unreachable; retry later."
+            error = {"code": INTERNAL_ERROR, "message": text}
+            answer = Answer(jsonrpc.error(call.request_id, error))
+        except Exception:
+            logger.exception("Request %r failed outside its handler", call.method)
+            error = {"code": INTERNAL_ERROR, "message": "Internal error."}
+            answer = Answer(jsonrpc.error(call.request_id, error))
+        finally:
+            if run.cancelled.is_set():
+                answer = None
+            run.result = answer
+            try:
+                outbox.finish(None if answer is None else answer.message)
+            except BackendUnavailable as exc:
+                logger.warning("Lost the response to %r: %s", call.method, exc)
+            state.inflight.remove(run)
+            if session_id is not None:
+                with contextlib.suppress(BackendUnavailable):  # settled when it is back
+                    state.backend.touch_session(session_id, -1)
+
+    run.task = _concurrency.spawn(work)
+    return run
+
+
+def run_call(
+    dispatcher: Dispatcher,
+    call: Call,
+    *,
+    context: ContextFactory | None = None,
+    on_message: t.Callable[[dict[str, t.Any]], None] | None = None,
+) -> dict[str, t.Any] | None:
+    """Run ``call`` to its end without HTTP and return its response (``None`` if cancelled).
+
+    What the handler sends before the response goes to ``on_message`` as it
+    comes. The handler cannot send requests to the client (they need a
+    transport that can carry the answer back).
+    """
+    if call.method not in dispatcher.user_methods:
+        return execute(dispatcher, call).message
+    if not dispatcher.may_emit(call.method, call.params):
+        return run_inline(dispatcher, call).message
+    outbox = LocalOutbox(new_stream_id())
+    run = spawn(dispatcher, call, outbox, context=context, can_round_trip=False)
+    reader = sse.StreamReader(outbox, after=0, with_ids=False, heartbeat=1.0, retry_ms=0)
+    final: list[dict[str, t.Any]] = []
+
+    def take(message: dict[str, t.Any]) -> None:
+        if is_response(message, call.request_id):
+            final.append(message)
+        elif on_message is not None:
+            on_message(message)
+
+    ended = reader.collect((), run.deadline + GRACE, take)
+    reader.close()
+    if not ended:
+        run.cancel()
+        return _timeout(call)
+    return final[0] if final else None
+
+
+def _timeout(call: Call) -> dict[str, t.Any]:
+    """The era's answer to a call that overran ``MCP_REQUEST_TIMEOUT``."""
+    seconds = call.state.settings.request_timeout
+    return protocol.timeout_answer(call.era, call.method, call.request_id, seconds)
+
+
+# -- over HTTP ---------------------------------------------------------------------
+
+
+def answer_response(answer: Answer, era: str) -> Response:
+    """Return the HTTP response that is ``answer`` alone.
+
+    No answer (a cancelled request) is an empty event stream in the handshake
+    era, whose client sent the cancel on the session, and 204 at 2026-07-28.
+    """
+    if answer.message is not None:
+        return json_response(answer.message, answer.status, answer.headers)
+    if protocol.has_sessions(era):
+        return Response(b"", mimetype="text/event-stream", headers=sse.HEADERS)
+    return no_content()
+
+
+def serve_call(
+    dispatcher: Dispatcher,
+    call: Call,
+    *,
+    context: ContextFactory | None = None,
+    peer: t.Callable[[], t.Any] | None = None,
+) -> Response:
+    """Answer one request over HTTP, in either era.
+
+    Methods that run no user code, and handlers that cannot emit (no
+    ``Context`` parameter), run here: one JSON response. Others are spawned:
+    the response is JSON when it comes first, else an event stream of what
+    the handler sends, ending with the response.
+
+    :param context: builds a spawned handler's ``Context`` from its run.
+    :param peer: returns the client's connection, checked for a client that
+        left while a 2026-07-28 request waits for its first message.
+    :raises BackendUnavailable: the backend failed before anything was sent (503).
+    """
+    if call.method not in dispatcher.user_methods:
+        return answer_response(execute(dispatcher, call), call.era)
+    if not dispatcher.may_emit(call.method, call.params):
+        return answer_response(run_inline(dispatcher, call), call.era)
+    state = call.state
+    settings = state.settings
+    resumable = call.session is not None
+    outbox: Outbox
+    if call.session is not None:
+        outbox = StreamOutbox(state.backend, call.session.id, new_stream_id())
+        can_stream = state.slots.acquire()  # before the handler runs: it may round-trip
+    else:
+        outbox = LocalOutbox(new_stream_id())
+        can_stream = False  # a slot is taken once the response turns into a stream
+    try:
+        run = spawn(dispatcher, call, outbox, context=context, can_round_trip=can_stream)
+    except BaseException:
+        if can_stream:
+            state.slots.release()
+        raise
+    reader = sse.StreamReader(
+        outbox,
+        after=0,
+        with_ids=resumable,
+        heartbeat=settings.sse_heartbeat,
+        max_seconds=settings.sse_max_stream_seconds if resumable else None,
+        retry_ms=settings.sse_retry_ms,
+        sock=peer() if peer is not None else None,
+    )
+    try:
+        if resumable:
+            # A session's stream can start at once: after a heartbeat of silence it does.
+            wait = settings.sse_heartbeat if can_stream else settings.request_timeout + 1
+            first = reader.first(wait)
+        else:
+            first = reader.first(run.deadline + GRACE - time.monotonic(), watch_client=True)
+    except BackendUnavailable:
+        run.cancelled.set()  # the client gets a 503: the handler's work is void
+        if run.task is not None:
+            run.task.kill()
+        if can_stream:
+            state.slots.release()
+        raise
+    if first is None:  # the client left before anything was sent: that cancels the request
+        run.cancel()
+        reader.close()
+        outbox.drop()
+        return Response(status=499)
+    if first and first[0].kind == MESSAGE and is_response(first[0].message, call.request_id):
+        reader.close()
+        outbox.drop()
+        if can_stream:
+            state.slots.release()
+        return _response_of(run, first[0].message)
+    if not first and not resumable:  # the supervisor did not answer in time: answer here
+        run.cancel()
+        reader.close()
+        outbox.drop()
+        return json_response(_timeout(call))
+    if not resumable:
+        can_stream = state.slots.acquire()
+    if not can_stream:
+        return _buffered(call, run, reader, first)
+    return _streamed(call, run, reader, first)
+
+
+def _response_of(run: RequestRun, message: t.Any) -> Response:
+    """Return the JSON response carrying ``message``, with the status its answer asks for."""
+    answer = run.result
+    if answer is not None and answer.message == message:
+        return json_response(message, answer.status, answer.headers)
+    return json_response(message)  # the supervisor's timeout error
+
+
+def _buffered(
+    call: Call, run: RequestRun, reader: sse.StreamReader, pending: t.Sequence[t.Any]
+) -> Response:
+    """Collect the whole stream into one response, for a worker that cannot hold one open."""
+    chunks: list[bytes] = []
+    ended = reader.collect(pending, run.deadline + GRACE, lambda m: chunks.append(sse.frame(m)))
+    if not ended:
+        run.cancel()
+        chunks.append(sse.frame(_timeout(call)))
+    reader.close()
+    with contextlib.suppress(BackendUnavailable):
+        t.cast(Outbox, reader.outbox).drop()
+    return Response(b"".join(chunks), mimetype="text/event-stream", headers=sse.HEADERS)
+
+
+def _streamed(
+    call: Call, run: RequestRun, reader: sse.StreamReader, pending: t.Sequence[t.Any]
+) -> Response:
+    """Stream the run's messages as the response; it holds a stream slot until it ends."""
+    state = call.state
+    outbox = t.cast(Outbox, reader.outbox)
+    resumable = outbox.resumable
+    opening = b""
+    if resumable and protocol.sends_priming_event(call.version):
+        opening = sse.priming(sse.event_id(outbox.stream_id, 0), state.settings.sse_retry_ms)
+
+    def on_close(reason: str) -> None:
+        if not resumable and reason != "end":  # the client closed the stream: that cancels
+            run.cancel()
+        if reason == "end" or not resumable:
+            with contextlib.suppress(BackendUnavailable):  # expires with its session
+                outbox.drop()
+
+    return sse.event_stream(
+        state,
+        reader,
+        pending,
+        kind="post",
+        session_id=run.session_id,
+        opening=opening,
+        on_close=on_close,
+    )
+
+
+__all__ = [
+    "Answer",
+    "answer_response",
+    "execute",
+    "is_response",
+    "run_call",
+    "run_inline",
+    "serve_call",
+    "spawn",
+]

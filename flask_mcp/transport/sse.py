@@ -1,0 +1,332 @@
+"""Server-Sent Events: framing, and the one stream loop behind every SSE response.
+
+:class:`StreamReader` turns a source of events into SSE bytes; it serves the
+POST streams of both eras, the GET streams and resumes of sessions, and the
+``subscriptions/listen`` streams. :func:`event_stream` makes the HTTP response
+of a reader: the stream slot it holds, the signals, and the clean-up however
+the stream ends (its end, a server-side close, a failed write, or a client that
+left without a word, seen within :data:`LIVENESS_INTERVAL` on servers that show
+the connection).
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import time
+import typing as t
+
+from flask import Response
+from werkzeug.wsgi import ClosingIterator
+
+from .. import signals
+from ..backends.base import DISCONNECT
+from ..backends.base import END
+from ..backends.base import MESSAGE
+from ..errors import BackendUnavailable
+from ..protocol import jsonrpc
+
+if t.TYPE_CHECKING:
+    from ..backends.base import Event
+    from ..backends.base import ReadResult
+    from ..runtime.state import AppState
+
+logger = logging.getLogger("flask_mcp")
+
+HEADERS = {
+    "Cache-Control": "no-cache, no-transform",
+    "X-Accel-Buffering": "no",
+}
+HEARTBEAT = b": ping\n\n"
+#: Seconds between checks that the client is still connected, on an idle stream.
+LIVENESS_INTERVAL = 1.0
+#: The least ``retry`` hint (milliseconds) on a GET answered without a stream, so a
+#: client that polls for a free stream cannot keep a worker busy.
+BUSY_RETRY_MS = 2000
+
+
+def event_id(stream_id: str, seq: int) -> str:
+    """Return the SSE event id of event ``seq`` of stream ``stream_id``."""
+    return f"{stream_id}-{seq}"
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    """Split an event id into stream id and sequence number; ``None`` if malformed."""
+    stream_id, sep, seq = value.strip().rpartition("-")
+    if not sep or not stream_id or not seq.isdigit() or len(value) > 200:
+        return None
+    return stream_id, int(seq)
+
+
+def frame(message: dict[str, t.Any], ident: str | None = None) -> bytes:
+    """Encode one message as an SSE event."""
+    head = f"id: {ident}\nevent: message\ndata: " if ident is not None else "event: message\ndata: "
+    return head.encode() + jsonrpc.dumps_bytes(message) + b"\n\n"
+
+
+def priming(ident: str, retry_ms: int) -> bytes:
+    """Return the priming event: an id, a retry hint and empty data."""
+    return f"id: {ident}\nretry: {retry_ms}\ndata: \n\n".encode()
+
+
+def retry(retry_ms: int) -> bytes:
+    """Return a bare ``retry`` field, sent before the server closes a connection."""
+    return f"retry: {retry_ms}\n\n".encode()
+
+
+def client_gone(sock: t.Any) -> bool:
+    """Tell whether the peer closed the connection (a readable socket with no data)."""
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return bool(sock.recv(1, socket.MSG_PEEK) == b"")
+    except (OSError, ValueError):
+        return True
+
+
+class Source(t.Protocol):
+    """What a :class:`StreamReader` reads: an outbox, or a listen stream's subscription."""
+
+    @property
+    def stream_id(self) -> str: ...
+
+    def attach(self) -> int: ...
+
+    def detach(self, token: int) -> None: ...
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult: ...
+
+
+class StreamReader:
+    """Turns an outbox into SSE bytes until the stream ends or the connection must close.
+
+    :param outbox: the stream to read.
+    :param after: the last sequence number the client already has.
+    :param with_ids: attach event ids (resumable streams only).
+    :param heartbeat: seconds of silence before a keep-alive comment.
+    :param max_seconds: close the connection after this long (the stream goes on).
+    :param retry_ms: the ``retry`` hint sent before a server-side close.
+    :param stop_at_end: end at the stream's END (a GET stream outlives its requests).
+    :param on_delivered: called with each delivered sequence number.
+    :param sock: the client's socket (:func:`flask_mcp.runtime.concurrency.client_socket`):
+        while the stream is idle it is checked every :data:`LIVENESS_INTERVAL` seconds, so a
+        client that left without a word frees its stream at once instead of at the next
+        failed write.
+    :param closing: what to send when ``max_seconds`` close the connection (default: a
+        ``retry`` hint, for a client that resumes).
+    """
+
+    def __init__(
+        self,
+        outbox: Source,
+        *,
+        after: int,
+        with_ids: bool,
+        heartbeat: float,
+        retry_ms: int,
+        max_seconds: float | None = None,
+        stop_at_end: bool = True,
+        on_delivered: t.Callable[[int], None] | None = None,
+        sock: t.Any = None,
+        closing: bytes | None = None,
+    ) -> None:
+        self.outbox = outbox
+        self.after = after
+        self.with_ids = with_ids
+        self.heartbeat = heartbeat
+        self.max_seconds = max_seconds
+        self.retry_ms = retry_ms
+        self.stop_at_end = stop_at_end
+        self.on_delivered = on_delivered
+        self.sock = sock
+        self.closing = closing
+        self.token = outbox.attach()
+        #: Why the iteration ended: "end", "disconnect", "superseded", "missing", "timeout",
+        #: "client-gone".
+        self.reason = "client-gone"
+
+    def iterate(self, pending: t.Sequence[t.Any] = ()) -> t.Iterator[bytes]:
+        """Yield SSE chunks; ``pending`` are events read before the response started."""
+        opened = last_write = time.monotonic()
+        events: t.Sequence[t.Any] = pending
+        while True:
+            for event in events:
+                self.after = max(self.after, event.seq)
+                if event.kind == MESSAGE and event.message is not None:
+                    ident = event_id(self.outbox.stream_id, event.seq) if self.with_ids else None
+                    yield frame(event.message, ident)
+                    if self.on_delivered is not None:
+                        self.on_delivered(event.seq)
+                elif event.kind == END and self.stop_at_end:
+                    self.reason = "end"
+                    return
+                elif event.kind == DISCONNECT:
+                    self.reason = "disconnect"
+                    if self.with_ids:
+                        # Give the close an id, so a resume starts after it
+                        # instead of reading this DISCONNECT again.
+                        yield priming(event_id(self.outbox.stream_id, event.seq), self.retry_ms)
+                    else:
+                        yield retry(self.retry_ms)
+                    return
+            now = time.monotonic()
+            if events:
+                last_write = now
+            elif now - last_write >= self.heartbeat:
+                yield HEARTBEAT
+                last_write = now
+            elif client_gone(self.sock):  # idle: one select() per LIVENESS_INTERVAL
+                self.reason = "client-gone"
+                return
+            wait = self.heartbeat - (now - last_write)
+            if self.max_seconds is not None:
+                left = self.max_seconds - (now - opened)
+                if left <= 0:
+                    self.reason = "timeout"
+                    yield self.closing if self.closing is not None else retry(self.retry_ms)
+                    return
+                wait = min(wait, left)
+            if self.sock is not None:
+                wait = min(wait, LIVENESS_INTERVAL)
+            found = self.outbox.read(self.after, self.token, wait)
+            if found.superseded or found.missing:
+                self.reason = "superseded" if found.superseded else "missing"
+                return
+            events = found.events
+
+    def first(self, wait: float, watch_client: bool = False) -> list[Event] | None:
+        """Wait up to ``wait`` seconds for the first events (``[]`` when none came).
+
+        With ``watch_client`` the client's connection is checked every
+        :data:`LIVENESS_INTERVAL` seconds meanwhile: ``None`` when it left.
+        """
+        deadline = time.monotonic() + wait
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            step = min(LIVENESS_INTERVAL, remaining) if watch_client else remaining
+            events = self.outbox.read(self.after, self.token, step).events
+            if events:
+                return events
+            if watch_client and client_gone(self.sock):
+                return None
+
+    def collect(
+        self,
+        pending: t.Iterable[Event],
+        until: float,
+        emit: t.Callable[[dict[str, t.Any]], None],
+    ) -> bool:
+        """Hand each message to ``emit`` until the stream ends; ``False`` if ``until`` came first.
+
+        For a response that cannot be streamed (it is sent whole) and for
+        callers without HTTP. ``pending`` are events read already.
+        """
+        events: t.Iterable[Event] = pending
+        while True:
+            for event in events:
+                self.after = max(self.after, event.seq)
+                if event.kind != MESSAGE:
+                    return True
+                if event.message is not None:
+                    emit(event.message)
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return False
+            found = self.outbox.read(self.after, self.token, min(LIVENESS_INTERVAL, remaining))
+            if found.missing or found.superseded:
+                return True
+            events = found.events
+
+    def close(self) -> None:
+        """Give up the stream so another connection may read it."""
+        self.outbox.detach(self.token)
+
+
+def event_stream(
+    state: AppState,
+    reader: StreamReader,
+    pending: t.Sequence[Event] = (),
+    *,
+    kind: str,
+    session_id: str | None,
+    opening: bytes = b"",
+    on_close: t.Callable[[str], None] | None = None,
+    general: bool = False,
+) -> Response:
+    """Return the streaming response of ``reader``, which holds one of ``state.slots``.
+
+    The slot is given back whichever way the stream ends: its end, a
+    server-side close, a failed write, or a client that left without a word.
+    ``on_close`` is called then with the reader's reason;
+    :data:`~flask_mcp.signals.stream_opened` and ``stream_closed`` are sent.
+
+    :param pending: events read before the response started.
+    :param kind: ``"post"``, ``"get"``, ``"resume"`` or ``"listen"``.
+    :param opening: bytes sent first (a priming event, a listen acknowledgement).
+    :param general: the slot is a GET stream's.
+    """
+    stream_id = reader.outbox.stream_id
+    closed = [False]
+    signals.send(
+        signals.stream_opened, state.app, session_id=session_id, stream_id=stream_id, kind=kind
+    )
+
+    def cleanup() -> None:
+        if closed[0]:
+            return
+        closed[0] = True
+        reader.close()
+        state.slots.release(general=general)
+        if on_close is not None:
+            on_close(reader.reason)
+        signals.send(
+            signals.stream_closed,
+            state.app,
+            session_id=session_id,
+            stream_id=stream_id,
+            kind=kind,
+            reason=reader.reason,
+        )
+
+    def generate() -> t.Iterator[bytes]:
+        try:
+            if opening:
+                yield opening
+            yield from reader.iterate(pending)
+        except BackendUnavailable as exc:  # too late for a 503: end it, the client resumes
+            reader.reason = "backend-unavailable"
+            logger.warning("Closed an SSE stream: %s", exc)
+        finally:
+            cleanup()
+
+    # ClosingIterator: a server that closes the response before reading it (the
+    # generator never started, so its finally never runs) frees the slot too.
+    return Response(
+        ClosingIterator(generate(), [cleanup]),
+        mimetype="text/event-stream",
+        headers=HEADERS,
+        direct_passthrough=True,
+    )
+
+
+__all__ = [
+    "BUSY_RETRY_MS",
+    "HEADERS",
+    "HEARTBEAT",
+    "LIVENESS_INTERVAL",
+    "Source",
+    "StreamReader",
+    "client_gone",
+    "event_id",
+    "event_stream",
+    "frame",
+    "parse_event_id",
+    "priming",
+    "retry",
+]

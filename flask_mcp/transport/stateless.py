@@ -1,0 +1,203 @@
+"""The stateless 2026-07-28 revision, served next to the handshake era on one endpoint.
+
+Every request is one independent POST that carries its protocol version,
+client info and client capabilities in ``params._meta``; there is no
+``initialize`` and no session. This module validates such a POST in the order
+the spec and the conformance suite require (``_meta``, ``MCP-Protocol-Version``,
+supported version, ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``, method), runs it
+through the one runner (:func:`flask_mcp.transport.runner.serve_call`, as the handshake
+era does), which answers with JSON or, once the handler sends a notification,
+with an SSE stream that ends with the response. Nothing here
+lives in process memory between requests: multi-round state travels sealed in
+``requestState`` (:mod:`flask_mcp.server.mrtr`) and change notifications go through
+the backend's pub/sub (:mod:`flask_mcp.transport.listen`).
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask import Response
+from flask import request
+
+from .. import protocol
+from ..errors import HEADER_MISMATCH
+from ..errors import INVALID_PARAMS
+from ..errors import INVALID_REQUEST
+from ..errors import UNSUPPORTED_PROTOCOL_VERSION
+from ..errors import MCPError
+from ..errors import MethodNotFound
+from ..protocol import LOG_LEVELS
+from ..protocol import jsonrpc
+from ..protocol.headers import HeaderMismatch
+from ..protocol.headers import WSGIHeaders
+from ..protocol.headers import validate_protocol_version_header
+from ..protocol.headers import validate_routing_headers
+from ..runtime import concurrency as _concurrency
+from ..server import mrtr
+from ..server.call import Call
+from ..server.context import Context
+from . import listen
+from . import runner
+from .responses import json_response
+
+if t.TYPE_CHECKING:
+    from ..auth import AuthInfo
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+    from ..server.dispatcher import Dispatcher
+
+
+def handle_stateless(
+    dispatcher: Dispatcher, state: AppState, message: t.Any, auth: AuthInfo | None = None
+) -> Response:
+    """Serve one stateless (2026-07-28) POST whose body is already parsed."""
+    request_id = jsonrpc.request_id_of(message)
+    try:
+        return _serve(dispatcher, state, message, auth)
+    except HeaderMismatch as exc:
+        error = {"code": HEADER_MISMATCH, "message": exc.message}
+        return json_response(jsonrpc.error(request_id, error), 400)
+    except MCPError as exc:
+        return json_response(jsonrpc.error_from(request_id, exc), exc.http_status or 400)
+
+
+def _request_meta(params: t.Any) -> dict[str, t.Any]:
+    """Return ``params._meta`` after checking its required keys.
+
+    :raises MCPError: -32602 (HTTP 400) naming the missing key.
+    """
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict):
+        raise MCPError(
+            INVALID_PARAMS,
+            "Invalid params: protocol 2026-07-28 requests need params._meta with "
+            f"{protocol.META_PROTOCOL_VERSION!r} and {protocol.META_CLIENT_CAPABILITIES!r}.",
+            http_status=400,
+        )
+    for key, kind, example in (
+        (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
+        (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
+    ):
+        if not isinstance(meta.get(key), kind):
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Invalid params: _meta is missing {key!r} ({example}).",
+                http_status=400,
+            )
+    if not isinstance(meta.get(protocol.META_CLIENT_INFO, {}), dict):
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid params: _meta {protocol.META_CLIENT_INFO!r} must be an object "
+            "{name, version}.",
+            http_status=400,
+        )
+    level = meta.get(protocol.META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid params: _meta {protocol.META_LOG_LEVEL!r} must be one of "
+            f"{', '.join(LOG_LEVELS)}, not {level!r}.",
+            http_status=400,
+        )
+    return meta
+
+
+def _offered(dispatcher: Dispatcher, method: str) -> bool:
+    if method == "subscriptions/listen":
+        return True
+    return (
+        method in dispatcher.methods
+        and protocol.has_method(protocol.STATELESS, method)
+        and dispatcher.registry.offers(method)
+    )
+
+
+def _serve(
+    dispatcher: Dispatcher, state: AppState, message: t.Any, auth: AuthInfo | None
+) -> Response:
+    if isinstance(message, list):
+        raise MCPError(
+            INVALID_REQUEST,
+            "Invalid Request: protocol 2026-07-28 takes one JSON-RPC message per POST, "
+            "not a batch.",
+        )
+    kind = jsonrpc.classify(message)
+    if kind == jsonrpc.RESPONSE:
+        raise MCPError(
+            INVALID_REQUEST,
+            "Invalid Request: in protocol 2026-07-28 clients send no responses; answer input "
+            "requests in the inputResponses of a retry.",
+        )
+    if kind == jsonrpc.NOTIFICATION:
+        return Response(status=202)
+    params = message.get("params")
+    meta = _request_meta(params)
+    assert isinstance(params, dict)
+    headers = WSGIHeaders(request.environ)
+    validate_protocol_version_header(headers, message)
+    version = meta[protocol.META_PROTOCOL_VERSION]
+    if not protocol.is_stateless_version(version):
+        raise MCPError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {version!r}: send one of "
+            f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the handshake era.",
+            {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
+            http_status=400,
+        )
+    tools = dispatcher.registry.tools
+    validate_routing_headers(
+        headers,
+        message,
+        tool_header_params=lambda name: tools[name].header_params if name in tools else (),
+    )
+    method = message["method"]
+    if not _offered(dispatcher, method):
+        raise MethodNotFound(method)
+    if method == "subscriptions/listen":
+        sock = _concurrency.client_socket(request.environ)
+        return listen.open_stream(dispatcher.registry, state, message["id"], params, sock)
+    call = Call(
+        method, params, message["id"], version, protocol.STATELESS, None, state=state, auth=auth
+    )
+    context = None
+    if method in dispatcher.user_methods:
+        try:
+            channel, request_state = mrtr.open_round(state, method, params, auth)
+        except MCPError as exc:
+            return json_response(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
+        context = _context_factory(call, meta, channel, request_state)
+    environ = request.environ
+    return runner.serve_call(
+        dispatcher, call, context=context, peer=lambda: _concurrency.client_socket(environ)
+    )
+
+
+def _context_factory(
+    call: Call,
+    meta: dict[str, t.Any],
+    channel: mrtr.MRTRBackChannel,
+    request_state: dict[str, t.Any],
+) -> runner.ContextFactory:
+    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it."""
+
+    def context(run: RequestRun) -> Context:
+        ctx = Context(
+            app=call.state.app,
+            run=run,
+            back_channel=channel,
+            protocol_version=call.version,
+            client_capabilities=meta[protocol.META_CLIENT_CAPABILITIES],
+            client_info=meta.get(protocol.META_CLIENT_INFO) or {},
+            meta=meta,
+            log_level=meta.get(protocol.META_LOG_LEVEL),
+            auth=call.auth,
+        )
+        ctx.request_state = request_state
+        ctx.input_responses = channel.responses
+        return ctx
+
+    return context
+
+
+__all__ = ["handle_stateless"]

@@ -1,0 +1,218 @@
+"""Streamable HTTP: the POST, GET and DELETE views of the MCP endpoint.
+
+Every request passes the same checks here (Host, Origin, the bearer token,
+media types, body size); a POST's body is decoded and its era chosen, then the
+era's ladder takes it: :mod:`.handshake` or :mod:`.stateless`.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+from flask import Blueprint
+from flask import Response
+from flask import request
+from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.wsgi import get_content_length
+
+from .. import protocol
+from ..errors import INTERNAL_ERROR
+from ..errors import PARSE_ERROR
+from ..errors import BackendUnavailable
+from ..errors import MCPError
+from ..errors import MCPHTTPError
+from ..protocol import jsonrpc
+from ..runtime import concurrency as _concurrency
+from ..runtime.supervisor import ensure_supervisor
+from . import security
+from .auth import authenticate
+from .handshake import SESSION_KEY
+from .handshake import VERSION_KEY
+from .handshake import Handshake
+from .responses import http_error
+from .responses import no_content
+from .stateless import handle_stateless
+
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
+    from ..runtime.state import AppState
+    from ..server.dispatcher import Dispatcher
+
+logger = logging.getLogger("flask_mcp")
+
+
+class Transport:
+    """The views of one server's endpoint on one app.
+
+    :param dispatcher: runs the requests.
+    :param state: the state of the one app the blueprint is registered on.
+    :param roots_changed_hooks: called with the session id when a client's roots change.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        state: AppState,
+        roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.app_state = state
+        self.handshake = Handshake(dispatcher, state, roots_changed_hooks)
+
+    # -- shared checks -----------------------------------------------------------
+
+    def _guard(self, state: AppState, environ: WSGIEnvironment) -> None:
+        settings = state.settings
+        security.check_host(
+            environ.get("HTTP_HOST") or request.host,
+            environ.get("REMOTE_ADDR"),
+            settings.allowed_hosts,
+        )
+        origin = environ.get("HTTP_ORIGIN")
+        if origin is not None:
+            security.check_origin(origin, settings.allowed_origins)
+        ensure_supervisor(state)
+        if not state.first_request_seen:
+            state.first_request_seen = True
+            self._first_request(state, environ)
+
+    def _first_request(self, state: AppState, environ: WSGIEnvironment) -> None:
+        """Learn what only a request tells: the server's kind and how many streams it holds."""
+        if not state.backend.multiprocess and environ.get("wsgi.multiprocess"):
+            logger.warning(
+                "Flask-MCP uses the in-memory backend under a multi-process server: sessions "
+                "live in one worker only. Run one worker, or set MCP_BACKEND=redis://..."
+            )
+        if state.settings.max_streams is None:
+            state.slots.limit = _concurrency.stream_capacity(environ)
+
+    # -- POST --------------------------------------------------------------------
+
+    def post(self) -> Response:
+        state = self.app_state
+        settings = state.settings
+        environ = request.environ
+        self._guard(state, environ)
+        auth = authenticate(state)
+        security.check_content_type(_mimetype(environ))
+        security.check_accept_post(environ.get("HTTP_ACCEPT"))
+        length = get_content_length(environ)
+        security.check_body_size(length, settings.max_body_size)
+        flask_limit = state.app.config.get("MAX_CONTENT_LENGTH")  # read per request, as Flask does
+        if length is not None and flask_limit is None:
+            # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
+            # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
+            body = environ["wsgi.input"].read(length)
+        else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
+            try:
+                body = request.stream.read(settings.max_body_size + 1 if length is None else length)
+            except RequestEntityTooLarge:
+                raise MCPHTTPError(
+                    413,
+                    f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
+                ) from None
+        security.check_body_size(len(body), settings.max_body_size)
+        # Handlers may call request.get_data() or request.get_json() as in any view:
+        # the input stream is consumed, so Werkzeug's cache of the body is filled.
+        request._cached_data = body
+        try:
+            message = jsonrpc.loads(body)
+        except MCPError as exc:
+            return http_error(400, exc.message, code=PARSE_ERROR)
+        header_version = environ.get(VERSION_KEY)
+        era = protocol.era_of_request(
+            has_session=bool(environ.get(SESSION_KEY)),
+            header_version=header_version.strip() if header_version else None,
+            message=message,
+        )
+        if era == protocol.STATELESS:
+            return handle_stateless(self.dispatcher, state, message, auth)
+        return self.handshake.post(environ, message, auth)
+
+    # -- GET -----------------------------------------------------------------------
+
+    def get(self) -> Response:
+        state = self.app_state
+        settings = state.settings
+        environ = request.environ
+        self._guard(state, environ)
+        security.check_accept_sse(request.accept_mimetypes)
+        auth = authenticate(state)
+        if not settings.enable_get_stream:
+            return http_error(
+                405,
+                "Method Not Allowed: this server offers no GET stream.",
+                headers={"Allow": "POST, DELETE"},
+            )
+        record = self.handshake.session(environ, auth=auth)
+        assert record is not None
+        return self.handshake.open_stream(environ, record)
+
+    # -- DELETE ----------------------------------------------------------------------
+
+    def delete(self) -> Response:
+        state = self.app_state
+        environ = request.environ
+        self._guard(state, environ)
+        record = self.handshake.session(environ, auth=authenticate(state))
+        assert record is not None
+        self.handshake.end(record)
+        return no_content()
+
+
+def _mimetype(environ: WSGIEnvironment) -> str:
+    """Return the request's media type, lower-cased, without parameters."""
+    return t.cast(str, environ.get("CONTENT_TYPE", "")).partition(";")[0].strip().lower()
+
+
+def make_blueprint(
+    dispatcher: Dispatcher,
+    state: AppState,
+    roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+) -> Blueprint:
+    """Return a blueprint serving ``dispatcher`` at ``MCP_PATH`` for the app of ``state``."""
+    path = state.settings.path
+    transport = Transport(dispatcher, state, roots_changed_hooks)
+    blueprint = Blueprint("mcp", __name__)
+
+    def endpoint() -> Response:
+        try:
+            method = request.method
+            if method == "POST":
+                return transport.post()
+            if method == "GET":
+                return transport.get()
+            if method == "DELETE":
+                return transport.delete()
+            return http_error(  # HEAD, which Flask routes here with GET: it opens no stream
+                405,
+                "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
+                headers={"Allow": "GET, POST, DELETE"},
+            )
+        except MCPHTTPError as exc:
+            headers = dict(exc.extra_headers)
+            return http_error(
+                exc.http_status,
+                exc.description or "",
+                code=exc.rpc_code,
+                request_id=exc.request_id,
+                data=exc.data,
+                headers=headers,
+            )
+        except BackendUnavailable as exc:
+            return http_error(
+                503,
+                f"Service Unavailable: the session store is unreachable ({exc}); retry later.",
+                code=INTERNAL_ERROR,
+                headers={"Retry-After": "2"},
+            )
+
+    blueprint.add_url_rule(
+        path, "endpoint", endpoint, methods=["GET", "POST", "DELETE"], strict_slashes=False
+    )
+    return blueprint
+
+
+__all__ = ["Transport", "make_blueprint"]

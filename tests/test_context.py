@@ -1,0 +1,98 @@
+"""The handler's Context alone: messages go to the run's outbox, without HTTP or Flask."""
+
+from __future__ import annotations
+
+import time
+import typing as t
+
+import pytest
+
+from flask_mcp import CapabilityNotDeclared
+from flask_mcp import Context
+from flask_mcp import RequestCancelled
+from flask_mcp.errors import MissingClientCapability
+from flask_mcp.runtime.runs import LocalOutbox
+from flask_mcp.runtime.runs import RequestRun
+
+
+class Refuse:
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]:
+        raise AssertionError("no request expected")
+
+
+def make(
+    version: str = "2025-11-25",
+    capabilities: dict[str, t.Any] | None = None,
+    meta: dict[str, t.Any] | None = None,
+    log_level: str | None = "info",
+) -> tuple[Context, LocalOutbox, RequestRun]:
+    outbox = LocalOutbox("s")
+    run = RequestRun(None, 3, "tools/call", outbox, time.monotonic() + 60)
+    ctx = Context(
+        app=None,
+        run=run,
+        back_channel=Refuse(),
+        protocol_version=version,
+        client_capabilities=capabilities or {},
+        client_info={"name": "unit", "version": "1"},
+        meta=meta or {},
+        log_level=log_level,
+    )
+    return ctx, outbox, run
+
+
+def messages(outbox: LocalOutbox) -> list[dict[str, t.Any]]:
+    return [event.message for event in outbox.read(0, 1, 0.0).events if event.message]
+
+
+def test_progress_needs_a_token_and_goes_to_the_outbox() -> None:
+    ctx, outbox, _ = make()
+    ctx.progress(1, 2)
+    assert messages(outbox) == []
+    ctx, outbox, _ = make(meta={"progressToken": "tok"})
+    ctx.progress(1, 2, "half")
+    assert messages(outbox) == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": "tok", "progress": 1, "total": 2, "message": "half"},
+        }
+    ]
+
+
+def test_log_messages_below_the_client_level_are_dropped() -> None:
+    ctx, outbox, _ = make(log_level="warning")
+    ctx.info("quiet")
+    ctx.error("loud")
+    assert [m["params"]["data"] for m in messages(outbox)] == ["loud"]
+    with pytest.raises(ValueError, match="Unknown log level"):
+        ctx.log("chatty", "x")
+
+
+def test_capabilities_are_checked_per_era() -> None:
+    ctx, _, _ = make()
+    with pytest.raises(CapabilityNotDeclared):
+        ctx.list_roots()
+    stateless, _, _ = make(version="2026-07-28")
+    with pytest.raises(MissingClientCapability) as info:
+        stateless.create_message([], 10)
+    assert info.value.code == -32021
+    assert info.value.data == {"requiredCapabilities": {"sampling": {}}}
+
+
+def test_cancellation_and_facts() -> None:
+    ctx, _, run = make()
+    assert (ctx.request_id, ctx.session_id, ctx.cancelled) == (3, None, False)
+    ctx.check_cancelled()
+    run.cancel()
+    assert ctx.cancelled
+    with pytest.raises(RequestCancelled):
+        ctx.check_cancelled()
+
+
+def test_closing_a_stream_that_cannot_be_resumed_does_nothing() -> None:
+    ctx, outbox, _ = make()
+    ctx.close_sse_stream()
+    assert messages(outbox) == []
