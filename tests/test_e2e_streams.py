@@ -90,7 +90,7 @@ def test_request_timeout_ends_the_call_with_an_error(serve: t.Any, worker: str) 
 
 
 def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
-    """Open and abandon 1,000 POST streams, twice: the second round must end where the first did."""
+    """Abandon 1,000 POST streams, three times: counters return to zero, RSS stops growing."""
     server = serve(APP, "gevent", env={"FLASK_MCP_SSE_HEARTBEAT": "0.2"})
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=32)
 
@@ -120,16 +120,25 @@ def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
 
     start = stats(server.port)
     first_settled, baseline = run_round(1000)  # also warms allocator arenas and caches
-    second_settled, final = run_round(1000)
+    second_settled, second = run_round(1000)
+    third_settled, final = run_round(1000)
     pool.shutdown()
     print(
         f"leak check: fresh={start}\n  round 1 settled={first_settled}"
         f"\n  round 1 cleaned={baseline}"
-        f"\n  round 2 settled={second_settled}\n  round 2 cleaned={final}"
+        f"\n  round 2 settled={second_settled}\n  round 2 cleaned={second}"
+        f"\n  round 3 settled={third_settled}\n  round 3 cleaned={final}"
     )
-    for counters in (baseline, final):
+    for counters in (baseline, second, final):
         assert counters["sessions"] == 0 and counters["streams"] == 0 and counters["events"] == 0
         assert counters["waiters"] == 0 and counters["running_requests"] == 0
     assert final["greenlets"] <= start["greenlets"] + 5
     assert final["threads"] <= start["threads"]
-    assert final["rss_kb"] <= baseline["rss_kb"] * 1.05 + 1024
+    # A leak grows the RSS in every round; the allocator may step up once (2 of 14 runs
+    # did so between two rounds on a loaded machine), so one of the two later rounds
+    # must end where the round before it did.
+    growth = [
+        second["rss_kb"] - baseline["rss_kb"] * 1.05 - 1024,
+        final["rss_kb"] - second["rss_kb"] * 1.05 - 1024,
+    ]
+    assert min(growth) <= 0, f"RSS grew in every round: {baseline}, {second}, {final}"
