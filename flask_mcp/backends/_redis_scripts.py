@@ -7,7 +7,8 @@ as ``A[1]``, ``A[2]``... Keys are built inside the scripts from the prefix
 
 ``P s:SID``        hash: the session record (JSON values) and ``b:WORKER`` busy counts
 ``P m:SID``        hash: ``id`` (request ids), per stream ``n:ST`` last seq, ``r:ST``
-                   reader token, ``c:ST`` cursor, ``w:ST`` the worker that owns it
+                   reader token, ``c:ST`` cursor, ``w:ST`` the worker that owns it, ``q:ST``
+                   the JSON id of the request it answers (for the sweep's error)
 ``P o:SID``        list: the stream id of every retained message, oldest first
 ``P x:SID:ST``     stream: the events of a stream, entry id ``0-SEQ``, fields ``k``, ``m``
 ``P z:SID:ST``     stream: wake-up signals for readers (attach, detach, drop), id ``TOKEN-0``
@@ -15,6 +16,7 @@ as ``A[1]``, ``A[2]``... Keys are built inside the scripts from the prefix
 ``P a:SID:RID``    list: the client's answer
 ``P seen``/``P born``  sorted sets: session ids by last traffic / by creation time
 ``P workers``      sorted set: worker ids by last heartbeat
+``P alive``        string: when a process last reached Redis (the sweep's outage epoch)
 ``P ws:WORKER``    set: ``"SID ST"`` of the running request streams a worker owns
 ``P tok``          counter of reader tokens
 """
@@ -34,6 +36,10 @@ local function key(kind, sid, st)
   if st then return P .. kind .. ':' .. sid .. ':' .. st end
   return P .. kind .. ':' .. sid
 end
+-- The answer the sweep writes for a request whose worker stopped: these two parts around its id.
+local STOPPED_1 = '{"jsonrpc":"2.0","id":'
+local STOPPED_2 = ',"error":{"code":-32603,"message":"The worker running this request stopped '
+  .. 'before it answered; retry the request.","data":{"retryable":true}}}'
 local function int(x) return string.format('%d', x) end
 local function fmt(x) return string.format('%.6f', x) end
 local function clock()
@@ -89,7 +95,7 @@ local function disown(sid, st)
   local owner = redis.call('HGET', m, 'w:' .. st)
   if owner then
     redis.call('SREM', P .. 'ws:' .. owner, sid .. ' ' .. st)
-    redis.call('HDEL', m, 'w:' .. st)
+    redis.call('HDEL', m, 'w:' .. st, 'q:' .. st)
   end
 end
 local function forget_stream(sid, st)
@@ -184,9 +190,20 @@ local function busy(sid, now)
   return live
 end
 
--- End the running request streams of workers whose heartbeat stopped.
+-- End the running request streams of workers whose heartbeat stopped, each with a
+-- JSON-RPC error answering its request. Beats missed while Redis itself was unreachable
+-- do not count: when no process reached Redis for DEAD / 2 seconds (an outage, or every
+-- worker gone), a new epoch starts and every worker gets a full DEAD from now.
 local function sweep(now)
   local ended = 0
+  local alive = P .. 'alive'
+  local last = tonumber(redis.call('GET', alive) or '')
+  redis.call('SET', alive, fmt(now))
+  if not last or now - last > DEAD / 2 then
+    local members = redis.call('ZRANGE', P .. 'workers', 0, -1)
+    for _, w in ipairs(members) do redis.call('ZADD', P .. 'workers', fmt(now), w) end
+    return 0
+  end
   local since = '(' .. fmt(now - DEAD)
   local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', since, 'LIMIT', 0, 10)
   for _, w in ipairs(dead) do
@@ -194,6 +211,8 @@ local function sweep(now)
     for _, member in ipairs(redis.call('SMEMBERS', P .. 'ws:' .. w)) do
       local sid, st = string.match(member, '^(%S+) (%S+)$')
       if sid and exists(sid) and has_stream(sid, st) then
+        local rid = redis.call('HGET', key('m', sid), 'q:' .. st)
+        if rid then append_event(sid, st, 'message', STOPPED_1 .. rid .. STOPPED_2, now) end
         append_event(sid, st, 'end', '', now)
         ended = ended + 1
       end
@@ -307,6 +326,7 @@ if not exists(sid) then return 0 end
 local m = key('m', sid)
 if redis.call('HSETNX', m, 'n:' .. st, 0) == 1 and st ~= 'g' then
   redis.call('HSET', m, 'w:' .. st, ME)
+  if A[3] and A[3] ~= '' then redis.call('HSET', m, 'q:' .. st, A[3]) end
   redis.call('SADD', P .. 'ws:' .. ME, sid .. ' ' .. st)
   redis.call('EXPIRE', P .. 'ws:' .. ME, 86400)
   redis.call('ZADD', P .. 'workers', fmt(clock()), ME)

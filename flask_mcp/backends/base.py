@@ -159,8 +159,12 @@ class Backend(abc.ABC):
     # -- streams ------------------------------------------------------------
 
     @abc.abstractmethod
-    def open_stream(self, session_id: str, stream_id: str) -> None:
-        """Create an empty stream (no-op if it exists)."""
+    def open_stream(self, session_id: str, stream_id: str, *, request_id: t.Any = None) -> None:
+        """Create an empty stream (no-op if it exists).
+
+        :param request_id: the request whose answer the stream carries, if any: a
+            shared backend answers it with an error when the process running it dies.
+        """
 
     @abc.abstractmethod
     def append(

@@ -126,7 +126,7 @@ class MemoryBackend(Backend):
 
     # -- streams ------------------------------------------------------------
 
-    def open_stream(self, session_id: str, stream_id: str) -> None:
+    def open_stream(self, session_id: str, stream_id: str, *, request_id: t.Any = None) -> None:
         session = self._sessions.get(session_id)
         if session is not None:
             with session.lock:

@@ -39,6 +39,10 @@ from ._channels import QueueSubscription
 from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
 from ._redis_listener import text as _text
+from ._redis_pool import IDLE_TIMEOUT
+from ._redis_pool import blocking_twin
+from ._redis_pool import make_client
+from ._redis_pool import trim
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
 from .base import Backend
@@ -104,22 +108,10 @@ class RedisBackend(Backend):
         max_lifetime: float | None = None,
     ) -> None:
         if client is None:
-            client = redis.Redis(
-                socket_timeout=5.0,
-                socket_connect_timeout=2.0,
-                retry=_retry(),
-                max_connections=MAX_CONNECTIONS,
-            )
+            client = make_client(None, retry=_retry(), max_connections=MAX_CONNECTIONS)
         self.client = client
-        pool = client.connection_pool
-        kwargs = {**pool.connection_kwargs, "socket_timeout": self.block_slice + 5}
-        kwargs.pop("max_connections", None)
         # Every waiting reader holds a connection of this pool while it blocks.
-        self._blocking = redis.Redis(
-            connection_pool=redis.ConnectionPool(
-                connection_class=pool.connection_class, max_connections=MAX_CONNECTIONS, **kwargs
-            )
-        )
+        self._blocking = blocking_twin(client, self.block_slice + 5, MAX_CONNECTIONS)
         self.buffer_size = buffer_size
         self.prefix = prefix
         self.idle_timeout = idle_timeout
@@ -146,23 +138,26 @@ class RedisBackend(Backend):
     ) -> RedisBackend:
         """Connect to the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``).
 
-        Two query parameters are read here, the others go to redis-py:
-        ``prefix`` (the key prefix, ``redis://host:6379/0?prefix=myapp:``) and
-        ``worker_timeout`` (see :attr:`worker_timeout`).
+        These query parameters are read here, the others go to redis-py:
+        ``prefix`` (the key prefix, ``redis://host:6379/0?prefix=myapp:``),
+        ``worker_timeout`` (see :attr:`worker_timeout`), ``max_connections``
+        (per pool and process, default :data:`MAX_CONNECTIONS`) and
+        ``pool_idle_timeout`` (seconds an unused connection is kept, default 30;
+        see :mod:`flask_mcp.backends._redis_pool`).
 
         :param check: make sure Redis answers now.
         :raises BackendUnavailable: ``check`` is true and Redis cannot be reached.
         """
         parts = urlsplit(url)
         query = parse_qsl(parts.query, keep_blank_values=True)
-        ours = {name: value for name, value in query if name in ("prefix", "worker_timeout")}
+        names = ("prefix", "worker_timeout", "max_connections", "pool_idle_timeout")
+        ours = {name: value for name, value in query if name in names}
         rest = urlencode([(name, value) for name, value in query if name not in ours])
-        client = redis.Redis.from_url(
+        client = make_client(
             urlunsplit(parts._replace(query=rest)),
-            socket_timeout=5.0,
-            socket_connect_timeout=2.0,
             retry=_retry(),
-            max_connections=MAX_CONNECTIONS,
+            max_connections=int(ours.get("max_connections", MAX_CONNECTIONS)),
+            idle_timeout=float(ours.get("pool_idle_timeout", IDLE_TIMEOUT)),
         )
         backend = cls(
             client,
@@ -291,6 +286,7 @@ class RedisBackend(Backend):
     def beat(self) -> None:
         """Mark this process alive, end the streams of dead ones, settle unsaved counts."""
         self._run("beat")
+        trim(self.client, self._blocking)  # give back the connections a past peak left idle
         with self._lock:
             owed, self._owed = self._owed, {}
         for session_id, delta in owed.items():
@@ -313,9 +309,10 @@ class RedisBackend(Backend):
 
     # -- streams ------------------------------------------------------------
 
-    def open_stream(self, session_id: str, stream_id: str) -> None:
+    def open_stream(self, session_id: str, stream_id: str, *, request_id: t.Any = None) -> None:
         self._listener.ensure(0)  # beats keep the streams this process opens alive
-        self._run("open", session_id, stream_id)
+        rid = "" if request_id is None else _dumps(request_id)
+        self._run("open", session_id, stream_id, rid)
 
     def append(
         self,

@@ -10,6 +10,7 @@ stateless revision) it is a small in-process buffer.
 from __future__ import annotations
 
 import collections
+import logging
 import secrets
 import threading
 import time
@@ -22,7 +23,11 @@ from ..backends.base import MESSAGE
 from ..backends.base import Backend
 from ..backends.base import Event
 from ..backends.base import ReadResult
+from ..errors import BackendUnavailable
 from . import concurrency as _concurrency
+from .settle import OWED
+
+logger = logging.getLogger("flask_mcp")
 
 
 def new_session_id() -> str:
@@ -57,30 +62,72 @@ class Outbox(t.Protocol):
 
 
 class StreamOutbox:
-    """An outbox backed by a session stream in the backend (resumable)."""
+    """An outbox backed by a session stream in the backend (resumable).
+
+    Its response and end are never lost: when the backend cannot take them,
+    :meth:`finish` keeps them in :data:`~flask_mcp.runtime.settle.OWED` and
+    the supervisor writes them once the backend answers again.
+
+    :param request_id: the request the stream answers (``None`` for a GET stream).
+    """
 
     resumable = True
 
-    def __init__(self, backend: Backend, session_id: str, stream_id: str) -> None:
+    def __init__(
+        self, backend: Backend, session_id: str, stream_id: str, *, request_id: t.Any = None
+    ) -> None:
         self.backend = backend
         self.session_id = session_id
         self.stream_id = stream_id
         self._finished = False
         self._lock = threading.Lock()
-        backend.open_stream(session_id, stream_id)
+        self._write_lock = threading.Lock()
+        self._owed: list[tuple[str, dict[str, t.Any] | None]] = []
+        if request_id is None:
+            backend.open_stream(session_id, stream_id)
+        else:
+            backend.open_stream(session_id, stream_id, request_id=request_id)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the stream got its response or end (written or owed)."""
+        return self._finished
 
     def emit(self, message: dict[str, t.Any]) -> None:
         if not self._finished:
             self.backend.append(self.session_id, self.stream_id, MESSAGE, message)
 
     def finish(self, message: dict[str, t.Any] | None) -> bool:
+        """End the stream with ``message``; what the backend cannot take now is owed."""
         with self._lock:
             if self._finished:
                 return False
             self._finished = True
-        if message is not None:
-            self.backend.append(self.session_id, self.stream_id, MESSAGE, message)
-        self.backend.append(self.session_id, self.stream_id, END)
+            if message is not None:
+                self._owed.append((MESSAGE, message))
+            self._owed.append((END, None))
+        try:
+            self.settle()
+        except BackendUnavailable as exc:
+            logger.warning(
+                "The session store is unreachable (%s); the answer on stream %s is kept and "
+                "written when it returns.",
+                exc,
+                self.stream_id,
+            )
+            OWED.add(self)
+        return True
+
+    def settle(self) -> bool:
+        """Write what :meth:`finish` could not; tell whether nothing is owed any more.
+
+        :raises BackendUnavailable: the backend is still unreachable.
+        """
+        with self._write_lock:
+            while self._owed:
+                kind, message = self._owed[0]
+                self.backend.append(self.session_id, self.stream_id, kind, message)
+                self._owed.pop(0)
         return True
 
     def disconnect(self) -> None:
@@ -270,6 +317,11 @@ class InFlight:
 
     def get(self, session_id: str | None, request_id: t.Any) -> RequestRun | None:
         return self._runs.get((session_id, request_id))
+
+    def all(self) -> list[RequestRun]:
+        """Return every run of this process."""
+        with self._lock:
+            return list(self._runs.values())
 
     def overdue(self, now: float) -> list[RequestRun]:
         """Return the runs whose deadline has passed."""

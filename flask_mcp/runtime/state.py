@@ -67,6 +67,8 @@ class AppState:
         #: The ``requestState`` sealer of 2026-07-28 multi-round requests, made on first use
         #: (:func:`flask_mcp.server.mrtr.sealer_for`).
         self.sealer: t.Any = None
+        #: The process whose interpreter exit answers this app's running requests (the supervisor).
+        self.exit_hook_pid: int | None = None
         self.backend.attach_app(self.cancel_local)
 
     @property

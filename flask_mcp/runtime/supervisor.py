@@ -1,15 +1,29 @@
-"""The background loop of each app: request timeouts and session expiry."""
+"""The background loop of each app: request timeouts, owed answers, session expiry.
+
+It also settles what runs in a worker that exits: at interpreter exit (a
+gunicorn worker that stops after ``SIGTERM``, ``SIGHUP`` or ``--max-requests``,
+a reloader, ``sys.exit``) every request still running here is answered with a
+JSON-RPC error ("the worker running this request stopped") and the backend
+registration of the process is closed, so other workers see it gone at once.
+A worker killed outright (``SIGKILL``, the OOM killer) runs no code: the
+shared backend's sweep writes the same error for its requests once its beats
+have been missing for the backend's ``worker_timeout``.
+"""
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import time
 import typing as t
+import weakref
 
 from .. import protocol
 from .. import signals
 from ..errors import BackendUnavailable
 from . import concurrency as _concurrency
+from . import settle
 
 if t.TYPE_CHECKING:
     from .runs import RequestRun
@@ -30,6 +44,46 @@ def ensure_supervisor(state: AppState) -> None:
     if task is not None and not task.done.is_set():
         return
     state.supervisor = _concurrency.spawn(lambda: _loop(state))
+    pid = os.getpid()
+    if state.exit_hook_pid != pid:
+        state.exit_hook_pid = pid
+        atexit.register(_at_exit, weakref.ref(state), pid)
+
+
+def stop_runs(state: AppState, text: str = settle.WORKER_STOPPED) -> int:
+    """Answer every request running in this process with an error; return how many.
+
+    Used when the process exits: the answers are written at once when the
+    backend takes them (a shared backend's sweep writes the same error for any
+    it could not take, once this process's registration is closed).
+    """
+    runs = state.inflight.all()
+    for run in runs:
+        run.outbox.finish(settle.error_answer(run.request_id, text))
+        run.cancelled.set()
+        state.inflight.remove(run)
+    return len(runs)
+
+
+def _at_exit(ref: weakref.ref[AppState], pid: int) -> None:
+    state = ref()
+    if state is None or pid != os.getpid():  # a forked child inherits the parent's hooks
+        return
+    try:
+        stopped = stop_runs(state)
+        if stopped:
+            logger.warning(
+                "This worker (pid %s) exits with %s request(s) running; each is answered "
+                "with an error.",
+                pid,
+                stopped,
+            )
+        if settle.settle_owed():
+            logger.warning("Answers owed to clients are left to the backend's sweep.")
+    except Exception:
+        logger.exception("Answering the running requests at exit failed.")
+    finally:
+        state.backend.close()
 
 
 def time_out(state: AppState, run: RequestRun) -> None:
@@ -58,6 +112,7 @@ def tick(state: AppState, now: float, reap: bool) -> None:
     """Do one round of supervision."""
     for run in state.inflight.overdue(now):
         time_out(state, run)
+    settle.settle_owed()
     if reap:
         settings = state.settings
         for session_id, reason in state.backend.reap(
@@ -88,6 +143,7 @@ __all__ = [
     "REAP_EVERY",
     "TICK",
     "ensure_supervisor",
+    "stop_runs",
     "tick",
     "time_out",
 ]

@@ -18,6 +18,7 @@ from .. import protocol
 from .. import signals
 from ..convert import Unconvertible
 from ..errors import INTERNAL_ERROR
+from ..errors import BackendUnavailable
 from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import MCPError
@@ -218,8 +219,8 @@ class Methods:
                     value = self.call_user(tool.fn, call, tool.context_param, kwargs=values)
             except ResourceNotFound as exc:
                 raise self.handler_error(exc, call, f"tool {name!r}") from None
-            except (MCPError, RequestCancelled):
-                raise
+            except (MCPError, RequestCancelled, BackendUnavailable):
+                raise  # the session store failed, not the tool: the runner answers
             except (ToolError, ClientRequestError) as exc:
                 return content_mod.error_result(str(exc) or type(exc).__name__)
             except HTTPException as exc:
@@ -304,7 +305,7 @@ class Methods:
             value = self.call_user(record.fn, call, record.context_param, kwargs=variables)
         except (ResourceNotFound, HTTPException) as exc:
             raise self.handler_error(exc, call, f"resource {uri!r}", uri) from None
-        except (MCPError, RequestCancelled):
+        except (MCPError, RequestCancelled, BackendUnavailable):
             raise
         except Exception as exc:
             text = self.internal_error(exc, f"resource {uri!r}", call.state)
@@ -382,7 +383,7 @@ class Methods:
             value = self.call_user(prompt.fn, call, prompt.context_param, kwargs=kwargs)
         except (ResourceNotFound, HTTPException) as exc:
             raise self.handler_error(exc, call, f"prompt {name!r}") from None
-        except (MCPError, RequestCancelled):
+        except (MCPError, RequestCancelled, BackendUnavailable):
             raise
         except Exception as exc:
             text = self.internal_error(exc, f"prompt {name!r}", call.state)
@@ -453,7 +454,7 @@ class Methods:
             found = self.call_user(fn, call, context_param, (arg_name, value, context_args))
         except (ResourceNotFound, HTTPException) as exc:
             raise self.handler_error(exc, call, "completion") from None
-        except (MCPError, RequestCancelled):
+        except (MCPError, RequestCancelled, BackendUnavailable):
             raise
         except Exception as exc:
             text = self.internal_error(exc, "completion", call.state)

@@ -40,9 +40,11 @@ from ..backends.base import MESSAGE
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..errors import MCPError
+from ..errors import MCPHTTPError
 from ..errors import RequestCancelled
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
+from ..runtime import settle
 from ..runtime.runs import InlineOutbox
 from ..runtime.runs import LocalOutbox
 from ..runtime.runs import Outbox
@@ -231,11 +233,14 @@ def spawn(
             answer = handle()
         except RequestCancelled:
             answer = None
-        except BackendUnavailable as exc:
-            logger.warning("Request %r failed: %s", call.method, exc)
-            text = "Service Unavailable: the session store is unreachable; retry later."
-            error = {"code": INTERNAL_ERROR, "message": text}
-            answer = Answer(jsonrpc.error(call.request_id, error))
+        except BackendUnavailable as exc:  # a backend problem, not a bug of the handler
+            logger.warning(
+                "Request %r (id %r) failed: the session store is unavailable: %s",
+                call.method,
+                call.request_id,
+                exc,
+            )
+            answer = Answer(settle.error_answer(call.request_id, settle.STORE_UNAVAILABLE))
         except Exception:
             logger.exception("Request %r failed outside its handler", call.method)
             error = {"code": INTERNAL_ERROR, "message": "Internal error."}
@@ -244,10 +249,7 @@ def spawn(
             if run.cancelled.is_set():
                 answer = None
             run.result = answer
-            try:
-                outbox.finish(None if answer is None else answer.message)
-            except BackendUnavailable as exc:
-                logger.warning("Lost the response to %r: %s", call.method, exc)
+            outbox.finish(None if answer is None else answer.message)  # owed if it cannot
             state.inflight.remove(run)
             if session_id is not None:
                 with contextlib.suppress(BackendUnavailable):  # settled when it is back
@@ -342,14 +344,28 @@ def serve_call(
     settings = state.settings
     resumable = call.session is not None
     outbox: Outbox
-    if call.session is not None:
-        outbox = StreamOutbox(state.backend, call.session.id, new_stream_id())
-        can_stream = state.slots.acquire()  # before the handler runs: it may round-trip
-    else:
-        outbox = LocalOutbox(new_stream_id())
-        can_stream = False  # a slot is taken once the response turns into a stream
+    # A call that may stream holds a thread of a threaded server until it ends, streamed
+    # or not: with every slot held it is refused at once, so that a thread stays free
+    # for the requests that do not stream (a server with no slots at all buffers).
+    can_stream = state.slots.acquire()
+    if not can_stream and state.slots.limit:
+        raise MCPHTTPError(
+            503,
+            f"Service Unavailable: this worker holds its {state.slots.limit} streams already; "
+            "retry shortly, or run more threads or workers (or gunicorn -k gevent).",
+            code=INTERNAL_ERROR,
+            request_id=call.request_id,
+            headers={"Retry-After": "1"},
+        )
     try:
-        run = spawn(dispatcher, call, outbox, context=context, can_round_trip=can_stream)
+        if call.session is not None:
+            outbox = StreamOutbox(
+                state.backend, call.session.id, new_stream_id(), request_id=call.request_id
+            )
+        else:
+            outbox = LocalOutbox(new_stream_id())
+        round_trip = can_stream and resumable  # a stateless call asks with InputRequiredResult
+        run = spawn(dispatcher, call, outbox, context=context, can_round_trip=round_trip)
     except BaseException:
         if can_stream:
             state.slots.release()
@@ -381,6 +397,8 @@ def serve_call(
         run.cancel()
         reader.close()
         outbox.drop()
+        if can_stream:
+            state.slots.release()
         return Response(status=499)
     if first and first[0].kind == MESSAGE and is_response(first[0].message, call.request_id):
         reader.close()
@@ -392,9 +410,9 @@ def serve_call(
         run.cancel()
         reader.close()
         outbox.drop()
+        if can_stream:
+            state.slots.release()
         return json_response(_timeout(call))
-    if not resumable:
-        can_stream = state.slots.acquire()
     if not can_stream:
         return _buffered(call, run, reader, first)
     return _streamed(call, run, reader, first)

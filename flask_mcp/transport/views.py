@@ -41,6 +41,8 @@ if t.TYPE_CHECKING:
     from ..server.dispatcher import Dispatcher
 
 logger = logging.getLogger("flask_mcp")
+#: The WSGI environ key holding the id of the request a POST carries, once decoded.
+REQUEST_ID_KEY = "flask_mcp.request_id"
 
 
 class Transport:
@@ -121,6 +123,8 @@ class Transport:
             message = jsonrpc.loads(body)
         except MCPError as exc:
             return http_error(400, exc.message, code=PARSE_ERROR)
+        if isinstance(message, dict) and "method" in message:
+            environ[REQUEST_ID_KEY] = message.get("id")  # for a 503 that may come later
         header_version = environ.get(VERSION_KEY)
         era = protocol.era_of_request(
             has_session=bool(environ.get(SESSION_KEY)),
@@ -201,11 +205,21 @@ def make_blueprint(
                 data=exc.data,
                 headers=headers,
             )
-        except BackendUnavailable as exc:
+        except BackendUnavailable as exc:  # where and why go to the log, not to the client
+            request_id = request.environ.get(REQUEST_ID_KEY)
+            logger.warning(
+                "Answered %s %s (request id %r) with 503: the session store is unavailable: %s",
+                request.method,
+                request.path,
+                request_id,
+                exc,
+            )
             return http_error(
                 503,
-                f"Service Unavailable: the session store is unreachable ({exc}); retry later.",
+                "Service Unavailable: the session store is unavailable; retry later.",
                 code=INTERNAL_ERROR,
+                request_id=request_id,
+                data={"retryable": True},
                 headers={"Retry-After": "2"},
             )
 

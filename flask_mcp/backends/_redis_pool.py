@@ -1,0 +1,135 @@
+"""A Redis connection pool that gives back the connections it no longer needs.
+
+redis-py's pool keeps every connection it ever opened: a worker that once held
+1,000 SSE streams (each blocked reader holds a connection) keeps 1,000 idle
+connections, and their file descriptors, for the rest of its life; across
+several workers a past peak can exhaust Redis's ``maxclients``. This pool is
+bounded (``max_connections``; past it a command fails fast, which the backend
+reports as unavailable) and closes connections idle for longer than
+``idle_timeout`` seconds, keeping ``min_idle`` of them warm. It trims on every
+release and whenever :meth:`IdlePool.trim` is called (the backend's liveness
+beat does, every few seconds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import typing as t
+
+import redis
+
+#: Seconds a pooled connection may stay unused before it is closed.
+IDLE_TIMEOUT = 30.0
+#: Idle connections kept open whatever their age, so that bursts do not reconnect.
+MIN_IDLE = 4
+_STAMP = "_flask_mcp_idle_since"
+
+
+class IdlePool(redis.ConnectionPool):
+    """A :class:`redis.ConnectionPool` that closes connections idle past ``idle_timeout``.
+
+    :param idle_timeout: seconds an unused connection is kept (beyond ``min_idle``).
+    :param min_idle: unused connections kept whatever their age.
+    """
+
+    def __init__(
+        self,
+        *args: t.Any,
+        idle_timeout: float = IDLE_TIMEOUT,
+        min_idle: int = MIN_IDLE,
+        **kwargs: t.Any,
+    ) -> None:
+        self.idle_timeout = idle_timeout
+        self.min_idle = min_idle
+        self._next_trim = 0.0
+        super().__init__(*args, **kwargs)
+
+    def release(self, connection: t.Any) -> None:
+        """Return ``connection`` to the pool, then close connections idle too long."""
+        setattr(connection, _STAMP, time.monotonic())
+        super().release(connection)
+        now = time.monotonic()
+        if now >= self._next_trim:  # at most a few times a second, however busy
+            self._next_trim = now + min(1.0, self.idle_timeout / 4)
+            self.trim(now)
+
+    def trim(self, now: float | None = None) -> int:
+        """Close the unused connections idle past ``idle_timeout``; return how many."""
+        now = time.monotonic() if now is None else now
+        limit = now - self.idle_timeout
+        closing: list[t.Any] = []
+        with self._lock:
+            available = self._available_connections
+            # The list is a stack (the newest released at the end): the oldest come first.
+            while len(available) > self.min_idle:
+                if getattr(available[0], _STAMP, now) > limit:
+                    break
+                closing.append(available.pop(0))
+                self._created_connections -= 1
+        for connection in closing:
+            with contextlib.suppress(Exception):
+                connection.disconnect()
+        return len(closing)
+
+    @property
+    def idle(self) -> int:
+        """How many unused connections the pool holds."""
+        return len(self._available_connections)
+
+    @property
+    def in_use(self) -> int:
+        """How many connections are lent out."""
+        return len(self._in_use_connections)
+
+
+def make_client(
+    url: str | None,
+    *,
+    retry: t.Any,
+    max_connections: int,
+    idle_timeout: float = IDLE_TIMEOUT,
+) -> redis.Redis:
+    """Return a client on an :class:`IdlePool` for ``url`` (``None``: Redis on localhost).
+
+    Commands time out after 5 seconds and connecting after 2, so that an
+    unreachable Redis is reported at once rather than hanging a request.
+    """
+    options: dict[str, t.Any] = {
+        "socket_timeout": 5.0,
+        "socket_connect_timeout": 2.0,
+        "retry": retry,
+        "max_connections": max_connections,
+        "idle_timeout": idle_timeout,
+    }
+    pool = IdlePool(**options) if url is None else IdlePool.from_url(url, **options)
+    return redis.Redis(connection_pool=pool)
+
+
+def blocking_twin(client: redis.Redis, socket_timeout: float, default_max: int) -> redis.Redis:
+    """Return a client like ``client`` for blocking commands, with its own pool.
+
+    Its pool is as large as the client's if that is an :class:`IdlePool`, else ``default_max``.
+    """
+    pool = client.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": socket_timeout}
+    kwargs.pop("max_connections", None)
+    return redis.Redis(
+        connection_pool=IdlePool(
+            connection_class=pool.connection_class,
+            max_connections=pool.max_connections if isinstance(pool, IdlePool) else default_max,
+            idle_timeout=getattr(pool, "idle_timeout", IDLE_TIMEOUT),
+            **kwargs,
+        )
+    )
+
+
+def trim(*clients: redis.Redis) -> None:
+    """Close the connections left idle too long in the pools of ``clients``."""
+    for client in clients:
+        pool = client.connection_pool
+        if isinstance(pool, IdlePool):
+            pool.trim()
+
+
+__all__ = ["IDLE_TIMEOUT", "MIN_IDLE", "IdlePool", "blocking_twin", "make_client", "trim"]
