@@ -392,11 +392,15 @@ def _flushdb(url: str) -> None:
 
 
 @contextlib.contextmanager
-def redis_server(port: int, *, missing: str) -> Iterator[subprocess.Popen[bytes]]:
+def redis_server(
+    port: int, *, missing: str, extra_args: Sequence[str] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
     """Run a private ``redis-server`` on ``port`` (no persistence) until the block exits.
 
     Without ``redis-server`` on the ``PATH`` this fails in CI and skips elsewhere, with
     ``missing`` as the reason.  The process is yielded: a test may stop it early.
+    ``extra_args`` come last, so they override: ``["--appendonly", "yes", "--dir", DIR]``
+    keeps the data across a restart on the same port and directory.
     """
     exe = shutil.which("redis-server")
     if exe is None:
@@ -405,7 +409,18 @@ def redis_server(port: int, *, missing: str) -> Iterator[subprocess.Popen[bytes]
     log_path = Path(tempfile.mkdtemp(prefix="flask-mcp-redis-")) / "redis.log"
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(
-            [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--bind", HOST],
+            [
+                exe,
+                "--port",
+                str(port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--bind",
+                HOST,
+                *extra_args,
+            ],  # fmt: skip
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=subprocess.STDOUT,

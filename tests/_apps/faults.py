@@ -1,0 +1,48 @@
+"""An app for the fault tests: tools that run for a while, reporting the worker running them."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp import Context
+
+mcp = MCP(name="faults", version="1.0.0")
+
+
+@mcp.tool()
+def pid() -> int:
+    """Return the pid of the worker that answers (runs in the view: never streams)."""
+    return os.getpid()
+
+
+@mcp.tool()
+def chatty(seconds: float, ctx: Context) -> str:
+    """Report progress twice a second for ``seconds`` (each report goes through the backend)."""
+    steps = max(1, int(seconds * 2))
+    for step in range(steps):
+        ctx.progress(step + 1, steps, f"pid {os.getpid()}")
+        time.sleep(0.5)
+    return f"chatted on {os.getpid()}"
+
+
+@mcp.tool()
+def quiet(seconds: float, ctx: Context) -> str:
+    """Report progress once, then work ``seconds`` without touching the backend."""
+    ctx.progress(1, 2, f"pid {os.getpid()}")
+    time.sleep(seconds)
+    return f"quiet on {os.getpid()}"
+
+
+app = Flask(__name__)
+app.config.from_prefixed_env()
+mcp.init_app(app)
+
+
+@app.get("/debug/fds")
+def fds() -> dict[str, int]:
+    """This worker's pid and open file descriptors."""
+    return {"pid": os.getpid(), "fds": len(os.listdir("/proc/self/fd"))}
