@@ -85,8 +85,9 @@ def describe(exc: BaseException) -> str:
     """The message of an MCP error, wherever it is in an exception group; else the exception."""
     if isinstance(exc, MCPError):
         return exc.message
-    if isinstance(exc, BaseExceptionGroup):
-        return " | ".join(describe(inner) for inner in exc.exceptions)
+    inner = getattr(exc, "exceptions", None)  # an exception group (Python 3.11+, or anyio's)
+    if isinstance(inner, (list, tuple)):
+        return " | ".join(describe(e) for e in inner)
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -325,3 +326,129 @@ def test_outage_longer_than_worker_timeout_sweeps_no_live_worker(serve: t.Any) -
             f"outage 4s > worker_timeout 2s: 6 of 6 raw calls (on {len(pids)} workers) got their "
             f"results; the official client: {[o.text or o.error for o in official]}"
         )
+
+
+# -- overload on a threaded worker ---------------------------------------------------------
+
+
+def test_gthread_with_every_slot_held_refuses_streams_at_once(serve: t.Any) -> None:
+    """--threads 4 holds 3 streams: 1 GET and 2 streaming calls fill it; then new streaming
+    calls get 503 at once, a new GET an event stream that ends at once, a plain call its answer."""
+    server = serve(APP, "gthread", threads=4)
+    http = httpx.Client(timeout=30)
+    held = httpx.Client(timeout=30)
+    with contextlib.ExitStack() as stack:
+        stack.callback(http.close)
+        stack.callback(held.close)
+        first = initialize(http, server.url)
+        get = stack.enter_context(held.stream("GET", server.url, headers=first))
+        assert get.status_code == 200
+        for _ in range(2):
+            headers = initialize(http, server.url)
+            params = {"name": "chatty", "arguments": {"seconds": 20}, "_meta": {"progressToken": 1}}
+            message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+            response = stack.enter_context(
+                held.stream("POST", server.url, headers=headers, json=message)
+            )
+            assert response.headers["content-type"].startswith("text/event-stream")
+            next(response.iter_lines())
+
+        timings: dict[str, float] = {}
+        headers = initialize(http, server.url)
+        params = {"name": "chatty", "arguments": {"seconds": 1}}
+        message = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params}
+        started = time.monotonic()
+        refused = http.post(server.url, headers=headers, json=message)
+        timings["streaming call: 503"] = time.monotonic() - started
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["Retry-After"] == "1"
+        assert refused.json()["id"] == 4 and refused.json()["error"]["code"] == -32603
+
+        started = time.monotonic()
+        later = http.get(server.url, headers=headers)  # read to its end: it ends at once
+        timings["GET: come back later"] = time.monotonic() - started
+        assert later.status_code == 200 and "retry:" in later.text, later.text
+
+        params = {"name": "pid", "arguments": {}}
+        message = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}
+        started = time.monotonic()
+        plain = http.post(server.url, headers=headers, json=message)
+        timings["plain tools/call"] = time.monotonic() - started
+        assert plain.status_code == 200 and plain.json()["id"] == 5, plain.text
+    assert "Traceback" not in server.log(), server.log_tail(80)
+    print(
+        "gthread, every slot held: "
+        + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in timings.items())
+    )
+
+
+# -- the Redis pool -------------------------------------------------------------------------
+
+
+def test_redis_connections_return_after_a_thousand_streams(serve: t.Any, redis_url: str) -> None:
+    """One gevent worker holds 1,000 GET streams, then they close: its fds go back to the
+    baseline (within 10) once the pool's idle timeout (here 1 s) has passed."""
+    env = {**backend_env(redis_url, pool_idle_timeout=1), "FLASK_MCP_SSE_HEARTBEAT": "2"}
+    server = serve(APP, "gevent", workers=1, env=env, extra_args=["--worker-connections", "2000"])
+    fds_url = f"{server.base_url}/debug/fds"
+    count = 1000
+
+    async def main() -> dict[str, float]:
+        limits = httpx.Limits(max_connections=count + 50, max_keepalive_connections=count + 50)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+            body = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+            sessions = []
+            for _ in range(count):
+                response = await http.post(server.url, headers=HEADERS, json=body)
+                assert response.status_code == 200
+                sessions.append(response.headers["mcp-session-id"])
+            baseline = (await http.get(fds_url)).json()["fds"]
+            opened = anyio.Event()
+            ready: list[int] = []
+            close = anyio.Event()
+
+            async def hold(session: str) -> None:
+                headers = {**HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": VERSION}
+                async with http.stream("GET", server.url, headers=headers) as response:
+                    assert response.status_code == 200
+                    chunks = response.aiter_raw()  # kept: a closed iterator closes the stream
+                    await chunks.__anext__()
+                    ready.append(1)
+                    if len(ready) == count:
+                        opened.set()
+                    await close.wait()
+
+            async with anyio.create_task_group() as group:
+                for session in sessions:
+                    group.start_soon(hold, session)
+                with anyio.fail_after(HANG):
+                    await opened.wait()
+                await anyio.sleep(1)
+                peak = (await http.get(fds_url)).json()["fds"]
+                close.set()
+            closed = time.monotonic()
+        async with httpx.AsyncClient(timeout=10) as http:
+            with anyio.fail_after(HANG):
+                while True:
+                    after = (await http.get(fds_url)).json()["fds"]
+                    if after <= baseline + 10:
+                        break
+                    await anyio.sleep(0.5)
+        return {"baseline": baseline, "peak": peak, "after": after, "s": time.monotonic() - closed}
+
+    numbers = anyio.run(main)
+    assert numbers["peak"] > numbers["baseline"] + count  # the streams were open at once
+    assert "Traceback" not in server.log(), server.log_tail(80)
+    print(
+        f"Redis pool: fds {numbers['baseline']} -> {numbers['peak']} with {count} streams -> "
+        f"{numbers['after']} {numbers['s']:.1f}s after they closed"
+    )

@@ -283,13 +283,14 @@ def test_redis_outage_gives_quick_503_and_recovers(serve: t.Any) -> None:
 
         slowest = 0.0
         for headers in sessions:
-            for send in (
-                lambda h=headers: call(http, server.url, h, "add", a=1, b=2),
-                lambda h=headers: http.get(server.url, headers=h),
-                lambda: http.post(server.url, headers=HEADERS, json=INITIALIZE),
+            for send, request_id in (
+                (lambda h=headers: call(http, server.url, h, "add", a=1, b=2), 1),
+                (lambda h=headers: http.get(server.url, headers=h), None),
+                (lambda: http.post(server.url, headers=HEADERS, json=INITIALIZE), 0),
             ):
                 started = time.monotonic()
                 response = send()
+                assert response.json()["id"] == request_id, response.text
                 slowest = max(slowest, time.monotonic() - started)
                 assert response.status_code == 503, response.text
                 assert response.headers["content-type"].startswith("application/json")
