@@ -68,6 +68,21 @@ KEYS: tuple[Key, ...] = (
         "Seconds after which a session ends whatever its traffic (None: never).",
     ),
     Key(
+        "MCP_HANDSHAKE_TIMEOUT",
+        30.0,
+        values.optional_seconds,
+        "Seconds a new session may wait for the client's ``notifications/initialized``; "
+        "past it the session ends when room is needed, and stops counting toward "
+        "``MCP_MAX_SESSIONS`` (None: it lives as any session).",
+    ),
+    Key(
+        "MCP_MAX_SESSIONS_PER_CLIENT",
+        None,
+        lambda v: None if v in (None, "", 0, "0") else values.positive_int(v),
+        "Most live sessions of one client: its token's subject when authorization is on, "
+        "else its address (``REMOTE_ADDR``); ``initialize`` past it gets 429 (None: no quota).",
+    ),
+    Key(
         "MCP_ALLOWED_HOSTS",
         None,
         values.string_list,
@@ -177,7 +192,7 @@ KEYS: tuple[Key, ...] = (
         None,
         lambda v: None if v in (None, "", 0, "0") else values.positive_int(v),
         "Most SSE responses open at once in this process; past it the server answers "
-        "503 instead of hanging (None: unlimited on gevent, threads - 2 on gthread).",
+        "503 instead of hanging (None: unlimited on gevent, threads - 1 on gthread).",
     ),
     Key(
         "MCP_AUTH_RESOURCE",
@@ -284,6 +299,8 @@ class Settings:
     max_sessions: int
     session_idle_timeout: float | None
     session_max_lifetime: float | None
+    handshake_timeout: float | None
+    max_sessions_per_client: int | None
     allowed_hosts: tuple[str, ...] | None
     allowed_origins: tuple[str, ...] | None
     expose_internal_errors: bool | None

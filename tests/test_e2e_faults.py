@@ -27,6 +27,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import typing as t
 import uuid
@@ -451,4 +452,83 @@ def test_redis_connections_return_after_a_thousand_streams(serve: t.Any, redis_u
     print(
         f"Redis pool: fds {numbers['baseline']} -> {numbers['peak']} with {count} streams -> "
         f"{numbers['after']} {numbers['s']:.1f}s after they closed"
+    )
+
+
+# -- session admission -----------------------------------------------------------------------
+
+
+def test_an_initialize_flood_keeps_no_one_out_past_the_handshake_timeout(
+    serve: t.Any, redis_url: str
+) -> None:
+    """A client loops bare ``initialize`` into MCP_MAX_SESSIONS=200 on two workers; another
+    client is refused at most for about MCP_HANDSHAKE_TIMEOUT (2 s here)."""
+    env = {
+        **backend_env(redis_url),
+        "FLASK_MCP_MAX_SESSIONS": "200",
+        "FLASK_MCP_HANDSHAKE_TIMEOUT": "2",
+    }
+    server = serve(APP, "gevent", workers=2, env=env)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "flood", "version": "1"},
+        },
+    }
+    full = threading.Event()
+    stop = threading.Event()
+    flooded = {"created": 0, "refused": 0}
+
+    def flood() -> None:
+        with httpx.Client(timeout=30) as http:
+            while not stop.is_set():
+                response = http.post(server.url, headers=HEADERS, json=body)
+                if response.status_code == 200:
+                    flooded["created"] += 1
+                else:
+                    assert response.status_code == 503, response.text
+                    flooded["refused"] += 1
+                    full.set()
+
+    flooder = threading.Thread(target=flood, daemon=True)
+    flooder.start()
+    try:
+        assert full.wait(HANG), flooded
+        refused_since = time.monotonic()
+        attempts = 0
+        with httpx.Client(timeout=30) as http:
+            while True:
+                attempts += 1
+                response = http.post(server.url, headers=HEADERS, json=body)
+                if response.status_code == 200:
+                    break
+                assert response.status_code == 503 and response.json()["id"] == 0
+                assert time.monotonic() - refused_since < HANG
+                time.sleep(0.1)
+        kept_out = time.monotonic() - refused_since
+
+        async def official() -> str:
+            with anyio.fail_after(HANG):
+                for _ in range(100):  # the flood goes on: a refusal is retried
+                    try:
+                        async with client(server.url) as c:
+                            return text_of(await c.call_tool("pid", {}))
+                    except Exception:
+                        await anyio.sleep(0.1)
+            raise AssertionError("the official client never got in")
+
+        answered = anyio.run(official)
+    finally:
+        stop.set()
+        flooder.join(30)
+    assert re.fullmatch(r"\{\"result\": \d+\}", answered), answered
+    assert kept_out < 2 + 5, kept_out  # the handshake timeout, plus slack for a loaded machine
+    assert "Traceback" not in server.log(), server.log_tail(80)
+    print(
+        f"initialize flood ({flooded['created']} created, {flooded['refused']} refused): another "
+        f"client was kept out {kept_out:.1f}s ({attempts} attempts) with MCP_HANDSHAKE_TIMEOUT=2"
     )

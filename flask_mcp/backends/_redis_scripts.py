@@ -16,6 +16,8 @@ as ``A[1]``, ``A[2]``... Keys are built inside the scripts from the prefix
 ``P a:SID:RID``    list: the client's answer
 ``P seen``/``P born``  sorted sets: session ids by last traffic / by creation time
 ``P workers``      sorted set: worker ids by last heartbeat
+``P hs``           sorted set: session ids by creation, until their handshake timeout is checked
+``P own:OWNER``    sorted set: the sessions of one client, for its quota
 ``P alive``        string: when a process last reached Redis (the sweep's outage epoch)
 ``P ws:WORKER``    set: ``"SID ST"`` of the running request streams a worker owns
 ``P tok``          counter of reader tokens
@@ -226,22 +228,48 @@ end
 
 SCRIPTS: dict[str, str] = {
     "create": r"""
-local sid, limit = A[1], tonumber(A[2])
-local seen = P .. 'seen'
+-- A: sid, limit, handshake timeout (0: none), owner ('' : none), quota (0: none), fields...
+local sid, limit, hs_timeout = A[1], tonumber(A[2]), tonumber(A[3])
+local owner, quota = A[4], tonumber(A[5])
+local seen, pending, now = P .. 'seen', P .. 'hs', clock()
+if hs_timeout > 0 then  -- end sessions whose handshake never finished (more when full)
+  local batch = 10
+  if redis.call('ZCARD', seen) >= limit then batch = 100 end
+  local cut = '(' .. fmt(now - hs_timeout)
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', pending, '-inf', cut, 'LIMIT', 0, batch)) do
+    redis.call('ZREM', pending, old)
+    if redis.call('HGET', key('s', old), 'initialized') ~= 'true' then delete_session(old) end
+  end
+end
 if redis.call('ZCARD', seen) >= limit then
   for _, old in ipairs(redis.call('ZRANGE', seen, 0, 9)) do
     if not exists(old) then delete_session(old) end
   end
   if redis.call('ZCARD', seen) >= limit then return 0 end
 end
-local now = clock()
+local own = P .. 'own:' .. owner
+if quota > 0 and owner ~= '' then
+  for _, old in ipairs(redis.call('ZRANGE', own, 0, -1)) do
+    if not exists(old) then redis.call('ZREM', own, old) end
+  end
+  if redis.call('ZCARD', own) >= quota then return 2 end
+end
 local fields = {}
-for i = 3, #A do fields[#fields + 1] = A[i] end
+for i = 6, #A do fields[#fields + 1] = A[i] end
 redis.call('HSET', key('s', sid), 'created', fmt(now), 'last_seen', fmt(now), unpack(fields))
 redis.call('HSET', key('m', sid), 'id', 0)
 redis.call('ZADD', seen, fmt(now), sid)
 redis.call('ZADD', P .. 'born', fmt(now), sid)
-keep_alive(sid, ttl(sid, now))
+local secs = ttl(sid, now)
+if hs_timeout > 0 then
+  redis.call('ZADD', pending, fmt(now), sid)
+  secs = math.ceil(hs_timeout + GRACE)  -- until a request touches it
+end
+keep_alive(sid, secs)
+if quota > 0 and owner ~= '' then
+  redis.call('ZADD', own, fmt(now), sid)
+  expire(own, math.max(ttl(sid, now), secs))
+end
 return 1
 """,
     "touch": r"""

@@ -16,6 +16,10 @@ import time
 import typing as t
 
 
+class SessionQuotaExceeded(Exception):
+    """A client asked for a session while it holds its quota of them."""
+
+
 @dataclasses.dataclass
 class SessionRecord:
     """Everything known about one handshake-era session."""
@@ -101,8 +105,23 @@ class Backend(abc.ABC):
     # -- sessions -----------------------------------------------------------
 
     @abc.abstractmethod
-    def create_session(self, record: SessionRecord, limit: int) -> bool:
-        """Store a new session unless ``limit`` sessions exist; tell whether it was stored."""
+    def create_session(
+        self,
+        record: SessionRecord,
+        limit: int,
+        *,
+        handshake_timeout: float | None = None,
+        owner: str | None = None,
+        quota: int | None = None,
+    ) -> bool:
+        """Store a new session unless ``limit`` sessions exist; tell whether it was stored.
+
+        :param handshake_timeout: seconds a session may stay uninitialized: older
+            uninitialized sessions are ended first (they count toward no limit).
+        :param owner: who asks (a principal, or a client address), for ``quota``.
+        :param quota: most live sessions of ``owner`` (``None``: no quota).
+        :raises SessionQuotaExceeded: ``owner`` holds ``quota`` sessions already.
+        """
 
     @abc.abstractmethod
     def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
@@ -261,6 +280,7 @@ __all__ = [
     "Backend",
     "Event",
     "ReadResult",
+    "SessionQuotaExceeded",
     "SessionRecord",
     "Subscription",
 ]

@@ -16,6 +16,7 @@ from .base import MESSAGE
 from .base import Backend
 from .base import Event
 from .base import ReadResult
+from .base import SessionQuotaExceeded
 from .base import SessionRecord
 
 
@@ -54,6 +55,7 @@ class MemoryBackend(Backend):
     def __init__(self, buffer_size: int = 1000) -> None:
         self.buffer_size = buffer_size
         self._sessions: dict[str, _Session] = {}
+        self._owned: dict[str, set[str]] = {}
         self._lock = threading.Lock()
         self._readers = itertools.count(1)
         self._channels = LocalChannels()
@@ -63,12 +65,40 @@ class MemoryBackend(Backend):
 
     # -- sessions -----------------------------------------------------------
 
-    def create_session(self, record: SessionRecord, limit: int) -> bool:
+    def create_session(
+        self,
+        record: SessionRecord,
+        limit: int,
+        *,
+        handshake_timeout: float | None = None,
+        owner: str | None = None,
+        quota: int | None = None,
+    ) -> bool:
+        if handshake_timeout is not None and len(self._sessions) >= limit:
+            self._end_unfinished(time.time() - handshake_timeout)
         with self._lock:
+            if quota is not None and owner is not None:
+                mine = {sid for sid in self._owned.get(owner, ()) if sid in self._sessions}
+                self._owned[owner] = mine
+                if len(mine) >= quota:
+                    raise SessionQuotaExceeded(owner)
             if len(self._sessions) >= limit:
                 return False
             self._sessions[record.id] = _Session(record)
+            if quota is not None and owner is not None:
+                self._owned[owner].add(record.id)
         return True
+
+    def _end_unfinished(self, before: float) -> None:
+        """End the sessions created before ``before`` whose handshake never finished."""
+        stale = []
+        for session_id, session in list(self._sessions.items()):  # oldest first
+            if session.record.created >= before:
+                break
+            if not session.record.initialized:
+                stale.append(session_id)
+        for session_id in stale:
+            self.delete_session(session_id)
 
     def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
         session = self._sessions.get(session_id)

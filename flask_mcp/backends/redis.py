@@ -48,6 +48,7 @@ from ._redis_scripts import SCRIPTS
 from .base import Backend
 from .base import Event
 from .base import ReadResult
+from .base import SessionQuotaExceeded
 from .base import SessionRecord
 
 logger = logging.getLogger("flask_mcp")
@@ -232,12 +233,22 @@ class RedisBackend(Backend):
 
     # -- sessions -----------------------------------------------------------
 
-    def create_session(self, record: SessionRecord, limit: int) -> bool:
-        fields: list[str] = []
-        for name, value in record.to_dict().items():
-            if name not in _COMPUTED:
-                fields += [name, _dumps(value)]
-        return bool(self._run("create", record.id, limit, *fields))
+    def create_session(
+        self,
+        record: SessionRecord,
+        limit: int,
+        *,
+        handshake_timeout: float | None = None,
+        owner: str | None = None,
+        quota: int | None = None,
+    ) -> bool:
+        items = record.to_dict().items()
+        fields = [x for k, v in items if k not in _COMPUTED for x in (k, _dumps(v))]
+        admission = (handshake_timeout or 0, owner or "", quota or 0)
+        stored = int(self._run("create", record.id, limit, *admission, *fields))
+        if stored == 2:
+            raise SessionQuotaExceeded(owner)
+        return bool(stored)
 
     def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
         if touch:

@@ -14,11 +14,13 @@ import logging
 import typing as t
 
 from flask import Response
+from flask import request
 
 from .. import protocol
 from .. import signals
 from ..auth.info import principal_of
 from ..backends.base import GENERAL_STREAM
+from ..backends.base import SessionQuotaExceeded
 from ..backends.base import SessionRecord
 from ..errors import BackendUnavailable
 from ..errors import InvalidParams
@@ -215,7 +217,24 @@ class Handshake:
             log_level=state.settings.default_log_level,
             principal=principal_of(auth),
         )
-        if not state.backend.create_session(record, state.settings.max_sessions):
+        settings = state.settings
+        try:
+            stored = state.backend.create_session(
+                record,
+                settings.max_sessions,
+                handshake_timeout=settings.handshake_timeout,
+                owner=record.principal or f"addr:{request.remote_addr}",
+                quota=settings.max_sessions_per_client,
+            )
+        except SessionQuotaExceeded:
+            return http_error(
+                429,
+                f"Too Many Requests: this client holds {settings.max_sessions_per_client} "
+                "sessions (MCP_MAX_SESSIONS_PER_CLIENT); end one with DELETE, or retry later.",
+                request_id=request_id,
+                headers={"Retry-After": "5"},
+            )
+        if not stored:
             return http_error(
                 503,
                 "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",

@@ -1,0 +1,148 @@
+"""Settlement without HTTP (issue 19): owed answers, the sweep's error and outage epoch,
+session admission, the idle-trimming Redis pool."""
+
+from __future__ import annotations
+
+import time
+import typing as t
+import uuid
+
+import pytest
+
+from flask_mcp.backends.base import END
+from flask_mcp.backends.base import MESSAGE
+from flask_mcp.backends.base import Backend
+from flask_mcp.backends.base import SessionQuotaExceeded
+from flask_mcp.backends.base import SessionRecord
+from flask_mcp.backends.memory import MemoryBackend
+from flask_mcp.errors import BackendUnavailable
+from flask_mcp.runtime import settle
+from flask_mcp.runtime.runs import StreamOutbox
+
+
+def record(session_id: str) -> SessionRecord:
+    return SessionRecord(id=session_id, protocol_version="2025-11-25")
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def backend(request: pytest.FixtureRequest) -> t.Iterator[Backend]:
+    if request.param == "memory":
+        yield MemoryBackend()
+        return
+    from flask_mcp.backends.redis import RedisBackend
+
+    url = request.getfixturevalue("redis_url")
+    prefix = f"settle-{uuid.uuid4().hex[:10]}:"
+    made = RedisBackend.from_url(f"{url}?prefix={prefix}")
+    yield made
+    import redis
+
+    client = redis.Redis.from_url(url)
+    for key in client.scan_iter(f"{prefix}*", count=1000):
+        client.delete(key)
+    client.close()
+    made.close()
+
+
+class Flaky(MemoryBackend):
+    """A memory backend whose appends fail while ``down`` is true."""
+
+    down = False
+
+    def append(self, *args: t.Any, **kwargs: t.Any) -> int:
+        if self.down:
+            raise BackendUnavailable("down")
+        return super().append(*args, **kwargs)
+
+
+def test_an_answer_the_backend_cannot_take_is_written_when_it_returns() -> None:
+    store = Flaky()
+    assert store.create_session(record("s"), 10)
+    outbox = StreamOutbox(store, "s", "r", request_id=3)
+    store.down = True
+    answer = settle.error_answer(3, settle.STORE_UNAVAILABLE)
+    assert outbox.finish(answer)  # kept, not lost, not raised
+    assert not outbox.finish(None)  # answered once
+    assert settle.settle_owed() >= 1  # still down: still owed
+    store.down = False
+    assert settle.settle_owed() == 0
+    token = store.attach("s", "r")
+    events = store.read("s", "r", 0, token, 0.1).events
+    assert [(e.kind, e.message) for e in events] == [(MESSAGE, answer), (END, None)]
+    assert answer["error"]["data"] == {"retryable": True}
+
+
+def test_handshake_timeout_makes_room(backend: Backend) -> None:
+    assert backend.create_session(record("old"), 2, handshake_timeout=30)
+    assert backend.create_session(record("done"), 2, handshake_timeout=30)
+    backend.update_session("done", initialized=True)
+    assert not backend.create_session(record("new"), 2, handshake_timeout=30)
+    backend.update_session("old", created=time.time() - 60)
+    backend.update_session("done", created=time.time() - 60)
+    if hasattr(backend, "client"):  # Redis orders pending handshakes by creation time
+        backend.client.zadd(f"{backend.prefix}hs", {"old": 1, "done": 1})  # type: ignore[attr-defined]
+    assert backend.create_session(record("new"), 2, handshake_timeout=30)
+    assert backend.get_session("old") is None  # never finished its handshake: ended
+    assert backend.get_session("done") is not None  # finished it: kept
+
+
+def test_quota_per_client(backend: Backend) -> None:
+    for i in range(3):
+        assert backend.create_session(record(f"a{i}"), 100, owner="addr:1", quota=3)
+    with pytest.raises(SessionQuotaExceeded):
+        backend.create_session(record("a3"), 100, owner="addr:1", quota=3)
+    assert backend.create_session(record("b0"), 100, owner="addr:2", quota=3)
+    backend.delete_session("a0")
+    assert backend.create_session(record("a3"), 100, owner="addr:1", quota=3)
+
+
+@pytest.mark.redis
+def test_the_sweep_answers_with_an_error_and_spares_workers_after_an_outage(
+    redis_url: str,
+) -> None:
+    from flask_mcp.backends.redis import RedisBackend
+
+    prefix = f"settle-{uuid.uuid4().hex[:10]}:"
+    a = RedisBackend.from_url(f"{redis_url}?prefix={prefix}&worker_timeout=2")
+    b = RedisBackend.from_url(f"{redis_url}?prefix={prefix}&worker_timeout=2")
+    for backend in (a, b):  # no listener threads: this test beats by hand
+        backend._listener.ensure = lambda wait: True  # type: ignore[method-assign]
+    try:
+        assert a.create_session(record("s"), 10)
+        a.open_stream("s", "r", request_id="req-1")
+        a.touch_session("s", +1)
+        b.beat()
+        # Nobody reached Redis for longer than worker_timeout / 2 (an outage): a new epoch.
+        a.client.set(f"{prefix}alive", f"{time.time() - 5:.6f}")
+        a.client.zadd(f"{prefix}workers", {a.worker: time.time() - 10})
+        b.beat()
+        token = b.attach("s", "r")
+        assert b.read("s", "r", 0, token, 0.1).events == []  # a was spared
+        # Now a is silent past worker_timeout while b beats: a is dead.
+        a.client.zadd(f"{prefix}workers", {a.worker: time.time() - 10})
+        b.beat()
+        events = b.read("s", "r", 0, token, 1).events
+        assert [e.kind for e in events] == [MESSAGE, END]
+        message = events[0].message
+        assert message is not None and message["id"] == "req-1"
+        assert "worker running this request stopped" in message["error"]["message"]
+    finally:
+        a.client.delete(*a.client.keys(f"{prefix}*"))
+        b.close()
+
+
+@pytest.mark.redis
+def test_the_pool_closes_idle_connections(redis_url: str) -> None:
+    from flask_mcp.backends._redis_pool import IdlePool
+
+    pool = IdlePool.from_url(redis_url, idle_timeout=0.2, min_idle=1)
+    connections = [pool.get_connection() for _ in range(5)]
+    for connection in connections:
+        connection.send_command("PING")
+        connection.read_response()
+        pool.release(connection)
+    assert pool.idle == 5
+    time.sleep(0.3)
+    assert pool.trim() == 4
+    assert pool.idle == 1 and pool._created_connections == 1
+    pool.disconnect()
