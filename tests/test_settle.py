@@ -112,9 +112,10 @@ def test_the_sweep_answers_with_an_error_and_spares_workers_after_an_outage(
         a.open_stream("s", "r", request_id="req-1")
         a.touch_session("s", +1)
         b.beat()
-        # Nobody reached Redis for longer than worker_timeout / 2 (an outage): a new epoch.
+        # a beat just before Redis went away for 5 s (more than worker_timeout): the outage
+        # does not count as a's silence.
         a.client.set(f"{prefix}alive", f"{time.time() - 5:.6f}")
-        a.client.zadd(f"{prefix}workers", {a.worker: time.time() - 10})
+        a.client.zadd(f"{prefix}workers", {a.worker: time.time() - 5.5})
         b.beat()
         token = b.attach("s", "r")
         assert b.read("s", "r", 0, token, 0.1).events == []  # a was spared

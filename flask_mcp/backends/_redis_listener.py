@@ -115,13 +115,13 @@ class Listener:
                 pubsub.subscribe(cancel_channel)
                 pubsub.psubscribe(pub_prefix + "*")
                 pending, last_beat = 2, 0.0
+                # Beats well inside worker_timeout / 2, the gap the sweep takes for an outage.
+                every = min(backend.heartbeat, backend.worker_timeout / 4)
                 while not stop.is_set():
-                    if time.monotonic() - last_beat >= min(
-                        backend.heartbeat, backend.worker_timeout / 3
-                    ):
+                    if time.monotonic() - last_beat >= every:
                         backend.beat()
                         last_beat = time.monotonic()
-                    message = pubsub.get_message(timeout=1.0)
+                    message = pubsub.get_message(timeout=min(1.0, every / 4))
                     if message is None:
                         continue
                     kind = message["type"]

@@ -103,7 +103,13 @@ def make_client(
         "idle_timeout": idle_timeout,
     }
     pool = IdlePool(**options) if url is None else IdlePool.from_url(url, **options)
-    return redis.Redis(connection_pool=pool)
+    return _owning(redis.Redis(connection_pool=pool))
+
+
+def _owning(client: redis.Redis) -> redis.Redis:
+    """Make ``client.close()`` close its pool too, as for a pool the client made itself."""
+    client.auto_close_connection_pool = True
+    return client
 
 
 def blocking_twin(client: redis.Redis, socket_timeout: float, default_max: int) -> redis.Redis:
@@ -114,12 +120,14 @@ def blocking_twin(client: redis.Redis, socket_timeout: float, default_max: int) 
     pool = client.connection_pool
     kwargs = {**pool.connection_kwargs, "socket_timeout": socket_timeout}
     kwargs.pop("max_connections", None)
-    return redis.Redis(
-        connection_pool=IdlePool(
-            connection_class=pool.connection_class,
-            max_connections=pool.max_connections if isinstance(pool, IdlePool) else default_max,
-            idle_timeout=getattr(pool, "idle_timeout", IDLE_TIMEOUT),
-            **kwargs,
+    return _owning(
+        redis.Redis(
+            connection_pool=IdlePool(
+                connection_class=pool.connection_class,
+                max_connections=pool.max_connections if isinstance(pool, IdlePool) else default_max,
+                idle_timeout=getattr(pool, "idle_timeout", IDLE_TIMEOUT),
+                **kwargs,
+            )
         )
     )
 

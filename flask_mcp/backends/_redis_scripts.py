@@ -18,7 +18,7 @@ as ``A[1]``, ``A[2]``... Keys are built inside the scripts from the prefix
 ``P workers``      sorted set: worker ids by last heartbeat
 ``P hs``           sorted set: session ids by creation, until their handshake timeout is checked
 ``P own:OWNER``    sorted set: the sessions of one client, for its quota
-``P alive``        string: when a process last reached Redis (the sweep's outage epoch)
+``P alive``        string: when a process last swept (the sweep skips the gaps between)
 ``P ws:WORKER``    set: ``"SID ST"`` of the running request streams a worker owns
 ``P tok``          counter of reader tokens
 """
@@ -193,18 +193,21 @@ local function busy(sid, now)
 end
 
 -- End the running request streams of workers whose heartbeat stopped, each with a
--- JSON-RPC error answering its request. Beats missed while Redis itself was unreachable
--- do not count: when no process reached Redis for DEAD / 2 seconds (an outage, or every
--- worker gone), a new epoch starts and every worker gets a full DEAD from now.
+-- JSON-RPC error answering its request. Silence is measured only while Redis was
+-- reachable: when no process reached Redis for DEAD / 2 seconds (an outage, a stall, or
+-- every worker gone), that gap is taken off every worker's silence.
 local function sweep(now)
   local ended = 0
-  local alive = P .. 'alive'
+  local alive, workers = P .. 'alive', P .. 'workers'
   local last = tonumber(redis.call('GET', alive) or '')
   redis.call('SET', alive, fmt(now))
   if not last or now - last > DEAD / 2 then
-    local members = redis.call('ZRANGE', P .. 'workers', 0, -1)
-    for _, w in ipairs(members) do redis.call('ZADD', P .. 'workers', fmt(now), w) end
-    return 0
+    local gap = now - (last or 0)
+    local members = redis.call('ZRANGE', workers, 0, -1, 'WITHSCORES')
+    for i = 1, #members, 2 do
+      local score = math.min(tonumber(members[i + 1]) + gap, now)
+      redis.call('ZADD', workers, fmt(score), members[i])
+    end
   end
   local since = '(' .. fmt(now - DEAD)
   local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', since, 'LIMIT', 0, 10)
