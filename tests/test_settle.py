@@ -147,3 +147,45 @@ def test_the_pool_closes_idle_connections(redis_url: str) -> None:
     assert pool.trim() == 4
     assert pool.idle == 1 and pool._created_connections == 1
     pool.disconnect()
+
+
+def test_a_timeout_answer_that_cannot_be_written_is_written_later() -> None:
+    from flask_mcp.config import load_settings
+    from flask_mcp.runtime import supervisor
+    from flask_mcp.runtime.runs import RequestRun
+    from flask_mcp.runtime.state import AppState
+
+    store = Flaky()
+    state = AppState(load_settings({"MCP_REQUEST_TIMEOUT": 5}), backend=store)
+    assert store.create_session(record("s"), 10)
+    outbox = StreamOutbox(store, "s", "r", request_id=9)
+    run = RequestRun("s", 9, "tools/call", outbox, deadline=time.monotonic() - 1)
+    state.inflight.add(run)
+    store.down = True
+    supervisor.tick(state, time.monotonic(), reap=False)  # times it out: the answer is owed
+    assert len(state.inflight) == 0 and run.cancelled.is_set()
+    store.down = False
+    supervisor.tick(state, time.monotonic(), reap=False)  # writes it
+    token = store.attach("s", "r")
+    events = store.read("s", "r", 0, token, 0.1).events
+    assert [e.kind for e in events] == [MESSAGE, END]
+    assert events[0].message is not None and events[0].message["id"] == 9
+
+
+def test_a_stopping_worker_answers_its_running_requests() -> None:
+    from flask_mcp.config import load_settings
+    from flask_mcp.runtime import supervisor
+    from flask_mcp.runtime.runs import RequestRun
+    from flask_mcp.runtime.state import AppState
+
+    store = MemoryBackend()
+    state = AppState(load_settings({}), backend=store)
+    assert store.create_session(record("s"), 10)
+    outbox = StreamOutbox(store, "s", "r", request_id="a")
+    state.inflight.add(RequestRun("s", "a", "tools/call", outbox, deadline=time.monotonic() + 60))
+    assert supervisor.stop_runs(state) == 1
+    token = store.attach("s", "r")
+    events = store.read("s", "r", 0, token, 0.1).events
+    assert [e.kind for e in events] == [MESSAGE, END]
+    assert events[0].message is not None
+    assert events[0].message["error"]["message"] == settle.WORKER_STOPPED
