@@ -189,7 +189,6 @@ class MRTRBackChannel:
 
 # -- sealing -------------------------------------------------------------------------
 
-
 def sealer_for(state: AppState) -> StateSealer:
     """Return the app's ``requestState`` sealer (``MCP_STATE_KEY`` or ``SECRET_KEY``).
 
