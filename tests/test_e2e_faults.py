@@ -547,3 +547,29 @@ def test_an_initialize_flood_keeps_no_one_out_past_the_handshake_timeout(
         f"initialize flood ({flooded['created']} created, {flooded['refused']} refused): another "
         f"client was kept out {kept_out:.1f}s ({attempts} attempts) with MCP_HANDSHAKE_TIMEOUT=2"
     )
+
+
+def test_a_client_past_its_session_quota_gets_429(serve: t.Any, redis_url: str) -> None:
+    """MCP_MAX_SESSIONS_PER_CLIENT=3 on two workers: the 4th session of one address is refused
+    until the client ends one."""
+    env = {**backend_env(redis_url), "FLASK_MCP_MAX_SESSIONS_PER_CLIENT": "3"}
+    server = serve(APP, "gevent", workers=2, env=env)
+    with httpx.Client(timeout=30) as http:
+        sessions = [initialize(http, server.url) for _ in range(3)]
+        body = {
+            "jsonrpc": "2.0",
+            "id": 11,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+        refused = http.post(server.url, headers=HEADERS, json=body)
+        assert refused.status_code == 429, refused.text
+        assert refused.headers["Retry-After"] == "5" and refused.json()["id"] == 11
+        assert "MCP_MAX_SESSIONS_PER_CLIENT" in refused.json()["error"]["message"]
+        assert http.delete(server.url, headers=sessions[0]).status_code == 204
+        assert http.post(server.url, headers=HEADERS, json=body).status_code == 200
+    assert "Traceback" not in server.log(), server.log_tail(80)
