@@ -67,6 +67,8 @@ class AppState:
         #: The ``requestState`` sealer of 2026-07-28 multi-round requests, made on first use
         #: (:func:`flask_mcp.server.mrtr.sealer_for`).
         self.sealer: t.Any = None
+        #: Runs the handlers of tasks (a :class:`flask_mcp.server.tasks.Executor`).
+        self.task_executor: t.Any = None
         self.backend.attach_app(self.cancel_local)
 
     @property
