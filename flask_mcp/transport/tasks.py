@@ -13,6 +13,8 @@ tasks run in one process.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 import typing as t
@@ -60,6 +62,7 @@ class LocalExecutor:
             can_round_trip=False,
         )
         run.deadline = time.monotonic() + state.settings.task_timeout
+        _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
         with self._lock:
             self.running[record["taskId"]] = run
         _concurrency.spawn(lambda: self._watch(state, record["taskId"], run))
@@ -95,6 +98,12 @@ class LocalExecutor:
         finally:
             with self._lock:
                 self.running.pop(task_id, None)
+
+
+def _mark_worker(record: dict[str, t.Any]) -> bool:
+    """Note which process runs the task (for operators and tests)."""
+    record["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    return True
 
 
 def _renew(record: dict[str, t.Any]) -> bool:
