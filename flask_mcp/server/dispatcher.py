@@ -74,6 +74,8 @@ class Dispatcher(TaskMethods, Methods):
         Only handlers that take a ``Context`` can; the others may run without
         a stream of their own.
         """
+        if method == "tasks/result":
+            return True  # it carries the task's requests to the client on its stream
         name = params.get("uri" if method == "resources/read" else "name")
         if not isinstance(name, str):
             return False  # invalid params: answered with an error, nothing to emit

@@ -37,6 +37,7 @@ import typing as t
 from .. import protocol
 from .. import signals
 from ..errors import INTERNAL_ERROR
+from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import MCPError
 from ..errors import MethodNotFound
@@ -606,7 +607,10 @@ class TaskMethods:
             if pending and ctx is not None:
                 for key, request in pending.items():
                     sent.add(key)
-                    answer = ctx.send_request(request["method"], request["params"])
+                    try:
+                        answer = ctx.send_request(request["method"], request["params"])
+                    except ClientRequestError as exc:
+                        raise MCPError(INTERNAL_ERROR, str(exc)) from None
                     answer_inputs(call.state, task_id, {key: answer})
             else:
                 if ctx is not None:
