@@ -194,6 +194,9 @@ class MCP(Declarations):
         state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
         #: Runs task handlers (in this worker, or on Celery: ``flask_mcp.contrib.celery``).
         state.task_executor = self.task_executor or LocalExecutor()
+        bind = getattr(state.task_executor, "bind", None)
+        if bind is not None:
+            bind(self.name, app, state, self.dispatcher)
         app.extensions["mcp"] = self
         self._states[app] = state
         app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from harness import run_suite
+from tasks_wire import post_2026
 from wire import Wire
 from wire import initialize
 from wire import make_app
@@ -334,35 +335,13 @@ def test_conformance_requirements_2026(
     assert ran >= set(TASK_SCENARIOS), f"tasks scenarios not run: {set(TASK_SCENARIOS) - ran}"
 
 
-def _post(url: str, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
-    import urllib.request
-
-    body = {"jsonrpc": "2.0", "id": 1, "method": method,
-            "params": {**params, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-                "io.modelcontextprotocol/clientCapabilities": CAPS}}}  # fmt: skip
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}  # fmt: skip
-    name = params.get("taskId") or params.get("name")
-    if name:
-        headers["Mcp-Name"] = name
-    req = urllib.request.Request(url, json.dumps(body).encode(), headers)
-    with urllib.request.urlopen(req, timeout=30) as response:
-        text = response.read().decode()
-    if text.startswith("{"):
-        return t.cast("dict[str, t.Any]", json.loads(text))
-    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-    return t.cast("dict[str, t.Any]", json.loads(data[-1]))
-
-
 @pytest.mark.e2e
 def test_sigkill_of_the_worker_running_a_task_fails_it(serve: t.Any, redis_url: str) -> None:
     import redis
 
     env = {"FLASK_MCP_BACKEND": redis_url, "FLASK_MCP_TASK_LEASE": "3"}
     server = serve("examples.everything:app", "gevent", workers=2, env=env)
-    created = _post(
+    created = post_2026(
         server.url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 60}}
     )
     task_id = created["result"]["taskId"]
@@ -379,7 +358,7 @@ def test_sigkill_of_the_worker_running_a_task_fails_it(serve: t.Any, redis_url: 
     deadline = time.monotonic() + 30
     status = None
     while time.monotonic() < deadline:
-        task = _post(server.url, "tasks/get", {"taskId": task_id})["result"]
+        task = post_2026(server.url, "tasks/get", {"taskId": task_id})["result"]
         status = task["status"]
         if status != "working":
             break

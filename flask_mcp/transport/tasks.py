@@ -51,9 +51,18 @@ class LocalExecutor:
 
     def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None:
         """Start the task's handler; it outlives the request that created the task."""
+        run = self._begin(dispatcher, call, record)
+        _concurrency.spawn(lambda: self._watch(call.state, record["taskId"], run))
+
+    def run(self, dispatcher: t.Any, state: AppState, record: dict[str, t.Any]) -> None:
+        """Run a task to its end in the calling thread (a Celery worker's, for example)."""
+        call = _tasks.task_call(state, record)
+        run = self._begin(dispatcher, call, record)
+        self._watch(state, record["taskId"], run)
+
+    def _begin(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> RequestRun:
         state = call.state
         task_call = _tasks.task_call(state, record, call.auth)
-        task_call.session = None
         run = runner.spawn(
             t.cast("Dispatcher", dispatcher),
             task_call,
@@ -65,7 +74,7 @@ class LocalExecutor:
         _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
         with self._lock:
             self.running[record["taskId"]] = run
-        _concurrency.spawn(lambda: self._watch(state, record["taskId"], run))
+        return run
 
     def _watch(self, state: AppState, task_id: str, run: RequestRun) -> None:
         store = _tasks.store_of(state)
@@ -101,8 +110,9 @@ class LocalExecutor:
 
 
 def _mark_worker(record: dict[str, t.Any]) -> bool:
-    """Note which process runs the task (for operators and tests)."""
+    """Note which process runs the task (for operators and tests); its lease starts now."""
     record["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    record["lease"] = time.time()
     return True
 
 
