@@ -239,6 +239,26 @@ class _Anonymous:
     session = None
 
 
+def test_the_readme_example_runs_as_a_task() -> None:
+    """``examples/tasks.py``: progress, then a confirmation through tasks/update."""
+    from examples.tasks import app
+
+    wire = Wire(app)
+    created = result_of(
+        wire.post(
+            "tools/call", {"name": "deploy", "arguments": {"service": "api", "steps": 2}}, caps=CAPS
+        )
+    )
+    task_id = created["result"]["taskId"]
+    asking = poll(wire, task_id, lambda task: task["status"] == "input_required")
+    assert asking["statusMessage"] == "step 1 of 2"
+    ((key, _),) = asking["inputRequests"].items()
+    answer = {key: {"action": "accept", "content": {"go": True}}}
+    task_post(wire, "tasks/update", {"taskId": task_id, "inputResponses": answer}, caps=CAPS)
+    done = poll(wire, task_id, terminal)
+    assert done["result"]["content"][0]["text"] == "api: deployed and live"
+
+
 # -- 2025-11-25 experimental tasks --------------------------------------------------------
 
 
@@ -313,6 +333,7 @@ TASK_SCENARIOS = (
 
 
 @pytest.mark.e2e
+@pytest.mark.conformance
 @pytest.mark.parametrize(
     ("worker", "workers", "shared"),
     [("gevent", 1, False), ("gthread", 1, False), ("gevent", 4, True)],
