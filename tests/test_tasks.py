@@ -440,3 +440,55 @@ def test_typescript_sdk_experimental_tasks(
     assert report["seen"]["elicitations"] == 1
     assert report["seen"]["statuses"]["slow_compute"][-1] == "completed"
     assert "input_required" in report["seen"]["statuses"]["confirm_delete"]
+
+
+def _frames(
+    chunks: t.Iterator[bytes], until: t.Callable[[dict[str, t.Any]], bool]
+) -> list[dict[str, t.Any]]:
+    found: list[dict[str, t.Any]] = []
+    for chunk in chunks:
+        for line in chunk.decode().splitlines():
+            if line.startswith("data: "):
+                found.append(json.loads(line[6:]))
+        if found and until(found[-1]):
+            return found
+    raise AssertionError(f"the stream ended early: {found}")
+
+
+def test_listen_streams_notifications_tasks_for_the_callers_tasks() -> None:
+    _, app, _ = build()
+    wire = Wire(app)
+    created = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 0.5}}, caps=CAPS)
+    )
+    task_id = created["result"]["taskId"]
+    refused = wire.post("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+    assert refused.status_code == 400 and refused.json["error"]["code"] == -32021
+    wanted = {"taskIds": [task_id, "someone-elses-task"]}
+    response = wire.post(
+        "subscriptions/listen", {"notifications": wanted}, caps=CAPS, buffered=False
+    )
+    chunks = iter(response.response)
+    (ack,) = _frames(chunks, lambda message: True)
+    assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+    seen = _frames(chunks, lambda message: message["params"].get("status") == "completed")
+    assert all(message["method"] == "notifications/tasks" for message in seen)
+    assert seen[-1]["params"]["taskId"] == task_id
+    assert seen[-1]["params"]["result"]["content"][0]["text"] == "worked 0.5"
+    response.close()
+
+
+def test_expired_tasks_are_gone_and_the_running_limit_holds() -> None:
+    _, app, _ = build(MCP_TASK_TTL=1, MCP_TASK_MAX_RUNNING=1)
+    wire = Wire(app)
+    first = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 0.3}}, caps=CAPS)
+    )
+    busy = result_of(wire.post("tools/call", {"name": "work", "arguments": {}}, caps=CAPS))
+    assert busy["error"]["code"] == -32603 and "MCP_TASK_MAX_RUNNING" in busy["error"]["message"]
+    task_id = first["result"]["taskId"]
+    assert first["result"]["ttlMs"] == 1000
+    poll(wire, task_id, terminal)
+    time.sleep(1.2)
+    gone = result_of(task_post(wire, "tasks/get", {"taskId": task_id}, caps=CAPS))
+    assert gone["error"]["code"] == -32602

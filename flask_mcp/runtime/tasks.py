@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import time
 import typing as t
 
@@ -22,6 +23,8 @@ if t.TYPE_CHECKING:
     from ..backends._tasks import TaskStore
     from .state import AppState
 
+#: The extension's identifier (2026-07-28).
+EXTENSION = "io.modelcontextprotocol/tasks"
 #: ``_meta`` key tying a 2025-11-25 message to its task.
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -39,6 +42,12 @@ def now_iso(ts: float | None = None) -> str:
 def store_of(state: AppState) -> TaskStore:
     """Return the app's task store (the backend's)."""
     return state.backend.task_store()
+
+
+def owner_key(principal: str | None, session_id: str | None) -> str:
+    """Return who a task belongs to: the principal, and the session in the handshake era."""
+    raw = f"{principal!r}\x00{session_id or ''}".encode()
+    return hashlib.sha256(raw).hexdigest()[:32]
 
 
 def touch(record: dict[str, t.Any], status: str | None = None) -> None:
@@ -82,6 +91,12 @@ def status_changed(state: AppState, record: dict[str, t.Any]) -> None:
     )
     if status in TERMINAL:
         signals.send(signals.task_finished, state.app, task_id=record["taskId"], status=status)
+    if record.get("flavour") == V2026:
+        # notifications/tasks for the listen streams that asked for this task (any worker)
+        with contextlib.suppress(Exception):
+            state.backend.publish(
+                state.listen_channel, {"method": "notifications/tasks", "params": wire(record)}
+            )
     session_id = record.get("session")
     if record.get("flavour") == V2025 and session_id:
         # 2025-11-25: notifications/tasks/status on the session's GET stream (optional there).
@@ -157,12 +172,14 @@ def wire(record: dict[str, t.Any], *, detailed: bool = True) -> dict[str, t.Any]
 
 
 __all__ = [
+    "EXTENSION",
     "RELATED_TASK",
     "TERMINAL",
     "V2025",
     "V2026",
     "check_lease",
     "now_iso",
+    "owner_key",
     "set_status",
     "settle",
     "status_changed",

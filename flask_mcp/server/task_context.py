@@ -10,17 +10,18 @@ the task record, wherever the handler runs (this worker, another one, a Celery w
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import typing as t
 
 from .. import protocol
 from ..errors import InvalidParams
 from ..errors import RequestCancelled
 from ..runtime import concurrency as _concurrency
+from ..runtime.tasks import EXTENSION as EXTENSION
 from ..runtime.tasks import RELATED_TASK
 from ..runtime.tasks import TERMINAL
 from ..runtime.tasks import V2025
 from ..runtime.tasks import V2026
+from ..runtime.tasks import owner_key
 from ..runtime.tasks import status_changed
 from ..runtime.tasks import store_of
 from ..runtime.tasks import touch
@@ -34,8 +35,6 @@ if t.TYPE_CHECKING:
     from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
 
-#: The extension's identifier (2026-07-28).
-EXTENSION = "io.modelcontextprotocol/tasks"
 MODES = ("forbidden", "optional", "required")
 #: Seconds between two looks at the store while a handler waits for answers.
 POLL = 0.1
@@ -60,9 +59,7 @@ class Executor(t.Protocol):
 def owner_of(call: Call) -> str:
     """Return who a task belongs to: the principal, and the session in the handshake era."""
     principal = None if call.auth is None else call.auth.principal
-    session = call.session.id if call.session is not None else ""
-    raw = f"{principal!r}\x00{session}".encode()
-    return hashlib.sha256(raw).hexdigest()[:32]
+    return owner_key(principal, call.session.id if call.session is not None else None)
 
 
 def opted_in(call: Call) -> bool:

@@ -162,7 +162,9 @@ def _serve(
         raise MethodNotFound(method)
     if method == "subscriptions/listen":
         sock = _concurrency.client_socket(request.environ)
-        return listen.open_stream(dispatcher.registry, state, message["id"], params, sock)
+        return listen.open_stream(
+            dispatcher.registry, state, message["id"], params, sock, auth=auth
+        )
     call = Call(
         method, params, message["id"], version, protocol.STATELESS, None, state=state, auth=auth
     )
