@@ -492,3 +492,49 @@ def test_expired_tasks_are_gone_and_the_running_limit_holds() -> None:
     time.sleep(1.2)
     gone = result_of(task_post(wire, "tasks/get", {"taskId": task_id}, caps=CAPS))
     assert gone["error"]["code"] == -32602
+
+
+def test_tasks_are_bound_to_the_principal() -> None:
+    """With authorization, another principal cannot see, update or cancel a task."""
+    from flask_mcp import AuthInfo
+
+    mcp = MCP(name="tasks-auth", version="1")
+    people = {"alice-token": "alice", "bob-token": "bob"}
+
+    @mcp.authorizer
+    def check(token: str, request: t.Any) -> AuthInfo | None:
+        return AuthInfo(principal=people[token]) if token in people else None
+
+    @mcp.tool(task="optional")
+    def wait(ctx: Context) -> str:
+        return f"for {ctx.auth.principal if ctx.auth else None}"
+
+    app = make_app(
+        mcp,
+        MCP_AUTH_RESOURCE="https://mcp.example.com/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+    )
+    wire = Wire(app)
+    alice = {"Authorization": "Bearer alice-token"}
+    bob = {"Authorization": "Bearer bob-token"}
+    created = result_of(
+        wire.post("tools/call", {"name": "wait", "arguments": {}}, caps=CAPS, headers=alice)
+    )
+    task_id = created["result"]["taskId"]
+    for method, params in (
+        ("tasks/get", {"taskId": task_id}),
+        ("tasks/cancel", {"taskId": task_id}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
+    ):
+        sent = wire.post(method, params, caps=CAPS, headers={**bob, "Mcp-Name": task_id})
+        assert result_of(sent)["error"]["code"] == -32602, method
+    done = None
+    for _ in range(100):
+        sent = wire.post(
+            "tasks/get", {"taskId": task_id}, caps=CAPS, headers={**alice, "Mcp-Name": task_id}
+        )
+        done = result_of(sent)["result"]
+        if done["status"] == "completed":
+            break
+        time.sleep(0.05)
+    assert done is not None and done["result"]["content"][0]["text"] == "for alice"
