@@ -538,3 +538,36 @@ def test_tasks_are_bound_to_the_principal() -> None:
             break
         time.sleep(0.05)
     assert done is not None and done["result"]["content"][0]["text"] == "for alice"
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+def test_the_supervisor_sweep_fails_dead_tasks_without_a_poll(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    from flask_mcp.runtime import supervisor
+
+    config: dict[str, t.Any] = {"MCP_TASK_LEASE": 1}
+    if backend == "redis":
+        config["MCP_BACKEND"] = request.getfixturevalue("redis_url")
+    mcp, app, _ = build(**config)
+    state = mcp.state(app)
+    store = state.backend.task_store()
+    now = time.time()
+    task_id = f"swept-{backend}-" + "y" * 24
+    record = {
+        "taskId": task_id, "status": "working", "createdAt": tasks_mod.now_iso(now),
+        "lastUpdatedAt": tasks_mod.now_iso(now), "ttlMs": 60000, "pollIntervalMs": 100,
+        "created": now, "lease": now - 5, "flavour": "2026", "request": {}, "owner": "x",
+    }  # fmt: skip
+    store.create(record, 60)
+    finished: list[str] = []
+
+    def on_finished(sender: t.Any, task_id: str, status: str, **extra: t.Any) -> None:
+        finished.append(f"{task_id}:{status}")
+
+    signals.task_finished.connect(on_finished, app)
+    supervisor.tick(state, time.monotonic() + 1000, reap=False)
+    swept = store.get(task_id)
+    assert swept is not None and swept["status"] == "failed"
+    assert finished == [f"{task_id}:failed"]
+    assert task_id not in [r["taskId"] for r in store.live(100)]

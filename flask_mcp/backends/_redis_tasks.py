@@ -3,6 +3,8 @@
 Keys (``P`` is the backend's prefix):
 
 - ``P task:<id>``: the record, one JSON string, expiring with the task's TTL;
+- ``P tasks:live``: a sorted set of the ids of tasks not known to have ended (the lease
+  sweep reads it and drops the ids of tasks that ended or expired);
 - ``P tasks:<owner>``: a sorted set of the owner's task ids by creation time
   (``tasks/list``), trimmed of ids whose record expired.
 
@@ -21,6 +23,7 @@ import typing as t
 import redis
 
 from ..errors import BackendUnavailable
+from ._tasks import TERMINAL
 from ._tasks import Mutator
 from ._tasks import TaskStore
 
@@ -47,6 +50,9 @@ class RedisTaskStore(TaskStore):
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}task:{task_id}"
 
+    def _live_index(self) -> str:
+        return f"{self.prefix}tasks:live"
+
     def _index(self, owner: str) -> str:
         return f"{self.prefix}tasks:{owner}"
 
@@ -58,6 +64,7 @@ class RedisTaskStore(TaskStore):
                 pipe.set(key, _dumps(record))
             else:
                 pipe.set(key, _dumps(record), px=max(1, int(ttl * 1000)))
+            pipe.zadd(self._live_index(), {record["taskId"]: record.get("created", time.time())})
             owner = record.get("owner")
             if isinstance(owner, str):
                 pipe.zadd(
@@ -101,6 +108,27 @@ class RedisTaskStore(TaskStore):
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
         raise BackendUnavailable(f"Task {task_id!r} changed too often to be updated; retry.")
+
+    def live(self, limit: int) -> list[dict[str, t.Any]]:
+        index = self._live_index()
+        try:
+            ids = [
+                i.decode() if isinstance(i, bytes) else str(i)
+                for i in self.client.zrange(index, 0, limit - 1)
+            ]
+            raws = self.client.mget([self._key(i) for i in ids]) if ids else []
+            records, done = [], []
+            for task_id, raw in zip(ids, raws, strict=True):
+                record = None if raw is None else json.loads(raw)
+                if record is None or record["status"] in TERMINAL:
+                    done.append(task_id)
+                else:
+                    records.append(record)
+            if done:  # ended or expired: no longer watched
+                self.client.zrem(index, *done)
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        return records
 
     def list(
         self, owner: str, cursor: int, limit: int

@@ -16,6 +16,8 @@ import threading
 import time
 import typing as t
 
+#: The statuses a task never leaves.
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
 #: A function that changes a record in place, or returns ``False`` to leave it unchanged.
 Mutator = t.Callable[[dict[str, t.Any]], bool]
 
@@ -38,6 +40,10 @@ class TaskStore(abc.ABC):
         ``None`` when the task is unknown. ``change`` may run more than once
         (Redis retries it when another worker changed the record meanwhile).
         """
+
+    @abc.abstractmethod
+    def live(self, limit: int) -> list[dict[str, t.Any]]:
+        """Return up to ``limit`` records that are not terminal yet (for the lease sweep)."""
 
     @abc.abstractmethod
     def list(
@@ -89,6 +95,15 @@ class MemoryTaskStore(TaskStore):
                 record = draft
             return copy.deepcopy(record)
 
+    def live(self, limit: int) -> list[dict[str, t.Any]]:
+        with self._lock:
+            found = [
+                record
+                for task_id in list(self._records)
+                if (record := self._live(task_id)) is not None and record["status"] not in TERMINAL
+            ]
+        return copy.deepcopy(found[:limit])
+
     def list(
         self, owner: str, cursor: int, limit: int
     ) -> tuple[list[dict[str, t.Any]], int | None]:
@@ -104,4 +119,4 @@ class MemoryTaskStore(TaskStore):
         return copy.deepcopy(page), (cursor + limit if more else None)
 
 
-__all__ = ["MemoryTaskStore", "Mutator", "TaskStore"]
+__all__ = ["TERMINAL", "MemoryTaskStore", "Mutator", "TaskStore"]

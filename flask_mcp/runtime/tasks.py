@@ -14,9 +14,11 @@ import datetime
 import hashlib
 import time
 import typing as t
+import weakref
 
 from .. import signals
 from ..errors import INTERNAL_ERROR
+from . import supervisor
 from .notify import deliver_general
 
 if t.TYPE_CHECKING:
@@ -171,6 +173,29 @@ def wire(record: dict[str, t.Any], *, detailed: bool = True) -> dict[str, t.Any]
     return task
 
 
+#: When each app's tasks were last swept for dead leases.
+_swept: weakref.WeakKeyDictionary[AppState, float] = weakref.WeakKeyDictionary()
+#: Records one sweep looks at.
+SWEEP_BATCH = 500
+
+
+def sweep(state: AppState, now: float) -> None:
+    """Fail the running tasks whose lease ran out (a supervisor hook, every ``lease / 3`` s).
+
+    Without it a dead worker's task would fail only when someone looks at it; with it
+    ``task_finished`` and the status notifications go out within about ``MCP_TASK_LEASE``.
+    """
+    lease = state.settings.task_lease
+    if now - _swept.get(state, float("-inf")) < max(lease / 3, 1.0):
+        return
+    _swept[state] = now
+    for record in store_of(state).live(SWEEP_BATCH):
+        check_lease(state, record)
+
+
+supervisor.HOOKS.append(sweep)
+
+
 __all__ = [
     "EXTENSION",
     "RELATED_TASK",
@@ -184,6 +209,7 @@ __all__ = [
     "settle",
     "status_changed",
     "store_of",
+    "sweep",
     "touch",
     "wire",
 ]
