@@ -348,7 +348,13 @@ def test_conformance_requirements_2026(
     shared: bool,
 ) -> None:
     env = {"FLASK_MCP_BACKEND": request.getfixturevalue("redis_url")} if shared else {}
-    server = serve("examples.everything:app", worker, workers=workers, env=env)
+    # keepalive as in contrib/gunicorn.conf.py: with gunicorn's default of 2 s, a connection
+    # of the suite's pool idle for 2 s (tasks-lifecycle polls a 2 s task on another one) is
+    # closed by gunicorn just as undici (4 s) reuses it: "fetch failed" (ECONNRESET).
+    server = serve(
+        "examples.everything:app", worker, workers=workers, env=env,
+        extra_args=["--keep-alive", "75"],
+    )  # fmt: skip
     result = run_suite(conformance, server.url, "--requirements", "2026-07-28", next=True)
     assert result.failed == 0, result.output[-6000:]
     assert result.returncode == 0, result.output[-6000:]
