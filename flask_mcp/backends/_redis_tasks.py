@@ -71,8 +71,9 @@ class RedisTaskStore(TaskStore):
                     self._index(owner), {record["taskId"]: record.get("created", time.time())}
                 )
                 if ttl is not None:
-                    pipe.expire(self._index(owner), int(ttl) + 60, gt=True)
-                    pipe.expire(self._index(owner), int(ttl) + 60, nx=True)
+                    # Keep the index as long as its longest-lived task (EXPIRE GT needs Redis 7).
+                    left = self.client.ttl(self._index(owner))
+                    pipe.expire(self._index(owner), max(int(ttl) + 60, int(left or 0)))
             pipe.execute()
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
