@@ -548,6 +548,82 @@ def complete_prompt_arguments(
     return [c for c in candidates if c.startswith(value)]
 
 
+# -- tasks (io.modelcontextprotocol/tasks at 2026-07-28; experimental tasks at 2025-11-25) --
+
+
+@mcp.tool()
+def greet(name: str) -> str:
+    """Greet someone at once (a plain tool: never a task)."""
+    return f"Hello, {name}!"
+
+
+def _sleep(ctx: Context, seconds: float) -> None:
+    """Sleep in small steps, reporting progress and stopping when the task is cancelled."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        ctx.check_cancelled()
+        left = end - time.monotonic()
+        ctx.progress(seconds - left, seconds, f"{max(left, 0):.1f} s left")
+        time.sleep(min(0.1, max(left, 0)))
+
+
+@mcp.tool(task="optional")
+def slow_compute(ctx: Context, seconds: float = 1.0, label: str = "") -> str:
+    """Sleep ``seconds`` seconds, then answer; runs as a task for clients that support tasks."""
+    _sleep(ctx, seconds)
+    return f"Computed {label or 'result'} after {seconds:g} s"
+
+
+@mcp.tool(task="required")
+def failing_job(ctx: Context) -> str:
+    """Fail as a tool (``isError``) after about a second; must run as a task."""
+    _sleep(ctx, 1.0)
+    raise ToolError("failing_job failed on purpose")
+
+
+@mcp.tool(task="optional")
+def protocol_error_job(ctx: Context) -> str:
+    """Fail with a JSON-RPC error (not a tool error) after a moment."""
+    _sleep(ctx, 0.3)
+    raise MCPError(-32603, "protocol_error_job failed with a protocol error on purpose")
+
+
+@mcp.tool(task="optional")
+def confirm_delete(ctx: Context, filename: str = "file.txt") -> str:
+    """Ask the user to confirm deleting ``filename`` (the task waits in input_required)."""
+    answer = ctx.elicit(
+        f"Delete {filename}?",
+        {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]},
+    )
+    confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm")
+    return f"{filename} {'deleted' if confirmed else 'kept'}"
+
+
+@mcp.tool(task="optional")
+def multi_input(ctx: Context) -> str:
+    """Ask two questions at once: both are outstanding together."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    answers = ctx.ask({
+        "first": mrtr.elicitation("First name?", schema),
+        "second": mrtr.elicitation("Second name?", schema),
+    })  # fmt: skip
+    names = [(a.get("content") or {}).get("name") for a in answers.values()]
+    return f"Got {', '.join(str(n) for n in names)}"
+
+
+def _ask_user_name(ctx: Context) -> str | None:
+    """Ask the name in the request, before the task starts (2026-07-28: MRTR rounds)."""
+    answer = ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    return t.cast("str | None", (answer.get("content") or {}).get("name"))
+
+
+@mcp.tool(task="required", prepare=_ask_user_name)
+def test_tool_with_task(ctx: Context) -> str:
+    """Ask the name first (MRTR), then work on it as a task."""
+    _sleep(ctx, 0.5)
+    return f"Hello, {ctx.prepared}! (from a task)"
+
+
 def shared_dev_secret() -> str:
     """Return a random key generated once per user and shared by every worker process.
 

@@ -282,6 +282,37 @@ KEYS: tuple[Key, ...] = (
         values.seconds,
         "Seconds the JWKS is cached; an unknown ``kid`` refetches it sooner (at most every 30 s).",
     ),
+    Key(
+        "MCP_TASK_TTL",
+        3600.0,
+        values.seconds,
+        "Seconds a task (and its result) is kept after it was created: its ``ttlMs``.",
+    ),
+    Key(
+        "MCP_TASK_POLL_INTERVAL_MS",
+        500,
+        values.positive_int,
+        "The ``pollIntervalMs`` suggested to clients polling a task.",
+    ),
+    Key(
+        "MCP_TASK_TIMEOUT",
+        3600.0,
+        values.seconds,
+        "Seconds a task's handler may run before the task fails.",
+    ),
+    Key(
+        "MCP_TASK_MAX_RUNNING",
+        32,
+        values.positive_int,
+        "Tasks one process runs at once; tools/call asking for more tasks gets a busy error.",
+    ),
+    Key(
+        "MCP_TASK_LEASE",
+        15.0,
+        values.seconds,
+        "Seconds without a sign of life from the process running a task before the task is "
+        "marked failed (its worker died).",
+    ),
 )
 
 KEY_NAMES = tuple(key.name for key in KEYS)
@@ -334,6 +365,11 @@ class Settings:
     auth_jwt_algorithms: tuple[str, ...]
     auth_jwt_leeway: float
     auth_jwt_jwks_cache_seconds: float
+    task_ttl: float
+    task_poll_interval_ms: int
+    task_timeout: float
+    task_max_running: int
+    task_lease: float
 
 
 def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:

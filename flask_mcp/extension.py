@@ -32,6 +32,7 @@ from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.registry import Registry
 from .transport.auth import register_metadata_routes
+from .transport.tasks import LocalExecutor
 from .transport.views import make_blueprint
 
 if t.TYPE_CHECKING:
@@ -111,6 +112,7 @@ class MCP(Declarations):
         icons: list[dict[str, t.Any]] | None = None,
         website_url: str | None = None,
         authorizer: Authorizer | None = None,
+        task_executor: t.Any = None,
     ) -> None:
         fields: dict[str, t.Any] = {"name": name, "version": version}
         for key, value in (
@@ -130,6 +132,9 @@ class MCP(Declarations):
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
+        #: Runs the handlers of tasks: ``None`` for greenlets or threads of the serving
+        #: worker, or a :class:`flask_mcp.contrib.celery.CeleryExecutor`.
+        self.task_executor = task_executor
         if app is not None:
             self.init_app(app)
 
@@ -187,6 +192,11 @@ class MCP(Declarations):
             sender=app,
         )
         state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
+        #: Runs task handlers (in this worker, or on Celery: ``flask_mcp.contrib.celery``).
+        state.task_executor = self.task_executor or LocalExecutor()
+        bind = getattr(state.task_executor, "bind", None)
+        if bind is not None:
+            bind(self.name, app, state, self.dispatcher)
         app.extensions["mcp"] = self
         self._states[app] = state
         app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))

@@ -67,7 +67,15 @@ auth_failed = _signals.signal("mcp-auth-failed")
 """Authorization failed. Kwargs: ``kind``, ``description``."""
 
 task_status_changed = _signals.signal("mcp-task-status-changed")
-"""A task changed status. Kwargs: ``task_id``, ``status``."""
+"""A task changed status or status message. Kwargs: ``task_id``, ``status``,
+``status_message``."""
+
+task_created = _signals.signal("mcp-task-created")
+"""A ``tools/call`` became a task. Kwargs: ``task_id``, ``tool``."""
+
+task_finished = _signals.signal("mcp-task-finished")
+"""A task reached a terminal status (completed, failed, cancelled). Kwargs: ``task_id``,
+``status``."""
 
 
 def send(signal: t.Any, sender: t.Any, **kwargs: t.Any) -> None:
@@ -97,6 +105,8 @@ __all__ = [
     "session_created",
     "stream_closed",
     "stream_opened",
+    "task_created",
+    "task_finished",
     "task_status_changed",
     "tool_called",
 ]

@@ -86,6 +86,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin")),
+    ("L8 contrib", ("contrib",)),
 )
 #: Flask names only the transport and the face may import.
 REQUEST_NAMES = frozenset({"request", "current_app", "copy_current_request_context"})

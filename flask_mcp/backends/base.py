@@ -15,6 +15,9 @@ import dataclasses
 import time
 import typing as t
 
+from ._tasks import MemoryTaskStore
+from ._tasks import TaskStore
+
 
 class SessionQuotaExceeded(Exception):
     """A client asked for a session while it holds its quota of them."""
@@ -270,6 +273,16 @@ class Backend(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional for backends holding nothing
         """Release connections and background work."""
+
+    def task_store(self) -> TaskStore:
+        """Return where this backend keeps task records (default: this process's memory).
+
+        A backend shared by several processes overrides it with a shared store.
+        """
+        store: TaskStore | None = getattr(self, "_task_store", None)
+        if store is None:
+            store = self._task_store = MemoryTaskStore()
+        return store
 
 
 __all__ = [

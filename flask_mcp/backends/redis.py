@@ -45,6 +45,7 @@ from ._redis_pool import make_client
 from ._redis_pool import trim
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
+from ._redis_tasks import RedisTaskStore
 from .base import Backend
 from .base import Event
 from .base import ReadResult
@@ -454,6 +455,10 @@ class RedisBackend(Backend):
 
     def subscribe(self, channel: str) -> QueueSubscription:
         return self._listener.subscribe(channel)
+
+    def task_store(self) -> RedisTaskStore:
+        """Return the task records in this Redis (:mod:`flask_mcp.backends._redis_tasks`)."""
+        return RedisTaskStore(self.client, self.prefix)
 
     def close(self) -> None:
         """Stop this process's listener and mark it gone, so its running streams end."""

@@ -69,6 +69,8 @@ class AppState:
         self.sealer: t.Any = None
         #: The process whose interpreter exit answers this app's running requests (the supervisor).
         self.exit_hook_pid: int | None = None
+        #: Runs the handlers of tasks (a :class:`flask_mcp.server.tasks.Executor`).
+        self.task_executor: t.Any = None
         self.backend.attach_app(self.cancel_local)
 
     @property

@@ -32,6 +32,9 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 TICK = 1.0
 REAP_EVERY = 10.0
+#: Called with ``(state, now)`` after every round, each on its own (an exception is logged):
+#: how other parts of the runtime add periodic work (the tasks' lease sweep).
+HOOKS: list[t.Callable[[AppState, float], None]] = []
 
 
 def ensure_supervisor(state: AppState) -> None:
@@ -121,6 +124,11 @@ def tick(state: AppState, now: float, reap: bool) -> None:
             keep=state.inflight.session_ids(),
         ):
             signals.send(signals.session_closed, state.app, session_id=session_id, reason=reason)
+    for hook in list(HOOKS):
+        try:
+            hook(state, now)
+        except Exception:
+            logger.exception("A Flask-MCP supervisor hook failed; it runs again next round.")
 
 
 def _loop(state: AppState) -> None:
@@ -140,6 +148,7 @@ def _loop(state: AppState) -> None:
 
 
 __all__ = [
+    "HOOKS",
     "REAP_EVERY",
     "TICK",
     "ensure_supervisor",

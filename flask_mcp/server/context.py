@@ -21,7 +21,6 @@ if t.TYPE_CHECKING:
     from ..runtime.runs import RequestRun
 
 
-
 class BackChannel(t.Protocol):
     """How server-to-client requests reach the client in one protocol era."""
 
@@ -140,6 +139,8 @@ class Context:
         self.request_state: dict[str, t.Any] = {}
         #: The ``inputResponses`` of a 2026-07-28 retry, by key (read-only view).
         self.input_responses: dict[str, t.Any] = {}
+        #: What the tool's ``prepare`` function returned (see :doc:`tasks`), else ``None``.
+        self.prepared: t.Any = None
 
     @property
     def session_id(self) -> str | None:

@@ -66,6 +66,8 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
         mime_type: str | None = None,
+        task: str = "forbidden",
+        prepare: t.Callable[..., t.Any] | None = None,
     ) -> t.Callable[[F], F]: ...
 
     def tool(
@@ -83,6 +85,8 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
         mime_type: str | None = None,
+        task: str = "forbidden",
+        prepare: t.Callable[..., t.Any] | None = None,
     ) -> F | t.Callable[[F], F]:
         """Register a function as a tool and return it unchanged.
 
@@ -101,6 +105,12 @@ class Declarations:
         ``mime_type`` is the media type of the ``bytes`` the tool returns:
         ``image/*`` and ``audio/*`` give image and audio blocks, any other type an
         embedded resource with a ``blob``.
+        ``task`` says whether the tool runs as a task (see :doc:`tasks`):
+        ``"forbidden"`` (default), ``"optional"`` or ``"required"``; ``prepare``
+        is a function of the request's ``Context`` that runs in the request
+        before the task is created (it may ask the client, through multi-round
+        requests at 2026-07-28); the handler finds its return value in
+        ``ctx.prepared``.
         """
         tool_name = None if callable(name) else name
 
@@ -119,6 +129,8 @@ class Declarations:
                 scopes=scopes,
                 headers=headers,
                 mime_type=mime_type,
+                task=task,
+                prepare=prepare,
             )
             return fn
 
@@ -140,12 +152,16 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
         mime_type: str | None = None,
+        task: str = "forbidden",
+        prepare: t.Callable[..., t.Any] | None = None,
     ) -> Tool:
         """Register a tool at any time; clients are told the list changed.
 
         :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules, or
             ``mime_type`` is not a media type.
         """
+        if task not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task must be 'forbidden', 'optional' or 'required', got {task!r}.")
         if mime_type is not None and (
             not isinstance(mime_type, str) or not _MEDIA_TYPE.fullmatch(mime_type)
         ):
@@ -178,6 +194,8 @@ class Declarations:
             call_style="kwargs" if input_schema is None else "dict",
             header_params=header_params,
             mime_type=mime_type,
+            task=task,
+            prepare=prepare,
         )
         self.registry.add_tool(tool)
         return tool

@@ -22,6 +22,7 @@ from . import mrtr
 from .call import Call as Call
 from .info import ServerInfo as ServerInfo
 from .methods import Methods
+from .tasks import TaskMethods
 
 if t.TYPE_CHECKING:
     from .registry import Registry
@@ -29,7 +30,7 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 
 
-class Dispatcher(Methods):
+class Dispatcher(TaskMethods, Methods):
     """Routes the requests of one server to their handlers.
 
     :param registry: what the server offers.
@@ -56,10 +57,15 @@ class Dispatcher(Methods):
             "completion/complete": self.completion_complete,
             "logging/setLevel": self.logging_set_level,
             "server/discover": self.server_discover,
+            "tasks/get": self.tasks_get,
+            "tasks/update": self.tasks_update,
+            "tasks/cancel": self.tasks_cancel,
+            "tasks/list": self.tasks_list,
+            "tasks/result": self.tasks_result,
         }
         #: Methods whose handlers run user code and may emit before their result.
         self.user_methods = frozenset(
-            {"tools/call", "resources/read", "prompts/get", "completion/complete"}
+            {"tools/call", "resources/read", "prompts/get", "completion/complete", "tasks/result"}
         )
 
     def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
@@ -68,6 +74,8 @@ class Dispatcher(Methods):
         Only handlers that take a ``Context`` can; the others may run without
         a stream of their own.
         """
+        if method == "tasks/result":
+            return True  # it carries the task's requests to the client on its stream
         name = params.get("uri" if method == "resources/read" else "name")
         if not isinstance(name, str):
             return False  # invalid params: answered with an error, nothing to emit

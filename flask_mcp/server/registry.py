@@ -46,6 +46,10 @@ class Tool:
     header_params: tuple[t.Any, ...] = ()
     #: The media type of the bytes the tool returns (``mime_type=``), if any.
     mime_type: str | None = None
+    #: Whether it runs as a task: ``"forbidden"``, ``"optional"`` or ``"required"``.
+    task: str = "forbidden"
+    #: Runs in the request before the task is created (it may ask the client through MRTR).
+    prepare: t.Callable[..., t.Any] | None = None
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Tool`` object published by ``tools/list``."""
@@ -59,6 +63,8 @@ class Tool:
         data.update(
             _clean({"annotations": self.annotations, "icons": self.icons, "_meta": self.meta})
         )
+        if self.task != "forbidden":
+            data["execution"] = {"taskSupport": self.task}
         data.update(self.extra)
         return data
 
@@ -297,6 +303,11 @@ class Registry:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.tools:
             caps["tools"] = {"listChanged": True}
+        if any(tool.task != "forbidden" for tool in list(self.tools.values())):
+            if era == "stateless":
+                caps["extensions"] = {"io.modelcontextprotocol/tasks": {}}
+            else:
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         return caps
 
     def offers(self, method: str) -> bool:

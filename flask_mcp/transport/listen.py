@@ -22,11 +22,14 @@ from ..backends.base import Event
 from ..backends.base import ReadResult
 from ..errors import InvalidParams
 from ..errors import MCPHTTPError
+from ..errors import MissingClientCapability
 from ..protocol import jsonrpc
+from ..runtime import tasks
 from . import sse
 from .sse import client_gone as client_gone
 
 if t.TYPE_CHECKING:
+    from ..auth import AuthInfo
     from ..backends.base import Subscription
     from ..runtime.state import AppState
     from ..server.registry import Registry
@@ -39,10 +42,20 @@ _FLAGS = {
 _UPDATED = "notifications/resources/updated"
 
 
-def honoured(registry: Registry, params: dict[str, t.Any]) -> dict[str, t.Any]:
+def honoured(
+    registry: Registry,
+    params: dict[str, t.Any],
+    state: AppState | None = None,
+    auth: AuthInfo | None = None,
+) -> dict[str, t.Any]:
     """Return the part of a listen filter this server honours.
 
+    ``notifications.taskIds`` (when the server serves the tasks extension) is honoured
+    for the caller's own tasks; asking for it without declaring the extension fails
+    with -32021.
+
     :raises InvalidParams: the filter is malformed.
+    :raises MissingClientCapability: task ids without the tasks extension.
     """
     wanted = params.get("notifications", {})
     if not isinstance(wanted, dict):
@@ -63,6 +76,23 @@ def honoured(registry: Registry, params: dict[str, t.Any]) -> dict[str, t.Any]:
             )
         if caps.get("resources", {}).get("subscribe"):
             agreed["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    task_ids = wanted.get("taskIds")
+    if task_ids is not None and tasks.EXTENSION in caps.get("extensions", {}):
+        if not isinstance(task_ids, list) or not all(isinstance(i, str) for i in task_ids):
+            raise InvalidParams("Invalid params: notifications.taskIds must be an array of ids.")
+        meta = params.get("_meta")
+        declared = meta.get(protocol.META_CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+        extensions = declared.get("extensions") if isinstance(declared, dict) else None
+        if not isinstance(extensions, dict) or tasks.EXTENSION not in extensions:
+            raise MissingClientCapability("extensions", tasks.EXTENSION)
+        if state is not None:
+            owner = tasks.owner_key(None if auth is None else auth.principal, None)
+            store = tasks.store_of(state)
+            agreed["taskIds"] = [
+                task_id
+                for task_id in dict.fromkeys(task_ids)
+                if (record := store.get(task_id)) is not None and record.get("owner") == owner
+            ]
     return agreed
 
 
@@ -70,6 +100,8 @@ def _wanted(message: t.Any, agreed: dict[str, t.Any]) -> bool:
     if not isinstance(message, dict):
         return False
     method = message.get("method")
+    if method == "notifications/tasks":
+        return (message.get("params") or {}).get("taskId") in agreed.get("taskIds", ())
     if method == _UPDATED:
         params = message.get("params") or {}
         return params.get("uri") in agreed.get("resourceSubscriptions", ())
@@ -118,6 +150,7 @@ def open_stream(
     request_id: t.Any,
     params: dict[str, t.Any],
     sock: t.Any = None,
+    auth: AuthInfo | None = None,
 ) -> Response:
     """Answer ``subscriptions/listen`` with a stream that stays open.
 
@@ -128,7 +161,7 @@ def open_stream(
     :raises InvalidParams: the filter is malformed.
     :raises MCPHTTPError: 503 when this worker cannot hold another stream.
     """
-    agreed = honoured(registry, params)
+    agreed = honoured(registry, params, state, auth)
     settings = state.settings
     if not state.slots.acquire():
         raise MCPHTTPError(

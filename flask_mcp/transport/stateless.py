@@ -29,6 +29,8 @@ from ..errors import MCPError
 from ..errors import MethodNotFound
 from ..protocol import LOG_LEVELS
 from ..protocol import jsonrpc
+from ..protocol.headers import NAME_SOURCES
+from ..protocol.headers import TASKS_NAME_SOURCES
 from ..protocol.headers import HeaderMismatch
 from ..protocol.headers import WSGIHeaders
 from ..protocol.headers import validate_protocol_version_header
@@ -46,6 +48,9 @@ if t.TYPE_CHECKING:
     from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
+
+#: Methods whose ``Mcp-Name`` header is checked: tasks are routed by ``taskId``.
+ROUTED_NAMES = {**NAME_SOURCES, **TASKS_NAME_SOURCES}
 
 
 def handle_stateless(
@@ -150,13 +155,16 @@ def _serve(
         headers,
         message,
         tool_header_params=lambda name: tools[name].header_params if name in tools else (),
+        name_sources=ROUTED_NAMES,
     )
     method = message["method"]
     if not _offered(dispatcher, method):
         raise MethodNotFound(method)
     if method == "subscriptions/listen":
         sock = _concurrency.client_socket(request.environ)
-        return listen.open_stream(dispatcher.registry, state, message["id"], params, sock)
+        return listen.open_stream(
+            dispatcher.registry, state, message["id"], params, sock, auth=auth
+        )
     call = Call(
         method, params, message["id"], version, protocol.STATELESS, None, state=state, auth=auth
     )

@@ -1,0 +1,160 @@
+"""Task records in Redis, so that any worker serves any task.
+
+Keys (``P`` is the backend's prefix):
+
+- ``P task:<id>``: the record, one JSON string, expiring with the task's TTL;
+- ``P tasks:live``: a sorted set of the ids of tasks not known to have ended (the lease
+  sweep reads it and drops the ids of tasks that ended or expired);
+- ``P tasks:<owner>``: a sorted set of the owner's task ids by creation time
+  (``tasks/list``), trimmed of ids whose record expired.
+
+Changes are optimistic transactions (``WATCH``, read, ``MULTI``/``SET ...
+KEEPTTL``/``EXEC``, retried when another worker changed the record between),
+so that the task logic stays in Python, in one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import typing as t
+
+import redis
+
+from ..errors import BackendUnavailable
+from ._tasks import TERMINAL
+from ._tasks import Mutator
+from ._tasks import TaskStore
+
+_UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError)
+#: Retries of a change that keeps losing the race against other workers.
+_ATTEMPTS = 50
+
+
+def _dumps(value: t.Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class RedisTaskStore(TaskStore):
+    """Task records in Redis.
+
+    :param client: the backend's Redis client.
+    :param prefix: the backend's key prefix.
+    """
+
+    def __init__(self, client: redis.Redis, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    def _key(self, task_id: str) -> str:
+        return f"{self.prefix}task:{task_id}"
+
+    def _live_index(self) -> str:
+        return f"{self.prefix}tasks:live"
+
+    def _index(self, owner: str) -> str:
+        return f"{self.prefix}tasks:{owner}"
+
+    def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
+        key = self._key(record["taskId"])
+        try:
+            pipe = self.client.pipeline()
+            if ttl is None:
+                pipe.set(key, _dumps(record))
+            else:
+                pipe.set(key, _dumps(record), px=max(1, int(ttl * 1000)))
+            pipe.zadd(self._live_index(), {record["taskId"]: record.get("created", time.time())})
+            owner = record.get("owner")
+            if isinstance(owner, str):
+                pipe.zadd(
+                    self._index(owner), {record["taskId"]: record.get("created", time.time())}
+                )
+                if ttl is not None:
+                    # Keep the index as long as its longest-lived task (EXPIRE GT needs Redis 7).
+                    left = self.client.ttl(self._index(owner))
+                    pipe.expire(self._index(owner), max(int(ttl) + 60, int(left or 0)))
+            pipe.execute()
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+
+    def get(self, task_id: str) -> dict[str, t.Any] | None:
+        try:
+            raw = self.client.get(self._key(task_id))
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        return None if raw is None else t.cast("dict[str, t.Any]", json.loads(raw))
+
+    def mutate(self, task_id: str, change: Mutator) -> dict[str, t.Any] | None:
+        key = self._key(task_id)
+        try:
+            with self.client.pipeline() as pipe:
+                for _ in range(_ATTEMPTS):
+                    try:
+                        pipe.watch(key)  # type: ignore[no-untyped-call]
+                        raw = pipe.get(key)
+                        if raw is None:
+                            pipe.unwatch()
+                            return None
+                        record = t.cast("dict[str, t.Any]", json.loads(raw))
+                        if not change(record):
+                            pipe.unwatch()
+                            return record
+                        pipe.multi()
+                        pipe.set(key, _dumps(record), keepttl=True, xx=True)
+                        pipe.execute()
+                        return record
+                    except redis.WatchError:
+                        continue
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        raise BackendUnavailable(f"Task {task_id!r} changed too often to be updated; retry.")
+
+    def live(self, limit: int) -> list[dict[str, t.Any]]:
+        index = self._live_index()
+        try:
+            ids = [
+                i.decode() if isinstance(i, bytes) else str(i)
+                for i in self.client.zrange(index, 0, limit - 1)
+            ]
+            raws = self.client.mget([self._key(i) for i in ids]) if ids else []
+            records, done = [], []
+            for task_id, raw in zip(ids, raws, strict=True):
+                record = None if raw is None else json.loads(raw)
+                if record is None or record["status"] in TERMINAL:
+                    done.append(task_id)
+                else:
+                    records.append(record)
+            if done:  # ended or expired: no longer watched
+                self.client.zrem(index, *done)
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        return records
+
+    def list(
+        self, owner: str, cursor: int, limit: int
+    ) -> tuple[list[dict[str, t.Any]], int | None]:
+        index = self._index(owner)
+        try:
+            ids = [
+                i.decode() if isinstance(i, bytes) else str(i)
+                for i in self.client.zrange(index, cursor, cursor + limit)
+            ]
+            raws = self.client.mget([self._key(i) for i in ids[:limit]]) if ids else []
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        records = []
+        gone = []
+        for task_id, raw in zip(ids[:limit], raws, strict=True):
+            if raw is None:
+                gone.append(task_id)
+            else:
+                records.append(json.loads(raw))
+        if gone:  # expired records: drop them from the index (the next page shifts by as many)
+            with contextlib.suppress(*_UNAVAILABLE):
+                self.client.zrem(index, *gone)
+        more = len(ids) > limit
+        return records, (cursor + limit - len(gone) if more else None)
+
+
+__all__ = ["RedisTaskStore"]

@@ -1,0 +1,118 @@
+"""Run task handlers on Celery workers (``pip install Flask-MCP[celery]``).
+
+With a :class:`CeleryExecutor`, ``tools/call`` of a task tool records the task
+in the backend and sends its id to Celery; a Celery worker that imported the
+same Flask app runs the handler in that app's context, through the same runner
+and with the same task ``Context`` (progress, elicitation and cancellation go
+through the task record in the backend). Tasks therefore survive the web
+worker that created them. The backend must be shared (Redis)::
+
+    celery = Celery(__name__, broker="redis://127.0.0.1:6379/1")
+    mcp = MCP(name="jobs", version="1.0", task_executor=CeleryExecutor(celery))
+    app.config["MCP_BACKEND"] = "redis://127.0.0.1:6379/0"
+    mcp.init_app(app)
+
+and start a worker on the module's Celery app: ``celery -A jobs:celery worker -P threads``.
+A queued task has no lease yet (no process runs it); once a worker picks it
+up, the worker renews the lease, and ``MCP_TASK_LEASE`` seconds without a
+renewal fail it as in the web worker. ``current_auth()`` is ``None`` in a task
+run by Celery: only the principal is kept (the task is still bound to it).
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+from celery import Celery
+
+from ..errors import INTERNAL_ERROR
+from ..errors import MCPError
+from ..server import tasks as _tasks
+from ..transport.tasks import LocalExecutor
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+    from ..runtime.state import AppState
+    from ..server.call import Call
+
+logger = logging.getLogger("flask_mcp")
+#: The name of the Celery task that runs Flask-MCP tasks.
+TASK_NAME = "flask_mcp.run_task"
+
+
+class CeleryExecutor:
+    """Sends tasks to Celery workers.
+
+    :param celery: the Celery app; default: one made from ``broker_url``.
+    :param broker_url: the broker, when no Celery app is given.
+    :param queue: the Celery queue the tasks go to (default: Celery's default queue).
+    """
+
+    def __init__(
+        self,
+        celery: Celery | None = None,
+        *,
+        broker_url: str | None = None,
+        queue: str | None = None,
+    ) -> None:
+        if celery is None:
+            if broker_url is None:
+                raise ValueError("Pass a Celery app or broker_url='redis://...'.")
+            celery = Celery("flask_mcp", broker=broker_url)
+        self.celery = celery
+        self.queue = queue
+        self._targets: dict[str, tuple[Flask, AppState, t.Any]] = {}
+        self._runner = LocalExecutor()
+
+        def run_task(server: str, task_id: str) -> None:
+            self._run(server, task_id)
+
+        self.task = celery.task(name=TASK_NAME, ignore_result=True)(run_task)
+
+    def bind(self, server: str, app: Flask, state: AppState, dispatcher: t.Any) -> None:
+        """Remember the app a server is served on, so that a worker can run its tasks."""
+        self._targets[server] = (app, state, dispatcher)
+
+    def has_room(self, state: AppState) -> bool:
+        """Celery queues what its workers cannot run yet."""
+        return True
+
+    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None:
+        """Queue the task; no process runs it yet, so it has no lease."""
+        _tasks.store_of(call.state).mutate(record["taskId"], _unleased)
+        server = next(
+            (name for name, (_, state, _) in self._targets.items() if state is call.state), ""
+        )
+        try:
+            self.task.apply_async(args=[server, record["taskId"]], queue=self.queue)
+        except Exception as exc:
+            text = f"Could not queue the task on Celery: {type(exc).__name__}: {exc}"
+            error = {"code": INTERNAL_ERROR, "message": text}
+            _tasks.set_status(
+                call.state, record["taskId"], "failed", error=error, statusMessage=text
+            )
+            raise MCPError(INTERNAL_ERROR, f"{text}. Is the broker running?") from exc
+
+    def _run(self, server: str, task_id: str) -> None:
+        target = self._targets.get(server)
+        if target is None:
+            raise LookupError(
+                f"This Celery worker serves no Flask-MCP server named {server!r}: start it on "
+                "the module that creates the Flask app (celery -A yourapp worker)."
+            )
+        app, state, dispatcher = target
+        record = _tasks.store_of(state).get(task_id)
+        if record is None or record["status"] in _tasks.TERMINAL:
+            return  # expired or cancelled while queued
+        with app.app_context():
+            self._runner.run(dispatcher, state, record)
+
+
+def _unleased(record: dict[str, t.Any]) -> bool:
+    record["lease"] = None
+    return True
+
+
+__all__ = ["TASK_NAME", "CeleryExecutor"]

@@ -1,0 +1,215 @@
+"""Task records: their statuses, their wire shapes, their leases, and the task signals.
+
+The records live in the backend's task store (:meth:`flask_mcp.backends.base.Backend.task_store`,
+memory or Redis). Every change goes through :func:`set_status` or
+:meth:`~flask_mcp.backends._tasks.TaskStore.mutate`, so a terminal task never changes
+again; the MCP side (``tools/call`` as a task, ``tasks/*``, the task's ``Context``)
+is :mod:`flask_mcp.server.tasks`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import time
+import typing as t
+import weakref
+
+from .. import signals
+from ..errors import INTERNAL_ERROR
+from . import supervisor
+from .notify import deliver_general
+
+if t.TYPE_CHECKING:
+    from ..backends._tasks import TaskStore
+    from .state import AppState
+
+#: The extension's identifier (2026-07-28).
+EXTENSION = "io.modelcontextprotocol/tasks"
+#: ``_meta`` key tying a 2025-11-25 message to its task.
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+#: The flavours: 2025-11-25 experimental tasks, and the 2026-07-28 extension.
+V2025 = "2025"
+V2026 = "2026"
+
+
+def now_iso(ts: float | None = None) -> str:
+    """Return ``ts`` (default: now) as an ISO 8601 UTC timestamp."""
+    when = datetime.datetime.fromtimestamp(time.time() if ts is None else ts, datetime.timezone.utc)
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def store_of(state: AppState) -> TaskStore:
+    """Return the app's task store (the backend's)."""
+    return state.backend.task_store()
+
+
+def owner_key(principal: str | None, session_id: str | None) -> str:
+    """Return who a task belongs to: the principal, and the session in the handshake era."""
+    raw = f"{principal!r}\x00{session_id or ''}".encode()
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def touch(record: dict[str, t.Any], status: str | None = None) -> None:
+    if status is not None:
+        record["status"] = status
+    record["lastUpdatedAt"] = now_iso()
+
+
+def set_status(
+    state: AppState, task_id: str, status: str, **fields: t.Any
+) -> dict[str, t.Any] | None:
+    """Move a task to ``status`` unless it is already terminal; send the signals."""
+    changed: list[bool] = []
+
+    def change(record: dict[str, t.Any]) -> bool:
+        changed.clear()
+        if record["status"] in TERMINAL:
+            return False
+        touch(record, status)
+        record.update(fields)
+        if status in TERMINAL:
+            record["inputRequests"] = {}
+        changed.append(True)
+        return True
+
+    record = store_of(state).mutate(task_id, change)
+    if record is not None and changed:
+        status_changed(state, record)
+    return record
+
+
+def status_changed(state: AppState, record: dict[str, t.Any]) -> None:
+    """Send ``task_status_changed`` (and ``task_finished`` for a terminal status)."""
+    status = record["status"]
+    signals.send(
+        signals.task_status_changed,
+        state.app,
+        task_id=record["taskId"],
+        status=status,
+        status_message=record.get("statusMessage"),
+    )
+    if status in TERMINAL:
+        signals.send(signals.task_finished, state.app, task_id=record["taskId"], status=status)
+    if record.get("flavour") == V2026:
+        # notifications/tasks for the listen streams that asked for this task (any worker)
+        with contextlib.suppress(Exception):
+            state.backend.publish(
+                state.listen_channel, {"method": "notifications/tasks", "params": wire(record)}
+            )
+    session_id = record.get("session")
+    if record.get("flavour") == V2025 and session_id:
+        # 2025-11-25: notifications/tasks/status on the session's GET stream (optional there).
+        message = {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": wire(record)}
+        with contextlib.suppress(Exception):  # the session may be gone: the client polls
+            deliver_general(state, session_id, message)
+
+
+def settle(state: AppState, task_id: str, message: dict[str, t.Any] | None) -> None:
+    """Record the handler's final JSON-RPC message (``None``: it was cancelled)."""
+    if message is None:
+        set_status(state, task_id, "cancelled", statusMessage="The task was cancelled.")
+    elif "error" in message:
+        error = message["error"]
+        text = error.get("message", "") if isinstance(error, dict) else ""
+        set_status(state, task_id, "failed", error=error, statusMessage=text)
+    else:
+        result = message.get("result") or {}
+        record = store_of(state).get(task_id)
+        failed = (
+            record is not None and record.get("flavour") == V2025 and bool(result.get("isError"))
+        )
+        status = "failed" if failed else "completed"  # 2025-11-25: isError fails the task
+        set_status(state, task_id, status, result=result)
+
+
+def check_lease(state: AppState, record: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Fail a task whose executor stopped renewing its lease (its worker died)."""
+    if record["status"] in TERMINAL:
+        return record
+    lease = record.get("lease")
+    if lease is None or time.time() - lease <= state.settings.task_lease:
+        return record
+    error = {
+        "code": INTERNAL_ERROR,
+        "message": (
+            "The worker running this task stopped (it died or was restarted) before the task "
+            "ended; call the tool again. Run tasks on Celery to survive web worker restarts."
+        ),
+    }
+    updated = set_status(
+        state, record["taskId"], "failed", error=error, statusMessage=error["message"]
+    )
+    return updated if updated is not None else record
+
+
+def wire(record: dict[str, t.Any], *, detailed: bool = True) -> dict[str, t.Any]:
+    """Return the task as the wire shows it in the record's flavour."""
+    task: dict[str, t.Any] = {"taskId": record["taskId"], "status": record["status"]}
+    if record.get("statusMessage"):
+        task["statusMessage"] = record["statusMessage"]
+    task["createdAt"] = record["createdAt"]
+    task["lastUpdatedAt"] = record["lastUpdatedAt"]
+    if record.get("flavour") == V2025:
+        task["ttl"] = record["ttlMs"]
+        task["pollInterval"] = record["pollIntervalMs"]
+        return task
+    task["ttlMs"] = record["ttlMs"]
+    task["pollIntervalMs"] = record["pollIntervalMs"]
+    if detailed:
+        status = record["status"]
+        if status == "input_required":
+            task["inputRequests"] = record.get("inputRequests") or {}
+        elif status == "completed":
+            result = dict(record.get("result") or {})
+            meta = result.get("_meta")
+            if isinstance(meta, dict) and RELATED_TASK in meta:
+                result["_meta"] = {k: v for k, v in meta.items() if k != RELATED_TASK}
+            task["result"] = result
+        elif status == "failed":
+            task["error"] = record.get("error") or {"code": INTERNAL_ERROR, "message": "failed"}
+    return task
+
+
+#: When each app's tasks were last swept for dead leases.
+_swept: weakref.WeakKeyDictionary[AppState, float] = weakref.WeakKeyDictionary()
+#: Records one sweep looks at.
+SWEEP_BATCH = 500
+
+
+def sweep(state: AppState, now: float) -> None:
+    """Fail the running tasks whose lease ran out (a supervisor hook, every ``lease / 3`` s).
+
+    Without it a dead worker's task would fail only when someone looks at it; with it
+    ``task_finished`` and the status notifications go out within about ``MCP_TASK_LEASE``.
+    """
+    lease = state.settings.task_lease
+    if now - _swept.get(state, float("-inf")) < max(lease / 3, 1.0):
+        return
+    _swept[state] = now
+    for record in store_of(state).live(SWEEP_BATCH):
+        check_lease(state, record)
+
+
+supervisor.HOOKS.append(sweep)
+
+
+__all__ = [
+    "EXTENSION",
+    "RELATED_TASK",
+    "TERMINAL",
+    "V2025",
+    "V2026",
+    "check_lease",
+    "now_iso",
+    "owner_key",
+    "set_status",
+    "settle",
+    "status_changed",
+    "store_of",
+    "sweep",
+    "touch",
+    "wire",
+]

@@ -1,0 +1,272 @@
+"""Inside a task: the ``tools/call`` it runs, its ``Context`` and how that asks the client.
+
+The handler of a task runs as a plain ``tools/call`` (:class:`TaskCall`) with a
+:class:`TaskContext`: ``progress()`` sets the task's ``statusMessage``, requests to the
+client become the task's ``inputRequests`` (status ``input_required``) until
+``tasks/update`` (2026-07-28) or ``tasks/result`` (2025-11-25) brings the answers through
+the task record, wherever the handler runs (this worker, another one, a Celery worker).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+from .. import protocol
+from ..errors import InvalidParams
+from ..errors import RequestCancelled
+from ..runtime import concurrency as _concurrency
+from ..runtime.tasks import EXTENSION as EXTENSION
+from ..runtime.tasks import RELATED_TASK
+from ..runtime.tasks import TERMINAL
+from ..runtime.tasks import V2025
+from ..runtime.tasks import V2026
+from ..runtime.tasks import owner_key
+from ..runtime.tasks import status_changed
+from ..runtime.tasks import store_of
+from ..runtime.tasks import touch
+from .call import Call
+from .context import Context
+from .context import check_capabilities
+from .mrtr import _EXPECTED
+from .mrtr import _valid_answer
+
+if t.TYPE_CHECKING:
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+
+MODES = ("forbidden", "optional", "required")
+#: Seconds between two looks at the store while a handler waits for answers.
+POLL = 0.1
+
+
+@dataclasses.dataclass
+class TaskCall(Call):
+    """The ``tools/call`` a task runs: it is dispatched as a plain call."""
+
+    task_id: str = ""
+    task_flavour: str = V2026
+
+
+class Executor(t.Protocol):
+    """Runs the handler of a task somewhere and records its outcome in the store."""
+
+    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None: ...
+
+    def has_room(self, state: AppState) -> bool: ...
+
+
+def owner_of(call: Call) -> str:
+    """Return who a task belongs to: the principal, and the session in the handshake era."""
+    principal = None if call.auth is None else call.auth.principal
+    return owner_key(principal, call.session.id if call.session is not None else None)
+
+
+def opted_in(call: Call) -> bool:
+    """Tell whether a 2026-07-28 request declares the tasks extension in its ``_meta``."""
+    meta = call.params.get("_meta")
+    caps = meta.get(protocol.META_CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    return isinstance(extensions, dict) and EXTENSION in extensions
+
+
+# -- inside the task: the Context ------------------------------------------------------
+
+
+class TaskBackChannel:
+    """Asks the client through the task record: ``input_required`` until answered."""
+
+    def __init__(self, state: AppState, task_id: str, flavour: str) -> None:
+        self.state = state
+        self.task_id = task_id
+        self.flavour = flavour
+
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]:
+        return self.request_many(ctx, {key or "": (method, params)})[key or ""]
+
+    def request_many(
+        self, ctx: Context, requests: dict[str, tuple[str, dict[str, t.Any]]]
+    ) -> dict[str, dict[str, t.Any]]:
+        store = store_of(self.state)
+        keys: dict[str, str] = {}  # the caller's key -> the task's key (unique per task)
+
+        def ask(record: dict[str, t.Any]) -> bool:
+            keys.clear()
+            if record["status"] in TERMINAL:
+                return False
+            pending = record.setdefault("inputRequests", {})
+            for wanted, (method, params) in requests.items():
+                record["seq"] = record.get("seq", 0) + 1
+                key = f"{wanted or method.split('/')[0]}-{record['seq']}"
+                if self.flavour == V2025:
+                    meta = {**params.get("_meta", {}), RELATED_TASK: {"taskId": self.task_id}}
+                    params = {**params, "_meta": meta}
+                pending[key] = {"method": method, "params": params}
+                keys[wanted] = key
+            touch(record, "input_required")
+            return True
+
+        record = store.mutate(self.task_id, ask)
+        if record is None or not keys:
+            raise RequestCancelled()
+        status_changed(self.state, record)
+        wanted_keys = set(keys.values())
+        taken: dict[str, t.Any] = {}
+
+        def take(record: dict[str, t.Any]) -> bool:
+            taken.clear()
+            answers = record.get("responses") or {}
+            if record["status"] in TERMINAL or not wanted_keys <= set(answers):
+                return False
+            for key in wanted_keys:
+                taken[key] = answers.pop(key)
+            if not record.get("inputRequests") and record["status"] == "input_required":
+                touch(record, "working")
+            return True
+
+        while True:
+            if ctx.cancelled:
+                raise RequestCancelled()
+            record = store.mutate(self.task_id, take)
+            if record is None or record["status"] in TERMINAL:
+                raise RequestCancelled()
+            if taken:
+                if record["status"] == "working":
+                    status_changed(self.state, record)
+                return {wanted: taken[key] for wanted, key in keys.items()}
+            _concurrency.sleep(POLL)
+
+
+def answer_inputs(
+    state: AppState, task_id: str, responses: dict[str, t.Any]
+) -> dict[str, t.Any] | None:
+    """Record the client's answers to outstanding ``inputRequests``; ignore other keys.
+
+    :raises InvalidParams: an answer does not have the shape its request needs.
+    """
+    record = store_of(state).get(task_id)
+    if record is None:
+        return None
+    outstanding = record.get("inputRequests") or {}
+    for key, answer in responses.items():
+        request = outstanding.get(key)
+        if isinstance(request, dict) and not _valid_answer(request["method"], answer):
+            raise InvalidParams(
+                f"Invalid params: inputResponses[{key!r}] must be {_EXPECTED[request['method']]} "
+                f"answering {request['method']}."
+            )
+
+    def change(record: dict[str, t.Any]) -> bool:
+        pending = record.get("inputRequests") or {}
+        used = [key for key in responses if key in pending]
+        if not used or record["status"] in TERMINAL:
+            return False
+        answers = record.setdefault("responses", {})
+        for key in used:
+            answers[key] = responses[key]
+            del pending[key]
+        touch(record)
+        return True
+
+    return store_of(state).mutate(task_id, change)
+
+
+class TaskContext(Context):
+    """The ``Context`` of a handler running as a task.
+
+    ``progress()`` sets the task's ``statusMessage``; log messages have no
+    stream to go to and are dropped (SEP-2663 forbids them on tasks); requests
+    to the client go through the task record (``input_required``).
+    """
+
+    def __init__(self, *, state: AppState, task_id: str, flavour: str, **kwargs: t.Any) -> None:
+        super().__init__(back_channel=TaskBackChannel(state, task_id, flavour), **kwargs)
+        self._state = state
+        #: The id of the task this handler runs for.
+        self.task_id = task_id
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Set the task's ``statusMessage`` (``message``, or ``"progress/total"``)."""
+        text = message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}")
+
+        def change(record: dict[str, t.Any]) -> bool:
+            if record["status"] in TERMINAL:
+                return False
+            record["statusMessage"] = text
+            touch(record)
+            return True
+
+        record = store_of(self._state).mutate(self.task_id, change)
+        if record is not None:
+            status_changed(self._state, record)
+
+    def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
+        """Dropped: a task has no stream for log messages."""
+
+    def ask(
+        self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]
+    ) -> dict[str, dict[str, t.Any]]:
+        """Ask several questions at once: they are outstanding together."""
+        for method, params in requests.values():
+            check_capabilities(self, method, params)
+        channel = t.cast(TaskBackChannel, self._back_channel)
+        return channel.request_many(self, dict(requests))
+
+
+def context_factory(call: TaskCall, record: dict[str, t.Any]) -> t.Callable[[RequestRun], Context]:
+    """Return what builds the ``Context`` of the task's handler from its run."""
+    request = record["request"]
+
+    def build(run: RequestRun) -> Context:
+        ctx = TaskContext(
+            state=call.state,
+            task_id=call.task_id,
+            flavour=call.task_flavour,
+            app=call.state.app,
+            run=run,
+            protocol_version=call.version,
+            client_capabilities=request.get("capabilities") or {},
+            client_info=request.get("clientInfo") or {},
+            meta={},
+            log_level=None,
+            auth=call.auth,
+        )
+        ctx.prepared = record.get("prepared")
+        return ctx
+
+    return build
+
+
+def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> TaskCall:
+    """Rebuild the ``tools/call`` a task runs from its record."""
+    request = record["request"]
+    params = {"name": request["name"], "arguments": request.get("arguments") or {}}
+    return TaskCall(
+        "tools/call",
+        params,
+        f"task-{record['taskId']}",
+        request["version"],
+        request["era"],
+        None,
+        state=state,
+        auth=auth,
+        task_id=record["taskId"],
+        task_flavour=record["flavour"],
+    )
+
+
+__all__ = [
+    "Executor",
+    "TaskBackChannel",
+    "TaskCall",
+    "TaskContext",
+    "answer_inputs",
+    "context_factory",
+    "opted_in",
+    "owner_of",
+    "task_call",
+]

@@ -1,0 +1,126 @@
+"""The in-process task executor: a task's handler in a greenlet or thread of this worker.
+
+:class:`LocalExecutor` runs the task's ``tools/call`` through the one runner
+(:func:`flask_mcp.transport.runner.spawn`), in a copy of the request context
+that created it, with the task's :class:`~flask_mcp.server.tasks.TaskContext`.
+A watcher beside it renews the task's lease in the store (so that other
+workers can tell a dead worker's tasks from live ones, see ``MCP_TASK_LEASE``),
+turns a ``tasks/cancel`` seen in the store into the run's cancellation, and
+records the handler's answer when it ends. At most ``MCP_TASK_MAX_RUNNING``
+tasks run in one process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import typing as t
+
+from ..errors import INTERNAL_ERROR
+from ..errors import BackendUnavailable
+from ..runtime import concurrency as _concurrency
+from ..runtime.runs import LocalOutbox
+from ..runtime.runs import new_stream_id
+from ..server import tasks as _tasks
+from . import runner
+
+if t.TYPE_CHECKING:
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+    from ..server.call import Call
+    from ..server.dispatcher import Dispatcher
+
+logger = logging.getLogger("flask_mcp")
+#: Seconds between two looks of the watcher at its task's record.
+WATCH = 0.25
+
+
+class LocalExecutor:
+    """Runs tasks in this process, bounded by ``MCP_TASK_MAX_RUNNING``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.running: dict[str, RequestRun] = {}
+
+    def has_room(self, state: AppState) -> bool:
+        with self._lock:
+            return len(self.running) < state.settings.task_max_running
+
+    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None:
+        """Start the task's handler; it outlives the request that created the task."""
+        run = self._begin(dispatcher, call, record)
+        _concurrency.spawn(lambda: self._watch(call.state, record["taskId"], run))
+
+    def run(self, dispatcher: t.Any, state: AppState, record: dict[str, t.Any]) -> None:
+        """Run a task to its end in the calling thread (a Celery worker's, for example)."""
+        call = _tasks.task_call(state, record)
+        run = self._begin(dispatcher, call, record)
+        self._watch(state, record["taskId"], run)
+
+    def _begin(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> RequestRun:
+        state = call.state
+        task_call = _tasks.task_call(state, record, call.auth)
+        run = runner.spawn(
+            t.cast("Dispatcher", dispatcher),
+            task_call,
+            LocalOutbox(new_stream_id()),
+            context=_tasks.context_factory(task_call, record),
+            can_round_trip=False,
+        )
+        run.deadline = time.monotonic() + state.settings.task_timeout
+        _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
+        with self._lock:
+            self.running[record["taskId"]] = run
+        return run
+
+    def _watch(self, state: AppState, task_id: str, run: RequestRun) -> None:
+        store = _tasks.store_of(state)
+        renew_every = max(state.settings.task_lease / 3, WATCH)
+        renewed = time.monotonic()
+        try:
+            work = t.cast(_concurrency.Task, run.task)
+            while not work.done.wait(WATCH):
+                try:
+                    record = store.get(task_id)
+                    if record is None or record["status"] in _tasks.TERMINAL:
+                        run.cancel()  # cancelled (or expired): stop the handler
+                        continue
+                    if time.monotonic() - renewed >= renew_every:
+                        store.mutate(task_id, _renew)
+                        renewed = time.monotonic()
+                except BackendUnavailable as exc:
+                    logger.warning("Task %s: the backend is unreachable: %s", task_id, exc)
+            answer = run.result
+            message = answer.message if answer is not None else None
+            if message is None:
+                record = store.get(task_id)
+                if record is not None and record["status"] not in _tasks.TERMINAL:
+                    timeout = state.settings.task_timeout
+                    text = f"The task ran longer than MCP_TASK_TIMEOUT ({timeout:g} s)."
+                    message = {"error": {"code": INTERNAL_ERROR, "message": text}}
+            _tasks.settle(state, task_id, message)
+        except Exception:
+            logger.exception("Task %s: recording its outcome failed", task_id)
+        finally:
+            with self._lock:
+                self.running.pop(task_id, None)
+
+
+def _mark_worker(record: dict[str, t.Any]) -> bool:
+    """Note which process runs the task (for operators and tests); its lease starts now."""
+    record["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    record["lease"] = time.time()
+    return True
+
+
+def _renew(record: dict[str, t.Any]) -> bool:
+    if record["status"] in _tasks.TERMINAL:
+        return False
+    record["lease"] = time.time()
+    return True
+
+
+__all__ = ["LocalExecutor"]

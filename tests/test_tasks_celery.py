@@ -1,0 +1,111 @@
+"""Tasks on a real Celery worker (``Flask-MCP[celery]``), on the Redis broker.
+
+The web server (gunicorn, gevent) and a Celery worker (``-P threads``) both import
+``examples.tasks_celery``; the task's record, its progress, its input requests and its
+outcome go through Redis. Killing the web worker (SIGKILL) does not touch the task:
+it completes on the Celery worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+from tasks_wire import TERMINAL
+from tasks_wire import post_2026
+from tasks_wire import wait_task
+
+pytest.importorskip("celery")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def celery_worker(env: dict[str, str], log: Path) -> t.Iterator[subprocess.Popen[bytes]]:
+    """A Celery worker on ``examples.tasks_celery`` until the block ends."""
+    argv = [sys.executable, "-m", "celery", "-A", "examples.tasks_celery:celery", "worker",
+            "-P", "threads", "-c", "4", "--loglevel", "INFO", "--without-mingle",
+            "--without-gossip"]  # fmt: skip
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            argv, cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while b"ready." not in log.read_bytes():
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def gunicorn_workers(master: int) -> list[int]:
+    out = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True
+    )
+    return [int(pid) for pid in out.stdout.split()]
+
+
+@pytest.mark.e2e
+def test_celery_task_survives_sigkill_of_the_web_worker(
+    serve: t.Any, redis_url: str, tmp_path: Path
+) -> None:
+    env = {"FLASK_MCP_BACKEND": redis_url, "CELERY_BROKER_URL": redis_url,
+           "FLASK_MCP_TASK_LEASE": "3"}  # fmt: skip
+    server = serve("examples.tasks_celery:app", "gevent", env=env)
+    with celery_worker(env, tmp_path / "celery.log") as worker:
+        created = post_2026(
+            server.url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 4}}
+        )
+        task_id = created["result"]["taskId"]
+        assert created["result"]["resultType"] == "task"
+        running = wait_task(server.url, task_id, lambda task: "statusMessage" in task)
+        assert running["status"] == "working"
+        web_workers = gunicorn_workers(server.process.pid)
+        assert web_workers
+        for pid in web_workers:
+            os.kill(pid, signal.SIGKILL)
+        done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL, 60)
+        assert done["status"] == "completed", done
+        text = done["result"]["content"][0]["text"]
+        assert text.endswith(f"in process {worker.pid}"), text  # the Celery worker ran it
+
+
+@pytest.mark.e2e
+def test_celery_task_asks_for_input_through_the_backend(
+    serve: t.Any, redis_url: str, tmp_path: Path
+) -> None:
+    env = {"FLASK_MCP_BACKEND": redis_url, "CELERY_BROKER_URL": redis_url}
+    server = serve("examples.tasks_celery:app", "gevent", env=env)
+    with celery_worker(env, tmp_path / "celery.log"):
+        created = post_2026(server.url, "tools/call", {"name": "confirm_delete", "arguments": {}})
+        task_id = created["result"]["taskId"]
+        asking = wait_task(server.url, task_id, lambda task: task["status"] == "input_required")
+        ((key, request),) = asking["inputRequests"].items()
+        assert request["method"] == "elicitation/create"
+        answer = {key: {"action": "accept", "content": {"confirm": True}}}
+        post_2026(server.url, "tasks/update", {"taskId": task_id, "inputResponses": answer})
+        done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL)
+        assert done["result"]["content"][0]["text"] == "file.txt deleted"
+        cancel_me = post_2026(
+            server.url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 60}}
+        )["result"]["taskId"]
+        wait_task(server.url, cancel_me, lambda task: "statusMessage" in task)
+        post_2026(server.url, "tasks/cancel", {"taskId": cancel_me})
+        assert wait_task(server.url, cancel_me, lambda t_: t_["status"] in TERMINAL)["status"] == (
+            "cancelled"
+        )
