@@ -207,7 +207,7 @@ def call_command(
         known = ", ".join(sorted(mcp.registry.tools)) or "none"
         raise click.UsageError(f"No tool named {tool!r}. Tools: {known}.")
     local = client(log_level)
-    schema = next(
+    schema: dict[str, t.Any] = next(
         (item.get("inputSchema", {}) for item in _list(local, "tools") if item["name"] == tool),
         {},
     )

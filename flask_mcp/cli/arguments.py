@@ -111,9 +111,9 @@ def _as(kind: str, text: str) -> t.Any:
     elif kind == "number":
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             return value
-    elif kind == "object" and isinstance(value, dict):
-        return value
-    elif kind == "array" and isinstance(value, list):
+    elif (
+        kind == "object" and isinstance(value, dict) or kind == "array" and isinstance(value, list)
+    ):
         return value
     raise ValueError
 
@@ -189,9 +189,7 @@ def load_json_object(text: str | None, option: str) -> dict[str, t.Any]:
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"is not valid JSON ({exc}).", param_hint=option) from None
     if not isinstance(value, dict):
-        raise click.BadParameter(
-            'must be a JSON object, e.g. \'{"a": 1}\'.', param_hint=option
-        )
+        raise click.BadParameter("must be a JSON object, e.g. '{\"a\": 1}'.", param_hint=option)
     return value
 
 

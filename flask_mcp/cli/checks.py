@@ -43,9 +43,13 @@ def run_checks(mcp: MCP, app: Flask) -> t.Iterator[Check]:
     if settings.state_key or app.secret_key:
         yield True, "2026-07-28 requestState is sealed with a key (MCP_STATE_KEY or SECRET_KEY)"
     else:
-        yield False, (
-            "no SECRET_KEY nor MCP_STATE_KEY: 2026-07-28 multi-round requests cannot be sealed; "
-            "set app.config['SECRET_KEY'] to a random value (secrets.token_hex(32))"
+        yield (
+            False,
+            (
+                "no SECRET_KEY nor MCP_STATE_KEY: 2026-07-28 multi-round requests cannot be "
+                "sealed; "
+                "set app.config['SECRET_KEY'] to a random value (secrets.token_hex(32))"
+            ),
         )
     yield _backend(state.backend, settings.backend)
     yield from _auth(state, settings)
@@ -85,9 +89,12 @@ def _auth(state: t.Any, settings: t.Any) -> t.Iterator[Check]:
     try:
         found = keys.fetch()
     except (OSError, ValueError) as exc:
-        yield False, (
-            f"cannot fetch the JWKS at {keys.url}: {exc}; check MCP_AUTH_JWT_JWKS_URL and that "
-            "the authorization server is reachable from here"
+        yield (
+            False,
+            (
+                f"cannot fetch the JWKS at {keys.url}: {exc}; check MCP_AUTH_JWT_JWKS_URL and that "
+                "the authorization server is reachable from here"
+            ),
         )
         return
     if not found:

@@ -1,4 +1,4 @@
-"""Requests to the app's own server, in process: what ``list``, ``call``, ``read`` and ``prompt`` run.
+"""Requests to the app's own server in process, for ``list``, ``call``, ``read``, ``prompt``.
 
 Each request is a :class:`~flask_mcp.server.call.Call` of the handshake era
 without a session, run by :func:`flask_mcp.transport.runner.run_call`, the

@@ -25,9 +25,7 @@ while handlers run.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import sys
 import threading
 import time
@@ -45,10 +43,8 @@ from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import MethodNotFound
 from ..protocol import jsonrpc
-from ..runtime import concurrency as _concurrency
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_session_id
-from ..runtime.supervisor import ensure_supervisor
 from ..server import mrtr
 from ..server.call import Call
 from . import listen
@@ -61,6 +57,9 @@ from .handshake import _validate_initialize
 from .stateless import _context_factory as _stateless_context
 from .stateless import _offered
 from .stateless import _request_meta
+from .stdio_channel import LineChannel
+from .stdio_channel import protect_stdout
+from .stdio_channel import unavailable
 
 if t.TYPE_CHECKING:
     from ..runtime.state import AppState
@@ -69,25 +68,9 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 #: Seconds between two reads of the session's general stream (and touches of the session).
 POLL = 1.0
-#: Seconds given to running handlers to finish after stdin closes.
-DRAIN = 5.0
 
 
-def protect_stdout() -> t.BinaryIO:
-    """Keep stdout for messages: return it, and send everything else written there to stderr.
-
-    File descriptor 1 is pointed at stderr and ``sys.stdout`` is replaced, so
-    a ``print()`` in a handler, a library writing to stdout, even a C extension,
-    cannot corrupt the message stream.
-    """
-    sys.stdout.flush()
-    messages = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return messages
-
-
-class StdioServer:
+class StdioServer(LineChannel):
     """Serves one MCP client over a pair of byte streams until the input ends.
 
     :param dispatcher: runs the requests (the app's server's dispatcher).
@@ -106,61 +89,16 @@ class StdioServer:
         stdout: t.BinaryIO,
         roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
     ) -> None:
-        self.dispatcher = dispatcher
-        self.state = state
-        self.stdin = stdin
-        self.stdout = stdout
+        super().__init__(dispatcher, state, stdin, stdout)
         self.handshake = Handshake(dispatcher, state, roots_changed_hooks)
         self.session_id: str | None = None
-        #: Requests running now, by JSON-RPC id: their calls (to cancel them).
-        self.active: dict[t.Any, Call] = {}
-        #: ``subscriptions/listen`` requests open now, by id: what stops each.
-        self.listening: dict[t.Any, threading.Event] = {}
-        self.closed = threading.Event()
-        self._write_lock = threading.Lock()
-        self._tasks: list[_concurrency.Task] = []
 
-    # -- the two streams ---------------------------------------------------------
-
-    def send(self, message: t.Any) -> None:
-        """Write one message as a line; drop it once the client has gone."""
-        data = jsonrpc.dumps_bytes(message) + b"\n"
-        with self._write_lock:
-            if self.closed.is_set() and self.stdout.closed:
-                return
-            try:
-                self.stdout.write(data)
-                self.stdout.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                self.closed.set()
-
-    def serve(self) -> None:
-        """Read and answer messages until stdin ends, then end the session and return."""
-        ensure_supervisor(self.state)
-        try:
-            for line in iter(self.stdin.readline, b""):
-                if line.strip():
-                    self.receive(line)
-                if self.closed.is_set():
-                    break
-        finally:
-            self.shutdown()
-
-    def shutdown(self) -> None:
-        """Cancel what still runs, give it :data:`DRAIN` seconds, and end the session."""
-        self.closed.set()
-        for stop in list(self.listening.values()):
-            stop.set()
-        for call in list(self.active.values()):
-            self._cancel(call)
-        deadline = time.monotonic() + DRAIN
-        for task in self._tasks:
-            task.join(max(0.0, deadline - time.monotonic()))
+    def end_session(self) -> None:
+        """End the handshake-era session, as a DELETE does over HTTP."""
         if self.session_id is not None:
             record = self.state.backend.get_session(self.session_id)
             if record is not None:
-                with contextlib.suppress(BackendUnavailable):
-                    self.handshake.end(record)
+                self.handshake.end(record)
 
     def receive(self, line: bytes) -> None:
         """Handle one line from the client."""
@@ -198,23 +136,6 @@ class StdioServer:
     def _era(self, message: dict[str, t.Any]) -> str:
         """The era of a request: 2026-07-28 when it carries the ``_meta`` of that era."""
         return protocol.era_of_request(has_session=False, header_version=None, message=message)
-
-    def _spawn(self, fn: t.Callable[[], None]) -> None:
-        """Run ``fn`` in the app's context, in a greenlet or thread of its own."""
-        app = self.state.app
-
-        def work() -> None:
-            try:
-                if app is None:
-                    fn()
-                    return
-                with app.app_context():
-                    fn()
-            except Exception:
-                logger.exception("The stdio transport failed to handle a message")
-
-        self._tasks = [task for task in self._tasks if not task.join(0)]
-        self._tasks.append(_concurrency.spawn(work))
 
     # -- handshake era -------------------------------------------------------------
 
@@ -294,7 +215,7 @@ class StdioServer:
         try:
             record = self._record()
         except BackendUnavailable as exc:
-            self.send(_unavailable(request_id, exc))
+            self.send(unavailable(request_id, exc))
             return
         if record is None:
             text = (
@@ -334,7 +255,9 @@ class StdioServer:
                 self._client_response(message)
             else:
                 call = _handshake_call(self.state, record, message, None)
-                answers.append(t.cast("dict[str, t.Any]", runner.execute(self.dispatcher, call).message))
+                answers.append(
+                    t.cast("dict[str, t.Any]", runner.execute(self.dispatcher, call).message)
+                )
         if answers:
             self.send(answers)
 
@@ -353,15 +276,6 @@ class StdioServer:
         record = self._record()
         if record is not None:
             self.handshake._notification(self.state, record, message)
-
-    def _cancel(self, call: Call) -> None:
-        """Cancel a running call: through the backend on a session, as over HTTP."""
-        if call.session is not None:
-            self.state.backend.cancel(call.session.id, call.request_id)
-            return
-        run = call.run if call.run is not None else call.ctx._run if call.ctx is not None else None
-        if run is not None:
-            run.cancel()
 
     def _client_response(self, message: dict[str, t.Any]) -> None:
         record = self._record()
@@ -418,7 +332,7 @@ class StdioServer:
             subscription = state.backend.subscribe(state.listen_channel)
         except BackendUnavailable as exc:
             self.listening.pop(request_id, None)
-            self.send(_unavailable(request_id, exc))
+            self.send(unavailable(request_id, exc))
             return
         source = listen.ListenSource(subscription, agreed, request_id)
         meta = {protocol.META_SUBSCRIPTION_ID: request_id}
@@ -435,36 +349,6 @@ class StdioServer:
         finally:
             subscription.close()
             self.listening.pop(request_id, None)
-
-    # -- both eras -------------------------------------------------------------------
-
-    def _run(self, call: Call, context: runner.ContextFactory | None) -> None:
-        """Run ``call`` through the one runner in its own task; write its response."""
-        self.active[call.request_id] = call
-
-        def work() -> None:
-            response: dict[str, t.Any] | None
-            try:
-                response = runner.run_call(
-                    self.dispatcher,
-                    call,
-                    context=context,
-                    on_message=self.send,
-                    can_round_trip=call.session is not None,
-                )
-            except BackendUnavailable as exc:
-                response = _unavailable(call.request_id, exc)
-            finally:
-                self.active.pop(call.request_id, None)
-            if response is not None:
-                self.send(response)
-
-        self._spawn(work)
-
-
-def _unavailable(request_id: t.Any, exc: Exception) -> dict[str, t.Any]:
-    text = f"Service Unavailable: the backend is unreachable ({exc}); retry later."
-    return jsonrpc.error(request_id, {"code": INTERNAL_ERROR, "message": text})
 
 
 def serve_stdio(
