@@ -361,18 +361,31 @@ def install_command(
 # -- check ---------------------------------------------------------------------------------
 
 
-@cli.command("check")
-def check_command() -> None:
+@cli.command("check", with_appcontext=False)
+@click.pass_context
+def check_command(ctx: click.Context) -> None:
     """Check the configuration, the backend and the JWKS; say what to fix.
 
     Exit status 1 when something needs fixing.
     """
+    from flask.cli import NoAppException
+
     from .checks import run_checks
 
+    info = ctx.ensure_object(ScriptInfo)
+    try:
+        app = info.load_app()
+    except NoAppException:
+        raise
+    except Exception as exc:  # init_app refused the configuration, or the backend is down
+        click.echo(f"FAIL  the app did not start: {type(exc).__name__}: {exc}")
+        click.echo("1 problem to fix.", err=True)
+        sys.exit(1)
     problems = 0
-    for ok, text in run_checks(server(), current_app._get_current_object()):  # type: ignore[attr-defined]
-        click.echo(f"{'ok  ' if ok else 'FAIL'}  {text}")
-        problems += not ok
+    with app.app_context():
+        for ok, text in run_checks(server(), app):
+            click.echo(f"{'ok  ' if ok else 'FAIL'}  {text}")
+            problems += not ok
     if problems:
         click.echo(f"{problems} problem{'s' if problems > 1 else ''} to fix.", err=True)
         sys.exit(1)

@@ -34,7 +34,9 @@ def run_checks(mcp: MCP, app: Flask) -> t.Iterator[Check]:
         "resources": len(registry.resources),
         "prompts": len(registry.prompts),
     }
-    offered = ", ".join(f"{count} {kind}" for kind, count in counts.items())
+    offered = ", ".join(
+        f"{count} {kind if count != 1 else kind[:-1]}" for kind, count in counts.items()
+    )
     yield (
         any(counts.values()) or bool(registry.offers("resources/templates/list")),
         f"the server offers {offered}"
