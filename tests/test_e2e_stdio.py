@@ -51,9 +51,9 @@ async def _roots(context: t.Any) -> types.ListRootsResult:
     )
 
 
-def client(app: str, mode: str, **kwargs: t.Any) -> Client:
+def client(app: str, mode: str, env: dict[str, str] | None = None, **kwargs: t.Any) -> Client:
     return Client(
-        params(app),
+        params(app, **(env or {})),
         mode=mode,
         sampling_callback=_sampling,
         elicitation_callback=_elicitation,
@@ -69,7 +69,7 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", [*MODES, "auto"])
 def test_quickstart_over_stdio(mode: str) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
     logs: list[t.Any] = []
@@ -84,7 +84,7 @@ def test_quickstart_over_stdio(mode: str) -> None:
         async with client(
             "examples.quickstart", mode, logging_callback=on_log, log_level="debug"
         ) as c:
-            if mode == "legacy":
+            if mode == "legacy":  # "auto" finds a modern server: server/discover answers
                 await c.set_logging_level("debug")
             names = {tool.name for tool in (await c.list_tools()).tools}
             assert {"add", "convert_length", "search_notes", "save_note", "word_stats"} <= names
@@ -119,6 +119,20 @@ def test_sampling_elicitation_and_roots_over_stdio(mode: str) -> None:
     async def main() -> None:
         async with client("tests._apps.stdio_tools", mode) as c:
             assert text_of(await c.call_tool("sample", {"prompt": "hi"})) == "model said: HI"
+            assert text_of(await c.call_tool("ask", {})) == "accept:Ada:HELLO ADA"
+            assert text_of(await c.call_tool("roots", {})) == "file:///tmp/a,file:///tmp/b"
+
+    anyio.run(main)
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("mode", MODES)
+def test_back_channel_with_a_redis_backend(mode: str, redis_url: str) -> None:
+    """The backend of the app's config carries the session and the client's answers."""
+
+    async def main() -> None:
+        env = {"FLASK_MCP_BACKEND": redis_url}
+        async with client("tests._apps.stdio_tools", mode, env) as c:
             assert text_of(await c.call_tool("ask", {})) == "accept:Ada:HELLO ADA"
             assert text_of(await c.call_tool("roots", {})) == "file:///tmp/a,file:///tmp/b"
 
