@@ -10,6 +10,7 @@ its app factory) serves the back-channel, cancellation and a handler that prints
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -294,6 +295,31 @@ def test_bad_lines_get_precise_errors() -> None:
     assert by_id[7]["code"] == -32600 and "initialize" in by_id[7]["message"]
     assert by_id[8]["code"] == -32022 and by_id[8]["data"]["supported"] == ["2026-07-28"]
     assert proc.returncode == 0
+
+
+def test_a_message_over_the_body_limit_is_refused() -> None:
+    proc = subprocess.Popen(
+        [FLASK, "--app", "examples.quickstart", "mcp", "stdio"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "FLASK_MCP_MAX_BODY_SIZE": "1000"},
+    )
+    big = {**INIT, "params": {**INIT["params"], "padding": "x" * 5000}}  # type: ignore[dict-item]
+    messages, _ = exchange(proc, [line(big), line(INIT)], 2)
+    assert messages[0]["id"] is None and "MCP_MAX_BODY_SIZE" in messages[0]["error"]["message"]
+    assert messages[1]["result"]["serverInfo"]["name"] == "notes"
+
+
+def test_a_cancel_naming_no_request_is_ignored() -> None:
+    proc = start()
+    cancels = [
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+    ]
+    messages, _ = exchange(proc, [*map(line, cancels), line(INIT)], 1)
+    assert messages[0]["id"] == 1 and "result" in messages[0]
 
 
 def test_exits_when_stdin_closes() -> None:

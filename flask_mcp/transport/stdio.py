@@ -266,6 +266,8 @@ class StdioServer(LineChannel):
         params = message.get("params") or {}
         if method == "notifications/cancelled":
             request_id = params.get("requestId") if isinstance(params, dict) else None
+            if not jsonrpc.valid_id(request_id):
+                return  # names no request: nothing to do, as over HTTP
             stop = self.listening.get(request_id)
             if stop is not None:
                 stop.set()

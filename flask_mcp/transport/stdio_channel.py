@@ -17,6 +17,7 @@ import time
 import typing as t
 
 from ..errors import INTERNAL_ERROR
+from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
@@ -93,14 +94,33 @@ class LineChannel:
     def serve(self) -> None:
         """Read and answer messages until stdin ends, then end the session and return."""
         ensure_supervisor(self.state)
+        limit = self.state.settings.max_body_size
         try:
-            for line in iter(self.stdin.readline, b""):
-                if line.strip():
-                    self.receive(line)
-                if self.closed.is_set():
+            while not self.closed.is_set():
+                line = self.stdin.readline(limit + 1)
+                if not line:
                     break
+                if len(line) > limit:
+                    self._skip_long_line(line, limit)
+                elif line.strip():
+                    try:
+                        self.receive(line)
+                    except Exception:  # a bug must not end the session: answer what comes next
+                        logger.exception("The stdio transport failed to handle a message")
         finally:
             self.shutdown()
+
+    def _skip_long_line(self, start: bytes, limit: int) -> None:
+        """Drop a message longer than ``MCP_MAX_BODY_SIZE`` and say so (HTTP answers 413)."""
+        line = start
+        while line and not line.endswith(b"\n"):
+            line = self.stdin.readline(limit + 1)
+        error = {
+            "code": INVALID_REQUEST,
+            "message": f"Invalid Request: the message is larger than {limit} bytes "
+            "(MCP_MAX_BODY_SIZE); send smaller messages or raise the limit.",
+        }
+        self.send(jsonrpc.error(None, error))
 
     def shutdown(self) -> None:
         """Let running requests finish for :data:`DRAIN` seconds, cancel the rest, end the session.
