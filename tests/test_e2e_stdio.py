@@ -184,7 +184,13 @@ def test_app_context_and_config_as_under_http(mode: str) -> None:
             return (await c.call_tool("app_facts", {})).structured_content
 
     facts = anyio.run(main)
-    assert facts == {"app": "tests._apps.stdio_tools", "greeting": "hello", "g": "yes"}
+    assert facts == {
+        "app": "tests._apps.stdio_tools",
+        "greeting": "hello",
+        "g": "yes",
+        "path": "/mcp",
+        "url": "/hello",
+    }
 
 
 def test_list_changed_reaches_a_session_over_stdio() -> None:

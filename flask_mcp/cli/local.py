@@ -3,8 +3,10 @@
 Each request is a :class:`~flask_mcp.server.call.Call` of the handshake era
 without a session, run by :func:`flask_mcp.transport.runner.run_call`, the
 runner HTTP and stdio use: the same validation, handlers, signals and
-timeouts. A handler's progress and log messages are handed to a callback (the
-command prints them on stderr); asking the client something (sampling,
+timeouts, in a request context as over stdio
+(:func:`~flask_mcp.transport.stdio_channel.stdio_context`). A handler's
+progress and log messages are handed to a callback (the command prints them
+on stderr); asking the client something (sampling,
 elicitation, roots) is refused, as there is no client to ask: use
 ``flask mcp stdio`` with a real client for those.
 """
@@ -19,6 +21,7 @@ from ..errors import ClientRequestError
 from ..server.call import Call
 from ..server.context import Context
 from ..transport import runner
+from ..transport.stdio_channel import stdio_context
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -83,9 +86,11 @@ class LocalClient:
                 log_level=self.log_level,
             )
 
-        response = runner.run_call(
-            self.server.dispatcher, call, context=context, on_message=self.on_message
-        )
+        app = self.state.app
+        with stdio_context(app, self.state.settings.path):
+            response = runner.run_call(
+                self.server.dispatcher, call, context=context, on_message=self.on_message
+            )
         if response is None:  # cancelled: only the supervisor's timeout can do that here
             return {"error": {"code": -32603, "message": "The request was cancelled."}}
         return response

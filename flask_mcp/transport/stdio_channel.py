@@ -25,6 +25,8 @@ from ..runtime.supervisor import ensure_supervisor
 from . import runner
 
 if t.TYPE_CHECKING:
+    from flask import Flask
+
     from ..runtime.state import AppState
     from ..server.call import Call
     from ..server.dispatcher import Dispatcher
@@ -46,6 +48,16 @@ def protect_stdout() -> t.BinaryIO:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return messages
+
+
+def stdio_context(app: Flask, path: str) -> t.ContextManager[t.Any]:
+    """A request context for one message that came without HTTP: a bare POST to ``path``.
+
+    It has no headers, no cookies and no remote address: ``request.path`` is the
+    endpoint's, ``session`` starts empty, ``url_for`` builds URLs (with ``SERVER_NAME``
+    when set), ``g`` is fresh and ``teardown_request`` functions run after the message.
+    """
+    return app.test_request_context(path, method="POST")
 
 
 class LineChannel:
@@ -150,15 +162,20 @@ class LineChannel:
         raise NotImplementedError
 
     def _spawn(self, fn: t.Callable[[], None]) -> None:
-        """Run ``fn`` in the app's context, in a greenlet or thread of its own."""
+        """Run ``fn`` in a greenlet or thread of its own, in a request context of the app.
+
+        As over HTTP, every handler runs in a request context (:func:`stdio_context`),
+        so code written for views (``request``, ``g``, ``session``, ``url_for``) runs.
+        """
         app = self.state.app
+        path = self.state.settings.path
 
         def work() -> None:
             try:
                 if app is None:
                     fn()
                     return
-                with app.app_context():
+                with stdio_context(app, path):
                     fn()
             except Exception:
                 logger.exception("The stdio transport failed to handle a message")
@@ -205,4 +222,4 @@ def unavailable(request_id: t.Any, exc: Exception) -> dict[str, t.Any]:
     return jsonrpc.error(request_id, {"code": INTERNAL_ERROR, "message": text})
 
 
-__all__ = ["DRAIN", "LineChannel", "protect_stdout", "unavailable"]
+__all__ = ["DRAIN", "LineChannel", "protect_stdout", "stdio_context", "unavailable"]

@@ -11,6 +11,8 @@ import time
 from flask import Flask
 from flask import current_app
 from flask import g
+from flask import request
+from flask import url_for
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -74,9 +76,15 @@ def noisy(ctx: Context) -> str:
 
 @mcp.tool()
 def app_facts() -> dict[str, str]:
-    """What the handler sees of Flask: the app, its config, ``g``."""
+    """What the handler sees of Flask: the app, its config, ``g``, a request context."""
     g.seen = "yes"
-    return {"app": current_app.name, "greeting": current_app.config["GREETING"], "g": g.seen}
+    return {
+        "app": current_app.name,
+        "greeting": current_app.config["GREETING"],
+        "g": g.seen,
+        "path": request.path,
+        "url": url_for("hello"),
+    }
 
 
 @mcp.tool()
@@ -92,4 +100,9 @@ def create_app() -> Flask:
     app.config.update(SECRET_KEY="stdio-e2e-secret", GREETING="hello")
     app.config.from_prefixed_env()
     mcp.init_app(app)
+
+    @app.get("/hello")
+    def hello() -> str:
+        return "hello"
+
     return app
