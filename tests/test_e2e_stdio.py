@@ -115,10 +115,13 @@ def test_quickstart_over_stdio(mode: str) -> None:
     assert {"note": "ideas", "words": 12} in logs
 
 
+@pytest.mark.parametrize("app", ["tests._apps.stdio_tools", "tests._apps.stdio_gevent"])
 @pytest.mark.parametrize("mode", MODES)
-def test_sampling_elicitation_and_roots_over_stdio(mode: str) -> None:
+def test_sampling_elicitation_and_roots_over_stdio(mode: str, app: str) -> None:
+    """Also with gevent's monkey-patching: handlers are greenlets, stdin is read aside."""
+
     async def main() -> None:
-        async with client("tests._apps.stdio_tools", mode) as c:
+        async with client(app, mode) as c:
             assert text_of(await c.call_tool("sample", {"prompt": "hi"})) == "model said: HI"
             assert text_of(await c.call_tool("ask", {})) == "accept:Ada:HELLO ADA"
             assert text_of(await c.call_tool("roots", {})) == "file:///tmp/a,file:///tmp/b"
@@ -159,10 +162,11 @@ def test_handlers_run_concurrently_while_the_client_answers(mode: str) -> None:
     assert anyio.run(main) == ["model said: A", "model said: B", "model said: C"]
 
 
+@pytest.mark.parametrize("app", ["tests._apps.stdio_tools", "tests._apps.stdio_gevent"])
 @pytest.mark.parametrize("mode", MODES)
-def test_cancellation_over_stdio(mode: str) -> None:
+def test_cancellation_over_stdio(mode: str, app: str) -> None:
     async def main() -> int:
-        async with client("tests._apps.stdio_tools", mode) as c:
+        async with client(app, mode) as c:
             with anyio.move_on_after(1.0) as scope:
                 await c.call_tool("hold", {})
             assert scope.cancelled_caught

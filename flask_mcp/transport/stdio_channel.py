@@ -109,7 +109,7 @@ class LineChannel:
         limit = self.state.settings.max_body_size
         try:
             while not self.closed.is_set():
-                line = self.stdin.readline(limit + 1)
+                line = self._readline(limit + 1)
                 if not line:
                     break
                 if len(line) > limit:
@@ -122,11 +122,24 @@ class LineChannel:
         finally:
             self.shutdown()
 
+    def _readline(self, limit: int) -> bytes:
+        """Read one line of at most ``limit`` bytes, without blocking other greenlets.
+
+        Under gevent (an app module that monkey-patches) a read of stdin would
+        block the whole process, handlers included: it runs in gevent's pool of
+        native threads instead.
+        """
+        if _concurrency.gevent_active():
+            import gevent
+
+            return t.cast(bytes, gevent.get_hub().threadpool.apply(self.stdin.readline, (limit,)))
+        return self.stdin.readline(limit)
+
     def _skip_long_line(self, start: bytes, limit: int) -> None:
         """Drop a message longer than ``MCP_MAX_BODY_SIZE`` and say so (HTTP answers 413)."""
         line = start
         while line and not line.endswith(b"\n"):
-            line = self.stdin.readline(limit + 1)
+            line = self._readline(limit + 1)
         error = {
             "code": INVALID_REQUEST,
             "message": f"Invalid Request: the message is larger than {limit} bytes "

@@ -50,12 +50,17 @@ def roots(ctx: Context) -> str:
 
 @mcp.tool()
 def hold(ctx: Context) -> str:
-    """Run until cancelled (or 30 seconds), counting the cancellations."""
+    """Run until cancelled (or 30 seconds), counting the cancellations.
+
+    On threads it sees ``ctx.cancelled``; on gevent the cancel interrupts its sleep.
+    """
     deadline = time.monotonic() + 30
-    while not ctx.cancelled and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if ctx.cancelled:
-        CANCELLED["count"] += 1
+    try:
+        while not ctx.cancelled and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        if ctx.cancelled:
+            CANCELLED["count"] += 1
     return "held"
 
 
