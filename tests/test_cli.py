@@ -466,6 +466,9 @@ def test_a_missing_app(tmp_path: pathlib.Path) -> None:
     done = flask("mcp", "list", cwd=tmp_path)
     assert done.returncode == 2
     assert "Could not locate a Flask application" in done.stderr
+    done = flask("--app", "no_such_module", "mcp", "stdio", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Could not import 'no_such_module'" in done.stderr
 
 
 def test_an_app_without_a_server(tmp_path: pathlib.Path) -> None:
@@ -475,6 +478,9 @@ def test_an_app_without_a_server(tmp_path: pathlib.Path) -> None:
     assert "The app 'plain' has no MCP server" in done.stderr
     done = flask("--app", "plain", "mcp", "install", "cursor", "--print", cwd=tmp_path)
     assert done.returncode == 1
+    done = flask("--app", "plain", "mcp", "stdio", cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "The app 'plain' has no MCP server" in done.stderr
 
 
 def test_install_needs_the_app_path(tmp_path: pathlib.Path) -> None:

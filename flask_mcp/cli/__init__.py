@@ -286,18 +286,22 @@ def prompt_command(name: str, arguments: tuple[str, ...], raw: bool, log_level: 
 # -- stdio ---------------------------------------------------------------------------------
 
 
-@cli.command("stdio")
-def stdio_command() -> None:
+@cli.command("stdio", with_appcontext=False)
+@click.pass_context
+def stdio_command(ctx: click.Context) -> None:
     """Serve the MCP server on stdin and stdout, for a client that starts it (both eras).
 
     Nothing but JSON-RPC messages is written to stdout; prints and logs go to
-    stderr. It stops when stdin closes.
+    stderr, from the app's import on. It stops when stdin closes.
     """
+    from ..transport.stdio import protect_stdout
     from ..transport.stdio import serve_stdio
 
-    mcp = server()
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-    serve_stdio(mcp.dispatcher, mcp.state(app), mcp.roots_changed_hooks)
+    stdout = protect_stdout()  # before the app is imported: its prints go to stderr too
+    app = ctx.ensure_object(ScriptInfo).load_app()
+    with app.app_context():
+        mcp = server()
+        serve_stdio(mcp.dispatcher, mcp.state(app), mcp.roots_changed_hooks, stdout=stdout)
 
 
 # -- install -------------------------------------------------------------------------------

@@ -357,9 +357,16 @@ def serve_stdio(
     dispatcher: Dispatcher,
     state: AppState,
     roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+    *,
+    stdout: t.BinaryIO | None = None,
 ) -> None:
-    """Serve the process's stdin and stdout until stdin closes (``flask mcp stdio``)."""
-    stdout = protect_stdout()
+    """Serve the process's stdin and stdout until stdin closes (``flask mcp stdio``).
+
+    :param stdout: what :func:`protect_stdout` returned, when it was called
+        earlier (before the app was imported); by default it is called here.
+    """
+    if stdout is None:
+        stdout = protect_stdout()
     server = StdioServer(dispatcher, state, sys.stdin.buffer, stdout, roots_changed_hooks)
     server.serve()
 
