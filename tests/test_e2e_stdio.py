@@ -215,6 +215,27 @@ def test_list_changed_reaches_a_session_over_stdio() -> None:
     assert seen == ["tools"]
 
 
+def test_resource_updates_reach_a_subscribed_session_over_stdio() -> None:
+    updated: list[str] = []
+
+    async def handler(message: t.Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+
+    async def main() -> None:
+        async with client("examples.quickstart", "legacy", message_handler=handler) as c:
+            await c.subscribe_resource("notes://todo")
+            await c.call_tool("save_note", {"name": "todo", "text": "Write the docs."})
+            with anyio.fail_after(10):
+                while not updated:
+                    await anyio.sleep(0.05)
+            note = await c.read_resource("notes://todo")
+            assert "Write the docs." in note.contents[0].text  # type: ignore[union-attr]
+
+    anyio.run(main)
+    assert updated == ["notes://todo"]
+
+
 def test_listen_over_stdio() -> None:
     from mcp.client.subscriptions import ToolsListChanged
 
