@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import typing as t
 
 import pytest
@@ -81,6 +82,14 @@ def pipes() -> t.Iterator[Pipes]:
         )
         return f"model: {answer['content']['text']}"
 
+    @mcp.tool()
+    def stubborn(ctx: Context) -> str:
+        """Ignores cancellation (a thread cannot be interrupted) and keeps reporting."""
+        for step in range(4):
+            ctx.progress(step, 4)
+            time.sleep(0.1)
+        return "finished anyway"
+
     app = Flask("pipes")
     app.config["SECRET_KEY"] = "pipes"
     mcp.init_app(app)
@@ -151,6 +160,18 @@ def test_a_request_id_in_use_is_refused(pipes: Pipes) -> None:
     pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
     pipes.send(call(6, "add", {"a": 1, "b": 1}))
     assert pipes.receive()["id"] == 6  # nothing more came for the cancelled request
+
+
+def test_nothing_more_is_sent_for_a_cancelled_request(pipes: Pipes) -> None:
+    pipes.send(INIT)
+    pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send(call(1, "stubborn", {}, _meta={"progressToken": "s"}))
+    assert pipes.receive()["params"]["progress"] == 0
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    time.sleep(0.6)  # the handler runs to its end meanwhile; what it sends is dropped
+    pipes.send(call(2, "add", {"a": 1, "b": 1}))
+    assert pipes.receive()["id"] == 2
 
 
 def test_batches_only_on_a_2025_03_26_session(pipes: Pipes) -> None:

@@ -27,8 +27,10 @@ from . import runner
 if t.TYPE_CHECKING:
     from flask import Flask
 
+    from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
     from ..server.call import Call
+    from ..server.context import Context
     from ..server.dispatcher import Dispatcher
 
 logger = logging.getLogger("flask_mcp")
@@ -81,6 +83,8 @@ class LineChannel:
         self.active: dict[t.Any, Call] = {}
         #: ``subscriptions/listen`` requests open now, by id: what stops each.
         self.listening: dict[t.Any, threading.Event] = {}
+        #: Ids of running requests the client cancelled: nothing more is sent for them.
+        self.cancel_requested: set[t.Any] = set()
         #: Set once stdin ended (or stdout broke): background loops stop.
         self.closed = threading.Event()
         #: Whether stdout is broken: nothing more can be sent.
@@ -197,7 +201,13 @@ class LineChannel:
         self._tasks.append(_concurrency.spawn(work))
 
     def _cancel(self, call: Call) -> None:
-        """Cancel a running call: through the backend on a session, as over HTTP."""
+        """Cancel a running call: through the backend on a session, as over HTTP.
+
+        Nothing more is written for it, even what a handler on a thread sends
+        before it notices; a call whose handler has not started yet is cancelled
+        as it starts.
+        """
+        self.cancel_requested.add(call.request_id)
         if call.session is not None:
             self.state.backend.cancel(call.session.id, call.request_id)
             return
@@ -207,7 +217,19 @@ class LineChannel:
 
     def _run(self, call: Call, context: runner.ContextFactory | None) -> None:
         """Run ``call`` through the one runner in its own task; write its response."""
-        self.active[call.request_id] = call
+        request_id = call.request_id
+        self.active[request_id] = call
+        self.cancel_requested.discard(request_id)
+
+        def start(run: RequestRun) -> Context:
+            ctx = t.cast(runner.ContextFactory, context)(run)
+            if request_id in self.cancel_requested:  # the cancel came before the run
+                run.cancel()
+            return ctx
+
+        def emit(message: dict[str, t.Any]) -> None:
+            if request_id not in self.cancel_requested:
+                self.send(message)
 
         def work() -> None:
             response: dict[str, t.Any] | None
@@ -215,16 +237,17 @@ class LineChannel:
                 response = runner.run_call(
                     self.dispatcher,
                     call,
-                    context=context,
-                    on_message=self.send,
+                    context=None if context is None else start,
+                    on_message=emit,
                     can_round_trip=call.session is not None,
                 )
             except BackendUnavailable as exc:
-                response = unavailable(call.request_id, exc)
+                response = unavailable(request_id, exc)
             finally:
-                self.active.pop(call.request_id, None)
-            if response is not None:
+                self.active.pop(request_id, None)
+            if response is not None and request_id not in self.cancel_requested:
                 self.send(response)
+            self.cancel_requested.discard(request_id)
 
         self._spawn(work)
 
