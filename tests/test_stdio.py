@@ -174,6 +174,17 @@ def test_nothing_more_is_sent_for_a_cancelled_request(pipes: Pipes) -> None:
     assert pipes.receive()["id"] == 2
 
 
+def test_a_session_request_with_other_meta_stays_in_the_session(pipes: Pipes) -> None:
+    pipes.send(INIT)
+    pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    task = {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}
+    pipes.send(call(1, "add", {"a": 1, "b": 1}, _meta=task))
+    answer = pipes.receive()
+    assert answer["result"]["structuredContent"] == {"result": 2}
+    assert "resultType" not in answer["result"]  # shaped for the handshake era
+
+
 def test_batches_only_on_a_2025_03_26_session(pipes: Pipes) -> None:
     pipes.send([call(1, "add", {"a": 1, "b": 1})])
     refused = pipes.receive()

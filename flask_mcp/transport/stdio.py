@@ -134,8 +134,18 @@ class StdioServer(LineChannel):
             self._session_request(message)
 
     def _era(self, message: dict[str, t.Any]) -> str:
-        """The era of a request: 2026-07-28 when it carries the ``_meta`` of that era."""
-        return protocol.era_of_request(has_session=False, header_version=None, message=message)
+        """The era of a request, as :func:`protocol.era_of_request` chooses it over HTTP.
+
+        stdio has no session header: a request belongs to the session once
+        ``initialize`` opened one, unless its ``_meta`` names a protocol version
+        (a 2026-07-28 request); a handshake-era ``_meta`` key such as a related
+        task's keeps it in the session.
+        """
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        names_version = isinstance(meta, dict) and protocol.META_PROTOCOL_VERSION in meta
+        in_session = self.session_id is not None and not names_version
+        return protocol.era_of_request(has_session=in_session, header_version=None, message=message)
 
     # -- handshake era -------------------------------------------------------------
 
