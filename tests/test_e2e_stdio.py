@@ -250,6 +250,34 @@ def test_listen_over_stdio() -> None:
     assert isinstance(anyio.run(main), ToolsListChanged)
 
 
+@pytest.mark.parametrize("kind", ["claude-desktop", "vscode"])
+def test_the_installed_entry_starts_the_server(tmp_path: pathlib.Path, kind: str) -> None:
+    """What `install` writes runs from anywhere, as a desktop client runs it."""
+    config = tmp_path / "config.json"
+    done = subprocess.run(
+        [FLASK, "--app", "examples.quickstart", "mcp", "install", kind, "--config", str(config)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "Added 'notes'" in done.stdout
+    document = json.loads(config.read_text())
+    entry = document["servers" if kind == "vscode" else "mcpServers"]["notes"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=entry["env"], cwd=elsewhere
+    )
+
+    async def main() -> str:
+        async with Client(server, mode="legacy", read_timeout_seconds=30) as c:
+            return text_of(await c.call_tool("add", {"a": 20, "b": 22}))
+
+    assert anyio.run(main) == '{"result": 42}'
+
+
 # -- the wire itself ------------------------------------------------------------------
 
 
