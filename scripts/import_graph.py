@@ -85,7 +85,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "auth_context",
         ),
     ),
-    ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin")),
+    ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin", "cli")),
     ("L8 contrib", ("contrib",)),
 )
 #: Flask names only the transport and the face may import.

@@ -265,19 +265,23 @@ def run_call(
     *,
     context: ContextFactory | None = None,
     on_message: t.Callable[[dict[str, t.Any]], None] | None = None,
+    can_round_trip: bool = False,
 ) -> dict[str, t.Any] | None:
     """Run ``call`` to its end without HTTP and return its response (``None`` if cancelled).
 
     What the handler sends before the response goes to ``on_message`` as it
-    comes. The handler cannot send requests to the client (they need a
-    transport that can carry the answer back).
+    comes.
+
+    :param can_round_trip: whether the handler may send requests to the client:
+        only when the caller carries the client's answers back (the stdio
+        transport delivers them to the backend, as a reply POST would).
     """
     if call.method not in dispatcher.user_methods:
         return execute(dispatcher, call).message
     if not dispatcher.may_emit(call.method, call.params):
         return run_inline(dispatcher, call).message
     outbox = LocalOutbox(new_stream_id())
-    run = spawn(dispatcher, call, outbox, context=context, can_round_trip=False)
+    run = spawn(dispatcher, call, outbox, context=context, can_round_trip=can_round_trip)
     reader = sse.StreamReader(outbox, after=0, with_ids=False, heartbeat=1.0, retry_ms=0)
     final: list[dict[str, t.Any]] = []
 

@@ -1,0 +1,108 @@
+"""``flask mcp check``: the configuration, the backend and the JWKS, each with how to fix it."""
+
+from __future__ import annotations
+
+import typing as t
+import warnings
+
+from ..config import warn_unknown_keys
+from ..errors import BackendUnavailable
+from ..errors import ConfigWarning
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+    from ..extension import MCP
+
+#: ``(passed, text)``: what was checked, or what to fix.
+Check = tuple[bool, str]
+
+
+def run_checks(mcp: MCP, app: Flask) -> t.Iterator[Check]:
+    """Check the server on ``app``; yield one line per check."""
+    state = mcp.state(app)
+    settings = state.settings
+    yield True, f"MCP_* settings are valid; the endpoint is {settings.path}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConfigWarning)
+        warn_unknown_keys(app.config)
+    for warning in caught:
+        yield False, str(warning.message)
+    registry = mcp.registry
+    counts = {
+        "tools": len(registry.tools),
+        "resources": len(registry.resources),
+        "prompts": len(registry.prompts),
+    }
+    offered = ", ".join(
+        f"{count} {kind if count != 1 else kind[:-1]}" for kind, count in counts.items()
+    )
+    yield (
+        any(counts.values()) or bool(registry.offers("resources/templates/list")),
+        f"the server offers {offered}"
+        + ("" if any(counts.values()) else ": declare some with @mcp.tool(), @mcp.resource()..."),
+    )
+    if settings.state_key or app.secret_key:
+        yield True, "2026-07-28 requestState is sealed with a key (MCP_STATE_KEY or SECRET_KEY)"
+    else:
+        yield (
+            False,
+            (
+                "no SECRET_KEY nor MCP_STATE_KEY: 2026-07-28 multi-round requests cannot be "
+                "sealed; "
+                "set app.config['SECRET_KEY'] to a random value (secrets.token_hex(32))"
+            ),
+        )
+    yield _backend(state.backend, settings.backend)
+    yield from _auth(state, settings)
+
+
+def _backend(backend: t.Any, configured: t.Any) -> Check:
+    name = configured if isinstance(configured, str) else type(backend).__name__
+    check = getattr(backend, "check", None)
+    try:
+        if callable(check):
+            check()
+        else:
+            backend.session_ids()
+    except BackendUnavailable as exc:
+        return False, f"the backend does not answer: {exc}"
+    except Exception as exc:
+        return False, f"the backend {name} failed: {exc}; check MCP_BACKEND"
+    if not backend.multiprocess:
+        return True, (
+            f"the backend {name} answers (one process only: set MCP_BACKEND=redis://... to run "
+            "several workers)"
+        )
+    where = getattr(backend, "where", name)
+    return True, f"the backend answers ({where})"
+
+
+def _auth(state: t.Any, settings: t.Any) -> t.Iterator[Check]:
+    authenticator = state.authenticator
+    if authenticator is None:
+        yield True, "authorization is off (MCP_AUTH_RESOURCE is not set)"
+        return
+    yield True, f"authorization is on for {settings.auth_resource}"
+    keys = getattr(authenticator.authorizer, "keys", None)
+    if keys is None or not hasattr(keys, "fetch"):
+        yield True, "tokens are checked by the app's own authorizer"
+        return
+    try:
+        found = keys.fetch()
+    except (OSError, ValueError) as exc:
+        yield (
+            False,
+            (
+                f"cannot fetch the JWKS at {keys.url}: {exc}; check MCP_AUTH_JWT_JWKS_URL and that "
+                "the authorization server is reachable from here"
+            ),
+        )
+        return
+    if not found:
+        yield False, f"the JWKS at {keys.url} holds no keys: no token can be verified"
+        return
+    yield True, f"the JWKS at {keys.url} holds {len(found)} key(s)"
+
+
+__all__ = ["Check", "run_checks"]

@@ -1,0 +1,122 @@
+"""Requests to the app's own server in process, for ``list``, ``call``, ``read``, ``prompt``.
+
+Each request is a :class:`~flask_mcp.server.call.Call` of the handshake era
+without a session, run by :func:`flask_mcp.transport.runner.run_call`, the
+runner HTTP and stdio use: the same validation, handlers, signals and
+timeouts, in a request context as over stdio
+(:func:`~flask_mcp.transport.stdio_channel.stdio_context`). A handler's
+progress and log messages are handed to a callback (the command prints them
+on stderr); asking the client something (sampling,
+elicitation, roots) is refused, as there is no client to ask: use
+``flask mcp stdio`` with a real client for those.
+"""
+
+from __future__ import annotations
+
+import itertools
+import typing as t
+
+from .. import protocol
+from ..errors import ClientRequestError
+from ..server.call import Call
+from ..server.context import Context
+from ..transport import runner
+from ..transport.stdio_channel import stdio_context
+
+if t.TYPE_CHECKING:
+    from ..extension import MCP
+    from ..runtime.runs import RequestRun
+
+CLIENT_INFO = {"name": "flask mcp", "version": "1"}
+
+
+class NoClient:
+    """The back-channel of a command-line call: there is no client to ask."""
+
+    def request(
+        self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
+    ) -> dict[str, t.Any]:
+        raise ClientRequestError(
+            f"Cannot send {method} from the command line: there is no client to answer it. "
+            "Serve the app with `flask mcp stdio` and call the tool from an MCP client."
+        )
+
+
+class LocalClient:
+    """Sends requests to one app's server without a transport.
+
+    :param server: the app's :class:`~flask_mcp.MCP` extension.
+    :param app: the app it is registered on.
+    :param on_message: receives each progress or log notification a handler sends.
+    :param log_level: the lowest level of log messages to receive.
+    """
+
+    def __init__(
+        self,
+        server: MCP,
+        app: t.Any,
+        on_message: t.Callable[[dict[str, t.Any]], None] | None = None,
+        log_level: str = "info",
+    ) -> None:
+        self.server = server
+        self.state = server.state(app)
+        self.on_message = on_message
+        self.log_level = log_level
+        self.version = protocol.LATEST_HANDSHAKE_VERSION
+        self._ids = itertools.count(1)
+
+    def request(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
+        """Run one request; return its JSON-RPC response (``result`` or ``error``)."""
+        request_id = next(self._ids)
+        params = dict(params or {})
+        params.setdefault("_meta", {"progressToken": request_id})
+        call = Call(
+            method, params, request_id, self.version, protocol.HANDSHAKE, None, state=self.state
+        )
+
+        def context(run: RequestRun) -> Context:
+            return Context(
+                app=self.state.app,
+                run=run,
+                back_channel=NoClient(),
+                protocol_version=self.version,
+                client_capabilities={},
+                client_info=CLIENT_INFO,
+                meta=params["_meta"],
+                log_level=self.log_level,
+            )
+
+        app = self.state.app
+        with stdio_context(app, self.state.settings.path):
+            response = runner.run_call(
+                self.server.dispatcher, call, context=context, on_message=self.on_message
+            )
+        if response is None:  # cancelled: only the supervisor's timeout can do that here
+            return {"error": {"code": -32603, "message": "The request was cancelled."}}
+        return response
+
+    def list_all(self, method: str, key: str) -> list[dict[str, t.Any]]:
+        """Return every item of a paginated list method (``tools/list``, key ``tools``)."""
+        items: list[dict[str, t.Any]] = []
+        cursor = None
+        for _ in range(10_000):  # a server whose cursors never end must not hang the command
+            response = self.request(method, {"cursor": cursor} if cursor else {})
+            if "error" in response:
+                raise LocalError(response["error"])
+            result = response["result"]
+            items.extend(result.get(key) or [])
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+        return items
+
+
+class LocalError(Exception):
+    """A JSON-RPC error answered to a command-line request."""
+
+    def __init__(self, error: dict[str, t.Any]) -> None:
+        super().__init__(error.get("message", "error"))
+        self.error = error
+
+
+__all__ = ["CLIENT_INFO", "LocalClient", "LocalError", "NoClient"]

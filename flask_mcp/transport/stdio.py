@@ -1,0 +1,384 @@
+"""The stdio transport: one client, newline-delimited JSON-RPC on stdin and stdout.
+
+A desktop client (Claude Desktop, Cursor, VS Code...) starts the server as a
+subprocess and talks to it over its standard streams (spec: ``basic/transports``
+of 2025-11-25, ``basic/transports/stdio`` of 2026-07-28). Each line is one
+message; nothing but messages goes to stdout (:func:`protect_stdout` sends
+stray prints and logging to stderr).
+
+Requests run through the same kernel as over HTTP: each era's call is built as
+:mod:`.handshake` and :mod:`.stateless` build it, minus the headers, and run by
+:func:`flask_mcp.transport.runner.run_call`, each in a greenlet or thread of
+its own so that the reader keeps reading: a client's answer to a sampling,
+elicitation or roots request, or its ``notifications/cancelled``, arrives
+while handlers run.
+
+- Handshake era: ``initialize`` creates a session in the app's backend as over
+  HTTP; notifications and the client's answers take the session's code paths
+  (:class:`~flask_mcp.transport.handshake.Handshake`); what the app sends to the
+  session outside a request (list changes, resource updates) is read from the
+  session's general stream and written out.
+- 2026-07-28: each request carries its ``_meta``; a handler that needs input
+  ends with an ``InputRequiredResult`` (MRTR) and the client retries, as over
+  HTTP; ``subscriptions/listen`` stays open until the client cancels it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+import typing as t
+
+from .. import protocol
+from .. import signals
+from ..backends.base import GENERAL_STREAM
+from ..backends.base import SessionRecord
+from ..errors import INTERNAL_ERROR
+from ..errors import INVALID_REQUEST
+from ..errors import PARSE_ERROR
+from ..errors import UNSUPPORTED_PROTOCOL_VERSION
+from ..errors import BackendUnavailable
+from ..errors import MCPError
+from ..errors import MethodNotFound
+from ..protocol import jsonrpc
+from ..runtime.runs import StreamOutbox
+from ..runtime.runs import new_session_id
+from ..server import mrtr
+from ..server.call import Call
+from . import listen
+from . import runner
+from . import sse
+from .handshake import Handshake
+from .handshake import _call as _handshake_call
+from .handshake import _context_factory as _handshake_context
+from .handshake import _validate_initialize
+from .stateless import _context_factory as _stateless_context
+from .stateless import _offered
+from .stateless import _request_meta
+from .stdio_channel import LineChannel
+from .stdio_channel import protect_stdout
+from .stdio_channel import unavailable
+
+if t.TYPE_CHECKING:
+    from ..runtime.state import AppState
+    from ..server.dispatcher import Dispatcher
+
+logger = logging.getLogger("flask_mcp")
+#: Seconds between two reads of the session's general stream (and touches of the session).
+POLL = 1.0
+
+
+class StdioServer(LineChannel):
+    """Serves one MCP client over a pair of byte streams until the input ends.
+
+    :param dispatcher: runs the requests (the app's server's dispatcher).
+    :param state: the state of the app, made by ``init_app``: its settings,
+        backend and supervisor apply as under HTTP.
+    :param stdin: where the client's messages come from, one per line.
+    :param stdout: where messages to the client go, one per line.
+    :param roots_changed_hooks: called with the session id when the client's roots change.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        state: AppState,
+        stdin: t.BinaryIO,
+        stdout: t.BinaryIO,
+        roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+    ) -> None:
+        super().__init__(dispatcher, state, stdin, stdout)
+        self.handshake = Handshake(dispatcher, state, roots_changed_hooks)
+        self.session_id: str | None = None
+
+    def end_session(self) -> None:
+        """End the handshake-era session, as a DELETE does over HTTP."""
+        if self.session_id is not None:
+            record = self.state.backend.get_session(self.session_id)
+            if record is not None:
+                self.handshake.end(record)
+
+    def receive(self, line: bytes) -> None:
+        """Handle one line from the client."""
+        try:
+            message = jsonrpc.loads(line)
+        except MCPError as exc:
+            self.send(jsonrpc.error(None, {"code": PARSE_ERROR, "message": exc.message}))
+            return
+        if isinstance(message, list):
+            self._spawn(lambda: self._batch(message))
+            return
+        try:
+            kind = jsonrpc.classify(message)
+        except MCPError as exc:
+            self.send(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
+            return
+        if kind == jsonrpc.NOTIFICATION:
+            self._notification(message)
+        elif kind == jsonrpc.RESPONSE:
+            self._client_response(message)
+        elif message["method"] == "initialize":
+            self._initialize(message)
+        elif message["id"] in self.active or message["id"] in self.listening:
+            error = {
+                "code": INVALID_REQUEST,
+                "message": f"Invalid Request: request id {message['id']!r} is already in use by "
+                "a request that has not been answered; use a new id.",
+            }
+            self.send(jsonrpc.error(message["id"], error))
+        elif self._era(message) == protocol.STATELESS:
+            self._stateless(message)
+        else:
+            self._session_request(message)
+
+    def _era(self, message: dict[str, t.Any]) -> str:
+        """The era of a request, as :func:`protocol.era_of_request` chooses it over HTTP.
+
+        stdio has no session header: a request belongs to the session once
+        ``initialize`` opened one, unless its ``_meta`` names a protocol version
+        (a 2026-07-28 request); a handshake-era ``_meta`` key such as a related
+        task's keeps it in the session.
+        """
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        names_version = isinstance(meta, dict) and protocol.META_PROTOCOL_VERSION in meta
+        in_session = self.session_id is not None and not names_version
+        return protocol.era_of_request(has_session=in_session, header_version=None, message=message)
+
+    # -- handshake era -------------------------------------------------------------
+
+    def _record(self) -> SessionRecord | None:
+        if self.session_id is None:
+            return None
+        return self.state.backend.get_session(self.session_id, touch=True)
+
+    def _initialize(self, message: dict[str, t.Any]) -> None:
+        """Start the session, as :meth:`Handshake._initialize` does for a POST."""
+        state = self.state
+        request_id = message["id"]
+        params = message.get("params") or {}
+        try:
+            version = _validate_initialize(params)
+        except MCPError as exc:
+            self.send(jsonrpc.error_from(request_id, exc))
+            return
+        if self.session_id is not None:
+            old = state.backend.get_session(self.session_id)
+            if old is not None:  # a client that starts over ends its first session
+                self.handshake.end(old)
+        record = SessionRecord(
+            id=new_session_id(),
+            protocol_version=version,
+            client_info=params["clientInfo"],
+            client_capabilities=params["capabilities"],
+            log_level=state.settings.default_log_level,
+        )
+        if not state.backend.create_session(record, state.settings.max_sessions):
+            error = {
+                "code": INTERNAL_ERROR,
+                "message": "The backend holds MCP_MAX_SESSIONS sessions; raise it or retry.",
+            }
+            self.send(jsonrpc.error(request_id, error))
+            return
+        self.session_id = record.id
+        result: dict[str, t.Any] = {
+            "protocolVersion": version,
+            "capabilities": self.dispatcher.registry.capabilities(),
+            "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
+        }
+        if self.dispatcher.info.instructions:
+            result["instructions"] = self.dispatcher.info.instructions
+        signals.send(
+            signals.session_created,
+            state.app,
+            session_id=record.id,
+            protocol_version=version,
+            client_info=record.client_info,
+        )
+        self.send(jsonrpc.result(request_id, result))
+        session_id = record.id
+        self._spawn(lambda: self._general_stream(session_id))
+
+    def _general_stream(self, session_id: str) -> None:
+        """Write what the app sends the session outside a request; keep the session alive."""
+        backend = self.state.backend
+        outbox = StreamOutbox(backend, session_id, GENERAL_STREAM)
+        after = backend.get_cursor(session_id, GENERAL_STREAM)
+        reader = sse.StreamReader(
+            outbox, after=after, with_ids=False, heartbeat=POLL, retry_ms=0, stop_at_end=False
+        )
+        try:
+            while not self.closed.is_set() and self.session_id == session_id:
+                if backend.get_session(session_id, touch=True) is None:
+                    break  # ended (MCP_SESSION_MAX_LIFETIME): later requests say so
+                reader.collect((), time.monotonic() + POLL, self.send)
+                backend.set_cursor(session_id, GENERAL_STREAM, reader.after)
+        except BackendUnavailable as exc:
+            logger.warning("The session's notifications stopped: %s", exc)
+        finally:
+            reader.close()
+
+    def _session_request(self, message: dict[str, t.Any]) -> None:
+        request_id = message["id"]
+        try:
+            record = self._record()
+        except BackendUnavailable as exc:
+            self.send(unavailable(request_id, exc))
+            return
+        if record is None:
+            text = (
+                "The session ended (MCP_SESSION_MAX_LIFETIME); send initialize again."
+                if self.session_id is not None
+                else "Send initialize first, or a 2026-07-28 request with params._meta."
+            )
+            self.send(jsonrpc.error(request_id, {"code": INVALID_REQUEST, "message": text}))
+            return
+        call = _handshake_call(self.state, record, message, None)
+        self._run(call, _handshake_context(call, record))
+
+    def _batch(self, messages: list[t.Any]) -> None:
+        """Answer a batch, allowed only on a 2025-03-26 session (as over HTTP)."""
+        record = self._record()
+        if (
+            record is None
+            or not protocol.supports_batching(record.protocol_version)
+            or not messages
+        ):
+            text = (
+                "Invalid Request: JSON-RPC batches are only accepted on sessions that "
+                "negotiated protocol 2025-03-26; send one message per line."
+            )
+            self.send(jsonrpc.error(None, {"code": INVALID_REQUEST, "message": text}))
+            return
+        answers = []
+        for message in messages:
+            try:
+                kind = jsonrpc.classify(message)
+            except MCPError as exc:
+                answers.append(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
+                continue
+            if kind == jsonrpc.NOTIFICATION:
+                self._notification(message)
+            elif kind == jsonrpc.RESPONSE:
+                self._client_response(message)
+            else:
+                call = _handshake_call(self.state, record, message, None)
+                answers.append(
+                    t.cast("dict[str, t.Any]", runner.execute(self.dispatcher, call).message)
+                )
+        if answers:
+            self.send(answers)
+
+    def _notification(self, message: dict[str, t.Any]) -> None:
+        method = message["method"]
+        params = message.get("params") or {}
+        if method == "notifications/cancelled":
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            if not jsonrpc.valid_id(request_id):
+                return  # names no request: nothing to do, as over HTTP
+            stop = self.listening.get(request_id)
+            if stop is not None:
+                stop.set()
+            call = self.active.get(request_id)
+            if call is not None:
+                self._cancel(call)
+            return
+        record = self._record()
+        if record is not None:
+            self.handshake._notification(self.state, record, message)
+
+    def _client_response(self, message: dict[str, t.Any]) -> None:
+        record = self._record()
+        if record is None:
+            logger.info(
+                "Dropped a client response to request id %r: there is no session (2026-07-28 "
+                "clients answer in the inputResponses of a retry).",
+                message.get("id"),
+            )
+            return
+        self.handshake._client_response(self.state, record, message)
+
+    # -- 2026-07-28 ------------------------------------------------------------------
+
+    def _stateless(self, message: dict[str, t.Any]) -> None:
+        """Validate a 2026-07-28 request as :mod:`.stateless` does, without headers; run it."""
+        request_id = message["id"]
+        method = message["method"]
+        params = message.get("params")
+        state = self.state
+        try:
+            meta = _request_meta(params)
+            assert isinstance(params, dict)
+            version = meta[protocol.META_PROTOCOL_VERSION]
+            if not protocol.is_stateless_version(version):
+                raise MCPError(
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    f"Unsupported protocol version {version!r}: send one of "
+                    f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the "
+                    "handshake era.",
+                    {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
+                )
+            if not _offered(self.dispatcher, method):
+                raise MethodNotFound(method)
+            if method == "subscriptions/listen":
+                agreed = listen.honoured(self.dispatcher.registry, params)
+                stop = self.listening[request_id] = threading.Event()
+                self._spawn(lambda: self._listen(request_id, agreed, stop))
+                return
+            call = Call(method, params, request_id, version, protocol.STATELESS, None, state=state)
+            context = None
+            if method in self.dispatcher.user_methods:
+                channel, request_state = mrtr.open_round(state, method, params, None)
+                context = _stateless_context(call, meta, channel, request_state)
+        except MCPError as exc:
+            self.send(jsonrpc.error_from(request_id, exc))
+            return
+        self._run(call, context)
+
+    def _listen(self, request_id: t.Any, agreed: dict[str, t.Any], stop: threading.Event) -> None:
+        """Serve ``subscriptions/listen``: the chosen notifications until the client cancels."""
+        state = self.state
+        try:
+            subscription = state.backend.subscribe(state.listen_channel)
+        except BackendUnavailable as exc:
+            self.listening.pop(request_id, None)
+            self.send(unavailable(request_id, exc))
+            return
+        source = listen.ListenSource(subscription, agreed, request_id)
+        meta = {protocol.META_SUBSCRIPTION_ID: request_id}
+        self.send(
+            jsonrpc.notification(
+                "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": agreed}
+            )
+        )
+        try:
+            while not stop.is_set() and not self.closed.is_set():
+                for event in source.read(0, 1, POLL).events:
+                    if event.message is not None and not stop.is_set():
+                        self.send(event.message)
+        finally:
+            subscription.close()
+            self.listening.pop(request_id, None)
+
+
+def serve_stdio(
+    dispatcher: Dispatcher,
+    state: AppState,
+    roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+    *,
+    stdout: t.BinaryIO | None = None,
+) -> None:
+    """Serve the process's stdin and stdout until stdin closes (``flask mcp stdio``).
+
+    :param stdout: what :func:`protect_stdout` returned, when it was called
+        earlier (before the app was imported); by default it is called here.
+    """
+    if stdout is None:
+        stdout = protect_stdout()
+    server = StdioServer(dispatcher, state, sys.stdin.buffer, stdout, roots_changed_hooks)
+    server.serve()
+
+
+__all__ = ["StdioServer", "protect_stdout", "serve_stdio"]

@@ -1,0 +1,261 @@
+"""The line channel under the stdio transport: messages in and out, tasks, shutdown.
+
+:class:`LineChannel` writes one JSON-RPC message per line, runs each request
+in a greenlet or thread of its own through the one runner
+(:func:`flask_mcp.transport.runner.run_call`) and stops when its input ends;
+:class:`flask_mcp.transport.stdio.StdioServer` adds what each message means.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import threading
+import time
+import typing as t
+
+from ..errors import INTERNAL_ERROR
+from ..errors import INVALID_REQUEST
+from ..errors import BackendUnavailable
+from ..protocol import jsonrpc
+from ..runtime import concurrency as _concurrency
+from ..runtime.supervisor import ensure_supervisor
+from . import runner
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+    from ..server.call import Call
+    from ..server.context import Context
+    from ..server.dispatcher import Dispatcher
+
+logger = logging.getLogger("flask_mcp")
+#: Seconds given to running handlers to finish after stdin closes.
+DRAIN = 5.0
+
+
+def protect_stdout() -> t.BinaryIO:
+    """Keep stdout for messages: return it, and send everything else written there to stderr.
+
+    File descriptor 1 is pointed at stderr and ``sys.stdout`` is replaced, so
+    a ``print()`` in a handler, a library writing to stdout, even a C extension,
+    cannot corrupt the message stream.
+    """
+    sys.stdout.flush()
+    messages = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return messages
+
+
+def stdio_context(app: Flask, path: str) -> t.ContextManager[t.Any]:
+    """A request context for one message that came without HTTP: a bare POST to ``path``.
+
+    It has no headers, no cookies and no remote address: ``request.path`` is the
+    endpoint's, ``session`` starts empty, ``url_for`` builds URLs (with ``SERVER_NAME``
+    when set), ``g`` is fresh and ``teardown_request`` functions run after the message.
+    """
+    return app.test_request_context(path, method="POST")
+
+
+class LineChannel:
+    """One client on a pair of byte streams, one message per line, until the input ends.
+
+    :param dispatcher: runs the requests (the app's server's dispatcher).
+    :param state: the state of the app, made by ``init_app``: its settings,
+        backend and supervisor apply as under HTTP.
+    :param stdin: where the client's messages come from, one per line.
+    :param stdout: where messages to the client go, one per line.
+    """
+
+    def __init__(
+        self, dispatcher: Dispatcher, state: AppState, stdin: t.BinaryIO, stdout: t.BinaryIO
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.state = state
+        self.stdin = stdin
+        self.stdout = stdout
+        #: Requests running now, by JSON-RPC id: their calls (to cancel them).
+        self.active: dict[t.Any, Call] = {}
+        #: ``subscriptions/listen`` requests open now, by id: what stops each.
+        self.listening: dict[t.Any, threading.Event] = {}
+        #: Ids of running requests the client cancelled: nothing more is sent for them.
+        self.cancel_requested: set[t.Any] = set()
+        #: Set once stdin ended (or stdout broke): background loops stop.
+        self.closed = threading.Event()
+        #: Whether stdout is broken: nothing more can be sent.
+        self.gone = False
+        self._write_lock = threading.Lock()
+        self._tasks: list[_concurrency.Task] = []
+
+    # -- the two streams ---------------------------------------------------------
+
+    def send(self, message: t.Any) -> None:
+        """Write one message as a line; drop it once the client has gone."""
+        data = jsonrpc.dumps_bytes(message) + b"\n"
+        with self._write_lock:
+            if self.gone:
+                return
+            try:
+                self.stdout.write(data)
+                self.stdout.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                self.gone = True  # the client stopped reading: stop as if stdin had closed
+                self.closed.set()
+
+    def serve(self) -> None:
+        """Read and answer messages until stdin ends, then end the session and return."""
+        ensure_supervisor(self.state)
+        limit = self.state.settings.max_body_size
+        try:
+            while not self.closed.is_set():
+                line = self._readline(limit + 1)
+                if not line:
+                    break
+                if len(line) > limit:
+                    self._skip_long_line(line, limit)
+                elif line.strip():
+                    try:
+                        self.receive(line)
+                    except Exception:  # a bug must not end the session: answer what comes next
+                        logger.exception("The stdio transport failed to handle a message")
+        finally:
+            self.shutdown()
+
+    def _readline(self, limit: int) -> bytes:
+        """Read one line of at most ``limit`` bytes, without blocking other greenlets.
+
+        Under gevent (an app module that monkey-patches) a read of stdin would
+        block the whole process, handlers included: it runs in gevent's pool of
+        native threads instead.
+        """
+        if _concurrency.gevent_active():
+            import gevent
+
+            return t.cast(bytes, gevent.get_hub().threadpool.apply(self.stdin.readline, (limit,)))
+        return self.stdin.readline(limit)
+
+    def _skip_long_line(self, start: bytes, limit: int) -> None:
+        """Drop a message longer than ``MCP_MAX_BODY_SIZE`` and say so (HTTP answers 413)."""
+        line = start
+        while line and not line.endswith(b"\n"):
+            line = self._readline(limit + 1)
+        error = {
+            "code": INVALID_REQUEST,
+            "message": f"Invalid Request: the message is larger than {limit} bytes "
+            "(MCP_MAX_BODY_SIZE); send smaller messages or raise the limit.",
+        }
+        self.send(jsonrpc.error(None, error))
+
+    def shutdown(self) -> None:
+        """Let running requests finish for :data:`DRAIN` seconds, cancel the rest, end the session.
+
+        A client that writes its requests and closes stdin (``echo ... | flask mcp
+        stdio``) still gets their answers; one that leaves while a handler waits
+        for it does not keep the process alive.
+        """
+        self.closed.set()
+        for stop in list(self.listening.values()):
+            stop.set()
+        deadline = time.monotonic() + DRAIN
+        for task in list(self._tasks):
+            task.join(max(0.0, deadline - time.monotonic()))
+        for call in list(self.active.values()):
+            self._cancel(call)
+        for task in list(self._tasks):
+            task.join(1.0)
+        with contextlib.suppress(BackendUnavailable):
+            self.end_session()
+
+    def end_session(self) -> None:
+        """End what the client started (its session), once stdin has ended."""
+
+    def receive(self, line: bytes) -> None:
+        """Handle one line from the client."""
+        raise NotImplementedError
+
+    def _spawn(self, fn: t.Callable[[], None]) -> None:
+        """Run ``fn`` in a greenlet or thread of its own, in a request context of the app.
+
+        As over HTTP, every handler runs in a request context (:func:`stdio_context`),
+        so code written for views (``request``, ``g``, ``session``, ``url_for``) runs.
+        """
+        app = self.state.app
+        path = self.state.settings.path
+
+        def work() -> None:
+            try:
+                if app is None:
+                    fn()
+                    return
+                with stdio_context(app, path):
+                    fn()
+            except Exception:
+                logger.exception("The stdio transport failed to handle a message")
+
+        self._tasks = [task for task in self._tasks if not task.join(0)]
+        self._tasks.append(_concurrency.spawn(work))
+
+    def _cancel(self, call: Call) -> None:
+        """Cancel a running call: through the backend on a session, as over HTTP.
+
+        Nothing more is written for it, even what a handler on a thread sends
+        before it notices; a call whose handler has not started yet is cancelled
+        as it starts.
+        """
+        self.cancel_requested.add(call.request_id)
+        if call.session is not None:
+            self.state.backend.cancel(call.session.id, call.request_id)
+            return
+        run = call.run if call.run is not None else call.ctx._run if call.ctx is not None else None
+        if run is not None:
+            run.cancel()
+
+    def _run(self, call: Call, context: runner.ContextFactory | None) -> None:
+        """Run ``call`` through the one runner in its own task; write its response."""
+        request_id = call.request_id
+        self.active[request_id] = call
+        self.cancel_requested.discard(request_id)
+
+        def start(run: RequestRun) -> Context:
+            ctx = t.cast(runner.ContextFactory, context)(run)
+            if request_id in self.cancel_requested:  # the cancel came before the run
+                run.cancel()
+            return ctx
+
+        def emit(message: dict[str, t.Any]) -> None:
+            if request_id not in self.cancel_requested:
+                self.send(message)
+
+        def work() -> None:
+            response: dict[str, t.Any] | None
+            try:
+                response = runner.run_call(
+                    self.dispatcher,
+                    call,
+                    context=None if context is None else start,
+                    on_message=emit,
+                    can_round_trip=call.session is not None,
+                )
+            except BackendUnavailable as exc:
+                response = unavailable(request_id, exc)
+            finally:
+                self.active.pop(request_id, None)
+            if response is not None and request_id not in self.cancel_requested:
+                self.send(response)
+            self.cancel_requested.discard(request_id)
+
+        self._spawn(work)
+
+
+def unavailable(request_id: t.Any, exc: Exception) -> dict[str, t.Any]:
+    """The error answering a request the backend failed."""
+    text = f"Service Unavailable: the backend is unreachable ({exc}); retry later."
+    return jsonrpc.error(request_id, {"code": INTERNAL_ERROR, "message": text})
+
+
+__all__ = ["DRAIN", "LineChannel", "protect_stdout", "stdio_context", "unavailable"]

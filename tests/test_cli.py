@@ -1,0 +1,515 @@
+"""``flask mcp``: every subcommand's output and exit status, bad arguments, a missing app.
+
+In process through Flask's CLI runner (``app.test_cli_runner()``), plus a few real
+``flask`` subprocesses for what only they show: the ``flask.commands`` entry point, an
+app that cannot be found, an app factory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import pathlib
+import subprocess
+import sys
+import threading
+import typing as t
+
+import click
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import ToolError
+from flask_mcp.cli import cli
+from flask_mcp.cli.arguments import convert_arguments
+from flask_mcp.cli.arguments import convert_value
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FLASK = str(pathlib.Path(sys.executable).parent / "flask")
+
+
+def make_app(**config: t.Any) -> Flask:
+    mcp = MCP(name="cli-test", version="2.0.0", title="CLI test", instructions="Be nice.")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @mcp.tool()
+    def shape(
+        items: list[int], options: dict[str, t.Any], ratio: float = 1.0, loud: bool = False
+    ) -> dict[str, t.Any]:
+        """Echo typed arguments."""
+        return {"items": items, "options": options, "ratio": ratio, "loud": loud}
+
+    @mcp.tool()
+    def fail() -> str:
+        """Always fails."""
+        raise ToolError("it went wrong")
+
+    @mcp.tool()
+    def chatty(ctx: Context) -> str:
+        """Report progress and log."""
+        ctx.progress(1, 2, "half")
+        ctx.info("hello from the tool")
+        ctx.debug("a detail")
+        return "done"
+
+    @mcp.tool()
+    def needs_model(ctx: Context) -> str:
+        """Samples: impossible from the command line."""
+        ctx.create_message([{"role": "user", "content": {"type": "text", "text": "x"}}], 5)
+        return "no"
+
+    @mcp.resource("data://greeting", mime_type="text/plain")
+    def greeting() -> str:
+        """A greeting."""
+        return "hello"
+
+    @mcp.resource("data://items/{name}")
+    def item(name: str) -> str:
+        """One item."""
+        return f"item {name}"
+
+    @mcp.prompt()
+    def review(code: str, focus: str = "bugs") -> str:
+        """Review code."""
+        return f"Review this for {focus}: {code}"
+
+    app = Flask("cli_test")
+    app.config.update(SECRET_KEY="s", **config)
+    mcp.init_app(app)
+    return app
+
+
+@pytest.fixture
+def run() -> t.Callable[..., t.Any]:
+    app = make_app()
+    runner = app.test_cli_runner()
+
+    def invoke(*args: str) -> t.Any:
+        return runner.invoke(cli, args=list(args))
+
+    return invoke
+
+
+# -- list and inspect -------------------------------------------------------------------
+
+
+def test_list_everything(run: t.Any) -> None:
+    result = run("list")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Tools:" in out and "Resources:" in out and "Templates:" in out and "Prompts:" in out
+    assert "add" in out and "Add two integers." in out
+    assert "data://greeting" in out and "data://items/{name}" in out
+    assert "review code=... [focus=...]" in out
+
+
+def test_list_one_kind_as_json(run: t.Any) -> None:
+    result = run("list", "tools", "--json")
+    assert result.exit_code == 0
+    tools = json.loads(result.output)
+    assert [tool["name"] for tool in tools] == ["add", "shape", "fail", "chatty", "needs_model"]
+    assert tools[0]["inputSchema"]["required"] == ["a", "b"]
+    assert json.loads(run("list", "--json").output)["prompts"][0]["name"] == "review"
+
+
+def test_list_rejects_an_unknown_kind(run: t.Any) -> None:
+    result = run("list", "widgets")
+    assert result.exit_code == 2
+    assert "'widgets' is not one of" in result.output
+
+
+def test_inspect(run: t.Any) -> None:
+    result = run("inspect")
+    assert result.exit_code == 0
+    assert result.output.startswith("cli-test 2.0.0 (CLI test)\n")
+    assert "Instructions: Be nice." in result.output
+    assert "Tool add: Add two integers." in result.output
+    assert '"type": "integer"' in result.output
+    assert "Prompt review: Review code." in result.output
+    assert "  code (required)" in result.output
+    document = json.loads(run("inspect", "--json").output)
+    assert document["serverInfo"]["name"] == "cli-test"
+    assert document["protocolVersions"][0] == "2026-07-28"
+    assert "tools" in document["capabilities"]
+    assert document["resourceTemplates"][0]["uriTemplate"] == "data://items/{name}"
+
+
+# -- call -----------------------------------------------------------------------------
+
+
+def test_call_converts_arguments_with_the_schema(run: t.Any) -> None:
+    result = run("call", "add", "a=2", "b=40")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == '{"result": 42}'
+    result = run(
+        "call", "shape", "items=[1,2]", 'options={"x": true}', "ratio=0.5", "loud=yes", "--raw"
+    )
+    assert result.exit_code == 0, result.output
+    structured = json.loads(result.output)["structuredContent"]
+    assert structured == {"items": [1, 2], "options": {"x": True}, "ratio": 0.5, "loud": True}
+
+
+def test_call_with_json_arguments(run: t.Any) -> None:
+    result = run("call", "add", "--json", '{"a": 1, "b": 2}')
+    assert result.exit_code == 0 and result.output.strip() == '{"result": 3}'
+    assert run("call", "add", "--json", '{"a": 1, "b": 2}', "b=5").output.strip() == (
+        '{"result": 6}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "a=x", "b=1"], "argument 'a' must be an integer, e.g. 3, not 'x'"),
+        (["add", "a=1.5", "b=1"], "argument 'a' must be an integer"),
+        (["add", "a=1"], "Missing argument 'b' of tool 'add': add b=VALUE."),
+        (["add", "a=1", "b=2", "c=3"], "Unknown argument 'c' for tool 'add'; it takes: a, b."),
+        (["add", "a"], "Argument 'a' of tool 'add' is not KEY=VALUE"),
+        (["add", "a=1", "a=2", "b=1"], "Argument 'a' of tool 'add' is given twice."),
+        (["shape", "items=1", "options={}"], "argument 'items' must be a JSON array"),
+        (["shape", "items=[]", "options=[]"], "argument 'options' must be a JSON object"),
+        (["shape", "items=[]", "options={}", "loud=maybe"], "argument 'loud' must be true or"),
+        (["add", "--json", "[1]"], "must be a JSON object"),
+        (["add", "--json", "{oops"], "is not valid JSON"),
+        (["nope"], "No tool named 'nope'. Tools: add, chatty, fail, needs_model, shape."),
+    ],
+)
+def test_call_bad_arguments_exit_2_naming_the_argument(
+    run: t.Any, args: list[str], message: str
+) -> None:
+    result = run("call", *args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_call_error_result_exits_1(run: t.Any) -> None:
+    result = run("call", "fail")
+    assert result.exit_code == 1
+    assert "it went wrong" in result.output
+
+
+def test_call_prints_progress_and_logs_on_stderr(run: t.Any) -> None:
+    result = run("call", "chatty")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == "done"
+    assert "progress 1/2 half" in result.stderr
+    assert "info: hello from the tool" in result.stderr
+    assert "a detail" not in result.stderr
+    assert "debug: a detail" in run("call", "chatty", "--log-level", "debug").stderr
+
+
+def test_call_cannot_ask_a_client(run: t.Any) -> None:
+    result = run("call", "needs_model")
+    assert result.exit_code == 1
+    assert "sampling" in result.output
+
+
+# -- read and prompt ----------------------------------------------------------------------
+
+
+def test_read(run: t.Any) -> None:
+    result = run("read", "data://greeting")
+    assert result.exit_code == 0 and result.output == "hello\n"
+    assert run("read", "data://items/pen").output == "item pen\n"
+    raw = json.loads(run("read", "data://greeting", "--raw").output)
+    assert raw["contents"][0]["mimeType"] == "text/plain"
+
+
+def test_read_unknown_resource_exits_1(run: t.Any) -> None:
+    result = run("read", "data://missing/x/y")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error -32002: ")
+
+
+def test_prompt(run: t.Any) -> None:
+    result = run("prompt", "review", "code=x = 1", "focus=style")
+    assert result.exit_code == 0, result.output
+    assert "user: Review this for style: x = 1" in result.output
+    raw = json.loads(run("prompt", "review", "code=y", "--raw").output)
+    assert raw["messages"][0]["content"]["text"] == "Review this for bugs: y"
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["review"], 2, "Missing argument 'code' of prompt 'review': add code=VALUE."),
+        (["review", "code=1", "x=2"], 2, "Unknown argument 'x' for prompt 'review'"),
+        (["nope"], 2, "No prompt named 'nope'. Prompts: review."),
+    ],
+)
+def test_prompt_bad_arguments(run: t.Any, args: list[str], status: int, message: str) -> None:
+    result = run("prompt", *args)
+    assert result.exit_code == status
+    assert message in result.output
+
+
+# -- check --------------------------------------------------------------------------------
+
+
+def test_check_passes() -> None:
+    result = make_app().test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 0, result.output
+    assert "ok    the backend memory:// answers" in result.output
+    assert "All checks passed." in result.output
+
+
+def test_check_names_what_to_fix() -> None:
+    from flask_mcp import ConfigWarning
+
+    with pytest.warns(ConfigWarning):
+        app = make_app(MCP_PAGE_SIZ=3)
+    app.secret_key = None
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 1
+    assert (
+        "FAIL  Unknown configuration key MCP_PAGE_SIZ: Flask-MCP ignores it; did you mean "
+        "MCP_PAGE_SIZE?" in result.output
+    )
+    assert "FAIL  no SECRET_KEY nor MCP_STATE_KEY" in result.output
+    assert "2 problems to fix." in result.stderr
+
+
+def test_check_reports_an_app_that_does_not_start() -> None:
+    from flask.cli import ScriptInfo
+    from harness import free_port
+
+    port = free_port()
+    runner = make_app().test_cli_runner()
+    info = ScriptInfo(create_app=lambda: make_app(MCP_BACKEND=f"redis://127.0.0.1:{port}/0"))
+    result = runner.invoke(cli, args=["check"], obj=info)
+    assert result.exit_code == 1, result.output
+    assert "FAIL  the app did not start: BackendUnavailable: Cannot reach Redis at " in (
+        result.output
+    )
+    assert "Start Redis there, or point MCP_BACKEND" in result.output
+    info = ScriptInfo(create_app=lambda: make_app(MCP_PAGE_SIZE=-1))
+    result = runner.invoke(cli, args=["check"], obj=info)
+    assert result.exit_code == 1
+    assert "FAIL  the app did not start: ValueError: " in result.output
+    assert "MCP_PAGE_SIZE" in result.output
+
+
+def test_check_fetches_the_jwks() -> None:
+    from harness import free_port
+
+    port = free_port()
+    app = make_app(
+        MCP_AUTH_RESOURCE="http://127.0.0.1:5000/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["http://127.0.0.1:9/"],
+        MCP_AUTH_JWT_JWKS_URL=f"http://127.0.0.1:{port}/jwks.json",
+        MCP_AUTH_INSECURE_HTTP=True,
+    )
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 1, result.output
+    assert "ok    authorization is on for http://127.0.0.1:5000/mcp" in result.output
+    assert f"FAIL  cannot fetch the JWKS at http://127.0.0.1:{port}/jwks.json" in result.output
+    with jwks_server() as url:
+        app = make_app(
+            MCP_AUTH_RESOURCE="http://127.0.0.1:5000/mcp",
+            MCP_AUTH_AUTHORIZATION_SERVERS=["http://127.0.0.1:9/"],
+            MCP_AUTH_JWT_JWKS_URL=url,
+            MCP_AUTH_INSECURE_HTTP=True,
+        )
+        result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 0, result.output
+    assert f"ok    the JWKS at {url} holds 1 key(s)" in result.output
+
+
+@contextlib.contextmanager
+def jwks_server() -> t.Iterator[str]:
+    """Serve one key's JWKS on 127.0.0.1; yield its URL."""
+    from jwt_keys import Keys
+
+    body = json.dumps({"keys": [Keys().jwk()]}).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: t.Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# -- install --------------------------------------------------------------------------------
+
+
+def install(tmp_path: pathlib.Path, *args: str) -> t.Any:
+    app = make_app()
+    runner = app.test_cli_runner()
+    from flask.cli import ScriptInfo
+
+    info = ScriptInfo(app_import_path="myproject.app:create_app()", create_app=lambda: app)
+    return runner.invoke(cli, args=["install", *args], obj=info)
+
+
+@pytest.mark.parametrize(
+    ("client", "key", "typed"),
+    [
+        ("claude-desktop", "mcpServers", False),
+        ("cursor", "mcpServers", False),
+        ("claude-code", "mcpServers", True),
+        ("vscode", "servers", True),
+    ],
+)
+def test_install_writes_an_entry_and_keeps_the_others(
+    tmp_path: pathlib.Path, client: str, key: str, typed: bool
+) -> None:
+    config = tmp_path / "sub" / "config.json"
+    config.parent.mkdir()
+    other = {"command": "other-server", "args": []}
+    config.write_text(json.dumps({"theme": "dark", key: {"other": other}}))
+    result = install(tmp_path, client, "--config", str(config), "--env", "FLASK_MCP_X=1")
+    assert result.exit_code == 0, result.output
+    assert f"Added 'cli-test' in {config}." in result.output
+    document = json.loads(config.read_text())
+    assert document["theme"] == "dark" and document[key]["other"] == other
+    entry = document[key]["cli-test"]
+    assert entry["command"].endswith("flask")
+    assert entry["args"] == ["--app", "myproject.app:create_app()", "mcp", "stdio"]
+    assert entry["env"]["FLASK_MCP_X"] == "1"
+    assert entry["env"]["PYTHONPATH"]
+    assert ("type" in entry) == typed
+    again = install(tmp_path, client, "--config", str(config), "--name", "cli-test")
+    assert f"Replaced 'cli-test' in {config}." in again.output
+    assert json.loads(config.read_text())[key]["other"] == other
+
+
+def test_install_creates_a_missing_file(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "new" / "mcp.json"
+    result = install(tmp_path, "cursor", "--config", str(config), "--name", "notes")
+    assert result.exit_code == 0
+    assert list(json.loads(config.read_text())["mcpServers"]) == ["notes"]
+
+
+def test_install_leaves_a_broken_file_alone(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text("{not json")
+    result = install(tmp_path, "claude-desktop", "--config", str(config))
+    assert result.exit_code == 1
+    assert "is not valid JSON" in result.output and "left unchanged" in result.output
+    assert config.read_text() == "{not json"
+    config.write_text('{"mcpServers": []}')
+    assert install(tmp_path, "cursor", "--config", str(config)).exit_code == 1
+
+
+def test_install_print(tmp_path: pathlib.Path) -> None:
+    result = install(tmp_path, "vscode", "--print", "--env", "A=b")
+    assert result.exit_code == 0
+    entry = json.loads(result.output)["servers"]["cli-test"]
+    assert entry["type"] == "stdio" and entry["env"]["A"] == "b" and entry["cwd"]
+    command = install(tmp_path, "claude-code", "--print").output
+    assert command.startswith("claude mcp add cli-test --env PYTHONPATH=")
+    assert "-- " in command and command.rstrip().endswith(
+        "--app 'myproject.app:create_app()' mcp stdio"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["zed"], "'zed' is not one of"),
+        (["cursor", "--env", "NOVALUE"], "'NOVALUE' is not KEY=VALUE"),
+    ],
+)
+def test_install_bad_arguments(tmp_path: pathlib.Path, args: list[str], message: str) -> None:
+    result = install(tmp_path, *args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+# -- the real `flask` command ----------------------------------------------------------------
+
+
+def flask(*args: str, cwd: pathlib.Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [FLASK, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_entry_point_registers_the_group() -> None:
+    done = flask("--app", "examples.quickstart", "mcp", "call", "add", "a=1", "b=2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '{"result": 3}'
+    assert "mcp" in flask("--app", "examples.quickstart", "--help").stdout
+
+
+def test_an_app_factory_is_found() -> None:
+    done = flask("--app", "tests._apps.stdio_tools", "mcp", "list", "tools", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "sample" in [tool["name"] for tool in json.loads(done.stdout)]
+
+
+def test_a_missing_app(tmp_path: pathlib.Path) -> None:
+    done = flask("--app", "no_such_module", "mcp", "list", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Could not import 'no_such_module'" in done.stderr
+    done = flask("mcp", "list", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Could not locate a Flask application" in done.stderr
+    done = flask("--app", "no_such_module", "mcp", "stdio", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Could not import 'no_such_module'" in done.stderr
+
+
+def test_an_app_without_a_server(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "plain.py").write_text("from flask import Flask\napp = Flask('plain')\n")
+    done = flask("--app", "plain", "mcp", "list", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "The app 'plain' has no MCP server" in done.stderr
+    done = flask("--app", "plain", "mcp", "install", "cursor", "--print", cwd=tmp_path)
+    assert done.returncode == 1
+    done = flask("--app", "plain", "mcp", "stdio", cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "The app 'plain' has no MCP server" in done.stderr
+
+
+def test_install_needs_the_app_path(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "app.py").write_text(
+        "from flask import Flask\nfrom flask_mcp import MCP\n"
+        "app = Flask('a')\nMCP(app, name='a', version='1')\n"
+    )
+    done = flask("mcp", "install", "cursor", "--print", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Name the app with `flask --app MODULE mcp install" in done.stderr
+
+
+# -- conversion rules -------------------------------------------------------------------------
+
+
+def test_convert_value_follows_the_schema() -> None:
+    assert convert_value("n", "3", {"type": ["integer", "null"]}) == 3
+    assert convert_value("n", "null", {"type": ["integer", "null"]}) is None
+    assert convert_value("s", "42", {"type": "string"}) == "42"
+    assert convert_value("u", "7", {"anyOf": [{"type": "integer"}, {"type": "string"}]}) == 7
+    assert convert_value("u", "x", {"anyOf": [{"type": "integer"}, {"type": "string"}]}) == "x"
+    assert convert_value("e", "m", {"enum": ["m", "km"]}) == "m"
+    assert convert_value("e", "2", {"enum": [0, 1, 2]}) == 2
+    assert convert_value("any", '{"a": 1}', {}) == {"a": 1}
+    assert convert_value("any", "plain words", {}) == "plain words"
+    with pytest.raises(click.BadParameter, match="argument 'n' must be a number"):
+        convert_value("n", "NaN", {"type": "number"})
+
+
+def test_convert_arguments_open_schema_takes_anything() -> None:
+    schema = {"type": "object", "additionalProperties": True}
+    assert convert_arguments(schema, ["x=1", "y=hi"], what="tool 't'") == {"x": 1, "y": "hi"}

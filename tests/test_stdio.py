@@ -1,0 +1,199 @@
+"""The stdio transport in process: a :class:`StdioServer` on a pair of pipes, both eras.
+
+The end-to-end tests (``test_e2e_stdio.py``) start ``flask mcp stdio`` under the official
+client; these drive the same server object line by line, fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import typing as t
+
+import pytest
+from flask import Flask
+from wire import meta
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp.transport.stdio import StdioServer
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "pipe", "version": "1"},
+    },
+}
+
+
+class Pipes:
+    """A server on two pipes, and the client's ends."""
+
+    def __init__(self, app: Flask, mcp: MCP) -> None:
+        read_in, self._write_in = os.pipe()
+        self._read_out, write_out = os.pipe()
+        self.to_server = os.fdopen(self._write_in, "wb")
+        self.from_server = os.fdopen(self._read_out, "rb")
+        self.server = StdioServer(
+            mcp.dispatcher,
+            mcp.state(app),
+            os.fdopen(read_in, "rb"),
+            os.fdopen(write_out, "wb"),
+        )
+        self.thread = threading.Thread(target=self.server.serve, daemon=True)
+        self.thread.start()
+
+    def send(self, message: t.Any) -> None:
+        self.to_server.write(json.dumps(message).encode() + b"\n")
+        self.to_server.flush()
+
+    def receive(self) -> t.Any:
+        line = self.from_server.readline()
+        assert line, "the server closed stdout"
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.to_server.close()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        self.server.stdout.close()
+        self.from_server.close()
+
+
+@pytest.fixture
+def pipes() -> t.Iterator[Pipes]:
+    mcp = MCP(name="pipes", version="1")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @mcp.tool()
+    def sample(prompt: str, ctx: Context) -> str:
+        ctx.progress(1, 2)
+        answer = ctx.create_message(
+            [{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=5
+        )
+        return f"model: {answer['content']['text']}"
+
+    @mcp.tool()
+    def stubborn(ctx: Context) -> str:
+        """Ignores cancellation (a thread cannot be interrupted) and keeps reporting."""
+        for step in range(4):
+            ctx.progress(step, 4)
+            time.sleep(0.1)
+        return "finished anyway"
+
+    app = Flask("pipes")
+    app.config["SECRET_KEY"] = "pipes"
+    mcp.init_app(app)
+    pipes = Pipes(app, mcp)
+    yield pipes
+    pipes.close()
+
+
+def call(request_id: int, name: str, arguments: dict[str, t.Any], **extra: t.Any) -> t.Any:
+    params = {"name": name, "arguments": arguments, **extra}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def test_handshake_round_trip_over_pipes(pipes: Pipes) -> None:
+    pipes.send(INIT)
+    assert pipes.receive()["result"]["serverInfo"]["name"] == "pipes"
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send(call(1, "sample", {"prompt": "hi"}, _meta={"progressToken": "p"}))
+    progress = pipes.receive()
+    assert progress["method"] == "notifications/progress"
+    request = pipes.receive()
+    assert request["method"] == "sampling/createMessage"
+    pipes.send(call(2, "add", {"a": 1, "b": 2}))  # answered while sample waits
+    assert pipes.receive() == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {
+            "content": [{"type": "text", "text": '{"result": 3}'}],
+            "structuredContent": {"result": 3},
+        },
+    }
+    text = {"type": "text", "text": "HI"}
+    result = {"role": "assistant", "content": text, "model": "m"}
+    pipes.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+    answer = pipes.receive()
+    assert answer["id"] == 1 and answer["result"]["content"][0]["text"] == "model: HI"
+
+
+def test_2026_round_trip_over_pipes(pipes: Pipes) -> None:
+    caps = {"sampling": {}}
+    pipes.send(call(1, "sample", {"prompt": "hi"}, _meta=meta(caps)))
+    first = pipes.receive()
+    assert first["result"]["resultType"] == "input_required"
+    ((key, asked),) = first["result"]["inputRequests"].items()
+    assert asked["method"] == "sampling/createMessage"
+    text = {"type": "text", "text": "HI"}
+    retry = call(
+        2,
+        "sample",
+        {"prompt": "hi"},
+        _meta=meta(caps),
+        inputResponses={key: {"role": "assistant", "content": text, "model": "m"}},
+        requestState=first["result"].get("requestState"),
+    )
+    pipes.send(retry)
+    assert pipes.receive()["result"]["content"][0]["text"] == "model: HI"
+
+
+def test_a_request_id_in_use_is_refused(pipes: Pipes) -> None:
+    pipes.send(INIT)
+    pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send(call(5, "sample", {"prompt": "x"}))
+    assert pipes.receive()["method"] == "sampling/createMessage"
+    pipes.send(call(5, "add", {"a": 1, "b": 1}))
+    refused = pipes.receive()
+    assert refused["id"] == 5 and "already in use" in refused["error"]["message"]
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
+    pipes.send(call(6, "add", {"a": 1, "b": 1}))
+    assert pipes.receive()["id"] == 6  # nothing more came for the cancelled request
+
+
+def test_nothing_more_is_sent_for_a_cancelled_request(pipes: Pipes) -> None:
+    pipes.send(INIT)
+    pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send(call(1, "stubborn", {}, _meta={"progressToken": "s"}))
+    assert pipes.receive()["params"]["progress"] == 0
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    time.sleep(0.6)  # the handler runs to its end meanwhile; what it sends is dropped
+    pipes.send(call(2, "add", {"a": 1, "b": 1}))
+    assert pipes.receive()["id"] == 2
+
+
+def test_a_session_request_with_other_meta_stays_in_the_session(pipes: Pipes) -> None:
+    pipes.send(INIT)
+    pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    task = {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}
+    pipes.send(call(1, "add", {"a": 1, "b": 1}, _meta=task))
+    answer = pipes.receive()
+    assert answer["result"]["structuredContent"] == {"result": 2}
+    assert "resultType" not in answer["result"]  # shaped for the handshake era
+
+
+def test_batches_only_on_a_2025_03_26_session(pipes: Pipes) -> None:
+    pipes.send([call(1, "add", {"a": 1, "b": 1})])
+    refused = pipes.receive()
+    assert refused["id"] is None and "2025-03-26" in refused["error"]["message"]
+    old = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}}
+    pipes.send(old)
+    assert pipes.receive()["result"]["protocolVersion"] == "2025-03-26"
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send([call(1, "add", {"a": 1, "b": 1}), call(2, "add", {"a": 2, "b": 2})])
+    answers = pipes.receive()
+    texts = [answer["result"]["content"][0]["text"] for answer in answers]
+    assert texts == ['{"result": 2}', '{"result": 4}']
