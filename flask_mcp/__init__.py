@@ -19,6 +19,7 @@ from .errors import URLElicitationRequired
 from .extension import MCP
 from .server.call import current_context
 from .server.context import Context
+from .server.middleware import CallInfo
 from .server.resource_security import ResourceSecurity
 from .transport.auth import current_auth
 from .transport.auth import require_scopes
@@ -27,6 +28,7 @@ __all__ = [
     "MCP",
     "AuthError",
     "AuthInfo",
+    "CallInfo",
     "CapabilityNotDeclared",
     "ClientRequestError",
     "ClientRequestTimeout",

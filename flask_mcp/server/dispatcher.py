@@ -22,6 +22,7 @@ from . import mrtr
 from .call import Call as Call
 from .info import ServerInfo as ServerInfo
 from .methods import Methods
+from .middleware import MiddlewareChain
 
 if t.TYPE_CHECKING:
     from .registry import Registry
@@ -42,6 +43,8 @@ class Dispatcher(Methods):
     def __init__(self, registry: Registry, info: ServerInfo) -> None:
         self.registry = registry
         self.info = info
+        #: The middleware around every request (:mod:`flask_mcp.server.middleware`).
+        self.middleware = MiddlewareChain()
         self.methods: dict[str, t.Callable[[Call], dict[str, t.Any]]] = {
             "ping": self.ping,
             "tools/list": self.tools_list,
@@ -92,8 +95,16 @@ class Dispatcher(Methods):
         ``InputRequiredResult``; its results carry ``resultType``, ``serverInfo``
         and, where cacheable, ``ttlMs`` and ``cacheScope``.
 
+        Registered middleware runs around it (:mod:`~flask_mcp.server.middleware`).
+
         :raises MCPError: the request fails with a JSON-RPC error.
         """
+        if self.middleware:
+            return self.middleware.run(self, call)
+        return self.route(call)
+
+    def route(self, call: Call) -> dict[str, t.Any]:
+        """Run one request without the middleware: the innermost ``call_next``."""
         handler = self.methods.get(call.method)
         if (
             handler is None
