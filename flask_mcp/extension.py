@@ -33,6 +33,7 @@ from .server.dispatcher import ServerInfo
 from .server.middleware import Middleware
 from .server.registry import Registry
 from .transport.auth import register_metadata_routes
+from .transport.health import register_health_routes
 from .transport.views import make_blueprint
 
 if t.TYPE_CHECKING:
@@ -192,6 +193,7 @@ class MCP(Declarations):
         app.extensions["mcp"] = self
         self._states[app] = state
         app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))
+        register_health_routes(app, state)
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
