@@ -54,7 +54,7 @@ def readiness(state: AppState) -> Response:
         body = {"status": "unavailable", "backend": "error", "detail": type(exc).__name__}
         return json_response(body, 503, {**_NO_CACHE, "Retry-After": "2"})
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-    body = {"status": "ready", "backend": "ok", "backend_ms": elapsed_ms}
+    body: dict[str, t.Any] = {"status": "ready", "backend": "ok", "backend_ms": elapsed_ms}
     return json_response(body, headers=_NO_CACHE)
 
 
