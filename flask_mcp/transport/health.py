@@ -54,8 +54,8 @@ def readiness(state: AppState) -> Response:
         body = {"status": "unavailable", "backend": "error", "detail": type(exc).__name__}
         return json_response(body, 503, {**_NO_CACHE, "Retry-After": "2"})
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-    body: dict[str, t.Any] = {"status": "ready", "backend": "ok", "backend_ms": elapsed_ms}
-    return json_response(body, headers=_NO_CACHE)
+    ready = {"status": "ready", "backend": "ok", "backend_ms": elapsed_ms}
+    return json_response(ready, headers=_NO_CACHE)
 
 
 def register_health_routes(app: Flask, state: AppState) -> None:
