@@ -12,6 +12,7 @@ from .errors import ClientRequestError
 from .errors import ClientRequestTimeout
 from .errors import ConfigWarning
 from .errors import MCPError
+from .errors import RateLimited
 from .errors import RequestCancelled
 from .errors import ResourceNotFound
 from .errors import ToolError
@@ -35,6 +36,7 @@ __all__ = [
     "ConfigWarning",
     "Context",
     "MCPError",
+    "RateLimited",
     "RequestCancelled",
     "ResourceNotFound",
     "ResourceSecurity",

@@ -40,6 +40,7 @@ from ..backends.base import MESSAGE
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..errors import MCPError
+from ..errors import RateLimited
 from ..errors import RequestCancelled
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
@@ -104,7 +105,8 @@ def execute(dispatcher: Dispatcher, call: Call) -> Answer:
 
     A JSON-RPC error answers with HTTP 200 in the handshake era and with the
     error's ``http_status`` at 2026-07-28; an authorization refusal always
-    carries its challenge (403 and ``WWW-Authenticate``). An unexpected
+    carries its challenge (403 and ``WWW-Authenticate``), and a rate limit its
+    429 and ``Retry-After``. An unexpected
     exception is logged and answered with a redacted -32603.
 
     :raises BackendUnavailable: the backend failed outside the handler.
@@ -130,6 +132,9 @@ def execute(dispatcher: Dispatcher, call: Call) -> Answer:
         error = exc.to_error()
         status = exc.http_status or 403
         answer = Answer(jsonrpc.error(request_id, error), status, exc.headers, exc.challenge)
+    except RateLimited as exc:  # answered with 429 and Retry-After in both eras
+        error = exc.to_error()
+        answer = Answer(jsonrpc.error(request_id, error), 429, exc.headers)
     except MCPError as exc:
         error = exc.to_error()
         status = 200 if call.era == protocol.HANDSHAKE else exc.http_status or 200
