@@ -94,13 +94,21 @@ def measure(variant: str, calls: int) -> float:
 
 def _child(variant: str, calls: int, proto: str | None, core: str | None) -> float:
     env = dict(os.environ)
-    if proto is not None:
-        env["PYTHONPATH"] = os.pathsep.join([proto, env.get("PYTHONPATH", "")])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # The working directory comes first on sys.path: the copy's flask_mcp wins over ours.
+    cwd = proto if proto is not None else root
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     argv = [sys.executable, "-m", "benchmarks.middleware", variant, str(calls)]
     if core is not None:
         argv = ["taskset", "-c", core, *argv]
-    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=600)
-    return float(json.loads(out.stdout.strip().splitlines()[-1])["us"])
+    out = subprocess.run(
+        argv, env=env, cwd=cwd, capture_output=True, text=True, check=True, timeout=600
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    expected = os.path.join(cwd, "flask_mcp")
+    if not found["package"].startswith(expected):
+        raise RuntimeError(f"{variant} imported flask_mcp from {found['package']}, not {expected}")
+    return float(found["us"])
 
 
 def run(options: Options, calls: int = CALLS) -> dict[str, t.Any]:
@@ -132,5 +140,7 @@ def run(options: Options, calls: int = CALLS) -> dict[str, t.Any]:
 
 
 if __name__ == "__main__":
+    import flask_mcp
+
     result = measure(sys.argv[1], int(sys.argv[2]))
-    print(json.dumps({"us": result}))
+    print(json.dumps({"us": result, "package": flask_mcp.__file__}))
