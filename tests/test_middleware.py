@@ -325,3 +325,30 @@ def test_run_call_without_http(era: str) -> None:
 def test_no_middleware_is_the_plain_route() -> None:
     mcp = make_server()
     assert not mcp.dispatcher.middleware and len(mcp.dispatcher.middleware) == 0
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_official_client_on_gunicorn_both_eras(serve: t.Any, worker: str) -> None:
+    """A middleware that doubles ``a`` and appends to results, seen by the official client."""
+    import anyio
+    from mcp import Client
+
+    server = serve("tests._apps.observe:app", worker, env={"OBSERVE_AUDIT": "1"})
+
+    async def main() -> list[list[str]]:
+        texts = []
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(server.url, mode=mode) as client:
+                for tool, arguments in (("add", {"a": 2, "b": 1}), ("echo", {"text": "hi"})):
+                    result = await client.call_tool(tool, arguments)
+                    texts.append([block.text for block in result.content])  # type: ignore[union-attr]
+        return texts
+
+    texts = anyio.run(main)
+    assert texts == [
+        ["21", "audited add handshake"],
+        ["hi", "audited echo handshake"],
+        ["21", "audited add stateless"],
+        ["hi", "audited echo stateless"],
+    ]
