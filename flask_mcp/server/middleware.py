@@ -60,12 +60,20 @@ if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import SessionRecord
     from .call import Call
-    from .dispatcher import Dispatcher
 
 #: What ``call_next`` is: runs the rest of the chain and returns the result.
 CallNext = t.Callable[["CallInfo"], dict[str, t.Any]]
 #: A middleware function.
 Middleware = t.Callable[["CallInfo", CallNext], dict[str, t.Any]]
+
+
+class Routes(t.Protocol):
+    """What the chain needs of the dispatcher: the method itself and the era's shaping."""
+
+    def route(self, call: Call) -> dict[str, t.Any]: ...
+
+    def shape(self, call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]: ...
+
 
 _KINDS = {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}
 
@@ -212,7 +220,7 @@ class MiddlewareChain:
         self.items.append(fn)
         return fn
 
-    def run(self, dispatcher: Dispatcher, call: Call) -> dict[str, t.Any]:
+    def run(self, dispatcher: Routes, call: Call) -> dict[str, t.Any]:
         """Run ``call`` through every middleware, then the dispatcher's method.
 
         :raises MCPError: the request fails with a JSON-RPC error.
@@ -253,4 +261,4 @@ def _name(fn: t.Any) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-__all__ = ["CallInfo", "CallNext", "Middleware", "MiddlewareChain"]
+__all__ = ["CallInfo", "CallNext", "Middleware", "MiddlewareChain", "Routes"]
