@@ -201,20 +201,19 @@ class MCPInstrumentor:
         The trace context of ``params._meta`` wins (the HTTP span becomes a
         link); else the current span; else the Flask request's HTTP span.
         """
+        current = trace.get_current_span()
+        in_span = current.get_span_context().is_valid
+        http_span = current if in_span else _flask_span()
         meta = call.meta
-        http_span = trace.get_current_span()
-        if not http_span.get_span_context().is_valid:
-            http_span = _flask_span() or http_span
         if "traceparent" in meta:
             carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
             extracted = propagate.extract(carrier)
             if trace.get_current_span(extracted).get_span_context().is_valid:
-                context = http_span.get_span_context()
-                links = [Link(context)] if context.is_valid else []
+                links = [Link(http_span.get_span_context())] if http_span is not None else []
                 return extracted, links
-        if trace.get_current_span().get_span_context().is_valid:
+        if in_span:
             return None, []
-        if http_span.get_span_context().is_valid:
+        if http_span is not None:
             return trace.set_span_in_context(http_span), []
         return None, []
 
