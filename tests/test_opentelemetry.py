@@ -237,3 +237,48 @@ def test_session_duration(telemetry: Telemetry) -> None:
     points = telemetry.points("mcp.server.session.duration")
     assert len(points) == 1 and points[0].count == 1
     assert points[0].attributes["mcp.protocol.version"] == "2025-11-25"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_spans_on_gunicorn_with_the_official_client(
+    serve: t.Any, worker: str, tmp_path: t.Any
+) -> None:
+    """Each MCP span is a child of the Flask HTTP span of its POST (or of the client's
+    trace context, when the client sends one in _meta), in both eras."""
+    import json
+
+    import anyio
+    from mcp import Client
+
+    spans_file = tmp_path / "spans.jsonl"
+    server = serve(
+        "tests._apps.observe:app",
+        worker,
+        env={"OBSERVE_OTEL": str(spans_file), "OBSERVE_AUDIT": "1"},
+    )
+
+    async def main() -> None:
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(server.url, mode=mode) as client:
+                await client.call_tool("add", {"a": 1, "b": 2})
+                await client.call_tool("echo", {"text": "hi"})
+
+    anyio.run(main)
+    server.stop()
+    spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    by_id = {span["span_id"]: span for span in spans}
+    mcp_spans = [s for s in spans if "mcp.method.name" in s["attributes"]]
+    calls = [s for s in mcp_spans if s["attributes"]["mcp.method.name"] == "tools/call"]
+    assert sorted(s["name"] for s in calls) == ["tools/call add"] * 2 + ["tools/call echo"] * 2
+    versions = {s["attributes"]["mcp.protocol.version"] for s in calls}
+    assert versions == {"2025-11-25", "2026-07-28"}
+    for span in calls:
+        assert span["kind"] == "SERVER"
+        assert span["attributes"]["gen_ai.operation.name"] == "execute_tool"
+        parent = by_id.get(span["parent_id"])
+        # The official client sends no trace context unless it is instrumented itself:
+        # the parent is the HTTP span of the POST that carried the request.
+        assert parent is not None, span
+        assert parent["kind"] == "SERVER" and "mcp.method.name" not in parent["attributes"]
+        assert parent["trace_id"] == span["trace_id"]

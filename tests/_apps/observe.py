@@ -5,6 +5,8 @@
   ``MCP_RATELIMIT_STORAGE_URI`` under the key prefix ``OBSERVE_PREFIX``;
 - ``OBSERVE_PROMETHEUS=1``: Prometheus metrics at ``/metrics``
   (``PROMETHEUS_MULTIPROC_DIR`` for several workers);
+- ``OBSERVE_OTEL=<file>``: OpenTelemetry spans of the Flask instrumentation and of
+  ``MCPInstrumentor``, one JSON line per finished span appended to ``<file>``;
 - ``OBSERVE_AUDIT=1``: a middleware that appends ``"audited"`` to tool results.
 
 ``GET /pid`` answers with the worker's process id.
@@ -23,6 +25,38 @@ from flask_mcp import CallInfo
 from flask_mcp import Context
 
 mcp = MCP(name="observe", version="1.0.0")
+
+if os.environ.get("OBSERVE_OTEL"):
+    import json
+    import threading
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from flask_mcp.contrib.opentelemetry import MCPInstrumentor
+
+    class JSONLines(SpanExporter):
+        lock = threading.Lock()
+
+        def export(self, spans: t.Any) -> SpanExportResult:
+            with self.lock, open(os.environ["OBSERVE_OTEL"], "a") as out:
+                for span in spans:
+                    record = {
+                        "name": span.name,
+                        "kind": span.kind.name,
+                        "trace_id": f"{span.context.trace_id:032x}",
+                        "span_id": f"{span.context.span_id:016x}",
+                        "parent_id": f"{span.parent.span_id:016x}" if span.parent else None,
+                        "attributes": dict(span.attributes or {}),
+                    }
+                    out.write(json.dumps(record) + "\n")
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(JSONLines()))
+    MCPInstrumentor(mcp, tracer_provider=provider)  # first: its span covers the others
 
 
 @mcp.tool()
@@ -74,6 +108,11 @@ if os.environ.get("OBSERVE_PROMETHEUS"):
     from flask_mcp.contrib.prometheus import PrometheusMetrics
 
     PrometheusMetrics(mcp, app)
+
+if os.environ.get("OBSERVE_OTEL"):
+    from opentelemetry.instrumentation.flask import FlaskInstrumentor
+
+    FlaskInstrumentor().instrument_app(app, tracer_provider=provider)
 
 
 @app.get("/pid")
