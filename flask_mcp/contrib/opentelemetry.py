@@ -35,14 +35,20 @@ import threading
 import time
 import typing as t
 
-from opentelemetry import context as otel_context
-from opentelemetry import metrics
-from opentelemetry import propagate
-from opentelemetry import trace
-from opentelemetry.trace import Link
-from opentelemetry.trace import SpanKind
-from opentelemetry.trace import Status
-from opentelemetry.trace import StatusCode
+try:
+    from opentelemetry import context as otel_context
+    from opentelemetry import metrics
+    from opentelemetry import propagate
+    from opentelemetry import trace
+    from opentelemetry.trace import Link
+    from opentelemetry.trace import SpanKind
+    from opentelemetry.trace import Status
+    from opentelemetry.trace import StatusCode
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        f"flask_mcp.contrib.opentelemetry needs opentelemetry-api ({exc.name} is "
+        "missing): pip install 'Flask-MCP[otel]'."
+    ) from exc
 
 from .. import signals
 from ..errors import MCPError

@@ -41,14 +41,21 @@ import typing as t
 
 from flask import Flask
 from flask import Response
-from prometheus_client import CONTENT_TYPE_LATEST
-from prometheus_client import REGISTRY
-from prometheus_client import CollectorRegistry
-from prometheus_client import Counter
-from prometheus_client import Gauge
-from prometheus_client import Histogram
-from prometheus_client import generate_latest
-from prometheus_client.core import GaugeMetricFamily
+
+try:
+    from prometheus_client import CONTENT_TYPE_LATEST
+    from prometheus_client import REGISTRY
+    from prometheus_client import CollectorRegistry
+    from prometheus_client import Counter
+    from prometheus_client import Gauge
+    from prometheus_client import Histogram
+    from prometheus_client import generate_latest
+    from prometheus_client.core import GaugeMetricFamily
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        f"flask_mcp.contrib.prometheus needs prometheus-client ({exc.name} is missing): "
+        "pip install 'Flask-MCP[prometheus]'."
+    ) from exc
 
 from .. import signals
 from ..errors import MCPError

@@ -31,10 +31,16 @@ import time
 import typing as t
 import weakref
 
-from limits import RateLimitItem
-from limits import parse_many
-from limits import storage as limits_storage
-from limits import strategies
+try:
+    from limits import RateLimitItem
+    from limits import parse_many
+    from limits import storage as limits_storage
+    from limits import strategies
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        f"flask_mcp.contrib.ratelimit needs limits ({exc.name} is missing): "
+        "pip install 'Flask-MCP[ratelimit]'."
+    ) from exc
 
 from ..errors import RateLimited
 
