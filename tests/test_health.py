@@ -76,3 +76,16 @@ def test_readiness_follows_a_private_redis() -> None:
 def test_probe_on_the_mcp_path_is_refused() -> None:
     with pytest.raises(ValueError, match="paths of their own"):
         make_app(MCP_HEALTH_READINESS_PATH="/mcp")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_probes_on_gunicorn(serve: t.Any, worker: str) -> None:
+    import httpx
+
+    env = {"FLASK_MCP_HEALTH_LIVENESS_PATH": "/livez", "FLASK_MCP_HEALTH_READINESS_PATH": "/readyz"}
+    server = serve("tests._apps.observe:app", worker, env=env)
+    live = httpx.get(f"{server.base_url}/livez", headers={"Host": "10.0.0.7:8000"})
+    ready = httpx.get(f"{server.base_url}/readyz", headers={"Host": "10.0.0.7:8000"})
+    assert (live.status_code, live.json()) == (200, {"status": "ok"})
+    assert ready.status_code == 200 and ready.json()["backend"] == "ok"

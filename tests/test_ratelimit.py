@@ -16,7 +16,6 @@ from flask import Flask
 from harness import start_server
 from wire import V2026
 from wire import Wire
-from wire import client as mcp_client
 from wire import initialize
 from wire import post
 
@@ -131,27 +130,33 @@ def test_bad_rules_and_storage_choice() -> None:
 
 
 @pytest.mark.e2e
-def test_official_client_sees_the_rate_limit_error() -> None:
-    env = {"OBSERVE_TOOL_LIMIT": "2/hour", "OBSERVE_PREFIX": f"c-{uuid.uuid4().hex[:8]}"}
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_official_client_sees_the_rate_limit_error(worker: str, mode: str) -> None:
     import anyio
+    from mcp import Client
 
-    with start_server("tests._apps.observe:app", "gevent", env=env) as server:
+    env = {"OBSERVE_TOOL_LIMIT": "2/hour", "OBSERVE_PREFIX": f"c-{uuid.uuid4().hex[:8]}"}
+    with start_server("tests._apps.observe:app", worker, env=env) as server:
 
         async def main() -> list[t.Any]:
             outcomes: list[t.Any] = []
-            async with mcp_client(server.url) as session:
+            async with Client(server.url, mode=mode) as session:
                 for _ in range(3):
                     try:
                         result = await session.call_tool("add", {"a": 1, "b": 2})
                         outcomes.append(result.content[0].text)  # type: ignore[union-attr]
-                    except Exception as exc:  # mcp raises MCPError for a JSON-RPC error
+                    except Exception as exc:  # the client raises the JSON-RPC error
                         outcomes.append(exc)
+                # the session (or the stateless client) still works for other tools
+                outcomes.append((await session.call_tool("echo", {"text": "ok"})).content[0].text)  # type: ignore[union-attr]
             return outcomes
 
         outcomes = anyio.run(main)
     assert outcomes[:2] == ["3", "3"]
-    assert "Rate limit exceeded" in str(outcomes[2])
-    assert getattr(outcomes[2], "error", None) is None or outcomes[2].error.code == -32000
+    assert "Rate limit exceeded: 2 per 1 hour per tool" in str(outcomes[2])
+    assert getattr(getattr(outcomes[2], "error", None), "code", -32000) == -32000
+    assert outcomes[3] == "ok"
 
 
 @pytest.mark.e2e
