@@ -46,6 +46,9 @@ class MCPError(Exception):
     :param message: a short, human readable message.
     :param data: optional structured details.
     :param http_status: the HTTP status to use when this error is the response.
+    :param headers: HTTP headers of a refusal (``Retry-After``...). An error that
+        carries headers is answered with its ``http_status`` and them in both
+        eras, when it is the whole response.
     """
 
     def __init__(
@@ -55,12 +58,14 @@ class MCPError(Exception):
         data: t.Any = None,
         *,
         http_status: int | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
         self.http_status = http_status
+        self.headers = headers
 
     def to_error(self) -> dict[str, t.Any]:
         """Return the JSON-RPC ``error`` member for this exception."""
@@ -149,10 +154,9 @@ class RateLimited(MCPError):
             f"Rate limit exceeded: {limit} per {scope}. Retry in {retry_after} s.",
             {"retryAfter": retry_after, "limit": limit, "scope": scope},
             http_status=429,
+            headers={"Retry-After": str(retry_after)},
         )
         self.retry_after = retry_after
-        #: The HTTP headers of the refusal.
-        self.headers = {"Retry-After": str(retry_after)}
 
 
 class ToolError(Exception):

@@ -352,3 +352,42 @@ def test_official_client_on_gunicorn_both_eras(serve: t.Any, worker: str) -> Non
         ["21", "audited add stateless"],
         ["hi", "audited echo stateless"],
     ]
+
+
+def test_initialize_runs_through_the_chain() -> None:
+    """The handshake's initialize: seen, refused (no session made), or refused afterwards
+    (the session is deleted again)."""
+    from wire import initialize_request
+
+    mcp = make_server()
+    seen: list[tuple[str, t.Any]] = []
+    mode = {"refuse": "", "count": 0}
+
+    @mcp.middleware
+    def gate(call: CallInfo, call_next: t.Any) -> dict[str, t.Any]:
+        seen.append((call.method, call.session_id))
+        if call.method == "initialize" and mode["refuse"] == "before":
+            raise MCPError(-32600, "no new sessions", http_status=429, headers={"Retry-After": "9"})
+        result = t.cast(dict[str, t.Any], call_next(call))
+        if call.method == "initialize" and mode["refuse"] == "after":
+            raise MCPError(-32600, "changed my mind")
+        return result
+
+    app = make_app(mcp)
+    state = mcp.state(app)
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream"}
+    ok = client.post("/mcp", json=initialize_request(), headers=headers)
+    assert ok.status_code == 200 and ok.headers["Mcp-Session-Id"]
+    assert seen == [("initialize", None)]
+    mode["refuse"] = "before"
+    refused = client.post("/mcp", json=initialize_request(), headers=headers)
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "9"
+    assert "Mcp-Session-Id" not in refused.headers
+    assert refused.json is not None and refused.json["error"]["message"] == "no new sessions"
+    mode["refuse"] = "after"
+    later = client.post("/mcp", json=initialize_request(), headers=headers)
+    assert later.status_code == 200 and later.json is not None
+    assert later.json["error"]["message"] == "changed my mind"
+    assert "Mcp-Session-Id" not in later.headers
+    assert state.backend.session_ids() == [ok.headers["Mcp-Session-Id"]]

@@ -123,6 +123,8 @@ def test_spans_of_tools_resources_prompts(telemetry: Telemetry, version: str) ->
         assert "mcp.session.id" not in attributes
     else:
         assert attributes["mcp.session.id"] == session_id
+        assert spans["initialize"].attributes is not None
+        assert spans["initialize"].attributes["mcp.protocol.version"] == version
     read = spans["resources/read"]
     assert read.attributes and read.attributes["mcp.resource.uri"] == "data://one"
     prompt = spans["prompts/get greet"]

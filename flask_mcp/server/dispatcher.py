@@ -88,20 +88,23 @@ class Dispatcher(Methods):
 
     # -- entry point ----------------------------------------------------------
 
-    def dispatch(self, call: Call) -> dict[str, t.Any]:
+    def dispatch(
+        self, call: Call, route: t.Callable[[Call], dict[str, t.Any]] | None = None
+    ) -> dict[str, t.Any]:
         """Run one request and return its result, shaped for the call's era.
 
         A 2026-07-28 call that needs input from the client returns an
         ``InputRequiredResult``; its results carry ``resultType``, ``serverInfo``
         and, where cacheable, ``ttlMs`` and ``cacheScope``.
 
-        Registered middleware runs around it (:mod:`~flask_mcp.server.middleware`).
+        Registered middleware runs around it (:mod:`~flask_mcp.server.middleware`);
+        ``route`` answers instead of the method table (the handshake's ``initialize``).
 
         :raises MCPError: the request fails with a JSON-RPC error.
         """
         if self.middleware:
-            return self.middleware.run(self, call)
-        return self.route(call)
+            return self.middleware.run(self, call, route)
+        return self.route(call) if route is None else route(call)
 
     def route(self, call: Call) -> dict[str, t.Any]:
         """Run one request without the middleware: the innermost ``call_next``."""

@@ -220,11 +220,17 @@ class MiddlewareChain:
         self.items.append(fn)
         return fn
 
-    def run(self, dispatcher: Routes, call: Call) -> dict[str, t.Any]:
-        """Run ``call`` through every middleware, then the dispatcher's method.
+    def run(
+        self,
+        dispatcher: Routes,
+        call: Call,
+        route: t.Callable[[Call], dict[str, t.Any]] | None = None,
+    ) -> dict[str, t.Any]:
+        """Run ``call`` through every middleware, then the dispatcher's method (or ``route``).
 
         :raises MCPError: the request fails with a JSON-RPC error.
         """
+        innermost = dispatcher.route if route is None else route
         items = tuple(self.items)
         last = len(items)
         is_tool = call.method == "tools/call"
@@ -236,7 +242,7 @@ class MiddlewareChain:
                     "call_next(call)."
                 )
             if index == last:
-                return dispatcher.route(info._call)
+                return innermost(info._call)
             try:
                 result = items[index](info, lambda nxt: step(index + 1, nxt))
             except ToolError as exc:

@@ -20,6 +20,7 @@ from .. import signals
 from ..auth.info import principal_of
 from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionRecord
+from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
 from ..errors import InvalidParams
 from ..errors import MCPError
@@ -207,28 +208,44 @@ class Handshake:
             version = _validate_initialize(params)
         except MCPError as exc:
             return json_response(jsonrpc.error_from(request_id, exc))
-        record = SessionRecord(
-            id=new_session_id(),
-            protocol_version=version,
-            client_info=params["clientInfo"],
-            client_capabilities=params["capabilities"],
-            log_level=state.settings.default_log_level,
-            principal=principal_of(auth),
-        )
-        if not state.backend.create_session(record, state.settings.max_sessions):
-            return http_error(
-                503,
-                "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",
-                request_id=request_id,
-                headers={"Retry-After": "5"},
+        created: list[SessionRecord] = []
+
+        def start(call: Call) -> dict[str, t.Any]:  # the innermost call_next of initialize
+            record = SessionRecord(
+                id=new_session_id(),
+                protocol_version=version,
+                client_info=params["clientInfo"],
+                client_capabilities=params["capabilities"],
+                log_level=state.settings.default_log_level,
+                principal=principal_of(auth),
             )
-        result: dict[str, t.Any] = {
-            "protocolVersion": version,
-            "capabilities": self.dispatcher.registry.capabilities(),
-            "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
-        }
-        if self.dispatcher.info.instructions:
-            result["instructions"] = self.dispatcher.info.instructions
+            if not state.backend.create_session(record, state.settings.max_sessions):
+                raise MCPError(
+                    INVALID_REQUEST,
+                    "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",
+                    http_status=503,
+                    headers={"Retry-After": "5"},
+                )
+            created.append(record)
+            result: dict[str, t.Any] = {
+                "protocolVersion": version,
+                "capabilities": self.dispatcher.registry.capabilities(),
+                "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
+            }
+            if self.dispatcher.info.instructions:
+                result["instructions"] = self.dispatcher.info.instructions
+            return result
+
+        call = Call(
+            "initialize", params, request_id, version, protocol.HANDSHAKE, state=state, auth=auth
+        )
+        answer = runner.execute(self.dispatcher, call, start)  # inside the middleware
+        reply = answer.message
+        if not created or reply is None or "error" in reply:
+            for record in created:  # a middleware refused after the session was made
+                state.backend.delete_session(record.id)
+            return runner.answer_response(answer, protocol.HANDSHAKE)
+        record = created[0]
         signals.send(
             signals.session_created,
             state.app,
@@ -236,9 +253,7 @@ class Handshake:
             protocol_version=version,
             client_info=record.client_info,
         )
-        return json_response(
-            jsonrpc.result(request_id, result), headers={SESSION_HEADER: record.id}
-        )
+        return json_response(reply, headers={SESSION_HEADER: record.id})
 
     def _notification(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any]

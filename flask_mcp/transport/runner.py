@@ -40,7 +40,6 @@ from ..backends.base import MESSAGE
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..errors import MCPError
-from ..errors import RateLimited
 from ..errors import RequestCancelled
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
@@ -100,7 +99,11 @@ def is_response(message: t.Any, request_id: t.Any) -> bool:
 # -- without HTTP ------------------------------------------------------------------
 
 
-def execute(dispatcher: Dispatcher, call: Call) -> Answer:
+def execute(
+    dispatcher: Dispatcher,
+    call: Call,
+    route: t.Callable[[Call], dict[str, t.Any]] | None = None,
+) -> Answer:
     """Dispatch ``call``, send the request signals, and map errors to the response.
 
     A JSON-RPC error answers with HTTP 200 in the handshake era and with the
@@ -109,6 +112,8 @@ def execute(dispatcher: Dispatcher, call: Call) -> Answer:
     429 and ``Retry-After``. An unexpected
     exception is logged and answered with a redacted -32603.
 
+    :param route: answers the call instead of the dispatcher's method table,
+        inside the middleware (the handshake's ``initialize``).
     :raises BackendUnavailable: the backend failed outside the handler.
     :raises RequestCancelled: the request was cancelled.
     """
@@ -127,18 +132,18 @@ def execute(dispatcher: Dispatcher, call: Call) -> Answer:
     error = None
     answer: Answer
     try:
-        answer = Answer(jsonrpc.result(request_id, dispatcher.dispatch(call)))
+        answer = Answer(jsonrpc.result(request_id, dispatcher.dispatch(call, route)))
     except AuthRefused as exc:
         error = exc.to_error()
         status = exc.http_status or 403
         answer = Answer(jsonrpc.error(request_id, error), status, exc.headers, exc.challenge)
-    except RateLimited as exc:  # answered with 429 and Retry-After in both eras
-        error = exc.to_error()
-        answer = Answer(jsonrpc.error(request_id, error), 429, exc.headers)
     except MCPError as exc:
         error = exc.to_error()
-        status = 200 if call.era == protocol.HANDSHAKE else exc.http_status or 200
-        answer = Answer(jsonrpc.error(request_id, error), status)
+        if exc.headers is not None and exc.http_status:  # a refusal (429, 503): in both eras
+            answer = Answer(jsonrpc.error(request_id, error), exc.http_status, exc.headers)
+        else:
+            status = 200 if call.era == protocol.HANDSHAKE else exc.http_status or 200
+            answer = Answer(jsonrpc.error(request_id, error), status)
     except (BackendUnavailable, RequestCancelled):
         raise
     except Exception as exc:
