@@ -369,6 +369,7 @@ def test_initialize_runs_through_the_chain() -> None:
         if call.method == "initialize" and mode["refuse"] == "before":
             raise MCPError(-32600, "no new sessions", http_status=429, headers={"Retry-After": "9"})
         result = t.cast(dict[str, t.Any], call_next(call))
+        seen.append(("after", call.session_id))
         if call.method == "initialize" and mode["refuse"] == "after":
             raise MCPError(-32600, "changed my mind")
         return result
@@ -379,7 +380,7 @@ def test_initialize_runs_through_the_chain() -> None:
     headers = {"Accept": "application/json, text/event-stream"}
     ok = client.post("/mcp", json=initialize_request(), headers=headers)
     assert ok.status_code == 200 and ok.headers["Mcp-Session-Id"]
-    assert seen == [("initialize", None)]
+    assert seen == [("initialize", None), ("after", ok.headers["Mcp-Session-Id"])]
     mode["refuse"] = "before"
     refused = client.post("/mcp", json=initialize_request(), headers=headers)
     assert refused.status_code == 429 and refused.headers["Retry-After"] == "9"

@@ -125,6 +125,7 @@ def test_spans_of_tools_resources_prompts(telemetry: Telemetry, version: str) ->
         assert attributes["mcp.session.id"] == session_id
         assert spans["initialize"].attributes is not None
         assert spans["initialize"].attributes["mcp.protocol.version"] == version
+        assert spans["initialize"].attributes["mcp.session.id"] == session_id
     read = spans["resources/read"]
     assert read.attributes and read.attributes["mcp.resource.uri"] == "data://one"
     prompt = spans["prompts/get greet"]

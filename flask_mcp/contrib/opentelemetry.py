@@ -189,6 +189,8 @@ class MCPInstrumentor:
         finally:
             self._end_children("no_response")
             self._children.reset(children_token)
+            if session_id is None and call.session_id is not None:  # initialize made one
+                span.set_attribute("mcp.session.id", call.session_id)
             if error_type is not None:
                 span.set_attribute("error.type", error_type)
                 attributes["error.type"] = error_type

@@ -227,6 +227,7 @@ class Handshake:
                     headers={"Retry-After": "5"},
                 )
             created.append(record)
+            call.session = record  # the middleware outside sees the new session's id
             result: dict[str, t.Any] = {
                 "protocolVersion": version,
                 "capabilities": self.dispatcher.registry.capabilities(),
