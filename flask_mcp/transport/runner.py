@@ -108,9 +108,9 @@ def execute(
 
     A JSON-RPC error answers with HTTP 200 in the handshake era and with the
     error's ``http_status`` at 2026-07-28; an authorization refusal always
-    carries its challenge (403 and ``WWW-Authenticate``), and a rate limit its
-    429 and ``Retry-After``. An unexpected
-    exception is logged and answered with a redacted -32603.
+    carries its challenge (403 and ``WWW-Authenticate``), and an error with
+    ``headers`` (a rate limit: 429 and ``Retry-After``) its status and headers.
+    An unexpected exception is logged and answered with a redacted -32603.
 
     :param route: answers the call instead of the dispatcher's method table,
         inside the middleware (the handshake's ``initialize``).
@@ -139,8 +139,9 @@ def execute(
         answer = Answer(jsonrpc.error(request_id, error), status, exc.headers, exc.challenge)
     except MCPError as exc:
         error = exc.to_error()
-        if exc.headers is not None and exc.http_status:  # a refusal (429, 503): in both eras
-            answer = Answer(jsonrpc.error(request_id, error), exc.http_status, exc.headers)
+        headers = getattr(exc, "headers", None)  # a subclass may skip MCPError.__init__
+        if headers is not None and exc.http_status:  # a refusal (429, 503): in both eras
+            answer = Answer(jsonrpc.error(request_id, error), exc.http_status, headers)
         else:
             status = 200 if call.era == protocol.HANDSHAKE else exc.http_status or 200
             answer = Answer(jsonrpc.error(request_id, error), status)
