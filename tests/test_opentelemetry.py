@@ -165,7 +165,10 @@ def test_errors(telemetry: Telemetry, version: str) -> None:
 def test_sampling_round_trip_is_a_child_client_span(telemetry: Telemetry) -> None:
     _, app = make(telemetry)
 
+    asked: list[dict[str, t.Any]] = []
+
     def sampling(params: dict[str, t.Any]) -> dict[str, t.Any]:
+        asked.append(params)
         return {"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m"}
 
     with MCPTestClient(app, sampling=sampling) as client:
@@ -180,6 +183,9 @@ def test_sampling_round_trip_is_a_child_client_span(telemetry: Telemetry) -> Non
     assert child.context is not None and child.context.trace_id == server.context.trace_id
     assert child.end_time is not None and server.end_time is not None
     assert child.end_time <= server.end_time
+    # The client gets the CLIENT span's context in the request's _meta, to continue the trace.
+    traceparent = asked[0]["_meta"]["traceparent"]
+    assert traceparent.startswith(f"00-{child.context.trace_id:032x}-{child.context.span_id:016x}-")
 
 
 @pytest.mark.parametrize("version", ERAS)

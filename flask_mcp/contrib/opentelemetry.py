@@ -15,7 +15,8 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
   HTTP span of ``opentelemetry-instrumentation-flask`` (also from a handler's own
   greenlet or thread, which does not inherit the view's context);
 - requests the server sends to the client (sampling, elicitation, roots) are
-  child spans of kind ``CLIENT``, ``sampling/createMessage`` and so on;
+  child spans of kind ``CLIENT``, ``sampling/createMessage`` and so on, whose
+  trace context goes to the client in the request's ``params._meta``;
 - histograms ``mcp.server.operation.duration`` and ``mcp.server.session.duration``
   (seconds).
 
@@ -122,7 +123,7 @@ class MCPInstrumentor:
         self._sessions: dict[str, tuple[float, str]] = {}
         self._lock = threading.Lock()
         mcp.middleware(self)
-        signals.client_request_sent.connect(self._on_client_request, weak=False)
+        signals.client_request_sending.connect(self._on_client_request, weak=False)
         signals.client_response_received.connect(self._on_client_response, weak=False)
         signals.session_created.connect(self._on_session_created, weak=False)
         signals.session_closed.connect(self._on_session_closed, weak=False)
@@ -228,7 +229,14 @@ class MCPInstrumentor:
     # -- server-to-client requests -------------------------------------------------
 
     def _on_client_request(
-        self, sender: t.Any, *, method: str, request_id: t.Any, session_id: t.Any, **_: t.Any
+        self,
+        sender: t.Any,
+        *,
+        method: str,
+        request_id: t.Any,
+        session_id: t.Any,
+        params: dict[str, t.Any] | None = None,
+        **_: t.Any,
     ) -> None:
         children = self._children.get()
         if children is None:
@@ -242,6 +250,11 @@ class MCPInstrumentor:
             attributes["mcp.session.id"] = str(session_id)
         span = self.tracer.start_span(method, kind=SpanKind.CLIENT, attributes=attributes)
         children[(session_id, request_id)] = span
+        if params is not None:  # the client may continue the trace from the request's _meta
+            meta = params.get("_meta")
+            meta = dict(meta) if isinstance(meta, dict) else {}
+            propagate.inject(meta, context=trace.set_span_in_context(span))
+            params["_meta"] = meta
 
     def _on_client_response(
         self, sender: t.Any, *, request_id: t.Any, session_id: t.Any, error: t.Any, **_: t.Any
