@@ -14,6 +14,7 @@ import typing as t
 
 from . import backchannel
 from . import memory
+from . import middleware
 from . import payload
 from . import profiling
 from . import redis_backend
@@ -23,7 +24,17 @@ from . import throughput
 from . import wrk
 from .options import Options
 
-COMMANDS = ("throughput", "streams", "backchannel", "payload", "memory", "redis", "profile", "all")
+COMMANDS = (
+    "throughput",
+    "streams",
+    "backchannel",
+    "payload",
+    "memory",
+    "redis",
+    "middleware",
+    "profile",
+    "all",
+)
 
 
 def parse(argv: t.Sequence[str] | None = None) -> argparse.Namespace:
@@ -138,6 +149,7 @@ def main(argv: t.Sequence[str] | None = None) -> int:
         ("streams", lambda: streams.run(options)),
         ("memory", lambda: memory.run(options)),
         ("redis", lambda: redis_backend.run(options)),
+        ("middleware", lambda: middleware.run(options)),
         (
             "profile",
             lambda: profiling.run(

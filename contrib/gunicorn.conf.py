@@ -58,3 +58,22 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
+
+
+# Prometheus (flask_mcp.contrib.prometheus) with several workers: prometheus_client's
+# multiprocess mode. Set PROMETHEUS_MULTIPROC_DIR to a directory only gunicorn uses; it is
+# emptied when gunicorn starts, and a dead worker's live gauges are dropped when it exits.
+def on_starting(server):
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        for name in os.listdir(directory):
+            if name.endswith(".db"):
+                os.remove(os.path.join(directory, name))
+
+
+def child_exit(server, worker):
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

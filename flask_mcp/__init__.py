@@ -12,6 +12,7 @@ from .errors import ClientRequestError
 from .errors import ClientRequestTimeout
 from .errors import ConfigWarning
 from .errors import MCPError
+from .errors import RateLimited
 from .errors import RequestCancelled
 from .errors import ResourceNotFound
 from .errors import ToolError
@@ -19,6 +20,7 @@ from .errors import URLElicitationRequired
 from .extension import MCP
 from .server.call import current_context
 from .server.context import Context
+from .server.middleware import CallInfo
 from .server.resource_security import ResourceSecurity
 from .transport.auth import current_auth
 from .transport.auth import require_scopes
@@ -27,12 +29,14 @@ __all__ = [
     "MCP",
     "AuthError",
     "AuthInfo",
+    "CallInfo",
     "CapabilityNotDeclared",
     "ClientRequestError",
     "ClientRequestTimeout",
     "ConfigWarning",
     "Context",
     "MCPError",
+    "RateLimited",
     "RequestCancelled",
     "ResourceNotFound",
     "ResourceSecurity",

@@ -195,6 +195,28 @@ KEYS: tuple[Key, ...] = (
         "503 instead of hanging (None: unlimited on gevent, threads - 1 on gthread).",
     ),
     Key(
+        "MCP_HEALTH_LIVENESS_PATH",
+        None,
+        lambda v: None if v in (None, "") else values.path(v),
+        "Serve a liveness probe here (200 while the process answers; e.g. ``/livez``); "
+        "None: off. Outside ``MCP_PATH``, never behind MCP authorization.",
+    ),
+    Key(
+        "MCP_HEALTH_READINESS_PATH",
+        None,
+        lambda v: None if v in (None, "") else values.path(v),
+        "Serve a readiness probe here (200 when the backend answers a ping, else 503; e.g. "
+        "``/readyz``); None: off.",
+    ),
+    Key(
+        "MCP_RATELIMIT_STORAGE_URI",
+        None,
+        values.optional_str,
+        "Where ``flask_mcp.contrib.ratelimit`` counts (``memory://``, ``redis://host:port/db``: "
+        "the storage URLs of the ``limits`` library); None: ``MCP_BACKEND`` when it is a "
+        "Redis URL, else ``memory://``.",
+    ),
+    Key(
         "MCP_AUTH_RESOURCE",
         None,
         values.optional_url,
@@ -351,6 +373,9 @@ class Settings:
     read_cache_ttl_ms: int
     read_cache_scope: str
     max_streams: int | None
+    health_liveness_path: str | None
+    health_readiness_path: str | None
+    ratelimit_storage_uri: str | None
     auth_resource: str | None
     auth_authorization_servers: tuple[str, ...] | None
     auth_scopes_supported: tuple[str, ...] | None

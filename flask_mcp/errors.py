@@ -17,6 +17,9 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
+#: A rate limit refused the request (JSON-RPC's "server error" range; MCP defines none).
+RATE_LIMITED = -32000
+
 # MCP error codes.
 #: The server's request to the client timed out or the server is shutting down.
 REQUEST_TIMEOUT = -32001
@@ -43,6 +46,9 @@ class MCPError(Exception):
     :param message: a short, human readable message.
     :param data: optional structured details.
     :param http_status: the HTTP status to use when this error is the response.
+    :param headers: HTTP headers of a refusal (``Retry-After``...). An error that
+        carries headers is answered with its ``http_status`` and them in both
+        eras, when it is the whole response.
     """
 
     def __init__(
@@ -52,12 +58,14 @@ class MCPError(Exception):
         data: t.Any = None,
         *,
         http_status: int | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
         self.http_status = http_status
+        self.headers = headers
 
     def to_error(self) -> dict[str, t.Any]:
         """Return the JSON-RPC ``error`` member for this exception."""
@@ -123,6 +131,32 @@ class ResourceNotFound(MCPError):
         super().__init__(RESOURCE_NOT_FOUND, message, None if uri is None else {"uri": uri})
         self.detail = detail
         self.uri = uri
+
+
+class RateLimited(MCPError):
+    """A rate limit refused the request; the client may retry after :attr:`retry_after` seconds.
+
+    Answered in both eras with HTTP 429, a ``Retry-After`` header and a JSON-RPC
+    error ``-32000`` whose ``data`` holds ``retryAfter`` (seconds), ``limit``
+    (``"5 per 1 minute"``) and ``scope`` (``"principal"``, ``"session"``,
+    ``"tool"``...). On a response that is already an event stream only the
+    JSON-RPC error is sent.
+
+    :param retry_after: whole seconds until the limit lets a request through.
+    :param limit: the limit, as text.
+    :param scope: what the limit counts.
+    """
+
+    def __init__(self, retry_after: int, limit: str, scope: str) -> None:
+        retry_after = max(1, int(retry_after))
+        super().__init__(
+            RATE_LIMITED,
+            f"Rate limit exceeded: {limit} per {scope}. Retry in {retry_after} s.",
+            {"retryAfter": retry_after, "limit": limit, "scope": scope},
+            http_status=429,
+            headers={"Retry-After": str(retry_after)},
+        )
+        self.retry_after = retry_after
 
 
 class ToolError(Exception):
@@ -350,6 +384,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "MISSING_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "RATE_LIMITED",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
@@ -364,6 +399,7 @@ __all__ = [
     "MCPHTTPError",
     "MethodNotFound",
     "MissingClientCapability",
+    "RateLimited",
     "RequestCancelled",
     "ResourceNotFound",
     "ToolError",

@@ -30,8 +30,10 @@ from .runtime.state import AppState
 from .server.declarations import Declarations
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
+from .server.middleware import Middleware
 from .server.registry import Registry
 from .transport.auth import register_metadata_routes
+from .transport.health import register_health_routes
 from .transport.tasks import LocalExecutor
 from .transport.views import make_blueprint
 
@@ -41,6 +43,7 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 A = t.TypeVar("A", bound="Authorizer")
+W = t.TypeVar("W", bound=Middleware)
 
 
 def _require(module: str, extra: str, needed_by: str) -> t.Any:
@@ -200,6 +203,7 @@ class MCP(Declarations):
         app.extensions["mcp"] = self
         self._states[app] = state
         app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))
+        register_health_routes(app, state)
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
@@ -247,6 +251,33 @@ class MCP(Declarations):
     def on_roots_changed(self, fn: F) -> F:
         """Register a hook called with the session id when a client's roots change."""
         self.roots_changed_hooks.append(fn)
+        return fn
+
+    def middleware(self, fn: W) -> W:
+        """Register ``fn(call, call_next)`` to run around every MCP request; return ``fn``.
+
+        Use it as a decorator, ``@mcp.middleware``, or call it. ``call`` is a
+        :class:`~flask_mcp.server.middleware.CallInfo` (method, params, tool,
+        resource or prompt name, session, principal, era); ``call_next(call)``
+        runs the rest of the chain and returns the result. The first registered
+        runs outermost. See :doc:`/middleware` for what a middleware may do and
+        how exceptions travel.
+
+        .. code-block:: python
+
+            @mcp.middleware
+            def timed(call, call_next):
+                started = time.perf_counter()
+                try:
+                    return call_next(call)
+                finally:
+                    log.info("%s %s %.1f ms", call.method, call.name,
+                             (time.perf_counter() - started) * 1000)
+
+        It applies to requests of both eras, over HTTP and any other transport
+        that runs requests through the dispatcher.
+        """
+        self.dispatcher.middleware.add(fn)
         return fn
 
     def authorizer(self, fn: A) -> A:

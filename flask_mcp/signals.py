@@ -43,6 +43,11 @@ session_closed = _signals.signal("mcp-session-closed")
 notification_sent = _signals.signal("mcp-notification-sent")
 """A notification was queued for a client. Kwargs: ``method``, ``session_id``."""
 
+client_request_sending = _signals.signal("mcp-client-request-sending")
+"""A request is about to be sent to the client. Kwargs: ``method``, ``request_id``,
+``session_id``, ``params`` (the request's params, a copy a receiver may change: a
+tracer adds its ``traceparent`` to ``params["_meta"]``)."""
+
 client_request_sent = _signals.signal("mcp-client-request-sent")
 """A request was sent to the client. Kwargs: ``method``, ``request_id``, ``session_id``."""
 
@@ -91,6 +96,7 @@ def send(signal: t.Any, sender: t.Any, **kwargs: t.Any) -> None:
 
 __all__ = [
     "auth_failed",
+    "client_request_sending",
     "client_request_sent",
     "client_response_received",
     "notification_sent",

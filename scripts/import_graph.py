@@ -88,9 +88,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin", "cli")),
     ("L8 contrib", ("contrib",)),
 )
-#: Flask names only the transport and the face may import.
+#: Flask names only the transport, the face and the integrations above it may import.
 REQUEST_NAMES = frozenset({"request", "current_app", "copy_current_request_context"})
-FACE_OR_TRANSPORT = ("L6 transport", "L7 face")
+FACE_OR_TRANSPORT = ("L6 transport", "L7 face", "L8 contrib")
 
 
 class Edge(t.NamedTuple):

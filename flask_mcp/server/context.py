@@ -49,6 +49,16 @@ class SessionBackChannel:
             )
         request_id = self.backend.next_request_id(session_id)
         self.backend.expect_response(session_id, request_id)
+        if signals.client_request_sending.receivers:
+            params = dict(params)  # receivers may change it: the caller's dict stays as it was
+            signals.send(
+                signals.client_request_sending,
+                ctx.app,
+                method=method,
+                request_id=request_id,
+                session_id=session_id,
+                params=params,
+            )
         run.outbox.emit(jsonrpc.request(request_id, method, params))
         signals.send(
             signals.client_request_sent,

@@ -22,6 +22,7 @@ from . import mrtr
 from .call import Call as Call
 from .info import ServerInfo as ServerInfo
 from .methods import Methods
+from .middleware import MiddlewareChain
 from .tasks import TaskMethods
 
 if t.TYPE_CHECKING:
@@ -43,6 +44,8 @@ class Dispatcher(TaskMethods, Methods):
     def __init__(self, registry: Registry, info: ServerInfo) -> None:
         self.registry = registry
         self.info = info
+        #: The middleware around every request (:mod:`flask_mcp.server.middleware`).
+        self.middleware = MiddlewareChain()
         self.methods: dict[str, t.Callable[[Call], dict[str, t.Any]]] = {
             "ping": self.ping,
             "tools/list": self.tools_list,
@@ -93,15 +96,26 @@ class Dispatcher(TaskMethods, Methods):
 
     # -- entry point ----------------------------------------------------------
 
-    def dispatch(self, call: Call) -> dict[str, t.Any]:
+    def dispatch(
+        self, call: Call, route: t.Callable[[Call], dict[str, t.Any]] | None = None
+    ) -> dict[str, t.Any]:
         """Run one request and return its result, shaped for the call's era.
 
         A 2026-07-28 call that needs input from the client returns an
         ``InputRequiredResult``; its results carry ``resultType``, ``serverInfo``
         and, where cacheable, ``ttlMs`` and ``cacheScope``.
 
+        Registered middleware runs around it (:mod:`~flask_mcp.server.middleware`);
+        ``route`` answers instead of the method table (the handshake's ``initialize``).
+
         :raises MCPError: the request fails with a JSON-RPC error.
         """
+        if self.middleware:
+            return self.middleware.run(self, call, route)
+        return self.route(call) if route is None else route(call)
+
+    def route(self, call: Call) -> dict[str, t.Any]:
+        """Run one request without the middleware: the innermost ``call_next``."""
         handler = self.methods.get(call.method)
         if (
             handler is None

@@ -22,6 +22,7 @@ from ..auth.info import principal_of
 from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionQuotaExceeded
 from ..backends.base import SessionRecord
+from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
 from ..errors import InvalidParams
 from ..errors import MCPError
@@ -209,45 +210,62 @@ class Handshake:
             version = _validate_initialize(params)
         except MCPError as exc:
             return json_response(jsonrpc.error_from(request_id, exc))
-        record = SessionRecord(
-            id=new_session_id(),
-            protocol_version=version,
-            client_info=params["clientInfo"],
-            client_capabilities=params["capabilities"],
-            log_level=state.settings.default_log_level,
-            principal=principal_of(auth),
-        )
+        created: list[SessionRecord] = []
         settings = state.settings
-        try:
-            stored = state.backend.create_session(
-                record,
-                settings.max_sessions,
-                handshake_timeout=settings.handshake_timeout,
-                owner=record.principal or f"addr:{request.remote_addr}",
-                quota=settings.max_sessions_per_client,
+
+        def start(call: Call) -> dict[str, t.Any]:  # the innermost call_next of initialize
+            record = SessionRecord(
+                id=new_session_id(),
+                protocol_version=version,
+                client_info=params["clientInfo"],
+                client_capabilities=params["capabilities"],
+                log_level=settings.default_log_level,
+                principal=principal_of(auth),
             )
-        except SessionQuotaExceeded:
-            return http_error(
-                429,
-                f"Too Many Requests: this client holds {settings.max_sessions_per_client} "
-                "sessions (MCP_MAX_SESSIONS_PER_CLIENT); end one with DELETE, or retry later.",
-                request_id=request_id,
-                headers={"Retry-After": "5"},
-            )
-        if not stored:
-            return http_error(
-                503,
-                "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",
-                request_id=request_id,
-                headers={"Retry-After": "5"},
-            )
-        result: dict[str, t.Any] = {
-            "protocolVersion": version,
-            "capabilities": self.dispatcher.registry.capabilities(),
-            "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
-        }
-        if self.dispatcher.info.instructions:
-            result["instructions"] = self.dispatcher.info.instructions
+            try:
+                stored = state.backend.create_session(
+                    record,
+                    settings.max_sessions,
+                    handshake_timeout=settings.handshake_timeout,
+                    owner=record.principal or f"addr:{request.remote_addr}",
+                    quota=settings.max_sessions_per_client,
+                )
+            except SessionQuotaExceeded:
+                raise MCPError(
+                    INVALID_REQUEST,
+                    f"Too Many Requests: this client holds {settings.max_sessions_per_client} "
+                    "sessions (MCP_MAX_SESSIONS_PER_CLIENT); end one with DELETE, or retry later.",
+                    http_status=429,
+                    headers={"Retry-After": "5"},
+                ) from None
+            if not stored:
+                raise MCPError(
+                    INVALID_REQUEST,
+                    "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",
+                    http_status=503,
+                    headers={"Retry-After": "5"},
+                )
+            created.append(record)
+            call.session = record  # the middleware outside sees the new session's id
+            result: dict[str, t.Any] = {
+                "protocolVersion": version,
+                "capabilities": self.dispatcher.registry.capabilities(),
+                "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
+            }
+            if self.dispatcher.info.instructions:
+                result["instructions"] = self.dispatcher.info.instructions
+            return result
+
+        call = Call(
+            "initialize", params, request_id, version, protocol.HANDSHAKE, state=state, auth=auth
+        )
+        answer = runner.execute(self.dispatcher, call, start)  # inside the middleware
+        reply = answer.message
+        if not created or reply is None or "error" in reply:
+            for record in created:  # a middleware refused after the session was made
+                state.backend.delete_session(record.id)
+            return runner.answer_response(answer, protocol.HANDSHAKE)
+        record = created[0]
         signals.send(
             signals.session_created,
             state.app,
@@ -255,9 +273,7 @@ class Handshake:
             protocol_version=version,
             client_info=record.client_info,
         )
-        return json_response(
-            jsonrpc.result(request_id, result), headers={SESSION_HEADER: record.id}
-        )
+        return json_response(reply, headers={SESSION_HEADER: record.id})
 
     def _notification(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any]

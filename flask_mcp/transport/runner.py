@@ -101,14 +101,21 @@ def is_response(message: t.Any, request_id: t.Any) -> bool:
 # -- without HTTP ------------------------------------------------------------------
 
 
-def execute(dispatcher: Dispatcher, call: Call) -> Answer:
+def execute(
+    dispatcher: Dispatcher,
+    call: Call,
+    route: t.Callable[[Call], dict[str, t.Any]] | None = None,
+) -> Answer:
     """Dispatch ``call``, send the request signals, and map errors to the response.
 
     A JSON-RPC error answers with HTTP 200 in the handshake era and with the
     error's ``http_status`` at 2026-07-28; an authorization refusal always
-    carries its challenge (403 and ``WWW-Authenticate``). An unexpected
-    exception is logged and answered with a redacted -32603.
+    carries its challenge (403 and ``WWW-Authenticate``), and an error with
+    ``headers`` (a rate limit: 429 and ``Retry-After``) its status and headers.
+    An unexpected exception is logged and answered with a redacted -32603.
 
+    :param route: answers the call instead of the dispatcher's method table,
+        inside the middleware (the handshake's ``initialize``).
     :raises BackendUnavailable: the backend failed outside the handler.
     :raises RequestCancelled: the request was cancelled.
     """
@@ -127,15 +134,19 @@ def execute(dispatcher: Dispatcher, call: Call) -> Answer:
     error = None
     answer: Answer
     try:
-        answer = Answer(jsonrpc.result(request_id, dispatcher.dispatch(call)))
+        answer = Answer(jsonrpc.result(request_id, dispatcher.dispatch(call, route)))
     except AuthRefused as exc:
         error = exc.to_error()
         status = exc.http_status or 403
         answer = Answer(jsonrpc.error(request_id, error), status, exc.headers, exc.challenge)
     except MCPError as exc:
         error = exc.to_error()
-        status = 200 if call.era == protocol.HANDSHAKE else exc.http_status or 200
-        answer = Answer(jsonrpc.error(request_id, error), status)
+        headers = getattr(exc, "headers", None)  # a subclass may skip MCPError.__init__
+        if headers is not None and exc.http_status:  # a refusal (429, 503): in both eras
+            answer = Answer(jsonrpc.error(request_id, error), exc.http_status, headers)
+        else:
+            status = 200 if call.era == protocol.HANDSHAKE else exc.http_status or 200
+            answer = Answer(jsonrpc.error(request_id, error), status)
     except (BackendUnavailable, RequestCancelled):
         raise
     except Exception as exc:

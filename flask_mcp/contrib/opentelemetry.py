@@ -1,0 +1,315 @@
+"""OpenTelemetry for MCP requests: one SERVER span per request, and the MCP metrics.
+
+Follows the OpenTelemetry semantic conventions for MCP (development status):
+
+- one span of kind ``SERVER`` per request, named ``"{mcp.method.name} {target}"``
+  (``tools/call add``, ``prompts/get greet``; ``resources/read`` and the other
+  methods are named by the method alone, as the URI would make too many names),
+  with ``mcp.method.name``, ``mcp.session.id``, ``mcp.protocol.version``,
+  ``jsonrpc.request.id``, ``gen_ai.tool.name``, ``gen_ai.prompt.name``,
+  ``mcp.resource.uri``, ``gen_ai.operation.name`` (``execute_tool``),
+  ``network.transport``, and on failure ``error.type`` (the JSON-RPC code, or
+  ``tool_error`` for an ``isError`` tool result) and ``rpc.response.status_code``;
+- its parent is the trace context in ``params._meta`` (``traceparent``,
+  ``tracestate``) when the client sent one, linked to the HTTP span; else the
+  HTTP span of ``opentelemetry-instrumentation-flask`` (also from a handler's own
+  greenlet or thread, which does not inherit the view's context);
+- requests the server sends to the client (sampling, elicitation, roots) are
+  child spans of kind ``CLIENT``, ``sampling/createMessage`` and so on, whose
+  trace context goes to the client in the request's ``params._meta``;
+- histograms ``mcp.server.operation.duration`` and ``mcp.server.session.duration``
+  (seconds).
+
+Install with ``pip install 'Flask-MCP[otel]'`` and configure the SDK as usual:
+
+.. code-block:: python
+
+    from flask_mcp.contrib.opentelemetry import MCPInstrumentor
+
+    MCPInstrumentor(mcp)          # the global tracer and meter providers
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+import typing as t
+
+try:
+    from opentelemetry import context as otel_context
+    from opentelemetry import metrics
+    from opentelemetry import propagate
+    from opentelemetry import trace
+    from opentelemetry.trace import Link
+    from opentelemetry.trace import SpanKind
+    from opentelemetry.trace import Status
+    from opentelemetry.trace import StatusCode
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        f"flask_mcp.contrib.opentelemetry needs opentelemetry-api ({exc.name} is "
+        "missing): pip install 'Flask-MCP[otel]'."
+    ) from exc
+
+from .. import signals
+from ..errors import MCPError
+
+if t.TYPE_CHECKING:
+    from ..extension import MCP
+    from ..server.middleware import CallInfo
+    from ..server.middleware import CallNext
+
+#: The explicit bucket boundaries the conventions advise for the MCP duration histograms.
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+#: Where ``opentelemetry-instrumentation-flask`` keeps the request's span in the WSGI environ.
+FLASK_SPAN_KEY = "opentelemetry-flask.span_key"
+_OPERATIONS = {"tools/call": "execute_tool"}
+
+
+def _flask_span() -> trace.Span | None:
+    """The HTTP span of the current Flask request, if the Flask instrumentation made one."""
+    try:
+        from flask import has_request_context
+        from flask import request
+    except ImportError:  # pragma: no cover - Flask is a dependency
+        return None
+    if not has_request_context():
+        return None
+    span = request.environ.get(FLASK_SPAN_KEY)
+    return span if isinstance(span, trace.Span) else None
+
+
+class MCPInstrumentor:
+    """Traces and measures the MCP requests of a server.
+
+    Registers a middleware (the outermost so far: register it before other
+    middleware to time them too) and receivers of the signals of server-to-client
+    requests and sessions.
+
+    :param mcp: the server to instrument.
+    :param tracer_provider: default: the global one.
+    :param meter_provider: default: the global one.
+    """
+
+    def __init__(
+        self,
+        mcp: MCP,
+        *,
+        tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
+    ) -> None:
+        from .. import __name__ as package
+
+        self.tracer = trace.get_tracer(package, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(package, meter_provider=meter_provider)
+        self.operation_duration = meter.create_histogram(
+            "mcp.server.operation.duration",
+            unit="s",
+            description="MCP request or notification duration as observed on the receiver "
+            "from the time it was received until the result or ack is sent.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self.session_duration = meter.create_histogram(
+            "mcp.server.session.duration",
+            unit="s",
+            description="The duration of the MCP session as observed on the MCP server.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self.mcp = mcp
+        #: The child spans of server-to-client requests the running call has open.
+        self._children: contextvars.ContextVar[dict[t.Any, trace.Span] | None] = (
+            contextvars.ContextVar(f"flask_mcp_otel_children_{id(self)}", default=None)
+        )
+        self._sessions: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+        mcp.middleware(self)
+        signals.client_request_sending.connect(self._on_client_request, weak=False)
+        signals.client_response_received.connect(self._on_client_response, weak=False)
+        signals.session_created.connect(self._on_session_created, weak=False)
+        signals.session_closed.connect(self._on_session_closed, weak=False)
+
+    # -- the server span -------------------------------------------------------------
+
+    def __call__(self, call: CallInfo, call_next: CallNext) -> dict[str, t.Any]:
+        """Run ``call`` in its SERVER span and record its duration."""
+        started = time.perf_counter()
+        method = call.method
+        kind = call.kind
+        name = call.name
+        attributes: dict[str, t.Any] = {
+            "mcp.method.name": method,
+            "mcp.protocol.version": call.protocol_version,
+            "network.transport": "tcp",
+            "network.protocol.name": "http",
+        }
+        if call.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(call.request_id)
+        session_id = call.session_id
+        if session_id is not None:
+            attributes["mcp.session.id"] = session_id
+        target = None
+        if name is not None:
+            if kind == "tool":
+                attributes["gen_ai.tool.name"] = target = name
+            elif kind == "prompt":
+                attributes["gen_ai.prompt.name"] = target = name
+            else:
+                attributes["mcp.resource.uri"] = name
+        operation = _OPERATIONS.get(method)
+        if operation is not None:
+            attributes["gen_ai.operation.name"] = operation
+        parent, links = self._parent(call)
+        span = self.tracer.start_span(
+            f"{method} {target}" if target else method,
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes=attributes,
+            links=links,
+        )
+        token = otel_context.attach(trace.set_span_in_context(span, parent))
+        children_token = self._children.set({})
+        error_type = status_code = None
+        try:
+            result = call_next(call)
+        except MCPError as exc:
+            error_type = status_code = str(exc.code)
+            span.set_attribute("rpc.response.status_code", status_code)
+            span.set_status(Status(StatusCode.ERROR, exc.message))
+            raise
+        except BaseException as exc:
+            error_type = type(exc).__qualname__
+            span.set_status(Status(StatusCode.ERROR, str(exc)))
+            if isinstance(exc, Exception):
+                span.record_exception(exc)
+            raise
+        else:
+            if method == "tools/call" and result.get("isError") is True:
+                error_type = "tool_error"
+                span.set_status(Status(StatusCode.ERROR))
+            return result
+        finally:
+            self._end_children("no_response")
+            self._children.reset(children_token)
+            if session_id is None and call.session_id is not None:  # initialize made one
+                span.set_attribute("mcp.session.id", call.session_id)
+            if error_type is not None:
+                span.set_attribute("error.type", error_type)
+                attributes["error.type"] = error_type
+            span.end()
+            otel_context.detach(token)
+            for key in ("jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri"):
+                attributes.pop(key, None)  # too many values for a metric's attributes
+            attributes.pop("network.protocol.name", None)
+            if status_code is not None:
+                attributes["rpc.response.status_code"] = status_code
+            self.operation_duration.record(time.perf_counter() - started, attributes)
+
+    def _parent(self, call: CallInfo) -> tuple[otel_context.Context | None, list[Link]]:
+        """The parent context of a request's span, and its links.
+
+        The trace context of ``params._meta`` wins (the HTTP span becomes a
+        link); else the current span; else the Flask request's HTTP span.
+        """
+        current = trace.get_current_span()
+        in_span = current.get_span_context().is_valid
+        http_span = current if in_span else _flask_span()
+        meta = call.meta
+        if "traceparent" in meta:
+            carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
+            extracted = propagate.extract(carrier)
+            if trace.get_current_span(extracted).get_span_context().is_valid:
+                links = [Link(http_span.get_span_context())] if http_span is not None else []
+                return extracted, links
+        if in_span:
+            return None, []
+        if http_span is not None:
+            return trace.set_span_in_context(http_span), []
+        return None, []
+
+    # -- server-to-client requests -------------------------------------------------
+
+    def _on_client_request(
+        self,
+        sender: t.Any,
+        *,
+        method: str,
+        request_id: t.Any,
+        session_id: t.Any,
+        params: dict[str, t.Any] | None = None,
+        **_: t.Any,
+    ) -> None:
+        children = self._children.get()
+        if children is None:
+            return  # not inside an instrumented request
+        attributes = {
+            "mcp.method.name": method,
+            "jsonrpc.request.id": str(request_id),
+            "network.transport": "tcp",
+        }
+        if session_id is not None:
+            attributes["mcp.session.id"] = str(session_id)
+        span = self.tracer.start_span(method, kind=SpanKind.CLIENT, attributes=attributes)
+        children[(session_id, request_id)] = span
+        if params is not None:  # the client may continue the trace from the request's _meta
+            meta = params.get("_meta")
+            meta = dict(meta) if isinstance(meta, dict) else {}
+            propagate.inject(meta, context=trace.set_span_in_context(span))
+            params["_meta"] = meta
+
+    def _on_client_response(
+        self, sender: t.Any, *, request_id: t.Any, session_id: t.Any, error: t.Any, **_: t.Any
+    ) -> None:
+        children = self._children.get()
+        if children is None:
+            return
+        span = children.pop((session_id, request_id), None)
+        if span is None:
+            return
+        if isinstance(error, dict):
+            code = str(error.get("code"))
+            span.set_attribute("error.type", code)
+            span.set_attribute("rpc.response.status_code", code)
+            span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
+        span.end()
+
+    def _end_children(self, error_type: str) -> None:
+        children = self._children.get()
+        if not children:
+            return
+        for span in children.values():
+            span.set_attribute("error.type", error_type)
+            span.set_status(Status(StatusCode.ERROR, "the client did not answer"))
+            span.end()
+        children.clear()
+
+    # -- sessions ------------------------------------------------------------------
+
+    def _on_session_created(
+        self, sender: t.Any, *, session_id: str, protocol_version: str, **_: t.Any
+    ) -> None:
+        if _mcp_of(sender) is not self.mcp:
+            return
+        with self._lock:
+            self._sessions[session_id] = (time.monotonic(), protocol_version)
+
+    def _on_session_closed(
+        self, sender: t.Any, *, session_id: str, reason: str = "", **_: t.Any
+    ) -> None:
+        with self._lock:
+            opened = self._sessions.pop(session_id, None)
+        if opened is None:
+            return  # made by another worker: its start is not known here
+        started, version = opened
+        attributes: dict[str, t.Any] = {"mcp.protocol.version": version, "network.transport": "tcp"}
+        if reason not in ("", "deleted"):
+            attributes["error.type"] = reason  # "idle" or "lifetime": the server ended it
+        self.session_duration.record(time.monotonic() - started, attributes)
+
+
+def _mcp_of(app: t.Any) -> t.Any:
+    """The MCP server registered on ``app`` (``None`` for anything else)."""
+    extensions = getattr(app, "extensions", None)
+    return extensions.get("mcp") if isinstance(extensions, dict) else None
+
+
+__all__ = ["DURATION_BUCKETS", "FLASK_SPAN_KEY", "MCPInstrumentor"]

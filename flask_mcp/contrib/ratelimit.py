@@ -1,0 +1,267 @@
+"""Rate limits on MCP requests, per principal, session and tool, as a middleware.
+
+Counting is done by the `limits <https://limits.readthedocs.io>`_ library, the
+engine under Flask-Limiter, with the same storage URLs: ``memory://`` counts in
+one process, ``redis://host:port/db`` shares the counters between every worker
+and machine. Install it with ``pip install 'Flask-MCP[ratelimit]'``.
+
+.. code-block:: python
+
+    from flask_mcp.contrib.ratelimit import RateLimiter
+
+    limiter = RateLimiter(mcp)
+    limiter.limit("600/minute", per="principal")            # every request of a caller
+    limiter.limit("20/second", per="session")               # a handshake-era session
+    limiter.limit("5/minute", per="tool", tools=["search"])  # search, for everyone together
+    limiter.limit("30/minute", per=("principal", "tool"))   # each caller on each tool
+
+A refused request is answered with HTTP 429, ``Retry-After`` and the JSON-RPC
+error ``-32000`` (:class:`~flask_mcp.RateLimited`), in both protocol eras.
+
+The storage is ``MCP_RATELIMIT_STORAGE_URI``, or when it is unset the Redis of
+``MCP_BACKEND``, or ``memory://``; a ``storage_uri=`` given here wins over both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+import typing as t
+import weakref
+
+try:
+    from limits import RateLimitItem
+    from limits import parse_many
+    from limits import storage as limits_storage
+    from limits import strategies
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        f"flask_mcp.contrib.ratelimit needs limits ({exc.name} is missing): "
+        "pip install 'Flask-MCP[ratelimit]'."
+    ) from exc
+
+from ..errors import RateLimited
+
+if t.TYPE_CHECKING:
+    from ..extension import MCP
+    from ..server.middleware import CallInfo
+    from ..server.middleware import CallNext
+
+#: What a limit can count by; a rule's ``per`` is one of these or a tuple of them.
+SCOPES = ("principal", "session", "tool", "method", "global")
+STRATEGIES: dict[str, type[strategies.RateLimiter]] = {
+    "fixed-window": strategies.FixedWindowRateLimiter,
+    "moving-window": strategies.MovingWindowRateLimiter,
+    "sliding-window-counter": strategies.SlidingWindowCounterRateLimiter,
+}
+#: Methods that name a tool, resource or prompt (``per="tool"`` counts them by name).
+NAMED = ("tools/call", "resources/read", "prompts/get")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """One limit: a rate, what it counts by, and the requests it applies to."""
+
+    item: RateLimitItem
+    per: tuple[str, ...]
+    methods: frozenset[str] | None
+    names: frozenset[str] | None
+
+    @property
+    def text(self) -> str:
+        """The rate, as ``"5 per 1 minute"``."""
+        amount = self.item.amount
+        multiples = self.item.multiples
+        return f"{amount} per {multiples} {self.item.GRANULARITY.name}"
+
+    def key(self, call: CallInfo) -> tuple[str, ...] | None:
+        """The identifiers of ``call``'s counter, or ``None`` when the rule does not apply."""
+        if self.methods is not None and call.method not in self.methods:
+            return None
+        name = call.name
+        if self.names is not None and name not in self.names:
+            return None
+        parts = []
+        for scope in self.per:
+            if scope == "principal":
+                parts.append(call.principal or f"anonymous:{_remote_addr()}")
+            elif scope == "session":
+                if call.session_id is None:
+                    return None  # 2026-07-28 has no sessions: the rule does not apply
+                parts.append(call.session_id)
+            elif scope == "tool":
+                if name is None:
+                    return None
+                parts.append(f"{call.method}:{name}")
+            elif scope == "method":
+                parts.append(call.method)
+            else:
+                parts.append("*")
+        return ("/".join(self.per), *parts)
+
+
+def _remote_addr() -> str:
+    """The client's address of the current HTTP request (``-`` outside one)."""
+    try:
+        from flask import has_request_context
+        from flask import request
+    except ImportError:  # pragma: no cover - Flask is a dependency
+        return "-"
+    if has_request_context():
+        return request.remote_addr or "-"
+    return "-"
+
+
+class RateLimiter:
+    """Rate limits on the requests of an :class:`~flask_mcp.MCP` server.
+
+    Registers itself as a middleware of ``mcp``; add limits with :meth:`limit`.
+    The storage is made for each app on its first request.
+
+    :param mcp: the server whose requests are limited.
+    :param storage_uri: a ``limits`` storage URL; default ``MCP_RATELIMIT_STORAGE_URI``,
+        else the Redis of ``MCP_BACKEND``, else ``memory://``.
+    :param strategy: ``"fixed-window"`` (default, one counter per window),
+        ``"moving-window"`` (exact, costlier) or ``"sliding-window-counter"``.
+    :param key_prefix: prefix of the counters' keys in the storage.
+    """
+
+    def __init__(
+        self,
+        mcp: MCP | None = None,
+        *,
+        storage_uri: str | None = None,
+        strategy: str = "fixed-window",
+        key_prefix: str = "flask-mcp",
+    ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"Unknown rate limit strategy {strategy!r}; use one of {', '.join(STRATEGIES)}."
+            )
+        self.storage_uri = storage_uri
+        self.strategy = strategy
+        self.key_prefix = key_prefix
+        self.rules: list[Rule] = []
+        self._limiters: weakref.WeakKeyDictionary[t.Any, strategies.RateLimiter] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._no_app: strategies.RateLimiter | None = None
+        self._lock = threading.Lock()
+        if mcp is not None:
+            self.init_server(mcp)
+
+    def init_server(self, mcp: MCP) -> None:
+        """Register the limiter as a middleware of ``mcp``."""
+        mcp.middleware(self)
+
+    def limit(
+        self,
+        rate: str,
+        *,
+        per: str | t.Sequence[str] = "principal",
+        tools: t.Iterable[str] | None = None,
+        methods: t.Iterable[str] | None = None,
+    ) -> Rule:
+        """Add a limit and return it.
+
+        :param rate: a ``limits`` rate: ``"10/second"``, ``"600 per minute"``,
+            ``"5/minute;100/day"`` (several at once).
+        :param per: what each counter belongs to: ``"principal"`` (the caller
+            of ``AuthInfo``; without authorization, the client's address),
+            ``"session"`` (handshake era only; the rule skips 2026-07-28
+            requests), ``"tool"`` (the tool, prompt or resource named, for
+            every caller together), ``"method"``, ``"global"``, or a tuple of
+            them (``("principal", "tool")``: each caller on each tool).
+        :param tools: only these tool (prompt, resource) names.
+        :param methods: only these methods; default: ``tools/call``,
+            ``resources/read`` and ``prompts/get`` when ``per`` has ``"tool"``
+            or ``tools`` is given, else every method.
+        :raises ValueError: the rate or the scope is not understood.
+        """
+        scopes = (per,) if isinstance(per, str) else tuple(per)
+        unknown = [scope for scope in scopes if scope not in SCOPES]
+        if unknown or not scopes:
+            raise ValueError(
+                f"Unknown rate limit scope {unknown or per!r}; per= takes one of "
+                f"{', '.join(SCOPES)} or a tuple of them."
+            )
+        names = frozenset(tools) if tools is not None else None
+        if methods is not None:
+            method_set: frozenset[str] | None = frozenset(methods)
+        elif "tool" in scopes or names is not None:
+            method_set = frozenset(NAMED)
+        else:
+            method_set = None
+        try:
+            items = parse_many(rate)
+        except ValueError:
+            raise ValueError(
+                f"Cannot read the rate {rate!r}: write it as '10/second', '600 per minute' "
+                "or '5/minute;100/day'."
+            ) from None
+        added = [Rule(item, scopes, method_set, names) for item in items]
+        self.rules.extend(added)
+        return added[0]
+
+    # -- storage ------------------------------------------------------------------
+
+    def storage_uri_for(self, app: t.Any) -> str:
+        """Return the storage URL for ``app``: argument, config, ``MCP_BACKEND``'s Redis, memory."""
+        if self.storage_uri is not None:
+            return self.storage_uri
+        config = getattr(app, "config", {})
+        uri = config.get("MCP_RATELIMIT_STORAGE_URI")
+        if uri:
+            return str(uri)
+        backend = config.get("MCP_BACKEND")
+        if isinstance(backend, str) and backend.startswith(("redis://", "rediss://")):
+            return backend.partition("?")[0]
+        return "memory://"
+
+    def limiter_for(self, app: t.Any) -> strategies.RateLimiter:
+        """Return the ``limits`` rate limiter of ``app``, made on first use."""
+        limiter = self._no_app if app is None else self._limiters.get(app)
+        if limiter is not None:
+            return limiter
+        with self._lock:
+            limiter = self._no_app if app is None else self._limiters.get(app)
+            if limiter is None:
+                uri = self.storage_uri_for(app)
+                storage = limits_storage.storage_from_string(uri, key_prefix=self.key_prefix)
+                limiter = STRATEGIES[self.strategy](storage)
+                if app is None:
+                    self._no_app = limiter
+                else:
+                    self._limiters[app] = limiter
+        return limiter
+
+    # -- the middleware -----------------------------------------------------------
+
+    def __call__(self, call: CallInfo, call_next: CallNext) -> dict[str, t.Any]:
+        """Count ``call`` against every rule that applies; refuse it past a limit.
+
+        :raises RateLimited: a limit is exceeded (HTTP 429, ``Retry-After``).
+        """
+        if self.rules:
+            self.check(call)
+        return call_next(call)
+
+    def check(self, call: CallInfo) -> None:
+        """Count ``call`` against every rule that applies.
+
+        :raises RateLimited: a limit is exceeded.
+        """
+        limiter = self.limiter_for(call.app)
+        for rule in self.rules:
+            key = rule.key(call)
+            if key is None:
+                continue
+            if not limiter.hit(rule.item, *key):
+                stats = limiter.get_window_stats(rule.item, *key)
+                retry_after = max(1, math.ceil(stats.reset_time - time.time()))
+                raise RateLimited(retry_after, rule.text, "+".join(rule.per))
+
+
+__all__ = ["SCOPES", "STRATEGIES", "RateLimiter", "Rule"]

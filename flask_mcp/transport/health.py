@@ -1,0 +1,84 @@
+"""Liveness and readiness probes, for Kubernetes and load balancers.
+
+Both are plain Flask routes of the app, outside ``MCP_PATH``: no MCP
+authorization, no Host or Origin check (a kubelet probes the pod's IP), no
+session. They are served only when their ``MCP_HEALTH_*_PATH`` key is set.
+
+- liveness (``MCP_HEALTH_LIVENESS_PATH``): ``200 {"status": "ok"}`` whenever the
+  worker answers at all; it touches nothing shared, so a Redis outage never gets
+  a healthy pod restarted;
+- readiness (``MCP_HEALTH_READINESS_PATH``): pings the backend (one read of a
+  key that does not exist; bounded by the backend's socket timeout) and answers
+  ``200 {"status": "ready", ...}`` or ``503 {"status": "unavailable", ...}``
+  with ``Retry-After``, so the pod leaves the Service's endpoints while it
+  cannot serve sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import typing as t
+
+from flask import Flask
+from flask import Response
+
+from ..errors import BackendUnavailable
+from .responses import json_response
+
+if t.TYPE_CHECKING:
+    from ..runtime.state import AppState
+
+logger = logging.getLogger("flask_mcp")
+#: The session id readiness looks up: no session has it, so the lookup changes nothing.
+PROBE_ID = "flask-mcp-readiness-probe"
+_NO_CACHE = {"Cache-Control": "no-store"}
+
+
+def liveness() -> Response:
+    """Answer ``200 {"status": "ok"}``: the worker runs and serves requests."""
+    return json_response({"status": "ok"}, headers=_NO_CACHE)
+
+
+def readiness(state: AppState) -> Response:
+    """Ping the backend; ``200`` when it answers, ``503`` with ``Retry-After`` when not."""
+    started = time.perf_counter()
+    try:
+        state.backend.get_session(PROBE_ID)
+    except BackendUnavailable as exc:
+        logger.warning("Readiness probe: the backend is unavailable: %s", exc)
+        body = {"status": "unavailable", "backend": "unavailable", "detail": str(exc)}
+        return json_response(body, 503, {**_NO_CACHE, "Retry-After": "2"})
+    except Exception as exc:  # a backend of the app's own that fails otherwise
+        logger.exception("Readiness probe: the backend failed")
+        body = {"status": "unavailable", "backend": "error", "detail": type(exc).__name__}
+        return json_response(body, 503, {**_NO_CACHE, "Retry-After": "2"})
+    elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+    ready = {"status": "ready", "backend": "ok", "backend_ms": elapsed_ms}
+    return json_response(ready, headers=_NO_CACHE)
+
+
+def register_health_routes(app: Flask, state: AppState) -> None:
+    """Add the probes whose paths the settings name to ``app`` (none by default).
+
+    :raises ValueError: a probe's path is ``MCP_PATH``.
+    """
+    settings = state.settings
+    for path in (settings.health_liveness_path, settings.health_readiness_path):
+        if path is not None and path == settings.path:
+            raise ValueError(
+                f"MCP_HEALTH_*_PATH = {path!r} is MCP_PATH: serve the probes on paths of "
+                "their own, such as '/livez' and '/readyz'."
+            )
+    if settings.health_liveness_path is not None:
+        app.add_url_rule(settings.health_liveness_path, "mcp_liveness", liveness, methods=["GET"])
+    if settings.health_readiness_path is not None:
+        app.add_url_rule(
+            settings.health_readiness_path,
+            "mcp_readiness",
+            lambda: readiness(state),
+            methods=["GET"],
+        )
+
+
+__all__ = ["liveness", "readiness", "register_health_routes"]

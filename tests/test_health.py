@@ -1,0 +1,91 @@
+"""Liveness and readiness probes: off by default, outside MCP auth, readiness pings the backend."""
+
+from __future__ import annotations
+
+import typing as t
+
+import pytest
+from flask import Flask
+from harness import free_port
+from harness import redis_server
+from jwt_keys import ISSUER
+from jwt_keys import RESOURCE
+
+from flask_mcp import MCP
+
+PROBES = {"MCP_HEALTH_LIVENESS_PATH": "/livez", "MCP_HEALTH_READINESS_PATH": "/readyz"}
+
+
+def make_app(**config: t.Any) -> Flask:
+    mcp = MCP(name="health", version="1")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app = Flask(__name__)
+    app.config.update(TESTING=True, SECRET_KEY="s", **config)
+    mcp.init_app(app)
+    return app
+
+
+def test_off_by_default() -> None:
+    client = make_app().test_client()
+    assert client.get("/livez").status_code == 404
+    assert client.get("/readyz").status_code == 404
+
+
+def test_probes_answer_without_mcp_auth_host_or_session() -> None:
+    def authorizer(token: str, request: t.Any) -> t.Any:
+        raise AssertionError("a probe must not be authenticated")
+
+    mcp = MCP(name="secure", version="1", authorizer=authorizer)
+    app = Flask(__name__)
+    app.config.update(
+        TESTING=True, SECRET_KEY="s", MCP_AUTH_RESOURCE=RESOURCE,
+        MCP_AUTH_AUTHORIZATION_SERVERS=[ISSUER], **PROBES,
+    )  # fmt: skip
+    mcp.init_app(app)
+    client = app.test_client()
+    assert client.post("/mcp", json={}).status_code == 401  # the MCP endpoint is protected
+    # A kubelet probes the pod's IP: no Host check, no token, no session.
+    live = client.get("/livez", headers={"Host": "10.1.2.3:8000"})
+    assert live.status_code == 200 and live.json == {"status": "ok"}
+    assert live.headers["Cache-Control"] == "no-store"
+    ready = client.get("/readyz", headers={"Host": "10.1.2.3:8000"})
+    assert ready.status_code == 200
+    assert ready.json is not None and ready.json["status"] == "ready"
+    assert ready.json["backend"] == "ok"
+
+
+@pytest.mark.redis
+def test_readiness_follows_a_private_redis() -> None:
+    port = free_port()
+    with redis_server(port, missing="needs redis-server") as proc:
+        app = make_app(MCP_BACKEND=f"redis://127.0.0.1:{port}/0", **PROBES)
+        client = app.test_client()
+        assert client.get("/readyz").status_code == 200
+        proc.terminate()
+        proc.wait(timeout=10)
+        ready = client.get("/readyz")
+        assert ready.status_code == 503 and ready.headers["Retry-After"] == "2"
+        assert ready.json is not None and ready.json["status"] == "unavailable"
+        assert client.get("/livez").status_code == 200  # liveness never touches the backend
+
+
+def test_probe_on_the_mcp_path_is_refused() -> None:
+    with pytest.raises(ValueError, match="paths of their own"):
+        make_app(MCP_HEALTH_READINESS_PATH="/mcp")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_probes_on_gunicorn(serve: t.Any, worker: str) -> None:
+    import httpx
+
+    env = {"FLASK_MCP_HEALTH_LIVENESS_PATH": "/livez", "FLASK_MCP_HEALTH_READINESS_PATH": "/readyz"}
+    server = serve("tests._apps.observe:app", worker, env=env)
+    live = httpx.get(f"{server.base_url}/livez", headers={"Host": "10.0.0.7:8000"})
+    ready = httpx.get(f"{server.base_url}/readyz", headers={"Host": "10.0.0.7:8000"})
+    assert (live.status_code, live.json()) == (200, {"status": "ok"})
+    assert ready.status_code == 200 and ready.json()["backend"] == "ok"

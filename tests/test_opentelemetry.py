@@ -1,0 +1,293 @@
+"""``flask_mcp.contrib.opentelemetry``: spans and metrics, read back from the SDK's
+in-memory exporter and metric reader."""
+
+from __future__ import annotations
+
+import typing as t
+
+import pytest
+from flask import Flask
+from opentelemetry.instrumentation.flask import FlaskInstrumentor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import StatusCode
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import MCPError
+from flask_mcp.contrib.opentelemetry import MCPInstrumentor
+from flask_mcp.testing import MCPTestClient
+
+ERAS = ["2025-11-25", "2026-07-28"]
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT_ID = "00f067aa0ba902b7"
+
+
+class Telemetry:
+    def __init__(self) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.reader = InMemoryMetricReader()
+        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+
+    def spans(self, kind: SpanKind | None = SpanKind.SERVER) -> list[ReadableSpan]:
+        found = self.exporter.get_finished_spans()
+        return [s for s in found if kind is None or s.kind == kind]
+
+    def mcp_spans(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if s.attributes and "mcp.method.name" in s.attributes]
+
+    def points(self, name: str) -> list[t.Any]:
+        data = self.reader.get_metrics_data()
+        found = []
+        for resource in data.resource_metrics if data else []:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    if metric.name == name:
+                        found.extend(metric.data.data_points)
+        return found
+
+
+def make(telemetry: Telemetry) -> tuple[MCP, Flask]:
+    mcp = MCP(name="traced", version="1")
+    MCPInstrumentor(
+        mcp,
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+    )
+
+    @mcp.tool()
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    @mcp.tool()
+    def talk(ctx: Context) -> str:
+        ctx.log("info", "talking")
+        return "said"
+
+    @mcp.tool()
+    def fail() -> str:
+        raise RuntimeError("secret")
+
+    @mcp.tool()
+    def sample(ctx: Context) -> str:
+        result = ctx.create_message(
+            [{"role": "user", "content": {"type": "text", "text": "hi"}}], 10
+        )
+        return str(result["content"]["text"])
+
+    @mcp.resource("data://one")
+    def one() -> str:
+        return "one"
+
+    @mcp.prompt()
+    def greet(name: str) -> str:
+        return f"Hello {name}"
+
+    app = Flask(__name__)
+    app.config.update(TESTING=True, SECRET_KEY="s")
+    mcp.init_app(app)
+    return mcp, app
+
+
+@pytest.fixture
+def telemetry() -> Telemetry:
+    return Telemetry()
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_spans_of_tools_resources_prompts(telemetry: Telemetry, version: str) -> None:
+    _, app = make(telemetry)
+    with MCPTestClient(app, protocol_version=version) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+        client.read_resource("data://one")
+        client.get_prompt("greet", {"name": "Ada"})
+        session_id = client.session_id
+    spans = {s.name: s for s in telemetry.mcp_spans()}
+    tool = spans["tools/call add"]
+    assert tool.kind == SpanKind.SERVER
+    attributes = dict(tool.attributes or {})
+    assert attributes["mcp.method.name"] == "tools/call"
+    assert attributes["gen_ai.tool.name"] == "add"
+    assert attributes["gen_ai.operation.name"] == "execute_tool"
+    assert attributes["mcp.protocol.version"] == version
+    assert attributes["jsonrpc.request.id"]
+    assert "error.type" not in attributes and tool.status.status_code == StatusCode.UNSET
+    if version == "2026-07-28":
+        assert "mcp.session.id" not in attributes
+    else:
+        assert attributes["mcp.session.id"] == session_id
+        assert spans["initialize"].attributes is not None
+        assert spans["initialize"].attributes["mcp.protocol.version"] == version
+        assert spans["initialize"].attributes["mcp.session.id"] == session_id
+    read = spans["resources/read"]
+    assert read.attributes and read.attributes["mcp.resource.uri"] == "data://one"
+    prompt = spans["prompts/get greet"]
+    assert prompt.attributes and prompt.attributes["gen_ai.prompt.name"] == "greet"
+    assert tool.parent is None  # no HTTP span, no trace context: a root span
+    points = telemetry.points("mcp.server.operation.duration")
+    by_method = {
+        p.attributes["mcp.method.name"]: p for p in points if "gen_ai.tool.name" not in p.attributes
+    }
+    assert "resources/read" in by_method
+    tool_points = [p for p in points if p.attributes.get("gen_ai.tool.name") == "add"]
+    assert tool_points and tool_points[0].count == 1 and tool_points[0].sum > 0
+    assert "jsonrpc.request.id" not in tool_points[0].attributes  # not on metrics
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_errors(telemetry: Telemetry, version: str) -> None:
+    _, app = make(telemetry)
+    with MCPTestClient(app, protocol_version=version) as client:
+        with pytest.raises(MCPError):
+            client.call_tool("missing", {})
+        assert client.call_tool("fail", {})["isError"] is True
+    spans = {s.name: s for s in telemetry.mcp_spans()}
+    missing = spans["tools/call missing"]
+    assert missing.attributes is not None
+    assert missing.attributes["error.type"] == "-32602"
+    assert missing.attributes["rpc.response.status_code"] == "-32602"
+    assert missing.status.status_code == StatusCode.ERROR
+    failed = spans["tools/call fail"]
+    assert failed.attributes is not None and failed.attributes["error.type"] == "tool_error"
+    assert failed.status.status_code == StatusCode.ERROR
+    points = telemetry.points("mcp.server.operation.duration")
+    assert any(p.attributes.get("error.type") == "-32602" for p in points)
+    assert any(p.attributes.get("rpc.response.status_code") == "-32602" for p in points)
+
+
+def test_sampling_round_trip_is_a_child_client_span(telemetry: Telemetry) -> None:
+    _, app = make(telemetry)
+
+    asked: list[dict[str, t.Any]] = []
+
+    def sampling(params: dict[str, t.Any]) -> dict[str, t.Any]:
+        asked.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m"}
+
+    with MCPTestClient(app, sampling=sampling) as client:
+        assert client.call_tool("sample", {})["content"][0]["text"] == "sampled"
+    server = next(s for s in telemetry.mcp_spans() if s.name == "tools/call sample")
+    child = next(s for s in telemetry.spans(SpanKind.CLIENT))
+    assert child.name == "sampling/createMessage"
+    assert child.attributes is not None
+    assert child.attributes["mcp.method.name"] == "sampling/createMessage"
+    assert child.parent is not None and server.context is not None
+    assert child.parent.span_id == server.context.span_id
+    assert child.context is not None and child.context.trace_id == server.context.trace_id
+    assert child.end_time is not None and server.end_time is not None
+    assert child.end_time <= server.end_time
+    # The client gets the CLIENT span's context in the request's _meta, to continue the trace.
+    traceparent = asked[0]["_meta"]["traceparent"]
+    assert traceparent.startswith(f"00-{child.context.trace_id:032x}-{child.context.span_id:016x}-")
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("tool", ["add", "talk"])  # in the view, and in a greenlet of its own
+def test_parent_from_meta_traceparent(telemetry: Telemetry, version: str, tool: str) -> None:
+    _, app = make(telemetry)
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    with MCPTestClient(app, protocol_version=version) as client:
+        arguments = {"a": 1, "b": 2} if tool == "add" else {}
+        client.call_tool(tool, arguments, traceparent=traceparent, tracestate="k=v")
+    span = next(s for s in telemetry.mcp_spans() if s.name == f"tools/call {tool}")
+    assert span.context is not None and f"{span.context.trace_id:032x}" == TRACE_ID
+    assert span.parent is not None and f"{span.parent.span_id:016x}" == PARENT_ID
+    assert span.parent.is_remote
+    assert span.context.trace_state.get("k") == "v"
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("tool", ["add", "talk"])
+def test_parent_from_the_flask_http_span(telemetry: Telemetry, version: str, tool: str) -> None:
+    _, app = make(telemetry)
+    FlaskInstrumentor().instrument_app(app, tracer_provider=telemetry.tracer_provider)
+    try:
+        with MCPTestClient(app, protocol_version=version) as client:
+            client.call_tool(tool, {"a": 1, "b": 2} if tool == "add" else {})
+            traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+            client.call_tool("add", {"a": 1, "b": 1}, traceparent=traceparent)
+    finally:
+        FlaskInstrumentor().uninstrument_app(app)
+    spans = telemetry.spans(None)
+    span = next(s for s in spans if s.name == f"tools/call {tool}")
+    http = [
+        s
+        for s in spans
+        if s.kind == SpanKind.SERVER and "mcp.method.name" not in (s.attributes or {})
+    ]
+    assert http, [s.name for s in spans]
+    assert span.parent is not None
+    parent = next(s for s in http if s.context and s.context.span_id == span.parent.span_id)
+    assert (
+        parent.attributes
+        and parent.attributes.get("http.request.method", parent.attributes.get("http.method"))
+        == "POST"
+    )
+    # With a traceparent in _meta, that is the parent and the HTTP span a link.
+    linked = [
+        s for s in telemetry.mcp_spans() if s.context and f"{s.context.trace_id:032x}" == TRACE_ID
+    ]
+    assert len(linked) == 1 and linked[0].links
+    http_ids = {s.context.span_id for s in http if s.context}
+    assert linked[0].links[0].context.span_id in http_ids
+
+
+def test_session_duration(telemetry: Telemetry) -> None:
+    _, app = make(telemetry)
+    with MCPTestClient(app) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+    points = telemetry.points("mcp.server.session.duration")
+    assert len(points) == 1 and points[0].count == 1
+    assert points[0].attributes["mcp.protocol.version"] == "2025-11-25"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_spans_on_gunicorn_with_the_official_client(
+    serve: t.Any, worker: str, tmp_path: t.Any
+) -> None:
+    """Each MCP span is a child of the Flask HTTP span of its POST (or of the client's
+    trace context, when the client sends one in _meta), in both eras."""
+    import json
+
+    import anyio
+    from mcp import Client
+
+    spans_file = tmp_path / "spans.jsonl"
+    server = serve(
+        "tests._apps.observe:app",
+        worker,
+        env={"OBSERVE_OTEL": str(spans_file), "OBSERVE_AUDIT": "1"},
+    )
+
+    async def main() -> None:
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(server.url, mode=mode) as client:
+                await client.call_tool("add", {"a": 1, "b": 2})
+                await client.call_tool("echo", {"text": "hi"})
+
+    anyio.run(main)
+    server.stop()
+    spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    by_id = {span["span_id"]: span for span in spans}
+    mcp_spans = [s for s in spans if "mcp.method.name" in s["attributes"]]
+    calls = [s for s in mcp_spans if s["attributes"]["mcp.method.name"] == "tools/call"]
+    assert sorted(s["name"] for s in calls) == ["tools/call add"] * 2 + ["tools/call echo"] * 2
+    versions = {s["attributes"]["mcp.protocol.version"] for s in calls}
+    assert versions == {"2025-11-25", "2026-07-28"}
+    for span in calls:
+        assert span["kind"] == "SERVER"
+        assert span["attributes"]["gen_ai.operation.name"] == "execute_tool"
+        parent = by_id.get(span["parent_id"])
+        # The official client sends no trace context unless it is instrumented itself:
+        # the parent is the HTTP span of the POST that carried the request.
+        assert parent is not None, span
+        assert parent["kind"] == "SERVER" and "mcp.method.name" not in parent["attributes"]
+        assert parent["trace_id"] == span["trace_id"]

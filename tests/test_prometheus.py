@@ -1,0 +1,141 @@
+"""``flask_mcp.contrib.prometheus``: counters, histograms and gauges at /metrics, in one
+process and summed over 2 gunicorn workers (prometheus_client's multiprocess mode)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import re
+import typing as t
+
+import httpx
+import pytest
+from flask import Flask
+from harness import ROOT
+from harness import start_server
+from prometheus_client import CollectorRegistry
+
+from flask_mcp import MCP
+from flask_mcp import MCPError
+from flask_mcp import signals
+from flask_mcp.contrib.prometheus import PrometheusMetrics
+from flask_mcp.testing import MCPTestClient
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of the sample ``name{labels}`` in a scrape (0 if absent)."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', line.partition(" ")[0]))
+        if all(found.get(k) == v for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def make() -> tuple[MCP, Flask]:
+    mcp = MCP(name="measured", version="1")
+    PrometheusMetrics(mcp, registry=CollectorRegistry())
+
+    @mcp.tool()
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    @mcp.tool()
+    def fail() -> str:
+        raise RuntimeError("x")
+
+    app = Flask(__name__)
+    app.config.update(TESTING=True, SECRET_KEY="s")
+    mcp.init_app(app)
+    metrics = t.cast(PrometheusMetrics, mcp.dispatcher.middleware.items[0])
+    metrics.init_app(app)
+    return mcp, app
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_requests_errors_durations_sessions(version: str) -> None:
+    _, app = make()
+    with MCPTestClient(app, protocol_version=version) as client:
+        for _ in range(3):
+            client.call_tool("add", {"a": 1, "b": 2})
+        client.call_tool("fail")
+        with pytest.raises(MCPError):
+            client.call_tool("missing")
+        text = app.test_client().get("/metrics").get_data(as_text=True)
+    assert sample(text, "mcp_server_requests_total", method="tools/call", tool="add") == 3
+    assert sample(text, "mcp_server_errors_total", tool="fail", error_type="tool_error") == 1
+    assert sample(text, "mcp_server_errors_total", tool="missing", error_type="-32602") == 1
+    count = sample(text, "mcp_server_operation_duration_seconds_count", tool="add", error_type="")
+    assert count == 3
+    sessions = sample(text, "mcp_server_sessions", server="measured")
+    assert sessions == (1 if version == "2025-11-25" else 0)
+
+
+def test_streams_and_tasks_gauges_fed_by_signals() -> None:
+    _, app = make()
+    signals.stream_opened.send(app, session_id="s", stream_id="a", kind="get")
+    signals.stream_opened.send(app, session_id="s", stream_id="b", kind="get")
+    signals.stream_closed.send(app, session_id="s", stream_id="a", kind="get", reason="end")
+    signals.stream_opened.send(object(), session_id="s", stream_id="c", kind="get")  # not ours
+    for task, status in (("t1", "working"), ("t2", "working"), ("t1", "input_required")):
+        signals.task_status_changed.send(app, task_id=task, status=status)
+    signals.task_status_changed.send(app, task_id="t2", status="completed")
+    text = app.test_client().get("/metrics").get_data(as_text=True)
+    assert sample(text, "mcp_server_open_streams", kind="get") == 1
+    assert sample(text, "mcp_server_tasks", status="working") == 0
+    assert sample(text, "mcp_server_tasks", status="input_required") == 1
+    assert sample(text, "mcp_server_task_status_changes_total", status="completed") == 1
+
+
+@pytest.mark.e2e
+def test_two_gunicorn_workers_sum_in_one_scrape(tmp_path: t.Any) -> None:
+    directory = tmp_path / "prom"
+    directory.mkdir()
+    env = {"OBSERVE_PROMETHEUS": "1", "PROMETHEUS_MULTIPROC_DIR": str(directory)}
+    config = ["-c", str(ROOT / "contrib" / "gunicorn.conf.py")]
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "work",
+        "Connection": "close",
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    with start_server(
+        "tests._apps.observe:app", "gevent", workers=2, env=env, extra_args=config
+    ) as server:
+
+        def call(n: int) -> str:
+            body = {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": "work", "arguments": {}, "_meta": meta},
+            }
+            response = httpx.post(server.url, json=body, headers=headers, timeout=30)
+            assert response.status_code == 200, response.text
+            return t.cast(str, response.json()["result"]["content"][0]["text"])
+
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            pids = list(pool.map(call, range(60)))
+        per_worker = {pid: pids.count(pid) for pid in set(pids)}
+        scrapes = [
+            httpx.get(f"{server.base_url}/metrics", headers={"Connection": "close"}).text
+            for _ in range(4)
+        ]
+    print(f"60 calls over 2 workers: {per_worker}")
+    assert len(per_worker) == 2, f"both workers should have served calls: {per_worker}"
+    for text in scrapes:  # whichever worker answers the scrape, it shows both workers' calls
+        assert sample(text, "mcp_server_requests_total", method="tools/call", tool="work") == 60
+        count = sample(text, "mcp_server_operation_duration_seconds_count", tool="work")
+        assert count == 60
+    print(
+        "scrape: mcp_server_requests_total{tool=work} =",
+        sample(scrapes[0], "mcp_server_requests_total", tool="work"),
+    )

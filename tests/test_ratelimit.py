@@ -1,0 +1,218 @@
+"""Rate limits (``flask_mcp.contrib.ratelimit``): 429 and Retry-After in both eras, and one
+global count across 4 gevent workers sharing Redis."""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import json
+import re
+import typing as t
+import uuid
+
+import httpx
+import pytest
+from flask import Flask
+from harness import start_server
+from wire import V2026
+from wire import Wire
+from wire import initialize
+from wire import post
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import MCPError
+from flask_mcp import RateLimited
+from flask_mcp.contrib.ratelimit import RateLimiter
+from flask_mcp.errors import RATE_LIMITED
+from flask_mcp.testing import MCPTestClient
+
+
+def make(**config: t.Any) -> tuple[MCP, RateLimiter, Flask]:
+    mcp = MCP(name="limited", version="1")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    @mcp.tool()
+    def talk(ctx: Context) -> str:
+        ctx.log("info", "talking")
+        return "said"
+
+    @mcp.tool()
+    def other() -> str:
+        return "other"
+
+    limiter = RateLimiter(mcp, key_prefix=f"t-{uuid.uuid4().hex[:8]}")
+    app = Flask(__name__)
+    app.config.update(TESTING=True, SECRET_KEY="s", **config)
+    mcp.init_app(app)
+    return mcp, limiter, app
+
+
+@pytest.mark.parametrize("tool", ["add", "talk"])  # inline and spawned handlers
+def test_handshake_era_answers_429_with_retry_after(tool: str) -> None:
+    _, limiter, app = make()
+    limiter.limit("2/minute", per="tool", tools=[tool])
+    client = app.test_client()
+    session = initialize(client)
+    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": tool}}
+    if tool == "add":
+        body["params"]["arguments"] = {"a": 1, "b": 2}
+    for _ in range(2):
+        assert post(client, body, session).status_code == 200
+    refused = post(client, body, session)
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    message = json.loads(refused.get_data(as_text=True))
+    assert message["id"] == 5
+    assert message["error"]["code"] == RATE_LIMITED == -32000
+    assert message["error"]["data"] == {
+        "retryAfter": int(refused.headers["Retry-After"]),
+        "limit": "2 per 1 minute",
+        "scope": "tool",
+    }
+    assert "Retry in" in message["error"]["message"]
+    other = {**body, "params": {"name": "other", "arguments": {}}}
+    assert post(client, other, session).status_code == 200  # other tools are not counted
+
+
+def test_2026_era_answers_429_and_sessions_rules_skip_it() -> None:
+    _, limiter, app = make()
+    limiter.limit("1/minute", per="session")  # no sessions at 2026-07-28: does not apply
+    limiter.limit("3/minute", per=("principal", "tool"))
+    wire = Wire(app)
+    params = {"name": "add", "arguments": {"a": 1, "b": 1}}
+    for _ in range(3):
+        status, message, _ = wire.call("tools/call", params)
+        assert status == 200 and message["result"]["content"][0]["text"] == "2"
+    response = wire.post("tools/call", params)
+    assert response.status_code == 429 and response.headers["Retry-After"]
+    assert response.json is not None and response.json["error"]["code"] == -32000
+    assert response.json["error"]["data"]["scope"] == "principal+tool"
+    status, message, _ = wire.call("tools/call", {"name": "other", "arguments": {}})
+    assert status == 200
+
+
+def test_session_and_principal_limits_in_the_test_client() -> None:
+    _, limiter, app = make()
+    limiter.limit("4/minute", per="session")
+    with MCPTestClient(app) as client:
+        client.call_tool("other")
+        client.call_tool("other")
+        client.list_tools()  # every method counts for a session rule
+        with pytest.raises(MCPError) as info:
+            client.call_tool("other")
+            client.call_tool("other")
+        assert info.value.code == -32000
+    with MCPTestClient(app) as fresh:  # another session has its own counter
+        assert fresh.call_tool("other")["content"][0]["text"] == "other"
+    with MCPTestClient(app, protocol_version=V2026) as stateless:
+        for _ in range(6):  # the session rule does not apply
+            stateless.call_tool("other")
+
+
+def test_bad_rules_and_storage_choice() -> None:
+    _, limiter, app = make(MCP_BACKEND="memory://")
+    with pytest.raises(ValueError, match="per= takes one of"):
+        limiter.limit("1/minute", per="caller")
+    with pytest.raises(ValueError, match="Cannot read the rate"):
+        limiter.limit("often")
+    with pytest.raises(ValueError, match="Unknown rate limit strategy"):
+        RateLimiter(strategy="leaky")
+    assert limiter.storage_uri_for(app) == "memory://"
+    app.config["MCP_BACKEND"] = "redis://127.0.0.1:6379/3?prefix=x:"
+    assert limiter.storage_uri_for(app) == "redis://127.0.0.1:6379/3"
+    app.config["MCP_RATELIMIT_STORAGE_URI"] = "memory://"
+    assert limiter.storage_uri_for(app) == "memory://"
+    assert RateLimited(0, "1 per 1 second", "tool").retry_after == 1
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_official_client_sees_the_rate_limit_error(worker: str, mode: str) -> None:
+    import anyio
+    from mcp import Client
+
+    env = {"OBSERVE_TOOL_LIMIT": "2/hour", "OBSERVE_PREFIX": f"c-{uuid.uuid4().hex[:8]}"}
+    with start_server("tests._apps.observe:app", worker, env=env) as server:
+
+        async def main() -> list[t.Any]:
+            outcomes: list[t.Any] = []
+            async with Client(server.url, mode=mode) as session:
+                for _ in range(3):
+                    try:
+                        result = await session.call_tool("add", {"a": 1, "b": 2})
+                        outcomes.append(result.content[0].text)  # type: ignore[union-attr]
+                    except Exception as exc:  # the client raises the JSON-RPC error
+                        outcomes.append(exc)
+                # the session (or the stateless client) still works for other tools
+                outcomes.append((await session.call_tool("echo", {"text": "ok"})).content[0].text)  # type: ignore[union-attr]
+            return outcomes
+
+        outcomes = anyio.run(main)
+    assert outcomes[:2] == ["3", "3"]
+    assert "Rate limit exceeded: 2 per 1 hour per tool" in str(outcomes[2])
+    assert getattr(getattr(outcomes[2], "error", None), "code", -32000) == -32000
+    assert outcomes[3] == "ok"
+
+
+@pytest.mark.e2e
+@pytest.mark.redis
+def test_limit_holds_globally_across_four_gevent_workers(redis_url: str) -> None:
+    """200 calls on 40 connections at once to 4 workers sharing Redis: exactly 60 pass."""
+    prefix = f"g-{uuid.uuid4().hex[:8]}"
+    env = {
+        "FLASK_MCP_BACKEND": f"{redis_url}?prefix={prefix}:",
+        "FLASK_MCP_RATELIMIT_STORAGE_URI": redis_url,
+        "OBSERVE_TOOL_LIMIT": "60/hour",
+        "OBSERVE_PREFIX": prefix,
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": V2026,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "work",
+        "Connection": "close",  # a new connection each time: any worker may accept it
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    access = ["--access-logformat", "%(p)s %(m)s %(s)s"]
+    with start_server(
+        "tests._apps.observe:app", "gevent", workers=4, env=env, extra_args=access
+    ) as server:
+
+        def call(n: int) -> tuple[int, str | None, str | None]:
+            body = {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": "work", "arguments": {}, "_meta": meta},
+            }
+            response = httpx.post(server.url, json=body, headers=headers, timeout=30)
+            pid = None
+            if response.status_code == 200:
+                pid = response.json()["result"]["content"][0]["text"]
+            return response.status_code, pid, response.headers.get("retry-after")
+
+        with concurrent.futures.ThreadPoolExecutor(40) as pool:
+            results = list(pool.map(call, range(200)))
+        log = server.log()
+    statuses = [status for status, _, _ in results]
+    passed, refused = statuses.count(200), statuses.count(429)
+    by_worker = collections.Counter(
+        (line.split()[0], line.split()[2])
+        for line in log.splitlines()
+        if re.match(r"<\d+> POST (200|429)", line)
+    )
+    print(f"4 gevent workers: {passed} passed, {refused} refused (429); per worker: {by_worker}")
+    assert (passed, refused) == (60, 140)
+    assert all(retry for status, _, retry in results if status == 429)
+    workers_passing = {pid for status, pid, _ in results if status == 200}
+    assert len(workers_passing) >= 2, "the calls that passed should come from several workers"
