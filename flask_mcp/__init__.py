@@ -17,6 +17,7 @@ from .errors import ResourceNotFound
 from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
+from .server.blueprints import MCPBlueprint
 from .server.call import current_context
 from .server.context import Context
 from .server.resource_security import ResourceSecurity
@@ -32,6 +33,7 @@ __all__ = [
     "ClientRequestTimeout",
     "ConfigWarning",
     "Context",
+    "MCPBlueprint",
     "MCPError",
     "RequestCancelled",
     "ResourceNotFound",

@@ -27,7 +27,10 @@ from .protocol import jsonrpc
 from .runtime.notify import deliver_general
 from .runtime.notify import publish
 from .runtime.state import AppState
+from .server.blueprints import MCPBlueprint
+from .server.blueprints import register_blueprint
 from .server.declarations import Declarations
+from .server.declarations import tagset
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.registry import Registry
@@ -256,6 +259,58 @@ class MCP(Declarations):
             )
         self._authorizer = fn
         return fn
+
+    # -- blueprints, enable and disable ----------------------------------------------
+
+    def register_blueprint(
+        self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
+    ) -> None:
+        """Add the tools, resources, prompts and completions of an :class:`MCPBlueprint`.
+
+        Tool and prompt names (and resource names) get ``prefix``; resource URIs
+        and templates get ``uri_prefix`` as their first path segment
+        (``invoice://{id}`` -> ``invoice://billing/{id}``), by default the
+        prefix without its trailing ``_``, ``-`` or ``.``; ``uri_prefix=""``
+        keeps them. Works before and after ``init_app``; a blueprint may be
+        registered several times under different prefixes.
+
+        :raises ValueError: a prefixed name or URI is already registered (nothing
+            is added then), or a prefixed tool name is invalid.
+        """
+        register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+
+    def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
+        """Enable the tools, prompts, resources and templates named or tagged.
+
+        A name is a tool or prompt name, a resource URI or a template text.
+        Clients are told the lists changed. Return the (kind, key) pairs enabled.
+
+        :raises LookupError: a name or tag matches nothing registered.
+        """
+        return self._set_enabled(True, names, tagset(tags))
+
+    def disable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
+        """Disable the tools, prompts, resources and templates named or tagged.
+
+        A disabled record leaves its list and cannot be called, read or
+        completed (clients get the same error as for an unknown name) until it
+        is enabled again; its name stays taken. Return the (kind, key) pairs
+        disabled.
+
+        :raises LookupError: a name or tag matches nothing registered.
+        """
+        return self._set_enabled(False, names, tagset(tags))
+
+    def _set_enabled(
+        self, enabled: bool, names: t.Iterable[str], tags: t.Iterable[str]
+    ) -> list[tuple[str, str]]:
+        unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
+        if unknown:
+            raise LookupError(
+                f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; pass "
+                "a tool or prompt name, a resource URI, a template text, or tags=[...]."
+            )
+        return list(self.registry.set_enabled(enabled, names, tags))
 
     # -- notifications -------------------------------------------------------------
 

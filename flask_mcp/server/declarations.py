@@ -32,6 +32,11 @@ F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+(\s*;.*)?")
 
 
+def tagset(tags: t.Iterable[str]) -> frozenset[str]:
+    """Return ``tags`` as a frozenset; a single string is one tag, not its letters."""
+    return frozenset((tags,) if isinstance(tags, str) else tags)
+
+
 def _not_called(decorator: str) -> TypeError:
     return TypeError(
         f"@mcp.{decorator} needs the resource's URI: write @mcp.{decorator}('scheme://path') "
@@ -66,6 +71,7 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
         mime_type: str | None = None,
+        tags: t.Iterable[str] = (),
     ) -> t.Callable[[F], F]: ...
 
     def tool(
@@ -83,6 +89,7 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
         mime_type: str | None = None,
+        tags: t.Iterable[str] = (),
     ) -> F | t.Callable[[F], F]:
         """Register a function as a tool and return it unchanged.
 
@@ -100,7 +107,8 @@ class Declarations:
         mirror into headers and the server checks on every call.
         ``mime_type`` is the media type of the ``bytes`` the tool returns:
         ``image/*`` and ``audio/*`` give image and audio blocks, any other type an
-        embedded resource with a ``blob``.
+        embedded resource with a ``blob``. ``tags`` label the tool for
+        :meth:`~flask_mcp.MCP.enable` and :meth:`~flask_mcp.MCP.disable`.
         """
         tool_name = None if callable(name) else name
 
@@ -119,6 +127,7 @@ class Declarations:
                 scopes=scopes,
                 headers=headers,
                 mime_type=mime_type,
+                tags=tags,
             )
             return fn
 
@@ -140,6 +149,7 @@ class Declarations:
         scopes: t.Sequence[str] = (),
         headers: t.Mapping[str, str] | None = None,
         mime_type: str | None = None,
+        tags: t.Iterable[str] = (),
     ) -> Tool:
         """Register a tool at any time; clients are told the list changed.
 
@@ -178,6 +188,7 @@ class Declarations:
             call_style="kwargs" if input_schema is None else "dict",
             header_params=header_params,
             mime_type=mime_type,
+            tags=tagset(tags),
         )
         self.registry.add_tool(tool)
         return tool
@@ -202,6 +213,7 @@ class Declarations:
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
+        tags: t.Iterable[str] = (),
     ) -> t.Callable[[F], F]:
         """Register a function as a resource, or as a template if ``uri`` has variables.
 
@@ -233,6 +245,7 @@ class Declarations:
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
                 security=security,
+                tags=tags,
             )
             return fn
 
@@ -255,6 +268,7 @@ class Declarations:
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
+        tags: t.Iterable[str] = (),
     ) -> Resource | ResourceTemplate:
         """Register a resource or template at any time; clients are told the list changed."""
         if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
@@ -276,6 +290,7 @@ class Declarations:
             "context_param": ctx_param,
             "ttl_ms": ttl_ms,
             "cache_scope": cache_scope,
+            "tags": tagset(tags),
         }
         if not template.is_template:
             resource = Resource(uri=uri, size=size, **common)
@@ -315,6 +330,7 @@ class Declarations:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        tags: t.Iterable[str] = (),
     ) -> t.Callable[[F], F]: ...
 
     def prompt(
@@ -327,6 +343,7 @@ class Declarations:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        tags: t.Iterable[str] = (),
     ) -> F | t.Callable[[F], F]:
         """Register a function as a prompt and return it unchanged.
 
@@ -345,6 +362,7 @@ class Declarations:
                 icons=icons,
                 meta=meta,
                 scopes=scopes,
+                tags=tags,
             )
             return fn
 
@@ -361,6 +379,7 @@ class Declarations:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        tags: t.Iterable[str] = (),
     ) -> Prompt:
         """Register a prompt at any time; clients are told the list changed."""
         ctx_param = context_parameter(fn)
@@ -376,6 +395,7 @@ class Declarations:
             meta=meta,
             scopes=tuple(scopes),
             context_param=ctx_param,
+            tags=tagset(tags),
         )
         self.registry.add_prompt(prompt)
         return prompt
@@ -409,4 +429,5 @@ class Declarations:
 
 __all__ = [
     "Declarations",
+    "tagset",
 ]

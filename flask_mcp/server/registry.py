@@ -46,6 +46,8 @@ class Tool:
     header_params: tuple[t.Any, ...] = ()
     #: The media type of the bytes the tool returns (``mime_type=``), if any.
     mime_type: str | None = None
+    #: Labels for :meth:`~flask_mcp.MCP.enable` and :meth:`~flask_mcp.MCP.disable`; not published.
+    tags: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Tool`` object published by ``tools/list``."""
@@ -104,6 +106,7 @@ class Resource:
     #: ``ttlMs`` and ``cacheScope`` of its reads (``None``: the app's defaults).
     ttl_ms: int | None = None
     cache_scope: str | None = None
+    tags: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Resource`` object published by ``resources/list``."""
@@ -140,6 +143,7 @@ class ResourceTemplate:
     ttl_ms: int | None = None
     cache_scope: str | None = None
     security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY
+    tags: frozenset[str] = frozenset()
 
     @property
     def uri_template(self) -> str:
@@ -175,6 +179,7 @@ class Prompt:
     meta: dict[str, t.Any] | None = None
     scopes: tuple[str, ...] = ()
     context_param: str | None = None
+    tags: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Prompt`` object published by ``prompts/list``."""
@@ -188,6 +193,7 @@ class Prompt:
 
 
 Kind = t.Literal["tools", "resources", "resourceTemplates", "prompts"]
+KINDS: tuple[Kind, ...] = ("tools", "resources", "resourceTemplates", "prompts")
 
 
 class Registry:
@@ -207,6 +213,11 @@ class Registry:
         self._lock = threading.Lock()
         self._cache: dict[str, list[dict[str, t.Any]]] = {}
         self.listeners: list[t.Callable[[str], None]] = []
+        #: Disabled records by kind and key: out of the lists and out of reach until enabled.
+        self.disabled: dict[str, dict[str, t.Any]] = {kind: {} for kind in KINDS}
+
+    def _taken(self, kind: str, key: str) -> bool:
+        return key in self._table(kind) or key in self.disabled[kind]
 
     def _changed(self, kind: str) -> None:
         self._cache.pop(kind, None)
@@ -224,7 +235,7 @@ class Registry:
                 "'_', '-' and '.' (pass name=... to the decorator)."
             )
         with self._lock:
-            if tool.name in self.tools:
+            if self._taken("tools", tool.name):
                 raise ValueError(
                     f"A tool named {tool.name!r} is already registered; pass a different name=."
                 )
@@ -234,7 +245,7 @@ class Registry:
     def add_resource(self, resource: Resource) -> None:
         """Register a static resource; its URI must be unique."""
         with self._lock:
-            if resource.uri in self.resources:
+            if self._taken("resources", resource.uri):
                 raise ValueError(f"A resource with URI {resource.uri!r} is already registered.")
             self.resources[resource.uri] = resource
         self._changed("resources")
@@ -242,7 +253,7 @@ class Registry:
     def add_template(self, template: ResourceTemplate) -> None:
         """Register a resource template; its template text must be unique."""
         with self._lock:
-            if template.uri_template in self.templates:
+            if self._taken("resourceTemplates", template.uri_template):
                 raise ValueError(
                     f"A resource template {template.uri_template!r} is already registered."
                 )
@@ -252,7 +263,7 @@ class Registry:
     def add_prompt(self, prompt: Prompt) -> None:
         """Register a prompt; its name must be unique."""
         with self._lock:
-            if prompt.name in self.prompts:
+            if self._taken("prompts", prompt.name):
                 raise ValueError(f"A prompt named {prompt.name!r} is already registered.")
             self.prompts[prompt.name] = prompt
         self._changed("prompts")
@@ -271,9 +282,45 @@ class Registry:
         table = self._table(kind)
         with self._lock:
             found = table.pop(key, None) is not None
+            hidden = self.disabled[kind].pop(key, None) is not None
         if found:
             self._changed(kind)
-        return found
+        return found or hidden
+
+    def set_enabled(
+        self, enabled: bool, names: t.Iterable[str] = (), tags: t.Iterable[str] = ()
+    ) -> list[tuple[Kind, str]]:
+        """Enable or disable the records named in ``names`` or carrying one of ``tags``.
+
+        A name is a tool or prompt name, a resource URI or a template text. A
+        disabled record leaves its list and cannot be called, read or completed
+        until it is enabled again; its name stays taken. Return the (kind, key)
+        pairs that changed state.
+        """
+        wanted, labels = set(names), set(tags)
+        moved: list[tuple[Kind, str]] = []
+        with self._lock:
+            for kind in KINDS:
+                source, target = (
+                    (self.disabled[kind], self._table(kind))
+                    if enabled
+                    else (self._table(kind), self.disabled[kind])
+                )
+                for key, record in list(source.items()):
+                    if key in wanted or labels & record.tags:
+                        target[key] = source.pop(key)
+                        moved.append((kind, key))
+        for kind in dict.fromkeys(kind for kind, _ in moved):
+            self._changed(kind)
+        return moved
+
+    def known(self, name: str) -> bool:
+        """Tell whether ``name`` is the key of a record, enabled or not, or one of its tags."""
+        for kind in KINDS:
+            for table in (self._table(kind), self.disabled[kind]):
+                if name in table or any(name in record.tags for record in table.values()):
+                    return True
+        return False
 
     def described(self, kind: Kind) -> list[dict[str, t.Any]]:
         """Return the cached list of descriptions for ``kind``."""
@@ -291,23 +338,27 @@ class Registry:
         caps: dict[str, t.Any] = {"logging": {}}
         if self.completions:
             caps["completions"] = {}
-        if self.prompts:
+        if self._has("prompts"):
             caps["prompts"] = {"listChanged": True}
-        if self.resources or self.templates:
+        if self._has("resources", "resourceTemplates"):
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.tools:
+        if self._has("tools"):
             caps["tools"] = {"listChanged": True}
         return caps
+
+    def _has(self, *kinds: str) -> bool:
+        # A disabled record keeps its capability: it may come back at any time.
+        return any(self._table(kind) or self.disabled[kind] for kind in kinds)
 
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
         family = method.split("/", 1)[0]
         if family == "tools":
-            return bool(self.tools)
+            return self._has("tools")
         if family == "resources":
-            return bool(self.resources or self.templates)
+            return self._has("resources", "resourceTemplates")
         if family == "prompts":
-            return bool(self.prompts)
+            return self._has("prompts")
         if family == "completion":
             return bool(self.completions)
         return True
@@ -376,6 +427,7 @@ def paginate(
 
 
 __all__ = [
+    "KINDS",
     "TOOL_NAME",
     "Kind",
     "Prompt",
