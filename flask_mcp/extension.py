@@ -34,6 +34,7 @@ from .server.declarations import tagset
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.registry import Registry
+from .server.registry import Tool
 from .transport.auth import register_metadata_routes
 from .transport.views import make_blueprint
 
@@ -311,6 +312,121 @@ class MCP(Declarations):
                 "a tool or prompt name, a resource URI, a template text, or tags=[...]."
             )
         return list(self.registry.set_enabled(enabled, names, tags))
+
+    # -- tools from the app's views ----------------------------------------------------
+
+    def tool_from_view(
+        self,
+        view: str | t.Callable[..., t.Any],
+        *,
+        app: Flask | None = None,
+        method: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        spec: t.Any = None,
+        tags: t.Iterable[str] = (),
+        scopes: t.Sequence[str] = (),
+    ) -> Tool:
+        """Turn one route of a Flask view into a tool (see :doc:`/views`).
+
+        :param view: an endpoint name (``"pets.Pets"``) or the view function.
+        :param app: the app serving it; default: the current app, else the only
+            app this server was registered on.
+        :param method: the HTTP method, when the route has several.
+        :param name: the tool's name (default: the endpoint in snake case, plus
+            the method when the route has several).
+        :param description: default: the OpenAPI summary, else the view's docstring.
+        :param spec: an ``apispec.APISpec`` or OpenAPI dict describing the view;
+            flask-smorest's are found on their own.
+        :raises LookupError: no route serves ``view``, or ``method`` is needed.
+        """
+        from .contrib import views
+
+        target = self._view_app(app)
+        rule, chosen = views.find_rule(target, view, method)
+        found = views.describe_view(
+            target, rule, chosen, self._view_specs(target, spec), name, description
+        )
+        return self._add_view_tool(found, tags, scopes)
+
+    def tools_from_app(
+        self,
+        app: Flask,
+        *,
+        include: t.Iterable[str] | None = None,
+        exclude: t.Iterable[str] = (),
+        methods: t.Iterable[str] | None = None,
+        spec: t.Any = None,
+        tags: t.Iterable[str] = (),
+        name: t.Callable[[str, str], str | None] | None = None,
+    ) -> list[Tool]:
+        """Turn the app's routes into tools, one per route and method (see :doc:`/views`).
+
+        :param include: endpoint globs to take (``["pets.*"]``); default: all.
+        :param exclude: endpoint globs to leave out, on top of the static files,
+            the MCP endpoint and the OpenAPI documentation.
+        :param methods: the HTTP methods to take; default: all but HEAD and OPTIONS.
+        :param spec: see :meth:`tool_from_view`.
+        :param name: called as ``name(endpoint, method)``; returns the tool's
+            name, or ``None`` for the default.
+        :raises ValueError: a tool name is taken (nothing is added then).
+        """
+        from .contrib import views
+
+        documents = self._view_specs(app, spec)
+        path = app.config.get("MCP_PATH") if "mcp" in app.extensions else None
+        found = [
+            views.describe_view(
+                app,
+                rule,
+                method,
+                documents,
+                name(rule.endpoint or "", method) if name is not None else None,
+            )
+            for rule, method in views.select_routes(app, include, exclude, methods, path)
+        ]
+        taken = [f.name for f in found if f.name in self.registry.tools]
+        names = [f.name for f in found]
+        taken += sorted({n for n in names if names.count(n) > 1})
+        if taken:
+            raise ValueError(
+                f"Cannot make tools from the app's views: {', '.join(map(repr, taken))} "
+                "already taken; pass name= (a function of endpoint and method) or exclude=."
+            )
+        return [self._add_view_tool(f, tags, ()) for f in found]
+
+    def _view_app(self, app: Flask | None) -> Flask:
+        if app is not None:
+            return app
+        from flask import has_app_context
+
+        if has_app_context():
+            return self.current_app
+        apps = list(self._states)
+        if len(apps) == 1:
+            return apps[0]
+        raise RuntimeError(
+            "tool_from_view needs the app serving the view: pass app=, call it inside an app "
+            "context, or call init_app first."
+        )
+
+    def _view_specs(self, app: Flask, spec: t.Any) -> list[dict[str, t.Any]]:
+        from .contrib import views
+
+        documents = [views.spec_dict(spec)] if spec is not None else []
+        return documents + views.find_specs(app)
+
+    def _add_view_tool(self, found: t.Any, tags: t.Iterable[str], scopes: t.Sequence[str]) -> Tool:
+        return self.add_tool(
+            found.handler,
+            name=found.name,
+            description=found.description,
+            input_schema=found.input_schema,
+            annotations=found.annotations,
+            structured_output=False,
+            tags=tags,
+            scopes=scopes,
+        )
 
     # -- notifications -------------------------------------------------------------
 
