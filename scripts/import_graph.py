@@ -85,7 +85,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "auth_context",
         ),
     ),
-    ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin")),
+    ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin", "contrib")),
 )
 #: Flask names only the transport and the face may import.
 REQUEST_NAMES = frozenset({"request", "current_app", "copy_current_request_context"})
