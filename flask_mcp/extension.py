@@ -29,12 +29,15 @@ from .runtime.notify import publish
 from .runtime.state import AppState
 from .server.blueprints import MCPBlueprint
 from .server.blueprints import register_blueprint
-from .server.declarations import Declarations
 from .server.declarations import tagset
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.registry import Registry
 from .server.registry import Tool
+from .server.shared_registry import RegistrySync
+from .server.shared_registry import SharedDeclarations
+from .server.shared_registry import replaying
+from .server.shared_registry import unshared
 from .transport.auth import register_metadata_routes
 from .transport.views import make_blueprint
 
@@ -85,7 +88,7 @@ def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
             )
 
 
-class MCP(Declarations):
+class MCP(SharedDeclarations):
     """A Model Context Protocol server for Flask apps.
 
     Declare tools, resources and prompts with the decorators, then call
@@ -132,6 +135,7 @@ class MCP(Declarations):
         #: Runs requests; made from the registry and the server info alone.
         self.dispatcher = Dispatcher(self.registry, self.info)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
+        self._syncs: weakref.WeakKeyDictionary[Flask, RegistrySync] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
         if app is not None:
@@ -194,6 +198,9 @@ class MCP(Declarations):
         app.extensions["mcp"] = self
         self._states[app] = state
         app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))
+        if getattr(state.backend, "multiprocess", False) and hasattr(state.backend, "client"):
+            sync = self._syncs[app] = RegistrySync(self, state, self.name)
+            app.before_request_funcs.setdefault("mcp", []).append(lambda: _catch_up(sync))
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
@@ -279,6 +286,10 @@ class MCP(Declarations):
             is added then), or a prefixed tool name is invalid.
         """
         register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+        if self._sharing():
+            ref = _blueprint_path(blueprint)
+            op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
+            self._share(op or None, f"Blueprint {blueprint.name!r}")
 
     def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
         """Enable the tools, prompts, resources and templates named or tagged.
@@ -311,7 +322,36 @@ class MCP(Declarations):
                 f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; pass "
                 "a tool or prompt name, a resource URI, a template text, or tags=[...]."
             )
-        return list(self.registry.set_enabled(enabled, names, tags))
+        moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
+        op = {"op": "enable" if enabled else "disable", "names": list(names), "tags": list(tags)}
+        self._share(op, "The enabled set")
+        return moved
+
+    # -- runtime changes in every worker (server/shared_registry.py) --------------------
+
+    def _sharing(self) -> list[RegistrySync]:
+        if replaying.get() or unshared.get() or not self._syncs:
+            return []
+        from flask import has_request_context
+
+        serving = has_request_context() or any(
+            state.supervisor is not None for state in self._states.values()
+        )
+        return list(self._syncs.values()) if serving else []
+
+    def apply_face_operation(self, op: dict[str, t.Any], state: AppState) -> None:
+        """Apply another worker's ``enable``, ``disable``, ``blueprint`` or ``view`` operation."""
+        from .server.shared_registry import resolve
+
+        kind = op["op"]
+        if kind in ("enable", "disable"):
+            self.registry.set_enabled(kind == "enable", op["names"], op["tags"])
+        elif kind == "blueprint":
+            self.register_blueprint(resolve(op["ref"]), prefix=op["prefix"], uri_prefix=op["uri"])
+        elif kind == "view":
+            self.tool_from_view(op["endpoint"], app=state.app, **op["kwargs"])
+        else:
+            super().apply_face_operation(op, state)
 
     # -- tools from the app's views ----------------------------------------------------
 
@@ -347,7 +387,8 @@ class MCP(Declarations):
         found = views.describe_view(
             target, rule, chosen, self._view_specs(target, spec), name, description
         )
-        return self._add_view_tool(found, tags, scopes)
+        shareable = spec is None and not tags and not scopes
+        return self._add_view_tool(found, tags, scopes, description, shareable)
 
     def tools_from_app(
         self,
@@ -393,7 +434,8 @@ class MCP(Declarations):
                 f"Cannot make tools from the app's views: {', '.join(map(repr, taken))} "
                 "already taken; pass name= (a function of endpoint and method) or exclude=."
             )
-        return [self._add_view_tool(f, tags, ()) for f in found]
+        shareable = spec is None and not tags
+        return [self._add_view_tool(f, tags, (), None, shareable) for f in found]
 
     def _view_app(self, app: Flask | None) -> Flask:
         if app is not None:
@@ -416,17 +458,33 @@ class MCP(Declarations):
         documents = [views.spec_dict(spec)] if spec is not None else []
         return documents + views.find_specs(app)
 
-    def _add_view_tool(self, found: t.Any, tags: t.Iterable[str], scopes: t.Sequence[str]) -> Tool:
-        return self.add_tool(
-            found.handler,
-            name=found.name,
-            description=found.description,
-            input_schema=found.input_schema,
-            annotations=found.annotations,
-            structured_output=False,
-            tags=tags,
-            scopes=scopes,
-        )
+    def _add_view_tool(
+        self,
+        found: t.Any,
+        tags: t.Iterable[str],
+        scopes: t.Sequence[str],
+        description: str | None,
+        shareable: bool,
+    ) -> Tool:
+        token = unshared.set(True)  # shared below as one "view" operation
+        try:
+            tool: Tool = self.add_tool(
+                found.handler,
+                name=found.name,
+                description=found.description,
+                input_schema=found.input_schema,
+                annotations=found.annotations,
+                structured_output=False,
+                tags=tags,
+                scopes=scopes,
+            )
+        finally:
+            unshared.reset(token)
+        handler = found.handler
+        kwargs = {"method": handler.method, "name": tool.name, "description": description}
+        op = {"op": "view", "endpoint": handler.rule.endpoint, "kwargs": kwargs}
+        self._share(op if shareable else None, f"Tool {tool.name!r}")
+        return tool
 
     # -- notifications -------------------------------------------------------------
 
@@ -496,6 +554,8 @@ class MCP(Declarations):
         return stats
 
     def _on_registry_change(self, kind: str) -> None:
+        if replaying.get():
+            return  # the worker that made the change told every session
         # Only apps that already served a request in this process tell their
         # clients: a declaration at import time (every worker boots through it)
         # changes nothing a client has seen.
@@ -506,6 +566,21 @@ class MCP(Declarations):
                 self.notify_list_changed(family, app=app)
             except Exception:
                 logger.exception("Could not send notifications/%s/list_changed", family)
+
+
+def _catch_up(sync: RegistrySync) -> None:
+    try:
+        sync.catch_up()
+    except Exception:
+        logger.exception("Could not replay the registry changes of the other workers")
+
+
+def _blueprint_path(blueprint: MCPBlueprint) -> str | None:
+    if not blueprint.import_name:
+        return None
+    module = importlib.import_module(blueprint.import_name)
+    names = [name for name, value in vars(module).items() if value is blueprint]
+    return f"{blueprint.import_name}:{names[0]}" if names else None
 
 
 __all__ = [
