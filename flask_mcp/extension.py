@@ -23,21 +23,18 @@ from .auth.authenticator import unenforced_scopes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .contrib.view_tools import ViewTools
 from .protocol import jsonrpc
 from .runtime.notify import deliver_general
 from .runtime.notify import publish
 from .runtime.state import AppState
-from .server.blueprints import MCPBlueprint
-from .server.blueprints import register_blueprint
-from .server.declarations import tagset
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.registry import Registry
-from .server.registry import Tool
 from .server.shared_registry import RegistrySync
 from .server.shared_registry import SharedDeclarations
+from .server.shared_registry import catch_up
 from .server.shared_registry import replaying
-from .server.shared_registry import unshared
 from .transport.auth import register_metadata_routes
 from .transport.views import make_blueprint
 
@@ -88,7 +85,7 @@ def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
             )
 
 
-class MCP(SharedDeclarations):
+class MCP(SharedDeclarations, ViewTools):
     """A Model Context Protocol server for Flask apps.
 
     Declare tools, resources and prompts with the decorators, then call
@@ -200,7 +197,7 @@ class MCP(SharedDeclarations):
         app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))
         if getattr(state.backend, "multiprocess", False) and hasattr(state.backend, "client"):
             sync = self._syncs[app] = RegistrySync(self, state, self.name)
-            app.before_request_funcs.setdefault("mcp", []).append(lambda: _catch_up(sync))
+            app.before_request_funcs.setdefault("mcp", []).append(lambda: catch_up(sync))
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
@@ -267,224 +264,6 @@ class MCP(SharedDeclarations):
             )
         self._authorizer = fn
         return fn
-
-    # -- blueprints, enable and disable ----------------------------------------------
-
-    def register_blueprint(
-        self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
-    ) -> None:
-        """Add the tools, resources, prompts and completions of an :class:`MCPBlueprint`.
-
-        Tool and prompt names (and resource names) get ``prefix``; resource URIs
-        and templates get ``uri_prefix`` as their first path segment
-        (``invoice://{id}`` -> ``invoice://billing/{id}``), by default the
-        prefix without its trailing ``_``, ``-`` or ``.``; ``uri_prefix=""``
-        keeps them. Works before and after ``init_app``; a blueprint may be
-        registered several times under different prefixes.
-
-        :raises ValueError: a prefixed name or URI is already registered (nothing
-            is added then), or a prefixed tool name is invalid.
-        """
-        register_blueprint(self.registry, blueprint, prefix, uri_prefix)
-        if self._sharing():
-            ref = _blueprint_path(blueprint)
-            op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
-            self._share(op or None, f"Blueprint {blueprint.name!r}")
-
-    def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
-        """Enable the tools, prompts, resources and templates named or tagged.
-
-        A name is a tool or prompt name, a resource URI or a template text.
-        Clients are told the lists changed. Return the (kind, key) pairs enabled.
-
-        :raises LookupError: a name or tag matches nothing registered.
-        """
-        return self._set_enabled(True, names, tagset(tags))
-
-    def disable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
-        """Disable the tools, prompts, resources and templates named or tagged.
-
-        A disabled record leaves its list and cannot be called, read or
-        completed (clients get the same error as for an unknown name) until it
-        is enabled again; its name stays taken. Return the (kind, key) pairs
-        disabled.
-
-        :raises LookupError: a name or tag matches nothing registered.
-        """
-        return self._set_enabled(False, names, tagset(tags))
-
-    def _set_enabled(
-        self, enabled: bool, names: t.Iterable[str], tags: t.Iterable[str]
-    ) -> list[tuple[str, str]]:
-        unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
-        if unknown:
-            raise LookupError(
-                f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; pass "
-                "a tool or prompt name, a resource URI, a template text, or tags=[...]."
-            )
-        moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
-        op = {"op": "enable" if enabled else "disable", "names": list(names), "tags": list(tags)}
-        self._share(op, "The enabled set")
-        return moved
-
-    # -- runtime changes in every worker (server/shared_registry.py) --------------------
-
-    def _sharing(self) -> list[RegistrySync]:
-        if replaying.get() or unshared.get() or not self._syncs:
-            return []
-        from flask import has_request_context
-
-        serving = has_request_context() or any(
-            state.supervisor is not None for state in self._states.values()
-        )
-        return list(self._syncs.values()) if serving else []
-
-    def apply_face_operation(self, op: dict[str, t.Any], state: AppState) -> None:
-        """Apply another worker's ``enable``, ``disable``, ``blueprint`` or ``view`` operation."""
-        from .server.shared_registry import resolve
-
-        kind = op["op"]
-        if kind in ("enable", "disable"):
-            self.registry.set_enabled(kind == "enable", op["names"], op["tags"])
-        elif kind == "blueprint":
-            self.register_blueprint(resolve(op["ref"]), prefix=op["prefix"], uri_prefix=op["uri"])
-        elif kind == "view":
-            self.tool_from_view(op["endpoint"], app=state.app, **op["kwargs"])
-        else:
-            super().apply_face_operation(op, state)
-
-    # -- tools from the app's views ----------------------------------------------------
-
-    def tool_from_view(
-        self,
-        view: str | t.Callable[..., t.Any],
-        *,
-        app: Flask | None = None,
-        method: str | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        spec: t.Any = None,
-        tags: t.Iterable[str] = (),
-        scopes: t.Sequence[str] = (),
-    ) -> Tool:
-        """Turn one route of a Flask view into a tool (see :doc:`/views`).
-
-        :param view: an endpoint name (``"pets.Pets"``) or the view function.
-        :param app: the app serving it; default: the current app, else the only
-            app this server was registered on.
-        :param method: the HTTP method, when the route has several.
-        :param name: the tool's name (default: the endpoint in snake case, plus
-            the method when the route has several).
-        :param description: default: the OpenAPI summary, else the view's docstring.
-        :param spec: an ``apispec.APISpec`` or OpenAPI dict describing the view;
-            flask-smorest's are found on their own.
-        :raises LookupError: no route serves ``view``, or ``method`` is needed.
-        """
-        from .contrib import views
-
-        target = self._view_app(app)
-        rule, chosen = views.find_rule(target, view, method)
-        found = views.describe_view(
-            target, rule, chosen, self._view_specs(target, spec), name, description
-        )
-        shareable = spec is None and not tags and not scopes
-        return self._add_view_tool(found, tags, scopes, description, shareable)
-
-    def tools_from_app(
-        self,
-        app: Flask,
-        *,
-        include: t.Iterable[str] | None = None,
-        exclude: t.Iterable[str] = (),
-        methods: t.Iterable[str] | None = None,
-        spec: t.Any = None,
-        tags: t.Iterable[str] = (),
-        name: t.Callable[[str, str], str | None] | None = None,
-    ) -> list[Tool]:
-        """Turn the app's routes into tools, one per route and method (see :doc:`/views`).
-
-        :param include: endpoint globs to take (``["pets.*"]``); default: all.
-        :param exclude: endpoint globs to leave out, on top of the static files,
-            the MCP endpoint and the OpenAPI documentation.
-        :param methods: the HTTP methods to take; default: all but HEAD and OPTIONS.
-        :param spec: see :meth:`tool_from_view`.
-        :param name: called as ``name(endpoint, method)``; returns the tool's
-            name, or ``None`` for the default.
-        :raises ValueError: a tool name is taken (nothing is added then).
-        """
-        from .contrib import views
-
-        documents = self._view_specs(app, spec)
-        path = app.config.get("MCP_PATH") if "mcp" in app.extensions else None
-        found = [
-            views.describe_view(
-                app,
-                rule,
-                method,
-                documents,
-                name(rule.endpoint or "", method) if name is not None else None,
-            )
-            for rule, method in views.select_routes(app, include, exclude, methods, path)
-        ]
-        taken = [f.name for f in found if f.name in self.registry.tools]
-        names = [f.name for f in found]
-        taken += sorted({n for n in names if names.count(n) > 1})
-        if taken:
-            raise ValueError(
-                f"Cannot make tools from the app's views: {', '.join(map(repr, taken))} "
-                "already taken; pass name= (a function of endpoint and method) or exclude=."
-            )
-        shareable = spec is None and not tags
-        return [self._add_view_tool(f, tags, (), None, shareable) for f in found]
-
-    def _view_app(self, app: Flask | None) -> Flask:
-        if app is not None:
-            return app
-        from flask import has_app_context
-
-        if has_app_context():
-            return self.current_app
-        apps = list(self._states)
-        if len(apps) == 1:
-            return apps[0]
-        raise RuntimeError(
-            "tool_from_view needs the app serving the view: pass app=, call it inside an app "
-            "context, or call init_app first."
-        )
-
-    def _view_specs(self, app: Flask, spec: t.Any) -> list[dict[str, t.Any]]:
-        from .contrib import views
-
-        documents = [views.spec_dict(spec)] if spec is not None else []
-        return documents + views.find_specs(app)
-
-    def _add_view_tool(
-        self,
-        found: t.Any,
-        tags: t.Iterable[str],
-        scopes: t.Sequence[str],
-        description: str | None,
-        shareable: bool,
-    ) -> Tool:
-        token = unshared.set(True)  # shared below as one "view" operation
-        try:
-            tool: Tool = self.add_tool(
-                found.handler,
-                name=found.name,
-                description=found.description,
-                input_schema=found.input_schema,
-                annotations=found.annotations,
-                structured_output=False,
-                tags=tags,
-                scopes=scopes,
-            )
-        finally:
-            unshared.reset(token)
-        handler = found.handler
-        kwargs = {"method": handler.method, "name": tool.name, "description": description}
-        op = {"op": "view", "endpoint": handler.rule.endpoint, "kwargs": kwargs}
-        self._share(op if shareable else None, f"Tool {tool.name!r}")
-        return tool
 
     # -- notifications -------------------------------------------------------------
 
@@ -566,21 +345,6 @@ class MCP(SharedDeclarations):
                 self.notify_list_changed(family, app=app)
             except Exception:
                 logger.exception("Could not send notifications/%s/list_changed", family)
-
-
-def _catch_up(sync: RegistrySync) -> None:
-    try:
-        sync.catch_up()
-    except Exception:
-        logger.exception("Could not replay the registry changes of the other workers")
-
-
-def _blueprint_path(blueprint: MCPBlueprint) -> str | None:
-    if not blueprint.import_name:
-        return None
-    module = importlib.import_module(blueprint.import_name)
-    names = [name for name, value in vars(module).items() if value is blueprint]
-    return f"{blueprint.import_name}:{names[0]}" if names else None
 
 
 __all__ = [

@@ -25,10 +25,17 @@ import threading
 import typing as t
 import warnings
 
+from flask import has_request_context
+
+from .blueprints import MCPBlueprint
+from .blueprints import register_blueprint
 from .declarations import Declarations
+from .declarations import tagset
 from .resource_security import DEFAULT_RESOURCE_SECURITY
 
 if t.TYPE_CHECKING:
+    from flask import Flask
+
     from ..runtime.state import AppState
 
 logger = logging.getLogger("flask_mcp")
@@ -129,11 +136,13 @@ class RegistrySync:
 
 
 class SharedDeclarations(Declarations):
-    """:class:`Declarations` whose runtime changes reach every worker of a Redis backend."""
+    """:class:`Declarations` whose runtime changes reach every worker of a Redis backend.
 
-    def _sharing(self) -> list[RegistrySync]:
-        """Return the logs to record a change in: none at import time or while replaying."""
-        raise NotImplementedError
+    Also blueprints (:meth:`register_blueprint`) and :meth:`enable`/:meth:`disable`.
+    """
+
+    _states: t.MutableMapping[Flask, AppState]
+    _syncs: t.MutableMapping[Flask, RegistrySync]
 
     def _share(self, op: dict[str, t.Any] | None, what: str) -> None:
         syncs = self._sharing()
@@ -220,9 +229,104 @@ class SharedDeclarations(Declarations):
         else:
             self.apply_face_operation(op, state)
 
+    # -- blueprints, enable and disable ----------------------------------------------
+
+    def register_blueprint(
+        self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
+    ) -> None:
+        """Add the tools, resources, prompts and completions of an :class:`MCPBlueprint`.
+
+        Tool and prompt names (and resource names) get ``prefix``; resource URIs
+        and templates get ``uri_prefix`` as their first path segment
+        (``invoice://{id}`` -> ``invoice://billing/{id}``), by default the
+        prefix without its trailing ``_``, ``-`` or ``.``; ``uri_prefix=""``
+        keeps them. Works before and after ``init_app``; a blueprint may be
+        registered several times under different prefixes.
+
+        :raises ValueError: a prefixed name or URI is already registered (nothing
+            is added then), or a prefixed tool name is invalid.
+        """
+        register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+        if self._sharing():
+            ref = blueprint_path(blueprint)
+            op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
+            self._share(op or None, f"Blueprint {blueprint.name!r}")
+
+    def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
+        """Enable the tools, prompts, resources and templates named or tagged.
+
+        A name is a tool or prompt name, a resource URI or a template text.
+        Clients are told the lists changed. Return the (kind, key) pairs enabled.
+
+        :raises LookupError: a name or tag matches nothing registered.
+        """
+        return self._set_enabled(True, names, tagset(tags))
+
+    def disable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
+        """Disable the tools, prompts, resources and templates named or tagged.
+
+        A disabled record leaves its list and cannot be called, read or
+        completed (clients get the same error as for an unknown name) until it
+        is enabled again; its name stays taken. Return the (kind, key) pairs
+        disabled.
+
+        :raises LookupError: a name or tag matches nothing registered.
+        """
+        return self._set_enabled(False, names, tagset(tags))
+
+    def _set_enabled(
+        self, enabled: bool, names: t.Iterable[str], tags: t.Iterable[str]
+    ) -> list[tuple[str, str]]:
+        unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
+        if unknown:
+            raise LookupError(
+                f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; pass "
+                "a tool or prompt name, a resource URI, a template text, or tags=[...]."
+            )
+        moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
+        op: dict[str, t.Any] = {
+            "op": "enable" if enabled else "disable",
+            "names": list(names),
+            "tags": list(tags),
+        }
+        self._share(op, "The enabled set")
+        return moved
+
+    def _sharing(self) -> list[RegistrySync]:
+        if replaying.get() or unshared.get() or not self._syncs:
+            return []
+        serving = has_request_context() or any(
+            state.supervisor is not None for state in self._states.values()
+        )
+        return list(self._syncs.values()) if serving else []
+
     def apply_face_operation(self, op: dict[str, t.Any], state: AppState) -> None:
-        """Apply an operation of the face (``enable``, ``register_blueprint``...)."""
-        raise ValueError(f"Unknown registry operation {op.get('op')!r}.")
+        """Apply another worker's ``enable``, ``disable``, ``blueprint`` or ``view`` operation."""
+        kind = op["op"]
+        if kind in ("enable", "disable"):
+            self.registry.set_enabled(kind == "enable", op["names"], op["tags"])
+        elif kind == "blueprint":
+            self.register_blueprint(resolve(op["ref"]), prefix=op["prefix"], uri_prefix=op["uri"])
+        elif kind == "view":
+            make = getattr(self, "tool_from_view")  # noqa: B009 - the face's (contrib.view_tools)
+            make(op["endpoint"], app=state.app, **op["kwargs"])
+        else:
+            raise ValueError(f"Unknown registry operation {kind!r}.")
+
+
+def catch_up(sync: RegistrySync) -> None:
+    try:
+        sync.catch_up()
+    except Exception:
+        logger.exception("Could not replay the registry changes of the other workers")
+
+
+def blueprint_path(blueprint: MCPBlueprint) -> str | None:
+    if not blueprint.import_name:
+        return None
+    module = importlib.import_module(blueprint.import_name)
+    names = [name for name, value in vars(module).items() if value is blueprint]
+    return f"{blueprint.import_name}:{names[0]}" if names else None
 
 
 __all__ = [
@@ -230,6 +334,8 @@ __all__ = [
     "ProcessLocalWarning",
     "RegistrySync",
     "SharedDeclarations",
+    "blueprint_path",
+    "catch_up",
     "import_path",
     "replaying",
     "unshared",
