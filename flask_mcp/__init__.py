@@ -21,6 +21,7 @@ from .server.blueprints import MCPBlueprint
 from .server.call import current_context
 from .server.context import Context
 from .server.resource_security import ResourceSecurity
+from .server.shared_registry import ProcessLocalWarning
 from .transport.auth import current_auth
 from .transport.auth import require_scopes
 
@@ -35,6 +36,7 @@ __all__ = [
     "Context",
     "MCPBlueprint",
     "MCPError",
+    "ProcessLocalWarning",
     "RequestCancelled",
     "ResourceNotFound",
     "ResourceSecurity",
