@@ -185,3 +185,43 @@ def test_smorest_example_schemas_and_auth() -> None:
         assert not client.call_tool("pets_petsbyid_delete", {"pet_id": 2}).get("isError")
         gone = client.call_tool("pets_petsbyid_get", {"pet_id": 2})
         assert gone["isError"] is True and gone["structuredContent"]["code"] == 404
+
+
+def test_webargs_arguments_of_a_plain_view() -> None:
+    import marshmallow as ma
+    from webargs.flaskparser import use_args
+    from webargs.flaskparser import use_kwargs
+
+    class Search(ma.Schema):
+        q = ma.fields.String(required=True)
+        limit = ma.fields.Integer(validate=ma.validate.Range(min=1, max=5))
+
+    app = Flask(__name__)
+    app.config["MCP_ALLOWED_HOSTS"] = ["localhost"]
+
+    @app.get("/search")
+    @use_args(Search(), location="query")
+    def search(args: dict[str, t.Any]) -> t.Any:
+        """Search things."""
+        return jsonify({"q": args["q"], "limit": args.get("limit")})
+
+    @app.post("/notes/<int:folder>")
+    @use_kwargs({"title": ma.fields.String(required=True)})  # the parser's default: json
+    def note(folder: int, title: str) -> t.Any:
+        return jsonify({"folder": folder, "title": title}), 201
+
+    mcp = MCP(name="webargs", version="1")
+    tools = {tool.name: tool for tool in mcp.tools_from_app(app)}
+    mcp.init_app(app)
+    schema = tools["search"].input.schema
+    assert set(schema["properties"]) == {"q", "limit"} and schema["required"] == ["q"]
+    assert schema["properties"]["limit"]["maximum"] == 5
+    body = tools["note"].input.schema["properties"]["body"]
+    assert body["properties"]["title"]["type"] == "string" and body["required"] == ["title"]
+    assert tools["note"].input.schema["required"] == ["folder", "body"]
+    with MCPTestClient(app) as client:
+        found = client.call_tool("search", {"q": "x", "limit": 2})
+        assert found["structuredContent"] == {"q": "x", "limit": 2}
+        assert client.call_tool("search", {"q": "x", "limit": 9})["isError"] is True
+        made = client.call_tool("note", {"folder": 4, "body": {"title": "hi"}})
+        assert made["structuredContent"] == {"folder": 4, "title": "hi"}

@@ -225,14 +225,19 @@ def plain_schema(rule: Rule, method: str) -> tuple[dict[str, t.Any], dict[str, s
     return schema, places
 
 
-def view_doc(app: Flask, endpoint: str, method: str) -> str | None:
-    """Return the docstring of the view (the method's, for a ``MethodView``)."""
+def view_handler(app: Flask, endpoint: str, method: str) -> t.Any:
+    """Return the function that handles ``method`` (the method's, for a ``MethodView``)."""
     view = app.view_functions.get(endpoint)
     view_class = getattr(view, "view_class", None)
     if view_class is not None:
-        handler = getattr(view_class, method.lower(), None)
-        return inspect.getdoc(handler) if handler is not None else inspect.getdoc(view_class)
-    return inspect.getdoc(view) if view is not None else None
+        return getattr(view_class, method.lower(), None) or view_class
+    return view
+
+
+def view_doc(app: Flask, endpoint: str, method: str) -> str | None:
+    """Return the docstring of the view (the method's, for a ``MethodView``)."""
+    handler = view_handler(app, endpoint, method)
+    return inspect.getdoc(handler) if handler is not None else None
 
 
 # -- the call ----------------------------------------------------------------------------
@@ -459,7 +464,10 @@ def describe_view(
         )
         text = summary or view_doc(app, endpoint, method)
     else:
+        from .webargs_schemas import add_declared_arguments
+
         schema, places = plain_schema(rule, method)
+        add_declared_arguments(view_handler(app, endpoint, method), schema, places)
         text = view_doc(app, endpoint, method)
     text = description or text or f"{method} {rule.rule}"
     return ViewToolSpec(
