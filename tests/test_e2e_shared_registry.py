@@ -1,4 +1,4 @@
-"""Runtime tool changes through one of 4 gevent workers sharing Redis reach every worker.
+"""Runtime tool changes through one of 4 workers sharing Redis reach every worker.
 
 A tool added, disabled and removed through whichever worker serves the call is
 listed and callable (or gone) through every worker, and every open session, on
@@ -16,8 +16,8 @@ import httpx
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
-from mcp.shared.exceptions import MCPError
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 pytestmark = [
     pytest.mark.e2e,
@@ -70,10 +70,14 @@ async def sweep(url: str, tool: str, present: bool) -> set[int]:
     return pids
 
 
-def test_runtime_changes_reach_every_worker_and_session(serve: t.Any, redis_url: str) -> None:
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_runtime_changes_reach_every_worker_and_session(
+    serve: t.Any, redis_url: str, worker: str
+) -> None:
     prefix = f"e2e-{uuid.uuid4().hex[:8]}:"
     env = {"FLASK_MCP_BACKEND": f"{redis_url}?prefix={prefix}"}
-    server = serve("tests._apps.shared_tools:app", "gevent", workers=WORKERS, env=env)
+    # gthread: each open GET stream holds a thread; 12 sessions and 24 at once need room
+    server = serve("tests._apps.shared_tools:app", worker, workers=WORKERS, env=env, threads=32)
     heard: dict[int, int] = {i: 0 for i in range(SESSIONS)}
     report: dict[str, t.Any] = {}
 
@@ -137,5 +141,5 @@ def test_runtime_changes_reach_every_worker_and_session(serve: t.Any, redis_url:
             assert len(gone) == WORKERS, gone
 
     anyio.run(main)
-    print(f"shared registry across {WORKERS} gevent workers: {report}")
+    print(f"shared registry across {WORKERS} {worker} workers: {report}")
     assert all(count == 4 for count in heard.values()), heard  # one per change, no echo

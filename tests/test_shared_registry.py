@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -49,6 +50,14 @@ def names(app: Flask) -> list[str]:
         return sorted(tool["name"] for tool in client.list_tools())
 
 
+def eventually(app: Flask, expected: list[str]) -> list[str]:
+    """The names once they equal ``expected`` (the pub/sub announcement is asynchronous)."""
+    deadline = time.monotonic() + 10
+    while (found := names(app)) != expected and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return found
+
+
 def test_changes_made_while_serving_reach_the_other_worker(redis_url: str) -> None:
     prefix = f"t-{uuid.uuid4().hex[:8]}:"
     one, app_one = worker(redis_url, prefix)
@@ -59,17 +68,23 @@ def test_changes_made_while_serving_reach_the_other_worker(redis_url: str) -> No
         one.add_tool(echo, name="echo", tags={"t"})
         one.register_blueprint(shared_bp, prefix="bp_")
         one.tool_from_view("late", app=app_one)
-    assert names(app_two) == ["base", "bp_ping", "echo", "late"]
+    assert eventually(app_two, ["base", "bp_ping", "echo", "late"]) == [
+        "base",
+        "bp_ping",
+        "echo",
+        "late",
+    ]
     with MCPTestClient(app_two) as client:
         assert client.call_tool("echo", {"text": "hi"})["content"][0]["text"] == "hi"
         assert client.call_tool("late")["content"][0]["text"] == "late view"
     with app_one.test_request_context():
         one.disable(tags=["t"])
         one.remove_tool("bp_ping")
-    assert names(app_two) == ["base", "late"]
+    assert eventually(app_two, ["base", "late"]) == ["base", "late"]
     with app_two.test_request_context():
         two.enable("echo")  # the other direction
-    assert names(app_one) == ["base", "echo", "import_time", "late"]
+    expected = ["base", "echo", "import_time", "late"]
+    assert eventually(app_one, expected) == expected
 
 
 def test_a_handler_without_import_path_stays_local_with_a_warning(redis_url: str) -> None:

@@ -5,13 +5,16 @@ while serving (``add_tool``, ``remove_tool``, ``enable``, ``disable``, the same
 for resources and prompts, ``register_blueprint``, ``tool_from_view``) is applied
 in the worker that made it, which tells every session (they live in Redis), and
 is appended as an *operation* to a list in Redis. Every worker replays the
-operations it has not seen before it serves an MCP request (one ``LLEN`` per
-request), without telling the sessions again.
+operations it has not seen before it serves an MCP request, without telling the
+sessions again.
 
 An operation names its handler by import path (``module:qualname``); a handler
 that cannot be found again by that path (a lambda, a closure, a function defined
 in another function) cannot be replayed elsewhere, so the change stays in the
 worker that made it, with a :class:`ProcessLocalWarning`.
+
+The log is read only when a worker announced a change on the backend's
+pub/sub channel, or after :data:`RECHECK` seconds without reading it.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ import json
 import logging
 import os
 import threading
+import time
 import typing as t
 import warnings
 
 from flask import has_request_context
 
+from ..runtime.concurrency import sleep
+from ..runtime.concurrency import spawn
 from .blueprints import MCPBlueprint
 from .blueprints import register_blueprint
 from .declarations import Declarations
@@ -40,6 +46,8 @@ if t.TYPE_CHECKING:
 
 logger = logging.getLogger("flask_mcp")
 
+#: Longest time a worker serves without reading the log (a lost pub/sub message).
+RECHECK = 1.0
 #: Seconds the operation log is kept after its last change.
 LOG_TTL = 7 * 24 * 3600
 #: True while a worker replays another worker's operation.
@@ -97,17 +105,52 @@ class RegistrySync:
         # The workers of one master (gunicorn, uWSGI) share a log; a new master starts a new one.
         generation = os.getppid()
         self.key = f"{backend.prefix}registry:{server_name}:{generation}:ops"
+        self.channel = f"flask-mcp:{server_name}:registry"
         self.applied = 0
         self.own: set[int] = set()
         self._lock = threading.Lock()
+        self._pid = 0
+        self._dirty = True
+        self._checked = 0.0
 
     def record(self, op: dict[str, t.Any]) -> None:
-        """Append an operation this worker already applied."""
+        """Append an operation this worker already applied, and tell the other workers."""
         with self._lock:
             seq = int(self.client.rpush(self.key, json.dumps(op)))
             self.client.expire(self.key, LOG_TTL)
             self.own.add(seq)
+        self.state.backend.publish(self.channel, {"seq": seq})
         self.catch_up()
+
+    def before_request(self) -> None:
+        """Replay what changed, before this worker serves an MCP request.
+
+        The log is read when a worker announced a change on the backend's
+        pub/sub (heard by a watcher task started in each process), and at most
+        every :data:`RECHECK` seconds in any case, in case an announcement was lost.
+        """
+        if self._pid != os.getpid():
+            self._pid, self._dirty = os.getpid(), True
+            spawn(self._watch)
+        now = time.monotonic()
+        if self._dirty or now - self._checked >= RECHECK:
+            self._dirty, self._checked = False, now
+            self.catch_up()
+
+    def _watch(self) -> None:
+        pid = os.getpid()
+        while self._pid == pid:
+            try:
+                subscription = self.state.backend.subscribe(self.channel)
+                try:
+                    while self._pid == pid:
+                        if subscription.get(timeout=RECHECK) is not None:
+                            self._dirty = True
+                finally:
+                    subscription.close()
+            except Exception:
+                logger.warning("The registry watcher lost its subscription; it retries.")
+                sleep(RECHECK)
 
     def catch_up(self) -> int:
         """Replay the operations of other workers not seen yet; return how many."""
@@ -315,8 +358,9 @@ class SharedDeclarations(Declarations):
 
 
 def catch_up(sync: RegistrySync) -> None:
+    """Run :meth:`RegistrySync.before_request`, logging (not raising) a failure."""
     try:
-        sync.catch_up()
+        sync.before_request()
     except Exception:
         logger.exception("Could not replay the registry changes of the other workers")
 
