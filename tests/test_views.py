@@ -225,3 +225,16 @@ def test_webargs_arguments_of_a_plain_view() -> None:
         assert client.call_tool("search", {"q": "x", "limit": 9})["isError"] is True
         made = client.call_tool("note", {"folder": 4, "body": {"title": "hi"}})
         assert made["structuredContent"] == {"folder": 4, "title": "hi"}
+
+
+def test_view_tools_in_the_stateless_era() -> None:
+    app = plain_app()
+    mcp = MCP(name="plain", version="1")
+    mcp.tools_from_app(app, include=["item", "whoami"])
+    mcp.init_app(app)
+    headers = {"Authorization": "Bearer s-1"}
+    with MCPTestClient(app, protocol_version="2026-07-28", headers=headers) as client:
+        assert sorted(tool["name"] for tool in client.list_tools()) == ["item", "whoami"]
+        assert client.call_tool("item", {"item_id": 5})["structuredContent"]["id"] == 5
+        assert client.call_tool("item", {"item_id": 50})["isError"] is True
+        assert client.call_tool("whoami")["content"][0]["text"] == "Bearer s-1"
