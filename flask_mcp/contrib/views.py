@@ -40,7 +40,7 @@ BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: Headers of the MCP request passed on to the view: who is calling.
 IDENTITY_HEADERS = ("Authorization", "Cookie")
 #: Endpoints never turned into tools by :func:`select_routes` (globs).
-DEFAULT_EXCLUDE = ("static", "mcp.*", "api-docs.*", "*.static", "flask_mcp*")
+DEFAULT_EXCLUDE = ("static", "mcp.*", "mcp_auth.*", "api-docs.*", "*.static", "flask_mcp*")
 
 _VARIABLE = re.compile(r"<(?:[^<>:]+:)?([^<>]+)>")
 
