@@ -194,10 +194,11 @@ class MCP(SharedDeclarations, ViewTools):
         state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
         app.extensions["mcp"] = self
         self._states[app] = state
-        app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))
+        endpoint = make_blueprint(self.dispatcher, state, self.roots_changed_hooks)
+        app.register_blueprint(endpoint)
         if getattr(state.backend, "multiprocess", False) and hasattr(state.backend, "client"):
             sync = self._syncs[app] = RegistrySync(self, state, self.name)
-            app.before_request_funcs.setdefault("mcp", []).append(lambda: catch_up(sync))
+            app.before_request_funcs.setdefault(endpoint.name, []).append(lambda: catch_up(sync))
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
