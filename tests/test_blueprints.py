@@ -195,3 +195,11 @@ def test_prefix_uri() -> None:
     assert prefix_uri("a://x", "") == "a://x"
     with pytest.raises(ValueError, match="no scheme"):
         prefix_uri("plain", "seg")
+
+
+def test_a_blueprint_registration_tells_listeners_once_per_kind() -> None:
+    mcp = MCP(name="shop", version="1")
+    heard: list[str] = []
+    mcp.registry.listeners.append(heard.append)
+    mcp.register_blueprint(billing(), prefix="b_")
+    assert sorted(heard) == ["prompts", "resourceTemplates", "resources", "tools"]

@@ -111,7 +111,8 @@ class ViewTools:
                 "already taken; pass name= (a function of endpoint and method) or exclude=."
             )
         shareable = spec is None and not tags
-        return [self._add_view_tool(f, tags, (), None, shareable) for f in found]
+        with self.registry.batch():  # one list_changed, not one per view
+            return [self._add_view_tool(f, tags, (), None, shareable) for f in found]
 
     def _view_app(self, app: Flask | None) -> Flask:
         if app is not None:

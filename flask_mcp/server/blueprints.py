@@ -186,15 +186,16 @@ def register_blueprint(
             "this server. Register the blueprint with another prefix= (and uri_prefix=), or "
             "rename the declarations."
         )
-    for tool in tools:
-        target.add_tool(tool)
-    for prompt in prompts:
-        target.add_prompt(prompt)
-    for resource in resources:
-        target.add_resource(resource)
-    for record in templates:
-        target.add_template(record)
-    target.completions.update(completions)
+    with target.batch():  # one list_changed per kind, not per record
+        for tool in tools:
+            target.add_tool(tool)
+        for prompt in prompts:
+            target.add_prompt(prompt)
+        for resource in resources:
+            target.add_resource(resource)
+        for record in templates:
+            target.add_template(record)
+        target.completions.update(completions)
     hidden = [
         *(prefix + name for name in disabled["tools"]),
         *(prefix + name for name in disabled["prompts"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import dataclasses
 import re
 import threading
@@ -213,6 +214,7 @@ class Registry:
         self._lock = threading.Lock()
         self._cache: dict[str, list[dict[str, t.Any]]] = {}
         self.listeners: list[t.Callable[[str], None]] = []
+        self._deferred: dict[str, None] | None = None
         #: Disabled records by kind and key: out of the lists and out of reach until enabled.
         self.disabled: dict[str, dict[str, t.Any]] = {kind: {} for kind in KINDS}
 
@@ -221,8 +223,25 @@ class Registry:
 
     def _changed(self, kind: str) -> None:
         self._cache.pop(kind, None)
+        if self._deferred is not None:
+            self._deferred.setdefault(kind)
+            return
         for listener in list(self.listeners):
             listener(kind)
+
+    @contextlib.contextmanager
+    def batch(self) -> t.Iterator[None]:
+        """Tell the listeners once per kind changed, at the end of the block."""
+        if self._deferred is not None:
+            yield
+            return
+        self._deferred = {}
+        try:
+            yield
+        finally:
+            kinds, self._deferred = self._deferred, None
+            for kind in kinds:
+                self._changed(kind)
 
     def add_tool(self, tool: Tool) -> None:
         """Register a tool.
