@@ -18,10 +18,12 @@ from .errors import ResourceNotFound
 from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
+from .server.blueprints import MCPBlueprint
 from .server.call import current_context
 from .server.context import Context
 from .server.middleware import CallInfo
 from .server.resource_security import ResourceSecurity
+from .server.shared_registry import ProcessLocalWarning
 from .transport.auth import current_auth
 from .transport.auth import require_scopes
 
@@ -35,8 +37,10 @@ __all__ = [
     "ClientRequestTimeout",
     "ConfigWarning",
     "Context",
+    "MCPBlueprint",
     "MCPError",
     "RateLimited",
+    "ProcessLocalWarning",
     "RequestCancelled",
     "ResourceNotFound",
     "ResourceSecurity",

@@ -23,15 +23,19 @@ from .auth.authenticator import unenforced_scopes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .contrib.view_tools import ViewTools
 from .protocol import jsonrpc
 from .runtime.notify import deliver_general
 from .runtime.notify import publish
 from .runtime.state import AppState
-from .server.declarations import Declarations
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.middleware import Middleware
 from .server.registry import Registry
+from .server.shared_registry import RegistrySync
+from .server.shared_registry import SharedDeclarations
+from .server.shared_registry import catch_up
+from .server.shared_registry import replaying
 from .transport.auth import register_metadata_routes
 from .transport.health import register_health_routes
 from .transport.tasks import LocalExecutor
@@ -85,7 +89,7 @@ def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
             )
 
 
-class MCP(Declarations):
+class MCP(SharedDeclarations, ViewTools):
     """A Model Context Protocol server for Flask apps.
 
     Declare tools, resources and prompts with the decorators, then call
@@ -133,6 +137,7 @@ class MCP(Declarations):
         #: Runs requests; made from the registry and the server info alone.
         self.dispatcher = Dispatcher(self.registry, self.info)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
+        self._syncs: weakref.WeakKeyDictionary[Flask, RegistrySync] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
         #: Runs the handlers of tasks: ``None`` for greenlets or threads of the serving
@@ -202,7 +207,11 @@ class MCP(Declarations):
             bind(self.name, app, state, self.dispatcher)
         app.extensions["mcp"] = self
         self._states[app] = state
-        app.register_blueprint(make_blueprint(self.dispatcher, state, self.roots_changed_hooks))
+        endpoint = make_blueprint(self.dispatcher, state, self.roots_changed_hooks)
+        app.register_blueprint(endpoint)
+        if getattr(state.backend, "multiprocess", False) and hasattr(state.backend, "client"):
+            sync = self._syncs[app] = RegistrySync(self, state, self.name)
+            app.before_request_funcs.setdefault(endpoint.name, []).append(lambda: catch_up(sync))
         register_health_routes(app, state)
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
@@ -366,6 +375,8 @@ class MCP(Declarations):
         return stats
 
     def _on_registry_change(self, kind: str) -> None:
+        if replaying.get():
+            return  # the worker that made the change told every session
         # Only apps that already served a request in this process tell their
         # clients: a declaration at import time (every worker boots through it)
         # changes nothing a client has seen.

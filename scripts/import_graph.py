@@ -85,12 +85,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "auth_context",
         ),
     ),
+    (
+        "L6b integrations under the face",
+        ("contrib.views", "contrib.view_tools", "contrib.webargs_schemas", "contrib.celery"),
+    ),
     ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin", "cli")),
     ("L8 contrib", ("contrib",)),
 )
 #: Flask names only the transport, the face and the integrations above it may import.
 REQUEST_NAMES = frozenset({"request", "current_app", "copy_current_request_context"})
-FACE_OR_TRANSPORT = ("L6 transport", "L7 face", "L8 contrib")
+FACE_OR_TRANSPORT = ("L6 transport", "L6b integrations under the face", "L7 face", "L8 contrib")
 
 
 class Edge(t.NamedTuple):

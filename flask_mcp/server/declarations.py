@@ -32,6 +32,11 @@ F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+(\s*;.*)?")
 
 
+def tagset(tags: t.Iterable[str]) -> frozenset[str]:
+    """Return ``tags`` as a frozenset; a single string is one tag, not its letters."""
+    return frozenset((tags,) if isinstance(tags, str) else tags)
+
+
 def _not_called(decorator: str) -> TypeError:
     return TypeError(
         f"@mcp.{decorator} needs the resource's URI: write @mcp.{decorator}('scheme://path') "
@@ -68,6 +73,7 @@ class Declarations:
         mime_type: str | None = None,
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
+        tags: t.Iterable[str] = (),
     ) -> t.Callable[[F], F]: ...
 
     def tool(
@@ -87,6 +93,7 @@ class Declarations:
         mime_type: str | None = None,
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
+        tags: t.Iterable[str] = (),
     ) -> F | t.Callable[[F], F]:
         """Register a function as a tool and return it unchanged.
 
@@ -110,7 +117,8 @@ class Declarations:
         is a function of the request's ``Context`` that runs in the request
         before the task is created (it may ask the client, through multi-round
         requests at 2026-07-28); the handler finds its return value in
-        ``ctx.prepared``.
+        ``ctx.prepared``. ``tags`` label the tool for
+        :meth:`~flask_mcp.MCP.enable` and :meth:`~flask_mcp.MCP.disable`.
         """
         tool_name = None if callable(name) else name
 
@@ -131,6 +139,7 @@ class Declarations:
                 mime_type=mime_type,
                 task=task,
                 prepare=prepare,
+                tags=tags,
             )
             return fn
 
@@ -154,6 +163,7 @@ class Declarations:
         mime_type: str | None = None,
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
+        tags: t.Iterable[str] = (),
     ) -> Tool:
         """Register a tool at any time; clients are told the list changed.
 
@@ -196,6 +206,7 @@ class Declarations:
             mime_type=mime_type,
             task=task,
             prepare=prepare,
+            tags=tagset(tags),
         )
         self.registry.add_tool(tool)
         return tool
@@ -220,6 +231,7 @@ class Declarations:
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
+        tags: t.Iterable[str] = (),
     ) -> t.Callable[[F], F]:
         """Register a function as a resource, or as a template if ``uri`` has variables.
 
@@ -251,6 +263,7 @@ class Declarations:
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
                 security=security,
+                tags=tags,
             )
             return fn
 
@@ -273,6 +286,7 @@ class Declarations:
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
+        tags: t.Iterable[str] = (),
     ) -> Resource | ResourceTemplate:
         """Register a resource or template at any time; clients are told the list changed."""
         if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
@@ -294,6 +308,7 @@ class Declarations:
             "context_param": ctx_param,
             "ttl_ms": ttl_ms,
             "cache_scope": cache_scope,
+            "tags": tagset(tags),
         }
         if not template.is_template:
             resource = Resource(uri=uri, size=size, **common)
@@ -333,6 +348,7 @@ class Declarations:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        tags: t.Iterable[str] = (),
     ) -> t.Callable[[F], F]: ...
 
     def prompt(
@@ -345,6 +361,7 @@ class Declarations:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        tags: t.Iterable[str] = (),
     ) -> F | t.Callable[[F], F]:
         """Register a function as a prompt and return it unchanged.
 
@@ -363,6 +380,7 @@ class Declarations:
                 icons=icons,
                 meta=meta,
                 scopes=scopes,
+                tags=tags,
             )
             return fn
 
@@ -379,6 +397,7 @@ class Declarations:
         icons: list[dict[str, t.Any]] | None = None,
         meta: dict[str, t.Any] | None = None,
         scopes: t.Sequence[str] = (),
+        tags: t.Iterable[str] = (),
     ) -> Prompt:
         """Register a prompt at any time; clients are told the list changed."""
         ctx_param = context_parameter(fn)
@@ -394,6 +413,7 @@ class Declarations:
             meta=meta,
             scopes=tuple(scopes),
             context_param=ctx_param,
+            tags=tagset(tags),
         )
         self.registry.add_prompt(prompt)
         return prompt
@@ -427,4 +447,5 @@ class Declarations:
 
 __all__ = [
     "Declarations",
+    "tagset",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import dataclasses
 import re
 import threading
@@ -50,6 +51,8 @@ class Tool:
     task: str = "forbidden"
     #: Runs in the request before the task is created (it may ask the client through MRTR).
     prepare: t.Callable[..., t.Any] | None = None
+    #: Labels for :meth:`~flask_mcp.MCP.enable` and :meth:`~flask_mcp.MCP.disable`; not published.
+    tags: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Tool`` object published by ``tools/list``."""
@@ -110,6 +113,7 @@ class Resource:
     #: ``ttlMs`` and ``cacheScope`` of its reads (``None``: the app's defaults).
     ttl_ms: int | None = None
     cache_scope: str | None = None
+    tags: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Resource`` object published by ``resources/list``."""
@@ -146,6 +150,7 @@ class ResourceTemplate:
     ttl_ms: int | None = None
     cache_scope: str | None = None
     security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY
+    tags: frozenset[str] = frozenset()
 
     @property
     def uri_template(self) -> str:
@@ -181,6 +186,7 @@ class Prompt:
     meta: dict[str, t.Any] | None = None
     scopes: tuple[str, ...] = ()
     context_param: str | None = None
+    tags: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Prompt`` object published by ``prompts/list``."""
@@ -194,6 +200,7 @@ class Prompt:
 
 
 Kind = t.Literal["tools", "resources", "resourceTemplates", "prompts"]
+KINDS: tuple[Kind, ...] = ("tools", "resources", "resourceTemplates", "prompts")
 
 
 class Registry:
@@ -213,11 +220,34 @@ class Registry:
         self._lock = threading.Lock()
         self._cache: dict[str, list[dict[str, t.Any]]] = {}
         self.listeners: list[t.Callable[[str], None]] = []
+        self._deferred: dict[str, None] | None = None
+        #: Disabled records by kind and key: out of the lists and out of reach until enabled.
+        self.disabled: dict[str, dict[str, t.Any]] = {kind: {} for kind in KINDS}
+
+    def _taken(self, kind: str, key: str) -> bool:
+        return key in self._table(kind) or key in self.disabled[kind]
 
     def _changed(self, kind: str) -> None:
         self._cache.pop(kind, None)
+        if self._deferred is not None:
+            self._deferred.setdefault(kind)
+            return
         for listener in list(self.listeners):
             listener(kind)
+
+    @contextlib.contextmanager
+    def batch(self) -> t.Iterator[None]:
+        """Tell the listeners once per kind changed, at the end of the block."""
+        if self._deferred is not None:
+            yield
+            return
+        self._deferred = {}
+        try:
+            yield
+        finally:
+            kinds, self._deferred = self._deferred, None
+            for kind in kinds:
+                self._changed(kind)
 
     def add_tool(self, tool: Tool) -> None:
         """Register a tool.
@@ -230,7 +260,7 @@ class Registry:
                 "'_', '-' and '.' (pass name=... to the decorator)."
             )
         with self._lock:
-            if tool.name in self.tools:
+            if self._taken("tools", tool.name):
                 raise ValueError(
                     f"A tool named {tool.name!r} is already registered; pass a different name=."
                 )
@@ -240,7 +270,7 @@ class Registry:
     def add_resource(self, resource: Resource) -> None:
         """Register a static resource; its URI must be unique."""
         with self._lock:
-            if resource.uri in self.resources:
+            if self._taken("resources", resource.uri):
                 raise ValueError(f"A resource with URI {resource.uri!r} is already registered.")
             self.resources[resource.uri] = resource
         self._changed("resources")
@@ -248,7 +278,7 @@ class Registry:
     def add_template(self, template: ResourceTemplate) -> None:
         """Register a resource template; its template text must be unique."""
         with self._lock:
-            if template.uri_template in self.templates:
+            if self._taken("resourceTemplates", template.uri_template):
                 raise ValueError(
                     f"A resource template {template.uri_template!r} is already registered."
                 )
@@ -258,7 +288,7 @@ class Registry:
     def add_prompt(self, prompt: Prompt) -> None:
         """Register a prompt; its name must be unique."""
         with self._lock:
-            if prompt.name in self.prompts:
+            if self._taken("prompts", prompt.name):
                 raise ValueError(f"A prompt named {prompt.name!r} is already registered.")
             self.prompts[prompt.name] = prompt
         self._changed("prompts")
@@ -277,9 +307,45 @@ class Registry:
         table = self._table(kind)
         with self._lock:
             found = table.pop(key, None) is not None
+            hidden = self.disabled[kind].pop(key, None) is not None
         if found:
             self._changed(kind)
-        return found
+        return found or hidden
+
+    def set_enabled(
+        self, enabled: bool, names: t.Iterable[str] = (), tags: t.Iterable[str] = ()
+    ) -> list[tuple[Kind, str]]:
+        """Enable or disable the records named in ``names`` or carrying one of ``tags``.
+
+        A name is a tool or prompt name, a resource URI or a template text. A
+        disabled record leaves its list and cannot be called, read or completed
+        until it is enabled again; its name stays taken. Return the (kind, key)
+        pairs that changed state.
+        """
+        wanted, labels = set(names), set(tags)
+        moved: list[tuple[Kind, str]] = []
+        with self._lock:
+            for kind in KINDS:
+                source, target = (
+                    (self.disabled[kind], self._table(kind))
+                    if enabled
+                    else (self._table(kind), self.disabled[kind])
+                )
+                for key, record in list(source.items()):
+                    if key in wanted or labels & record.tags:
+                        target[key] = source.pop(key)
+                        moved.append((kind, key))
+        for kind in dict.fromkeys(kind for kind, _ in moved):
+            self._changed(kind)
+        return moved
+
+    def known(self, name: str) -> bool:
+        """Tell whether ``name`` is the key of a record, enabled or not, or one of its tags."""
+        for kind in KINDS:
+            for table in (self._table(kind), self.disabled[kind]):
+                if name in table or any(name in record.tags for record in table.values()):
+                    return True
+        return False
 
     def described(self, kind: Kind) -> list[dict[str, t.Any]]:
         """Return the cached list of descriptions for ``kind``."""
@@ -297,11 +363,11 @@ class Registry:
         caps: dict[str, t.Any] = {"logging": {}}
         if self.completions:
             caps["completions"] = {}
-        if self.prompts:
+        if self._has("prompts"):
             caps["prompts"] = {"listChanged": True}
-        if self.resources or self.templates:
+        if self._has("resources", "resourceTemplates"):
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.tools:
+        if self._has("tools"):
             caps["tools"] = {"listChanged": True}
         if any(tool.task != "forbidden" for tool in list(self.tools.values())):
             if era == "stateless":
@@ -310,15 +376,19 @@ class Registry:
                 caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         return caps
 
+    def _has(self, *kinds: str) -> bool:
+        # A disabled record keeps its capability: it may come back at any time.
+        return any(self._table(kind) or self.disabled[kind] for kind in kinds)
+
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
         family = method.split("/", 1)[0]
         if family == "tools":
-            return bool(self.tools)
+            return self._has("tools")
         if family == "resources":
-            return bool(self.resources or self.templates)
+            return self._has("resources", "resourceTemplates")
         if family == "prompts":
-            return bool(self.prompts)
+            return self._has("prompts")
         if family == "completion":
             return bool(self.completions)
         return True
@@ -387,6 +457,7 @@ def paginate(
 
 
 __all__ = [
+    "KINDS",
     "TOOL_NAME",
     "Kind",
     "Prompt",

@@ -1,0 +1,498 @@
+"""Tools made from the app's own Flask views (``mcp.tool_from_view``, ``mcp.tools_from_app``).
+
+Each selected route and method becomes a tool. Its input schema comes from the
+OpenAPI operation that flask-smorest (or an ``apispec.APISpec`` passed as
+``spec=``) documents for it: path and query parameters as top-level arguments,
+the JSON body as ``body``. A view without one gets its URL variables, typed by
+their converters, an optional ``query`` object and, for POST/PUT/PATCH, an
+optional ``body``. A call runs the view through the app's WSGI callable with a
+request built from the arguments and carrying the MCP caller's
+``Authorization`` and ``Cookie`` headers, so the view's own decorators decide.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import json
+import logging
+import re
+import typing as t
+
+from flask import has_request_context
+from flask import request
+from werkzeug.routing import Rule
+from werkzeug.test import EnvironBuilder
+from werkzeug.test import run_wsgi_app
+
+from .. import content
+from ..content import ToolResult
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+logger = logging.getLogger("flask_mcp")
+
+#: Methods that never become tools.
+SKIPPED_METHODS = frozenset({"HEAD", "OPTIONS"})
+#: Methods whose plain views get an optional JSON ``body`` argument.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+#: Headers of the MCP request passed on to the view: who is calling.
+IDENTITY_HEADERS = ("Authorization", "Cookie")
+#: Endpoints never turned into tools by :func:`select_routes` (globs).
+DEFAULT_EXCLUDE = ("static", "mcp.*", "mcp_auth.*", "api-docs.*", "*.static", "flask_mcp*")
+
+_VARIABLE = re.compile(r"<(?:[^<>:]+:)?([^<>]+)>")
+
+
+class ViewError(Exception):
+    """A view answered a tool call with a 5xx status; its body is not shown to the client."""
+
+
+def annotations_for(method: str) -> dict[str, t.Any]:
+    """Return the tool annotations of an HTTP method (``readOnlyHint``, ``destructiveHint``)."""
+    if method in ("GET", "HEAD"):
+        return {"readOnlyHint": True, "openWorldHint": False}
+    hints: dict[str, t.Any] = {
+        "readOnlyHint": False,
+        "destructiveHint": method == "DELETE",
+        "openWorldHint": False,
+    }
+    if method in ("PUT", "DELETE"):
+        hints["idempotentHint"] = True
+    return hints
+
+
+def openapi_path(rule: Rule) -> str:
+    """Return the OpenAPI path of a URL rule: ``/pets/<int:pet_id>`` -> ``/pets/{pet_id}``."""
+    return _VARIABLE.sub(r"{\1}", rule.rule)
+
+
+def default_name(endpoint: str, method: str, methods: t.Collection[str]) -> str:
+    """Return a tool name: the endpoint in snake case, with the method when it has several."""
+    base = re.sub(r"[^A-Za-z0-9_]+", "_", endpoint).strip("_").lower() or "view"
+    return f"{base}_{method.lower()}" if len(methods) > 1 else base
+
+
+def rule_methods(rule: Rule) -> list[str]:
+    """Return the methods of a rule that may become tools, sorted."""
+    return sorted(set(rule.methods or ()) - SKIPPED_METHODS)
+
+
+# -- OpenAPI -----------------------------------------------------------------------------
+
+
+def find_specs(app: Flask) -> list[dict[str, t.Any]]:
+    """Return the OpenAPI documents of the flask-smorest ``Api`` objects of ``app``."""
+    found = app.extensions.get("flask-smorest", {}).get("apis", {})
+    return [entry["ext_obj"].spec.to_dict() for entry in found.values()]
+
+
+def spec_dict(spec: t.Any) -> dict[str, t.Any]:
+    """Return an OpenAPI document from an ``apispec.APISpec`` or a dict."""
+    return t.cast("dict[str, t.Any]", spec if isinstance(spec, dict) else spec.to_dict())
+
+
+class _Resolver:
+    """Inlines ``$ref`` to ``#/components/...`` and turns OpenAPI 3.0 ``nullable`` into types."""
+
+    def __init__(self, document: dict[str, t.Any]) -> None:
+        self.document = document
+
+    def __call__(self, node: t.Any, seen: frozenset[str] = frozenset(), *, reading: bool) -> t.Any:
+        if isinstance(node, list):
+            return [self(item, seen, reading=reading) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            if ref in seen:
+                return {}  # a recursive schema: any value below this depth
+            target: t.Any = self.document
+            for part in ref[2:].split("/"):
+                target = target.get(part, {}) if isinstance(target, dict) else {}
+            return self(target, seen | {ref}, reading=reading)
+        out = {key: self(value, seen, reading=reading) for key, value in node.items()}
+        if out.pop("nullable", False) and isinstance(out.get("type"), str):
+            out["type"] = [out["type"], "null"]
+        properties = out.get("properties")
+        if not reading and isinstance(properties, dict):
+            # dump_only fields are in the shared component but not in a request
+            hidden = [k for k, v in properties.items() if isinstance(v, dict) and v.get("readOnly")]
+            for key in hidden:
+                del properties[key]
+            if hidden and isinstance(out.get("required"), list):
+                out["required"] = [k for k in out["required"] if k not in hidden]
+        return out
+
+
+def find_operation(
+    documents: t.Sequence[dict[str, t.Any]], rule: Rule, method: str
+) -> tuple[dict[str, t.Any], dict[str, t.Any]] | None:
+    """Return the OpenAPI operation documenting ``method`` on ``rule`` and its document."""
+    path = openapi_path(rule)
+    for document in documents:
+        servers = [s.get("url", "") for s in document.get("servers", [])] or [""]
+        for prefix in servers:
+            key = path[len(prefix) :] if prefix and path.startswith(prefix) else path
+            operation = document.get("paths", {}).get(key, {}).get(method.lower())
+            if operation is not None:
+                return operation, document
+    return None
+
+
+def operation_schema(
+    operation: dict[str, t.Any], document: dict[str, t.Any], path_item: dict[str, t.Any]
+) -> tuple[dict[str, t.Any], dict[str, str]]:
+    """Return the input schema of an OpenAPI operation and where each argument goes.
+
+    :returns: the schema, and a map from argument name to ``path``, ``query``
+        or ``body``.
+    """
+    resolve = _Resolver(document)
+    properties: dict[str, t.Any] = {}
+    required: list[str] = []
+    places: dict[str, str] = {}
+    parameters = [*path_item.get("parameters", []), *operation.get("parameters", [])]
+    for raw in parameters:
+        parameter = resolve(raw, reading=False)
+        place, name = parameter.get("in"), parameter.get("name")
+        if place not in ("path", "query") or not isinstance(name, str):
+            continue
+        argument = dict(parameter.get("schema") or {})
+        if parameter.get("description") and "description" not in argument:
+            argument["description"] = parameter["description"]
+        properties[name], places[name] = argument, place
+        if parameter.get("required") or place == "path":
+            required.append(name)
+    body = operation.get("requestBody")
+    if isinstance(body, dict):
+        body = resolve(body, reading=False)
+        media = body.get("content", {})
+        chosen = next((m for m in media if m == "application/json" or m.endswith("+json")), None)
+        if chosen is not None:
+            properties["body"] = media[chosen].get("schema") or {}
+            places["body"] = "body"
+            if body.get("required"):
+                required.append("body")
+    schema: dict[str, t.Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(dict.fromkeys(required))
+    return schema, places
+
+
+# -- plain views -------------------------------------------------------------------------
+
+
+def converter_schema(converter: t.Any) -> dict[str, t.Any]:
+    """Return the JSON Schema of a URL variable from its Werkzeug converter."""
+    kind = type(converter).__name__
+    if kind == "IntegerConverter":
+        schema: dict[str, t.Any] = {"type": "integer"}
+        if not getattr(converter, "signed", False):
+            schema["minimum"] = 0
+        return schema
+    if kind == "FloatConverter":
+        return {"type": "number"}
+    if kind == "UUIDConverter":
+        return {"type": "string", "format": "uuid"}
+    if kind == "AnyConverter":
+        items = re.findall(r"[^|()?:]+", getattr(converter, "regex", ""))
+        return {"type": "string", "enum": items} if items else {"type": "string"}
+    if kind == "PathConverter":
+        return {"type": "string", "minLength": 1}
+    return {"type": "string", "minLength": 1, "pattern": "^[^/]+$"}
+
+
+def plain_schema(rule: Rule, method: str) -> tuple[dict[str, t.Any], dict[str, str]]:
+    """Return the input schema of a view with no OpenAPI description."""
+    properties: dict[str, t.Any] = {}
+    places: dict[str, str] = {}
+    for name, converter in rule._converters.items():
+        properties[name], places[name] = converter_schema(converter), "path"
+    properties["query"] = {
+        "type": "object",
+        "description": "Query string parameters.",
+        "additionalProperties": {"type": ["string", "number", "integer", "boolean"]},
+    }
+    places["query"] = "query*"
+    if method in BODY_METHODS:
+        properties["body"] = {"description": "The JSON request body."}
+        places["body"] = "body"
+    schema: dict[str, t.Any] = {"type": "object", "properties": properties}
+    if rule.arguments:
+        schema["required"] = sorted(rule.arguments)
+    return schema, places
+
+
+def view_handler(app: Flask, endpoint: str, method: str) -> t.Any:
+    """Return the function that handles ``method`` (the method's, for a ``MethodView``)."""
+    view = app.view_functions.get(endpoint)
+    view_class = getattr(view, "view_class", None)
+    if view_class is not None:
+        return getattr(view_class, method.lower(), None) or view_class
+    return view
+
+
+def view_doc(app: Flask, endpoint: str, method: str) -> str | None:
+    """Return the docstring of the view (the method's, for a ``MethodView``)."""
+    handler = view_handler(app, endpoint, method)
+    return inspect.getdoc(handler) if handler is not None else None
+
+
+# -- the call ----------------------------------------------------------------------------
+
+
+class ViewTool:
+    """The handler of a tool made from a view: builds the request, runs the app, maps the answer.
+
+    :param app: the app serving the view.
+    :param rule: the URL rule.
+    :param method: the HTTP method.
+    :param places: where each argument goes (``path``, ``query``, ``query*``, ``body``).
+    """
+
+    def __init__(self, app: Flask, rule: Rule, method: str, places: dict[str, str]) -> None:
+        self.app = app
+        self.rule = rule
+        self.method = method
+        self.places = places
+        self.__name__ = rule.endpoint or "view"
+        self.__qualname__ = self.__name__
+
+    def __call__(self, arguments: dict[str, t.Any]) -> ToolResult:
+        path_values: dict[str, t.Any] = {}
+        query: dict[str, t.Any] = {}
+        body: t.Any = None
+        for name, value in arguments.items():
+            place = self.places.get(name)
+            if place == "path":
+                path_values[name] = value
+            elif place == "query":
+                query[name] = value
+            elif place == "query*" and isinstance(value, dict):
+                query.update(value)
+            elif place == "body":
+                body = value
+        return self.run(path_values, query, body)
+
+    def _base(self) -> tuple[str, dict[str, str], dict[str, t.Any]]:
+        if not has_request_context():  # stdio, a task: no caller headers to pass on
+            return "http://localhost/", {}, {}
+        headers = {k: request.headers[k] for k in IDENTITY_HEADERS if k in request.headers}
+        extra = {k: request.environ[k] for k in ("REMOTE_ADDR",) if k in request.environ}
+        return request.host_url, headers, extra
+
+    def run(
+        self, path_values: dict[str, t.Any], query: dict[str, t.Any], body: t.Any
+    ) -> ToolResult:
+        """Run the view with a request built from the values and return the tool result."""
+        adapter = self.app.url_map.bind("localhost")
+        path = adapter.build(
+            t.cast(str, self.rule.endpoint), path_values, method=self.method, append_unknown=False
+        )
+        base_url, headers, extra = self._base()
+        headers.setdefault("Accept", "application/json, */*;q=0.5")
+        options: dict[str, t.Any] = {}
+        if body is not None:
+            options["json"] = body
+        builder = EnvironBuilder(
+            path=path,
+            base_url=base_url,
+            method=self.method,
+            query_string={k: _query_value(v) for k, v in query.items()},
+            headers=list(headers.items()),
+            environ_overrides=extra,
+            **options,
+        )
+        try:
+            environ = builder.get_environ()
+        finally:
+            builder.close()
+        # A fresh app context: the view gets its own g, as in a request of its own.
+        with self.app.app_context():
+            app_iter, status, response_headers = run_wsgi_app(
+                self.app.wsgi_app, environ, buffered=True
+            )
+            try:
+                data = b"".join(app_iter)
+            finally:
+                close = getattr(app_iter, "close", None)
+                if close is not None:
+                    close()
+        code = int(status.split(None, 1)[0])
+        return map_response(code, status, response_headers.get("Content-Type"), data, path)
+
+
+def _query_value(value: t.Any) -> t.Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return [_query_value(v) for v in value]
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def map_response(
+    code: int, status: str, mime_type: str | None, data: bytes, path: str
+) -> ToolResult:
+    """Turn a view's response into a tool result.
+
+    JSON gives ``structuredContent`` (a non-object is wrapped as ``{"result":
+    ...}``) and the same JSON as text; ``text/*`` gives text; other media types
+    give image, audio or embedded-resource blocks. A 4xx is an ``isError``
+    result holding the body; a 5xx raises :class:`ViewError`, which the server
+    logs and answers with a redacted error.
+
+    :raises ViewError: the status is 500 or more.
+    """
+    if code >= 500:
+        raise ViewError(f"The view at {path} answered {status}: {data[:500]!r}")
+    mime = (mime_type or "").split(";", 1)[0].strip().lower()
+    is_error = code >= 400
+    uri = f"http://localhost{path}"
+    if not data:
+        return ToolResult(status, is_error=is_error)
+    if mime == "application/json" or mime.endswith("+json"):
+        try:
+            value = json.loads(data) if data else None
+        except ValueError:
+            return ToolResult(data.decode("utf-8", "replace"), is_error=is_error)
+        structured = value if isinstance(value, dict) else {"result": value}
+        return ToolResult(
+            data.decode("utf-8", "replace").strip(), structured=structured, is_error=is_error
+        )
+    if mime.startswith("text/") or not mime or is_error:
+        return ToolResult(data.decode("utf-8", "replace"), is_error=is_error)
+    return ToolResult([content.binary(data, mime, uri)], is_error=is_error)
+
+
+# -- selecting and describing -------------------------------------------------------------
+
+
+class ViewToolSpec(t.NamedTuple):
+    """Everything needed to register one view as a tool."""
+
+    handler: ViewTool
+    name: str
+    description: str
+    input_schema: dict[str, t.Any]
+    annotations: dict[str, t.Any]
+
+
+def _matches(endpoint: str, patterns: t.Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(endpoint, pattern) for pattern in patterns)
+
+
+def select_routes(
+    app: Flask,
+    include: t.Iterable[str] | None = None,
+    exclude: t.Iterable[str] = (),
+    methods: t.Iterable[str] | None = None,
+    skip_path: str | None = None,
+) -> list[tuple[Rule, str]]:
+    """Return the (rule, method) pairs of ``app`` selected by endpoint globs and methods."""
+    wanted = {m.upper() for m in methods} if methods is not None else None
+    include = list(include) if include is not None else None
+    exclude = [*DEFAULT_EXCLUDE, *exclude]
+    selected: list[tuple[Rule, str]] = []
+    for rule in app.url_map.iter_rules():
+        endpoint = rule.endpoint or ""
+        if include is not None and not _matches(endpoint, include):
+            continue
+        if _matches(endpoint, exclude) or (skip_path and rule.rule.startswith(skip_path)):
+            continue
+        for method in rule_methods(rule):
+            if wanted is None or method in wanted:
+                selected.append((rule, method))
+    return selected
+
+
+def find_rule(
+    app: Flask, target: str | t.Callable[..., t.Any], method: str | None
+) -> tuple[Rule, str]:
+    """Return the rule and method of an endpoint name or a view function.
+
+    :raises LookupError: nothing matches, or several rules or methods do and
+        ``method`` does not choose.
+    """
+    if isinstance(target, str):
+        endpoints = [target]
+    else:
+        endpoints = [
+            name
+            for name, view in app.view_functions.items()
+            if view is target or getattr(view, "view_class", None) is target
+        ]
+    rules = [rule for rule in app.url_map.iter_rules() if rule.endpoint in endpoints]
+    if not rules:
+        raise LookupError(
+            f"No route of the app serves {target!r}; pass an endpoint name such as "
+            "'pets.Pets' (see app.url_map) or the view function itself."
+        )
+    pairs = [
+        (rule, m)
+        for rule in rules
+        for m in rule_methods(rule)
+        if method is None or m == method.upper()
+    ]
+    if len(pairs) != 1:
+        choices = ", ".join(f"{m} {rule.rule}" for rule in rules for m in rule_methods(rule))
+        raise LookupError(
+            f"The view {target!r} is served as {choices}; pass method= (and a single endpoint) "
+            "to choose one, or use mcp.tools_from_app() to turn them all into tools."
+        )
+    return pairs[0]
+
+
+def describe_view(
+    app: Flask,
+    rule: Rule,
+    method: str,
+    documents: t.Sequence[dict[str, t.Any]],
+    name: str | None = None,
+    description: str | None = None,
+) -> ViewToolSpec:
+    """Return the tool made from ``method`` on ``rule``."""
+    endpoint = rule.endpoint or ""
+    found = find_operation(documents, rule, method)
+    if found is not None:
+        operation, document = found
+        path_item = document["paths"].get(openapi_path(rule), {})
+        schema, places = operation_schema(operation, document, path_item)
+        summary = " ".join(
+            part for part in (operation.get("summary"), operation.get("description")) if part
+        )
+        text = summary or view_doc(app, endpoint, method)
+    else:
+        from .webargs_schemas import add_declared_arguments
+
+        schema, places = plain_schema(rule, method)
+        add_declared_arguments(view_handler(app, endpoint, method), schema, places)
+        text = view_doc(app, endpoint, method)
+    text = description or text or f"{method} {rule.rule}"
+    return ViewToolSpec(
+        ViewTool(app, rule, method, places),
+        name or default_name(endpoint, method, rule_methods(rule)),
+        text,
+        schema,
+        annotations_for(method),
+    )
+
+
+__all__ = [
+    "DEFAULT_EXCLUDE",
+    "ViewError",
+    "ViewTool",
+    "ViewToolSpec",
+    "annotations_for",
+    "describe_view",
+    "find_operation",
+    "find_rule",
+    "find_specs",
+    "map_response",
+    "openapi_path",
+    "operation_schema",
+    "plain_schema",
+    "select_routes",
+    "spec_dict",
+]

@@ -1,0 +1,216 @@
+"""MCP blueprints: tools, resources, prompts and completions declared without the server.
+
+A :class:`MCPBlueprint` collects declarations in a module of their own, like a
+Flask blueprint collects routes; :func:`register_blueprint` copies them into a
+server's registry under a name prefix (tools, prompts) and a URI segment
+(resources, templates). Registration may happen before or after ``init_app``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+from .declarations import Declarations
+from .declarations import tagset
+from .registry import TOOL_NAME
+from .registry import Prompt
+from .registry import Registry
+from .registry import Resource
+from .registry import ResourceTemplate
+from .registry import Tool
+from .uri_template import URITemplate
+
+
+class _BlueprintRegistry(Registry):
+    """A registry that refuses new declarations once its blueprint was registered."""
+
+    def __init__(self, blueprint: MCPBlueprint) -> None:
+        super().__init__()
+        self._blueprint = blueprint
+
+    def _check_open(self) -> None:
+        if self._blueprint.registrations:
+            raise RuntimeError(
+                f"The MCP blueprint {self._blueprint.name!r} was already registered on a server,"
+                " which copied its declarations; declare everything before calling"
+                " mcp.register_blueprint(), or add it to the server with mcp.add_tool()."
+            )
+
+    def add_tool(self, tool: Tool) -> None:
+        self._check_open()
+        super().add_tool(tool)
+
+    def add_resource(self, resource: Resource) -> None:
+        self._check_open()
+        super().add_resource(resource)
+
+    def add_template(self, template: ResourceTemplate) -> None:
+        self._check_open()
+        super().add_template(template)
+
+    def add_prompt(self, prompt: Prompt) -> None:
+        self._check_open()
+        super().add_prompt(prompt)
+
+
+class MCPBlueprint(Declarations):
+    """A set of tools, resources, prompts and completions to register on a server later.
+
+    Use the same decorators as on :class:`~flask_mcp.MCP`::
+
+        bp = MCPBlueprint("billing", tags={"billing"})
+
+        @bp.tool()
+        def pay(invoice: int) -> str: ...
+
+        mcp.register_blueprint(bp, prefix="billing_")   # the tool is "billing_pay"
+
+    :param name: the blueprint's name, for messages.
+    :param import_name: the module that defines it (pass ``__name__``); it lets a
+        registration made while serving reach the other workers (see
+        :doc:`/blueprints`).
+    :param tags: added to the tags of every declaration.
+    """
+
+    def __init__(
+        self, name: str, import_name: str | None = None, *, tags: t.Iterable[str] = ()
+    ) -> None:
+        self.name = name
+        self.import_name = import_name
+        self.tags = tagset(tags)
+        self.registry = _BlueprintRegistry(self)
+        #: (prefix, uri_prefix) of each registration so far.
+        self.registrations: list[tuple[str, str]] = []
+
+    def __repr__(self) -> str:
+        return f"<MCPBlueprint {self.name!r}>"
+
+
+def prefix_uri(uri: str, segment: str) -> str:
+    """Insert ``segment`` as the first path segment of ``uri`` (``a://x`` -> ``a://seg/x``).
+
+    A URI without ``//`` gets it after the scheme (``urn:x`` -> ``urn:seg/x``);
+    an empty segment leaves the URI unchanged.
+    """
+    if not segment:
+        return uri
+    scheme, sep, rest = uri.partition("://")
+    if sep:
+        return f"{scheme}://{segment}/{rest}"
+    scheme, sep, rest = uri.partition(":")
+    if not sep:
+        raise ValueError(
+            f"Cannot prefix the resource URI {uri!r}: it has no scheme; give it one "
+            "('scheme://path') or register the blueprint with uri_prefix=''."
+        )
+    return f"{scheme}:{segment}/{rest}"
+
+
+def default_uri_prefix(prefix: str) -> str:
+    """Return the URI segment made from a name prefix: ``"billing_"`` -> ``"billing"``."""
+    return prefix.strip("_-.")
+
+
+def register_blueprint(
+    target: Registry, blueprint: MCPBlueprint, prefix: str = "", uri_prefix: str | None = None
+) -> list[tuple[str, str]]:
+    """Copy a blueprint's declarations into ``target`` under the prefixes.
+
+    Everything is checked before anything is added: a clash leaves ``target``
+    unchanged. Return the (kind, key) pairs added.
+
+    :raises ValueError: a prefixed name is invalid or already taken.
+    """
+    segment = default_uri_prefix(prefix) if uri_prefix is None else uri_prefix
+    source = blueprint.registry
+    disabled = source.disabled
+
+    def with_tags(record: t.Any, **changes: t.Any) -> t.Any:
+        return dataclasses.replace(record, tags=record.tags | blueprint.tags, **changes)
+
+    tools = [
+        with_tags(tool, name=prefix + tool.name)
+        for tool in [*source.tools.values(), *disabled["tools"].values()]
+    ]
+    prompts = [
+        with_tags(prompt, name=prefix + prompt.name)
+        for prompt in [*source.prompts.values(), *disabled["prompts"].values()]
+    ]
+    resources = [
+        with_tags(resource, uri=prefix_uri(resource.uri, segment), name=prefix + resource.name)
+        for resource in [*source.resources.values(), *disabled["resources"].values()]
+    ]
+    templates = [
+        with_tags(
+            record,
+            template=URITemplate(prefix_uri(record.uri_template, segment)),
+            name=prefix + record.name,
+        )
+        for record in [*source.templates.values(), *disabled["resourceTemplates"].values()]
+    ]
+    completions = {
+        (
+            kind,
+            prefix + target_name if kind == "prompt" else prefix_uri(target_name, segment),
+            arg,
+        ): (entry)
+        for (kind, target_name, arg), entry in source.completions.items()
+    }
+    planned: list[tuple[str, str]] = [
+        *(("tools", tool.name) for tool in tools),
+        *(("prompts", prompt.name) for prompt in prompts),
+        *(("resources", resource.uri) for resource in resources),
+        *(("resourceTemplates", record.uri_template) for record in templates),
+    ]
+    what = {
+        "tools": "tool",
+        "prompts": "prompt",
+        "resources": "resource",
+        "resourceTemplates": "resource template",
+    }
+    for tool in tools:
+        if not TOOL_NAME.match(tool.name):
+            raise ValueError(
+                f"Cannot register MCP blueprint {blueprint.name!r}: the prefixed tool name "
+                f"{tool.name!r} is invalid (1-128 characters of A-Z, a-z, 0-9, '_', '-', '.'); "
+                "use a shorter or plainer prefix=."
+            )
+    clashes = [f"{what[kind]} {key!r}" for kind, key in planned if target._taken(kind, key)] + [
+        f"completion {key!r}" for key in completions if key in target.completions
+    ]
+    if clashes:
+        raise ValueError(
+            f"Cannot register MCP blueprint {blueprint.name!r} with prefix={prefix!r}: "
+            f"{', '.join(clashes)} {'is' if len(clashes) == 1 else 'are'} already registered on "
+            "this server. Register the blueprint with another prefix= (and uri_prefix=), or "
+            "rename the declarations."
+        )
+    with target.batch():  # one list_changed per kind, not per record
+        for tool in tools:
+            target.add_tool(tool)
+        for prompt in prompts:
+            target.add_prompt(prompt)
+        for resource in resources:
+            target.add_resource(resource)
+        for record in templates:
+            target.add_template(record)
+        target.completions.update(completions)
+    hidden = [
+        *(prefix + name for name in disabled["tools"]),
+        *(prefix + name for name in disabled["prompts"]),
+        *(prefix_uri(uri, segment) for uri in disabled["resources"]),
+        *(prefix_uri(uri, segment) for uri in disabled["resourceTemplates"]),
+    ]
+    if hidden:
+        target.set_enabled(False, hidden)
+    blueprint.registrations.append((prefix, segment))
+    return planned
+
+
+__all__ = [
+    "MCPBlueprint",
+    "default_uri_prefix",
+    "prefix_uri",
+    "register_blueprint",
+]

@@ -1,0 +1,387 @@
+"""Runtime changes to the registry, seen by every worker sharing a Redis backend.
+
+Declarations made at import time run in every worker anyway. A change made
+while serving (``add_tool``, ``remove_tool``, ``enable``, ``disable``, the same
+for resources and prompts, ``register_blueprint``, ``tool_from_view``) is applied
+in the worker that made it, which tells every session (they live in Redis), and
+is appended as an *operation* to a list in Redis. Every worker replays the
+operations it has not seen before it serves an MCP request, without telling the
+sessions again.
+
+An operation names its handler by import path (``module:qualname``); a handler
+that cannot be found again by that path (a lambda, a closure, a function defined
+in another function) cannot be replayed elsewhere, so the change stays in the
+worker that made it, with a :class:`ProcessLocalWarning`.
+
+The log is read only when a worker announced a change on the backend's
+pub/sub channel, or after :data:`RECHECK` seconds without reading it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import json
+import logging
+import os
+import threading
+import time
+import typing as t
+import warnings
+
+from flask import has_request_context
+
+from ..runtime.concurrency import sleep
+from ..runtime.concurrency import spawn
+from .blueprints import MCPBlueprint
+from .blueprints import register_blueprint
+from .declarations import Declarations
+from .declarations import tagset
+from .resource_security import DEFAULT_RESOURCE_SECURITY
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+    from ..runtime.state import AppState
+
+logger = logging.getLogger("flask_mcp")
+
+#: Longest time a worker serves without reading the log (a lost pub/sub message).
+RECHECK = 1.0
+#: Seconds the operation log is kept after its last change.
+LOG_TTL = 7 * 24 * 3600
+#: True while a worker replays another worker's operation.
+replaying: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_replaying", default=False)
+#: True while a face method adds records that it shares as one operation of its own.
+unshared: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_unshared", default=False)
+
+
+class ProcessLocalWarning(UserWarning):
+    """A change made while serving stays in this worker: its handler has no import path."""
+
+
+def import_path(obj: t.Any) -> str | None:
+    """Return ``module:qualname`` if importing it gives back ``obj``, else ``None``."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not module or not qualname or "<" in qualname:
+        return None
+    try:
+        return f"{module}:{qualname}" if resolve(f"{module}:{qualname}") is obj else None
+    except Exception:
+        return None
+
+
+def resolve(path: str) -> t.Any:
+    """Import the object at ``module:qualname``."""
+    module, _, qualname = path.partition(":")
+    target: t.Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _jsonable(value: t.Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class RegistrySync:
+    """The operation log of one app's server in its Redis backend.
+
+    :param server: the :class:`~flask_mcp.MCP` whose registry is kept in step.
+    :param server_name: the server's name, part of the log's key.
+    :param state: the app's state; its backend must have ``client`` and ``prefix``
+        (:class:`~flask_mcp.backends.redis.RedisBackend`).
+    """
+
+    def __init__(self, server: SharedDeclarations, state: AppState, server_name: str) -> None:
+        self.server = server
+        self.state = state
+        backend: t.Any = state.backend
+        self.client = backend.client
+        # The workers of one master (gunicorn, uWSGI) share a log; a new master starts a new one.
+        generation = os.getppid()
+        self.key = f"{backend.prefix}registry:{server_name}:{generation}:ops"
+        self.channel = f"flask-mcp:{server_name}:registry"
+        self.applied = 0
+        self.own: set[int] = set()
+        self._lock = threading.Lock()
+        self._pid = 0
+        self._dirty = True
+        self._checked = 0.0
+
+    def record(self, op: dict[str, t.Any]) -> None:
+        """Append an operation this worker already applied, and tell the other workers."""
+        with self._lock:
+            seq = int(self.client.rpush(self.key, json.dumps(op)))
+            self.client.expire(self.key, LOG_TTL)
+            self.own.add(seq)
+        self.state.backend.publish(self.channel, {"seq": seq})
+        self.catch_up()
+
+    def before_request(self) -> None:
+        """Replay what changed, before this worker serves an MCP request.
+
+        The log is read when a worker announced a change on the backend's
+        pub/sub (heard by a watcher task started in each process), and at most
+        every :data:`RECHECK` seconds in any case, in case an announcement was lost.
+        """
+        if self._pid != os.getpid():
+            self._pid, self._dirty = os.getpid(), True
+            spawn(self._watch)
+        now = time.monotonic()
+        if self._dirty or now - self._checked >= RECHECK:
+            self._dirty, self._checked = False, now
+            self.catch_up()
+
+    def _watch(self) -> None:
+        pid = os.getpid()
+        while self._pid == pid:
+            try:
+                subscription = self.state.backend.subscribe(self.channel)
+                try:
+                    while self._pid == pid:
+                        if subscription.get(timeout=RECHECK) is not None:
+                            self._dirty = True
+                finally:
+                    subscription.close()
+            except Exception:
+                logger.warning("The registry watcher lost its subscription; it retries.")
+                sleep(RECHECK)
+
+    def catch_up(self) -> int:
+        """Replay the operations of other workers not seen yet; return how many."""
+        with self._lock:
+            count = int(self.client.llen(self.key))
+            if count <= self.applied:
+                return 0
+            raw = self.client.lrange(self.key, self.applied, count - 1)
+            start, self.applied = self.applied, count
+            done = 0
+            token = replaying.set(True)
+            try:
+                for offset, item in enumerate(raw):
+                    if start + offset + 1 in self.own:
+                        continue
+                    try:
+                        self.server.apply_operation(json.loads(item), self.state)
+                        done += 1
+                    except Exception:
+                        logger.exception(
+                            "Could not replay a registry change made by another worker"
+                        )
+            finally:
+                replaying.reset(token)
+            return done
+
+
+class SharedDeclarations(Declarations):
+    """:class:`Declarations` whose runtime changes reach every worker of a Redis backend.
+
+    Also blueprints (:meth:`register_blueprint`) and :meth:`enable`/:meth:`disable`.
+    """
+
+    _states: t.MutableMapping[Flask, AppState]
+    _syncs: t.MutableMapping[Flask, RegistrySync]
+
+    def _share(self, op: dict[str, t.Any] | None, what: str) -> None:
+        syncs = self._sharing()
+        if not syncs:
+            return
+        if op is None:
+            warnings.warn(
+                f"{what} was changed while serving, but cannot be replayed by the other workers"
+                " (its handler has no import path, or an option has no JSON form): it exists in"
+                " this worker only. Use a module-level function, or declare it at import time.",
+                ProcessLocalWarning,
+                stacklevel=3,
+            )
+            return
+        for sync in syncs:
+            try:
+                sync.record(op)
+            except Exception:
+                logger.exception("Could not share the change of %s with the other workers", what)
+
+    def _handler_op(self, op: str, fn: t.Any, args: dict[str, t.Any]) -> dict[str, t.Any] | None:
+        ref = import_path(fn)
+        kwargs = {k: sorted(v) if isinstance(v, (set, frozenset)) else v for k, v in args.items()}
+        if ref is None or not _jsonable(kwargs):
+            return None
+        return {"op": op, "ref": ref, "kwargs": kwargs}
+
+    def add_tool(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
+        tool = super().add_tool(fn, **kwargs)
+        if self._sharing():
+            self._share(self._handler_op("add_tool", fn, kwargs), f"Tool {tool.name!r}")
+        return tool
+
+    def add_resource(self, fn: t.Any, uri: str, **kwargs: t.Any) -> t.Any:
+        record = super().add_resource(fn, uri, **kwargs)
+        if self._sharing():
+            security = kwargs.pop("security", DEFAULT_RESOURCE_SECURITY)
+            op = None
+            if security is DEFAULT_RESOURCE_SECURITY or security is None:
+                op = self._handler_op("add_resource", fn, {**kwargs, "uri": uri})
+                if op is not None and security is None:
+                    op["no_security"] = True
+            self._share(op, f"Resource {uri!r}")
+        return record
+
+    def add_prompt(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
+        prompt = super().add_prompt(fn, **kwargs)
+        if self._sharing():
+            self._share(self._handler_op("add_prompt", fn, kwargs), f"Prompt {prompt.name!r}")
+        return prompt
+
+    def remove_tool(self, name: str) -> bool:
+        found = super().remove_tool(name)
+        if found:
+            self._share({"op": "remove_tool", "key": name}, f"Tool {name!r}")
+        return found
+
+    def remove_resource(self, uri: str) -> bool:
+        found = super().remove_resource(uri)
+        if found:
+            self._share({"op": "remove_resource", "key": uri}, f"Resource {uri!r}")
+        return found
+
+    def remove_prompt(self, name: str) -> bool:
+        found = super().remove_prompt(name)
+        if found:
+            self._share({"op": "remove_prompt", "key": name}, f"Prompt {name!r}")
+        return found
+
+    def apply_operation(self, op: dict[str, t.Any], state: AppState) -> None:
+        """Apply an operation recorded by another worker."""
+        kind, kwargs = op["op"], dict(op.get("kwargs") or {})
+        if kind == "add_tool":
+            self.add_tool(resolve(op["ref"]), **kwargs)
+        elif kind == "add_resource":
+            uri = kwargs.pop("uri")
+            if op.get("no_security"):
+                kwargs["security"] = None
+            self.add_resource(resolve(op["ref"]), uri, **kwargs)
+        elif kind == "add_prompt":
+            self.add_prompt(resolve(op["ref"]), **kwargs)
+        elif kind in ("remove_tool", "remove_resource", "remove_prompt"):
+            getattr(self, kind)(op["key"])
+        else:
+            self.apply_face_operation(op, state)
+
+    # -- blueprints, enable and disable ----------------------------------------------
+
+    def register_blueprint(
+        self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
+    ) -> None:
+        """Add the tools, resources, prompts and completions of an :class:`MCPBlueprint`.
+
+        Tool and prompt names (and resource names) get ``prefix``; resource URIs
+        and templates get ``uri_prefix`` as their first path segment
+        (``invoice://{id}`` -> ``invoice://billing/{id}``), by default the
+        prefix without its trailing ``_``, ``-`` or ``.``; ``uri_prefix=""``
+        keeps them. Works before and after ``init_app``; a blueprint may be
+        registered several times under different prefixes.
+
+        :raises ValueError: a prefixed name or URI is already registered (nothing
+            is added then), or a prefixed tool name is invalid.
+        """
+        register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+        if self._sharing():
+            ref = blueprint_path(blueprint)
+            op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
+            self._share(op or None, f"Blueprint {blueprint.name!r}")
+
+    def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
+        """Enable the tools, prompts, resources and templates named or tagged.
+
+        A name is a tool or prompt name, a resource URI or a template text.
+        Clients are told the lists changed. Return the (kind, key) pairs enabled.
+
+        :raises LookupError: a name or tag matches nothing registered.
+        """
+        return self._set_enabled(True, names, tagset(tags))
+
+    def disable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
+        """Disable the tools, prompts, resources and templates named or tagged.
+
+        A disabled record leaves its list and cannot be called, read or
+        completed (clients get the same error as for an unknown name) until it
+        is enabled again; its name stays taken. Return the (kind, key) pairs
+        disabled.
+
+        :raises LookupError: a name or tag matches nothing registered.
+        """
+        return self._set_enabled(False, names, tagset(tags))
+
+    def _set_enabled(
+        self, enabled: bool, names: t.Iterable[str], tags: t.Iterable[str]
+    ) -> list[tuple[str, str]]:
+        unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
+        if unknown:
+            raise LookupError(
+                f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; pass "
+                "a tool or prompt name, a resource URI, a template text, or tags=[...]."
+            )
+        moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
+        op: dict[str, t.Any] = {
+            "op": "enable" if enabled else "disable",
+            "names": list(names),
+            "tags": list(tags),
+        }
+        self._share(op, "The enabled set")
+        return moved
+
+    def _sharing(self) -> list[RegistrySync]:
+        if replaying.get() or unshared.get() or not self._syncs:
+            return []
+        serving = has_request_context() or any(
+            state.supervisor is not None for state in self._states.values()
+        )
+        return list(self._syncs.values()) if serving else []
+
+    def apply_face_operation(self, op: dict[str, t.Any], state: AppState) -> None:
+        """Apply another worker's ``enable``, ``disable``, ``blueprint`` or ``view`` operation."""
+        kind = op["op"]
+        if kind in ("enable", "disable"):
+            self.registry.set_enabled(kind == "enable", op["names"], op["tags"])
+        elif kind == "blueprint":
+            self.register_blueprint(resolve(op["ref"]), prefix=op["prefix"], uri_prefix=op["uri"])
+        elif kind == "view":
+            make = getattr(self, "tool_from_view")  # noqa: B009 - the face's (contrib.view_tools)
+            make(op["endpoint"], app=state.app, **op["kwargs"])
+        else:
+            raise ValueError(f"Unknown registry operation {kind!r}.")
+
+
+def catch_up(sync: RegistrySync) -> None:
+    """Run :meth:`RegistrySync.before_request`, logging (not raising) a failure."""
+    try:
+        sync.before_request()
+    except Exception:
+        logger.exception("Could not replay the registry changes of the other workers")
+
+
+def blueprint_path(blueprint: MCPBlueprint) -> str | None:
+    if not blueprint.import_name:
+        return None
+    module = importlib.import_module(blueprint.import_name)
+    names = [name for name, value in vars(module).items() if value is blueprint]
+    return f"{blueprint.import_name}:{names[0]}" if names else None
+
+
+__all__ = [
+    "LOG_TTL",
+    "ProcessLocalWarning",
+    "RegistrySync",
+    "SharedDeclarations",
+    "blueprint_path",
+    "catch_up",
+    "import_path",
+    "replaying",
+    "unshared",
+    "resolve",
+]

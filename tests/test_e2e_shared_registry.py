@@ -1,0 +1,145 @@
+"""Runtime tool changes through one of 4 workers sharing Redis reach every worker.
+
+A tool added, disabled and removed through whichever worker serves the call is
+listed and callable (or gone) through every worker, and every open session, on
+any worker, gets ``notifications/tools/list_changed`` for each change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import typing as t
+import uuid
+
+import anyio
+import httpx
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.redis,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # handshake-era calls in mcp 2.3
+]
+
+SESSIONS = 12
+WORKERS = 4
+
+
+@contextlib.asynccontextmanager
+async def session(url: str, on_message: t.Any = None) -> t.AsyncIterator[ClientSession]:
+    # a client of its own: a new connection, which any worker may accept
+    async with (
+        streamable_http_client(url, http_client=httpx.AsyncClient()) as (read, write),
+        ClientSession(read, write, message_handler=on_message) as s,
+    ):
+        await s.initialize()
+        yield s
+
+
+def pid_of(result: types.CallToolResult) -> int:
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    return int(result.structured_content["pid"])
+
+
+async def sweep(url: str, tool: str, present: bool) -> set[int]:
+    """Open 24 sessions at once; each lists the tools and calls ``tool`` (or whoami)."""
+    pids: set[int] = set()
+
+    async def one() -> None:
+        async with session(url) as s:
+            names = [item.name for item in (await s.list_tools()).tools]
+            assert (tool in names) is present, names
+            if present:
+                result = await s.call_tool(tool, {"text": "hi"})
+                assert result.structured_content is not None
+                assert result.structured_content["text"] == "HI"
+                pids.add(pid_of(result))
+            else:
+                with pytest.raises(MCPError, match="Unknown tool|not found|shout"):
+                    await s.call_tool(tool, {"text": "hi"})
+                pids.add(pid_of(await s.call_tool("whoami", {})))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(24):
+            group.start_soon(one)
+    return pids
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_runtime_changes_reach_every_worker_and_session(
+    serve: t.Any, redis_url: str, worker: str
+) -> None:
+    prefix = f"e2e-{uuid.uuid4().hex[:8]}:"
+    env = {"FLASK_MCP_BACKEND": f"{redis_url}?prefix={prefix}"}
+    # gthread: each open GET stream holds a thread; 12 sessions and 24 at once need room
+    server = serve("tests._apps.shared_tools:app", worker, workers=WORKERS, env=env, threads=32)
+    heard: dict[int, int] = {i: 0 for i in range(SESSIONS)}
+    report: dict[str, t.Any] = {}
+
+    def listener(i: int) -> t.Any:
+        async def on_message(message: t.Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                heard[i] += 1
+
+        return on_message
+
+    async def wait_for_all(count: int) -> None:
+        with anyio.move_on_after(20):
+            while min(heard.values()) < count:
+                await anyio.sleep(0.05)
+
+    async def main() -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = [
+                await stack.enter_async_context(session(server.url, listener(i)))
+                for i in range(SESSIONS)
+            ]
+            holders = {pid_of(await s.call_tool("whoami", {})) for s in sessions}
+            report["session_workers"] = len(holders)
+            await anyio.sleep(1)  # the GET streams open after initialize
+
+            added = pid_of(await sessions[0].call_tool("add_shouter", {"name": "shout"}))
+            await wait_for_all(1)
+            report["after_add"] = dict(heard)
+            pids: set[int] = set()
+            for _ in range(5):
+                pids |= await sweep(server.url, "shout", present=True)
+                if len(pids) == WORKERS:
+                    break
+            report["add"] = {"origin": added, "workers_serving_new_tool": len(pids)}
+            assert len(pids) == WORKERS, pids
+            for s in sessions:  # an already open session on any worker sees it too
+                assert pid_of(await s.call_tool("shout", {"text": "x"}))
+
+            pid_of(await sessions[-1].call_tool("set_shouting", {"enabled": False}))
+            await wait_for_all(2)
+            report["after_disable"] = dict(heard)
+            gone: set[int] = set()
+            for _ in range(5):
+                gone |= await sweep(server.url, "shout", present=False)
+                if len(gone) == WORKERS:
+                    break
+            report["disable"] = {"workers_without_tool": len(gone)}
+            assert len(gone) == WORKERS, gone
+
+            pid_of(await sessions[3].call_tool("set_shouting", {"enabled": True}))
+            removed = await sessions[5].call_tool("remove_shouter", {"name": "shout"})
+            assert removed.structured_content is not None
+            assert removed.structured_content["removed"] is True
+            await wait_for_all(4)
+            report["after_enable_remove"] = dict(heard)
+            gone = set()
+            for _ in range(5):
+                gone |= await sweep(server.url, "shout", present=False)
+                if len(gone) == WORKERS:
+                    break
+            assert len(gone) == WORKERS, gone
+
+    anyio.run(main)
+    print(f"shared registry across {WORKERS} {worker} workers: {report}")
+    assert all(count == 4 for count in heard.values()), heard  # one per change, no echo

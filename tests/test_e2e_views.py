@@ -1,0 +1,105 @@
+"""examples/smorest_app.py under gunicorn, driven by the official ``mcp`` client."""
+
+from __future__ import annotations
+
+import typing as t
+
+import anyio
+import httpx
+import pytest
+from harness import start_server
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+pytest.importorskip("flask_smorest")
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # handshake-era calls in mcp 2.3
+]
+
+TOKEN = "e2e-admin-token"
+
+
+@pytest.fixture(params=["gevent", "gthread"], scope="module")
+def pets(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
+    env = {"PETS_ADMIN_TOKEN": TOKEN}
+    with start_server("examples.smorest_app:app", request.param, env=env) as server:
+        yield server
+
+
+def session(url: str, token: str | None = None) -> t.Any:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return streamable_http_client(url, http_client=httpx.AsyncClient(headers=headers))
+
+
+def test_views_as_tools_through_the_official_client(pets: t.Any) -> None:
+    async def main() -> None:
+        async with session(pets.url) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            tools = {tool.name: tool for tool in (await s.list_tools()).tools}
+            assert sorted(tools) == [
+                "health",
+                "pets_pets_get",
+                "pets_pets_post",
+                "pets_petsbyid_delete",
+                "pets_petsbyid_get",
+                "pets_photo",
+            ]
+            by_id = tools["pets_petsbyid_get"]
+            assert by_id.input_schema["properties"]["pet_id"]["type"] == "integer"
+            assert by_id.input_schema["required"] == ["pet_id"]
+            assert by_id.annotations is not None and by_id.annotations.read_only_hint is True
+            delete = tools["pets_petsbyid_delete"].annotations
+            assert delete is not None and delete.destructive_hint is True
+            body = tools["pets_pets_post"].input_schema["properties"]["body"]
+            assert body["properties"]["species"]["enum"] == ["dog", "cat", "bird"]
+            query = tools["pets_pets_get"].input_schema["properties"]
+            assert query["limit"]["maximum"] == 100
+            assert tools["health"].input_schema["properties"]["probe"]["enum"] == ["live", "ready"]
+
+            listed = await s.call_tool("pets_pets_get", {"species": "cat"})
+            assert not listed.is_error
+            assert listed.structured_content == {
+                "result": [{"id": 2, "name": "Tom", "species": "cat"}]
+            }
+            made = await s.call_tool(
+                "pets_pets_post", {"body": {"name": "Kiki", "species": "bird"}}
+            )
+            assert not made.is_error and made.structured_content is not None
+            new_id = made.structured_content["id"]
+            photo = await s.call_tool("pets_photo", {"pet_id": new_id})
+            assert photo.content[0].type == "image"
+            assert (await s.call_tool("health", {"probe": "ready"})).structured_content == {
+                "ok": True,
+                "probe": "ready",
+            }
+
+            missing = await s.call_tool("pets_petsbyid_get", {"pet_id": 999})
+            assert missing.is_error and missing.structured_content is not None
+            assert missing.structured_content["code"] == 404
+            taken = await s.call_tool("pets_pets_post", {"body": {"name": "rex", "species": "dog"}})
+            assert taken.is_error and taken.structured_content is not None
+            assert taken.structured_content["code"] == 422
+            assert "already exists" in taken.content[0].text  # type: ignore[union-attr]
+            bad = await s.call_tool("pets_pets_get", {"limit": 0})  # refused by the schema
+            assert bad.is_error
+
+            refused = await s.call_tool("pets_petsbyid_delete", {"pet_id": new_id})
+            assert refused.is_error and refused.structured_content is not None
+            assert refused.structured_content["code"] == 401
+
+        async with session(pets.url, "wrong") as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            refused = await s.call_tool("pets_petsbyid_delete", {"pet_id": new_id})
+            assert refused.is_error and refused.structured_content is not None
+            assert refused.structured_content["code"] == 403
+
+        async with session(pets.url, TOKEN) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            deleted = await s.call_tool("pets_petsbyid_delete", {"pet_id": new_id})
+            assert not deleted.is_error
+            gone = await s.call_tool("pets_petsbyid_get", {"pet_id": new_id})
+            assert gone.is_error
+
+    anyio.run(main)

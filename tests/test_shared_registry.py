@@ -1,0 +1,98 @@
+"""Two servers on one Redis stand for two workers: runtime changes travel, others do not."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp import MCPBlueprint
+from flask_mcp.server.shared_registry import ProcessLocalWarning
+from flask_mcp.server.shared_registry import import_path
+from flask_mcp.testing import MCPTestClient
+
+pytestmark = pytest.mark.redis
+pytest.importorskip("redis")
+
+
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+shared_bp = MCPBlueprint("shared", __name__)
+
+
+@shared_bp.tool()
+def ping() -> str:
+    return "pong"
+
+
+def worker(url: str, prefix: str) -> tuple[MCP, Flask]:
+    mcp = MCP(name="twin", version="1")
+
+    @mcp.tool()
+    def base() -> str:
+        return "base"
+
+    app = Flask(__name__)
+    app.add_url_rule("/late", "late", lambda: ("late view", 200, {"Content-Type": "text/plain"}))
+    app.config.update(MCP_BACKEND=f"{url}?prefix={prefix}", MCP_ALLOWED_HOSTS=["localhost"])
+    mcp.init_app(app)
+    return mcp, app
+
+
+def names(app: Flask) -> list[str]:
+    with MCPTestClient(app) as client:
+        return sorted(tool["name"] for tool in client.list_tools())
+
+
+def eventually(app: Flask, expected: list[str]) -> list[str]:
+    """The names once they equal ``expected`` (the pub/sub announcement is asynchronous)."""
+    deadline = time.monotonic() + 10
+    while (found := names(app)) != expected and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return found
+
+
+def test_changes_made_while_serving_reach_the_other_worker(redis_url: str) -> None:
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_url, prefix)
+    two, app_two = worker(redis_url, prefix)
+    one.add_tool(echo, name="import_time")  # not serving: stays here
+    assert names(app_two) == ["base"]
+    with app_one.test_request_context():
+        one.add_tool(echo, name="echo", tags={"t"})
+        one.register_blueprint(shared_bp, prefix="bp_")
+        one.tool_from_view("late", app=app_one)
+    assert eventually(app_two, ["base", "bp_ping", "echo", "late"]) == [
+        "base",
+        "bp_ping",
+        "echo",
+        "late",
+    ]
+    with MCPTestClient(app_two) as client:
+        assert client.call_tool("echo", {"text": "hi"})["content"][0]["text"] == "hi"
+        assert client.call_tool("late")["content"][0]["text"] == "late view"
+    with app_one.test_request_context():
+        one.disable(tags=["t"])
+        one.remove_tool("bp_ping")
+    assert eventually(app_two, ["base", "late"]) == ["base", "late"]
+    with app_two.test_request_context():
+        two.enable("echo")  # the other direction
+    expected = ["base", "echo", "import_time", "late"]
+    assert eventually(app_one, expected) == expected
+
+
+def test_a_handler_without_import_path_stays_local_with_a_warning(redis_url: str) -> None:
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_url, prefix)
+    _, app_two = worker(redis_url, prefix)
+    with app_one.test_request_context(), pytest.warns(ProcessLocalWarning, match="'local'"):
+        one.add_tool(lambda: "x", name="local")
+    assert "local" in names(app_one) and "local" not in names(app_two)
+    assert import_path(echo) == f"{__name__}:echo"
+    assert import_path(lambda: 1) is None
