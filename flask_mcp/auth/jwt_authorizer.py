@@ -233,9 +233,7 @@ class JWTAuthorizer:
             allow_insecure_http=settings.auth_insecure_http,
         )
 
-    def with_defaults(
-        self, *, issuer: t.Sequence[str], audience: t.Sequence[str]
-    ) -> JWTAuthorizer:
+    def with_defaults(self, *, issuer: t.Sequence[str], audience: t.Sequence[str]) -> JWTAuthorizer:
         """Return this authorizer with ``issuer`` and ``audience`` where it has none.
 
         Called once per app when the authorizer is registered on a server

@@ -55,9 +55,7 @@ class Call:
 
 #: The call whose handler runs now. Set by the dispatcher around each user call; each
 #: greenlet and thread has its own.
-running_handler: contextvars.ContextVar[Call] = contextvars.ContextVar(
-    "flask_mcp.running_handler"
-)
+running_handler: contextvars.ContextVar[Call] = contextvars.ContextVar("flask_mcp.running_handler")
 
 
 class _NoBackChannel:

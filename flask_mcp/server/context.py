@@ -21,7 +21,6 @@ if t.TYPE_CHECKING:
     from ..runtime.runs import RequestRun
 
 
-
 class BackChannel(t.Protocol):
     """How server-to-client requests reach the client in one protocol era."""
 

@@ -189,6 +189,7 @@ class MRTRBackChannel:
 
 # -- sealing -------------------------------------------------------------------------
 
+
 def sealer_for(state: AppState) -> StateSealer:
     """Return the app's ``requestState`` sealer (``MCP_STATE_KEY`` or ``SECRET_KEY``).
 

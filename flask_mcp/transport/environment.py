@@ -22,6 +22,7 @@ if t.TYPE_CHECKING:
 
 R = t.TypeVar("R")
 
+
 def bind_to_request(app: Flask | None, fn: t.Callable[[], R]) -> t.Callable[[], R]:
     """Return ``fn`` bound to a copy of the current request context, with ``g`` carried over.
 
