@@ -17,12 +17,12 @@ import dataclasses
 import typing as t
 
 from docutils import nodes
-from docutils.statemachine import StringList
+from docutils import utils
+from docutils.parsers.rst import Parser as RSTParser
 from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.docutils import SphinxDirective
-from sphinx.util.nodes import nested_parse_with_titles
 
 #: Modules whose names are documented under their own module name in the API page,
 #: besides ``flask_mcp`` itself. A reference to ``flask_mcp.<internal>.Name`` resolves to
@@ -65,12 +65,14 @@ class ConfigDirective(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        container = nodes.section()
-        container.document = self.state.document
-        source = self.get_source_info()[0] or "<mcp-config>"
-        content = StringList(config_rst(), source=source)
-        nested_parse_with_titles(self.state, content, container)
-        return list(container.children)
+        # The generated text is reST. A nested parse would read it with the parser of
+        # the page (MyST for a markdown page), so parse it as reST in a document of its
+        # own, as MyST's {eval-rst} does, and return its nodes.
+        document = self.state.document
+        sub = utils.new_document(document["source"], document.settings)
+        sub.reporter = document.reporter
+        RSTParser().parse("\n".join(config_rst()), sub)
+        return list(sub.children)
 
 
 def resolve_public_alias(
