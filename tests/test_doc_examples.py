@@ -82,6 +82,7 @@ def run_page(path: Path, tmp_path: Path) -> dict[str, t.Any]:
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         out: list[str] = []
         runner.run(test, out=out.append, clear_globs=False)
+        namespace.update(test.globs)  # DocTest works on a copy of the namespace
         assert runner.failures == 0, f"doctest failed at {where}:\n" + "".join(out)
     return namespace
 
