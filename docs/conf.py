@@ -55,7 +55,6 @@ myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_preserve_defaults = True
-autodoc_default_options = {"show-inheritance": False}
 
 # HTML -----------------------------------------------------------------
 
