@@ -13,7 +13,7 @@ database) goes in a hidden setup block, an HTML comment that runs in its place::
 A block that cannot run here (a file of another project) is preceded by the comment
 ``<!-- example: skip -->``; this test counts those so that skipping stays the exception.
 A page's ``pytest`` blocks (functions named ``test_*``) are collected and run too, with
-the fixtures they name from :data:`FIXTURES`.
+the fixtures they name from :func:`fixtures_for`.
 """
 
 from __future__ import annotations
@@ -97,13 +97,13 @@ def test_page_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         if name.startswith("test_") and inspect.isfunction(fn)
     }
     for name, fn in tests.items():
-        fixtures = FIXTURES(namespace)
+        fixtures = fixtures_for(namespace)
         missing = [p for p in inspect.signature(fn).parameters if p not in fixtures]
         assert not missing, f"{path.name}: {name} needs fixtures this test lacks: {missing}"
         fn(**{p: fixtures[p]() for p in inspect.signature(fn).parameters})
 
 
-def FIXTURES(namespace: dict[str, t.Any]) -> dict[str, t.Callable[[], t.Any]]:  # noqa: N802
+def fixtures_for(namespace: dict[str, t.Any]) -> dict[str, t.Callable[[], t.Any]]:
     """The fixtures a page's test functions may name, built from the page's ``app``."""
     from flask_mcp.testing import MCPTestClient
 
