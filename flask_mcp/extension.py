@@ -141,7 +141,7 @@ class MCP(SharedDeclarations, ViewTools):
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
         #: Runs the handlers of tasks: ``None`` for greenlets or threads of the serving
-        #: worker, or a :class:`flask_mcp.contrib.celery.CeleryExecutor`.
+        #: worker, or a ``flask_mcp.contrib.celery.CeleryExecutor`` (see :doc:`tasks`).
         self.task_executor = task_executor
         if app is not None:
             self.init_app(app)
