@@ -5,12 +5,9 @@ everything that must reach another process travels through Redis: a client's
 answer to a server-to-client request (a list the waiting worker pops with
 ``BLPOP``), ``notifications/cancelled`` and :meth:`RedisBackend.publish`
 (pub/sub, one listener per process). Any worker can therefore serve any
-request of any session; no sticky routing is needed. The key layout is
-described in :mod:`flask_mcp.backends._redis_scripts`.
-
-Each waiting reader holds one Redis connection while it blocks (``XREAD
-BLOCK``), so a server holding many open SSE streams needs Redis's
-``maxclients`` (default 10,000) above the number of streams of all workers.
+request of any session. Keys: :mod:`flask_mcp.backends._redis_scripts`. A
+waiting reader holds a connection (``XREAD BLOCK``): Redis's ``maxclients``
+must exceed the open SSE streams of all workers.
 """
 
 from __future__ import annotations
