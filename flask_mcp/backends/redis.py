@@ -440,8 +440,6 @@ class RedisBackend(Backend):
         with self._errors():
             self.client.delete(self._key("e", session_id, rid), self._key("a", session_id, rid))
 
-    # -- cancellation and fan-out ------------------------------------------
-
     def cancel(self, session_id: str, request_id: t.Any) -> None:
         with self._errors():
             self.client.publish(f"{self.prefix}cancel", _dumps([session_id, request_id]))
@@ -453,8 +451,7 @@ class RedisBackend(Backend):
     def subscribe(self, channel: str) -> QueueSubscription:
         return self._listener.subscribe(channel)
 
-    def task_store(self) -> RedisTaskStore:
-        """Return the task records in this Redis (:mod:`flask_mcp.backends._redis_tasks`)."""
+    def task_store(self) -> RedisTaskStore:  # noqa: D102 (see Backend.task_store)
         return RedisTaskStore(self.client, self.prefix)
 
     def close(self) -> None:
