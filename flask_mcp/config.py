@@ -335,6 +335,13 @@ KEYS: tuple[Key, ...] = (
         "Seconds without a sign of life from the process running a task before the task is "
         "marked failed (its worker died).",
     ),
+    Key(
+        "MCP_TASK_IMMEDIATE_MS",
+        0,
+        values.non_negative_int,
+        "Milliseconds a 2026-07-28 task-augmented tools/call waits for its task to finish: "
+        "one that does is answered with its result instead of a task (0: always a task).",
+    ),
 )
 
 KEY_NAMES = tuple(key.name for key in KEYS)
@@ -395,6 +402,7 @@ class Settings:
     task_timeout: float
     task_max_running: int
     task_lease: float
+    task_immediate_ms: int
 
 
 def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:

@@ -124,6 +124,23 @@ def test_2026_task_lifecycle(wire: Wire) -> None:
     assert done["resultType"] == "complete"
 
 
+def test_2026_immediate_result_when_the_task_is_over_in_time() -> None:
+    _, app, _ = build(MCP_TASK_IMMEDIATE_MS=2000)
+    wire = Wire(app)
+    quick = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 0}}, caps=CAPS)
+    )
+    assert quick["result"]["resultType"] == "complete"
+    assert quick["result"]["content"][0]["text"] == "worked 0"
+    failed = result_of(wire.post("tools/call", {"name": "broken", "arguments": {}}, caps=CAPS))
+    assert failed["error"]["message"] == "protocol failure"
+    slow = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 5}}, caps=CAPS)
+    )
+    assert slow["result"]["resultType"] == "task"  # not over within 2 s: a task
+    task_post(wire, "tasks/cancel", {"taskId": slow["result"]["taskId"]}, caps=CAPS)
+
+
 def test_2026_without_extension_runs_inline_or_refuses(wire: Wire) -> None:
     plain = result_of(wire.post("tools/call", {"name": "work", "arguments": {"seconds": 0}}))
     assert plain["result"]["content"][0]["text"] == "worked 0"

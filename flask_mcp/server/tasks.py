@@ -63,6 +63,30 @@ from .task_context import opted_in
 from .task_context import owner_of
 from .task_context import task_call as task_call
 
+
+def _finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.Any] | None:
+    """Return the result of a task that completes within ``wait_ms`` (the immediate result).
+
+    A 2026-07-28 server chooses whether a call becomes a task; one that is over
+    at once is answered as a plain ``tools/call`` (``MCP_TASK_IMMEDIATE_MS``).
+
+    :raises MCPError: the task failed within the wait (its JSON-RPC error).
+    """
+    deadline = time.monotonic() + wait_ms / 1000
+    store = store_of(state)
+    while True:
+        record = store.get(task_id)
+        status = None if record is None else record.get("status")
+        if status == "completed":
+            return wire(t.cast("dict[str, t.Any]", record))["result"]  # type: ignore[no-any-return]
+        if status == "failed":
+            error = wire(t.cast("dict[str, t.Any]", record))["error"]
+            raise MCPError(error.get("code", INTERNAL_ERROR), error.get("message", "failed"))
+        if status != "working" or time.monotonic() >= deadline:
+            return None  # still running, asking for input, or cancelled: a task
+        time.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
+
+
 # -- the methods --------------------------------------------------------------------------
 
 
@@ -176,6 +200,10 @@ class TaskMethods:
         store_of(state).create(record, ttl)
         signals.send(signals.task_created, state.app, task_id=record["taskId"], tool=tool.name)
         executor.start(self, call, record)
+        if flavour == V2026 and settings.task_immediate_ms:
+            finished = _finished_within(state, record["taskId"], settings.task_immediate_ms)
+            if finished is not None:
+                return finished
         task = wire(record, detailed=False)
         if flavour == V2025:
             return {"task": task}
