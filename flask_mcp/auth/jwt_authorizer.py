@@ -13,7 +13,9 @@ Configure it with ``MCP_AUTH_JWT_*`` keys, or register one in code::
 
 from __future__ import annotations
 
+import collections
 import copy
+import hashlib
 import json
 import logging
 import threading
@@ -101,6 +103,8 @@ class JWKSCache:
         self.timeout = timeout
         self.max_bytes = max_bytes
         self._keys: list[dict[str, t.Any]] | None = None
+        #: The keys parsed for PyJWT, by (kid, alg): parsed once per fetch, not per token.
+        self._parsed: dict[tuple[str | None, str], jwt.PyJWK] = {}
         self._expires = 0.0
         self._fetched_at = float("-inf")
         self._lock = threading.Lock()
@@ -126,6 +130,7 @@ class JWKSCache:
         self._fetched_at = now
         try:
             self._keys = self.fetch()
+            self._parsed = {}
             self._expires = now + self.cache_seconds
         except (OSError, ValueError) as exc:
             logger.warning("Could not fetch the JWKS at %s: %s", self.url, exc)
@@ -152,6 +157,24 @@ class JWKSCache:
             raise AuthError(INVALID_TOKEN, "the token was signed with an unknown key (kid)")
         return key
 
+    def verifier(self, kid: str | None, alg: str) -> jwt.PyJWK:
+        """Return the key of :meth:`key_for` parsed for PyJWT (parsed once per fetch).
+
+        :raises AuthError: as :meth:`key_for`; ``invalid_token`` for a key PyJWT refuses.
+        """
+        found = self._parsed.get((kid, alg))
+        if found is not None and time.monotonic() < self._expires:
+            return found
+        key = self.key_for(kid, alg)
+        try:
+            found = jwt.PyJWK(key, algorithm=alg)
+        except jwt.PyJWTError:
+            raise AuthError(INVALID_TOKEN, "the token's key cannot verify it") from None
+        with self._lock:
+            if self._keys is not None and any(k is key for k in self._keys):
+                self._parsed[(kid, alg)] = found
+        return found
+
     def _find(self, kid: str | None, alg: str) -> dict[str, t.Any] | None:
         candidates = [
             key
@@ -164,6 +187,61 @@ class JWKSCache:
         if kid is not None:
             candidates = [key for key in candidates if key.get("kid") == kid]
         return candidates[0] if len(candidates) == 1 else None
+
+
+class VerifiedTokens:
+    """A bounded cache of verified tokens: their claims, by the SHA-256 of the token.
+
+    An entry lasts until the token's ``exp`` or ``max_seconds`` after it was
+    verified, whichever comes first; the oldest entries go when ``size`` are held.
+    The token itself is not kept, only its digest.
+    """
+
+    def __init__(self, size: int = 10_000, max_seconds: float = 60.0) -> None:
+        self.size = size
+        self.max_seconds = max_seconds
+        self._entries: collections.OrderedDict[bytes, tuple[float, dict[str, t.Any]]] = (
+            collections.OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def digest(token: str) -> bytes:
+        """Return the cache key of ``token``."""
+        return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+    def get(self, digest: bytes) -> dict[str, t.Any] | None:
+        """Return a copy of the claims of a token verified earlier, if still fresh."""
+        entry = self._entries.get(digest)
+        if entry is None:
+            return None
+        if time.time() >= entry[0]:
+            with self._lock:
+                self._entries.pop(digest, None)
+            return None
+        return dict(entry[1])
+
+    def put(self, digest: bytes, claims: dict[str, t.Any]) -> None:
+        """Remember the claims of a token just verified."""
+        if self.size <= 0 or self.max_seconds <= 0:
+            return
+        until = time.time() + self.max_seconds
+        exp = claims.get("exp")
+        if isinstance(exp, (int, float)) and not isinstance(exp, bool):
+            until = min(until, float(exp))
+        with self._lock:
+            self._entries[digest] = (until, dict(claims))
+            self._entries.move_to_end(digest)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every token (after revoking some, for example)."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class JWTAuthorizer:
@@ -181,6 +259,16 @@ class JWTAuthorizer:
     :param refetch_interval: least seconds between two fetches for an unknown ``kid``.
     :param timeout: seconds to wait for the JWKS URL.
     :param allow_insecure_http: accept an ``http://`` JWKS URL outside localhost.
+    :param token_cache_size: verified tokens remembered (0: verify every request).
+    :param token_cache_seconds: longest time a verified token is trusted without being
+        verified again (never past its ``exp``).
+
+    Revocation: a verified token is trusted for up to ``token_cache_seconds`` (60 s)
+    per process, so a token revoked at the authorization server keeps working for at
+    most that long, as it would anyway until its ``exp`` for a resource server that
+    only checks signatures (JWT access tokens are not introspected). A key removed from
+    the JWKS stops verifying new tokens at the next fetch; tokens it verified stay
+    trusted until their cache entry ends. Call :meth:`forget_tokens` to drop them all.
     """
 
     def __init__(
@@ -196,8 +284,11 @@ class JWTAuthorizer:
         refetch_interval: float = 30.0,
         timeout: float = 5.0,
         allow_insecure_http: bool = False,
+        token_cache_size: int = 10_000,
+        token_cache_seconds: float = 60.0,
     ) -> None:
         check_https(jwks_url, "jwks_url", allow_insecure_http)
+        self.verified = VerifiedTokens(token_cache_size, token_cache_seconds)
         self.issuer = (issuer,) if isinstance(issuer, str) else tuple(issuer or ())
         self.audience = (audience,) if isinstance(audience, str) else tuple(audience or ())
         self.algorithms = check_algorithms(algorithms)
@@ -246,7 +337,13 @@ class JWTAuthorizer:
         bound = copy.copy(self)
         bound.issuer = self.issuer or tuple(issuer)
         bound.audience = self.audience or tuple(audience)
+        # Its own token cache: a token verified for one audience proves nothing for another.
+        bound.verified = VerifiedTokens(self.verified.size, self.verified.max_seconds)
         return bound
+
+    def forget_tokens(self) -> None:
+        """Verify every token again from now on (in this process), e.g. after a revocation."""
+        self.verified.clear()
 
     def _expected(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Return the accepted issuers and audiences."""
@@ -264,6 +361,10 @@ class JWTAuthorizer:
         :raises AuthError: the token is not acceptable (the reason never quotes it).
         """
         issuer, audience = self._expected()
+        digest = self.verified.digest(token)
+        cached = self.verified.get(digest)
+        if cached is not None:
+            return cached
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -274,7 +375,7 @@ class JWTAuthorizer:
         if kid is not None and not isinstance(kid, str):
             raise AuthError(INVALID_TOKEN, "the token's key id (kid) is not a string")
         try:
-            key = jwt.PyJWK(self.keys.key_for(kid, alg), algorithm=alg)
+            key = self.keys.verifier(kid, alg)
             claims: dict[str, t.Any] = jwt.decode(
                 token,
                 key,
@@ -284,6 +385,7 @@ class JWTAuthorizer:
                 leeway=self.leeway,
                 options={"require": self.required_claims},
             )
+            self.verified.put(digest, claims)
             return claims
         except jwt.MissingRequiredClaimError as exc:
             raise AuthError(INVALID_TOKEN, f"the token has no {exc.claim!r} claim") from None
@@ -296,4 +398,4 @@ class JWTAuthorizer:
         return auth_info_from_claims(self.decode(token))
 
 
-__all__ = ["JWKSCache", "JWTAuthorizer", "KEY_TYPES", "check_algorithms"]
+__all__ = ["JWKSCache", "JWTAuthorizer", "KEY_TYPES", "VerifiedTokens", "check_algorithms"]
