@@ -78,6 +78,8 @@ def test_a_token_is_verified_once_and_keys_parsed_once(
     assert authorizer.decode(first)["sub"] == "alice"
     with pytest.raises(AuthError, match="signature"):
         authorizer.decode(tampered(first))  # another digest: verified, and refused
+    info = authorizer(first, None)  # type: ignore[arg-type]
+    assert authorizer(first, None) is info and info.principal == f"{ISSUER}|alice"  # type: ignore[arg-type]
     authorizer.forget_tokens()
     authorizer.decode(first)
     assert len(decodes) == 4

@@ -203,6 +203,8 @@ class VerifiedTokens:
         self._entries: collections.OrderedDict[bytes, tuple[float, dict[str, t.Any]]] = (
             collections.OrderedDict()
         )
+        #: The caller built from an entry's claims (immutable), by the same digest.
+        self.infos: dict[bytes, AuthInfo] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -218,8 +220,14 @@ class VerifiedTokens:
         if time.time() >= entry[0]:
             with self._lock:
                 self._entries.pop(digest, None)
+                self.infos.pop(digest, None)
             return None
         return dict(entry[1])
+
+    def fresh(self, digest: bytes) -> bool:
+        """Tell whether a token verified earlier is still trusted."""
+        entry = self._entries.get(digest)
+        return entry is not None and time.time() < entry[0]
 
     def put(self, digest: bytes, claims: dict[str, t.Any]) -> None:
         """Remember the claims of a token just verified."""
@@ -233,12 +241,13 @@ class VerifiedTokens:
             self._entries[digest] = (until, dict(claims))
             self._entries.move_to_end(digest)
             while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+                self.infos.pop(self._entries.popitem(last=False)[0], None)
 
     def clear(self) -> None:
         """Forget every token (after revoking some, for example)."""
         with self._lock:
             self._entries.clear()
+            self.infos.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -395,7 +404,14 @@ class JWTAuthorizer:
 
     def __call__(self, token: str, request: Request) -> AuthInfo:
         """Check ``token`` and return the caller, or raise :class:`~flask_mcp.auth.AuthError`."""
-        return auth_info_from_claims(self.decode(token))
+        digest = self.verified.digest(token)
+        info = self.verified.infos.get(digest)
+        if info is not None and self.verified.fresh(digest):
+            return info
+        info = auth_info_from_claims(self.decode(token))
+        if digest in self.verified._entries:
+            self.verified.infos[digest] = info
+        return info
 
 
 __all__ = ["JWKSCache", "JWTAuthorizer", "KEY_TYPES", "VerifiedTokens", "check_algorithms"]
