@@ -13,6 +13,7 @@ import sys
 import typing as t
 
 from . import backchannel
+from . import jwt_auth
 from . import memory
 from . import middleware
 from . import payload
@@ -32,6 +33,7 @@ COMMANDS = (
     "memory",
     "redis",
     "middleware",
+    "jwt",
     "profile",
     "all",
 )
@@ -150,6 +152,7 @@ def main(argv: t.Sequence[str] | None = None) -> int:
         ("memory", lambda: memory.run(options)),
         ("redis", lambda: redis_backend.run(options)),
         ("middleware", lambda: middleware.run(options)),
+        ("jwt", lambda: jwt_auth.run(options)),
         (
             "profile",
             lambda: profiling.run(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import http.client
 import json
+import os
 import typing as t
 from urllib.parse import urlsplit
 
@@ -50,6 +51,12 @@ class Reply:
         return None
 
 
+def _auth() -> dict[str, str]:
+    """The ``Authorization`` header the JWT benchmark sets (``BENCH_AUTHORIZATION``)."""
+    value = os.environ.get("BENCH_AUTHORIZATION")
+    return {"Authorization": value} if value else {}
+
+
 def post(
     url: str,
     message: dict[str, t.Any],
@@ -64,7 +71,12 @@ def post(
             "POST",
             parts.path or "/",
             body=json.dumps(message).encode(),
-            headers={"Content-Type": "application/json", "Accept": ACCEPT, **(headers or {})},
+            headers={
+                "Content-Type": "application/json",
+                "Accept": ACCEPT,
+                **_auth(),
+                **(headers or {}),
+            },
         )
         response = conn.getresponse()
         body = response.read()

@@ -16,6 +16,7 @@
 --   BENCH_COUNT_PATTERN a substring that must occur exactly BENCH_COUNT_N times
 --   BENCH_MIN_BYTES     smallest good body
 --   BENCH_STATUS        expected HTTP status (default 200)
+--   BENCH_AUTHORIZATION Authorization header of every request (the JWT benchmark)
 -- done() prints one "BENCHJSON {...}" line, and "BENCHFIRSTBAD ..." with the
 -- first bad response when there was one.
 
@@ -67,6 +68,8 @@ function init(args)
       ["Accept"] = "application/json, text/event-stream",
     }
     if sid ~= "" then h["Mcp-Session-Id"] = sid end
+    local authorization = getenv("BENCH_AUTHORIZATION")
+    if authorization and authorization ~= "" then h["Authorization"] = authorization end
     if era == "2026" then
       h["MCP-Protocol-Version"] = "2026-07-28"
       h["Mcp-Method"] = "tools/call"
