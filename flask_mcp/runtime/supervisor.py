@@ -127,6 +127,8 @@ def tick(state: AppState, now: float, reap: bool) -> None:
     for hook in list(HOOKS):
         try:
             hook(state, now)
+        except BackendUnavailable as exc:  # an outage, not a bug: one line, no traceback
+            logger.warning("A Flask-MCP supervisor hook waits for the backend: %s", exc)
         except Exception:
             logger.exception("A Flask-MCP supervisor hook failed; it runs again next round.")
 
