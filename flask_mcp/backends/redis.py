@@ -85,6 +85,7 @@ class RedisBackend(Backend):
     """
 
     multiprocess = True
+    unavailable_errors = _UNAVAILABLE  #: What a raw command raises while Redis is unreachable.
     #: Seconds between the liveness beats of each process (each beat also ends the
     #: streams of dead processes).
     heartbeat = 5.0

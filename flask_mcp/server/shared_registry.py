@@ -361,8 +361,12 @@ def catch_up(sync: RegistrySync) -> None:
     """Run :meth:`RegistrySync.before_request`, logging (not raising) a failure."""
     try:
         sync.before_request()
-    except Exception:
-        logger.exception("Could not replay the registry changes of the other workers")
+    except Exception as exc:
+        if isinstance(exc, getattr(sync.state.backend, "unavailable_errors", ())):
+            # An outage, not a bug: one line; the next check (RECHECK) replays what was missed.
+            logger.warning("Could not replay the other workers' registry changes: %s", exc)
+        else:
+            logger.exception("Could not replay the registry changes of the other workers")
 
 
 def blueprint_path(blueprint: MCPBlueprint) -> str | None:
