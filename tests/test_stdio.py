@@ -197,3 +197,31 @@ def test_batches_only_on_a_2025_03_26_session(pipes: Pipes) -> None:
     answers = pipes.receive()
     texts = [answer["result"]["content"][0]["text"] for answer in answers]
     assert texts == ['{"result": 2}', '{"result": 4}']
+
+
+def test_initialize_over_stdio_runs_through_the_middleware() -> None:
+    mcp = MCP(name="pipes", version="1")
+    seen: list[str] = []
+
+    @mcp.middleware
+    def record(call: t.Any, call_next: t.Any) -> t.Any:
+        seen.append(call.method)
+        return call_next(call)
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    pipes = Pipes(app, mcp)
+    try:
+        pipes.send(INIT)
+        assert pipes.receive()["result"]["serverInfo"]["name"] == "pipes"
+        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"name": "add", "arguments": {"a": 1, "b": 2}}
+        pipes.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        assert pipes.receive()["result"]["structuredContent"] == {"result": 3}
+        assert seen == ["initialize", "tools/call"]
+    finally:
+        pipes.close()

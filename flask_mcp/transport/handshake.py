@@ -210,62 +210,17 @@ class Handshake:
             version = _validate_initialize(params)
         except MCPError as exc:
             return json_response(jsonrpc.error_from(request_id, exc))
-        created: list[SessionRecord] = []
-        settings = state.settings
-
-        def start(call: Call) -> dict[str, t.Any]:  # the innermost call_next of initialize
-            record = SessionRecord(
-                id=new_session_id(),
-                protocol_version=version,
-                client_info=params["clientInfo"],
-                client_capabilities=params["capabilities"],
-                log_level=settings.default_log_level,
-                principal=principal_of(auth),
-            )
-            try:
-                stored = state.backend.create_session(
-                    record,
-                    settings.max_sessions,
-                    handshake_timeout=settings.handshake_timeout,
-                    owner=record.principal or f"addr:{request.remote_addr}",
-                    quota=settings.max_sessions_per_client,
-                )
-            except SessionQuotaExceeded:
-                raise MCPError(
-                    INVALID_REQUEST,
-                    f"Too Many Requests: this client holds {settings.max_sessions_per_client} "
-                    "sessions (MCP_MAX_SESSIONS_PER_CLIENT); end one with DELETE, or retry later.",
-                    http_status=429,
-                    headers={"Retry-After": "5"},
-                ) from None
-            if not stored:
-                raise MCPError(
-                    INVALID_REQUEST,
-                    "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",
-                    http_status=503,
-                    headers={"Retry-After": "5"},
-                )
-            created.append(record)
-            call.session = record  # the middleware outside sees the new session's id
-            result: dict[str, t.Any] = {
-                "protocolVersion": version,
-                "capabilities": self.dispatcher.registry.capabilities(),
-                "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
-            }
-            if self.dispatcher.info.instructions:
-                result["instructions"] = self.dispatcher.info.instructions
-            return result
-
-        call = Call(
-            "initialize", params, request_id, version, protocol.HANDSHAKE, state=state, auth=auth
+        answer, record = open_session(
+            self.dispatcher,
+            state,
+            request_id,
+            version,
+            params,
+            auth,
+            owner=principal_of(auth) or f"addr:{request.remote_addr}",
         )
-        answer = runner.execute(self.dispatcher, call, start)  # inside the middleware
-        reply = answer.message
-        if not created or reply is None or "error" in reply:
-            for record in created:  # a middleware refused after the session was made
-                state.backend.delete_session(record.id)
+        if record is None:
             return runner.answer_response(answer, protocol.HANDSHAKE)
-        record = created[0]
         signals.send(
             signals.session_created,
             state.app,
@@ -273,7 +228,7 @@ class Handshake:
             protocol_version=version,
             client_info=record.client_info,
         )
-        return json_response(reply, headers={SESSION_HEADER: record.id})
+        return json_response(answer.message, headers={SESSION_HEADER: record.id})
 
     def _notification(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any]
@@ -398,6 +353,81 @@ class Handshake:
             retry_ms,
         )
         return Response(body, mimetype="text/event-stream", headers=sse.HEADERS)
+
+
+def open_session(
+    dispatcher: Dispatcher,
+    state: AppState,
+    request_id: t.Any,
+    version: str,
+    params: dict[str, t.Any],
+    auth: AuthInfo | None,
+    *,
+    owner: str,
+) -> tuple[runner.Answer, SessionRecord | None]:
+    """Run ``initialize`` through the middleware and create its session (HTTP and stdio).
+
+    The innermost ``call_next`` stores the session, admitted by ``MCP_MAX_SESSIONS``,
+    ``MCP_HANDSHAKE_TIMEOUT`` and the quota of ``owner`` (``MCP_MAX_SESSIONS_PER_CLIENT``).
+
+    :return: the answer, and the new session (``None`` when it was refused).
+    """
+    created: list[SessionRecord] = []
+    settings = state.settings
+
+    def start(call: Call) -> dict[str, t.Any]:  # the innermost call_next of initialize
+        record = SessionRecord(
+            id=new_session_id(),
+            protocol_version=version,
+            client_info=params["clientInfo"],
+            client_capabilities=params["capabilities"],
+            log_level=settings.default_log_level,
+            principal=principal_of(auth),
+        )
+        try:
+            stored = state.backend.create_session(
+                record,
+                settings.max_sessions,
+                handshake_timeout=settings.handshake_timeout,
+                owner=owner,
+                quota=settings.max_sessions_per_client,
+            )
+        except SessionQuotaExceeded:
+            raise MCPError(
+                INVALID_REQUEST,
+                f"Too Many Requests: this client holds {settings.max_sessions_per_client} "
+                "sessions (MCP_MAX_SESSIONS_PER_CLIENT); end one with DELETE, or retry later.",
+                http_status=429,
+                headers={"Retry-After": "5"},
+            ) from None
+        if not stored:
+            raise MCPError(
+                INVALID_REQUEST,
+                "Service Unavailable: the server holds MCP_MAX_SESSIONS sessions; retry later.",
+                http_status=503,
+                headers={"Retry-After": "5"},
+            )
+        created.append(record)
+        call.session = record  # the middleware outside sees the new session's id
+        result: dict[str, t.Any] = {
+            "protocolVersion": version,
+            "capabilities": dispatcher.registry.capabilities(),
+            "serverInfo": protocol.server_info_fields(version, dispatcher.info.fields),
+        }
+        if dispatcher.info.instructions:
+            result["instructions"] = dispatcher.info.instructions
+        return result
+
+    call = Call(
+        "initialize", params, request_id, version, protocol.HANDSHAKE, state=state, auth=auth
+    )
+    answer = runner.execute(dispatcher, call, start)  # inside the middleware
+    reply = answer.message
+    if not created or reply is None or "error" in reply:
+        for record in created:  # a middleware refused after the session was made
+            state.backend.delete_session(record.id)
+        return answer, None
+    return answer, created[0]
 
 
 def _call(

@@ -26,6 +26,7 @@ while handlers run.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -35,7 +36,6 @@ from .. import protocol
 from .. import signals
 from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionRecord
-from ..errors import INTERNAL_ERROR
 from ..errors import INVALID_REQUEST
 from ..errors import PARSE_ERROR
 from ..errors import UNSUPPORTED_PROTOCOL_VERSION
@@ -44,7 +44,6 @@ from ..errors import MCPError
 from ..errors import MethodNotFound
 from ..protocol import jsonrpc
 from ..runtime.runs import StreamOutbox
-from ..runtime.runs import new_session_id
 from ..server import mrtr
 from ..server.call import Call
 from . import listen
@@ -54,6 +53,7 @@ from .handshake import Handshake
 from .handshake import _call as _handshake_call
 from .handshake import _context_factory as _handshake_context
 from .handshake import _validate_initialize
+from .handshake import open_session
 from .stateless import _context_factory as _stateless_context
 from .stateless import _offered
 from .stateless import _request_meta
@@ -168,28 +168,15 @@ class StdioServer(LineChannel):
             old = state.backend.get_session(self.session_id)
             if old is not None:  # a client that starts over ends its first session
                 self.handshake.end(old)
-        record = SessionRecord(
-            id=new_session_id(),
-            protocol_version=version,
-            client_info=params["clientInfo"],
-            client_capabilities=params["capabilities"],
-            log_level=state.settings.default_log_level,
+        # One client per process: no quota by address (the owner is the process itself).
+        answer, record = open_session(
+            self.dispatcher, state, request_id, version, params, None, owner=f"stdio:{os.getpid()}"
         )
-        if not state.backend.create_session(record, state.settings.max_sessions):
-            error = {
-                "code": INTERNAL_ERROR,
-                "message": "The backend holds MCP_MAX_SESSIONS sessions; raise it or retry.",
-            }
-            self.send(jsonrpc.error(request_id, error))
+        if record is None:
+            if answer.message is not None:
+                self.send(answer.message)
             return
         self.session_id = record.id
-        result: dict[str, t.Any] = {
-            "protocolVersion": version,
-            "capabilities": self.dispatcher.registry.capabilities(),
-            "serverInfo": protocol.server_info_fields(version, self.dispatcher.info.fields),
-        }
-        if self.dispatcher.info.instructions:
-            result["instructions"] = self.dispatcher.info.instructions
         signals.send(
             signals.session_created,
             state.app,
@@ -197,7 +184,7 @@ class StdioServer(LineChannel):
             protocol_version=version,
             client_info=record.client_info,
         )
-        self.send(jsonrpc.result(request_id, result))
+        self.send(answer.message)
         session_id = record.id
         self._spawn(lambda: self._general_stream(session_id))
 
