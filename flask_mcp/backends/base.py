@@ -198,6 +198,13 @@ class Backend(abc.ABC):
     ) -> int:
         """Append an event to a stream and wake its reader; return its sequence number."""
 
+    def append_many(
+        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+    ) -> list[int]:
+        """Append ``(session_id, stream_id, kind, message)`` events; return their sequence
+        numbers. Shared backends do it in one round trip (a fan-out to many sessions)."""
+        return [self.append(*event) for event in events]
+
     @abc.abstractmethod
     def attach(self, session_id: str, stream_id: str) -> int:
         """Make the caller the stream's only reader; return the reader's token.
