@@ -8,6 +8,8 @@ group of independent commands pipelined (see :class:`~._redis_batch.Batch`).
 
 from __future__ import annotations
 
+import collections.abc as cabc
+import json
 import logging
 import time
 import typing as t
@@ -19,6 +21,12 @@ from ._redis_keys import Keys
 from ._redis_listener import text
 
 logger = logging.getLogger("flask_mcp")
+#: Events per pipeline of :meth:`Housekeeping.append_many`.
+CHUNK = 1000
+
+
+def _dumps(value: t.Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class Housekeeping:
@@ -64,6 +72,21 @@ class Housekeeping:
         reply = self._send(batch)[index]
         self._registered = (time.monotonic() + self.worker_timeout / 4, self.worker)
         return reply
+
+    def append_many(
+        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+    ) -> list[int]:
+        """Append ``(session_id, stream_id, kind, message)`` events, pipelined: one round
+        trip per :data:`CHUNK` events (per node of a cluster)."""
+        items, seqs = list(events), []
+        for start in range(0, len(items), CHUNK):
+            batch, chunk = self._batch(), items[start : start + CHUNK]
+            for sid, st, kind, message in chunk:
+                body = "" if message is None else _dumps(message)
+                batch.script("append", self._stream(sid, st), st, kind, body)
+            replies = self._send(batch)
+            seqs += [self._appended(item[0], r) for item, r in zip(chunk, replies, strict=True)]
+        return seqs
 
     def _appended(self, session_id: str, reply: t.Any) -> int:
         """Handle an append's reply: note disowned streams, evict from other streams."""

@@ -156,6 +156,8 @@ class Listener:
                 stop.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
             except Exception:
+                if stop.is_set():  # closing: the backend closed the connection under it
+                    break
                 logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
                 ready.clear()
                 failed.set()

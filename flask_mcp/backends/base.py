@@ -134,6 +134,14 @@ class Backend(abc.ABC):
         does, in the same step.
         """
 
+    def get_sessions(self, session_ids: cabc.Iterable[str]) -> dict[str, SessionRecord]:
+        """Return the records of the sessions among ``session_ids`` that exist.
+
+        Shared backends read them in one round trip (a fan-out to many sessions).
+        """
+        found = {sid: self.get_session(sid) for sid in session_ids}
+        return {sid: record for sid, record in found.items() if record is not None}
+
     @abc.abstractmethod
     def update_session(self, session_id: str, **changes: t.Any) -> None:
         """Change fields of a session's record."""

@@ -274,6 +274,18 @@ class RedisBackend(Housekeeping, Answers, Backend):
         else:
             with self._errors():
                 raw = self.client.hgetall(keys[0])
+        return self._record(session_id, raw)
+
+    def get_sessions(self, session_ids: cabc.Iterable[str]) -> dict[str, SessionRecord]:
+        ids, batch = [sid for sid in session_ids if sid], self._batch()
+        for sid in ids:
+            batch.command("HGETALL", self.keys.record(sid))
+        found = {
+            sid: self._record(sid, raw) for sid, raw in zip(ids, self._send(batch), strict=True)
+        }
+        return {sid: record for sid, record in found.items() if record is not None}
+
+    def _record(self, session_id: str, raw: t.Any) -> SessionRecord | None:
         if not raw:
             return None
         data: dict[str, t.Any] = {"id": session_id, "busy": -self._ledger.surplus(session_id)}
@@ -362,17 +374,6 @@ class RedisBackend(Housekeeping, Answers, Backend):
         body = "" if message is None else _dumps(message)
         reply = self._run("append", self._stream(session_id, stream_id), stream_id, kind, body)
         return self._appended(session_id, reply)
-
-    def append_many(
-        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
-    ) -> list[int]:
-        """Append ``(session_id, stream_id, kind, message)`` events in one round trip."""
-        batch, items = self._batch(), list(events)
-        for sid, st, kind, message in items:
-            body = "" if message is None else _dumps(message)
-            batch.script("append", self._stream(sid, st), st, kind, body)
-        replies = self._send(batch)
-        return [self._appended(item[0], r) for item, r in zip(items, replies, strict=True)]
 
     def attach(self, session_id: str, stream_id: str) -> int:
         return int(self._run("attach", self._stream(session_id, stream_id), stream_id))
