@@ -77,7 +77,7 @@ def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
         _require("cryptography", "crypto", "MCP_STATE_ENCRYPT = True (AES-GCM requestState)")
         _require("cryptography.hazmat.primitives.ciphers.aead", "crypto", "MCP_STATE_ENCRYPT")
     backend = settings.backend
-    if isinstance(backend, str) and backend.startswith(("redis://", "rediss://", "unix://")):
+    if isinstance(backend, str) and backend.startswith(backends.REDIS_SCHEMES):
         scheme = backend.partition(":")[0]  # the rest may hold a password
         _require("redis", "redis", f"MCP_BACKEND = '{scheme}://...'")
     if settings.auth_jwt_jwks_url is not None and not has_authorizer:

@@ -19,6 +19,7 @@ from ._redis_batch import Batch
 from ._redis_batch import Ledger
 from ._redis_keys import Keys
 from ._redis_listener import text
+from ._redis_pool import trim
 
 logger = logging.getLogger("flask_mcp")
 #: Events per pipeline of :meth:`Housekeeping.append_many`.
@@ -33,6 +34,13 @@ class Housekeeping:
     """Mixed into :class:`~flask_mcp.backends.redis.RedisBackend`."""
 
     keys: Keys
+    client: t.Any
+    _blocking: t.Any
+    _scripts: dict[str, t.Any]
+    idle_timeout: float | None
+    max_lifetime: float | None
+    grace: int
+    buffer_size: int
     worker_timeout: float
     _ledger: Ledger
     _disowned: dict[str, set[str]]
@@ -42,20 +50,38 @@ class Housekeeping:
     def worker(self) -> str:
         raise NotImplementedError
 
-    def _run(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
+    def _errors(self) -> t.ContextManager[None]:
         raise NotImplementedError
+
+    def _head(self) -> tuple[t.Any, ...]:
+        return (
+            self.idle_timeout or 0,
+            self.max_lifetime or 0,
+            self.grace,
+            self.worker,
+            self.buffer_size,
+            self.worker_timeout,
+        )
+
+    def _sha(self, name: str) -> str:
+        return t.cast(str, self._scripts[name].sha)
+
+    def _run(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
+        with self._errors():
+            return self._scripts[name](keys=keys, args=[*self._head(), *args])
 
     def _batch(self) -> Batch:
-        raise NotImplementedError
+        return Batch(self)
 
     def _send(self, batch: Batch) -> list[t.Any]:
-        raise NotImplementedError
-
-    def _stream(self, sid: str, st: str) -> list[str]:
-        raise NotImplementedError
+        with self._errors():
+            return batch.run()
 
     def _trim(self) -> None:
-        raise NotImplementedError
+        trim(self.client, self._blocking)
+
+    def _stream(self, sid: str, st: str) -> list[str]:
+        return [*self.keys.session(sid), *self.keys.stream(sid, st)]
 
     # -- helpers -------------------------------------------------------------
 

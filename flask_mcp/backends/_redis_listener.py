@@ -76,6 +76,8 @@ class Listener:
         Waits up to ``wait`` seconds, less if connecting fails.
         """
         worker = self.backend.worker  # a new id after fork
+        if self._of == worker and self._ready.is_set():
+            return True  # the hot path: running and subscribed
         with self.lock:
             if self._of != worker:
                 self._of = worker

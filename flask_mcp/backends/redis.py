@@ -23,13 +23,13 @@ import secrets
 import socket
 import time
 import typing as t
+import weakref
 
 from redis.cluster import RedisCluster
 
 from ..errors import BackendUnavailable
 from ._channels import QueueSubscription
 from ._redis_answers import Answers
-from ._redis_batch import Batch
 from ._redis_batch import Ledger
 from ._redis_housekeeping import Housekeeping
 from ._redis_keys import Keys
@@ -39,7 +39,6 @@ from ._redis_listener import text as _text
 from ._redis_pool import blocking_twin
 from ._redis_pool import fail_fast as _retry
 from ._redis_pool import make_client
-from ._redis_pool import trim
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
 from ._redis_scripts import SESSION
@@ -60,6 +59,18 @@ logger = logging.getLogger("flask_mcp")
 MAX_CONNECTIONS = 50_000
 #: Record fields computed by Redis rather than stored from the record.
 _COMPUTED = ("created", "last_seen", "busy")
+
+
+#: The backends whose worker id changes in a forked child (a weak set: no leak).
+_LIVE: weakref.WeakSet[RedisBackend] = weakref.WeakSet()
+
+
+def _forked() -> None:
+    for backend in list(_LIVE):
+        backend._worker = ""
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def _dumps(value: t.Any) -> str:
@@ -201,40 +212,11 @@ class RedisBackend(Housekeeping, Answers, Backend):
     @property
     def worker(self) -> str:
         """This process's id among the workers sharing the Redis."""
-        if self._pid != os.getpid():
+        if not self._worker:  # a new id after fork (see _forked) and after close
             self._pid = os.getpid()
             self._worker = f"{socket.gethostname()}:{self._pid}:{secrets.token_hex(3)}"
+            _LIVE.add(self)
         return self._worker
-
-    def _head(self) -> tuple[t.Any, ...]:
-        return (
-            self.idle_timeout or 0,
-            self.max_lifetime or 0,
-            self.grace,
-            self.worker,
-            self.buffer_size,
-            self.worker_timeout,
-        )
-
-    def _sha(self, name: str) -> str:
-        return t.cast(str, self._scripts[name].sha)
-
-    def _run(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
-        with self._errors():
-            return self._scripts[name](keys=keys, args=[*self._head(), *args])
-
-    def _batch(self) -> Batch:
-        return Batch(self)
-
-    def _send(self, batch: Batch) -> list[t.Any]:
-        with self._errors():
-            return batch.run()
-
-    def _trim(self) -> None:
-        trim(self.client, self._blocking)
-
-    def _stream(self, sid: str, st: str) -> list[str]:
-        return [*self.keys.session(sid), *self.keys.stream(sid, st)]
 
     # -- sessions -----------------------------------------------------------
 
@@ -462,7 +444,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
             self.flush(everything=True)
         with contextlib.suppress(Exception):
             self.client.zadd(self.keys.workers, {self.worker: 0})
-        self._pid = 0
+        self._pid, self._worker = 0, ""
         if self._owns_client:
             self.client.close()
         if self._blocking is not self.client:
