@@ -21,6 +21,12 @@ as ``A[1]``, ``A[2]``... Keys are built inside the scripts from the prefix
 ``P alive``        string: when a process last swept (the sweep skips the gaps between)
 ``P ws:WORKER``    set: ``"SID ST"`` of the running request streams a worker owns
 ``P tok``          counter of reader tokens
+
+Channel ``P wake``: ``"SID ST"`` whenever stream ST of session SID changes for
+its reader (an event appended while a reader is attached, an attach, a detach,
+a drop, a deletion), for the stream readers of every process
+(:mod:`~flask_mcp.backends._redis_reader`). Several such lines may come in one
+message, separated by newlines.
 """
 
 from __future__ import annotations
@@ -80,8 +86,11 @@ local function token()
   end
   return int(v)
 end
+-- Wake the readers of a stream in every process (the channel is not a key: cluster-safe).
+local function wake(sid, st) redis.call('PUBLISH', P .. 'wake', sid .. ' ' .. st) end
 -- Wake the readers blocked on a stream; they re-check their token and the stream.
 local function signal(sid, st, secs)
+  wake(sid, st)
   local z, tok = key('z', sid, st), token()
   local r = redis.pcall('XADD', z, 'MAXLEN', '1', tok .. '-0', 't', '1')
   if type(r) == 'table' and r.err then
@@ -131,6 +140,7 @@ local function append_event(sid, st, kind, msg, now)
   local m, x, o = key('m', sid), key('x', sid, st), key('o', sid)
   local seq = redis.call('HINCRBY', m, 'n:' .. st, 1)
   redis.call('XADD', x, '0-' .. int(seq), 'k', kind, 'm', msg)
+  if redis.call('HEXISTS', m, 'r:' .. st) == 1 then wake(sid, st) end
   local secs = ttl(sid, now)
   expire(x, secs)
   if kind == 'message' then

@@ -5,9 +5,10 @@ everything that must reach another process travels through Redis: a client's
 answer to a server-to-client request (a list the waiting worker pops with
 ``BLPOP``), ``notifications/cancelled`` and :meth:`RedisBackend.publish`
 (pub/sub, one listener per process). Any worker can therefore serve any
-request of any session. Keys: :mod:`flask_mcp.backends._redis_scripts`. A
-waiting reader holds a connection (``XREAD BLOCK``): Redis's ``maxclients``
-must exceed the open SSE streams of all workers.
+request of any session. Keys: :mod:`flask_mcp.backends._redis_scripts`. Open
+streams hold no connection while they wait: the listener wakes them
+(:mod:`flask_mcp.backends._redis_reader`), so a worker needs a few connections
+however many SSE streams it holds.
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ from ._redis_pool import IDLE_TIMEOUT
 from ._redis_pool import blocking_twin
 from ._redis_pool import make_client
 from ._redis_pool import trim
+from ._redis_reader import StreamReader
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
 from ._redis_tasks import RedisTaskStore
 from .base import Backend
-from .base import Event
 from .base import ReadResult
 from .base import SessionQuotaExceeded
 from .base import SessionRecord
@@ -124,7 +125,8 @@ class RedisBackend(Backend):
         self._owed: dict[str, int] = {}
         self._pid = 0
         self._worker = ""
-        self._listener = Listener(self)
+        self._reader = StreamReader(self._check, lambda: self._listener.live)
+        self._listener = Listener(self, self._reader)
 
     @classmethod
     def from_url(
@@ -338,6 +340,7 @@ class RedisBackend(Backend):
         return int(self._run("attach", session_id, stream_id))
 
     def detach(self, session_id: str, stream_id: str, token: int) -> None:
+        self._reader.forget(session_id, stream_id, token)
         try:
             self._run("detach", session_id, stream_id, token)
         except BackendUnavailable:
@@ -347,41 +350,13 @@ class RedisBackend(Backend):
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float
     ) -> ReadResult:
-        # One XREAD on the stream and its signal stream: new events come back at
-        # once. Any signal (another reader attached, the stream or the session
-        # went away) and a timeout are settled by the "check" script.
-        deadline = time.monotonic() + timeout
-        x, z = self._key("x", session_id, stream_id), self._key("z", session_id, stream_id)
-        streams = {x: f"0-{after}", z: f"{token}-0"}
-        while True:
-            block = max(1, int(min(deadline - time.monotonic(), self.block_slice) * 1000))
-            with self._errors():
-                found = _xread_reply(self._blocking.xread(streams, block=block))  # type: ignore[arg-type]
-            if found and list(found) == [x]:
-                return ReadResult([_event(entry_id, fields) for entry_id, fields in found[x]])
-            if not found and time.monotonic() < deadline:
-                continue  # a slice of a long wait ended
-            if found.get(z):
-                streams[z] = _text(found[z][-1][0])  # settled below: wait past it
-            reply = self._run("check", session_id, stream_id, after, token)
-            status = _text(reply[0])
-            if status == "missing":
-                return ReadResult([], missing=True)
-            if status == "superseded":
-                return ReadResult([], superseded=True)
-            if status == "events":
-                return ReadResult(
-                    [
-                        Event(
-                            _seq(reply[i]),
-                            _text(reply[i + 1]),
-                            json.loads(reply[i + 2]) if reply[i + 2] else None,
-                        )
-                        for i in range(1, len(reply), 3)
-                    ]
-                )
-            if time.monotonic() >= deadline:
-                return ReadResult([])
+        # No connection is held while waiting: the listener wakes the reader.
+        self._listener.ensure(0)
+        return self._reader.read(session_id, stream_id, after, token, timeout)
+
+    def _check(self, session_id: str, stream_id: str, after: int, token: int) -> t.Any:
+        """Ask Redis, without blocking, what a reader of the stream should do now."""
+        return self._run("check", session_id, stream_id, after, token)
 
     def first_seq(self, session_id: str, stream_id: str) -> int | None:
         found = self._run("first", session_id, stream_id)
@@ -464,29 +439,6 @@ class RedisBackend(Backend):
         if self._owns_client:
             self.client.close()
         self._blocking.close()
-
-
-def _seq(entry_id: t.Any) -> int:
-    return int(_text(entry_id).rpartition("-")[2])
-
-
-def _event(entry_id: t.Any, fields: t.Mapping[t.Any, t.Any]) -> Event:
-    values = {_text(k): v for k, v in fields.items()}
-    body = values.get("m")
-    return Event(_seq(entry_id), _text(values["k"]), json.loads(body) if body else None)
-
-
-def _xread_reply(reply: t.Any) -> dict[str, list[t.Any]]:
-    """Return ``{key: [(id, fields), ...]}`` from an XREAD reply (RESP2 or RESP3)."""
-    if not reply:
-        return {}
-    items = reply.items() if isinstance(reply, dict) else reply
-    found: dict[str, list[t.Any]] = {}
-    for key, entries in items:
-        if entries and isinstance(entries[0], list):
-            entries = entries[0]  # RESP3 nests the entries one level deeper
-        found[_text(key)] = list(entries)
-    return found
 
 
 def _retry() -> Retry:
