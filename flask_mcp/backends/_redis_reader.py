@@ -8,8 +8,10 @@ going away) publishes ``"SID ST"`` on the channel ``P wake``; the process's
 listener (:mod:`~flask_mcp.backends._redis_listener`), already subscribed for
 cancellations, hands each message to :meth:`StreamReader.wake`, which wakes
 only the readers of that stream in this process. A woken reader asks Redis
-once, without blocking, what changed (the backend's ``check`` script), through
-at most :data:`FETCH_SLOTS` connections of the shared pool at a time.
+once, without blocking, what changed (the backend's ``check`` script). The
+questions of many readers (and the cursors GET streams save as they deliver)
+travel together: :class:`Batches` sends what is queued as one pipeline, on at
+most :data:`FETCH_SLOTS` connections of the shared pool at a time.
 
 Nothing is lost when the pub/sub connection breaks (a Redis restart): when the
 listener subscribes again it calls :meth:`StreamReader.wake_all`, and every
@@ -28,19 +30,97 @@ import threading
 import time
 import typing as t
 
+from ..errors import BackendUnavailable
 from .base import Event
 from .base import ReadResult
 
-#: Readers of one process asking Redis at once (each holds a pooled connection meanwhile).
+#: Pipelines of one process's readers in flight at once (each holds a pooled connection).
 FETCH_SLOTS = 4
+#: Most commands in one pipeline.
+BATCH = 256
 #: Seconds between the questions of a reader while the pub/sub connection is down.
 POLL = 1.0
 #: Seconds after which the memory of a reader that stopped reading is given back.
 FORGET_AFTER = 120.0
 
-#: Asks Redis about a stream: ``(session_id, stream_id, after, token)`` to the
-#: reply of the ``check`` script (see :func:`parse_check`).
-Check = t.Callable[[str, str, int, int], t.Any]
+#: Runs scripts of the backend in one round trip: ``[(name, args), ...]`` to their
+#: replies, in order (an exception instance for a script that failed).
+RunMany = t.Callable[[list[tuple[str, tuple[t.Any, ...]]]], list[t.Any]]
+
+
+class _Call:
+    __slots__ = ("args", "done", "error", "name", "reply")
+
+    def __init__(self, name: str, args: tuple[t.Any, ...]) -> None:
+        self.name, self.args = name, args
+        self.done = threading.Event()
+        self.reply: t.Any = None
+        self.error: BaseException | None = None
+
+
+class Batches:
+    """Sends the scripts that many readers run at once as a few pipelines.
+
+    A caller queues its call; while fewer than ``slots`` callers are sending,
+    it sends too: what is queued, up to :data:`BATCH` calls a pipeline, until
+    the queue is empty. The others wait for their reply.
+
+    :param run_many: runs a batch in one round trip (see :data:`RunMany`).
+    """
+
+    def __init__(self, run_many: RunMany, slots: int = FETCH_SLOTS) -> None:
+        self.run_many = run_many
+        self.slots = slots
+        self.lock = threading.Lock()
+        self.queue: list[_Call] = []
+        self.sending = 0
+
+    def call(self, name: str, *args: t.Any) -> t.Any:
+        """Run the backend's script ``name`` with ``args``; return its reply.
+
+        :raises BackendUnavailable: Redis is unreachable.
+        """
+        call = _Call(name, args)
+        with self.lock:
+            self.queue.append(call)
+            send = self.sending < self.slots
+            if send:
+                self.sending += 1
+        if send:
+            self._send()
+        call.done.wait()
+        if call.error is not None:
+            raise call.error
+        return call.reply
+
+    def _send(self) -> None:
+        batch: list[_Call] = []
+        try:
+            while True:
+                with self.lock:
+                    batch = self.queue[:BATCH]
+                    del self.queue[:BATCH]
+                    if not batch:
+                        self.sending -= 1
+                        return
+                try:
+                    replies = self.run_many([(call.name, call.args) for call in batch])
+                except Exception as exc:
+                    replies = [exc] * len(batch)
+                for call, reply in zip(batch, replies, strict=True):
+                    if isinstance(reply, Exception):
+                        call.error = reply
+                    else:
+                        call.reply = reply
+                    call.done.set()
+                batch = []
+        except BaseException as exc:  # killed while sending: no caller waits forever
+            for call in batch:
+                call.error = BackendUnavailable(f"The request reading from Redis ended: {exc!r}")
+                call.done.set()
+            with self.lock:
+                self.sending -= 1
+            raise
 
 
 class _Stream:
@@ -60,21 +140,23 @@ class _Stream:
 class StreamReader:
     """Wakes the stream readers of this process when Redis says their stream changed.
 
-    :param check: asks Redis about a stream without blocking (see :data:`Check`).
+    :param run_many: runs the backend's scripts in one round trip (see :data:`RunMany`).
     :param live: tells whether the pub/sub subscription is up (wake-ups arrive).
-    :param slots: readers asking Redis at once.
+    :param slots: pipelines in flight at once.
     """
 
     def __init__(
-        self, check: Check, live: t.Callable[[], bool], *, slots: int = FETCH_SLOTS
+        self, run_many: RunMany, live: t.Callable[[], bool], *, slots: int = FETCH_SLOTS
     ) -> None:
-        self.check = check
+        #: The questions of this process's readers, sent together.
+        self.calls = Batches(run_many, slots)
         self.live = live
         self.lock = threading.Lock()
         self.streams: dict[tuple[str, str], _Stream] = {}
         #: Bumped by :meth:`wake_all`: every remembered answer becomes stale.
         self.epoch = 0
-        self._gate = threading.BoundedSemaphore(slots)
+        #: While Redis is unreachable: when an established reader may ask again.
+        self._down_until = 0.0
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float
@@ -98,13 +180,18 @@ class StreamReader:
                 live = self.live()
                 version, epoch = stream.version, self.epoch
                 known = stream.known.get(token)
-                if not live or known is None or known[:3] != (after, version, epoch):
-                    with self._gate:
-                        found = parse_check(self.check(session_id, stream_id, after, token))
+                if known is None or (
+                    known[:3] != (after, version, epoch)
+                    if live
+                    else time.monotonic() >= self._down_until
+                ):
+                    found = self._ask(session_id, stream_id, after, token, known is None)
                     if found is not None:
-                        stream.known.pop(token, None)
+                        # Established, but whatever comes next must be asked for.
+                        stream.known[token] = (-1, 0, 0, time.monotonic())
                         return found
-                    stream.known[token] = (after, version, epoch, time.monotonic())
+                    if self._down_until == 0.0 or known is None:
+                        stream.known[token] = (after, version, epoch, time.monotonic())
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return ReadResult([])
@@ -117,6 +204,25 @@ class StreamReader:
                     stream.known[token] = (*entry[:3], time.monotonic())
                 if not stream.waiters and not stream.known and self.streams.get(key) is stream:
                     del self.streams[key]
+
+    def _ask(
+        self, session_id: str, stream_id: str, after: int, token: int, first: bool
+    ) -> ReadResult | None:
+        """Ask Redis about the stream; ``None``: nothing new, or Redis is unreachable.
+
+        :raises BackendUnavailable: Redis is unreachable and this is the
+            reader's first question (an established reader rides out an
+            outage: it asks again every :data:`POLL` seconds meanwhile).
+        """
+        try:
+            found = parse_check(self.calls.call("check", session_id, stream_id, after, token))
+        except BackendUnavailable:
+            if first:
+                raise
+            self._down_until = time.monotonic() + POLL
+            return None
+        self._down_until = 0.0
+        return found
 
     def forget(self, session_id: str, stream_id: str, token: int) -> None:
         """Give back what is kept for the reader ``token`` (it detached)."""
@@ -200,4 +306,4 @@ def parse_check(reply: t.Any) -> ReadResult | None:
     )
 
 
-__all__ = ["FETCH_SLOTS", "FORGET_AFTER", "POLL", "StreamReader", "parse_check"]
+__all__ = ["BATCH", "FETCH_SLOTS", "FORGET_AFTER", "POLL", "Batches", "StreamReader", "parse_check"]

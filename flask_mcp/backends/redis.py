@@ -30,6 +30,7 @@ from urllib.parse import urlunsplit
 
 import redis
 from redis.backoff import NoBackoff
+from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 from ..errors import BackendUnavailable
@@ -125,7 +126,7 @@ class RedisBackend(Backend):
         self._owed: dict[str, int] = {}
         self._pid = 0
         self._worker = ""
-        self._reader = StreamReader(self._check, lambda: self._listener.live)
+        self._reader = StreamReader(self._run_many, lambda: self._listener.live)
         self._listener = Listener(self, self._reader)
 
     @classmethod
@@ -216,8 +217,8 @@ class RedisBackend(Backend):
             self._worker = f"{socket.gethostname()}:{self._pid}:{secrets.token_hex(3)}"
         return self._worker
 
-    def _run(self, name: str, *args: t.Any) -> t.Any:
-        head = (
+    def _head(self) -> tuple[t.Any, ...]:
+        return (
             self.prefix,
             self.idle_timeout or 0,
             self.max_lifetime or 0,
@@ -226,8 +227,28 @@ class RedisBackend(Backend):
             self.buffer_size,
             self.worker_timeout,
         )
+
+    def _run(self, name: str, *args: t.Any) -> t.Any:
         with self._errors():
-            return self._scripts[name](args=[*head, *args])
+            return self._scripts[name](args=[*self._head(), *args])
+
+    def _run_many(self, calls: list[tuple[str, tuple[t.Any, ...]]]) -> list[t.Any]:
+        """Run several scripts in one round trip (a pipeline, not a transaction).
+
+        A script Redis does not know yet (it restarted) is loaded and its calls run again.
+        """
+        head = self._head()
+        with self._errors():
+            pipe = self.client.pipeline(transaction=False)
+            for name, args in calls:
+                pipe.evalsha(self._scripts[name].sha, 0, *head, *args)
+            replies: list[t.Any] = pipe.execute(raise_on_error=False)
+            missing = [i for i, r in enumerate(replies) if isinstance(r, NoScriptError)]
+            for name in {calls[i][0] for i in missing}:
+                self.client.script_load(self._scripts[name].script)
+            for i in missing:
+                replies[i] = self._scripts[calls[i][0]](args=[*head, *calls[i][1]])
+        return replies
 
     def _key(self, kind: str, session_id: str, sub: str) -> str:
         return f"{self.prefix}{kind}:{session_id}:{sub}"
@@ -354,10 +375,6 @@ class RedisBackend(Backend):
         self._listener.ensure(0)
         return self._reader.read(session_id, stream_id, after, token, timeout)
 
-    def _check(self, session_id: str, stream_id: str, after: int, token: int) -> t.Any:
-        """Ask Redis, without blocking, what a reader of the stream should do now."""
-        return self._run("check", session_id, stream_id, after, token)
-
     def first_seq(self, session_id: str, stream_id: str) -> int | None:
         found = self._run("first", session_id, stream_id)
         return None if found is None else int(found)
@@ -371,7 +388,9 @@ class RedisBackend(Backend):
         return int(value) if value is not None else 0
 
     def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
-        self._run("cursor", session_id, stream_id, seq)
+        # Every GET stream woken by a broadcast saves its cursor at once: through the
+        # reader's few connections, as its reads.
+        self._reader.calls.call("cursor", session_id, stream_id, seq)
 
     # -- server-to-client requests -----------------------------------------
 
