@@ -5,9 +5,10 @@ gevent) on one pub/sub connection. It receives ``notifications/cancelled``
 from every worker and hands them to the process's cancel callback, fans the
 messages of :meth:`RedisBackend.publish` out to this process's subscribers,
 wakes this process's stream readers (:mod:`~flask_mcp.backends._redis_reader`;
-all of them after a reconnection, since wake-ups may have been lost meanwhile)
-and beats: it marks the process alive and ends the running streams of
-processes that stopped beating.
+all of them after a reconnection, since wake-ups may have been lost meanwhile),
+beats: it marks the process alive and ends the running streams of
+processes that stopped beating, and writes the busy counts the backend's
+ledger owes, within a second.
 """
 
 from __future__ import annotations
@@ -52,17 +53,20 @@ class Host(t.Protocol):
     @property
     def where(self) -> str: ...
 
+    @property
+    def pending(self) -> bool: ...
+
     def beat(self) -> None: ...
+
+    def flush(self, everything: bool = False) -> None: ...
 
 
 class Listener:
-    """Starts, after any fork, and keeps running this process's listener thread.
-
-    :param reader: the stream reader woken by the ``P wake`` messages.
-    """
+    """Starts, after any fork, and keeps running this process's listener thread."""
 
     def __init__(self, backend: Host, reader: StreamReader | None = None) -> None:
         self.backend = backend
+        #: The stream reader woken by the ``P wake`` messages.
         self.reader = reader
         self.lock = threading.Lock()
         self.channels = LocalChannels()
@@ -136,7 +140,10 @@ class Listener:
                         last_beat = time.monotonic()
                         if self.reader is not None:
                             self.reader.sweep()  # the readers that vanished without detaching
-                    message = pubsub.get_message(timeout=min(1.0, every / 4))
+                    if backend.pending:  # busy counts to write (see RedisBackend.get_session)
+                        backend.flush()
+                    wait = 0.25 if backend.pending else min(1.0, every / 4)
+                    message = pubsub.get_message(timeout=wait)
                     if message is None:
                         continue
                     kind = message["type"]
@@ -168,6 +175,8 @@ class Listener:
                 stop.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
             except Exception:
+                if stop.is_set():  # closing: the backend closed the connection under it
+                    break
                 logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
                 ready.clear()
                 failed.set()

@@ -3,8 +3,9 @@
 A stream's reader used to hold a Redis connection of its own in ``XREAD
 BLOCK``, so 10,000 open SSE streams were 10,000 Redis clients. Here the
 readers of a process wait on local events instead. Every script that changes
-a stream (an append, another reader attaching, the stream or its session
-going away) publishes ``"SID ST"`` on the channel ``P wake``; the process's
+a stream for its reader (an append, another reader attaching, the stream or
+its session going away) publishes the stream's event log key on the channel
+``P wake`` (see :mod:`~flask_mcp.backends._redis_scripts`); the process's
 listener (:mod:`~flask_mcp.backends._redis_listener`), already subscribed for
 cancellations, hands each message to :meth:`StreamReader.wake`, which wakes
 only the readers of that stream in this process. A woken reader asks Redis
@@ -19,8 +20,10 @@ reader of the process asks Redis again from its last sequence number; while it
 is down, readers ask every :data:`POLL` seconds. An idle reader asks Redis
 nothing between wake-ups, however often it is called: the answer of its last
 question is remembered, per token, until a wake-up or a reconnection makes it
-stale. The memory is given back when the reader detaches, or after
-:data:`FORGET_AFTER` seconds without a read (a reader that vanished).
+stale, or for :data:`REFRESH` seconds at most (a safety net: it costs one
+question per stream per interval). The memory is given back when the reader
+detaches, or after :data:`FORGET_AFTER` seconds without a read (a reader that
+vanished).
 """
 
 from __future__ import annotations
@@ -42,17 +45,19 @@ BATCH = 256
 POLL = 1.0
 #: Seconds after which the memory of a reader that stopped reading is given back.
 FORGET_AFTER = 120.0
+#: Seconds an idle reader trusts the answer of its last question without a wake-up.
+REFRESH = 30.0
 
-#: Runs scripts of the backend in one round trip: ``[(name, args), ...]`` to their
-#: replies, in order (an exception instance for a script that failed).
-RunMany = t.Callable[[list[tuple[str, tuple[t.Any, ...]]]], list[t.Any]]
+#: Runs scripts of the backend in one round trip: ``[(name, keys, args), ...]`` to
+#: their replies, in order.
+RunMany = t.Callable[[list[tuple[str, list[str], tuple[t.Any, ...]]]], list[t.Any]]
 
 
 class _Call:
-    __slots__ = ("args", "done", "error", "name", "reply")
+    __slots__ = ("args", "done", "error", "keys", "name", "reply")
 
-    def __init__(self, name: str, args: tuple[t.Any, ...]) -> None:
-        self.name, self.args = name, args
+    def __init__(self, name: str, keys: list[str], args: tuple[t.Any, ...]) -> None:
+        self.name, self.keys, self.args = name, keys, args
         self.done = threading.Event()
         self.reply: t.Any = None
         self.error: BaseException | None = None
@@ -75,12 +80,12 @@ class Batches:
         self.queue: list[_Call] = []
         self.sending = 0
 
-    def call(self, name: str, *args: t.Any) -> t.Any:
-        """Run the backend's script ``name`` with ``args``; return its reply.
+    def call(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
+        """Run the backend's script ``name`` on ``keys`` with ``args``; return its reply.
 
         :raises BackendUnavailable: Redis is unreachable.
         """
-        call = _Call(name, args)
+        call = _Call(name, keys, args)
         with self.lock:
             self.queue.append(call)
             send = self.sending < self.slots
@@ -104,7 +109,7 @@ class Batches:
                         self.sending -= 1
                         return
                 try:
-                    replies = self.run_many([(call.name, call.args) for call in batch])
+                    replies = self.run_many([(c.name, c.keys, c.args) for c in batch])
                 except Exception as exc:
                     replies = [exc] * len(batch)
                 for call, reply in zip(batch, replies, strict=True):
@@ -126,7 +131,7 @@ class Batches:
 class _Stream:
     """What this process knows of one stream: its readers' events and last answers."""
 
-    __slots__ = ("known", "version", "waiters")
+    __slots__ = ("known", "used", "version", "waiters")
 
     def __init__(self) -> None:
         #: Bumped by every wake-up of the stream.
@@ -135,6 +140,8 @@ class _Stream:
         self.waiters: set[threading.Event] = set()
         #: Per reader token: ``(after, version, epoch, when)`` of its last "nothing new".
         self.known: dict[int, tuple[int, int, int, float]] = {}
+        #: When a read last ended.
+        self.used = time.monotonic()
 
 
 class StreamReader:
@@ -152,21 +159,25 @@ class StreamReader:
         self.calls = Batches(run_many, slots)
         self.live = live
         self.lock = threading.Lock()
-        self.streams: dict[tuple[str, str], _Stream] = {}
+        #: By the stream's event log key.
+        self.streams: dict[str, _Stream] = {}
         #: Bumped by :meth:`wake_all`: every remembered answer becomes stale.
         self.epoch = 0
         #: While Redis is unreachable: when an established reader may ask again.
         self._down_until = 0.0
 
     def read(
-        self, session_id: str, stream_id: str, after: int, token: int, timeout: float
+        self, keys: list[str], stream_id: str, after: int, token: int, timeout: float
     ) -> ReadResult:
         """Return the stream's events after ``after``, waiting up to ``timeout`` seconds.
 
         Empty when none came in time; ``missing`` or ``superseded`` as the
         backend's ``check`` says.
+
+        :param keys: the keys of the ``check`` script; the stream's event log key
+            (what the ``P wake`` messages name) is the next to last.
         """
-        key = (session_id, stream_id)
+        key = keys[-2]
         woken = threading.Event()
         with self.lock:
             stream = self.streams.get(key)
@@ -180,12 +191,13 @@ class StreamReader:
                 live = self.live()
                 version, epoch = stream.version, self.epoch
                 known = stream.known.get(token)
+                now = time.monotonic()
                 if known is None or (
-                    known[:3] != (after, version, epoch)
+                    known[:3] != (after, version, epoch) or now - known[3] >= REFRESH
                     if live
-                    else time.monotonic() >= self._down_until
+                    else now >= self._down_until
                 ):
-                    found = self._ask(session_id, stream_id, after, token, known is None)
+                    found = self._ask(keys, stream_id, after, token, known is None)
                     if found is not None:
                         # Established, but whatever comes next must be asked for.
                         stream.known[token] = (-1, 0, 0, time.monotonic())
@@ -199,14 +211,12 @@ class StreamReader:
         finally:
             with self.lock:
                 stream.waiters.discard(woken)
-                entry = stream.known.get(token)
-                if entry is not None:
-                    stream.known[token] = (*entry[:3], time.monotonic())
+                stream.used = time.monotonic()
                 if not stream.waiters and not stream.known and self.streams.get(key) is stream:
                     del self.streams[key]
 
     def _ask(
-        self, session_id: str, stream_id: str, after: int, token: int, first: bool
+        self, keys: list[str], stream_id: str, after: int, token: int, first: bool
     ) -> ReadResult | None:
         """Ask Redis about the stream; ``None``: nothing new, or Redis is unreachable.
 
@@ -215,7 +225,7 @@ class StreamReader:
             outage: it asks again every :data:`POLL` seconds meanwhile).
         """
         try:
-            found = parse_check(self.calls.call("check", session_id, stream_id, after, token))
+            found = parse_check(self.calls.call("check", keys, stream_id, after, token))
         except BackendUnavailable:
             if first:
                 raise
@@ -224,9 +234,8 @@ class StreamReader:
         self._down_until = 0.0
         return found
 
-    def forget(self, session_id: str, stream_id: str, token: int) -> None:
-        """Give back what is kept for the reader ``token`` (it detached)."""
-        key = (session_id, stream_id)
+    def forget(self, key: str, token: int) -> None:
+        """Give back what is kept for the reader ``token`` of the stream logged in ``key``."""
         with self.lock:
             stream = self.streams.get(key)
             if stream is None:
@@ -236,12 +245,14 @@ class StreamReader:
                 del self.streams[key]
 
     def wake(self, data: bytes | str) -> None:
-        """Wake the readers of the streams in a ``P wake`` message (``"SID ST"`` lines)."""
+        """Wake the readers of the stream a ``P wake`` message names (its event log key).
+
+        Several keys may come in one message, one a line.
+        """
         text = data.decode() if isinstance(data, bytes) else data
         with self.lock:
-            for line in text.split("\n"):
-                session_id, _, stream_id = line.partition(" ")
-                stream = self.streams.get((session_id, stream_id))
+            for key in text.split("\n"):
+                stream = self.streams.get(key)
                 if stream is not None:
                     stream.version += 1
                     for waiter in stream.waiters:
@@ -265,14 +276,10 @@ class StreamReader:
         gone = 0
         with self.lock:
             for key, stream in list(self.streams.items()):
-                if stream.waiters:
+                if stream.waiters or stream.used >= limit:
                     continue
-                for token, entry in list(stream.known.items()):
-                    if entry[3] < limit:
-                        del stream.known[token]
-                        gone += 1
-                if not stream.known:
-                    del self.streams[key]
+                gone += len(stream.known)
+                del self.streams[key]
         return gone
 
     def counts(self) -> tuple[int, int]:
@@ -306,4 +313,13 @@ def parse_check(reply: t.Any) -> ReadResult | None:
     )
 
 
-__all__ = ["BATCH", "FETCH_SLOTS", "FORGET_AFTER", "POLL", "Batches", "StreamReader", "parse_check"]
+__all__ = [
+    "BATCH",
+    "FETCH_SLOTS",
+    "FORGET_AFTER",
+    "POLL",
+    "REFRESH",
+    "Batches",
+    "StreamReader",
+    "parse_check",
+]
