@@ -74,17 +74,19 @@ def redis_connections(pid: int, port: int) -> int:
 
 
 class _Sampler:
-    """Counts a worker's Redis connections every half second in a thread."""
+    """Counts a worker's Redis connections every ``interval`` seconds in a thread."""
 
     def __init__(self, pid: int, port: int) -> None:
         self.pid, self.port = pid, port
+        #: A scan of 10,000 descriptors holds the client's GIL a while: not too often.
+        self.interval = 2.0
         self.samples: list[tuple[float, int]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(0.5):
+        while not self._stop.wait(self.interval):
             self.samples.append((time.monotonic(), redis_connections(self.pid, self.port)))
 
     def peak(self, start: float, end: float) -> int:
@@ -149,6 +151,7 @@ def _broadcast_phase(broadcaster: _Broadcaster, port: int) -> t.Callable[[Server
         async def phase(streams: list[Stream]) -> dict[str, t.Any]:
             rest_at = time.monotonic()
             at_rest = redis_connections(pid, port)
+            sampler.interval = 0.25  # the broadcast lasts a second or two
             marker = f"bench-{uuid.uuid4().hex}"
             MARKERS.append(marker.encode())
             started = time.monotonic()

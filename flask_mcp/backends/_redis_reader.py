@@ -165,6 +165,7 @@ class StreamReader:
         self.epoch = 0
         #: While Redis is unreachable: when an established reader may ask again.
         self._down_until = 0.0
+        self._next_sweep = 0.0
 
     def read(
         self, keys: list[str], stream_id: str, after: int, token: int, timeout: float
@@ -272,7 +273,11 @@ class StreamReader:
         Returns how many were forgotten. A forgotten reader that reads again
         simply asks Redis first.
         """
-        limit = (time.monotonic() if now is None else now) - FORGET_AFTER
+        now = time.monotonic() if now is None else now
+        if now < self._next_sweep:  # called on every beat: look at most 4 times per period
+            return 0
+        self._next_sweep = now + FORGET_AFTER / 4
+        limit = now - FORGET_AFTER
         gone = 0
         with self.lock:
             for key, stream in list(self.streams.items()):
