@@ -200,8 +200,10 @@ class StreamReader:
                 ):
                     found = self._ask(keys, stream_id, after, token, known is None)
                     if found is not None:
-                        # Established, but whatever comes next must be asked for.
-                        stream.known[token] = (-1, 0, 0, time.monotonic())
+                        # Nothing after the last of these as of this question: the read
+                        # that follows their delivery need not ask again, unless woken.
+                        last = found.events[-1].seq if found.events else -1
+                        stream.known[token] = (last, version, epoch, time.monotonic())
                         return found
                     if self._down_until == 0.0 or known is None:
                         stream.known[token] = (after, version, epoch, time.monotonic())
