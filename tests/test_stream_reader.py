@@ -174,3 +174,44 @@ def test_client_gone_watches_descriptors_past_select_s_limit() -> None:
         high.close()
         server_side.close()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_fan_out_wakes_its_readers_when_redis_had_forgotten_the_script() -> None:
+    """The wake-up of a fan-out rides in its pipeline, after the appends; an append that
+    runs again after it (Redis forgot the script: a restart, SCRIPT FLUSH) wakes again."""
+    pytest.importorskip("redis")
+    from harness import free_port
+    from harness import redis_server
+
+    from flask_mcp.backends.redis import RedisBackend
+
+    port = free_port()
+    with redis_server(port, missing="needs redis-server for a private Redis"):
+        url = f"redis://127.0.0.1:{port}/0"
+        a, b = RedisBackend.from_url(url), RedisBackend.from_url(url)
+        try:
+            sids = [_session(a, f"f{i}") for i in range(5)]
+            tokens = {sid: a.attach(sid, GENERAL_STREAM) for sid in sids}
+            _live(a)
+            for sid in sids:
+                assert a.read(sid, GENERAL_STREAM, 0, tokens[sid], 0.01).events == []
+            b.client.script_flush()
+            got: dict[str, list[int]] = {}
+
+            def read(sid: str) -> None:
+                found = a.read(sid, GENERAL_STREAM, 0, tokens[sid], 10)
+                got[sid] = [event.seq for event in found.events]
+
+            threads = [threading.Thread(target=read, args=(sid,)) for sid in sids]
+            for thread in threads:
+                thread.start()
+            time.sleep(0.2)
+            started = time.monotonic()
+            b.append_many([(sid, GENERAL_STREAM, MESSAGE, {"n": 1}) for sid in sids])
+            for thread in threads:
+                thread.join(10)
+            assert got == {sid: [1] for sid in sids}
+            assert time.monotonic() - started < 5  # woken, not found by a later read
+        finally:
+            a.close()
+            b.close()

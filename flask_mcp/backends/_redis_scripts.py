@@ -77,7 +77,10 @@ local function token()
 end
 -- Wake the stream readers of every process waiting on the event log x: channel ``P wake``
 -- (P: the prefix, before the hash tag), message x. Not a key: it works on a cluster too.
-local function wake(x) redis.call('PUBLISH', string.match(x, '^(.-){') .. 'wake', x) end
+local QUIET = false  -- the caller publishes the wake-ups itself, several to a message
+local function wake(x)
+  if not QUIET then redis.call('PUBLISH', string.match(x, '^(.-){') .. 'wake', x) end
+end
 -- Wake the readers blocked on a stream; they re-check their token and the stream.
 local function signal(z, secs)
   if X then wake(X) end
@@ -286,8 +289,10 @@ end
 return 1
 """,
     "append": r"""
--- A: stream, kind, message. Returns {seq, stream to evict from or '', owner, stream...}.
+-- A: stream, kind, message, '1' if the caller wakes the stream's readers itself.
+-- Returns {seq, stream to evict from or '', owner, stream...}.
 local st = A[1]
+QUIET = A[4] == '1'
 if not exists() then return {0, ''} end
 local owners = {}
 local seq = append_event(st, X, A[2], A[3], clock(), owners)
