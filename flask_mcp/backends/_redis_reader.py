@@ -17,7 +17,8 @@ most :data:`FETCH_SLOTS` connections of the shared pool at a time.
 Nothing is lost when the pub/sub connection breaks (a Redis restart): when the
 listener subscribes again it calls :meth:`StreamReader.wake_all`, and every
 reader of the process asks Redis again from its last sequence number; while it
-is down, readers ask every :data:`POLL` seconds. An idle reader asks Redis
+is down, readers ask every :data:`POLL` seconds. A Redis unreachable for
+:data:`OUTAGE_GRACE` seconds ends the streams (their clients resume them). An idle reader asks Redis
 nothing between wake-ups, however often it is called: the answer of its last
 question is remembered, per token, until a wake-up or a reconnection makes it
 stale, or for :data:`REFRESH` seconds at most (a safety net: it costs one
@@ -43,6 +44,8 @@ FETCH_SLOTS = 4
 BATCH = 256
 #: Seconds between the questions of a reader while the pub/sub connection is down.
 POLL = 1.0
+#: Seconds an established reader rides out an unreachable Redis before its stream ends.
+OUTAGE_GRACE = 2.0
 #: Seconds after which the memory of a reader that stopped reading is given back.
 FORGET_AFTER = 120.0
 #: Seconds an idle reader trusts the answer of its last question without a wake-up.
@@ -165,6 +168,8 @@ class StreamReader:
         self.epoch = 0
         #: While Redis is unreachable: when an established reader may ask again.
         self._down_until = 0.0
+        #: When Redis was first found unreachable (0: it answers).
+        self._down_since = 0.0
         self._next_sweep = 0.0
 
     def read(
@@ -224,17 +229,21 @@ class StreamReader:
         """Ask Redis about the stream; ``None``: nothing new, or Redis is unreachable.
 
         :raises BackendUnavailable: Redis is unreachable and this is the
-            reader's first question (an established reader rides out an
-            outage: it asks again every :data:`POLL` seconds meanwhile).
+            reader's first question, or it has been for :data:`OUTAGE_GRACE`
+            seconds (an established reader rides out a short outage, asking
+            again every :data:`POLL` seconds; a longer one ends its stream,
+            which the client resumes with ``Last-Event-ID``).
         """
         try:
             found = parse_check(self.calls.call("check", keys, stream_id, after, token))
         except BackendUnavailable:
-            if first:
+            now = time.monotonic()
+            self._down_since = self._down_since or now
+            if first or now - self._down_since >= OUTAGE_GRACE:
                 raise
-            self._down_until = time.monotonic() + POLL
+            self._down_until = now + POLL
             return None
-        self._down_until = 0.0
+        self._down_until = self._down_since = 0.0
         return found
 
     def forget(self, key: str, token: int) -> None:
@@ -324,6 +333,7 @@ __all__ = [
     "BATCH",
     "FETCH_SLOTS",
     "FORGET_AFTER",
+    "OUTAGE_GRACE",
     "POLL",
     "REFRESH",
     "Batches",
