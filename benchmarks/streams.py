@@ -5,6 +5,8 @@ heartbeats still flow on time: with ``FLASK_MCP_SSE_HEARTBEAT`` set small, a
 sample of the streams must each receive a keep-alive comment at least every
 ``1.5 x heartbeat + 0.5 s``. A ``tools/call`` on a fresh session is timed
 meanwhile, to show the worker still answers.
+
+Then the same on the Redis backend (:mod:`benchmarks.streams_redis`, issue 16).
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ SAMPLE = 200
 PARALLEL = 64
 
 
+#: A byte string whose arrival on each stream is timed (see :data:`MARKERS`).
+Marker = bytes
+
+
 @dataclasses.dataclass
 class Stream:
     """One open GET stream and what arrived on it."""
@@ -41,6 +47,12 @@ class Stream:
     pings: list[float] = dataclasses.field(default_factory=list)
     bytes: int = 0
     closed: bool = False
+    #: When each watched marker (see :data:`MARKERS`) first arrived.
+    arrivals: dict[Marker, float] = dataclasses.field(default_factory=dict)
+
+
+#: Markers whose arrival on every stream is timed (the broadcast's text).
+MARKERS: list[Marker] = []
 
 
 def raise_fd_limit(wanted: int) -> None:
@@ -58,6 +70,9 @@ async def _read_stream(stream: Stream) -> None:
             if not chunk:
                 break
             stream.bytes += len(chunk)
+            for marker in MARKERS:
+                if marker in chunk and marker not in stream.arrivals:
+                    stream.arrivals[marker] = time.monotonic()
             if stream.sampled:
                 stream.pings.extend([time.monotonic()] * chunk.count(b": ping"))
     except (ConnectionError, asyncio.IncompleteReadError):
@@ -141,7 +156,16 @@ async def _time_calls(host: str, port: int, path: str, calls: int) -> list[float
         conn.close()
 
 
-async def _measure(server: Server, count: int, heartbeat: float) -> dict[str, t.Any]:
+Phase = t.Callable[[list[Stream]], t.Awaitable[dict[str, t.Any]]]
+
+
+async def _measure(
+    server: Server,
+    count: int,
+    heartbeat: float,
+    settle: float = 0.0,
+    then: Phase | None = None,
+) -> dict[str, t.Any]:
     parts = urlsplit(server.url)
     host, port, path = t.cast(str, parts.hostname), t.cast(int, parts.port), parts.path
     await _time_calls(host, port, path, 5)  # warm the worker up
@@ -164,6 +188,10 @@ async def _measure(server: Server, count: int, heartbeat: float) -> dict[str, t.
     )
     window_end = time.monotonic()
     rss_end = server.rss_kb()
+    extra = {}
+    if then is not None:
+        await asyncio.sleep(max(0.0, started + streams_s + settle - time.monotonic()))
+        extra = await then(streams)
     sampled = [s for s in streams if s.sampled]
     gaps, counts = [], []
     for stream in sampled:
@@ -203,74 +231,109 @@ async def _measure(server: Server, count: int, heartbeat: float) -> dict[str, t.
         "closed_streams": closed,
         "call_p50_ms": statistics.median(call_times[0]),
         "call_max_ms": max(call_times[0]),
+        **extra,
     }
 
 
 def run(options: Options) -> dict[str, t.Any]:
-    """Run the stream-capacity benchmark, print its table and return its figures."""
+    """Run the stream-capacity benchmarks, memory then Redis; print and return their figures.
+
+    The Redis figures are under ``"redis"``; ``"verdicts"`` holds both runs' verdicts.
+    """
+    from .streams_redis import run_redis
+
+    found = run_memory(options)
+    found["redis"] = run_redis(options)
+    found["verdicts"] = found["verdicts"] + found["redis"]["verdicts"]
+    return found
+
+
+def _capacity(
+    options: Options,
+    env: t.Mapping[str, str],
+    name: str,
+    settle: float = 0.0,
+    then: t.Callable[[Server], Phase] | None = None,
+) -> dict[str, t.Any]:
     count = options.streams
     raise_fd_limit(count * 2 + 1000)
-    print(report.banner(f"stream capacity: {count} idle sessions + GET streams, one gevent worker"))
     spec = flask_mcp(
         "gevent",
         {
             "FLASK_MCP_SSE_HEARTBEAT": f"{options.heartbeat:g}",
             "FLASK_MCP_MAX_SESSIONS": str(count + 1000),
+            **env,
         },
+        name=name,
     )
     with Server(spec, options.server_core, worker_connections=count + 1000) as server:
         server.wait_ready()
-        found = asyncio.run(_measure(server, count, options.heartbeat))
+        phase = None if then is None else then(server)
+        found = asyncio.run(_measure(server, count, options.heartbeat, settle, phase))
     per = found["kb_per_session_stream"]
-    projected_mb = (found["rss_start_kb"] + per * 10_000) / 1024
-    found["projected_10k_mb"] = projected_mb
-    print(
-        report.table(
-            ("figure", "value"),
-            [
-                ("sessions + GET streams", count),
-                (
-                    "time to open sessions / streams",
-                    f"{found['open_sessions_s']:.1f} s / {found['open_streams_s']:.1f} s",
-                ),
-                (
-                    "worker RSS: start / sessions / +streams",
-                    f"{found['rss_start_kb'] / 1024:.1f} / "
-                    f"{found['rss_sessions_kb'] / 1024:.1f} / "
-                    f"{found['rss_streams_kb'] / 1024:.1f} MB",
-                ),
-                ("peak RSS (VmHWM)", f"{found['peak_rss_kb'] / 1024:.1f} MB"),
-                ("per session", f"{found['kb_per_session']:.1f} KB"),
-                ("per session + stream", f"{per:.1f} KB"),
-                ("projected RSS at 10,000", f"{projected_mb:.0f} MB"),
-                ("heartbeat / window", f"{options.heartbeat:g} s / {found['window_s']:g} s"),
-                (
-                    "sampled streams: pings (median), max gap",
-                    f"{found['sampled']}: {found['pings_per_stream_median']}, "
-                    f"{found['max_gap_s']:.2f} s (limit {found['gap_limit_s']:.2f} s)",
-                ),
-                ("late / closed streams", f"{found['late_streams']} / {found['closed_streams']}"),
-                (
-                    "tools/call meanwhile p50 / max",
-                    f"{found['call_p50_ms']:.1f} / {found['call_max_ms']:.1f} ms",
-                ),
-            ],
-        )
-    )
-    found["verdicts"] = [v.__dict__ | {"status": v.status} for v in verdicts(found)]
-    print()
-    print(report.verdict_table(verdicts(found)))
+    found["projected_10k_mb"] = (found["rss_start_kb"] + per * 10_000) / 1024
     return found
 
 
-def verdicts(found: dict[str, t.Any]) -> list[report.Verdict]:
-    """Evaluate the 10,000-stream memory target and the heartbeat check."""
+def _rows(found: dict[str, t.Any], options: Options) -> list[tuple[str, t.Any]]:
+    return [
+        ("sessions + GET streams", found["streams"]),
+        (
+            "time to open sessions / streams",
+            f"{found['open_sessions_s']:.1f} s / {found['open_streams_s']:.1f} s",
+        ),
+        (
+            "worker RSS: start / sessions / +streams",
+            f"{found['rss_start_kb'] / 1024:.1f} / "
+            f"{found['rss_sessions_kb'] / 1024:.1f} / "
+            f"{found['rss_streams_kb'] / 1024:.1f} MB",
+        ),
+        ("peak RSS (VmHWM)", f"{found['peak_rss_kb'] / 1024:.1f} MB"),
+        ("per session", f"{found['kb_per_session']:.1f} KB"),
+        ("per session + stream", f"{found['kb_per_session_stream']:.1f} KB"),
+        ("projected RSS at 10,000", f"{found['projected_10k_mb']:.0f} MB"),
+        ("heartbeat / window", f"{options.heartbeat:g} s / {found['window_s']:g} s"),
+        (
+            "sampled streams: pings (median), max gap",
+            f"{found['sampled']}: {found['pings_per_stream_median']}, "
+            f"{found['max_gap_s']:.2f} s (limit {found['gap_limit_s']:.2f} s)",
+        ),
+        ("late / closed streams", f"{found['late_streams']} / {found['closed_streams']}"),
+        (
+            "tools/call meanwhile p50 / max",
+            f"{found['call_p50_ms']:.1f} / {found['call_max_ms']:.1f} ms",
+        ),
+    ]
+
+
+def _report(found: dict[str, t.Any], rows: list[tuple[str, t.Any]], judged: list[t.Any]) -> None:
+    print(report.table(("figure", "value"), rows))
+    found["verdicts"] = [v.__dict__ | {"status": v.status} for v in judged]
+    print()
+    print(report.verdict_table(judged))
+
+
+def run_memory(options: Options) -> dict[str, t.Any]:
+    """Run the stream-capacity benchmark on the memory backend; print and return its figures."""
+    count = options.streams
+    print(report.banner(f"stream capacity: {count} idle sessions + GET streams, one gevent worker"))
+    found = _capacity(options, {}, "flask_mcp/gevent")
+    _report(found, _rows(found, options), verdicts(found))
+    return found
+
+
+def verdicts(found: dict[str, t.Any], backend: str = "") -> list[report.Verdict]:
+    """Evaluate the 10,000-stream memory target and the heartbeat check.
+
+    :param backend: named in the targets (``"Redis"``), empty for the memory backend.
+    """
     per = found["kb_per_session_stream"]
     total = found["rss_streams_kb"] / 1024
     measured_10k = found["streams"] >= 10_000
+    on = f" ({backend})" if backend else ""
     return [
         report.Verdict(
-            "10,000 sessions + GET streams, one gevent worker",
+            f"10,000 sessions + GET streams, one gevent worker{on}",
             "< 400 MB RSS (< 40 KB each)",
             f"{total:.0f} MB, {per:.1f} KB each"
             if measured_10k
@@ -279,10 +342,15 @@ def verdicts(found: dict[str, t.Any]) -> list[report.Verdict]:
             per < 40 and (total if measured_10k else found["projected_10k_mb"]) < 400,
         ),
         report.Verdict(
-            "heartbeats on time under load",
+            f"heartbeats on time under load{on}",
             f"every sampled gap <= {found['gap_limit_s']:.1f} s",
             f"max gap {found['max_gap_s']:.2f} s, {found['late_streams']} late, "
             f"{found['closed_streams']} closed",
             found["late_streams"] == 0 and found["closed_streams"] == 0,
         ),
     ]
+
+
+def met(found: dict[str, t.Any]) -> bool:
+    """Tell whether every verdict of a run's figures (:func:`run`, :func:`run_redis`) is met."""
+    return all(v["status"] != "NOT met" for v in found.get("verdicts", []))

@@ -38,6 +38,9 @@ class Batch:
     def __init__(self, backend: Runner) -> None:
         self.backend = backend
         self.items: list[tuple[str | None, list[str], tuple[t.Any, ...]]] = []
+        #: Whether a script ran again after the pipeline (Redis had forgotten it), so
+        #: after the commands queued behind it.
+        self.reran = False
 
     def script(self, name: str, keys: list[str], *args: t.Any) -> int:
         """Queue the script ``name``; return the index of its reply."""
@@ -71,6 +74,7 @@ class Batch:
         replies = list(pipe.execute(raise_on_error=False))
         for i, reply in enumerate(replies):
             if isinstance(reply, redis.exceptions.NoScriptError):
+                self.reran = True
                 name, keys, args = self.items[i]
                 replies[i] = self.backend._run(t.cast(str, name), keys, *args)
             elif isinstance(reply, Exception):

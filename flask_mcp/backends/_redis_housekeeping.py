@@ -115,10 +115,20 @@ class Housekeeping:
         items, seqs = list(events), []
         for start in range(0, len(items), CHUNK):
             batch, chunk = self._batch(), items[start : start + CHUNK]
+            logs = []
             for sid, st, kind, message in chunk:
                 body = "" if message is None else _dumps(message)
-                batch.script("append", self._stream(sid, st), st, kind, body)
-            replies = self._send(batch)
+                keys = self._stream(sid, st)
+                batch.script("append", keys, st, kind, body, "1")
+                logs.append(keys[-2])
+            # One wake-up message for the chunk (see _redis_reader), not one per event.
+            wake = (f"{self.keys.prefix}wake", "\n".join(logs))
+            batch.command("PUBLISH", *wake)
+            replies = self._send(batch)[:-1]
+            if batch.reran:  # an append ran after the wake-up: wake again
+                again = self._batch()
+                again.command("PUBLISH", *wake)
+                self._send(again)
             seqs += [self._appended(item[0], r) for item, r in zip(chunk, replies, strict=True)]
         return seqs
 
@@ -141,6 +151,7 @@ class Housekeeping:
             batch.command("DEL", x)
             batch.command("XADD", z, "MAXLEN", "1", "*", "t", "1")
             batch.command("EXPIRE", z, 60)
+            batch.command("PUBLISH", f"{self.keys.prefix}wake", x)  # the stream readers
             if owner:
                 batch.command("SREM", self.keys.owned(owner), f"{sid} {st}")
         batch.command("ZREM", self.keys.seen, sid)

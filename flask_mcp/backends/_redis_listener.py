@@ -4,6 +4,8 @@ Each process sharing the Redis runs one listener thread (a greenlet under
 gevent) on one pub/sub connection. It receives ``notifications/cancelled``
 from every worker and hands them to the process's cancel callback, fans the
 messages of :meth:`RedisBackend.publish` out to this process's subscribers,
+wakes this process's stream readers (:mod:`~flask_mcp.backends._redis_reader`;
+all of them after a reconnection, since wake-ups may have been lost meanwhile),
 beats: it marks the process alive and ends the running streams of
 processes that stopped beating, and writes the busy counts the backend's
 ledger owes, within a second.
@@ -23,6 +25,7 @@ import redis
 from ..errors import BackendUnavailable
 from ._channels import LocalChannels
 from ._channels import QueueSubscription
+from ._redis_reader import StreamReader
 
 logger = logging.getLogger("flask_mcp")
 UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
@@ -78,8 +81,10 @@ class Host(t.Protocol):
 class Listener:
     """Starts, after any fork, and keeps running this process's listener thread."""
 
-    def __init__(self, backend: Host) -> None:
+    def __init__(self, backend: Host, reader: StreamReader | None = None) -> None:
         self.backend = backend
+        #: The stream reader woken by the ``P wake`` messages.
+        self.reader = reader
         self.lock = threading.Lock()
         self.channels = LocalChannels()
         self._of = ""
@@ -110,6 +115,11 @@ class Listener:
                 return False
         return True
 
+    @property
+    def live(self) -> bool:
+        """Tell whether this process's listener is subscribed now (wake-ups arrive)."""
+        return self._of == self.backend.worker and self._ready.is_set()
+
     def subscribe(self, channel: str) -> QueueSubscription:
         """Register a subscriber of ``channel`` in this process.
 
@@ -132,20 +142,23 @@ class Listener:
     ) -> None:
         backend = self.backend
         cancel_channel = f"{backend.prefix}cancel"
+        wake_channel = f"{backend.prefix}wake"
         pub_prefix = f"{backend.prefix}pub:"
         backoff = 0.1
         while not stop.is_set():
             pubsub = backend.client.pubsub()
             try:
-                pubsub.subscribe(cancel_channel)
+                pubsub.subscribe(cancel_channel, wake_channel)
                 pubsub.psubscribe(pub_prefix + "*")
-                pending, last_beat = 2, 0.0
+                pending, last_beat = 3, 0.0
                 # Beats well inside worker_timeout / 2, the gap the sweep takes for an outage.
                 every = min(backend.heartbeat, backend.worker_timeout / 4)
                 while not stop.is_set():
                     if time.monotonic() - last_beat >= every:
                         backend.beat()
                         last_beat = time.monotonic()
+                        if self.reader is not None:
+                            self.reader.sweep()  # the readers that vanished without detaching
                     if backend.pending:  # busy counts to write (see RedisBackend.get_session)
                         backend.flush()
                     wait = 0.25 if backend.pending else min(1.0, every / 4)
@@ -159,8 +172,14 @@ class Listener:
                             failed.clear()
                             ready.set()
                             backoff = 0.1
+                            if self.reader is not None:
+                                self.reader.wake_all()  # what changed while unsubscribed
                     elif kind == "message":
-                        self._on_cancel(message["data"])
+                        if text(message["channel"]) == wake_channel:
+                            if self.reader is not None:
+                                self.reader.wake(message["data"])
+                        else:
+                            self._on_cancel(message["data"])
                     elif kind == "pmessage":
                         self._on_publish(
                             text(message["channel"])[len(pub_prefix) :], message["data"]

@@ -1,7 +1,7 @@
 """A Redis connection pool that gives back the connections it no longer needs.
 
-redis-py's pool keeps every connection it ever opened: a worker that once held
-1,000 SSE streams (each blocked reader holds a connection) keeps 1,000 idle
+redis-py's pool keeps every connection it ever opened: a worker that once ran
+1,000 requests at once (or waited for 1,000 back-channel answers) keeps 1,000 idle
 connections, and their file descriptors, for the rest of its life; across
 several workers a past peak can exhaust Redis's ``maxclients``. This pool is
 bounded (``max_connections``; past it a command fails fast, which the backend

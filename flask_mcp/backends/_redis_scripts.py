@@ -10,6 +10,11 @@ starts with the same six arguments (see :data:`HEAD`); its own follow as
 A session script gets ``KEYS = s, m, o, x:g, z:g`` of its session, then, if it
 works on a stream, that stream's ``x`` and ``z`` (or a server-to-client
 request's ``e`` and ``a``).
+
+A script that changes a stream for its reader (an event appended while a reader
+is attached, an attach, a detach, a drop) publishes the stream's event log key
+``x`` on the channel ``P wake``, for the stream readers of every process
+(:mod:`~flask_mcp.backends._redis_reader`).
 """
 
 from __future__ import annotations
@@ -70,8 +75,15 @@ local function token()
   end
   return int(v)
 end
+-- Wake the stream readers of every process waiting on the event log x: channel ``P wake``
+-- (P: the prefix, before the hash tag), message x. Not a key: it works on a cluster too.
+local QUIET = false  -- the caller publishes the wake-ups itself, several to a message
+local function wake(x)
+  if not QUIET then redis.call('PUBLISH', string.match(x, '^(.-){') .. 'wake', x) end
+end
 -- Wake the readers blocked on a stream; they re-check their token and the stream.
 local function signal(z, secs)
+  if X then wake(X) end
   local tok = token()
   local r = redis.pcall('XADD', z, 'MAXLEN', '1', tok .. '-0', 't', '1')
   if type(r) == 'table' and r.err then
@@ -127,6 +139,7 @@ end
 local function append_event(st, x, kind, msg, now, owners)
   local seq = redis.call('HINCRBY', M, 'n:' .. st, 1)
   redis.call('XADD', x, '0-' .. int(seq), 'k', kind, 'm', msg)
+  if redis.call('HEXISTS', M, 'r:' .. st) == 1 then wake(x) end
   local secs = ttl(now)
   expire(x, secs)
   if kind == 'message' then
@@ -276,8 +289,10 @@ end
 return 1
 """,
     "append": r"""
--- A: stream, kind, message. Returns {seq, stream to evict from or '', owner, stream...}.
+-- A: stream, kind, message, '1' if the caller wakes the stream's readers itself.
+-- Returns {seq, stream to evict from or '', owner, stream...}.
 local st = A[1]
+QUIET = A[4] == '1'
 if not exists() then return {0, ''} end
 local owners = {}
 local seq = append_event(st, X, A[2], A[3], clock(), owners)

@@ -7,9 +7,10 @@ answer to a server-to-client request (a list the waiting worker pops with
 (pub/sub, one listener per process). Any worker can therefore serve any
 request of any session. Keys (hash-tagged per session, so that a Redis
 Cluster works): :mod:`flask_mcp.backends._redis_keys`. A JSON request costs
-one round trip (:meth:`RedisBackend.get_session`). A waiting reader holds a
-connection (``XREAD BLOCK``): Redis's ``maxclients`` must exceed the open SSE
-streams of all workers.
+one round trip (:meth:`RedisBackend.get_session`). Open streams hold no
+connection while they wait: the listener wakes them
+(:mod:`flask_mcp.backends._redis_reader`), so a worker needs a few connections
+however many SSE streams it holds.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import logging
 import os
 import secrets
 import socket
-import time
 import typing as t
 import weakref
 
@@ -40,6 +40,7 @@ from ._redis_listener import text as _text
 from ._redis_pool import blocking_twin
 from ._redis_pool import fail_fast as _retry
 from ._redis_pool import make_client
+from ._redis_reader import StreamReader
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
 from ._redis_scripts import SESSION
@@ -49,7 +50,6 @@ from ._redis_url import check_version
 from ._redis_url import clients_from_url
 from ._redis_url import describe
 from .base import Backend
-from .base import Event
 from .base import ReadResult
 from .base import SessionQuotaExceeded
 from .base import SessionRecord
@@ -144,7 +144,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
         self._pid = 0
         self._worker = ""
         self._registered = (0.0, "")
-        self._listener = Listener(self)
+        self._reader = StreamReader(self._run_many, lambda: self._listener.live)
+        self._listener = Listener(self, self._reader)
 
     @classmethod
     def from_url(
@@ -218,6 +219,12 @@ class RedisBackend(Housekeeping, Answers, Backend):
             self._worker = f"{socket.gethostname()}:{self._pid}:{secrets.token_hex(3)}"
             _LIVE.add(self)
         return self._worker
+
+    def _run_many(self, calls: list[tuple[str, list[str], tuple[t.Any, ...]]]) -> list[t.Any]:
+        batch = self._batch()
+        for name, keys, args in calls:
+            batch.script(name, keys, *args)
+        return self._send(batch)
 
     # -- sessions -----------------------------------------------------------
 
@@ -362,6 +369,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
         return int(self._run("attach", self._stream(session_id, stream_id), stream_id))
 
     def detach(self, session_id: str, stream_id: str, token: int) -> None:
+        self._reader.forget(self.keys.stream(session_id, stream_id)[0], token)
         try:
             self._run("detach", self._stream(session_id, stream_id), stream_id, token)
         except BackendUnavailable:
@@ -371,42 +379,10 @@ class RedisBackend(Housekeeping, Answers, Backend):
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float
     ) -> ReadResult:
-        # One XREAD on the stream and its signal stream: new events come back at
-        # once. Any signal (another reader attached, the stream or the session
-        # went away) and a timeout are settled by the "check" script.
-        deadline = time.monotonic() + timeout
-        x, z = self.keys.stream(session_id, stream_id)
-        streams = {x: f"0-{after}", z: f"{token}-0"}
-        while True:
-            block = max(1, int(min(deadline - time.monotonic(), self.block_slice) * 1000))
-            with self._errors():
-                found = _xread_reply(self._blocking.xread(streams, block=block))
-            if found and list(found) == [x]:
-                return ReadResult([_event(entry_id, fields) for entry_id, fields in found[x]])
-            if not found and time.monotonic() < deadline:
-                continue  # a slice of a long wait ended
-            if found.get(z):
-                streams[z] = _text(found[z][-1][0])  # settled below: wait past it
-            keys = self._stream(session_id, stream_id)
-            reply = self._run("check", keys, stream_id, after, token)
-            status = _text(reply[0])
-            if status == "missing":
-                return ReadResult([], missing=True)
-            if status == "superseded":
-                return ReadResult([], superseded=True)
-            if status == "events":
-                return ReadResult(
-                    [
-                        Event(
-                            _seq(reply[i]),
-                            _text(reply[i + 1]),
-                            json.loads(reply[i + 2]) if reply[i + 2] else None,
-                        )
-                        for i in range(1, len(reply), 3)
-                    ]
-                )
-            if time.monotonic() >= deadline:
-                return ReadResult([])
+        # No connection is held while waiting: the listener wakes the reader.
+        self._listener.ensure(0)
+        keys = self._stream(session_id, stream_id)
+        return self._reader.read(keys, stream_id, after, token, timeout)
 
     def first_seq(self, session_id: str, stream_id: str) -> int | None:
         found = self._run("first", self._stream(session_id, stream_id), stream_id)
@@ -422,7 +398,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
         return int(value) if value is not None else 0
 
     def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
-        self._run("cursor", self.keys.session(session_id), stream_id, seq)
+        # Every GET stream woken by a broadcast saves its cursor at once: together.
+        self._reader.calls.call("cursor", self.keys.session(session_id), stream_id, seq)
 
     def cancel(self, session_id: str, request_id: t.Any) -> None:
         with self._errors():
@@ -450,29 +427,6 @@ class RedisBackend(Housekeeping, Answers, Backend):
             self.client.close()
         if self._blocking is not self.client:
             self._blocking.close()
-
-
-def _seq(entry_id: t.Any) -> int:
-    return int(_text(entry_id).rpartition("-")[2])
-
-
-def _event(entry_id: t.Any, fields: t.Mapping[t.Any, t.Any]) -> Event:
-    values = {_text(k): v for k, v in fields.items()}
-    body = values.get("m")
-    return Event(_seq(entry_id), _text(values["k"]), json.loads(body) if body else None)
-
-
-def _xread_reply(reply: t.Any) -> dict[str, list[t.Any]]:
-    """Return ``{key: [(id, fields), ...]}`` from an XREAD reply (RESP2 or RESP3)."""
-    if not reply:
-        return {}
-    items = reply.items() if isinstance(reply, dict) else reply
-    found: dict[str, list[t.Any]] = {}
-    for key, entries in items:
-        if entries and isinstance(entries[0], list):
-            entries = entries[0]  # RESP3 nests the entries one level deeper
-        found[_text(key)] = list(entries)
-    return found
 
 
 __all__ = [

@@ -26,6 +26,7 @@ from ..backends.base import END
 from ..backends.base import MESSAGE
 from ..errors import BackendUnavailable
 from ..protocol import jsonrpc
+from ..runtime.concurrency import PeerSocket
 
 if t.TYPE_CHECKING:
     from ..backends.base import Event
@@ -75,11 +76,20 @@ def retry(retry_ms: int) -> bytes:
     return f"retry: {retry_ms}\n\n".encode()
 
 
+#: The descriptors select() can watch are below this (FD_SETSIZE).
+_SELECT_LIMIT = 1024
+
+
 def client_gone(sock: t.Any) -> bool:
     """Tell whether the peer closed the connection (a readable socket with no data)."""
     if sock is None:
         return False
     try:
+        fd = sock.fileno()
+        if fd >= _SELECT_LIMIT and hasattr(socket, "MSG_DONTWAIT"):
+            # select() takes no descriptor past 1023, and a worker holding a thousand
+            # streams has such: peek without waiting instead.
+            return bool(PeerSocket(fd).recv(1, socket.MSG_PEEK) == b"")
         readable, _, _ = select.select([sock], [], [], 0)
         if not readable:
             return False

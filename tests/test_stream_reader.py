@@ -1,0 +1,217 @@
+"""The Redis backend's per-process stream reader, against a real Redis (issue 16).
+
+Many readers of one process wait without a connection each, every one is woken by
+an append from another process, and the reader forgets them when they detach or
+vanish. End to end (gunicorn, a Redis restart): ``test_e2e_stream_reader.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import threading
+import time
+import typing as t
+import uuid
+
+import pytest
+
+from flask_mcp.backends.base import GENERAL_STREAM
+from flask_mcp.backends.base import MESSAGE
+from flask_mcp.backends.base import SessionRecord
+from flask_mcp.transport import sse
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture
+def pair(redis_url: str) -> t.Iterator[tuple[t.Any, t.Any]]:
+    """Two ``RedisBackend`` workers on a fresh prefix; their keys are deleted afterwards."""
+    redis = pytest.importorskip("redis")
+    from flask_mcp.backends.redis import RedisBackend
+
+    prefix = f"reader-{uuid.uuid4().hex[:10]}:"
+    backends = [RedisBackend.from_url(f"{redis_url}?prefix={prefix}") for _ in range(2)]
+    yield backends[0], backends[1]
+    for backend in backends:
+        backend.close()
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(f"{prefix}*", count=1000):
+        client.delete(key)
+    client.close()
+
+
+def _session(backend: t.Any, sid: str) -> str:
+    record = SessionRecord(
+        id=sid,
+        protocol_version="2025-11-25",
+        client_info={"name": "c", "version": "1"},
+        client_capabilities={},
+        log_level="info",
+    )
+    assert backend.create_session(record, 1000)
+    return sid
+
+
+def _live(backend: t.Any) -> None:
+    deadline = time.monotonic() + 10
+    while not backend._listener.ensure(0.5):
+        assert time.monotonic() < deadline, "the listener did not subscribe"
+
+
+def test_one_append_wakes_each_of_many_readers_and_detach_frees_them(
+    pair: tuple[t.Any, t.Any],
+) -> None:
+    a, b = pair
+    count = 50
+    sids = [_session(a, f"s{i}") for i in range(count)]
+    tokens = {sid: a.attach(sid, GENERAL_STREAM) for sid in sids}
+    _live(a)
+    got: dict[str, list[int]] = {}
+
+    def read(sid: str) -> None:
+        found = a.read(sid, GENERAL_STREAM, 0, tokens[sid], 20)
+        got[sid] = [event.seq for event in found.events]
+
+    threads = [threading.Thread(target=read, args=(sid,)) for sid in sids]
+    for thread in threads:
+        thread.start()
+    pool = a.client.connection_pool
+    deadline = time.monotonic() + 10
+    # Every reader waits, none holding a connection (the pub/sub connection is lent out).
+    while a._reader.counts()[1] < count or pool.in_use > 1:
+        assert time.monotonic() < deadline, (a._reader.counts(), pool.in_use)
+        time.sleep(0.02)
+    message = {"jsonrpc": "2.0", "method": "notifications/message"}
+    b.append_many([(sid, GENERAL_STREAM, MESSAGE, message) for sid in sids])
+    for thread in threads:
+        thread.join(10)
+    assert got == {sid: [1] for sid in sids}
+    assert a._reader.counts()[0] == count  # each remembers its answer until it detaches
+    for sid in sids:
+        a.detach(sid, GENERAL_STREAM, tokens[sid])
+    assert a._reader.counts() == (0, 0)
+
+
+def test_an_idle_reader_asks_redis_nothing_until_woken(pair: tuple[t.Any, t.Any]) -> None:
+    a, b = pair
+    sid = _session(a, "quiet")
+    token = a.attach(sid, GENERAL_STREAM)
+    _live(a)
+    asked: list[t.Any] = []
+    run_many = a._reader.calls.run_many
+    a._reader.calls.run_many = lambda calls: asked.extend(calls) or run_many(calls)
+    for _ in range(5):
+        assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
+    assert len(asked) == 1  # the first read asked; the others trusted its answer
+    b.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
+    assert [e.seq for e in a.read(sid, GENERAL_STREAM, 0, token, 5).events] == [1]
+    assert len(asked) == 2
+
+
+def test_a_reader_that_vanished_without_detaching_is_forgotten(
+    pair: tuple[t.Any, t.Any],
+) -> None:
+    from flask_mcp.backends._redis_reader import FORGET_AFTER
+
+    a, _ = pair
+    sid = _session(a, "gone")
+    token = a.attach(sid, GENERAL_STREAM)
+    assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
+    assert a._reader.counts() == (1, 0)
+    assert a._reader.sweep(time.monotonic() + 1) == 0  # recent: kept
+    assert a._reader.sweep(time.monotonic() + FORGET_AFTER + 1) == 1
+    assert a._reader.counts() == (0, 0)
+    # It simply asks again should it come back.
+    assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
+
+
+def test_a_reconnection_makes_every_reader_ask_again(pair: tuple[t.Any, t.Any]) -> None:
+    """An event whose wake-up was lost (the pub/sub connection was down) is read at once
+    when the listener subscribes again (it calls ``wake_all``)."""
+    a, b = pair
+    sid = _session(a, "lost")
+    token = a.attach(sid, GENERAL_STREAM)
+    _live(a)
+    assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
+    stream = a._reader.streams[a.keys.stream(sid, GENERAL_STREAM)[0]]
+    b.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
+    deadline = time.monotonic() + 5
+    while stream.version == 0:  # its wake-up arrives...
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    stream.version = 0  # ...and is lost
+    found: list[t.Any] = []
+    thread = threading.Thread(
+        target=lambda: found.append(a.read(sid, GENERAL_STREAM, 0, token, 20))
+    )
+    thread.start()
+    time.sleep(0.3)
+    assert not found  # it trusts its last answer
+    a._reader.wake_all()
+    thread.join(5)
+    assert [e.seq for e in found[0].events] == [1]
+
+
+def test_client_gone_watches_descriptors_past_select_s_limit() -> None:
+    """select() cannot take a descriptor past 1023: a worker holding 1,000 streams has them."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1100:
+        pytest.skip("needs an open-file limit above 1100")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1100), hard))
+    server_side, client_side = socket.socketpair()
+    high = socket.socket(fileno=os.dup2(server_side.fileno(), 1050))
+    try:
+        assert high.fileno() >= 1024
+        assert not sse.client_gone(high)
+        client_side.sendall(b"x")  # unread data is not a goodbye
+        assert not sse.client_gone(high)
+        client_side.close()
+        high.recv(1)
+        assert sse.client_gone(high)
+    finally:
+        high.close()
+        server_side.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_fan_out_wakes_its_readers_when_redis_had_forgotten_the_script() -> None:
+    """The wake-up of a fan-out rides in its pipeline, after the appends; an append that
+    runs again after it (Redis forgot the script: a restart, SCRIPT FLUSH) wakes again."""
+    pytest.importorskip("redis")
+    from harness import free_port
+    from harness import redis_server
+
+    from flask_mcp.backends.redis import RedisBackend
+
+    port = free_port()
+    with redis_server(port, missing="needs redis-server for a private Redis"):
+        url = f"redis://127.0.0.1:{port}/0"
+        a, b = RedisBackend.from_url(url), RedisBackend.from_url(url)
+        try:
+            sids = [_session(a, f"f{i}") for i in range(5)]
+            tokens = {sid: a.attach(sid, GENERAL_STREAM) for sid in sids}
+            _live(a)
+            for sid in sids:
+                assert a.read(sid, GENERAL_STREAM, 0, tokens[sid], 0.01).events == []
+            b.client.script_flush()
+            got: dict[str, list[int]] = {}
+
+            def read(sid: str) -> None:
+                found = a.read(sid, GENERAL_STREAM, 0, tokens[sid], 10)
+                got[sid] = [event.seq for event in found.events]
+
+            threads = [threading.Thread(target=read, args=(sid,)) for sid in sids]
+            for thread in threads:
+                thread.start()
+            time.sleep(0.2)
+            started = time.monotonic()
+            b.append_many([(sid, GENERAL_STREAM, MESSAGE, {"n": 1}) for sid in sids])
+            for thread in threads:
+                thread.join(10)
+            assert got == {sid: [1] for sid in sids}
+            assert time.monotonic() - started < 5  # woken, not found by a later read
+        finally:
+            a.close()
+            b.close()
