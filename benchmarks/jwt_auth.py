@@ -111,7 +111,7 @@ def run(options: Options) -> dict[str, t.Any]:
             print()
             print(report.verdict_table(found))
             summary = report.summary(results, prepared, [])
-            summary["verdicts"] = [v.__dict__ | {"status": v.status} for v in found]
+            summary["verdicts"] = report.records(found)
             return summary
         finally:
             for server in servers:

@@ -95,7 +95,7 @@ def run(options: Options) -> dict[str, t.Any]:
         f"{growth:+.2f}% ({errors} errors)",
         abs(growth) <= 5 and errors == 0,
     )
-    found["verdicts"] = [verdict.__dict__ | {"status": verdict.status}]
+    found["verdicts"] = report.records([verdict])
     print()
     print(report.verdict_table([verdict]))
     return found

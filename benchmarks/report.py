@@ -61,6 +61,35 @@ class Verdict:
         return "skipped" if self.met is None else ("met" if self.met else "NOT met")
 
 
+def records(verdicts: t.Iterable[Verdict]) -> list[dict[str, t.Any]]:
+    """Return verdicts as the records a benchmark's figures carry under ``"verdicts"``.
+
+    The convention: every benchmark's ``run(options)`` returns a dict, and puts
+    ``report.records(found)`` under its ``"verdicts"`` key; ``python -m benchmarks``
+    collects them (:func:`collect`) and exits 1 when one failed (:func:`failed`).
+    """
+    return [dataclasses.asdict(v) | {"status": v.status} for v in verdicts]
+
+
+def collect(figures: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
+    """Return the verdict records of every benchmark in ``figures`` (command name -> figures)."""
+    found: list[dict[str, t.Any]] = []
+    for value in figures.values():
+        if isinstance(value, dict):
+            found += value.get("verdicts", [])
+    return found
+
+
+def failed(found: t.Iterable[t.Mapping[str, t.Any]], *, strict: bool) -> list[str]:
+    """Return the targets that fail the run: not met, and when ``strict`` also not measured.
+
+    ``strict`` is for a record run (``--full`` without ``--only``): a target
+    that could not be measured is not shown met.
+    """
+    bad = ("NOT met", "skipped") if strict else ("NOT met",)
+    return [f"{v['target']} ({v['status']})" for v in found if v["status"] in bad]
+
+
 def verdict_table(verdicts: t.Sequence[Verdict]) -> str:
     """Return the table of target verdicts."""
     return table(
