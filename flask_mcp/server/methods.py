@@ -232,13 +232,14 @@ class Methods:
             is_error = bool(result.get("isError"))
             return protocol.shape_tool_result(call.version, result)
         finally:
-            self._emit(
-                signals.tool_called,
-                call,
-                tool=name,
-                duration=time.perf_counter() - started,
-                is_error=is_error,
-            )
+            if signals.tool_called.receivers:  # no keyword dict to build when no one listens
+                self._emit(
+                    signals.tool_called,
+                    call,
+                    tool=name,
+                    duration=time.perf_counter() - started,
+                    is_error=is_error,
+                )
 
     def _tool_result(self, tool: t.Any, value: t.Any, call: Call) -> dict[str, t.Any]:
         """Build the ``CallToolResult``; a result that cannot be sent faithfully is an error."""

@@ -213,11 +213,16 @@ def _serve(
     )
     context = None
     if method in dispatcher.user_methods:
-        try:
-            channel, request_state = mrtr.open_round(state, method, params, auth)
-        except MCPError as exc:
-            return json_response(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
-        context = _context_factory(call, meta, channel, request_state)
+        if "inputResponses" in params or "requestState" in params:
+            try:
+                channel, request_state = mrtr.open_round(state, method, params, auth)
+            except MCPError as exc:
+                return json_response(
+                    jsonrpc.error_from(call.request_id, exc), exc.http_status or 200
+                )
+            context = _context_factory(call, meta, channel, request_state)
+        else:  # a first round: the back-channel is built only if the handler is spawned
+            context = _context_factory(call, meta, None, {})
     return runner.serve_call(
         dispatcher, call, context=context, peer=lambda: _concurrency.client_socket(environ)
     )
@@ -226,12 +231,19 @@ def _serve(
 def _context_factory(
     call: Call,
     meta: dict[str, t.Any],
-    channel: mrtr.MRTRBackChannel,
+    opened: mrtr.MRTRBackChannel | None,
     request_state: dict[str, t.Any],
 ) -> runner.ContextFactory:
-    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it."""
+    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it.
+
+    :param opened: the back-channel of a later round; ``None`` in a first round
+        (no ``inputResponses``, no ``requestState``), whose channel starts empty.
+    """
 
     def context(run: RequestRun) -> Context:
+        channel = opened
+        if channel is None:
+            channel, _ = mrtr.open_round(call.state, call.method, call.params, call.auth)
         ctx = Context(
             app=call.state.app,
             run=run,
