@@ -91,10 +91,12 @@ class Methods:
 
         The handler is :func:`~flask_mcp.current_context`'s answer while it runs.
         """
-        kwargs = dict(kwargs or {})
         if context_param is not None:
+            kwargs = dict(kwargs or {})
             kwargs[context_param] = call.ctx
             call.context_declared = True
+        elif kwargs is None:
+            kwargs = {}
         token = _set_running(call)
         try:
             return fn(*args, **kwargs)

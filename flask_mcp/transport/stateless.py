@@ -79,6 +79,14 @@ def handle_stateless(
         return json_response(jsonrpc.error_from(request_id, exc), exc.http_status or 400)
 
 
+_ABSENT: t.Any = object()
+#: The ``_meta`` keys every 2026-07-28 request carries: (key, type, what to send).
+_REQUIRED_META = (
+    (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
+    (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
+)
+
+
 def _request_meta(params: t.Any) -> dict[str, t.Any]:
     """Return ``params._meta`` after checking its required keys.
 
@@ -92,17 +100,15 @@ def _request_meta(params: t.Any) -> dict[str, t.Any]:
             f"{protocol.META_PROTOCOL_VERSION!r} and {protocol.META_CLIENT_CAPABILITIES!r}.",
             http_status=400,
         )
-    for key, kind, example in (
-        (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
-        (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
-    ):
+    for key, kind, example in _REQUIRED_META:
         if not isinstance(meta.get(key), kind):
             raise MCPError(
                 INVALID_PARAMS,
                 f"Invalid params: _meta is missing {key!r} ({example}).",
                 http_status=400,
             )
-    if not isinstance(meta.get(protocol.META_CLIENT_INFO, {}), dict):
+    info = meta.get(protocol.META_CLIENT_INFO, _ABSENT)
+    if info is not _ABSENT and not isinstance(info, dict):
         raise MCPError(
             INVALID_PARAMS,
             f"Invalid params: _meta {protocol.META_CLIENT_INFO!r} must be an object "
