@@ -5,6 +5,7 @@ import typing as t
 import pytest
 from werkzeug.datastructures import Headers
 
+from flask_mcp.protocol.header_mirror import mirrors_body
 from flask_mcp.protocol.headers import NAME_SOURCES
 from flask_mcp.protocol.headers import TASKS_NAME_SOURCES
 from flask_mcp.protocol.headers import HeaderMismatch
@@ -13,7 +14,6 @@ from flask_mcp.protocol.headers import WSGIHeaders
 from flask_mcp.protocol.headers import decode_header_value
 from flask_mcp.protocol.headers import encode_header_value
 from flask_mcp.protocol.headers import expected_name
-from flask_mcp.protocol.headers import mirrors_body
 from flask_mcp.protocol.headers import validate_protocol_version_header
 from flask_mcp.protocol.headers import validate_routing_headers
 from flask_mcp.protocol.headers import validate_x_mcp_header_schema

@@ -25,7 +25,7 @@ from .versions import META_PROTOCOL_VERSION
 
 __all__ = [
     "HeaderMismatch", "HeaderParam", "NAME_SOURCES", "TASKS_NAME_SOURCES",
-    "decode_header_value", "encode_header_value", "expected_name", "mirrors_body",
+    "decode_header_value", "encode_header_value", "expected_name",
     "validate_protocol_version_header", "validate_routing_headers",
     "validate_x_mcp_header_schema",
 ]  # fmt: skip
@@ -44,9 +44,6 @@ TASKS_NAME_SOURCES: t.Mapping[str, str] = dict.fromkeys(
 
 _SAFE_VALUE = re.compile(r"[\x20-\x7e\t]*")
 _PLAIN = re.compile(r"[\x20-\x7e]*")
-#: Visible ASCII with no space at either end: a header value equal to such a body value
-#: decodes to it.
-_BARE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 _STRICT_B64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -241,35 +238,6 @@ def expected_name(
     source = name_sources.get(method) if isinstance(method, str) else None
     value = params.get(source) if source is not None and isinstance(params, dict) else None
     return value if isinstance(value, str) else None
-
-
-def mirrors_body(
-    environ: t.Mapping[str, t.Any], method: str, version: str, name: str | None
-) -> bool:
-    """Tell whether a WSGI environ's MCP headers repeat the body exactly: the common case.
-
-    ``True`` only when ``MCP-Protocol-Version`` equals ``version``,
-    ``Mcp-Method`` equals ``method`` and, when ``name`` is given, ``Mcp-Name``
-    equals it, each value being plain visible ASCII with no surrounding space
-    and no Base64 sentinel: then :func:`validate_protocol_version_header` and
-    :func:`validate_routing_headers` (for a tool without ``Mcp-Param-*``
-    headers) would pass, and need not run. ``False`` says nothing: run them,
-    they name what is wrong.
-    """
-    if (
-        environ.get("HTTP_MCP_PROTOCOL_VERSION") != version
-        or environ.get("HTTP_MCP_METHOD") != method
-        or not _BARE.fullmatch(version)
-        or not _BARE.fullmatch(method)
-    ):
-        return False
-    if name is None:
-        return True
-    return (
-        environ.get("HTTP_MCP_NAME") == name
-        and _BARE.fullmatch(name) is not None
-        and not (name.startswith(SENTINEL_PREFIX) and name.endswith(SENTINEL_SUFFIX))
-    )
 
 
 def validate_protocol_version_header(

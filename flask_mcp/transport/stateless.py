@@ -29,11 +29,11 @@ from ..errors import MCPError
 from ..errors import MethodNotFound
 from ..protocol import LOG_LEVELS
 from ..protocol import jsonrpc
+from ..protocol.header_mirror import mirrors_body
 from ..protocol.headers import NAME_SOURCES
 from ..protocol.headers import TASKS_NAME_SOURCES
 from ..protocol.headers import HeaderMismatch
 from ..protocol.headers import WSGIHeaders
-from ..protocol.headers import mirrors_body
 from ..protocol.headers import validate_protocol_version_header
 from ..protocol.headers import validate_routing_headers
 from ..runtime import concurrency as _concurrency
