@@ -5,10 +5,12 @@ import typing as t
 import pytest
 from werkzeug.datastructures import Headers
 
+from flask_mcp.protocol.header_mirror import mirrors_body
 from flask_mcp.protocol.headers import NAME_SOURCES
 from flask_mcp.protocol.headers import TASKS_NAME_SOURCES
 from flask_mcp.protocol.headers import HeaderMismatch
 from flask_mcp.protocol.headers import HeaderParam
+from flask_mcp.protocol.headers import WSGIHeaders
 from flask_mcp.protocol.headers import decode_header_value
 from flask_mcp.protocol.headers import encode_header_value
 from flask_mcp.protocol.headers import expected_name
@@ -526,3 +528,50 @@ def test_schema_rejected(schema: dict[str, t.Any], match: str) -> None:
 def test_header_name_tchars_allowed() -> None:
     schema = _prop(type="string", **{"x-mcp-header": "A1!#$%&'*+-.^_`|~z"})
     assert validate_x_mcp_header_schema(schema)[0].header == "A1!#$%&'*+-.^_`|~z"
+
+
+# -- mirrors_body: the fast path of the 2026-07-28 header checks -------------------------
+
+
+def _environ(
+    version: str | None = V, method: str | None = "tools/call", name: str | None = "add"
+) -> dict[str, str]:
+    environ: dict[str, str] = {}
+    for key, value in (
+        ("HTTP_MCP_PROTOCOL_VERSION", version),
+        ("HTTP_MCP_METHOD", method),
+        ("HTTP_MCP_NAME", name),
+    ):
+        if value is not None:
+            environ[key] = value
+    return environ
+
+
+@pytest.mark.parametrize(
+    ("environ", "name", "expected"),
+    [
+        (_environ(), "add", True),
+        (_environ(name=None), None, True),  # a method without Mcp-Name
+        (_environ(name=None), "add", False),  # missing: the validator names it
+        (_environ(name="Add"), "add", False),
+        (_environ(version=" " + V), V, False),  # would pass once stripped: the slow path says so
+        (_environ(method="tools/call\t"), "add", False),
+        (_environ(name=" add"), " add", False),  # a value with spaces is not bare
+        (_environ(name="=?base64?YWRk?="), "=?base64?YWRk?=", False),  # a sentinel decodes
+        (_environ(name="caf\u00e9"), "caf\u00e9", False),  # non-ASCII must be Base64
+        (_environ(version="2025-11-25"), V, False),
+    ],
+)
+def test_mirrors_body(environ: dict[str, str], name: str | None, expected: bool) -> None:
+    assert mirrors_body(environ, "tools/call", V, name) is expected
+
+
+@pytest.mark.parametrize("name", ["add", "a b", "x-y_z.1", "=?base64", "?=", "!"])
+def test_mirrors_body_implies_the_validators_pass(name: str) -> None:
+    """Where the fast path says yes, the general validators agree."""
+    environ = _environ(name=name)
+    message = call(name)
+    if mirrors_body(environ, "tools/call", V, name):
+        headers = WSGIHeaders(environ)
+        validate_protocol_version_header(headers, message)
+        validate_routing_headers(headers, message, tool_header_params={})

@@ -104,8 +104,9 @@ def era_of_request(
         params = message.get("params")
         if isinstance(params, dict):
             meta = params.get("_meta")
-    has_stateless_meta = isinstance(meta, dict) and any(
-        isinstance(key, str) and key.startswith(META_PREFIX) for key in meta
+    has_stateless_meta = isinstance(meta, dict) and (
+        META_PROTOCOL_VERSION in meta  # the key every 2026-07-28 request carries: no scan
+        or any(isinstance(key, str) and key.startswith(META_PREFIX) for key in meta)
     )
     if header_version is None and not has_stateless_meta:
         return HANDSHAKE

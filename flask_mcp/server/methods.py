@@ -91,10 +91,12 @@ class Methods:
 
         The handler is :func:`~flask_mcp.current_context`'s answer while it runs.
         """
-        kwargs = dict(kwargs or {})
         if context_param is not None:
+            kwargs = dict(kwargs or {})
             kwargs[context_param] = call.ctx
             call.context_declared = True
+        elif kwargs is None:
+            kwargs = {}
         token = _set_running(call)
         try:
             return fn(*args, **kwargs)
@@ -232,13 +234,14 @@ class Methods:
             is_error = bool(result.get("isError"))
             return protocol.shape_tool_result(call.version, result)
         finally:
-            self._emit(
-                signals.tool_called,
-                call,
-                tool=name,
-                duration=time.perf_counter() - started,
-                is_error=is_error,
-            )
+            if signals.tool_called.receivers:  # no keyword dict to build when no one listens
+                self._emit(
+                    signals.tool_called,
+                    call,
+                    tool=name,
+                    duration=time.perf_counter() - started,
+                    is_error=is_error,
+                )
 
     def _tool_result(self, tool: t.Any, value: t.Any, call: Call) -> dict[str, t.Any]:
         """Build the ``CallToolResult``; a result that cannot be sent faithfully is an error."""

@@ -383,8 +383,8 @@ class Registry:
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
         family = method.split("/", 1)[0]
-        if family == "tools":
-            return self._has("tools")
+        if family == "tools":  # every call asks: no tuple of kinds, no table lookup
+            return bool(self.tools) or bool(self.disabled["tools"])
         if family == "resources":
             return self._has("resources", "resourceTemplates")
         if family == "prompts":

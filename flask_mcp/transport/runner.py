@@ -124,13 +124,14 @@ def execute(
     request_id = call.request_id
     session_id = call.session.id if call.session is not None else None
     started = time.perf_counter()
-    signals.send(
-        signals.request_started,
-        state.app,
-        method=method,
-        request_id=request_id,
-        session_id=session_id,
-    )
+    if signals.request_started.receivers:  # no keyword dict to build when no one listens
+        signals.send(
+            signals.request_started,
+            state.app,
+            method=method,
+            request_id=request_id,
+            session_id=session_id,
+        )
     error = None
     answer: Answer
     try:
@@ -152,15 +153,16 @@ def execute(
     except Exception as exc:
         error = {"code": INTERNAL_ERROR, "message": dispatcher.internal_error(exc, method, state)}
         answer = Answer(jsonrpc.error(request_id, error))
-    signals.send(
-        signals.request_finished,
-        state.app,
-        method=method,
-        request_id=request_id,
-        session_id=session_id,
-        duration=time.perf_counter() - started,
-        error=error,
-    )
+    if signals.request_finished.receivers:
+        signals.send(
+            signals.request_finished,
+            state.app,
+            method=method,
+            request_id=request_id,
+            session_id=session_id,
+            duration=time.perf_counter() - started,
+            error=error,
+        )
     return answer
 
 

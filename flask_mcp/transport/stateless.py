@@ -29,6 +29,7 @@ from ..errors import MCPError
 from ..errors import MethodNotFound
 from ..protocol import LOG_LEVELS
 from ..protocol import jsonrpc
+from ..protocol.header_mirror import mirrors_body
 from ..protocol.headers import NAME_SOURCES
 from ..protocol.headers import TASKS_NAME_SOURCES
 from ..protocol.headers import HeaderMismatch
@@ -44,6 +45,8 @@ from . import runner
 from .responses import json_response
 
 if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
     from ..auth import AuthInfo
     from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
@@ -54,17 +57,34 @@ ROUTED_NAMES = {**NAME_SOURCES, **TASKS_NAME_SOURCES}
 
 
 def handle_stateless(
-    dispatcher: Dispatcher, state: AppState, message: t.Any, auth: AuthInfo | None = None
+    dispatcher: Dispatcher,
+    state: AppState,
+    message: t.Any,
+    auth: AuthInfo | None = None,
+    environ: WSGIEnvironment | None = None,
 ) -> Response:
-    """Serve one stateless (2026-07-28) POST whose body is already parsed."""
+    """Serve one stateless (2026-07-28) POST whose body is already parsed.
+
+    :param environ: the request's WSGI environ (default: the current request's).
+    """
     request_id = jsonrpc.request_id_of(message)
     try:
-        return _serve(dispatcher, state, message, auth)
+        return _serve(
+            dispatcher, state, message, auth, request.environ if environ is None else environ
+        )
     except HeaderMismatch as exc:
         error = {"code": HEADER_MISMATCH, "message": exc.message}
         return json_response(jsonrpc.error(request_id, error), 400)
     except MCPError as exc:
         return json_response(jsonrpc.error_from(request_id, exc), exc.http_status or 400)
+
+
+_ABSENT: t.Any = object()
+#: The ``_meta`` keys every 2026-07-28 request carries: (key, type, what to send).
+_REQUIRED_META = (
+    (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
+    (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
+)
 
 
 def _request_meta(params: t.Any) -> dict[str, t.Any]:
@@ -80,17 +100,15 @@ def _request_meta(params: t.Any) -> dict[str, t.Any]:
             f"{protocol.META_PROTOCOL_VERSION!r} and {protocol.META_CLIENT_CAPABILITIES!r}.",
             http_status=400,
         )
-    for key, kind, example in (
-        (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
-        (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
-    ):
+    for key, kind, example in _REQUIRED_META:
         if not isinstance(meta.get(key), kind):
             raise MCPError(
                 INVALID_PARAMS,
                 f"Invalid params: _meta is missing {key!r} ({example}).",
                 http_status=400,
             )
-    if not isinstance(meta.get(protocol.META_CLIENT_INFO, {}), dict):
+    info = meta.get(protocol.META_CLIENT_INFO, _ABSENT)
+    if info is not _ABSENT and not isinstance(info, dict):
         raise MCPError(
             INVALID_PARAMS,
             f"Invalid params: _meta {protocol.META_CLIENT_INFO!r} must be an object "
@@ -118,8 +136,55 @@ def _offered(dispatcher: Dispatcher, method: str) -> bool:
     )
 
 
+def _check_headers(
+    dispatcher: Dispatcher,
+    message: dict[str, t.Any],
+    params: dict[str, t.Any],
+    version: t.Any,
+    environ: WSGIEnvironment,
+) -> None:
+    """Check the MCP headers against the body, then the protocol version, in the spec's order.
+
+    :raises HeaderMismatch: a header is missing or differs from the body (-32020).
+    :raises MCPError: the version is not a 2026-07-28 one (-32022).
+    """
+    method = message["method"]
+    tools = dispatcher.registry.tools
+    source = ROUTED_NAMES.get(method)
+    name = params.get(source) if source is not None else None
+    if not isinstance(name, str):
+        name = None
+    tool = tools.get(name) if name is not None and method == "tools/call" else None
+    if (
+        version in protocol.STATELESS_VERSIONS
+        and (tool is None or not tool.header_params)
+        and mirrors_body(environ, method, version, name)
+    ):
+        return  # every header repeats the body as is: the checks below would pass
+    headers = WSGIHeaders(environ)
+    validate_protocol_version_header(headers, message)
+    if not protocol.is_stateless_version(version):
+        raise MCPError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {version!r}: send one of "
+            f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the handshake era.",
+            {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
+            http_status=400,
+        )
+    validate_routing_headers(
+        headers,
+        message,
+        tool_header_params=lambda name: tools[name].header_params if name in tools else (),
+        name_sources=ROUTED_NAMES,
+    )
+
+
 def _serve(
-    dispatcher: Dispatcher, state: AppState, message: t.Any, auth: AuthInfo | None
+    dispatcher: Dispatcher,
+    state: AppState,
+    message: t.Any,
+    auth: AuthInfo | None,
+    environ: WSGIEnvironment,
 ) -> Response:
     if isinstance(message, list):
         raise MCPError(
@@ -139,29 +204,13 @@ def _serve(
     params = message.get("params")
     meta = _request_meta(params)
     assert isinstance(params, dict)
-    headers = WSGIHeaders(request.environ)
-    validate_protocol_version_header(headers, message)
     version = meta[protocol.META_PROTOCOL_VERSION]
-    if not protocol.is_stateless_version(version):
-        raise MCPError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version!r}: send one of "
-            f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the handshake era.",
-            {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
-            http_status=400,
-        )
-    tools = dispatcher.registry.tools
-    validate_routing_headers(
-        headers,
-        message,
-        tool_header_params=lambda name: tools[name].header_params if name in tools else (),
-        name_sources=ROUTED_NAMES,
-    )
+    _check_headers(dispatcher, message, params, version, environ)
     method = message["method"]
     if not _offered(dispatcher, method):
         raise MethodNotFound(method)
     if method == "subscriptions/listen":
-        sock = _concurrency.client_socket(request.environ)
+        sock = _concurrency.client_socket(environ)
         return listen.open_stream(
             dispatcher.registry, state, message["id"], params, sock, auth=auth
         )
@@ -170,12 +219,16 @@ def _serve(
     )
     context = None
     if method in dispatcher.user_methods:
-        try:
-            channel, request_state = mrtr.open_round(state, method, params, auth)
-        except MCPError as exc:
-            return json_response(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
-        context = _context_factory(call, meta, channel, request_state)
-    environ = request.environ
+        if "inputResponses" in params or "requestState" in params:
+            try:
+                channel, request_state = mrtr.open_round(state, method, params, auth)
+            except MCPError as exc:
+                return json_response(
+                    jsonrpc.error_from(call.request_id, exc), exc.http_status or 200
+                )
+            context = _context_factory(call, meta, channel, request_state)
+        else:  # a first round: the back-channel is built only if the handler is spawned
+            context = _context_factory(call, meta, None, {})
     return runner.serve_call(
         dispatcher, call, context=context, peer=lambda: _concurrency.client_socket(environ)
     )
@@ -184,12 +237,19 @@ def _serve(
 def _context_factory(
     call: Call,
     meta: dict[str, t.Any],
-    channel: mrtr.MRTRBackChannel,
+    opened: mrtr.MRTRBackChannel | None,
     request_state: dict[str, t.Any],
 ) -> runner.ContextFactory:
-    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it."""
+    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it.
+
+    :param opened: the back-channel of a later round; ``None`` in a first round
+        (no ``inputResponses``, no ``requestState``), whose channel starts empty.
+    """
 
     def context(run: RequestRun) -> Context:
+        channel = opened
+        if channel is None:
+            channel, _ = mrtr.open_round(call.state, call.method, call.params, call.auth)
         ctx = Context(
             app=call.state.app,
             run=run,

@@ -36,6 +36,7 @@ from .stateless import handle_stateless
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
+    from flask import Request
 
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
@@ -92,10 +93,12 @@ class Transport:
 
     # -- POST --------------------------------------------------------------------
 
-    def post(self) -> Response:
+    def post(self, req: Request | None = None) -> Response:
         state = self.app_state
         settings = state.settings
-        environ = request.environ
+        if req is None:
+            req = t.cast("Request", request._get_current_object())  # type: ignore[attr-defined]
+        environ = req.environ
         self._guard(state, environ)
         auth = authenticate(state)
         security.check_content_type(_mimetype(environ))
@@ -109,7 +112,7 @@ class Transport:
             body = environ["wsgi.input"].read(length)
         else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
             try:
-                body = request.stream.read(settings.max_body_size + 1 if length is None else length)
+                body = req.stream.read(settings.max_body_size + 1 if length is None else length)
             except RequestEntityTooLarge:
                 raise MCPHTTPError(
                     413,
@@ -118,7 +121,7 @@ class Transport:
         security.check_body_size(len(body), settings.max_body_size)
         # Handlers may call request.get_data() or request.get_json() as in any view:
         # the input stream is consumed, so Werkzeug's cache of the body is filled.
-        request._cached_data = body
+        req._cached_data = body
         try:
             message = jsonrpc.loads(body)
         except MCPError as exc:
@@ -132,7 +135,7 @@ class Transport:
             message=message,
         )
         if era == protocol.STATELESS:
-            return handle_stateless(self.dispatcher, state, message, auth)
+            return handle_stateless(self.dispatcher, state, message, auth, environ)
         return self.handshake.post(environ, message, auth)
 
     # -- GET -----------------------------------------------------------------------
@@ -183,9 +186,10 @@ def make_blueprint(
 
     def endpoint() -> Response:
         try:
-            method = request.method
+            req = request._get_current_object()  # type: ignore[attr-defined]
+            method = req.method
             if method == "POST":
-                return transport.post()
+                return transport.post(req)
             if method == "GET":
                 return transport.get()
             if method == "DELETE":
