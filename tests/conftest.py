@@ -4,6 +4,8 @@ Harness fixtures:
 
 ``serve``        function-scoped factory: ``serve("examples.everything:app", "gevent") -> Server``
 ``redis_url``    session-scoped ``redis://...`` URL of a Redis database that may be flushed
+``redis_cluster_url``  session-scoped ``redis+cluster://...`` URL of a 3-master Redis Cluster
+``redis_backend_url``  ``redis_url``, then ``redis_cluster_url``: a test taking it runs on both
 ``conformance``  session-scoped callable running ``tests/conformance/run``
 
 For module- or session-scoped servers use the context manager :func:`harness.start_server`
@@ -23,6 +25,7 @@ from harness import ConformanceRunner
 from harness import ServeFactory
 from harness import Server
 from harness import conformance_runner
+from harness import redis_cluster
 from harness import redis_database
 from harness import start_server
 from wire import ThreadedTestClient
@@ -93,6 +96,35 @@ def redis_url() -> Iterator[str]:
     """
     with redis_database() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    """``redis+cluster://127.0.0.1:PORT/``: a 3-master Redis Cluster started for the session.
+
+    See :func:`harness.redis_cluster`; it needs ``redis-server`` and ``redis-cli`` (skipped
+    without them, failed in CI).  Use fresh key prefixes: it is not flushed between tests.
+    """
+    with redis_cluster(3) as cluster:
+        yield cluster.url
+
+
+#: The two Redis deployments every test taking ``redis_backend_url`` runs on.
+REDIS_KINDS = [
+    pytest.param("standalone", marks=pytest.mark.redis),
+    pytest.param("cluster", marks=[pytest.mark.redis, pytest.mark.cluster]),
+]
+
+
+@pytest.fixture(params=REDIS_KINDS)
+def redis_backend_url(request: pytest.FixtureRequest) -> str:
+    """An ``MCP_BACKEND`` URL: ``redis_url`` (standalone), then ``redis_cluster_url`` (cluster).
+
+    Append ``?prefix=...`` as with ``redis_url``; inspect keys with
+    :func:`harness.redis_client`, which understands both forms.
+    """
+    name = "redis_url" if request.param == "standalone" else "redis_cluster_url"
+    return t.cast(str, request.getfixturevalue(name))
 
 
 @pytest.fixture(scope="session")
