@@ -15,6 +15,8 @@ directly (it is what ``serve`` uses).  Application fixtures: ``mcp_server``, ``a
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import threading
 import typing as t
 from collections.abc import Generator
@@ -106,6 +108,17 @@ def redis_cluster_url() -> Iterator[str]:
     without them, failed in CI).  Use fresh key prefixes: it is not flushed between tests.
     """
     with redis_cluster(3) as cluster:
+        yield cluster.url
+
+
+@pytest.fixture(scope="session")
+def valkey_cluster_url() -> Iterator[str]:
+    """Like ``redis_cluster_url``, with ``valkey-server`` (``$MCP_TEST_VALKEY_SERVER``, else
+    the ``PATH``).  Valkey is optional: without it the test is skipped, in CI too."""
+    server = os.environ.get("MCP_TEST_VALKEY_SERVER") or shutil.which("valkey-server")
+    if not server:
+        pytest.skip("no valkey-server: set MCP_TEST_VALKEY_SERVER or put it on the PATH")
+    with redis_cluster(3, server=server) as cluster:
         yield cluster.url
 
 

@@ -151,42 +151,61 @@ def _use_a_session(url: str) -> tuple[str, list[str]]:
     return sid, [task_id, stateless["result"]["taskId"]]
 
 
+def assert_hash_tagged(url: str, prefix: str, sid: str, task_ids: list[str]) -> None:
+    """Every key under ``prefix`` has a hash tag; a session's keys share the session's slot,
+    a task's keys its task's, and the keys of no session or task one slot of their own."""
+    client = redis_client(url)
+    try:
+        keys = sorted(k.decode() for k in client.scan_iter(match=f"{prefix}*", count=1000))
+        slots = {key: key_slot(client, key) for key in keys}
+        session_slot = key_slot(client, "{" + sid + "}")
+    finally:
+        client.close()
+    untagged = [key for key in keys if not HASH_TAG.search(key)]
+    assert untagged == [], f"keys without a hash tag: {untagged}"
+    session_keys = [key for key in keys if sid in key]
+    assert len(session_keys) >= 3, keys  # the record, the stream metadata, an event log, ...
+    foreign = [key for key in session_keys if sid not in HASH_TAG.findall(key)[0]]
+    assert foreign == [], f"keys of session {sid} tagged with something else: {foreign}"
+    elsewhere = [key for key in session_keys if slots[key] != session_slot]
+    assert elsewhere == [], f"keys of session {sid} outside its slot {session_slot}: {elsewhere}"
+    grouped = set(session_keys)
+    for task_id in task_ids:
+        task_keys = [key for key in keys if task_id in key and key not in grouped]
+        grouped.update(task_keys)
+        assert len({slots[key] for key in task_keys}) <= 1, {k: slots[k] for k in task_keys}
+    assert any(task_ids[-1] in key for key in keys), f"no key names task {task_ids[-1]}: {keys}"
+    shared = [key for key in keys if key not in grouped]
+    assert len({slots[key] for key in shared}) <= 1, {key: slots[key] for key in shared}
+    print(f"{len(keys)} keys; session {sid} in slot {session_slot}: {session_keys}; "
+          f"shared: {shared}")  # fmt: skip
+
+
 @pytest.mark.e2e
 def test_the_keys_of_a_session_task_and_stream_share_the_sessions_slot(
     serve: t.Any, redis_backend_url: str
 ) -> None:
-    """Every key naming a session (record, streams, event logs, cursors, tasks of it) is in
-    the slot of the session's hash tag; every key naming a session-less task is in its
-    task's slot.  An untagged key, or one tagged with something else, fails here."""
+    """After a session with a streamed call, a GET stream and a task, and a session-less
+    task: an untagged key, or one of a session outside its slot, fails here."""
     prefix = f"tags-{uuid.uuid4().hex[:8]}:"
     env = {"FLASK_MCP_BACKEND": f"{redis_backend_url}?prefix={prefix}"}
     server = serve("examples.everything:app", "gevent", env=env)
     sid, task_ids = _use_a_session(server.url)
-    client = redis_client(redis_backend_url)
-    try:
-        keys = sorted(k.decode() for k in client.scan_iter(match=f"{prefix}*", count=1000))
-        slots = {key: key_slot(client, key) for key in keys}
-    finally:
-        client.close()
-    session_keys = [key for key in keys if sid in key]
-    assert len(session_keys) >= 3, keys  # the record, an event log, ... at least
-    tags = {key: (HASH_TAG.search(key) or [None, None])[1] for key in session_keys}
-    untagged = [key for key, tag in tags.items() if tag is None or sid not in tag]
-    assert untagged == [], f"keys of session {sid} without its hash tag: {untagged}"
-    session_slot = slots[session_keys[0]]
-    elsewhere = [key for key in session_keys if slots[key] != session_slot]
-    assert elsewhere == [], f"keys of session {sid} outside its slot {session_slot}: {elsewhere}"
-    for task_id in task_ids:
-        task_keys = [key for key in keys if task_id in key and sid not in key]
-        if task_id == task_ids[0] and not task_keys:
-            continue  # the session's task lives under the session's tag
-        assert task_keys, f"no key names task {task_id}: {keys}"
-        untagged = [k for k in task_keys if not HASH_TAG.search(k)]
-        assert untagged == [], f"keys of task {task_id} without a hash tag: {untagged}"
-        assert len({slots[key] for key in task_keys}) == 1, {k: slots[k] for k in task_keys}
-    others = [key for key in keys if sid not in key and not any(i in key for i in task_ids)]
-    print(f"{len(keys)} keys; session {sid} in slot {session_slot}: {session_keys}")
-    print(f"keys of no session or task: {others}")
+    assert_hash_tagged(redis_backend_url, prefix, sid, task_ids)
+
+
+@pytest.mark.e2e
+@pytest.mark.cluster
+def test_a_valkey_cluster_serves_sessions_streams_and_tasks(
+    serve: t.Any, valkey_cluster_url: str
+) -> None:
+    """The same on a Valkey cluster (skipped without ``valkey-server``)."""
+    prefix = f"valkey-{uuid.uuid4().hex[:8]}:"
+    env = {"FLASK_MCP_BACKEND": f"{valkey_cluster_url}?prefix={prefix}"}
+    server = serve("examples.everything:app", "gevent", workers=2, env=env)
+    sid, task_ids = _use_a_session(server.url)
+    assert_hash_tagged(valkey_cluster_url, prefix, sid, task_ids)
+    assert "Traceback" not in server.log(), server.log_tail(80)
 
 
 # -- the conformance suites on two workers sharing the cluster ----------------------------
@@ -195,11 +214,15 @@ def test_the_keys_of_a_session_task_and_stream_share_the_sessions_slot(
 @pytest.mark.e2e
 @pytest.mark.cluster
 @pytest.mark.conformance
+@pytest.mark.parametrize(
+    "cluster", ["redis_cluster_url", "valkey_cluster_url"], ids=["redis", "valkey"]
+)
 def test_conformance_on_two_workers_sharing_a_cluster(
-    serve: t.Any, redis_cluster_url: str, conformance: t.Any
+    serve: t.Any, conformance: t.Any, request: pytest.FixtureRequest, cluster: str
 ) -> None:
     """Suite 0.1.16 and the alpha at 2026-07-28 against 2 gevent workers on the cluster."""
-    env = {"FLASK_MCP_BACKEND": f"{redis_cluster_url}?prefix=conf-{uuid.uuid4().hex[:8]}:"}
+    url = request.getfixturevalue(cluster)
+    env = {"FLASK_MCP_BACKEND": f"{url}?prefix=conf-{uuid.uuid4().hex[:8]}:"}
     # --keep-alive as in contrib/gunicorn.conf.py (see test_tasks.py's conformance leg)
     server = serve(
         "examples.everything:app", "gevent", workers=2, env=env, extra_args=["--keep-alive", "75"]
