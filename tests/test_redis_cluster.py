@@ -220,7 +220,8 @@ def test_a_valkey_cluster_serves_sessions_streams_and_tasks(
 def test_conformance_on_two_workers_sharing_a_cluster(
     serve: t.Any, conformance: t.Any, request: pytest.FixtureRequest, cluster: str
 ) -> None:
-    """Suite 0.1.16 and the alpha at 2026-07-28 against 2 gevent workers on the cluster."""
+    """Suite 0.1.16, and the alpha at 2025-11-25, at 2026-07-28 and with the 2026-07-28
+    requirements (tasks), against 2 gevent workers sharing the cluster."""
     url = request.getfixturevalue(cluster)
     env = {"FLASK_MCP_BACKEND": f"{url}?prefix=conf-{uuid.uuid4().hex[:8]}:"}
     # --keep-alive as in contrib/gunicorn.conf.py (see test_tasks.py's conformance leg)
@@ -229,7 +230,9 @@ def test_conformance_on_two_workers_sharing_a_cluster(
     )
     for args, next_, least in (
         (("--suite", "all"), False, 46),
-        (("--suite", "all", "--spec-version", "2026-07-28"), True, 150),
+        (("--suite", "all", "--spec-version", "2025-11-25"), True, 83),
+        (("--suite", "all", "--spec-version", "2026-07-28"), True, 152),
+        (("--requirements", "2026-07-28"), True, 196),  # with the tasks scenarios
     ):
         started = time.monotonic()
         result = run_suite(conformance, server.url, *args, next=next_)
