@@ -33,7 +33,8 @@ KEYS: tuple[Key, ...] = (
         "memory://",
         lambda v: v if not isinstance(v, str) else v.strip(),
         "Shared-state backend: ``memory://`` (one process), ``redis://host:port/db`` "
-        "(``rediss://``, ``unix://``; many workers and machines) or a backend object.",
+        "(``rediss://``, ``unix://``; many workers and machines), ``redis+cluster://host:port/`` "
+        "(a Redis Cluster) or a backend object.",
     ),
     Key("MCP_PAGE_SIZE", 100, values.positive_int, "Items per page of every list method."),
     Key(

@@ -26,6 +26,7 @@ from .config import warn_unknown_keys
 from .contrib.view_tools import ViewTools
 from .protocol import jsonrpc
 from .runtime.notify import deliver_general
+from .runtime.notify import deliver_general_many
 from .runtime.notify import publish
 from .runtime.state import AppState
 from .server.dispatcher import Dispatcher
@@ -76,7 +77,7 @@ def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
         _require("cryptography", "crypto", "MCP_STATE_ENCRYPT = True (AES-GCM requestState)")
         _require("cryptography.hazmat.primitives.ciphers.aead", "crypto", "MCP_STATE_ENCRYPT")
     backend = settings.backend
-    if isinstance(backend, str) and backend.startswith(("redis://", "rediss://", "unix://")):
+    if isinstance(backend, str) and backend.startswith(backends.REDIS_SCHEMES):
         scheme = backend.partition(":")[0]  # the rest may hold a password
         _require("redis", "redis", f"MCP_BACKEND = '{scheme}://...'")
     if settings.auth_jwt_jwks_url is not None and not has_authorizer:
@@ -320,8 +321,7 @@ class MCP(SharedDeclarations, ViewTools):
         """Send a notification to every session's GET stream (kept until its next GET)."""
         message = jsonrpc.notification(method, params)
         for state in self._apps(app):
-            for session_id in state.backend.session_ids():
-                deliver_general(state, session_id, message)
+            deliver_general_many(state, state.backend.session_ids(), message)
 
     def notify_list_changed(self, kind: str, *, app: Flask | None = None) -> None:
         """Tell clients that the list of ``kind`` (tools, resources, prompts) changed.
@@ -341,10 +341,9 @@ class MCP(SharedDeclarations, ViewTools):
         message = jsonrpc.notification("notifications/resources/updated", {"uri": uri})
         for state in self._apps(app):
             publish(state, "notifications/resources/updated", {"uri": uri})
-            for session_id in state.backend.session_ids():
-                record = state.backend.get_session(session_id)
-                if record is not None and uri in record.subscriptions:
-                    deliver_general(state, session_id, message)
+            records = state.backend.get_sessions(state.backend.session_ids())
+            subscribed = [sid for sid, record in records.items() if uri in record.subscriptions]
+            deliver_general_many(state, subscribed, message)
 
     def notify_elicitation_complete(
         self, session_id: str, elicitation_id: str, *, app: Flask | None = None

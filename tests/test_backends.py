@@ -535,11 +535,11 @@ def test_keys_expire_with_the_session_limits(redis_backend_url: str) -> None:
         sid = new_session(backend)
         backend.append(sid, "r", MESSAGE, {"x": 1})
         for kind in ("s", "m", "o"):
-            assert 100 < client.ttl(f"{prefix}{kind}:{sid}") <= 100 + backend.grace
-        assert 100 < client.ttl(f"{prefix}x:{sid}:r") <= 100 + backend.grace
+            assert 100 < client.ttl(f"{prefix}{{{sid}}}:{kind}") <= 100 + backend.grace
+        assert 100 < client.ttl(f"{prefix}{{{sid}}}:x:r") <= 100 + backend.grace
         backend.update_session(sid, created=time.time() - 950)
         backend.touch_session(sid)  # 50 s of lifetime left
-        assert 50 < client.ttl(f"{prefix}s:{sid}") <= 50 + backend.grace
+        assert 50 < client.ttl(f"{prefix}{{{sid}}}:s") <= 50 + backend.grace
     finally:
         backend.close()
         for key in client.scan_iter(f"{prefix}*"):

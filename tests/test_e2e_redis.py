@@ -211,9 +211,8 @@ def test_sigkilled_worker_loses_only_its_running_request(
                 if event.get("data"):
                     break
             # The worker running it holds the session's busy count: b:HOST:PID:RANDOM.
-            leases = [
-                f.decode() for f in store.hkeys(f"{prefix}s:{session_id}") if f.startswith(b"b:")
-            ]
+            record_key = f"{prefix}{{{session_id}}}:s"
+            leases = [f.decode() for f in store.hkeys(record_key) if f.startswith(b"b:")]
             assert len(leases) == 1, leases
             victim = int(leases[0].split(":")[-2])
             assert victim in worker_pids(server.process.pid)

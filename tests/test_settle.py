@@ -82,7 +82,7 @@ def test_handshake_timeout_makes_room(backend: Backend) -> None:
     backend.update_session("old", created=time.time() - 60)
     backend.update_session("done", created=time.time() - 60)
     if hasattr(backend, "client"):  # Redis orders pending handshakes by creation time
-        backend.client.zadd(f"{backend.prefix}hs", {"old": 1, "done": 1})  # type: ignore[attr-defined]
+        backend.client.zadd(backend.keys.hs, {"old": 1, "done": 1})  # type: ignore[attr-defined]
     assert backend.create_session(record("new"), 2, handshake_timeout=30)
     assert backend.get_session("old") is None  # never finished its handshake: ended
     assert backend.get_session("done") is not None  # finished it: kept
@@ -116,13 +116,13 @@ def test_the_sweep_answers_with_an_error_and_spares_workers_after_an_outage(
         b.beat()
         # a beat just before Redis went away for 5 s (more than worker_timeout): the outage
         # does not count as a's silence.
-        a.client.set(f"{prefix}alive", f"{time.time() - 5:.6f}")
-        a.client.zadd(f"{prefix}workers", {a.worker: time.time() - 5.5})
+        a.client.set(a.keys.alive, f"{time.time() - 5:.6f}")
+        a.client.zadd(a.keys.workers, {a.worker: time.time() - 5.5})
         b.beat()
         token = b.attach("s", "r")
         assert b.read("s", "r", 0, token, 0.1).events == []  # a was spared
         # Now a is silent past worker_timeout while b beats: a is dead.
-        a.client.zadd(f"{prefix}workers", {a.worker: time.time() - 10})
+        a.client.zadd(a.keys.workers, {a.worker: time.time() - 10})
         b.beat()
         events = b.read("s", "r", 0, token, 1).events
         assert [e.kind for e in events] == [MESSAGE, END]

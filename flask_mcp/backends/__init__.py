@@ -8,7 +8,10 @@ from .base import Backend
 from .base import SessionRecord
 from .memory import MemoryBackend
 
-__all__ = ["Backend", "MemoryBackend", "SessionRecord", "from_setting"]
+__all__ = ["REDIS_SCHEMES", "Backend", "MemoryBackend", "SessionRecord", "from_setting"]
+
+#: The ``MCP_BACKEND`` URL schemes of the Redis backend.
+REDIS_SCHEMES = ("redis://", "rediss://", "redis+cluster://", "rediss+cluster://", "unix://")
 
 
 def from_setting(
@@ -31,7 +34,7 @@ def from_setting(
     url = str(value or "memory://")
     if url.startswith("memory:"):
         return MemoryBackend(buffer_size=buffer_size)
-    if url.startswith(("redis://", "rediss://", "unix://")):
+    if url.startswith(REDIS_SCHEMES):
         try:
             from .redis import RedisBackend  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:
@@ -45,4 +48,7 @@ def from_setting(
                 url, buffer_size=buffer_size, idle_timeout=idle_timeout, max_lifetime=max_lifetime
             ),
         )
-    raise ValueError(f"Unknown MCP_BACKEND {url!r}: use 'memory://' or 'redis://host:port/db'.")
+    raise ValueError(
+        f"Unknown MCP_BACKEND {url!r}: use 'memory://', 'redis://host:port/db' or "
+        "'redis+cluster://host:port/'."
+    )

@@ -4,8 +4,9 @@ Each process sharing the Redis runs one listener thread (a greenlet under
 gevent) on one pub/sub connection. It receives ``notifications/cancelled``
 from every worker and hands them to the process's cancel callback, fans the
 messages of :meth:`RedisBackend.publish` out to this process's subscribers,
-and beats: it marks the process alive and ends the running streams of
-processes that stopped beating.
+beats: it marks the process alive and ends the running streams of
+processes that stopped beating, and writes the busy counts the backend's
+ledger owes, within a second.
 """
 
 from __future__ import annotations
@@ -49,7 +50,12 @@ class Host(t.Protocol):
     @property
     def where(self) -> str: ...
 
+    @property
+    def pending(self) -> bool: ...
+
     def beat(self) -> None: ...
+
+    def flush(self, everything: bool = False) -> None: ...
 
 
 class Listener:
@@ -70,6 +76,8 @@ class Listener:
         Waits up to ``wait`` seconds, less if connecting fails.
         """
         worker = self.backend.worker  # a new id after fork
+        if self._of == worker and self._ready.is_set():
+            return True  # the hot path: running and subscribed
         with self.lock:
             if self._of != worker:
                 self._of = worker
@@ -121,7 +129,10 @@ class Listener:
                     if time.monotonic() - last_beat >= every:
                         backend.beat()
                         last_beat = time.monotonic()
-                    message = pubsub.get_message(timeout=min(1.0, every / 4))
+                    if backend.pending:  # busy counts to write (see RedisBackend.get_session)
+                        backend.flush()
+                    wait = 0.25 if backend.pending else min(1.0, every / 4)
+                    message = pubsub.get_message(timeout=wait)
                     if message is None:
                         continue
                     kind = message["type"]
@@ -147,6 +158,8 @@ class Listener:
                 stop.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
             except Exception:
+                if stop.is_set():  # closing: the backend closed the connection under it
+                    break
                 logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
                 ready.clear()
                 failed.set()

@@ -18,6 +18,9 @@ import time
 import typing as t
 
 import redis
+from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
+from redis.retry import Retry
 
 #: Seconds a pooled connection may stay unused before it is closed.
 IDLE_TIMEOUT = 30.0
@@ -112,11 +115,16 @@ def _owning(client: redis.Redis) -> redis.Redis:
     return client
 
 
-def blocking_twin(client: redis.Redis, socket_timeout: float, default_max: int) -> redis.Redis:
+def blocking_twin(client: t.Any, socket_timeout: float, default_max: int) -> t.Any:
     """Return a client like ``client`` for blocking commands, with its own pool.
 
-    Its pool is as large as the client's if that is an :class:`IdlePool`, else ``default_max``.
+    Its pool is as large as the client's if that is an :class:`IdlePool`, else
+    ``default_max``. A cluster client is its own twin (give one passed to the
+    backend a ``socket_timeout`` above ``socket_timeout`` here, or none);
+    :meth:`~flask_mcp.backends.redis.RedisBackend.from_url` makes a second one.
     """
+    if isinstance(client, RedisCluster):
+        return client
     pool = client.connection_pool
     kwargs = {**pool.connection_kwargs, "socket_timeout": socket_timeout}
     kwargs.pop("max_connections", None)
@@ -132,12 +140,43 @@ def blocking_twin(client: redis.Redis, socket_timeout: float, default_max: int) 
     )
 
 
-def trim(*clients: redis.Redis) -> None:
+def fail_fast() -> Retry:
+    """Retry once at once on a broken connection (a restarted Redis), else fail fast."""
+    return Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,))
+
+
+def make_cluster(
+    url: str, *, retry: t.Any, max_connections: int, socket_timeout: float = 5.0
+) -> RedisCluster:
+    """Return a :class:`redis.cluster.RedisCluster` for ``url`` (``redis://`` or ``rediss://``).
+
+    The client discovers the other nodes from the one named; each node gets a
+    plain pool of at most ``max_connections``.
+    """
+    return RedisCluster.from_url(
+        url,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=2.0,
+        retry=retry,
+        max_connections=max_connections,
+    )
+
+
+def trim(*clients: t.Any) -> None:
     """Close the connections left idle too long in the pools of ``clients``."""
     for client in clients:
-        pool = client.connection_pool
+        pool = getattr(client, "connection_pool", None)
         if isinstance(pool, IdlePool):
             pool.trim()
 
 
-__all__ = ["IDLE_TIMEOUT", "MIN_IDLE", "IdlePool", "blocking_twin", "make_client", "trim"]
+__all__ = [
+    "IDLE_TIMEOUT",
+    "MIN_IDLE",
+    "IdlePool",
+    "blocking_twin",
+    "fail_fast",
+    "make_client",
+    "make_cluster",
+    "trim",
+]

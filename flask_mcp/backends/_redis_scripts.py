@@ -1,88 +1,78 @@
 """The Lua scripts of the Redis backend.
 
-Every script runs atomically in Redis and starts with the same library and
-the same seven arguments (see :data:`HEAD`); a script's own arguments follow
-as ``A[1]``, ``A[2]``... Keys are built inside the scripts from the prefix
-``P`` (so the backend needs a single Redis, not a cluster):
+Every script runs atomically in Redis and receives every key it touches in
+``KEYS`` (the layout: :mod:`flask_mcp.backends._redis_keys`), all in one
+cluster slot: a *session script* gets the keys of one session, a *shared
+script* the ``{g}`` keys every worker shares; none mixes the two. Every script
+starts with the same six arguments (see :data:`HEAD`); its own follow as
+``A[1]``, ``A[2]``...
 
-``P s:SID``        hash: the session record (JSON values) and ``b:WORKER`` busy counts
-``P m:SID``        hash: ``id`` (request ids), per stream ``n:ST`` last seq, ``r:ST``
-                   reader token, ``c:ST`` cursor, ``w:ST`` the worker that owns it, ``q:ST``
-                   the JSON id of the request it answers (for the sweep's error)
-``P o:SID``        list: the stream id of every retained message, oldest first
-``P x:SID:ST``     stream: the events of a stream, entry id ``0-SEQ``, fields ``k``, ``m``
-``P z:SID:ST``     stream: wake-up signals for readers (attach, detach, drop), id ``TOKEN-0``
-``P e:SID:RID``    string: a server-to-client request awaits its answer (1) or got it (2)
-``P a:SID:RID``    list: the client's answer
-``P seen``/``P born``  sorted sets: session ids by last traffic / by creation time
-``P workers``      sorted set: worker ids by last heartbeat
-``P hs``           sorted set: session ids by creation, until their handshake timeout is checked
-``P own:OWNER``    sorted set: the sessions of one client, for its quota
-``P alive``        string: when a process last swept (the sweep skips the gaps between)
-``P ws:WORKER``    set: ``"SID ST"`` of the running request streams a worker owns
-``P tok``          counter of reader tokens
+A session script gets ``KEYS = s, m, o, x:g, z:g`` of its session, then, if it
+works on a stream, that stream's ``x`` and ``z`` (or a server-to-client
+request's ``e`` and ``a``).
 """
 
 from __future__ import annotations
 
 #: The arguments every script receives first, in this order.
-HEAD = ("prefix", "idle", "lifetime", "grace", "worker", "buffer", "dead_after")
+HEAD = ("idle", "lifetime", "grace", "worker", "buffer", "dead_after")
 
 LIBRARY = r"""
-local P, IDLE, LIFE, GRACE = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local ME, BUF, DEAD = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+local IDLE, LIFE, GRACE = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local ME, BUF, DEAD = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 local A = {}
-for i = 8, #ARGV do A[#A + 1] = ARGV[i] end
-
-local function key(kind, sid, st)
-  if st then return P .. kind .. ':' .. sid .. ':' .. st end
-  return P .. kind .. ':' .. sid
-end
--- The answer the sweep writes for a request whose worker stopped: these two parts around its id.
-local STOPPED_1 = '{"jsonrpc":"2.0","id":'
-local STOPPED_2 = ',"error":{"code":-32603,"message":"The worker running this request stopped '
-  .. 'before it answered; retry the request.","data":{"retryable":true}}}'
+for i = 7, #ARGV do A[#A + 1] = ARGV[i] end
 local function int(x) return string.format('%d', x) end
 local function fmt(x) return string.format('%.6f', x) end
 local function clock()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
-local function exists(sid) return redis.call('EXISTS', key('s', sid)) == 1 end
-local function has_stream(sid, st) return redis.call('HEXISTS', key('m', sid), 'n:' .. st) == 1 end
+local function millis()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function expire(k, secs) if secs > 0 then redis.call('EXPIRE', k, math.ceil(secs)) end end
+"""
+
+SESSION = r"""
+local S, M, O, XG, ZG, X, Z = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+-- The answer the sweep writes for a request whose worker stopped: these two parts around its id.
+local STOPPED_1 = '{"jsonrpc":"2.0","id":'
+local STOPPED_2 = ',"error":{"code":-32603,"message":"The worker running this request stopped '
+  .. 'before it answered; retry the request.","data":{"retryable":true}}}'
+local function exists() return redis.call('EXISTS', S) == 1 end
+local function has_stream(st) return redis.call('HEXISTS', M, 'n:' .. st) == 1 end
 
 -- Seconds Redis keeps an idle session: its limits plus a grace the reaper uses first.
-local function ttl(sid, now)
+local function ttl(now)
   local left = -1
   if IDLE > 0 then left = IDLE end
   if LIFE > 0 then
-    local born = tonumber(redis.call('HGET', key('s', sid), 'created') or '') or now
+    local born = tonumber(redis.call('HGET', S, 'created') or '') or now
     local l = born + LIFE - now
     if left < 0 or l < left then left = l end
   end
   if left < 0 then return 0 end
   return math.ceil(math.max(left, 0) + GRACE)
 end
-local function expire(k, secs) if secs > 0 then redis.call('EXPIRE', k, math.ceil(secs)) end end
-local function keep_alive(sid, secs)
-  for _, k in ipairs({key('s', sid), key('m', sid), key('o', sid)}) do expire(k, secs) end
-  expire(key('x', sid, 'g'), secs)
-  expire(key('z', sid, 'g'), secs)
+local function keep_alive(secs)
+  for _, k in ipairs({S, M, O, XG, ZG}) do expire(k, secs) end
 end
 
+-- Reader tokens grow within a session; a lost counter restarts above every earlier one.
 local function token()
-  local k = P .. 'tok'
-  local v = redis.call('INCR', k)
-  if v == 1 then  -- a lost counter restarts above every earlier token
-    local t = redis.call('TIME')
-    v = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    redis.call('SET', k, int(v))
+  if redis.call('EXISTS', M) == 0 then return int(millis()) end
+  local v = redis.call('HINCRBY', M, 'tok', 1)
+  if v == 1 then
+    v = millis()
+    redis.call('HSET', M, 'tok', int(v))
   end
   return int(v)
 end
 -- Wake the readers blocked on a stream; they re-check their token and the stream.
-local function signal(sid, st, secs)
-  local z, tok = key('z', sid, st), token()
+local function signal(z, secs)
+  local tok = token()
   local r = redis.pcall('XADD', z, 'MAXLEN', '1', tok .. '-0', 't', '1')
   if type(r) == 'table' and r.err then
     redis.call('DEL', z)
@@ -92,310 +82,238 @@ local function signal(sid, st, secs)
   return tok
 end
 
-local function disown(sid, st)
-  local m = key('m', sid)
-  local owner = redis.call('HGET', m, 'w:' .. st)
+-- Forget who owns a stream; its owner (to take out of the owner's set) goes to ``owners``.
+local function disown(st, owners)
+  local owner = redis.call('HGET', M, 'w:' .. st)
   if owner then
-    redis.call('SREM', P .. 'ws:' .. owner, sid .. ' ' .. st)
-    redis.call('HDEL', m, 'w:' .. st, 'q:' .. st)
+    redis.call('HDEL', M, 'w:' .. st, 'q:' .. st)
+    owners[#owners + 1] = owner
+    owners[#owners + 1] = st
   end
 end
-local function forget_stream(sid, st)
-  disown(sid, st)
-  redis.call('HDEL', key('m', sid), 'n:' .. st, 'r:' .. st, 'c:' .. st)
-  redis.call('DEL', key('x', sid, st))
+local function forget_stream(st, x, owners)
+  disown(st, owners)
+  redis.call('HDEL', M, 'n:' .. st, 'r:' .. st, 'c:' .. st)
+  redis.call('DEL', x)
 end
 
--- Drop the oldest retained message of the session (and the control events before it).
-local function evict_oldest(sid)
-  local o = key('o', sid)
-  local victim = redis.call('LPOP', o)
-  if not victim then return end
-  local x, start, done = key('x', sid, victim), '-', false
-  while not done do
-    local entries = redis.call('XRANGE', x, start, '+', 'COUNT', 32)
-    if #entries == 0 then break end
-    for _, e in ipairs(entries) do
-      redis.call('XDEL', x, e[1])
-      start = '(' .. e[1]
-      if e[2][2] == 'message' then done = true break end
+-- Drop the oldest retained messages (and the control events before each) while the session
+-- holds more than BUF. ``xs`` maps the stream ids whose keys this script got to their event
+-- log; returns the id of a stream holding the oldest message whose key it did not get.
+local function evict(xs, owners)
+  while redis.call('LLEN', O) > BUF do
+    local victim = redis.call('LINDEX', O, 0)
+    local x = xs[victim]
+    if not x then return victim end
+    redis.call('LPOP', O)
+    local start, done = '-', false
+    while not done do
+      local entries = redis.call('XRANGE', x, start, '+', 'COUNT', 32)
+      if #entries == 0 then break end
+      for _, e in ipairs(entries) do
+        redis.call('XDEL', x, e[1])
+        start = '(' .. e[1]
+        if e[2][2] == 'message' then done = true break end
+      end
+    end
+    local reader = redis.call('HGET', M, 'r:' .. victim)
+    if victim ~= 'g' and (not reader or reader == '0') and not redis.call('LPOS', O, victim) then
+      forget_stream(victim, x, owners)
     end
   end
-  local reader = redis.call('HGET', key('m', sid), 'r:' .. victim)
-  if victim ~= 'g' and (not reader or reader == '0') and not redis.call('LPOS', o, victim) then
-    forget_stream(sid, victim)
-  end
+  return false
 end
 
-local function append_event(sid, st, kind, msg, now)
-  local m, x, o = key('m', sid), key('x', sid, st), key('o', sid)
-  local seq = redis.call('HINCRBY', m, 'n:' .. st, 1)
+local function append_event(st, x, kind, msg, now, owners)
+  local seq = redis.call('HINCRBY', M, 'n:' .. st, 1)
   redis.call('XADD', x, '0-' .. int(seq), 'k', kind, 'm', msg)
-  local secs = ttl(sid, now)
+  local secs = ttl(now)
   expire(x, secs)
   if kind == 'message' then
-    if redis.call('RPUSH', o, st) == 1 then expire(o, secs) end
-    while redis.call('LLEN', o) > BUF do evict_oldest(sid) end
+    if redis.call('RPUSH', O, st) == 1 then expire(O, secs) end
   elseif kind == 'end' then
-    disown(sid, st)
+    disown(st, owners)
   end
   return seq
 end
 
-local function delete_session(sid)
-  local existed = exists(sid)
-  local m = key('m', sid)
-  for _, f in ipairs(redis.call('HKEYS', m)) do
+-- End the session's keys; return its stream ids and their owners (st, owner or '').
+local function delete_session()
+  local out = {}
+  for _, f in ipairs(redis.call('HKEYS', M)) do
     local kind, st = string.match(f, '^(%a):(.*)$')
     if kind == 'n' then
-      disown(sid, st)
-      redis.call('DEL', key('x', sid, st))
-      signal(sid, st, 60)
+      out[#out + 1] = st
+      out[#out + 1] = redis.call('HGET', M, 'w:' .. st) or ''
     end
   end
-  redis.call('DEL', key('s', sid), m, key('o', sid))
-  redis.call('ZREM', P .. 'seen', sid)
-  redis.call('ZREM', P .. 'born', sid)
-  return existed
+  redis.call('DEL', S, M, O, XG)
+  return out
 end
 
--- Record traffic on a session and change this worker's count of its running requests.
-local function touch(sid, delta)
-  local s = key('s', sid)
-  if not exists(sid) then return false end
-  local now = clock()
-  redis.call('HSET', s, 'last_seen', fmt(now))
+-- Record traffic on the session and change this worker's count of its running requests.
+local function touch(delta, now)
+  if not exists() then return false end
+  redis.call('HSET', S, 'last_seen', fmt(now))
   if delta ~= 0 then
     local f = 'b:' .. ME
-    if redis.call('HINCRBY', s, f, delta) <= 0 then redis.call('HDEL', s, f) end
-    redis.call('ZADD', P .. 'workers', fmt(now), ME)
+    if redis.call('HINCRBY', S, f, delta) <= 0 then redis.call('HDEL', S, f) end
   end
-  redis.call('ZADD', P .. 'seen', fmt(now), sid)
-  keep_alive(sid, ttl(sid, now))
+  keep_alive(ttl(now))
   return true
-end
-
--- True if a live worker runs a request of the session; forgets the counts of dead workers.
-local function busy(sid, now)
-  local s, live = key('s', sid), false
-  local h = redis.call('HGETALL', s)
-  for i = 1, #h, 2 do
-    if string.sub(h[i], 1, 2) == 'b:' then
-      local beat = tonumber(redis.call('ZSCORE', P .. 'workers', string.sub(h[i], 3)) or '')
-      if beat and beat >= now - DEAD then
-        if tonumber(h[i + 1]) > 0 then live = true end
-      else
-        redis.call('HDEL', s, h[i])
-      end
-    end
-  end
-  return live
-end
-
--- End the running request streams of workers whose heartbeat stopped, each with a
--- JSON-RPC error answering its request. Silence is measured only while Redis was
--- reachable: when no process reached Redis for DEAD / 2 seconds (an outage, a stall, or
--- every worker gone), that gap is taken off every worker's silence.
-local function sweep(now)
-  local ended = 0
-  local alive, workers = P .. 'alive', P .. 'workers'
-  local last = tonumber(redis.call('GET', alive) or '')
-  redis.call('SET', alive, fmt(now))
-  if not last or now - last > DEAD / 2 then
-    local gap = now - (last or 0)
-    local members = redis.call('ZRANGE', workers, 0, -1, 'WITHSCORES')
-    for i = 1, #members, 2 do
-      local score = math.min(tonumber(members[i + 1]) + gap, now)
-      redis.call('ZADD', workers, fmt(score), members[i])
-    end
-  end
-  local since = '(' .. fmt(now - DEAD)
-  local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', since, 'LIMIT', 0, 10)
-  for _, w in ipairs(dead) do
-    redis.call('ZREM', P .. 'workers', w)
-    for _, member in ipairs(redis.call('SMEMBERS', P .. 'ws:' .. w)) do
-      local sid, st = string.match(member, '^(%S+) (%S+)$')
-      if sid and exists(sid) and has_stream(sid, st) then
-        local rid = redis.call('HGET', key('m', sid), 'q:' .. st)
-        if rid then append_event(sid, st, 'message', STOPPED_1 .. rid .. STOPPED_2, now) end
-        append_event(sid, st, 'end', '', now)
-        ended = ended + 1
-      end
-      if sid then redis.call('HDEL', key('s', sid), 'b:' .. w) end
-    end
-    redis.call('DEL', P .. 'ws:' .. w)
-  end
-  return ended
 end
 """
 
+#: Scripts on the keys of one session (``KEYS``: see the module docstring).
 SCRIPTS: dict[str, str] = {
     "create": r"""
--- A: sid, limit, handshake timeout (0: none), owner ('' : none), quota (0: none), fields...
-local sid, limit, hs_timeout = A[1], tonumber(A[2]), tonumber(A[3])
-local owner, quota = A[4], tonumber(A[5])
-local seen, pending, now = P .. 'seen', P .. 'hs', clock()
-if hs_timeout > 0 then  -- end sessions whose handshake never finished (more when full)
-  local batch = 10
-  if redis.call('ZCARD', seen) >= limit then batch = 100 end
-  local cut = '(' .. fmt(now - hs_timeout)
-  for _, old in ipairs(redis.call('ZRANGEBYSCORE', pending, '-inf', cut, 'LIMIT', 0, batch)) do
-    redis.call('ZREM', pending, old)
-    if redis.call('HGET', key('s', old), 'initialized') ~= 'true' then delete_session(old) end
-  end
-end
-if redis.call('ZCARD', seen) >= limit then
-  for _, old in ipairs(redis.call('ZRANGE', seen, 0, 9)) do
-    if not exists(old) then delete_session(old) end
-  end
-  if redis.call('ZCARD', seen) >= limit then return 0 end
-end
-local own = P .. 'own:' .. owner
-if quota > 0 and owner ~= '' then
-  for _, old in ipairs(redis.call('ZRANGE', own, 0, -1)) do
-    if not exists(old) then redis.call('ZREM', own, old) end
-  end
-  if redis.call('ZCARD', own) >= quota then return 2 end
-end
+-- A: handshake timeout (0: none), fields... Returns the creation time and the keys' ttl.
+local now = clock()
 local fields = {}
-for i = 6, #A do fields[#fields + 1] = A[i] end
-redis.call('HSET', key('s', sid), 'created', fmt(now), 'last_seen', fmt(now), unpack(fields))
-redis.call('HSET', key('m', sid), 'id', 0)
-redis.call('ZADD', seen, fmt(now), sid)
-redis.call('ZADD', P .. 'born', fmt(now), sid)
-local secs = ttl(sid, now)
-if hs_timeout > 0 then
-  redis.call('ZADD', pending, fmt(now), sid)
-  secs = math.ceil(hs_timeout + GRACE)  -- until a request touches it
-end
-keep_alive(sid, secs)
-if quota > 0 and owner ~= '' then
-  redis.call('ZADD', own, fmt(now), sid)
-  expire(own, math.max(ttl(sid, now), secs))
-end
-return 1
+for i = 2, #A do fields[#fields + 1] = A[i] end
+redis.call('HSET', S, 'created', fmt(now), 'last_seen', fmt(now), unpack(fields))
+redis.call('HSET', M, 'id', 0)
+local secs = ttl(now)
+local hs = tonumber(A[1])
+if hs > 0 then secs = math.ceil(hs + GRACE) end  -- until a request touches it
+keep_alive(secs)
+return {fmt(now), int(math.max(ttl(now), secs))}
 """,
     "touch": r"""
-if touch(A[1], tonumber(A[2])) then return 1 end
+if touch(tonumber(A[1]), clock()) then return 1 end
 return 0
 """,
     "load": r"""
-if not touch(A[1], 0) then return {} end
-return redis.call('HGETALL', key('s', A[1]))
+if not touch(tonumber(A[1]), clock()) then return {} end
+return redis.call('HGETALL', S)
 """,
     "update": r"""
-local sid = A[1]
-local s = key('s', sid)
-if not exists(sid) then return 0 end
-for i = 2, #A, 2 do
-  redis.call('HSET', s, A[i], A[i + 1])
-  if A[i] == 'last_seen' then redis.call('ZADD', P .. 'seen', A[i + 1], sid) end
-  if A[i] == 'created' then redis.call('ZADD', P .. 'born', A[i + 1], sid) end
-end
+if not exists() then return 0 end
+for i = 1, #A, 2 do redis.call('HSET', S, A[i], A[i + 1]) end
 return 1
 """,
     "subscription": r"""
-local sid, uri, add = A[1], A[2], A[3] == '1'
-local s = key('s', sid)
-if not exists(sid) then return 0 end
-local list = cjson.decode(redis.call('HGET', s, 'subscriptions') or '[]')
+local uri, add = A[1], A[2] == '1'
+if not exists() then return 0 end
+local list = cjson.decode(redis.call('HGET', S, 'subscriptions') or '[]')
 local out, found = {}, false
 for _, item in ipairs(list) do
   if item == uri then found = true end
   if item ~= uri or add then out[#out + 1] = item end
 end
 if add and not found then out[#out + 1] = uri end
-if #out == 0 then redis.call('HSET', s, 'subscriptions', '[]')
-else redis.call('HSET', s, 'subscriptions', cjson.encode(out)) end
+if #out == 0 then redis.call('HSET', S, 'subscriptions', '[]')
+else redis.call('HSET', S, 'subscriptions', cjson.encode(out)) end
 return 1
 """,
     "delete": r"""
-if delete_session(A[1]) then return 1 end
-return 0
+local existed = 0
+if exists() then existed = 1 end
+local out = delete_session()
+table.insert(out, 1, existed)
+return out
 """,
-    "reap": r"""
-local now, batch, out, done = clock(), tonumber(A[1]), {}, {}
-sweep(now)
-local function consider(sids, fallback)
-  for _, sid in ipairs(sids) do
-    if not done[sid] then
-      done[sid] = true
-      local reason = nil
-      if not exists(sid) then
-        reason = fallback
-      elseif busy(sid, now) then
-        redis.call('ZADD', P .. 'seen', fmt(now), sid)
-        keep_alive(sid, math.max(IDLE, 0) + GRACE)
-      else
-        local h = redis.call('HMGET', key('s', sid), 'created', 'last_seen')
-        if LIFE > 0 and now - tonumber(h[1]) > LIFE then reason = 'lifetime'
-        elseif IDLE > 0 and now - tonumber(h[2]) > IDLE then reason = 'idle' end
-      end
-      if reason then
-        delete_session(sid)
-        out[#out + 1] = sid
-        out[#out + 1] = reason
-      end
+    "drop_uninitialized": r"""
+if exists() and redis.call('HGET', S, 'initialized') == 'true' then return {0} end
+local out = delete_session()
+table.insert(out, 1, 1)
+return out
+""",
+    "judge": r"""
+-- A: the reason if it is gone, then the live workers. Returns {reason, time, streams...}
+-- when it ended, else {'busy' or 'keep', last traffic, creation time}.
+local now = clock()
+local function ended(reason)
+  local out = delete_session()
+  table.insert(out, 1, fmt(now))
+  table.insert(out, 1, reason)
+  return out
+end
+if not exists() then return ended(A[1]) end
+local live, busy = {}, false
+for i = 2, #A do live[A[i]] = true end
+local h = redis.call('HGETALL', S)
+for i = 1, #h, 2 do
+  if string.sub(h[i], 1, 2) == 'b:' then
+    if live[string.sub(h[i], 3)] then
+      if tonumber(h[i + 1]) > 0 then busy = true end
+    else
+      redis.call('HDEL', S, h[i])
     end
   end
 end
-local function older(index, limit)
-  return redis.call('ZRANGEBYSCORE', P .. index, '-inf', '(' .. fmt(now - limit), 'LIMIT', 0, batch)
+local f = redis.call('HMGET', S, 'created', 'last_seen')
+if busy then
+  keep_alive(math.max(IDLE, 0) + GRACE)
+  return {'busy', fmt(now), f[1]}
 end
-if LIFE > 0 then consider(older('born', LIFE), 'lifetime') end
-if IDLE > 0 then consider(older('seen', IDLE), 'idle') end
-return out
+local reason = false
+if LIFE > 0 and now - tonumber(f[1]) > LIFE then reason = 'lifetime'
+elseif IDLE > 0 and now - tonumber(f[2]) > IDLE then reason = 'idle' end
+if reason then return ended(reason) end
+return {'keep', f[2], f[1]}
 """,
-    "beat": r"""
-local now = clock()
-redis.call('ZADD', P .. 'workers', fmt(now), ME)
-return sweep(now)
+    "orphan": r"""
+-- A: a dead worker, one of its streams: end it with an error answering its request.
+local w, st = A[1], A[2]
+if not exists() then return 0 end
+redis.call('HDEL', S, 'b:' .. w)
+if redis.call('HGET', M, 'w:' .. st) ~= w then return 0 end
+local now, owners = clock(), {}
+local rid = redis.call('HGET', M, 'q:' .. st)
+if rid then append_event(st, X, 'message', STOPPED_1 .. rid .. STOPPED_2, now, owners) end
+append_event(st, X, 'end', '', now, owners)
+evict({[st] = X, g = XG}, owners)
+return 1
 """,
     "open": r"""
-local sid, st = A[1], A[2]
-if not exists(sid) then return 0 end
-local m = key('m', sid)
-if redis.call('HSETNX', m, 'n:' .. st, 0) == 1 and st ~= 'g' then
-  redis.call('HSET', m, 'w:' .. st, ME)
-  if A[3] and A[3] ~= '' then redis.call('HSET', m, 'q:' .. st, A[3]) end
-  redis.call('SADD', P .. 'ws:' .. ME, sid .. ' ' .. st)
-  redis.call('EXPIRE', P .. 'ws:' .. ME, 86400)
-  redis.call('ZADD', P .. 'workers', fmt(clock()), ME)
+local st = A[1]
+if not exists() then return 0 end
+if redis.call('HSETNX', M, 'n:' .. st, 0) == 1 and st ~= 'g' then
+  redis.call('HSET', M, 'w:' .. st, ME)
+  if A[2] and A[2] ~= '' then redis.call('HSET', M, 'q:' .. st, A[2]) end
 end
 return 1
 """,
     "append": r"""
-local sid, st, kind, msg = A[1], A[2], A[3], A[4]
-if not exists(sid) then return 0 end
-return append_event(sid, st, kind, msg, clock())
+-- A: stream, kind, message. Returns {seq, stream to evict from or '', owner, stream...}.
+local st = A[1]
+if not exists() then return {0, ''} end
+local owners = {}
+local seq = append_event(st, X, A[2], A[3], clock(), owners)
+local victim = false
+if A[2] == 'message' then victim = evict({[st] = X, g = XG}, owners) end
+return {seq, victim or '', unpack(owners)}
+""",
+    "evict": r"""
+local owners = {}
+local victim = evict({[A[1]] = X, g = XG}, owners)
+return {0, victim or '', unpack(owners)}
 """,
     "attach": r"""
-local sid, st = A[1], A[2]
-if not exists(sid) then return token() end
-local m = key('m', sid)
-redis.call('HSETNX', m, 'n:' .. st, 0)
-local tok = signal(sid, st, math.max(ttl(sid, clock()), 60))
-redis.call('HSET', m, 'r:' .. st, tok)
+local st = A[1]
+if not exists() then return int(millis()) end
+redis.call('HSETNX', M, 'n:' .. st, 0)
+local tok = signal(Z, math.max(ttl(clock()), 60))
+redis.call('HSET', M, 'r:' .. st, tok)
 return tok
 """,
     "detach": r"""
-local m = key('m', A[1])
-if redis.call('HGET', m, 'r:' .. A[2]) == A[3] then
-  redis.call('HDEL', m, 'r:' .. A[2])
-  signal(A[1], A[2], 60)
+if redis.call('HGET', M, 'r:' .. A[1]) == A[2] then
+  redis.call('HDEL', M, 'r:' .. A[1])
+  signal(Z, 60)
 end
 return 1
 """,
     "check": r"""
-local sid, st, after, tok = A[1], A[2], tonumber(A[3]), A[4]
-if not exists(sid) then return {'missing'} end
-local m = key('m', sid)
-local last = redis.call('HGET', m, 'n:' .. st)
+local st, after, tok = A[1], tonumber(A[2]), A[3]
+if not exists() then return {'missing'} end
+local last = redis.call('HGET', M, 'n:' .. st)
 if not last then return {'missing'} end
-if redis.call('HGET', m, 'r:' .. st) ~= tok then return {'superseded'} end
+if redis.call('HGET', M, 'r:' .. st) ~= tok then return {'superseded'} end
 if tonumber(last) <= after then return {'wait'} end
 local out = {'events'}
-for _, e in ipairs(redis.call('XRANGE', key('x', sid, st), '(0-' .. int(after), '+')) do
+for _, e in ipairs(redis.call('XRANGE', X, '(0-' .. int(after), '+')) do
   out[#out + 1] = e[1]
   out[#out + 1] = e[2][2]
   out[#out + 1] = e[2][4]
@@ -403,57 +321,144 @@ end
 return out
 """,
     "first": r"""
-local sid, st = A[1], A[2]
-if not exists(sid) then return false end
-local last = redis.call('HGET', key('m', sid), 'n:' .. st)
+if not exists() then return false end
+local last = redis.call('HGET', M, 'n:' .. A[1])
 if not last then return false end
-local e = redis.call('XRANGE', key('x', sid, st), '-', '+', 'COUNT', 1)
+local e = redis.call('XRANGE', X, '-', '+', 'COUNT', 1)
 if #e > 0 then return tonumber(string.match(e[1][1], '%-(%d+)$')) end
 return tonumber(last) + 1
 """,
     "drop": r"""
-local sid, st = A[1], A[2]
-if not has_stream(sid, st) then return 0 end
-redis.call('LREM', key('o', sid), 0, st)
-forget_stream(sid, st)
-signal(sid, st, 60)
-return 1
+local st, owners = A[1], {}
+if not has_stream(st) then return {0, ''} end
+redis.call('LREM', O, 0, st)
+forget_stream(st, X, owners)
+signal(Z, 60)
+return {0, '', unpack(owners)}
 """,
     "cursor": r"""
-local m, st, seq = key('m', A[1]), A[2], tonumber(A[3])
-if redis.call('HEXISTS', m, 'n:' .. st) == 0 then return 0 end
-if (tonumber(redis.call('HGET', m, 'c:' .. st) or '0') or 0) < seq then
-  redis.call('HSET', m, 'c:' .. st, int(seq))
+local st, seq = A[1], tonumber(A[2])
+if redis.call('HEXISTS', M, 'n:' .. st) == 0 then return 0 end
+if (tonumber(redis.call('HGET', M, 'c:' .. st) or '0') or 0) < seq then
+  redis.call('HSET', M, 'c:' .. st, int(seq))
 end
 return 1
 """,
     "next_id": r"""
-if not exists(A[1]) then return 0 end
-return redis.call('HINCRBY', key('m', A[1]), 'id', 1)
+if not exists() then return 0 end
+return redis.call('HINCRBY', M, 'id', 1)
 """,
     "expect": r"""
-local e, a = key('e', A[1], A[2]), key('a', A[1], A[2])
-if not exists(A[1]) then return 0 end
-redis.call('SET', e, '1', 'EX', 86400)
-redis.call('DEL', a)
+-- KEYS[6], KEYS[7]: the request's marker and answer list.
+if not exists() then return 0 end
+redis.call('SET', X, '1', 'EX', 86400)
+redis.call('DEL', Z)
 return 1
 """,
     "poll": r"""
-local e, a = key('e', A[1], A[2]), key('a', A[1], A[2])
-if not redis.call('GET', e) then return {'none'} end
-local msg = redis.call('LPOP', a)
+if not redis.call('GET', X) then return {'none'} end
+local msg = redis.call('LPOP', Z)
 if msg then
-  redis.call('DEL', e)
+  redis.call('DEL', X)
   return {'ok', msg}
 end
 return {'wait'}
 """,
     "deliver": r"""
-local e, a = key('e', A[1], A[2]), key('a', A[1], A[2])
-if redis.call('GET', e) ~= '1' then return 0 end
-redis.call('SET', e, '2', 'KEEPTTL')
-redis.call('RPUSH', a, A[3])
-redis.call('EXPIRE', a, 86400)
+if redis.call('GET', X) ~= '1' then return 0 end
+redis.call('SET', X, '2', 'KEEPTTL')
+redis.call('RPUSH', Z, A[1])
+redis.call('EXPIRE', Z, 86400)
 return 1
+""",
+}
+
+#: Scripts on the ``{g}`` keys every worker shares.
+SHARED: dict[str, str] = {
+    "register": r"""
+-- KEYS: workers. Mark this worker alive (before it counts requests in a session).
+redis.call('ZADD', KEYS[1], fmt(clock()), ME)
+return 1
+""",
+    "beat": r"""
+-- KEYS: workers, alive. Mark this worker alive; return the dead workers (up to 10).
+-- Silence is measured only while Redis was reachable: when no process reached Redis for
+-- DEAD / 2 seconds (an outage, a stall, or every worker gone), that gap is taken off every
+-- worker's silence.
+local workers, alive = KEYS[1], KEYS[2]
+local now = clock()
+redis.call('ZADD', workers, fmt(now), ME)
+local last = tonumber(redis.call('GET', alive) or '')
+redis.call('SET', alive, fmt(now))
+if not last or now - last > DEAD / 2 then
+  local gap = now - (last or 0)
+  local members = redis.call('ZRANGE', workers, 0, -1, 'WITHSCORES')
+  for i = 1, #members, 2 do
+    local score = math.min(tonumber(members[i + 1]) + gap, now)
+    redis.call('ZADD', workers, fmt(score), members[i])
+  end
+end
+return redis.call('ZRANGEBYSCORE', workers, '-inf', '(' .. fmt(now - DEAD), 'LIMIT', 0, 10)
+""",
+    "stale": r"""
+-- KEYS: workers, born, seen. A: batch. Returns {live count, live workers..., sid, reason...}:
+-- the sessions that may be past a limit, with the reason if they are gone, taken out of
+-- the indexes (so that one reaper judges each; the caller puts back those it keeps).
+local now, batch = clock(), tonumber(A[1])
+local out = {}
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], fmt(now - DEAD), '+inf')
+out[1] = #live
+for _, w in ipairs(live) do out[#out + 1] = w end
+local done = {}
+local function older(k, limit, reason)
+  local cut = '(' .. fmt(now - limit)
+  for _, sid in ipairs(redis.call('ZRANGEBYSCORE', k, '-inf', cut, 'LIMIT', 0, batch)) do
+    if not done[sid] then
+      done[sid] = true
+      redis.call('ZREM', KEYS[2], sid)
+      redis.call('ZREM', KEYS[3], sid)
+      out[#out + 1] = sid
+      out[#out + 1] = reason
+    end
+  end
+end
+if LIFE > 0 then older(KEYS[2], LIFE, 'lifetime') end
+if IDLE > 0 then older(KEYS[3], IDLE, 'idle') end
+return out
+""",
+    "admit": r"""
+-- KEYS: seen, born, hs, own. A: sid, time, limit, handshake timeout, quota, ttl.
+-- Returns {verdict, expired handshakes count, expired..., candidates to check...}.
+local SEEN, BORN, HS, OWN = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local sid, now, limit = A[1], tonumber(A[2]), tonumber(A[3])
+local hs, quota, secs = tonumber(A[4]), tonumber(A[5]), tonumber(A[6])
+local expired = {}
+if hs > 0 then  -- sessions whose handshake may never have finished (more when full)
+  local batch = 10
+  if redis.call('ZCARD', SEEN) >= limit then batch = 100 end
+  local cut = '(' .. fmt(now - hs)
+  expired = redis.call('ZRANGEBYSCORE', HS, '-inf', cut, 'LIMIT', 0, batch)
+  for _, old in ipairs(expired) do redis.call('ZREM', HS, old) end
+end
+local out = {'ok', #expired, unpack(expired)}
+if redis.call('ZCARD', SEEN) >= limit then
+  out[1] = 'full'
+  for _, old in ipairs(redis.call('ZRANGE', SEEN, 0, 9)) do out[#out + 1] = old end
+  return out
+end
+if quota > 0 and redis.call('ZCARD', OWN) >= quota then
+  out[1] = 'quota'
+  for _, old in ipairs(redis.call('ZRANGE', OWN, 0, -1)) do out[#out + 1] = old end
+  return out
+end
+redis.call('ZADD', SEEN, fmt(now), sid)
+redis.call('ZADD', BORN, fmt(now), sid)
+if hs > 0 then redis.call('ZADD', HS, fmt(now), sid) end
+if quota > 0 then
+  redis.call('ZADD', OWN, fmt(now), sid)
+  local left = redis.call('TTL', OWN)
+  if left < secs then expire(OWN, secs) end
+end
+return out
 """,
 }

@@ -1,12 +1,15 @@
 """Task records in Redis, so that any worker serves any task.
 
-Keys (``P`` is the backend's prefix):
+Keys (``P`` is the backend's prefix; see :mod:`flask_mcp.backends._redis_keys`):
 
-- ``P task:<id>``: the record, one JSON string, expiring with the task's TTL;
-- ``P tasks:live``: a sorted set of the ids of tasks not known to have ended (the lease
+- ``P{<id>}:task``: the record, one JSON string, expiring with the task's TTL, tagged by
+  the task id (one cluster slot per task);
+- ``P{g}:tasks:live``: a sorted set of the ids of tasks not known to have ended (the lease
   sweep reads it and drops the ids of tasks that ended or expired);
-- ``P tasks:<owner>``: a sorted set of the owner's task ids by creation time
+- ``P{g}:tasks:<owner>``: a sorted set of the owner's task ids by creation time
   (``tasks/list``), trimmed of ids whose record expired.
+
+Reading many records is one pipeline of ``GET`` (records live in different slots).
 
 Changes are optimistic transactions (``WATCH``, read, ``MULTI``/``SET ...
 KEEPTTL``/``EXEC``, retried when another worker changed the record between),
@@ -23,6 +26,7 @@ import typing as t
 import redis
 
 from ..errors import BackendUnavailable
+from ._redis_keys import Keys
 from ._tasks import TERMINAL
 from ._tasks import Mutator
 from ._tasks import TaskStore
@@ -39,22 +43,29 @@ def _dumps(value: t.Any) -> str:
 class RedisTaskStore(TaskStore):
     """Task records in Redis.
 
-    :param client: the backend's Redis client.
-    :param prefix: the backend's key prefix.
+    :param client: the backend's Redis (or Redis Cluster) client.
+    :param keys: the backend's key names.
     """
 
-    def __init__(self, client: redis.Redis, prefix: str) -> None:
+    def __init__(self, client: t.Any, keys: Keys) -> None:
         self.client = client
-        self.prefix = prefix
+        self.keys = keys
+        self.prefix = keys.prefix
 
     def _key(self, task_id: str) -> str:
-        return f"{self.prefix}task:{task_id}"
+        return self.keys.task(task_id)
 
     def _live_index(self) -> str:
-        return f"{self.prefix}tasks:live"
+        return self.keys.tasks("live")
 
     def _index(self, owner: str) -> str:
-        return f"{self.prefix}tasks:{owner}"
+        return self.keys.tasks(owner)
+
+    def _get_many(self, ids: list[str]) -> list[t.Any]:
+        pipe = self.client.pipeline(transaction=False)
+        for task_id in ids:
+            pipe.get(self._key(task_id))
+        return list(pipe.execute())
 
     def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
         key = self._key(record["taskId"])
@@ -88,10 +99,10 @@ class RedisTaskStore(TaskStore):
     def mutate(self, task_id: str, change: Mutator) -> dict[str, t.Any] | None:
         key = self._key(task_id)
         try:
-            with self.client.pipeline() as pipe:
+            with self.client.pipeline(transaction=True) as pipe:
                 for _ in range(_ATTEMPTS):
                     try:
-                        pipe.watch(key)  # type: ignore[no-untyped-call]
+                        pipe.watch(key)
                         raw = pipe.get(key)
                         if raw is None:
                             pipe.unwatch()
@@ -117,7 +128,7 @@ class RedisTaskStore(TaskStore):
                 i.decode() if isinstance(i, bytes) else str(i)
                 for i in self.client.zrange(index, 0, limit - 1)
             ]
-            raws = self.client.mget([self._key(i) for i in ids]) if ids else []
+            raws = self._get_many(ids) if ids else []
             records, done = [], []
             for task_id, raw in zip(ids, raws, strict=True):
                 record = None if raw is None else json.loads(raw)
@@ -140,7 +151,7 @@ class RedisTaskStore(TaskStore):
                 i.decode() if isinstance(i, bytes) else str(i)
                 for i in self.client.zrange(index, cursor, cursor + limit)
             ]
-            raws = self.client.mget([self._key(i) for i in ids[:limit]]) if ids else []
+            raws = self._get_many(ids[:limit]) if ids else []
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
         records = []

@@ -134,6 +134,14 @@ class Backend(abc.ABC):
         does, in the same step.
         """
 
+    def get_sessions(self, session_ids: cabc.Iterable[str]) -> dict[str, SessionRecord]:
+        """Return the records of the sessions among ``session_ids`` that exist.
+
+        Shared backends read them in one round trip (a fan-out to many sessions).
+        """
+        found = {sid: self.get_session(sid) for sid in session_ids}
+        return {sid: record for sid, record in found.items() if record is not None}
+
     @abc.abstractmethod
     def update_session(self, session_id: str, **changes: t.Any) -> None:
         """Change fields of a session's record."""
@@ -197,6 +205,13 @@ class Backend(abc.ABC):
         message: dict[str, t.Any] | None = None,
     ) -> int:
         """Append an event to a stream and wake its reader; return its sequence number."""
+
+    def append_many(
+        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+    ) -> list[int]:
+        """Append ``(session_id, stream_id, kind, message)`` events; return their sequence
+        numbers. Shared backends do it in one round trip (a fan-out to many sessions)."""
+        return [self.append(*event) for event in events]
 
     @abc.abstractmethod
     def attach(self, session_id: str, stream_id: str) -> int:

@@ -5,9 +5,11 @@ everything that must reach another process travels through Redis: a client's
 answer to a server-to-client request (a list the waiting worker pops with
 ``BLPOP``), ``notifications/cancelled`` and :meth:`RedisBackend.publish`
 (pub/sub, one listener per process). Any worker can therefore serve any
-request of any session. Keys: :mod:`flask_mcp.backends._redis_scripts`. A
-waiting reader holds a connection (``XREAD BLOCK``): Redis's ``maxclients``
-must exceed the open SSE streams of all workers.
+request of any session. Keys (hash-tagged per session, so that a Redis
+Cluster works): :mod:`flask_mcp.backends._redis_keys`. A JSON request costs
+one round trip (:meth:`RedisBackend.get_session`). A waiting reader holds a
+connection (``XREAD BLOCK``): Redis's ``maxclients`` must exceed the open SSE
+streams of all workers.
 """
 
 from __future__ import annotations
@@ -19,30 +21,32 @@ import logging
 import os
 import secrets
 import socket
-import threading
 import time
 import typing as t
-from urllib.parse import parse_qsl
-from urllib.parse import urlencode
-from urllib.parse import urlsplit
-from urllib.parse import urlunsplit
+import weakref
 
-import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
+from redis.cluster import RedisCluster
 
 from ..errors import BackendUnavailable
 from ._channels import QueueSubscription
+from ._redis_answers import Answers
+from ._redis_batch import Ledger
+from ._redis_housekeeping import Housekeeping
+from ._redis_keys import Keys
 from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
 from ._redis_listener import text as _text
-from ._redis_pool import IDLE_TIMEOUT
 from ._redis_pool import blocking_twin
+from ._redis_pool import fail_fast as _retry
 from ._redis_pool import make_client
-from ._redis_pool import trim
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
+from ._redis_scripts import SESSION
+from ._redis_scripts import SHARED
 from ._redis_tasks import RedisTaskStore
+from ._redis_url import check_version
+from ._redis_url import clients_from_url
+from ._redis_url import describe
 from .base import Backend
 from .base import Event
 from .base import ReadResult
@@ -50,10 +54,6 @@ from .base import SessionQuotaExceeded
 from .base import SessionRecord
 
 logger = logging.getLogger("flask_mcp")
-_FIX = (
-    "Start Redis there, or point MCP_BACKEND (environment: FLASK_MCP_BACKEND) at a running "
-    "Redis 6.2 or later, for example redis://127.0.0.1:6379/0."
-)
 #: Connections per pool and process: redis-py 8 caps a pool at 100 by default, fewer
 #: than a gevent worker's concurrent requests and open streams.
 MAX_CONNECTIONS = 50_000
@@ -61,20 +61,35 @@ MAX_CONNECTIONS = 50_000
 _COMPUTED = ("created", "last_seen", "busy")
 
 
+#: The backends whose worker id changes in a forked child (a weak set: no leak).
+_LIVE: weakref.WeakSet[RedisBackend] = weakref.WeakSet()
+
+
+def _forked() -> None:
+    for backend in list(_LIVE):
+        backend._worker = ""
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def _dumps(value: t.Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-class RedisBackend(Backend):
-    """Keeps sessions, event logs and message routing in Redis.
+class RedisBackend(Housekeeping, Answers, Backend):
+    """Keeps sessions, event logs and message routing in Redis or a Redis Cluster.
 
     Pass a client, or build one from a URL with :meth:`from_url`::
 
         app.config["MCP_BACKEND"] = "redis://127.0.0.1:6379/0"
+        app.config["MCP_BACKEND"] = "redis+cluster://10.0.0.1:7000/?prefix=myapp:"
         app.config["MCP_BACKEND"] = RedisBackend(client=redis.Redis(...))
 
     A client passed in should fail fast when Redis is gone, for example with
-    ``retry=Retry(NoBackoff(), 1)``; :meth:`from_url` configures that.
+    ``retry=Retry(NoBackoff(), 1)``; :meth:`from_url` configures that. A
+    :class:`redis.cluster.RedisCluster` passed in also serves the blocking
+    reads: give it a ``socket_timeout`` above 15 seconds, or none.
 
     :param client: the Redis client; default: Redis on localhost.
     :param buffer_size: messages kept per session for ``Last-Event-ID`` replay.
@@ -100,30 +115,34 @@ class RedisBackend(Backend):
 
     def __init__(
         self,
-        client: redis.Redis | None = None,
+        client: t.Any = None,
         *,
         buffer_size: int = 1000,
         prefix: str = "mcp:",
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
+        blocking: t.Any = None,
     ) -> None:
         if client is None:
             client = make_client(None, retry=_retry(), max_connections=MAX_CONNECTIONS)
         self.client = client
+        self.cluster = isinstance(client, RedisCluster)
         # Every waiting reader holds a connection of this pool while it blocks.
-        self._blocking = blocking_twin(client, self.block_slice + 5, MAX_CONNECTIONS)
+        self._blocking = blocking or blocking_twin(client, self.block_slice + 5, MAX_CONNECTIONS)
         self.buffer_size = buffer_size
+        self.keys = Keys(prefix)
         self.prefix = prefix
         self.idle_timeout = idle_timeout
         self.max_lifetime = max_lifetime
-        self._scripts = {
-            name: client.register_script(LIBRARY + body) for name, body in SCRIPTS.items()
-        }
+        bodies = {name: SESSION + body for name, body in SCRIPTS.items()}
+        bodies.update(SHARED)
+        self._scripts = {name: client.register_script(LIBRARY + b) for name, b in bodies.items()}
         self._owns_client = False
-        self._lock = threading.Lock()
-        self._owed: dict[str, int] = {}
+        self._ledger = Ledger()
+        self._disowned: dict[str, set[str]] = {}
         self._pid = 0
         self._worker = ""
+        self._registered = (0.0, "")
         self._listener = Listener(self)
 
     @classmethod
@@ -136,28 +155,23 @@ class RedisBackend(Backend):
         max_lifetime: float | None = None,
         check: bool = True,
     ) -> RedisBackend:
-        """Connect to the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``).
+        """Connect to the Redis at ``url`` (``redis://``, ``rediss://``, ``unix://``), or
+        to the Redis Cluster at ``url`` (``redis+cluster://``, ``rediss+cluster://``: any
+        node; the client finds the others).
 
         These query parameters are read here, the others go to redis-py:
         ``prefix`` (the key prefix, ``redis://host:6379/0?prefix=myapp:``),
         ``worker_timeout`` (see :attr:`worker_timeout`), ``max_connections``
         (per pool and process, default :data:`MAX_CONNECTIONS`) and
         ``pool_idle_timeout`` (seconds an unused connection is kept, default 30;
-        see :mod:`flask_mcp.backends._redis_pool`).
+        see :mod:`flask_mcp.backends._redis_pool`; not for a cluster).
 
         :param check: make sure Redis answers now.
         :raises BackendUnavailable: ``check`` is true and Redis cannot be reached.
+        :raises ValueError: the prefix holds a brace (it would break the hash tags).
         """
-        parts = urlsplit(url)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        names = ("prefix", "worker_timeout", "max_connections", "pool_idle_timeout")
-        ours = {name: value for name, value in query if name in names}
-        rest = urlencode([(name, value) for name, value in query if name not in ours])
-        client = make_client(
-            urlunsplit(parts._replace(query=rest)),
-            retry=_retry(),
-            max_connections=int(ours.get("max_connections", MAX_CONNECTIONS)),
-            idle_timeout=float(ours.get("pool_idle_timeout", IDLE_TIMEOUT)),
+        client, blocking, ours = clients_from_url(
+            url, retry=_retry(), max_connections=MAX_CONNECTIONS, block=cls.block_slice + 5
         )
         backend = cls(
             client,
@@ -165,6 +179,7 @@ class RedisBackend(Backend):
             prefix=ours.get("prefix", "mcp:"),
             idle_timeout=idle_timeout,
             max_lifetime=max_lifetime,
+            blocking=blocking,
         )
         backend._owns_client = True
         if "worker_timeout" in ours:
@@ -176,26 +191,14 @@ class RedisBackend(Backend):
     @property
     def where(self) -> str:
         """Where Redis is, for messages (no password)."""
-        kw = self.client.connection_pool.connection_kwargs
-        if "path" in kw:
-            return f"unix://{kw['path']}"
-        return f"{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+        return describe(self.client)
 
     def check(self) -> None:
         """Make sure Redis answers and is recent enough.
 
         :raises BackendUnavailable: Redis cannot be reached or is older than 6.2.
         """
-        try:
-            version = _text(self.client.info("server").get("redis_version", "0"))
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(
-                f"Cannot reach Redis at {self.where} ({exc}). {_FIX}"
-            ) from None
-        if tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) < (6, 2):
-            raise BackendUnavailable(
-                f"Redis at {self.where} is version {version}; Flask-MCP needs 6.2 or later."
-            )
+        check_version(self.client, self.where)
 
     # -- plumbing -----------------------------------------------------------
 
@@ -209,26 +212,11 @@ class RedisBackend(Backend):
     @property
     def worker(self) -> str:
         """This process's id among the workers sharing the Redis."""
-        if self._pid != os.getpid():
+        if not self._worker:  # a new id after fork (see _forked) and after close
             self._pid = os.getpid()
             self._worker = f"{socket.gethostname()}:{self._pid}:{secrets.token_hex(3)}"
+            _LIVE.add(self)
         return self._worker
-
-    def _run(self, name: str, *args: t.Any) -> t.Any:
-        head = (
-            self.prefix,
-            self.idle_timeout or 0,
-            self.max_lifetime or 0,
-            self.grace,
-            self.worker,
-            self.buffer_size,
-            self.worker_timeout,
-        )
-        with self._errors():
-            return self._scripts[name](args=[*head, *args])
-
-    def _key(self, kind: str, session_id: str, sub: str) -> str:
-        return f"{self.prefix}{kind}:{session_id}:{sub}"
 
     # -- sessions -----------------------------------------------------------
 
@@ -243,28 +231,53 @@ class RedisBackend(Backend):
     ) -> bool:
         items = record.to_dict().items()
         fields = [x for k, v in items if k not in _COMPUTED for x in (k, _dumps(v))]
-        admission = (handshake_timeout or 0, owner or "", quota or 0)
-        stored = int(self._run("create", record.id, limit, *admission, *fields))
+        stored = self._admit(record.id, limit, handshake_timeout or 0, owner, quota or 0, fields)
         if stored == 2:
             raise SessionQuotaExceeded(owner)
         return bool(stored)
 
     def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
+        """Return a session's record; with ``touch``, also count a request of it ahead, in
+        the same round trip (see :class:`~flask_mcp.backends._redis_batch.Ledger`)."""
+        if not session_id:
+            return None
+        keys = self.keys.session(session_id)
         if touch:
-            flat = self._run("load", session_id)
+            self._listener.ensure(0)  # its loop writes what the ledger owes
+            owed = self._ledger.take(session_id)
+            try:
+                flat = self._run_counted("load", keys, 1 + owed)
+            except BackendUnavailable:
+                self._ledger.owe(session_id, owed)
+                raise
             raw = dict(zip(flat[::2], flat[1::2], strict=True))
+            if raw:
+                self._ledger.reserve(session_id)
         else:
             with self._errors():
-                raw = self.client.hgetall(f"{self.prefix}s:{session_id}")
+                raw = self.client.hgetall(keys[0])
+        return self._record(session_id, raw)
+
+    def get_sessions(self, session_ids: cabc.Iterable[str]) -> dict[str, SessionRecord]:
+        ids, batch = [sid for sid in session_ids if sid], self._batch()
+        for sid in ids:
+            batch.command("HGETALL", self.keys.record(sid))
+        found = {
+            sid: self._record(sid, raw) for sid, raw in zip(ids, self._send(batch), strict=True)
+        }
+        return {sid: record for sid, record in found.items() if record is not None}
+
+    def _record(self, session_id: str, raw: t.Any) -> SessionRecord | None:
         if not raw:
             return None
-        data: dict[str, t.Any] = {"id": session_id, "busy": 0}
+        data: dict[str, t.Any] = {"id": session_id, "busy": -self._ledger.surplus(session_id)}
         for name, value in raw.items():
             field = _text(name)
             if field.startswith("b:"):
                 data["busy"] += max(0, int(value))
             else:
                 data[field] = json.loads(value)
+        data["busy"] = max(0, data["busy"])
         if not isinstance(data.get("subscriptions", []), list):
             data["subscriptions"] = []
         return SessionRecord.from_dict(data)
@@ -273,56 +286,65 @@ class RedisBackend(Backend):
         fields: list[str] = []
         for name, value in changes.items():
             fields += [name, _dumps(value)]
-        if fields:
-            self._run("update", session_id, *fields)
+        if not fields or not self._run("update", self.keys.session(session_id), *fields):
+            return
+        batch = self._batch()  # the reaper's indexes follow a changed time
+        if "last_seen" in changes:
+            batch.command("ZADD", self.keys.seen, "XX", changes["last_seen"], session_id)
+        if "created" in changes:
+            batch.command("ZADD", self.keys.born, "XX", changes["created"], session_id)
+        self._send(batch)
 
     def add_subscription(self, session_id: str, uri: str) -> None:
-        self._run("subscription", session_id, uri, 1)
+        self._run("subscription", self.keys.session(session_id), uri, 1)
 
     def remove_subscription(self, session_id: str, uri: str) -> None:
-        self._run("subscription", session_id, uri, 0)
+        self._run("subscription", self.keys.session(session_id), uri, 0)
 
     def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
         if busy_delta > 0:
             self._listener.ensure(0)  # beats keep this process's requests alive
+            if self._ledger.claim(session_id):
+                return  # the session lookup counted it already
+        elif busy_delta < 0 and self._ledger.release(session_id):
+            return  # written with a later command
         try:
-            self._run("touch", session_id, busy_delta)
+            self._run_counted("touch", self.keys.session(session_id), busy_delta)
         except BackendUnavailable:
             if busy_delta < 0:  # a request ended: settle its count when Redis is back
-                with self._lock:
-                    self._owed[session_id] = self._owed.get(session_id, 0) + busy_delta
+                self._ledger.owe(session_id, busy_delta)
             raise
 
-    def beat(self) -> None:
-        """Mark this process alive, end the streams of dead ones, settle unsaved counts."""
-        self._run("beat")
-        trim(self.client, self._blocking)  # give back the connections a past peak left idle
-        with self._lock:
-            owed, self._owed = self._owed, {}
-        for session_id, delta in owed.items():
-            self.touch_session(session_id, delta)
-
     def delete_session(self, session_id: str) -> bool:
-        return bool(self._run("delete", session_id))
+        reply = self._run("delete", self.keys.session(session_id))
+        batch = self._batch()
+        self._forget(batch, session_id, reply[1:])
+        self._send(batch)
+        return bool(int(reply[0]))
 
     def session_ids(self) -> list[str]:
         with self._errors():
-            return [_text(sid) for sid in self.client.zrange(f"{self.prefix}seen", 0, -1)]
+            return [_text(sid) for sid in self.client.zrange(self.keys.seen, 0, -1)]
 
     def reap(
         self, idle: float | None, lifetime: float | None, keep: cabc.Container[str] = ()
     ) -> list[tuple[str, str]]:
         # every running request is counted in Redis (busy), so keep adds nothing
         self.idle_timeout, self.max_lifetime = idle, lifetime
-        found = self._run("reap", 1000)
-        return [(_text(found[i]), _text(found[i + 1])) for i in range(0, len(found), 2)]
+        self.flush(everything=True)
+        self._sweep(self._run("beat", [self.keys.workers, self.keys.alive]))
+        return self._reap(1000)
 
     # -- streams ------------------------------------------------------------
 
     def open_stream(self, session_id: str, stream_id: str, *, request_id: t.Any = None) -> None:
         self._listener.ensure(0)  # beats keep the streams this process opens alive
         rid = "" if request_id is None else _dumps(request_id)
-        self._run("open", session_id, stream_id, rid)
+        batch = self._batch()
+        batch.script("open", self._stream(session_id, stream_id), stream_id, rid)
+        if stream_id != "g":  # for the sweep, should this process die
+            batch.command("SADD", self.keys.owned(self.worker), f"{session_id} {stream_id}")
+        self._send(batch)
 
     def append(
         self,
@@ -332,14 +354,15 @@ class RedisBackend(Backend):
         message: dict[str, t.Any] | None = None,
     ) -> int:
         body = "" if message is None else _dumps(message)
-        return int(self._run("append", session_id, stream_id, kind, body))
+        reply = self._run("append", self._stream(session_id, stream_id), stream_id, kind, body)
+        return self._appended(session_id, reply)
 
     def attach(self, session_id: str, stream_id: str) -> int:
-        return int(self._run("attach", session_id, stream_id))
+        return int(self._run("attach", self._stream(session_id, stream_id), stream_id))
 
     def detach(self, session_id: str, stream_id: str, token: int) -> None:
         try:
-            self._run("detach", session_id, stream_id, token)
+            self._run("detach", self._stream(session_id, stream_id), stream_id, token)
         except BackendUnavailable:
             # A stale token is harmless: the next attach replaces it.
             logger.debug("Could not detach from stream %s of session %s", stream_id, session_id)
@@ -351,19 +374,20 @@ class RedisBackend(Backend):
         # once. Any signal (another reader attached, the stream or the session
         # went away) and a timeout are settled by the "check" script.
         deadline = time.monotonic() + timeout
-        x, z = self._key("x", session_id, stream_id), self._key("z", session_id, stream_id)
+        x, z = self.keys.stream(session_id, stream_id)
         streams = {x: f"0-{after}", z: f"{token}-0"}
         while True:
             block = max(1, int(min(deadline - time.monotonic(), self.block_slice) * 1000))
             with self._errors():
-                found = _xread_reply(self._blocking.xread(streams, block=block))  # type: ignore[arg-type]
+                found = _xread_reply(self._blocking.xread(streams, block=block))
             if found and list(found) == [x]:
                 return ReadResult([_event(entry_id, fields) for entry_id, fields in found[x]])
             if not found and time.monotonic() < deadline:
                 continue  # a slice of a long wait ended
             if found.get(z):
                 streams[z] = _text(found[z][-1][0])  # settled below: wait past it
-            reply = self._run("check", session_id, stream_id, after, token)
+            keys = self._stream(session_id, stream_id)
+            reply = self._run("check", keys, stream_id, after, token)
             status = _text(reply[0])
             if status == "missing":
                 return ReadResult([], missing=True)
@@ -384,62 +408,20 @@ class RedisBackend(Backend):
                 return ReadResult([])
 
     def first_seq(self, session_id: str, stream_id: str) -> int | None:
-        found = self._run("first", session_id, stream_id)
+        found = self._run("first", self._stream(session_id, stream_id), stream_id)
         return None if found is None else int(found)
 
     def drop_stream(self, session_id: str, stream_id: str) -> None:
-        self._run("drop", session_id, stream_id)
+        reply = self._run("drop", self._stream(session_id, stream_id), stream_id)
+        self._disown(session_id, reply[2:])
 
     def get_cursor(self, session_id: str, stream_id: str) -> int:
         with self._errors():
-            value = self.client.hget(f"{self.prefix}m:{session_id}", f"c:{stream_id}")
+            value = self.client.hget(self.keys.meta(session_id), f"c:{stream_id}")
         return int(value) if value is not None else 0
 
     def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
-        self._run("cursor", session_id, stream_id, seq)
-
-    # -- server-to-client requests -----------------------------------------
-
-    def next_request_id(self, session_id: str) -> int:
-        return int(self._run("next_id", session_id))
-
-    def expect_response(self, session_id: str, request_id: t.Any) -> None:
-        self._run("expect", session_id, _dumps(request_id))
-
-    def wait_response(
-        self, session_id: str, request_id: t.Any, timeout: float
-    ) -> dict[str, t.Any] | None:
-        rid = _dumps(request_id)
-        deadline = time.monotonic() + timeout
-        while True:
-            reply = self._run("poll", session_id, rid)
-            status = _text(reply[0])
-            if status == "none":
-                return None
-            if status == "ok":
-                return t.cast("dict[str, t.Any]", json.loads(reply[1]))
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            with self._errors():
-                found = self._blocking.blpop(
-                    [self._key("a", session_id, rid)],
-                    timeout=max(0.01, min(remaining, self.block_slice)),
-                )
-            if found is not None:
-                with self._errors():
-                    self.client.delete(self._key("e", session_id, rid))
-                return t.cast("dict[str, t.Any]", json.loads(found[1]))
-
-    def deliver_response(
-        self, session_id: str, request_id: t.Any, message: dict[str, t.Any]
-    ) -> bool:
-        return bool(self._run("deliver", session_id, _dumps(request_id), _dumps(message)))
-
-    def forget_response(self, session_id: str, request_id: t.Any) -> None:
-        rid = _dumps(request_id)
-        with self._errors():
-            self.client.delete(self._key("e", session_id, rid), self._key("a", session_id, rid))
+        self._run("cursor", self.keys.session(session_id), stream_id, seq)
 
     def cancel(self, session_id: str, request_id: t.Any) -> None:
         with self._errors():
@@ -453,17 +435,20 @@ class RedisBackend(Backend):
         return self._listener.subscribe(channel)
 
     def task_store(self) -> RedisTaskStore:  # noqa: D102 (see Backend.task_store)
-        return RedisTaskStore(self.client, self.prefix)
+        return RedisTaskStore(self.client, self.keys)
 
     def close(self) -> None:
         """Stop this process's listener and mark it gone, so its running streams end."""
         self._listener.stop()
         with contextlib.suppress(Exception):
-            self.client.zadd(f"{self.prefix}workers", {self.worker: 0})
-        self._pid = 0
+            self.flush(everything=True)
+        with contextlib.suppress(Exception):
+            self.client.zadd(self.keys.workers, {self.worker: 0})
+        self._pid, self._worker = 0, ""
         if self._owns_client:
             self.client.close()
-        self._blocking.close()
+        if self._blocking is not self.client:
+            self._blocking.close()
 
 
 def _seq(entry_id: t.Any) -> int:
@@ -487,11 +472,6 @@ def _xread_reply(reply: t.Any) -> dict[str, list[t.Any]]:
             entries = entries[0]  # RESP3 nests the entries one level deeper
         found[_text(key)] = list(entries)
     return found
-
-
-def _retry() -> Retry:
-    """Retry once at once on a broken connection (a restarted Redis), else fail fast."""
-    return Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,))
 
 
 __all__ = [

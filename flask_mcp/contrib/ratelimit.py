@@ -216,7 +216,9 @@ class RateLimiter:
         if uri:
             return str(uri)
         backend = config.get("MCP_BACKEND")
-        if isinstance(backend, str) and backend.startswith(("redis://", "rediss://")):
+        if isinstance(backend, str) and backend.startswith(
+            ("redis://", "rediss://", "redis+cluster://")
+        ):
             return backend.partition("?")[0]
         return "memory://"
 

@@ -23,6 +23,21 @@ def deliver_general(state: AppState, session_id: str, message: dict[str, t.Any])
     )
 
 
+def deliver_general_many(
+    state: AppState, session_ids: t.Iterable[str], message: dict[str, t.Any]
+) -> None:
+    """Queue a message on the general streams of many sessions (one round trip on Redis)."""
+    ids = list(session_ids)
+    state.backend.append_many([(sid, GENERAL_STREAM, MESSAGE, message) for sid in ids])
+    for session_id in ids:
+        signals.send(
+            signals.notification_sent,
+            state.app,
+            method=message.get("method"),
+            session_id=session_id,
+        )
+
+
 def publish(state: AppState, method: str, params: dict[str, t.Any] | None = None) -> None:
     """Send a change notification to every listen stream of the app's server, in every worker."""
     try:
@@ -31,4 +46,4 @@ def publish(state: AppState, method: str, params: dict[str, t.Any] | None = None
         logger.exception("Could not publish %s to the listen streams", method)
 
 
-__all__ = ["deliver_general", "publish"]
+__all__ = ["deliver_general", "deliver_general_many", "publish"]

@@ -124,10 +124,10 @@ class StreamOutbox:
         :raises BackendUnavailable: the backend is still unreachable.
         """
         with self._write_lock:
-            while self._owed:
-                kind, message = self._owed[0]
-                self.backend.append(self.session_id, self.stream_id, kind, message)
-                self._owed.pop(0)
+            if self._owed:  # the answer and the end together: one round trip
+                events = [(self.session_id, self.stream_id, k, m) for k, m in self._owed]
+                self.backend.append_many(events)
+                self._owed.clear()
         return True
 
     def disconnect(self) -> None:

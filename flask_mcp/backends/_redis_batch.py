@@ -1,0 +1,168 @@
+"""Commands sent together, and the busy counts this process has not written yet.
+
+A :class:`Batch` pipelines scripts and plain commands: one round trip on one
+Redis, one per node on a cluster (redis-py groups a cluster pipeline by node).
+The :class:`Ledger` lets a request's busy count ride on the session lookup
+that precedes it, and its end on a later command, so that a JSON ``tools/call``
+costs one round trip; see :meth:`~flask_mcp.backends.redis.RedisBackend.get_session`.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+import typing as t
+
+import redis
+
+#: Seconds a busy count taken ahead by a session lookup waits for its request to claim it.
+CREDIT_LIFETIME = 1.0
+
+
+class Runner(t.Protocol):
+    """What a :class:`Batch` uses of the backend."""
+
+    client: t.Any
+
+    def _head(self) -> tuple[t.Any, ...]: ...
+
+    def _run(self, name: str, keys: list[str], *args: t.Any) -> t.Any: ...
+
+    def _sha(self, name: str) -> str: ...
+
+
+class Batch:
+    """Scripts and commands sent to Redis in one pipeline (no transaction)."""
+
+    def __init__(self, backend: Runner) -> None:
+        self.backend = backend
+        self.items: list[tuple[str | None, list[str], tuple[t.Any, ...]]] = []
+
+    def script(self, name: str, keys: list[str], *args: t.Any) -> int:
+        """Queue the script ``name``; return the index of its reply."""
+        self.items.append((name, keys, args))
+        return len(self.items) - 1
+
+    def command(self, *args: t.Any) -> int:
+        """Queue a plain command; return the index of its reply."""
+        self.items.append((None, [], args))
+        return len(self.items) - 1
+
+    def run(self) -> list[t.Any]:
+        """Send everything; return the replies in order.
+
+        A script Redis forgot (a restart empties its script cache) is run again
+        on its own, which loads it.
+
+        :raises redis.ResponseError: a command failed.
+        """
+        if not self.items:
+            return []
+        head = self.backend._head()
+        pipe = self.backend.client.pipeline(transaction=False)
+        for name, keys, args in self.items:
+            if name is None:
+                pipe.execute_command(*args)
+            else:
+                pipe.execute_command(
+                    "EVALSHA", self.backend._sha(name), len(keys), *keys, *head, *args
+                )
+        replies = list(pipe.execute(raise_on_error=False))
+        for i, reply in enumerate(replies):
+            if isinstance(reply, redis.exceptions.NoScriptError):
+                name, keys, args = self.items[i]
+                replies[i] = self.backend._run(t.cast(str, name), keys, *args)
+            elif isinstance(reply, Exception):
+                raise reply
+        self.items = []
+        return replies
+
+
+class Ledger:
+    """Changes to this process's busy counts that Redis has not seen yet.
+
+    A session lookup that also counts a request (a *credit*) is claimed by the
+    request's ``touch_session(+1)``; the ``-1`` of a request that claimed one
+    is *owed* and written later, with the session's next lookup or within a
+    second by the listener. Redis's count is never below the true one: an
+    unclaimed credit or an unwritten ``-1`` only keeps a session busy a
+    little longer.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.credits: dict[str, collections.deque[float]] = {}
+        self.claimed: dict[str, int] = {}
+        self.owed: dict[str, int] = {}
+
+    def reserve(self, sid: str) -> None:
+        """A lookup counted a request of ``sid`` ahead of it."""
+        with self.lock:
+            self.credits.setdefault(sid, collections.deque()).append(time.monotonic())
+
+    def claim(self, sid: str) -> bool:
+        """Take a credit of ``sid`` for a request starting; tell whether there was one."""
+        with self.lock:
+            credits = self.credits.get(sid)
+            if not credits:
+                return False
+            credits.popleft()
+            if not credits:
+                del self.credits[sid]
+            self.claimed[sid] = self.claimed.get(sid, 0) + 1
+            return True
+
+    def release(self, sid: str) -> bool:
+        """A request of ``sid`` ended: owe its ``-1`` if it claimed a credit; tell whether."""
+        with self.lock:
+            claimed = self.claimed.get(sid, 0)
+            if not claimed:
+                return False
+            if claimed == 1:
+                del self.claimed[sid]
+            else:
+                self.claimed[sid] = claimed - 1
+            self.owed[sid] = self.owed.get(sid, 0) - 1
+            return True
+
+    def owe(self, sid: str, delta: int) -> None:
+        """Write ``delta`` to the count of ``sid`` later (Redis is unreachable, say)."""
+        if delta:
+            with self.lock:
+                self.owed[sid] = self.owed.get(sid, 0) + delta
+
+    def take(self, sid: str) -> int:
+        """Remove and return what is owed for ``sid`` (to write it now)."""
+        with self.lock:
+            return self.owed.pop(sid, 0)
+
+    def due(self, everything: bool = False) -> dict[str, int]:
+        """Remove and return what to write now: the owed, and the credits nobody claimed.
+
+        :param everything: also give back the credits still young enough to be claimed.
+        """
+        cut = time.monotonic() - (0 if everything else CREDIT_LIFETIME)
+        with self.lock:
+            for sid in list(self.credits):
+                credits = self.credits[sid]
+                while credits and credits[0] <= cut:
+                    credits.popleft()
+                    self.owed[sid] = self.owed.get(sid, 0) - 1
+                if not credits:
+                    del self.credits[sid]
+            owed, self.owed = self.owed, {}
+        return {sid: delta for sid, delta in owed.items() if delta}
+
+    def surplus(self, sid: str) -> int:
+        """By how much Redis's count of ``sid`` exceeds this process's running requests."""
+        with self.lock:
+            return len(self.credits.get(sid, ())) - self.owed.get(sid, 0)
+
+    @property
+    def pending(self) -> bool:
+        """Whether anything waits to be written."""
+        return bool(self.owed or self.credits)
+
+
+__all__ = ["CREDIT_LIFETIME", "Batch", "Ledger", "Runner"]

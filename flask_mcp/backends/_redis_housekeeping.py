@@ -1,0 +1,297 @@
+"""The Redis backend's work across sessions: admission, reaping, the sweep, the ledger.
+
+What changes a session's keys and the keys every worker shares (``{g}``) runs
+as separate commands, never in one script, so that every script stays in one
+Redis Cluster slot: the session's part first, then the shared indexes, each
+group of independent commands pipelined (see :class:`~._redis_batch.Batch`).
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import json
+import logging
+import time
+import typing as t
+
+from ..errors import BackendUnavailable
+from ._redis_batch import Batch
+from ._redis_batch import Ledger
+from ._redis_keys import Keys
+from ._redis_listener import text
+from ._redis_pool import trim
+
+logger = logging.getLogger("flask_mcp")
+#: Events per pipeline of :meth:`Housekeeping.append_many`.
+CHUNK = 1000
+
+
+def _dumps(value: t.Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class Housekeeping:
+    """Mixed into :class:`~flask_mcp.backends.redis.RedisBackend`."""
+
+    keys: Keys
+    client: t.Any
+    _blocking: t.Any
+    _scripts: dict[str, t.Any]
+    idle_timeout: float | None
+    max_lifetime: float | None
+    grace: int
+    buffer_size: int
+    worker_timeout: float
+    _ledger: Ledger
+    _disowned: dict[str, set[str]]
+    _registered: tuple[float, str]
+
+    @property
+    def worker(self) -> str:
+        raise NotImplementedError
+
+    def _errors(self) -> t.ContextManager[None]:
+        raise NotImplementedError
+
+    def _head(self) -> tuple[t.Any, ...]:
+        return (
+            self.idle_timeout or 0,
+            self.max_lifetime or 0,
+            self.grace,
+            self.worker,
+            self.buffer_size,
+            self.worker_timeout,
+        )
+
+    def _sha(self, name: str) -> str:
+        return t.cast(str, self._scripts[name].sha)
+
+    def _run(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
+        with self._errors():
+            return self._scripts[name](keys=keys, args=[*self._head(), *args])
+
+    def _batch(self) -> Batch:
+        return Batch(self)
+
+    def _send(self, batch: Batch) -> list[t.Any]:
+        with self._errors():
+            return batch.run()
+
+    def _trim(self) -> None:
+        trim(self.client, self._blocking)
+
+    def _stream(self, sid: str, st: str) -> list[str]:
+        return [*self.keys.session(sid), *self.keys.stream(sid, st)]
+
+    # -- helpers -------------------------------------------------------------
+
+    def _run_counted(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
+        """Run a script that may count a request of this worker: register the worker first
+        (in the same round trip) unless it beat recently, so that no reaper takes the
+        count for a dead worker's."""
+        fresh_until, worker = self._registered
+        if worker == self.worker and time.monotonic() < fresh_until:
+            return self._run(name, keys, *args)
+        batch = self._batch()
+        batch.script("register", [self.keys.workers])
+        index = batch.script(name, keys, *args)
+        reply = self._send(batch)[index]
+        self._registered = (time.monotonic() + self.worker_timeout / 4, self.worker)
+        return reply
+
+    def append_many(
+        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+    ) -> list[int]:
+        """Append ``(session_id, stream_id, kind, message)`` events, pipelined: one round
+        trip per :data:`CHUNK` events (per node of a cluster)."""
+        items, seqs = list(events), []
+        for start in range(0, len(items), CHUNK):
+            batch, chunk = self._batch(), items[start : start + CHUNK]
+            for sid, st, kind, message in chunk:
+                body = "" if message is None else _dumps(message)
+                batch.script("append", self._stream(sid, st), st, kind, body)
+            replies = self._send(batch)
+            seqs += [self._appended(item[0], r) for item, r in zip(chunk, replies, strict=True)]
+        return seqs
+
+    def _appended(self, session_id: str, reply: t.Any) -> int:
+        """Handle an append's reply: note disowned streams, evict from other streams."""
+        self._disown(session_id, reply[2:])
+        victim = text(reply[1])
+        while victim:  # the session's oldest message is on another stream: evict it there
+            found = self._run("evict", self._stream(session_id, victim), victim)
+            self._disown(session_id, found[2:])
+            victim = text(found[1])
+        return int(reply[0])
+
+    def _forget(self, batch: Batch, sid: str, streams: t.Sequence[t.Any]) -> None:
+        """Queue what follows the end of a session's keys: end its streams' logs, wake their
+        readers, take it out of the shared indexes. ``streams``: stream id, owner pairs."""
+        for i in range(0, len(streams) - 1, 2):
+            st, owner = text(streams[i]), text(streams[i + 1])
+            x, z = self.keys.stream(sid, st)
+            batch.command("DEL", x)
+            batch.command("XADD", z, "MAXLEN", "1", "*", "t", "1")
+            batch.command("EXPIRE", z, 60)
+            if owner:
+                batch.command("SREM", self.keys.owned(owner), f"{sid} {st}")
+        batch.command("ZREM", self.keys.seen, sid)
+        batch.command("ZREM", self.keys.born, sid)
+
+    def _disown(self, sid: str, owners: t.Sequence[t.Any]) -> None:
+        """Note streams that lost their owner (owner, stream pairs); the beat writes them."""
+        for i in range(0, len(owners) - 1, 2):
+            member = f"{sid} {text(owners[i + 1])}"
+            self._disowned.setdefault(text(owners[i]), set()).add(member)
+
+    @property
+    def pending(self) -> bool:
+        """Whether the ledger holds counts to write."""
+        return self._ledger.pending
+
+    def flush(self, everything: bool = False) -> None:
+        """Write the busy counts the ledger owes (kept owed while Redis is unreachable).
+
+        :param everything: also give back the counts taken ahead and not claimed yet.
+        """
+        due = self._ledger.due(everything)
+        if not due:
+            return
+        batch = self._batch()
+        for sid, delta in due.items():
+            batch.script("touch", self.keys.session(sid), delta)
+        try:
+            self._send(batch)
+        except BackendUnavailable:
+            for sid, delta in due.items():
+                self._ledger.owe(sid, delta)
+            raise
+
+    def beat(self) -> None:
+        """Mark this process alive, end the streams of dead ones, settle unsaved counts."""
+        self._sweep(self._run("beat", [self.keys.workers, self.keys.alive]))
+        self._registered = (time.monotonic() + self.worker_timeout / 4, self.worker)
+        self._trim()  # give back the connections a past peak left idle
+        batch = self._batch()
+        owned = self.keys.owned(self.worker)
+        batch.command("EXPIRE", owned, 86400)
+        disowned, self._disowned = self._disowned, {}
+        for worker, members in disowned.items():
+            batch.command("SREM", self.keys.owned(worker), *members)
+        try:
+            self._send(batch)
+        except BackendUnavailable:
+            for worker, members in disowned.items():
+                self._disowned.setdefault(worker, set()).update(members)
+            raise
+        self.flush(everything=False)
+
+    # -- admission -------------------------------------------------------------
+
+    def _admit(
+        self, sid: str, limit: int, hs: float, owner: str | None, quota: int, fields: list[str]
+    ) -> int:
+        """Store a session, then admit it into the shared indexes: 1, 0 (full) or 2 (quota)."""
+        now, secs = self._run("create", self.keys.session(sid), hs, *fields)
+        own = self.keys.own(owner or "")
+        quota = quota if owner else 0
+        verdict = "ok"
+        for _ in range(2):
+            shared = [self.keys.seen, self.keys.born, self.keys.hs, own]
+            reply = self._run("admit", shared, sid, text(now), limit, hs, quota, int(secs))
+            verdict, count = text(reply[0]), int(reply[1])
+            freed = self._drop_uninitialized([text(s) for s in reply[2 : 2 + count]])
+            if verdict == "ok":
+                return 1
+            candidates = [text(s) for s in reply[2 + count :]]
+            freed += self._prune(candidates, own if verdict == "quota" else None)
+            if not freed:
+                break
+        batch = self._batch()  # refused: take the stored session back
+        batch.command("DEL", *self.keys.session(sid))
+        self._send(batch)
+        return 2 if verdict == "quota" else 0
+
+    def _drop_uninitialized(self, sids: list[str]) -> int:
+        """End the sessions among ``sids`` that never finished their handshake."""
+        if not sids:
+            return 0
+        batch = self._batch()
+        for sid in sids:
+            batch.script("drop_uninitialized", self.keys.session(sid))
+        cleanup, dropped = self._batch(), 0
+        for sid, reply in zip(sids, self._send(batch), strict=True):
+            if int(reply[0]):
+                dropped += 1
+                self._forget(cleanup, sid, reply[1:])
+        self._send(cleanup)
+        return dropped
+
+    def _prune(self, sids: list[str], own: str | None) -> int:
+        """Take the sessions among ``sids`` that no longer exist out of the indexes."""
+        batch = self._batch()
+        for sid in sids:
+            batch.command("EXISTS", self.keys.record(sid))
+        gone = [sid for sid, found in zip(sids, self._send(batch), strict=True) if not found]
+        for sid in gone:
+            batch.script("delete", self.keys.session(sid))
+        cleanup = self._batch()
+        for sid, reply in zip(gone, self._send(batch), strict=True):
+            self._forget(cleanup, sid, reply[1:])
+            if own is not None:
+                cleanup.command("ZREM", own, sid)
+        self._send(cleanup)
+        return len(gone)
+
+    # -- reaping and the sweep ---------------------------------------------
+
+    def _reap(self, batch_size: int) -> list[tuple[str, str]]:
+        """End the sessions past their limits unless a live worker runs a request of them."""
+        shared = [self.keys.workers, self.keys.born, self.keys.seen]
+        reply = self._run("stale", shared, batch_size)
+        count = int(reply[0])
+        live = [text(w) for w in reply[1 : 1 + count]]
+        rest = reply[1 + count :]
+        candidates = [(text(rest[i]), text(rest[i + 1])) for i in range(0, len(rest) - 1, 2)]
+        if not candidates:
+            return []
+        batch = self._batch()
+        for sid, reason in candidates:
+            batch.script("judge", self.keys.session(sid), reason, *live)
+        found: list[tuple[str, str]] = []
+        cleanup = self._batch()
+        for (sid, _), verdict in zip(candidates, self._send(batch), strict=True):
+            kind = text(verdict[0])
+            if kind in ("busy", "keep"):  # back into the indexes, up to date
+                cleanup.command("ZADD", self.keys.seen, text(verdict[1]), sid)
+                cleanup.command("ZADD", self.keys.born, text(verdict[2]), sid)
+            else:
+                found.append((sid, kind))
+                self._forget(cleanup, sid, verdict[2:])
+        self._send(cleanup)
+        return found
+
+    def _sweep(self, dead: t.Sequence[t.Any]) -> int:
+        """End the running request streams of dead workers, each with an error answer."""
+        workers = [text(w) for w in dead if text(w) != self.worker]
+        if not workers:
+            return 0
+        batch = self._batch()
+        for worker in workers:
+            batch.command("SMEMBERS", self.keys.owned(worker))
+        ends = self._batch()
+        for worker, members in zip(workers, self._send(batch), strict=True):
+            for member in members:
+                sid, _, st = text(member).partition(" ")
+                if st:
+                    keys = [*self.keys.session(sid), *self.keys.stream(sid, st)]
+                    ends.script("orphan", keys, worker, st)
+        ended = sum(int(r) for r in self._send(ends))
+        for worker in workers:
+            batch.command("ZREM", self.keys.workers, worker)
+            batch.command("DEL", self.keys.owned(worker))
+        self._send(batch)
+        return ended
+
+
+__all__ = ["Housekeeping"]

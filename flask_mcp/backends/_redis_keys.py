@@ -1,0 +1,94 @@
+"""The Redis backend's key names, laid out for Redis Cluster.
+
+Every key of one session carries the session id as its hash tag, so that all
+of them live in one cluster slot and one Lua script may touch them together;
+the keys every worker shares carry the tag ``{g}`` (one slot of their own).
+No script mixes the two: what must change both runs as two commands,
+pipelined. Scripts receive every key they touch in ``KEYS``.
+
+``P`` is the backend's prefix (``mcp:``), ``SID`` a session id, ``ST`` a stream id:
+
+``P{SID}:s``       hash: the session record (JSON values) and ``b:WORKER`` busy counts
+``P{SID}:m``       hash: ``id`` (request ids), ``tok`` (reader tokens), per stream ``n:ST``
+                   last seq, ``r:ST`` reader token, ``c:ST`` cursor, ``w:ST`` the worker that
+                   owns it, ``q:ST`` the JSON id of the request it answers
+``P{SID}:o``       list: the stream id of every retained message, oldest first
+``P{SID}:x:ST``    stream: the events of a stream, entry id ``0-SEQ``, fields ``k``, ``m``
+``P{SID}:z:ST``    stream: wake-up signals for readers (attach, detach, drop), id ``TOKEN-0``
+``P{SID}:e:RID``   string: a server-to-client request awaits its answer (1) or got it (2)
+``P{SID}:a:RID``   list: the client's answer
+``P{TID}:task``    string: a task record (JSON), tagged by its task id
+``P{g}:seen``      sorted set: session ids by (at most) their last traffic, for the reaper
+``P{g}:born``      sorted set: session ids by creation time
+``P{g}:hs``        sorted set: sessions until their handshake timeout is checked
+``P{g}:own:OWNER`` sorted set: the sessions of one client, for its quota
+``P{g}:workers``   sorted set: worker ids by last heartbeat
+``P{g}:alive``     string: when a process last swept (the sweep skips the gaps between)
+``P{g}:ws:WORKER`` set: ``"SID ST"`` of the request streams a worker owns (may hold ended ones)
+``P{g}:tasks:live`` / ``P{g}:tasks:OWNER``  sorted sets of task ids
+"""
+
+from __future__ import annotations
+
+
+class Keys:
+    """Builds the key names of one prefix.
+
+    :raises ValueError: the prefix holds ``{`` or ``}`` (they would change the hash tags).
+    """
+
+    def __init__(self, prefix: str) -> None:
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(
+                f"The Redis key prefix {prefix!r} must not contain '{{' or '}}': Flask-MCP adds "
+                "the hash tags itself. Choose a prefix like 'myapp:'."
+            )
+        self.prefix = prefix
+        self.shared = f"{prefix}{{g}}:"
+        self.seen = self.shared + "seen"
+        self.born = self.shared + "born"
+        self.hs = self.shared + "hs"
+        self.workers = self.shared + "workers"
+        self.alive = self.shared + "alive"
+
+    def session(self, sid: str) -> list[str]:
+        """The keys every session script gets first: ``s``, ``m``, ``o``, ``x:g``, ``z:g``."""
+        tag = f"{self.prefix}{{{sid}}}:"
+        return [tag + "s", tag + "m", tag + "o", tag + "x:g", tag + "z:g"]
+
+    def stream(self, sid: str, st: str) -> list[str]:
+        """A stream's event log and signal stream."""
+        tag = f"{self.prefix}{{{sid}}}:"
+        return [f"{tag}x:{st}", f"{tag}z:{st}"]
+
+    def record(self, sid: str) -> str:
+        """The session record's hash."""
+        return f"{self.prefix}{{{sid}}}:s"
+
+    def meta(self, sid: str) -> str:
+        """The session's stream metadata hash."""
+        return f"{self.prefix}{{{sid}}}:m"
+
+    def answer(self, sid: str, rid: str) -> list[str]:
+        """The marker and the answer list of a server-to-client request."""
+        tag = f"{self.prefix}{{{sid}}}:"
+        return [f"{tag}e:{rid}", f"{tag}a:{rid}"]
+
+    def owned(self, worker: str) -> str:
+        """The set of request streams ``worker`` owns."""
+        return f"{self.shared}ws:{worker}"
+
+    def own(self, owner: str) -> str:
+        """The sorted set of one client's sessions."""
+        return f"{self.shared}own:{owner}"
+
+    def task(self, task_id: str) -> str:
+        """A task record."""
+        return f"{self.prefix}{{{task_id}}}:task"
+
+    def tasks(self, owner: str) -> str:
+        """The sorted set of an owner's task ids (``live``: the tasks not known ended)."""
+        return f"{self.shared}tasks:{owner}"
+
+
+__all__ = ["Keys"]
