@@ -16,6 +16,7 @@ import uuid
 import httpx
 import pytest
 from harness import redis_client
+from harness import redis_cluster
 from harness import run_suite
 from tasks_wire import post_2026
 
@@ -206,6 +207,38 @@ def test_a_valkey_cluster_serves_sessions_streams_and_tasks(
     sid, task_ids = _use_a_session(server.url)
     assert_hash_tagged(valkey_cluster_url, prefix, sid, task_ids)
     assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+# -- a cluster that goes away ---------------------------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.cluster
+def test_a_cluster_outage_gives_quick_503(serve: t.Any) -> None:
+    """Every node stopped: requests get a retryable 503 fast, as with one Redis; no traceback."""
+    with redis_cluster(3) as cluster:
+        env = {"FLASK_MCP_BACKEND": cluster.url}
+        server = serve("tests._apps.backchannel:app", "gevent", workers=2, env=env)
+        with httpx.Client(timeout=30) as http:
+            headers = _initialize(http, server.url)
+            add = {"name": "add", "arguments": {"a": 1, "b": 2}}
+            assert "result" in _rpc(http, server.url, headers, "tools/call", add)
+            for proc in cluster.processes:
+                proc.terminate()
+            for proc in cluster.processes:
+                proc.wait(10)
+            slowest = 0.0
+            for _ in range(4):  # both workers
+                started = time.monotonic()
+                body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": add}
+                response = http.post(server.url, headers=headers, json=body)
+                slowest = max(slowest, time.monotonic() - started)
+                assert response.status_code == 503, response.text
+                error = response.json()["error"]
+                assert error["code"] == -32603 and "unavailable" in error["message"]
+        assert slowest < 5, slowest
+        assert server.alive()
+        assert "Traceback" not in server.log(), server.log_tail(80)
 
 
 # -- the conformance suites on two workers sharing the cluster ----------------------------

@@ -25,7 +25,12 @@ from ._channels import LocalChannels
 from ._channels import QueueSubscription
 
 logger = logging.getLogger("flask_mcp")
-UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+UNAVAILABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.RedisClusterException,  # no node of a cluster answers
+    redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
+)
 
 
 def text(value: t.Any) -> str:
