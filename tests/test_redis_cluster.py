@@ -234,6 +234,7 @@ def test_a_cluster_outage_gives_quick_503(serve: t.Any) -> None:
                 response = http.post(server.url, headers=headers, json=body)
                 slowest = max(slowest, time.monotonic() - started)
                 assert response.status_code == 503, response.text
+                assert response.headers.get("retry-after"), response.headers
                 error = response.json()["error"]
                 assert error["code"] == -32603 and "unavailable" in error["message"]
         assert slowest < 5, slowest
