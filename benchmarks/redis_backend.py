@@ -196,7 +196,11 @@ def run(options: Options) -> dict[str, t.Any]:
             print(report.table(("ratio (req/s)", *[f"c={c}" for c in CONCURRENCY]), rows))
             print(
                 "(the workers share the server core"
-                + (" with the Redis started for this run" if redis is not None else "")
+                + (
+                    " with the Redis started for this run"
+                    if redis is not None and core != "none"
+                    else ""
+                )
                 + ": this shows the backend's cost, not multi-core scaling)"
             )
             redis_cpu = measure_redis_cpu(prepared, options)

@@ -35,6 +35,7 @@ from ._redis_housekeeping import Housekeeping
 from ._redis_keys import Keys
 from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
+from ._redis_listener import loads as _loads
 from ._redis_listener import text as _text
 from ._redis_pool import blocking_twin
 from ._redis_pool import fail_fast as _retry
@@ -276,7 +277,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
             if field.startswith("b:"):
                 data["busy"] += max(0, int(value))
             else:
-                data[field] = json.loads(value)
+                data[field] = _loads(value)
         data["busy"] = max(0, data["busy"])
         if not isinstance(data.get("subscriptions", []), list):
             data["subscriptions"] = []
