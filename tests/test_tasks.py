@@ -403,7 +403,7 @@ def test_sigkill_of_the_worker_running_a_task_fails_it(serve: t.Any, redis_url: 
     deadline = time.monotonic() + 10
     worker = None
     while worker is None and time.monotonic() < deadline:
-        raw = client.get(f"mcp:task:{task_id}")
+        raw = client.get(f"mcp:{{{task_id}}}:task")
         worker = json.loads(raw).get("worker") if raw else None
         time.sleep(0.05)
     assert worker, "the task record never named its worker"
