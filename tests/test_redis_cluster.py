@@ -110,14 +110,37 @@ def _rpc(
     return t.cast("dict[str, t.Any]", response.json())
 
 
-def _use_a_session(url: str) -> tuple[str, list[str]]:
-    """A 2025-11-25 session with a streamed call, a GET stream and a task; a 2026 task.
+def _elicit(
+    http: httpx.Client, url: str, headers: dict[str, str], meanwhile: t.Callable[[str], None]
+) -> None:
+    """A streamed call waiting for the client's answer to an elicitation: ``meanwhile(sid)``
+    runs while its event log and its pending answer are in Redis."""
+    params = {"name": "test_elicitation", "arguments": {"message": "Who?"}}
+    body = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": params}
+    with http.stream("POST", url, headers=headers, json=body) as response:
+        assert response.status_code == 200
+        data = (line[5:].strip() for line in response.iter_lines() if line[:5] == "data:")
+        messages = (json.loads(text) for text in data if text)  # not the priming event's
+        asked = next(m for m in messages if m.get("method") == "elicitation/create")
+        meanwhile(headers["Mcp-Session-Id"])
+        content = {"username": "ada", "email": "ada@example.com"}
+        answer = {"jsonrpc": "2.0", "id": asked["id"],
+                  "result": {"action": "accept", "content": content}}  # fmt: skip
+        assert http.post(url, headers=headers, json=answer).status_code == 202
+        done = next(m for m in messages if m.get("id") == 8)
+        assert "action=accept" in done["result"]["content"][0]["text"], done
+
+
+def _use_a_session(url: str, meanwhile: t.Callable[[str], None]) -> tuple[str, list[str]]:
+    """A 2025-11-25 session with streamed calls (one waits on an elicitation while
+    ``meanwhile(sid)`` runs), a GET stream and a task; then a 2026-07-28 task.
 
     Returns the session id and the task ids, with everything still alive in Redis.
     """
     with httpx.Client(timeout=30) as http:
         headers = _initialize(http, url)
         sid = headers["Mcp-Session-Id"]
+        _elicit(http, url, headers, meanwhile)
         # A streaming call (progress): an SSE response with an event log.
         params = {"name": "test_tool_with_progress", "arguments": {},
                   "_meta": {"progressToken": "p1"}}  # fmt: skip
@@ -152,7 +175,7 @@ def _use_a_session(url: str) -> tuple[str, list[str]]:
     return sid, [task_id, stateless["result"]["taskId"]]
 
 
-def assert_hash_tagged(url: str, prefix: str, sid: str, task_ids: list[str]) -> None:
+def assert_hash_tagged(url: str, prefix: str, sid: str, task_ids: list[str]) -> list[str]:
     """Every key under ``prefix`` has a hash tag; a session's keys share the session's slot,
     a task's keys its task's, and the keys of no session or task one slot of their own."""
     client = redis_client(url)
@@ -175,11 +198,13 @@ def assert_hash_tagged(url: str, prefix: str, sid: str, task_ids: list[str]) -> 
         task_keys = [key for key in keys if task_id in key and key not in grouped]
         grouped.update(task_keys)
         assert len({slots[key] for key in task_keys}) <= 1, {k: slots[k] for k in task_keys}
-    assert any(task_ids[-1] in key for key in keys), f"no key names task {task_ids[-1]}: {keys}"
+    if task_ids:
+        assert any(task_ids[-1] in key for key in keys), f"no key names task {task_ids[-1]}"
     shared = [key for key in keys if key not in grouped]
     assert len({slots[key] for key in shared}) <= 1, {key: slots[key] for key in shared}
     print(f"{len(keys)} keys; session {sid} in slot {session_slot}: {session_keys}; "
           f"shared: {shared}")  # fmt: skip
+    return keys
 
 
 @pytest.mark.e2e
@@ -191,7 +216,13 @@ def test_the_keys_of_a_session_task_and_stream_share_the_sessions_slot(
     prefix = f"tags-{uuid.uuid4().hex[:8]}:"
     env = {"FLASK_MCP_BACKEND": f"{redis_backend_url}?prefix={prefix}"}
     server = serve("examples.everything:app", "gevent", env=env)
-    sid, task_ids = _use_a_session(server.url)
+
+    def during_the_call(sid: str) -> None:
+        keys = assert_hash_tagged(redis_backend_url, prefix, sid, [])
+        kinds = {key.rsplit("}:", 1)[-1].split(":")[0] for key in keys if sid in key}
+        assert {"x", "e"} <= kinds, keys  # an open request stream and a pending answer
+
+    sid, task_ids = _use_a_session(server.url, during_the_call)
     assert_hash_tagged(redis_backend_url, prefix, sid, task_ids)
 
 
@@ -204,7 +235,9 @@ def test_a_valkey_cluster_serves_sessions_streams_and_tasks(
     prefix = f"valkey-{uuid.uuid4().hex[:8]}:"
     env = {"FLASK_MCP_BACKEND": f"{valkey_cluster_url}?prefix={prefix}"}
     server = serve("examples.everything:app", "gevent", workers=2, env=env)
-    sid, task_ids = _use_a_session(server.url)
+    sid, task_ids = _use_a_session(
+        server.url, lambda sid: assert_hash_tagged(valkey_cluster_url, prefix, sid, [])
+    )
     assert_hash_tagged(valkey_cluster_url, prefix, sid, task_ids)
     assert "Traceback" not in server.log(), server.log_tail(80)
 
