@@ -44,6 +44,7 @@ def test_shared_keys_share_a_slot_of_their_own() -> None:
         keys.hs,
         keys.workers,
         keys.alive,
+        keys.reaping,
         keys.owned("host:1:ab"),
         keys.own("addr:1"),
         keys.tasks("live"),

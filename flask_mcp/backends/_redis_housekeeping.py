@@ -255,7 +255,7 @@ class Housekeeping:
 
     def _reap(self, batch_size: int) -> list[tuple[str, str]]:
         """End the sessions past their limits unless a live worker runs a request of them."""
-        shared = [self.keys.workers, self.keys.born, self.keys.seen]
+        shared = [self.keys.workers, self.keys.born, self.keys.seen, self.keys.reaping]
         reply = self._run("stale", shared, batch_size)
         count = int(reply[0])
         live = [text(w) for w in reply[1 : 1 + count]]
@@ -270,12 +270,12 @@ class Housekeeping:
         cleanup = self._batch()
         for (sid, _), verdict in zip(candidates, self._send(batch), strict=True):
             kind = text(verdict[0])
-            if kind in ("busy", "keep"):  # back into the indexes, up to date
-                cleanup.command("ZADD", self.keys.seen, text(verdict[1]), sid)
-                cleanup.command("ZADD", self.keys.born, text(verdict[2]), sid)
+            if kind in ("busy", "keep"):  # the index lags the record: catch up
+                cleanup.command("ZADD", self.keys.seen, "XX", text(verdict[1]), sid)
             else:
                 found.append((sid, kind))
                 self._forget(cleanup, sid, verdict[2:])
+        cleanup.command("ZREM", self.keys.reaping, *[sid for sid, _ in candidates])
         self._send(cleanup)
         return found
 

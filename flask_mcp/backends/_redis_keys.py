@@ -24,6 +24,7 @@ pipelined. Scripts receive every key they touch in ``KEYS``.
 ``P{g}:own:OWNER`` sorted set: the sessions of one client, for its quota
 ``P{g}:workers``   sorted set: worker ids by last heartbeat
 ``P{g}:alive``     string: when a process last swept (the sweep skips the gaps between)
+``P{g}:reaping``   sorted set: sessions a reaper is judging (claims expire after a minute)
 ``P{g}:ws:WORKER`` set: ``"SID ST"`` of the request streams a worker owns (may hold ended ones)
 ``P{g}:tasks:live`` / ``P{g}:tasks:OWNER``  sorted sets of task ids
 """
@@ -50,6 +51,7 @@ class Keys:
         self.hs = self.shared + "hs"
         self.workers = self.shared + "workers"
         self.alive = self.shared + "alive"
+        self.reaping = self.shared + "reaping"
 
     def session(self, sid: str) -> list[str]:
         """The keys every session script gets first: ``s``, ``m``, ``o``, ``x:g``, ``z:g``."""

@@ -401,10 +401,11 @@ end
 return redis.call('ZRANGEBYSCORE', workers, '-inf', '(' .. fmt(now - DEAD), 'LIMIT', 0, 10)
 """,
     "stale": r"""
--- KEYS: workers, born, seen. A: batch. Returns {live count, live workers..., sid, reason...}:
--- the sessions that may be past a limit, with the reason if they are gone, taken out of
--- the indexes (so that one reaper judges each; the caller puts back those it keeps).
+-- KEYS: workers, born, seen, claims. A: batch. Returns {live count, live workers..., sid,
+-- reason...}: the sessions that may be past a limit, with the reason if they are gone, each
+-- claimed for a minute (so that one reaper judges it; the caller drops its claims).
 local now, batch = clock(), tonumber(A[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. fmt(now - 60))
 local out = {}
 local live = redis.call('ZRANGEBYSCORE', KEYS[1], fmt(now - DEAD), '+inf')
 out[1] = #live
@@ -413,10 +414,8 @@ local done = {}
 local function older(k, limit, reason)
   local cut = '(' .. fmt(now - limit)
   for _, sid in ipairs(redis.call('ZRANGEBYSCORE', k, '-inf', cut, 'LIMIT', 0, batch)) do
-    if not done[sid] then
+    if not done[sid] and redis.call('ZADD', KEYS[4], 'NX', fmt(now), sid) == 1 then
       done[sid] = true
-      redis.call('ZREM', KEYS[2], sid)
-      redis.call('ZREM', KEYS[3], sid)
       out[#out + 1] = sid
       out[#out + 1] = reason
     end

@@ -68,7 +68,7 @@ _LIVE: weakref.WeakSet[RedisBackend] = weakref.WeakSet()
 
 def _forked() -> None:
     for backend in list(_LIVE):
-        backend._worker = ""
+        backend._worker, backend._ledger = "", Ledger()  # the parent's counts are its own
 
 
 os.register_at_fork(after_in_child=_forked)
