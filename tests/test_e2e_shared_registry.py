@@ -31,9 +31,11 @@ WORKERS = 4
 
 @contextlib.asynccontextmanager
 async def session(url: str, on_message: t.Any = None) -> t.AsyncIterator[ClientSession]:
-    # a client of its own: a new connection, which any worker may accept
+    # a client of its own: a new connection, which any worker may accept; the SDK's
+    # timeouts, not httpx's default 5 s, which cuts an idle GET stream between heartbeats (15 s)
+    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=300.0))
     async with (
-        streamable_http_client(url, http_client=httpx.AsyncClient()) as (read, write),
+        streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write, message_handler=on_message) as s,
     ):
         await s.initialize()
