@@ -4,6 +4,8 @@ Harness fixtures:
 
 ``serve``        function-scoped factory: ``serve("examples.everything:app", "gevent") -> Server``
 ``redis_url``    session-scoped ``redis://...`` URL of a Redis database that may be flushed
+``redis_cluster_url``  session-scoped ``redis+cluster://...`` URL of a 3-master Redis Cluster
+``redis_backend_url``  ``redis_url``, then ``redis_cluster_url``: a test taking it runs on both
 ``conformance``  session-scoped callable running ``tests/conformance/run``
 
 For module- or session-scoped servers use the context manager :func:`harness.start_server`
@@ -13,6 +15,8 @@ directly (it is what ``serve`` uses).  Application fixtures: ``mcp_server``, ``a
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import threading
 import typing as t
 from collections.abc import Generator
@@ -23,6 +27,7 @@ from harness import ConformanceRunner
 from harness import ServeFactory
 from harness import Server
 from harness import conformance_runner
+from harness import redis_cluster
 from harness import redis_database
 from harness import start_server
 from wire import ThreadedTestClient
@@ -93,6 +98,46 @@ def redis_url() -> Iterator[str]:
     """
     with redis_database() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    """``redis+cluster://127.0.0.1:PORT/``: a 3-master Redis Cluster started for the session.
+
+    See :func:`harness.redis_cluster`; it needs ``redis-server`` and ``redis-cli`` (skipped
+    without them, failed in CI).  Use fresh key prefixes: it is not flushed between tests.
+    """
+    with redis_cluster(3) as cluster:
+        yield cluster.url
+
+
+@pytest.fixture(scope="session")
+def valkey_cluster_url() -> Iterator[str]:
+    """Like ``redis_cluster_url``, with ``valkey-server`` (``$MCP_TEST_VALKEY_SERVER``, else
+    the ``PATH``).  Valkey is optional: without it the test is skipped, in CI too."""
+    server = os.environ.get("MCP_TEST_VALKEY_SERVER") or shutil.which("valkey-server")
+    if not server:
+        pytest.skip("no valkey-server: set MCP_TEST_VALKEY_SERVER or put it on the PATH")
+    with redis_cluster(3, server=server) as cluster:
+        yield cluster.url
+
+
+#: The two Redis deployments every test taking ``redis_backend_url`` runs on.
+REDIS_KINDS = [
+    pytest.param("standalone", marks=pytest.mark.redis),
+    pytest.param("cluster", marks=[pytest.mark.redis, pytest.mark.cluster]),
+]
+
+
+@pytest.fixture(params=REDIS_KINDS)
+def redis_backend_url(request: pytest.FixtureRequest) -> str:
+    """An ``MCP_BACKEND`` URL: ``redis_url`` (standalone), then ``redis_cluster_url`` (cluster).
+
+    Append ``?prefix=...`` as with ``redis_url``; inspect keys with
+    :func:`harness.redis_client`, which understands both forms.
+    """
+    name = "redis_url" if request.param == "standalone" else "redis_cluster_url"
+    return t.cast(str, request.getfixturevalue(name))
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,8 @@ Plain functions and classes, no fixtures (``conftest.py`` wraps them as ``serve`
 :func:`server_argv`         the command line it runs (gunicorn, waitress, uWSGI, Werkzeug)
 :func:`redis_database`      context manager yielding the URL of a flushed Redis database
 :func:`redis_server`        context manager running a private ``redis-server`` on a port
+:func:`redis_cluster`       context manager running a 3-master Redis Cluster on 127.0.0.1
+:func:`redis_client`        a redis-py client for a ``redis://`` or ``redis+cluster://`` URL
 :func:`conformance_runner`  installs the pinned conformance suites, returns a runner
 :func:`run_suite`           runs one suite and reads its ``checks.json``
 
@@ -23,6 +25,7 @@ import http.client
 import importlib.util
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing as t
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -471,6 +475,193 @@ def redis_database() -> Iterator[str]:
         url = f"redis://{HOST}:{port}/{db}"
         _flushdb(url)
         yield url
+
+
+# --------------------------------------------------------------------------------------------
+# Redis Cluster
+# --------------------------------------------------------------------------------------------
+
+CLUSTER_HINT = (
+    "needs redis-server and redis-cli to start a Redis Cluster on 127.0.0.1 "
+    "(Debian: apt-get install redis-server redis-tools)"
+)
+
+
+def redis_client(url: str, **options: t.Any) -> t.Any:
+    """A redis-py client for ``url``: ``redis+cluster://HOST:PORT/`` gives a ``RedisCluster``.
+
+    For the keys a test inspects or deletes; ``options`` go to the client's ``from_url``.
+    """
+    import redis
+    import redis.cluster
+
+    if url.startswith("redis+cluster://"):
+        plain = "redis://" + url.removeprefix("redis+cluster://").split("?")[0]
+        return redis.cluster.RedisCluster.from_url(plain, **options)
+    return redis.Redis.from_url(url.split("?")[0], **options)
+
+
+def delete_keys(url: str, pattern: str) -> None:
+    """Delete the keys matching ``pattern`` (every node of a cluster)."""
+    client = redis_client(url)
+    try:
+        for key in list(client.scan_iter(match=pattern, count=1000)):
+            client.delete(key)
+    finally:
+        client.close()
+
+
+def free_cluster_port() -> int:
+    """A free port P below 55536 whose cluster bus port P + 10000 is free too."""
+    for _ in range(200):
+        port = random.randrange(20000, 45000)
+        try:
+            for candidate in (port, port + 10000):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                    sock.bind((HOST, candidate))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free port pair (P, P + 10000) for a Redis Cluster node")
+
+
+@dataclass
+class RedisCluster:
+    """A Redis Cluster started by :func:`redis_cluster`: masters on ``ports``, no replicas."""
+
+    ports: list[int]
+    directory: Path
+    processes: list[subprocess.Popen[bytes]]
+
+    @property
+    def url(self) -> str:
+        """The ``MCP_BACKEND`` URL: ``redis+cluster://127.0.0.1:PORT/`` (one seed node)."""
+        return f"redis+cluster://{HOST}:{self.ports[0]}/"
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- node {port} ---\n"
+            + (self.directory / f"redis-{port}.log").read_text(errors="replace")
+            for port in self.ports
+        )
+
+
+def _cluster_info(port: int) -> dict[str, str]:
+    import redis
+
+    client = redis.Redis(HOST, port, socket_connect_timeout=1, socket_timeout=2)
+    try:
+        raw = client.execute_command("CLUSTER", "INFO")
+    finally:
+        client.close()
+    text = raw.decode() if isinstance(raw, bytes) else str(raw)
+    return dict(line.split(":", 1) for line in text.split() if ":" in line)
+
+
+@contextlib.contextmanager
+def redis_cluster(masters: int = 3, *, server: str = "redis-server") -> Iterator[RedisCluster]:
+    """Run a Redis Cluster of ``masters`` masters (no replicas) on 127.0.0.1 until the block exits.
+
+    Each node is ``server --cluster-enabled yes`` without persistence in a temporary
+    directory; ``redis-cli --cluster create`` assigns the slots, and the cluster is yielded
+    once every node reports ``cluster_state:ok`` and knows every other.  ``server`` may name
+    another Redis-compatible server (``valkey-server``).  Without ``server`` or ``redis-cli``
+    on the ``PATH`` this fails in CI and skips elsewhere.
+    """
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        skip_or_fail('needs the redis package (redis-py): pip install -e ".[test]"')
+    exe, cli = shutil.which(server), shutil.which("redis-cli")
+    if exe is None or cli is None:
+        skip_or_fail(f"{CLUSTER_HINT}; missing: {server if exe is None else 'redis-cli'}")
+    directory = Path(tempfile.mkdtemp(prefix="flask-mcp-cluster-"))
+    cluster = RedisCluster([], directory, [])
+    try:
+        for _ in range(masters):
+            port = free_cluster_port()
+            cluster.ports.append(port)
+            with open(directory / f"redis-{port}.log", "wb") as log_file:
+                cluster.processes.append(
+                    subprocess.Popen(
+                        [
+                            exe,
+                            "--port",
+                            str(port),
+                            "--bind",
+                            HOST,
+                            "--cluster-enabled",
+                            "yes",
+                            "--cluster-config-file",
+                            f"nodes-{port}.conf",
+                            "--cluster-node-timeout",
+                            "5000",
+                            "--save",
+                            "",
+                            "--appendonly",
+                            "no",
+                            "--dir",
+                            str(directory),
+                        ],  # fmt: skip
+                        cwd=directory,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log_file,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
+        deadline = time.monotonic() + 10
+        for port, proc in zip(cluster.ports, cluster.processes, strict=True):
+            while not _redis_ping(f"redis://{HOST}:{port}/0"):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"{exe} on port {port} did not start:\n{cluster.logs()}")
+                time.sleep(0.05)
+        create = subprocess.run(
+            [
+                cli,
+                "--cluster",
+                "create",
+                *(f"{HOST}:{port}" for port in cluster.ports),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],  # fmt: skip
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if create.returncode != 0:
+            pytest.fail(
+                f"redis-cli --cluster create failed ({create.returncode}):\n"
+                f"{create.stdout}{create.stderr}\n{cluster.logs()}"
+            )
+        deadline = time.monotonic() + 30
+        while True:
+            infos = [_cluster_info(port) for port in cluster.ports]
+            if all(
+                info.get("cluster_state") == "ok"
+                and info.get("cluster_known_nodes") == str(masters)
+                and info.get("cluster_slots_assigned") == "16384"
+                for info in infos
+            ):
+                break
+            if time.monotonic() > deadline:
+                pytest.fail(f"the cluster never reached cluster_state:ok: {infos}")
+            time.sleep(0.1)
+        yield cluster
+    finally:
+        for proc in cluster.processes:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in cluster.processes:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------------------------

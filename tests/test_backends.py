@@ -14,6 +14,8 @@ import typing as t
 import uuid
 
 import pytest
+from harness import delete_keys
+from harness import redis_client
 
 from flask_mcp.backends import from_setting
 from flask_mcp.backends.base import END
@@ -27,7 +29,17 @@ from flask_mcp.errors import BackendUnavailable
 Pair = t.Callable[..., tuple[Backend, Backend]]
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+#: The Redis legs: a standalone Redis (``redis_url``) and a Redis Cluster (``redis_cluster_url``).
+REDIS_URLS = {"redis": "redis_url", "redis-cluster": "redis_cluster_url"}
+
+
+@pytest.fixture(
+    params=[
+        "memory",
+        pytest.param("redis", marks=pytest.mark.redis),
+        pytest.param("redis-cluster", marks=[pytest.mark.redis, pytest.mark.cluster]),
+    ]
+)
 def workers(request: pytest.FixtureRequest) -> t.Iterator[Pair]:
     """``workers(buffer_size=1000) -> (a, b)``: two views of one shared state."""
     made: list[Backend] = []
@@ -40,7 +52,7 @@ def workers(request: pytest.FixtureRequest) -> t.Iterator[Pair]:
             return backend, backend
         from flask_mcp.backends.redis import RedisBackend
 
-        url = request.getfixturevalue("redis_url")
+        url = request.getfixturevalue(REDIS_URLS[request.param])
         pair = tuple(
             RedisBackend.from_url(f"{url}?prefix={prefix}", buffer_size=buffer_size)
             for _ in range(2)
@@ -51,13 +63,8 @@ def workers(request: pytest.FixtureRequest) -> t.Iterator[Pair]:
     yield make
     for backend in made:
         backend.close()
-    if request.param == "redis":
-        import redis
-
-        client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
-        for key in client.scan_iter(f"{prefix}*", count=1000):
-            client.delete(key)
-        client.close()
+    if request.param != "memory":
+        delete_keys(request.getfixturevalue(REDIS_URLS[request.param]), f"{prefix}*")
 
 
 def new_session(backend: Backend, session_id: str = "s1", limit: int = 100) -> str:
@@ -481,21 +488,16 @@ def test_lost_redis_raises_backend_unavailable_fast() -> None:
 
 
 @pytest.fixture
-def redis_pair(redis_url: str) -> t.Iterator[tuple[t.Any, t.Any]]:
+def redis_pair(redis_backend_url: str) -> t.Iterator[tuple[t.Any, t.Any]]:
     """Two ``RedisBackend`` workers on a fresh prefix; their keys are deleted afterwards."""
-    import redis
-
     from flask_mcp.backends.redis import RedisBackend
 
     prefix = f"test-{uuid.uuid4().hex[:10]}:"
-    pair = [RedisBackend.from_url(f"{redis_url}?prefix={prefix}") for _ in range(2)]
+    pair = [RedisBackend.from_url(f"{redis_backend_url}?prefix={prefix}") for _ in range(2)]
     yield pair[0], pair[1]
     for backend in pair:
         backend.close()
-    client = redis.Redis.from_url(redis_url)
-    for key in client.scan_iter(f"{prefix}*", count=1000):
-        client.delete(key)
-    client.close()
+    delete_keys(redis_backend_url, f"{prefix}*")
 
 
 @pytest.mark.redis
@@ -521,16 +523,14 @@ def test_streams_of_a_dead_worker_end_and_its_requests_stop_counting(
 
 
 @pytest.mark.redis
-def test_keys_expire_with_the_session_limits(redis_url: str) -> None:
-    import redis
-
+def test_keys_expire_with_the_session_limits(redis_backend_url: str) -> None:
     from flask_mcp.backends.redis import RedisBackend
 
     prefix = f"test-{uuid.uuid4().hex[:10]}:"
     backend = RedisBackend.from_url(
-        f"{redis_url}?prefix={prefix}", idle_timeout=100, max_lifetime=1000
+        f"{redis_backend_url}?prefix={prefix}", idle_timeout=100, max_lifetime=1000
     )
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_backend_url)
     try:
         sid = new_session(backend)
         backend.append(sid, "r", MESSAGE, {"x": 1})
@@ -548,13 +548,11 @@ def test_keys_expire_with_the_session_limits(redis_url: str) -> None:
 
 
 @pytest.mark.redis
-def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_url: str) -> None:
-    import redis
-
+def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_backend_url: str) -> None:
     from flask_mcp.backends.redis import RedisBackend
 
     prefix = f"test-{uuid.uuid4().hex[:10]}:"
-    raw = redis.Redis.from_url(redis_url, decode_responses=True, protocol=3)
+    raw = redis_client(redis_backend_url, decode_responses=True, protocol=3)
     backend = RedisBackend(client=raw, prefix=prefix)
     try:
         sid = new_session(backend)
@@ -573,7 +571,4 @@ def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_url: str)
         assert backend.reap(1, None) == []
     finally:
         backend.close()
-        cleanup = redis.Redis.from_url(redis_url)
-        for key in cleanup.scan_iter(f"{prefix}*"):
-            cleanup.delete(key)
-        cleanup.close()
+        delete_keys(redis_backend_url, f"{prefix}*")

@@ -23,6 +23,7 @@ import anyio
 import httpx
 import pytest
 from harness import free_port
+from harness import redis_client
 from harness import redis_server
 from harness import run_suite
 from wire import client
@@ -99,12 +100,12 @@ def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:
 # -- (a) many sessions across workers ----------------------------------------------------
 
 
-def test_fifty_sessions_across_four_workers(serve: t.Any, redis_url: str) -> None:
+def test_fifty_sessions_across_four_workers(serve: t.Any, redis_backend_url: str) -> None:
     server = serve(
         "tests._apps.backchannel:app",
         "gevent",
         workers=4,
-        env=redis_env(redis_url),
+        env=redis_env(redis_backend_url),
         extra_args=ACCESS,
     )
     done: list[int] = []
@@ -155,8 +156,10 @@ def test_fifty_sessions_across_four_workers(serve: t.Any, redis_url: str) -> Non
 # -- (b) SIGKILL --------------------------------------------------------------------------
 
 
-def test_sigkilled_worker_loses_only_its_running_request(serve: t.Any, redis_url: str) -> None:
-    env = {**redis_env(redis_url, worker_timeout=2), "FLASK_MCP_SSE_RETRY_MS": "200"}
+def test_sigkilled_worker_loses_only_its_running_request(
+    serve: t.Any, redis_backend_url: str
+) -> None:
+    env = {**redis_env(redis_backend_url, worker_timeout=2), "FLASK_MCP_SSE_RETRY_MS": "200"}
     server = serve("tests._apps.backchannel:app", "gevent", workers=4, env=env)
     prefix = env["FLASK_MCP_BACKEND"].split("prefix=")[1].split("&")[0]
     progress: dict[int, list[str]] = collections.defaultdict(list)
@@ -187,9 +190,7 @@ def test_sigkilled_worker_loses_only_its_running_request(serve: t.Any, redis_url
 
     thread = threading.Thread(target=official_sessions, daemon=True)
     thread.start()
-    import redis
-
-    store = redis.Redis.from_url(redis_url)
+    store = redis_client(redis_backend_url)
     with httpx.Client(timeout=30) as http:
         headers = initialize(http, server.url)
         session_id = headers["Mcp-Session-Id"]

@@ -31,9 +31,11 @@ WORKERS = 4
 
 @contextlib.asynccontextmanager
 async def session(url: str, on_message: t.Any = None) -> t.AsyncIterator[ClientSession]:
-    # a client of its own: a new connection, which any worker may accept
+    # a client of its own: a new connection, which any worker may accept; the SDK's
+    # timeouts, not httpx's default 5 s, which cuts an idle GET stream between heartbeats (15 s)
+    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=300.0))
     async with (
-        streamable_http_client(url, http_client=httpx.AsyncClient()) as (read, write),
+        streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write, message_handler=on_message) as s,
     ):
         await s.initialize()
@@ -70,12 +72,20 @@ async def sweep(url: str, tool: str, present: bool) -> set[int]:
     return pids
 
 
-@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+@pytest.mark.parametrize(
+    ("worker", "store"),
+    [
+        ("gevent", "redis_url"),
+        ("gthread", "redis_url"),
+        pytest.param("gevent", "redis_cluster_url", marks=pytest.mark.cluster),
+    ],
+    ids=["gevent", "gthread", "gevent-cluster"],
+)
 def test_runtime_changes_reach_every_worker_and_session(
-    serve: t.Any, redis_url: str, worker: str
+    serve: t.Any, request: pytest.FixtureRequest, worker: str, store: str
 ) -> None:
     prefix = f"e2e-{uuid.uuid4().hex[:8]}:"
-    env = {"FLASK_MCP_BACKEND": f"{redis_url}?prefix={prefix}"}
+    env = {"FLASK_MCP_BACKEND": f"{request.getfixturevalue(store)}?prefix={prefix}"}
     # gthread: each open GET stream holds a thread; 12 sessions and 24 at once need room
     server = serve("tests._apps.shared_tools:app", worker, workers=WORKERS, env=env, threads=32)
     heard: dict[int, int] = {i: 0 for i in range(SESSIONS)}

@@ -179,8 +179,8 @@ def test_client_going_away_cancels_the_request(server: t.Any) -> None:
 
 
 @pytest.mark.redis
-def test_listen_hears_changes_made_in_any_worker(redis_url: str) -> None:
-    env = {"FLASK_MCP_BACKEND": redis_url}
+def test_listen_hears_changes_made_in_any_worker(redis_backend_url: str) -> None:
+    env = {"FLASK_MCP_BACKEND": redis_backend_url}
     with start_server("tests.test_e2e_stateless:app", "gevent", workers=4, env=env) as srv:
         wanted = {"notifications": {"toolsListChanged": True}}
         listen = raw_post(srv, "subscriptions/listen", wanted)

@@ -161,12 +161,13 @@ def test_official_client_sees_the_rate_limit_error(worker: str, mode: str) -> No
 
 @pytest.mark.e2e
 @pytest.mark.redis
-def test_limit_holds_globally_across_four_gevent_workers(redis_url: str) -> None:
-    """200 calls on 40 connections at once to 4 workers sharing Redis: exactly 60 pass."""
+def test_limit_holds_globally_across_four_gevent_workers(redis_backend_url: str) -> None:
+    """200 calls on 40 connections at once to 4 workers sharing Redis (or a Redis Cluster,
+    ``redis+cluster://`` for the ``limits`` library too): exactly 60 pass."""
     prefix = f"g-{uuid.uuid4().hex[:8]}"
     env = {
-        "FLASK_MCP_BACKEND": f"{redis_url}?prefix={prefix}:",
-        "FLASK_MCP_RATELIMIT_STORAGE_URI": redis_url,
+        "FLASK_MCP_BACKEND": f"{redis_backend_url}?prefix={prefix}:",
+        "FLASK_MCP_RATELIMIT_STORAGE_URI": redis_backend_url,
         "OBSERVE_TOOL_LIMIT": "60/hour",
         "OBSERVE_PREFIX": prefix,
     }

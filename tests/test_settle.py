@@ -8,6 +8,7 @@ import typing as t
 import uuid
 
 import pytest
+from harness import delete_keys
 
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import MESSAGE
@@ -24,23 +25,24 @@ def record(session_id: str) -> SessionRecord:
     return SessionRecord(id=session_id, protocol_version="2025-11-25")
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(
+    params=[
+        "memory",
+        pytest.param("redis", marks=pytest.mark.redis),
+        pytest.param("redis-cluster", marks=[pytest.mark.redis, pytest.mark.cluster]),
+    ]
+)
 def backend(request: pytest.FixtureRequest) -> t.Iterator[Backend]:
     if request.param == "memory":
         yield MemoryBackend()
         return
     from flask_mcp.backends.redis import RedisBackend
 
-    url = request.getfixturevalue("redis_url")
+    url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
     prefix = f"settle-{uuid.uuid4().hex[:10]}:"
     made = RedisBackend.from_url(f"{url}?prefix={prefix}")
     yield made
-    import redis
-
-    client = redis.Redis.from_url(url)
-    for key in client.scan_iter(f"{prefix}*", count=1000):
-        client.delete(key)
-    client.close()
+    delete_keys(url, f"{prefix}*")
     made.close()
 
 

@@ -58,10 +58,10 @@ def eventually(app: Flask, expected: list[str]) -> list[str]:
     return found
 
 
-def test_changes_made_while_serving_reach_the_other_worker(redis_url: str) -> None:
+def test_changes_made_while_serving_reach_the_other_worker(redis_backend_url: str) -> None:
     prefix = f"t-{uuid.uuid4().hex[:8]}:"
-    one, app_one = worker(redis_url, prefix)
-    two, app_two = worker(redis_url, prefix)
+    one, app_one = worker(redis_backend_url, prefix)
+    two, app_two = worker(redis_backend_url, prefix)
     one.add_tool(echo, name="import_time")  # not serving: stays here
     assert names(app_two) == ["base"]
     with app_one.test_request_context():
@@ -87,10 +87,10 @@ def test_changes_made_while_serving_reach_the_other_worker(redis_url: str) -> No
     assert eventually(app_one, expected) == expected
 
 
-def test_a_handler_without_import_path_stays_local_with_a_warning(redis_url: str) -> None:
+def test_a_handler_without_import_path_stays_local_with_a_warning(redis_backend_url: str) -> None:
     prefix = f"t-{uuid.uuid4().hex[:8]}:"
-    one, app_one = worker(redis_url, prefix)
-    _, app_two = worker(redis_url, prefix)
+    one, app_one = worker(redis_backend_url, prefix)
+    _, app_two = worker(redis_backend_url, prefix)
     with app_one.test_request_context(), pytest.warns(ProcessLocalWarning, match="'local'"):
         one.add_tool(lambda: "x", name="local")
     assert "local" in names(app_one) and "local" not in names(app_two)

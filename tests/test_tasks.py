@@ -102,11 +102,21 @@ def terminal(task: dict[str, t.Any]) -> bool:
     return task["status"] in ("completed", "failed", "cancelled")
 
 
-@pytest.fixture(params=["memory", "redis"])
+#: The backends of the tasks tests; the Redis legs take this fixture's URL.
+BACKENDS = [
+    "memory",
+    pytest.param("redis_url", id="redis", marks=pytest.mark.redis),
+    pytest.param(
+        "redis_cluster_url", id="redis-cluster", marks=[pytest.mark.redis, pytest.mark.cluster]
+    ),
+]
+
+
+@pytest.fixture(params=BACKENDS)
 def wire(request: pytest.FixtureRequest) -> Wire:
     config = {}
-    if request.param == "redis":
-        config["MCP_BACKEND"] = request.getfixturevalue("redis_url")
+    if request.param != "memory":
+        config["MCP_BACKEND"] = request.getfixturevalue(request.param)
     _, app, _ = build(**config)
     return Wire(app)
 
@@ -563,15 +573,15 @@ def test_tasks_are_bound_to_the_principal() -> None:
     assert done is not None and done["result"]["content"][0]["text"] == "for alice"
 
 
-@pytest.mark.parametrize("backend", ["memory", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_the_supervisor_sweep_fails_dead_tasks_without_a_poll(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
     from flask_mcp.runtime import supervisor
 
     config: dict[str, t.Any] = {"MCP_TASK_LEASE": 1}
-    if backend == "redis":
-        config["MCP_BACKEND"] = request.getfixturevalue("redis_url")
+    if backend != "memory":
+        config["MCP_BACKEND"] = request.getfixturevalue(backend)
     mcp, app, _ = build(**config)
     state = mcp.state(app)
     store = state.backend.task_store()

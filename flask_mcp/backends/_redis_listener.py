@@ -28,7 +28,12 @@ from ._channels import QueueSubscription
 from ._redis_reader import StreamReader
 
 logger = logging.getLogger("flask_mcp")
-UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+UNAVAILABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.RedisClusterException,  # no node of a cluster answers
+    redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
+)
 
 
 try:
