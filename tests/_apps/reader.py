@@ -23,8 +23,8 @@ app.config.from_prefixed_env()
 mcp.init_app(app)
 
 
-def redis_connections(port: int) -> int:
-    """Count this process's established TCP connections to ``port`` on the loopback."""
+def redis_connections(*ports: int) -> int:
+    """Count this process's established TCP connections to ``ports`` on the loopback."""
     inodes = set()
     for fd in os.listdir("/proc/self/fd"):
         try:
@@ -39,7 +39,7 @@ def redis_connections(port: int) -> int:
         for line in table:
             fields = line.split()
             remote, state, inode = fields[2], fields[3], fields[9]
-            if state == "01" and int(remote.split(":")[1], 16) == port and inode in inodes:
+            if state == "01" and int(remote.split(":")[1], 16) in ports and inode in inodes:
                 count += 1
     return count
 
@@ -56,10 +56,14 @@ def reader() -> dict[str, int]:
     """The streams this worker's reader knows, its waiting reads and Redis connections."""
     backend = mcp.state(app).backend
     streams, waiting = backend._reader.counts()  # type: ignore[attr-defined]
-    kwargs = backend.client.connection_pool.connection_kwargs  # type: ignore[attr-defined]
+    client = backend.client  # type: ignore[attr-defined]
+    if hasattr(client, "get_nodes"):  # a Redis Cluster: its nodes' ports
+        ports = [int(node.port) for node in client.get_nodes()]
+    else:
+        ports = [int(client.connection_pool.connection_kwargs.get("port", 6379))]
     return {
         "pid": os.getpid(),
         "streams": streams,
         "waiting": waiting,
-        "redis_connections": redis_connections(int(kwargs.get("port", 6379))),
+        "redis_connections": redis_connections(*ports),
     }
