@@ -31,7 +31,13 @@ from ._tasks import TERMINAL
 from ._tasks import Mutator
 from ._tasks import TaskStore
 
-_UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError)
+#: As the backend's ``unavailable_errors``: a cluster no node of which answers, or CLUSTERDOWN.
+_UNAVAILABLE = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    redis.exceptions.RedisClusterException,
+    redis.exceptions.ClusterDownError,
+)
 #: Retries of a change that keeps losing the race against other workers.
 _ATTEMPTS = 50
 
