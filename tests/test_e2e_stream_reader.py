@@ -134,11 +134,11 @@ def _run_streams(
 
 
 def test_a_broadcast_reaches_every_stream_on_a_few_connections(
-    serve: t.Any, redis_backend_url: str
+    serve: t.Any, redis_url: str
 ) -> None:
     """200 GET streams on one gevent worker: every stream receives two broadcasts, the
     worker holds at most 8 Redis connections, and closing the streams frees the reader."""
-    server = serve(APP, "gevent", workers=1, env=backend_env(redis_backend_url))
+    server = serve(APP, "gevent", workers=1, env=backend_env(redis_url))
     base, count = server.base_url, 200
 
     async def body(http: httpx.AsyncClient, streams: Streams) -> dict[str, t.Any]:
