@@ -294,6 +294,21 @@ def _wait_until_ready(server: Server, deadline: float, ready_path: str | None) -
         time.sleep(0.1)
 
 
+#: ``extra_args`` for gunicorn: each worker logs once its app is loaded (see
+#: :func:`wait_for_workers_ready`).
+GUNICORN_READY_ARGS = ("-c", "python:tests._apps.gunicorn_ready")
+
+
+def wait_for_workers_ready(server: Server, count: int, timeout: float = 30.0) -> None:
+    """Wait until ``count`` gunicorn workers started with :data:`GUNICORN_READY_ARGS` have
+    loaded the app (``serve`` returns once one worker answers)."""
+    deadline = time.monotonic() + timeout
+    while server.log().count("worker app loaded") < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"fewer than {count} workers loaded the app\n{server.log_tail()}")
+        time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def start_server(
     app_spec: str,

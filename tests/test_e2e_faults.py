@@ -39,6 +39,7 @@ from harness import free_port
 from harness import redis_server
 from mcp.shared.exceptions import MCPError
 from wire import client
+from wire import start_session
 from wire import text_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
@@ -242,29 +243,6 @@ def test_redis_restart_and_stall_during_calls(serve: t.Any) -> None:
         assert "Traceback" not in server.log(), server.log_tail(80)
 
 
-def initialize(http: httpx.Client, url: str) -> dict[str, str]:
-    """Start a session with raw HTTP; return the headers for its next requests."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
-    response = http.post(url, headers=HEADERS, json=body)
-    assert response.status_code == 200, response.text
-    headers = {
-        **HEADERS,
-        "Mcp-Session-Id": response.headers["mcp-session-id"],
-        "MCP-Protocol-Version": VERSION,
-    }
-    http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-    return headers
-
-
 def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:
     event: dict[str, str] = {}
     for line in lines:
@@ -309,7 +287,7 @@ def test_outage_longer_than_worker_timeout_sweeps_no_live_worker(serve: t.Any) -
         for _ in range(40):  # until both workers run three calls
             if len(on) == 2 and min(on.values()) >= 3:
                 break
-            headers = initialize(http, server.url)
+            headers = start_session(http, server.url)
             last_id, pid = start_call(server.url, headers, 7)
             if on.get(pid, 0) < 3:
                 on[pid] = on.get(pid, 0) + 1
@@ -356,11 +334,11 @@ def test_gthread_with_every_slot_held_refuses_streams_at_once(serve: t.Any) -> N
     with contextlib.ExitStack() as stack:
         stack.callback(http.close)
         stack.callback(held.close)
-        first = initialize(http, server.url)
+        first = start_session(http, server.url)
         get = stack.enter_context(held.stream("GET", server.url, headers=first))
         assert get.status_code == 200
         for _ in range(2):
-            headers = initialize(http, server.url)
+            headers = start_session(http, server.url)
             params = {"name": "chatty", "arguments": {"seconds": 20}, "_meta": {"progressToken": 1}}
             message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
             response = stack.enter_context(
@@ -370,7 +348,7 @@ def test_gthread_with_every_slot_held_refuses_streams_at_once(serve: t.Any) -> N
             next(response.iter_lines())
 
         timings: dict[str, float] = {}
-        headers = initialize(http, server.url)
+        headers = start_session(http, server.url)
         params = {"name": "chatty", "arguments": {"seconds": 1}}
         message = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params}
         started = time.monotonic()
@@ -555,7 +533,7 @@ def test_a_client_past_its_session_quota_gets_429(serve: t.Any, redis_url: str) 
     env = {**backend_env(redis_url), "FLASK_MCP_MAX_SESSIONS_PER_CLIENT": "3"}
     server = serve(APP, "gevent", workers=2, env=env)
     with httpx.Client(timeout=30) as http:
-        sessions = [initialize(http, server.url) for _ in range(3)]
+        sessions = [start_session(http, server.url) for _ in range(3)]
         body = {
             "jsonrpc": "2.0",
             "id": 11,

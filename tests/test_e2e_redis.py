@@ -27,6 +27,7 @@ from harness import redis_client
 from harness import redis_server
 from harness import run_suite
 from wire import client
+from wire import start_session
 from wire import text_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
@@ -58,19 +59,6 @@ def worker_pids(master: int) -> list[int]:
         ["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True, check=False
     ).stdout
     return [int(pid) for pid in out.split()]
-
-
-def initialize(http: httpx.Client, url: str) -> dict[str, str]:
-    """Start a session with raw HTTP; return the headers for its next requests."""
-    response = http.post(url, headers=HEADERS, json=INITIALIZE)
-    assert response.status_code == 200, response.text
-    headers = {
-        **HEADERS,
-        "Mcp-Session-Id": response.headers["mcp-session-id"],
-        "MCP-Protocol-Version": VERSION,
-    }
-    http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-    return headers
 
 
 def call(
@@ -192,7 +180,7 @@ def test_sigkilled_worker_loses_only_its_running_request(
     thread.start()
     store = redis_client(redis_backend_url)
     with httpx.Client(timeout=30) as http:
-        headers = initialize(http, server.url)
+        headers = start_session(http, server.url)
         session_id = headers["Mcp-Session-Id"]
         deadline = time.monotonic() + 30
         while len(progress) < 8 and time.monotonic() < deadline:
@@ -259,7 +247,7 @@ def test_redis_outage_gives_quick_503_and_recovers(serve: t.Any) -> None:
         env = {"FLASK_MCP_BACKEND": f"redis://127.0.0.1:{port}/0"}
         server = serve("tests._apps.backchannel:app", "gevent", workers=4, env=env)
         http = stack.enter_context(httpx.Client(timeout=30))
-        sessions = [initialize(http, server.url) for _ in range(4)]
+        sessions = [start_session(http, server.url) for _ in range(4)]
         for headers in sessions:
             assert call(http, server.url, headers, "add", a=1, b=1).status_code == 200
 
@@ -304,7 +292,7 @@ def test_redis_outage_gives_quick_503_and_recovers(serve: t.Any) -> None:
 
         with private_redis(port):  # the same port, empty: old sessions are gone
             recovered = time.monotonic()
-            headers = initialize(http, server.url)
+            headers = start_session(http, server.url)
             for _ in range(8):  # land on every worker
                 assert call(http, server.url, headers, "add", a=2, b=2).status_code == 200
             again = time.monotonic() - recovered

@@ -87,7 +87,16 @@ def test_runtime_changes_reach_every_worker_and_session(
     prefix = f"e2e-{uuid.uuid4().hex[:8]}:"
     env = {"FLASK_MCP_BACKEND": f"{request.getfixturevalue(store)}?prefix={prefix}"}
     # gthread: each open GET stream holds a thread; 12 sessions and 24 at once need room
-    server = serve("tests._apps.shared_tools:app", worker, workers=WORKERS, env=env, threads=32)
+    # --keep-alive as in contrib/gunicorn.conf.py: with gunicorn's 2 s, a pooled connection
+    # the client reuses as the server closes it fails with a ReadError (seen under load)
+    server = serve(
+        "tests._apps.shared_tools:app",
+        worker,
+        workers=WORKERS,
+        env=env,
+        threads=32,
+        extra_args=["--keep-alive", "75"],
+    )
     heard: dict[int, int] = {i: 0 for i in range(SESSIONS)}
     report: dict[str, t.Any] = {}
 

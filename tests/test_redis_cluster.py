@@ -15,10 +15,13 @@ import uuid
 
 import httpx
 import pytest
+from harness import GUNICORN_READY_ARGS
 from harness import redis_client
 from harness import redis_cluster
 from harness import run_suite
+from harness import wait_for_workers_ready
 from tasks_wire import post_2026
+from wire import start_session
 
 pytestmark = pytest.mark.redis
 
@@ -81,23 +84,6 @@ def test_the_cluster_fixture_serves_a_plain_cluster_client(redis_cluster_url: st
 # -- every key of a session, a task and a stream carries one hash tag ---------------------
 
 
-def _initialize(http: httpx.Client, url: str) -> dict[str, str]:
-    body = {
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": VERSION, "capabilities": {"elicitation": {}},
-                   "clientInfo": {"name": "raw", "version": "1"}},
-    }  # fmt: skip
-    response = http.post(url, headers=HEADERS, json=body)
-    assert response.status_code == 200, response.text
-    headers = {
-        **HEADERS,
-        "Mcp-Session-Id": response.headers["mcp-session-id"],
-        "MCP-Protocol-Version": VERSION,
-    }
-    http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-    return headers
-
-
 def _rpc(
     http: httpx.Client, url: str, headers: dict[str, str], method: str, params: dict[str, t.Any]
 ) -> dict[str, t.Any]:
@@ -138,7 +124,7 @@ def _use_a_session(url: str, meanwhile: t.Callable[[str], None]) -> tuple[str, l
     Returns the session id and the task ids, with everything still alive in Redis.
     """
     with httpx.Client(timeout=30) as http:
-        headers = _initialize(http, url)
+        headers = start_session(http, url, {"elicitation": {}})
         sid = headers["Mcp-Session-Id"]
         _elicit(http, url, headers, meanwhile)
         # A streaming call (progress): an SSE response with an event log.
@@ -251,9 +237,11 @@ def test_a_cluster_outage_gives_quick_503(serve: t.Any) -> None:
     """Every node stopped: requests get a retryable 503 fast, as with one Redis; no traceback."""
     with redis_cluster(3) as cluster:
         env = {"FLASK_MCP_BACKEND": cluster.url}
-        server = serve("tests._apps.backchannel:app", "gevent", workers=2, env=env)
+        args = GUNICORN_READY_ARGS
+        server = serve("tests._apps.backchannel:app", "gevent", workers=2, env=env, extra_args=args)
+        wait_for_workers_ready(server, 2)  # no worker is still booting when the nodes stop
         with httpx.Client(timeout=30) as http:
-            headers = _initialize(http, server.url)
+            headers = start_session(http, server.url, {"elicitation": {}})
             add = {"name": "add", "arguments": {"a": 1, "b": 2}}
             assert "result" in _rpc(http, server.url, headers, "tools/call", add)
             for proc in cluster.processes:

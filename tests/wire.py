@@ -334,6 +334,24 @@ def http_post(
         conn.close()
 
 
+def start_session(
+    http: t.Any, url: str, capabilities: dict[str, t.Any] | None = None
+) -> dict[str, str]:
+    """Start a 2025-11-25 session with raw HTTP on an ``httpx.Client``; return the headers
+    for its next requests (the session id and the protocol version included)."""
+    body = initialize_request()
+    body["params"]["capabilities"] = capabilities or {}
+    response = http.post(url, headers=HEADERS, json=body)
+    assert response.status_code == 200, response.text
+    headers = {
+        **HEADERS,
+        "Mcp-Session-Id": response.headers["mcp-session-id"],
+        "MCP-Protocol-Version": body["params"]["protocolVersion"],
+    }
+    http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return headers
+
+
 def http_session(port: int) -> str:
     """Initialize a 2025-11-25 session over plain HTTP and return its id."""
     status, headers, data = http_post(port, initialize_request())

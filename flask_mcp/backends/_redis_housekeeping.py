@@ -15,6 +15,7 @@ import time
 import typing as t
 
 import redis
+import redis.cluster
 
 from ..errors import BackendUnavailable
 from ._redis_batch import Batch
@@ -121,11 +122,17 @@ class Housekeeping:
                 keys = self._stream(sid, st)
                 batch.script("append", keys, st, kind, body, "1")
                 logs.append(keys[-2])
-            # One wake-up message for the chunk (see _redis_reader), not one per event.
+            # One wake-up message for the chunk (see _redis_reader), not one per event. A
+            # cluster runs a pipeline node by node in no set order, so there the wake-up goes
+            # after the whole pipeline: in it, readers could ask before their event is there.
             wake = (f"{self.keys.prefix}wake", "\n".join(logs))
-            batch.command("PUBLISH", *wake)
-            replies = self._send(batch)[:-1]
-            if batch.reran:  # an append ran after the wake-up: wake again
+            cluster = isinstance(self.client, redis.cluster.RedisCluster)
+            if not cluster:
+                batch.command("PUBLISH", *wake)
+            replies = self._send(batch)
+            if not cluster:
+                replies = replies[:-1]
+            if cluster or batch.reran:  # (or an append ran after the wake-up: wake again)
                 again = self._batch()
                 again.command("PUBLISH", *wake)
                 self._send(again)
