@@ -39,6 +39,7 @@ from harness import free_port
 from harness import redis_server
 from mcp.shared.exceptions import MCPError
 from wire import client
+from wire import initialize_request
 from wire import start_session
 from wire import text_of
 
@@ -390,16 +391,7 @@ def test_redis_connections_return_after_a_thousand_streams(serve: t.Any, redis_u
     async def main() -> dict[str, float]:
         limits = httpx.Limits(max_connections=count + 50, max_keepalive_connections=count + 50)
         async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-            body = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": VERSION,
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
+            body = initialize_request(VERSION)
             sessions = []
             for _ in range(count):
                 response = await http.post(server.url, headers=HEADERS, json=body)

@@ -27,6 +27,7 @@ from harness import redis_client
 from harness import redis_server
 from harness import run_suite
 from wire import client
+from wire import initialize_request
 from wire import start_session
 from wire import text_of
 
@@ -36,16 +37,7 @@ VERSION = "2025-11-25"
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 #: gunicorn access log lines: "<pid> METHOD STATUS".
 ACCESS = ["--access-logformat", "%(p)s %(m)s %(s)s"]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request(VERSION)
 
 
 def redis_env(url: str, **query: t.Any) -> dict[str, str]:

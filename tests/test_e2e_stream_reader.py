@@ -20,6 +20,7 @@ import httpx
 import pytest
 from harness import free_port
 from harness import redis_server
+from wire import initialize_request
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -53,16 +54,7 @@ class Streams:
         self._ready = 0
 
     async def initialize(self) -> str:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
+        body = initialize_request(VERSION)
         response = await self.http.post(self.url, headers=HEADERS, json=body)
         assert response.status_code == 200, response.text
         return response.headers["mcp-session-id"]

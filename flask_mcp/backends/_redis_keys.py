@@ -53,27 +53,31 @@ class Keys:
         self.alive = self.shared + "alive"
         self.reaping = self.shared + "reaping"
 
+    def tagged(self, sid: str) -> str:
+        """The start of every key of the session (or task) ``sid``: its hash tag."""
+        return f"{self.prefix}{{{sid}}}:"
+
     def session(self, sid: str) -> list[str]:
         """The keys every session script gets first: ``s``, ``m``, ``o``, ``x:g``, ``z:g``."""
-        tag = f"{self.prefix}{{{sid}}}:"
+        tag = self.tagged(sid)
         return [tag + "s", tag + "m", tag + "o", tag + "x:g", tag + "z:g"]
 
     def stream(self, sid: str, st: str) -> list[str]:
         """A stream's event log and signal stream."""
-        tag = f"{self.prefix}{{{sid}}}:"
+        tag = self.tagged(sid)
         return [f"{tag}x:{st}", f"{tag}z:{st}"]
 
     def record(self, sid: str) -> str:
         """The session record's hash."""
-        return f"{self.prefix}{{{sid}}}:s"
+        return self.tagged(sid) + "s"
 
     def meta(self, sid: str) -> str:
         """The session's stream metadata hash."""
-        return f"{self.prefix}{{{sid}}}:m"
+        return self.tagged(sid) + "m"
 
     def answer(self, sid: str, rid: str) -> list[str]:
         """The marker and the answer list of a server-to-client request."""
-        tag = f"{self.prefix}{{{sid}}}:"
+        tag = self.tagged(sid)
         return [f"{tag}e:{rid}", f"{tag}a:{rid}"]
 
     def owned(self, worker: str) -> str:
@@ -86,7 +90,7 @@ class Keys:
 
     def task(self, task_id: str) -> str:
         """A task record."""
-        return f"{self.prefix}{{{task_id}}}:task"
+        return self.tagged(task_id) + "task"
 
     def tasks(self, owner: str) -> str:
         """The sorted set of an owner's task ids (``live``: the tasks not known ended)."""
