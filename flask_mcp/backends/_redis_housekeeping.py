@@ -21,6 +21,7 @@ from ..errors import BackendUnavailable
 from ._redis_batch import Batch
 from ._redis_batch import Ledger
 from ._redis_keys import Keys
+from ._redis_lane import Lane
 from ._redis_listener import text
 from ._redis_pool import trim
 
@@ -39,6 +40,7 @@ class Housekeeping:
     keys: Keys
     client: t.Any
     _blocking: t.Any
+    _lane: Lane | None
     _scripts: dict[str, t.Any]
     idle_timeout: float | None
     max_lifetime: float | None
@@ -71,11 +73,10 @@ class Housekeeping:
 
     def _run(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
         script = self._scripts[name]
+        send = self.client.execute_command if self._lane is None else self._lane.execute
         with self._errors():
             try:  # EVALSHA straight away: fewer layers than redis-py's Script
-                return self.client.execute_command(
-                    "EVALSHA", script.sha, len(keys), *keys, *self._head(), *args
-                )
+                return send("EVALSHA", script.sha, len(keys), *keys, *self._head(), *args)
             except redis.exceptions.NoScriptError:  # a new or restarted Redis: load, run
                 return script(keys=keys, args=[*self._head(), *args])
 
@@ -87,6 +88,8 @@ class Housekeeping:
             return batch.run()
 
     def _trim(self) -> None:
+        if self._lane is not None:
+            self._lane.trim()  # first: what it gives back, the pool may close
         trim(self.client, self._blocking)
 
     def _stream(self, sid: str, st: str) -> list[str]:

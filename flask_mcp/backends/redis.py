@@ -33,6 +33,7 @@ from ._redis_answers import Answers
 from ._redis_batch import Ledger
 from ._redis_housekeeping import Housekeeping
 from ._redis_keys import Keys
+from ._redis_lane import lane_for
 from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
 from ._redis_listener import loads as _loads
@@ -128,6 +129,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
             client = make_client(None, retry=_retry(), max_connections=MAX_CONNECTIONS)
         self.client = client
         self.cluster = isinstance(client, RedisCluster)
+        self._lane = lane_for(client)  # the short path of single scripts (standalone only)
         # Every waiting reader holds a connection of this pool while it blocks.
         self._blocking = blocking or blocking_twin(client, self.block_slice + 5, MAX_CONNECTIONS)
         self.buffer_size = buffer_size
@@ -423,6 +425,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
         with contextlib.suppress(Exception):
             self.client.zadd(self.keys.workers, {self.worker: 0})
         self._pid, self._worker = 0, ""
+        if self._lane is not None:
+            self._lane.close()
         if self._owns_client:
             self.client.close()
         if self._blocking is not self.client:

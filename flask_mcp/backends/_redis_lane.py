@@ -1,0 +1,127 @@
+"""A short path for the single commands of the hot path: one send, one read.
+
+Every request of a session costs one script run (the session lookup). Through
+:meth:`redis.Redis.execute_command`, redis-py takes a connection from its pool
+under a lock, checks the pool's process, polls the connection for stray data
+(under gevent, a ``poll()`` through the hub), records metrics, sends with
+``sendall`` (gevent asks the socket's buffer size each time) and wraps it all
+in a retry: about 180 µs of CPU per ``EVALSHA`` under gevent on the machine of
+``benchmarks/README.md``, against about 80 µs for the send and the read alone.
+
+A :class:`Lane` keeps connections borrowed from the client's pool in a stack of
+its own and runs a command as one send and one read. What the pool's checks
+guard against cannot happen here: a connection goes back to the stack only
+after its reply was read whole, and any failure mid-command disconnects it.
+Connections unused for the pool's ``idle_timeout`` go back to the pool
+(:meth:`Lane.trim`), which closes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import typing as t
+
+import redis
+
+from ._redis_pool import IDLE_TIMEOUT
+
+
+class Lane:
+    """Runs single commands on connections borrowed from ``pool``, one send and one read each.
+
+    :param pool: the standalone client's connection pool.
+    :param retry: how often a command is sent again on a broken connection (a
+        restarted Redis), as the client's own ``Retry`` does.
+    """
+
+    def __init__(self, pool: redis.ConnectionPool, retry: int = 1) -> None:
+        self.pool = pool
+        self.retries = retry
+        self.idle_timeout = float(getattr(pool, "idle_timeout", IDLE_TIMEOUT))
+        #: Connected, unused connections with the time they came back (newest last).
+        self._idle: list[tuple[t.Any, float]] = []
+        self._pid = os.getpid()
+
+    def execute(self, *args: t.Any) -> t.Any:
+        """Send one command and return its reply.
+
+        :raises redis.ResponseError: Redis answered with an error (the connection is kept).
+        :raises redis.ConnectionError: Redis could not be reached, after the retries.
+        :raises redis.TimeoutError: Redis did not answer within the socket timeout.
+        """
+        attempts = self.retries
+        while True:
+            connection = self._take()
+            try:
+                connection.send_packed_command(connection.pack_command(*args), check_health=False)
+                reply = connection.read_response()
+            except redis.exceptions.ResponseError:
+                self._idle.append((connection, time.monotonic()))  # the reply was read whole
+                raise
+            except redis.exceptions.ConnectionError:
+                self._drop(connection)  # disconnected by redis-py already
+                if attempts <= 0:
+                    raise
+                attempts -= 1
+            except BaseException:  # a timeout, or an exception thrown into the greenlet
+                connection.disconnect()  # its reply may still come: never reuse it
+                self._drop(connection)
+                raise
+            else:
+                self._idle.append((connection, time.monotonic()))
+                return reply
+
+    def _take(self) -> t.Any:
+        if self._pid != os.getpid():  # a forked child: the parent's sockets are not ours
+            self._idle, self._pid = [], os.getpid()
+        with contextlib.suppress(IndexError):
+            return self._idle.pop()[0]
+        return self.pool.get_connection()
+
+    def _drop(self, connection: t.Any) -> None:
+        self.pool.release(connection)
+
+    def trim(self, now: float | None = None) -> int:
+        """Give back to the pool the connections unused for ``idle_timeout``; return how many."""
+        limit = (time.monotonic() if now is None else now) - self.idle_timeout
+        given = 0
+        while True:  # one list operation at a time: other threads take and give meanwhile
+            try:
+                connection, since = self._idle.pop(0)  # the oldest
+            except IndexError:
+                return given
+            if since > limit:
+                self._idle.insert(0, (connection, since))
+                return given
+            self.pool.release(connection)
+            given += 1
+
+    def close(self) -> None:
+        """Give every connection back to the pool."""
+        while self._idle:
+            self.pool.release(self._idle.pop()[0])
+
+    @property
+    def idle(self) -> int:
+        """How many connections the lane holds unused."""
+        return len(self._idle)
+
+
+def lane_for(client: t.Any, retry: int = 1) -> Lane | None:
+    """Return a :class:`Lane` on ``client``'s pool, or ``None`` where the short path would
+    skip something the client does (a cluster, a client-side cache, RESP3 push messages)."""
+    if type(client) is not redis.Redis:
+        return None
+    pool = client.connection_pool
+    if not isinstance(pool, redis.ConnectionPool) or isinstance(pool, redis.BlockingConnectionPool):
+        return None
+    if getattr(pool, "cache", None) is not None or client.get_encoder().decode_responses:
+        return None
+    if str(pool.connection_kwargs.get("protocol", 2)) == "3":
+        return None
+    return Lane(pool, retry)
+
+
+__all__ = ["Lane", "lane_for"]
