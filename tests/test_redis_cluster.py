@@ -81,6 +81,42 @@ def test_the_cluster_fixture_serves_a_plain_cluster_client(redis_cluster_url: st
         client.close()
 
 
+@pytest.mark.cluster
+def test_the_node_pools_of_a_cluster_give_idle_connections_back(redis_cluster_url: str) -> None:
+    """Every node's pool is an idle-trimmed pool: a burst's connections are closed once idle
+    past ``pool_idle_timeout``, one per node stays warm, and a closed one is opened again."""
+    from flask_mcp.backends._redis_pool import CLUSTER_MIN_IDLE
+    from flask_mcp.backends._redis_pool import IdlePool
+    from flask_mcp.backends._redis_pool import pools
+    from flask_mcp.backends.redis import RedisBackend
+
+    url = f"{redis_cluster_url}?prefix=pools-{uuid.uuid4().hex[:8]}:&pool_idle_timeout=0.2"
+    backend = RedisBackend.from_url(url)
+    try:
+        assert backend._blocking is not backend.client
+        for client in (backend.client, backend._blocking):
+            found = pools(client)
+            assert len(found) == 3 and all(isinstance(p, IdlePool) for p in found), found
+            assert {p.idle_timeout for p in found} == {0.2}
+        for pool in pools(backend.client):
+            burst = [pool.get_connection() for _ in range(6)]
+            for connection in burst:
+                connection.send_command("PING")
+                assert connection.read_response() == b"PONG"
+            for connection in burst:
+                pool.release(connection)
+            assert pool.idle >= 6
+        time.sleep(0.3)
+        backend.beat()  # the liveness beat trims every node's pool of both clients
+        for pool in pools(backend.client):
+            assert pool.idle == CLUSTER_MIN_IDLE and pool.in_use == 0
+            assert pool._created_connections == CLUSTER_MIN_IDLE
+        key = backend.keys.alive
+        assert backend.client.exists(key) == 1  # the pools still serve
+    finally:
+        backend.close()
+
+
 # -- every key of a session, a task and a stream carries one hash tag ---------------------
 
 
