@@ -10,6 +10,7 @@ Plain functions and classes, no fixtures (``conftest.py`` wraps them as ``serve`
 :func:`redis_server`        context manager running a private ``redis-server`` on a port
 :func:`redis_cluster`       context manager running a 3-master Redis Cluster on 127.0.0.1
 :func:`redis_client`        a redis-py client for a ``redis://`` or ``redis+cluster://`` URL
+:func:`untagged_keys`       the keys under a prefix without the backend's hash tag
 :func:`conformance_runner`  installs the pinned conformance suites, returns a runner
 :func:`run_suite`           runs one suite and reads its ``checks.json``
 
@@ -524,6 +525,21 @@ def delete_keys(url: str, pattern: str) -> None:
             client.delete(key)
     finally:
         client.close()
+
+
+def untagged_keys(url: str, prefix: str) -> list[str]:
+    """The keys under ``prefix`` that do not start with a hash tag, ``PREFIX{TAG}:``.
+
+    The backend's key layout (``flask_mcp.backends._redis_keys``) tags every key so;
+    one without a tag lands on a slot of its own on a Redis Cluster.
+    """
+    shape = re.compile(re.escape(prefix) + r"\{[^{}]+\}:")
+    client = redis_client(url)
+    try:
+        keys = [key.decode() for key in client.scan_iter(match=f"{prefix}*", count=1000)]
+    finally:
+        client.close()
+    return sorted(key for key in keys if not shape.match(key))
 
 
 def free_cluster_port() -> int:
