@@ -21,6 +21,7 @@ from harness import redis_cluster
 from harness import run_suite
 from harness import wait_for_workers_ready
 from tasks_wire import post_2026
+from wire import initialize_request as wire_initialize
 from wire import start_session
 
 pytestmark = pytest.mark.redis
@@ -297,6 +298,87 @@ def test_a_cluster_outage_gives_quick_503(serve: t.Any) -> None:
         assert slowest < 5, slowest
         assert server.alive()
         assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+def _call_add(http: httpx.Client, url: str, headers: dict[str, str]) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}  # fmt: skip
+    return http.post(url, headers=headers, json=body)
+
+
+@pytest.mark.e2e
+@pytest.mark.cluster
+def test_a_master_killed_fails_over_to_its_replica(serve: t.Any) -> None:
+    """SIGKILL of the master holding the shared keys (and some sessions) under calls on two
+    workers: while its replica takes over, a call gets a 503 at worst, never another error;
+    then every session answers again and new sessions start, without a restart."""
+    with redis_cluster(3, replicas=1, node_timeout=1000) as cluster:
+        prefix = f"failover-{uuid.uuid4().hex[:8]}:"
+        env = {"FLASK_MCP_BACKEND": f"{cluster.url}?prefix={prefix}"}
+        args = GUNICORN_READY_ARGS
+        server = serve("tests._apps.backchannel:app", "gevent", workers=2, env=env, extra_args=args)
+        wait_for_workers_ready(server, 2)
+        store = redis_client(cluster.url)
+        victim = store.get_node_from_key(f"{prefix}{{g}}:workers")
+        process = cluster.processes[cluster.ports.index(int(victim.port))]
+        sessions: list[dict[str, str]] = []
+        with httpx.Client(timeout=30) as http:
+            on_victim = 0
+            while (on_victim < 2 or len(sessions) < 6) and len(sessions) < 60:
+                headers = start_session(http, server.url)
+                sessions.append(headers)
+                record = f"{prefix}{{{headers['Mcp-Session-Id']}}}:s"
+                on_victim += store.get_node_from_key(record).name == victim.name
+                assert _call_add(http, server.url, headers).status_code == 200
+            assert on_victim >= 2, f"no session landed on {victim.name}"
+            # The replica has every session before the master dies.
+            assert int(victim.redis_connection.execute_command("WAIT", 1, 5000)) == 1
+        store.close()
+        statuses: list[tuple[int, str]] = []  # (status, body); a 503 without Retry-After: 0
+        stop = threading.Event()
+
+        def calls() -> None:
+            with httpx.Client(timeout=30) as http:
+                while not stop.is_set():
+                    for headers in sessions:
+                        response = _call_add(http, server.url, headers)
+                        status = response.status_code
+                        if status == 503 and not response.headers.get("retry-after"):
+                            status = 0
+                        statuses.append((status, response.text[:300]))
+                        if status != 200:
+                            time.sleep(0.05)
+
+        caller = threading.Thread(target=calls, daemon=True)
+        caller.start()
+        time.sleep(0.5)
+        process.kill()
+        process.wait(10)
+        killed = time.monotonic()
+        recovered = None
+        with httpx.Client(timeout=30) as http:
+            while recovered is None:
+                assert time.monotonic() - killed < 60, statuses[-5:]
+                answers = [_call_add(http, server.url, headers) for headers in sessions]
+                fresh = http.post(server.url, headers=HEADERS, json=wire_initialize())
+                if all(r.status_code == 200 for r in [*answers, fresh]):
+                    recovered = time.monotonic() - killed
+                else:
+                    time.sleep(0.2)
+        time.sleep(1)  # the calls go on after the failover
+        stop.set()
+        caller.join(30)
+    refused = [text for status, text in statuses if status == 503]
+    others = [(status, text) for status, text in statuses if status not in (200, 503)]
+    assert others == [], others[:5]
+    assert all("unavailable" in text for text in refused), refused[:5]
+    assert server.alive()
+    assert "Traceback" not in server.log(), server.log_tail(80)
+    print(
+        f"failover: {len(sessions)} sessions ({on_victim} on the killed master) answer again "
+        f"{recovered:.1f}s after the kill; {len(statuses)} calls meanwhile, {len(refused)} "
+        "got 503"
+    )
 
 
 # -- the conformance suites on two workers sharing the cluster ----------------------------
