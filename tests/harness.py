@@ -10,6 +10,7 @@ Plain functions and classes, no fixtures (``conftest.py`` wraps them as ``serve`
 :func:`redis_server`        context manager running a private ``redis-server`` on a port
 :func:`redis_cluster`       context manager running a 3-master Redis Cluster on 127.0.0.1
 :func:`redis_client`        a redis-py client for a ``redis://`` or ``redis+cluster://`` URL
+:func:`untagged_keys`       the keys under a prefix without the backend's hash tag
 :func:`conformance_runner`  installs the pinned conformance suites, returns a runner
 :func:`run_suite`           runs one suite and reads its ``checks.json``
 
@@ -526,6 +527,21 @@ def delete_keys(url: str, pattern: str) -> None:
         client.close()
 
 
+def untagged_keys(url: str, prefix: str) -> list[str]:
+    """The keys under ``prefix`` that do not start with a hash tag, ``PREFIX{TAG}:``.
+
+    The backend's key layout (``flask_mcp.backends._redis_keys``) tags every key so;
+    one without a tag lands on a slot of its own on a Redis Cluster.
+    """
+    shape = re.compile(re.escape(prefix) + r"\{[^{}]+\}:")
+    client = redis_client(url)
+    try:
+        keys = [key.decode() for key in client.scan_iter(match=f"{prefix}*", count=1000)]
+    finally:
+        client.close()
+    return sorted(key for key in keys if not shape.match(key))
+
+
 def free_cluster_port() -> int:
     """A free port P below 55536 whose cluster bus port P + 10000 is free too."""
     for _ in range(200):
@@ -542,7 +558,8 @@ def free_cluster_port() -> int:
 
 @dataclass
 class RedisCluster:
-    """A Redis Cluster started by :func:`redis_cluster`: masters on ``ports``, no replicas."""
+    """A Redis Cluster started by :func:`redis_cluster`: a node on each of ``ports`` (the
+    masters first, then their replicas, if any), run by ``processes`` in the same order."""
 
     ports: list[int]
     directory: Path
@@ -573,13 +590,30 @@ def _cluster_info(port: int) -> dict[str, str]:
     return dict(line.split(":", 1) for line in text.split() if ":" in line)
 
 
+def _in_sync(port: int) -> bool:
+    """Whether the node on ``port`` is a master or a replica whose link to its master is up."""
+    import redis
+
+    client = redis.Redis(HOST, port, socket_connect_timeout=1, socket_timeout=2)
+    try:
+        info = client.info("replication")
+    finally:
+        client.close()
+    return info.get("role") == "master" or info.get("master_link_status") == "up"
+
+
 @contextlib.contextmanager
-def redis_cluster(masters: int = 3, *, server: str = "redis-server") -> Iterator[RedisCluster]:
-    """Run a Redis Cluster of ``masters`` masters (no replicas) on 127.0.0.1 until the block exits.
+def redis_cluster(
+    masters: int = 3, *, replicas: int = 0, node_timeout: int = 5000, server: str = "redis-server"
+) -> Iterator[RedisCluster]:
+    """Run a Redis Cluster of ``masters`` masters with ``replicas`` replicas each on 127.0.0.1
+    until the block exits.
 
     Each node is ``server --cluster-enabled yes`` without persistence in a temporary
-    directory; ``redis-cli --cluster create`` assigns the slots, and the cluster is yielded
-    once every node reports ``cluster_state:ok`` and knows every other.  ``server`` may name
+    directory, ``--cluster-node-timeout node_timeout`` (milliseconds: how long a master may
+    be unreachable before its replica takes over); ``redis-cli --cluster create`` assigns the
+    slots, and the cluster is yielded once every node reports ``cluster_state:ok`` and knows
+    every other, and every replica is in sync with its master.  ``server`` may name
     another Redis-compatible server (``valkey-server``).  Without ``server`` or ``redis-cli``
     on the ``PATH`` this fails in CI and skips elsewhere.
     """
@@ -592,8 +626,9 @@ def redis_cluster(masters: int = 3, *, server: str = "redis-server") -> Iterator
         skip_or_fail(f"{CLUSTER_HINT}; missing: {server if exe is None else 'redis-cli'}")
     directory = Path(tempfile.mkdtemp(prefix="flask-mcp-cluster-"))
     cluster = RedisCluster([], directory, [])
+    nodes = masters * (1 + replicas)
     try:
-        for _ in range(masters):
+        for _ in range(nodes):
             port = free_cluster_port()
             cluster.ports.append(port)
             with open(directory / f"redis-{port}.log", "wb") as log_file:
@@ -610,7 +645,7 @@ def redis_cluster(masters: int = 3, *, server: str = "redis-server") -> Iterator
                             "--cluster-config-file",
                             f"nodes-{port}.conf",
                             "--cluster-node-timeout",
-                            "5000",
+                            str(node_timeout),
                             "--save",
                             "",
                             "--appendonly",
@@ -638,7 +673,7 @@ def redis_cluster(masters: int = 3, *, server: str = "redis-server") -> Iterator
                 "create",
                 *(f"{HOST}:{port}" for port in cluster.ports),
                 "--cluster-replicas",
-                "0",
+                str(replicas),
                 "--cluster-yes",
             ],  # fmt: skip
             stdin=subprocess.DEVNULL,
@@ -657,10 +692,10 @@ def redis_cluster(masters: int = 3, *, server: str = "redis-server") -> Iterator
             infos = [_cluster_info(port) for port in cluster.ports]
             if all(
                 info.get("cluster_state") == "ok"
-                and info.get("cluster_known_nodes") == str(masters)
+                and info.get("cluster_known_nodes") == str(nodes)
                 and info.get("cluster_slots_assigned") == "16384"
                 for info in infos
-            ):
+            ) and all(_in_sync(port) for port in cluster.ports):
                 break
             if time.monotonic() > deadline:
                 pytest.fail(f"the cluster never reached cluster_state:ok: {infos}")

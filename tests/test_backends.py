@@ -16,6 +16,7 @@ import uuid
 import pytest
 from harness import delete_keys
 from harness import redis_client
+from harness import untagged_keys
 
 from flask_mcp.backends import from_setting
 from flask_mcp.backends.base import END
@@ -64,7 +65,10 @@ def workers(request: pytest.FixtureRequest) -> t.Iterator[Pair]:
     for backend in made:
         backend.close()
     if request.param != "memory":
-        delete_keys(request.getfixturevalue(REDIS_URLS[request.param]), f"{prefix}*")
+        url = request.getfixturevalue(REDIS_URLS[request.param])
+        untagged = untagged_keys(url, prefix)
+        delete_keys(url, f"{prefix}*")
+        assert untagged == [], f"keys without a hash tag: {untagged}"
 
 
 def new_session(backend: Backend, session_id: str = "s1", limit: int = 100) -> str:

@@ -126,11 +126,14 @@ def _run_streams(
 
 
 def test_a_broadcast_reaches_every_stream_on_a_few_connections(
-    serve: t.Any, redis_url: str
+    serve: t.Any, redis_backend_url: str
 ) -> None:
     """200 GET streams on one gevent worker: every stream receives two broadcasts, the
-    worker holds at most 8 Redis connections, and closing the streams frees the reader."""
-    server = serve(APP, "gevent", workers=1, env=backend_env(redis_url))
+    worker holds at most 8 Redis connections, and closing the streams frees the reader.
+
+    On a cluster the bound holds per node while the readers fetch (a pipeline takes a
+    connection of every node it touches), and in all once the pools trimmed the burst."""
+    server = serve(APP, "gevent", workers=1, env=backend_env(redis_backend_url))
     base, count = server.base_url, 200
 
     async def body(http: httpx.AsyncClient, streams: Streams) -> dict[str, t.Any]:
@@ -153,8 +156,8 @@ def test_a_broadcast_reaches_every_stream_on_a_few_connections(
 
     found = _run_streams(base, server.url, count, body)
     assert found["held"]["streams"] >= count, found
-    for state in (found["held"], found["during"]):
-        assert 1 <= state["redis_connections"] <= MAX_CONNECTIONS, found
+    assert 1 <= found["held"]["redis_connections"] <= MAX_CONNECTIONS, found
+    assert 1 <= found["during"]["most_per_node"] <= MAX_CONNECTIONS, found
 
     async def after() -> dict[str, int]:
         async with httpx.AsyncClient(timeout=10) as http:
@@ -170,7 +173,8 @@ def test_a_broadcast_reaches_every_stream_on_a_few_connections(
     print(
         f"stream reader: {count} streams on {found['held']['redis_connections']} Redis "
         f"connections ({found['peak']['redis_connections']} while they opened, "
-        f"{found['during']['redis_connections']} after broadcasts); broadcasts "
+        f"{found['during']['redis_connections']} after broadcasts, at most "
+        f"{found['during']['most_per_node']} to one node); broadcasts "
         f"reached all in {', '.join(f'{s:.2f}s' for s in found['times'])}; after closing: "
         f"{left['streams']} streams known, {left['waiting']} reads waiting"
     )

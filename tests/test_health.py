@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import time
 import typing as t
 
 import pytest
 from flask import Flask
 from harness import free_port
+from harness import redis_cluster
 from harness import redis_server
 from jwt_keys import ISSUER
 from jwt_keys import RESOURCE
 
 from flask_mcp import MCP
+from flask_mcp.transport.health import PROBE_ID
 
 PROBES = {"MCP_HEALTH_LIVENESS_PATH": "/livez", "MCP_HEALTH_READINESS_PATH": "/readyz"}
 
@@ -71,6 +74,29 @@ def test_readiness_follows_a_private_redis() -> None:
         assert ready.status_code == 503 and ready.headers["Retry-After"] == "2"
         assert ready.json is not None and ready.json["status"] == "unavailable"
         assert client.get("/livez").status_code == 200  # liveness never touches the backend
+
+
+@pytest.mark.redis
+@pytest.mark.cluster
+def test_readiness_follows_the_cluster_master_it_reads() -> None:
+    """On a Redis Cluster the probe reads one slot: its master stopped (the others still up,
+    the slot map still naming it), readiness answers 503 "unavailable", not a 500."""
+    with redis_cluster(3) as cluster:
+        app = make_app(MCP_BACKEND=cluster.url, **PROBES)
+        client = app.test_client()
+        assert client.get("/readyz").status_code == 200
+        backend = app.extensions["mcp"].state(app).backend
+        node = backend.client.get_node_from_key(backend.keys.record(PROBE_ID))
+        proc = cluster.processes[cluster.ports.index(int(node.port))]
+        proc.terminate()
+        proc.wait(timeout=10)
+        started = time.monotonic()
+        ready = client.get("/readyz")
+        took = time.monotonic() - started
+        assert ready.status_code == 503 and ready.headers["Retry-After"] == "2", ready.json
+        assert ready.json is not None and ready.json["backend"] == "unavailable", ready.json
+        assert client.get("/livez").status_code == 200
+        print(f"readiness answered 503 {took:.2f}s after its master stopped")
 
 
 def test_probe_on_the_mcp_path_is_refused() -> None:

@@ -21,6 +21,7 @@ from harness import redis_cluster
 from harness import run_suite
 from harness import wait_for_workers_ready
 from tasks_wire import post_2026
+from wire import initialize_request as wire_initialize
 from wire import start_session
 
 pytestmark = pytest.mark.redis
@@ -79,6 +80,42 @@ def test_the_cluster_fixture_serves_a_plain_cluster_client(redis_cluster_url: st
             client.delete(f"{prefix}{i}")
     finally:
         client.close()
+
+
+@pytest.mark.cluster
+def test_the_node_pools_of_a_cluster_give_idle_connections_back(redis_cluster_url: str) -> None:
+    """Every node's pool is an idle-trimmed pool: a burst's connections are closed once idle
+    past ``pool_idle_timeout``, one per node stays warm, and a closed one is opened again."""
+    from flask_mcp.backends._redis_pool import CLUSTER_MIN_IDLE
+    from flask_mcp.backends._redis_pool import IdlePool
+    from flask_mcp.backends._redis_pool import pools
+    from flask_mcp.backends.redis import RedisBackend
+
+    url = f"{redis_cluster_url}?prefix=pools-{uuid.uuid4().hex[:8]}:&pool_idle_timeout=0.2"
+    backend = RedisBackend.from_url(url)
+    try:
+        assert backend._blocking is not backend.client
+        for client in (backend.client, backend._blocking):
+            found = pools(client)
+            assert len(found) == 3 and all(isinstance(p, IdlePool) for p in found), found
+            assert {p.idle_timeout for p in found} == {0.2}
+        for pool in pools(backend.client):
+            burst = [pool.get_connection() for _ in range(6)]
+            for connection in burst:
+                connection.send_command("PING")
+                assert connection.read_response() == b"PONG"
+            for connection in burst:
+                pool.release(connection)
+            assert pool.idle >= 6
+        time.sleep(0.3)
+        backend.beat()  # the liveness beat trims every node's pool of both clients
+        for pool in pools(backend.client):
+            assert pool.idle == CLUSTER_MIN_IDLE and pool.in_use == 0
+            assert pool._created_connections == CLUSTER_MIN_IDLE
+        key = backend.keys.alive
+        assert backend.client.exists(key) == 1  # the pools still serve
+    finally:
+        backend.close()
 
 
 # -- every key of a session, a task and a stream carries one hash tag ---------------------
@@ -261,6 +298,152 @@ def test_a_cluster_outage_gives_quick_503(serve: t.Any) -> None:
         assert slowest < 5, slowest
         assert server.alive()
         assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+def _call(http: httpx.Client, url: str, headers: dict[str, str]) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "pid", "arguments": {}}}  # fmt: skip
+    return http.post(url, headers=headers, json=body)
+
+
+class _Listener:
+    """A session's GET stream that a client keeps open: opened again, with Last-Event-ID,
+    whenever the server ends it. ``texts``: the ``notifications/message`` data received."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.url, self.headers = url, headers
+        self.texts: list[str] = []
+        self.opened = threading.Event()
+        self.stop = threading.Event()
+        self.reopened = 0
+        self.last_id: str | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=60) as http:
+            while not self.stop.is_set():
+                headers = dict(self.headers)
+                if self.last_id is not None:
+                    headers["Last-Event-ID"] = self.last_id
+                try:
+                    with http.stream("GET", self.url, headers=headers) as response:
+                        if response.status_code == 200:
+                            self.opened.set()
+                            for line in response.iter_lines():
+                                if self.stop.is_set():
+                                    return
+                                if line.startswith("id:"):
+                                    self.last_id = line[3:].strip()
+                                elif line.startswith("data:") and line[5:].strip():
+                                    message = json.loads(line[5:])
+                                    if message.get("method") == "notifications/message":
+                                        self.texts.append(message["params"]["data"])
+                except httpx.HTTPError:
+                    pass
+                if not self.stop.is_set():
+                    self.reopened += 1
+                    time.sleep(0.2)
+
+
+def _everyone_got(listeners: list[_Listener], text: str) -> None:
+    deadline = time.monotonic() + 60
+    while not all(text in listener.texts for listener in listeners):
+        missing = sum(text not in listener.texts for listener in listeners)
+        assert time.monotonic() < deadline, f"{missing} streams never received {text!r}"
+        time.sleep(0.05)
+
+
+@pytest.mark.e2e
+@pytest.mark.cluster
+def test_a_master_killed_fails_over_to_its_replica(serve: t.Any) -> None:
+    """SIGKILL of the master holding the shared keys (and some sessions) under calls on two
+    workers: while its replica takes over, a call gets a 503 at worst, never another error;
+    then every session answers again and new sessions start, without a restart, and a
+    broadcast reaches the GET stream of every session, once (a client whose stream the
+    server ended resumes it with Last-Event-ID)."""
+    with redis_cluster(3, replicas=1, node_timeout=1000) as cluster:
+        prefix = f"failover-{uuid.uuid4().hex[:8]}:"
+        env = {"FLASK_MCP_BACKEND": f"{cluster.url}?prefix={prefix}",
+               "FLASK_MCP_SSE_HEARTBEAT": "1"}  # fmt: skip
+        args = GUNICORN_READY_ARGS
+        server = serve("tests._apps.reader:app", "gevent", workers=2, env=env, extra_args=args)
+        wait_for_workers_ready(server, 2)
+        store = redis_client(cluster.url)
+        victim = store.get_node_from_key(f"{prefix}{{g}}:workers")
+        process = cluster.processes[cluster.ports.index(int(victim.port))]
+        sessions: list[dict[str, str]] = []
+        with httpx.Client(timeout=30) as http:
+            on_victim = 0
+            while (on_victim < 2 or len(sessions) < 6) and len(sessions) < 60:
+                headers = start_session(http, server.url)
+                sessions.append(headers)
+                record = f"{prefix}{{{headers['Mcp-Session-Id']}}}:s"
+                on_victim += store.get_node_from_key(record).name == victim.name
+                assert _call(http, server.url, headers).status_code == 200
+            assert on_victim >= 2, f"no session landed on {victim.name}"
+            listeners = [_Listener(server.url, headers) for headers in sessions]
+            assert all(listener.opened.wait(30) for listener in listeners)
+            broadcast = f"{server.base_url}/debug/broadcast"
+            assert http.post(broadcast, params={"text": "before"}).status_code == 200
+            _everyone_got(listeners, "before")
+            # The replica has every session and event before the master dies.
+            assert int(victim.redis_connection.execute_command("WAIT", 1, 5000)) == 1
+        store.close()
+        statuses: list[tuple[int, str]] = []  # (status, body); a 503 without Retry-After: 0
+        stop = threading.Event()
+
+        def calls() -> None:
+            with httpx.Client(timeout=30) as http:
+                while not stop.is_set():
+                    for headers in sessions:
+                        response = _call(http, server.url, headers)
+                        status = response.status_code
+                        if status == 503 and not response.headers.get("retry-after"):
+                            status = 0
+                        statuses.append((status, response.text[:300]))
+                        if status != 200:
+                            time.sleep(0.05)
+
+        caller = threading.Thread(target=calls, daemon=True)
+        caller.start()
+        time.sleep(0.5)
+        process.kill()
+        process.wait(10)
+        killed = time.monotonic()
+        recovered = None
+        with httpx.Client(timeout=30) as http:
+            while recovered is None:
+                assert time.monotonic() - killed < 60, statuses[-5:]
+                answers = [_call(http, server.url, headers) for headers in sessions]
+                fresh = http.post(server.url, headers=HEADERS, json=wire_initialize())
+                if all(r.status_code == 200 for r in [*answers, fresh]):
+                    recovered = time.monotonic() - killed
+                else:
+                    time.sleep(0.2)
+            assert http.post(broadcast, params={"text": "after"}).status_code == 200
+        _everyone_got(listeners, "after")
+        time.sleep(1)  # the calls go on after the failover; a duplicate would arrive
+        stop.set()
+        caller.join(30)
+        for listener in listeners:
+            listener.stop.set()
+        for listener in listeners:
+            listener.thread.join(10)
+    refused = [text for status, text in statuses if status == 503]
+    others = [(status, text) for status, text in statuses if status not in (200, 503)]
+    assert others == [], others[:5]
+    assert all("unavailable" in text for text in refused), refused[:5]
+    assert all(listener.texts == ["before", "after"] for listener in listeners), [
+        listener.texts for listener in listeners
+    ]
+    assert server.alive()
+    assert "Traceback" not in server.log(), server.log_tail(80)
+    print(
+        f"failover: {len(sessions)} sessions ({on_victim} on the killed master) answer again "
+        f"{recovered:.1f}s after the kill; {len(statuses)} calls meanwhile, {len(refused)} "
+        f"got 503; streams opened again: {sum(listener.reopened for listener in listeners)}"
+    )
 
 
 # -- the conformance suites on two workers sharing the cluster ----------------------------

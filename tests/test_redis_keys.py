@@ -1,13 +1,26 @@
 """The Redis backend's key layout (one cluster slot per session) and its busy-count ledger.
 
-No Redis needed: slots are computed with redis-py's own CRC16.
+Slots are computed with redis-py's own CRC16; only the shared registry's test needs Redis.
+Every key name is built by :class:`~flask_mcp.backends._redis_keys.Keys`: a test reads the
+package's source for key names built elsewhere, and ``test_backends.py``'s Redis legs fail
+when a key without a hash tag is left under their prefix.
 """
 
 from __future__ import annotations
 
+import ast
+import os
+import uuid
+from pathlib import Path
+
 import pytest
+from flask import Flask
+from harness import delete_keys
+from harness import untagged_keys
 from redis.crc import key_slot
 
+import flask_mcp
+from flask_mcp import MCP
 from flask_mcp.backends._redis_batch import Ledger
 from flask_mcp.backends._redis_keys import Keys
 from flask_mcp.backends._redis_url import CLUSTER_SCHEMES
@@ -15,6 +28,7 @@ from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.memory import MemoryBackend
+from flask_mcp.testing import MCPTestClient
 
 
 def slots(keys: list[str]) -> set[int]:
@@ -49,6 +63,8 @@ def test_shared_keys_share_a_slot_of_their_own() -> None:
         keys.own("addr:1"),
         keys.tasks("live"),
         keys.tasks("alice"),
+        keys.registry("my-server", 4242),
+        keys.registry("{odd}", 1),
     ]
     assert len(slots(shared)) == 1
     assert keys.task("t1") == "app:{t1}:task"
@@ -58,6 +74,74 @@ def test_shared_keys_share_a_slot_of_their_own() -> None:
 def test_a_prefix_with_braces_is_refused(prefix: str) -> None:
     with pytest.raises(ValueError, match="must not contain"):
         Keys(prefix)
+
+
+#: What may follow the prefix outside ``Keys``: pub/sub channels, which are no keys.
+CHANNELS = ("cancel", "wake", "pub:")
+
+
+def _built_from_a_prefix(node: ast.AST) -> tuple[ast.expr, str] | None:
+    """``(x.prefix, text after it)`` if ``node`` is ``f"{x.prefix}..."`` or ``x.prefix + ...``."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        head, rest = node.values[0], node.values[1:]
+        if isinstance(head, ast.FormattedValue):
+            after = rest[0] if rest else None
+            text = after.value if isinstance(after, ast.Constant) else ""
+            return head.value, str(text)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        text = node.right.value if isinstance(node.right, ast.Constant) else ""
+        return node.left, str(text)
+    return None
+
+
+def test_no_key_name_is_built_outside_the_key_layout() -> None:
+    """A string made from a backend's ``prefix`` outside ``_redis_keys.py`` is a pub/sub
+    channel; a key built there would miss the hash tags (add a method to ``Keys``)."""
+    package = Path(flask_mcp.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "_redis_keys.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            built = _built_from_a_prefix(node)
+            if built is None:
+                continue
+            head, text = built
+            if isinstance(head, ast.Attribute) and head.attr in {"prefix", "shared"}:
+                found.append((path.relative_to(package).as_posix(), text))
+                assert text.startswith(CHANNELS), (
+                    f"{path}:{node.lineno}: {ast.unparse(node)} builds a Redis key outside "
+                    "flask_mcp/backends/_redis_keys.py; add it to Keys with a hash tag"
+                )
+    assert {text for _, text in found} >= {"cancel", "wake"}, found  # the scan sees them
+
+
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+@pytest.mark.redis
+def test_the_shared_registry_log_is_tagged(redis_backend_url: str) -> None:
+    """A change made while serving goes to a list under the shared tag ``{g}``; with a
+    session and a tool call, nothing under the prefix lacks a hash tag."""
+    prefix = f"reg-{uuid.uuid4().hex[:8]}:"
+    mcp = MCP(name="tagged", version="1")
+    app = Flask(__name__)
+    app.config.update(MCP_BACKEND=f"{redis_backend_url}?prefix={prefix}")
+    mcp.init_app(app)
+    try:
+        with app.test_request_context():
+            mcp.add_tool(echo, name="echo")
+        with MCPTestClient(app) as client:
+            assert client.call_tool("echo", {"text": "hi"})["content"][0]["text"] == "hi"
+        backend = mcp.state(app).backend
+        logs = list(backend.client.scan_iter(match=f"{prefix}*registry*", count=1000))
+        assert [key.decode() for key in logs] == [backend.keys.registry("tagged", os.getppid())]
+        assert untagged_keys(redis_backend_url, prefix) == []
+    finally:
+        mcp.state(app).backend.close()
+        delete_keys(redis_backend_url, f"{prefix}*")
 
 
 def test_cluster_url_schemes() -> None:

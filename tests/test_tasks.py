@@ -17,9 +17,11 @@ import subprocess
 import threading
 import time
 import typing as t
+import uuid
 from pathlib import Path
 
 import pytest
+from harness import redis_client
 from harness import run_suite
 from tasks_wire import post_2026
 from wire import Wire
@@ -390,22 +392,27 @@ def test_conformance_requirements_2026(
 
 
 @pytest.mark.e2e
-def test_sigkill_of_the_worker_running_a_task_fails_it(serve: t.Any, redis_url: str) -> None:
-    import redis
-
-    env = {"FLASK_MCP_BACKEND": redis_url, "FLASK_MCP_TASK_LEASE": "3"}
+def test_sigkill_of_the_worker_running_a_task_fails_it(
+    serve: t.Any, redis_backend_url: str
+) -> None:
+    """The task's lease runs out: another worker fails it (on a cluster, the index of live
+    tasks and the task's record are in different slots)."""
+    prefix = f"killed-{uuid.uuid4().hex[:8]}:"
+    env = {"FLASK_MCP_BACKEND": f"{redis_backend_url}?prefix={prefix}",
+           "FLASK_MCP_TASK_LEASE": "3"}  # fmt: skip
     server = serve("examples.everything:app", "gevent", workers=2, env=env)
     created = post_2026(
         server.url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 60}}
     )
     task_id = created["result"]["taskId"]
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_backend_url)
     deadline = time.monotonic() + 10
     worker = None
     while worker is None and time.monotonic() < deadline:
-        raw = client.get(f"mcp:{{{task_id}}}:task")
+        raw = client.get(f"{prefix}{{{task_id}}}:task")
         worker = json.loads(raw).get("worker") if raw else None
         time.sleep(0.05)
+    client.close()
     assert worker, "the task record never named its worker"
     pid = int(worker.rsplit(":", 1)[1])
     os.kill(pid, signal.SIGKILL)

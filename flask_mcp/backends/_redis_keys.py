@@ -27,6 +27,11 @@ pipelined. Scripts receive every key they touch in ``KEYS``.
 ``P{g}:reaping``   sorted set: sessions a reaper is judging (claims expire after a minute)
 ``P{g}:ws:WORKER`` set: ``"SID ST"`` of the request streams a worker owns (may hold ended ones)
 ``P{g}:tasks:live`` / ``P{g}:tasks:OWNER``  sorted sets of task ids
+``P{g}:registry:NAME:GEN:ops``  list: the runtime registry changes of server ``NAME`` made
+                   by the workers of master process ``GEN`` (see ``server.shared_registry``)
+
+Pub/sub channels are no keys (a cluster sends them to every node): ``Pcancel``,
+``Pwake``, ``Ppub:CHANNEL``.
 """
 
 from __future__ import annotations
@@ -87,6 +92,10 @@ class Keys:
     def own(self, owner: str) -> str:
         """The sorted set of one client's sessions."""
         return f"{self.shared}own:{owner}"
+
+    def registry(self, server_name: str, generation: int) -> str:
+        """The log of runtime registry changes of one server and master process."""
+        return f"{self.shared}registry:{server_name}:{generation}:ops"
 
     def task(self, task_id: str) -> str:
         """A task record."""

@@ -9,11 +9,16 @@ reports as unavailable) and closes connections idle for longer than
 ``idle_timeout`` seconds, keeping ``min_idle`` of them warm. It trims on every
 release and whenever :meth:`IdlePool.trim` is called (the backend's liveness
 beat does, every few seconds).
+
+A Redis Cluster client has one pool per node: :func:`make_cluster` makes each
+an :class:`IdlePool` keeping :data:`CLUSTER_MIN_IDLE` warm connections, so that
+a worker's idle connections stay few however many masters the cluster has.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 import typing as t
 
@@ -26,6 +31,8 @@ from redis.retry import Retry
 IDLE_TIMEOUT = 30.0
 #: Idle connections kept open whatever their age, so that bursts do not reconnect.
 MIN_IDLE = 4
+#: Idle connections kept per node of a Redis Cluster (a worker talks to every master).
+CLUSTER_MIN_IDLE = 1
 _STAMP = "_flask_mcp_idle_since"
 
 
@@ -146,31 +153,49 @@ def fail_fast() -> Retry:
 
 
 def make_cluster(
-    url: str, *, retry: t.Any, max_connections: int, socket_timeout: float = 5.0
+    url: str,
+    *,
+    retry: t.Any,
+    max_connections: int,
+    socket_timeout: float = 5.0,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> RedisCluster:
     """Return a :class:`redis.cluster.RedisCluster` for ``url`` (``redis://`` or ``rediss://``).
 
-    The client discovers the other nodes from the one named; each node gets a
-    plain pool of at most ``max_connections``.
+    The client discovers the other nodes from the one named; each node gets an
+    :class:`IdlePool` of at most ``max_connections`` that keeps
+    :data:`CLUSTER_MIN_IDLE` connections past ``idle_timeout`` seconds unused.
     """
+    pool_class = functools.partial(IdlePool, idle_timeout=idle_timeout, min_idle=CLUSTER_MIN_IDLE)
     return RedisCluster.from_url(
         url,
         socket_timeout=socket_timeout,
         socket_connect_timeout=2.0,
         retry=retry,
         max_connections=max_connections,
+        connection_pool_class=pool_class,
     )
+
+
+def pools(client: t.Any) -> list[t.Any]:
+    """The connection pools of ``client``: its pool, or one per known node of a cluster."""
+    if isinstance(client, RedisCluster):
+        nodes = client.get_nodes()  # type: ignore[no-untyped-call]
+        return [n.redis_connection.connection_pool for n in nodes if n.redis_connection]
+    pool = getattr(client, "connection_pool", None)
+    return [] if pool is None else [pool]
 
 
 def trim(*clients: t.Any) -> None:
     """Close the connections left idle too long in the pools of ``clients``."""
     for client in clients:
-        pool = getattr(client, "connection_pool", None)
-        if isinstance(pool, IdlePool):
-            pool.trim()
+        for pool in pools(client):
+            if isinstance(pool, IdlePool):
+                pool.trim()
 
 
 __all__ = [
+    "CLUSTER_MIN_IDLE",
     "IDLE_TIMEOUT",
     "MIN_IDLE",
     "IdlePool",
@@ -178,5 +203,6 @@ __all__ = [
     "fail_fast",
     "make_client",
     "make_cluster",
+    "pools",
     "trim",
 ]

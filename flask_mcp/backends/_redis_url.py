@@ -43,18 +43,21 @@ def clients_from_url(
     ours = {name: value for name, value in query if name in OURS}
     rest = urlencode([(name, value) for name, value in query if name not in ours])
     most = int(ours.get("max_connections", max_connections))
+    idle = float(ours.get("pool_idle_timeout", IDLE_TIMEOUT))
     scheme = CLUSTER_SCHEMES.get(parts.scheme.lower())
     client: t.Any
     if scheme is not None:
         plain = urlunsplit(parts._replace(scheme=scheme, path="", query=rest))
-        client = make_cluster(plain, retry=retry, max_connections=most)
-        blocking = make_cluster(plain, retry=retry, max_connections=most, socket_timeout=block)
+        client = make_cluster(plain, retry=retry, max_connections=most, idle_timeout=idle)
+        blocking = make_cluster(
+            plain, retry=retry, max_connections=most, socket_timeout=block, idle_timeout=idle
+        )
         return client, blocking, ours
     client = make_client(
         urlunsplit(parts._replace(query=rest)),
         retry=retry,
         max_connections=most,
-        idle_timeout=float(ours.get("pool_idle_timeout", IDLE_TIMEOUT)),
+        idle_timeout=idle,
     )
     return client, None, ours
 

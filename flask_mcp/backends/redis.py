@@ -168,7 +168,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
         ``worker_timeout`` (see :attr:`worker_timeout`), ``max_connections``
         (per pool and process, default :data:`MAX_CONNECTIONS`) and
         ``pool_idle_timeout`` (seconds an unused connection is kept, default 30;
-        see :mod:`flask_mcp.backends._redis_pool`; not for a cluster).
+        see :mod:`flask_mcp.backends._redis_pool`; on a cluster, per node).
 
         :param check: make sure Redis answers now.
         :raises BackendUnavailable: ``check`` is true and Redis cannot be reached.

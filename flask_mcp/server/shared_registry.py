@@ -93,7 +93,7 @@ class RegistrySync:
 
     :param server: the :class:`~flask_mcp.MCP` whose registry is kept in step.
     :param server_name: the server's name, part of the log's key.
-    :param state: the app's state; its backend must have ``client`` and ``prefix``
+    :param state: the app's state; its backend must have ``client`` and ``keys``
         (:class:`~flask_mcp.backends.redis.RedisBackend`).
     """
 
@@ -104,7 +104,7 @@ class RegistrySync:
         self.client = backend.client
         # The workers of one master (gunicorn, uWSGI) share a log; a new master starts a new one.
         generation = os.getppid()
-        self.key = f"{backend.prefix}registry:{server_name}:{generation}:ops"
+        self.key = backend.keys.registry(server_name, generation)
         self.channel = f"flask-mcp:{server_name}:registry"
         self.applied = 0
         self.own: set[int] = set()

@@ -23,8 +23,8 @@ app.config.from_prefixed_env()
 mcp.init_app(app)
 
 
-def redis_connections(*ports: int) -> int:
-    """Count this process's established TCP connections to ``ports`` on the loopback."""
+def redis_connections(*ports: int) -> dict[int, int]:
+    """Count this process's established TCP connections to each of ``ports`` on the loopback."""
     inodes = set()
     for fd in os.listdir("/proc/self/fd"):
         try:
@@ -33,15 +33,16 @@ def redis_connections(*ports: int) -> int:
             continue
         if target.startswith("socket:["):
             inodes.add(target[8:-1])
-    count = 0
+    counts = dict.fromkeys(ports, 0)
     with open("/proc/self/net/tcp") as table:
         next(table)
         for line in table:
             fields = line.split()
             remote, state, inode = fields[2], fields[3], fields[9]
-            if state == "01" and int(remote.split(":")[1], 16) in ports and inode in inodes:
-                count += 1
-    return count
+            port = int(remote.split(":")[1], 16)
+            if state == "01" and port in counts and inode in inodes:
+                counts[port] += 1
+    return counts
 
 
 @app.post("/debug/broadcast")
@@ -53,7 +54,8 @@ def broadcast() -> dict[str, bool]:
 
 @app.get("/debug/reader")
 def reader() -> dict[str, int]:
-    """The streams this worker's reader knows, its waiting reads and Redis connections."""
+    """The streams this worker's reader knows, its waiting reads and Redis connections
+    (in all, and to the node of a cluster that has the most)."""
     backend = mcp.state(app).backend
     streams, waiting = backend._reader.counts()  # type: ignore[attr-defined]
     client = backend.client  # type: ignore[attr-defined]
@@ -61,9 +63,11 @@ def reader() -> dict[str, int]:
         ports = [int(node.port) for node in client.get_nodes()]
     else:
         ports = [int(client.connection_pool.connection_kwargs.get("port", 6379))]
+    counts = redis_connections(*ports)
     return {
         "pid": os.getpid(),
         "streams": streams,
         "waiting": waiting,
-        "redis_connections": redis_connections(*ports),
+        "redis_connections": sum(counts.values()),
+        "most_per_node": max(counts.values()),
     }
