@@ -22,6 +22,7 @@ import contextlib
 import os
 import time
 import typing as t
+import weakref
 
 import redis
 
@@ -42,7 +43,7 @@ class Lane:
         self.idle_timeout = float(getattr(pool, "idle_timeout", IDLE_TIMEOUT))
         #: Connected, unused connections with the time they came back (newest last).
         self._idle: list[tuple[t.Any, float]] = []
-        self._pid = os.getpid()
+        _LANES.add(self)
 
     def execute(self, *args: t.Any) -> t.Any:
         """Send one command and return its reply.
@@ -74,8 +75,6 @@ class Lane:
                 return reply
 
     def _take(self) -> t.Any:
-        if self._pid != os.getpid():  # a forked child: the parent's sockets are not ours
-            self._idle, self._pid = [], os.getpid()
         with contextlib.suppress(IndexError):
             return self._idle.pop()[0]
         return self.pool.get_connection()
@@ -107,6 +106,19 @@ class Lane:
     def idle(self) -> int:
         """How many connections the lane holds unused."""
         return len(self._idle)
+
+
+#: Every lane of this process (weakly: no leak), for :func:`_forked`.
+_LANES: weakref.WeakSet[Lane] = weakref.WeakSet()
+
+
+def _forked() -> None:
+    """In a forked child, forget the parent's connections (without closing its sockets)."""
+    for lane in list(_LANES):
+        lane._idle = []
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def lane_for(client: t.Any, retry: int = 1) -> Lane | None:

@@ -46,8 +46,14 @@ class SessionRecord:
     @classmethod
     def from_dict(cls, data: dict[str, t.Any]) -> SessionRecord:
         """Rebuild a record from :meth:`to_dict` output."""
-        fields = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in fields})
+        if cls is SessionRecord:
+            names: t.AbstractSet[str] = _RECORD_FIELDS
+        else:
+            names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+_RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(SessionRecord))
 
 
 #: The id of a session's general stream, the one a plain GET reads.

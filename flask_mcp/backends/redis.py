@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections.abc as cabc
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -61,6 +62,13 @@ logger = logging.getLogger("flask_mcp")
 MAX_CONNECTIONS = 50_000
 #: Record fields computed by Redis rather than stored from the record.
 _COMPUTED = ("created", "last_seen", "busy")
+#: The stored fields of a session's hash, by name as Redis returns it (bytes or text).
+_FIELDS = {
+    spelling: field.name
+    for field in dataclasses.fields(SessionRecord)
+    if field.name not in ("id", "busy")
+    for spelling in (field.name, field.name.encode())
+}
 
 
 #: The backends whose worker id changes in a forked child (a weak set: no leak).
@@ -73,6 +81,24 @@ def _forked() -> None:
 
 
 os.register_at_fork(after_in_child=_forked)
+
+
+class _Unreachable:
+    """The context manager of :meth:`RedisBackend._errors` (one per backend: it is entered
+    on every command, so no generator is built each time)."""
+
+    __slots__ = ("backend",)
+
+    def __init__(self, backend: RedisBackend) -> None:
+        self.backend = backend
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: t.Any, exc: BaseException | None, traceback: t.Any) -> None:
+        if isinstance(exc, _UNAVAILABLE):
+            where = self.backend.where
+            raise BackendUnavailable(f"Redis at {where} is unreachable: {exc}") from exc
 
 
 def _dumps(value: t.Any) -> str:
@@ -129,6 +155,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
             client = make_client(None, retry=_retry(), max_connections=MAX_CONNECTIONS)
         self.client = client
         self.cluster = isinstance(client, RedisCluster)
+        self._unreachable = _Unreachable(self)
         self._lane = lane_for(client)  # the short path of single scripts (standalone only)
         # Every waiting reader holds a connection of this pool while it blocks.
         self._blocking = blocking or blocking_twin(client, self.block_slice + 5, MAX_CONNECTIONS)
@@ -206,12 +233,9 @@ class RedisBackend(Housekeeping, Answers, Backend):
 
     # -- plumbing -----------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _errors(self) -> t.Iterator[None]:
-        try:
-            yield
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis at {self.where} is unreachable: {exc}") from exc
+    def _errors(self) -> _Unreachable:
+        """Turn the errors of an unreachable Redis into :class:`BackendUnavailable`."""
+        return self._unreachable
 
     @property
     def worker(self) -> str:
@@ -256,11 +280,10 @@ class RedisBackend(Housekeeping, Answers, Backend):
             self._listener.ensure(0)  # its loop writes what the ledger owes
             owed = self._ledger.take(session_id)
             try:
-                flat = self._run_counted("load", keys, 1 + owed)
+                raw = self._run_counted("load", keys, 1 + owed)  # field, value, field, ...
             except BackendUnavailable:
                 self._ledger.owe(session_id, owed)
                 raise
-            raw = dict(zip(flat[::2], flat[1::2], strict=True))
             if raw:
                 self._ledger.reserve(session_id)
         else:
@@ -278,16 +301,20 @@ class RedisBackend(Housekeeping, Answers, Backend):
         return {sid: record for sid, record in found.items() if record is not None}
 
     def _record(self, session_id: str, raw: t.Any) -> SessionRecord | None:
+        """Decode a session's hash: a dict, or the flat field-value list a script returns."""
         if not raw:
             return None
-        data: dict[str, t.Any] = {"id": session_id, "busy": -self._ledger.surplus(session_id)}
-        for name, value in raw.items():
-            field = _text(name)
-            if field.startswith("b:"):
-                data["busy"] += max(0, int(value))
-            else:
-                data[field] = _loads(value)
-        data["busy"] = max(0, data["busy"])
+        pairs = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
+        data: dict[str, t.Any] = {"id": session_id}
+        busy = -self._ledger.surplus(session_id)
+        for name, value in pairs:
+            field = _FIELDS.get(name)
+            if field is None:  # a worker's count of running requests, "b:<worker>"
+                if _text(name).startswith("b:"):
+                    busy += max(0, int(value))
+                continue
+            data[field] = _loads(value)
+        data["busy"] = max(0, busy)
         if not isinstance(data.get("subscriptions", []), list):
             data["subscriptions"] = []
         return SessionRecord.from_dict(data)
