@@ -21,6 +21,8 @@ from wire import sse_messages
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp.backends import _redis_lane
+from flask_mcp.backends._redis_lane import _send as _lane_send
 from flask_mcp.backends.base import GENERAL_STREAM
 
 pytestmark = pytest.mark.redis
@@ -36,10 +38,17 @@ class Counting(redis.Connection):
         super().send_packed_command(command, check_health)
 
 
+def _counting_send(connection: t.Any, packed: bytes) -> None:
+    """The lane's send (:mod:`flask_mcp.backends._redis_lane`), noted like the others."""
+    Counting.sends.append(threading.get_ident())
+    _lane_send(connection, packed)
+
+
 @pytest.fixture
-def backend(redis_url: str) -> t.Iterator[t.Any]:
+def backend(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> t.Iterator[t.Any]:
     from flask_mcp.backends.redis import RedisBackend
 
+    monkeypatch.setattr(_redis_lane, "_send", _counting_send)
     prefix = f"trips-{uuid.uuid4().hex[:10]}:"
     pool = redis.ConnectionPool.from_url(redis_url, connection_class=Counting)
     made = RedisBackend(redis.Redis(connection_pool=pool), prefix=prefix)
