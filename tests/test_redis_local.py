@@ -7,12 +7,21 @@ drop after the end waits and is written later. Round trips: ``test_redis_round_t
 
 from __future__ import annotations
 
+import threading
 import time
 import typing as t
 import uuid
 
 import pytest
+from flask import Flask
+from wire import ThreadedTestClient
+from wire import initialize
+from wire import open_get
+from wire import read_events
+from wire import rpc
 
+from flask_mcp import MCP
+from flask_mcp import Context
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import SessionRecord
@@ -112,3 +121,36 @@ def test_a_deleted_session_ends_the_stream_read_here(pair: tuple[t.Any, t.Any]) 
     assert len(a.read(sid, "r", 0, token, 1).events) == 1
     assert b.delete_session(sid)  # on another worker: its wake-up reaches a
     assert a.read(sid, "r", 1, token, 5).missing
+
+
+def test_a_closed_post_stream_resumes_on_another_worker(pair: tuple[t.Any, t.Any]) -> None:
+    """Two apps on one Redis (two workers): the POST runs on the first, which reads its
+    events in memory; the client resumes on the second, from Redis."""
+    release = threading.Event()
+    apps = []
+    for backend in pair:
+        mcp = MCP(name="local", version="1.0.0")
+
+        @mcp.tool()
+        def two_phase(ctx: Context) -> str:
+            """Emit, drop the connection, emit more, finish."""
+            ctx.log("info", "phase 1")
+            ctx.close_sse_stream()
+            release.wait(5)
+            ctx.log("info", "phase 2")
+            return "complete"
+
+        app = Flask(f"local{len(apps)}")
+        app.config.update(TESTING=True, SECRET_KEY="s", MCP_BACKEND=backend)
+        app.test_client_class = ThreadedTestClient
+        mcp.init_app(app)
+        apps.append(app)
+    first, second = apps[0].test_client(), apps[1].test_client()
+    session = initialize(first)
+    text = rpc(first, session, "tools/call", {"name": "two_phase"}).get_data(as_text=True)
+    ids = [line[4:] for line in text.splitlines() if line.startswith("id: ")]
+    assert "phase 1" in text and "complete" not in text
+    release.set()
+    events = read_events(iter(open_get(second, session, ids[-1]).response), 2)
+    assert events[0]["params"]["data"] == "phase 2"
+    assert events[1]["result"]["content"][0]["text"] == "complete"
