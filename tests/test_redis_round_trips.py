@@ -1,9 +1,10 @@
 """How many round trips to Redis each kind of request costs (a real Redis, counted per send).
 
-A round trip is one send on a connection: a command, or a whole pipeline. Only
-the sends of the test's own thread count (the listener thread beats and writes
-the ledger on its own). These counts are the Redis backend's cost model
-(issue 16); a change that adds a round trip to a hot path fails here.
+A round trip is one send on a connection: a command, or a whole pipeline. The
+sends of the listener thread do not count (it beats, and writes the ledger and
+the deferred stream drops of many requests at once); a streaming call counts its
+handler's sends too, command by command. These counts are the Redis backend's
+cost model (issue 16); a change that adds a round trip to a hot path fails here.
 """
 
 from __future__ import annotations
