@@ -1,9 +1,10 @@
 """How many round trips to Redis each kind of request costs (a real Redis, counted per send).
 
-A round trip is one send on a connection: a command, or a whole pipeline. Only
-the sends of the test's own thread count (the listener thread beats and writes
-the ledger on its own). These counts are the Redis backend's cost model
-(issue 16); a change that adds a round trip to a hot path fails here.
+A round trip is one send on a connection: a command, or a whole pipeline. The
+sends of the listener thread do not count (it beats, and writes the ledger and
+the deferred stream drops of many requests at once); a streaming call counts its
+handler's sends too, command by command. These counts are the Redis backend's
+cost model (issue 16); a change that adds a round trip to a hot path fails here.
 """
 
 from __future__ import annotations
@@ -29,19 +30,37 @@ pytestmark = pytest.mark.redis
 
 
 class Counting(redis.Connection):
-    """A connection that notes which thread sends."""
+    """A connection that notes which thread sends, and what."""
 
     sends: t.ClassVar[list[int]] = []
+    #: Per send: the sending thread's name and the commands sent.
+    log: t.ClassVar[list[tuple[str, bytes]]] = []
 
     def send_packed_command(self, command: t.Any, check_health: bool = True) -> None:
         Counting.sends.append(threading.get_ident())
+        chunks = [command] if isinstance(command, (bytes, str, memoryview)) else command
+        packed = b"".join(c.encode() if isinstance(c, str) else bytes(c) for c in chunks)
+        Counting.log.append((threading.current_thread().name, packed))
         super().send_packed_command(command, check_health)
 
 
 def _counting_send(connection: t.Any, packed: bytes) -> None:
     """The lane's send (:mod:`flask_mcp.backends._redis_lane`), noted like the others."""
     Counting.sends.append(threading.get_ident())
+    Counting.log.append((threading.current_thread().name, packed))
     _lane_send(connection, packed)
+
+
+def commands(packed: bytes, scripts: dict[str, str]) -> list[str]:
+    """The commands of one send (RESP arrays): their names, a script's for ``EVALSHA``."""
+    names, lines, i = [], packed.split(b"\r\n"), 0
+    while i < len(lines) and lines[i].startswith(b"*"):
+        count = int(lines[i][1:])
+        words = [lines[i + 2 + 2 * k] for k in range(count)]
+        name = words[0].decode().upper()
+        names.append(scripts.get(words[1].decode(), "?") if name == "EVALSHA" else name)
+        i += 1 + 2 * count
+    return names
 
 
 @pytest.fixture
@@ -72,6 +91,11 @@ def app(backend: t.Any) -> t.Any:
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
+
+    @mcp.tool()
+    def quiet(ctx: Context) -> str:
+        """Could report progress, does not."""
+        return "quiet"
 
     @mcp.tool()
     def chatty(ctx: Context) -> str:
@@ -117,18 +141,56 @@ def test_a_notification_costs_one_round_trip(app: t.Any) -> None:
     assert count == 1
 
 
-def test_a_streaming_tools_call(app: t.Any) -> None:
+def test_a_streaming_tools_call_costs_three_round_trips(app: t.Any, backend: t.Any) -> None:
     client = app.test_client()
     session = initialize(client)
     call = {"name": "chatty", "arguments": {}, "_meta": {"progressToken": "p"}}
-    rpc(client, session, "tools/call", call)
-    count, response = trips(lambda: rpc(client, session, "tools/call", call))
-    messages = sse_messages(response)
+    sse_messages(rpc(client, session, "tools/call", call))  # warm: connections, scripts
+    backend.flush()
+    scripts = {script.sha: name for name, script in backend._scripts.items()}
+    start = len(Counting.log)
+    messages = sse_messages(rpc(client, session, "tools/call", call))
+    assert messages[0]["params"]["progress"] == 1
     assert messages[-1]["result"]["content"][0]["text"] == "done"
-    # The lookup, opening the stream, attaching its reader, reading, appending the
-    # progress and the answer (the handler's greenlet counts apart), detaching.
-    print("streaming call round trips:", count)
-    assert count <= 5
+    # Every thread but the listener's (it beats and writes what waits, many requests'
+    # worth at once): the request's, and its handler's.
+    sent = [
+        (name, commands(packed, scripts))
+        for name, packed in Counting.log[start:]
+        if name != "flask-mcp-redis-listener"
+    ]
+    request = threading.current_thread().name
+    assert [c for name, c in sent if name == request] == [["load"]]
+    # The handler opens the stream with its first event (and notes it for the sweep), then
+    # writes the answer and the end; the POST reads them in-process, not from Redis.
+    assert [c for name, c in sent if name != request] == [["emit", "SADD"], ["emit"]]
+    assert len(sent) == 3
+    # The drop of the delivered stream waits: it rides on the session's next lookup (unless
+    # the listener wrote it first), in the same round trip.
+    start = len(Counting.log)
+    count, response = trips(lambda: rpc(client, session, "tools/list"))
+    assert response.status_code == 200 and count == 1
+    sent = [commands(p, scripts) for name, p in Counting.log[start:] if name == request]
+    assert sent in ([["drop", "load"]], [["load"]])
+    assert not backend._local.pending
+    prefix = backend.keys.tagged(session)
+    left = {k.decode() for k in backend.client.keys(prefix + "x:*")}
+    assert left == set(), left
+
+
+def test_a_tool_that_could_stream_but_answers_at_once_costs_two(app: t.Any, backend: t.Any) -> None:
+    client = app.test_client()
+    session = initialize(client)
+    call = {"name": "quiet", "arguments": {}}
+    rpc(client, session, "tools/call", call)
+    backend.flush()  # the warm-up's drop
+    scripts = {script.sha: name for name, script in backend._scripts.items()}
+    start = len(Counting.log)
+    response = rpc(client, session, "tools/call", call)
+    assert response.get_json()["result"]["content"][0]["text"] == "quiet"
+    sent = [commands(p, scripts) for name, p in Counting.log[start:] if "listener" not in name]
+    # The lookup; the answer and the end written (the stream opened with them); read here.
+    assert sorted(sent) == [["emit", "SADD"], ["load"]]
 
 
 def test_fan_out_costs_one_round_trip_for_many_sessions(app: t.Any, backend: t.Any) -> None:

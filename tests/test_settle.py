@@ -112,6 +112,9 @@ def test_the_sweep_answers_with_an_error_and_spares_workers_after_an_outage(
     try:
         assert a.create_session(record("s"), 10)
         a.open_stream("s", "r", request_id="req-1")
+        # A request's stream opens in Redis with its first event, or once its reader waited
+        # for one (flask_mcp.backends._redis_local): here, the reader waited.
+        assert a.read("s", "r", 0, a.attach("s", "r"), 0.05).events == []
         a.touch_session("s", +1)
         b.beat()
         # a beat just before Redis went away for 5 s (more than worker_timeout): the outage

@@ -23,6 +23,7 @@ from ._redis_batch import Ledger
 from ._redis_keys import Keys
 from ._redis_lane import Lane
 from ._redis_listener import text
+from ._redis_local import LocalStreams
 from ._redis_pool import trim
 
 logger = logging.getLogger("flask_mcp")
@@ -48,6 +49,7 @@ class Housekeeping:
     buffer_size: int
     worker_timeout: float
     _ledger: Ledger
+    _local: LocalStreams
     _disowned: dict[str, set[str]]
     _registered: tuple[float, str]
 
@@ -101,15 +103,31 @@ class Housekeeping:
         """Run a script that may count a request of this worker: register the worker first
         (in the same round trip) unless it beat recently, so that no reaper takes the
         count for a dead worker's."""
-        fresh_until, worker = self._registered
-        if worker == self.worker and time.monotonic() < fresh_until:
+        if self._fresh():
             return self._run(name, keys, *args)
         batch = self._batch()
-        batch.script("register", [self.keys.workers])
-        index = batch.script(name, keys, *args)
+        index, registering = self._counted(batch, name, keys, *args)
         reply = self._send(batch)[index]
-        self._registered = (time.monotonic() + self.worker_timeout / 4, self.worker)
+        if registering:
+            self._registered_now()
         return reply
+
+    def _fresh(self) -> bool:
+        """Whether this worker beat recently enough to count requests without registering."""
+        fresh_until, worker = self._registered
+        return worker == self.worker and time.monotonic() < fresh_until
+
+    def _counted(self, batch: Batch, name: str, keys: list[str], *args: t.Any) -> tuple[int, bool]:
+        """Queue :meth:`_run_counted`'s script in ``batch``, after the worker's registration
+        unless it is fresh; return the script's index and whether it registers (then call
+        :meth:`_registered_now` once the batch ran)."""
+        registering = not self._fresh()
+        if registering:
+            batch.script("register", [self.keys.workers])
+        return batch.script(name, keys, *args), registering
+
+    def _registered_now(self) -> None:
+        self._registered = (time.monotonic() + self.worker_timeout / 4, self.worker)
 
     def append_many(
         self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
@@ -175,26 +193,31 @@ class Housekeeping:
 
     @property
     def pending(self) -> bool:
-        """Whether the ledger holds counts to write."""
-        return self._ledger.pending
+        """Whether busy counts, stream detaches or drops wait to be written."""
+        return self._ledger.pending or self._local.pending
 
     def flush(self, everything: bool = False) -> None:
-        """Write the busy counts the ledger owes (kept owed while Redis is unreachable).
+        """Write, in one pipeline, the busy counts the ledger owes and the detaches and drops
+        that wait (:mod:`~._redis_local`); kept while Redis is unreachable.
 
         :param everything: also give back the counts taken ahead and not claimed yet.
         """
         due = self._ledger.due(everything)
-        if not due:
+        later = self._local.take()
+        if not due and not later:
             return
         batch = self._batch()
+        self._local.queue_into(batch, later)
         for sid, delta in due.items():
             batch.script("touch", self.keys.session(sid), delta)
         try:
-            self._send(batch)
+            replies = self._send(batch)
         except BackendUnavailable:
             for sid, delta in due.items():
                 self._ledger.owe(sid, delta)
+            self._local.give_back(later)
             raise
+        self._local.settled(later, replies)
 
     def beat(self) -> None:
         """Mark this process alive, end the streams of dead ones, settle unsaved counts."""

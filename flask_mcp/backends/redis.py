@@ -39,10 +39,11 @@ from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
 from ._redis_listener import loads as _loads
 from ._redis_listener import text as _text
+from ._redis_local import LocalStreams
+from ._redis_local import Reader
 from ._redis_pool import blocking_twin
 from ._redis_pool import fail_fast as _retry
 from ._redis_pool import make_client
-from ._redis_reader import StreamReader
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
 from ._redis_scripts import SESSION
@@ -78,6 +79,7 @@ _LIVE: weakref.WeakSet[RedisBackend] = weakref.WeakSet()
 def _forked() -> None:
     for backend in list(_LIVE):
         backend._worker, backend._ledger = "", Ledger()  # the parent's counts are its own
+        backend._local = backend._new_local()  # and so are its streams
 
 
 os.register_at_fork(after_in_child=_forked)
@@ -173,7 +175,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
         self._pid = 0
         self._worker = ""
         self._registered = (0.0, "")
-        self._reader = StreamReader(self._run_many, lambda: self._listener.live)
+        self._reader = Reader(self._run_many, lambda: self._listener.live)
+        self._local = self._reader.local = self._new_local()
         self._listener = Listener(self, self._reader)
 
     @classmethod
@@ -246,6 +249,14 @@ class RedisBackend(Housekeeping, Answers, Backend):
             _LIVE.add(self)
         return self._worker
 
+    def _new_local(self) -> LocalStreams:
+        local = LocalStreams(self, self._reader.calls.call, lambda: self._listener.live)
+        self._reader.local = local
+        return local
+
+    def _owned(self) -> str:
+        return self.keys.owned(self.worker)
+
     def _run_many(self, calls: list[tuple[str, list[str], tuple[t.Any, ...]]]) -> list[t.Any]:
         batch = self._batch()
         for name, keys, args in calls:
@@ -279,10 +290,22 @@ class RedisBackend(Housekeeping, Answers, Backend):
         if touch:
             self._listener.ensure(0)  # its loop writes what the ledger owes
             owed = self._ledger.take(session_id)
+            later = self._local.take(session_id)  # detaches and drops ride along
             try:
-                raw = self._run_counted("load", keys, 1 + owed)  # field, value, field, ...
+                if later:
+                    batch = self._batch()
+                    self._local.queue_into(batch, later)
+                    index, registering = self._counted(batch, "load", keys, 1 + owed)
+                    replies = self._send(batch)
+                    if registering:
+                        self._registered_now()
+                    self._local.settled(later, replies)
+                    raw = replies[index]
+                else:
+                    raw = self._run_counted("load", keys, 1 + owed)  # field, value, ...
             except BackendUnavailable:
                 self._ledger.owe(session_id, owed)
+                self._local.give_back(later)
                 raise
             if raw:
                 self._ledger.reserve(session_id)
@@ -375,8 +398,13 @@ class RedisBackend(Housekeeping, Answers, Backend):
     # -- streams ------------------------------------------------------------
 
     def open_stream(self, session_id: str, stream_id: str, *, request_id: t.Any = None) -> None:
+        """Open a stream; a request's stream opens in Redis with its first write (see
+        :mod:`~flask_mcp.backends._redis_local`)."""
         self._listener.ensure(0)  # beats keep the streams this process opens alive
         rid = "" if request_id is None else _dumps(request_id)
+        if request_id is not None and stream_id != "g":
+            self._local.open(session_id, stream_id, rid)
+            return
         batch = self._batch()
         batch.script("open", self._stream(session_id, stream_id), stream_id, rid)
         if stream_id != "g":  # for the sweep, should this process die
@@ -390,17 +418,39 @@ class RedisBackend(Housekeeping, Answers, Backend):
         kind: str,
         message: dict[str, t.Any] | None = None,
     ) -> int:
+        local = self._local.get(session_id, stream_id)
+        if local is not None:
+            return self._local.write(local, [(kind, message)])[0]
         body = "" if message is None else _dumps(message)
         reply = self._run("append", self._stream(session_id, stream_id), stream_id, kind, body)
         return self._appended(session_id, reply)
 
+    def append_many(
+        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+    ) -> list[int]:
+        """Append events (see :meth:`Housekeeping.append_many`); those of a stream this
+        process writes go the way of :meth:`append`, one write per stream."""
+        items = list(events)
+        seqs, rest = self._local.write_many(items)
+        if len(rest) == len(items):
+            return super().append_many(items)
+        for i, seq in zip(rest, super().append_many([items[i] for i in rest]), strict=True):
+            seqs[i] = seq
+        return seqs
+
     def attach(self, session_id: str, stream_id: str) -> int:
+        local = self._local.attach(session_id, stream_id)
+        if local is not None:
+            return local
         return int(self._run("attach", self._stream(session_id, stream_id), stream_id))
 
     def detach(self, session_id: str, stream_id: str, token: int) -> None:
+        local = self._local.detach(session_id, stream_id, token)
+        if local == "":
+            return  # nothing in Redis, or written later
         self._reader.forget(self.keys.stream(session_id, stream_id)[0], token)
         try:
-            self._run("detach", self._stream(session_id, stream_id), stream_id, token)
+            self._run("detach", self._stream(session_id, stream_id), stream_id, local or token)
         except BackendUnavailable:
             # A stale token is harmless: the next attach replaces it.
             logger.debug("Could not detach from stream %s of session %s", stream_id, session_id)
@@ -410,6 +460,9 @@ class RedisBackend(Housekeeping, Answers, Backend):
     ) -> ReadResult:
         # No connection is held while waiting: the listener wakes the reader.
         self._listener.ensure(0)
+        local = self._local.reads(session_id, stream_id, token)
+        if local is not None:  # this process writes it: the events are here
+            return self._local.read(local, after, timeout)
         keys = self._stream(session_id, stream_id)
         return self._reader.read(keys, stream_id, after, token, timeout)
 
@@ -418,6 +471,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
         return None if found is None else int(found)
 
     def drop_stream(self, session_id: str, stream_id: str) -> None:
+        if self._local.drop(session_id, stream_id):
+            return  # written later (see _redis_local)
         reply = self._run("drop", self._stream(session_id, stream_id), stream_id)
         self._disown(session_id, reply[2:])
 
@@ -429,6 +484,11 @@ class RedisBackend(Housekeeping, Answers, Backend):
     def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
         # Every GET stream woken by a broadcast saves its cursor at once: together.
         self._reader.calls.call("cursor", self.keys.session(session_id), stream_id, seq)
+
+    def beat(self) -> None:
+        """See :meth:`Housekeeping.beat`; also forget the local streams nobody uses."""
+        super().beat()
+        self._local.sweep()
 
     def cancel(self, session_id: str, request_id: t.Any) -> None:
         with self._errors():
