@@ -11,12 +11,9 @@ import json
 import time
 import typing as t
 
+from ._redis_codec import dumps as _dumps
 from ._redis_keys import Keys
 from ._redis_listener import text as _text
-
-
-def _dumps(value: t.Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class Answers:

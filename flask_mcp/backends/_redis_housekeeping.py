@@ -9,7 +9,6 @@ group of independent commands pipelined (see :class:`~._redis_batch.Batch`).
 from __future__ import annotations
 
 import collections.abc as cabc
-import json
 import logging
 import time
 import typing as t
@@ -20,6 +19,7 @@ import redis.cluster
 from ..errors import BackendUnavailable
 from ._redis_batch import Batch
 from ._redis_batch import Ledger
+from ._redis_codec import dumps as _dumps
 from ._redis_keys import Keys
 from ._redis_lane import Lane
 from ._redis_listener import text
@@ -29,10 +29,6 @@ from ._redis_pool import trim
 logger = logging.getLogger("flask_mcp")
 #: Events per pipeline of :meth:`Housekeeping.append_many`.
 CHUNK = 1000
-
-
-def _dumps(value: t.Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class Housekeeping:

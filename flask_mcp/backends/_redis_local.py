@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import collections
 import itertools
-import json
 import threading
 import time
 import typing as t
 
 from ..errors import BackendUnavailable
 from ._redis_batch import Batch
+from ._redis_codec import dumps as _dumps
 from ._redis_reader import POLL
 from ._redis_reader import REFRESH
 from ._redis_reader import StreamReader
@@ -67,10 +67,6 @@ class Host(t.Protocol):
     def _owned(self) -> str: ...
 
     def _appended(self, session_id: str, reply: t.Any) -> int: ...
-
-
-def _dumps(value: t.Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _text(value: t.Any) -> str:

@@ -26,6 +26,7 @@ import typing as t
 import redis
 
 from ..errors import BackendUnavailable
+from ._redis_codec import dumps as _dumps
 from ._redis_keys import Keys
 from ._tasks import TERMINAL
 from ._tasks import Mutator
@@ -40,10 +41,6 @@ _UNAVAILABLE = (
 )
 #: Retries of a change that keeps losing the race against other workers.
 _ATTEMPTS = 50
-
-
-def _dumps(value: t.Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class RedisTaskStore(TaskStore):

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import collections.abc as cabc
 import contextlib
-import dataclasses
-import json
 import logging
 import os
 import secrets
@@ -32,12 +30,14 @@ from ..errors import BackendUnavailable
 from ._channels import QueueSubscription
 from ._redis_answers import Answers
 from ._redis_batch import Ledger
+from ._redis_codec import Unreachable
+from ._redis_codec import decode_record
+from ._redis_codec import dumps as _dumps
 from ._redis_housekeeping import Housekeeping
 from ._redis_keys import Keys
 from ._redis_lane import lane_for
 from ._redis_listener import UNAVAILABLE as _UNAVAILABLE
 from ._redis_listener import Listener
-from ._redis_listener import loads as _loads
 from ._redis_listener import text as _text
 from ._redis_local import LocalStreams
 from ._redis_local import Reader
@@ -63,13 +63,6 @@ logger = logging.getLogger("flask_mcp")
 MAX_CONNECTIONS = 50_000
 #: Record fields computed by Redis rather than stored from the record.
 _COMPUTED = ("created", "last_seen", "busy")
-#: The stored fields of a session's hash, by name as Redis returns it (bytes or text).
-_FIELDS = {
-    spelling: field.name
-    for field in dataclasses.fields(SessionRecord)
-    if field.name not in ("id", "busy")
-    for spelling in (field.name, field.name.encode())
-}
 
 
 #: The backends whose worker id changes in a forked child (a weak set: no leak).
@@ -83,28 +76,6 @@ def _forked() -> None:
 
 
 os.register_at_fork(after_in_child=_forked)
-
-
-class _Unreachable:
-    """The context manager of :meth:`RedisBackend._errors` (one per backend: it is entered
-    on every command, so no generator is built each time)."""
-
-    __slots__ = ("backend",)
-
-    def __init__(self, backend: RedisBackend) -> None:
-        self.backend = backend
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: t.Any, exc: BaseException | None, traceback: t.Any) -> None:
-        if isinstance(exc, _UNAVAILABLE):
-            where = self.backend.where
-            raise BackendUnavailable(f"Redis at {where} is unreachable: {exc}") from exc
-
-
-def _dumps(value: t.Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class RedisBackend(Housekeeping, Answers, Backend):
@@ -157,7 +128,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
             client = make_client(None, retry=_retry(), max_connections=MAX_CONNECTIONS)
         self.client = client
         self.cluster = isinstance(client, RedisCluster)
-        self._unreachable = _Unreachable(self)
+        self._unreachable = Unreachable(lambda: self.where)
         self._lane = lane_for(client)  # the short path of single scripts (standalone only)
         # Every waiting reader holds a connection of this pool while it blocks.
         self._blocking = blocking or blocking_twin(client, self.block_slice + 5, MAX_CONNECTIONS)
@@ -236,7 +207,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
 
     # -- plumbing -----------------------------------------------------------
 
-    def _errors(self) -> _Unreachable:
+    def _errors(self) -> Unreachable:
         """Turn the errors of an unreachable Redis into :class:`BackendUnavailable`."""
         return self._unreachable
 
@@ -324,23 +295,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
         return {sid: record for sid, record in found.items() if record is not None}
 
     def _record(self, session_id: str, raw: t.Any) -> SessionRecord | None:
-        """Decode a session's hash: a dict, or the flat field-value list a script returns."""
-        if not raw:
-            return None
-        pairs = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
-        data: dict[str, t.Any] = {"id": session_id}
-        busy = -self._ledger.surplus(session_id)
-        for name, value in pairs:
-            field = _FIELDS.get(name)
-            if field is None:  # a worker's count of running requests, "b:<worker>"
-                if _text(name).startswith("b:"):
-                    busy += max(0, int(value))
-                continue
-            data[field] = _loads(value)
-        data["busy"] = max(0, busy)
-        if not isinstance(data.get("subscriptions", []), list):
-            data["subscriptions"] = []
-        return SessionRecord.from_dict(data)
+        return decode_record(session_id, raw, self._ledger.surplus(session_id))
 
     def update_session(self, session_id: str, **changes: t.Any) -> None:
         fields: list[str] = []
