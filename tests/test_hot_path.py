@@ -102,6 +102,31 @@ def test_inflight_lock_is_shared_by_threads() -> None:
     assert len(table) == 0
 
 
+def test_let_others_run_yields_once_a_greenlet_comes_back_in_one_loop_iteration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(concurrency, "_gevent_sleep", gevent.sleep)  # as under patching
+    monkeypatch.setattr(concurrency, "_last_turn", (0, -1))
+    turns: list[str] = []
+
+    def handler() -> None:
+        task = concurrency.CurrentGreenlet()
+        other = gevent.spawn(turns.append, "other")
+        concurrency.let_others_run(task)  # the first call in this iteration: no yield
+        turns.append("first")
+        concurrency.let_others_run(task)  # the same greenlet again: the other runs first
+        turns.append("second")
+        other.join()
+        gevent.sleep(0.001)  # waiting for a timer polls the loop, as waiting for a socket does
+        late = gevent.spawn(turns.append, "late")
+        concurrency.let_others_run(task)  # a new iteration: the others had their turn
+        turns.append("third")
+        late.join()
+
+    gevent.spawn(handler).join()
+    assert turns == ["first", "other", "second", "third", "late"]
+
+
 def test_let_others_run_always_yields_without_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(concurrency, "_gevent_sleep", gevent.sleep)
     turns: list[str] = []
@@ -121,5 +146,5 @@ def test_let_others_run_does_nothing_on_threads(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(concurrency, "gevent_active", lambda: False)
     slept: list[t.Any] = []
     monkeypatch.setattr(concurrency, "_import_gevent_sleep", lambda: slept.append)
-    concurrency.let_others_run()
+    concurrency.let_others_run(concurrency.CurrentThread())
     assert slept == []

@@ -191,19 +191,36 @@ def sleep(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def let_others_run() -> None:
+def let_others_run(task: CurrentGreenlet | CurrentThread | None = None) -> None:
     """Give the other greenlets a turn: a view that never blocks would starve them.
 
     On gevent, a keep-alive connection whose next request is already read is
     served again and again without yielding, and the others' tail latency
-    grows. OS threads are preempted anyway: there it does nothing.
+    grows. A greenlet that waited for its socket since its last call has let
+    the others run already: the hub's loop polled, and its iteration count
+    moved on. So with ``task`` (the current greenlet, from :func:`current_task`)
+    the yield happens only when the same greenlet comes here twice in one
+    iteration of the loop; without it, or on a loop that counts no
+    iterations (libuv), every time. OS threads are preempted anyway: there it
+    does nothing.
     """
+    global _last_turn
+    if type(task) is CurrentGreenlet:
+        iteration = task._hub.loop.iteration
+        if iteration >= 0:
+            turn = (id(task._greenlet), iteration)
+            if turn != _last_turn:
+                _last_turn = turn
+                return
     if _gevent_sleep is not None:
         _gevent_sleep(0)
     elif gevent_active():
         _import_gevent_sleep()(0)
 
 
+#: ``(id(greenlet), loop iteration)`` of the last call of :func:`let_others_run` that did
+#: not yield.
+_last_turn: tuple[int, int] = (0, -1)
 #: gevent's ``sleep`` once a call found gevent active (``time.sleep`` after patching).
 _gevent_sleep: t.Callable[[float], None] | None = None
 

@@ -205,7 +205,7 @@ def run_inline(dispatcher: Dispatcher, call: Call) -> Answer:
             state.backend.touch_session(t.cast(str, run.session_id), -1)
     if not outbox.finish(None if answer is None else answer.message):
         answer = Answer(outbox.final)  # the supervisor's timeout error, or nothing
-    _concurrency.let_others_run()
+    _concurrency.let_others_run(task)
     return answer if answer is not None else Answer(None)
 
 
