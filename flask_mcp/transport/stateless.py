@@ -102,7 +102,7 @@ def _request_meta(params: t.Any) -> dict[str, t.Any]:
         )
     if not isinstance(meta.get(protocol.META_PROTOCOL_VERSION), str) or not isinstance(
         meta.get(protocol.META_CLIENT_CAPABILITIES), dict
-    ):  # the loop only to name the key: it is slower than the two checks above
+    ):  # the common case passes the two checks above; the loop names the missing key
         for key, kind, example in _REQUIRED_META:
             if not isinstance(meta.get(key), kind):
                 raise MCPError(
