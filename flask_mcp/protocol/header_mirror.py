@@ -11,6 +11,22 @@ from .headers import SENTINEL_SUFFIX
 #: Visible ASCII with no space at either end: a header value equal to such a body value
 #: decodes to it.
 _BARE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+#: Values known to be plain (bare and not Base64-wrapped): a set lookup instead of a
+#: regular expression per header, as the same few versions, methods and names recur.
+_PLAIN: set[str] = set()
+#: How many values :data:`_PLAIN` remembers: names come from clients, so it is bounded.
+_PLAIN_LIMIT = 1024
+
+
+def _plain(value: str) -> bool:
+    """Tell whether ``value`` is bare visible ASCII and no Base64 sentinel; remember it."""
+    if _BARE.fullmatch(value) is None or (
+        value.startswith(SENTINEL_PREFIX) and value.endswith(SENTINEL_SUFFIX)
+    ):
+        return False
+    if len(_PLAIN) < _PLAIN_LIMIT:
+        _PLAIN.add(value)
+    return True
 
 
 def mirrors_body(
@@ -26,20 +42,17 @@ def mirrors_body(
     headers) would pass, and need not run. ``False`` says nothing: run them,
     they name what is wrong.
     """
+    plain = _PLAIN
     if (
         environ.get("HTTP_MCP_PROTOCOL_VERSION") != version
         or environ.get("HTTP_MCP_METHOD") != method
-        or not _BARE.fullmatch(version)
-        or not _BARE.fullmatch(method)
+        or (version not in plain and not _plain(version))
+        or (method not in plain and not _plain(method))
     ):
         return False
     if name is None:
         return True
-    return (
-        environ.get("HTTP_MCP_NAME") == name
-        and _BARE.fullmatch(name) is not None
-        and not (name.startswith(SENTINEL_PREFIX) and name.endswith(SENTINEL_SUFFIX))
-    )
+    return environ.get("HTTP_MCP_NAME") == name and (name in plain or _plain(name))
 
 
 __all__ = ["mirrors_body"]

@@ -131,7 +131,7 @@ def classify(message: t.Any) -> str:
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "params" must be an object.')
         if "id" not in message:
             return NOTIFICATION
-        if not valid_id(request_id):
+        if type(request_id) is not int and type(request_id) is not str and not valid_id(request_id):
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.')
         return REQUEST
     if "id" in message and ("result" in message or "error" in message):

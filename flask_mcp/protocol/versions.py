@@ -206,6 +206,9 @@ def shape_result(
     """
     if era != STATELESS:
         return result
+    if "resultType" not in result and "_meta" not in result and method not in CACHEABLE_METHODS:
+        # The common case (a tool's result): what the lines below build, in the same order.
+        return {**result, "resultType": "complete", "_meta": {META_SERVER_INFO: server_info}}
     shaped = dict(result)
     shaped.setdefault("resultType", "complete")
     meta = shaped.get("_meta")

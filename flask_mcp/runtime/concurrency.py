@@ -9,7 +9,9 @@ under gevent's monkey patching they are already cooperative.
 from __future__ import annotations
 
 import _socket
+import _thread
 import socket
+import sys
 import threading
 import typing as t
 
@@ -32,6 +34,19 @@ def gevent_active() -> bool:
         return False
     _patched = bool(monkey.is_module_patched("threading"))
     return _patched
+
+
+def native_lock() -> t.Any:
+    """Return a lock of the operating system, even in a process gevent has patched.
+
+    For critical sections that never wait nor switch greenlets (a few
+    dictionary operations): there it is as safe as gevent's lock, and much
+    cheaper. A section that may block must use ``threading.Lock``.
+    """
+    monkey = sys.modules.get("gevent.monkey")
+    if monkey is not None:
+        return monkey.get_original("_thread", "allocate_lock")()
+    return _thread.allocate_lock()
 
 
 class Task:
@@ -176,17 +191,47 @@ def sleep(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def let_others_run() -> None:
+def let_others_run(task: CurrentGreenlet | CurrentThread | None = None) -> None:
     """Give the other greenlets a turn: a view that never blocks would starve them.
 
     On gevent, a keep-alive connection whose next request is already read is
     served again and again without yielding, and the others' tail latency
-    grows. OS threads are preempted anyway: there it does nothing.
+    grows. A greenlet that waited for its socket since its last call has let
+    the others run already: the hub's loop polled, and its iteration count
+    moved on. So with ``task`` (the current greenlet, from :func:`current_task`)
+    the yield happens only when the same greenlet comes here twice in one
+    iteration of the loop; without it, or on a loop that counts no
+    iterations (libuv), every time. OS threads are preempted anyway: there it
+    does nothing.
     """
-    if gevent_active():
-        import time
+    global _last_turn
+    if type(task) is CurrentGreenlet:
+        iteration = task._hub.loop.iteration
+        if iteration >= 0:
+            turn = (id(task._greenlet), iteration)
+            if turn != _last_turn:
+                _last_turn = turn
+                return
+    if _gevent_sleep is not None:
+        _gevent_sleep(0)
+    elif gevent_active():
+        _import_gevent_sleep()(0)
 
-        time.sleep(0)
+
+#: ``(id(greenlet), loop iteration)`` of the last call of :func:`let_others_run` that did
+#: not yield.
+_last_turn: tuple[int, int] = (0, -1)
+#: gevent's ``sleep`` once a call found gevent active (``time.sleep`` after patching).
+_gevent_sleep: t.Callable[[float], None] | None = None
+
+
+def _import_gevent_sleep() -> t.Callable[[float], None]:
+    global _gevent_sleep
+    import gevent
+
+    sleep: t.Callable[[float], None] = gevent.sleep
+    _gevent_sleep = sleep
+    return sleep
 
 
 def is_multithreaded_worker(environ: t.Mapping[str, t.Any]) -> bool:

@@ -271,6 +271,7 @@ class RequestRun:
         outbox: Outbox,
         deadline: float,
         era: str = protocol.HANDSHAKE,
+        started: float | None = None,
     ) -> None:
         self.session_id = session_id
         self.request_id = request_id
@@ -282,7 +283,8 @@ class RequestRun:
         ) = None
         self.deadline = deadline
         self.can_round_trip = True
-        self.started = time.monotonic()
+        #: When the run started (``time.monotonic()``); the caller may pass it, read already.
+        self.started = time.monotonic() if started is None else started
         #: The run's key in :class:`InFlight`; a stateless run gets a unique one, as
         #: request ids of different clients may collide.
         self.key: tuple[str | None, t.Any] = (session_id, request_id)
@@ -300,11 +302,16 @@ class RequestRun:
 
 
 class InFlight:
-    """The process-local table of running requests, for cancellation and timeouts."""
+    """The process-local table of running requests, for cancellation and timeouts.
+
+    Its lock is the operating system's even under gevent's patching: nothing
+    waits while holding it (each method only reads or changes the table), so
+    it never has to yield to other greenlets, and it costs a tenth of gevent's.
+    """
 
     def __init__(self) -> None:
         self._runs: dict[tuple[str | None, t.Any], RequestRun] = {}
-        self._lock = threading.Lock()
+        self._lock = _concurrency.native_lock()
 
     def add(self, run: RequestRun) -> None:
         with self._lock:
@@ -354,7 +361,7 @@ class StreamSlots:
         self.limit = limit
         self.open = 0
         self.open_general = 0
-        self._lock = threading.Lock()
+        self._lock = _concurrency.native_lock()  # nothing waits while holding it
 
     @property
     def general_limit(self) -> int | None:

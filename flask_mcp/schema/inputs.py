@@ -44,7 +44,10 @@ class _FunctionInputSpec(InputSpec):
         if not isinstance(arguments, dict):
             arguments = _as_dict(arguments)
         names = self._names
-        values = {k: v for k, v in arguments.items() if k in names}
+        if arguments.keys() <= names:  # no unknown key to drop: a copy is all it takes
+            values = dict(arguments)
+        else:
+            values = {k: v for k, v in arguments.items() if k in names}
         self._raise_if_invalid(values)
         messages: list[str] = []
         for name, convert in self._converters.items():

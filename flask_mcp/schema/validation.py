@@ -124,6 +124,14 @@ _FAST_TYPES: dict[str, t.Callable[[t.Any], bool]] = {
     "number": lambda value: type(value) in (int, float),
     "boolean": lambda value: type(value) is bool,
 }
+#: The Python types whose values always pass each check of :data:`_FAST_TYPES`: a set
+#: lookup settles them without calling the check.
+_FAST_EXACT: dict[str, frozenset[type]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+}
 #: Keywords that never fail a value: ``format`` is an annotation for the validators
 #: built here (no format checker); the converters parse such strings themselves.
 _FAST_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples", "format"})
@@ -144,7 +152,7 @@ def _fast_object_check(schema: dict[str, t.Any]) -> t.Callable[[t.Any], bool] | 
     required = tuple(schema.get("required", ()))
     if not isinstance(properties, dict) or not all(isinstance(n, str) for n in required):
         return None
-    checks: list[tuple[str, t.Callable[[t.Any], bool]]] = []
+    checks: list[tuple[str, frozenset[type], t.Callable[[t.Any], bool]]] = []
     for name, spec in properties.items():
         if not isinstance(spec, dict) or set(spec) - _FAST_ANNOTATIONS:
             return None
@@ -152,17 +160,17 @@ def _fast_object_check(schema: dict[str, t.Any]) -> t.Callable[[t.Any], bool] | 
         check = _FAST_TYPES.get(kind) if isinstance(kind, str) else None
         if check is None:
             return None
-        checks.append((name, check))
+        checks.append((name, _FAST_EXACT[t.cast(str, kind)], check))
+    needed = frozenset(required)
 
     def fast(arguments: t.Any) -> bool:
-        if type(arguments) is not dict:
+        if type(arguments) is not dict or not needed <= arguments.keys():
             return False
-        for name in required:
-            if name not in arguments:
-                return False
-        for name, check in checks:  # noqa: SIM110 - a loop is faster than all() here
-            if name in arguments and not check(arguments[name]):
-                return False
+        for name, exact, check in checks:
+            if name in arguments:
+                value = arguments[name]
+                if type(value) not in exact and not check(value):
+                    return False
         return True
 
     return fast

@@ -248,8 +248,9 @@ class Methods:
         try:
             if tool.output is not None and not isinstance(value, content_mod.ToolResult):
                 structured = tool.output.structure(value)
+                text = content_mod.json_text(structured)  # the block content_mod.text builds
                 return {
-                    "content": [content_mod.text(content_mod.json_text(structured))],
+                    "content": [{"type": "text", "text": text}],
                     "structuredContent": structured,
                 }
             if isinstance(value, content_mod.ToolResult):

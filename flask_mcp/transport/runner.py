@@ -122,7 +122,6 @@ def execute(
     state = call.state
     method = call.method
     request_id = call.request_id
-    session_id = call.session.id if call.session is not None else None
     started = time.perf_counter()
     if signals.request_started.receivers:  # no keyword dict to build when no one listens
         signals.send(
@@ -130,7 +129,7 @@ def execute(
             state.app,
             method=method,
             request_id=request_id,
-            session_id=session_id,
+            session_id=call.session.id if call.session is not None else None,
         )
     error = None
     answer: Answer
@@ -159,7 +158,7 @@ def execute(
             state.app,
             method=method,
             request_id=request_id,
-            session_id=session_id,
+            session_id=call.session.id if call.session is not None else None,
             duration=time.perf_counter() - started,
             error=error,
         )
@@ -168,8 +167,9 @@ def execute(
 
 def _new_run(call: Call, outbox: Outbox) -> RequestRun:
     session_id = call.session.id if call.session is not None else None
-    deadline = time.monotonic() + call.state.settings.request_timeout
-    run = RequestRun(session_id, call.request_id, call.method, outbox, deadline, call.era)
+    now = time.monotonic()
+    deadline = now + call.state.settings.request_timeout
+    run = RequestRun(session_id, call.request_id, call.method, outbox, deadline, call.era, now)
     if session_id is None:  # request ids of different clients may collide
         run.key = (None, object())
     return run
@@ -205,7 +205,7 @@ def run_inline(dispatcher: Dispatcher, call: Call) -> Answer:
             state.backend.touch_session(t.cast(str, run.session_id), -1)
     if not outbox.finish(None if answer is None else answer.message):
         answer = Answer(outbox.final)  # the supervisor's timeout error, or nothing
-    _concurrency.let_others_run()
+    _concurrency.let_others_run(task)
     return answer if answer is not None else Answer(None)
 
 

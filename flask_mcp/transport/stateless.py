@@ -67,16 +67,16 @@ def handle_stateless(
 
     :param environ: the request's WSGI environ (default: the current request's).
     """
-    request_id = jsonrpc.request_id_of(message)
     try:
         return _serve(
             dispatcher, state, message, auth, request.environ if environ is None else environ
         )
     except HeaderMismatch as exc:
         error = {"code": HEADER_MISMATCH, "message": exc.message}
-        return json_response(jsonrpc.error(request_id, error), 400)
+        return json_response(jsonrpc.error(jsonrpc.request_id_of(message), error), 400)
     except MCPError as exc:
-        return json_response(jsonrpc.error_from(request_id, exc), exc.http_status or 400)
+        answer = jsonrpc.error_from(jsonrpc.request_id_of(message), exc)
+        return json_response(answer, exc.http_status or 400)
 
 
 _ABSENT: t.Any = object()
@@ -100,13 +100,16 @@ def _request_meta(params: t.Any) -> dict[str, t.Any]:
             f"{protocol.META_PROTOCOL_VERSION!r} and {protocol.META_CLIENT_CAPABILITIES!r}.",
             http_status=400,
         )
-    for key, kind, example in _REQUIRED_META:
-        if not isinstance(meta.get(key), kind):
-            raise MCPError(
-                INVALID_PARAMS,
-                f"Invalid params: _meta is missing {key!r} ({example}).",
-                http_status=400,
-            )
+    if not isinstance(meta.get(protocol.META_PROTOCOL_VERSION), str) or not isinstance(
+        meta.get(protocol.META_CLIENT_CAPABILITIES), dict
+    ):  # the common case passes the two checks above; the loop names the missing key
+        for key, kind, example in _REQUIRED_META:
+            if not isinstance(meta.get(key), kind):
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"Invalid params: _meta is missing {key!r} ({example}).",
+                    http_status=400,
+                )
     info = meta.get(protocol.META_CLIENT_INFO, _ABSENT)
     if info is not _ABSENT and not isinstance(info, dict):
         raise MCPError(

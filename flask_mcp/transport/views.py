@@ -101,7 +101,8 @@ class Transport:
         environ = req.environ
         self._guard(state, environ)
         auth = authenticate(state)
-        security.check_content_type(_mimetype(environ))
+        if environ.get("CONTENT_TYPE") != "application/json":  # else nothing to parse
+            security.check_content_type(_mimetype(environ))
         security.check_accept_post(environ.get("HTTP_ACCEPT"))
         length = get_content_length(environ)
         security.check_body_size(length, settings.max_body_size)
@@ -109,7 +110,7 @@ class Transport:
         if length is not None and flask_limit is None:
             # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
             # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
-            body = environ["wsgi.input"].read(length)
+            body = environ["wsgi.input"].read(length)  # no more than the length checked above
         else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
             try:
                 body = req.stream.read(settings.max_body_size + 1 if length is None else length)
@@ -118,7 +119,7 @@ class Transport:
                     413,
                     f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
                 ) from None
-        security.check_body_size(len(body), settings.max_body_size)
+            security.check_body_size(len(body), settings.max_body_size)
         # Handlers may call request.get_data() or request.get_json() as in any view:
         # the input stream is consumed, so Werkzeug's cache of the body is filled.
         req._cached_data = body

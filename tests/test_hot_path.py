@@ -1,0 +1,150 @@
+"""The shortcuts of the tools/call hot path build what the general code builds."""
+
+from __future__ import annotations
+
+import threading
+import typing as t
+
+import gevent
+import pytest
+from flask import Response
+
+from flask_mcp.protocol import header_mirror
+from flask_mcp.runtime import concurrency
+from flask_mcp.runtime.runs import InFlight
+from flask_mcp.runtime.runs import InlineOutbox
+from flask_mcp.runtime.runs import RequestRun
+from flask_mcp.transport import responses
+
+
+def test_json_response_is_built_directly_with_this_werkzeug() -> None:
+    # False would mean the installed Werkzeug builds its responses differently: the
+    # constructor is used then, correct but slower. Look at responses._direct.
+    assert responses._BUILT_DIRECTLY
+
+
+@pytest.mark.parametrize("status", [200, 400, 403, 429, 499, 503])
+def test_direct_json_response_equals_the_constructors(status: int) -> None:
+    body = {"jsonrpc": "2.0", "id": 7, "result": {"text": "é"}}
+    direct = responses.json_response(body, status)
+    built = Response(
+        b'{"jsonrpc":"2.0","id":7,"result":{"text":"\xc3\xa9"}}',
+        status=status,
+        content_type="application/json",
+    )
+    assert type(direct) is Response
+    assert direct.status == built.status
+    assert direct.status_code == status
+    assert list(direct.headers.items()) == list(built.headers.items())
+    assert direct.get_data() == built.get_data()
+    direct.headers["X-Added"] = "1"  # each response has headers of its own
+    assert "X-Added" not in responses.json_response(body, status).headers
+
+
+def test_json_response_with_headers_uses_the_constructor() -> None:
+    response = responses.json_response({"a": 1}, 429, {"Retry-After": "2"})
+    assert response.status == "429 TOO MANY REQUESTS"
+    assert response.headers["Retry-After"] == "2"
+    assert response.headers["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        ("tools/call", True),
+        ("add", True),
+        (" add", False),
+        ("add ", False),
+        ("a\tb", False),
+        ("é", False),
+        ("=?base64?YWRk?=", False),
+    ],
+)
+def test_mirrors_body_remembers_only_plain_values(value: str, plain: bool) -> None:
+    environ = {
+        "HTTP_MCP_PROTOCOL_VERSION": "2026-07-28",
+        "HTTP_MCP_METHOD": "tools/call",
+        "HTTP_MCP_NAME": value,
+    }
+    for _ in range(2):  # the second time from the memo, when it was remembered
+        assert header_mirror.mirrors_body(environ, "tools/call", "2026-07-28", value) is plain
+    assert (value in header_mirror._PLAIN) is plain
+
+
+def test_mirrors_body_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(header_mirror, "_PLAIN", set())
+    monkeypatch.setattr(header_mirror, "_PLAIN_LIMIT", 3)
+    for n in range(10):
+        environ = {
+            "HTTP_MCP_PROTOCOL_VERSION": "2026-07-28",
+            "HTTP_MCP_METHOD": "tools/call",
+            "HTTP_MCP_NAME": f"tool{n}",
+        }
+        assert header_mirror.mirrors_body(environ, "tools/call", "2026-07-28", f"tool{n}")
+    assert len(header_mirror._PLAIN) == 3
+
+
+def test_inflight_lock_is_shared_by_threads() -> None:
+    table = InFlight()
+    runs = [RequestRun(None, n, "tools/call", InlineOutbox(), 0.0) for n in range(400)]
+
+    def churn(part: list[RequestRun]) -> None:
+        for run in part:
+            table.add(run)
+            table.overdue(1.0)
+            table.remove(run)
+
+    threads = [threading.Thread(target=churn, args=(runs[n::4],)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(table) == 0
+
+
+def test_let_others_run_yields_once_a_greenlet_comes_back_in_one_loop_iteration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(concurrency, "_gevent_sleep", gevent.sleep)  # as under patching
+    monkeypatch.setattr(concurrency, "_last_turn", (0, -1))
+    turns: list[str] = []
+
+    def handler() -> None:
+        task = concurrency.CurrentGreenlet()
+        other = gevent.spawn(turns.append, "other")
+        concurrency.let_others_run(task)  # the first call in this iteration: no yield
+        turns.append("first")
+        concurrency.let_others_run(task)  # the same greenlet again: the other runs first
+        turns.append("second")
+        other.join()
+        gevent.sleep(0.001)  # waiting for a timer polls the loop, as waiting for a socket does
+        late = gevent.spawn(turns.append, "late")
+        concurrency.let_others_run(task)  # a new iteration: the others had their turn
+        turns.append("third")
+        late.join()
+
+    gevent.spawn(handler).join()
+    assert turns == ["first", "other", "second", "third", "late"]
+
+
+def test_let_others_run_always_yields_without_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(concurrency, "_gevent_sleep", gevent.sleep)
+    turns: list[str] = []
+
+    def handler() -> None:
+        other = gevent.spawn(turns.append, "other")
+        concurrency.let_others_run()
+        turns.append("handler")
+        other.join()
+
+    gevent.spawn(handler).join()
+    assert turns == ["other", "handler"]
+
+
+def test_let_others_run_does_nothing_on_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(concurrency, "_gevent_sleep", None)
+    monkeypatch.setattr(concurrency, "gevent_active", lambda: False)
+    slept: list[t.Any] = []
+    monkeypatch.setattr(concurrency, "_import_gevent_sleep", lambda: slept.append)
+    concurrency.let_others_run(concurrency.CurrentThread())
+    assert slept == []
