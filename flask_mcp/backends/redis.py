@@ -47,7 +47,7 @@ from ._redis_pool import make_client
 from ._redis_scripts import LIBRARY
 from ._redis_scripts import SCRIPTS
 from ._redis_scripts import SESSION
-from ._redis_scripts import SHARED
+from ._redis_shared_scripts import SHARED
 from ._redis_tasks import RedisTaskStore
 from ._redis_url import check_version
 from ._redis_url import clients_from_url
