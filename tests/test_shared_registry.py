@@ -10,6 +10,7 @@ from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp import MCPBlueprint
+from flask_mcp import signals
 from flask_mcp.server.shared_registry import ProcessLocalWarning
 from flask_mcp.server.shared_registry import import_path
 from flask_mcp.testing import MCPTestClient
@@ -85,6 +86,41 @@ def test_changes_made_while_serving_reach_the_other_worker(redis_backend_url: st
         two.enable("echo")  # the other direction
     expected = ["base", "echo", "import_time", "late"]
     assert eventually(app_one, expected) == expected
+
+
+def test_a_change_is_judged_after_the_changes_other_workers_made_before(
+    redis_backend_url: str,
+) -> None:
+    """Changes made one after the other, in turns on two workers, each told to every session.
+
+    A test request context runs no ``before_request``: neither worker has replayed the
+    other's last change when it makes its own, as a worker whose pub/sub announcement is
+    still on its way. Each must replay the log first: else the second worker knows no
+    tag ``t`` to disable, the first enables a tool it still takes for enabled (no change),
+    and the second removes a tool it takes for disabled (no list changed): the e2e test's
+    lost ``list_changed``.
+    """
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_backend_url, prefix)
+    two, app_two = worker(redis_backend_url, prefix)
+    assert names(app_one) == names(app_two) == ["base"]  # both serve: both tell sessions
+    sent: list[str] = []
+
+    def on_sent(sender: object, method: str, session_id: str) -> None:
+        if method == "notifications/tools/list_changed":
+            sent.append(session_id)
+
+    with MCPTestClient(app_one), signals.notification_sent.connected_to(on_sent):
+        with app_one.test_request_context():
+            one.add_tool(echo, name="echo", tags={"t"})
+        with app_two.test_request_context():
+            assert two.disable(tags=["t"]) == [("tools", "echo")]
+        with app_one.test_request_context():
+            assert one.enable("echo") == [("tools", "echo")]
+        with app_two.test_request_context():
+            assert two.remove_tool("echo")
+        assert len(sent) == 4, "a change was not announced to the one session"
+    assert names(app_one) == names(app_two) == ["base"]
 
 
 def test_a_handler_without_import_path_stays_local_with_a_warning(redis_backend_url: str) -> None:

@@ -31,6 +31,8 @@ class ViewTools:
 
         def _share(self, op: dict[str, t.Any] | None, what: str) -> None: ...
 
+        def _catch_up_first(self) -> None: ...
+
     def tool_from_view(
         self,
         view: str | t.Callable[..., t.Any],
@@ -141,6 +143,7 @@ class ViewTools:
         description: str | None,
         shareable: bool,
     ) -> Tool:
+        self._catch_up_first()  # judge this change against the other workers' earlier ones
         token = unshared.set(True)  # shared below as one "view" operation
         try:
             tool: Tool = self.add_tool(

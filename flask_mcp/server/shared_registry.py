@@ -8,6 +8,13 @@ is appended as an *operation* to a list in Redis. Every worker replays the
 operations it has not seen before it serves an MCP request, without telling the
 sessions again.
 
+A worker also replays the log right before it makes a change of its own: the
+change is then judged (did the list change? the sessions are told only if it
+did) against every change made before it, in any worker. Without that, a
+change that follows another worker's closely (enable ``x`` there, remove ``x``
+here) met a registry that had not seen the first one yet (``x`` still
+disabled here, so removing it changed no list) and no session heard of it.
+
 An operation names its handler by import path (``module:qualname``); a handler
 that cannot be found again by that path (a lambda, a closure, a function defined
 in another function) cannot be replayed elsewhere, so the change stays in the
@@ -187,6 +194,11 @@ class SharedDeclarations(Declarations):
     _states: t.MutableMapping[Flask, AppState]
     _syncs: t.MutableMapping[Flask, RegistrySync]
 
+    def _catch_up_first(self) -> None:
+        """Replay the other workers' changes before making one here (see the module doc)."""
+        for sync in self._sharing():
+            _logged(sync.catch_up, sync)
+
     def _share(self, op: dict[str, t.Any] | None, what: str) -> None:
         syncs = self._sharing()
         if not syncs:
@@ -214,12 +226,14 @@ class SharedDeclarations(Declarations):
         return {"op": op, "ref": ref, "kwargs": kwargs}
 
     def add_tool(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
+        self._catch_up_first()
         tool = super().add_tool(fn, **kwargs)
         if self._sharing():
             self._share(self._handler_op("add_tool", fn, kwargs), f"Tool {tool.name!r}")
         return tool
 
     def add_resource(self, fn: t.Any, uri: str, **kwargs: t.Any) -> t.Any:
+        self._catch_up_first()
         record = super().add_resource(fn, uri, **kwargs)
         if self._sharing():
             security = kwargs.pop("security", DEFAULT_RESOURCE_SECURITY)
@@ -232,24 +246,28 @@ class SharedDeclarations(Declarations):
         return record
 
     def add_prompt(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
+        self._catch_up_first()
         prompt = super().add_prompt(fn, **kwargs)
         if self._sharing():
             self._share(self._handler_op("add_prompt", fn, kwargs), f"Prompt {prompt.name!r}")
         return prompt
 
     def remove_tool(self, name: str) -> bool:
+        self._catch_up_first()
         found = super().remove_tool(name)
         if found:
             self._share({"op": "remove_tool", "key": name}, f"Tool {name!r}")
         return found
 
     def remove_resource(self, uri: str) -> bool:
+        self._catch_up_first()
         found = super().remove_resource(uri)
         if found:
             self._share({"op": "remove_resource", "key": uri}, f"Resource {uri!r}")
         return found
 
     def remove_prompt(self, name: str) -> bool:
+        self._catch_up_first()
         found = super().remove_prompt(name)
         if found:
             self._share({"op": "remove_prompt", "key": name}, f"Prompt {name!r}")
@@ -289,6 +307,7 @@ class SharedDeclarations(Declarations):
         :raises ValueError: a prefixed name or URI is already registered (nothing
             is added then), or a prefixed tool name is invalid.
         """
+        self._catch_up_first()
         register_blueprint(self.registry, blueprint, prefix, uri_prefix)
         if self._sharing():
             ref = blueprint_path(blueprint)
@@ -320,6 +339,7 @@ class SharedDeclarations(Declarations):
     def _set_enabled(
         self, enabled: bool, names: t.Iterable[str], tags: t.Iterable[str]
     ) -> list[tuple[str, str]]:
+        self._catch_up_first()
         unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
         if unknown:
             raise LookupError(
@@ -359,8 +379,13 @@ class SharedDeclarations(Declarations):
 
 def catch_up(sync: RegistrySync) -> None:
     """Run :meth:`RegistrySync.before_request`, logging (not raising) a failure."""
+    _logged(sync.before_request, sync)
+
+
+def _logged(replay: t.Callable[[], object], sync: RegistrySync) -> None:
+    """Run ``replay`` (a catch-up of ``sync``), logging (not raising) a failure."""
     try:
-        sync.before_request()
+        replay()
     except Exception as exc:
         if isinstance(exc, getattr(sync.state.backend, "unavailable_errors", ())):
             # An outage, not a bug: one line; the next check (RECHECK) replays what was missed.
