@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 from flask import Flask
+from harness import redis_client
 
 from flask_mcp import MCP
 from flask_mcp import MCPBlueprint
@@ -98,17 +99,19 @@ def test_a_change_is_judged_after_the_changes_other_workers_made_before(
     still on its way. Each must replay the log first: else the second worker knows no
     tag ``t`` to disable, the first enables a tool it still takes for enabled (no change),
     and the second removes a tool it takes for disabled (no list changed): the e2e test's
-    lost ``list_changed``.
+    lost ``list_changed``. And each is told once it is in the operation log.
     """
     prefix = f"t-{uuid.uuid4().hex[:8]}:"
     one, app_one = worker(redis_backend_url, prefix)
     two, app_two = worker(redis_backend_url, prefix)
     assert names(app_one) == names(app_two) == ["base"]  # both serve: both tell sessions
-    sent: list[str] = []
+    log = redis_client(redis_backend_url)
+    key = one._syncs[app_one].key
+    sent: list[int] = []  # how many operations the log held when each list_changed went out
 
     def on_sent(sender: object, method: str, session_id: str) -> None:
         if method == "notifications/tools/list_changed":
-            sent.append(session_id)
+            sent.append(int(log.llen(key)))
 
     with MCPTestClient(app_one), signals.notification_sent.connected_to(on_sent):
         with app_one.test_request_context():
@@ -119,7 +122,10 @@ def test_a_change_is_judged_after_the_changes_other_workers_made_before(
             assert one.enable("echo") == [("tools", "echo")]
         with app_two.test_request_context():
             assert two.remove_tool("echo")
-        assert len(sent) == 4, "a change was not announced to the one session"
+    log.close()
+    # one list_changed per change, sent once the change is in the log (a client that
+    # lists again at once must not meet workers that cannot know of it yet)
+    assert sent == [1, 2, 3, 4]
     assert names(app_one) == names(app_two) == ["base"]
 
 

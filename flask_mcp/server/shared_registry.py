@@ -2,18 +2,23 @@
 
 Declarations made at import time run in every worker anyway. A change made
 while serving (``add_tool``, ``remove_tool``, ``enable``, ``disable``, the same
-for resources and prompts, ``register_blueprint``, ``tool_from_view``) is applied
-in the worker that made it, which tells every session (they live in Redis), and
-is appended as an *operation* to a list in Redis. Every worker replays the
-operations it has not seen before it serves an MCP request, without telling the
-sessions again.
+for resources and prompts, ``register_blueprint``, ``tool_from_view``) is made
+in one worker, in this order:
 
-A worker also replays the log right before it makes a change of its own: the
-change is then judged (did the list change? the sessions are told only if it
-did) against every change made before it, in any worker. Without that, a
-change that follows another worker's closely (enable ``x`` there, remove ``x``
-here) met a registry that had not seen the first one yet (``x`` still
-disabled here, so removing it changed no list) and no session heard of it.
+1. It replays the operations of the other workers it has not seen yet, so that
+   the change meets every change made before it, in any worker. Else a change
+   that follows another worker's closely (enable ``x`` there, remove ``x``
+   here) met a registry that had not seen the first one (``x`` still disabled
+   here: removing it changed no list) and no session heard of it.
+2. It applies the change, appends it as an *operation* to a list in Redis and
+   announces it on the backend's pub/sub.
+3. Then it tells every session (they live in Redis) that the list changed:
+   the change is in the log, and announced, before any client hears of it. An
+   operation of another worker appended between steps 1 and 2 (a change made
+   at the same moment) is told again here.
+
+Every worker replays the operations it has not seen before it serves an MCP
+request, without telling the sessions again.
 
 An operation names its handler by import path (``module:qualname``); a handler
 that cannot be found again by that path (a lambda, a closure, a function defined
@@ -26,6 +31,7 @@ pub/sub channel, or after :data:`RECHECK` seconds without reading it.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import importlib
 import json
@@ -194,10 +200,18 @@ class SharedDeclarations(Declarations):
     _states: t.MutableMapping[Flask, AppState]
     _syncs: t.MutableMapping[Flask, RegistrySync]
 
-    def _catch_up_first(self) -> None:
-        """Replay the other workers' changes before making one here (see the module doc)."""
-        for sync in self._sharing():
+    @contextlib.contextmanager
+    def _changing(self) -> t.Iterator[None]:
+        """Make a change in the block: the other workers' changes replayed first, the
+        sessions told the lists changed once it is in the log (see the module doc)."""
+        syncs = self._sharing()
+        for sync in syncs:
             _logged(sync.catch_up, sync)
+        if not syncs:
+            yield
+            return
+        with self.registry.batch():  # list_changed waits for the operation's append
+            yield
 
     def _share(self, op: dict[str, t.Any] | None, what: str) -> None:
         syncs = self._sharing()
@@ -226,51 +240,52 @@ class SharedDeclarations(Declarations):
         return {"op": op, "ref": ref, "kwargs": kwargs}
 
     def add_tool(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
-        self._catch_up_first()
-        tool = super().add_tool(fn, **kwargs)
-        if self._sharing():
-            self._share(self._handler_op("add_tool", fn, kwargs), f"Tool {tool.name!r}")
+        with self._changing():
+            tool = super().add_tool(fn, **kwargs)
+            if self._sharing():
+                self._share(self._handler_op("add_tool", fn, kwargs), f"Tool {tool.name!r}")
         return tool
 
     def add_resource(self, fn: t.Any, uri: str, **kwargs: t.Any) -> t.Any:
-        self._catch_up_first()
-        record = super().add_resource(fn, uri, **kwargs)
-        if self._sharing():
-            security = kwargs.pop("security", DEFAULT_RESOURCE_SECURITY)
-            op = None
-            if security is DEFAULT_RESOURCE_SECURITY or security is None:
-                op = self._handler_op("add_resource", fn, {**kwargs, "uri": uri})
-                if op is not None and security is None:
-                    op["no_security"] = True
-            self._share(op, f"Resource {uri!r}")
+        with self._changing():
+            record = super().add_resource(fn, uri, **kwargs)
+            if self._sharing():
+                security = kwargs.pop("security", DEFAULT_RESOURCE_SECURITY)
+                op = None
+                if security is DEFAULT_RESOURCE_SECURITY or security is None:
+                    op = self._handler_op("add_resource", fn, {**kwargs, "uri": uri})
+                    if op is not None and security is None:
+                        op["no_security"] = True
+                self._share(op, f"Resource {uri!r}")
         return record
 
     def add_prompt(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
-        self._catch_up_first()
-        prompt = super().add_prompt(fn, **kwargs)
-        if self._sharing():
-            self._share(self._handler_op("add_prompt", fn, kwargs), f"Prompt {prompt.name!r}")
+        with self._changing():
+            prompt = super().add_prompt(fn, **kwargs)
+            if self._sharing():
+                op = self._handler_op("add_prompt", fn, kwargs)
+                self._share(op, f"Prompt {prompt.name!r}")
         return prompt
 
     def remove_tool(self, name: str) -> bool:
-        self._catch_up_first()
-        found = super().remove_tool(name)
-        if found:
-            self._share({"op": "remove_tool", "key": name}, f"Tool {name!r}")
+        with self._changing():
+            found = super().remove_tool(name)
+            if found:
+                self._share({"op": "remove_tool", "key": name}, f"Tool {name!r}")
         return found
 
     def remove_resource(self, uri: str) -> bool:
-        self._catch_up_first()
-        found = super().remove_resource(uri)
-        if found:
-            self._share({"op": "remove_resource", "key": uri}, f"Resource {uri!r}")
+        with self._changing():
+            found = super().remove_resource(uri)
+            if found:
+                self._share({"op": "remove_resource", "key": uri}, f"Resource {uri!r}")
         return found
 
     def remove_prompt(self, name: str) -> bool:
-        self._catch_up_first()
-        found = super().remove_prompt(name)
-        if found:
-            self._share({"op": "remove_prompt", "key": name}, f"Prompt {name!r}")
+        with self._changing():
+            found = super().remove_prompt(name)
+            if found:
+                self._share({"op": "remove_prompt", "key": name}, f"Prompt {name!r}")
         return found
 
     def apply_operation(self, op: dict[str, t.Any], state: AppState) -> None:
@@ -307,12 +322,12 @@ class SharedDeclarations(Declarations):
         :raises ValueError: a prefixed name or URI is already registered (nothing
             is added then), or a prefixed tool name is invalid.
         """
-        self._catch_up_first()
-        register_blueprint(self.registry, blueprint, prefix, uri_prefix)
-        if self._sharing():
-            ref = blueprint_path(blueprint)
-            op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
-            self._share(op or None, f"Blueprint {blueprint.name!r}")
+        with self._changing():
+            register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+            if self._sharing():
+                ref = blueprint_path(blueprint)
+                op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
+                self._share(op or None, f"Blueprint {blueprint.name!r}")
 
     def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
         """Enable the tools, prompts, resources and templates named or tagged.
@@ -339,20 +354,20 @@ class SharedDeclarations(Declarations):
     def _set_enabled(
         self, enabled: bool, names: t.Iterable[str], tags: t.Iterable[str]
     ) -> list[tuple[str, str]]:
-        self._catch_up_first()
-        unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
-        if unknown:
-            raise LookupError(
-                f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; pass "
-                "a tool or prompt name, a resource URI, a template text, or tags=[...]."
-            )
-        moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
-        op: dict[str, t.Any] = {
-            "op": "enable" if enabled else "disable",
-            "names": list(names),
-            "tags": list(tags),
-        }
-        self._share(op, "The enabled set")
+        with self._changing():
+            unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
+            if unknown:
+                raise LookupError(
+                    f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; "
+                    "pass a tool or prompt name, a resource URI, a template text, or tags=[...]."
+                )
+            moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
+            op: dict[str, t.Any] = {
+                "op": "enable" if enabled else "disable",
+                "names": list(names),
+                "tags": list(tags),
+            }
+            self._share(op, "The enabled set")
         return moved
 
     def _sharing(self) -> list[RegistrySync]:
