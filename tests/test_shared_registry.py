@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+import typing as t
 import uuid
 
 import pytest
@@ -127,6 +129,55 @@ def test_a_change_is_judged_after_the_changes_other_workers_made_before(
     # lists again at once must not meet workers that cannot know of it yet)
     assert sent == [1, 2, 3, 4]
     assert names(app_one) == names(app_two) == ["base"]
+
+
+def test_a_request_waits_for_the_log_read_another_request_started(
+    redis_backend_url: str,
+) -> None:
+    """Two requests come together after an announcement: the second waits for the first's read.
+
+    The first one took the announcement and read the log; the second, seeing no news,
+    was served from the registry the read was about to change (a gevent worker serving
+    a burst of sessions listed a tool just removed, or missed one just added).
+    """
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_backend_url, prefix)
+    two, app_two = worker(redis_backend_url, prefix)
+    assert names(app_two) == ["base"]
+    with app_one.test_request_context():
+        one.add_tool(echo, name="echo")
+    sync = two._syncs[app_two]
+    sync._heard += 1  # the announcement reached worker two (its watcher may count it too)
+    reading, gate = threading.Event(), threading.Event()
+    client = sync.client
+
+    class SlowLog:  # the first read of the log waits at the gate
+        def __getattr__(self, name: str) -> t.Any:
+            return getattr(client, name)
+
+        def llen(self, key: str) -> int:
+            reading.set()
+            gate.wait(10)
+            sync.client = client
+            return int(client.llen(key))
+
+    sync.client = SlowLog()
+    seen: list[bool] = []
+
+    def second() -> None:
+        sync.before_request()
+        seen.append("echo" in two.registry.tools)
+
+    first = threading.Thread(target=sync.before_request)
+    first.start()
+    assert reading.wait(10)
+    later = threading.Thread(target=second)
+    later.start()
+    later.join(0.5)  # (a second request served at once would have answered by now)
+    gate.set()
+    first.join(10)
+    later.join(10)
+    assert seen == [True]
 
 
 def test_a_handler_without_import_path_stays_local_with_a_warning(redis_backend_url: str) -> None:

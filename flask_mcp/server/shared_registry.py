@@ -123,7 +123,9 @@ class RegistrySync:
         self.own: set[int] = set()
         self._lock = threading.Lock()
         self._pid = 0
-        self._dirty = True
+        #: Announcements heard (by the watcher), and how many of them the last read covered.
+        self._heard = 1
+        self._read = 0
         self._checked = 0.0
 
     def record(self, op: dict[str, t.Any]) -> None:
@@ -141,14 +143,22 @@ class RegistrySync:
         The log is read when a worker announced a change on the backend's
         pub/sub (heard by a watcher task started in each process), and at most
         every :data:`RECHECK` seconds in any case, in case an announcement was lost.
+        A request that comes while another one reads waits for that read: it
+        must not be served from the registry the read is about to change.
         """
         if self._pid != os.getpid():
-            self._pid, self._dirty = os.getpid(), True
+            self._pid, self._heard, self._read = os.getpid(), 1, 0
             spawn(self._watch)
-        now = time.monotonic()
-        if self._dirty or now - self._checked >= RECHECK:
-            self._dirty, self._checked = False, now
-            self.catch_up()
+        if self._heard == self._read and time.monotonic() - self._checked < RECHECK:
+            return
+        with self._lock:
+            heard, now = self._heard, time.monotonic()
+            if heard == self._read and now - self._checked < RECHECK:
+                return  # another request read the log meanwhile
+            try:
+                self._replay()
+            finally:  # (a failed read is tried again after RECHECK, not on every request)
+                self._read, self._checked = heard, now
 
     def _watch(self) -> None:
         pid = os.getpid()
@@ -158,7 +168,7 @@ class RegistrySync:
                 try:
                     while self._pid == pid:
                         if subscription.get(timeout=RECHECK) is not None:
-                            self._dirty = True
+                            self._heard += 1
                 finally:
                     subscription.close()
             except Exception:
@@ -168,27 +178,28 @@ class RegistrySync:
     def catch_up(self) -> int:
         """Replay the operations of other workers not seen yet; return how many."""
         with self._lock:
-            count = int(self.client.llen(self.key))
-            if count <= self.applied:
-                return 0
-            raw = self.client.lrange(self.key, self.applied, count - 1)
-            start, self.applied = self.applied, count
-            done = 0
-            token = replaying.set(True)
-            try:
-                for offset, item in enumerate(raw):
-                    if start + offset + 1 in self.own:
-                        continue
-                    try:
-                        self.server.apply_operation(json.loads(item), self.state)
-                        done += 1
-                    except Exception:
-                        logger.exception(
-                            "Could not replay a registry change made by another worker"
-                        )
-            finally:
-                replaying.reset(token)
-            return done
+            return self._replay()
+
+    def _replay(self) -> int:
+        count = int(self.client.llen(self.key))
+        if count <= self.applied:
+            return 0
+        raw = self.client.lrange(self.key, self.applied, count - 1)
+        start, self.applied = self.applied, count
+        done = 0
+        token = replaying.set(True)
+        try:
+            for offset, item in enumerate(raw):
+                if start + offset + 1 in self.own:
+                    continue
+                try:
+                    self.server.apply_operation(json.loads(item), self.state)
+                    done += 1
+                except Exception:
+                    logger.exception("Could not replay a registry change made by another worker")
+        finally:
+            replaying.reset(token)
+        return done
 
 
 class SharedDeclarations(Declarations):
