@@ -8,6 +8,8 @@ any worker, gets ``notifications/tools/list_changed`` for each change.
 from __future__ import annotations
 
 import contextlib
+import json
+import time
 import typing as t
 import uuid
 
@@ -15,9 +17,12 @@ import anyio
 import httpx
 import mcp_types as types
 import pytest
+from harness import redis_client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+
+from flask_mcp.server.shared_registry import RECHECK
 
 pytestmark = [
     pytest.mark.e2e,
@@ -30,16 +35,47 @@ WORKERS = 4
 
 
 @contextlib.asynccontextmanager
-async def session(url: str, on_message: t.Any = None) -> t.AsyncIterator[ClientSession]:
+async def session(
+    url: str, on_message: t.Any = None, ids: list[str] | None = None
+) -> t.AsyncIterator[ClientSession]:
+    """Open a session; its id goes into ``ids`` (for the diagnostics) if given."""
+
+    async def note_id(response: httpx.Response) -> None:
+        sid = response.headers.get("mcp-session-id")
+        if ids is not None and sid and sid not in ids:
+            ids.append(sid)
+
     # a client of its own: a new connection, which any worker may accept; the SDK's
     # timeouts, not httpx's default 5 s, which cuts an idle GET stream between heartbeats (15 s)
-    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=300.0))
-    async with (
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write, message_handler=on_message) as s,
-    ):
-        await s.initialize()
-        yield s
+    http = httpx.AsyncClient(
+        timeout=httpx.Timeout(30.0, read=300.0), event_hooks={"response": [note_id]}
+    )
+    inside = False  # an error of the block using the session, not of the session
+    try:
+        async with (
+            http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as s,
+        ):
+            await s.initialize()
+            try:
+                yield s
+            except BaseException:
+                inside = True
+                raise
+    except Exception as exc:  # say which session: the SDK's task groups nest the cause deep
+        if ids is not None and not inside:
+            errors = ", ".join(f"{type(e).__name__}: {e}" for e in leaves(exc))
+            ids.append(f"failed: {errors}")
+        raise
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions at the bottom of nested exception groups."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, (list, tuple)):
+        return [leaf for item in inner for leaf in leaves(item)]
+    return [exc]
 
 
 def pid_of(result: types.CallToolResult) -> int:
@@ -85,7 +121,8 @@ def test_runtime_changes_reach_every_worker_and_session(
     serve: t.Any, request: pytest.FixtureRequest, worker: str, store: str
 ) -> None:
     prefix = f"e2e-{uuid.uuid4().hex[:8]}:"
-    env = {"FLASK_MCP_BACKEND": f"{request.getfixturevalue(store)}?prefix={prefix}"}
+    url = request.getfixturevalue(store)
+    env = {"FLASK_MCP_BACKEND": f"{url}?prefix={prefix}"}
     # gthread: each open GET stream holds a thread; 12 sessions and 24 at once need room
     # --keep-alive as in contrib/gunicorn.conf.py: with gunicorn's 2 s, a pooled connection
     # the client reuses as the server closes it fails with a ReadError (seen under load)
@@ -98,10 +135,17 @@ def test_runtime_changes_reach_every_worker_and_session(
         extra_args=["--keep-alive", "75"],
     )
     heard: dict[int, int] = {i: 0 for i in range(SESSIONS)}
+    # what each session heard, in order: (phase, method) of every notification
+    log: dict[int, list[tuple[str, str]]] = {i: [] for i in range(SESSIONS)}
+    phase = ["open"]
+    ids: list[list[str]] = [[] for _ in range(SESSIONS)]
     report: dict[str, t.Any] = {}
+    started = time.monotonic()
 
     def listener(i: int) -> t.Any:
         async def on_message(message: t.Any) -> None:
+            method = getattr(message, "method", type(message).__name__)
+            log[i].append((f"{phase[0]}@{time.monotonic() - started:.2f}", str(method)))
             if isinstance(message, types.ToolListChangedNotification):
                 heard[i] += 1
 
@@ -111,17 +155,38 @@ def test_runtime_changes_reach_every_worker_and_session(
         with anyio.move_on_after(20):
             while min(heard.values()) < count:
                 await anyio.sleep(0.05)
+        # The change is in the log before any session hears of it, but a worker reads the
+        # log when the pub/sub announcement reached it, or RECHECK s after its last read:
+        # a busy worker may serve the old list for that long (docs/blueprints.md).
+        await anyio.sleep(RECHECK)
+
+    def stored() -> dict[str, t.Any]:
+        """What Redis holds: the registry's operation log, each session's GET stream."""
+        client = redis_client(url, decode_responses=True)
+        try:
+            found: dict[str, t.Any] = {}
+            for key in client.scan_iter(match=f"{prefix}registry:*"):
+                found[key] = [json.loads(op)["op"] for op in client.lrange(key, 0, -1)]
+            for i, sids in enumerate(ids):
+                for sid in sids:
+                    events = client.xrange(f"{prefix}{{{sid}}}:x:g")
+                    methods = [json.loads(f.get("m") or "{}").get("method") for _, f in events]
+                    found[f"session {i} {sid[:8]} GET stream"] = methods
+            return found
+        finally:
+            client.close()
 
     async def main() -> None:
         async with contextlib.AsyncExitStack() as stack:
             sessions = [
-                await stack.enter_async_context(session(server.url, listener(i)))
+                await stack.enter_async_context(session(server.url, listener(i), ids[i]))
                 for i in range(SESSIONS)
             ]
             holders = {pid_of(await s.call_tool("whoami", {})) for s in sessions}
             report["session_workers"] = len(holders)
             await anyio.sleep(1)  # the GET streams open after initialize
 
+            phase[0] = "add"
             added = pid_of(await sessions[0].call_tool("add_shouter", {"name": "shout"}))
             await wait_for_all(1)
             report["after_add"] = dict(heard)
@@ -135,6 +200,7 @@ def test_runtime_changes_reach_every_worker_and_session(
             for s in sessions:  # an already open session on any worker sees it too
                 assert pid_of(await s.call_tool("shout", {"text": "x"}))
 
+            phase[0] = "disable"
             pid_of(await sessions[-1].call_tool("set_shouting", {"enabled": False}))
             await wait_for_all(2)
             report["after_disable"] = dict(heard)
@@ -146,19 +212,35 @@ def test_runtime_changes_reach_every_worker_and_session(
             report["disable"] = {"workers_without_tool": len(gone)}
             assert len(gone) == WORKERS, gone
 
+            phase[0] = "enable+remove"
             pid_of(await sessions[3].call_tool("set_shouting", {"enabled": True}))
             removed = await sessions[5].call_tool("remove_shouter", {"name": "shout"})
             assert removed.structured_content is not None
             assert removed.structured_content["removed"] is True
             await wait_for_all(4)
             report["after_enable_remove"] = dict(heard)
+            phase[0] = "final sweep"
             gone = set()
             for _ in range(5):
                 gone |= await sweep(server.url, "shout", present=False)
                 if len(gone) == WORKERS:
                     break
             assert len(gone) == WORKERS, gone
+            if any(count != 4 for count in heard.values()):  # read before the sessions end
+                report["stored"] = await anyio.to_thread.run_sync(stored)
+            phase[0] = "close"
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except Exception as exc:
+        raise AssertionError(
+            f"failed in phase {phase[0]!r}: {type(exc).__name__}; the innermost errors:\n"
+            + "\n".join(f"  {type(e).__name__}: {e}" for e in leaves(exc))
+            + f"\nsessions (ids, then how their close failed): {ids}"
+            + f"\nlist_changed heard per session: {heard}\n{report}"
+        ) from exc
     print(f"shared registry across {WORKERS} {worker} workers: {report}")
-    assert all(count == 4 for count in heard.values()), heard  # one per change, no echo
+    heard_log = "\n".join(f"session {i}: {entries}" for i, entries in log.items())
+    assert all(count == 4 for count in heard.values()), (  # one per change, no echo
+        f"list_changed heard per session: {heard}\n{heard_log}\n{report}"
+    )

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 import time
+import typing as t
 import uuid
 
 import pytest
 from flask import Flask
+from harness import redis_client
 
 from flask_mcp import MCP
 from flask_mcp import MCPBlueprint
+from flask_mcp import signals
 from flask_mcp.server.shared_registry import ProcessLocalWarning
 from flask_mcp.server.shared_registry import import_path
 from flask_mcp.testing import MCPTestClient
@@ -85,6 +89,95 @@ def test_changes_made_while_serving_reach_the_other_worker(redis_backend_url: st
         two.enable("echo")  # the other direction
     expected = ["base", "echo", "import_time", "late"]
     assert eventually(app_one, expected) == expected
+
+
+def test_a_change_is_judged_after_the_changes_other_workers_made_before(
+    redis_backend_url: str,
+) -> None:
+    """Changes made one after the other, in turns on two workers, each told to every session.
+
+    A test request context runs no ``before_request``: neither worker has replayed the
+    other's last change when it makes its own, as a worker whose pub/sub announcement is
+    still on its way. Each must replay the log first: else the second worker knows no
+    tag ``t`` to disable, the first enables a tool it still takes for enabled (no change),
+    and the second removes a tool it takes for disabled (no list changed): the e2e test's
+    lost ``list_changed``. And each is told once it is in the operation log.
+    """
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_backend_url, prefix)
+    two, app_two = worker(redis_backend_url, prefix)
+    assert names(app_one) == names(app_two) == ["base"]  # both serve: both tell sessions
+    log = redis_client(redis_backend_url)
+    key = one._syncs[app_one].key
+    sent: list[int] = []  # how many operations the log held when each list_changed went out
+
+    def on_sent(sender: object, method: str, session_id: str) -> None:
+        if method == "notifications/tools/list_changed":
+            sent.append(int(log.llen(key)))
+
+    with MCPTestClient(app_one), signals.notification_sent.connected_to(on_sent):
+        with app_one.test_request_context():
+            one.add_tool(echo, name="echo", tags={"t"})
+        with app_two.test_request_context():
+            assert two.disable(tags=["t"]) == [("tools", "echo")]
+        with app_one.test_request_context():
+            assert one.enable("echo") == [("tools", "echo")]
+        with app_two.test_request_context():
+            assert two.remove_tool("echo")
+    log.close()
+    # one list_changed per change, sent once the change is in the log (a client that
+    # lists again at once must not meet workers that cannot know of it yet)
+    assert sent == [1, 2, 3, 4]
+    assert names(app_one) == names(app_two) == ["base"]
+
+
+def test_a_request_waits_for_the_log_read_another_request_started(
+    redis_backend_url: str,
+) -> None:
+    """Two requests come together after an announcement: the second waits for the first's read.
+
+    The first one took the announcement and read the log; the second, seeing no news,
+    was served from the registry the read was about to change (a gevent worker serving
+    a burst of sessions listed a tool just removed, or missed one just added).
+    """
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_backend_url, prefix)
+    two, app_two = worker(redis_backend_url, prefix)
+    assert names(app_two) == ["base"]
+    with app_one.test_request_context():
+        one.add_tool(echo, name="echo")
+    sync = two._syncs[app_two]
+    sync._heard += 1  # the announcement reached worker two (its watcher may count it too)
+    reading, gate = threading.Event(), threading.Event()
+    client = sync.client
+
+    class SlowLog:  # the first read of the log waits at the gate
+        def __getattr__(self, name: str) -> t.Any:
+            return getattr(client, name)
+
+        def llen(self, key: str) -> int:
+            reading.set()
+            gate.wait(10)
+            sync.client = client
+            return int(client.llen(key))
+
+    sync.client = SlowLog()
+    seen: list[bool] = []
+
+    def second() -> None:
+        sync.before_request()
+        seen.append("echo" in two.registry.tools)
+
+    first = threading.Thread(target=sync.before_request)
+    first.start()
+    assert reading.wait(10)
+    later = threading.Thread(target=second)
+    later.start()
+    later.join(0.5)  # (a second request served at once would have answered by now)
+    gate.set()
+    first.join(10)
+    later.join(10)
+    assert seen == [True]
 
 
 def test_a_handler_without_import_path_stays_local_with_a_warning(redis_backend_url: str) -> None:

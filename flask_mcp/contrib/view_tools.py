@@ -31,6 +31,8 @@ class ViewTools:
 
         def _share(self, op: dict[str, t.Any] | None, what: str) -> None: ...
 
+        def _changing(self) -> t.ContextManager[None]: ...
+
     def tool_from_view(
         self,
         view: str | t.Callable[..., t.Any],
@@ -141,24 +143,25 @@ class ViewTools:
         description: str | None,
         shareable: bool,
     ) -> Tool:
-        token = unshared.set(True)  # shared below as one "view" operation
-        try:
-            tool: Tool = self.add_tool(
-                found.handler,
-                name=found.name,
-                description=found.description,
-                input_schema=found.input_schema,
-                annotations=found.annotations,
-                structured_output=False,
-                tags=tags,
-                scopes=scopes,
-            )
-        finally:
-            unshared.reset(token)
-        handler = found.handler
-        kwargs = {"method": handler.method, "name": tool.name, "description": description}
-        op = {"op": "view", "endpoint": handler.rule.endpoint, "kwargs": kwargs}
-        self._share(op if shareable else None, f"Tool {tool.name!r}")
+        with self._changing():  # after the other workers' changes; told once in the log
+            token = unshared.set(True)  # shared below as one "view" operation
+            try:
+                tool: Tool = self.add_tool(
+                    found.handler,
+                    name=found.name,
+                    description=found.description,
+                    input_schema=found.input_schema,
+                    annotations=found.annotations,
+                    structured_output=False,
+                    tags=tags,
+                    scopes=scopes,
+                )
+            finally:
+                unshared.reset(token)
+            handler = found.handler
+            kwargs = {"method": handler.method, "name": tool.name, "description": description}
+            op = {"op": "view", "endpoint": handler.rule.endpoint, "kwargs": kwargs}
+            self._share(op if shareable else None, f"Tool {tool.name!r}")
         return tool
 
 

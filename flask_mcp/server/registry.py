@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import contextvars
 import dataclasses
 import re
 import threading
@@ -220,7 +221,11 @@ class Registry:
         self._lock = threading.Lock()
         self._cache: dict[str, list[dict[str, t.Any]]] = {}
         self.listeners: list[t.Callable[[str], None]] = []
-        self._deferred: dict[str, None] | None = None
+        #: The kinds changed in the current context's :meth:`batch` (per thread or greenlet:
+        #: another request's changes are not held back, nor told, by this one's batch).
+        self._deferred: contextvars.ContextVar[dict[str, None] | None] = contextvars.ContextVar(
+            "mcp_registry_deferred", default=None
+        )
         #: Disabled records by kind and key: out of the lists and out of reach until enabled.
         self.disabled: dict[str, dict[str, t.Any]] = {kind: {} for kind in KINDS}
 
@@ -229,23 +234,25 @@ class Registry:
 
     def _changed(self, kind: str) -> None:
         self._cache.pop(kind, None)
-        if self._deferred is not None:
-            self._deferred.setdefault(kind)
+        deferred = self._deferred.get()
+        if deferred is not None:
+            deferred.setdefault(kind)
             return
         for listener in list(self.listeners):
             listener(kind)
 
     @contextlib.contextmanager
     def batch(self) -> t.Iterator[None]:
-        """Tell the listeners once per kind changed, at the end of the block."""
-        if self._deferred is not None:
+        """Tell the listeners once per kind changed in the block, at its end."""
+        if self._deferred.get() is not None:
             yield
             return
-        self._deferred = {}
+        kinds: dict[str, None] = {}
+        token = self._deferred.set(kinds)
         try:
             yield
         finally:
-            kinds, self._deferred = self._deferred, None
+            self._deferred.reset(token)
             for kind in kinds:
                 self._changed(kind)
 

@@ -2,11 +2,23 @@
 
 Declarations made at import time run in every worker anyway. A change made
 while serving (``add_tool``, ``remove_tool``, ``enable``, ``disable``, the same
-for resources and prompts, ``register_blueprint``, ``tool_from_view``) is applied
-in the worker that made it, which tells every session (they live in Redis), and
-is appended as an *operation* to a list in Redis. Every worker replays the
-operations it has not seen before it serves an MCP request, without telling the
-sessions again.
+for resources and prompts, ``register_blueprint``, ``tool_from_view``) is made
+in one worker, in this order:
+
+1. It replays the operations of the other workers it has not seen yet, so that
+   the change meets every change made before it, in any worker. Else a change
+   that follows another worker's closely (enable ``x`` there, remove ``x``
+   here) met a registry that had not seen the first one (``x`` still disabled
+   here: removing it changed no list) and no session heard of it.
+2. It applies the change, appends it as an *operation* to a list in Redis and
+   announces it on the backend's pub/sub.
+3. Then it tells every session (they live in Redis) that the list changed:
+   the change is in the log, and announced, before any client hears of it. An
+   operation of another worker appended between steps 1 and 2 (a change made
+   at the same moment) is told again here.
+
+Every worker replays the operations it has not seen before it serves an MCP
+request, without telling the sessions again.
 
 An operation names its handler by import path (``module:qualname``); a handler
 that cannot be found again by that path (a lambda, a closure, a function defined
@@ -19,6 +31,7 @@ pub/sub channel, or after :data:`RECHECK` seconds without reading it.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import importlib
 import json
@@ -110,7 +123,9 @@ class RegistrySync:
         self.own: set[int] = set()
         self._lock = threading.Lock()
         self._pid = 0
-        self._dirty = True
+        #: Announcements heard (by the watcher), and how many of them the last read covered.
+        self._heard = 1
+        self._read = 0
         self._checked = 0.0
 
     def record(self, op: dict[str, t.Any]) -> None:
@@ -128,14 +143,22 @@ class RegistrySync:
         The log is read when a worker announced a change on the backend's
         pub/sub (heard by a watcher task started in each process), and at most
         every :data:`RECHECK` seconds in any case, in case an announcement was lost.
+        A request that comes while another one reads waits for that read: it
+        must not be served from the registry the read is about to change.
         """
         if self._pid != os.getpid():
-            self._pid, self._dirty = os.getpid(), True
+            self._pid, self._heard, self._read = os.getpid(), 1, 0
             spawn(self._watch)
-        now = time.monotonic()
-        if self._dirty or now - self._checked >= RECHECK:
-            self._dirty, self._checked = False, now
-            self.catch_up()
+        if self._heard == self._read and time.monotonic() - self._checked < RECHECK:
+            return
+        with self._lock:
+            heard, now = self._heard, time.monotonic()
+            if heard == self._read and now - self._checked < RECHECK:
+                return  # another request read the log meanwhile
+            try:
+                self._replay()
+            finally:  # (a failed read is tried again after RECHECK, not on every request)
+                self._read, self._checked = heard, now
 
     def _watch(self) -> None:
         pid = os.getpid()
@@ -145,7 +168,7 @@ class RegistrySync:
                 try:
                     while self._pid == pid:
                         if subscription.get(timeout=RECHECK) is not None:
-                            self._dirty = True
+                            self._heard += 1
                 finally:
                     subscription.close()
             except Exception:
@@ -155,27 +178,28 @@ class RegistrySync:
     def catch_up(self) -> int:
         """Replay the operations of other workers not seen yet; return how many."""
         with self._lock:
-            count = int(self.client.llen(self.key))
-            if count <= self.applied:
-                return 0
-            raw = self.client.lrange(self.key, self.applied, count - 1)
-            start, self.applied = self.applied, count
-            done = 0
-            token = replaying.set(True)
-            try:
-                for offset, item in enumerate(raw):
-                    if start + offset + 1 in self.own:
-                        continue
-                    try:
-                        self.server.apply_operation(json.loads(item), self.state)
-                        done += 1
-                    except Exception:
-                        logger.exception(
-                            "Could not replay a registry change made by another worker"
-                        )
-            finally:
-                replaying.reset(token)
-            return done
+            return self._replay()
+
+    def _replay(self) -> int:
+        count = int(self.client.llen(self.key))
+        if count <= self.applied:
+            return 0
+        raw = self.client.lrange(self.key, self.applied, count - 1)
+        start, self.applied = self.applied, count
+        done = 0
+        token = replaying.set(True)
+        try:
+            for offset, item in enumerate(raw):
+                if start + offset + 1 in self.own:
+                    continue
+                try:
+                    self.server.apply_operation(json.loads(item), self.state)
+                    done += 1
+                except Exception:
+                    logger.exception("Could not replay a registry change made by another worker")
+        finally:
+            replaying.reset(token)
+        return done
 
 
 class SharedDeclarations(Declarations):
@@ -186,6 +210,19 @@ class SharedDeclarations(Declarations):
 
     _states: t.MutableMapping[Flask, AppState]
     _syncs: t.MutableMapping[Flask, RegistrySync]
+
+    @contextlib.contextmanager
+    def _changing(self) -> t.Iterator[None]:
+        """Make a change in the block: the other workers' changes replayed first, the
+        sessions told the lists changed once it is in the log (see the module doc)."""
+        syncs = self._sharing()
+        for sync in syncs:
+            _logged(sync.catch_up, sync)
+        if not syncs:
+            yield
+            return
+        with self.registry.batch():  # list_changed waits for the operation's append
+            yield
 
     def _share(self, op: dict[str, t.Any] | None, what: str) -> None:
         syncs = self._sharing()
@@ -214,45 +251,52 @@ class SharedDeclarations(Declarations):
         return {"op": op, "ref": ref, "kwargs": kwargs}
 
     def add_tool(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
-        tool = super().add_tool(fn, **kwargs)
-        if self._sharing():
-            self._share(self._handler_op("add_tool", fn, kwargs), f"Tool {tool.name!r}")
+        with self._changing():
+            tool = super().add_tool(fn, **kwargs)
+            if self._sharing():
+                self._share(self._handler_op("add_tool", fn, kwargs), f"Tool {tool.name!r}")
         return tool
 
     def add_resource(self, fn: t.Any, uri: str, **kwargs: t.Any) -> t.Any:
-        record = super().add_resource(fn, uri, **kwargs)
-        if self._sharing():
-            security = kwargs.pop("security", DEFAULT_RESOURCE_SECURITY)
-            op = None
-            if security is DEFAULT_RESOURCE_SECURITY or security is None:
-                op = self._handler_op("add_resource", fn, {**kwargs, "uri": uri})
-                if op is not None and security is None:
-                    op["no_security"] = True
-            self._share(op, f"Resource {uri!r}")
+        with self._changing():
+            record = super().add_resource(fn, uri, **kwargs)
+            if self._sharing():
+                security = kwargs.pop("security", DEFAULT_RESOURCE_SECURITY)
+                op = None
+                if security is DEFAULT_RESOURCE_SECURITY or security is None:
+                    op = self._handler_op("add_resource", fn, {**kwargs, "uri": uri})
+                    if op is not None and security is None:
+                        op["no_security"] = True
+                self._share(op, f"Resource {uri!r}")
         return record
 
     def add_prompt(self, fn: t.Any, **kwargs: t.Any) -> t.Any:
-        prompt = super().add_prompt(fn, **kwargs)
-        if self._sharing():
-            self._share(self._handler_op("add_prompt", fn, kwargs), f"Prompt {prompt.name!r}")
+        with self._changing():
+            prompt = super().add_prompt(fn, **kwargs)
+            if self._sharing():
+                op = self._handler_op("add_prompt", fn, kwargs)
+                self._share(op, f"Prompt {prompt.name!r}")
         return prompt
 
     def remove_tool(self, name: str) -> bool:
-        found = super().remove_tool(name)
-        if found:
-            self._share({"op": "remove_tool", "key": name}, f"Tool {name!r}")
+        with self._changing():
+            found = super().remove_tool(name)
+            if found:
+                self._share({"op": "remove_tool", "key": name}, f"Tool {name!r}")
         return found
 
     def remove_resource(self, uri: str) -> bool:
-        found = super().remove_resource(uri)
-        if found:
-            self._share({"op": "remove_resource", "key": uri}, f"Resource {uri!r}")
+        with self._changing():
+            found = super().remove_resource(uri)
+            if found:
+                self._share({"op": "remove_resource", "key": uri}, f"Resource {uri!r}")
         return found
 
     def remove_prompt(self, name: str) -> bool:
-        found = super().remove_prompt(name)
-        if found:
-            self._share({"op": "remove_prompt", "key": name}, f"Prompt {name!r}")
+        with self._changing():
+            found = super().remove_prompt(name)
+            if found:
+                self._share({"op": "remove_prompt", "key": name}, f"Prompt {name!r}")
         return found
 
     def apply_operation(self, op: dict[str, t.Any], state: AppState) -> None:
@@ -289,11 +333,12 @@ class SharedDeclarations(Declarations):
         :raises ValueError: a prefixed name or URI is already registered (nothing
             is added then), or a prefixed tool name is invalid.
         """
-        register_blueprint(self.registry, blueprint, prefix, uri_prefix)
-        if self._sharing():
-            ref = blueprint_path(blueprint)
-            op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
-            self._share(op or None, f"Blueprint {blueprint.name!r}")
+        with self._changing():
+            register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+            if self._sharing():
+                ref = blueprint_path(blueprint)
+                op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
+                self._share(op or None, f"Blueprint {blueprint.name!r}")
 
     def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
         """Enable the tools, prompts, resources and templates named or tagged.
@@ -320,19 +365,20 @@ class SharedDeclarations(Declarations):
     def _set_enabled(
         self, enabled: bool, names: t.Iterable[str], tags: t.Iterable[str]
     ) -> list[tuple[str, str]]:
-        unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
-        if unknown:
-            raise LookupError(
-                f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; pass "
-                "a tool or prompt name, a resource URI, a template text, or tags=[...]."
-            )
-        moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
-        op: dict[str, t.Any] = {
-            "op": "enable" if enabled else "disable",
-            "names": list(names),
-            "tags": list(tags),
-        }
-        self._share(op, "The enabled set")
+        with self._changing():
+            unknown = [name for name in [*names, *tags] if not self.registry.known(name)]
+            if unknown:
+                raise LookupError(
+                    f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; "
+                    "pass a tool or prompt name, a resource URI, a template text, or tags=[...]."
+                )
+            moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
+            op: dict[str, t.Any] = {
+                "op": "enable" if enabled else "disable",
+                "names": list(names),
+                "tags": list(tags),
+            }
+            self._share(op, "The enabled set")
         return moved
 
     def _sharing(self) -> list[RegistrySync]:
@@ -359,8 +405,13 @@ class SharedDeclarations(Declarations):
 
 def catch_up(sync: RegistrySync) -> None:
     """Run :meth:`RegistrySync.before_request`, logging (not raising) a failure."""
+    _logged(sync.before_request, sync)
+
+
+def _logged(replay: t.Callable[[], object], sync: RegistrySync) -> None:
+    """Run ``replay`` (a catch-up of ``sync``), logging (not raising) a failure."""
     try:
-        sync.before_request()
+        replay()
     except Exception as exc:
         if isinstance(exc, getattr(sync.state.backend, "unavailable_errors", ())):
             # An outage, not a bug: one line; the next check (RECHECK) replays what was missed.
