@@ -15,7 +15,6 @@ import time
 import typing as t
 
 import redis
-import redis.cluster
 
 from ..errors import BackendUnavailable
 from ._redis_batch import Batch
@@ -122,20 +121,10 @@ class Housekeeping:
                 keys = self._stream(sid, st)
                 batch.script("append", keys, st, kind, body, "1")
                 logs.append(keys[-2])
-            # One wake-up message for the chunk (see _redis_reader), not one per event. A
-            # cluster runs a pipeline node by node in no set order, so there the wake-up goes
-            # after the whole pipeline: in it, readers could ask before their event is there.
-            wake = (f"{self.keys.prefix}wake", "\n".join(logs))
-            cluster = isinstance(self.client, redis.cluster.RedisCluster)
-            if not cluster:
-                batch.command("PUBLISH", *wake)
-            replies = self._send(batch)
-            if not cluster:
-                replies = replies[:-1]
-            if cluster or batch.reran:  # (or an append ran after the wake-up: wake again)
-                again = self._batch()
-                again.command("PUBLISH", *wake)
-                self._send(again)
+            # One wake-up message for the chunk (see _redis_reader), not one per event; the
+            # batch sends it after the appends (on a cluster too: see Batch).
+            batch.command("PUBLISH", f"{self.keys.prefix}wake", "\n".join(logs))
+            replies = self._send(batch)[:-1]
             seqs += [self._appended(item[0], r) for item, r in zip(chunk, replies, strict=True)]
         return seqs
 
