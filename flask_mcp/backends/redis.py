@@ -395,11 +395,13 @@ class RedisBackend(Housekeeping, Answers, Backend):
     def get_cursor(self, session_id: str, stream_id: str) -> int:
         with self._errors():
             value = self.client.hget(self.keys.meta(session_id), f"c:{stream_id}")
-        return int(value) if value is not None else 0
+        unsent = self._reader.calls.posted("cursor", self.keys.session(session_id), stream_id)
+        return max(int(value) if value is not None else 0, int(unsent[1]) if unsent else 0)
 
     def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
-        # Every GET stream woken by a broadcast saves its cursor at once: together.
-        self._reader.calls.call("cursor", self.keys.session(session_id), stream_id, seq)
+        # Every GET stream woken by a broadcast saves its cursor at once: together, after
+        # the reads, and without waiting (the event is written: the stream goes on).
+        self._reader.calls.post("cursor", self.keys.session(session_id), stream_id, seq)
 
     def cancel(self, session_id: str, request_id: t.Any) -> None:
         with self._errors():
