@@ -371,3 +371,14 @@ def test_saved_cursors_do_not_wait_and_are_read_back_before_they_are_sent(
     busy.join(5)
     assert sent == [["cursor"], ["cursor"]]  # the unsent 2 was replaced by 3
     assert b.get_cursor(sid, GENERAL_STREAM) == 3
+
+
+def test_closing_the_backend_saves_the_cursors_not_sent_yet(pair: tuple[t.Any, t.Any]) -> None:
+    a, b = pair
+    sid = _session(a, "closing")
+    a.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
+    a._reader.calls.slots = 0  # nothing is sent until the backend closes
+    a.set_cursor(sid, GENERAL_STREAM, 1)
+    assert (a.get_cursor(sid, GENERAL_STREAM), b.get_cursor(sid, GENERAL_STREAM)) == (1, 0)
+    a.close()
+    assert b.get_cursor(sid, GENERAL_STREAM) == 1

@@ -137,6 +137,17 @@ class Batches:
         if send:
             self._send()
 
+    def drain(self) -> None:
+        """Send what is queued now, posts included, whatever the slots (the process stops).
+
+        :raises BackendUnavailable: Redis is unreachable.
+        """
+        with self.lock:
+            if not self.queue and not self.posts:
+                return
+            self.sending += 1
+        self._send()
+
     def posted(self, name: str, keys: list[str], first: t.Any) -> tuple[t.Any, ...] | None:
         """Return the arguments of the post of ``name`` on ``keys`` not sent yet, if any."""
         key = (name, *keys, first)

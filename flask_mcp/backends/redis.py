@@ -421,6 +421,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
         """Stop this process's listener and mark it gone, so its running streams end."""
         self._listener.stop()
         with contextlib.suppress(Exception):
+            self._reader.calls.drain()  # the cursors not saved yet
+        with contextlib.suppress(Exception):
             self.flush(everything=True)
         with contextlib.suppress(Exception):
             self.client.zadd(self.keys.workers, {self.worker: 0})
