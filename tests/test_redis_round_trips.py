@@ -199,8 +199,9 @@ def test_fan_out_costs_one_round_trip_for_many_sessions(app: t.Any, backend: t.A
     mcp = app.extensions["trips_mcp"]
     with app.app_context():
         count, _ = trips(lambda: mcp.broadcast("notifications/message", {"x": 1}, app=app))
-        # the list of sessions, then every append in one pipeline
-        assert count == 2
+        # the list of sessions, every append in one pipeline, then the wake-up that
+        # carries the event with each stream's sequence number (known after the appends)
+        assert count == 3
         for sid in sessions[:5]:
             assert backend.first_seq(sid, GENERAL_STREAM) is not None
         count, _ = trips(lambda: mcp.notify_resource_updated("test://x", app=app))

@@ -178,8 +178,8 @@ def test_client_gone_watches_descriptors_past_select_s_limit() -> None:
 
 
 def test_a_fan_out_wakes_its_readers_when_redis_had_forgotten_the_script() -> None:
-    """The wake-up of a fan-out rides in its pipeline, after the appends; an append that
-    runs again after it (Redis forgot the script: a restart, SCRIPT FLUSH) wakes again."""
+    """The wake-up of a fan-out follows the replies of its appends, including those that
+    ran again after their pipeline (Redis forgot the script: a restart, SCRIPT FLUSH)."""
     pytest.importorskip("redis")
     from harness import free_port
     from harness import redis_server
@@ -216,3 +216,170 @@ def test_a_fan_out_wakes_its_readers_when_redis_had_forgotten_the_script() -> No
         finally:
             a.close()
             b.close()
+
+
+# -- wake-ups that carry their event (a broadcast) ------------------------------------------
+
+
+class _Redis:
+    """Stands in for Redis behind a ``StreamReader``: records the questions, answers "wait"."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, list[str], tuple[t.Any, ...]]] = []
+
+    def __call__(self, calls: list[tuple[str, list[str], tuple[t.Any, ...]]]) -> list[t.Any]:
+        self.asked.extend(calls)
+        return [[b"wait"] if name == "check" else 1 for name, _, _ in calls]
+
+
+def _waiting_reader(token: int = 7) -> tuple[t.Any, _Redis, list[str]]:
+    """A reader of one stream that has asked once (nothing new after event 4)."""
+    from flask_mcp.backends._redis_reader import StreamReader
+
+    redis = _Redis()
+    reader = StreamReader(redis, lambda: True)
+    keys = ["s", "m", "o", "x:g", "z:g", "P{s}:x:g", "P{s}:z:g"]
+    assert reader.read(keys, "g", 4, token, 0).events == []
+    assert len(redis.asked) == 1
+    return reader, redis, keys
+
+
+@pytest.mark.parametrize(
+    ("wakes", "asks"),
+    [
+        pytest.param([("inline", 5, "7")], False, id="the-next-event-for-this-reader"),
+        pytest.param([("inline", 5, "8")], True, id="for-another-reader-token"),
+        pytest.param([("inline", 5, "")], True, id="appended-with-no-reader"),
+        pytest.param([("inline", 6, "7")], True, id="a-gap-before-it"),
+        pytest.param([("plain",), ("inline", 5, "7")], True, id="after-another-wake-up"),
+        pytest.param([("inline", 5, "7"), ("plain",)], True, id="before-another-wake-up"),
+        pytest.param([("inline", 5, "7"), ("inline", 6, "7")], True, id="two-carried"),
+        pytest.param([("inline", 5, "7"), ("reconnect",)], True, id="after-a-reconnection"),
+    ],
+)
+def test_a_reader_takes_a_carried_event_only_when_it_is_surely_its_next(
+    wakes: list[tuple[t.Any, ...]], asks: bool
+) -> None:
+    """The event a wake-up carries is delivered without asking Redis only if nothing else
+    happened to the stream since the reader's last answer, the append saw this reader
+    (its token), and it is the event right after the reader's last one."""
+    from flask_mcp.backends._redis_reader import inline_wake
+
+    reader, redis, keys = _waiting_reader()
+    for wake in wakes:
+        if wake[0] == "plain":
+            reader.wake(keys[-2].encode())
+        elif wake[0] == "reconnect":
+            reader.wake_all()
+        else:
+            reader.wake(inline_wake(MESSAGE, '{"n":5}', [(keys[-2], wake[1], wake[2])]).encode())
+    found = reader.read(keys, "g", 4, 7, 0)
+    assert [c[0] for c in redis.asked[1:]] == (["check"] if asks else [])
+    if not asks:
+        assert [(e.seq, e.kind, e.message) for e in found.events] == [(5, MESSAGE, {"n": 5})]
+        assert reader.read(keys, "g", 5, 7, 0).events == []  # and it trusts that answer
+        assert len(redis.asked) == 1
+
+
+def test_an_inline_wake_up_ignores_streams_this_process_does_not_read() -> None:
+    from flask_mcp.backends._redis_reader import inline_wake
+
+    reader, redis, keys = _waiting_reader()
+    message = inline_wake(MESSAGE, "{}", [("P{other}:x:g", 1, "1"), ("P{a b}:x:g", 2, "")])
+    reader.wake(message + "\nnot a line of this format")
+    assert reader.read(keys, "g", 4, 7, 0).events == []
+    assert len(redis.asked) == 1
+
+
+def test_a_broadcast_reaches_readers_without_questions_and_stays_resumable(
+    pair: tuple[t.Any, t.Any],
+) -> None:
+    """Readers woken by a broadcast from another process take its event from the wake-up;
+    Redis holds it all the same, numbered, for a resumption on another worker."""
+    a, b = pair
+    sids = [_session(a, f"b{i}") for i in range(20)]
+    b.append(sids[0], GENERAL_STREAM, MESSAGE, {"before": True})  # seq 1 on that stream
+    tokens = {sid: a.attach(sid, GENERAL_STREAM) for sid in sids}
+    _live(a)
+    first = {sid: [e.seq for e in a.read(sid, GENERAL_STREAM, 0, tokens[sid], 0.05).events]
+             for sid in sids}  # fmt: skip
+    assert first == {sid: [1] if sid == sids[0] else [] for sid in sids}
+    after = {sid: 1 if sid == sids[0] else 0 for sid in sids}
+    asked: list[t.Any] = []
+    run_many = a._reader.calls.run_many
+    a._reader.calls.run_many = lambda calls: asked.extend(calls) or run_many(calls)
+    got: dict[str, list[tuple[int, t.Any]]] = {}
+
+    def read(sid: str) -> None:
+        found = a.read(sid, GENERAL_STREAM, after[sid], tokens[sid], 20)
+        got[sid] = [(event.seq, event.message) for event in found.events]
+
+    threads = [threading.Thread(target=read, args=(sid,)) for sid in sids]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 10
+    while a._reader.counts()[1] < len(sids):
+        assert time.monotonic() < deadline, a._reader.counts()
+        time.sleep(0.02)
+    message = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é\n"}}
+    assert b.append_many([(sid, GENERAL_STREAM, MESSAGE, message) for sid in sids]) == [
+        after[sid] + 1 for sid in sids
+    ]
+    for thread in threads:
+        thread.join(10)
+    assert got == {sid: [(after[sid] + 1, message)] for sid in sids}
+    assert [name for name, _, _ in asked] == []  # nobody asked Redis
+    for sid in sids:  # the next question trusts the carried answer too
+        assert a.read(sid, GENERAL_STREAM, after[sid] + 1, tokens[sid], 0.01).events == []
+    assert asked == []
+    # Another worker resuming from the start finds every event, numbered.
+    for sid in sids:
+        token = b.attach(sid, GENERAL_STREAM)
+        found = b.read(sid, GENERAL_STREAM, 0, token, 5)
+        expected = [(1, {"before": True})] if sid == sids[0] else []
+        assert [(e.seq, e.message) for e in found.events] == [*expected, (after[sid] + 1, message)]
+
+
+def test_saved_cursors_do_not_wait_and_are_read_back_before_they_are_sent(
+    pair: tuple[t.Any, t.Any],
+) -> None:
+    """``set_cursor`` queues the save behind the readers' questions and returns; a cursor
+    not sent yet is what ``get_cursor`` reads; a later save replaces an unsent one."""
+    a, b = pair
+    sid = _session(a, "cursor")
+    a.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
+    calls = a._reader.calls
+    release, sent = threading.Event(), []
+    run_many = calls.run_many
+
+    def slow(batch: list[t.Any]) -> list[t.Any]:
+        release.wait(10)
+        sent.append([name for name, _, _ in batch])
+        return run_many(batch)
+
+    calls.run_many, calls.slots = slow, 1
+    busy = threading.Thread(target=a.set_cursor, args=(sid, GENERAL_STREAM, 1))
+    busy.start()  # it takes the one slot and waits in slow()
+    deadline = time.monotonic() + 5
+    while calls.sending < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    a.set_cursor(sid, GENERAL_STREAM, 2)  # returns at once: the slot is taken
+    a.set_cursor(sid, GENERAL_STREAM, 3)
+    assert a.get_cursor(sid, GENERAL_STREAM) == 3
+    assert b.get_cursor(sid, GENERAL_STREAM) == 0  # not in Redis yet
+    release.set()
+    busy.join(5)
+    assert sent == [["cursor"], ["cursor"]]  # the unsent 2 was replaced by 3
+    assert b.get_cursor(sid, GENERAL_STREAM) == 3
+
+
+def test_closing_the_backend_saves_the_cursors_not_sent_yet(pair: tuple[t.Any, t.Any]) -> None:
+    a, b = pair
+    sid = _session(a, "closing")
+    a.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
+    a._reader.calls.slots = 0  # nothing is sent until the backend closes
+    a.set_cursor(sid, GENERAL_STREAM, 1)
+    assert (a.get_cursor(sid, GENERAL_STREAM), b.get_cursor(sid, GENERAL_STREAM)) == (1, 0)
+    a.close()
+    assert b.get_cursor(sid, GENERAL_STREAM) == 1

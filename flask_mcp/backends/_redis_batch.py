@@ -1,7 +1,8 @@
 """Commands sent together, and the busy counts this process has not written yet.
 
 A :class:`Batch` pipelines scripts and plain commands: one round trip on one
-Redis, one per node on a cluster (redis-py groups a cluster pipeline by node).
+Redis, one per node on a cluster (redis-py groups a cluster pipeline by node),
+and there one more for its keyless commands (a ``PUBLISH``), which go last.
 The :class:`Ledger` lets a request's busy count ride on the session lookup
 that precedes it, and its end on a later command, so that a JSON ``tools/call``
 costs one round trip; see :meth:`~flask_mcp.backends.redis.RedisBackend.get_session`.
@@ -15,6 +16,7 @@ import time
 import typing as t
 
 import redis
+import redis.cluster
 
 #: Seconds a busy count taken ahead by a session lookup waits for its request to claim it.
 CREDIT_LIFETIME = 1.0
@@ -33,14 +35,18 @@ class Runner(t.Protocol):
 
 
 class Batch:
-    """Scripts and commands sent to Redis in one pipeline (no transaction)."""
+    """Scripts and commands sent to Redis in one pipeline (no transaction).
+
+    The keyless commands (:data:`KEYLESS`: a ``PUBLISH`` announcing what the
+    commands before it wrote) take effect after everything else: a cluster
+    runs a pipeline node by node in no set order, so there they go in a second
+    round trip once the rest has answered; a script Redis had forgotten, run
+    again after the pipeline, is followed by the keyless commands again.
+    """
 
     def __init__(self, backend: Runner) -> None:
         self.backend = backend
         self.items: list[tuple[str | None, list[str], tuple[t.Any, ...]]] = []
-        #: Whether a script ran again after the pipeline (Redis had forgotten it), so
-        #: after the commands queued behind it.
-        self.reran = False
 
     def script(self, name: str, keys: list[str], *args: t.Any) -> int:
         """Queue the script ``name``; return the index of its reply."""
@@ -60,11 +66,34 @@ class Batch:
 
         :raises redis.ResponseError: a command failed.
         """
-        if not self.items:
+        items, self.items = self.items, []
+        if not items:
+            return []
+        last = [i for i, item in enumerate(items) if _keyless(item)]
+        if last and isinstance(self.backend.client, redis.cluster.RedisCluster):
+            first = [i for i in range(len(items)) if not _keyless(items[i])]
+            replies: list[t.Any] = [None] * len(items)
+            for i, reply in zip(first, self._send([items[i] for i in first]), strict=True):
+                replies[i] = reply
+            later = self._send([items[i] for i in last])
+        else:
+            replies, later = self._send(items), []
+            if any(isinstance(r, _Rerun) for r in replies):  # announce it again, after
+                later = self._send([items[i] for i in last])
+        for i, reply in enumerate(replies):
+            if isinstance(reply, _Rerun):
+                replies[i] = reply.reply
+        for i, reply in zip(last if later else (), later, strict=True):
+            replies[i] = reply
+        return replies
+
+    def _send(self, items: list[tuple[str | None, list[str], tuple[t.Any, ...]]]) -> list[t.Any]:
+        """Send ``items`` in one pipeline; a forgotten script's reply comes as a :class:`_Rerun`."""
+        if not items:
             return []
         head = self.backend._head()
         pipe = self.backend.client.pipeline(transaction=False)
-        for name, keys, args in self.items:
+        for name, keys, args in items:
             if name is None:
                 pipe.execute_command(*args)
             else:
@@ -74,13 +103,28 @@ class Batch:
         replies = list(pipe.execute(raise_on_error=False))
         for i, reply in enumerate(replies):
             if isinstance(reply, redis.exceptions.NoScriptError):
-                self.reran = True
-                name, keys, args = self.items[i]
-                replies[i] = self.backend._run(t.cast(str, name), keys, *args)
+                name, keys, args = items[i]
+                replies[i] = _Rerun(self.backend._run(t.cast(str, name), keys, *args))
             elif isinstance(reply, Exception):
                 raise reply
-        self.items = []
         return replies
+
+
+#: Commands without keys that a :class:`Batch` runs after the rest.
+KEYLESS = frozenset({"PUBLISH"})
+
+
+def _keyless(item: tuple[str | None, list[str], tuple[t.Any, ...]]) -> bool:
+    return item[0] is None and str(item[2][0]).upper() in KEYLESS
+
+
+class _Rerun:
+    """The reply of a script run again after its pipeline (Redis had forgotten it)."""
+
+    __slots__ = ("reply",)
+
+    def __init__(self, reply: t.Any) -> None:
+        self.reply = reply
 
 
 class Ledger:
@@ -169,4 +213,4 @@ class Ledger:
         return bool(self.owed or self.credits)
 
 
-__all__ = ["CREDIT_LIFETIME", "Batch", "Ledger", "Runner"]
+__all__ = ["CREDIT_LIFETIME", "KEYLESS", "Batch", "Ledger", "Runner"]

@@ -14,7 +14,6 @@ import time
 import typing as t
 
 import redis
-import redis.cluster
 
 from ..errors import BackendUnavailable
 from ._redis_batch import Batch
@@ -25,6 +24,8 @@ from ._redis_lane import Lane
 from ._redis_listener import text
 from ._redis_local import LocalStreams
 from ._redis_pool import trim
+from ._redis_reader import INLINE_MAX
+from ._redis_reader import inline_wake
 
 logger = logging.getLogger("flask_mcp")
 #: Events per pipeline of :meth:`Housekeeping.append_many`.
@@ -129,36 +130,47 @@ class Housekeeping:
         self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
     ) -> list[int]:
         """Append ``(session_id, stream_id, kind, message)`` events, pipelined: one round
-        trip per :data:`CHUNK` events (per node of a cluster)."""
+        trip per :data:`CHUNK` events (per node of a cluster), then the wake-ups.
+
+        The events of a chunk that share their message (a broadcast) are announced
+        together in one wake-up message that carries the event (see
+        :func:`~._redis_reader.inline_wake`): their readers need not fetch it.
+        """
         items, seqs = list(events), []
+        bodies: dict[int, str] = {}  # a broadcast's one message is encoded once
         for start in range(0, len(items), CHUNK):
             batch, chunk = self._batch(), items[start : start + CHUNK]
-            logs = []
+            logs, sent = [], []
             for sid, st, kind, message in chunk:
-                body = "" if message is None else _dumps(message)
+                if message is None:
+                    body = ""
+                else:
+                    body = bodies.get(id(message)) or bodies.setdefault(
+                        id(message), _dumps(message)
+                    )
                 keys = self._stream(sid, st)
                 batch.script("append", keys, st, kind, body, "1")
                 logs.append(keys[-2])
-            # One wake-up message for the chunk (see _redis_reader), not one per event. A
-            # cluster runs a pipeline node by node in no set order, so there the wake-up goes
-            # after the whole pipeline: in it, readers could ask before their event is there.
-            wake = (f"{self.keys.prefix}wake", "\n".join(logs))
-            cluster = isinstance(self.client, redis.cluster.RedisCluster)
-            if not cluster:
-                batch.command("PUBLISH", *wake)
+                sent.append((kind, body))
             replies = self._send(batch)
-            if not cluster:
-                replies = replies[:-1]
-            if cluster or batch.reran:  # (or an append ran after the wake-up: wake again)
-                again = self._batch()
-                again.command("PUBLISH", *wake)
-                self._send(again)
+            # After the appends (not in their pipeline): each announces its sequence number.
+            groups: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+            for log, what, reply in zip(logs, sent, replies, strict=True):
+                if int(reply[0]):
+                    groups.setdefault(what, []).append((log, int(reply[0]), text(reply[2])))
+            wake, channel = self._batch(), f"{self.keys.prefix}wake"
+            for (kind, body), appended in groups.items():
+                if len(body) <= INLINE_MAX:
+                    wake.command("PUBLISH", channel, inline_wake(kind, body, appended))
+                else:
+                    wake.command("PUBLISH", channel, "\n".join(log for log, *_ in appended))
+            self._send(wake)
             seqs += [self._appended(item[0], r) for item, r in zip(chunk, replies, strict=True)]
         return seqs
 
     def _appended(self, session_id: str, reply: t.Any) -> int:
         """Handle an append's reply: note disowned streams, evict from other streams."""
-        self._disown(session_id, reply[2:])
+        self._disown(session_id, reply[3:])
         victim = text(reply[1])
         while victim:  # the session's oldest message is on another stream: evict it there
             found = self._run("evict", self._stream(session_id, victim), victim)

@@ -10,9 +10,16 @@ listener (:mod:`~flask_mcp.backends._redis_listener`), already subscribed for
 cancellations, hands each message to :meth:`StreamReader.wake`, which wakes
 only the readers of that stream in this process. A woken reader asks Redis
 once, without blocking, what changed (the backend's ``check`` script). The
-questions of many readers (and the cursors GET streams save as they deliver)
-travel together: :class:`Batches` sends what is queued as one pipeline, on at
-most :data:`FETCH_SLOTS` connections of the shared pool at a time.
+questions of many readers travel together: :class:`Batches` sends what is
+queued as one pipeline, on at most :data:`FETCH_SLOTS` connections of the
+shared pool at a time; the cursors GET streams save as they deliver go last,
+and their streams do not wait for them (:meth:`Batches.post`).
+
+A broadcast's wake-up carries its event (:func:`inline_wake`): with each
+stream's key, the event's sequence number there and the reader the append saw.
+A reader for which it is surely the next event (nothing else woke the stream
+since its last answer, it is that reader, and it had delivered the event
+before) takes it from the message and asks nothing; any other asks Redis.
 
 Nothing is lost when the pub/sub connection breaks (a Redis restart): when the
 listener subscribes again it calls :meth:`StreamReader.wake_all`, and every
@@ -29,7 +36,9 @@ vanished).
 
 from __future__ import annotations
 
+import collections
 import json
+import logging
 import threading
 import time
 import typing as t
@@ -37,6 +46,8 @@ import typing as t
 from ..errors import BackendUnavailable
 from .base import Event
 from .base import ReadResult
+
+logger = logging.getLogger("flask_mcp")
 
 #: Pipelines of one process's readers in flight at once (each holds a pooled connection).
 FETCH_SLOTS = 4
@@ -50,6 +61,10 @@ OUTAGE_GRACE = 2.0
 FORGET_AFTER = 120.0
 #: Seconds an idle reader trusts the answer of its last question without a wake-up.
 REFRESH = 30.0
+#: Starts a ``P wake`` message that carries its event (see :func:`inline_wake`); no key does.
+INLINE = "\x00"
+#: Longest message (JSON characters) a wake-up carries; a larger one is fetched by each reader.
+INLINE_MAX = 65536
 
 #: Runs scripts of the backend in one round trip: ``[(name, keys, args), ...]`` to
 #: their replies, in order.
@@ -57,10 +72,12 @@ RunMany = t.Callable[[list[tuple[str, list[str], tuple[t.Any, ...]]]], list[t.An
 
 
 class _Call:
-    __slots__ = ("args", "done", "error", "keys", "name", "reply")
+    __slots__ = ("args", "done", "error", "keys", "name", "posted", "reply")
 
-    def __init__(self, name: str, keys: list[str], args: tuple[t.Any, ...]) -> None:
-        self.name, self.keys, self.args = name, keys, args
+    def __init__(
+        self, name: str, keys: list[str], args: tuple[t.Any, ...], posted: bool = False
+    ) -> None:
+        self.name, self.keys, self.args, self.posted = name, keys, args, posted
         self.done = threading.Event()
         self.reply: t.Any = None
         self.error: BaseException | None = None
@@ -81,6 +98,8 @@ class Batches:
         self.slots = slots
         self.lock = threading.Lock()
         self.queue: list[_Call] = []
+        #: The calls nobody waits for (see :meth:`post`), by name, keys and first argument.
+        self.posts: collections.OrderedDict[tuple[t.Any, ...], _Call] = collections.OrderedDict()
         self.sending = 0
 
     def call(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
@@ -101,6 +120,41 @@ class Batches:
             raise call.error
         return call.reply
 
+    def post(self, name: str, keys: list[str], *args: t.Any) -> None:
+        """Run the script ``name`` soon, after the calls waited for; do not wait for it.
+
+        A post not sent yet is replaced by a later one with the same name, keys
+        and first argument (a cursor saved again). Its errors are logged only.
+        The caller sends what is queued, as :meth:`call` does, if a slot is free.
+        """
+        call = _Call(name, keys, args, posted=True)
+        key = (name, *keys, args[0] if args else None)
+        with self.lock:
+            self.posts[key] = call
+            send = self.sending < self.slots
+            if send:
+                self.sending += 1
+        if send:
+            self._send()
+
+    def drain(self) -> None:
+        """Send what is queued now, posts included, whatever the slots (the process stops).
+
+        :raises BackendUnavailable: Redis is unreachable.
+        """
+        with self.lock:
+            if not self.queue and not self.posts:
+                return
+            self.sending += 1
+        self._send()
+
+    def posted(self, name: str, keys: list[str], first: t.Any) -> tuple[t.Any, ...] | None:
+        """Return the arguments of the post of ``name`` on ``keys`` not sent yet, if any."""
+        key = (name, *keys, first)
+        with self.lock:
+            call = self.posts.get(key)
+        return None if call is None else call.args
+
     def _send(self) -> None:
         batch: list[_Call] = []
         try:
@@ -108,6 +162,8 @@ class Batches:
                 with self.lock:
                     batch = self.queue[:BATCH]
                     del self.queue[:BATCH]
+                    while self.posts and len(batch) < BATCH:  # the posts fill the rest
+                        batch.append(self.posts.popitem(last=False)[1])
                     if not batch:
                         self.sending -= 1
                         return
@@ -118,6 +174,8 @@ class Batches:
                 for call, reply in zip(batch, replies, strict=True):
                     if isinstance(reply, Exception):
                         call.error = reply
+                        if call.posted:
+                            logger.debug("Redis refused %s (not waited for): %s", call.name, reply)
                     else:
                         call.reply = reply
                     call.done.set()
@@ -131,14 +189,35 @@ class Batches:
             raise
 
 
+class _Carried:
+    """The event an inline wake-up carries for many streams, decoded at most once."""
+
+    __slots__ = ("body", "kind", "_message")
+
+    def __init__(self, kind: str, body: str) -> None:
+        self.kind, self.body = kind, body
+        self._message: t.Any = _UNSET
+
+    def event(self, seq: int) -> Event:
+        """Return the event as the stream's ``seq``-th (the streams share its message)."""
+        if self._message is _UNSET:
+            self._message = json.loads(self.body) if self.body else None
+        return Event(seq, self.kind, self._message)
+
+
+_UNSET: t.Any = object()
+
+
 class _Stream:
     """What this process knows of one stream: its readers' events and last answers."""
 
-    __slots__ = ("known", "used", "version", "waiters")
+    __slots__ = ("carried", "known", "used", "version", "waiters")
 
     def __init__(self) -> None:
         #: Bumped by every wake-up of the stream.
         self.version = 0
+        #: What the last wake-up carried: ``(version, seq, reader token, event)``.
+        self.carried: tuple[int, int, str, _Carried] | None = None
         #: The events of the reads waiting now.
         self.waiters: set[threading.Event] = set()
         #: Per reader token: ``(after, version, epoch, when)`` of its last "nothing new".
@@ -198,6 +277,18 @@ class StreamReader:
                 version, epoch = stream.version, self.epoch
                 known = stream.known.get(token)
                 now = time.monotonic()
+                carried = stream.carried
+                if (
+                    live
+                    and known is not None
+                    and carried is not None
+                    and carried[0] == version  # the one wake-up since the last answer
+                    and known[:3] == (after, version - 1, epoch)
+                    and carried[1] == after + 1  # the next event, for this reader
+                    and carried[2] == str(token)
+                ):
+                    stream.known[token] = (after + 1, version, epoch, now)
+                    return ReadResult([carried[3].event(after + 1)])
                 if known is None or (
                     known[:3] != (after, version, epoch) or now - known[3] >= REFRESH
                     if live
@@ -262,11 +353,32 @@ class StreamReader:
         Several keys may come in one message, one a line.
         """
         text = data.decode() if isinstance(data, bytes) else data
+        if text.startswith(INLINE):
+            self._wake_inline(text)
+            return
         with self.lock:
             for key in text.split("\n"):
                 stream = self.streams.get(key)
                 if stream is not None:
                     stream.version += 1
+                    stream.carried = None
+                    for waiter in stream.waiters:
+                        waiter.set()
+
+    def _wake_inline(self, text: str) -> None:
+        """Wake the readers an :func:`inline_wake` message names, with the event it carries."""
+        head, _, rest = text.partition("\n")
+        body, _, rest = rest.partition("\n")
+        carried = _Carried(head[len(INLINE) :], body)
+        streams = self.streams
+        with self.lock:
+            for line in rest.split("\n"):
+                key, seq, token = (*line.rsplit(" ", 2), "", "")[:3]  # the key may hold spaces
+                stream = streams.get(key)
+                if stream is not None:
+                    stream.version += 1
+                    number = int(seq) if seq.isdigit() else -1
+                    stream.carried = (stream.version, number, token, carried)
                     for waiter in stream.waiters:
                         waiter.set()
 
@@ -304,6 +416,20 @@ class StreamReader:
             return len(self.streams), sum(len(s.waiters) for s in self.streams.values())
 
 
+def inline_wake(kind: str, body: str, appended: t.Iterable[tuple[str, int, str]]) -> str:
+    """Return a ``P wake`` message that carries the event appended to many streams.
+
+    A woken reader that had delivered everything before the event, and is the
+    stream's reader the append saw, takes it from the message instead of
+    asking Redis; any other asks as after a plain wake-up.
+
+    :param body: the event's message as JSON (one line: JSON escapes newlines).
+    :param appended: ``(event log key, sequence number, reader token or '')`` of each stream.
+    """
+    lines = "\n".join(f"{key} {seq} {token}" for key, seq, token in appended)
+    return f"{INLINE}{kind}\n{body}\n{lines}"
+
+
 def _text(value: t.Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -332,11 +458,14 @@ def parse_check(reply: t.Any) -> ReadResult | None:
 __all__ = [
     "BATCH",
     "FETCH_SLOTS",
+    "INLINE",
+    "INLINE_MAX",
     "FORGET_AFTER",
     "OUTAGE_GRACE",
     "POLL",
     "REFRESH",
     "Batches",
     "StreamReader",
+    "inline_wake",
     "parse_check",
 ]

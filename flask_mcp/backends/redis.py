@@ -434,11 +434,13 @@ class RedisBackend(Housekeeping, Answers, Backend):
     def get_cursor(self, session_id: str, stream_id: str) -> int:
         with self._errors():
             value = self.client.hget(self.keys.meta(session_id), f"c:{stream_id}")
-        return int(value) if value is not None else 0
+        unsent = self._reader.calls.posted("cursor", self.keys.session(session_id), stream_id)
+        return max(int(value) if value is not None else 0, int(unsent[1]) if unsent else 0)
 
     def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
-        # Every GET stream woken by a broadcast saves its cursor at once: together.
-        self._reader.calls.call("cursor", self.keys.session(session_id), stream_id, seq)
+        # Every GET stream woken by a broadcast saves its cursor at once: together, after
+        # the reads, and without waiting (the event is written: the stream goes on).
+        self._reader.calls.post("cursor", self.keys.session(session_id), stream_id, seq)
 
     def beat(self) -> None:
         """See :meth:`Housekeeping.beat`; also forget the local streams nobody uses."""
@@ -462,6 +464,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
     def close(self) -> None:
         """Stop this process's listener and mark it gone, so its running streams end."""
         self._listener.stop()
+        with contextlib.suppress(Exception):
+            self._reader.calls.drain()  # the cursors not saved yet
         with contextlib.suppress(Exception):
             self.flush(everything=True)
         with contextlib.suppress(Exception):
