@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import typing as t
 import uuid
 
@@ -67,6 +68,22 @@ def test_a_connection_closed_by_redis_is_replaced_once(pool: IdlePool, redis_url
     lane.execute("CLIENT", "SETNAME", name)
     _kill(redis_url, name)
     assert lane.execute("PING") == b"PONG"  # sent again on a new connection
+    assert lane.idle == 1
+
+
+def test_after_a_redis_restart_every_kept_connection_is_checked_again(
+    pool: IdlePool, redis_url: str
+) -> None:
+    lane = Lane(pool)
+    names = [f"lane-{uuid.uuid4().hex[:8]}" for _ in range(3)]
+    for name in names:  # three connections kept at once, as after concurrent requests
+        connection = pool.get_connection()
+        connection.send_command("CLIENT", "SETNAME", name)
+        assert connection.read_response() == b"OK"
+        lane._idle.append((connection, time.monotonic()))
+    for name in names:  # a restart closes them all
+        _kill(redis_url, name)
+    assert lane.execute("PING") == b"PONG"  # one retry, on a connection the pool checked
     assert lane.idle == 1
 
 

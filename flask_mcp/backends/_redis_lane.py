@@ -76,6 +76,9 @@ class Lane:
                 raise
             except redis.exceptions.ConnectionError:
                 self._drop(connection)  # disconnected by redis-py already
+                # The others broke with it, most likely (a restarted Redis): the pool
+                # checks each before lending it again.
+                self.close()
                 if attempts <= 0:
                     raise
                 attempts -= 1
