@@ -110,6 +110,20 @@ def test_trim_gives_idle_connections_back_to_the_pool(pool: IdlePool) -> None:
     assert lane.idle == 0 and not pool._in_use_connections
 
 
+def test_what_the_lane_gives_back_idle_the_pool_closes_at_once(redis_url: str) -> None:
+    pool = IdlePool.from_url(redis_url, idle_timeout=30.0, min_idle=0)
+    lane = Lane(pool)
+    try:
+        lane._idle.extend((pool.get_connection(), 0.0) for _ in range(3))  # a past burst
+        for connection, _ in lane._idle:
+            connection.connect()
+        assert lane.trim(now=100.0) == 3
+        assert pool.trim() == 3  # idle since the lane's last use, not since the give-back
+        assert pool.idle == 0 and pool._created_connections == 0
+    finally:
+        pool.disconnect()
+
+
 def test_only_plain_standalone_clients_get_a_lane(redis_url: str) -> None:
     assert isinstance(lane_for(redis.Redis.from_url(redis_url)), Lane)
     assert lane_for(redis.Redis.from_url(redis_url, decode_responses=True)) is None

@@ -36,6 +36,7 @@ except ImportError:  # pragma: no cover - hiredis comes with the redis extra
     _hiredis_pack = None  # type: ignore[assignment]
 
 from ._redis_pool import IDLE_TIMEOUT
+from ._redis_pool import idle_since
 
 
 class Lane:
@@ -111,6 +112,7 @@ class Lane:
                 self._idle.insert(0, (connection, since))
                 return given
             self.pool.release(connection)
+            idle_since(connection, since)  # idle long enough: the pool's next trim closes it
             given += 1
 
     def close(self) -> None:

@@ -93,6 +93,12 @@ class IdlePool(redis.ConnectionPool):
         return len(self._in_use_connections)
 
 
+def idle_since(connection: t.Any, since: float) -> None:
+    """Tell an :class:`IdlePool` that ``connection``, just released, has been unused since
+    ``since`` (a :func:`time.monotonic` time), so that its next trim counts from then."""
+    setattr(connection, _STAMP, since)
+
+
 def make_client(
     url: str | None,
     *,
@@ -201,6 +207,7 @@ __all__ = [
     "IdlePool",
     "blocking_twin",
     "fail_fast",
+    "idle_since",
     "make_client",
     "make_cluster",
     "pools",
