@@ -98,6 +98,19 @@ def test_without_retries_a_broken_connection_is_reported(pool: IdlePool, redis_u
     assert lane.execute("PING") == b"PONG"
 
 
+def test_a_burst_leaves_the_lane_with_a_few_connections_and_the_rest_to_the_pool(
+    pool: IdlePool,
+) -> None:
+    lane = Lane(pool, keep=2)
+    taken = [lane._take() for _ in range(5)]  # five commands at once
+    for connection in taken:
+        connection.send_command("PING")
+        connection.read_response()
+        lane._give(connection)
+    assert lane.idle == 2
+    assert pool.idle == 3  # the pool closes them once unused for its idle timeout
+
+
 def test_trim_gives_idle_connections_back_to_the_pool(pool: IdlePool) -> None:
     lane = Lane(pool)
     lane.execute("PING")
