@@ -37,12 +37,15 @@ except ImportError:  # pragma: no cover - hiredis comes with the redis extra
     _hiredis_pack = None  # type: ignore[assignment]
 
 from ._redis_pool import IDLE_TIMEOUT
-from ._redis_pool import MIN_IDLE
 from ._redis_pool import idle_since
 
 #: Seconds a lane keeps a connection unused before the pool takes it back (the pool keeps
 #: a few warm, so a worker at rest holds no more than without a lane).
 IDLE = 5.0
+#: Most connections a lane keeps between commands: the session lookups in flight at once
+#: in one worker (more go through the pool), few enough that a worker at rest holds no
+#: more connections than the pool's warm ones and a couple.
+KEEP = 2
 
 
 class Lane:
@@ -54,7 +57,7 @@ class Lane:
     :param keep: most connections kept between commands; the others go back to the pool.
     """
 
-    def __init__(self, pool: redis.ConnectionPool, retry: int = 1, keep: int = MIN_IDLE) -> None:
+    def __init__(self, pool: redis.ConnectionPool, retry: int = 1, keep: int = KEEP) -> None:
         self.pool = pool
         self.retries = retry
         self.keep = keep
@@ -203,4 +206,4 @@ def lane_for(client: t.Any, retry: int = 1) -> Lane | None:
     return Lane(pool, retry)
 
 
-__all__ = ["IDLE", "Lane", "lane_for"]
+__all__ = ["IDLE", "KEEP", "Lane", "lane_for"]
