@@ -129,13 +129,17 @@ class Lane:
                 self._idle.insert(0, (connection, since))
                 return given
             self.pool.release(connection)
-            idle_since(connection, since)  # idle long enough: the pool's next trim closes it
+            idle_since(connection, since)  # the pool counts its idle time from then
             given += 1
 
     def close(self) -> None:
         """Give every connection back to the pool."""
-        while self._idle:
-            self.pool.release(self._idle.pop()[0])
+        while True:  # one list operation at a time: other threads take and give meanwhile
+            try:
+                connection, _ = self._idle.pop()
+            except IndexError:
+                return
+            self.pool.release(connection)
 
     @property
     def idle(self) -> int:
