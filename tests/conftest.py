@@ -31,6 +31,7 @@ from harness import redis_cluster
 from harness import redis_database
 from harness import start_server
 from wire import ThreadedTestClient
+from wire import add_two_phase
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -195,16 +196,7 @@ def two_phase(mcp_server: t.Any) -> threading.Event:
     waits for the event (5 s at most), logs "phase 2" and returns "complete".
     """
     release = threading.Event()
-
-    @mcp_server.tool()
-    def two_phase(ctx: Context) -> str:
-        """Emit, drop the connection, emit more, finish."""
-        ctx.log("info", "phase 1")
-        ctx.close_sse_stream()
-        release.wait(5)
-        ctx.log("info", "phase 2")
-        return "complete"
-
+    add_two_phase(mcp_server, release)
     return release
 
 

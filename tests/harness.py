@@ -11,6 +11,8 @@ Plain functions and classes, no fixtures (``conftest.py`` wraps them as ``serve`
 :func:`redis_cluster`       context manager running a 3-master Redis Cluster on 127.0.0.1
 :func:`redis_client`        a redis-py client for a ``redis://`` or ``redis+cluster://`` URL
 :func:`untagged_keys`       the keys under a prefix without the backend's hash tag
+:func:`redis_backends`      context manager: Redis backends on a fresh key prefix
+:func:`new_session`         a session record in a backend; :func:`listening` waits for its listener
 :func:`conformance_runner`  installs the pinned conformance suites, returns a runner
 :func:`run_suite`           runs one suite and reads its ``checks.json``
 
@@ -525,6 +527,47 @@ def delete_keys(url: str, pattern: str) -> None:
             client.delete(key)
     finally:
         client.close()
+
+
+def new_session(backend: t.Any, session_id: str = "s1", limit: int = 100) -> str:
+    """Create a handshake-era session ``session_id`` in ``backend`` (at most ``limit`` live)."""
+    from flask_mcp.backends.base import SessionRecord
+
+    record = SessionRecord(
+        id=session_id,
+        protocol_version="2025-11-25",
+        client_info={"name": "c", "version": "1"},
+        client_capabilities={"sampling": {}},
+        log_level="info",
+    )
+    assert backend.create_session(record, limit)
+    return session_id
+
+
+def listening(backend: t.Any, timeout: float = 5.0) -> None:
+    """Wait until a Redis backend's pub/sub listener runs (no-op in memory)."""
+    listener = getattr(backend, "_listener", None)
+    if listener is None:
+        return
+    deadline = time.monotonic() + timeout
+    while not listener.ensure(min(0.5, timeout)):
+        assert time.monotonic() < deadline, "the listener did not subscribe"
+
+
+@contextlib.contextmanager
+def redis_backends(url: str, label: str, count: int = 2) -> Iterator[list[t.Any]]:
+    """``count`` ``RedisBackend`` workers on ``url`` under a fresh key prefix starting
+    with ``label``; closed, and their keys deleted, when the block exits."""
+    from flask_mcp.backends.redis import RedisBackend
+
+    prefix = f"{label}-{random.getrandbits(40):010x}:"
+    backends = [RedisBackend.from_url(f"{url}?prefix={prefix}") for _ in range(count)]
+    try:
+        yield backends
+    finally:
+        for backend in backends:
+            backend.close()
+        delete_keys(url, f"{prefix}*")
 
 
 def untagged_keys(url: str, prefix: str) -> list[str]:

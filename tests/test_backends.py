@@ -15,6 +15,8 @@ import uuid
 
 import pytest
 from harness import delete_keys
+from harness import listening
+from harness import new_session
 from harness import redis_client
 from harness import untagged_keys
 
@@ -69,25 +71,6 @@ def workers(request: pytest.FixtureRequest) -> t.Iterator[Pair]:
         untagged = untagged_keys(url, prefix)
         delete_keys(url, f"{prefix}*")
         assert untagged == [], f"keys without a hash tag: {untagged}"
-
-
-def new_session(backend: Backend, session_id: str = "s1", limit: int = 100) -> str:
-    record = SessionRecord(
-        id=session_id,
-        protocol_version="2025-11-25",
-        client_info={"name": "c", "version": "1"},
-        client_capabilities={"sampling": {}},
-        log_level="info",
-    )
-    assert backend.create_session(record, limit)
-    return session_id
-
-
-def listening(backend: Backend) -> None:
-    """Wait until a Redis backend's pub/sub listener runs (no-op in memory)."""
-    listener = getattr(backend, "_listener", None)
-    if listener is not None:
-        assert listener.ensure(5.0)
 
 
 def in_thread(fn: t.Callable[[], t.Any]) -> tuple[threading.Thread, list[t.Any]]:

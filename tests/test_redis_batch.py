@@ -11,6 +11,7 @@ import typing as t
 import uuid
 
 import pytest
+from harness import delete_keys
 from harness import free_port
 from harness import redis_client
 from harness import redis_server
@@ -97,9 +98,8 @@ def test_on_a_cluster_a_batch_publishes_after_every_other_command(
     finally:
         pubsub.close()
         backend.close()
-        for key in watcher.scan_iter(f"{prefix}*"):
-            watcher.delete(key)
         watcher.close()
+        delete_keys(redis_cluster_url, f"{prefix}*")
 
 
 def test_a_batch_publishes_again_after_a_script_redis_had_forgotten() -> None:

@@ -8,23 +8,23 @@ drop after the end waits and is written later. Round trips: ``test_redis_round_t
 from __future__ import annotations
 
 import threading
-import time
 import typing as t
-import uuid
 
 import pytest
 from flask import Flask
+from harness import listening
+from harness import new_session
+from harness import redis_backends
 from wire import ThreadedTestClient
+from wire import add_two_phase
 from wire import initialize
 from wire import open_get
 from wire import read_events
 from wire import rpc
 
 from flask_mcp import MCP
-from flask_mcp import Context
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import MESSAGE
-from flask_mcp.backends.base import SessionRecord
 
 pytestmark = pytest.mark.redis
 
@@ -32,39 +32,15 @@ pytestmark = pytest.mark.redis
 @pytest.fixture
 def pair(redis_url: str) -> t.Iterator[tuple[t.Any, t.Any]]:
     """Two ``RedisBackend`` workers on a fresh prefix, listening; keys deleted afterwards."""
-    redis = pytest.importorskip("redis")
-    from flask_mcp.backends.redis import RedisBackend
-
-    prefix = f"local-{uuid.uuid4().hex[:10]}:"
-    backends = [RedisBackend.from_url(f"{redis_url}?prefix={prefix}") for _ in range(2)]
-    for backend in backends:
-        deadline = time.monotonic() + 10
-        while not backend._listener.ensure(0.5):
-            assert time.monotonic() < deadline, "the listener did not subscribe"
-    yield backends[0], backends[1]
-    for backend in backends:
-        backend.close()
-    client = redis.Redis.from_url(redis_url)
-    for key in client.scan_iter(f"{prefix}*", count=1000):
-        client.delete(key)
-    client.close()
-
-
-def _session(backend: t.Any, sid: str) -> str:
-    record = SessionRecord(
-        id=sid,
-        protocol_version="2025-11-25",
-        client_info={"name": "c", "version": "1"},
-        client_capabilities={},
-        log_level="info",
-    )
-    assert backend.create_session(record, 1000)
-    return sid
+    with redis_backends(redis_url, "local") as (a, b):
+        listening(a, 10)
+        listening(b, 10)
+        yield a, b
 
 
 def test_events_are_read_here_and_resumed_elsewhere(pair: tuple[t.Any, t.Any]) -> None:
     a, b = pair
-    sid = _session(a, "s1")
+    sid = new_session(a, "s1", 1000)
     a.open_stream(sid, "r", request_id=7)
     assert a.first_seq(sid, "r") is None  # not in Redis before its first event
     token = a.attach(sid, "r")
@@ -86,7 +62,7 @@ def test_events_are_read_here_and_resumed_elsewhere(pair: tuple[t.Any, t.Any]) -
 
 def test_a_silent_stream_opens_once_its_reader_waited(pair: tuple[t.Any, t.Any]) -> None:
     a, b = pair
-    sid = _session(a, "s2")
+    sid = new_session(a, "s2", 1000)
     a.open_stream(sid, "r", request_id="q")
     token = a.attach(sid, "r")
     assert a.read(sid, "r", 0, token, 0.05).events == []
@@ -97,7 +73,7 @@ def test_a_silent_stream_opens_once_its_reader_waited(pair: tuple[t.Any, t.Any])
 
 def test_the_drop_after_the_end_waits_for_a_flush(pair: tuple[t.Any, t.Any]) -> None:
     a, b = pair
-    sid = _session(a, "s3")
+    sid = new_session(a, "s3", 1000)
     a.open_stream(sid, "r", request_id=1)
     token = a.attach(sid, "r")
     a.append_many(
@@ -114,7 +90,7 @@ def test_the_drop_after_the_end_waits_for_a_flush(pair: tuple[t.Any, t.Any]) -> 
 
 def test_a_deleted_session_ends_the_stream_read_here(pair: tuple[t.Any, t.Any]) -> None:
     a, b = pair
-    sid = _session(a, "s4")
+    sid = new_session(a, "s4", 1000)
     a.open_stream(sid, "r", request_id=1)
     token = a.attach(sid, "r")
     a.append(sid, "r", MESSAGE, {"jsonrpc": "2.0", "method": "x"})
@@ -130,16 +106,7 @@ def test_a_closed_post_stream_resumes_on_another_worker(pair: tuple[t.Any, t.Any
     apps = []
     for backend in pair:
         mcp = MCP(name="local", version="1.0.0")
-
-        @mcp.tool()
-        def two_phase(ctx: Context) -> str:
-            """Emit, drop the connection, emit more, finish."""
-            ctx.log("info", "phase 1")
-            ctx.close_sse_stream()
-            release.wait(5)
-            ctx.log("info", "phase 2")
-            return "complete"
-
+        add_two_phase(mcp, release)
         app = Flask(f"local{len(apps)}")
         app.config.update(TESTING=True, SECRET_KEY="s", MCP_BACKEND=backend)
         app.test_client_class = ThreadedTestClient

@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 import redis
+from harness import delete_keys
 from wire import initialize
 from wire import post
 from wire import rpc
@@ -73,10 +74,7 @@ def backend(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> t.Iterator[t.Any
     made = RedisBackend(redis.Redis(connection_pool=pool), prefix=prefix)
     yield made
     made.close()
-    client = redis.Redis.from_url(redis_url)
-    for key in client.scan_iter(f"{prefix}*", count=1000):
-        client.delete(key)
-    client.close()
+    delete_keys(redis_url, f"{prefix}*")
     pool.disconnect()
 
 

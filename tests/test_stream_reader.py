@@ -13,13 +13,14 @@ import socket
 import threading
 import time
 import typing as t
-import uuid
 
 import pytest
+from harness import listening
+from harness import new_session
+from harness import redis_backends
 
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
-from flask_mcp.backends.base import SessionRecord
 from flask_mcp.transport import sse
 
 pytestmark = pytest.mark.redis
@@ -28,36 +29,8 @@ pytestmark = pytest.mark.redis
 @pytest.fixture
 def pair(redis_url: str) -> t.Iterator[tuple[t.Any, t.Any]]:
     """Two ``RedisBackend`` workers on a fresh prefix; their keys are deleted afterwards."""
-    redis = pytest.importorskip("redis")
-    from flask_mcp.backends.redis import RedisBackend
-
-    prefix = f"reader-{uuid.uuid4().hex[:10]}:"
-    backends = [RedisBackend.from_url(f"{redis_url}?prefix={prefix}") for _ in range(2)]
-    yield backends[0], backends[1]
-    for backend in backends:
-        backend.close()
-    client = redis.Redis.from_url(redis_url)
-    for key in client.scan_iter(f"{prefix}*", count=1000):
-        client.delete(key)
-    client.close()
-
-
-def _session(backend: t.Any, sid: str) -> str:
-    record = SessionRecord(
-        id=sid,
-        protocol_version="2025-11-25",
-        client_info={"name": "c", "version": "1"},
-        client_capabilities={},
-        log_level="info",
-    )
-    assert backend.create_session(record, 1000)
-    return sid
-
-
-def _live(backend: t.Any) -> None:
-    deadline = time.monotonic() + 10
-    while not backend._listener.ensure(0.5):
-        assert time.monotonic() < deadline, "the listener did not subscribe"
+    with redis_backends(redis_url, "reader") as (a, b):
+        yield a, b
 
 
 def test_one_append_wakes_each_of_many_readers_and_detach_frees_them(
@@ -65,9 +38,9 @@ def test_one_append_wakes_each_of_many_readers_and_detach_frees_them(
 ) -> None:
     a, b = pair
     count = 50
-    sids = [_session(a, f"s{i}") for i in range(count)]
+    sids = [new_session(a, f"s{i}", 1000) for i in range(count)]
     tokens = {sid: a.attach(sid, GENERAL_STREAM) for sid in sids}
-    _live(a)
+    listening(a, 10)
     got: dict[str, list[int]] = {}
 
     def read(sid: str) -> None:
@@ -97,9 +70,9 @@ def test_one_append_wakes_each_of_many_readers_and_detach_frees_them(
 
 def test_an_idle_reader_asks_redis_nothing_until_woken(pair: tuple[t.Any, t.Any]) -> None:
     a, b = pair
-    sid = _session(a, "quiet")
+    sid = new_session(a, "quiet", 1000)
     token = a.attach(sid, GENERAL_STREAM)
-    _live(a)
+    listening(a, 10)
     asked: list[t.Any] = []
     run_many = a._reader.calls.run_many
     a._reader.calls.run_many = lambda calls: asked.extend(calls) or run_many(calls)
@@ -117,7 +90,7 @@ def test_a_reader_that_vanished_without_detaching_is_forgotten(
     from flask_mcp.backends._redis_reader import FORGET_AFTER
 
     a, _ = pair
-    sid = _session(a, "gone")
+    sid = new_session(a, "gone", 1000)
     token = a.attach(sid, GENERAL_STREAM)
     assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
     assert a._reader.counts() == (1, 0)
@@ -132,9 +105,9 @@ def test_a_reconnection_makes_every_reader_ask_again(pair: tuple[t.Any, t.Any]) 
     """An event whose wake-up was lost (the pub/sub connection was down) is read at once
     when the listener subscribes again (it calls ``wake_all``)."""
     a, b = pair
-    sid = _session(a, "lost")
+    sid = new_session(a, "lost", 1000)
     token = a.attach(sid, GENERAL_STREAM)
-    _live(a)
+    listening(a, 10)
     assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
     stream = a._reader.streams[a.keys.stream(sid, GENERAL_STREAM)[0]]
     b.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
@@ -191,9 +164,9 @@ def test_a_fan_out_wakes_its_readers_when_redis_had_forgotten_the_script() -> No
         url = f"redis://127.0.0.1:{port}/0"
         a, b = RedisBackend.from_url(url), RedisBackend.from_url(url)
         try:
-            sids = [_session(a, f"f{i}") for i in range(5)]
+            sids = [new_session(a, f"f{i}", 1000) for i in range(5)]
             tokens = {sid: a.attach(sid, GENERAL_STREAM) for sid in sids}
-            _live(a)
+            listening(a, 10)
             for sid in sids:
                 assert a.read(sid, GENERAL_STREAM, 0, tokens[sid], 0.01).events == []
             b.client.script_flush()
@@ -297,10 +270,10 @@ def test_a_broadcast_reaches_readers_without_questions_and_stays_resumable(
     """Readers woken by a broadcast from another process take its event from the wake-up;
     Redis holds it all the same, numbered, for a resumption on another worker."""
     a, b = pair
-    sids = [_session(a, f"b{i}") for i in range(20)]
+    sids = [new_session(a, f"b{i}", 1000) for i in range(20)]
     b.append(sids[0], GENERAL_STREAM, MESSAGE, {"before": True})  # seq 1 on that stream
     tokens = {sid: a.attach(sid, GENERAL_STREAM) for sid in sids}
-    _live(a)
+    listening(a, 10)
     first = {sid: [e.seq for e in a.read(sid, GENERAL_STREAM, 0, tokens[sid], 0.05).events]
              for sid in sids}  # fmt: skip
     assert first == {sid: [1] if sid == sids[0] else [] for sid in sids}
@@ -346,7 +319,7 @@ def test_saved_cursors_do_not_wait_and_are_read_back_before_they_are_sent(
     """``set_cursor`` queues the save behind the readers' questions and returns; a cursor
     not sent yet is what ``get_cursor`` reads; a later save replaces an unsent one."""
     a, b = pair
-    sid = _session(a, "cursor")
+    sid = new_session(a, "cursor", 1000)
     a.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
     calls = a._reader.calls
     release, sent = threading.Event(), []
@@ -376,7 +349,7 @@ def test_saved_cursors_do_not_wait_and_are_read_back_before_they_are_sent(
 
 def test_closing_the_backend_saves_the_cursors_not_sent_yet(pair: tuple[t.Any, t.Any]) -> None:
     a, b = pair
-    sid = _session(a, "closing")
+    sid = new_session(a, "closing", 1000)
     a.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
     a._reader.calls.slots = 0  # nothing is sent until the backend closes
     a.set_cursor(sid, GENERAL_STREAM, 1)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import threading
 import time
 import typing as t
 import warnings
@@ -36,6 +37,7 @@ from flask.testing import FlaskClient
 from mcp import Client
 
 from flask_mcp import MCP
+from flask_mcp import Context
 
 ACCEPT = "application/json, text/event-stream"
 HOST = "127.0.0.1"
@@ -411,3 +413,18 @@ def text_of(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return block.text
+
+
+def add_two_phase(mcp: MCP, release: threading.Event) -> None:
+    """Add the tool ``two_phase`` to ``mcp``: it logs "phase 1", closes its SSE stream (the
+    client resumes with ``Last-Event-ID``), waits for ``release`` (5 s at most), logs
+    "phase 2" and returns "complete"."""
+
+    @mcp.tool()
+    def two_phase(ctx: Context) -> str:
+        """Emit, drop the connection, emit more, finish."""
+        ctx.log("info", "phase 1")
+        ctx.close_sse_stream()
+        release.wait(5)
+        ctx.log("info", "phase 2")
+        return "complete"
