@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from . import client
+from . import wrk
 from .servers import Server
 from .targets import Target
-from .wrk import Load
 
 
 @dataclasses.dataclass
@@ -17,11 +17,23 @@ class Prepared:
     target: Target
     server: Server
     sessions: list[str]
-    load: Load
+    load: wrk.Load
     skipped: str | None = None
 
+    def drive(self, connections: int, seconds: float, core: str | None) -> wrk.WrkResult:
+        """Run wrk on this target with ``connections`` connections, one session each."""
+        return wrk.run(
+            self.server.url,
+            connections=connections,
+            seconds=seconds,
+            load=self.load,
+            sessions=self.sessions[:connections],
+            era=self.target.era,
+            core=core,
+        )
 
-def prepare(target: Target, server: Server, load: Load, sessions: int) -> Prepared:
+
+def prepare(target: Target, server: Server, load: wrk.Load, sessions: int) -> Prepared:
     """Open ``sessions`` sessions (handshake era) and probe one call.
 
     A 2026-07-28 target whose probe is answered with an error, or whose

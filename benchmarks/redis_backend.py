@@ -106,15 +106,7 @@ def measure_redis_cpu(prepared: t.Sequence[t.Any], options: Options) -> dict[str
         if item.skipped or not item.target.label.endswith("redis/w1"):
             continue
         before = redis_cpu_seconds()
-        result = wrk.run(
-            item.server.url,
-            connections=16,
-            seconds=options.seconds,
-            load=item.load,
-            sessions=item.sessions[:16],
-            era=item.target.era,
-            core=options.client_core,
-        )
+        result = item.drive(16, options.seconds, options.client_core)
         if result.requests:
             found[item.target.label] = (redis_cpu_seconds() - before) / result.requests * 1e6
     return found

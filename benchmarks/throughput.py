@@ -75,30 +75,14 @@ def drive(
     """Warm every target up, then run wrk round-robin; return the median run per (label, c)."""
     live = [p for p in prepared if p.skipped is None]
     for item in live:
-        wrk.run(
-            item.server.url,
-            connections=16,
-            seconds=options.warmup,
-            load=item.load,
-            sessions=item.sessions[:16],
-            era=item.target.era,
-            core=options.client_core,
-        )
+        item.drive(16, options.warmup, options.client_core)
     runs: dict[tuple[str, int], list[wrk.WrkResult]] = {}
     for connections in concurrency or options.concurrency:
         for round_ in range(options.rounds):
             order = live[round_ % len(live) :] + live[: round_ % len(live)] if live else []
             for item in order:
                 cpu_before = item.server.cpu_seconds()
-                result = wrk.run(
-                    item.server.url,
-                    connections=connections,
-                    seconds=options.seconds,
-                    load=item.load,
-                    sessions=item.sessions[:connections],
-                    era=item.target.era,
-                    core=options.client_core,
-                )
+                result = item.drive(connections, options.seconds, options.client_core)
                 if result.requests:
                     used = item.server.cpu_seconds() - cpu_before
                     result.cpu_us = used / result.requests * 1e6
