@@ -143,6 +143,16 @@ class Ledger:
         self.credits: dict[str, collections.deque[float]] = {}
         self.claimed: dict[str, int] = {}
         self.owed: dict[str, int] = {}
+        #: Sessions served without a lookup (:mod:`~._redis_hot`): their traffic is owed.
+        self.seen: set[str] = set()
+
+    def served(self, sid: str) -> None:
+        """A request of ``sid`` was served without a lookup: owe its traffic and its count,
+        and hold the count as a credit for the request to claim, as a lookup would."""
+        with self.lock:
+            self.owed[sid] = self.owed.get(sid, 0) + 1
+            self.credits.setdefault(sid, collections.deque()).append(time.monotonic())
+            self.seen.add(sid)
 
     def reserve(self, sid: str) -> None:
         """A lookup counted a request of ``sid`` ahead of it."""
@@ -183,10 +193,19 @@ class Ledger:
     def take(self, sid: str) -> int:
         """Remove and return what is owed for ``sid`` (to write it now)."""
         with self.lock:
+            self.seen.discard(sid)
             return self.owed.pop(sid, 0)
 
+    def give_back(self, due: dict[str, int]) -> None:
+        """Owe again what :meth:`due` returned (writing it failed)."""
+        with self.lock:
+            for sid, delta in due.items():
+                self.owed[sid] = self.owed.get(sid, 0) + delta
+                self.seen.add(sid)
+
     def due(self, everything: bool = False) -> dict[str, int]:
-        """Remove and return what to write now: the owed, and the credits nobody claimed.
+        """Remove and return what to write now: the owed, the credits nobody claimed, and
+        the traffic of the sessions served without a lookup (a change of 0).
 
         :param everything: also give back the credits still young enough to be claimed.
         """
@@ -200,7 +219,11 @@ class Ledger:
                 if not credits:
                     del self.credits[sid]
             owed, self.owed = self.owed, {}
-        return {sid: delta for sid, delta in owed.items() if delta}
+            seen, self.seen = self.seen, set()
+        due = {sid: delta for sid, delta in owed.items() if delta or sid in seen}
+        for sid in seen:
+            due.setdefault(sid, 0)  # the traffic alone: its last_seen
+        return due
 
     def surplus(self, sid: str) -> int:
         """By how much Redis's count of ``sid`` exceeds this process's running requests."""
@@ -210,7 +233,7 @@ class Ledger:
     @property
     def pending(self) -> bool:
         """Whether anything waits to be written."""
-        return bool(self.owed or self.credits)
+        return bool(self.owed or self.credits or self.seen)
 
 
 __all__ = ["CREDIT_LIFETIME", "KEYLESS", "Batch", "Ledger", "Runner"]

@@ -19,6 +19,7 @@ from ..errors import BackendUnavailable
 from ._redis_batch import Batch
 from ._redis_batch import Ledger
 from ._redis_codec import dumps as _dumps
+from ._redis_hot import HotSessions
 from ._redis_keys import Keys
 from ._redis_lane import Lane
 from ._redis_listener import text
@@ -46,6 +47,7 @@ class Housekeeping:
     buffer_size: int
     worker_timeout: float
     _ledger: Ledger
+    _hot: HotSessions
     _local: LocalStreams
     _disowned: dict[str, set[str]]
     _registered: tuple[float, str]
@@ -122,6 +124,28 @@ class Housekeeping:
         if registering:
             batch.script("register", [self.keys.workers])
         return batch.script(name, keys, *args), registering
+
+    def _load(self, sid: str) -> t.Any:
+        """Count a request of ``sid`` ahead and return its hash (field, value, ...): one round
+        trip, with what the ledger owes for it and its streams' detaches and drops."""
+        keys = self.keys.session(sid)
+        owed = self._ledger.take(sid)
+        later = self._local.take(sid)  # detaches and drops ride along
+        try:
+            if not later:
+                return self._run_counted("load", keys, 1 + owed)
+            batch = self._batch()
+            self._local.queue_into(batch, later)
+            index, registering = self._counted(batch, "load", keys, 1 + owed)
+            replies = self._send(batch)
+            if registering:
+                self._registered_now()
+            self._local.settled(later, replies)
+            return replies[index]
+        except BackendUnavailable:
+            self._ledger.owe(sid, owed)
+            self._local.give_back(later)
+            raise
 
     def _registered_now(self) -> None:
         self._registered = (time.monotonic() + self.worker_timeout / 4, self.worker)
@@ -216,16 +240,19 @@ class Housekeeping:
             return
         batch = self._batch()
         self._local.queue_into(batch, later)
-        for sid, delta in due.items():
-            batch.script("touch", self.keys.session(sid), delta)
+        touched = {
+            sid: batch.script("touch", self.keys.session(sid), delta) for sid, delta in due.items()
+        }
+        asked = time.monotonic()
         try:
             replies = self._send(batch)
         except BackendUnavailable:
-            for sid, delta in due.items():
-                self._ledger.owe(sid, delta)
+            self._ledger.give_back(due)
             self._local.give_back(later)
             raise
         self._local.settled(later, replies)
+        for sid, index in touched.items():  # whether each session still exists
+            self._hot.confirm(sid, bool(int(replies[index])), asked)
 
     def beat(self) -> None:
         """Mark this process alive, end the streams of dead ones, settle unsaved counts."""

@@ -6,6 +6,8 @@ from every worker and hands them to the process's cancel callback, fans the
 messages of :meth:`RedisBackend.publish` out to this process's subscribers,
 wakes this process's stream readers (:mod:`~flask_mcp.backends._redis_reader`;
 all of them after a reconnection, since wake-ups may have been lost meanwhile),
+makes this process forget the session records another changed
+(:mod:`~flask_mcp.backends._redis_hot`; all of them after a reconnection),
 beats: it marks the process alive and ends the running streams of
 processes that stopped beating, and writes the busy counts the backend's
 ledger owes, within a second.
@@ -16,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import select
+import sys
 import threading
 import time
 import typing as t
@@ -26,6 +30,9 @@ from ..errors import BackendUnavailable
 from ._channels import LocalChannels
 from ._channels import QueueSubscription
 from ._redis_reader import StreamReader
+
+if t.TYPE_CHECKING:
+    from ._redis_hot import HotSessions
 
 logger = logging.getLogger("flask_mcp")
 UNAVAILABLE = (
@@ -83,13 +90,33 @@ class Host(t.Protocol):
     def flush(self, everything: bool = False) -> None: ...
 
 
+def _poll_for(sock: t.Any) -> t.Any:
+    """Return a poll object that tells, without waiting, whether ``sock`` has unread data.
+
+    The operating system's poll, even under gevent (whose patched one would switch).
+    """
+    monkey = sys.modules.get("gevent.monkey")
+    make = monkey.get_original("select", "poll") if monkey is not None else select.poll
+    poll = make()
+    poll.register(sock.fileno(), select.POLLIN)
+    return poll
+
+
 class Listener:
     """Starts, after any fork, and keeps running this process's listener thread."""
 
-    def __init__(self, backend: Host, reader: StreamReader | None = None) -> None:
+    def __init__(
+        self, backend: Host, reader: StreamReader | None = None, hot: HotSessions | None = None
+    ) -> None:
         self.backend = backend
         #: The stream reader woken by the ``P wake`` messages.
         self.reader = reader
+        #: The session records served from memory, forgotten on ``P session`` messages.
+        self.hot = hot
+        #: The pub/sub connection, its socket and a poll of it, while subscribed.
+        self._watched: tuple[t.Any, t.Any, t.Any] | None = None
+        #: Whether the thread handled everything it read from its connection.
+        self._caught_up = False
         self.lock = threading.Lock()
         self.channels = LocalChannels()
         self._of = ""
@@ -125,6 +152,20 @@ class Listener:
         """Tell whether this process's listener is subscribed now (wake-ups arrive)."""
         return self._of == self.backend.worker and self._ready.is_set()
 
+    def quiet(self) -> bool:
+        """Tell whether every message Redis sent this process so far has been handled.
+
+        True while the listener handled every message it read (it waits for the
+        next, or writes the ledger) and nothing is unread on its connection.
+        Meaningful under gevent only, where the caller and the listener take turns
+        (see :mod:`~flask_mcp.backends._redis_hot`).
+        """
+        watched = self._watched
+        if not self._caught_up or watched is None:
+            return False
+        connection, sock, poll = watched
+        return connection._sock is sock and not poll.poll(0) and self.live
+
     def subscribe(self, channel: str) -> QueueSubscription:
         """Register a subscriber of ``channel`` in this process.
 
@@ -146,16 +187,15 @@ class Listener:
         self, ready: threading.Event, failed: threading.Event, stop: threading.Event
     ) -> None:
         backend = self.backend
-        cancel_channel = f"{backend.prefix}cancel"
-        wake_channel = f"{backend.prefix}wake"
+        channels = [f"{backend.prefix}{name}" for name in ("cancel", "wake", "session")]
         pub_prefix = f"{backend.prefix}pub:"
         backoff = 0.1
         while not stop.is_set():
             pubsub = backend.client.pubsub()
             try:
-                pubsub.subscribe(cancel_channel, wake_channel)
+                pubsub.subscribe(*channels)
                 pubsub.psubscribe(pub_prefix + "*")
-                pending, last_beat = 3, 0.0
+                pending, last_beat = 4, 0.0
                 # Beats well inside worker_timeout / 2, the gap the sweep takes for an outage.
                 every = min(backend.heartbeat, backend.worker_timeout / 4)
                 while not stop.is_set():
@@ -168,28 +208,32 @@ class Listener:
                         backend.flush()
                     wait = 0.25 if backend.pending else min(1.0, every / 4)
                     message = pubsub.get_message(timeout=wait)
-                    if message is None:
-                        continue
-                    kind = message["type"]
-                    if kind in ("subscribe", "psubscribe"):
-                        pending -= 1
-                        if pending == 0:
-                            failed.clear()
-                            ready.set()
-                            backoff = 0.1
-                            if self.reader is not None:
-                                self.reader.wake_all()  # what changed while unsubscribed
-                    elif kind == "message":
-                        if text(message["channel"]) == wake_channel:
-                            if self.reader is not None:
-                                self.reader.wake(message["data"])
-                        else:
-                            self._on_cancel(message["data"])
-                    elif kind == "pmessage":
-                        self._on_publish(
-                            text(message["channel"])[len(pub_prefix) :], message["data"]
-                        )
+                    while message is not None:
+                        self._caught_up = False  # read and not handled: no switch before this
+                        kind = message["type"]
+                        if kind in ("subscribe", "psubscribe"):
+                            if self.hot is not None:
+                                self.hot.clear()  # subscribed anew: changes may have been missed
+                            pending -= 1
+                            if pending <= 0:  # (again after redis-py reconnected on its own)
+                                self._watch(pubsub.connection)
+                            if pending == 0:
+                                failed.clear()
+                                ready.set()
+                                backoff = 0.1
+                                if self.reader is not None:
+                                    self.reader.wake_all()  # what changed while unsubscribed
+                        elif kind == "message":
+                            self._on_message(text(message["channel"]), message["data"])
+                        elif kind == "pmessage":
+                            self._on_publish(
+                                text(message["channel"])[len(pub_prefix) :], message["data"]
+                            )
+                        message = pubsub.get_message(timeout=0)  # the rest of what was read
+                    self._caught_up = True  # nothing read is left unhandled
             except (*UNAVAILABLE, BackendUnavailable) as exc:
+                self._watched = None
+                self._caught_up = False
                 if ready.is_set():
                     logger.warning(
                         "Lost the pub/sub connection to Redis at %s: %s", backend.where, exc
@@ -199,6 +243,8 @@ class Listener:
                 stop.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
             except Exception:
+                self._watched = None
+                self._caught_up = False
                 if stop.is_set():  # closing: the backend closed the connection under it
                     break
                 logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
@@ -206,8 +252,29 @@ class Listener:
                 failed.set()
                 stop.wait(1.0)
             finally:
+                self._watched = None
+                self._caught_up = False
                 with contextlib.suppress(Exception):
                     pubsub.close()
+
+    def _watch(self, connection: t.Any) -> None:
+        """Note the subscribed connection for :meth:`quiet` (none: its socket is hidden)."""
+        sock = getattr(connection, "_sock", None)
+        try:
+            self._watched = (connection, sock, _poll_for(sock)) if sock is not None else None
+        except (OSError, ValueError, AttributeError):
+            self._watched = None
+
+    def _on_message(self, channel: str, data: t.Any) -> None:
+        prefix = self.backend.prefix
+        if channel == f"{prefix}session":
+            if self.hot is not None:
+                self.hot.forget_key(data)
+        elif channel == f"{prefix}wake":
+            if self.reader is not None:
+                self.reader.wake(data)
+        else:
+            self._on_cancel(data)
 
     def _on_cancel(self, data: t.Any) -> None:
         callback = getattr(self.backend, "_cancel_callback", None)

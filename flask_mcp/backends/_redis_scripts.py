@@ -14,7 +14,9 @@ request's ``e`` and ``a``).
 A script that changes a stream for its reader (an event appended while a reader
 is attached, an attach, a detach, a drop) publishes the stream's event log key
 ``x`` on the channel ``P wake``, for the stream readers of every process
-(:mod:`~flask_mcp.backends._redis_reader`).
+(:mod:`~flask_mcp.backends._redis_reader`). A script that changes a session's
+record or ends the session publishes the record's key ``s`` on ``P session``,
+for the processes that serve it from memory (:mod:`~flask_mcp.backends._redis_hot`).
 """
 
 from __future__ import annotations
@@ -150,8 +152,13 @@ local function append_event(st, x, kind, msg, now, owners)
   return seq
 end
 
+-- Tell every process that the session's record changed or the session ended: channel
+-- ``P session``, message S (the processes serving it from memory forget it, see _redis_hot).
+local function changed() redis.call('PUBLISH', string.match(S, '^(.-){') .. 'session', S) end
+
 -- End the session's keys; return its stream ids and their owners (st, owner or '').
 local function delete_session()
+  changed()
   local out = {}
   for _, f in ipairs(redis.call('HKEYS', M)) do
     local kind, st = string.match(f, '^(%a):(.*)$')
@@ -203,6 +210,7 @@ return redis.call('HGETALL', S)
     "update": r"""
 if not exists() then return 0 end
 for i = 1, #A, 2 do redis.call('HSET', S, A[i], A[i + 1]) end
+changed()
 return 1
 """,
     "subscription": r"""
@@ -217,6 +225,7 @@ end
 if add and not found then out[#out + 1] = uri end
 if #out == 0 then redis.call('HSET', S, 'subscriptions', '[]')
 else redis.call('HSET', S, 'subscriptions', cjson.encode(out)) end
+changed()
 return 1
 """,
     "delete": r"""

@@ -7,7 +7,8 @@ answer to a server-to-client request (a list the waiting worker pops with
 (pub/sub, one listener per process). Any worker can therefore serve any
 request of any session. Keys (hash-tagged per session, so that a Redis
 Cluster works): :mod:`flask_mcp.backends._redis_keys`. A JSON request costs
-one round trip (:meth:`RedisBackend.get_session`). Open streams hold no
+one round trip (:meth:`RedisBackend.get_session`), none on a gevent worker that
+served its session a moment ago (:mod:`flask_mcp.backends._redis_hot`). Open streams hold no
 connection while they wait: the listener wakes them
 (:mod:`flask_mcp.backends._redis_reader`), so a worker needs a few connections
 however many SSE streams it holds.
@@ -21,6 +22,7 @@ import logging
 import os
 import secrets
 import socket
+import time
 import typing as t
 import weakref
 
@@ -33,6 +35,7 @@ from ._redis_batch import Ledger
 from ._redis_codec import Unreachable
 from ._redis_codec import decode_record
 from ._redis_codec import dumps as _dumps
+from ._redis_hot import HotSessions
 from ._redis_housekeeping import Housekeeping
 from ._redis_keys import Keys
 from ._redis_lane import lane_for
@@ -72,6 +75,7 @@ _LIVE: weakref.WeakSet[RedisBackend] = weakref.WeakSet()
 def _forked() -> None:
     for backend in list(_LIVE):
         backend._worker, backend._ledger = "", Ledger()  # the parent's counts are its own
+        backend._hot.clear()
         backend._local = backend._new_local()  # and so are its streams
 
 
@@ -148,7 +152,13 @@ class RedisBackend(Housekeeping, Answers, Backend):
         self._registered = (0.0, "")
         self._reader = Reader(self._run_many, lambda: self._listener.live)
         self._local = self._reader.local = self._new_local()
-        self._listener = Listener(self, self._reader)
+        self._hot = HotSessions(
+            lambda: self._listener.quiet(),
+            idle_timeout=idle_timeout,
+            max_lifetime=max_lifetime,
+            enabled=not self.cluster,
+        )
+        self._listener = Listener(self, self._reader, self._hot)
 
     @classmethod
     def from_url(
@@ -254,35 +264,27 @@ class RedisBackend(Housekeeping, Answers, Backend):
 
     def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
         """Return a session's record; with ``touch``, also count a request of it ahead, in
-        the same round trip (see :class:`~flask_mcp.backends._redis_batch.Ledger`)."""
+        the same round trip (see :class:`~flask_mcp.backends._redis_batch.Ledger`), or
+        with none for a session this gevent worker served a moment ago
+        (:mod:`~flask_mcp.backends._redis_hot`)."""
         if not session_id:
             return None
-        keys = self.keys.session(session_id)
         if touch:
             self._listener.ensure(0)  # its loop writes what the ledger owes
-            owed = self._ledger.take(session_id)
-            later = self._local.take(session_id)  # detaches and drops ride along
-            try:
-                if later:
-                    batch = self._batch()
-                    self._local.queue_into(batch, later)
-                    index, registering = self._counted(batch, "load", keys, 1 + owed)
-                    replies = self._send(batch)
-                    if registering:
-                        self._registered_now()
-                    self._local.settled(later, replies)
-                    raw = replies[index]
-                else:
-                    raw = self._run_counted("load", keys, 1 + owed)  # field, value, ...
-            except BackendUnavailable:
-                self._ledger.owe(session_id, owed)
-                self._local.give_back(later)
-                raise
+            hot = self._hot.get(session_id)
+            if hot is not None:  # served from memory: the listener writes its traffic
+                self._ledger.served(session_id)
+                return hot
+            changes, asked = self._hot.changes, time.monotonic()
+            raw = self._load(session_id)
             if raw:
                 self._ledger.reserve(session_id)
+                record = self._record(session_id, raw)
+                self._hot.keep(session_id, record, changes, asked)
+                return record
         else:
             with self._errors():
-                raw = self.client.hgetall(keys[0])
+                raw = self.client.hgetall(self.keys.record(session_id))
         return self._record(session_id, raw)
 
     def get_sessions(self, session_ids: cabc.Iterable[str]) -> dict[str, SessionRecord]:
@@ -303,6 +305,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
             fields += [name, _dumps(value)]
         if not fields or not self._run("update", self.keys.session(session_id), *fields):
             return
+        self._hot.forget(session_id)
         batch = self._batch()  # the reaper's indexes follow a changed time
         if "last_seen" in changes:
             batch.command("ZADD", self.keys.seen, "XX", changes["last_seen"], session_id)
@@ -312,9 +315,11 @@ class RedisBackend(Housekeeping, Answers, Backend):
 
     def add_subscription(self, session_id: str, uri: str) -> None:
         self._run("subscription", self.keys.session(session_id), uri, 1)
+        self._hot.forget(session_id)
 
     def remove_subscription(self, session_id: str, uri: str) -> None:
         self._run("subscription", self.keys.session(session_id), uri, 0)
+        self._hot.forget(session_id)
 
     def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
         if busy_delta > 0:
@@ -332,6 +337,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
 
     def delete_session(self, session_id: str) -> bool:
         reply = self._run("delete", self.keys.session(session_id))
+        self._hot.forget(session_id)
         batch = self._batch()
         self._forget(batch, session_id, reply[1:])
         self._send(batch)
@@ -471,6 +477,7 @@ class RedisBackend(Housekeeping, Answers, Backend):
         with contextlib.suppress(Exception):
             self.client.zadd(self.keys.workers, {self.worker: 0})
         self._pid, self._worker = 0, ""
+        self._hot.clear()
         if self._lane is not None:
             self._lane.close()
         if self._owns_client:

@@ -20,6 +20,13 @@ def add(a: int, b: int) -> int:
 
 
 @mcp.tool()
+def note(text: str, ctx: Context) -> str:
+    """Log ``text`` at level info (sent if the session's level allows), then answer it."""
+    ctx.info(text)
+    return text
+
+
+@mcp.tool()
 def sample(prompt: str, ctx: Context) -> str:
     """Ask the client's model."""
     result = ctx.create_message(
