@@ -5,6 +5,8 @@ sends of the listener thread do not count (it beats, and writes the ledger and
 the deferred stream drops of many requests at once); a streaming call counts its
 handler's sends too, command by command. These counts are the Redis backend's
 cost model (issue 16); a change that adds a round trip to a hot path fails here.
+These tests run on threads, which always look the session up: a gevent worker
+serves a session it served a moment ago with none (``test_e2e_hot_sessions``).
 """
 
 from __future__ import annotations
