@@ -90,7 +90,8 @@ def throughput_matrix(
     targets = [Target(spec.name, spec.name) for spec in specs]
     if with_2026:
         targets.append(Target("flask_mcp/gevent@2026", "flask_mcp/gevent", "2026"))
-        # the floor parses the same request (headers and _meta) and answers as before
+        # the floor does what the same request needs: its headers compared with the body,
+        # a result with resultType and serverInfo (benchmarks/apps/floor_app.py)
         targets.append(Target("floor/gevent@2026", "floor/gevent", "2026"))
         for label, _ in options.proto_labels():
             targets.append(Target(f"{label}/gevent@2026", f"{label}/gevent", "2026"))

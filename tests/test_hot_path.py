@@ -148,3 +148,37 @@ def test_let_others_run_does_nothing_on_threads(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(concurrency, "_import_gevent_sleep", lambda: slept.append)
     concurrency.let_others_run(concurrency.CurrentThread())
     assert slept == []
+
+
+@pytest.mark.parametrize(
+    ("length", "encoding"),
+    [
+        ("289", None),
+        ("0", None),
+        ("0007", None),
+        ("", None),
+        (None, None),
+        ("-5", None),
+        ("+5", None),
+        (" 12 ", None),
+        ("1_0", None),
+        ("１２", None),  # fullwidth digits: str.isdigit() says yes, HTTP says no
+        ("²", None),
+        ("abc", None),
+        ("12", "chunked"),
+        ("12", "gzip"),
+        ("12", "gzip, chunked"),
+        (None, "chunked"),
+    ],
+)
+def test_content_length_reads_what_werkzeug_reads(length: str | None, encoding: str | None) -> None:
+    from werkzeug.wsgi import get_content_length
+
+    from flask_mcp.transport import views
+
+    environ: dict[str, t.Any] = {}
+    if length is not None:
+        environ["CONTENT_LENGTH"] = length
+    if encoding is not None:
+        environ["HTTP_TRANSFER_ENCODING"] = encoding
+    assert views._content_length(environ) == get_content_length(environ)  # type: ignore[arg-type]

@@ -104,7 +104,7 @@ class Transport:
         if environ.get("CONTENT_TYPE") != "application/json":  # else nothing to parse
             security.check_content_type(_mimetype(environ))
         security.check_accept_post(environ.get("HTTP_ACCEPT"))
-        length = get_content_length(environ)
+        length = _content_length(environ)
         security.check_body_size(length, settings.max_body_size)
         flask_limit = state.app.config.get("MAX_CONTENT_LENGTH")  # read per request, as Flask does
         if length is not None and flask_limit is None:
@@ -168,6 +168,26 @@ class Transport:
         assert record is not None
         self.handshake.end(record)
         return no_content()
+
+
+def _content_length(environ: WSGIEnvironment) -> int | None:
+    """Return what Werkzeug's ``get_content_length(environ)`` returns, reading plain digits at once.
+
+    A ``Content-Length`` of ASCII digits without ``Transfer-Encoding`` (every
+    client's small POST) is the number itself; anything else (chunked, a sign,
+    spaces, no header) takes Werkzeug's parser, whose answer it is. Werkzeug
+    parses the header with a regex behind two calls, as much as the rest of
+    the view's header checks under a server's load.
+    """
+    value = environ.get("CONTENT_LENGTH")
+    if (
+        value
+        and value.isdigit()
+        and value.isascii()
+        and environ.get("HTTP_TRANSFER_ENCODING") is None
+    ):
+        return int(value)
+    return get_content_length(environ)
 
 
 def _mimetype(environ: WSGIEnvironment) -> str:

@@ -1,0 +1,147 @@
+"""Flask-MCP and the floor driven at the same time, on one core: ratios a noisy machine keeps.
+
+``python -m benchmarks.side_by_side [--era 2026] [--concurrency 16] [--proto DIR]``
+
+:mod:`benchmarks.throughput` drives one server at a time, so a burst of other
+work on the machine lands on one target and not the other: on a shared 2-vCPU
+VM, runs a minute apart differed by 30% in req/s and in CPU per request.
+Here every server runs pinned to the server core and all are loaded at once,
+one wrk each on the client core: the kernel shares the core between them,
+each gets the same slices of whatever the machine leaves, and a server's
+req/s over the floor's is the inverse of its CPU cost per request over the
+floor's (both columns are printed; they agree when the core was saturated).
+Repeated runs of this ratio spread by about ±2%, where sequential runs spread
+by ±30%.
+
+What it cannot show: the latencies of a server alone (they include the
+others' slices), and effects of scheduling between greenlets of one server
+that depend on having the core to itself. It is the check of a cost, not a
+replacement for the record run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import statistics
+import typing as t
+
+from . import report
+from . import wrk
+from .options import Options
+from .prepare import Prepared
+from .prepare import prepare
+from .servers import start_all
+from .targets import Target
+from .targets import flask_mcp
+from .targets import floor
+
+#: The label of the row every other is divided by.
+FLOOR = "floor/gevent"
+
+
+def _specs(options: Options) -> list[t.Any]:
+    specs = [flask_mcp("gevent"), floor("gevent")]
+    for label, directory in options.proto_labels():
+        specs.append(flask_mcp("gevent", name=f"{label}/gevent", pythonpath=(directory,)))
+    return specs
+
+
+def _round(
+    prepared: t.Sequence[Prepared], connections: int, options: Options
+) -> dict[str, wrk.WrkResult]:
+    """Load every target at once for ``options.seconds``; return each one's result."""
+    before = {item.target.label: item.server.cpu_seconds() for item in prepared}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(prepared)) as pool:
+        futures = {
+            item.target.label: pool.submit(
+                item.drive, connections, options.seconds, options.client_core
+            )
+            for item in prepared
+        }
+        results = {label: future.result() for label, future in futures.items()}
+    for item in prepared:
+        result = results[item.target.label]
+        if result.requests:
+            used = item.server.cpu_seconds() - before[item.target.label]
+            result.cpu_us = used / result.requests * 1e6
+    return results
+
+
+def run(options: Options, era: str, repeats: int) -> dict[str, tuple[float, float]]:
+    """Run ``repeats`` simultaneous rounds per concurrency; print and return the median ratios.
+
+    :returns: ``{"label@c": (req/s ratio, CPU ratio)}`` against the floor, each
+        the median over the rounds (CPU ratio: the floor's CPU per request over
+        the row's, so that higher is better in both).
+    """
+    specs = _specs(options)
+    servers = start_all(specs, options.server_core)
+    medians: dict[str, tuple[float, float]] = {}
+    try:
+        prepared = [
+            prepare(Target(server.spec.name, server.spec.name, era), server, wrk.ADD, 64)
+            for server in servers
+        ]
+        for item in prepared:
+            if item.skipped:
+                raise RuntimeError(f"{item.target.label}: {item.skipped}")
+        for item in prepared:
+            item.drive(16, options.warmup, options.client_core)
+        for connections in options.concurrency:
+            ratios: dict[str, list[tuple[float, float]]] = {}
+            for _ in range(repeats):
+                results = _round(prepared, connections, options)
+                errors = {label: r.errors for label, r in results.items() if r.errors}
+                if errors:
+                    raise RuntimeError(f"failed requests: {errors}")
+                bottom = results[FLOOR]
+                cells = []
+                for label, result in results.items():
+                    if label == FLOOR:
+                        continue
+                    pair = (result.rps / bottom.rps, (bottom.cpu_us or 0) / (result.cpu_us or 1))
+                    ratios.setdefault(label, []).append(pair)
+                    cells.append(f"{label} {pair[0]:.3f} (CPU {pair[1]:.3f})")
+                print(
+                    f"  c={connections} floor {bottom.rps:6.0f} req/s  " + "  ".join(cells),
+                    flush=True,
+                )
+            for label, pairs in ratios.items():
+                medians[f"{label}@{connections}"] = (
+                    statistics.median(p[0] for p in pairs),
+                    statistics.median(p[1] for p in pairs),
+                )
+    finally:
+        for server in servers:
+            server.stop()
+    rows = [(key, f"{rps:.3f}x", f"{cpu:.3f}x") for key, (rps, cpu) in medians.items()]
+    print()
+    print(report.table((f"@{era} vs {FLOOR}@{era}, c", "req/s (median)", "CPU (median)"), rows))
+    return medians
+
+
+def main(argv: t.Sequence[str] | None = None) -> int:
+    """Parse the command line and run."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.side_by_side", description=__doc__)
+    parser.add_argument("--era", choices=("handshake", "2026"), default="2026")
+    parser.add_argument("--concurrency", default="16", help="wrk connection counts, e.g. 16,64")
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of one round")
+    parser.add_argument("--repeats", type=int, default=7, help="rounds per concurrency")
+    parser.add_argument("--proto", action="append", default=[], help="a patched flask_mcp copy")
+    args = parser.parse_args(argv)
+    options = Options.for_mode(
+        "quick",
+        seconds=args.seconds,
+        concurrency=tuple(int(c) for c in args.concurrency.split(",")),
+        proto=tuple(args.proto),
+    )
+    if not wrk.available():
+        print("wrk is not installed")
+        return 2
+    run(options, args.era, args.repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
