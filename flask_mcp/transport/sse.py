@@ -11,6 +11,7 @@ the connection).
 
 from __future__ import annotations
 
+import _socket
 import logging
 import select
 import socket
@@ -78,6 +79,8 @@ def retry(retry_ms: int) -> bytes:
 
 #: The descriptors select() can watch are below this (FD_SETSIZE).
 _SELECT_LIMIT = 1024
+#: Peek without blocking where the platform can say so (not on Windows).
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 
 
 def client_gone(sock: t.Any) -> bool:
@@ -85,6 +88,14 @@ def client_gone(sock: t.Any) -> bool:
     if sock is None:
         return False
     try:
+        raw = getattr(sock, "_sock", None)
+        if isinstance(raw, _socket.socket):
+            # gevent's socket wraps a non-blocking one: peek at it without waiting, one
+            # system call (a worker with 10,000 streams checks 10,000 a second).
+            try:
+                return bool(raw.recv(1, socket.MSG_PEEK | _DONTWAIT) == b"")
+            except (BlockingIOError, InterruptedError):
+                return False
         fd = sock.fileno()
         if fd >= _SELECT_LIMIT and hasattr(socket, "MSG_DONTWAIT"):
             # select() takes no descriptor past 1023, and a worker holding a thousand
