@@ -76,28 +76,89 @@ class GreenWakeup:
         return self._flag
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the flag is raised or ``timeout`` seconds passed; return the flag."""
+        """Wait until the flag is raised or ``timeout`` seconds passed; return the flag.
+
+        :raises ClientReadable: the client socket the calling greenlet watches
+            (:func:`watch_client`) became readable first.
+        """
         if self._flag:
             return True
+        from gevent import getcurrent
         from gevent.hub import Waiter
         from gevent.hub import get_hub
 
         hub = get_hub()
         waiter = Waiter(hub)
         self._waiter = waiter
-        timer = None
+        timer = io = None
         if timeout is not None:
             timer = hub.loop.timer(max(timeout, 0.0))
             # A wake-up that comes with the timer finds this waiter gone: harmless.
             timer.start(waiter.switch, False)
+        watch = _watches.get(getcurrent()) if _watches else None
+        if watch is not None:
+            io = hub.loop.io(watch.fd, 1)  # 1: readable (a goodbye reads as EOF)
+            io.start(waiter.switch, _READABLE)
+            watch.armed = True
         try:
-            waiter.get()
+            woke = waiter.get()
         finally:
             if timer is not None:
                 timer.close()
+            if io is not None:
+                io.close()
             if self._waiter is waiter:
                 self._waiter = None
+        if woke is _READABLE and not self._flag:
+            raise ClientReadable
         return self._flag
+
+
+class ClientReadable(Exception):
+    """The watched client socket became readable while a read waited (see :func:`watch_client`)."""
+
+
+class ClientWatch:
+    """A greenlet's client socket, watched by its reads' waits (see :func:`watch_client`)."""
+
+    __slots__ = ("armed", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        #: Set by a wait that watched the socket: the backend's reads honour the watch.
+        self.armed = False
+
+
+#: The watches of the greenlets reading now, by greenlet.
+_watches: dict[t.Any, ClientWatch] = {}
+_READABLE: t.Any = object()
+
+
+def watch_client(fd: int) -> ClientWatch:
+    """Make the calling greenlet's :class:`GreenWakeup` waits end when ``fd`` becomes readable.
+
+    Until :func:`unwatch_client`, such a wait raises :class:`ClientReadable` when
+    the client's socket becomes readable (it left, or sent data), so a GET stream
+    needs not wake every second to check on its client: one event-loop watch does.
+    The watch's ``armed`` tells afterwards whether a wait used it (a backend
+    whose reads do not wait on a :class:`GreenWakeup` never does). Under gevent only.
+    """
+    from gevent import getcurrent
+
+    watch = _watches[getcurrent()] = ClientWatch(fd)
+    return watch
+
+
+def unwatch_client() -> None:
+    """End the calling greenlet's :func:`watch_client`."""
+    from gevent import getcurrent
+
+    _watches.pop(getcurrent(), None)
+
+
+def can_watch_clients() -> bool:
+    """Tell whether :func:`watch_client` works here (gevent patched the process)."""
+    return _gevent_patched()
 
 
 def new_wakeup() -> Wakeup:
@@ -107,4 +168,13 @@ def new_wakeup() -> Wakeup:
     return threading.Event()
 
 
-__all__ = ["GreenWakeup", "Wakeup", "new_wakeup"]
+__all__ = [
+    "ClientReadable",
+    "ClientWatch",
+    "GreenWakeup",
+    "Wakeup",
+    "can_watch_clients",
+    "new_wakeup",
+    "unwatch_client",
+    "watch_client",
+]
