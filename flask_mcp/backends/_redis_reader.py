@@ -378,7 +378,10 @@ class StreamReader:
         streams = self.streams
         with self.lock:
             for line in rest.split("\n"):
-                key, seq, token = (*line.rsplit(" ", 2), "", "")[:3]  # the key may hold spaces
+                parts = line.rsplit(" ", 2)  # the key may hold spaces
+                if len(parts) != 3:
+                    parts = [*parts, "", ""][:3]
+                key, seq, token = parts
                 stream = streams.get(key)
                 if stream is not None:
                     stream.version += 1

@@ -18,6 +18,31 @@ import typing as t
 _patched = False
 
 
+class _Gevent:
+    """gevent's functions the flags use, imported once (an import in a hot path costs)."""
+
+    getcurrent: t.Callable[[], t.Any]
+    get_hub: t.Callable[[], t.Any]
+    get_hub_if_exists: t.Callable[[], t.Any]
+    Waiter: t.Callable[[t.Any], t.Any]
+    loaded = False
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        from gevent import getcurrent
+        from gevent._hub_local import get_hub_if_exists
+        from gevent.hub import Waiter
+        from gevent.hub import get_hub
+
+        self.getcurrent, self.get_hub, self.Waiter = getcurrent, get_hub, Waiter
+        self.get_hub_if_exists = get_hub_if_exists
+        self.loaded = True
+
+
+_gevent = _Gevent()
+
+
 def _gevent_patched() -> bool:
     """Tell whether gevent patched threading (a positive answer is remembered)."""
     global _patched
@@ -50,6 +75,7 @@ class GreenWakeup:
     __slots__ = ("_flag", "_waiter")
 
     def __init__(self) -> None:
+        _gevent.load()
         self._flag = False
         self._waiter: t.Any = None
 
@@ -59,10 +85,8 @@ class GreenWakeup:
         waiter, self._waiter = self._waiter, None
         if waiter is None:
             return
-        from gevent._hub_local import get_hub_if_exists
-
         loop = waiter.hub.loop
-        if get_hub_if_exists() is waiter.hub:
+        if _gevent.get_hub_if_exists() is waiter.hub:
             loop.run_callback(waiter.switch, True)
         else:  # another thread
             loop.run_callback_threadsafe(waiter.switch, True)
@@ -83,19 +107,15 @@ class GreenWakeup:
         """
         if self._flag:
             return True
-        from gevent import getcurrent
-        from gevent.hub import Waiter
-        from gevent.hub import get_hub
-
-        hub = get_hub()
-        waiter = Waiter(hub)
+        hub = _gevent.get_hub()
+        waiter = _gevent.Waiter(hub)
         self._waiter = waiter
         timer = io = None
         if timeout is not None:
             timer = hub.loop.timer(max(timeout, 0.0))
             # A wake-up that comes with the timer finds this waiter gone: harmless.
             timer.start(waiter.switch, False)
-        watch = _watches.get(getcurrent()) if _watches else None
+        watch = _watches.get(_gevent.getcurrent()) if _watches else None
         if watch is not None:
             io = hub.loop.io(watch.fd, 1)  # 1: readable (a goodbye reads as EOF)
             io.start(waiter.switch, _READABLE)
@@ -143,17 +163,14 @@ def watch_client(fd: int) -> ClientWatch:
     The watch's ``armed`` tells afterwards whether a wait used it (a backend
     whose reads do not wait on a :class:`GreenWakeup` never does). Under gevent only.
     """
-    from gevent import getcurrent
-
-    watch = _watches[getcurrent()] = ClientWatch(fd)
+    _gevent.load()
+    watch = _watches[_gevent.getcurrent()] = ClientWatch(fd)
     return watch
 
 
 def unwatch_client() -> None:
     """End the calling greenlet's :func:`watch_client`."""
-    from gevent import getcurrent
-
-    _watches.pop(getcurrent(), None)
+    _watches.pop(_gevent.getcurrent(), None)
 
 
 def can_watch_clients() -> bool:
