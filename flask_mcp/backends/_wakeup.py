@@ -8,6 +8,11 @@ exception into the waiting greenlet. :class:`GreenWakeup` arms a plain loop
 timer that switches back instead, and its :meth:`~GreenWakeup.set` wakes the
 one waiter with a loop callback. :func:`new_wakeup` picks it when gevent has
 patched the process, else a :class:`threading.Event`.
+
+A greenlet may also have its waits watch its client's socket
+(:func:`watch_client`): a GET stream's read then ends, with
+:class:`ClientReadable`, as soon as the client leaves, so the stream need not
+wake every second to check on it (:class:`flask_mcp.transport.sse.StreamReader`).
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ HEADERS = {
     "X-Accel-Buffering": "no",
 }
 HEARTBEAT = b": ping\n\n"
-#: Seconds between checks that the client is still connected, on an idle stream.
+#: Seconds between checks that the client is still connected, on an idle stream (under
+#: gevent, a stream whose reads' waits watch the client's socket needs no such checks).
 LIVENESS_INTERVAL = 1.0
 #: The least ``retry`` hint (milliseconds) on a GET answered without a stream, so a
 #: client that polls for a free stream cannot keep a worker busy.
