@@ -12,12 +12,14 @@ from __future__ import annotations
 import socket
 import time
 import typing as t
+import uuid
 
 import anyio
 import httpx2
 import mcp_types as types
 import pytest
 from harness import SERVERS
+from harness import delete_keys
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from wire import debug_stats
@@ -140,3 +142,30 @@ def test_a_vanished_client_frees_its_stream(serve: t.Any, worker: str) -> None:
     while open_streams(server.port) != 0:
         assert time.monotonic() < deadline, "the vanished client's stream still holds its slot"
         time.sleep(0.05)
+
+
+@pytest.mark.redis
+def test_a_vanished_client_frees_its_stream_on_redis_under_gevent(
+    serve: t.Any, redis_url: str
+) -> None:
+    """On gevent the Redis stream reader's waits watch the client's socket: no polling."""
+    prefix = f"vanish-{uuid.uuid4().hex[:8]}:"
+    env = {"FLASK_MCP_BACKEND": f"{redis_url}?prefix={prefix}"}
+    socks: list[socket.socket] = []
+    try:
+        server = serve(APP, "gevent", env=env)
+        session = open_session(server.port)
+        socks.append(open_get_stream(server.port, session))
+        time.sleep(1.5)  # past the first short read: the stream now waits until its heartbeat
+        assert open_streams(server.port) == 1
+        socks[0].close()
+        deadline = time.monotonic() + 10  # a failed heartbeat write would tell after 30 s
+        while open_streams(server.port) != 0:
+            assert time.monotonic() < deadline, "the vanished client's stream still holds its slot"
+            time.sleep(0.05)
+        socks.append(open_get_stream(server.port, session))
+        assert open_streams(server.port) == 1
+    finally:
+        for sock in socks:
+            sock.close()
+        delete_keys(redis_url, f"{prefix}*")

@@ -16,6 +16,7 @@ from wire import read_events
 from wire import rpc
 
 from flask_mcp import MCP
+from flask_mcp.backends._wakeup import GreenWakeup
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Event
 from flask_mcp.backends.base import ReadResult
@@ -100,6 +101,61 @@ def test_idle_stream_checks_the_client_every_second_and_beats_on_time(
     assert list(chunks) == []
     assert stream.reason == "client-gone"
     assert clock.now == pytest.approx(6.0)  # at the next check, not at a failed write
+
+
+class WatchingOutbox(IdleOutbox):
+    """Reads that wait on a GreenWakeup, as the Redis stream reader's do under gevent.
+
+    The fake clock advances by the timeout; the real wait is short, but the
+    next one after :attr:`goodbye` is set is long: only the client's socket ends it.
+    """
+
+    goodbye = False
+
+    def read(self, after: int, token: int, timeout: float) -> ReadResult:
+        self.waits.append(timeout)
+        self.clock.now += timeout
+        real, self.goodbye = (30.0 if self.goodbye else 0.001), False
+        GreenWakeup().wait(real)
+        return ReadResult([])
+
+
+def test_under_gevent_an_idle_stream_watches_its_client_instead_of_checking_each_second(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gevent import socket as gsocket
+
+    monkeypatch.setattr(sse, "can_watch_clients", lambda: True)
+    server_side, client_side = gsocket.socketpair()
+    with server_side, client_side:
+        outbox = WatchingOutbox(clock)
+        stream = reader(outbox, server_side)
+        chunks = stream.iterate()
+        assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
+        # one short read shows the backend's waits watch the socket: then up to the heartbeat
+        assert outbox.waits == pytest.approx([1.0, 1.5, 2.5])
+        outbox.goodbye = True
+        client_side.close()  # the client leaves without a word: the read ends at once
+        assert list(chunks) == []
+        assert stream.reason == "client-gone"
+
+
+def test_a_client_that_sends_data_is_checked_each_second_again(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gevent import socket as gsocket
+
+    monkeypatch.setattr(sse, "can_watch_clients", lambda: True)
+    server_side, client_side = gsocket.socketpair()
+    with server_side, client_side:
+        outbox = WatchingOutbox(clock)
+        chunks = reader(outbox, server_side).iterate()
+        assert next(chunks) == sse.HEARTBEAT
+        outbox.goodbye = True
+        client_side.sendall(b"x")  # readable, but not a goodbye
+        assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
+        assert outbox.waits[:3] == pytest.approx([1.0, 1.5, 2.5])
+        assert max(outbox.waits[4:]) <= sse.LIVENESS_INTERVAL
 
 
 def test_without_a_socket_the_stream_waits_for_the_heartbeat(clock: Clock) -> None:

@@ -121,6 +121,22 @@ def test_a_peek_that_finds_the_data_taken_is_not_a_goodbye() -> None:
         assert listen.client_gone(_concurrency.PeerSocket(server_side))
 
 
+def test_a_gevent_socket_is_peeked_through_its_wrapped_socket() -> None:
+    """gunicorn's gevent worker lends gevent sockets: one non-blocking peek, no select."""
+    from gevent import socket as gsocket
+
+    server_side, client_side = gsocket.socketpair()
+    with server_side, client_side:
+        assert not listen.client_gone(server_side)  # nothing to read: no wait, not gone
+        client_side.sendall(b"x")
+        assert not listen.client_gone(server_side)
+        client_side.close()
+        assert not listen.client_gone(server_side)  # the data comes before the goodbye
+        assert server_side.recv(1) == b"x"
+        assert listen.client_gone(server_side)
+    assert listen.client_gone(server_side)  # closed by the server: gone too
+
+
 def test_no_connection_is_never_gone() -> None:
     assert _concurrency.client_socket({"wsgi.multithread": True}) is None
     assert not listen.client_gone(None)

@@ -44,6 +44,8 @@ import time
 import typing as t
 
 from ..errors import BackendUnavailable
+from ._wakeup import Wakeup
+from ._wakeup import new_wakeup
 from .base import Event
 from .base import ReadResult
 
@@ -78,7 +80,8 @@ class _Call:
         self, name: str, keys: list[str], args: tuple[t.Any, ...], posted: bool = False
     ) -> None:
         self.name, self.keys, self.args, self.posted = name, keys, args, posted
-        self.done = threading.Event()
+        #: Set once the reply came; a post (nobody waits for it) has none.
+        self.done = None if posted else threading.Event()
         self.reply: t.Any = None
         self.error: BaseException | None = None
 
@@ -115,7 +118,7 @@ class Batches:
                 self.sending += 1
         if send:
             self._send()
-        call.done.wait()
+        t.cast(threading.Event, call.done).wait()
         if call.error is not None:
             raise call.error
         return call.reply
@@ -178,12 +181,14 @@ class Batches:
                             logger.debug("Redis refused %s (not waited for): %s", call.name, reply)
                     else:
                         call.reply = reply
-                    call.done.set()
+                    if call.done is not None:
+                        call.done.set()
                 batch = []
         except BaseException as exc:  # killed while sending: no caller waits forever
             for call in batch:
                 call.error = BackendUnavailable(f"The request reading from Redis ended: {exc!r}")
-                call.done.set()
+                if call.done is not None:
+                    call.done.set()
             with self.lock:
                 self.sending -= 1
             raise
@@ -219,7 +224,7 @@ class _Stream:
         #: What the last wake-up carried: ``(version, seq, reader token, event)``.
         self.carried: tuple[int, int, str, _Carried] | None = None
         #: The events of the reads waiting now.
-        self.waiters: set[threading.Event] = set()
+        self.waiters: set[Wakeup] = set()
         #: Per reader token: ``(after, version, epoch, when)`` of its last "nothing new".
         self.known: dict[int, tuple[int, int, int, float]] = {}
         #: When a read last ended.
@@ -263,7 +268,7 @@ class StreamReader:
             (what the ``P wake`` messages name) is the next to last.
         """
         key = keys[-2]
-        woken = threading.Event()
+        woken = new_wakeup()
         with self.lock:
             stream = self.streams.get(key)
             if stream is None:
@@ -373,7 +378,10 @@ class StreamReader:
         streams = self.streams
         with self.lock:
             for line in rest.split("\n"):
-                key, seq, token = (*line.rsplit(" ", 2), "", "")[:3]  # the key may hold spaces
+                parts = line.rsplit(" ", 2)  # the key may hold spaces
+                if len(parts) != 3:
+                    parts = [*parts, "", ""][:3]
+                key, seq, token = parts
                 stream = streams.get(key)
                 if stream is not None:
                     stream.version += 1

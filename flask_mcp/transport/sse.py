@@ -11,6 +11,7 @@ the connection).
 
 from __future__ import annotations
 
+import _socket
 import logging
 import select
 import socket
@@ -21,6 +22,10 @@ from flask import Response
 from werkzeug.wsgi import ClosingIterator
 
 from .. import signals
+from ..backends._wakeup import ClientReadable
+from ..backends._wakeup import can_watch_clients
+from ..backends._wakeup import unwatch_client
+from ..backends._wakeup import watch_client
 from ..backends.base import DISCONNECT
 from ..backends.base import END
 from ..backends.base import MESSAGE
@@ -40,7 +45,8 @@ HEADERS = {
     "X-Accel-Buffering": "no",
 }
 HEARTBEAT = b": ping\n\n"
-#: Seconds between checks that the client is still connected, on an idle stream.
+#: Seconds between checks that the client is still connected, on an idle stream (under
+#: gevent, a stream whose reads' waits watch the client's socket needs no such checks).
 LIVENESS_INTERVAL = 1.0
 #: The least ``retry`` hint (milliseconds) on a GET answered without a stream, so a
 #: client that polls for a free stream cannot keep a worker busy.
@@ -78,6 +84,14 @@ def retry(retry_ms: int) -> bytes:
 
 #: The descriptors select() can watch are below this (FD_SETSIZE).
 _SELECT_LIMIT = 1024
+#: Peek without blocking where the platform can say so (not on Windows).
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
+
+
+def _raw(sock: t.Any) -> _socket.socket | None:
+    """Return the non-blocking socket a gevent socket wraps (``None``: not one)."""
+    raw = getattr(sock, "_sock", None)
+    return raw if isinstance(raw, _socket.socket) else None
 
 
 def client_gone(sock: t.Any) -> bool:
@@ -85,6 +99,14 @@ def client_gone(sock: t.Any) -> bool:
     if sock is None:
         return False
     try:
+        raw = _raw(sock)
+        if raw is not None:
+            # gevent's socket wraps a non-blocking one: peek at it without waiting, one
+            # system call (a worker with 10,000 streams checks 10,000 a second).
+            try:
+                return bool(raw.recv(1, socket.MSG_PEEK | _DONTWAIT) == b"")
+            except (BlockingIOError, InterruptedError):
+                return False
         fd = sock.fileno()
         if fd >= _SELECT_LIMIT and hasattr(socket, "MSG_DONTWAIT"):
             # select() takes no descriptor past 1023, and a worker holding a thousand
@@ -163,6 +185,10 @@ class StreamReader:
         """Yield SSE chunks; ``pending`` are events read before the response started."""
         opened = last_write = time.monotonic()
         events: t.Sequence[t.Any] = pending
+        # Under gevent the reads' waits may watch the client's socket (see _read):
+        # then an idle stream waits until its heartbeat, not one liveness interval.
+        watch = self.sock is not None and can_watch_clients() and _raw(self.sock) is not None
+        watched = False
         while True:
             for event in events:
                 self.after = max(self.after, event.seq)
@@ -200,13 +226,39 @@ class StreamReader:
                     yield self.closing if self.closing is not None else retry(self.retry_ms)
                     return
                 wait = min(wait, left)
-            if self.sock is not None:
+            if self.sock is not None and not watched:
                 wait = min(wait, LIVENESS_INTERVAL)
-            found = self.outbox.read(self.after, self.token, wait)
+            try:
+                found, watched = self._read(wait, watch)
+            except ClientReadable:  # while the read waited
+                if client_gone(self.sock):
+                    self.reason = "client-gone"
+                    return
+                watch = watched = False  # it sent data: check every second from now on
+                events = []
+                continue
             if found.superseded or found.missing:
                 self.reason = "superseded" if found.superseded else "missing"
                 return
             events = found.events
+
+    def _read(self, wait: float, watch: bool) -> tuple[ReadResult, bool]:
+        """Read for up to ``wait`` seconds; with ``watch``, while watching the client's socket.
+
+        Returns the result and whether the backend's wait watched the socket
+        (:func:`~flask_mcp.backends._wakeup.watch_client`): a client that leaves
+        then ends the read at once, and the next read need not be short.
+
+        :raises ClientReadable: the client's socket became readable meanwhile.
+        """
+        if not watch:
+            return self.outbox.read(self.after, self.token, wait), False
+        watching = watch_client(t.cast(_socket.socket, _raw(self.sock)).fileno())
+        try:
+            found = self.outbox.read(self.after, self.token, wait)
+        finally:
+            unwatch_client()
+        return found, watching.armed
 
     def first(self, wait: float, watch_client: bool = False) -> list[Event] | None:
         """Wait up to ``wait`` seconds for the first events (``[]`` when none came).
