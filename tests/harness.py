@@ -529,6 +529,12 @@ def delete_keys(url: str, pattern: str) -> None:
         client.close()
 
 
+def redis_env(url: str, **query: t.Any) -> dict[str, str]:
+    """The environment that points the app at ``url`` under a fresh key prefix."""
+    params = {"prefix": f"e2e-{random.getrandbits(32):08x}:", **query}
+    return {"FLASK_MCP_BACKEND": f"{url}?{'&'.join(f'{k}={v}' for k, v in params.items())}"}
+
+
 def new_session(backend: t.Any, session_id: str = "s1", limit: int = 100) -> str:
     """Create a handshake-era session ``session_id`` in ``backend`` (at most ``limit`` live)."""
     from flask_mcp.backends.base import SessionRecord

@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 from harness import redis_client
-from test_e2e_redis import call
-from test_e2e_redis import redis_env
+from harness import redis_env
+from wire import call
 from wire import start_session
 
 from flask_mcp.backends._redis_scripts import LIBRARY

@@ -17,15 +17,16 @@ import subprocess
 import threading
 import time
 import typing as t
-import uuid
 
 import anyio
 import httpx
 import pytest
 from harness import free_port
 from harness import redis_client
+from harness import redis_env
 from harness import redis_server
 from harness import run_suite
+from wire import call
 from wire import client
 from wire import initialize_request
 from wire import start_session
@@ -40,29 +41,11 @@ ACCESS = ["--access-logformat", "%(p)s %(m)s %(s)s"]
 INITIALIZE = initialize_request(VERSION)
 
 
-def redis_env(url: str, **query: t.Any) -> dict[str, str]:
-    """The environment that points the app at ``url`` under a fresh key prefix."""
-    params = {"prefix": f"e2e-{uuid.uuid4().hex[:8]}:", **query}
-    return {"FLASK_MCP_BACKEND": f"{url}?{'&'.join(f'{k}={v}' for k, v in params.items())}"}
-
-
 def worker_pids(master: int) -> list[int]:
     out = subprocess.run(
         ["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True, check=False
     ).stdout
     return [int(pid) for pid in out.split()]
-
-
-def call(
-    http: httpx.Client, url: str, headers: dict[str, str], name: str, **arguments: t.Any
-) -> httpx.Response:
-    message = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
-    return http.post(url, headers=headers, json=message)
 
 
 def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:

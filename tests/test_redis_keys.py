@@ -77,7 +77,7 @@ def test_a_prefix_with_braces_is_refused(prefix: str) -> None:
 
 
 #: What may follow the prefix outside ``Keys``: pub/sub channels, which are no keys.
-CHANNELS = ("cancel", "wake", "pub:")
+CHANNELS = ("cancel", "wake", "session", "pub:")
 
 
 def _built_from_a_prefix(node: ast.AST) -> tuple[ast.expr, str] | None:

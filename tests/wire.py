@@ -336,6 +336,17 @@ def http_post(
         conn.close()
 
 
+def call(http: t.Any, url: str, headers: dict[str, str], name: str, **arguments: t.Any) -> t.Any:
+    """POST a ``tools/call`` of ``name`` with ``arguments`` on an ``httpx.Client``."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    return http.post(url, headers=headers, json=message)
+
+
 def start_session(
     http: t.Any, url: str, capabilities: dict[str, t.Any] | None = None
 ) -> dict[str, str]:

@@ -187,7 +187,7 @@ class Listener:
         self, ready: threading.Event, failed: threading.Event, stop: threading.Event
     ) -> None:
         backend = self.backend
-        channels = [f"{backend.prefix}{name}" for name in ("cancel", "wake", "session")]
+        channels = [f"{backend.prefix}cancel", f"{backend.prefix}wake", f"{backend.prefix}session"]
         pub_prefix = f"{backend.prefix}pub:"
         backoff = 0.1
         while not stop.is_set():
