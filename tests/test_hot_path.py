@@ -8,13 +8,19 @@ import typing as t
 import gevent
 import pytest
 from flask import Response
+from wire import Wire
+from wire import make_app
 
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import content
 from flask_mcp.protocol import header_mirror
 from flask_mcp.runtime import concurrency
 from flask_mcp.runtime.runs import InFlight
 from flask_mcp.runtime.runs import InlineOutbox
 from flask_mcp.runtime.runs import RequestRun
 from flask_mcp.transport import responses
+from flask_mcp.transport import stateless
 
 
 def test_json_response_is_built_directly_with_this_werkzeug() -> None:
@@ -182,3 +188,56 @@ def test_content_length_reads_what_werkzeug_reads(length: str | None, encoding: 
     if encoding is not None:
         environ["HTTP_TRANSFER_ENCODING"] = encoding
     assert views._content_length(environ) == get_content_length(environ)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"result": 8888888},
+        {"result": -(10**30)},
+        {"result": 0},
+        {"result": True},  # a bool is not an int here: the encoder writes it
+        {"result": 1.5},
+        {"result": "text"},
+        {"résultat": 1},  # not ASCII: the encoder escapes nothing, but decides
+        {"a b": 1},  # not an identifier
+        {"_x1": 2},
+        {"a": 1, "b": 2},
+        {},
+        [1, 2],
+    ],
+)
+def test_json_text_writes_what_the_encoder_writes(data: t.Any) -> None:
+    assert content.json_text(data) == content._text_encoder.encode(data)
+
+
+def test_inline_first_round_builds_no_context_factory(monkeypatch: pytest.MonkeyPatch) -> None:
+    mcp = MCP(name="hot", version="1.0.0")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @mcp.tool()
+    def chatty(ctx: Context) -> str:
+        """Report progress: it may emit, so it is spawned with a Context."""
+        ctx.progress(1, 2)
+        return "done"
+
+    built: list[str] = []
+    factory = stateless._context_factory
+
+    def counting(call: t.Any, *args: t.Any) -> t.Any:
+        built.append(call.params["name"])
+        return factory(call, *args)
+
+    monkeypatch.setattr(stateless, "_context_factory", counting)
+    wire = Wire(make_app(mcp))
+    status, message, _ = wire.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+    assert status == 200 and message["result"]["structuredContent"] == {"result": 5}
+    assert message["result"]["content"] == [{"type": "text", "text": '{"result": 5}'}]
+    assert built == []
+    status, message, _ = wire.call("tools/call", {"name": "chatty", "arguments": {}})
+    assert status == 200 and message["result"]["content"][0]["text"] == "done"
+    assert built == ["chatty"]

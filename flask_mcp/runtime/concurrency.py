@@ -104,7 +104,7 @@ class CurrentGreenlet:
     __slots__ = ("_greenlet", "_hub", "armed")
 
     def __init__(self) -> None:
-        getcurrent, get_hub = _gevent_api()
+        getcurrent, get_hub = _api or _gevent_api()
         self._greenlet = getcurrent()
         self._hub = get_hub()
         self.armed = True

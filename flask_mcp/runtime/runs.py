@@ -212,6 +212,8 @@ class InlineOutbox:
     after a cancellation.
     """
 
+    __slots__ = ("finished", "final")
+
     resumable = False
     stream_id = ""
 

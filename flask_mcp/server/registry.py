@@ -389,8 +389,10 @@ class Registry:
 
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
+        if method == "tools/call":  # every call asks twice: no split, no tuple of kinds
+            return bool(self.tools) or bool(self.disabled["tools"])
         family = method.split("/", 1)[0]
-        if family == "tools":  # every call asks: no tuple of kinds, no table lookup
+        if family == "tools":
             return bool(self.tools) or bool(self.disabled["tools"])
         if family == "resources":
             return self._has("resources", "resourceTemplates")

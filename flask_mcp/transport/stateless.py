@@ -230,6 +230,10 @@ def _serve(
                     jsonrpc.error_from(call.request_id, exc), exc.http_status or 200
                 )
             context = _context_factory(call, meta, channel, request_state)
+        elif not dispatcher.may_emit(method, params):
+            # A first round of a handler that runs inline (what serve_call would choose):
+            # no context to build, no peer to watch, so no closure for either.
+            return runner.answer_response(runner.run_inline(dispatcher, call), call.era)
         else:  # a first round: the back-channel is built only if the handler is spawned
             context = _context_factory(call, meta, None, {})
     return runner.serve_call(
