@@ -12,7 +12,6 @@ from wire import Wire
 from wire import make_app
 
 from flask_mcp import MCP
-from flask_mcp import Context
 from flask_mcp import content
 from flask_mcp.protocol import header_mirror
 from flask_mcp.runtime import concurrency
@@ -211,20 +210,10 @@ def test_json_text_writes_what_the_encoder_writes(data: t.Any) -> None:
     assert content.json_text(data) == content._text_encoder.encode(data)
 
 
-def test_inline_first_round_builds_no_context_factory(monkeypatch: pytest.MonkeyPatch) -> None:
-    mcp = MCP(name="hot", version="1.0.0")
-
-    @mcp.tool()
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    @mcp.tool()
-    def chatty(ctx: Context) -> str:
-        """Report progress: it may emit, so it is spawned with a Context."""
-        ctx.progress(1, 2)
-        return "done"
-
+def test_inline_first_round_builds_no_context_factory(
+    mcp_server: MCP, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``add`` runs inline; ``chatty`` may emit, so it is spawned with a Context."""
     built: list[str] = []
     factory = stateless._context_factory
 
@@ -233,7 +222,7 @@ def test_inline_first_round_builds_no_context_factory(monkeypatch: pytest.Monkey
         return factory(call, *args)
 
     monkeypatch.setattr(stateless, "_context_factory", counting)
-    wire = Wire(make_app(mcp))
+    wire = Wire(make_app(mcp_server))
     status, message, _ = wire.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     assert status == 200 and message["result"]["structuredContent"] == {"result": 5}
     assert message["result"]["content"] == [{"type": "text", "text": '{"result": 5}'}]

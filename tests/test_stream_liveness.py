@@ -120,42 +120,45 @@ class WatchingOutbox(IdleOutbox):
         return ReadResult([])
 
 
-def test_under_gevent_an_idle_stream_watches_its_client_instead_of_checking_each_second(
-    clock: Clock, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def watched(monkeypatch: pytest.MonkeyPatch) -> t.Iterator[tuple[t.Any, t.Any]]:
+    """A gevent socket pair (the server's side, the client's), its client watchable."""
     from gevent import socket as gsocket
 
     monkeypatch.setattr(sse, "can_watch_clients", lambda: True)
     server_side, client_side = gsocket.socketpair()
     with server_side, client_side:
-        outbox = WatchingOutbox(clock)
-        stream = reader(outbox, server_side)
-        chunks = stream.iterate()
-        assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
-        # one short read shows the backend's waits watch the socket: then up to the heartbeat
-        assert outbox.waits == pytest.approx([1.0, 1.5, 2.5])
-        outbox.goodbye = True
-        client_side.close()  # the client leaves without a word: the read ends at once
-        assert list(chunks) == []
-        assert stream.reason == "client-gone"
+        yield server_side, client_side
+
+
+def test_under_gevent_an_idle_stream_watches_its_client_instead_of_checking_each_second(
+    clock: Clock, watched: tuple[t.Any, t.Any]
+) -> None:
+    server_side, client_side = watched
+    outbox = WatchingOutbox(clock)
+    stream = reader(outbox, server_side)
+    chunks = stream.iterate()
+    assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
+    # one short read shows the backend's waits watch the socket: then up to the heartbeat
+    assert outbox.waits == pytest.approx([1.0, 1.5, 2.5])
+    outbox.goodbye = True
+    client_side.close()  # the client leaves without a word: the read ends at once
+    assert list(chunks) == []
+    assert stream.reason == "client-gone"
 
 
 def test_a_client_that_sends_data_is_checked_each_second_again(
-    clock: Clock, monkeypatch: pytest.MonkeyPatch
+    clock: Clock, watched: tuple[t.Any, t.Any]
 ) -> None:
-    from gevent import socket as gsocket
-
-    monkeypatch.setattr(sse, "can_watch_clients", lambda: True)
-    server_side, client_side = gsocket.socketpair()
-    with server_side, client_side:
-        outbox = WatchingOutbox(clock)
-        chunks = reader(outbox, server_side).iterate()
-        assert next(chunks) == sse.HEARTBEAT
-        outbox.goodbye = True
-        client_side.sendall(b"x")  # readable, but not a goodbye
-        assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
-        assert outbox.waits[:3] == pytest.approx([1.0, 1.5, 2.5])
-        assert max(outbox.waits[4:]) <= sse.LIVENESS_INTERVAL
+    server_side, client_side = watched
+    outbox = WatchingOutbox(clock)
+    chunks = reader(outbox, server_side).iterate()
+    assert next(chunks) == sse.HEARTBEAT
+    outbox.goodbye = True
+    client_side.sendall(b"x")  # readable, but not a goodbye
+    assert [next(chunks), next(chunks)] == [sse.HEARTBEAT, sse.HEARTBEAT]
+    assert outbox.waits[:3] == pytest.approx([1.0, 1.5, 2.5])
+    assert max(outbox.waits[4:]) <= sse.LIVENESS_INTERVAL
 
 
 def test_without_a_socket_the_stream_waits_for_the_heartbeat(clock: Clock) -> None:
