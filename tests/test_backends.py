@@ -7,6 +7,7 @@ memory backend both are the same object (one process), for Redis they are two
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -18,6 +19,7 @@ from harness import delete_keys
 from harness import listening
 from harness import new_session
 from harness import redis_client
+from harness import redis_server
 from harness import untagged_keys
 
 from flask_mcp.backends import from_setting
@@ -559,3 +561,26 @@ def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_backend_u
     finally:
         backend.close()
         delete_keys(redis_backend_url, f"{prefix}*")
+
+
+@pytest.mark.redis
+def test_redis_restarting_at_startup_is_waited_for() -> None:
+    """A worker booting while Redis restarts (up within BOOT_WAIT) starts; it does not fail."""
+    pytest.importorskip("redis")
+    from flask_mcp.backends._redis_url import BOOT_WAIT
+
+    assert BOOT_WAIT >= 1, "a restart takes a moment"
+    port = _closed_port()
+    with contextlib.ExitStack() as stack:
+
+        def start_later() -> None:
+            time.sleep(0.5)
+            stack.enter_context(redis_server(port, missing="needs redis-server"))
+
+        starter = threading.Thread(target=start_later)
+        starter.start()
+        try:
+            backend = from_setting(f"redis://127.0.0.1:{port}/0", buffer_size=10)
+        finally:
+            starter.join()
+        backend.close()

@@ -35,8 +35,10 @@ import uuid
 import anyio
 import httpx
 import pytest
+from harness import GUNICORN_READY_ARGS
 from harness import free_port
 from harness import redis_server
+from harness import wait_for_workers_ready
 from mcp.shared.exceptions import MCPError
 from wire import client
 from wire import initialize_request
@@ -76,6 +78,14 @@ def wait_for_workers(master: int, count: int, timeout: float = 20) -> list[int]:
             return pids
         time.sleep(0.1)
     raise AssertionError(f"expected {count} workers, found {worker_pids(master)}")
+
+
+def serve_two(serve: t.Any, env: dict[str, str]) -> t.Any:
+    """Run :data:`APP` on two gevent workers; return once both loaded it, so a fault never
+    meets a worker still booting (one that cannot reach Redis then stops the server)."""
+    server = serve(APP, "gevent", workers=2, env=env, extra_args=GUNICORN_READY_ARGS)
+    wait_for_workers_ready(server, 2)
+    return server
 
 
 class Outcome(t.NamedTuple):
@@ -129,6 +139,8 @@ def run_calls(
                 for i in range(count):
                     group.start_soon(one, i)
                 while len(pids) < when:
+                    if len(outcomes) == count:  # ended before the fault: say so, do not hang
+                        raise AssertionError(f"fewer than {when} calls reported: {outcomes}")
                     await anyio.sleep(0.05)
                 await anyio.to_thread.run_sync(fault, dict(pids))
 
@@ -143,9 +155,8 @@ def run_calls(
 def test_stopped_worker_answers_its_calls(serve: t.Any, redis_url: str, how: str) -> None:
     """SIGKILL or SIGTERM of one worker, SIGHUP of the master, with calls in flight."""
     env = backend_env(redis_url, worker_timeout=2)
-    server = serve(APP, "gevent", workers=2, env=env)
+    server = serve_two(serve, env)
     master = server.process.pid
-    wait_for_workers(master, 2)
     signalled: list[float] = []
     victims: list[int] = []
 
@@ -200,8 +211,7 @@ def test_redis_restart_and_stall_during_calls(serve: t.Any) -> None:
         # The client resumes after 1.5 s, then 3 s: Redis is back by then, so every call
         # reads the server's own answer (not one its client made up after giving up).
         env = {**backend_env(f"redis://127.0.0.1:{port}/0"), "FLASK_MCP_SSE_RETRY_MS": "1500"}
-        server = serve(APP, "gevent", workers=2, env=env)
-        wait_for_workers(server.process.pid, 2)
+        server = serve_two(serve, env)
         back: list[float] = []
         procs = [first]
 
@@ -280,8 +290,7 @@ def test_outage_longer_than_worker_timeout_sweeps_no_live_worker(serve: t.Any) -
     with contextlib.ExitStack() as stack:
         first = stack.enter_context(aof_redis(port, data))
         env = backend_env(f"redis://127.0.0.1:{port}/0", worker_timeout=2)
-        server = serve(APP, "gevent", workers=2, env=env)
-        wait_for_workers(server.process.pid, 2)
+        server = serve_two(serve, env)
         http = stack.enter_context(httpx.Client(timeout=30))
         calls: list[tuple[dict[str, str], str]] = []
         on: dict[int, int] = {}

@@ -8,6 +8,7 @@ database: a path (``/0``) is ignored.
 
 from __future__ import annotations
 
+import time
 import typing as t
 from urllib.parse import parse_qsl
 from urllib.parse import urlencode
@@ -27,6 +28,10 @@ from ._redis_pool import make_cluster
 OURS = ("prefix", "worker_timeout", "max_connections", "pool_idle_timeout")
 #: The schemes of a Redis Cluster, and the plain scheme redis-py takes for each.
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+#: Seconds a starting app waits for an unreachable Redis before it gives up. A Redis
+#: restarting while a gunicorn worker boots (a respawn, a reload) would otherwise fail the
+#: worker's boot, and gunicorn's master stops the whole server when a worker fails to boot.
+BOOT_WAIT = 2.0
 _FIX = (
     "Start Redis there, or point MCP_BACKEND (environment: FLASK_MCP_BACKEND) at a running "
     "Redis 6.2 or later, for example redis://127.0.0.1:6379/0."
@@ -74,15 +79,21 @@ def describe(client: t.Any) -> str:
     return f"{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
 
 
-def check_version(client: t.Any, where: str) -> None:
+def check_version(client: t.Any, where: str, wait: float = BOOT_WAIT) -> None:
     """Make sure the Redis (every node of a cluster) answers and is 6.2 or later.
 
-    :raises BackendUnavailable: it cannot be reached or is older.
+    :param wait: seconds to keep trying while Redis cannot be reached.
+    :raises BackendUnavailable: it cannot be reached within ``wait``, or is older.
     """
-    try:
-        info = client.info("server")
-    except UNAVAILABLE as exc:
-        raise BackendUnavailable(f"Cannot reach Redis at {where} ({exc}). {_FIX}") from None
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            info = client.info("server")
+            break
+        except UNAVAILABLE as exc:
+            if time.monotonic() >= deadline:
+                raise BackendUnavailable(f"Cannot reach Redis at {where} ({exc}). {_FIX}") from None
+            time.sleep(0.2)
     nodes = [info] if "redis_version" in info else list(info.values())  # a cluster: per node
     for node in nodes:
         version = text(node.get("redis_version", "0"))
@@ -92,4 +103,4 @@ def check_version(client: t.Any, where: str) -> None:
             )
 
 
-__all__ = ["CLUSTER_SCHEMES", "OURS", "check_version", "clients_from_url", "describe"]
+__all__ = ["BOOT_WAIT", "CLUSTER_SCHEMES", "OURS", "check_version", "clients_from_url", "describe"]

@@ -209,7 +209,8 @@ class RedisBackend(Housekeeping, Answers, Backend):
         return describe(self.client)
 
     def check(self) -> None:
-        """Make sure Redis answers and is recent enough.
+        """Make sure Redis answers and is recent enough, waiting up to
+        :data:`~flask_mcp.backends._redis_url.BOOT_WAIT` seconds for one that restarts.
 
         :raises BackendUnavailable: Redis cannot be reached or is older than 6.2.
         """
