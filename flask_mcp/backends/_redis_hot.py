@@ -32,25 +32,16 @@ by the listener's next write, within a second.
 
 from __future__ import annotations
 
-import sys
 import time
 import typing as t
 
+from ._wakeup import gevent_patched as cooperative
 from .base import SessionRecord
 
 #: Seconds an entry serves after Redis last confirmed its session.
 MAX_AGE = 30.0
 #: Entries kept at most; the oldest goes first.
 MAX_ENTRIES = 10_000
-
-
-def cooperative() -> bool:
-    """Tell whether gevent patched ``threading``: the listener and the requests take turns.
-
-    (:func:`flask_mcp.runtime.concurrency.gevent_active`, which this layer may not import.)
-    """
-    monkey = sys.modules.get("gevent.monkey")
-    return monkey is not None and bool(monkey.is_module_patched("threading"))
 
 
 class HotSessions:

@@ -45,7 +45,9 @@ import typing as t
 
 from ..errors import BackendUnavailable
 from ._wakeup import Wakeup
+from ._wakeup import gevent_patched
 from ._wakeup import new_wakeup
+from ._wakeup import run_soon
 from .base import Event
 from .base import ReadResult
 
@@ -104,6 +106,8 @@ class Batches:
         #: The calls nobody waits for (see :meth:`post`), by name, keys and first argument.
         self.posts: collections.OrderedDict[tuple[t.Any, ...], _Call] = collections.OrderedDict()
         self.sending = 0
+        #: A send of the posts is due in a greenlet of its own (see :meth:`post`).
+        self.deferred = False
 
     def call(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
         """Run the backend's script ``name`` on ``keys`` with ``args``; return its reply.
@@ -128,17 +132,28 @@ class Batches:
 
         A post not sent yet is replaced by a later one with the same name, keys
         and first argument (a cursor saved again). Its errors are logged only.
-        The caller sends what is queued, as :meth:`call` does, if a slot is free.
+        The caller sends what is queued, as :meth:`call` does, if a slot is free;
+        under gevent a greenlet of its own does, once the greenlets ready now ran.
         """
         call = _Call(name, keys, args, posted=True)
         key = (name, *keys, args[0] if args else None)
+        green = gevent_patched()
         with self.lock:
             self.posts[key] = call
-            send = self.sending < self.slots
+            send = self.sending < self.slots and not self.deferred
             if send:
                 self.sending += 1
-        if send:
+                self.deferred = green
+        if send and green:
+            run_soon(self._send_deferred)
+        elif send:
             self._send()
+
+    def _send_deferred(self) -> None:
+        """Send the posts of all the greenlets that ran meanwhile (a broadcast wakes
+        thousands in one turn of the loop): one pipeline for them, not one each."""
+        self.deferred = False
+        self._send()
 
     def drain(self) -> None:
         """Send what is queued now, posts included, whatever the slots (the process stops).

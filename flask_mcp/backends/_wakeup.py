@@ -17,6 +17,7 @@ wake every second to check on it (:class:`flask_mcp.transport.sse.StreamReader`)
 
 from __future__ import annotations
 
+import sys
 import threading
 import typing as t
 
@@ -27,6 +28,7 @@ class _Gevent:
     """gevent's functions the flags use, imported once (an import in a hot path costs)."""
 
     getcurrent: t.Callable[[], t.Any]
+    spawn: t.Callable[..., t.Any]
     get_hub: t.Callable[[], t.Any]
     get_hub_if_exists: t.Callable[[], t.Any]
     Waiter: t.Callable[[t.Any], t.Any]
@@ -36,11 +38,13 @@ class _Gevent:
         if self.loaded:
             return
         from gevent import getcurrent
+        from gevent import spawn
         from gevent._hub_local import get_hub_if_exists
         from gevent.hub import Waiter
         from gevent.hub import get_hub
 
         self.getcurrent, self.get_hub, self.Waiter = getcurrent, get_hub, Waiter
+        self.spawn = spawn
         self.get_hub_if_exists = get_hub_if_exists
         self.loaded = True
 
@@ -48,15 +52,16 @@ class _Gevent:
 _gevent = _Gevent()
 
 
-def _gevent_patched() -> bool:
-    """Tell whether gevent patched threading (a positive answer is remembered)."""
+def gevent_patched() -> bool:
+    """Tell whether gevent patched ``threading``: threads are greenlets that take turns.
+
+    A positive answer is remembered. The twin of
+    :func:`flask_mcp.runtime.concurrency.gevent_active`, which the backends may not import.
+    """
     global _patched
     if not _patched:
-        try:
-            from gevent import monkey
-        except ImportError:
-            return False
-        _patched = bool(monkey.is_module_patched("threading"))
+        monkey = sys.modules.get("gevent.monkey")  # not imported: nothing is patched
+        _patched = monkey is not None and bool(monkey.is_module_patched("threading"))
     return _patched
 
 
@@ -180,12 +185,19 @@ def unwatch_client() -> None:
 
 def can_watch_clients() -> bool:
     """Tell whether :func:`watch_client` works here (gevent patched the process)."""
-    return _gevent_patched()
+    return gevent_patched()
+
+
+def run_soon(function: t.Callable[[], object]) -> None:
+    """Run ``function`` in a new greenlet once the greenlets ready now have had their turn
+    (under gevent only: see :func:`gevent_patched`)."""
+    _gevent.load()
+    _gevent.spawn(function)
 
 
 def new_wakeup() -> Wakeup:
     """Return a :class:`GreenWakeup` when gevent patched the process, else a threading Event."""
-    if _gevent_patched():
+    if gevent_patched():
         return GreenWakeup()
     return threading.Event()
 
@@ -196,7 +208,9 @@ __all__ = [
     "GreenWakeup",
     "Wakeup",
     "can_watch_clients",
+    "gevent_patched",
     "new_wakeup",
+    "run_soon",
     "unwatch_client",
     "watch_client",
 ]
