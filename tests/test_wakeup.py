@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import gevent
+import gevent.hub
 
 from flask_mcp.backends._wakeup import ClientReadable
 from flask_mcp.backends._wakeup import GreenWakeup
@@ -120,3 +122,49 @@ def test_a_wake_up_wins_over_a_readable_socket() -> None:
             assert flag.wait(30) is True
         finally:
             unwatch_client()
+
+
+def test_a_late_wake_up_does_not_disturb_the_greenlet_elsewhere() -> None:
+    """A wake-up callback that comes once the wait ended (a timer won) switches nothing."""
+    flag = GreenWakeup()
+    slept: list[bool] = []
+
+    def waiter() -> None:
+        assert flag.wait(0.01) is False
+        gevent.sleep(0.2)  # blocked elsewhere when the stale callback runs
+        slept.append(True)
+
+    running = gevent.spawn(waiter)
+    gevent.sleep(0.05)  # its wait timed out; it sleeps now
+    gevent.get_hub().loop.run_callback(flag._on_set)  # as a set() scheduled too late
+    gevent.sleep(0.05)
+    assert not slept  # still sleeping: not switched into
+    running.get(timeout=10)
+    assert slept == [True]
+
+
+def test_waiting_again_allocates_nothing() -> None:
+    """Thousands of streams wait at once: objects made for each wait would outlive the young
+    collections and fill the oldest generation (whose full collections then take a second).
+    A flag's next wait reuses its timer and callbacks, and makes no ``Waiter``."""
+    flags = [GreenWakeup() for _ in range(200)]
+
+    def waiter(flag: GreenWakeup) -> None:
+        while True:
+            flag.wait(5.0)
+            flag.clear()
+
+    def waiters_alive() -> int:
+        return sum(isinstance(o, gevent.hub.Waiter) for o in gc.get_objects())
+
+    greenlets = [gevent.spawn(waiter, flag) for flag in flags]
+    try:
+        gevent.sleep(0.01)  # every greenlet waits (its first wait made its timer)
+        timers = [flag._timer for flag in flags]
+        for flag in flags:
+            flag.set()
+        gevent.sleep(0.01)  # each woke and waits again
+        assert all(flag._timer is timer for flag, timer in zip(flags, timers, strict=True))
+        assert waiters_alive() < len(flags) / 10
+    finally:
+        gevent.killall(greenlets)

@@ -231,7 +231,7 @@ _UNSET: t.Any = object()
 class _Stream:
     """What this process knows of one stream: its readers' events and last answers."""
 
-    __slots__ = ("carried", "known", "used", "version", "waiters")
+    __slots__ = ("carried", "known", "spare", "used", "version", "waiters")
 
     def __init__(self) -> None:
         #: Bumped by every wake-up of the stream.
@@ -240,6 +240,8 @@ class _Stream:
         self.carried: tuple[int, int, str, _Carried] | None = None
         #: The events of the reads waiting now.
         self.waiters: set[Wakeup] = set()
+        #: Wake-ups of ended reads, for the next (a read then allocates nothing).
+        self.spare: list[Wakeup] = []
         #: Per reader token: ``(after, version, epoch, when)`` of its last "nothing new".
         self.known: dict[int, tuple[int, int, int, float]] = {}
         #: When a read last ended.
@@ -283,11 +285,11 @@ class StreamReader:
             (what the ``P wake`` messages name) is the next to last.
         """
         key = keys[-2]
-        woken = new_wakeup()
         with self.lock:
             stream = self.streams.get(key)
             if stream is None:
                 stream = self.streams[key] = _Stream()
+            woken = stream.spare.pop() if stream.spare else new_wakeup()
             stream.waiters.add(woken)
         deadline = time.monotonic() + timeout
         try:
@@ -330,6 +332,7 @@ class StreamReader:
         finally:
             with self.lock:
                 stream.waiters.discard(woken)
+                stream.spare.append(woken)
                 stream.used = time.monotonic()
                 if not stream.waiters and not stream.known and self.streams.get(key) is stream:
                     del self.streams[key]

@@ -17,6 +17,7 @@ wake every second to check on it (:class:`flask_mcp.transport.sse.StreamReader`)
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import typing as t
@@ -79,27 +80,49 @@ class GreenWakeup:
     """A flag one greenlet at a time waits on (see the module's description).
 
     :meth:`set` may be called from any greenlet of the waiter's thread, or
-    from another thread.
+    from another thread. A wait allocates nothing: its timer and the
+    callbacks are kept from one wait to the next, and the waiting greenlet is
+    switched to directly (no ``Waiter``). With 10,000 streams waiting, the
+    objects of their waits would otherwise outlive the young collections and
+    fill the oldest generation, whose full collections then take a second.
     """
 
-    __slots__ = ("_flag", "_waiter")
+    __slots__ = (
+        "_after",
+        "_flag",
+        "_greenlet",
+        "_hub",
+        "_on_io",
+        "_on_set",
+        "_on_timer",
+        "_scheduled",
+        "_timer",
+    )
 
     def __init__(self) -> None:
         _gevent.load()
         self._flag = False
-        self._waiter: t.Any = None
+        self._greenlet: t.Any = None  # the greenlet waiting now
+        self._hub: t.Any = None
+        self._scheduled = False  # a wake-up of set() waits for the loop
+        self._timer: t.Any = None
+        self._after = -1.0
+        # Bound once: the watchers keep them from one wait to the next.
+        self._on_set = self._woken_by_set
+        self._on_timer = self._woken_by_timer
+        self._on_io = self._woken_by_client
 
     def set(self) -> None:
         """Raise the flag; wake the waiter, if one waits."""
         self._flag = True
-        waiter, self._waiter = self._waiter, None
-        if waiter is None:
+        if self._greenlet is None or self._scheduled:
             return
-        loop = waiter.hub.loop
-        if _gevent.get_hub_if_exists() is waiter.hub:
-            loop.run_callback(waiter.switch, True)
+        self._scheduled = True
+        loop = self._hub.loop
+        if _gevent.get_hub_if_exists() is self._hub:
+            loop.run_callback(self._on_set)
         else:  # another thread
-            loop.run_callback_threadsafe(waiter.switch, True)
+            loop.run_callback_threadsafe(self._on_set)
 
     def clear(self) -> None:
         """Lower the flag."""
@@ -112,36 +135,68 @@ class GreenWakeup:
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the flag is raised or ``timeout`` seconds passed; return the flag.
 
+        A wait of half a second or more may last up to 10 ms longer (its timer is kept).
+
         :raises ClientReadable: the client socket the calling greenlet watches
             (:func:`watch_client`) became readable first.
         """
         if self._flag:
             return True
         hub = _gevent.get_hub()
-        waiter = _gevent.Waiter(hub)
-        self._waiter = waiter
+        current = _gevent.getcurrent()
         timer = io = None
         if timeout is not None:
-            timer = hub.loop.timer(max(timeout, 0.0))
-            # A wake-up that comes with the timer finds this waiter gone: harmless.
-            timer.start(waiter.switch, False)
-        watch = _watches.get(_gevent.getcurrent()) if _watches else None
+            timer = self._timer_for(hub.loop, timeout)
+            timer.start(self._on_timer)
+        watch = _watches.get(current) if _watches else None
         if watch is not None:
-            io = hub.loop.io(watch.fd, 1)  # 1: readable (a goodbye reads as EOF)
-            io.start(waiter.switch, _READABLE)
+            io = watch.io_for(hub.loop)
+            io.start(self._on_io)
             watch.armed = True
+        self._hub, self._greenlet = hub, current
         try:
-            woke = waiter.get()
+            woke = hub.switch()
         finally:
+            self._greenlet = None
             if timer is not None:
-                timer.close()
+                timer.stop()
             if io is not None:
-                io.close()
-            if self._waiter is waiter:
-                self._waiter = None
+                io.stop()
         if woke is _READABLE and not self._flag:
             raise ClientReadable
         return self._flag
+
+    def _timer_for(self, loop: t.Any, timeout: float) -> t.Any:
+        """Return a stopped timer of ``timeout`` seconds: the last one, if it fits."""
+        after = max(timeout, 0.0)
+        if after >= 0.5:  # rounded up to 10 ms, so the waits of a stream share one timer
+            after = math.ceil(after * 100) / 100
+        timer = self._timer
+        if timer is None or after != self._after or timer.loop is not loop:
+            if timer is not None:
+                timer.close()
+            timer = self._timer = loop.timer(after)
+            self._after = after
+        return timer
+
+    # The callbacks run in the hub; one that comes after another woke the wait finds no
+    # greenlet waiting and does nothing (or, if the same greenlet waits again by then,
+    # wakes it early: a wait may always return early).
+
+    def _woken_by_set(self) -> None:
+        self._scheduled = False
+        self._switch(True)
+
+    def _woken_by_timer(self) -> None:
+        self._switch(False)
+
+    def _woken_by_client(self) -> None:
+        self._switch(_READABLE)
+
+    def _switch(self, value: t.Any) -> None:
+        greenlet, self._greenlet = self._greenlet, None
+        if greenlet is not None:
+            greenlet.switch(value)
 
 
 class ClientReadable(Exception):
@@ -151,12 +206,25 @@ class ClientReadable(Exception):
 class ClientWatch:
     """A greenlet's client socket, watched by its reads' waits (see :func:`watch_client`)."""
 
-    __slots__ = ("armed", "fd")
+    __slots__ = ("_io", "armed", "fd")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         #: Set by a wait that watched the socket: the backend's reads honour the watch.
         self.armed = False
+        self._io: t.Any = None
+
+    def io_for(self, loop: t.Any) -> t.Any:
+        """Return the stopped watcher of the socket becoming readable, kept across waits."""
+        if self._io is None or self._io.loop is not loop:
+            self._io = loop.io(self.fd, 1)  # 1: readable (a goodbye reads as EOF)
+        return self._io
+
+    def close(self) -> None:
+        """Let go of the socket's watcher (the socket is about to close)."""
+        if self._io is not None:
+            self._io.close()
+            self._io = None
 
 
 #: The watches of the greenlets reading now, by greenlet.
@@ -164,7 +232,7 @@ _watches: dict[t.Any, ClientWatch] = {}
 _READABLE: t.Any = object()
 
 
-def watch_client(fd: int) -> ClientWatch:
+def watch_client(fd: int | ClientWatch) -> ClientWatch:
     """Make the calling greenlet's :class:`GreenWakeup` waits end when ``fd`` becomes readable.
 
     Until :func:`unwatch_client`, such a wait raises :class:`ClientReadable` when
@@ -172,9 +240,14 @@ def watch_client(fd: int) -> ClientWatch:
     needs not wake every second to check on its client: one event-loop watch does.
     The watch's ``armed`` tells afterwards whether a wait used it (a backend
     whose reads do not wait on a :class:`GreenWakeup` never does). Under gevent only.
+
+    :param fd: the socket's descriptor, or the watch of an earlier read of the same
+        socket (its event-loop watcher is kept, so a read allocates nothing).
     """
     _gevent.load()
-    watch = _watches[_gevent.getcurrent()] = ClientWatch(fd)
+    watch = fd if isinstance(fd, ClientWatch) else ClientWatch(fd)
+    watch.armed = False
+    _watches[_gevent.getcurrent()] = watch
     return watch
 
 

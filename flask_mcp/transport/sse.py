@@ -23,6 +23,7 @@ from werkzeug.wsgi import ClosingIterator
 
 from .. import signals
 from ..backends._wakeup import ClientReadable
+from ..backends._wakeup import ClientWatch
 from ..backends._wakeup import can_watch_clients
 from ..backends._wakeup import unwatch_client
 from ..backends._wakeup import watch_client
@@ -177,6 +178,7 @@ class StreamReader:
         self.sock = sock
         self.closing = closing
         self.token = outbox.attach()
+        self._watch: ClientWatch | None = None
         #: Why the iteration ended: "end", "disconnect", "superseded", "missing", "timeout",
         #: "client-gone".
         self.reason = "client-gone"
@@ -228,6 +230,9 @@ class StreamReader:
                 wait = min(wait, left)
             if self.sock is not None and not watched:
                 wait = min(wait, LIVENESS_INTERVAL)
+            # What was delivered is let go before the wait: with thousands of streams
+            # waiting, it would fill the collector's oldest generation.
+            events = found = None  # type: ignore[assignment]
             try:
                 found, watched = self._read(wait, watch)
             except ClientReadable:  # while the read waited
@@ -253,7 +258,9 @@ class StreamReader:
         """
         if not watch:
             return self.outbox.read(self.after, self.token, wait), False
-        watching = watch_client(t.cast(_socket.socket, _raw(self.sock)).fileno())
+        if self._watch is None:  # one per stream: its reads share the event-loop watcher
+            self._watch = ClientWatch(t.cast(_socket.socket, _raw(self.sock)).fileno())
+        watching = watch_client(self._watch)
         try:
             found = self.outbox.read(self.after, self.token, wait)
         finally:
@@ -307,6 +314,8 @@ class StreamReader:
 
     def close(self) -> None:
         """Give up the stream so another connection may read it."""
+        if self._watch is not None:
+            self._watch.close()
         self.outbox.detach(self.token)
 
 
