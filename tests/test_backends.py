@@ -23,6 +23,7 @@ from harness import redis_server
 from harness import untagged_keys
 
 from flask_mcp.backends import from_setting
+from flask_mcp.backends._redis_batch import GROUP
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
@@ -584,3 +585,35 @@ def test_redis_restarting_at_startup_is_waited_for() -> None:
         finally:
             starter.join()
         backend.close()
+
+
+def test_a_broadcast_reaches_every_session_of_many(workers: Pair) -> None:
+    """``append_many`` to many general streams (on one Redis, several sessions share a
+    script): the sequence numbers, the buffer's eviction and a session gone, as one by one."""
+    a, b = workers(buffer_size=2)
+    sids = [new_session(a, f"s{i}", limit=1000) for i in range(GROUP + 5)]
+    assert a.delete_session(sids[3])
+    tokens = {sid: b.attach(sid, GENERAL_STREAM) for sid in sids[:2]}
+    for n in range(1, 4):  # the third evicts the first (buffer: 2 messages a session)
+        message = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": n}}
+        seqs = a.append_many([(sid, GENERAL_STREAM, MESSAGE, message) for sid in sids])
+        assert seqs == [0 if sid == sids[3] else n for sid in sids]
+    for sid in sids[:2]:
+        found = b.read(sid, GENERAL_STREAM, 0, tokens[sid], 1.0)
+        assert [(e.seq, e.message["params"]["n"]) for e in found.events] == [(2, 2), (3, 3)]
+    assert b.get_session(sids[3]) is None
+    assert a.first_seq(sids[-1], GENERAL_STREAM) == 2
+
+
+@pytest.mark.redis
+def test_cursor_saves_that_follow_each_other_share_a_script(redis_pair: t.Any) -> None:
+    """The readers' cursor saves, several to a script on one Redis, each as if alone."""
+    a, b = redis_pair
+    sids = [new_session(a, f"c{i}") for i in range(4)]
+    for sid in sids:
+        a.append(sid, GENERAL_STREAM, MESSAGE, {"jsonrpc": "2.0", "method": "m"})
+    calls = [("cursor", a.keys.session(sid), (GENERAL_STREAM, 1)) for sid in sids[:3]]
+    calls.insert(1, ("next_id", a.keys.session(sids[3]), ()))
+    calls.append(("cursor", a.keys.session("gone"), (GENERAL_STREAM, 1)))
+    assert a._run_many(calls) == [1, 1, 1, 1, 0]
+    assert [b.get_cursor(sid, GENERAL_STREAM) for sid in sids] == [1, 1, 1, 0]

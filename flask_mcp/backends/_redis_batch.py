@@ -20,6 +20,20 @@ import redis.cluster
 
 #: Seconds a busy count taken ahead by a session lookup waits for its request to claim it.
 CREDIT_LIFETIME = 1.0
+#: Sessions one script serves at most where a script takes several (``append_all``,
+#: ``cursor_all``: on one Redis; a cluster's sessions live in different slots).
+GROUP = 100
+
+
+def spread(replies: list[t.Any], where: list[tuple[int, int | None]]) -> list[t.Any]:
+    """Return one reply per call, from the ``replies`` of a batch in which some scripts
+    served several calls: ``where`` gives each call's reply index and its place in that
+    reply (``None``: the reply is the call's). A failed script's error goes to each call."""
+    out = []
+    for index, place in where:
+        reply = replies[index]
+        out.append(reply if place is None or isinstance(reply, Exception) else reply[place])
+    return out
 
 
 class Runner(t.Protocol):
@@ -52,6 +66,32 @@ class Batch:
         """Queue the script ``name``; return the index of its reply."""
         self.items.append((name, keys, args))
         return len(self.items) - 1
+
+    def scripts(
+        self, calls: t.Sequence[tuple[str, list[str], tuple[t.Any, ...]]], *, grouped: str
+    ) -> list[tuple[int, int | None]]:
+        """Queue ``(name, keys, args)`` calls; return where each reply will be (see
+        :func:`spread`). On one Redis, the calls of the script ``grouped`` that follow each
+        other go :data:`GROUP` to the script ``grouped + "_all"``, which gets their keys and
+        their arguments one call after the other."""
+        where: list[tuple[int, int | None]] = []
+        one_redis = not isinstance(self.backend.client, redis.cluster.RedisCluster)
+        i = 0
+        while i < len(calls):
+            name, keys, args = calls[i]
+            end = i + 1
+            if name == grouped and one_redis:
+                while end < len(calls) and end - i < GROUP and calls[end][0] == grouped:
+                    end += 1
+            if end - i == 1:
+                where.append((self.script(name, keys, *args), None))
+            else:
+                group = calls[i:end]
+                keys = [k for call in group for k in call[1]]
+                index = self.script(f"{grouped}_all", keys, *[a for call in group for a in call[2]])
+                where += [(index, n) for n in range(end - i)]
+            i = end
+        return where
 
     def command(self, *args: t.Any) -> int:
         """Queue a plain command; return the index of its reply."""
@@ -236,4 +276,4 @@ class Ledger:
         return bool(self.owed or self.credits or self.seen)
 
 
-__all__ = ["CREDIT_LIFETIME", "KEYLESS", "Batch", "Ledger", "Runner"]
+__all__ = ["CREDIT_LIFETIME", "GROUP", "KEYLESS", "Batch", "Ledger", "Runner", "spread"]

@@ -16,8 +16,10 @@ import typing as t
 import redis
 
 from ..errors import BackendUnavailable
+from ._redis_batch import GROUP
 from ._redis_batch import Batch
 from ._redis_batch import Ledger
+from ._redis_batch import spread
 from ._redis_codec import dumps as _dumps
 from ._redis_hot import HotSessions
 from ._redis_keys import Keys
@@ -27,6 +29,7 @@ from ._redis_local import LocalStreams
 from ._redis_pool import trim
 from ._redis_reader import INLINE_MAX
 from ._redis_reader import inline_wake
+from .base import GENERAL_STREAM
 
 logger = logging.getLogger("flask_mcp")
 #: Events per pipeline of :meth:`Housekeeping.append_many`.
@@ -38,6 +41,7 @@ class Housekeeping:
 
     keys: Keys
     client: t.Any
+    cluster: bool
     _blocking: t.Any
     _lane: Lane | None
     _scripts: dict[str, t.Any]
@@ -154,7 +158,8 @@ class Housekeeping:
         self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
     ) -> list[int]:
         """Append ``(session_id, stream_id, kind, message)`` events, pipelined: one round
-        trip per :data:`CHUNK` events (per node of a cluster), then the wake-ups.
+        trip per :data:`CHUNK` events (per node of a cluster), then the wake-ups. On one
+        Redis, a broadcast's events go :data:`~._redis_batch.GROUP` sessions to a script.
 
         The events of a chunk that share their message (a broadcast) are announced
         together in one wake-up message that carries the event (see
@@ -162,9 +167,10 @@ class Housekeeping:
         """
         items, seqs = list(events), []
         bodies: dict[int, str] = {}  # a broadcast's one message is encoded once
+        grouped = not self.cluster
         for start in range(0, len(items), CHUNK):
             batch, chunk = self._batch(), items[start : start + CHUNK]
-            logs, sent = [], []
+            logs, sent, keyed = [], [], []
             for sid, st, kind, message in chunk:
                 if message is None:
                     body = ""
@@ -173,10 +179,31 @@ class Housekeeping:
                         id(message), _dumps(message)
                     )
                 keys = self._stream(sid, st)
-                batch.script("append", keys, st, kind, body, "1")
+                keyed.append(keys)
                 logs.append(keys[-2])
                 sent.append((kind, body))
-            replies = self._send(batch)
+            # On one Redis, the events of general streams that follow each other with the
+            # same message (a broadcast) go GROUP sessions to a script.
+            where: list[tuple[int, int | None]] = []
+            i = 0
+            while i < len(chunk):
+                st, end = chunk[i][1], i + 1
+                if grouped and st == GENERAL_STREAM:
+                    while (
+                        end < len(chunk)
+                        and end - i < GROUP
+                        and chunk[end][1] == GENERAL_STREAM
+                        and sent[end] == sent[i]
+                    ):
+                        end += 1
+                if end - i == 1:
+                    where.append((batch.script("append", keyed[i], st, *sent[i], "1"), None))
+                else:
+                    keys = [k for each in keyed[i:end] for k in each[:5]]  # no x:g, z:g again
+                    index = batch.script("append_all", keys, *sent[i])
+                    where += [(index, n) for n in range(end - i)]
+                i = end
+            replies = spread(self._send(batch), where)
             # After the appends (not in their pipeline): each announces its sequence number.
             groups: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
             for log, what, reply in zip(logs, sent, replies, strict=True):

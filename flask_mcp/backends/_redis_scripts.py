@@ -141,7 +141,7 @@ end
 local function append_event(st, x, kind, msg, now, owners)
   local seq = redis.call('HINCRBY', M, 'n:' .. st, 1)
   redis.call('XADD', x, '0-' .. int(seq), 'k', kind, 'm', msg)
-  if redis.call('HEXISTS', M, 'r:' .. st) == 1 then wake(x) end
+  if not QUIET and redis.call('HEXISTS', M, 'r:' .. st) == 1 then wake(x) end
   local secs = ttl(now)
   expire(x, secs)
   if kind == 'message' then
@@ -342,6 +342,29 @@ for _, seq in ipairs(seqs) do out[#out + 1] = seq end
 for _, o in ipairs(owners) do out[#out + 1] = o end
 return out
 """,
+    "append_all": r"""
+-- KEYS: the five keys every session script gets first (s, m, o, x:g, z:g) of each of
+-- several sessions, on one Redis (not a cluster). A: kind, message. Appends the event to
+-- each session's general stream, as append does with its caller waking the readers;
+-- returns what append returns, one reply per session.
+local kind, msg, now, out = A[1], A[2], clock(), {}
+QUIET = true
+for i = 1, #KEYS, 5 do
+  S, M, O, XG, ZG = KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3], KEYS[i + 4]
+  X, Z = XG, ZG
+  if exists() then
+    local owners = {}
+    local seq = append_event('g', X, kind, msg, now, owners)
+    local reader = redis.call('HGET', M, 'r:g') or ''
+    local victim = false
+    if kind == 'message' then victim = evict({g = XG}, owners) end
+    out[#out + 1] = {seq, victim or '', reader, unpack(owners)}
+  else
+    out[#out + 1] = {0, '', ''}
+  end
+end
+return out
+""",
     "evict": r"""
 local owners = {}
 local victim = evict({[A[1]] = X, g = XG}, owners)
@@ -400,6 +423,25 @@ if (tonumber(redis.call('HGET', M, 'c:' .. st) or '0') or 0) < seq then
   redis.call('HSET', M, 'c:' .. st, int(seq))
 end
 return 1
+""",
+    "cursor_all": r"""
+-- KEYS: the five first keys of each of several sessions, on one Redis (not a cluster).
+-- A: a stream and a sequence number per session. Does what cursor does, for each.
+local out = {}
+for i = 1, #KEYS, 5 do
+  M = KEYS[i + 1]
+  local j = (i - 1) / 5 * 2 + 1
+  local st, seq = A[j], tonumber(A[j + 1])
+  if redis.call('HEXISTS', M, 'n:' .. st) == 0 then
+    out[#out + 1] = 0
+  else
+    if (tonumber(redis.call('HGET', M, 'c:' .. st) or '0') or 0) < seq then
+      redis.call('HSET', M, 'c:' .. st, int(seq))
+    end
+    out[#out + 1] = 1
+  end
+end
+return out
 """,
     "next_id": r"""
 if not exists() then return 0 end

@@ -32,6 +32,7 @@ from ..errors import BackendUnavailable
 from ._channels import QueueSubscription
 from ._redis_answers import Answers
 from ._redis_batch import Ledger
+from ._redis_batch import spread
 from ._redis_codec import Unreachable
 from ._redis_codec import decode_record
 from ._redis_codec import dumps as _dumps
@@ -240,10 +241,11 @@ class RedisBackend(Housekeeping, Answers, Backend):
         return self.keys.owned(self.worker)
 
     def _run_many(self, calls: list[tuple[str, list[str], tuple[t.Any, ...]]]) -> list[t.Any]:
+        """Run the readers' scripts in one round trip; on one Redis, the cursor saves that
+        follow each other share scripts (a broadcast wakes thousands of streams)."""
         batch = self._batch()
-        for name, keys, args in calls:
-            batch.script(name, keys, *args)
-        return self._send(batch)
+        where = batch.scripts(calls, grouped="cursor")
+        return spread(self._send(batch), where)
 
     # -- sessions -----------------------------------------------------------
 
