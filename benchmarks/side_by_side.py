@@ -2,6 +2,10 @@
 
 ``python -m benchmarks.side_by_side [--era 2026] [--concurrency 16] [--proto DIR]``
 
+With ``--era 2026`` (the default) it judges issue 16's target for the
+2026-07-28 form at c=16 (at least 0.9x the floor driven with the same request,
+on the median of the rounds) and exits 1 when it is missed.
+
 :mod:`benchmarks.throughput` drives one server at a time, so a burst of other
 work on the machine lands on one target and not the other: on a shared 2-vCPU
 VM, runs a minute apart differed by 30% in req/s and in CPU per request.
@@ -35,6 +39,7 @@ from .servers import start_all
 from .targets import Target
 from .targets import flask_mcp
 from .targets import floor
+from .throughput import STATELESS_TARGET
 
 #: The label of the row every other is divided by.
 FLOOR = "floor/gevent"
@@ -139,8 +144,30 @@ def main(argv: t.Sequence[str] | None = None) -> int:
     if not wrk.available():
         print("wrk is not installed")
         return 2
-    run(options, args.era, args.repeats)
-    return 0
+    medians = run(options, args.era, args.repeats)
+    judged = verdicts(medians, args.era)
+    if judged:
+        print()
+        print(report.verdict_table(judged))
+    return 1 if any(v.met is False for v in judged) else 0
+
+
+def verdicts(medians: dict[str, tuple[float, float]], era: str) -> list[report.Verdict]:
+    """Judge issue 16's target for the 2026-07-28 form (:data:`~.throughput.STATELESS_TARGET`,
+    at c=16) on the median of the rounds; none for the handshake era."""
+    top, _, want, what = STATELESS_TARGET
+    found = medians.get(f"{top.split('@')[0]}@16")
+    if era != "2026" or found is None:
+        return []
+    rps, cpu = found
+    return [
+        report.Verdict(
+            f"req/s {what}, c=16, side by side",
+            f">= {want}x",
+            f"{rps:.3f}x (CPU/req {cpu:.3f}x)",
+            rps >= want,
+        )
+    ]
 
 
 if __name__ == "__main__":
