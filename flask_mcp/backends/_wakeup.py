@@ -32,7 +32,6 @@ class _Gevent:
     spawn: t.Callable[..., t.Any]
     get_hub: t.Callable[[], t.Any]
     get_hub_if_exists: t.Callable[[], t.Any]
-    Waiter: t.Callable[[t.Any], t.Any]
     loaded = False
 
     def load(self) -> None:
@@ -41,10 +40,9 @@ class _Gevent:
         from gevent import getcurrent
         from gevent import spawn
         from gevent._hub_local import get_hub_if_exists
-        from gevent.hub import Waiter
         from gevent.hub import get_hub
 
-        self.getcurrent, self.get_hub, self.Waiter = getcurrent, get_hub, Waiter
+        self.getcurrent, self.get_hub = getcurrent, get_hub
         self.spawn = spawn
         self.get_hub_if_exists = get_hub_if_exists
         self.loaded = True
@@ -118,11 +116,18 @@ class GreenWakeup:
         if self._greenlet is None or self._scheduled:
             return
         self._scheduled = True
-        loop = self._hub.loop
-        if _gevent.get_hub_if_exists() is self._hub:
-            loop.run_callback(self._on_set)
-        else:  # another thread
-            loop.run_callback_threadsafe(self._on_set)
+        hub = self._hub
+        if _gevent.get_hub_if_exists() is not hub:  # another thread
+            hub.loop.run_callback_threadsafe(self._on_set)
+            return
+        # One loop callback wakes every flag set in this turn (a wake-up message sets
+        # thousands), as gevent's Event does for its links.
+        woken = _woken.get(hub)
+        if woken is None:
+            woken = _woken[hub] = []
+        woken.append(self)
+        if len(woken) == 1:
+            hub.loop.run_callback(_wake_all, woken)
 
     def clear(self) -> None:
         """Lower the flag."""
@@ -197,6 +202,19 @@ class GreenWakeup:
         greenlet, self._greenlet = self._greenlet, None
         if greenlet is not None:
             greenlet.switch(value)
+
+
+#: Per hub, the flags set in this turn of its loop, woken by one callback (:func:`_wake_all`).
+_woken: dict[t.Any, list[GreenWakeup]] = {}
+
+
+def _wake_all(woken: list[GreenWakeup]) -> None:
+    """Wake the greenlets of the flags set since the last call (runs in their hub)."""
+    while woken:
+        flags = woken[:]
+        del woken[:]
+        for flag in flags:
+            flag._woken_by_set()
 
 
 class ClientReadable(Exception):
