@@ -14,6 +14,7 @@ afterwards; a private ``redis-server`` is started when nothing answers on
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import statistics
 import subprocess
@@ -97,6 +98,27 @@ class _Sampler:
         self._thread.join()
 
 
+class _CollectorPauses:
+    """Sum the pauses of this process's garbage collector while the block runs."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._since = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._since = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._since
+
+    def __enter__(self) -> _CollectorPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+
 class _Broadcaster:
     """Another process calling ``MCP.broadcast`` on the same Redis (see :func:`_broadcast`)."""
 
@@ -154,12 +176,14 @@ def _broadcast_phase(broadcaster: _Broadcaster, port: int) -> t.Callable[[Server
             sampler.interval = 0.25  # the broadcast lasts a second or two
             marker = f"bench-{uuid.uuid4().hex}"
             MARKERS.append(marker.encode())
+            paused = _CollectorPauses()
             started = time.monotonic()
-            sent = await asyncio.to_thread(broadcaster.send, marker)
-            while time.monotonic() - started < 30 and not all(
-                marker.encode() in s.arrivals for s in streams
-            ):
-                await asyncio.sleep(0.02)
+            with paused:
+                sent = await asyncio.to_thread(broadcaster.send, marker)
+                while time.monotonic() - started < 30 and not all(
+                    marker.encode() in s.arrivals for s in streams
+                ):
+                    await asyncio.sleep(0.02)
             ended = time.monotonic()
             after = redis_connections(pid, port)
             sampler.stop()
@@ -173,6 +197,7 @@ def _broadcast_phase(broadcaster: _Broadcaster, port: int) -> t.Callable[[Server
                 "redis_connections_rest": at_rest,
                 "redis_connections_broadcast": max(after, sampler.peak(started, ended)),
                 "broadcast_send_s": sent,
+                "client_collector_s": paused.seconds,
                 "broadcast_received": len(got),
                 "broadcast_p50_s": statistics.median(got) if got else None,
                 "broadcast_all_s": max(got) if len(got) == len(streams) else None,
@@ -231,6 +256,10 @@ def run_redis(options: Options) -> dict[str, t.Any]:
                 if all_s is not None
                 else f"{found['broadcast_received']} got it"
             ),
+        ),
+        (
+            "the client's garbage collector meanwhile (pauses the clock)",
+            f"{found['client_collector_s']:.2f} s",
         ),
     ]
     _report(found, rows, redis_verdicts(found))
