@@ -25,6 +25,19 @@ CREDIT_LIFETIME = 1.0
 GROUP = 100
 
 
+def runs(count: int, joins: t.Callable[[int, int], bool]) -> t.Iterator[tuple[int, int]]:
+    """Split ``range(count)`` into runs of items that follow each other, :data:`GROUP` at
+    most: item ``other`` joins the run that starts at ``first`` while ``joins(first,
+    other)``. Yields each run's ``(start, end)``."""
+    start = 0
+    while start < count:
+        end = start + 1
+        while end < count and end - start < GROUP and joins(start, end):
+            end += 1
+        yield start, end
+        start = end
+
+
 def spread(replies: list[t.Any], where: list[tuple[int, int | None]]) -> list[t.Any]:
     """Return one reply per call, from the ``replies`` of a batch in which some scripts
     served several calls: ``where`` gives each call's reply index and its place in that
@@ -76,21 +89,19 @@ class Batch:
         their arguments one call after the other."""
         where: list[tuple[int, int | None]] = []
         one_redis = not isinstance(self.backend.client, redis.cluster.RedisCluster)
-        i = 0
-        while i < len(calls):
-            name, keys, args = calls[i]
-            end = i + 1
-            if name == grouped and one_redis:
-                while end < len(calls) and end - i < GROUP and calls[end][0] == grouped:
-                    end += 1
-            if end - i == 1:
+
+        def joins(first: int, other: int) -> bool:
+            return one_redis and calls[first][0] == grouped and calls[other][0] == grouped
+
+        for start, end in runs(len(calls), joins):
+            if end - start == 1:
+                name, keys, args = calls[start]
                 where.append((self.script(name, keys, *args), None))
             else:
-                group = calls[i:end]
+                group = calls[start:end]
                 keys = [k for call in group for k in call[1]]
                 index = self.script(f"{grouped}_all", keys, *[a for call in group for a in call[2]])
-                where += [(index, n) for n in range(end - i)]
-            i = end
+                where += [(index, n) for n in range(end - start)]
         return where
 
     def command(self, *args: t.Any) -> int:
@@ -276,4 +287,4 @@ class Ledger:
         return bool(self.owed or self.credits or self.seen)
 
 
-__all__ = ["CREDIT_LIFETIME", "GROUP", "KEYLESS", "Batch", "Ledger", "Runner", "spread"]
+__all__ = ["CREDIT_LIFETIME", "GROUP", "KEYLESS", "Batch", "Ledger", "Runner", "runs", "spread"]

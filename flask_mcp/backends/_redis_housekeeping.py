@@ -16,9 +16,9 @@ import typing as t
 import redis
 
 from ..errors import BackendUnavailable
-from ._redis_batch import GROUP
 from ._redis_batch import Batch
 from ._redis_batch import Ledger
+from ._redis_batch import runs
 from ._redis_batch import spread
 from ._redis_codec import dumps as _dumps
 from ._redis_hot import HotSessions
@@ -167,7 +167,6 @@ class Housekeeping:
         """
         items, seqs = list(events), []
         bodies: dict[int, str] = {}  # a broadcast's one message is encoded once
-        grouped = not self.cluster
         for start in range(0, len(items), CHUNK):
             batch, chunk = self._batch(), items[start : start + CHUNK]
             logs, sent, keyed = [], [], []
@@ -182,27 +181,7 @@ class Housekeeping:
                 keyed.append(keys)
                 logs.append(keys[-2])
                 sent.append((kind, body))
-            # On one Redis, the events of general streams that follow each other with the
-            # same message (a broadcast) go GROUP sessions to a script.
-            where: list[tuple[int, int | None]] = []
-            i = 0
-            while i < len(chunk):
-                st, end = chunk[i][1], i + 1
-                if grouped and st == GENERAL_STREAM:
-                    while (
-                        end < len(chunk)
-                        and end - i < GROUP
-                        and chunk[end][1] == GENERAL_STREAM
-                        and sent[end] == sent[i]
-                    ):
-                        end += 1
-                if end - i == 1:
-                    where.append((batch.script("append", keyed[i], st, *sent[i], "1"), None))
-                else:
-                    keys = [k for each in keyed[i:end] for k in each[:5]]  # no x:g, z:g again
-                    index = batch.script("append_all", keys, *sent[i])
-                    where += [(index, n) for n in range(end - i)]
-                i = end
+            where = self._queue_appends(batch, [item[1] for item in chunk], keyed, sent)
             replies = spread(self._send(batch), where)
             # After the appends (not in their pipeline): each announces its sequence number.
             groups: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
@@ -218,6 +197,38 @@ class Housekeeping:
             self._send(wake)
             seqs += [self._appended(item[0], r) for item, r in zip(chunk, replies, strict=True)]
         return seqs
+
+    def _queue_appends(
+        self,
+        batch: Batch,
+        streams: list[str],
+        keyed: list[list[str]],
+        sent: list[tuple[str, str]],
+    ) -> list[tuple[int, int | None]]:
+        """Queue the appends of :meth:`append_many` (each event's stream id, keys and
+        ``(kind, body)``); return where each reply will be (see :func:`~._redis_batch.spread`).
+
+        On one Redis, the events of general streams that follow each other with the same
+        message (a broadcast) go :data:`~._redis_batch.GROUP` sessions to a script.
+        """
+
+        def joins(first: int, other: int) -> bool:
+            return (
+                not self.cluster
+                and streams[first] == streams[other] == GENERAL_STREAM
+                and sent[other] == sent[first]
+            )
+
+        where: list[tuple[int, int | None]] = []
+        for start, end in runs(len(streams), joins):
+            if end - start == 1:
+                args = (streams[start], *sent[start], "1")
+                where.append((batch.script("append", keyed[start], *args), None))
+            else:
+                keys = [k for each in keyed[start:end] for k in each[:5]]  # no x:g, z:g again
+                index = batch.script("append_all", keys, *sent[start])
+                where += [(index, n) for n in range(end - start)]
+        return where
 
     def _appended(self, session_id: str, reply: t.Any) -> int:
         """Handle an append's reply: note disowned streams, evict from other streams."""
