@@ -54,8 +54,8 @@ _gevent = _Gevent()
 def gevent_patched() -> bool:
     """Tell whether gevent patched ``threading``: threads are greenlets that take turns.
 
-    A positive answer is remembered. The twin of
-    :func:`flask_mcp.runtime.concurrency.gevent_active`, which the backends may not import.
+    A positive answer is remembered. :mod:`flask_mcp.runtime.concurrency` serves it as
+    ``gevent_active`` (the backends may not import the runtime).
     """
     global _patched
     if not _patched:

@@ -15,25 +15,8 @@ import sys
 import threading
 import typing as t
 
+from ..backends._wakeup import gevent_patched as gevent_active
 from ..errors import RequestCancelled
-
-_patched = False
-
-
-def gevent_active() -> bool:
-    """Tell whether gevent has monkey-patched the threading module.
-
-    A process is not un-patched, so a positive answer is remembered.
-    """
-    global _patched
-    if _patched:
-        return True
-    try:
-        from gevent import monkey
-    except ImportError:
-        return False
-    _patched = bool(monkey.is_module_patched("threading"))
-    return _patched
 
 
 def native_lock() -> t.Any:
