@@ -15,6 +15,13 @@ from flask_mcp.backends._wakeup import unwatch_client
 from flask_mcp.backends._wakeup import watch_client
 
 
+def start_waiting(flag: GreenWakeup, timeout: float) -> gevent.Greenlet:
+    """Spawn a greenlet waiting on ``flag`` and let it start waiting."""
+    waiting = gevent.spawn(flag.wait, timeout)
+    gevent.sleep(0)
+    return waiting
+
+
 def test_set_before_wait_returns_at_once() -> None:
     flag = GreenWakeup()
     flag.set()
@@ -29,16 +36,14 @@ def test_timeout_returns_false() -> None:
 
 def test_set_from_another_greenlet_wakes_the_waiter() -> None:
     flag = GreenWakeup()
-    waiting = gevent.spawn(flag.wait, 30)
-    gevent.sleep(0)  # the waiter waits now
+    waiting = start_waiting(flag, 30)
     flag.set()
     assert waiting.get(timeout=10) is True
 
 
 def test_set_twice_and_a_late_timer_are_harmless() -> None:
     flag = GreenWakeup()
-    waiting = gevent.spawn(flag.wait, 0.05)
-    gevent.sleep(0)
+    waiting = start_waiting(flag, 0.05)
     flag.set()
     flag.set()
     assert waiting.get(timeout=10) is True
@@ -49,16 +54,14 @@ def test_set_twice_and_a_late_timer_are_harmless() -> None:
 
 def test_set_from_another_thread_wakes_the_waiter() -> None:
     flag = GreenWakeup()
-    waiting = gevent.spawn(flag.wait, 30)
-    gevent.sleep(0)
+    waiting = start_waiting(flag, 30)
     threading.Thread(target=flag.set).start()
     assert waiting.get(timeout=10) is True
 
 
 def test_a_killed_waiter_leaves_the_flag_usable() -> None:
     flag = GreenWakeup()
-    waiting = gevent.spawn(flag.wait, 30)
-    gevent.sleep(0)
+    waiting = start_waiting(flag, 30)
     waiting.kill()
     flag.set()
     assert flag.wait(0) is True
