@@ -389,9 +389,8 @@ class Registry:
 
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
-        if method == "tools/call":  # every call asks twice: no split, no tuple of kinds
-            return bool(self.tools) or bool(self.disabled["tools"])
-        family = method.split("/", 1)[0]
+        # Every call asks twice: for tools/call, no split; for tools, no tuple of kinds.
+        family = "tools" if method == "tools/call" else method.split("/", 1)[0]
         if family == "tools":
             return bool(self.tools) or bool(self.disabled["tools"])
         if family == "resources":
