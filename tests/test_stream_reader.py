@@ -356,3 +356,26 @@ def test_closing_the_backend_saves_the_cursors_not_sent_yet(pair: tuple[t.Any, t
     assert (a.get_cursor(sid, GENERAL_STREAM), b.get_cursor(sid, GENERAL_STREAM)) == (1, 0)
     a.close()
     assert b.get_cursor(sid, GENERAL_STREAM) == 1
+
+
+def test_a_connection_closed_under_the_listener_is_a_lost_connection(
+    pair: tuple[t.Any, t.Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The pub/sub connection closed by another thread (the client's pool closed while a
+    read revived the listener) is lost, not a failure: one warning, no traceback, and the
+    listener subscribes again and hears the next wake-up."""
+    a, b = pair
+    listening(a, 10)
+    caplog.set_level("WARNING", logger="flask_mcp")
+    a.client.connection_pool.disconnect()  # the pub/sub connection too, under the thread
+    deadline = time.monotonic() + 5
+    while a._listener.live or not any("Lost the pub/sub" in r.message for r in caplog.records):
+        assert time.monotonic() < deadline, "the listener did not notice"
+        time.sleep(0.01)
+    listening(a, 10)
+    assert not [r for r in caplog.records if r.exc_info], [r.message for r in caplog.records]
+    sid = new_session(a, "closed", 1000)
+    token = a.attach(sid, GENERAL_STREAM)
+    assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
+    b.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
+    assert [e.seq for e in a.read(sid, GENERAL_STREAM, 0, token, 5).events] == [1]

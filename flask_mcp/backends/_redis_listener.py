@@ -90,6 +90,12 @@ class Host(t.Protocol):
     def flush(self, everything: bool = False) -> None: ...
 
 
+def _closed(pubsub: t.Any) -> bool:
+    """Tell whether the pub/sub's connection was made and has no socket any more (closed)."""
+    connection = getattr(pubsub, "connection", None)
+    return connection is not None and getattr(connection, "_sock", False) is None
+
+
 def _poll_for(sock: t.Any) -> t.Any:
     """Return a poll object that tells, without waiting, whether ``sock`` has unread data.
 
@@ -231,26 +237,30 @@ class Listener:
                             )
                         message = pubsub.get_message(timeout=0)  # the rest of what was read
                     self._caught_up = True  # nothing read is left unhandled
-            except (*UNAVAILABLE, BackendUnavailable) as exc:
-                self._watched = None
-                self._caught_up = False
-                if ready.is_set():
-                    logger.warning(
-                        "Lost the pub/sub connection to Redis at %s: %s", backend.where, exc
-                    )
-                ready.clear()
-                failed.set()
-                stop.wait(backoff)
-                backoff = min(backoff * 2, 2.0)
-            except Exception:
+            except Exception as exc:
                 self._watched = None
                 self._caught_up = False
                 if stop.is_set():  # closing: the backend closed the connection under it
                     break
-                logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
+                ready_before = ready.is_set()
                 ready.clear()
                 failed.set()
-                stop.wait(1.0)
+                unavailable = isinstance(exc, (*UNAVAILABLE, BackendUnavailable))
+                # Another thread may close the connection (the client's pool closed while a
+                # read revived this listener): redis-py then fails with what the closed
+                # socket gave it, a TypeError among others. That is a lost connection too.
+                if not unavailable and not _closed(pubsub):
+                    logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
+                    stop.wait(1.0)
+                    continue
+                if ready_before:
+                    logger.warning(
+                        "Lost the pub/sub connection to Redis at %s: %s",
+                        backend.where,
+                        exc if unavailable else "the connection was closed under the listener",
+                    )
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
             finally:
                 self._watched = None
                 self._caught_up = False
