@@ -194,3 +194,24 @@ def test_a_stopping_worker_answers_its_running_requests() -> None:
     assert [e.kind for e in events] == [MESSAGE, END]
     assert events[0].message is not None
     assert events[0].message["error"]["message"] == settle.WORKER_STOPPED
+
+
+def test_the_exit_hook_ends_the_supervisor_before_it_closes_the_backend() -> None:
+    """At exit the supervisor stops with the backend: it would otherwise go on using the
+    closed backend (a Redis one revives as a new worker) until the interpreter stops."""
+    import os
+    import weakref
+
+    from flask_mcp.config import load_settings
+    from flask_mcp.runtime import supervisor
+    from flask_mcp.runtime.state import AppState
+
+    state = AppState(load_settings({}), backend=MemoryBackend())
+    supervisor.ensure_supervisor(state)
+    task = state.supervisor
+    assert not task.done.wait(0.1)
+    supervisor._at_exit(weakref.ref(state), os.getpid())
+    assert task.done.wait(supervisor.TICK + 5), "the supervisor outlived the exit hook"
+    supervisor.ensure_supervisor(state)  # a request after that starts it again
+    assert state.supervisor is not task and not state.supervisor.done.wait(0.1)
+    state.supervisor_stopped = True

@@ -60,6 +60,8 @@ class AppState:
         self.slots = StreamSlots(settings.max_streams)
         #: The supervisor task of this process (:mod:`flask_mcp.runtime.supervisor`), once started.
         self.supervisor: t.Any = None
+        #: Set when the process exits: the supervisor's loop ends at its next tick.
+        self.supervisor_stopped = False
         #: Set by the first request, which tells the server's kind (see the transport).
         self.first_request_seen = False
         #: The pub/sub channel of the server's change notifications (``subscriptions/listen``).

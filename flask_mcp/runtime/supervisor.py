@@ -46,6 +46,7 @@ def ensure_supervisor(state: AppState) -> None:
     task = state.supervisor
     if task is not None and not task.done.is_set():
         return
+    state.supervisor_stopped = False
     state.supervisor = _concurrency.spawn(lambda: _loop(state))
     pid = os.getpid()
     if state.exit_hook_pid != pid:
@@ -86,6 +87,9 @@ def _at_exit(ref: weakref.ref[AppState], pid: int) -> None:
     except Exception:
         logger.exception("Answering the running requests at exit failed.")
     finally:
+        # The loop ends at its next tick: it would otherwise use the closed backend
+        # (which a Redis backend takes as a new worker) until the interpreter stops.
+        state.supervisor_stopped = True
         state.backend.close()
 
 
@@ -137,6 +141,8 @@ def _loop(state: AppState) -> None:
     last_reap = 0.0
     while True:
         _concurrency.sleep(TICK)
+        if state.supervisor_stopped:
+            return
         now = time.monotonic()
         try:
             reap = now - last_reap >= REAP_EVERY
