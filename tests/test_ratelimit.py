@@ -13,7 +13,9 @@ import uuid
 import httpx
 import pytest
 from flask import Flask
+from harness import GUNICORN_READY_ARGS
 from harness import start_server
+from harness import wait_for_workers_ready
 from wire import V2026
 from wire import Wire
 from wire import initialize
@@ -184,10 +186,11 @@ def test_limit_holds_globally_across_four_gevent_workers(redis_backend_url: str)
         "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    access = ["--access-logformat", "%(p)s %(m)s %(s)s"]
+    access = ["--access-logformat", "%(p)s %(m)s %(s)s", *GUNICORN_READY_ARGS]
     with start_server(
         "tests._apps.observe:app", "gevent", workers=4, env=env, extra_args=access
     ) as server:
+        wait_for_workers_ready(server, 4)  # no worker still booting leaves the calls to one
 
         def call(n: int) -> tuple[int, str | None, str | None]:
             body = {
