@@ -15,6 +15,7 @@ directly (it is what ``serve`` uses).  Application fixtures: ``mcp_server``, ``a
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import threading
@@ -110,6 +111,19 @@ def redis_cluster_url() -> Iterator[str]:
     """
     with redis_cluster(3) as cluster:
         yield cluster.url
+        _end_supervisors()
+
+
+def _end_supervisors() -> None:
+    """End the supervisor of every app of this process before a session's Redis stops.
+
+    Apps of earlier tests keep their supervisors until the process exits; with their
+    Redis gone each would log "skipped a round" every second until then.
+    """
+    from flask_mcp.runtime.state import AppState
+
+    for state in [obj for obj in gc.get_objects() if isinstance(obj, AppState)]:
+        state.supervisor_stopped = True  # the loop returns at its next tick
 
 
 @pytest.fixture(scope="session")
