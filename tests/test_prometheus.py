@@ -118,12 +118,15 @@ def test_two_gunicorn_workers_sum_in_one_scrape(tmp_path: t.Any) -> None:
                 "method": "tools/call",
                 "params": {"name": "work", "arguments": {}, "_meta": meta},
             }
-            response = httpx.post(server.url, json=body, headers=headers, timeout=30)
+            response = http.post(server.url, json=body, headers=headers)
             assert response.status_code == 200, response.text
             return t.cast(str, response.json()["result"]["content"][0]["text"])
 
         pids: list[str] = []
-        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        # One client for every thread: httpx.post would build a client (and its TLS context)
+        # per call, and threads starved of the GIL between connect and send outlast
+        # gunicorn's keep-alive timeout (2 s), which also bounds the first request's read.
+        with httpx.Client(timeout=30) as http, concurrent.futures.ThreadPoolExecutor(16) as pool:
             # The kernel decides which worker accepts a connection; one worker may take a
             # whole round, so rounds go on (at most 10) until both have served calls.
             for _ in range(10):

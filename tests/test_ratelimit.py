@@ -199,13 +199,16 @@ def test_limit_holds_globally_across_four_gevent_workers(redis_backend_url: str)
                 "method": "tools/call",
                 "params": {"name": "work", "arguments": {}, "_meta": meta},
             }
-            response = httpx.post(server.url, json=body, headers=headers, timeout=30)
+            response = http.post(server.url, json=body, headers=headers)
             pid = None
             if response.status_code == 200:
                 pid = response.json()["result"]["content"][0]["text"]
             return response.status_code, pid, response.headers.get("retry-after")
 
-        with concurrent.futures.ThreadPoolExecutor(40) as pool:
+        # One client for every thread: httpx.post would build a client (and its TLS context)
+        # per call, and threads starved of the GIL between connect and send outlast
+        # gunicorn's keep-alive timeout (2 s), which also bounds the first request's read.
+        with httpx.Client(timeout=30) as http, concurrent.futures.ThreadPoolExecutor(40) as pool:
             results = list(pool.map(call, range(200)))
         log = server.log()
     statuses = [status for status, _, _ in results]
