@@ -121,9 +121,10 @@ def _end_supervisors() -> None:
     Redis gone each would log "skipped a round" every second until then.
     """
     from flask_mcp.runtime.state import AppState
+    from flask_mcp.runtime.supervisor import stop_supervisor
 
     for state in [obj for obj in gc.get_objects() if isinstance(obj, AppState)]:
-        state.supervisor_stopped = True  # the loop returns at its next tick
+        stop_supervisor(state)
 
 
 @pytest.fixture(scope="session")

@@ -214,4 +214,4 @@ def test_the_exit_hook_ends_the_supervisor_before_it_closes_the_backend() -> Non
     assert task.done.wait(supervisor.TICK + 5), "the supervisor outlived the exit hook"
     supervisor.ensure_supervisor(state)  # a request after that starts it again
     assert state.supervisor is not task and not state.supervisor.done.wait(0.1)
-    state.supervisor_stopped = True
+    supervisor.stop_supervisor(state)

@@ -54,6 +54,14 @@ def ensure_supervisor(state: AppState) -> None:
         atexit.register(_at_exit, weakref.ref(state), pid)
 
 
+def stop_supervisor(state: AppState) -> None:
+    """End the app's supervisor in this process at its next tick.
+
+    :func:`ensure_supervisor` starts it again (the next request does).
+    """
+    state.supervisor_stopped = True
+
+
 def stop_runs(state: AppState, text: str = settle.WORKER_STOPPED) -> int:
     """Answer every request running in this process with an error; return how many.
 
@@ -87,9 +95,9 @@ def _at_exit(ref: weakref.ref[AppState], pid: int) -> None:
     except Exception:
         logger.exception("Answering the running requests at exit failed.")
     finally:
-        # The loop ends at its next tick: it would otherwise use the closed backend
-        # (which a Redis backend takes as a new worker) until the interpreter stops.
-        state.supervisor_stopped = True
+        # Else the loop would use the closed backend (which a Redis backend takes as a
+        # new worker) until the interpreter stops.
+        stop_supervisor(state)
         state.backend.close()
 
 
@@ -161,6 +169,7 @@ __all__ = [
     "TICK",
     "ensure_supervisor",
     "stop_runs",
+    "stop_supervisor",
     "tick",
     "time_out",
 ]
