@@ -7,6 +7,7 @@ Harness fixtures:
 ``redis_cluster_url``  session-scoped ``redis+cluster://...`` URL of a 3-master Redis Cluster
 ``redis_backend_url``  ``redis_url``, then ``redis_cluster_url``: a test taking it runs on both
 ``conformance``  session-scoped callable running ``tests/conformance/run``
+``browser``      session-scoped headless Chromium (a Playwright ``Browser``; ``browser.py``)
 
 For module- or session-scoped servers use the context manager :func:`harness.start_server`
 directly (it is what ``serve`` uses).  Application fixtures: ``mcp_server``, ``app``, ``client``.
@@ -24,6 +25,7 @@ from collections.abc import Generator
 from collections.abc import Iterator
 
 import pytest
+from browser import launch_chromium
 from harness import ConformanceRunner
 from harness import ServeFactory
 from harness import Server
@@ -231,3 +233,10 @@ def app(mcp_server: t.Any) -> t.Any:
 def client(app: t.Any) -> t.Any:
     """A :class:`flask_mcp.testing.MCPTestClient`-free raw Flask test client."""
     return app.test_client()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[t.Any]:
+    """Headless Chromium driven by Playwright, shared by the session's browser tests."""
+    with launch_chromium() as chromium:
+        yield chromium
