@@ -1,13 +1,15 @@
-"""Tools made from the app's own Flask views (``mcp.tool_from_view``, ``mcp.tools_from_app``).
+"""Tools made from Flask views: the work under :class:`~flask_mcp.contrib.view_tools.ViewTools`.
 
 Each selected route and method becomes a tool. Its input schema comes from the
 OpenAPI operation that flask-smorest (or an ``apispec.APISpec`` passed as
 ``spec=``) documents for it: path and query parameters as top-level arguments,
 the JSON body as ``body``. A view without one gets its URL variables, typed by
 their converters, an optional ``query`` object and, for POST/PUT/PATCH, an
-optional ``body``. A call runs the view through the app's WSGI callable with a
-request built from the arguments and carrying the MCP caller's
-``Authorization`` and ``Cookie`` headers, so the view's own decorators decide.
+optional ``body``. A call runs the view through the WSGI callable of the app
+serving the MCP request, with a request built from the arguments and carrying
+the MCP caller's ``Authorization`` and ``Cookie`` headers, so the view's own
+decorators decide; an answer other than 2xx becomes an ``isError`` result that
+says in one line what happened (:func:`explain_status`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import json
 import logging
 import re
 import typing as t
+from html.parser import HTMLParser
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 from flask import has_request_context
 from flask import request
@@ -39,14 +44,17 @@ SKIPPED_METHODS = frozenset({"HEAD", "OPTIONS"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: Headers of the MCP request passed on to the view: who is calling.
 IDENTITY_HEADERS = ("Authorization", "Cookie")
-#: Endpoints never turned into tools by :func:`select_routes` (globs).
-DEFAULT_EXCLUDE = ("static", "mcp.*", "mcp_auth.*", "api-docs.*", "*.static", "flask_mcp*")
+#: Endpoints never turned into tools (globs): the static files, flask-smorest's documentation
+#: and Flask-MCP's own routes, whose endpoints all start with ``mcp`` or ``flask_mcp``
+#: (the MCP endpoint ``mcp.*``, ``mcp_liveness``, ``mcp_readiness``, ``mcp_metrics``, the
+#: OAuth metadata ``mcp_auth.*``).
+DEFAULT_EXCLUDE = ("static", "*.static", "api-docs.*", "mcp", "mcp.*", "mcp_*", "flask_mcp*")
+#: URL prefixes never turned into tools: the OAuth and other well-known metadata documents.
+EXCLUDED_PATHS = ("/.well-known/",)
+#: Characters of a view's error body a tool result keeps (HTML as its text).
+ERROR_DETAIL_LIMIT = 300
 
 _VARIABLE = re.compile(r"<(?:[^<>:]+:)?([^<>]+)>")
-
-
-class ViewError(Exception):
-    """A view answered a tool call with a 5xx status; its body is not shown to the client."""
 
 
 def annotations_for(method: str) -> dict[str, t.Any]:
@@ -244,23 +252,29 @@ def view_doc(app: Flask, endpoint: str, method: str) -> str | None:
 
 
 class ViewTool:
-    """The handler of a tool made from a view: builds the request, runs the app, maps the answer.
+    """How one route and method of an app runs as a tool: builds the request, maps the answer.
 
-    :param app: the app serving the view.
+    It holds no app: :meth:`run` gets the app serving the call, so one tool
+    runs the view of whichever app (from the same factory) the MCP request
+    reached.
+
     :param rule: the URL rule.
     :param method: the HTTP method.
     :param places: where each argument goes (``path``, ``query``, ``query*``, ``body``).
     """
 
-    def __init__(self, app: Flask, rule: Rule, method: str, places: dict[str, str]) -> None:
-        self.app = app
+    def __init__(self, rule: Rule, method: str, places: dict[str, str]) -> None:
         self.rule = rule
         self.method = method
         self.places = places
-        self.__name__ = rule.endpoint or "view"
-        self.__qualname__ = self.__name__
 
-    def __call__(self, arguments: dict[str, t.Any]) -> ToolResult:
+    @property
+    def endpoint(self) -> str:
+        """The endpoint of the route."""
+        return self.rule.endpoint or ""
+
+    def __call__(self, app: Flask, arguments: dict[str, t.Any]) -> ToolResult:
+        """Run the view of ``app`` with the tool's arguments and return the tool result."""
         path_values: dict[str, t.Any] = {}
         query: dict[str, t.Any] = {}
         body: t.Any = None
@@ -274,7 +288,7 @@ class ViewTool:
                 query.update(value)
             elif place == "body":
                 body = value
-        return self.run(path_values, query, body)
+        return self.run(app, path_values, query, body)
 
     def _base(self) -> tuple[str, dict[str, str], dict[str, t.Any]]:
         if not has_request_context():  # stdio, a task: no caller headers to pass on
@@ -284,13 +298,11 @@ class ViewTool:
         return request.host_url, headers, extra
 
     def run(
-        self, path_values: dict[str, t.Any], query: dict[str, t.Any], body: t.Any
+        self, app: Flask, path_values: dict[str, t.Any], query: dict[str, t.Any], body: t.Any
     ) -> ToolResult:
-        """Run the view with a request built from the values and return the tool result."""
-        adapter = self.app.url_map.bind("localhost")
-        path = adapter.build(
-            t.cast(str, self.rule.endpoint), path_values, method=self.method, append_unknown=False
-        )
+        """Run the view of ``app`` with a request built from the values; return the tool result."""
+        adapter = app.url_map.bind("localhost")
+        path = adapter.build(self.endpoint, path_values, method=self.method, append_unknown=False)
         base_url, headers, extra = self._base()
         headers.setdefault("Accept", "application/json, */*;q=0.5")
         options: dict[str, t.Any] = {}
@@ -310,18 +322,15 @@ class ViewTool:
         finally:
             builder.close()
         # A fresh app context: the view gets its own g, as in a request of its own.
-        with self.app.app_context():
-            app_iter, status, response_headers = run_wsgi_app(
-                self.app.wsgi_app, environ, buffered=True
-            )
+        with app.app_context():
+            app_iter, status, response_headers = run_wsgi_app(app.wsgi_app, environ, buffered=True)
             try:
                 data = b"".join(app_iter)
             finally:
                 close = getattr(app_iter, "close", None)
                 if close is not None:
                     close()
-        code = int(status.split(None, 1)[0])
-        return map_response(code, status, response_headers.get("Content-Type"), data, path)
+        return map_response(status, response_headers, data, path, app)
 
 
 def _query_value(value: t.Any) -> t.Any:
@@ -332,38 +341,212 @@ def _query_value(value: t.Any) -> t.Any:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+# -- the answer ------------------------------------------------------------------------
+
+
+class _TextOfHTML(HTMLParser):
+    """Collects the text a reader sees in an HTML page (no scripts, styles or tags)."""
+
+    HIDDEN = frozenset({"script", "style", "head", "template", "noscript"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title: list[str] = []
+        self._hidden = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self._in_title = True
+        elif tag in self.HIDDEN:
+            self._hidden += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        elif tag in self.HIDDEN and self._hidden:
+            self._hidden -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title.append(data)
+        elif not self._hidden:
+            self.parts.append(data)
+
+
+def html_text(markup: str) -> str:
+    """Return the visible text of an HTML page, whitespace collapsed (the title if no body text)."""
+    parser = _TextOfHTML()
+    try:
+        parser.feed(markup)
+        parser.close()
+    except Exception:  # HTMLParser is lenient; keep whatever it read
+        pass
+    text = " ".join(" ".join(parser.parts).split())
+    return text or " ".join(" ".join(parser.title).split())
+
+
+def shorten(text: str, limit: int = ERROR_DETAIL_LIMIT) -> str:
+    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _is_html(mime: str, data: bytes) -> bool:
+    if mime in ("text/html", "application/xhtml+xml"):
+        return True
+    head = data[:256].lstrip().lower()
+    return not mime and (head.startswith(b"<!doctype html") or head.startswith(b"<html"))
+
+
+def _body_detail(mime: str, data: bytes) -> str:
+    """Return the body of an error answer as one short line (HTML as its text)."""
+    text = data.decode("utf-8", "replace")
+    if _is_html(mime, data):
+        text = html_text(text)
+    return shorten(text)
+
+
+def login_views(app: Flask | None) -> set[str]:
+    """Return the endpoints of the app's login pages (Flask-Login's ``login_view`` and friends)."""
+    manager = getattr(app, "login_manager", None)
+    if manager is None:
+        return set()
+    found = {getattr(manager, "login_view", None)}
+    found.update((getattr(manager, "blueprint_login_views", None) or {}).values())
+    return {endpoint for endpoint in found if isinstance(endpoint, str)}
+
+
+def _redirect_endpoint(app: Flask | None, location: str) -> str | None:
+    if app is None:
+        return None
+    parts = urlsplit(location)
+    try:
+        endpoint, _ = app.url_map.bind(parts.netloc or "localhost").match(parts.path or "/")
+    except Exception:  # another site, a 404, a method mismatch: no endpoint of this app
+        return None
+    return str(endpoint)
+
+
+def _retry_after(headers: t.Any) -> str:
+    value = headers.get("Retry-After")
+    if value and str(value).strip().isdigit():
+        return f" Retry in {int(str(value).strip())} s."
+    return " Retry later." if value is None else f" Retry after {shorten(str(value), 40)}."
+
+
+def explain_status(
+    code: int, status: str, headers: t.Any, detail: str, app: Flask | None = None
+) -> str:
+    """Return one line that tells a model what a non-2xx answer of a view means and what to do.
+
+    :param code: the HTTP status code.
+    :param status: the status line (``"302 FOUND"``).
+    :param headers: the response headers (``Location``, ``Retry-After``).
+    :param detail: the body, already cut short (may be empty).
+    :param app: the app whose view answered, to recognise its login page.
+    """
+    suffix = f" The view said: {detail}" if detail else ""
+    if 300 <= code < 400:
+        location = str(headers.get("Location") or "")
+        shown = shorten(location, 200) or "(no Location)"
+        parts = urlsplit(location)
+        endpoint = _redirect_endpoint(app, location)
+        query = parse_qs(parts.query)
+        if (endpoint is not None and endpoint in login_views(app)) or "next" in query:
+            return (
+                f"The view redirected to {shown} (HTTP {status}): this tool needs a login, and "
+                "the MCP connection carried none that the app accepts. Ask the user to sign in to "
+                "the app (connect with a session cookie or token it accepts); retrying as is "
+                "will not help."
+            )
+        return (
+            f"The view redirected to {shown} (HTTP {status}); a tool call does not follow "
+            "redirects, so nothing was done at the new address."
+        )
+    if code == 401:
+        return (
+            f"The view refused the call (HTTP {status}): this tool needs authentication, and "
+            "the MCP connection's credentials were missing or not accepted. Ask the user to "
+            "connect with credentials the app accepts; retrying as is will not help." + suffix
+        )
+    if code == 403:
+        return (
+            f"The view refused the call (HTTP {status}): the caller is known but not allowed to "
+            "do this. Do not retry; the user needs an account with that permission." + suffix
+        )
+    if code == 429:
+        return f"The view is rate limited (HTTP {status})." + _retry_after(headers) + suffix
+    if code >= 500:
+        retry = _retry_after(headers) if code == 503 else ""
+        return (
+            f"The view failed (HTTP {status}): an error of the app, not of the arguments; the "
+            f"details are in the server's log.{retry}"
+        )
+    if code == 404:
+        return f"Not found (HTTP {status}): check the identifiers in the arguments." + suffix
+    return (
+        f"The view refused the call (HTTP {status}): check the arguments against the tool's "
+        "input schema and the message, then call again." + suffix
+    )
+
+
 def map_response(
-    code: int, status: str, mime_type: str | None, data: bytes, path: str
+    status: str, headers: t.Any, data: bytes, path: str, app: Flask | None = None
 ) -> ToolResult:
     """Turn a view's response into a tool result.
 
-    JSON gives ``structuredContent`` (a non-object is wrapped as ``{"result":
-    ...}``) and the same JSON as text; ``text/*`` gives text; other media types
-    give image, audio or embedded-resource blocks. A 4xx is an ``isError``
-    result holding the body; a 5xx raises :class:`ViewError`, which the server
-    logs and answers with a redacted error.
+    A 2xx JSON answer gives ``structuredContent`` (a non-object is wrapped as
+    ``{"result": ...}``) and the same JSON as text; ``text/*`` gives text (an
+    HTML page its visible text); other media types give image, audio or
+    embedded-resource blocks.
 
-    :raises ViewError: the status is 500 or more.
+    Any other answer is an ``isError`` result whose text is one line saying
+    what happened and what to do (:func:`explain_status`): a redirect (3xx;
+    to the app's login page: "this tool needs a login"), 401, 403, another
+    4xx with the body cut short (HTML as its text; a JSON object also as
+    ``structuredContent``), and a 5xx without its body, which is logged.
+
+    :param status: the status line (``"200 OK"``).
+    :param headers: the response headers.
+    :param data: the body.
+    :param path: the path the view was called at (for the log and resource URIs).
+    :param app: the app whose view answered (recognises its login page).
     """
-    if code >= 500:
-        raise ViewError(f"The view at {path} answered {status}: {data[:500]!r}")
-    mime = (mime_type or "").split(";", 1)[0].strip().lower()
-    is_error = code >= 400
+    code = int(status.split(None, 1)[0])
+    mime = (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+    if code >= 300 or code < 200:
+        if code >= 500:
+            logger.error("The view at %s answered %s: %r", path, status, data[:2000])
+            detail = ""
+        else:
+            detail = _body_detail(mime, data) if data else ""
+        text = explain_status(code, status, headers, detail, app)
+        structured = None
+        if 400 <= code < 500 and (mime == "application/json" or mime.endswith("+json")):
+            try:
+                value = json.loads(data)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                structured = value
+        return ToolResult(text, structured=structured, is_error=True)
     uri = f"http://localhost{path}"
     if not data:
-        return ToolResult(status, is_error=is_error)
+        return ToolResult(status)
     if mime == "application/json" or mime.endswith("+json"):
         try:
-            value = json.loads(data) if data else None
+            value = json.loads(data)
         except ValueError:
-            return ToolResult(data.decode("utf-8", "replace"), is_error=is_error)
+            return ToolResult(data.decode("utf-8", "replace"))
         structured = value if isinstance(value, dict) else {"result": value}
-        return ToolResult(
-            data.decode("utf-8", "replace").strip(), structured=structured, is_error=is_error
-        )
-    if mime.startswith("text/") or not mime or is_error:
-        return ToolResult(data.decode("utf-8", "replace"), is_error=is_error)
-    return ToolResult([content.binary(data, mime, uri)], is_error=is_error)
+        return ToolResult(data.decode("utf-8", "replace").strip(), structured=structured)
+    if _is_html(mime, data):
+        return ToolResult(html_text(data.decode("utf-8", "replace")))
+    if mime.startswith("text/") or not mime:
+        return ToolResult(data.decode("utf-8", "replace"))
+    return ToolResult([content.binary(data, mime, uri)])
 
 
 # -- selecting and describing -------------------------------------------------------------
@@ -379,8 +562,33 @@ class ViewToolSpec(t.NamedTuple):
     annotations: dict[str, t.Any]
 
 
-def _matches(endpoint: str, patterns: t.Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(endpoint, pattern) for pattern in patterns)
+def route_matches(rule: Rule, pattern: str) -> bool:
+    """Tell whether a route is named by ``pattern``.
+
+    A pattern starting with ``/`` is a URL prefix (``"/admin"`` takes ``/admin``
+    and ``/admin/...``, not ``/administrators``). Any other pattern is a glob
+    matched against the endpoint (``"pets.list"``, ``"pets.*"``) and against
+    each blueprint the endpoint belongs to (``"pets"`` takes every route of the
+    ``pets`` blueprint, nested ones included).
+    """
+    if pattern.startswith("/"):
+        prefix = pattern.rstrip("/")
+        return rule.rule == pattern or rule.rule == prefix or rule.rule.startswith(prefix + "/")
+    endpoint = rule.endpoint or ""
+    if fnmatch.fnmatchcase(endpoint, pattern):
+        return True
+    parts = endpoint.split(".")[:-1]
+    return any(fnmatch.fnmatchcase(".".join(parts[: i + 1]), pattern) for i in range(len(parts)))
+
+
+def own_paths(app: Flask) -> list[str]:
+    """Return the paths Flask-MCP serves on ``app``: ``MCP_PATH``, the probes, the metadata."""
+    config = app.config
+    found = [str(config.get("MCP_PATH") or "/mcp")]
+    for key in ("MCP_HEALTH_LIVENESS_PATH", "MCP_HEALTH_READINESS_PATH"):
+        if config.get(key):
+            found.append(str(config[key]))
+    return [*found, *EXCLUDED_PATHS]
 
 
 def select_routes(
@@ -388,18 +596,22 @@ def select_routes(
     include: t.Iterable[str] | None = None,
     exclude: t.Iterable[str] = (),
     methods: t.Iterable[str] | None = None,
-    skip_path: str | None = None,
 ) -> list[tuple[Rule, str]]:
-    """Return the (rule, method) pairs of ``app`` selected by endpoint globs and methods."""
+    """Return the (rule, method) pairs of ``app`` that ``include`` and ``exclude`` select.
+
+    Patterns are endpoint globs, blueprint names or URL prefixes
+    (:func:`route_matches`). Flask-MCP's own routes (:data:`DEFAULT_EXCLUDE`,
+    :func:`own_paths`) and the static route are never selected, even when
+    ``include`` names them.
+    """
     wanted = {m.upper() for m in methods} if methods is not None else None
-    include = list(include) if include is not None else None
-    exclude = [*DEFAULT_EXCLUDE, *exclude]
+    taken = list(include) if include is not None else None
+    left_out = [*DEFAULT_EXCLUDE, *own_paths(app), *exclude]
     selected: list[tuple[Rule, str]] = []
     for rule in app.url_map.iter_rules():
-        endpoint = rule.endpoint or ""
-        if include is not None and not _matches(endpoint, include):
+        if taken is not None and not any(route_matches(rule, p) for p in taken):
             continue
-        if _matches(endpoint, exclude) or (skip_path and rule.rule.startswith(skip_path)):
+        if any(route_matches(rule, p) for p in left_out):
             continue
         for method in rule_methods(rule):
             if wanted is None or method in wanted:
@@ -439,7 +651,7 @@ def find_rule(
         choices = ", ".join(f"{m} {rule.rule}" for rule in rules for m in rule_methods(rule))
         raise LookupError(
             f"The view {target!r} is served as {choices}; pass method= (and a single endpoint) "
-            "to choose one, or use mcp.tools_from_app() to turn them all into tools."
+            "to choose one, or use ViewTools.add_routes() to turn them all into tools."
         )
     return pairs[0]
 
@@ -471,7 +683,7 @@ def describe_view(
         text = view_doc(app, endpoint, method)
     text = description or text or f"{method} {rule.rule}"
     return ViewToolSpec(
-        ViewTool(app, rule, method, places),
+        ViewTool(rule, method, places),
         name or default_name(endpoint, method, rule_methods(rule)),
         text,
         schema,
@@ -481,18 +693,25 @@ def describe_view(
 
 __all__ = [
     "DEFAULT_EXCLUDE",
-    "ViewError",
+    "ERROR_DETAIL_LIMIT",
+    "EXCLUDED_PATHS",
     "ViewTool",
     "ViewToolSpec",
     "annotations_for",
     "describe_view",
+    "explain_status",
     "find_operation",
     "find_rule",
     "find_specs",
+    "html_text",
+    "login_views",
     "map_response",
     "openapi_path",
+    "own_paths",
     "operation_schema",
     "plain_schema",
+    "route_matches",
     "select_routes",
+    "shorten",
     "spec_dict",
 ]
