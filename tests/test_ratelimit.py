@@ -117,9 +117,9 @@ def test_a_session_rule_counts_the_client_across_sessions_and_eras(backend_url: 
             fresh.call_tool("other")
         assert info.value.code == -32000
         assert info.value.data is not None and info.value.data["scope"] == "session"
-    with pytest.raises(MCPError) as info:  # the same caller: refused in this era too
-        with MCPTestClient(app, protocol_version=V2026) as stateless:  # (at server/discover)
-            stateless.call_tool("other")
+    # the same caller, refused in this era too (at server/discover, the first request)
+    with pytest.raises(MCPError) as info, MCPTestClient(app, protocol_version=V2026) as stateless:
+        stateless.call_tool("other")
     assert info.value.code == -32000
     wire = Wire(app)
     wire.client.environ_base["REMOTE_ADDR"] = "192.0.2.7"  # another client has its own count
