@@ -9,9 +9,10 @@ added 22 MB to every scrape. So a label value is:
 - the name only when the server declares it (a registered tool or prompt, a
   method of the server's method table); anything else is :data:`UNKNOWN`;
 - at most :data:`MAX_LENGTH` characters (the MCP tool name limit is 128);
-- one of at most ``max_values`` distinct values per label (default
-  :data:`MAX_VALUES`); past that, :data:`OTHER`. Declared names are bounded
-  already; the cap holds when tools are added at run time without end.
+- for tool and prompt names and error types, one of at most ``max_values``
+  distinct values per label (default :data:`MAX_VALUES`); past that,
+  :data:`OTHER`. Declared names are bounded already; the cap holds when tools
+  are added at run time without end.
 """
 
 from __future__ import annotations
@@ -72,14 +73,9 @@ class LabelBounds:
         self._seen: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
-    def bounded(self, label: str, value: str, *, cut: bool = True) -> str:
-        """Return ``value`` (cut to :attr:`max_length`) if ``label`` may take it, else ``other``.
-
-        :param cut: cut ``value`` to :attr:`max_length` (not for values the
-            server chose, such as a known method).
-        """
-        if cut:
-            value = value[: self.max_length]
+    def bounded(self, label: str, value: str) -> str:
+        """Return ``value`` (cut to :attr:`max_length`) if ``label`` may take it, else ``other``."""
+        value = value[: self.max_length]
         seen = self._seen.get(label)
         if seen is not None and value in seen:
             return value
@@ -93,10 +89,13 @@ class LabelBounds:
         return value
 
     def method(self, mcp: MCP, method: str) -> str:
-        """Return the label of a request's method: the method if the server knows it."""
+        """Return the label of a request's method: the method if the server knows it.
+
+        The methods a server knows are few and its own, so they are neither
+        capped nor cut.
+        """
         table = getattr(mcp.dispatcher, "methods", None) or ()
-        known = method in SPEC_METHODS or method in table
-        return self.bounded("method", method if known else UNKNOWN, cut=False)
+        return method if method in SPEC_METHODS or method in table else UNKNOWN
 
     def name(self, mcp: MCP, kind: str | None, name: str | None) -> str:
         """Return the label of the tool or prompt a request names (empty for other requests).
