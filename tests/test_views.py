@@ -12,9 +12,9 @@ from flask import jsonify
 from flask import request
 
 from flask_mcp import MCP
+from flask_mcp.contrib.view_answers import map_response
 from flask_mcp.contrib.view_tools import ViewTools
 from flask_mcp.contrib.views import annotations_for
-from flask_mcp.contrib.views import map_response
 from flask_mcp.testing import MCPTestClient
 
 pytest.importorskip("flask_smorest")
