@@ -1,4 +1,4 @@
-"""A flask-smorest REST API whose views are also MCP tools (``mcp.tools_from_app``).
+"""A flask-smorest REST API whose views are also MCP tools (``ViewTools``).
 
 Run it with::
 
@@ -16,6 +16,10 @@ same views are MCP tools at ``/mcp``:
   delete;
 - ``pets_photo`` (an ``image/png`` response, given as an image block);
 - ``health``, a plain Flask view (URL variables and an optional body only).
+
+``mcp`` and ``views`` live at module level and ``create_app()`` registers them
+on each app it makes (the Flask-SQLAlchemy pattern): the tests make several
+apps, and each app's tools run that app's views.
 
 The pets live in this process's memory: run one worker.
 """
@@ -39,6 +43,7 @@ from flask_smorest import Blueprint
 from flask_smorest import abort
 
 from flask_mcp import MCP
+from flask_mcp.contrib.view_tools import ViewTools
 
 #: The token that lets a caller delete pets (the app's own auth, not MCP's).
 ADMIN_TOKEN = os.environ.get("PETS_ADMIN_TOKEN", "admin-secret")
@@ -158,6 +163,12 @@ def photo(pet_id: int) -> Response:
     return Response(_png(4, 4, colour), mimetype="image/png")
 
 
+mcp = MCP(name="pets", version="1.0.0")
+views = ViewTools(mcp)
+# The pets blueprint and the app's health view; nothing else of the app becomes a tool.
+views.add_routes(include=["pets", "health"])
+
+
 def create_app() -> Flask:
     """Build the app: the REST API first, then its views as MCP tools."""
     app = Flask(__name__)
@@ -176,9 +187,8 @@ def create_app() -> Flask:
         """Report whether the service is live or ready."""
         return jsonify({"probe": probe, "ok": True})
 
-    mcp = MCP(name="pets", version="1.0.0")
-    mcp.tools_from_app(app, include=["pets.*", "health"])
     mcp.init_app(app)
+    views.init_app(app)
     return app
 
 

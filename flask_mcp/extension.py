@@ -23,7 +23,6 @@ from .auth.authenticator import unenforced_scopes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
-from .contrib.view_tools import ViewTools
 from .protocol import jsonrpc
 from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
@@ -90,7 +89,7 @@ def check_dependencies(settings: Settings, *, has_authorizer: bool) -> None:
             )
 
 
-class MCP(SharedDeclarations, ViewTools):
+class MCP(SharedDeclarations):
     """A Model Context Protocol server for Flask apps.
 
     Declare tools, resources and prompts with the decorators, then call

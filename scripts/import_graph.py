@@ -87,7 +87,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "L6b integrations under the face",
-        ("contrib.views", "contrib.view_tools", "contrib.webargs_schemas", "contrib.celery"),
+        ("contrib.views", "contrib.view_answers", "contrib.webargs_schemas", "contrib.celery"),
     ),
     ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin", "cli")),
     ("L8 contrib", ("contrib",)),

@@ -103,3 +103,62 @@ def test_views_as_tools_through_the_official_client(pets: t.Any) -> None:
             assert gone.is_error
 
     anyio.run(main)
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[t.Any]:
+    env = {"LOGIN_APP_DB": str(tmp_path_factory.mktemp("shop") / "shop.db")}
+    with start_server("tests._apps.login_app:app", "gevent", env=env) as server:
+        yield server
+
+
+def connect(url: str, headers: dict[str, str] | None = None) -> t.Any:
+    return streamable_http_client(url, http_client=httpx.AsyncClient(headers=headers))
+
+
+def test_login_protected_views_through_the_official_client(shop: t.Any) -> None:
+    """A Flask-Login app on gunicorn: no login gets "needs a login", not the login page as
+    a success; a bearer login and a session login (Flask's cookie) reach the user's orders;
+    a logged-in user without the permission gets a 403 the model can read (issue 32)."""
+    login = httpx.post(f"{shop.base_url}/login", data={"user": "bob"})
+    assert login.status_code == 200
+    cookie = "; ".join(f"{name}={value}" for name, value in login.cookies.items())
+
+    async def main() -> None:
+        async with connect(shop.url) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            names = sorted(tool.name for tool in (await s.list_tools()).tools)
+            assert names == ["admin_report", "orders"]  # only what add_routes selected
+            anonymous = await s.call_tool("orders", {})
+            assert anonymous.is_error
+            text = anonymous.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("The view redirected to /login?next=")
+            assert "this tool needs a login" in text and "Sign in" not in text
+
+        headers = {"Authorization": "Bearer ada"}
+        async with connect(shop.url, headers) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            mine = await s.call_tool("orders", {})
+            assert not mine.is_error
+            assert mine.structured_content == {"user": "ada", "items": ["engine", "cards"]}
+            report = await s.call_tool("admin_report", {})
+            assert report.is_error
+            text = report.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("The view refused the call (HTTP 403 FORBIDDEN)")
+            assert "<" not in text  # Flask's HTML 403 page, as a short text
+
+        async with (
+            connect(shop.url, {"Cookie": cookie}) as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            mine = await s.call_tool("orders", {})
+            assert mine.structured_content == {"user": "bob", "items": ["lamp"]}
+
+        root = {"Authorization": "Bearer root"}
+        async with connect(shop.url, root) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            report = await s.call_tool("admin_report", {})
+            assert not report.is_error and report.structured_content == {"orders": 3}
+
+    anyio.run(main)

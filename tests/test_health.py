@@ -38,7 +38,7 @@ def test_off_by_default() -> None:
     assert client.get("/readyz").status_code == 404
 
 
-def test_probes_answer_without_mcp_auth_host_or_session() -> None:
+def test_probes_answer_without_mcp_auth_or_session_with_the_host_check() -> None:
     def authorizer(token: str, request: t.Any) -> t.Any:
         raise AssertionError("a probe must not be authenticated")
 
@@ -51,14 +51,31 @@ def test_probes_answer_without_mcp_auth_host_or_session() -> None:
     mcp.init_app(app)
     client = app.test_client()
     assert client.post("/mcp", json={}).status_code == 401  # the MCP endpoint is protected
-    # A kubelet probes the pod's IP: no Host check, no token, no session.
-    live = client.get("/livez", headers={"Host": "10.1.2.3:8000"})
+    # A kubelet probes the pod's IP from the node: no token, no session, and its Host
+    # passes the endpoint's check (only a loopback caller must name a local host).
+    kubelet = {"REMOTE_ADDR": "10.1.0.1"}
+    live = client.get("/livez", headers={"Host": "10.1.2.3:8000"}, environ_base=kubelet)
     assert live.status_code == 200 and live.json == {"status": "ok"}
     assert live.headers["Cache-Control"] == "no-store"
-    ready = client.get("/readyz", headers={"Host": "10.1.2.3:8000"})
+    ready = client.get("/readyz", headers={"Host": "10.1.2.3:8000"}, environ_base=kubelet)
     assert ready.status_code == 200
     assert ready.json is not None and ready.json["status"] == "ready"
     assert ready.json["backend"] == "ok"
+
+
+@pytest.mark.parametrize("path", ["/livez", "/readyz"])
+def test_probes_get_the_host_check_of_the_endpoint(path: str) -> None:
+    """DNS rebinding: a page of evil.example resolved to 127.0.0.1 gets 421, as at MCP_PATH."""
+    client = make_app(**PROBES).test_client()
+    assert client.get(path).status_code == 200  # Host: localhost
+    refused = client.get(path, headers={"Host": "evil.example"})
+    assert refused.status_code == 421
+    assert client.post("/mcp", json={}, headers={"Host": "evil.example"}).status_code == 421
+    listed = make_app(MCP_ALLOWED_HOSTS=["mcp.internal"], **PROBES).test_client()
+    remote = {"REMOTE_ADDR": "10.1.0.1"}
+    assert listed.get(path, headers={"Host": "10.1.2.3"}, environ_base=remote).status_code == 421
+    found = listed.get(path, headers={"Host": "mcp.internal"}, environ_base=remote)
+    assert found.status_code == 200
 
 
 @pytest.mark.redis
@@ -67,12 +84,15 @@ def test_readiness_follows_a_private_redis() -> None:
     with redis_server(port, missing="needs redis-server") as proc:
         app = make_app(MCP_BACKEND=f"redis://127.0.0.1:{port}/0", **PROBES)
         client = app.test_client()
-        assert client.get("/readyz").status_code == 200
+        up = client.get("/readyz")
+        assert up.status_code == 200
         proc.terminate()
         proc.wait(timeout=10)
         ready = client.get("/readyz")
         assert ready.status_code == 503 and ready.headers["Retry-After"] == "2"
-        assert ready.json is not None and ready.json["status"] == "unavailable"
+        assert ready.json == {"status": "unavailable", "backend": "unavailable"}
+        for body in (up.get_data(as_text=True), ready.get_data(as_text=True)):
+            assert "127.0.0.1" not in body and str(port) not in body  # the address is logged only
         assert client.get("/livez").status_code == 200  # liveness never touches the backend
 
 
@@ -111,7 +131,9 @@ def test_probes_on_gunicorn(serve: t.Any, worker: str) -> None:
 
     env = {"FLASK_MCP_HEALTH_LIVENESS_PATH": "/livez", "FLASK_MCP_HEALTH_READINESS_PATH": "/readyz"}
     server = serve("tests._apps.observe:app", worker, env=env)
-    live = httpx.get(f"{server.base_url}/livez", headers={"Host": "10.0.0.7:8000"})
-    ready = httpx.get(f"{server.base_url}/readyz", headers={"Host": "10.0.0.7:8000"})
+    live = httpx.get(f"{server.base_url}/livez")
+    ready = httpx.get(f"{server.base_url}/readyz")
     assert (live.status_code, live.json()) == (200, {"status": "ok"})
     assert ready.status_code == 200 and ready.json()["backend"] == "ok"
+    rebound = httpx.get(f"{server.base_url}/readyz", headers={"Host": "evil.example"})
+    assert rebound.status_code == 421

@@ -56,7 +56,7 @@ class Telemetry:
 
 def make(telemetry: Telemetry) -> tuple[MCP, Flask]:
     mcp = MCP(name="traced", version="1")
-    MCPInstrumentor(
+    otel = MCPInstrumentor(
         mcp,
         tracer_provider=telemetry.tracer_provider,
         meter_provider=telemetry.meter_provider,
@@ -93,6 +93,7 @@ def make(telemetry: Telemetry) -> tuple[MCP, Flask]:
     app = Flask(__name__)
     app.config.update(TESTING=True, SECRET_KEY="s")
     mcp.init_app(app)
+    otel.init_app(app)
     return mcp, app
 
 
@@ -149,7 +150,7 @@ def test_errors(telemetry: Telemetry, version: str) -> None:
             client.call_tool("missing", {})
         assert client.call_tool("fail", {})["isError"] is True
     spans = {s.name: s for s in telemetry.mcp_spans()}
-    missing = spans["tools/call missing"]
+    missing = spans["tools/call unknown"]  # not a declared name: never a span name
     assert missing.attributes is not None
     assert missing.attributes["error.type"] == "-32602"
     assert missing.attributes["rpc.response.status_code"] == "-32602"
@@ -291,3 +292,41 @@ def test_spans_on_gunicorn_with_the_official_client(
         assert parent is not None, span
         assert parent["kind"] == "SERVER" and "mcp.method.name" not in parent["attributes"]
         assert parent["trace_id"] == span["trace_id"]
+
+
+def test_client_chosen_names_add_no_metric_streams_or_span_names(telemetry: Telemetry) -> None:
+    """1,000 calls with random names and one with a 1 MB name: no new attribute values."""
+    import uuid
+
+    _, app = make(telemetry)
+    with MCPTestClient(app, protocol_version="2026-07-28") as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+        for n in range(1000):
+            with pytest.raises(MCPError):
+                client.call_tool(f"random-{n}-{uuid.uuid4().hex}")
+        with pytest.raises(MCPError):
+            client.call_tool("x" * (1 << 20))
+        with pytest.raises(MCPError):
+            client.request(f"made/up-{uuid.uuid4().hex}", {})
+    points = telemetry.points("mcp.server.operation.duration")
+    tools = {p.attributes.get("gen_ai.tool.name") for p in points}
+    methods = {p.attributes.get("mcp.method.name") for p in points}
+    assert tools == {None, "add", "unknown"}
+    assert all(not m.startswith("made/") for m in methods)
+    names = {span.name for span in telemetry.mcp_spans()}
+    assert names <= {"server/discover", "tools/list", "tools/call add", "tools/call unknown"}
+    assert (
+        max(len(str(v)) for s in telemetry.mcp_spans() for v in (s.attributes or {}).values()) < 200
+    )
+
+
+def test_an_app_without_init_app_is_not_traced(telemetry: Telemetry) -> None:
+    mcp, app = make(telemetry)
+    other = Flask(__name__)
+    other.config.update(TESTING=True, SECRET_KEY="s")
+    mcp.init_app(other)
+    with MCPTestClient(other) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+    assert telemetry.mcp_spans() == []
+    with pytest.raises(RuntimeError, match="already registered"):
+        t.cast(MCPInstrumentor, mcp.dispatcher.middleware.items[0]).init_app(app)

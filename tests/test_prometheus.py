@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import re
 import typing as t
+import uuid
 
 import httpx
 import pytest
@@ -33,7 +34,7 @@ def sample(text: str, name: str, **labels: str) -> float:
     return total
 
 
-def make() -> tuple[MCP, Flask]:
+def make(**config: t.Any) -> tuple[MCP, Flask]:
     mcp = MCP(name="measured", version="1")
     PrometheusMetrics(mcp, registry=CollectorRegistry())
 
@@ -46,7 +47,7 @@ def make() -> tuple[MCP, Flask]:
         raise RuntimeError("x")
 
     app = Flask(__name__)
-    app.config.update(TESTING=True, SECRET_KEY="s")
+    app.config.update(TESTING=True, SECRET_KEY="s", **config)
     mcp.init_app(app)
     metrics = t.cast(PrometheusMetrics, mcp.dispatcher.middleware.items[0])
     metrics.init_app(app)
@@ -65,7 +66,8 @@ def test_requests_errors_durations_sessions(version: str) -> None:
         text = app.test_client().get("/metrics").get_data(as_text=True)
     assert sample(text, "mcp_server_requests_total", method="tools/call", tool="add") == 3
     assert sample(text, "mcp_server_errors_total", tool="fail", error_type="tool_error") == 1
-    assert sample(text, "mcp_server_errors_total", tool="missing", error_type="-32602") == 1
+    assert sample(text, "mcp_server_errors_total", tool="unknown", error_type="-32602") == 1
+    assert 'tool="missing"' not in text  # not a declared name: never a label
     count = sample(text, "mcp_server_operation_duration_seconds_count", tool="add", error_type="")
     assert count == 3
     sessions = sample(text, "mcp_server_sessions", server="measured")
@@ -86,6 +88,74 @@ def test_streams_and_tasks_gauges_fed_by_signals() -> None:
     assert sample(text, "mcp_server_tasks", status="working") == 0
     assert sample(text, "mcp_server_tasks", status="input_required") == 1
     assert sample(text, "mcp_server_task_status_changes_total", status="completed") == 1
+
+
+def test_client_chosen_names_add_no_series() -> None:
+    """1,000 calls with random names and one with a 1 MB name: the series stay the same."""
+    _, app = make()
+    with MCPTestClient(app, protocol_version="2026-07-28") as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+        with pytest.raises(MCPError):
+            client.call_tool("nope")
+        before = app.test_client().get("/metrics").get_data(as_text=True)
+        for n in range(1000):
+            with pytest.raises(MCPError):
+                client.call_tool(f"random-{n}-{uuid.uuid4().hex}")
+        with pytest.raises(MCPError):
+            client.request(f"made/up-{uuid.uuid4().hex}", {})
+        huge = "x" * (1 << 20)
+        with pytest.raises(MCPError):
+            client.call_tool(huge)
+        with pytest.raises(MCPError):
+            client.get_prompt(huge, {})
+        after = app.test_client().get("/metrics").get_data(as_text=True)
+
+    def series(text: str) -> set[str]:
+        return {line.rsplit(" ", 1)[0] for line in text.splitlines() if line.startswith("mcp_")}
+
+    new = series(after) - series(before)
+    assert new <= {
+        'mcp_server_requests_total{method="unknown",tool=""}',
+        'mcp_server_requests_created{method="unknown",tool=""}',
+        'mcp_server_requests_total{method="prompts/get",tool="unknown"}',
+        'mcp_server_requests_created{method="prompts/get",tool="unknown"}',
+    } | {s for s in series(after) if 'method="unknown"' in s or 'method="prompts/get"' in s}
+    assert all("random-" not in s and "made/up" not in s for s in series(after))
+    assert len(after) < len(before) + 20_000  # no 1 MB label (the new series are a few lines)
+    assert sample(after, "mcp_server_requests_total", method="tools/call", tool="unknown") == 1002
+
+
+def test_label_values_are_capped() -> None:
+    mcp = MCP(name="many", version="1")
+    PrometheusMetrics(mcp, max_label_values=2, max_label_length=8)
+    for n in range(5):
+        mcp.add_tool(lambda: "ok", name=f"t{n}_is_a_long_name")
+    app = Flask(__name__)
+    mcp.init_app(app)
+    t.cast(PrometheusMetrics, mcp.dispatcher.middleware.items[0]).init_app(app)
+    with MCPTestClient(app) as client:
+        for n in range(5):
+            client.call_tool(f"t{n}_is_a_long_name")
+        text = app.test_client().get("/metrics").get_data(as_text=True)
+    found = re.findall(r'mcp_server_requests_total\{method="tools/call",tool="([^"]*)"', text)
+    assert set(found) == {"t0_is_a_", "t1_is_a_", "other"}  # cut to 8; 2 values, then other
+    assert sample(text, "mcp_server_requests_total", tool="other") == 3
+
+
+def test_metrics_get_the_host_check_of_the_endpoint() -> None:
+    _, app = make()
+    client = app.test_client()
+    assert client.get("/metrics").status_code == 200
+    refused = client.get("/metrics", headers={"Host": "evil.example"})  # a loopback caller
+    assert refused.status_code == 421
+    app.config["MCP_ALLOWED_HOSTS"] = ["metrics.internal"]
+    _, listed = make(MCP_ALLOWED_HOSTS=["metrics.internal"])
+    remote = {"REMOTE_ADDR": "10.0.0.9"}
+    assert listed.test_client().get("/metrics", environ_base=remote).status_code == 421
+    ok = listed.test_client().get(
+        "/metrics", headers={"Host": "metrics.internal"}, environ_base=remote
+    )
+    assert ok.status_code == 200
 
 
 @pytest.mark.e2e

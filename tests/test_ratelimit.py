@@ -80,9 +80,8 @@ def test_handshake_era_answers_429_with_retry_after(tool: str) -> None:
     assert post(client, other, session).status_code == 200  # other tools are not counted
 
 
-def test_2026_era_answers_429_and_sessions_rules_skip_it() -> None:
+def test_2026_era_answers_429() -> None:
     _, limiter, app = make()
-    limiter.limit("1/minute", per="session")  # no sessions at 2026-07-28: does not apply
     limiter.limit("3/minute", per=("principal", "tool"))
     wire = Wire(app)
     params = {"name": "add", "arguments": {"a": 1, "b": 1}}
@@ -97,22 +96,101 @@ def test_2026_era_answers_429_and_sessions_rules_skip_it() -> None:
     assert status == 200
 
 
-def test_session_and_principal_limits_in_the_test_client() -> None:
-    _, limiter, app = make()
-    limiter.limit("4/minute", per="session")
+@pytest.fixture(params=["memory", "redis"])
+def backend_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "memory":
+        return "memory://"
+    url = t.cast(str, request.getfixturevalue("redis_url"))
+    return f"{url}?prefix=rl-{uuid.uuid4().hex[:8]}:"
+
+
+def test_a_session_rule_counts_the_client_across_sessions_and_eras(backend_url: str) -> None:
+    """A new session does not reset the count, and 2026-07-28 requests count too (issue 33)."""
+    _, limiter, app = make(MCP_BACKEND=backend_url)
+    limiter.limit("5/minute", per="session")
     with MCPTestClient(app) as client:
         client.call_tool("other")
-        client.call_tool("other")
         client.list_tools()  # every method counts for a session rule
-        with pytest.raises(MCPError) as info:
-            client.call_tool("other")
-            client.call_tool("other")
-        assert info.value.code == -32000
-    with MCPTestClient(app) as fresh:  # another session has its own counter
+    with MCPTestClient(app) as fresh:  # initialize is the 4th, this call the 5th
         assert fresh.call_tool("other")["content"][0]["text"] == "other"
-    with MCPTestClient(app, protocol_version=V2026) as stateless:
-        for _ in range(6):  # the session rule does not apply
-            stateless.call_tool("other")
+        with pytest.raises(MCPError) as info:
+            fresh.call_tool("other")
+        assert info.value.code == -32000
+        assert info.value.data is not None and info.value.data["scope"] == "session"
+    # the same caller, refused in this era too (at server/discover, the first request)
+    with pytest.raises(MCPError) as info, MCPTestClient(app, protocol_version=V2026) as stateless:
+        stateless.call_tool("other")
+    assert info.value.code == -32000
+    wire = Wire(app)
+    wire.client.environ_base["REMOTE_ADDR"] = "192.0.2.7"  # another client has its own count
+    assert wire.post("tools/call", {"name": "other", "arguments": {}}).status_code == 200
+
+
+def test_a_session_rule_counts_each_principal(backend_url: str) -> None:
+    from flask_mcp import AuthInfo
+
+    mcp = MCP(
+        name="authorized",
+        version="1",
+        authorizer=lambda token, request: AuthInfo(principal=token),
+    )
+
+    @mcp.tool()
+    def other() -> str:
+        return "other"
+
+    limiter = RateLimiter(mcp, key_prefix=f"t-{uuid.uuid4().hex[:8]}")
+    limiter.limit("3/minute", per="session")
+    app = Flask(__name__)
+    app.config.update(
+        TESTING=True, SECRET_KEY="s", MCP_BACKEND=backend_url,
+        MCP_AUTH_RESOURCE="http://localhost/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+    )  # fmt: skip
+    mcp.init_app(app)
+    limiter.init_app(app)
+    for token in ("ada", "bob"):
+        headers = {"Authorization": f"Bearer {token}"}
+        answered = 0
+        for _ in range(3):  # three sessions: one initialize and one call each
+            with MCPTestClient(app, headers=headers) as client:
+                try:
+                    client.call_tool("other")
+                    answered += 1
+                except MCPError as exc:
+                    assert exc.code == -32000
+                    break
+        # the third request (the second session's initialize) is the last one allowed
+        assert answered == 1, (token, answered)
+
+
+def test_two_apps_on_one_redis_count_apart_unless_they_share_the_prefix(
+    redis_backend_url: str,
+) -> None:
+    """MCP_BACKEND's ?prefix= keeps two apps' counters apart on one Redis (issue 32)."""
+    first, second = f"a-{uuid.uuid4().hex[:8]}:", f"b-{uuid.uuid4().hex[:8]}:"
+    limiter = RateLimiter(key_prefix="shared-limits")
+    limiter.limit("2/minute", per="global")
+
+    def app_on(prefix: str) -> Flask:
+        mcp = MCP(name="p", version="1")
+        mcp.add_tool(lambda: "ok", name="ping_tool")
+        limiter.init_server(mcp)
+        app = Flask(__name__)
+        app.config.update(SECRET_KEY="s", MCP_BACKEND=f"{redis_backend_url}?prefix={prefix}")
+        mcp.init_app(app)
+        limiter.init_app(app)
+        return app
+
+    def answered(app: Flask, times: int) -> int:
+        wire = Wire(app)
+        params = {"name": "ping_tool", "arguments": {}}
+        return sum(wire.post("tools/call", params).status_code == 200 for _ in range(times))
+
+    one, two, twin = app_on(first), app_on(second), app_on(first)
+    assert answered(one, 2) == 2
+    assert answered(two, 3) == 2  # its own counter: not used up by the first app
+    assert answered(twin, 1) == 0  # the same prefix: the same counter, as configured
 
 
 def test_bad_rules_and_storage_choice() -> None:
@@ -126,6 +204,9 @@ def test_bad_rules_and_storage_choice() -> None:
     assert limiter.storage_uri_for(app) == "memory://"
     app.config["MCP_BACKEND"] = "redis://127.0.0.1:6379/3?prefix=x:"
     assert limiter.storage_uri_for(app) == "redis://127.0.0.1:6379/3"
+    assert limiter.key_prefix_for(app) == f"{limiter.key_prefix}:x:"
+    app.config["MCP_BACKEND"] = "unix:///run/redis.sock?db=2"
+    assert limiter.storage_uri_for(app) == "redis+unix:///run/redis.sock?db=2"
     app.config["MCP_RATELIMIT_STORAGE_URI"] = "memory://"
     assert limiter.storage_uri_for(app) == "memory://"
     assert RateLimited(0, "1 per 1 second", "tool").retry_after == 1

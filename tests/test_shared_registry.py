@@ -14,6 +14,7 @@ from harness import redis_client
 from flask_mcp import MCP
 from flask_mcp import MCPBlueprint
 from flask_mcp import signals
+from flask_mcp.contrib.view_tools import ViewTools
 from flask_mcp.server.shared_registry import ProcessLocalWarning
 from flask_mcp.server.shared_registry import import_path
 from flask_mcp.testing import MCPTestClient
@@ -46,6 +47,7 @@ def worker(url: str, prefix: str) -> tuple[MCP, Flask]:
     app.add_url_rule("/late", "late", lambda: ("late view", 200, {"Content-Type": "text/plain"}))
     app.config.update(MCP_BACKEND=f"{url}?prefix={prefix}", MCP_ALLOWED_HOSTS=["localhost"])
     mcp.init_app(app)
+    ViewTools(mcp, app)  # app.extensions["mcp_views"]: replays the other worker's view tools
     return mcp, app
 
 
@@ -71,7 +73,7 @@ def test_changes_made_while_serving_reach_the_other_worker(redis_backend_url: st
     with app_one.test_request_context():
         one.add_tool(echo, name="echo", tags={"t"})
         one.register_blueprint(shared_bp, prefix="bp_")
-        one.tool_from_view("late", app=app_one)
+        app_one.extensions["mcp_views"].add_view("late")
     assert eventually(app_two, ["base", "bp_ping", "echo", "late"]) == [
         "base",
         "bp_ping",

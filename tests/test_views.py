@@ -12,8 +12,9 @@ from flask import jsonify
 from flask import request
 
 from flask_mcp import MCP
+from flask_mcp.contrib.view_answers import map_response
+from flask_mcp.contrib.view_tools import ViewTools
 from flask_mcp.contrib.views import annotations_for
-from flask_mcp.contrib.views import map_response
 from flask_mcp.testing import MCPTestClient
 
 pytest.importorskip("flask_smorest")
@@ -65,8 +66,10 @@ def plain_app() -> Flask:
 def test_plain_views_schemas_and_calls() -> None:
     app = plain_app()
     mcp = MCP(name="plain", version="1")
-    made = mcp.tools_from_app(app)
+    views = ViewTools(mcp)
+    views.add_routes()
     mcp.init_app(app)
+    made = views.init_app(app)
     names = sorted(tool.name for tool in made)
     assert names == ["boom", "both_delete", "both_put", "item", "report", "teapot", "whoami"]
     tools = {tool.name: tool for tool in made}
@@ -102,7 +105,8 @@ def test_plain_views_schemas_and_calls() -> None:
         boom = client.call_tool("boom")
         assert boom["isError"] is True and "hunter2" not in str(boom)
         teapot = client.call_tool("teapot")
-        assert teapot["isError"] is True and teapot["content"][0]["text"] == "short and stout"
+        assert teapot["isError"] is True
+        assert teapot["content"][0]["text"].endswith("The view said: short and stout")
         pdf = client.call_tool("report")["content"][0]
         assert pdf["type"] == "resource" and pdf["resource"]["mimeType"] == "application/pdf"
     with MCPTestClient(app) as client:
@@ -113,37 +117,52 @@ def test_tool_from_view_by_endpoint_or_function_and_selection() -> None:
     app = plain_app()
     mcp = MCP(name="plain", version="1")
     mcp.init_app(app)
-    tool = mcp.tool_from_view("item", name="get_item", tags={"read"})
+    views = ViewTools(mcp, app)
+    (tool,) = views.add_view("item", name="get_item", tags={"read"})
     assert tool.name == "get_item" and tool.tags == {"read"}
-    tool = mcp.tool_from_view(app.view_functions["both"], method="delete")
+    (tool,) = views.add_view(app.view_functions["both"], method="delete")
     assert tool.name == "both_delete"
     with pytest.raises(LookupError, match="pass method="):
-        mcp.tool_from_view("both")
+        views.add_view("both")
     with pytest.raises(LookupError, match="No route"):
-        mcp.tool_from_view("nope")
+        views.add_view("nope")
     with pytest.raises(ValueError, match="'get_item'|already taken"):
-        mcp.tools_from_app(app, name=lambda endpoint, method: "get_item")
-    other = MCP(name="x", version="1")
-    chosen = other.tools_from_app(app, include=["item", "both"], methods=["GET", "PUT"])
-    assert sorted(tool.name for tool in chosen) == ["both_put", "item"]
-    chosen = MCP(name="y", version="1").tools_from_app(app, exclude=["b*", "item"])
-    assert sorted(tool.name for tool in chosen) == ["report", "teapot", "whoami"]
+        views.add_routes(name=lambda endpoint, method: "get_item")
+    with pytest.raises(RuntimeError, match="already registered"):
+        views.init_app(app)
+
+    def chosen(**selection: t.Any) -> list[str]:
+        other = ViewTools(MCP(name="x", version="1"))
+        other.add_routes(**selection)
+        fresh = Flask(__name__)
+        fresh.url_map = app.url_map  # the same routes, on an app of its own
+        fresh.view_functions = app.view_functions
+        return sorted(tool.name for tool in other.init_app(fresh))
+
+    assert chosen(include=["item", "both"], methods=["GET", "PUT"]) == ["both_put", "item"]
+    assert chosen(exclude=["b*", "item"]) == ["report", "teapot", "whoami"]
+    assert chosen(include=["/items"]) == ["both_delete", "both_put", "item"]
+    assert chosen(exclude=["/items/", "/report.pdf"]) == ["boom", "teapot", "whoami"]
     # the MCP endpoint itself is never a tool
     assert all(not tool.name.startswith("mcp") for tool in mcp.registry.tools.values())
 
 
 def test_map_response() -> None:
-    result = map_response(200, "200 OK", "application/json", b"[1]", "/x").to_dict()
-    assert result["structuredContent"] == {"result": [1]}
-    assert map_response(204, "204 NO CONTENT", "application/json", b"", "/x").to_dict() == {
+    def mapped(status: str, mime: str, data: bytes, **headers: str) -> dict[str, t.Any]:
+        return map_response(status, {"Content-Type": mime, **headers}, data, "/x").to_dict()
+
+    assert mapped("200 OK", "application/json", b"[1]")["structuredContent"] == {"result": [1]}
+    assert mapped("204 NO CONTENT", "application/json", b"") == {
         "content": [{"type": "text", "text": "204 NO CONTENT"}]
     }
-    assert (
-        map_response(200, "200 OK", "text/csv", b"a,b", "/x").to_dict()["content"][0]["text"]
-        == "a,b"
+    assert mapped("200 OK", "text/csv", b"a,b")["content"][0]["text"] == "a,b"
+    page = b"<html><head><title>T</title><style>p{}</style></head><body><p>Hi <b>there</b></p>"
+    assert mapped("200 OK", "text/html", page)["content"][0]["text"] == "Hi there"
+    down = mapped(
+        "503 SERVICE UNAVAILABLE", "text/plain", b"db at 10.0.0.5", **{"Retry-After": "7"}
     )
-    with pytest.raises(Exception, match="answered 503"):
-        map_response(503, "503 SERVICE UNAVAILABLE", "text/plain", b"down", "/x")
+    assert down["isError"] is True and "10.0.0.5" not in str(down)
+    assert down["content"][0]["text"].endswith("Retry in 7 s.")
 
 
 def test_smorest_example_schemas_and_auth() -> None:
@@ -211,8 +230,10 @@ def test_webargs_arguments_of_a_plain_view() -> None:
         return jsonify({"folder": folder, "title": title}), 201
 
     mcp = MCP(name="webargs", version="1")
-    tools = {tool.name: tool for tool in mcp.tools_from_app(app)}
+    views = ViewTools(mcp)
+    views.add_routes()
     mcp.init_app(app)
+    tools = {tool.name: tool for tool in views.init_app(app)}
     schema = tools["search"].input.schema
     assert set(schema["properties"]) == {"q", "limit"} and schema["required"] == ["q"]
     assert schema["properties"]["limit"]["maximum"] == 5
@@ -230,11 +251,148 @@ def test_webargs_arguments_of_a_plain_view() -> None:
 def test_view_tools_in_the_stateless_era() -> None:
     app = plain_app()
     mcp = MCP(name="plain", version="1")
-    mcp.tools_from_app(app, include=["item", "whoami"])
+    views = ViewTools(mcp)
+    views.add_routes(include=["item", "whoami"])
     mcp.init_app(app)
+    views.init_app(app)
     headers = {"Authorization": "Bearer s-1"}
     with MCPTestClient(app, protocol_version="2026-07-28", headers=headers) as client:
         assert sorted(tool["name"] for tool in client.list_tools()) == ["item", "whoami"]
         assert client.call_tool("item", {"item_id": 5})["structuredContent"]["id"] == 5
         assert client.call_tool("item", {"item_id": 50})["isError"] is True
         assert client.call_tool("whoami")["content"][0]["text"] == "Bearer s-1"
+
+
+def login_app() -> Flask:
+    """A Flask-Login app: a login page, a protected view, an admin-only view, and a bearer login."""
+    from flask_login import LoginManager
+    from flask_login import UserMixin
+    from flask_login import current_user
+    from flask_login import login_required
+
+    class User(UserMixin):
+        def __init__(self, user_id: str) -> None:
+            self.id = user_id
+
+    app = Flask(__name__)
+    app.config.update(SECRET_KEY="s", MCP_ALLOWED_HOSTS=["localhost"])
+    manager = LoginManager(app)
+    manager.login_view = "login"
+
+    @manager.request_loader
+    def from_token(req: t.Any) -> User | None:
+        token = req.headers.get("Authorization", "")
+        return User(token.removeprefix("Bearer ")) if token.startswith("Bearer ") else None
+
+    @app.get("/login")
+    def login() -> t.Any:
+        return "<html><body><form>Sign in</form></body></html>"
+
+    @app.get("/orders")
+    @login_required
+    def orders() -> t.Any:
+        return jsonify({"user": current_user.id})
+
+    @app.get("/admin")
+    @login_required
+    def admin() -> t.Any:
+        if current_user.id != "root":
+            abort(403)
+        return jsonify({"admin": True})
+
+    @app.get("/old")
+    def old() -> t.Any:
+        from flask import redirect
+
+        return redirect("/orders", 301)
+
+    @app.get("/api-key")
+    def api_key() -> t.Any:
+        return jsonify({"error": "missing API key"}), 401
+
+    @app.get("/crash")
+    def crash() -> t.Any:
+        return Response("<html><body><h1>Oops</h1><pre>password=hunter2</pre>", status=500)
+
+    @app.get("/busy")
+    def busy() -> t.Any:
+        return Response("busy", status=429, headers={"Retry-After": "30"})
+
+    @app.get("/gone/<int:n>")
+    def gone(n: int) -> t.Any:
+        abort(404)
+
+    return app
+
+
+def test_redirects_and_refusals_are_one_line_errors_a_model_can_act_on() -> None:
+    app = login_app()
+    mcp = MCP(name="login", version="1")
+    mcp.init_app(app)
+    views = ViewTools(mcp, app)
+    views.add_routes()
+
+    def text(result: dict[str, t.Any]) -> str:
+        assert result["isError"] is True, result
+        (block,) = result["content"]
+        assert "\n" not in block["text"] and "<" not in block["text"], block["text"]
+        return t.cast(str, block["text"])
+
+    with MCPTestClient(app) as client:  # no login
+        needs_login = text(client.call_tool("orders"))
+        assert needs_login.startswith("The view redirected to /login?next=")
+        assert "this tool needs a login" in needs_login
+        assert "Sign in" not in needs_login  # the login page is not the answer
+        moved = text(client.call_tool("old"))
+        assert moved.startswith("The view redirected to /orders (HTTP 301 MOVED PERMANENTLY)")
+        assert "does not follow redirects" in moved
+        refused = client.call_tool("api_key")
+        assert "needs authentication" in text(refused)
+        assert refused["structuredContent"] == {"error": "missing API key"}
+        crashed = text(client.call_tool("crash"))
+        assert "HTTP 500" in crashed and "hunter2" not in crashed and "Oops" not in crashed
+        assert text(client.call_tool("busy")).startswith(
+            "The view is rate limited (HTTP 429 TOO MANY REQUESTS). Retry in 30 s."
+        )
+        missing = text(client.call_tool("gone", {"n": 3}))
+        assert missing.startswith("Not found (HTTP 404 NOT FOUND)")
+        assert len(missing) < 400  # Flask's HTML 404 page, as a short text
+    with MCPTestClient(app, headers={"Authorization": "Bearer ada"}) as client:
+        assert client.call_tool("orders")["structuredContent"] == {"user": "ada"}
+        forbidden = text(client.call_tool("admin"))
+        assert forbidden.startswith("The view refused the call (HTTP 403 FORBIDDEN)")
+        assert "not allowed" in forbidden
+    with MCPTestClient(app, headers={"Authorization": "Bearer root"}) as client:
+        assert client.call_tool("admin")["structuredContent"] == {"admin": True}
+
+
+def test_flask_mcp_routes_and_static_are_never_tools() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from flask_mcp.contrib.prometheus import PrometheusMetrics
+
+    app = Flask(__name__, static_folder=".", static_url_path="/static")
+    app.config.update(
+        MCP_AUTH_RESOURCE="https://mcp.example.com/api/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+        MCP_ALLOWED_HOSTS=["localhost"],
+        MCP_HEALTH_LIVENESS_PATH="/livez",
+        MCP_HEALTH_READINESS_PATH="/readyz",
+        MCP_PATH="/api/mcp",
+    )
+
+    @app.get("/api/items")
+    def items() -> t.Any:
+        return jsonify([])
+
+    mcp = MCP(name="own", version="1", authorizer=lambda token, request: {"sub": "x"})
+    mcp.init_app(app)
+    PrometheusMetrics(mcp, app, registry=CollectorRegistry())
+    app.add_url_rule("/.well-known/thing", "thing", lambda: "x")
+    views = ViewTools(mcp)
+    views.add_routes(include=["*", "/"])  # everything it may take
+    made = views.init_app(app)
+    assert [tool.name for tool in made] == ["items"]
+    rules = {rule.rule for rule in app.url_map.iter_rules()}
+    assert {"/api/mcp", "/livez", "/readyz", "/metrics", "/static/<path:filename>"} <= rules
+    assert any(rule.startswith("/.well-known/oauth-protected-resource") for rule in rules)

@@ -20,13 +20,27 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
 - histograms ``mcp.server.operation.duration`` and ``mcp.server.session.duration``
   (seconds).
 
+Span names and the tool, prompt and method attributes come only from names the
+server declares (``unknown`` for the others), each attribute takes at most
+``max_label_values`` values (then ``other``) of at most ``max_label_length``
+characters (:mod:`flask_mcp.contrib.labels`), so a client cannot grow the
+metric streams or push the real tools into the SDK's overflow series (its
+cardinality limit is 2,000 per metric). ``mcp.resource.uri`` and
+``jsonrpc.request.id`` are span attributes only, cut to :data:`MAX_URI_LENGTH`
+and the label length.
+
 Install with ``pip install 'Flask-MCP[otel]'`` and configure the SDK as usual:
 
 .. code-block:: python
 
     from flask_mcp.contrib.opentelemetry import MCPInstrumentor
 
-    MCPInstrumentor(mcp)          # the global tracer and meter providers
+    otel = MCPInstrumentor(mcp)   # the global tracer and meter providers
+
+    def create_app():
+        app = Flask(__name__)
+        mcp.init_app(app)
+        otel.init_app(app)        # the requests of this app are traced
 """
 
 from __future__ import annotations
@@ -35,6 +49,7 @@ import contextvars
 import threading
 import time
 import typing as t
+import weakref
 
 try:
     from opentelemetry import context as otel_context
@@ -53,8 +68,14 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from .. import signals
 from ..errors import MCPError
+from .labels import MAX_LENGTH
+from .labels import MAX_VALUES
+from .labels import UNKNOWN
+from .labels import LabelBounds
 
 if t.TYPE_CHECKING:
+    from flask import Flask
+
     from ..extension import MCP
     from ..server.middleware import CallInfo
     from ..server.middleware import CallNext
@@ -64,6 +85,20 @@ DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 
 #: Where ``opentelemetry-instrumentation-flask`` keeps the request's span in the WSGI environ.
 FLASK_SPAN_KEY = "opentelemetry-flask.span_key"
 _OPERATIONS = {"tools/call": "execute_tool"}
+#: The longest ``mcp.resource.uri`` span attribute kept (it is never a metric attribute).
+MAX_URI_LENGTH = 1024
+#: The key of the :class:`MCPInstrumentor` in ``app.extensions``.
+EXTENSION_KEY = "mcp_opentelemetry"
+
+
+class AppTelemetry:
+    """What the instrumentor keeps for one app: its label bounds and its sessions' start."""
+
+    def __init__(self, bounds: LabelBounds) -> None:
+        self.bounds = bounds
+        #: session id -> (monotonic start, protocol version), for the session duration.
+        self.sessions: dict[str, tuple[float, str]] = {}
+        self.lock = threading.Lock()
 
 
 def _flask_span() -> trace.Span | None:
@@ -80,23 +115,32 @@ def _flask_span() -> trace.Span | None:
 
 
 class MCPInstrumentor:
-    """Traces and measures the MCP requests of a server.
+    """Traces and measures the MCP requests of a server, on each app it is registered on.
 
     Registers a middleware (the outermost so far: register it before other
     middleware to time them too) and receivers of the signals of server-to-client
-    requests and sessions.
+    requests and sessions. One object for any number of apps: call
+    :meth:`init_app` for each; the requests of an app it is not registered on
+    are not traced.
 
     :param mcp: the server to instrument.
+    :param app: an app to register on now (or call :meth:`init_app`).
     :param tracer_provider: default: the global one.
     :param meter_provider: default: the global one.
+    :param max_label_values: distinct values each name attribute takes (per
+        app); then ``other``.
+    :param max_label_length: the longest name attribute kept.
     """
 
     def __init__(
         self,
         mcp: MCP,
+        app: Flask | None = None,
         *,
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
+        max_label_values: int = MAX_VALUES,
+        max_label_length: int = MAX_LENGTH,
     ) -> None:
         from .. import __name__ as package
 
@@ -116,24 +160,50 @@ class MCPInstrumentor:
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
         )
         self.mcp = mcp
+        self.max_label_values = max_label_values
+        self.max_label_length = max_label_length
+        self._apps: weakref.WeakKeyDictionary[Flask, AppTelemetry] = weakref.WeakKeyDictionary()
         #: The child spans of server-to-client requests the running call has open.
         self._children: contextvars.ContextVar[dict[t.Any, trace.Span] | None] = (
             contextvars.ContextVar(f"flask_mcp_otel_children_{id(self)}", default=None)
         )
-        self._sessions: dict[str, tuple[float, str]] = {}
-        self._lock = threading.Lock()
         mcp.middleware(self)
         signals.client_request_sending.connect(self._on_client_request, weak=False)
         signals.client_response_received.connect(self._on_client_response, weak=False)
         signals.session_created.connect(self._on_session_created, weak=False)
         signals.session_closed.connect(self._on_session_closed, weak=False)
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Trace and measure the MCP requests of ``app``.
+
+        :raises RuntimeError: the instrumentor is already registered on ``app``.
+        """
+        if EXTENSION_KEY in app.extensions:
+            raise RuntimeError(
+                "MCPInstrumentor is already registered on this app. Call init_app once per app."
+            )
+        app.extensions[EXTENSION_KEY] = self
+        bounds = LabelBounds(max_values=self.max_label_values, max_length=self.max_label_length)
+        self._apps[app] = AppTelemetry(bounds)
+
+    def _of(self, app: t.Any) -> AppTelemetry | None:
+        try:
+            return self._apps.get(app)
+        except TypeError:  # not weakly referable: not an app
+            return None
 
     # -- the server span -------------------------------------------------------------
 
     def __call__(self, call: CallInfo, call_next: CallNext) -> dict[str, t.Any]:
         """Run ``call`` in its SERVER span and record its duration."""
+        telemetry = self._of(call.app)
+        if telemetry is None:  # an app without init_app: not traced
+            return call_next(call)
         started = time.perf_counter()
-        method = call.method
+        bounds = telemetry.bounds
+        method = bounds.method(self.mcp, call.method)
         kind = call.kind
         name = call.name
         attributes: dict[str, t.Any] = {
@@ -143,24 +213,24 @@ class MCPInstrumentor:
             "network.protocol.name": "http",
         }
         if call.request_id is not None:
-            attributes["jsonrpc.request.id"] = str(call.request_id)
+            attributes["jsonrpc.request.id"] = str(call.request_id)[: bounds.max_length]
         session_id = call.session_id
         if session_id is not None:
             attributes["mcp.session.id"] = session_id
         target = None
         if name is not None:
             if kind == "tool":
-                attributes["gen_ai.tool.name"] = target = name
+                attributes["gen_ai.tool.name"] = target = bounds.name(self.mcp, kind, name)
             elif kind == "prompt":
-                attributes["gen_ai.prompt.name"] = target = name
+                attributes["gen_ai.prompt.name"] = target = bounds.name(self.mcp, kind, name)
             else:
-                attributes["mcp.resource.uri"] = name
+                attributes["mcp.resource.uri"] = name[:MAX_URI_LENGTH]
         operation = _OPERATIONS.get(method)
         if operation is not None:
             attributes["gen_ai.operation.name"] = operation
         parent, links = self._parent(call)
         span = self.tracer.start_span(
-            f"{method} {target}" if target else method,
+            f"{method} {target}" if target and method != UNKNOWN else method,
             context=parent,
             kind=SpanKind.SERVER,
             attributes=attributes,
@@ -172,12 +242,12 @@ class MCPInstrumentor:
         try:
             result = call_next(call)
         except MCPError as exc:
-            error_type = status_code = str(exc.code)
+            error_type = status_code = bounds.error_type(str(exc.code))
             span.set_attribute("rpc.response.status_code", status_code)
             span.set_status(Status(StatusCode.ERROR, exc.message))
             raise
         except BaseException as exc:
-            error_type = type(exc).__qualname__
+            error_type = bounds.error_type(type(exc).__qualname__)
             span.set_status(Status(StatusCode.ERROR, str(exc)))
             if isinstance(exc, Exception):
                 span.record_exception(exc)
@@ -287,16 +357,20 @@ class MCPInstrumentor:
     def _on_session_created(
         self, sender: t.Any, *, session_id: str, protocol_version: str, **_: t.Any
     ) -> None:
-        if _mcp_of(sender) is not self.mcp:
+        telemetry = self._of(sender)
+        if telemetry is None:
             return
-        with self._lock:
-            self._sessions[session_id] = (time.monotonic(), protocol_version)
+        with telemetry.lock:
+            telemetry.sessions[session_id] = (time.monotonic(), protocol_version)
 
     def _on_session_closed(
         self, sender: t.Any, *, session_id: str, reason: str = "", **_: t.Any
     ) -> None:
-        with self._lock:
-            opened = self._sessions.pop(session_id, None)
+        telemetry = self._of(sender)
+        if telemetry is None:
+            return
+        with telemetry.lock:
+            opened = telemetry.sessions.pop(session_id, None)
         if opened is None:
             return  # made by another worker: its start is not known here
         started, version = opened
@@ -306,10 +380,11 @@ class MCPInstrumentor:
         self.session_duration.record(time.monotonic() - started, attributes)
 
 
-def _mcp_of(app: t.Any) -> t.Any:
-    """The MCP server registered on ``app`` (``None`` for anything else)."""
-    extensions = getattr(app, "extensions", None)
-    return extensions.get("mcp") if isinstance(extensions, dict) else None
-
-
-__all__ = ["DURATION_BUCKETS", "FLASK_SPAN_KEY", "MCPInstrumentor"]
+__all__ = [
+    "DURATION_BUCKETS",
+    "EXTENSION_KEY",
+    "FLASK_SPAN_KEY",
+    "MAX_URI_LENGTH",
+    "AppTelemetry",
+    "MCPInstrumentor",
+]

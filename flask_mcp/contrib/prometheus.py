@@ -1,4 +1,4 @@
-"""Prometheus metrics of MCP requests, sessions, streams and tasks, at a path of the app.
+"""Prometheus metrics of MCP requests, sessions, streams and tasks, at a path of each app.
 
 Install with ``pip install 'Flask-MCP[prometheus]'``:
 
@@ -6,7 +6,16 @@ Install with ``pip install 'Flask-MCP[prometheus]'``:
 
     from flask_mcp.contrib.prometheus import PrometheusMetrics
 
-    metrics = PrometheusMetrics(mcp, app)        # GET /metrics
+    metrics = PrometheusMetrics(mcp)        # module level, beside mcp
+
+    def create_app():
+        app = Flask(__name__)
+        mcp.init_app(app)
+        metrics.init_app(app)               # GET /metrics
+
+Each app gets a registry of its own (with the process, platform and GC
+collectors of prometheus_client's default registry), so two apps of one
+factory never count into each other's series.
 
 Metrics (``mcp_server_`` prefix):
 
@@ -22,9 +31,17 @@ Metrics (``mcp_server_`` prefix):
 ``task_status_changes_total``               counter    status
 ==========================================  =========  ==================================
 
-``tool`` is the tool or prompt name (empty for other methods; resource URIs are
-left out: templates would make too many series). ``error_type`` is the JSON-RPC
-error code, or ``tool_error`` for an ``isError`` tool result.
+``tool`` is the tool or prompt name when the server declares it, ``unknown``
+for a name it does not, empty for other methods (resource URIs are left out:
+templates would make too many series). ``method`` is ``unknown`` for a method
+the server does not know. ``error_type`` is the JSON-RPC error code, or
+``tool_error`` for an ``isError`` tool result. Each label takes at most
+``max_label_values`` values (then ``other``), each at most ``max_label_length``
+characters (:mod:`flask_mcp.contrib.labels`): what a client sends cannot grow
+the series.
+
+The scrape gets the Host check of the MCP endpoint (``MCP_ALLOWED_HOSTS``;
+421 for a refused Host).
 
 Several gunicorn workers: set ``PROMETHEUS_MULTIPROC_DIR`` to an empty directory
 before the workers start, and mark dead workers in gunicorn's ``child_exit``
@@ -38,17 +55,21 @@ import os
 import threading
 import time
 import typing as t
+import weakref
 
 from flask import Flask
 from flask import Response
+from flask import current_app
 
 try:
     from prometheus_client import CONTENT_TYPE_LATEST
-    from prometheus_client import REGISTRY
     from prometheus_client import CollectorRegistry
     from prometheus_client import Counter
     from prometheus_client import Gauge
+    from prometheus_client import GCCollector
     from prometheus_client import Histogram
+    from prometheus_client import PlatformCollector
+    from prometheus_client import ProcessCollector
     from prometheus_client import generate_latest
     from prometheus_client.core import GaugeMetricFamily
 except ImportError as exc:  # pragma: no cover - the extra is not installed
@@ -59,6 +80,10 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from .. import signals
 from ..errors import MCPError
+from ..transport.health import check_request_host
+from .labels import MAX_LENGTH
+from .labels import MAX_VALUES
+from .labels import LabelBounds
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -69,6 +94,8 @@ if t.TYPE_CHECKING:
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 #: Task statuses that end a task (SEP-2663); the ``tasks`` gauge stops counting them live.
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
+#: The key of the :class:`PrometheusMetrics` in ``app.extensions``.
+EXTENSION_KEY = "mcp_prometheus"
 
 
 def multiprocess_dir() -> str | None:
@@ -76,32 +103,103 @@ def multiprocess_dir() -> str | None:
     return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
 
 
-class _Sessions:
-    """A collector that reads the live sessions of the served apps at scrape time."""
+def app_registry() -> CollectorRegistry:
+    """Return a new registry with the collectors of prometheus_client's default one."""
+    registry = CollectorRegistry(auto_describe=True)
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
 
-    def __init__(self, owner: PrometheusMetrics) -> None:
-        self.owner = owner
+
+class _Sessions:
+    """A collector that reads the live sessions of one app at scrape time."""
+
+    def __init__(self, mcp: MCP, app: Flask) -> None:
+        self.mcp = mcp
+        self.app = weakref.ref(app)
 
     def collect(self) -> t.Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
             "mcp_server_sessions", "Live MCP sessions in the backend.", labels=["server"]
         )
-        for app in list(self.owner.apps):
+        app = self.app()
+        if app is not None:
             try:
-                count = len(self.owner.mcp.state(app).backend.session_ids())
+                count = len(self.mcp.state(app).backend.session_ids())
             except Exception:  # the backend is down: leave the sample out
-                continue
-            family.add_metric([self.owner.mcp.name], count)
+                count = None
+            if count is not None:
+                family.add_metric([self.mcp.name], count)
         yield family
+
+
+class AppMetrics:
+    """The metrics of one app, in its registry, with the label bounds of that app.
+
+    :param registry: where the metrics are registered.
+    :param bounds: the label bounds of the app.
+    """
+
+    def __init__(self, registry: CollectorRegistry, bounds: LabelBounds) -> None:
+        self.registry = registry
+        self.bounds = bounds
+        self.duration = Histogram(
+            "mcp_server_operation_duration_seconds",
+            "MCP request duration, from receipt to result.",
+            ["method", "tool", "error_type"],
+            buckets=BUCKETS,
+            registry=registry,
+        )
+        self.requests = Counter(
+            "mcp_server_requests", "MCP requests.", ["method", "tool"], registry=registry
+        )
+        self.errors = Counter(
+            "mcp_server_errors",
+            "MCP requests answered with an error or an isError tool result.",
+            ["method", "tool", "error_type"],
+            registry=registry,
+        )
+        self.open_streams = Gauge(
+            "mcp_server_open_streams",
+            "SSE streams open now.",
+            ["kind"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+        self.tasks = Gauge(
+            "mcp_server_tasks",
+            "Tasks in each status, as seen by task_status_changed.",
+            ["status"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+        self.task_changes = Counter(
+            "mcp_server_task_status_changes",
+            "Task status changes.",
+            ["status"],
+            registry=registry,
+        )
+        self.sessions: _Sessions | None = None
+        #: The live status of each task this worker saw change.
+        self.live_tasks: dict[t.Any, str] = {}
+        self.lock = threading.Lock()
 
 
 class PrometheusMetrics:
     """Prometheus metrics of an MCP server, served at ``path`` of each app.
 
+    One object for any number of apps: create it beside ``mcp`` and call
+    :meth:`init_app` for each app; each app counts in its own registry.
+
     :param mcp: the server to measure.
     :param app: an app to serve the metrics on now (or call :meth:`init_app`).
     :param path: where the metrics are served.
-    :param registry: the registry of the metrics (default: prometheus_client's).
+    :param registry: the registry of the one app's metrics, such as
+        ``prometheus_client.REGISTRY``; default: a new registry per app.
+    :param max_label_values: distinct values each label takes (per app);
+        then ``other``.
+    :param max_label_length: the longest label value kept.
     """
 
     def __init__(
@@ -111,53 +209,15 @@ class PrometheusMetrics:
         *,
         path: str = "/metrics",
         registry: CollectorRegistry | None = None,
+        max_label_values: int = MAX_VALUES,
+        max_label_length: int = MAX_LENGTH,
     ) -> None:
         self.mcp = mcp
         self.path = path
-        self.registry = registry if registry is not None else REGISTRY
-        self.apps: list[Flask] = []
-        self._tasks: dict[t.Any, str] = {}
-        self._lock = threading.Lock()
-        reg = self.registry
-        self.duration = Histogram(
-            "mcp_server_operation_duration_seconds",
-            "MCP request duration, from receipt to result.",
-            ["method", "tool", "error_type"],
-            buckets=BUCKETS,
-            registry=reg,
-        )
-        self.requests = Counter(
-            "mcp_server_requests", "MCP requests.", ["method", "tool"], registry=reg
-        )
-        self.errors = Counter(
-            "mcp_server_errors",
-            "MCP requests answered with an error or an isError tool result.",
-            ["method", "tool", "error_type"],
-            registry=reg,
-        )
-        self.open_streams = Gauge(
-            "mcp_server_open_streams",
-            "SSE streams open now.",
-            ["kind"],
-            registry=reg,
-            multiprocess_mode="livesum",
-        )
-        self.tasks = Gauge(
-            "mcp_server_tasks",
-            "Tasks in each status, as seen by task_status_changed.",
-            ["status"],
-            registry=reg,
-            multiprocess_mode="livesum",
-        )
-        self.task_changes = Counter(
-            "mcp_server_task_status_changes",
-            "Task status changes.",
-            ["status"],
-            registry=reg,
-        )
-        self._sessions = _Sessions(self)
-        if multiprocess_dir() is None:
-            reg.register(self._sessions)
+        self.registry = registry
+        self.max_label_values = max_label_values
+        self.max_label_length = max_label_length
+        self._apps: weakref.WeakKeyDictionary[Flask, AppMetrics] = weakref.WeakKeyDictionary()
         mcp.middleware(self)
         signals.stream_opened.connect(self._on_stream_opened, weak=False)
         signals.stream_closed.connect(self._on_stream_closed, weak=False)
@@ -166,75 +226,130 @@ class PrometheusMetrics:
             self.init_app(app)
 
     def init_app(self, app: Flask) -> None:
-        """Serve the metrics at :attr:`path` of ``app``."""
-        self.apps.append(app)
+        """Count the requests of ``app`` in a registry of its own and serve it at :attr:`path`.
+
+        :raises RuntimeError: metrics are already registered on ``app``, or
+            ``registry=`` was given and another app uses it already.
+        """
+        if EXTENSION_KEY in app.extensions:
+            raise RuntimeError(
+                "PrometheusMetrics is already registered on this app. Call init_app once per app."
+            )
+        used = [metrics.registry for metrics in self._apps.values()]
+        if self.registry is not None and any(registry is self.registry for registry in used):
+            raise RuntimeError(
+                "registry= holds the metrics of one app, and another app uses it already: leave "
+                "registry= out to give each app a registry of its own."
+            )
+        registry = self.registry if self.registry is not None else app_registry()
+        bounds = LabelBounds(max_values=self.max_label_values, max_length=self.max_label_length)
+        metrics = AppMetrics(registry, bounds)
+        if multiprocess_dir() is None:
+            metrics.sessions = _Sessions(self.mcp, app)
+            registry.register(metrics.sessions)
+        app.extensions[EXTENSION_KEY] = self
+        self._apps[app] = metrics
         app.add_url_rule(self.path, "mcp_metrics", self.view, methods=["GET"])
 
+    def metrics(self, app: Flask | None = None) -> AppMetrics:
+        """Return the metrics of ``app`` (default: the current app).
+
+        :raises RuntimeError: :meth:`init_app` was not called for the app.
+        """
+        target = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
+        try:
+            return self._apps[target]
+        except KeyError:
+            raise RuntimeError(
+                "PrometheusMetrics is not registered on this app. Did you forget to call "
+                "metrics.init_app(app)?"
+            ) from None
+
     def view(self) -> Response:
-        """Return the metrics in the text format; every worker's in multiprocess mode."""
+        """Return the app's metrics in the text format; every worker's in multiprocess mode."""
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        check_request_host(self.mcp.state(app).settings)
+        metrics = self.metrics(app)
         if multiprocess_dir() is not None:
             from prometheus_client import multiprocess
 
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-            registry.register(self._sessions)
+            registry.register(_Sessions(self.mcp, app))
         else:
-            registry = self.registry
+            registry = metrics.registry
         return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
 
     # -- the middleware ------------------------------------------------------------
 
     def __call__(self, call: CallInfo, call_next: CallNext) -> dict[str, t.Any]:
-        """Count and time ``call``."""
+        """Count and time ``call`` in its app's metrics."""
+        metrics = self._apps.get(call.app) if call.app is not None else None
+        if metrics is None:  # an app without init_app: not measured
+            return call_next(call)
         started = time.perf_counter()
-        method = call.method
-        tool = call.name if call.kind in ("tool", "prompt") else None
-        tool = tool or ""
+        bounds = metrics.bounds
+        method = bounds.method(self.mcp, call.method)
+        tool = bounds.name(self.mcp, call.kind, call.name)
         error_type = ""
         try:
             result = call_next(call)
         except MCPError as exc:
-            error_type = str(exc.code)
+            error_type = bounds.error_type(str(exc.code))
             raise
         except BaseException as exc:
-            error_type = type(exc).__qualname__
+            error_type = bounds.error_type(type(exc).__qualname__)
             raise
         else:
-            if method == "tools/call" and result.get("isError") is True:
+            if call.method == "tools/call" and result.get("isError") is True:
                 error_type = "tool_error"
             return result
         finally:
-            self.requests.labels(method, tool).inc()
+            metrics.requests.labels(method, tool).inc()
             if error_type:
-                self.errors.labels(method, tool, error_type).inc()
-            self.duration.labels(method, tool, error_type).observe(time.perf_counter() - started)
+                metrics.errors.labels(method, tool, error_type).inc()
+            metrics.duration.labels(method, tool, error_type).observe(time.perf_counter() - started)
 
     # -- signals -------------------------------------------------------------------
 
-    def _mine(self, sender: t.Any) -> bool:
-        extensions = getattr(sender, "extensions", None)
-        return isinstance(extensions, dict) and extensions.get("mcp") is self.mcp
+    def _of(self, sender: t.Any) -> AppMetrics | None:
+        try:
+            return self._apps.get(sender)
+        except TypeError:  # not weakly referable: not an app
+            return None
 
     def _on_stream_opened(self, sender: t.Any, *, kind: str = "", **_: t.Any) -> None:
-        if self._mine(sender):
-            self.open_streams.labels(kind).inc()
+        metrics = self._of(sender)
+        if metrics is not None:
+            metrics.open_streams.labels(metrics.bounds.bounded("kind", kind)).inc()
 
     def _on_stream_closed(self, sender: t.Any, *, kind: str = "", **_: t.Any) -> None:
-        if self._mine(sender):
-            self.open_streams.labels(kind).dec()
+        metrics = self._of(sender)
+        if metrics is not None:
+            metrics.open_streams.labels(metrics.bounds.bounded("kind", kind)).dec()
 
     def _on_task_status(self, sender: t.Any, *, task_id: t.Any, status: str, **_: t.Any) -> None:
-        if not self._mine(sender):
+        metrics = self._of(sender)
+        if metrics is None:
             return
-        with self._lock:
-            previous = self._tasks.pop(task_id, None)
+        status = metrics.bounds.bounded("status", status)
+        with metrics.lock:
+            previous = metrics.live_tasks.pop(task_id, None)
             if status not in TERMINAL:
-                self._tasks[task_id] = status
+                metrics.live_tasks[task_id] = status
         if previous is not None:
-            self.tasks.labels(previous).dec()
+            metrics.tasks.labels(previous).dec()
         if status not in TERMINAL:
-            self.tasks.labels(status).inc()
-        self.task_changes.labels(status).inc()
+            metrics.tasks.labels(status).inc()
+        metrics.task_changes.labels(status).inc()
 
 
-__all__ = ["BUCKETS", "TERMINAL", "PrometheusMetrics", "multiprocess_dir"]
+__all__ = [
+    "BUCKETS",
+    "EXTENSION_KEY",
+    "TERMINAL",
+    "AppMetrics",
+    "PrometheusMetrics",
+    "app_registry",
+    "multiprocess_dir",
+]

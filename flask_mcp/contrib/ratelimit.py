@@ -11,15 +11,23 @@ and machine. Install it with ``pip install 'Flask-MCP[ratelimit]'``.
 
     limiter = RateLimiter(mcp)
     limiter.limit("600/minute", per="principal")            # every request of a caller
-    limiter.limit("20/second", per="session")               # a handshake-era session
+    limiter.limit("20/second", per="session")               # a client, across its sessions
     limiter.limit("5/minute", per="tool", tools=["search"])  # search, for everyone together
     limiter.limit("30/minute", per=("principal", "tool"))   # each caller on each tool
+
+    def create_app():
+        app = Flask(__name__)
+        mcp.init_app(app)
+        limiter.init_app(app)      # reads the storage once (else on the app's first request)
 
 A refused request is answered with HTTP 429, ``Retry-After`` and the JSON-RPC
 error ``-32000`` (:class:`~flask_mcp.RateLimited`), in both protocol eras.
 
 The storage is ``MCP_RATELIMIT_STORAGE_URI``, or when it is unset the Redis of
 ``MCP_BACKEND``, or ``memory://``; a ``storage_uri=`` given here wins over both.
+Each app counts on its own: ``memory://`` storage per app, and the key prefix
+of ``MCP_BACKEND`` (``?prefix=``) added to the counters' keys, so two apps on
+one Redis share counters only when they share that prefix.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ import threading
 import time
 import typing as t
 import weakref
+from urllib.parse import parse_qsl
+from urllib.parse import urlsplit
 
 try:
     from limits import RateLimitItem
@@ -58,6 +68,15 @@ STRATEGIES: dict[str, type[strategies.RateLimiter]] = {
 }
 #: Methods that name a tool, resource or prompt (``per="tool"`` counts them by name).
 NAMED = ("tools/call", "resources/read", "prompts/get")
+#: The key of the :class:`RateLimiter` in ``app.extensions``.
+EXTENSION_KEY = "mcp_ratelimit"
+#: ``MCP_BACKEND`` schemes and the ``limits`` storage scheme of the same Redis.
+REDIS_STORAGE = {
+    "redis": "redis",
+    "rediss": "rediss",
+    "redis+cluster": "redis+cluster",
+    "unix": "redis+unix",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,9 +107,7 @@ class Rule:
             if scope == "principal":
                 parts.append(call.principal or f"anonymous:{_remote_addr()}")
             elif scope == "session":
-                if call.session_id is None:
-                    return None  # 2026-07-28 has no sessions: the rule does not apply
-                parts.append(call.session_id)
+                parts.append(caller(call))
             elif scope == "tool":
                 if name is None:
                     return None
@@ -100,6 +117,20 @@ class Rule:
             else:
                 parts.append("*")
         return ("/".join(self.per), *parts)
+
+
+def caller(call: CallInfo) -> str:
+    """The client a ``per="session"`` counter belongs to, the same for each of its sessions.
+
+    A session is bound to the caller that made it, so the counter is that
+    caller's: its principal (with authorization), else the client's address.
+    A new session continues the count; a 2026-07-28 request, which has no
+    session, counts for its caller the same way.
+    """
+    principal = call.principal
+    if principal:
+        return f"principal:{principal}"
+    return f"address:{_remote_addr()}"
 
 
 def _remote_addr() -> str:
@@ -118,7 +149,8 @@ class RateLimiter:
     """Rate limits on the requests of an :class:`~flask_mcp.MCP` server.
 
     Registers itself as a middleware of ``mcp``; add limits with :meth:`limit`.
-    The storage is made for each app on its first request.
+    One object for any number of apps: :meth:`init_app` makes the app's storage
+    (else its first request does), and each app counts on its own.
 
     :param mcp: the server whose requests are limited.
     :param storage_uri: a ``limits`` storage URL; default ``MCP_RATELIMIT_STORAGE_URI``,
@@ -170,10 +202,12 @@ class RateLimiter:
             ``"5/minute;100/day"`` (several at once).
         :param per: what each counter belongs to: ``"principal"`` (the caller
             of ``AuthInfo``; without authorization, the client's address),
-            ``"session"`` (handshake era only; the rule skips 2026-07-28
-            requests), ``"tool"`` (the tool, prompt or resource named, for
-            every caller together), ``"method"``, ``"global"``, or a tuple of
-            them (``("principal", "tool")``: each caller on each tool).
+            ``"session"`` (the client a session belongs to: its principal,
+            else its address; a new session continues the count, and
+            2026-07-28 requests count for their caller), ``"tool"`` (the
+            tool, prompt or resource named, for every caller together),
+            ``"method"``, ``"global"``, or a tuple of them
+            (``("principal", "tool")``: each caller on each tool).
         :param tools: only these tool (prompt, resource) names.
         :param methods: only these methods; default: ``tools/call``,
             ``resources/read`` and ``prompts/get`` when ``per`` has ``"tool"``
@@ -207,6 +241,19 @@ class RateLimiter:
 
     # -- storage ------------------------------------------------------------------
 
+    def init_app(self, app: t.Any) -> None:
+        """Make the counters' storage of ``app`` from its configuration (read once).
+
+        Optional: an app's first limited request does it otherwise.
+
+        :raises RuntimeError: the limiter is already registered on ``app``.
+        """
+        if EXTENSION_KEY in app.extensions:
+            raise RuntimeError(
+                "RateLimiter is already registered on this app. Call init_app once per app."
+            )
+        self.limiter_for(app)
+
     def storage_uri_for(self, app: t.Any) -> str:
         """Return the storage URL for ``app``: argument, config, ``MCP_BACKEND``'s Redis, memory."""
         if self.storage_uri is not None:
@@ -216,11 +263,23 @@ class RateLimiter:
         if uri:
             return str(uri)
         backend = config.get("MCP_BACKEND")
-        if isinstance(backend, str) and backend.startswith(
-            ("redis://", "rediss://", "redis+cluster://")
-        ):
-            return backend.partition("?")[0]
+        if isinstance(backend, str):
+            parts = urlsplit(backend)
+            scheme = REDIS_STORAGE.get(parts.scheme.lower())
+            if scheme is not None:  # the query holds the backend's and redis-py's options
+                db = dict(parse_qsl(parts.query)).get("db") if scheme == "redis+unix" else None
+                return f"{scheme}://{parts.netloc}{parts.path}" + (f"?db={db}" if db else "")
         return "memory://"
+
+    def key_prefix_for(self, app: t.Any) -> str:
+        """Return the counters' key prefix for ``app``: :attr:`key_prefix`, then the key
+        prefix of ``MCP_BACKEND`` (``?prefix=``) when it has one."""
+        backend = getattr(app, "config", {}).get("MCP_BACKEND")
+        if isinstance(backend, str):
+            found = dict(parse_qsl(urlsplit(backend).query)).get("prefix")
+            if found:
+                return f"{self.key_prefix}:{found}"
+        return self.key_prefix
 
     def limiter_for(self, app: t.Any) -> strategies.RateLimiter:
         """Return the ``limits`` rate limiter of ``app``, made on first use."""
@@ -231,12 +290,14 @@ class RateLimiter:
             limiter = self._no_app if app is None else self._limiters.get(app)
             if limiter is None:
                 uri = self.storage_uri_for(app)
-                storage = limits_storage.storage_from_string(uri, key_prefix=self.key_prefix)
+                prefix = self.key_prefix_for(app)
+                storage = limits_storage.storage_from_string(uri, key_prefix=prefix)
                 limiter = STRATEGIES[self.strategy](storage)
                 if app is None:
                     self._no_app = limiter
                 else:
                     self._limiters[app] = limiter
+                    app.extensions[EXTENSION_KEY] = self
         return limiter
 
     # -- the middleware -----------------------------------------------------------
@@ -266,4 +327,12 @@ class RateLimiter:
                 raise RateLimited(retry_after, rule.text, "+".join(rule.per))
 
 
-__all__ = ["SCOPES", "STRATEGIES", "RateLimiter", "Rule"]
+__all__ = [
+    "EXTENSION_KEY",
+    "REDIS_STORAGE",
+    "SCOPES",
+    "STRATEGIES",
+    "RateLimiter",
+    "Rule",
+    "caller",
+]

@@ -1,76 +1,185 @@
-"""The :class:`~flask_mcp.MCP` methods that turn the app's Flask views into tools.
+"""Tools made from the app's own Flask views, for any number of apps: :class:`ViewTools`.
 
-The work is in :mod:`flask_mcp.contrib.views`, imported on first use.
+.. code-block:: python
+
+    mcp = MCP(name="pets", version="1.0.0")
+    views = ViewTools(mcp)
+    views.add_routes(include=["pets"], exclude=["/pets/admin"])
+    views.add_view("health", name="health_check")
+
+    def create_app():
+        app = Flask(__name__)
+        app.register_blueprint(pets)
+        mcp.init_app(app)
+        views.init_app(app)
+        return app
+
+The declarations are applied to each app in :meth:`ViewTools.init_app`: the
+tools are added to the server once, and each app binds them to its own routes,
+so a call runs the view of the app that received the MCP request (its
+``current_app``), with that app's configuration and database. The work
+(schemas, the request, the answer's mapping) is in :mod:`flask_mcp.contrib.views`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
+import weakref
 
 from flask import current_app
-from flask import has_app_context
 
-from ..server.registry import Tool
 from ..server.shared_registry import unshared
+from . import views as views_mod
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
-    from ..runtime.state import AppState
+    from ..extension import MCP
+    from ..server.registry import Tool
+
+#: The key of the :class:`ViewTools` in ``app.extensions``.
+EXTENSION_KEY = "mcp_views"
+
+
+@dataclasses.dataclass(frozen=True)
+class ViewDeclaration:
+    """One route turned into a tool (:meth:`ViewTools.add_view`)."""
+
+    view: str | t.Callable[..., t.Any]
+    method: str | None = None
+    name: str | None = None
+    description: str | None = None
+    spec: t.Any = None
+    tags: frozenset[str] = frozenset()
+    scopes: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class RoutesDeclaration:
+    """A selection of routes turned into tools (:meth:`ViewTools.add_routes`)."""
+
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    methods: tuple[str, ...] | None = None
+    spec: t.Any = None
+    tags: frozenset[str] = frozenset()
+    name: t.Callable[[str, str], str | None] | None = None
+    scopes: tuple[str, ...] = ()
+
+
+Declaration = t.Union[ViewDeclaration, RoutesDeclaration]  # noqa: UP007 - a runtime alias on 3.10
+
+
+class _Made(t.NamedTuple):
+    """A tool this object added to the server, and what it was made from."""
+
+    endpoint: str
+    method: str
+    input_schema: dict[str, t.Any]
+
+
+class ViewToolCall:
+    """The handler of a view tool: runs the bound view of the app serving the call."""
+
+    def __init__(self, owner: ViewTools, name: str) -> None:
+        self.owner = owner
+        self.name = name
+        self.__name__ = name
+        self.__qualname__ = name
+
+    def __call__(self, arguments: dict[str, t.Any]) -> t.Any:
+        app = t.cast("Flask", current_app._get_current_object())  # type: ignore[attr-defined]
+        return self.owner.bound_view(app, self.name)(app, arguments)
 
 
 class ViewTools:
-    """``tool_from_view`` and ``tools_from_app``."""
+    """Turns Flask views into tools of an MCP server, on every app it is registered on.
 
-    _states: t.MutableMapping[Flask, AppState]
-    registry: t.Any
+    Declare routes with :meth:`add_view` and :meth:`add_routes`, then call
+    :meth:`init_app` for each app (after its routes and flask-smorest
+    blueprints are registered). Declarations made after ``init_app`` apply to
+    the apps registered so far and to later ones; made while serving with a
+    Redis backend, they reach the other workers too.
 
-    if t.TYPE_CHECKING:
+    :param mcp: the server the tools are added to.
+    :param app: an app to register on now (or call :meth:`init_app`).
+    """
 
-        def add_tool(self, fn: t.Any, **kwargs: t.Any) -> t.Any: ...
+    def __init__(self, mcp: MCP, app: Flask | None = None) -> None:
+        self.mcp = mcp
+        #: What was declared, applied to each app in :meth:`init_app`.
+        self.declarations: list[Declaration] = []
+        #: Per app: the tool name -> the route and method it runs there.
+        self._bound: weakref.WeakKeyDictionary[Flask, dict[str, views_mod.ViewTool]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._made: dict[str, _Made] = {}
+        if app is not None:
+            self.init_app(app)
 
-        def _share(self, op: dict[str, t.Any] | None, what: str) -> None: ...
+    def init_app(self, app: Flask) -> list[Tool]:
+        """Make the declared tools from the routes of ``app`` and bind them to it.
 
-        def _changing(self) -> t.ContextManager[None]: ...
+        The first app adds the tools to the server; each further app (another
+        ``create_app()``) binds the same tools to its own routes.
 
-    def tool_from_view(
+        :returns: the tools made or bound for ``app``.
+        :raises RuntimeError: a ViewTools is already registered on ``app``.
+        :raises LookupError: a declared view is not served by ``app``.
+        :raises ValueError: a tool name is taken by another tool, or the app's
+            view gives a tool another app's view does not (a different schema).
+        """
+        if EXTENSION_KEY in app.extensions:
+            raise RuntimeError(
+                "A ViewTools is already registered on this app. Call init_app once per app; "
+                "declare more routes with add_view() or add_routes() on the same object."
+            )
+        app.extensions[EXTENSION_KEY] = self
+        self._bound[app] = {}
+        tools: list[Tool] = []
+        with self.mcp.registry.batch():  # one list_changed, not one per view
+            for declaration in self.declarations:
+                tools += self._apply(declaration, app)
+        return tools
+
+    # -- declarations ----------------------------------------------------------------
+
+    def add_view(
         self,
         view: str | t.Callable[..., t.Any],
         *,
-        app: Flask | None = None,
         method: str | None = None,
         name: str | None = None,
         description: str | None = None,
         spec: t.Any = None,
         tags: t.Iterable[str] = (),
         scopes: t.Sequence[str] = (),
-    ) -> Tool:
-        """Turn one route of a Flask view into a tool (see :doc:`/views`).
+    ) -> list[Tool]:
+        """Turn one route into a tool (see :doc:`/views`).
 
-        :param view: an endpoint name (``"pets.Pets"``) or the view function.
-        :param app: the app serving it; default: the current app, else the only
-            app this server was registered on.
+        :param view: an endpoint name (``"pets.Pets"``) or the view function
+            (or ``MethodView`` class).
         :param method: the HTTP method, when the route has several.
         :param name: the tool's name (default: the endpoint in snake case, plus
             the method when the route has several).
         :param description: default: the OpenAPI summary, else the view's docstring.
         :param spec: an ``apispec.APISpec`` or OpenAPI dict describing the view;
             flask-smorest's are found on their own.
-        :raises LookupError: no route serves ``view``, or ``method`` is needed.
+        :param tags: tags of the tool.
+        :param scopes: OAuth scopes the caller needs.
+        :returns: the tools made for the apps registered so far (none before
+            the first :meth:`init_app`).
+        :raises LookupError: an app registered so far has no route for ``view``,
+            or ``method`` is needed to choose one.
         """
-        from . import views
-
-        target = self._view_app(app)
-        rule, chosen = views.find_rule(target, view, method)
-        found = views.describe_view(
-            target, rule, chosen, self._view_specs(target, spec), name, description
+        declaration = ViewDeclaration(
+            view, method, name, description, spec, frozenset(tags), tuple(scopes)
         )
-        shareable = spec is None and not tags and not scopes
-        return self._add_view_tool(found, tags, scopes, description, shareable)
+        return self._declare(declaration, shareable=isinstance(view, str) and spec is None)
 
-    def tools_from_app(
+    def add_routes(
         self,
-        app: Flask,
         *,
         include: t.Iterable[str] | None = None,
         exclude: t.Iterable[str] = (),
@@ -78,91 +187,211 @@ class ViewTools:
         spec: t.Any = None,
         tags: t.Iterable[str] = (),
         name: t.Callable[[str, str], str | None] | None = None,
+        scopes: t.Sequence[str] = (),
     ) -> list[Tool]:
         """Turn the app's routes into tools, one per route and method (see :doc:`/views`).
 
-        :param include: endpoint globs to take (``["pets.*"]``); default: all.
-        :param exclude: endpoint globs to leave out, on top of the static files,
-            the MCP endpoint and the OpenAPI documentation.
+        Review what this exposes: every route selected becomes callable by any
+        MCP client that reaches the endpoint, with the caller's credentials.
+
+        :param include: what to take (default: every route): endpoint globs
+            (``"pets.*"``), blueprint names (``"pets"``) or URL prefixes
+            (``"/api/v1"``).
+        :param exclude: what to leave out, in the same forms. Flask-MCP's own
+            routes (the MCP endpoint, the probes, ``/metrics``, the OAuth
+            metadata), the static route and flask-smorest's documentation are
+            always left out.
         :param methods: the HTTP methods to take; default: all but HEAD and OPTIONS.
-        :param spec: see :meth:`tool_from_view`.
+        :param spec: see :meth:`add_view`.
+        :param tags: tags of every tool.
         :param name: called as ``name(endpoint, method)``; returns the tool's
             name, or ``None`` for the default.
+        :param scopes: OAuth scopes the caller needs, for every tool.
+        :returns: the tools made for the apps registered so far.
         :raises ValueError: a tool name is taken (nothing is added then).
         """
-        from . import views
+        declaration = RoutesDeclaration(
+            tuple(include) if include is not None else None,
+            tuple(exclude),
+            tuple(methods) if methods is not None else None,
+            spec,
+            frozenset(tags),
+            name,
+            tuple(scopes),
+        )
+        return self._declare(declaration, shareable=False)
 
-        documents = self._view_specs(app, spec)
-        path = app.config.get("MCP_PATH") if "mcp" in app.extensions else None
-        found = [
-            views.describe_view(
-                app,
-                rule,
-                method,
-                documents,
-                name(rule.endpoint or "", method) if name is not None else None,
-            )
-            for rule, method in views.select_routes(app, include, exclude, methods, path)
-        ]
-        taken = [f.name for f in found if f.name in self.registry.tools]
+    def _declare(self, declaration: Declaration, *, shareable: bool) -> list[Tool]:
+        apps = list(self._bound)
+        if not apps:
+            self.declarations.append(declaration)
+            return []
+        tools: list[Tool] = []
+        what = f"The view tools of {declaration!r}"
+        with self.mcp.integration_change(EXTENSION_KEY, what) as shared:
+            for app in apps:
+                tools += self._apply(declaration, app)
+            self.declarations.append(declaration)
+            if shareable and isinstance(declaration, ViewDeclaration):
+                shared.update(
+                    view=declaration.view,
+                    method=declaration.method,
+                    name=declaration.name,
+                    description=declaration.description,
+                    tags=sorted(declaration.tags),
+                    scopes=list(declaration.scopes),
+                )
+        return tools
+
+    def apply_operation(self, data: dict[str, t.Any], app: Flask) -> None:
+        """Apply a view declaration another worker made while serving (the shared registry)."""
+        declaration = ViewDeclaration(
+            data["view"],
+            data.get("method"),
+            data.get("name"),
+            data.get("description"),
+            None,
+            frozenset(data.get("tags") or ()),
+            tuple(data.get("scopes") or ()),
+        )
+        if declaration not in self.declarations:
+            self.declarations.append(declaration)
+        for registered in list(self._bound):
+            self._apply(declaration, registered)
+
+    # -- making and binding ----------------------------------------------------------
+
+    def _apply(self, declaration: Declaration, app: Flask) -> list[Tool]:
+        documents = self._documents(app, declaration.spec)
+        if isinstance(declaration, ViewDeclaration):
+            rule, method = views_mod.find_rule(app, declaration.view, declaration.method)
+            found = [
+                views_mod.describe_view(
+                    app, rule, method, documents, declaration.name, declaration.description
+                )
+            ]
+        else:
+            naming = declaration.name
+            found = [
+                views_mod.describe_view(
+                    app,
+                    rule,
+                    method,
+                    documents,
+                    naming(rule.endpoint or "", method) if naming is not None else None,
+                )
+                for rule, method in views_mod.select_routes(
+                    app, declaration.include, declaration.exclude, declaration.methods
+                )
+            ]
+        bound = self._bound[app]
+        fresh = [f for f in found if bound.get(f.name) is None or not _same(bound[f.name], f)]
+        self._check_names(fresh, app)
+        tools: list[Tool] = []
+        with self.mcp.registry.batch():
+            for spec in fresh:
+                tools.append(self._bind(app, spec, declaration.tags, declaration.scopes))
+        return tools
+
+    def _check_names(self, found: list[views_mod.ViewToolSpec], app: Flask) -> None:
         names = [f.name for f in found]
-        taken += sorted({n for n in names if names.count(n) > 1})
+        taken = sorted({n for n in names if names.count(n) > 1})
+        for spec in found:
+            if spec.name in self._bound[app]:
+                taken.append(spec.name)  # this app bound the name to another route
+                continue
+            made = self._made.get(spec.name)
+            if made is None:
+                if self.mcp.registry.known(spec.name):
+                    taken.append(spec.name)
+            elif made.input_schema != spec.input_schema or (made.endpoint, made.method) != (
+                spec.handler.endpoint,
+                spec.handler.method,
+            ):
+                raise ValueError(
+                    f"The tool {spec.name!r} was made from {made.method} {made.endpoint} of "
+                    f"another app, and {app.name!r} gives a different one "
+                    f"({spec.handler.method} {spec.handler.endpoint}, or another input schema). "
+                    "One server offers one set of tools: register ViewTools on apps made by the "
+                    "same factory, or give each kind of app its own MCP and ViewTools."
+                )
         if taken:
             raise ValueError(
                 f"Cannot make tools from the app's views: {', '.join(map(repr, taken))} "
                 "already taken; pass name= (a function of endpoint and method) or exclude=."
             )
-        shareable = spec is None and not tags
-        with self.registry.batch():  # one list_changed, not one per view
-            return [self._add_view_tool(f, tags, (), None, shareable) for f in found]
 
-    def _view_app(self, app: Flask | None) -> Flask:
-        if app is not None:
-            return app
-        if has_app_context():
-            return t.cast("Flask", current_app._get_current_object())  # type: ignore[attr-defined]
-        apps = list(self._states)
-        if len(apps) == 1:
-            return apps[0]
-        raise RuntimeError(
-            "tool_from_view needs the app serving the view: pass app=, call it inside an app "
-            "context, or call init_app first."
-        )
-
-    def _view_specs(self, app: Flask, spec: t.Any) -> list[dict[str, t.Any]]:
-        from . import views
-
-        documents = [views.spec_dict(spec)] if spec is not None else []
-        return documents + views.find_specs(app)
-
-    def _add_view_tool(
+    def _bind(
         self,
-        found: t.Any,
+        app: Flask,
+        spec: views_mod.ViewToolSpec,
         tags: t.Iterable[str],
         scopes: t.Sequence[str],
-        description: str | None,
-        shareable: bool,
     ) -> Tool:
-        with self._changing():  # after the other workers' changes; told once in the log
-            token = unshared.set(True)  # shared below as one "view" operation
+        made = self._made.get(spec.name)
+        tool = self.mcp.registry.tools.get(spec.name)
+        if made is None or tool is None:
+            token = unshared.set(True)  # shared as one declaration (integration_change)
             try:
-                tool: Tool = self.add_tool(
-                    found.handler,
-                    name=found.name,
-                    description=found.description,
-                    input_schema=found.input_schema,
-                    annotations=found.annotations,
+                tool = self.mcp.add_tool(
+                    ViewToolCall(self, spec.name),
+                    name=spec.name,
+                    description=spec.description,
+                    input_schema=spec.input_schema,
+                    annotations=spec.annotations,
                     structured_output=False,
                     tags=tags,
                     scopes=scopes,
                 )
             finally:
                 unshared.reset(token)
-            handler = found.handler
-            kwargs = {"method": handler.method, "name": tool.name, "description": description}
-            op = {"op": "view", "endpoint": handler.rule.endpoint, "kwargs": kwargs}
-            self._share(op if shareable else None, f"Tool {tool.name!r}")
-        return tool
+            self._made[spec.name] = _Made(
+                spec.handler.endpoint, spec.handler.method, spec.input_schema
+            )
+        self._bound[app][spec.name] = spec.handler
+        return t.cast("Tool", tool)
+
+    def _documents(self, app: Flask, spec: t.Any) -> list[dict[str, t.Any]]:
+        documents = [views_mod.spec_dict(spec)] if spec is not None else []
+        return documents + views_mod.find_specs(app)
+
+    # -- calls -----------------------------------------------------------------------
+
+    def bound_view(self, app: Flask, name: str) -> views_mod.ViewTool:
+        """Return the route and method the tool ``name`` runs on ``app``.
+
+        :raises RuntimeError: ``init_app`` was not called for ``app``, or the
+            app has no route for the tool (the message says which).
+        """
+        bound = self._bound.get(app)
+        if bound is None:
+            raise RuntimeError(
+                f"The tool {name!r} runs a view, but this ViewTools is not registered on the app "
+                f"{app.name!r} serving the call. Did you forget to call views.init_app(app) in "
+                "the app factory?"
+            )
+        found = bound.get(name)
+        if found is None:
+            raise RuntimeError(
+                f"The tool {name!r} was made from a view of another app; the app {app.name!r} "
+                "has no route for it. Register the same routes on every app of one server."
+            )
+        return found
+
+    def tools(self, app: Flask | None = None) -> dict[str, views_mod.ViewTool]:
+        """Return the view tools bound on ``app`` (default: the current app), by tool name."""
+        target = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
+        return dict(self._bound.get(target, {}))
 
 
-__all__ = ["ViewTools"]
+def _same(bound: views_mod.ViewTool, spec: views_mod.ViewToolSpec) -> bool:
+    return bound.endpoint == spec.handler.endpoint and bound.method == spec.handler.method
+
+
+__all__ = [
+    "EXTENSION_KEY",
+    "RoutesDeclaration",
+    "ViewDeclaration",
+    "ViewToolCall",
+    "ViewTools",
+]

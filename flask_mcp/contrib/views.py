@@ -1,13 +1,15 @@
-"""Tools made from the app's own Flask views (``mcp.tool_from_view``, ``mcp.tools_from_app``).
+"""Tools made from Flask views: the work under :class:`~flask_mcp.contrib.view_tools.ViewTools`.
 
 Each selected route and method becomes a tool. Its input schema comes from the
 OpenAPI operation that flask-smorest (or an ``apispec.APISpec`` passed as
 ``spec=``) documents for it: path and query parameters as top-level arguments,
 the JSON body as ``body``. A view without one gets its URL variables, typed by
 their converters, an optional ``query`` object and, for POST/PUT/PATCH, an
-optional ``body``. A call runs the view through the app's WSGI callable with a
-request built from the arguments and carrying the MCP caller's
-``Authorization`` and ``Cookie`` headers, so the view's own decorators decide.
+optional ``body``. A call runs the view through the WSGI callable of the app
+serving the MCP request, with a request built from the arguments and carrying
+the MCP caller's ``Authorization`` and ``Cookie`` headers, so the view's own
+decorators decide; an answer other than 2xx becomes an ``isError`` result that
+says in one line what happened (:mod:`~flask_mcp.contrib.view_answers`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from werkzeug.routing import Rule
 from werkzeug.test import EnvironBuilder
 from werkzeug.test import run_wsgi_app
 
-from .. import content
 from ..content import ToolResult
+from .view_answers import map_response
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -39,14 +41,15 @@ SKIPPED_METHODS = frozenset({"HEAD", "OPTIONS"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: Headers of the MCP request passed on to the view: who is calling.
 IDENTITY_HEADERS = ("Authorization", "Cookie")
-#: Endpoints never turned into tools by :func:`select_routes` (globs).
-DEFAULT_EXCLUDE = ("static", "mcp.*", "mcp_auth.*", "api-docs.*", "*.static", "flask_mcp*")
+#: Endpoints never turned into tools (globs): the static files, flask-smorest's documentation
+#: and Flask-MCP's own routes, whose endpoints all start with ``mcp`` or ``flask_mcp``
+#: (the MCP endpoint ``mcp.*``, ``mcp_liveness``, ``mcp_readiness``, ``mcp_metrics``, the
+#: OAuth metadata ``mcp_auth.*``).
+DEFAULT_EXCLUDE = ("static", "*.static", "api-docs.*", "mcp", "mcp.*", "mcp_*", "flask_mcp*")
+#: URL prefixes never turned into tools: the OAuth and other well-known metadata documents.
+EXCLUDED_PATHS = ("/.well-known/",)
 
 _VARIABLE = re.compile(r"<(?:[^<>:]+:)?([^<>]+)>")
-
-
-class ViewError(Exception):
-    """A view answered a tool call with a 5xx status; its body is not shown to the client."""
 
 
 def annotations_for(method: str) -> dict[str, t.Any]:
@@ -244,23 +247,29 @@ def view_doc(app: Flask, endpoint: str, method: str) -> str | None:
 
 
 class ViewTool:
-    """The handler of a tool made from a view: builds the request, runs the app, maps the answer.
+    """How one route and method of an app runs as a tool: builds the request, maps the answer.
 
-    :param app: the app serving the view.
+    It holds no app: :meth:`run` gets the app serving the call, so one tool
+    runs the view of whichever app (from the same factory) the MCP request
+    reached.
+
     :param rule: the URL rule.
     :param method: the HTTP method.
     :param places: where each argument goes (``path``, ``query``, ``query*``, ``body``).
     """
 
-    def __init__(self, app: Flask, rule: Rule, method: str, places: dict[str, str]) -> None:
-        self.app = app
+    def __init__(self, rule: Rule, method: str, places: dict[str, str]) -> None:
         self.rule = rule
         self.method = method
         self.places = places
-        self.__name__ = rule.endpoint or "view"
-        self.__qualname__ = self.__name__
 
-    def __call__(self, arguments: dict[str, t.Any]) -> ToolResult:
+    @property
+    def endpoint(self) -> str:
+        """The endpoint of the route."""
+        return self.rule.endpoint or ""
+
+    def __call__(self, app: Flask, arguments: dict[str, t.Any]) -> ToolResult:
+        """Run the view of ``app`` with the tool's arguments and return the tool result."""
         path_values: dict[str, t.Any] = {}
         query: dict[str, t.Any] = {}
         body: t.Any = None
@@ -274,7 +283,7 @@ class ViewTool:
                 query.update(value)
             elif place == "body":
                 body = value
-        return self.run(path_values, query, body)
+        return self.run(app, path_values, query, body)
 
     def _base(self) -> tuple[str, dict[str, str], dict[str, t.Any]]:
         if not has_request_context():  # stdio, a task: no caller headers to pass on
@@ -284,13 +293,11 @@ class ViewTool:
         return request.host_url, headers, extra
 
     def run(
-        self, path_values: dict[str, t.Any], query: dict[str, t.Any], body: t.Any
+        self, app: Flask, path_values: dict[str, t.Any], query: dict[str, t.Any], body: t.Any
     ) -> ToolResult:
-        """Run the view with a request built from the values and return the tool result."""
-        adapter = self.app.url_map.bind("localhost")
-        path = adapter.build(
-            t.cast(str, self.rule.endpoint), path_values, method=self.method, append_unknown=False
-        )
+        """Run the view of ``app`` with a request built from the values; return the tool result."""
+        adapter = app.url_map.bind("localhost")
+        path = adapter.build(self.endpoint, path_values, method=self.method, append_unknown=False)
         base_url, headers, extra = self._base()
         headers.setdefault("Accept", "application/json, */*;q=0.5")
         options: dict[str, t.Any] = {}
@@ -310,18 +317,15 @@ class ViewTool:
         finally:
             builder.close()
         # A fresh app context: the view gets its own g, as in a request of its own.
-        with self.app.app_context():
-            app_iter, status, response_headers = run_wsgi_app(
-                self.app.wsgi_app, environ, buffered=True
-            )
+        with app.app_context():
+            app_iter, status, response_headers = run_wsgi_app(app.wsgi_app, environ, buffered=True)
             try:
                 data = b"".join(app_iter)
             finally:
                 close = getattr(app_iter, "close", None)
                 if close is not None:
                     close()
-        code = int(status.split(None, 1)[0])
-        return map_response(code, status, response_headers.get("Content-Type"), data, path)
+        return map_response(status, response_headers, data, path, app)
 
 
 def _query_value(value: t.Any) -> t.Any:
@@ -330,40 +334,6 @@ def _query_value(value: t.Any) -> t.Any:
     if isinstance(value, (list, tuple)):
         return [_query_value(v) for v in value]
     return value if isinstance(value, str) else json.dumps(value)
-
-
-def map_response(
-    code: int, status: str, mime_type: str | None, data: bytes, path: str
-) -> ToolResult:
-    """Turn a view's response into a tool result.
-
-    JSON gives ``structuredContent`` (a non-object is wrapped as ``{"result":
-    ...}``) and the same JSON as text; ``text/*`` gives text; other media types
-    give image, audio or embedded-resource blocks. A 4xx is an ``isError``
-    result holding the body; a 5xx raises :class:`ViewError`, which the server
-    logs and answers with a redacted error.
-
-    :raises ViewError: the status is 500 or more.
-    """
-    if code >= 500:
-        raise ViewError(f"The view at {path} answered {status}: {data[:500]!r}")
-    mime = (mime_type or "").split(";", 1)[0].strip().lower()
-    is_error = code >= 400
-    uri = f"http://localhost{path}"
-    if not data:
-        return ToolResult(status, is_error=is_error)
-    if mime == "application/json" or mime.endswith("+json"):
-        try:
-            value = json.loads(data) if data else None
-        except ValueError:
-            return ToolResult(data.decode("utf-8", "replace"), is_error=is_error)
-        structured = value if isinstance(value, dict) else {"result": value}
-        return ToolResult(
-            data.decode("utf-8", "replace").strip(), structured=structured, is_error=is_error
-        )
-    if mime.startswith("text/") or not mime or is_error:
-        return ToolResult(data.decode("utf-8", "replace"), is_error=is_error)
-    return ToolResult([content.binary(data, mime, uri)], is_error=is_error)
 
 
 # -- selecting and describing -------------------------------------------------------------
@@ -379,8 +349,33 @@ class ViewToolSpec(t.NamedTuple):
     annotations: dict[str, t.Any]
 
 
-def _matches(endpoint: str, patterns: t.Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(endpoint, pattern) for pattern in patterns)
+def route_matches(rule: Rule, pattern: str) -> bool:
+    """Tell whether a route is named by ``pattern``.
+
+    A pattern starting with ``/`` is a URL prefix (``"/admin"`` takes ``/admin``
+    and ``/admin/...``, not ``/administrators``). Any other pattern is a glob
+    matched against the endpoint (``"pets.list"``, ``"pets.*"``) and against
+    each blueprint the endpoint belongs to (``"pets"`` takes every route of the
+    ``pets`` blueprint, nested ones included).
+    """
+    if pattern.startswith("/"):
+        prefix = pattern.rstrip("/")
+        return rule.rule == pattern or rule.rule == prefix or rule.rule.startswith(prefix + "/")
+    endpoint = rule.endpoint or ""
+    if fnmatch.fnmatchcase(endpoint, pattern):
+        return True
+    parts = endpoint.split(".")[:-1]
+    return any(fnmatch.fnmatchcase(".".join(parts[: i + 1]), pattern) for i in range(len(parts)))
+
+
+def own_paths(app: Flask) -> list[str]:
+    """Return the paths Flask-MCP serves on ``app``: ``MCP_PATH``, the probes, the metadata."""
+    config = app.config
+    found = [str(config.get("MCP_PATH") or "/mcp")]
+    for key in ("MCP_HEALTH_LIVENESS_PATH", "MCP_HEALTH_READINESS_PATH"):
+        if config.get(key):
+            found.append(str(config[key]))
+    return [*found, *EXCLUDED_PATHS]
 
 
 def select_routes(
@@ -388,18 +383,22 @@ def select_routes(
     include: t.Iterable[str] | None = None,
     exclude: t.Iterable[str] = (),
     methods: t.Iterable[str] | None = None,
-    skip_path: str | None = None,
 ) -> list[tuple[Rule, str]]:
-    """Return the (rule, method) pairs of ``app`` selected by endpoint globs and methods."""
+    """Return the (rule, method) pairs of ``app`` that ``include`` and ``exclude`` select.
+
+    Patterns are endpoint globs, blueprint names or URL prefixes
+    (:func:`route_matches`). Flask-MCP's own routes (:data:`DEFAULT_EXCLUDE`,
+    :func:`own_paths`) and the static route are never selected, even when
+    ``include`` names them.
+    """
     wanted = {m.upper() for m in methods} if methods is not None else None
-    include = list(include) if include is not None else None
-    exclude = [*DEFAULT_EXCLUDE, *exclude]
+    taken = list(include) if include is not None else None
+    left_out = [*DEFAULT_EXCLUDE, *own_paths(app), *exclude]
     selected: list[tuple[Rule, str]] = []
     for rule in app.url_map.iter_rules():
-        endpoint = rule.endpoint or ""
-        if include is not None and not _matches(endpoint, include):
+        if taken is not None and not any(route_matches(rule, p) for p in taken):
             continue
-        if _matches(endpoint, exclude) or (skip_path and rule.rule.startswith(skip_path)):
+        if any(route_matches(rule, p) for p in left_out):
             continue
         for method in rule_methods(rule):
             if wanted is None or method in wanted:
@@ -439,7 +438,7 @@ def find_rule(
         choices = ", ".join(f"{m} {rule.rule}" for rule in rules for m in rule_methods(rule))
         raise LookupError(
             f"The view {target!r} is served as {choices}; pass method= (and a single endpoint) "
-            "to choose one, or use mcp.tools_from_app() to turn them all into tools."
+            "to choose one, or use ViewTools.add_routes() to turn them all into tools."
         )
     return pairs[0]
 
@@ -471,7 +470,7 @@ def describe_view(
         text = view_doc(app, endpoint, method)
     text = description or text or f"{method} {rule.rule}"
     return ViewToolSpec(
-        ViewTool(app, rule, method, places),
+        ViewTool(rule, method, places),
         name or default_name(endpoint, method, rule_methods(rule)),
         text,
         schema,
@@ -481,7 +480,7 @@ def describe_view(
 
 __all__ = [
     "DEFAULT_EXCLUDE",
-    "ViewError",
+    "EXCLUDED_PATHS",
     "ViewTool",
     "ViewToolSpec",
     "annotations_for",
@@ -491,8 +490,10 @@ __all__ = [
     "find_specs",
     "map_response",
     "openapi_path",
+    "own_paths",
     "operation_schema",
     "plain_schema",
+    "route_matches",
     "select_routes",
     "spec_dict",
 ]

@@ -2,7 +2,8 @@
 
 Declarations made at import time run in every worker anyway. A change made
 while serving (``add_tool``, ``remove_tool``, ``enable``, ``disable``, the same
-for resources and prompts, ``register_blueprint``, ``tool_from_view``) is made
+for resources and prompts, ``register_blueprint``, a change an integration makes in
+:meth:`SharedDeclarations.integration_change`, such as a view tool) is made
 in one worker, in this order:
 
 1. It replays the operations of the other workers it has not seen yet, so that
@@ -224,6 +225,27 @@ class SharedDeclarations(Declarations):
         with self.registry.batch():  # list_changed waits for the operation's append
             yield
 
+    @contextlib.contextmanager
+    def integration_change(self, key: str, what: str) -> t.Iterator[dict[str, t.Any]]:
+        """Make, in the block, a change of the integration at ``app.extensions[key]`` that the
+        other workers replay.
+
+        The block fills the dict it gets with JSON values; the other workers call
+        ``app.extensions[key].apply_operation(data, app)`` with it. Records added in the
+        block are not shared one by one. Left empty while serving, the change stays in
+        this worker, with a :class:`ProcessLocalWarning` naming ``what``.
+        """
+        with self._changing():
+            data: dict[str, t.Any] = {}
+            token = unshared.set(True)
+            try:
+                yield data
+            finally:
+                unshared.reset(token)
+            if self._sharing():
+                op = {"op": "integration", "key": key, "data": data}
+                self._share(op if data and _jsonable(data) else None, what)
+
     def _share(self, op: dict[str, t.Any] | None, what: str) -> None:
         syncs = self._sharing()
         if not syncs:
@@ -390,15 +412,21 @@ class SharedDeclarations(Declarations):
         return list(self._syncs.values()) if serving else []
 
     def apply_face_operation(self, op: dict[str, t.Any], state: AppState) -> None:
-        """Apply another worker's ``enable``, ``disable``, ``blueprint`` or ``view`` operation."""
+        """Apply another worker's ``enable``, ``disable``, ``blueprint`` or ``integration`` op."""
         kind = op["op"]
         if kind in ("enable", "disable"):
             self.registry.set_enabled(kind == "enable", op["names"], op["tags"])
         elif kind == "blueprint":
             self.register_blueprint(resolve(op["ref"]), prefix=op["prefix"], uri_prefix=op["uri"])
-        elif kind == "view":
-            make = getattr(self, "tool_from_view")  # noqa: B009 - the face's (contrib.view_tools)
-            make(op["endpoint"], app=state.app, **op["kwargs"])
+        elif kind == "integration":
+            owner = state.app.extensions.get(op["key"]) if state.app is not None else None
+            apply = getattr(owner, "apply_operation", None)
+            if apply is None:
+                raise ValueError(
+                    f"Another worker changed the registry through {op['key']!r}, which is not "
+                    "registered on this app: call its init_app in every worker."
+                )
+            apply(op["data"], state.app)
         else:
             raise ValueError(f"Unknown registry operation {kind!r}.")
 

@@ -1,8 +1,11 @@
 """Liveness and readiness probes, for Kubernetes and load balancers.
 
 Both are plain Flask routes of the app, outside ``MCP_PATH``: no MCP
-authorization, no Host or Origin check (a kubelet probes the pod's IP), no
-session. They are served only when their ``MCP_HEALTH_*_PATH`` key is set.
+authorization, no session. They get the Host check of the MCP endpoint
+(:func:`~flask_mcp.transport.security.check_host`: 421 for a Host that could
+come from DNS rebinding; a kubelet probing the pod's IP from the node passes
+it when ``MCP_ALLOWED_HOSTS`` is unset, and must send a listed ``Host`` when it
+is set). They are served only when their ``MCP_HEALTH_*_PATH`` key is set.
 
 - liveness (``MCP_HEALTH_LIVENESS_PATH``): ``200 {"status": "ok"}`` whenever the
   worker answers at all; it touches nothing shared, so a Redis outage never gets
@@ -11,7 +14,8 @@ session. They are served only when their ``MCP_HEALTH_*_PATH`` key is set.
   key that does not exist; bounded by the backend's socket timeout) and answers
   ``200 {"status": "ready", ...}`` or ``503 {"status": "unavailable", ...}``
   with ``Retry-After``, so the pod leaves the Service's endpoints while it
-  cannot serve sessions.
+  cannot serve sessions. The body never names the backend's address; the
+  reason goes to the log.
 """
 
 from __future__ import annotations
@@ -22,17 +26,30 @@ import typing as t
 
 from flask import Flask
 from flask import Response
+from flask import request
 
 from ..errors import BackendUnavailable
 from .responses import json_response
+from .security import check_host
 
 if t.TYPE_CHECKING:
+    from ..config import Settings
     from ..runtime.state import AppState
 
 logger = logging.getLogger("flask_mcp")
 #: The session id readiness looks up: no session has it, so the lookup changes nothing.
 PROBE_ID = "flask-mcp-readiness-probe"
 _NO_CACHE = {"Cache-Control": "no-store"}
+
+
+def check_request_host(settings: Settings) -> None:
+    """Refuse the current request's ``Host`` as the MCP endpoint would (``MCP_ALLOWED_HOSTS``).
+
+    For the routes Flask-MCP serves beside the endpoint: the probes and ``/metrics``.
+
+    :raises ~flask_mcp.errors.MCPHTTPError: 421 Misdirected Request.
+    """
+    check_host(request.host, request.remote_addr, settings.allowed_hosts)
 
 
 def liveness() -> Response:
@@ -46,8 +63,10 @@ def readiness(state: AppState) -> Response:
     try:
         state.backend.get_session(PROBE_ID)
     except BackendUnavailable as exc:
+        # The reason names the backend's address: the log has it, the body (served to
+        # whoever reaches the port) does not.
         logger.warning("Readiness probe: the backend is unavailable: %s", exc)
-        body = {"status": "unavailable", "backend": "unavailable", "detail": str(exc)}
+        body = {"status": "unavailable", "backend": "unavailable"}
         return json_response(body, 503, {**_NO_CACHE, "Retry-After": "2"})
     except Exception as exc:  # a backend of the app's own that fails otherwise
         logger.exception("Readiness probe: the backend failed")
@@ -71,14 +90,19 @@ def register_health_routes(app: Flask, state: AppState) -> None:
                 "their own, such as '/livez' and '/readyz'."
             )
     if settings.health_liveness_path is not None:
-        app.add_url_rule(settings.health_liveness_path, "mcp_liveness", liveness, methods=["GET"])
+
+        def live() -> Response:
+            check_request_host(settings)
+            return liveness()
+
+        app.add_url_rule(settings.health_liveness_path, "mcp_liveness", live, methods=["GET"])
     if settings.health_readiness_path is not None:
-        app.add_url_rule(
-            settings.health_readiness_path,
-            "mcp_readiness",
-            lambda: readiness(state),
-            methods=["GET"],
-        )
+
+        def ready() -> Response:
+            check_request_host(settings)
+            return readiness(state)
+
+        app.add_url_rule(settings.health_readiness_path, "mcp_readiness", ready, methods=["GET"])
 
 
-__all__ = ["liveness", "readiness", "register_health_routes"]
+__all__ = ["check_request_host", "liveness", "readiness", "register_health_routes"]

@@ -56,7 +56,7 @@ if os.environ.get("OBSERVE_OTEL"):
 
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(JSONLines()))
-    MCPInstrumentor(mcp, tracer_provider=provider)  # first: its span covers the others
+    otel = MCPInstrumentor(mcp, tracer_provider=provider)  # first: its span covers the others
 
 
 @mcp.tool()
@@ -112,6 +112,7 @@ if os.environ.get("OBSERVE_PROMETHEUS"):
 if os.environ.get("OBSERVE_OTEL"):
     from opentelemetry.instrumentation.flask import FlaskInstrumentor
 
+    otel.init_app(app)
     FlaskInstrumentor().instrument_app(app, tracer_provider=provider)
 
 

@@ -1,0 +1,121 @@
+"""Bounded metric labels and span names from what a client sends: :class:`LabelBounds`.
+
+A client chooses the method and the tool, prompt or resource name of its
+requests. Used as metric labels (Prometheus) or metric attributes
+(OpenTelemetry) as they come, one client could add a series per request:
+1,000 calls with random names made 22,000 Prometheus series, and one 1 MB name
+added 22 MB to every scrape. So a label value is:
+
+- the name only when the server declares it (a registered tool or prompt, a
+  method of the server's method table); anything else is :data:`UNKNOWN`;
+- at most :data:`MAX_LENGTH` characters (the MCP tool name limit is 128);
+- for tool and prompt names and error types, one of at most ``max_values``
+  distinct values per label (default :data:`MAX_VALUES`); past that,
+  :data:`OTHER`. Declared names are bounded already; the cap holds when tools
+  are added at run time without end.
+"""
+
+from __future__ import annotations
+
+import threading
+import typing as t
+
+if t.TYPE_CHECKING:
+    from ..extension import MCP
+
+#: The value of a label whose name the server does not declare.
+UNKNOWN = "unknown"
+#: The value of a label once it has :attr:`LabelBounds.max_values` distinct values.
+OTHER = "other"
+#: Distinct values one label may take (per app for Prometheus, per instrumentor for OTel).
+MAX_VALUES = 500
+#: The longest label value kept; a declared name longer than this is cut.
+MAX_LENGTH = 128
+#: Methods of the MCP specification (both eras), known even before the server routes them.
+SPEC_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+        "tasks/update",
+    }
+)
+
+
+class LabelBounds:
+    """Turns client-chosen methods and names into bounded label values.
+
+    :param max_values: distinct values each label may take; then :data:`OTHER`.
+    :param max_length: the longest value kept.
+    """
+
+    def __init__(self, *, max_values: int = MAX_VALUES, max_length: int = MAX_LENGTH) -> None:
+        if max_values < 1 or max_length < 1:
+            raise ValueError("max_values and max_length must be at least 1.")
+        self.max_values = max_values
+        self.max_length = max_length
+        self._seen: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def bounded(self, label: str, value: str) -> str:
+        """Return ``value`` (cut to :attr:`max_length`) if ``label`` may take it, else ``other``."""
+        value = value[: self.max_length]
+        seen = self._seen.get(label)
+        if seen is not None and value in seen:
+            return value
+        with self._lock:
+            seen = self._seen.setdefault(label, set())
+            if value in seen:
+                return value
+            if len(seen) >= self.max_values:
+                return OTHER
+            seen.add(value)
+        return value
+
+    def method(self, mcp: MCP, method: str) -> str:
+        """Return the label of a request's method: the method if the server knows it.
+
+        The methods a server knows are few and its own, so they are neither
+        capped nor cut.
+        """
+        table = getattr(mcp.dispatcher, "methods", None) or ()
+        return method if method in SPEC_METHODS or method in table else UNKNOWN
+
+    def name(self, mcp: MCP, kind: str | None, name: str | None) -> str:
+        """Return the label of the tool or prompt a request names (empty for other requests).
+
+        A name the server does not declare (no such tool or prompt, enabled or
+        not) is :data:`UNKNOWN`; a resource URI is never a label (templates
+        make too many).
+        """
+        if name is None or kind not in ("tool", "prompt"):
+            return ""
+        registry = mcp.registry
+        table = registry.tools if kind == "tool" else registry.prompts
+        disabled = registry.disabled.get("tools" if kind == "tool" else "prompts", {})
+        if name not in table and name not in disabled:
+            return UNKNOWN
+        return self.bounded(kind, name)
+
+    def error_type(self, value: str) -> str:
+        """Return the label of an error type (a JSON-RPC code, an exception class)."""
+        return self.bounded("error_type", value)
+
+
+__all__ = ["MAX_LENGTH", "MAX_VALUES", "OTHER", "SPEC_METHODS", "UNKNOWN", "LabelBounds"]
