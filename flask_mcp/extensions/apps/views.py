@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing as t
+from collections.abc import Mapping
 
 from flask import render_template
 
@@ -78,7 +79,7 @@ def check_csp(csp: t.Any) -> dict[str, list[str]]:
     :raises TypeError: not a dict of lists.
     :raises ValueError: an unknown key, or an entry that is not an origin.
     """
-    if not isinstance(csp, dict):
+    if not isinstance(csp, Mapping):
         raise TypeError(
             f"csp must be a dict such as {{'connectDomains': ['https://api.example.com']}}, "
             f"got {csp!r}."
@@ -98,7 +99,7 @@ def check_permissions(permissions: t.Any) -> dict[str, dict[str, t.Any]]:
     :raises TypeError: not a dict, or a value that is not ``{}`` or ``True``.
     :raises ValueError: an unknown permission.
     """
-    if not isinstance(permissions, dict):
+    if not isinstance(permissions, Mapping):
         raise TypeError(
             f"permissions must be a dict such as {{'clipboardWrite': {{}}}}, got {permissions!r}."
         )
@@ -140,9 +141,9 @@ def ui_meta(
     """
     meta: dict[str, t.Any] = {}
     if csp is not None:
-        meta["csp"] = check_csp(dict(csp))
+        meta["csp"] = check_csp(csp)
     if permissions is not None:
-        meta["permissions"] = check_permissions(dict(permissions))
+        meta["permissions"] = check_permissions(permissions)
     if domain is not None:
         if not isinstance(domain, str) or not domain or any(c.isspace() for c in domain):
             raise ValueError(
