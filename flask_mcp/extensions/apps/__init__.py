@@ -21,6 +21,7 @@ from .assets import mcp_app_data_uri as mcp_app_data_uri
 from .assets import mcp_app_script as mcp_app_script
 from .assets import mcp_app_style as mcp_app_style
 from .extension import Apps as Apps
+from .extension import ClientFacts as ClientFacts
 from .extension import client_supports_ui as client_supports_ui
 from .views import APP_MIME_TYPE as APP_MIME_TYPE
 from .views import EXTENSION_ID as EXTENSION_ID
@@ -34,6 +35,7 @@ __all__ = [
     "APP_MIME_TYPE",
     "EXTENSION_ID",
     "Apps",
+    "ClientFacts",
     "View",
     "add_template_helpers",
     "check_html",

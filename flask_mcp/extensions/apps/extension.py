@@ -197,7 +197,7 @@ class Apps(Extension):
         :param uri: the view's ``ui://`` URI, which tools name in ``ui=``.
         :param name: its name in ``resources/list`` (default: the function's name).
         :param csp: origins the view needs, by kind (see
-            :func:`~flask_mcp.extensions.apps.views.ui_meta`).
+            :func:`~flask_mcp.extensions.apps.ui_meta`).
         :param permissions: browser features it asks for (``{"clipboardWrite": {}}``).
         :param domain: a dedicated sandbox origin, in the host's format.
         :param prefers_border: ask the host for a border and background, or none.

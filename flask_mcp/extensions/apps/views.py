@@ -197,7 +197,7 @@ def render_view(
 
     Use it in a resource handler; :meth:`Apps.ui` and :meth:`Apps.ui_template` do. The
     item has the view's media type and ``_meta.ui``: ``ui`` (from :func:`ui_meta`) with
-    the origins of :func:`~flask_mcp.extensions.apps.assets.mcp_app_asset_url` calls made
+    the origins of :func:`~flask_mcp.extensions.apps.mcp_app_asset_url` calls made
     while rendering added to ``csp.resourceDomains``.
 
     :param uri: the view's ``ui://`` URI.
