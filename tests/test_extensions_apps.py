@@ -395,3 +395,27 @@ def test_init_app_checks_that_every_tools_view_exists() -> None:
     # once an app is initialised, a tool declared later is checked at once
     with pytest.raises(ValueError, match="is not declared"):
         apps.check_tool(Tool("late"), {"ui": "ui://missing"})
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
+def test_the_example_board_in_both_eras(version: str) -> None:
+    from examples import apps as example
+
+    client = MCPTestClient(example.app, protocol_version=version)
+    if version != "2026-07-28":
+        client.initialize()
+    tools = {tool["name"]: tool for tool in client.list_tools()}
+    assert tools["show_todos"]["_meta"] == {
+        "ui": {"resourceUri": example.BOARD},
+        "ui/resourceUri": example.BOARD,
+    }
+    assert tools["add_todo"]["_meta"]["ui"]["visibility"] == ["app"]
+    [board] = client.read_resource(example.BOARD)
+    assert board["mimeType"] == APP_MIME_TYPE
+    assert board["_meta"] == {"ui": {"prefersBorder": True}}
+    assert board["text"].startswith("<!DOCTYPE html>")
+    assert "McpApp.connect" in board["text"] and "/static/" not in board["text"]
+    assert "data:image/svg+xml;base64," in board["text"]
+    shown = client.call_tool("show_todos", {"list_name": "today"})
+    assert shown["content"][0]["text"].startswith("Todo list 'today' (")
+    assert shown["structuredContent"]["list"] == "today"
