@@ -319,6 +319,7 @@ def test_views_become_resources_with_meta_ui_on_the_list_entry_and_the_content()
         "_meta": {"ui": ui},
     }
     assert listed["ui://notes/board"]["name"] == "Notes board"
+    assert "description" not in listed["ui://notes/board"]
     assert "_meta" not in listed["ui://notes/board"]
     [card] = client.read_resource("ui://weather/card")
     assert card == {

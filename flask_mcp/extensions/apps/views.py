@@ -237,8 +237,9 @@ class View:
     scopes: tuple[str, ...] = ()
     listed: bool = True
 
+    # The resource handler registered for ``uri``. No docstring on purpose: the resource's
+    # description would default to it when the view has none.
     def read(self) -> dict[str, t.Any]:
-        """Render the view: the resource handler registered for :attr:`uri`."""
         return render_view(self.uri, self.source, self.ui)
 
     def resource_options(self) -> dict[str, t.Any]:
