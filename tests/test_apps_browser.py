@@ -220,3 +220,139 @@ def test_declared_and_collected_origins_are_the_only_ones_allowed(
         raise
     finally:
         host.page.close()
+
+
+# -- mcp-app.js against a scripted host ------------------------------------------------
+
+# A host page that answers ui/initialize, refuses tools/call, never answers resources/read,
+# and records every message of the view (a srcdoc iframe with mcp-app.js inlined).
+SCRIPTED_HOST = """<!DOCTYPE html><html><body><iframe id="view" sandbox="allow-scripts"></iframe>
+<script>
+window.seen = [];
+const view = document.getElementById("view");
+function post(message) { view.contentWindow.postMessage(message, "*"); }
+window.post = post;
+window.addEventListener("message", (event) => {
+  if (event.source !== view.contentWindow) return;
+  const message = event.data;
+  window.seen.push(message);
+  if (message.method === "ui/initialize") {
+    post({ jsonrpc: "2.0", id: message.id, result: {
+      protocolVersion: "2026-01-26", hostInfo: { name: "scripted", version: "1" },
+      hostCapabilities: { serverTools: {} },
+      hostContext: { theme: "dark", styles: { variables: { "--probe": "rgb(1, 2, 3)" } } } } });
+  } else if (message.method === "tools/call") {
+    post({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "denied" } });
+  }
+});
+view.srcdoc = VIEW_HTML;
+</script></body></html>"""
+
+PROBE_VIEW = """<!DOCTYPE html><html><head><title>probe</title></head><body><p>probe</p>
+<script>HELPER</script>
+<script>
+window.results = {};
+window.app = McpApp.connect({
+  name: "probe", version: "2", timeout: 300,
+  onToolInput(args) { results.input = args; },
+  onToolResult(result) { results.result = result; },
+  onHostContextChanged(context) { results.changed = context; },
+  onTeardown(reason) { results.torn = reason; },
+});
+app.ready.then((answer) => { results.ready = answer.hostInfo.name; });
+app.callTool("add", { a: 1 }).catch((e) => {
+  results.refused = { message: e.message, code: e.code };
+});
+app.readResource("ui://never").catch((e) => { results.timeout = e.message; });
+</script></body></html>"""
+
+
+def test_mcp_app_js_speaks_the_views_side_of_the_protocol(browser: t.Any) -> None:
+    from flask_mcp.extensions.apps import helper_source
+
+    view = PROBE_VIEW.replace("HELPER", helper_source())
+    page = browser.new_page()
+    try:
+        # the view's HTML as a JS string inside the host's <script>: no "</" may end it
+        page.set_content(SCRIPTED_HOST.replace("VIEW_HTML", json.dumps(view).replace("</", "<\\/")))
+        page.wait_for_function(
+            "() => window.seen.some((m) => m.method === 'ui/notifications/initialized')"
+        )
+        frame = page.frames[1]
+        frame.wait_for_function("() => results.ready && results.refused && results.timeout")
+        seen = page.evaluate("window.seen")
+        assert seen[0]["method"] == "ui/initialize"
+        assert seen[0]["params"] == {
+            "appInfo": {"name": "probe", "version": "2"},
+            "appCapabilities": {"availableDisplayModes": ["inline"]},
+            "protocolVersion": "2026-01-26",
+        }
+        results = frame.evaluate("results")
+        assert results["ready"] == "scripted"
+        assert results["refused"] == {"message": "denied", "code": -32000}
+        assert results["timeout"] == "resources/read: no answer from the host within 300 ms"
+        # the host context of the answer is applied: CSS variables and the theme
+        style = "() => [getComputedStyle(document.documentElement).getPropertyValue('--probe'),"
+        style += " document.documentElement.dataset.theme]"
+        assert frame.evaluate(style) == ["rgb(1, 2, 3)", "dark"]
+        page.wait_for_function(
+            "() => window.seen.some((m) => m.method === 'ui/notifications/size-changed')"
+        )
+        size = next(m for m in page.evaluate("window.seen") if "size-changed" in m["method"])
+        assert size["params"]["height"] > 0 and size["params"]["width"] > 0
+
+        def send(message: dict[str, t.Any]) -> None:
+            page.evaluate("(message) => window.post(message)", message)
+
+        def answer_to(request_id: str) -> dict[str, t.Any]:
+            page.wait_for_function("(id) => window.seen.some((m) => m.id === id)", arg=request_id)
+            return t.cast(
+                "dict[str, t.Any]",
+                page.evaluate("(id) => window.seen.find((m) => m.id === id)", request_id),
+            )
+
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "ui/notifications/tool-input",
+                "params": {"arguments": {"q": 1}},
+            }
+        )
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "ui/notifications/tool-result",
+                "params": {"content": [], "structuredContent": {"n": 2}},
+            }
+        )
+        ctx = {"theme": "light", "locale": "fr-FR"}
+        send({"jsonrpc": "2.0", "method": "ui/notifications/host-context-changed", "params": ctx})
+        frame.wait_for_function("() => results.changed")
+        assert frame.evaluate("results.input") == {"q": 1}
+        assert frame.evaluate("results.result.structuredContent") == {"n": 2}
+        merged = frame.evaluate(
+            "[app.hostContext.theme, app.hostContext.locale,"
+            " app.hostContext.styles.variables['--probe']]"
+        )
+        assert merged == ["light", "fr-FR", "rgb(1, 2, 3)"]
+
+        send({"jsonrpc": "2.0", "id": "p1", "method": "ping", "params": {}})
+        assert answer_to("p1") == {"jsonrpc": "2.0", "id": "p1", "result": {}}
+        send({"jsonrpc": "2.0", "id": "u1", "method": "tools/list", "params": {}})
+        assert answer_to("u1")["error"]["code"] == -32601
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": "t1",
+                "method": "ui/resource-teardown",
+                "params": {"reason": "done"},
+            }
+        )
+        assert answer_to("t1") == {"jsonrpc": "2.0", "id": "t1", "result": {}}
+        assert frame.evaluate("results.torn") == "done"
+        closed = frame.evaluate(
+            "() => app.callTool('add', {}).then(() => 'sent', (e) => e.message)"
+        )
+        assert closed == "the view is closed"
+    finally:
+        page.close()
