@@ -27,17 +27,26 @@ SDIST_NEEDS = [
     "docs/api.rst",
     "docs/_ext/flask_mcp_docs.py",
     "examples/quickstart.py",
+    "examples/apps.py",
+    "examples/templates/todo_board.html",
     "contrib/nginx.conf",
     "contrib/gunicorn.conf.py",
     "tests/conftest.py",
     "tests/harness.py",
     "tests/conformance/package.json",
+    "tests/apps_host/package-lock.json",
     "scripts/test",
     "flask_mcp/__init__.py",
     "flask_mcp/py.typed",
+    "flask_mcp/extensions/apps/static/mcp-app.js",
 ]
 SDIST_REFUSES = ("node_modules/", "docs/_build/", "__pycache__/", ".venv/")
-WHEEL_NEEDS = ["flask_mcp/__init__.py", "flask_mcp/py.typed", "flask_mcp/server/dispatcher.py"]
+WHEEL_NEEDS = [
+    "flask_mcp/__init__.py",
+    "flask_mcp/py.typed",
+    "flask_mcp/server/dispatcher.py",
+    "flask_mcp/extensions/apps/static/mcp-app.js",
+]
 WHEEL_REFUSES = ("tests/", "docs/", "examples/", "benchmarks/")
 
 

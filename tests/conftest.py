@@ -7,7 +7,7 @@ Harness fixtures:
 ``redis_cluster_url``  session-scoped ``redis+cluster://...`` URL of a 3-master Redis Cluster
 ``redis_backend_url``  ``redis_url``, then ``redis_cluster_url``: a test taking it runs on both
 ``conformance``  session-scoped callable running ``tests/conformance/run``
-``browser``      session-scoped headless Chromium (a Playwright ``Browser``; ``browser.py``)
+``browser``      module-scoped headless Chromium (a Playwright ``Browser``; ``browser.py``)
 
 For module- or session-scoped servers use the context manager :func:`harness.start_server`
 directly (it is what ``serve`` uses).  Application fixtures: ``mcp_server``, ``app``, ``client``.
@@ -235,8 +235,14 @@ def client(app: t.Any) -> t.Any:
     return app.test_client()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[t.Any]:
-    """Headless Chromium driven by Playwright, shared by the session's browser tests."""
+    """Headless Chromium driven by Playwright, shared by a module's browser tests.
+
+    Module-scoped, not session-scoped: while Playwright's sync API runs, its asyncio loop
+    is the thread's running loop (it runs in a greenlet of the main thread), and asgiref's
+    ``async_to_sync`` refuses to run there, so the ``async def`` handlers of every later
+    test module would fail. Ending Playwright with the module ends its loop.
+    """
     with launch_chromium() as chromium:
         yield chromium
