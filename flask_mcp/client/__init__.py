@@ -13,9 +13,8 @@ server (not only Flask-MCP):
         task = await call_tool_as_task(client, "deploy", {"service": "api"})
         result = await task_result(client, task, timeout=600)
 
-Modules: :mod:`~flask_mcp.client.tasks` (the functions), :mod:`~flask_mcp.client.task`
-(:class:`Task`), :mod:`~flask_mcp.client.extension` (:class:`TasksExtension`),
-:mod:`~flask_mcp.client.wire` (how they reach the server). See ``docs/tasks.md``.
+Modules: ``tasks`` (the functions), ``task`` (:class:`Task`), ``extension``
+(:class:`TasksExtension`) and ``wire`` (how they reach the server). See ``docs/tasks.md``.
 Nothing in :mod:`flask_mcp` imports this package: an application that only serves MCP
 does not need the ``mcp`` package.
 """
