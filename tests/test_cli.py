@@ -258,8 +258,44 @@ def test_prompt_bad_arguments(run: t.Any, args: list[str], status: int, message:
 def test_check_passes() -> None:
     result = make_app().test_cli_runner().invoke(cli, args=["check"])
     assert result.exit_code == 0, result.output
+    assert (
+        "ok    the server offers 5 tools, 1 resource, 1 resource template, 1 prompt\n"
+        in result.output
+    )
     assert "ok    the backend memory:// answers" in result.output
     assert "All checks passed." in result.output
+
+
+def test_check_counts_resource_templates() -> None:
+    """A server of templates only offers something: it says so, and what."""
+    mcp = MCP(name="templates", version="1")
+
+    @mcp.resource("data://items/{name}")
+    def item(name: str) -> str:
+        return name
+
+    @mcp.resource("data://other/{name}")
+    def other(name: str) -> str:
+        return name
+
+    app = Flask("templates")
+    app.config["SECRET_KEY"] = "s"
+    mcp.init_app(app)
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "ok    the server offers 0 tools, 0 resources, 2 resource templates, 0 prompts\n"
+        in result.output
+    )
+    empty = Flask("empty")
+    empty.config["SECRET_KEY"] = "s"
+    MCP(empty, name="empty", version="1")
+    result = empty.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 1
+    assert (
+        "FAIL  the server offers 0 tools, 0 resources, 0 resource templates, 0 prompts: "
+        "declare some with @mcp.tool(), @mcp.resource()..." in result.output
+    )
 
 
 def test_check_names_what_to_fix() -> None:
