@@ -12,6 +12,7 @@ import http.server
 import json
 import os
 import pathlib
+import shlex
 import stat
 import subprocess
 import sys
@@ -467,6 +468,29 @@ def test_install_print(tmp_path: pathlib.Path) -> None:
     secret = install(tmp_path, "claude-code", "--print", "--env", "TOKEN=s3cr3t", "--scope", "user")
     assert "--env 'TOKEN=********'" in secret.stdout and "s3cr3t" not in secret.output
     assert secret.stdout.startswith("claude mcp add --scope user cli-test ")
+
+
+@pytest.mark.parametrize("client", ["claude-desktop", "cursor", "claude-code", "vscode"])
+def test_install_print_works_for_every_client(tmp_path: pathlib.Path, client: str) -> None:
+    """--print with --env and --env-file: the entry names the env file, holds no secret,
+    and nothing is written."""
+    env_file = tmp_path / "secrets.env"
+    result = install(
+        tmp_path, client, "--print", "--env", "API_KEY=s3cr3t", "--env-file", str(env_file)
+    )
+    assert result.exit_code == 0, result.output
+    assert "s3cr3t" not in result.output and not env_file.exists()
+    assert f"{env_file} was not written (--print writes nothing)." in result.stderr
+    args = ["--app", "myproject.app:create_app()", "--env-file", str(env_file), "mcp", "stdio"]
+    if client == "claude-code":
+        words = shlex.split(result.stdout)
+        assert words[:6] == ["claude", "mcp", "add", "--scope", "project", "cli-test"]
+        assert words[words.index("--") + 2 :] == args
+        assert not [word for word in words if word.startswith("API_KEY")]
+        return
+    key = "servers" if client == "vscode" else "mcpServers"
+    entry = json.loads(result.stdout)[key]["cli-test"]
+    assert entry["args"] == args and list(entry["env"]) == ["PYTHONPATH"]
 
 
 def test_install_writes_through_a_symlink_and_keeps_the_mode(tmp_path: pathlib.Path) -> None:
