@@ -225,6 +225,23 @@ def test_2026_multi_round_then_task_and_call_tool_resolves_tasks(everything: Ser
     assert asked.questions == ["What is your name?", "Delete a.txt?"]
 
 
+def test_2026_call_tool_cancels_a_task_it_stops_waiting_for(everything: Server) -> None:
+    """``TasksExtension(timeout=...)``: the call raises, and the task it started is
+    cancelled on the server (no one holds its id to wait for it)."""
+
+    async def main() -> None:
+        extension = TasksExtension(timeout=0.5)
+        async with client(everything, "2026-07-28", extensions=[extension]) as c:
+            with pytest.raises(TimeoutError, match="it was cancelled") as late:
+                await c.call_tool("slow_compute", {"seconds": 60})
+            task_id = re.search(r"Task '([^']+)' of tool 'slow_compute'", str(late.value))
+            assert task_id, late.value
+            done = await wait_for_task(c, task_id[1], timeout=30)
+            assert done.status == "cancelled"
+
+    run(main)
+
+
 def test_2026_without_the_extension_says_how_to_declare_it(everything: Server) -> None:
     async def main() -> None:
         async with client(everything, "2026-07-28", extensions=[]) as c:

@@ -16,6 +16,7 @@ from mcp.client import ClaimContext
 from mcp.client import ClientExtension
 from mcp.client import ResultClaim
 
+from .task import Task
 from .task import from_2026
 from .tasks import cancel_task
 from .tasks import task_result
@@ -65,11 +66,22 @@ class TasksExtension(ClientExtension):
         task = from_2026(created.model_dump(by_alias=True, mode="json", exclude_none=True))
         try:
             return await task_result(context.session, task, timeout=self.timeout)
-        except (TimeoutError, anyio.get_cancelled_exc_class()):
-            # already over, or gone (MCPError): nothing is left to stop
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5), suppress(MCPError):
-                await cancel_task(context.session, task)
+        except TimeoutError:
+            await self._cancel(context, task)
+            raise TimeoutError(
+                f"Task {task.task_id!r} of tool {context.tool_name!r} was not over after "
+                f"{self.timeout:g} s (TasksExtension(timeout=...)): it was cancelled."
+            ) from None
+        except anyio.get_cancelled_exc_class():
+            await self._cancel(context, task)
             raise
+
+    @staticmethod
+    async def _cancel(context: ClaimContext, task: Task) -> None:
+        """Cancel the task nobody will wait for any more (at most 5 s, even when the
+        caller is being cancelled); a task already over or gone is left as it is."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5), suppress(MCPError):
+            await cancel_task(context.session, task)
 
 
 __all__ = ["TASKS_EXTENSION", "TasksExtension"]
