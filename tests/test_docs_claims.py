@@ -6,6 +6,7 @@ command) and compares it with what the code or the tool it names does.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -41,26 +42,36 @@ def fenced(text: str) -> list[tuple[str, str]]:
 
 
 def test_deployment_uses_the_built_in_health_probes() -> None:
-    """docs/deployment.md once said Flask-MCP has no health endpoint: it has two, and the
-    Kubernetes example probes the paths its environment sets, which an app serves."""
+    """docs/deployment.md once said Flask-MCP has no health endpoint: it has two. An app
+    configured as the Kubernetes example's environment says answers its probes, sent as
+    the kubelet sends them (from the node's address, with the ``httpHeaders`` given)."""
     text = page("deployment.md")
     assert "no health endpoint" not in text.lower()
     for key in (k.name for k in KEYS if k.name.startswith("MCP_HEALTH_")):
         assert key in text, f"docs/deployment.md does not name {key}"
     kubernetes = section(text, "Kubernetes")
     yaml = next(code for info, code in fenced(kubernetes) if info.strip() == "yaml")
-    env = dict(re.findall(r"\{name: FLASK_(MCP_HEALTH_\w+), value: (\S+)\}", yaml))
-    probes = dict(re.findall(r"(liveness|readiness)Probe:\n\s+httpGet: \{path: (\S+),", yaml))
-    assert env == {
-        "MCP_HEALTH_LIVENESS_PATH": probes["liveness"],
-        "MCP_HEALTH_READINESS_PATH": probes["readiness"],
-    }
+    env = dict(re.findall(r"\{name: FLASK_(MCP_\w+), value: (.+)\}$", yaml, re.MULTILINE))
+    probes = re.findall(
+        r"(liveness|readiness)Probe:\n\s+httpGet: \{path: (\S+), port: \d+(.*)\}$",
+        yaml,
+        re.MULTILINE,
+    )
+    assert [kind for kind, _, _ in probes] == ["liveness", "readiness"]
+    paths = {kind: path for kind, path, _ in probes}
+    assert env["MCP_HEALTH_LIVENESS_PATH"] == paths["liveness"]
+    assert env["MCP_HEALTH_READINESS_PATH"] == paths["readiness"]
     app = Flask("probed")
-    app.config.update(env)
+    for key, value in env.items():
+        app.config[key] = json.loads(value.strip("'")) if value.startswith("'") else value
+    app.config["MCP_BACKEND"] = "memory://"  # the example's Redis is not here
     MCP(app, name="probed", version="1")
     client = app.test_client()
-    assert client.get(probes["liveness"]).json == {"status": "ok"}
-    assert client.get(probes["readiness"]).json["status"] == "ready"
+    for kind, path, rest in probes:
+        headers = dict(re.findall(r"\{name: ([\w-]+), value: ([^}]+)\}", rest))
+        answer = client.get(path, headers=headers, environ_base={"REMOTE_ADDR": "10.0.0.7"})
+        assert answer.status_code == 200, (kind, answer.status_code, answer.get_data())
+        assert answer.json["status"] == ("ok" if kind == "liveness" else "ready")
 
 
 # -- the statuses of the security checks ------------------------------------------------------
