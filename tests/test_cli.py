@@ -10,7 +10,10 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
+import os
 import pathlib
+import shlex
+import stat
 import subprocess
 import sys
 import threading
@@ -256,8 +259,44 @@ def test_prompt_bad_arguments(run: t.Any, args: list[str], status: int, message:
 def test_check_passes() -> None:
     result = make_app().test_cli_runner().invoke(cli, args=["check"])
     assert result.exit_code == 0, result.output
+    assert (
+        "ok    the server offers 5 tools, 1 resource, 1 resource template, 1 prompt\n"
+        in result.output
+    )
     assert "ok    the backend memory:// answers" in result.output
     assert "All checks passed." in result.output
+
+
+def test_check_counts_resource_templates() -> None:
+    """A server of templates only offers something: it says so, and what."""
+    mcp = MCP(name="templates", version="1")
+
+    @mcp.resource("data://items/{name}")
+    def item(name: str) -> str:
+        return name
+
+    @mcp.resource("data://other/{name}")
+    def other(name: str) -> str:
+        return name
+
+    app = Flask("templates")
+    app.config["SECRET_KEY"] = "s"
+    mcp.init_app(app)
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "ok    the server offers 0 tools, 0 resources, 2 resource templates, 0 prompts\n"
+        in result.output
+    )
+    empty = Flask("empty")
+    empty.config["SECRET_KEY"] = "s"
+    MCP(empty, name="empty", version="1")
+    result = empty.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 1
+    assert (
+        "FAIL  the server offers 0 tools, 0 resources, 0 resource templates, 0 prompts: "
+        "declare some with @mcp.tool(), @mcp.resource()..." in result.output
+    )
 
 
 def test_check_names_what_to_fix() -> None:
@@ -413,15 +452,195 @@ def test_install_leaves_a_broken_file_alone(tmp_path: pathlib.Path) -> None:
 
 
 def test_install_print(tmp_path: pathlib.Path) -> None:
-    result = install(tmp_path, "vscode", "--print", "--env", "A=b")
+    result = install(tmp_path, "vscode", "--print", "--env", "API_KEY=s3cr3t-value")
     assert result.exit_code == 0
-    entry = json.loads(result.output)["servers"]["cli-test"]
-    assert entry["type"] == "stdio" and entry["env"]["A"] == "b" and entry["cwd"]
-    command = install(tmp_path, "claude-code", "--print").output
-    assert command.startswith("claude mcp add cli-test --env PYTHONPATH=")
+    entry = json.loads(result.stdout)["servers"]["cli-test"]
+    assert entry["type"] == "stdio" and entry["cwd"]
+    assert entry["env"]["API_KEY"] == "********"  # masked: --print never shows a secret
+    assert entry["env"]["PYTHONPATH"] == str(pathlib.Path.cwd())  # not from --env: shown
+    assert "s3cr3t-value" not in result.output
+    assert "The --env values are hidden (********)" in result.stderr
+    command = install(tmp_path, "claude-code", "--print").stdout
+    assert command.startswith("claude mcp add --scope project cli-test --env PYTHONPATH=")
     assert "-- " in command and command.rstrip().endswith(
         "--app 'myproject.app:create_app()' mcp stdio"
     )
+    secret = install(tmp_path, "claude-code", "--print", "--env", "TOKEN=s3cr3t", "--scope", "user")
+    assert "--env 'TOKEN=********'" in secret.stdout and "s3cr3t" not in secret.output
+    assert secret.stdout.startswith("claude mcp add --scope user cli-test ")
+
+
+@pytest.mark.parametrize("client", ["claude-desktop", "cursor", "claude-code", "vscode"])
+def test_install_print_works_for_every_client(tmp_path: pathlib.Path, client: str) -> None:
+    """--print with --env and --env-file: the entry names the env file, holds no secret,
+    and nothing is written."""
+    env_file = tmp_path / "secrets.env"
+    result = install(
+        tmp_path, client, "--print", "--env", "API_KEY=s3cr3t", "--env-file", str(env_file)
+    )
+    assert result.exit_code == 0, result.output
+    assert "s3cr3t" not in result.output and not env_file.exists()
+    assert f"{env_file} was not written (--print writes nothing)." in result.stderr
+    args = ["--app", "myproject.app:create_app()", "--env-file", str(env_file), "mcp", "stdio"]
+    if client == "claude-code":
+        words = shlex.split(result.stdout)
+        assert words[:6] == ["claude", "mcp", "add", "--scope", "project", "cli-test"]
+        assert words[words.index("--") + 2 :] == args
+        assert not [word for word in words if word.startswith("API_KEY")]
+        return
+    key = "servers" if client == "vscode" else "mcpServers"
+    entry = json.loads(result.stdout)[key]["cli-test"]
+    assert entry["args"] == args and list(entry["env"]) == ["PYTHONPATH"]
+
+
+def test_install_writes_through_a_symlink_and_keeps_the_mode(tmp_path: pathlib.Path) -> None:
+    """A config kept in a dotfiles repository and linked into place stays a link; the
+    file keeps its permissions."""
+    real = tmp_path / "dotfiles" / "mcp.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    real.chmod(0o640)
+    link = tmp_path / "home" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    result = install(tmp_path, "cursor", "--config", str(link), "--env", "K=v")
+    assert result.exit_code == 0, result.output
+    assert f"Added 'cli-test' in {link} (-> {real})." in result.output
+    assert link.is_symlink() and link.resolve() == real
+    assert set(json.loads(real.read_text())["mcpServers"]) == {"other", "cli-test"}
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert [p.name for p in real.parent.iterdir()] == ["mcp.json"]  # no temporary file left
+
+
+def test_install_creates_a_users_file_private_and_a_projects_file_by_the_umask(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    mine = tmp_path / "cursor" / "mcp.json"
+    assert install(tmp_path, "cursor", "--config", str(mine)).exit_code == 0
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o600
+    umask = os.umask(0o022)
+    try:
+        assert install(tmp_path, "vscode").exit_code == 0
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((project / ".vscode" / "mcp.json").stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize(
+    ("client", "args", "file", "advice"),
+    [
+        ("claude-code", [], ".mcp.json", "--scope local (this project) or --scope user"),
+        ("vscode", [], ".vscode/mcp.json", "--config PATH: a config file of your own"),
+        ("cursor", ["--config", "shared.json"], "shared.json", "--env-file PATH"),
+    ],
+)
+def test_install_never_writes_env_values_into_a_project_file(
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+    client: str,
+    args: list[str],
+    file: str,
+    advice: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = install(tmp_path, client, *args, "--env", "API_KEY=s3cr3t", "--env", "B=2")
+    assert result.exit_code == 2
+    assert "Not writing the --env values (API_KEY, B) into " in result.output
+    assert "that file belongs to the project" in result.output
+    assert "--env-file PATH: a file only you read" in result.output and advice in result.output
+    assert not (tmp_path / file).exists()
+    assert install(tmp_path, client, *args).exit_code == 0  # without secrets: written
+    assert "s3cr3t" not in (tmp_path / file).read_text()
+
+
+def test_install_puts_env_values_in_an_env_file_that_flask_loads(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """claude-code at project scope: .mcp.json names the env file, which holds the values
+    (mode 0600); the entry's own command starts a server that sees them."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "envapp.py").write_text(
+        "import os\nfrom flask import Flask\nfrom flask_mcp import MCP\n"
+        "mcp = MCP(name='envapp', version='1')\n"
+        "@mcp.tool()\ndef secret() -> str:\n    return os.environ.get('API_KEY', 'unset')\n"
+        "app = Flask('envapp')\nmcp.init_app(app)\n"
+    )
+    monkeypatch.chdir(project)
+    env_file = tmp_path / "private" / "envapp.env"
+    env_file.parent.mkdir()
+    env_file.write_text("# mine\nOTHER=kept\nAPI_KEY=old\n")
+    env_file.chmod(0o600)
+    secret = "s3cr3t 'quoted' \\ value"
+    app = Flask("installer")
+    MCP(app, name="envapp", version="1")
+    from flask.cli import ScriptInfo
+
+    info = ScriptInfo(app_import_path="envapp", create_app=lambda: app)
+    result = app.test_cli_runner().invoke(
+        cli,
+        ["install", "claude-code", "--env", f"API_KEY={secret}", "--env-file", str(env_file)],
+        obj=info,
+    )
+    assert result.exit_code == 0, result.output
+    assert f"Wrote API_KEY to {env_file}." in result.output
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["envapp"]
+    assert entry["args"] == ["--app", "envapp", "--env-file", str(env_file), "mcp", "stdio"]
+    assert entry["env"] == {"PYTHONPATH": str(project)}
+    assert "s3cr3t" not in (project / ".mcp.json").read_text()
+    text = env_file.read_text()
+    assert text.startswith("# mine\nOTHER=kept\n") and "old" not in text
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    # what the client will run, asked for the tool's answer instead of serving stdio
+    done = subprocess.run(
+        [entry["command"], *entry["args"][:-1], "call", "secret"],
+        cwd=tmp_path,
+        env={**os.environ, **entry["env"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == secret
+
+
+def test_install_env_file_refuses_what_python_dotenv_would_change(tmp_path: pathlib.Path) -> None:
+    env_file = tmp_path / "x.env"
+    result = install(tmp_path, "cursor", "--env", "K=a${B}c", "--env-file", str(env_file))
+    assert result.exit_code == 2
+    assert "python-dotenv expands" in result.output and not env_file.exists()
+    missing = install(tmp_path, "cursor", "--env-file", str(env_file))
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+@pytest.mark.parametrize("scope", ["local", "user"])
+def test_install_claude_code_scopes_in_the_users_file(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, scope: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    state = home / ".claude.json"
+    state.write_text(json.dumps({"numStartups": 3, "projects": {"/elsewhere": {"x": 1}}}))
+    result = install(tmp_path, "claude-code", "--scope", scope, "--env", "API_KEY=s3cr3t")
+    assert result.exit_code == 0, result.output
+    assert f"Added 'cli-test' in {state}." in result.output
+    document = json.loads(state.read_text())
+    assert document["numStartups"] == 3 and document["projects"]["/elsewhere"] == {"x": 1}
+    found = (
+        document["projects"][str(project)]["mcpServers"]
+        if scope == "local"
+        else document["mcpServers"]
+    )
+    assert found["cli-test"]["env"]["API_KEY"] == "s3cr3t"  # the user's own file
+    assert not (project / ".mcp.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -429,6 +648,7 @@ def test_install_print(tmp_path: pathlib.Path) -> None:
     [
         (["zed"], "'zed' is not one of"),
         (["cursor", "--env", "NOVALUE"], "'NOVALUE' is not KEY=VALUE"),
+        (["cursor", "--scope", "user"], "--scope is for claude-code only"),
     ],
 )
 def test_install_bad_arguments(tmp_path: pathlib.Path, args: list[str], message: str) -> None:

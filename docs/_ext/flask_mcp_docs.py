@@ -35,6 +35,7 @@ PUBLIC_MODULES = (
     "flask_mcp.jwt_auth",
     "flask_mcp.mrtr",
     "flask_mcp.config",
+    "flask_mcp.client",
 )
 
 

@@ -315,7 +315,20 @@ def stdio_command(ctx: click.Context) -> None:
     "env_pairs",
     multiple=True,
     metavar="KEY=VALUE",
-    help="An environment variable for the server; repeat for more.",
+    help="An environment variable for the server; repeat for more. Never written into a "
+    "file of the project: see --env-file and --scope.",
+)
+@click.option(
+    "--env-file",
+    "env_file",
+    type=click.Path(dir_okay=False, path_type=pathlib.Path),
+    help="Keep the --env values in this dotenv file (mode 0600 when new); the entry "
+    "names it and flask loads it when the server starts (needs python-dotenv).",
+)
+@click.option(
+    "--scope",
+    type=click.Choice(_install.SCOPES),
+    help="claude-code only: project (.mcp.json, the default), local or user (~/.claude.json).",
 )
 @click.option(
     "--config",
@@ -330,14 +343,17 @@ def install_command(
     client_name: str,
     name: str | None,
     env_pairs: tuple[str, ...],
+    env_file: pathlib.Path | None,
+    scope: str | None,
     config_path: pathlib.Path | None,
     print_only: bool,
 ) -> None:
     """Add the server to a desktop client's config: it starts `flask --app ... mcp stdio`.
 
-    CLIENT is claude-desktop, cursor, claude-code (the project's .mcp.json) or
-    vscode (the workspace's .vscode/mcp.json). Other entries of the file are
-    kept; an entry of the same name is replaced.
+    CLIENT is claude-desktop, cursor, claude-code (the project's .mcp.json, or
+    ~/.claude.json with --scope local/user) or vscode (the workspace's
+    .vscode/mcp.json). Other entries of the file are kept; an entry of the same
+    name is replaced. --env values are never written into a file of the project.
     """
     kind = _install.CLIENTS[client_name]
     info = ctx.find_object(ScriptInfo)
@@ -349,17 +365,46 @@ def install_command(
         )
     entry_name = name or server().name
     env = _install.parse_env(env_pairs)
-    entry = _install.entry(kind, app_path, env, str(pathlib.Path.cwd()))
+    cwd = pathlib.Path.cwd()
+    where = _install.target(kind, scope, config_path, cwd)
+    if env_file is not None:
+        env_file = env_file.absolute()
+        if not env and not env_file.exists():
+            raise click.UsageError(
+                f"--env-file {env_file} does not exist: give the values with --env KEY=VALUE "
+                "and install writes them there."
+            )
+    elif env and where.shared and not print_only:
+        _install.refuse_secrets(where, kind, env)
+    entry_env = {} if env_file is not None else env
+    entry = _install.entry(kind, app_path, entry_env, str(cwd), env_file)
     if print_only:
+        shown = _install.masked(entry, entry_env)
         if kind.name == "claude-code":
-            click.echo(_install.claude_code_command(entry_name, entry))
+            click.echo(_install.claude_code_command(entry_name, shown, scope or "project"))
         else:
-            click.echo(output.dump({kind.servers_key: {entry_name: entry}}))
+            click.echo(output.dump({kind.servers_key: {entry_name: shown}}))
+        if entry_env:
+            click.echo(
+                f"The --env values are hidden ({_install.MASK}): put yours in their place, "
+                "or keep them in a file with --env-file PATH.",
+                err=True,
+            )
+        if env_file is not None and env:
+            click.echo(f"{env_file} was not written (--print writes nothing).", err=True)
         return
-    path = config_path or kind.default_path()
-    replaced = _install.install(path, kind, entry_name, entry)
-    click.echo(f"{'Replaced' if replaced else 'Added'} {entry_name!r} in {path}.")
+    if env_file is not None and env:
+        written_env = _install.write_env_file(env_file, env)
+        click.echo(f"Wrote {', '.join(sorted(env))} to {_describe(env_file, written_env)}.")
+    replaced, written = _install.install(where, entry_name, entry)
+    done = "Replaced" if replaced else "Added"
+    click.echo(f"{done} {entry_name!r} in {_describe(where.path, written)}.")
     click.echo(f"Restart {kind.title} to load it.")
+
+
+def _describe(path: pathlib.Path, written: pathlib.Path) -> str:
+    """``path``, and the file written when it is a symlink to another."""
+    return str(path) if path.absolute() == written else f"{path} (-> {written})"
 
 
 # -- check ---------------------------------------------------------------------------------

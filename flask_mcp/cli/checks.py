@@ -28,20 +28,7 @@ def run_checks(mcp: MCP, app: Flask) -> t.Iterator[Check]:
         warn_unknown_keys(app.config)
     for warning in caught:
         yield False, str(warning.message)
-    registry = mcp.registry
-    counts = {
-        "tools": len(registry.tools),
-        "resources": len(registry.resources),
-        "prompts": len(registry.prompts),
-    }
-    offered = ", ".join(
-        f"{count} {kind if count != 1 else kind[:-1]}" for kind, count in counts.items()
-    )
-    yield (
-        any(counts.values()) or bool(registry.offers("resources/templates/list")),
-        f"the server offers {offered}"
-        + ("" if any(counts.values()) else ": declare some with @mcp.tool(), @mcp.resource()..."),
-    )
+    yield _offered(mcp.registry)
     if settings.state_key or app.secret_key:
         yield True, "2026-07-28 requestState is sealed with a key (MCP_STATE_KEY or SECRET_KEY)"
     else:
@@ -55,6 +42,23 @@ def run_checks(mcp: MCP, app: Flask) -> t.Iterator[Check]:
         )
     yield _backend(state.backend, settings.backend)
     yield from _auth(state, settings)
+
+
+def _offered(registry: t.Any) -> Check:
+    """What the server offers: tools, resources, resource templates and prompts, counted."""
+    counts = [
+        (len(registry.tools), "tool"),
+        (len(registry.resources), "resource"),
+        (len(registry.templates), "resource template"),
+        (len(registry.prompts), "prompt"),
+    ]
+    offered = ", ".join(f"{count} {noun}{'' if count == 1 else 's'}" for count, noun in counts)
+    if any(count for count, _ in counts):
+        return True, f"the server offers {offered}"
+    return (
+        False,
+        f"the server offers {offered}: declare some with @mcp.tool(), @mcp.resource()...",
+    )
 
 
 def _backend(backend: t.Any, configured: t.Any) -> Check:

@@ -1,0 +1,141 @@
+"""What the docs state about the code, checked against the code, so the two cannot drift.
+
+Each test reads a claim where the docs make it (a table row, a YAML block, a shell
+command) and compares it with what the code or the tool it names does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from wire import HEADERS
+from wire import initialize_request
+
+from flask_mcp import MCP
+from flask_mcp.config import KEYS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+#: Flip when Flask-MCP is published on a package index (then `pip install Flask-MCP` works).
+PUBLISHED_ON_AN_INDEX = False
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text()
+
+
+def section(text: str, title: str) -> str:
+    """The text of the section ``title`` (a ``##`` heading) up to the next ``##`` heading."""
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def fenced(text: str) -> list[tuple[str, str]]:
+    """Every fenced block of ``text``: (info string, code)."""
+    return re.findall(r"^```([^\n`]*)\n(.*?)^```$", text, re.DOTALL | re.MULTILINE)
+
+
+# -- health probes --------------------------------------------------------------------------
+
+
+def test_deployment_uses_the_built_in_health_probes() -> None:
+    """docs/deployment.md once said Flask-MCP has no health endpoint: it has two. An app
+    configured as the Kubernetes example's environment says answers its probes, sent as
+    the kubelet sends them (from the node's address, with the ``httpHeaders`` given)."""
+    text = page("deployment.md")
+    assert "no health endpoint" not in text.lower()
+    for key in (k.name for k in KEYS if k.name.startswith("MCP_HEALTH_")):
+        assert key in text, f"docs/deployment.md does not name {key}"
+    kubernetes = section(text, "Kubernetes")
+    yaml = next(code for info, code in fenced(kubernetes) if info.strip() == "yaml")
+    env = dict(re.findall(r"\{name: FLASK_(MCP_\w+), value: (.+)\}$", yaml, re.MULTILINE))
+    probes = re.findall(
+        r"(liveness|readiness)Probe:\n\s+httpGet: \{path: (\S+), port: \d+(.*)\}$",
+        yaml,
+        re.MULTILINE,
+    )
+    assert [kind for kind, _, _ in probes] == ["liveness", "readiness"]
+    paths = {kind: path for kind, path, _ in probes}
+    assert env["MCP_HEALTH_LIVENESS_PATH"] == paths["liveness"]
+    assert env["MCP_HEALTH_READINESS_PATH"] == paths["readiness"]
+    app = Flask("probed")
+    for key, value in env.items():
+        app.config[key] = json.loads(value.strip("'")) if value.startswith("'") else value
+    app.config["MCP_BACKEND"] = "memory://"  # the example's Redis is not here
+    MCP(app, name="probed", version="1")
+    client = app.test_client()
+    for kind, path, rest in probes:
+        headers = dict(re.findall(r"\{name: ([\w-]+), value: ([^}]+)\}", rest))
+        answer = client.get(path, headers=headers, environ_base={"REMOTE_ADDR": "10.0.0.7"})
+        assert answer.status_code == 200, (kind, answer.status_code, answer.get_data())
+        assert answer.json["status"] == ("ok" if kind == "liveness" else "ready")
+
+
+# -- the statuses of the security checks ------------------------------------------------------
+
+
+def test_security_page_gives_the_statuses_the_code_sends() -> None:
+    """The table of docs/security.md: a refused Host and a refused Origin."""
+    rows = {
+        row.split("|")[1].strip(): row
+        for row in page("security.md").splitlines()
+        if row.startswith("| ")
+    }
+    host = re.search(r"accepted as `Host` \((\d{3})", rows["DNS rebinding against a local server"])
+    origin = re.search(r"is refused \((\d{3})\)", rows["cross-origin requests from web pages"])
+    assert host and origin, "the rows of docs/security.md no longer state the statuses"
+    app = Flask("guarded")
+    MCP(app, name="guarded", version="1")
+    client = app.test_client()
+    body = initialize_request()
+    refused_host = client.post("/mcp", json=body, headers={**HEADERS, "Host": "evil.example"})
+    assert refused_host.status_code == int(host[1])
+    refused_origin = client.post(
+        "/mcp", json=body, headers={**HEADERS, "Origin": "https://evil.example"}
+    )
+    assert refused_origin.status_code == int(origin[1])
+
+
+# -- installing ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(PUBLISHED_ON_AN_INDEX, reason="Flask-MCP is on an index: its name installs")
+def test_no_install_command_asks_an_index_for_flask_mcp() -> None:
+    """No index serves Flask-MCP yet: a command that installs it by name fails. The docs
+    install it from a checkout or its sdist, as the README does."""
+    wrong = []
+    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for _, code in fenced(path.read_text()):
+            for line in code.splitlines():
+                if "pip install" not in line:
+                    continue
+                words = line.split("pip install", 1)[1].split("#", 1)[0].split()
+                for word in words:
+                    if re.fullmatch(r"flask-mcp(\[[\w,]+\])?", word.strip("'\""), re.I):
+                        wrong.append(f"{path.name}: {line.strip()}")
+    assert wrong == []
+    quickstart = section(page("quickstart.md"), "Install")
+    assert 'pip install "/path/to/flask-mcp[gevent]"' in quickstart
+
+
+# -- gunicorn's keep-alive ---------------------------------------------------------------------
+
+
+def test_deployment_states_gunicorns_keepalive() -> None:
+    """The gevent worker gives each request, the first one included, ``keepalive``
+    seconds to arrive; docs/deployment.md says so with gunicorn's default and the value
+    of contrib/gunicorn.conf.py."""
+    from gunicorn.config import Config
+
+    conf = (ROOT / "contrib" / "gunicorn.conf.py").read_text()
+    ours = re.search(r"^keepalive = (\d+)$", conf, re.MULTILINE)
+    assert ours, "contrib/gunicorn.conf.py no longer sets keepalive"
+    gunicorn = section(page("deployment.md"), "gunicorn")
+    assert f"`contrib/gunicorn.conf.py` sets {ours[1]} s" in gunicorn
+    assert f"({Config().keepalive} s by default)" in gunicorn
+    assert "the first one included" in gunicorn
+    commands = [code for info, code in fenced(gunicorn) if info.strip() == "bash"]
+    assert any(f"--keep-alive {ours[1]}" in code for code in commands)
