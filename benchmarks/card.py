@@ -15,8 +15,8 @@ import subprocess
 import sys
 import time
 import typing as t
-import uuid
 import urllib.request
+import uuid
 
 from . import client
 from . import redis_backend
@@ -68,7 +68,11 @@ class Call:
     def encoded(self) -> str:
         """Return the call as one entry of ``BENCH_CALLS``."""
         return "\x1f".join(
-            (self.tool, json.dumps(self.arguments, separators=(",", ":")), "\x1d".join(self.patterns))
+            (
+                self.tool,
+                json.dumps(self.arguments, separators=(",", ":")),
+                "\x1d".join(self.patterns),
+            )
         )
 
     def arguments_for(self, user: int) -> dict[str, t.Any]:
@@ -98,7 +102,10 @@ def _json(result: dict[str, t.Any]) -> str | None:
     found = structured_dict(result)
     return _expect(
         (found.get("transformed_data"), found.get("original_keys")),
-        ({"name": "BENCHMARK", "count": 42, "nested": {"key": "VALUE"}}, ["name", "count", "nested"]),
+        (
+            {"name": "BENCHMARK", "count": 42, "nested": {"key": "VALUE"}},
+            ["name", "count", "nested"],
+        ),
         "process_json_data",
     )
 
@@ -120,7 +127,11 @@ def _search(result: dict[str, t.Any]) -> str | None:
 def _cart(result: dict[str, t.Any]) -> str | None:
     found = text_of(result)
     return _expect(
-        (found["user_id"].startswith("user-"), len(found["cart"]["items"]) >= 1, len(found["recent_history"])),
+        (
+            found["user_id"].startswith("user-"),
+            len(found["cart"]["items"]) >= 1,
+            len(found["recent_history"]),
+        ),
         (True, True, 5),
         "get_user_cart (user, items, history)",
     )
@@ -199,7 +210,10 @@ def with_api(call: Call, api_url: str) -> Call:
 
 def mix_env(calls: t.Sequence[Call]) -> dict[str, str]:
     """Return the environment of ``lua/card.lua`` for a mix of calls."""
-    return {"BENCH_CALLS": "\x1e".join(call.encoded() for call in calls), "BENCH_USERS": str(data.USERS)}
+    return {
+        "BENCH_CALLS": "\x1e".join(call.encoded() for call in calls),
+        "BENCH_USERS": str(data.USERS),
+    }
 
 
 @dataclasses.dataclass
@@ -301,7 +315,9 @@ def flask_mcp_spec(name: str, the_world: World, workers: int = 1, **env: str) ->
     )
 
 
-def asgi_spec(framework: str, mode: str, the_world: World, workers: int = 1, name: str | None = None) -> ServerSpec:
+def asgi_spec(
+    framework: str, mode: str, the_world: World, workers: int = 1, name: str | None = None
+) -> ServerSpec:
     """FastMCP's or the SDK's card app under uvicorn (uvloop and httptools when installed)."""
     return ServerSpec(
         name=name or f"{framework}/{mode}",
@@ -335,10 +351,17 @@ def fastmcp_version() -> str | None:
 # --- driving -------------------------------------------------------------------------------
 
 
-def call_once(url: str, call: Call, *, era: str, session_id: str | None, request_id: int = 1) -> str | None:
+def call_once(
+    url: str, call: Call, *, era: str, session_id: str | None, request_id: int = 1
+) -> str | None:
     """Call one tool the way wrk does and judge the answer; return what is wrong, or ``None``."""
     reply = client.call_tool(
-        url, call.tool, call.arguments_for(1 + request_id % data.USERS), session_id=session_id, era=era, request_id=request_id
+        url,
+        call.tool,
+        call.arguments_for(1 + request_id % data.USERS),
+        session_id=session_id,
+        era=era,
+        request_id=request_id,
     )
     answer = reply.response_to(request_id)
     problem = client.check_call(reply, request_id, ())

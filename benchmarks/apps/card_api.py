@@ -47,7 +47,9 @@ def search(query: str) -> bytes:
     limit = int(float(args.get("limit") or 0))
     if limit <= 0 or limit > 1000:
         limit = 10
-    found = [CATALOG[i] for i in BY_CATEGORY.get(category, []) if low <= CATALOG[i]["price"] <= high]
+    found = [
+        CATALOG[i] for i in BY_CATEGORY.get(category, []) if low <= CATALOG[i]["price"] <= high
+    ]
     found.sort(key=lambda p: p["price"])
     body = {"category": category, "total_found": len(found), "products": found[:limit]}
     return json.dumps(body).encode()

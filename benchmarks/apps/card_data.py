@@ -48,16 +48,80 @@ CHECKOUT_ITEMS = [{"product_id": 42, "quantity": 2}, {"product_id": 1337, "quant
 #: Users the load spreads over (the card's 50 virtual users each had their own).
 USERS = 50
 
-CATEGORIES = (
-    "Electronics Books Clothing Sports Home Garden Toys Food Beauty Automotive "
-    "Music Movies Games Office Health Pets Travel Tools Jewelry Baby"
-).split()
-BRANDS = (
-    "Alpha Beta Gamma Delta Epsilon Zeta Eta Theta Iota Kappa Lambda Mu Nu Xi Omicron "
-    "Pi Rho Sigma Tau Upsilon Phi Chi Psi Omega Apex Nexus Vertex Zenith Nadir Flux "
-    "Forge Craft Build Make Create Design Style Form Shape Mold Cast Weld Fuse Bond Link "
-    "Chain Wire Mesh Weave Knit"
-).split()
+CATEGORIES = [
+    "Electronics",
+    "Books",
+    "Clothing",
+    "Sports",
+    "Home",
+    "Garden",
+    "Toys",
+    "Food",
+    "Beauty",
+    "Automotive",
+    "Music",
+    "Movies",
+    "Games",
+    "Office",
+    "Health",
+    "Pets",
+    "Travel",
+    "Tools",
+    "Jewelry",
+    "Baby",
+]
+BRANDS = [
+    "Alpha",
+    "Beta",
+    "Gamma",
+    "Delta",
+    "Epsilon",
+    "Zeta",
+    "Eta",
+    "Theta",
+    "Iota",
+    "Kappa",
+    "Lambda",
+    "Mu",
+    "Nu",
+    "Xi",
+    "Omicron",
+    "Pi",
+    "Rho",
+    "Sigma",
+    "Tau",
+    "Upsilon",
+    "Phi",
+    "Chi",
+    "Psi",
+    "Omega",
+    "Apex",
+    "Nexus",
+    "Vertex",
+    "Zenith",
+    "Nadir",
+    "Flux",
+    "Forge",
+    "Craft",
+    "Build",
+    "Make",
+    "Create",
+    "Design",
+    "Style",
+    "Form",
+    "Shape",
+    "Mold",
+    "Cast",
+    "Weld",
+    "Fuse",
+    "Bond",
+    "Link",
+    "Chain",
+    "Wire",
+    "Mesh",
+    "Weave",
+    "Knit",
+]
 TAGS = ("sale", "new", "featured", "bestseller", "clearance", "limited", "popular", "exclusive")
 CATALOG_SIZE = 100_000
 
@@ -97,7 +161,9 @@ def fetch_result(
     }
 
 
-def fetch_error(endpoint: str, error: Exception, elapsed_s: float, server_type: str) -> dict[str, t.Any]:
+def fetch_error(
+    endpoint: str, error: Exception, elapsed_s: float, server_type: str
+) -> dict[str, t.Any]:
     """Return ``fetch_external_data``'s result when the GET failed (as the card does)."""
     return {
         "url": endpoint,

@@ -153,6 +153,12 @@ def large_progress(size: str, ctx: Context) -> dict[str, t.Any]:
     return PAYLOADS[size]
 
 
+@mcp.tool(task="optional")
+def large_task(size: str) -> dict[str, t.Any]:
+    """As ``large_structured``, and run as a task when the client asks (its result is stored)."""
+    return PAYLOADS[size]
+
+
 app = Flask(__name__)
 app.config.from_prefixed_env()  # FLASK_MCP_* -> MCP_*
 mcp.init_app(app)

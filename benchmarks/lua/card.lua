@@ -124,7 +124,9 @@ local function check(body)
   for _, p in ipairs(call.patterns) do
     if not string.find(body, p) then return false end
   end
-  if string.find(body, '"isError":%s*true') then return false end
+  -- isError ends a result: look at the tail only (a 4 MB body is not scanned twice)
+  local tail = #body > 4096 and string.sub(body, -4096) or body
+  if string.find(tail, '"isError":%s*true') then return false end
   if count_pattern and count_n > 0 and occurrences(body, count_pattern) ~= count_n then
     return false
   end
