@@ -27,6 +27,9 @@ from .servers import ROOT
 from .servers import ServerSpec
 from .servers import free_port
 
+#: Seconds a card server may take to listen: FastMCP's import and the 4 MB payloads built
+#: at import take seconds, and more on a busy machine, with two workers starting at once.
+START_TIMEOUT = 120.0
 CARD_SCRIPT = ROOT / "benchmarks" / "lua" / "card.lua"
 FLASK_APP = "benchmarks.apps.card_flask_mcp:app"
 ASGI_APP = "benchmarks.apps.card_asgi:app"

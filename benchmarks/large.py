@@ -15,7 +15,7 @@ numbers, lists: what a database query answers), built once at import:
 The floor (``benchmarks/apps/large_floor_app.py``) is a bare Flask view that
 answers the same result with orjson, the encoder Flask-MCP's bodies use. All
 servers run one worker on the server core, wrk on the client core (8
-connections; 4 for 4 MB, in runs of at least 10 s since one answer may take
+connections; 2 for 4 MB, in runs of at least 20 s since one answer may take
 seconds), in turn, each round in another order; every body is checked (its
 size, its id, the tool's ``count``). FastMCP runs in its JSON mode with sessions, and for
 the SSE row in stateless SSE mode.
@@ -51,8 +51,8 @@ from .throughput import median_run
 
 CONNECTIONS = 8
 #: 4 MB answers take up to seconds each: fewer connections, and runs of at least this long.
-CONNECTIONS_BY_SIZE = {"1kb": CONNECTIONS, "100kb": CONNECTIONS, "4mb": 4}
-MIN_SECONDS_BY_SIZE = {"1kb": 0.0, "100kb": 0.0, "4mb": 10.0}
+CONNECTIONS_BY_SIZE = {"1kb": CONNECTIONS, "100kb": CONNECTIONS, "4mb": 2}
+MIN_SECONDS_BY_SIZE = {"1kb": 0.0, "100kb": 0.0, "4mb": 20.0}
 CHART = "docs/_static/benchmarks/large.svg"
 SHAPES = ("structured", "text", "sse")
 #: The issue's targets on the 4 MB structured result.
@@ -155,13 +155,15 @@ def _prepare(row: Row) -> None:
     row.skipped = problem
 
 
-def _drive(row: Row, size: str, seconds: float, core: str | None) -> wrk.WrkResult:
+def _drive(
+    row: Row, size: str, seconds: float, core: str | None, *, warmup: bool = False
+) -> wrk.WrkResult:
     before = row.server.cpu_seconds()
     result = card.drive_mix(
         row.server.url,
         [call_for(row.shape, size)],
         connections=CONNECTIONS_BY_SIZE[size],
-        seconds=max(seconds, MIN_SECONDS_BY_SIZE[size]),
+        seconds=seconds if warmup else max(seconds, MIN_SECONDS_BY_SIZE[size]),
         sessions=row.sessions,
         era=row.era,
         core=core,
@@ -209,7 +211,7 @@ def run(options: Options, chart_path: str | None = CHART) -> dict[str, t.Any]:
     print(report.banner("large results: 1 KB, 100 KB, 4 MB of JSON"))
     warmup = min(options.warmup, 2.0)
     with card.world(options.client_core) as the_world:
-        servers = start_all(_specs(the_world), options.server_core)
+        servers = start_all(_specs(the_world), options.server_core, timeout=card.START_TIMEOUT)
         try:
             rows = _rows(servers, options)
             for row in rows:
@@ -220,7 +222,7 @@ def run(options: Options, chart_path: str | None = CHART) -> dict[str, t.Any]:
             runs: dict[tuple[str, str, str], list[wrk.WrkResult]] = {}
             for size in data.SIZES:
                 for row in live:
-                    _drive(row, size, warmup, options.client_core)
+                    _drive(row, size, warmup, options.client_core, warmup=True)
                 for round_ in range(options.rounds):
                     order = live[round_ % len(live) :] + live[: round_ % len(live)]
                     for row in order:
@@ -456,7 +458,7 @@ def _timed_stdio(the_world: card.World, call: card.Call, n: int) -> float:
             process.wait(5)
 
 
-def single_calls(the_world: card.World, n: int = 20) -> dict[str, float]:
+def single_calls(the_world: card.World, n: int = 10) -> dict[str, float]:
     """Time a 4 MB structured result one call at a time: HTTP, stdio, a task (memory, Redis)."""
     print(report.banner("4 MB, one call at a time (milliseconds per call, client included)"))
     call = call_for("structured", "4mb")
@@ -465,7 +467,7 @@ def single_calls(the_world: card.World, n: int = 20) -> dict[str, float]:
         card.flask_mcp_spec("flask_mcp/memory", the_world),
         card.flask_mcp_spec("flask_mcp/redis", the_world, FLASK_MCP_BACKEND=the_world.redis_url),
     ]
-    servers = start_all(specs, None)
+    servers = start_all(specs, None, timeout=card.START_TIMEOUT)
     figures: dict[str, float] = {}
     try:
         memory, redis_ = servers
@@ -476,11 +478,11 @@ def single_calls(the_world: card.World, n: int = 20) -> dict[str, float]:
         figures["http, Redis backend"] = _timed_http(redis_.url, call, session_r, n)
         _timed_http(memory.url, task_call, session_m, 2, task=True)
         figures["task (call + tasks/result), memory backend"] = _timed_http(
-            memory.url, task_call, session_m, n, task=True
+            memory.url, task_call, session_m, max(1, n // 2), task=True
         )
         _timed_http(redis_.url, task_call, session_r, 2, task=True)
         figures["task (call + tasks/result), result stored in Redis"] = _timed_http(
-            redis_.url, task_call, session_r, n, task=True
+            redis_.url, task_call, session_r, max(1, n // 2), task=True
         )
     finally:
         for server in servers:

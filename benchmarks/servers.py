@@ -266,13 +266,19 @@ class Server:
 
 
 def start_all(
-    specs: t.Sequence[ServerSpec], core: str | None, worker_connections: int = 2000
+    specs: t.Sequence[ServerSpec],
+    core: str | None,
+    worker_connections: int = 2000,
+    timeout: float = 30.0,
 ) -> list[Server]:
-    """Start several servers and wait until all are ready; stop them all on failure."""
+    """Start several servers and wait until all are ready; stop them all on failure.
+
+    :param timeout: how long each may take to listen (seconds).
+    """
     servers = [Server(spec, core, worker_connections) for spec in specs]
     try:
         for server in servers:
-            server.wait_ready()
+            server.wait_ready(timeout)
     except BaseException:
         for server in servers:
             server.stop()

@@ -62,7 +62,7 @@ def servers(world: card.World) -> t.Iterator[dict[str, Server]]:
             stateful=False,
         )
     )
-    started = start_all(specs, None)
+    started = start_all(specs, None, timeout=card.START_TIMEOUT)
     try:
         yield {server.spec.name: server for server in started}
     finally:
