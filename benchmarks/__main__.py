@@ -1,8 +1,9 @@
 """Command line: ``python -m benchmarks [options] COMMAND``.
 
 Commands: ``throughput``, ``streams``, ``backchannel``, ``payload``,
-``memory``, ``redis``, ``middleware``, ``jwt``, ``wsgi``, ``profile``, and
-``all`` (every one but ``profile``). ``--full`` gives the figures for the
+``memory``, ``redis``, ``middleware``, ``jwt``, ``wsgi``, ``realistic`` (the
+TM Dev Lab card against FastMCP and the SDK), ``large`` (1 KB to 4 MB
+results), ``profile``, and ``all`` (every one but ``profile``). ``--full`` gives the figures for the
 record; the default quick mode takes a few minutes and is meant for checking
 the harness and for noisy machines.
 
@@ -19,10 +20,12 @@ import typing as t
 
 from . import backchannel
 from . import jwt_auth
+from . import large
 from . import memory
 from . import middleware
 from . import payload
 from . import profiling
+from . import realistic
 from . import redis_backend
 from . import report
 from . import streams
@@ -41,6 +44,8 @@ COMMANDS = (
     "middleware",
     "jwt",
     "wsgi",
+    "realistic",
+    "large",
     "profile",
     "all",
 )
@@ -103,6 +108,11 @@ def parse(argv: t.Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--svg", help="also write a py-spy flame graph here")
     parser.add_argument(
+        "--chart",
+        help="where realistic and large write their SVG chart (default: "
+        "docs/_static/benchmarks/<command>.svg; 'none' for no chart)",
+    )
+    parser.add_argument(
         "--era",
         choices=("handshake", "2026"),
         default="handshake",
@@ -161,6 +171,15 @@ def main(argv: t.Sequence[str] | None = None) -> int:
         ("jwt", lambda: jwt_auth.run(options)),
         ("wsgi", lambda: wsgi_servers.run(options)),
         (
+            "realistic",
+            lambda: realistic.run(
+                options,
+                args.concurrency[0] if args.concurrency else realistic.CONNECTIONS,
+                _chart(args.chart, realistic.CHART),
+            ),
+        ),
+        ("large", lambda: large.run(options, _chart(args.chart, large.CHART))),
+        (
             "profile",
             lambda: profiling.run(
                 options,
@@ -178,6 +197,13 @@ def main(argv: t.Sequence[str] | None = None) -> int:
             figures[name] = step()
     report.save_json(options.json_path, figures)
     return verdict_status(figures, strict=args.full and not args.only and not args.no_2026)
+
+
+def _chart(given: str | None, default: str) -> str | None:
+    """Return where a chart goes: ``--chart``, ``None`` for ``none``, else the default."""
+    if given is None:
+        return default
+    return None if given == "none" else given
 
 
 def verdict_status(figures: t.Mapping[str, t.Any], *, strict: bool) -> int:

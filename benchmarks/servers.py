@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import signal
 import socket
@@ -36,6 +37,8 @@ class ServerSpec:
     :param env: extra environment (``FLASK_MCP_*``, ``BENCH_SDK_MODE``).
     :param pythonpath: directories put first on ``PYTHONPATH`` (a patched package copy).
     :param stateful: whether the server hands out ``Mcp-Session-Id`` (floor: no).
+    :param fast_asgi: run uvicorn with uvloop and httptools when they are installed
+        (``uvicorn[standard]``), else h11 and asyncio (what ``pip install mcp`` brings).
     """
 
     name: str
@@ -48,6 +51,7 @@ class ServerSpec:
     env: t.Mapping[str, str] = dataclasses.field(default_factory=dict)
     pythonpath: tuple[str, ...] = ()
     stateful: bool = True
+    fast_asgi: bool = False
 
     def argv(self, port: int, worker_connections: int) -> list[str]:
         """Return the command line serving on ``port``."""
@@ -65,11 +69,12 @@ class ServerSpec:
                 "warning",
                 "--no-access-log",
                 "--http",
-                "h11",
+                _http_impl() if self.fast_asgi else "h11",
                 "--loop",
-                "asyncio",
+                _loop_impl() if self.fast_asgi else "asyncio",
                 "--timeout-keep-alive",
                 "75",
+                *(["--workers", str(self.workers)] if self.workers > 1 else []),
             ]
         argv = [
             sys.executable,
@@ -95,6 +100,21 @@ class ServerSpec:
         else:
             argv += ["--worker-connections", str(worker_connections)]
         return [*argv, self.app]
+
+
+def _http_impl() -> str:
+    return "httptools" if importlib.util.find_spec("httptools") else "h11"
+
+
+def _loop_impl() -> str:
+    return "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+
+
+def asgi_stack(spec: ServerSpec) -> str:
+    """Describe how uvicorn serves ``spec``: ``httptools+uvloop`` or ``h11+asyncio``."""
+    if not spec.fast_asgi:
+        return "h11+asyncio"
+    return f"{_http_impl()}+{_loop_impl()}"
 
 
 def free_port() -> int:
@@ -186,9 +206,7 @@ class Server:
             except OSError:
                 time.sleep(0.1)
                 continue
-            if len(self.worker_pids()) >= (
-                self.spec.workers if self.spec.runner == "gunicorn" else 1
-            ):
+            if len(self.worker_pids()) >= self.spec.workers:
                 return
             time.sleep(0.1)
         raise RuntimeError(
@@ -196,8 +214,8 @@ class Server:
         )
 
     def worker_pids(self) -> list[int]:
-        """Return the pids that serve requests (gunicorn's workers, or uvicorn itself)."""
-        if self.spec.runner == "gunicorn":
+        """Return the pids that serve requests (gunicorn's or uvicorn's workers, else uvicorn)."""
+        if self.spec.runner == "gunicorn" or self.spec.workers > 1:
             return _children(self.process.pid)
         return [self.process.pid]
 
@@ -248,13 +266,19 @@ class Server:
 
 
 def start_all(
-    specs: t.Sequence[ServerSpec], core: str | None, worker_connections: int = 2000
+    specs: t.Sequence[ServerSpec],
+    core: str | None,
+    worker_connections: int = 2000,
+    timeout: float = 30.0,
 ) -> list[Server]:
-    """Start several servers and wait until all are ready; stop them all on failure."""
+    """Start several servers and wait until all are ready; stop them all on failure.
+
+    :param timeout: how long each may take to listen (seconds).
+    """
     servers = [Server(spec, core, worker_connections) for spec in specs]
     try:
         for server in servers:
-            server.wait_ready()
+            server.wait_ready(timeout)
     except BaseException:
         for server in servers:
             server.stop()

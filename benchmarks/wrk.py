@@ -60,6 +60,8 @@ class WrkResult:
     first_bad: str | None = None
     #: The server workers' CPU time per request, in microseconds (set by the caller).
     cpu_us: float | None = None
+    #: The 95th percentile latency (scripts that print it: ``lua/card.lua``).
+    p95_ms: float | None = None
 
     @property
     def rps(self) -> float:
@@ -99,12 +101,16 @@ def run(
     threads: int = 1,
     core: str | None = None,
     timeout_s: float = 10.0,
+    script: Path = SCRIPT,
+    env_extra: t.Mapping[str, str] | None = None,
 ) -> WrkResult:
     """Run wrk against ``url`` and return its summary.
 
     :param sessions: session ids used round-robin (none for stateless servers).
     :param era: ``handshake`` or ``2026`` (per-request form of 2026-07-28).
     :param core: the CPU list wrk is pinned to (``taskset -c``).
+    :param script: the Lua script (``lua/tools_call.lua``; ``lua/card.lua`` for a mix).
+    :param env_extra: more environment for the script (``BENCH_CALLS`` of a mix).
     :raises RuntimeError: wrk failed or printed no summary.
     """
     env = dict(os.environ)
@@ -122,6 +128,7 @@ def run(
         env.update(BENCH_COUNT_PATTERN=load.count_pattern, BENCH_COUNT_N=str(load.count_n))
     else:
         env.pop("BENCH_COUNT_PATTERN", None)
+    env.update(env_extra or {})
     argv = [
         "wrk",
         "-t",
@@ -133,7 +140,7 @@ def run(
         "--timeout",
         f"{timeout_s:g}s",
         "-s",
-        str(SCRIPT),
+        str(script),
         url,
     ]
     if core is not None:
@@ -164,4 +171,5 @@ def run(
         max_ms=summary["lat_max_us"] / 1000,
         mean_ms=summary["lat_mean_us"] / 1000,
         first_bad=first_bad,
+        p95_ms=summary["lat_p95_us"] / 1000 if "lat_p95_us" in summary else None,
     )

@@ -28,6 +28,8 @@ MODULES = (
     "middleware",
     "jwt_auth",
     "wsgi_servers",
+    "realistic",
+    "large",
 )
 
 

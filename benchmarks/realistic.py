@@ -1,0 +1,448 @@
+"""The realistic card: the TM Dev Lab MCP benchmark's tools on Flask-MCP, FastMCP and the SDK.
+
+``python -m benchmarks realistic [--full] [--chart PATH]``
+
+Two mixes of ``tools/call``, each request checked (``lua/card.lua``):
+
+- **v1**, the card's first edition: ``calculate_fibonacci(10)``,
+  ``fetch_external_data`` (an HTTP GET of the local API), ``process_json_data``
+  and ``simulate_database_query`` (10 ms), in turn;
+- **v2**, its second edition: ``search_products``, ``get_user_cart`` and
+  ``checkout``, each an HTTP call to the local API plus Redis reads and writes,
+  spread over 50 seeded users.
+
+Part one, **one core**: every server has one worker pinned to the server core,
+wrk (50 connections) and the local API on the client core; targets run in turn,
+each round in another order (as :mod:`benchmarks.throughput`), the median of the
+rounds kept. Flask-MCP (``gunicorn -k gevent``) in both protocol eras against
+FastMCP 4.1.6 and the SDK under uvicorn (uvloop and httptools), each in its
+JSON modes with and without sessions; the fastest mode of each is the baseline
+of the targets (issue 34): Flask-MCP at least 4x FastMCP's and 1.5x the SDK's
+req/s, with a p99 no worse, in each era and edition.
+
+Part two, **all cores**: as many workers as the machine has cores, nothing
+pinned; Flask-MCP's handshake-era sessions on its Redis backend (so any
+worker serves any session), the ASGI servers stateless (their sessions live in
+one process). Reported, not judged.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+
+from . import card
+from . import client
+from . import report
+from . import svg
+from . import wrk
+from .options import Options
+from .servers import Server
+from .servers import ServerSpec
+from .servers import asgi_stack
+from .servers import proc_cpu_seconds
+from .servers import proc_status_kb
+from .servers import start_all
+from .throughput import median_run
+
+CONNECTIONS = 50
+#: The issue's targets at one core: Flask-MCP over each framework's fastest mode.
+TARGETS = {"fastmcp": 4.0, "sdk": 1.5}
+#: Where the chart goes unless ``--chart`` says otherwise.
+CHART = "docs/_static/benchmarks/realistic.svg"
+
+
+class Target:
+    """One row: a server driven in one protocol era, its sessions, and why it was skipped."""
+
+    def __init__(self, server: Server, era: str) -> None:
+        self.server = server
+        self.era = era
+        self.label = server.spec.name + ("@2026" if era == "2026" else "")
+        self.sessions: list[str] = []
+        self.skipped: str | None = None
+
+    @property
+    def framework(self) -> str:
+        """``flask_mcp``, ``fastmcp`` or ``sdk``."""
+        return self.server.spec.kind
+
+
+def prepare(server: Server, era: str, the_world: card.World, sessions: int) -> Target:
+    """Open the sessions a handshake-era target needs and call every tool once."""
+    target = Target(server, era)
+    if era == "handshake" and server.spec.stateful:
+        for _ in range(sessions):
+            session_id = client.initialize(server.url)
+            if session_id is None:
+                break
+            target.sessions.append(session_id)
+    for edition in card.EDITIONS.values():
+        for i, call in enumerate(edition):
+            problem = card.call_once(
+                server.url,
+                card.with_api(call, the_world.api_url),
+                era=era,
+                session_id=target.sessions[0] if target.sessions else None,
+                request_id=100 + i,
+            )
+            if problem is not None:
+                target.skipped = f"{call.tool}: {problem}"[:300]
+                return target
+    return target
+
+
+def _drive_one(
+    target: Target, calls: t.Sequence[card.Call], seconds: float, core: str | None, connections: int
+) -> wrk.WrkResult:
+    before = target.server.cpu_seconds()
+    result = card.drive_mix(
+        target.server.url,
+        calls,
+        connections=connections,
+        seconds=seconds,
+        sessions=target.sessions[:connections],
+        era=target.era,
+        core=core,
+    )
+    if result.requests:
+        result.cpu_us = (target.server.cpu_seconds() - before) / result.requests * 1e6
+    return result
+
+
+def drive(
+    targets: t.Sequence[Target],
+    the_world: card.World,
+    options: Options,
+    core: str | None,
+    connections: int,
+) -> dict[tuple[str, str], wrk.WrkResult]:
+    """Warm every target up on each mix, then run the rounds in turn; return the medians."""
+    live = [target for target in targets if target.skipped is None]
+    runs: dict[tuple[str, str], list[wrk.WrkResult]] = {}
+    api_cpu = proc_cpu_seconds(the_world.api.pid)
+    for edition, calls in card.EDITIONS.items():
+        mix = [card.with_api(call, the_world.api_url) for call in calls]
+        for target in live:
+            _drive_one(target, mix, options.warmup, core, connections)
+        for round_ in range(options.rounds):
+            order = live[round_ % len(live) :] + live[: round_ % len(live)] if live else []
+            for target in order:
+                result = _drive_one(target, mix, options.seconds, core, connections)
+                runs.setdefault((target.label, edition), []).append(result)
+                print(
+                    f"  {edition} {target.label:<32} c={connections} {result.rps:>7.0f} req/s  "
+                    f"p50 {result.p50_ms:6.2f}  p95 {result.p95_ms or 0:7.2f}  "
+                    f"p99 {result.p99_ms:7.2f} ms  CPU {result.cpu_us or 0:5.0f} us/req  "
+                    f"errors {result.errors}"
+                    + (f"  first bad: {result.first_bad[:200]}" if result.first_bad else ""),
+                    flush=True,
+                )
+    used = proc_cpu_seconds(the_world.api.pid) - api_cpu
+    print(f"  (the local API used {used:.1f} CPU seconds over these runs)")
+    return {key: median_run(value) for key, value in runs.items()}
+
+
+def rss_mb(server: Server) -> float:
+    """Peak RSS of a server: its worker's, or the sum of its workers' (``VmHWM``)."""
+    return sum(proc_status_kb(pid, "VmHWM") for pid in server.worker_pids()) / 1024
+
+
+def results_rows(
+    targets: t.Sequence[Target], results: t.Mapping[tuple[str, str], wrk.WrkResult]
+) -> list[tuple[t.Any, ...]]:
+    """Rows of the per-target table."""
+    rows: list[tuple[t.Any, ...]] = []
+    for edition in card.EDITIONS:
+        for target in targets:
+            if target.skipped:
+                if edition == "v1":
+                    rows.append(
+                        (edition, target.label, *["–"] * 7, f"skipped: {target.skipped[:80]}")
+                    )
+                continue
+            found = results.get((target.label, edition))
+            if found is None:
+                continue
+            rows.append(
+                (
+                    edition,
+                    target.label,
+                    found.rps,
+                    found.p50_ms,
+                    found.p95_ms,
+                    found.p99_ms,
+                    "–" if found.cpu_us is None else f"{found.cpu_us:.0f}",
+                    f"{rss_mb(target.server):.1f}",
+                    found.errors,
+                    "",
+                )
+            )
+    return rows
+
+
+HEADERS = (
+    "mix",
+    "target",
+    "req/s",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "CPU µs/req",
+    "RSS MB",
+    "errors",
+    "",
+)
+
+
+def fastest(
+    targets: t.Sequence[Target],
+    results: t.Mapping[tuple[str, str], wrk.WrkResult],
+    framework: str,
+    era: str,
+    edition: str,
+) -> Target | None:
+    """Return ``framework``'s target with the most req/s in ``era`` on ``edition``."""
+    best: Target | None = None
+    best_rps = -1.0
+    for target in targets:
+        if target.framework != framework or target.era != era or target.skipped:
+            continue
+        found = results.get((target.label, edition))
+        if found is not None and found.rps > best_rps:
+            best, best_rps = target, found.rps
+    return best
+
+
+def verdicts(
+    targets: t.Sequence[Target], results: t.Mapping[tuple[str, str], wrk.WrkResult]
+) -> list[report.Verdict]:
+    """Judge the issue's targets: Flask-MCP over FastMCP's and the SDK's fastest mode."""
+    found: list[report.Verdict] = []
+    for edition in card.EDITIONS:
+        for era in ("handshake", "2026"):
+            ours = fastest(targets, results, "flask_mcp", era, edition)
+            for framework, want in TARGETS.items():
+                theirs = fastest(targets, results, framework, era, edition)
+                what = (
+                    f"card {edition} {era}, c={CONNECTIONS}, one core: req/s and p99 vs {framework}"
+                )
+                if ours is None or theirs is None:
+                    found.append(report.Verdict(what, f">= {want}x, p99 <= 1x", "–", None))
+                    continue
+                a, b = results[(ours.label, edition)], results[(theirs.label, edition)]
+                rps = a.rps / b.rps if b.rps else 0.0
+                p99 = a.p99_ms / b.p99_ms if b.p99_ms else float("inf")
+                cpu = (b.cpu_us or 0) / (a.cpu_us or 1)
+                found.append(
+                    report.Verdict(
+                        what,
+                        f">= {want}x, p99 <= 1x",
+                        f"{rps:.2f}x vs {theirs.label} (CPU/req {cpu:.2f}x), p99 {a.p99_ms:.1f} "
+                        f"vs {b.p99_ms:.1f} ms = {p99:.2f}x",
+                        rps >= want and p99 <= 1.0 and a.errors == 0,
+                    )
+                )
+    return found
+
+
+def ratio_rows(
+    targets: t.Sequence[Target], results: t.Mapping[tuple[str, str], wrk.WrkResult]
+) -> list[tuple[str, ...]]:
+    """Flask-MCP's req/s, p99 and CPU per request over every other target's, per mix and era."""
+    rows = []
+    for edition in card.EDITIONS:
+        for era in ("handshake", "2026"):
+            ours = fastest(targets, results, "flask_mcp", era, edition)
+            if ours is None:
+                continue
+            a = results[(ours.label, edition)]
+            for target in targets:
+                found = results.get((target.label, edition))
+                if target is ours or found is None or target.era != era:
+                    continue
+                rows.append(
+                    (
+                        edition,
+                        f"{ours.label} / {target.label}",
+                        report.fmt_ratio(report.ratio(a.rps, found.rps)),
+                        report.fmt_ratio(report.ratio(a.p99_ms, found.p99_ms)),
+                        report.fmt_ratio(report.ratio(found.cpu_us, a.cpu_us)),
+                    )
+                )
+    return rows
+
+
+def chart(
+    targets: t.Sequence[Target],
+    results: t.Mapping[tuple[str, str], wrk.WrkResult],
+    subtitle: str,
+) -> str:
+    """Return the SVG chart of req/s: one cluster per mix and era, one bar per server."""
+    groups = [
+        f"{edition} {era_name}"
+        for edition in card.EDITIONS
+        for era_name in ("2025-11-25", "2026-07-28")
+    ]
+    series = sorted({t.server.spec.name for t in targets if not t.skipped}, key=_series_order)
+    values: dict[tuple[str, str], float | None] = {}
+    for target in targets:
+        for edition in card.EDITIONS:
+            found = results.get((target.label, edition))
+            if found is None:
+                continue
+            group = f"{edition} {'2026-07-28' if target.era == '2026' else '2025-11-25'}"
+            values[(group, target.server.spec.name)] = found.rps
+    return svg.bar_chart(
+        f"Realistic MCP card, {CONNECTIONS} connections, one worker on one core",
+        groups,
+        series,
+        values,
+        "tools/call per second",
+        subtitle,
+    )
+
+
+def _series_order(name: str) -> tuple[int, str]:
+    return ({"flask_mcp": 0, "fastmcp": 1, "sdk": 2}.get(name.split("/")[0], 3), name)
+
+
+def one_core_specs(the_world: card.World) -> list[ServerSpec]:
+    """Part one's servers: one worker each."""
+    specs = [card.flask_mcp_spec("flask_mcp/gevent", the_world)]
+    if card.fastmcp_available():
+        specs += [card.asgi_spec("fastmcp", mode, the_world) for mode in ("json", "stateless-json")]
+    specs += [card.asgi_spec("sdk", mode, the_world) for mode in ("json", "stateless-json")]
+    return specs
+
+
+def all_core_specs(the_world: card.World, workers: int) -> list[ServerSpec]:
+    """Part two's servers: ``workers`` workers each, sessions shared or none."""
+    specs = [
+        card.flask_mcp_spec(
+            f"flask_mcp/gevent-redis-w{workers}",
+            the_world,
+            workers=workers,
+            FLASK_MCP_BACKEND=the_world.redis_url,
+        )
+    ]
+    if card.fastmcp_available():
+        specs.append(
+            card.asgi_spec(
+                "fastmcp",
+                "stateless-json",
+                the_world,
+                workers,
+                f"fastmcp/stateless-json-w{workers}",
+            )
+        )
+    specs.append(
+        card.asgi_spec(
+            "sdk", "stateless-json", the_world, workers, f"sdk/stateless-json-w{workers}"
+        )
+    )
+    return specs
+
+
+def _part(
+    title: str,
+    specs: t.Sequence[ServerSpec],
+    the_world: card.World,
+    options: Options,
+    server_core: str | None,
+    client_core: str | None,
+    connections: int,
+) -> tuple[list[Target], dict[tuple[str, str], wrk.WrkResult], list[Server]]:
+    print(report.banner(title))
+    for spec in specs:
+        stack = asgi_stack(spec) if spec.runner == "uvicorn" else f"gunicorn -k {spec.worker}"
+        print(f"  {spec.name}: {spec.workers} worker(s), {stack}")
+    servers = start_all(specs, server_core, timeout=card.START_TIMEOUT)
+    targets: list[Target] = []
+    for server in servers:
+        for era in ("handshake", "2026"):
+            target = prepare(server, era, the_world, connections)
+            if options.wanted(target.label):
+                targets.append(target)
+            if target.skipped:
+                print(f"  {target.label}: skipped ({target.skipped})")
+    results = drive(targets, the_world, options, client_core, connections)
+    print()
+    print(report.table(HEADERS, results_rows(targets, results)))
+    return targets, results, servers
+
+
+def run(
+    options: Options, connections: int = CONNECTIONS, chart_path: str | None = CHART
+) -> dict[str, t.Any]:
+    """Run both parts, print their tables and verdicts, write the chart; return the figures."""
+    print(report.banner("realistic card (TM Dev Lab MCP benchmark, editions 1 and 2)"))
+    workers = os.cpu_count() or 1
+    print(
+        f"FastMCP {card.fastmcp_version() or 'not installed'}; {connections} connections; "
+        f"{options.seconds:g}s per run after {options.warmup:g}s of warm-up per target and mix, "
+        f"{options.rounds} round(s), median kept",
+        flush=True,
+    )
+    figures: dict[str, t.Any] = {}
+    with card.world(options.client_core) as the_world:
+        targets, results, servers = _part(
+            f"one core: one worker on core {options.server_core}, wrk and the API on core "
+            f"{options.client_core}",
+            one_core_specs(the_world),
+            the_world,
+            options,
+            options.server_core,
+            options.client_core,
+            connections,
+        )
+        try:
+            rows = ratio_rows(targets, results)
+            print()
+            print(report.table(("mix", "ratio", "req/s", "p99", "CPU/req (theirs / ours)"), rows))
+            found = verdicts(targets, results)
+            print()
+            print(report.verdict_table(found))
+            subtitle = (
+                f"{report.machine()['date']}, {workers} CPUs, load {report.machine()['loadavg']}; "
+                f"wrk, {options.rounds} round(s) of {options.seconds:g}s, median"
+            )
+            svg.write(chart_path, chart(targets, results, subtitle))
+            figures["one_core"] = _figures(targets, results) | {"ratios": rows}
+        finally:
+            for server in servers:
+                server.stop()
+        if workers > 1:
+            try:
+                many, many_results, many_servers = _part(
+                    f"all cores: {workers} workers per server, nothing pinned",
+                    all_core_specs(the_world, workers),
+                    the_world,
+                    options,
+                    None,
+                    None,
+                    connections,
+                )
+            except RuntimeError as exc:  # not judged: keep part one's figures and verdicts
+                print(f"  all cores: not measured ({exc})")
+                figures["all_cores"] = {"error": str(exc)[:2000]}
+            else:
+                try:
+                    figures["all_cores"] = _figures(many, many_results)
+                finally:
+                    for server in many_servers:
+                        server.stop()
+    return figures | {"verdicts": report.records(found)}
+
+
+def _figures(
+    targets: t.Sequence[Target], results: t.Mapping[tuple[str, str], wrk.WrkResult]
+) -> dict[str, t.Any]:
+    return {
+        "results": {
+            f"{label}/{edition}": r.as_dict() | {"p95_ms": r.p95_ms}
+            for (label, edition), r in results.items()
+        },
+        "rss_mb": {target.label: rss_mb(target.server) for target in targets},
+        "skipped": {target.label: target.skipped for target in targets if target.skipped},
+    }
