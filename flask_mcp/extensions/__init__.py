@@ -1,0 +1,4 @@
+"""Protocol extensions built on the extension seam, one module or package each.
+
+Nothing here is imported by the core: an extension is imported when the app adds it.
+"""
