@@ -71,19 +71,26 @@ WATCHED_METHODS = frozenset(
 
 
 def caller_root(stacklevel: int) -> pathlib.Path:
-    """Return the folder of the module ``stacklevel`` frames up (relative paths resolve there).
+    """Return the folder of the module ``stacklevel`` frames up (1: the code calling this).
 
     Flask resolves ``template_folder`` against the app's root path; a skill
     folder declared in ``app.py`` resolves against the folder of ``app.py`` in
     the same way, whatever the working directory of the server.
     """
-    frame = sys._getframe(stacklevel + 1)
+    frame = sys._getframe(stacklevel)
     name = frame.f_globals.get("__name__")
     if not name or name == "__main__" and "__file__" not in frame.f_globals:
         return pathlib.Path(os.getcwd())
     if name == "__main__":
         return pathlib.Path(frame.f_globals["__file__"]).resolve().parent
     return pathlib.Path(get_root_path(name))
+
+
+def _contents(content: str | bytes, media_type: str) -> dict[str, t.Any]:
+    """Return the contents a resource function gives for a skill file: text or blob, typed."""
+    if isinstance(content, str):
+        return {"text": content, "mimeType": media_type}
+    return {"blob": content, "mimeType": media_type}
 
 
 class Skills(Extension):
@@ -147,7 +154,7 @@ class Skills(Extension):
         return self.add_source(
             SkillSource(
                 "folder",
-                path=self._resolve(path, stacklevel),
+                path=self._resolve(path, stacklevel + 1),
                 prefix=prefix.strip("/"),
                 listed=listed,
                 ttl_ms=ttl_ms,
@@ -174,7 +181,7 @@ class Skills(Extension):
         return self.add_source(
             SkillSource(
                 "skill",
-                path=self._resolve(path, stacklevel),
+                path=self._resolve(path, stacklevel + 1),
                 prefix=prefix.strip("/"),
                 listed=listed,
                 ttl_ms=ttl_ms,
@@ -252,7 +259,7 @@ class Skills(Extension):
     def _resolve(path: str | os.PathLike[str], stacklevel: int) -> pathlib.Path:
         found = pathlib.Path(path)
         if not found.is_absolute():
-            found = caller_root(stacklevel + 2) / found
+            found = caller_root(stacklevel + 1) / found
         return found
 
     # -- the seam's hooks --------------------------------------------------------------
@@ -321,11 +328,11 @@ class Skills(Extension):
         )
         self._declared.add(skill.uri)
 
-    def _reader(self, uri: str) -> t.Callable[[], str | bytes]:
+    def _reader(self, uri: str) -> t.Callable[[], dict[str, t.Any]]:
         """Return the resource function that reads the skill file at ``uri`` (on disk)."""
         catalog = self.catalog
 
-        def read() -> str | bytes:
+        def read() -> dict[str, t.Any]:
             try:
                 found = catalog.read(uri)
             except StaleFile:
@@ -336,19 +343,19 @@ class Skills(Extension):
                     found = None
             if found is None:
                 raise ResourceNotFound(uri)
-            return found[0]
+            return _contents(*found)
 
         return read
 
-    def _dynamic_reader(self, skill: Skill) -> t.Callable[..., str | bytes]:
+    def _dynamic_reader(self, skill: Skill) -> t.Callable[..., dict[str, t.Any]]:
         """Return the resource function of a dynamic skill's template ``<root>/{+file}``."""
         catalog = self.catalog
 
-        def read(file: str = SKILL_FILE) -> str | bytes:
+        def read(file: str = SKILL_FILE) -> dict[str, t.Any]:
             found = catalog.read_dynamic(skill, file)
             if found is None:
                 raise ResourceNotFound(f"{skill.directory_uri}/{file}")
-            return found[0]
+            return _contents(*found)
 
         return read
 
