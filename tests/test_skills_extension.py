@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import pathlib
+import sys
 import typing as t
 
 import pytest
@@ -24,6 +26,7 @@ from flask_mcp.errors import INTERNAL_ERROR
 from flask_mcp.errors import INVALID_PARAMS
 from flask_mcp.extensions.skills import SkillError
 from flask_mcp.extensions.skills import Skills
+from flask_mcp.extensions.skills import SkillSource
 from flask_mcp.testing import MCPTestClient
 
 ERAS = ["2025-11-25", "2026-07-28"]
@@ -298,3 +301,76 @@ def test_without_debug_the_folder_is_not_watched_but_reads_stay_true(
         digests = {item["uri"]: item["digest"] for item in entry["resources"]}
         assert digests["skill://demo/a.md"] == "sha256:" + hashlib.sha256(b"A").hexdigest()
         assert "skill://demo/b.md" in digests  # the reload saw the whole folder
+
+
+def test_a_rewrite_that_keeps_size_and_time_is_still_caught_by_the_read(
+    tmp_path: pathlib.Path,
+) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/a.md": "aaaa"})
+    skills = Skills()
+    skills.add_folder(tmp_path)
+    path = tmp_path / "demo" / "a.md"
+    before = path.stat()
+    with MCPTestClient(make_app(skills)) as client:
+        path.write_text("bbbb")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # nothing stat can see
+        (contents,) = client.read_resource("skill://demo/a.md")
+        assert contents["text"] == "bbbb"
+        (entry,) = client.request("skills/list")["skills"]
+    digests = {item["uri"]: item["digest"] for item in entry["resources"]}
+    assert digests["skill://demo/a.md"] == "sha256:" + hashlib.sha256(b"bbbb").hexdigest()
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_text_reads_keep_every_byte(version: str, tmp_path: pathlib.Path) -> None:
+    data = "\ufeffa byte-order mark,\r\nCRLF line ends, tabs\tand é ü 漢字\r\n".encode()
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/notes.txt": data})
+    skills = Skills()
+    skills.add_folder(tmp_path)
+    with MCPTestClient(make_app(skills), protocol_version=version) as client:
+        (contents,) = client.read_resource("skill://demo/notes.txt")
+        (entry,) = client.request("skills/list")["skills"]
+    assert "text" in contents and raw(contents) == data
+    manifest = {item["uri"]: item for item in entry["resources"]}["skill://demo/notes.txt"]
+    assert manifest["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def test_a_blueprints_skills_come_under_its_uri_prefix() -> None:
+    root = EXAMPLES.parent  # a blueprint resolves its relative folders against its own root
+    sources = [
+        SkillSource.at("folder", "skills", root),
+        SkillSource.at("skill", "skills/ops/incident-triage", root, prefix="again"),
+    ]
+    skills = Skills()
+    skills.add_sources(sources, uri_prefix="billing")
+    assert [skill.uri for skill in skills.catalog.skills] == [
+        "skill://billing/flask-deploy/SKILL.md",
+        "skill://billing/ops/incident-triage/SKILL.md",
+        "skill://billing/again/incident-triage/SKILL.md",
+    ]
+
+
+def declare_for_my_caller(skills: Skills, path: str) -> None:
+    skills.add_folder(path, stacklevel=2)
+
+
+def test_stacklevel_names_whose_module_a_relative_path_follows() -> None:
+    skills = Skills()
+    declare_for_my_caller(skills, "../examples/skills")
+    assert len(skills.catalog.skills) == 2
+
+
+def test_without_pyyaml_the_error_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    from flask_mcp.extensions.skills import frontmatter
+
+    monkeypatch.setattr(frontmatter, "_yaml_loader", None)
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml raises ImportError
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo")})
+    with pytest.raises(ImportError) as caught:
+        Skills().add_folder(tmp_path)
+    assert str(caught.value) == (
+        "Serving skills needs PyYAML to read SKILL.md frontmatter, which is not installed: "
+        "pip install 'Flask-MCP[skills]'."
+    )

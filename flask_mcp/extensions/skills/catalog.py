@@ -53,11 +53,15 @@ class PublishedFile:
 
     :param skill: the skill whose ``SKILL.md`` it is (its resource carries that
         skill's name and description), else ``None``.
+    :param ttl_ms: the ``ttl_ms`` of the skill that holds it (the outermost one).
+    :param cache_scope: its ``cache_scope`` likewise.
     """
 
     file: SkillFile
     listed: bool
     skill: Skill | None = None
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
 
     def resource(self) -> dict[str, t.Any]:
         """Return the arguments of its resource declaration (``uri``, name, type, size...)."""
@@ -67,6 +71,8 @@ class PublishedFile:
             "mime_type": self.file.media_type,
             "size": self.file.size,
             "listed": self.listed,
+            "ttl_ms": self.ttl_ms,
+            "cache_scope": self.cache_scope,
         }
         if self.skill is not None and self.skill.frontmatter is not None:
             declared["name"] = self.skill.frontmatter["name"]
@@ -118,12 +124,17 @@ def _index(loaded: list[_Loaded]) -> _Index:
             for file in skill.files or ():
                 known = files.get(file.uri)
                 owner = skill if file.path == SKILL_FILE else None
-                if known is not None:
-                    owner = owner or known.skill
-                    listed = known.listed or skill.listed
+                if known is None:
+                    published = PublishedFile(
+                        file, skill.listed, owner, skill.ttl_ms, skill.cache_scope
+                    )
                 else:
-                    listed = skill.listed
-                files[file.uri] = PublishedFile(file, listed, owner)
+                    published = dataclasses.replace(
+                        known,
+                        listed=known.listed or skill.listed,
+                        skill=owner or known.skill,
+                    )
+                files[file.uri] = published
                 _add_parents(children, file.uri, leaf_is_directory=False)
     directories = {uri: tuple(sorted(found)) for uri, found in children.items()}
     return _Index(skills, files, directories, dynamic)
@@ -471,15 +482,26 @@ class SkillCatalog:
             if entry.source.path is not None and fingerprint(entry.source) != entry.fingerprint
         ]
 
-    def refresh(self) -> tuple[Change, list[Problem]]:
+    def refresh(self, holding: str | None = None) -> tuple[Change, list[Problem]]:
         """Load again the sources whose files changed on disk; return the change and problems.
 
         A source that now has errors keeps serving what it served before (a
         file half saved in an editor must not take the skills away); its
         problems are returned, to be logged.
+
+        :param holding: the URI of a file whose source is loaded again even if
+            sizes and times did not change (a read found other bytes).
         """
         with self._lock:
             changed = self.changed_sources()
+            if holding is not None:
+                changed += [
+                    position
+                    for position, entry in enumerate(self._loaded)
+                    if position not in changed
+                    and entry.source.path is not None
+                    and any(holding in _uris(skill) for skill in entry.skills)
+                ]
             if not changed:
                 return Change(), []
             before = self._index.files
@@ -501,6 +523,10 @@ class SkillCatalog:
             self._index = _index(loaded)
             after = self._index.files
         return _diff(before, after), problems
+
+
+def _uris(skill: Skill) -> set[str]:
+    return {file.uri for file in skill.files or ()}
 
 
 def _diff(before: dict[str, PublishedFile], after: dict[str, PublishedFile]) -> Change:

@@ -148,19 +148,21 @@ class Skills(Extension):
         :param ttl_ms: ``ttlMs`` of the 2026-07-28 reads and ``skills/get`` of
             these skills (default ``MCP_READ_CACHE_TTL_MS``).
         :param cache_scope: their ``cacheScope`` (default ``MCP_READ_CACHE_SCOPE``).
+        :param stacklevel: whose module a relative ``path`` is relative to: 1 is
+            the caller's (a method calling this for its own caller passes 2).
         :return: notes about the skills (served anyway): unknown frontmatter fields...
         :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served.
         """
-        return self.add_source(
-            SkillSource(
-                "folder",
-                path=self._resolve(path, stacklevel + 1),
-                prefix=prefix.strip("/"),
-                listed=listed,
-                ttl_ms=ttl_ms,
-                cache_scope=cache_scope,
-            )
+        source = SkillSource.at(
+            "folder",
+            path,
+            caller_root(stacklevel + 1),
+            prefix=prefix,
+            listed=listed,
+            ttl_ms=ttl_ms,
+            cache_scope=cache_scope,
         )
+        return self.add_source(source)
 
     def add_skill(
         self,
@@ -178,16 +180,16 @@ class Skills(Extension):
         deeper in it is a supporting file, not another skill (serve those with
         :meth:`add_folder`). Parameters as for :meth:`add_folder`.
         """
-        return self.add_source(
-            SkillSource(
-                "skill",
-                path=self._resolve(path, stacklevel + 1),
-                prefix=prefix.strip("/"),
-                listed=listed,
-                ttl_ms=ttl_ms,
-                cache_scope=cache_scope,
-            )
+        source = SkillSource.at(
+            "skill",
+            path,
+            caller_root(stacklevel + 1),
+            prefix=prefix,
+            listed=listed,
+            ttl_ms=ttl_ms,
+            cache_scope=cache_scope,
         )
+        return self.add_source(source)
 
     def add_dynamic(
         self,
@@ -255,12 +257,20 @@ class Skills(Extension):
             logger.info("Skills: %s", note)
         return notes
 
-    @staticmethod
-    def _resolve(path: str | os.PathLike[str], stacklevel: int) -> pathlib.Path:
-        found = pathlib.Path(path)
-        if not found.is_absolute():
-            found = caller_root(stacklevel + 1) / found
-        return found
+    def add_sources(
+        self, sources: t.Iterable[SkillSource], *, uri_prefix: str = ""
+    ) -> list[Problem]:
+        """Serve the skills a blueprint declared, under the blueprint's URI prefix.
+
+        A blueprint records :class:`~.loading.SkillSource` objects (its relative
+        folders resolved against its own root, ``SkillSource.at``);
+        ``register_blueprint`` hands them here with its ``uri_prefix``, which
+        comes first in their skill paths, as it does in the URIs of its resources.
+        """
+        notes: list[Problem] = []
+        for source in sources:
+            notes += self.add_source(source.with_prefix(uri_prefix))
+        return notes
 
     # -- the seam's hooks --------------------------------------------------------------
 
@@ -286,26 +296,11 @@ class Skills(Extension):
                     self._declare_dynamic(skill)
 
     def _declare_file(self, uri: str) -> None:
-        published = self.catalog.files[uri]
-        declared = published.resource()
+        declared = self.catalog.files[uri].resource()
         listed = declared.pop("listed")
         options: dict[str, t.Any] = {} if listed else {"listed": False}
-        owner = published.skill or self._skill_holding(uri)
-        self._mcp.add_resource(
-            self._reader(uri),
-            declared.pop("uri"),
-            ttl_ms=owner.ttl_ms if owner is not None else None,
-            cache_scope=owner.cache_scope if owner is not None else None,
-            **declared,
-            **options,
-        )
+        self._mcp.add_resource(self._reader(uri), declared.pop("uri"), **declared, **options)
         self._declared.add(uri)
-
-    def _skill_holding(self, uri: str) -> Skill | None:
-        for skill in self.catalog.skills:
-            if uri.startswith(skill.directory_uri + "/"):
-                return skill
-        return None
 
     def _declare_dynamic(self, skill: Skill) -> None:
         options: dict[str, t.Any] = {} if skill.listed else {"listed": False}
@@ -336,7 +331,7 @@ class Skills(Extension):
             try:
                 found = catalog.read(uri)
             except StaleFile:
-                self.look(force=True)  # serve the file's new bytes under their new manifest
+                self.look(holding=uri)  # serve the file's new bytes under their new manifest
                 try:
                     found = catalog.read(uri)
                 except StaleFile:
@@ -371,18 +366,19 @@ class Skills(Extension):
                 self.look()
         return call_next(call)
 
-    def look(self, *, force: bool = False) -> Change:
+    def look(self, *, holding: str | None = None) -> Change:
         """Load again the skills whose files changed on disk, and tell the clients.
 
-        At most every :attr:`watch_interval` seconds unless ``force``. Problems
-        of a folder half edited are logged; its skills stay as they were.
+        At most every :attr:`watch_interval` seconds, unless ``holding`` names a
+        file found changed by a read: its source is loaded again at once.
+        Problems of a folder half edited are logged; its skills stay as they were.
         """
         now = time.monotonic()
-        if not force and now - self._last_look < self.watch_interval:
+        if holding is None and now - self._last_look < self.watch_interval:
             return Change()
         with self._looking:
             self._last_look = now
-            change, problems = self.catalog.refresh()
+            change, problems = self.catalog.refresh(holding)
         for problem in problems:
             if problem.error:
                 logger.error("Skills: the change on disk is not served: %s", problem)

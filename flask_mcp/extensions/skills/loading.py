@@ -67,6 +67,33 @@ class SkillSource:
     ttl_ms: int | None = None
     cache_scope: str | None = None
 
+    @classmethod
+    def at(
+        cls,
+        kind: t.Literal["folder", "skill"],
+        path: str | os.PathLike[str],
+        root: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> SkillSource:
+        """Return the source of a folder or one skill's directory; a relative ``path`` is
+        relative to ``root`` (the folder of the module declaring it, or of a blueprint).
+        """
+        found = pathlib.Path(path)
+        if not found.is_absolute():
+            found = pathlib.Path(root) / found
+        return cls(
+            kind,
+            path=found,
+            prefix=prefix.strip("/"),
+            listed=listed,
+            ttl_ms=ttl_ms,
+            cache_scope=cache_scope,
+        )
+
     @property
     def where(self) -> str:
         """What names this source in messages: its path, or the dynamic skill's path."""
