@@ -79,7 +79,7 @@ def caller_root(stacklevel: int) -> pathlib.Path:
     """
     frame = sys._getframe(stacklevel)
     name = frame.f_globals.get("__name__")
-    if not name or name == "__main__" and "__file__" not in frame.f_globals:
+    if not name or (name == "__main__" and "__file__" not in frame.f_globals):
         return pathlib.Path(os.getcwd())
     if name == "__main__":
         return pathlib.Path(frame.f_globals["__file__"]).resolve().parent
@@ -118,7 +118,7 @@ class Skills(Extension):
         self._mcp: t.Any = None
         self._declared: set[str] = set()
         self._last_look = 0.0
-        self._looking = threading.Lock()
+        self._looking = threading.RLock()
 
     def capability(self) -> dict[str, t.Any] | None:
         """Declare the extension with ``directoryRead``: directories can be read."""
@@ -250,9 +250,10 @@ class Skills(Extension):
             raise ValueError(
                 f"ttl_ms must be an integer >= 0 (milliseconds), got {source.ttl_ms!r}."
             )
-        notes = self.catalog.add(source)
-        if self._mcp is not None:
-            self._declare_all()
+        with self._looking:
+            notes = self.catalog.add(source)
+            if self._mcp is not None:
+                self._declare_all()
         for note in notes:
             logger.info("Skills: %s", note)
         return notes
@@ -376,14 +377,14 @@ class Skills(Extension):
         now = time.monotonic()
         if holding is None and now - self._last_look < self.watch_interval:
             return Change()
-        with self._looking:
+        with self._looking:  # the registry follows the catalog in the catalog's order
             self._last_look = now
             change, problems = self.catalog.refresh(holding)
+            if change and self._mcp is not None:
+                self._apply(change)
         for problem in problems:
             if problem.error:
                 logger.error("Skills: the change on disk is not served: %s", problem)
-        if change and self._mcp is not None:
-            self._apply(change)
         return change
 
     def _apply(self, change: Change) -> None:
