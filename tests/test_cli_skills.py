@@ -9,9 +9,9 @@ import sys
 
 from click.testing import CliRunner
 from flask import Flask
-from test_skills_loading import EXAMPLES
-from test_skills_loading import skill_md
-from test_skills_loading import write
+from skill_folders import EXAMPLES
+from skill_folders import skill_md
+from skill_folders import write
 
 from flask_mcp import MCP
 from flask_mcp.cli import cli

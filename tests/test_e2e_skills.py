@@ -25,9 +25,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
-from test_skills_catalog import touch
-from test_skills_loading import skill_md
-from test_skills_loading import write
+from skill_folders import skill_md
+from skill_folders import touch
+from skill_folders import write
 
 pytestmark = pytest.mark.e2e
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import pathlib
 
 import pytest
-from test_skills_loading import EXAMPLES
-from test_skills_loading import skill_md
-from test_skills_loading import write
+from skill_folders import EXAMPLES
+from skill_folders import skill_md
+from skill_folders import touch
+from skill_folders import write
 
 from flask_mcp.errors import INVALID_PARAMS
 from flask_mcp.errors import MCPError
@@ -279,13 +279,6 @@ def test_no_skill_inside_a_dynamic_one(tmp_path: pathlib.Path) -> None:
     catalog = catalog_of(SkillSource("dynamic", skill_path="daily", producer=dict))
     with pytest.raises(SkillError, match="inside the dynamic skill skill://daily"):
         catalog.add(folder(tmp_path))
-
-
-def touch(path: pathlib.Path, content: str) -> None:
-    before = path.stat().st_mtime_ns if path.exists() else 0
-    path.write_text(content)
-    if path.stat().st_mtime_ns == before:  # a coarse clock: make the change visible
-        os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
 
 
 def test_refresh_sees_files_added_removed_and_rewritten(tmp_path: pathlib.Path) -> None:

@@ -15,10 +15,10 @@ import typing as t
 import pytest
 import seam_bridge
 from flask import Flask
-from test_skills_catalog import touch
-from test_skills_loading import EXAMPLES
-from test_skills_loading import skill_md
-from test_skills_loading import write
+from skill_folders import EXAMPLES
+from skill_folders import skill_md
+from skill_folders import touch
+from skill_folders import write
 
 from flask_mcp import MCP
 from flask_mcp import MCPError

@@ -8,30 +8,14 @@ import pathlib
 import typing as t
 
 import pytest
+from skill_folders import EXAMPLES
+from skill_folders import skill_md
+from skill_folders import write
 
 from flask_mcp.extensions.skills import MAX_BYTES
 from flask_mcp.extensions.skills import MAX_FILES
 from flask_mcp.extensions.skills import SkillSource
 from flask_mcp.extensions.skills import load
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples" / "skills"
-
-
-def skill_md(
-    name: str, description: str = "Does a thing. Use it when asked.", extra: str = ""
-) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n# {name}\n\nSteps.\n"
-
-
-def write(root: pathlib.Path, files: dict[str, str | bytes]) -> pathlib.Path:
-    for relative, content in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, str):
-            path.write_bytes(content.encode())
-        else:
-            path.write_bytes(content)
-    return root
 
 
 def folder(root: pathlib.Path, prefix: str = "") -> SkillSource:

@@ -9,12 +9,12 @@ import typing as t
 import click
 from flask.cli import ScriptInfo
 
+from ..extensions.skills import DynamicSkillError
 from ..extensions.skills import Problem
 from ..extensions.skills import SkillCatalog
 from ..extensions.skills import SkillError
 from ..extensions.skills import Skills
 from ..extensions.skills import SkillSource
-from ..extensions.skills.catalog import DynamicSkillError
 from ..extensions.skills.model import SKILL_FILE
 from . import output
 

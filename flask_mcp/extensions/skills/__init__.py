@@ -8,13 +8,14 @@ instructions) and the files it refers to. See :doc:`/skills`.
 - :mod:`.media` gives each file its media type, text or blob;
 - :mod:`.model` holds :class:`Skill` and :class:`SkillFile` and builds URIs and entries;
 - :mod:`.catalog` answers the extension's methods from the loaded skills;
+- :mod:`.dynamic` makes and checks the files of skills a function produces;
 - :mod:`.extension` is the :class:`Skills` extension on the seam.
 """
 
 from __future__ import annotations
 
-from .catalog import DynamicSkillError
 from .catalog import SkillCatalog
+from .dynamic import DynamicSkillError
 from .errors import Problem
 from .errors import SkillError
 from .extension import Skills

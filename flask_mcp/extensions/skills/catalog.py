@@ -19,12 +19,12 @@ import typing as t
 from ...errors import InvalidParams
 from ...server.registry import decode_cursor
 from ...server.registry import encode_cursor
-from . import frontmatter as frontmatter_mod
+from . import dynamic as dynamic_mod
 from . import media
+from .dynamic import DynamicSkillError
 from .errors import Problem
 from .errors import SkillError
 from .loading import SkillSource
-from .loading import check_path
 from .loading import fingerprint
 from .loading import load
 from .model import SCHEME
@@ -37,10 +37,6 @@ from .model import directory_uri
 from .model import file_uri
 
 _PREFIX = f"{SCHEME}://"
-
-
-class DynamicSkillError(Exception):
-    """A dynamic skill's function failed or returned files that cannot be served."""
 
 
 class StaleFile(Exception):
@@ -149,11 +145,6 @@ def _add_parents(children: dict[str, set[str]], uri: str, *, leaf_is_directory: 
         parent = _PREFIX + "/".join(segments[:end])
         child = _PREFIX + "/".join(segments[: end + 1])
         children.setdefault(parent, set()).add(child)
-
-
-def _media_type(path: str, data: bytes) -> str:
-    """Return the media type of a file of a skill: ``text/markdown`` for its ``SKILL.md``."""
-    return media.OVERRIDES[".md"] if path == SKILL_FILE else media.media_type(path, data)
 
 
 def _uri_param(params: dict[str, t.Any]) -> str:
@@ -288,50 +279,8 @@ class SkillCatalog:
                 return skill
         return None
 
-    # -- dynamic skills --------------------------------------------------------------
-
-    @staticmethod
-    def produce(skill: Skill) -> tuple[dict[str, bytes], dict[str, t.Any]]:
-        """Call a dynamic skill's function; return its files as bytes and its frontmatter.
-
-        :raises DynamicSkillError: the function raised, or returned files that
-            cannot be served (the message says which and how to fix it).
-        """
-        assert skill.producer is not None
-        where = f"the dynamic skill {skill.path!r}"
-        try:
-            produced = skill.producer()
-        except Exception as exc:
-            raise DynamicSkillError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
-        if not isinstance(produced, t.Mapping):
-            raise DynamicSkillError(
-                f"{where} returned {type(produced).__name__}: return a dict of file paths "
-                "('SKILL.md', 'templates/a.md') to their content (str or bytes)"
-            )
-        files: dict[str, bytes] = {}
-        for path, value in produced.items():
-            if not isinstance(path, str) or not path or check_path(path, "the file path"):
-                raise DynamicSkillError(
-                    f"{where} returned the file path {path!r}: use a relative path of plain "
-                    "names joined by '/', without '..'"
-                )
-            if isinstance(value, str):
-                files[path] = value.encode("utf-8")
-            elif isinstance(value, (bytes, bytearray, memoryview)):
-                files[path] = bytes(value)
-            else:
-                raise DynamicSkillError(
-                    f"{where} returned {type(value).__name__} for {path!r}: return str or bytes"
-                )
-        if SKILL_FILE not in files:
-            raise DynamicSkillError(f"{where} returned no {SKILL_FILE}: every skill has one")
-        found, problems = frontmatter_mod.parse(files[SKILL_FILE], f"{where}'s {SKILL_FILE}")
-        if found is not None:
-            problems += frontmatter_mod.check(found, skill.name, f"{where}'s {SKILL_FILE}")
-        errors = "; ".join(str(problem) for problem in problems if problem.error)
-        if found is None or errors:
-            raise DynamicSkillError(errors)
-        return files, found
+    #: Call a dynamic skill's function (:func:`.dynamic.produce`).
+    produce = staticmethod(dynamic_mod.produce)
 
     # -- the extension's results -----------------------------------------------------
 
@@ -382,7 +331,7 @@ class SkillCatalog:
         index = self._index
         dynamic = self.dynamic_skill_of(uri)
         if dynamic is not None:
-            children = self._dynamic_children(dynamic, uri)
+            children = dynamic_mod.children(dynamic, uri)
         elif uri in index.directories:
             children = [self._describe(child) for child in index.directories[uri]]
         else:
@@ -401,31 +350,6 @@ class SkillCatalog:
         if published is not None:
             return published.file.describe()
         return describe_directory(uri, uri.rsplit("/", 1)[-1])
-
-    def _dynamic_children(self, skill: Skill, uri: str) -> list[dict[str, t.Any]]:
-        files, _ = self.produce(skill)
-        base = skill.directory_uri
-        below = "" if uri == base else uri[len(base) + 1 :]
-        start = f"{below}/" if below else ""
-        found: dict[str, dict[str, t.Any]] = {}
-        for path, data in files.items():
-            if not path.startswith(start):
-                continue
-            rest = path[len(start) :]
-            head, _, tail = rest.partition("/")
-            child = file_uri(skill.path, start + head)
-            if tail:
-                found.setdefault(child, describe_directory(child, head))
-            else:
-                kind = (
-                    media.OVERRIDES[".md"] if path == SKILL_FILE else media.media_type(path, data)
-                )
-                found[child] = {"uri": child, "name": head, "mimeType": kind, "size": len(data)}
-        if not found and below and any(path == below for path in files):
-            raise InvalidParams(f"{uri} is not a directory resource", {"uri": uri})
-        if not found and below:
-            raise InvalidParams(f"No directory resource at {uri}", {"uri": uri})
-        return [found[key] for key in sorted(found)]
 
     def read(self, uri: str) -> tuple[str | bytes, str] | None:
         """Return the content and media type of the skill file at ``uri``, or ``None``.
@@ -451,26 +375,14 @@ class SkillCatalog:
         skill = self.dynamic_skill_of(uri)
         if skill is None or not uri.startswith(skill.directory_uri + "/"):
             return None
-        files, _ = self.produce(skill)
+        files, _ = dynamic_mod.produce(skill)
         for path in files:
             if file_uri(skill.path, path) == uri:
-                return self.read_dynamic(skill, path, files)
+                return dynamic_mod.read(skill, path, files)
         return None
 
-    def read_dynamic(
-        self, skill: Skill, path: str, files: dict[str, bytes] | None = None
-    ) -> tuple[str | bytes, str] | None:
-        """Return the content and media type of the file at ``path`` of a dynamic skill.
-
-        :raises DynamicSkillError: the skill's function failed.
-        """
-        if files is None:
-            files = self.produce(skill)[0]
-        data = files.get(path)
-        if data is None:
-            return None
-        kind = _media_type(path, data)
-        return media.content(data, kind), kind
+    #: Read a file of a dynamic skill (:func:`.dynamic.read`).
+    read_dynamic = staticmethod(dynamic_mod.read)
 
     # -- changes on disk -----------------------------------------------------------
 
@@ -541,11 +453,6 @@ def _diff(before: dict[str, PublishedFile], after: dict[str, PublishedFile]) -> 
     return Change(added, removed, modified)
 
 
-def skill_uri(skill_path: str) -> str:
-    """Return the URI of the ``SKILL.md`` of the skill at ``skill_path``."""
-    return file_uri(skill_path, SKILL_FILE)
-
-
 __all__ = [
     "Change",
     "DynamicSkillError",
@@ -553,5 +460,4 @@ __all__ = [
     "SkillCatalog",
     "StaleFile",
     "directory_uri",
-    "skill_uri",
 ]
