@@ -210,6 +210,13 @@ KEYS: tuple[Key, ...] = (
         "``/readyz``); None: off.",
     ),
     Key(
+        "MCP_SERVER_CARD",
+        False,
+        values.as_bool,
+        "Serve a Server Card (SEP-2127, experimental) at ``MCP_PATH`` + ``/server-card`` and "
+        "an AI Catalog at ``/.well-known/ai-catalog.json``, for discovery before connecting.",
+    ),
+    Key(
         "MCP_RATELIMIT_STORAGE_URI",
         None,
         values.optional_str,
@@ -383,6 +390,7 @@ class Settings:
     max_streams: int | None
     health_liveness_path: str | None
     health_readiness_path: str | None
+    server_card: bool
     ratelimit_storage_uri: str | None
     auth_resource: str | None
     auth_authorization_servers: tuple[str, ...] | None

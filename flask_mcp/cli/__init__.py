@@ -33,6 +33,7 @@ from .arguments import load_json_object
 from .arguments import split_pairs
 from .local import LocalClient
 from .local import LocalError
+from .skills import skills_command
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -440,5 +441,7 @@ def check_command(ctx: click.Context) -> None:
         sys.exit(1)
     click.echo("All checks passed.")
 
+
+cli.add_command(skills_command)
 
 __all__ = ["cli"]

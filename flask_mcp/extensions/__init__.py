@@ -1,5 +1,6 @@
-"""Extensions of the protocol, each a package or module of its own (DESIGN.md, section 3).
+"""Protocol extensions built on the extension seam, one module or package each.
 
-``apps`` is MCP Apps (``io.modelcontextprotocol/ui``): tools that render an interactive
-HTML view in the host.
+Nothing here is imported by the core: an extension is imported when the app adds it.
+``apps`` is MCP Apps (``io.modelcontextprotocol/ui``), ``skills`` the Skills extension
+(``io.modelcontextprotocol/skills``), ``server_card`` the Server Card.
 """

@@ -1,0 +1,463 @@
+"""The skills of one server: lookups by URI and the results of the extension's methods.
+
+A :class:`SkillCatalog` holds the declared sources and what loading them gave:
+skills by the URI of their ``SKILL.md``, files by URI, directories by URI. It
+answers ``skills/list``, ``skills/get``, ``resources/directory/read`` and the
+reads of skill files as plain functions of their params (no request, no app),
+and notices when files change on disk (:meth:`SkillCatalog.refresh`).
+
+The index is rebuilt whole on every change and swapped in one assignment, so
+a reader always sees one consistent set of skills.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import typing as t
+
+from ...errors import InvalidParams
+from ...server.registry import decode_cursor
+from ...server.registry import encode_cursor
+from . import dynamic as dynamic_mod
+from . import media
+from .dynamic import DynamicSkillError
+from .errors import Problem
+from .errors import SkillError
+from .loading import SkillSource
+from .loading import fingerprint
+from .loading import load
+from .model import SCHEME
+from .model import SKILL_FILE
+from .model import Skill
+from .model import SkillFile
+from .model import describe_directory
+from .model import digest
+from .model import directory_uri
+from .model import file_uri
+
+_PREFIX = f"{SCHEME}://"
+
+
+class StaleFile(Exception):
+    """A skill file changed on disk since it was loaded (or went away)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishedFile:
+    """A file as the server publishes it: its record and whether ``resources/list`` shows it.
+
+    :param skill: the skill whose ``SKILL.md`` it is (its resource carries that
+        skill's name and description), else ``None``.
+    :param ttl_ms: the ``ttl_ms`` of the skill that holds it (the outermost one).
+    :param cache_scope: its ``cache_scope`` likewise.
+    """
+
+    file: SkillFile
+    listed: bool
+    skill: Skill | None = None
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+
+    def resource(self) -> dict[str, t.Any]:
+        """Return the arguments of its resource declaration (``uri``, name, type, size...)."""
+        declared: dict[str, t.Any] = {
+            "uri": self.file.uri,
+            "name": self.file.name,
+            "mime_type": self.file.media_type,
+            "size": self.file.size,
+            "listed": self.listed,
+            "ttl_ms": self.ttl_ms,
+            "cache_scope": self.cache_scope,
+        }
+        if self.skill is not None and self.skill.frontmatter is not None:
+            declared["name"] = self.skill.frontmatter["name"]
+            declared["description"] = self.skill.frontmatter["description"]
+        return declared
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """What a refresh changed: the URIs of files added, removed and rewritten."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.modified)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Index:
+    skills: dict[str, Skill]
+    files: dict[str, PublishedFile]
+    #: Directory URI -> its children's URIs, sorted.
+    directories: dict[str, tuple[str, ...]]
+    #: Root directory URI -> dynamic skill.
+    dynamic: dict[str, Skill]
+
+
+@dataclasses.dataclass
+class _Loaded:
+    source: SkillSource
+    skills: list[Skill]
+    fingerprint: t.Hashable
+
+
+def _index(loaded: list[_Loaded]) -> _Index:
+    skills: dict[str, Skill] = {}
+    files: dict[str, PublishedFile] = {}
+    children: dict[str, set[str]] = {}
+    dynamic: dict[str, Skill] = {}
+    for entry in loaded:
+        for skill in entry.skills:
+            skills[skill.uri] = skill
+            if skill.dynamic:
+                dynamic[skill.directory_uri] = skill
+                _add_parents(children, skill.directory_uri, leaf_is_directory=True)
+                continue
+            for file in skill.files or ():
+                known = files.get(file.uri)
+                owner = skill if file.path == SKILL_FILE else None
+                if known is None:
+                    published = PublishedFile(
+                        file, skill.listed, owner, skill.ttl_ms, skill.cache_scope
+                    )
+                else:
+                    published = dataclasses.replace(
+                        known,
+                        listed=known.listed or skill.listed,
+                        skill=owner or known.skill,
+                    )
+                files[file.uri] = published
+                _add_parents(children, file.uri, leaf_is_directory=False)
+    directories = {uri: tuple(sorted(found)) for uri, found in children.items()}
+    return _Index(skills, files, directories, dynamic)
+
+
+def _add_parents(children: dict[str, set[str]], uri: str, *, leaf_is_directory: bool) -> None:
+    """Record ``uri`` as a child of its directory, and each directory as a child of its own."""
+    segments = uri[len(_PREFIX) :].split("/")
+    if leaf_is_directory:
+        children.setdefault(uri, set())
+    for end in range(len(segments) - 1, 0, -1):
+        parent = _PREFIX + "/".join(segments[:end])
+        child = _PREFIX + "/".join(segments[: end + 1])
+        children.setdefault(parent, set()).add(child)
+
+
+def _uri_param(params: dict[str, t.Any]) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise InvalidParams("Invalid params: 'uri' must be a non-empty string.")
+    return uri
+
+
+def _page(
+    items: t.Sequence[t.Any], cursor: t.Any, page_size: int
+) -> tuple[list[t.Any], str | None]:
+    offset = 0 if cursor is None else decode_cursor(cursor)
+    if offset > len(items):
+        raise InvalidParams("Invalid cursor: it points past the end of the list.")
+    following = offset + page_size
+    return list(items[offset:following]), (
+        encode_cursor(following) if following < len(items) else None
+    )
+
+
+class SkillCatalog:
+    """The skills a server serves, from the sources declared on it."""
+
+    def __init__(self) -> None:
+        self._loaded: list[_Loaded] = []
+        self._index = _index([])
+        self._lock = threading.RLock()
+
+    # -- declaring -----------------------------------------------------------------
+
+    def add(self, source: SkillSource) -> list[Problem]:
+        """Load ``source`` and serve its skills; return the notes about them.
+
+        Nothing is served if anything is wrong.
+
+        :raises SkillError: the source has an error (every one is listed, with its fix),
+            or one of its skills has the URI of a skill already served.
+        """
+        skills, problems = load(source)
+        if any(problem.error for problem in problems):
+            raise SkillError(problems)
+        with self._lock:
+            loaded = [*self._loaded, _Loaded(source, skills, fingerprint(source))]
+            clashes = self._clashes(loaded)
+            if clashes:
+                raise SkillError(clashes)
+            self._loaded = loaded
+            self._index = _index(loaded)
+        return problems + self._name_notes(skills)
+
+    @staticmethod
+    def _clashes(loaded: list[_Loaded]) -> list[Problem]:
+        seen: dict[str, str] = {}
+        roots: list[tuple[str, str, bool]] = []
+        problems = []
+        for entry in loaded:
+            for skill in entry.skills:
+                where = entry.source.where
+                other = seen.get(skill.uri)
+                if other is not None:
+                    problems.append(
+                        Problem(
+                            where,
+                            f"serves {skill.uri}, which {other} serves already: give one of them "
+                            "another prefix",
+                        )
+                    )
+                seen.setdefault(skill.uri, where)
+                roots.append((skill.directory_uri, where, skill.dynamic))
+        for root, where, dynamic in roots:
+            for other_root, other_where, other_dynamic in roots:
+                inside = other_root.startswith(root + "/")
+                if inside and (dynamic or other_dynamic):
+                    problems.append(
+                        Problem(
+                            other_where,
+                            f"puts a skill at {other_root}, inside the dynamic skill {root} of "
+                            f"{where}: a dynamic skill's function makes all of its files; use "
+                            "another path",
+                        )
+                    )
+        return problems
+
+    def _name_notes(self, added: list[Skill]) -> list[Problem]:
+        names: dict[str, list[str]] = {}
+        for skill in self._index.skills.values():
+            names.setdefault(skill.name, []).append(skill.uri)
+        notes = []
+        for skill in added:
+            same = [uri for uri in names.get(skill.name, []) if uri != skill.uri]
+            if same:
+                notes.append(
+                    Problem(
+                        skill.uri,
+                        f"has the same name as {', '.join(same)}; names should be unique "
+                        "(hosts tell them apart by their paths)",
+                        error=False,
+                    )
+                )
+        return notes
+
+    @property
+    def sources(self) -> list[SkillSource]:
+        """The sources declared, in order."""
+        return [entry.source for entry in self._loaded]
+
+    # -- lookups ---------------------------------------------------------------------
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Every skill served, listed or not, in declaration order."""
+        return list(self._index.skills.values())
+
+    @property
+    def files(self) -> dict[str, PublishedFile]:
+        """Every file of a skill loaded from disk, by URI."""
+        return dict(self._index.files)
+
+    def skill(self, uri: str) -> Skill | None:
+        """Return the skill whose ``SKILL.md`` has ``uri``, or ``None``."""
+        return self._index.skills.get(uri)
+
+    def dynamic_skill_of(self, uri: str) -> Skill | None:
+        """Return the dynamic skill ``uri`` is in (its root or below), or ``None``."""
+        index = self._index
+        found = index.dynamic.get(uri)
+        if found is not None:
+            return found
+        for root, skill in index.dynamic.items():
+            if uri.startswith(root + "/"):
+                return skill
+        return None
+
+    #: Call a dynamic skill's function (:func:`.dynamic.produce`).
+    produce = staticmethod(dynamic_mod.produce)
+
+    # -- the extension's results -----------------------------------------------------
+
+    def list_result(self, params: dict[str, t.Any], page_size: int) -> dict[str, t.Any]:
+        """Return the ``skills/list`` result: a page of the listed skills' entries.
+
+        :raises InvalidParams: the cursor is not one this method returned.
+        :raises DynamicSkillError: a dynamic skill on the page failed.
+        """
+        listed = [skill for skill in self._index.skills.values() if skill.listed]
+        page, cursor = _page(listed, params.get("cursor"), page_size)
+        result: dict[str, t.Any] = {"skills": [self.entry(skill) for skill in page]}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def entry(self, skill: Skill) -> dict[str, t.Any]:
+        """Return the entry of ``skill``; a dynamic skill's function is called for its frontmatter.
+
+        :raises DynamicSkillError: the dynamic skill's function failed.
+        """
+        if skill.dynamic:
+            return skill.entry(self.produce(skill)[1])
+        return skill.entry()
+
+    def get_result(self, params: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Return the ``skills/get`` result for ``params["uri"]``, listed or not.
+
+        :raises InvalidParams: the URI is not the ``SKILL.md`` of a skill served here.
+        """
+        uri = _uri_param(params)
+        skill = self._index.skills.get(uri)
+        if skill is None:
+            hint = ""
+            as_skill = self._index.skills.get(f"{uri.rstrip('/')}/{SKILL_FILE}")
+            if as_skill is not None:
+                hint = f"; a skill is named by the URI of its {SKILL_FILE}: {as_skill.uri}"
+            raise InvalidParams(f"No skill is served at {uri}{hint}", {"uri": uri})
+        return {"skill": self.entry(skill)}
+
+    def directory_result(self, params: dict[str, t.Any], page_size: int) -> dict[str, t.Any]:
+        """Return the ``resources/directory/read`` result: a page of a directory's children.
+
+        :raises InvalidParams: the URI names no directory resource.
+        :raises DynamicSkillError: the directory is in a dynamic skill that failed.
+        """
+        uri = _uri_param(params)
+        index = self._index
+        dynamic = self.dynamic_skill_of(uri)
+        if dynamic is not None:
+            children = dynamic_mod.children(dynamic, uri)
+        elif uri in index.directories:
+            children = [self._describe(child) for child in index.directories[uri]]
+        else:
+            if uri in index.files:
+                raise InvalidParams(f"{uri} is not a directory resource", {"uri": uri})
+            raise InvalidParams(f"No directory resource at {uri}", {"uri": uri})
+        page, cursor = _page(children, params.get("cursor"), page_size)
+        result: dict[str, t.Any] = {"resources": page}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def _describe(self, uri: str) -> dict[str, t.Any]:
+        index = self._index
+        published = index.files.get(uri)
+        if published is not None:
+            return published.file.describe()
+        return describe_directory(uri, uri.rsplit("/", 1)[-1])
+
+    def read(self, uri: str) -> tuple[str | bytes, str] | None:
+        """Return the content and media type of the skill file at ``uri``, or ``None``.
+
+        A file loaded from disk is read again and must still have the size and
+        digest of its manifest entry.
+
+        :raises StaleFile: the file changed or went away since it was loaded
+            (:meth:`refresh` loads it again).
+        :raises DynamicSkillError: the file is in a dynamic skill that failed.
+        """
+        published = self._index.files.get(uri)
+        if published is not None:
+            record = published.file
+            assert record.source is not None
+            try:
+                data = record.source.read_bytes()
+            except OSError as exc:
+                raise StaleFile(f"{record.source}: {exc.strerror}") from None
+            if len(data) != record.size or digest(data) != record.digest:
+                raise StaleFile(f"{record.source} changed since it was loaded")
+            return media.content(data, record.media_type), record.media_type
+        skill = self.dynamic_skill_of(uri)
+        if skill is None or not uri.startswith(skill.directory_uri + "/"):
+            return None
+        files, _ = dynamic_mod.produce(skill)
+        for path in files:
+            if file_uri(skill.path, path) == uri:
+                return dynamic_mod.read(skill, path, files)
+        return None
+
+    #: Read a file of a dynamic skill (:func:`.dynamic.read`).
+    read_dynamic = staticmethod(dynamic_mod.read)
+
+    # -- changes on disk -----------------------------------------------------------
+
+    def changed_sources(self) -> list[int]:
+        """Return the positions of the sources whose files changed on disk since they loaded."""
+        return [
+            position
+            for position, entry in enumerate(self._loaded)
+            if entry.source.path is not None and fingerprint(entry.source) != entry.fingerprint
+        ]
+
+    def refresh(self, holding: str | None = None) -> tuple[Change, list[Problem]]:
+        """Load again the sources whose files changed on disk; return the change and problems.
+
+        A source that now has errors keeps serving what it served before (a
+        file half saved in an editor must not take the skills away); its
+        problems are returned, to be logged.
+
+        :param holding: the URI of a file whose source is loaded again even if
+            sizes and times did not change (a read found other bytes).
+        """
+        with self._lock:
+            changed = self.changed_sources()
+            if holding is not None:
+                changed += [
+                    position
+                    for position, entry in enumerate(self._loaded)
+                    if position not in changed
+                    and entry.source.path is not None
+                    and any(holding in _uris(skill) for skill in entry.skills)
+                ]
+            if not changed:
+                return Change(), []
+            before = self._index.files
+            loaded = list(self._loaded)
+            problems: list[Problem] = []
+            for position in changed:
+                entry = loaded[position]
+                current = fingerprint(entry.source)
+                skills, found = load(entry.source)
+                problems += found
+                if any(problem.error for problem in found):
+                    loaded[position] = dataclasses.replace(entry, fingerprint=current)
+                    continue
+                loaded[position] = _Loaded(entry.source, skills, current)
+            clashes = self._clashes(loaded)
+            if clashes:
+                return Change(), problems + clashes
+            self._loaded = loaded
+            self._index = _index(loaded)
+            after = self._index.files
+        return _diff(before, after), problems
+
+
+def _uris(skill: Skill) -> set[str]:
+    return {file.uri for file in skill.files or ()}
+
+
+def _diff(before: dict[str, PublishedFile], after: dict[str, PublishedFile]) -> Change:
+    added = tuple(uri for uri in after if uri not in before)
+    removed = tuple(uri for uri in before if uri not in after)
+    modified = tuple(
+        uri
+        for uri, now in after.items()
+        if uri in before
+        and (before[uri].resource() != now.resource() or before[uri].file.digest != now.file.digest)
+    )
+    return Change(added, removed, modified)
+
+
+__all__ = [
+    "Change",
+    "DynamicSkillError",
+    "PublishedFile",
+    "SkillCatalog",
+    "StaleFile",
+    "directory_uri",
+]

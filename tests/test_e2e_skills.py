@@ -1,0 +1,315 @@
+"""Skills and the Server Card end to end: gunicorn, the official client, stdio, the suite.
+
+The app is ``tests/_apps/skills.py`` (the extensions attached with ``seam_bridge`` until
+the extension seam is merged). Every file of every skill is read back and hashed against
+its manifest, in both eras, over HTTP (gunicorn gevent and gthread) and over stdio.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import json
+import pathlib
+import sys
+import tempfile
+import typing as t
+
+import anyio
+import jsonschema
+import mcp_types as types
+import pytest
+from harness import start_server
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
+from skill_folders import skill_md
+from skill_folders import touch
+from skill_folders import write
+
+pytestmark = pytest.mark.e2e
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+APP = "tests._apps.skills"
+MODES = ["legacy", "2026-07-28"]
+ANY = TypeAdapter(dict[str, t.Any])
+Request = types.Request[dict[str, t.Any], str]
+SCHEMA = json.loads((ROOT / "tests" / "schemas" / "server-card.schema.json").read_text())
+
+
+async def call(client: Client, method: str, **params: t.Any) -> dict[str, t.Any]:
+    return await client.session.send_request(Request(method=method, params=params), ANY)
+
+
+def raw(contents: t.Any) -> bytes:
+    if isinstance(contents, types.TextResourceContents):
+        return contents.text.encode("utf-8")
+    return base64.b64decode(contents.blob)
+
+
+async def every_skill(client: Client) -> list[dict[str, t.Any]]:
+    entries, cursor, pages = [], None, 0
+    while True:
+        page = await call(client, "skills/list", **({} if cursor is None else {"cursor": cursor}))
+        pages += 1
+        entries += page["skills"]
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            return entries
+
+
+async def tree(client: Client, uri: str) -> set[str]:
+    """Every file below the directory ``uri``, through resources/directory/read."""
+    found: set[str] = set()
+    cursor = None
+    while True:
+        page = await call(
+            client,
+            "resources/directory/read",
+            uri=uri,
+            **({} if cursor is None else {"cursor": cursor}),
+        )
+        for item in page["resources"]:
+            if item["mimeType"] == "inode/directory":
+                found |= await tree(client, item["uri"])
+            else:
+                found.add(item["uri"])
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            return found
+
+
+async def check_skills(client: Client, mode: str) -> dict[str, int]:
+    """List, get, read and walk every skill; return counts of what was checked."""
+    counts = {"skills": 0, "files": 0}
+    if mode == "legacy":
+        extensions = client.server_capabilities.extensions or {}
+    else:  # the client sends server/discover only when asked
+        extensions = (await call(client, "server/discover"))["capabilities"]["extensions"]
+    assert extensions["io.modelcontextprotocol/skills"] == {"directoryRead": True}
+    entries = await every_skill(client)
+    assert [entry["uri"] for entry in entries] == [
+        "skill://flask-deploy/SKILL.md",
+        "skill://ops/incident-triage/SKILL.md",
+        "skill://reports/daily/SKILL.md",
+    ]
+    for entry in entries:
+        got = await call(client, "skills/get", uri=entry["uri"])
+        assert ("ttlMs" in got and "cacheScope" in got) == (mode == "2026-07-28")
+        counts["skills"] += 1
+        if entry["resources"] == "dynamic":
+            assert got["skill"]["resources"] == "dynamic"
+            files = await tree(client, entry["uri"].removesuffix("/SKILL.md"))
+            assert files == {entry["uri"], "skill://reports/daily/data/summary.csv"}
+            for uri in files:
+                result = await client.read_resource(uri)
+                assert raw(result.contents[0])
+            continue
+        assert got["skill"] == entry
+        root = entry["uri"].removesuffix("/SKILL.md")
+        assert await tree(client, root) == {item["uri"] for item in entry["resources"]}
+        for item in entry["resources"]:
+            result = await client.read_resource(item["uri"])
+            data = raw(result.contents[0])
+            assert len(data) == item["size"]
+            assert "sha256:" + hashlib.sha256(data).hexdigest() == item["digest"]
+            counts["files"] += 1
+    hidden = await call(client, "skills/get", uri="skill://internal/ops/incident-triage/SKILL.md")
+    for item in hidden["skill"]["resources"]:
+        data = raw((await client.read_resource(item["uri"])).contents[0])
+        assert "sha256:" + hashlib.sha256(data).hexdigest() == item["digest"]
+    for method, params in (
+        ("skills/get", {"uri": "skill://nope/SKILL.md"}),
+        ("resources/directory/read", {"uri": "skill://flask-deploy/SKILL.md"}),
+    ):
+        with pytest.raises(MCPError) as caught:
+            await call(client, method, **params)
+        assert caught.value.error.code == -32602
+    return counts
+
+
+@pytest.fixture(scope="module", params=["gevent", "gthread"])
+def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
+    env = {"FLASK_MCP_SERVER_CARD": "true", "FLASK_MCP_PAGE_SIZE": "2"}
+    with start_server(f"{APP}:app", request.param, env=env) as running:
+        yield running
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_official_client_reads_every_skill(server: t.Any, mode: str) -> None:
+    async def main() -> dict[str, int]:
+        async with Client(server.url, mode=mode) as client:
+            return await check_skills(client, mode)
+
+    assert anyio.run(main) == {"skills": 3, "files": 7}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_over_stdio(mode: str) -> None:
+    parameters = StdioServerParameters(
+        command=str(pathlib.Path(sys.executable).parent / "flask"),
+        args=["--app", APP, "mcp", "stdio"],
+        env={"PYTHONPATH": str(ROOT / "tests")},
+        cwd=ROOT,
+    )
+
+    async def main() -> dict[str, int]:
+        async with Client(parameters, mode=mode, read_timeout_seconds=30) as client:
+            return await check_skills(client, mode)
+
+    assert anyio.run(main) == {"skills": 3, "files": 7}
+
+
+def test_debug_mode_tells_the_session_when_the_folder_changes() -> None:
+    with tempfile.TemporaryDirectory(prefix="skills-watched-") as folder:
+        watched = pathlib.Path(folder)
+        write(watched, {"notes/SKILL.md": skill_md("notes"), "notes/a.md": "a"})
+        env = {
+            "SKILLS_DEBUG": "1",
+            "SKILLS_WATCH_FOLDER": folder,
+            "SKILLS_WATCH_INTERVAL": "0",
+        }
+        changed: list[str] = []
+
+        async def handler(message: t.Any) -> None:
+            if isinstance(message, types.ResourceListChangedNotification):
+                changed.append("resources")
+
+        async def main(url: str) -> dict[str, t.Any]:
+            async with Client(url, mode="legacy", message_handler=handler) as client:
+                await call(client, "skills/list")
+                touch(watched / "notes" / "b.md", "b")
+                with anyio.fail_after(15):
+                    while not changed:
+                        await call(client, "skills/list")  # a request: debug mode looks again
+                        await anyio.sleep(0.2)
+                return await call(client, "skills/get", uri="skill://watched/notes/SKILL.md")
+
+        with start_server(f"{APP}:app", "gevent", env=env) as running:
+            entry = anyio.run(main, running.url)
+    uris = [item["uri"] for item in entry["skill"]["resources"]]
+    assert uris == [
+        "skill://watched/notes/SKILL.md",
+        "skill://watched/notes/a.md",
+        "skill://watched/notes/b.md",
+    ]
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_the_conformance_suites_skills_scenarios(
+    server: t.Any, conformance: t.Any, version: str
+) -> None:
+    """0.2.0-alpha.12 is the first suite with skills scenarios (0.1.16 has none)."""
+    totals = {}
+    for scenario in (
+        "sep-2640-skills-enumeration",
+        "sep-2640-skills-manifest",
+        "sep-2640-skills-directory",
+    ):
+        with tempfile.TemporaryDirectory(prefix="conformance-") as out:
+            result = conformance(
+                server.url,
+                *("--scenario", scenario, "--spec-version", version, "--force", "-o", out),
+                next=True,
+                timeout=300,
+            )
+            checks = [
+                check
+                for path in pathlib.Path(out).glob("*/checks.json")
+                for check in json.loads(path.read_text())
+            ]
+        statuses = {check["id"]: check["status"] for check in checks}
+        bad = {key: value for key, value in statuses.items() if value in ("FAILURE", "WARNING")}
+        assert result.returncode == 0 and not bad, result.stdout[-3000:]
+        totals[scenario] = sum(1 for value in statuses.values() if value == "SUCCESS")
+    cached = 32 if version == "2026-07-28" else 30  # the cache checks skip before 2026-07-28
+    assert totals == {
+        "sep-2640-skills-enumeration": cached,
+        "sep-2640-skills-manifest": 6,
+        "sep-2640-skills-directory": 7,
+    }
+
+
+def get(server: t.Any, path: str, **headers: str) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    connection.request("GET", path, headers=headers)
+    return connection.getresponse()
+
+
+CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET",
+    "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
+    "Access-Control-Expose-Headers": "ETag",
+}
+
+
+def test_the_server_card_headers_etag_and_304(server: t.Any) -> None:
+    response = get(server, "/mcp/server-card", Accept="application/mcp-server-card+json")
+    body = response.read()
+    assert response.status == 200
+    assert response.getheader("Content-Type") == "application/mcp-server-card+json"
+    assert response.getheader("Cache-Control") == "public, max-age=3600"
+    for name, value in CORS.items():
+        assert response.getheader(name) == value
+    etag = response.getheader("ETag")
+    assert etag is not None and etag.startswith('"') and not etag.startswith("W/")
+    card = json.loads(body)
+    jsonschema.Draft202012Validator(SCHEMA).validate(card)
+    assert card["name"] == "com.example/skills-demo" and card["version"] == "1.4.0"
+    assert card["remotes"] == [
+        {
+            "type": "streamable-http",
+            "url": f"{server.base_url}/mcp",
+            "supportedProtocolVersions": [
+                "2026-07-28",
+                "2025-11-25",
+                "2025-06-18",
+                "2025-03-26",
+                "2024-11-05",
+            ],
+        }
+    ]
+    again = get(server, "/mcp/server-card", **{"If-None-Match": etag})
+    assert again.status == 304 and again.read() == b""
+    assert again.getheader("ETag") == etag
+    assert again.getheader("Cache-Control") == "public, max-age=3600"
+    other = get(server, "/mcp/server-card", **{"If-None-Match": '"something-else"'})
+    assert other.status == 200 and json.loads(other.read()) == card
+
+
+def test_the_ai_catalog_points_to_the_card(server: t.Any) -> None:
+    response = get(server, "/.well-known/ai-catalog.json")
+    catalog = json.loads(response.read())
+    assert response.status == 200
+    assert response.getheader("Content-Type") == "application/ai-catalog+json"
+    assert response.getheader("Access-Control-Allow-Origin") == "*"
+    (entry,) = catalog["entries"]
+    assert entry == {
+        "identifier": "urn:air:example.com:mcp:skills-demo",
+        "type": "application/mcp-server-card+json",
+        "url": f"{server.base_url}/mcp/server-card",
+    }
+    card = get(server, entry["url"].removeprefix(server.base_url))
+    assert card.status == 200 and json.loads(card.read())["name"] == "com.example/skills-demo"
+
+
+def test_a_browser_preflight(server: t.Any) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    connection.request(
+        "OPTIONS",
+        "/mcp/server-card",
+        headers={
+            "Origin": "https://registry.example",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "if-none-match",
+        },
+    )
+    response = connection.getresponse()
+    response.read()
+    assert response.status == 204
+    for name, value in CORS.items():
+        assert response.getheader(name) == value

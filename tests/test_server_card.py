@@ -1,0 +1,249 @@
+"""The Server Card and the AI Catalog: what they hold, their headers, when they are served.
+
+The card is checked against ``tests/schemas/server-card.schema.json``, a copy of the
+draft's generated schema (modelcontextprotocol/experimental-ext-server-card, ``schema.json``
+at 8924e08682b4a936e6464b57845ec2ff17dc8776).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import typing as t
+
+import jsonschema
+import pytest
+import seam_bridge
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp.extensions.server_card import CARD_MEDIA_TYPE
+from flask_mcp.extensions.server_card import ServerCard
+from flask_mcp.extensions.server_card import build_card
+from flask_mcp.extensions.server_card import card_path
+from flask_mcp.extensions.server_card import card_problems
+from flask_mcp.extensions.server_card import catalog_identifier
+from flask_mcp.extensions.server_card import negotiate
+
+SCHEMA = json.loads(
+    (pathlib.Path(__file__).parent / "schemas" / "server-card.schema.json").read_text()
+)
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+
+
+def make_app(
+    card: ServerCard | None = None, authorizer: t.Any = None, **config: t.Any
+) -> tuple[Flask, MCP]:
+    mcp = MCP(
+        authorizer=authorizer,
+        name="com.example/weather",
+        version="2.1.0",
+        title="Weather",
+        description="Forecasts and alerts for any city.",
+        icons=[{"src": "https://example.com/icon.png", "mimeType": "image/png"}],
+        website_url="https://example.com/weather",
+    )
+    card = card if card is not None else ServerCard()
+    seam_bridge.add_extension(mcp, card)
+    app = Flask(__name__)
+    app.config.update(**config)
+    mcp.init_app(app)
+    seam_bridge.init_app(app, mcp, card)
+    return app, mcp
+
+
+def test_the_card_of_a_server_follows_the_schema() -> None:
+    app, mcp = make_app(
+        ServerCard(
+            repository={"url": "https://github.com/example/weather", "source": "github"},
+            meta={"com.example/tier": "free"},
+        ),
+        MCP_SERVER_CARD=True,
+    )
+    response = app.test_client().get("/mcp/server-card", base_url="https://mcp.example.com")
+    card = response.get_json(force=True)
+    VALIDATOR.validate(card)
+    assert card == {
+        "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+        "name": "com.example/weather",
+        "version": "2.1.0",
+        "description": "Forecasts and alerts for any city.",
+        "title": "Weather",
+        "websiteUrl": "https://example.com/weather",
+        "icons": [{"src": "https://example.com/icon.png", "mimeType": "image/png"}],
+        "repository": {"url": "https://github.com/example/weather", "source": "github"},
+        "remotes": [
+            {
+                "type": "streamable-http",
+                "url": "https://mcp.example.com/mcp",
+                "supportedProtocolVersions": [
+                    "2026-07-28",
+                    "2025-11-25",
+                    "2025-06-18",
+                    "2025-03-26",
+                    "2024-11-05",
+                ],
+            }
+        ],
+        "_meta": {"com.example/tier": "free"},
+    }
+    assert "tools" not in card and "capabilities" not in card  # the draft lists none
+
+
+def test_off_by_default() -> None:
+    app, _ = make_app()
+    client = app.test_client()
+    assert client.get("/mcp/server-card").status_code == 404
+    assert client.get("/.well-known/ai-catalog.json").status_code == 404
+
+
+def test_with_authorization_the_card_names_the_canonical_url() -> None:
+    app, _ = make_app(
+        authorizer=lambda token, request: "invalid_token",
+        MCP_SERVER_CARD=True,
+        MCP_AUTH_RESOURCE="https://mcp.example.com/weather/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+    )
+    client = app.test_client()
+    card = client.get("/mcp/server-card", base_url="http://internal:8000").get_json(force=True)
+    assert card["remotes"][0]["url"] == "https://mcp.example.com/weather/mcp"
+    catalog = client.get("/.well-known/ai-catalog.json").get_json(force=True)
+    assert catalog["entries"][0]["url"] == "https://mcp.example.com/weather/mcp/server-card"
+    VALIDATOR.validate(card)
+    assert client.post("/mcp").status_code == 401  # the endpoint is protected, the card is not
+
+
+def test_the_card_follows_mcp_path_and_the_script_root() -> None:
+    app, _ = make_app(MCP_SERVER_CARD=True, MCP_PATH="/api/mcp")
+    client = app.test_client()
+    response = client.get(
+        "/api/mcp/server-card", base_url="https://example.com/prefix", headers={"Accept": "*/*"}
+    )
+    assert response.status_code == 200
+    assert (
+        response.get_json(force=True)["remotes"][0]["url"] == "https://example.com/prefix/api/mcp"
+    )
+    assert card_path("/") == "/server-card" and card_path("/mcp/") == "/mcp/server-card"
+
+
+def test_headers_etag_and_not_modified() -> None:
+    app, _ = make_app(MCP_SERVER_CARD=True)
+    client = app.test_client()
+    first = client.get("/mcp/server-card")
+    assert first.status_code == 200
+    assert first.headers["Content-Type"] == CARD_MEDIA_TYPE
+    assert first.headers["Cache-Control"] == "public, max-age=3600"
+    assert first.headers["Access-Control-Allow-Origin"] == "*"
+    assert first.headers["Access-Control-Expose-Headers"] == "ETag"
+    etag = first.headers["ETag"]
+    assert etag.startswith('"') and etag.endswith('"')  # strong
+    again = client.get("/mcp/server-card", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == etag
+    star = client.get("/mcp/server-card", headers={"If-None-Match": "*"})
+    assert star.status_code == 304
+    weak = client.get("/mcp/server-card", headers={"If-None-Match": f"W/{etag}"})
+    assert weak.status_code == 304  # If-None-Match compares weakly (RFC 9110)
+    other = client.get("/mcp/server-card", headers={"If-None-Match": '"other"'})
+    assert other.status_code == 200 and other.data == first.data
+    head = client.head("/mcp/server-card")
+    assert head.status_code == 200 and head.data == b"" and head.headers["ETag"] == etag
+
+
+def test_json_for_a_client_that_asks_for_json_only() -> None:
+    app, _ = make_app(MCP_SERVER_CARD=True)
+    client = app.test_client()
+    card = client.get("/mcp/server-card", headers={"Accept": "application/json"})
+    plain = client.get("/mcp/server-card")
+    assert card.headers["Content-Type"] == "application/json"
+    assert card.headers["ETag"] != plain.headers["ETag"]  # another representation
+    assert card.headers["Vary"] == "Accept"
+    assert negotiate(
+        "application/mcp-server-card+json, application/json;q=0.5", CARD_MEDIA_TYPE
+    ) == (CARD_MEDIA_TYPE)
+    assert negotiate("text/html, */*;q=0.8", CARD_MEDIA_TYPE) == CARD_MEDIA_TYPE
+
+
+def test_the_catalog() -> None:
+    app, _ = make_app(MCP_SERVER_CARD=True)
+    response = app.test_client().get("/.well-known/ai-catalog.json", base_url="https://w.example")
+    assert response.headers["Content-Type"] == "application/ai-catalog+json"
+    assert response.get_json(force=True) == {
+        "specVersion": "1.0",
+        "entries": [
+            {
+                "identifier": "urn:air:example.com:mcp:weather",
+                "type": "application/mcp-server-card+json",
+                "url": "https://w.example/mcp/server-card",
+            }
+        ],
+    }
+    assert catalog_identifier("io.github.someone/tool") == "urn:air:someone.github.io:mcp:tool"
+
+
+def test_no_catalog_when_the_site_has_its_own() -> None:
+    app, _ = make_app(ServerCard(catalog=False), MCP_SERVER_CARD=True)
+    assert app.test_client().get("/.well-known/ai-catalog.json").status_code == 404
+    assert app.test_client().get("/mcp/server-card").status_code == 200
+
+
+def test_a_preflight() -> None:
+    app, _ = make_app(MCP_SERVER_CARD=True)
+    response = app.test_client().options(
+        "/mcp/server-card",
+        headers={"Origin": "https://x.example", "Access-Control-Request-Method": "GET"},
+    )
+    assert response.status_code == 204
+    assert response.headers["Access-Control-Allow-Headers"] == "Content-Type, If-None-Match"
+    assert response.headers["Access-Control-Allow-Methods"] == "GET"
+
+
+def test_a_server_name_that_is_not_reverse_dns_fails_at_init_app() -> None:
+    mcp = MCP(name="weather", version="1", description="Forecasts.")
+    card = ServerCard()
+    seam_bridge.add_extension(mcp, card)
+    app = Flask(__name__)
+    app.config["MCP_SERVER_CARD"] = True
+    mcp.init_app(app)
+    with pytest.raises(ValueError) as caught:
+        seam_bridge.init_app(app, mcp, card)
+    assert str(caught.value) == (
+        "MCP_SERVER_CARD is on, but the Server Card cannot be built: its name 'weather' is not "
+        "a reverse-DNS server name with one '/' (such as 'com.example/weather'): name the MCP "
+        "server so, or pass ServerCard(name='com.example/...')."
+    )
+    named = ServerCard(name="com.example/weather")
+    other = MCP(name="weather", version="1", description="Forecasts.")
+    seam_bridge.add_extension(other, named)
+    app = Flask(__name__)
+    app.config["MCP_SERVER_CARD"] = True
+    other.init_app(app)
+    seam_bridge.init_app(app, other, named)
+    card_json = app.test_client().get("/mcp/server-card").get_json(force=True)
+    assert card_json["name"] == "com.example/weather"
+    VALIDATOR.validate(card_json)
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"name": "a/b", "version": "1"}, "it needs a description: pass MCP(description=...)"),
+        (
+            {"name": "a/b", "version": "1", "description": "d" * 101},
+            "its description is 101 characters long; a card's is at most 100",
+        ),
+        ({"name": "a/b/c", "version": "1", "description": "d"}, "is not a reverse-DNS"),
+        (
+            {"name": "a/b", "version": "1", "description": "d", "title": "t" * 101},
+            "its title is 101 characters long",
+        ),
+    ],
+)
+def test_card_problems(fields: dict[str, t.Any], expected: str) -> None:
+    problems = card_problems(build_card(fields, "https://example.com/mcp"))
+    assert len(problems) == 1 and expected in problems[0]
+
+
+def test_a_card_without_problems_validates() -> None:
+    card = build_card({"name": "a.b/c", "version": "1", "description": "d"}, "http://x/mcp")
+    assert card_problems(card) == []
+    VALIDATOR.validate(card)

@@ -1,0 +1,376 @@
+"""The Skills extension on a real app, in both eras, through the test client.
+
+The extension is attached with ``seam_bridge`` (the extension seam is not merged yet).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import pathlib
+import sys
+import typing as t
+
+import pytest
+import seam_bridge
+from flask import Flask
+from skill_folders import EXAMPLES
+from skill_folders import skill_md
+from skill_folders import touch
+from skill_folders import write
+
+from flask_mcp import MCP
+from flask_mcp import MCPError
+from flask_mcp.errors import INTERNAL_ERROR
+from flask_mcp.errors import INVALID_PARAMS
+from flask_mcp.extensions.skills import SkillError
+from flask_mcp.extensions.skills import Skills
+from flask_mcp.extensions.skills import SkillSource
+from flask_mcp.testing import MCPTestClient
+
+ERAS = ["2025-11-25", "2026-07-28"]
+
+
+def make_app(skills: Skills, **config: t.Any) -> Flask:
+    mcp = MCP(name="skills-test", version="1.0.0")
+    seam_bridge.add_extension(mcp, skills)
+    app = Flask(__name__)
+    app.config.update(SECRET_KEY="test", **config)
+    mcp.init_app(app)
+    seam_bridge.init_app(app, mcp, skills)
+    return app
+
+
+def examples() -> Skills:
+    skills = Skills()
+    skills.add_folder(EXAMPLES)
+    return skills
+
+
+def raw(contents: dict[str, t.Any]) -> bytes:
+    if "text" in contents:
+        return str(contents["text"]).encode("utf-8")
+    return base64.b64decode(contents["blob"])
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_declared_with_directory_read(version: str) -> None:
+    with MCPTestClient(make_app(examples()), protocol_version=version) as client:
+        capabilities = client.server_result["capabilities"]
+    assert capabilities["extensions"] == {"io.modelcontextprotocol/skills": {"directoryRead": True}}
+    assert "resources" in capabilities  # the skills' files are resources
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_every_file_reads_back_as_its_manifest_says(version: str) -> None:
+    with MCPTestClient(make_app(examples()), protocol_version=version) as client:
+        entries = client.request("skills/list")["skills"]
+        listed = {item["uri"]: item for item in client.list_resources()}
+        checked = 0
+        for entry in entries:
+            for resource in entry["resources"]:
+                (contents,) = client.read_resource(resource["uri"])
+                data = raw(contents)
+                assert len(data) == resource["size"]
+                assert "sha256:" + hashlib.sha256(data).hexdigest() == resource["digest"]
+                assert contents["mimeType"] == listed[resource["uri"]]["mimeType"]
+                checked += 1
+    assert checked == 7
+    skill_file = listed["skill://ops/incident-triage/SKILL.md"]
+    assert skill_file["name"] == "incident-triage"
+    assert skill_file["description"].startswith("Triage a production incident.")
+    assert skill_file["mimeType"] == "text/markdown"
+    png = listed["skill://ops/incident-triage/assets/dashboard.png"]
+    assert (png["name"], png["mimeType"], png["size"]) == ("dashboard.png", "image/png", 297)
+
+
+def test_cache_hints_at_2026_07_28_only() -> None:
+    skills = Skills()
+    skills.add_folder(EXAMPLES)
+    skills.add_folder(EXAMPLES, prefix="cached", ttl_ms=60_000, cache_scope="public")
+    config = {"MCP_CACHE_TTL_MS": 5000, "MCP_CACHE_SCOPE": "public", "MCP_READ_CACHE_TTL_MS": 7}
+    app = make_app(skills, **config)
+    with MCPTestClient(app, protocol_version="2026-07-28") as client:
+        listing = client.request("skills/list")
+        assert (listing["ttlMs"], listing["cacheScope"]) == (5000, "public")
+        plain = client.request("skills/get", {"uri": "skill://flask-deploy/SKILL.md"})
+        assert (plain["ttlMs"], plain["cacheScope"]) == (7, "private")
+        cached = client.request("skills/get", {"uri": "skill://cached/flask-deploy/SKILL.md"})
+        assert (cached["ttlMs"], cached["cacheScope"]) == (60_000, "public")
+        read = client.request("resources/read", {"uri": "skill://cached/flask-deploy/SKILL.md"})
+        assert (read["ttlMs"], read["cacheScope"]) == (60_000, "public")
+        directory = client.request("resources/directory/read", {"uri": "skill://flask-deploy"})
+        assert "ttlMs" not in directory  # not a CacheableResult
+    with MCPTestClient(app, protocol_version="2025-11-25") as client:
+        assert "ttlMs" not in client.request("skills/list")
+        assert "cacheScope" not in client.request("skills/get", {"uri": plain["skill"]["uri"]})
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_pagination_follows_mcp_page_size(version: str, tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {f"s{n}/SKILL.md": skill_md(f"s{n}") for n in range(5)})
+    skills = Skills()
+    skills.add_folder(tmp_path)
+    with MCPTestClient(make_app(skills, MCP_PAGE_SIZE=2), protocol_version=version) as client:
+        names, params = [], {}
+        while True:
+            page = client.request("skills/list", params)
+            assert len(page["skills"]) <= 2
+            names += [entry["frontmatter"]["name"] for entry in page["skills"]]
+            if "nextCursor" not in page:
+                break
+            params = {"cursor": page["nextCursor"]}
+    assert names == ["s0", "s1", "s2", "s3", "s4"]
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_skill_not_listed_is_served_by_uri(version: str) -> None:
+    skills = examples()
+    skills.add_folder(EXAMPLES, prefix="internal", listed=False)
+    with MCPTestClient(make_app(skills), protocol_version=version) as client:
+        listed = [entry["uri"] for entry in client.request("skills/list")["skills"]]
+        assert listed == ["skill://flask-deploy/SKILL.md", "skill://ops/incident-triage/SKILL.md"]
+        got = client.request("skills/get", {"uri": "skill://internal/ops/incident-triage/SKILL.md"})
+        assert got["skill"]["frontmatter"]["name"] == "incident-triage"
+        for resource in got["skill"]["resources"]:
+            (contents,) = client.read_resource(resource["uri"])
+            assert "sha256:" + hashlib.sha256(raw(contents)).hexdigest() == resource["digest"]
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        ("skills/get", {"uri": "skill://acme/nope/SKILL.md"}, "No skill is served at skill://acme"),
+        ("skills/get", {}, "Invalid params: 'uri' must be a non-empty string."),
+        ("skills/list", {"cursor": "garbage"}, "Invalid cursor"),
+        ("resources/directory/read", {"uri": "skill://flask-deploy/SKILL.md"}, "is not a dir"),
+        ("resources/directory/read", {"uri": "skill://nope"}, "No directory resource at"),
+    ],
+)
+def test_invalid_params(version: str, method: str, params: dict, message: str) -> None:
+    client = MCPTestClient(make_app(examples()), protocol_version=version)
+    with client, pytest.raises(MCPError) as caught:
+        client.request(method, params)
+    assert caught.value.code == INVALID_PARAMS and message in caught.value.message
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_directory_reads(version: str) -> None:
+    with MCPTestClient(make_app(examples()), protocol_version=version) as client:
+        top = client.request("resources/directory/read", {"uri": "skill://ops/incident-triage"})
+        names = [(item["name"], item["mimeType"]) for item in top["resources"]]
+        assert names == [
+            ("SKILL.md", "text/markdown"),
+            ("assets", "inode/directory"),
+            ("references", "inode/directory"),
+            ("templates", "inode/directory"),
+        ]
+        below = client.request(
+            "resources/directory/read", {"uri": "skill://ops/incident-triage/templates"}
+        )
+        (item,) = below["resources"]
+        (contents,) = client.read_resource(item["uri"])
+        assert contents["text"].startswith("**[SEVx]")
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_dynamic_skill(version: str) -> None:
+    skills = Skills()
+    state = {"n": 1}
+
+    @skills.dynamic("reports/daily")
+    def daily() -> dict[str, str | bytes]:
+        return {
+            "SKILL.md": skill_md("daily", extra=f"metadata:\n  run: '{state['n']}'\n"),
+            "data/run.txt": f"run {state['n']}\n",
+            "data/raw.bin": b"\x00\xff",
+        }
+
+    with MCPTestClient(make_app(skills), protocol_version=version) as client:
+        (entry,) = client.request("skills/list")["skills"]
+        assert entry["resources"] == "dynamic" and entry["frontmatter"]["metadata"]["run"] == "1"
+        state["n"] = 2
+        (text,) = client.read_resource("skill://reports/daily/data/run.txt")
+        assert (text["text"], text["mimeType"]) == ("run 2\n", "text/plain")
+        (blob,) = client.read_resource("skill://reports/daily/data/raw.bin")
+        assert base64.b64decode(blob["blob"]) == b"\x00\xff"
+        (skill_file,) = client.read_resource("skill://reports/daily/SKILL.md")
+        assert "run: '2'" in skill_file["text"]
+        with pytest.raises(MCPError):
+            client.read_resource("skill://reports/daily/data/missing.txt")
+        tree = client.request("resources/directory/read", {"uri": "skill://reports/daily/data"})
+        assert [item["name"] for item in tree["resources"]] == ["raw.bin", "run.txt"]
+
+
+@pytest.mark.parametrize(("debug", "shown"), [(True, True), (False, False)])
+def test_a_failing_dynamic_skill_is_an_internal_error(debug: bool, shown: bool) -> None:
+    skills = Skills()
+    skills.add_dynamic("broken", lambda: {"SKILL.md": "no frontmatter"})
+    app = make_app(skills)
+    app.debug = debug
+    client = MCPTestClient(app, protocol_version="2026-07-28")
+    with client, pytest.raises(MCPError) as caught:
+        client.request("skills/list")
+    assert caught.value.code == INTERNAL_ERROR
+    assert ("does not begin with YAML frontmatter" in caught.value.message) is shown
+
+
+def test_registration_errors_surface_when_declared(tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("other")})
+    with pytest.raises(SkillError, match="'name' is 'other' but the directory is named 'demo'"):
+        Skills().add_folder(tmp_path)
+    with pytest.raises(ValueError, match="cache_scope must be 'public' or 'private'"):
+        Skills().add_folder(EXAMPLES, cache_scope="shared")
+
+
+def test_a_relative_folder_is_relative_to_the_calling_module() -> None:
+    skills = Skills()
+    skills.add_folder("../examples/skills")  # this module is in tests/
+    assert [skill.path for skill in skills.catalog.skills] == [
+        "flask-deploy",
+        "ops/incident-triage",
+    ]
+    one = Skills()
+    one.add_skill("../examples/skills/ops/incident-triage", prefix="ops")
+    assert one.catalog.skills[0].uri == "skill://ops/incident-triage/SKILL.md"
+
+
+def test_skills_declared_after_setup_become_resources(tmp_path: pathlib.Path) -> None:
+    skills = Skills()
+    app = make_app(skills)
+    write(tmp_path, {"late/SKILL.md": skill_md("late")})
+    skills.add_folder(tmp_path)
+    with MCPTestClient(app) as client:
+        (contents,) = client.read_resource("skill://late/SKILL.md")
+        assert contents["text"] == skill_md("late")
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_debug_mode_sees_the_folder_change(version: str, tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/a.md": "a"})
+    skills = Skills()
+    skills.watch_interval = 0
+    skills.add_folder(tmp_path)
+    app = make_app(skills)
+    app.debug = True
+    with MCPTestClient(app, protocol_version=version) as client:
+        client.request("skills/list")
+        with client.listen(resources=True, resource_uris=["skill://demo/a.md"]) as events:
+            touch(tmp_path / "demo" / "a.md", "a, rewritten")
+            write(tmp_path, {"demo/b.md": "b"})
+            (entry,) = client.request("skills/list")["skills"]
+            wanted = {
+                "notifications/resources/list_changed": None,
+                "notifications/resources/updated": {"uri": "skill://demo/a.md"},
+            }
+            for _ in range(len(wanted)):
+                event = events.get(10)
+                assert event is not None and event["method"] in wanted
+                assert event.get("params", {}).get("uri") == (
+                    wanted.pop(event["method"]) or {}
+                ).get("uri")
+        sizes = {item["uri"]: item["size"] for item in entry["resources"]}
+        assert sizes == {
+            "skill://demo/SKILL.md": len(skill_md("demo")),
+            "skill://demo/a.md": len("a, rewritten"),
+            "skill://demo/b.md": 1,
+        }
+        uris = [item["uri"] for item in client.list_resources()]
+        assert "skill://demo/b.md" in uris
+        (contents,) = client.read_resource("skill://demo/a.md")
+        assert contents["text"] == "a, rewritten"
+
+
+def test_without_debug_the_folder_is_not_watched_but_reads_stay_true(
+    tmp_path: pathlib.Path,
+) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/a.md": "a"})
+    skills = Skills()
+    skills.watch_interval = 0
+    skills.add_folder(tmp_path)
+    with MCPTestClient(make_app(skills)) as client:
+        write(tmp_path, {"demo/b.md": "b"})
+        (entry,) = client.request("skills/list")["skills"]
+        assert len(entry["resources"]) == 2  # not looked at: no debug mode
+        touch(tmp_path / "demo" / "a.md", "A")  # same size, other bytes
+        (contents,) = client.read_resource("skill://demo/a.md")
+        assert contents["text"] == "A"  # the read found the change and loaded the skill again
+        (entry,) = client.request("skills/list")["skills"]
+        digests = {item["uri"]: item["digest"] for item in entry["resources"]}
+        assert digests["skill://demo/a.md"] == "sha256:" + hashlib.sha256(b"A").hexdigest()
+        assert "skill://demo/b.md" in digests  # the reload saw the whole folder
+
+
+def test_a_rewrite_that_keeps_size_and_time_is_still_caught_by_the_read(
+    tmp_path: pathlib.Path,
+) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/a.md": "aaaa"})
+    skills = Skills()
+    skills.add_folder(tmp_path)
+    path = tmp_path / "demo" / "a.md"
+    before = path.stat()
+    with MCPTestClient(make_app(skills)) as client:
+        path.write_text("bbbb")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # nothing stat can see
+        (contents,) = client.read_resource("skill://demo/a.md")
+        assert contents["text"] == "bbbb"
+        (entry,) = client.request("skills/list")["skills"]
+    digests = {item["uri"]: item["digest"] for item in entry["resources"]}
+    assert digests["skill://demo/a.md"] == "sha256:" + hashlib.sha256(b"bbbb").hexdigest()
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_text_reads_keep_every_byte(version: str, tmp_path: pathlib.Path) -> None:
+    data = "\ufeffa byte-order mark,\r\nCRLF line ends, tabs\tand é ü 漢字\r\n".encode()
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/notes.txt": data})
+    skills = Skills()
+    skills.add_folder(tmp_path)
+    with MCPTestClient(make_app(skills), protocol_version=version) as client:
+        (contents,) = client.read_resource("skill://demo/notes.txt")
+        (entry,) = client.request("skills/list")["skills"]
+    assert "text" in contents and raw(contents) == data
+    manifest = {item["uri"]: item for item in entry["resources"]}["skill://demo/notes.txt"]
+    assert manifest["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def test_a_blueprints_skills_come_under_its_uri_prefix() -> None:
+    root = EXAMPLES.parent  # a blueprint resolves its relative folders against its own root
+    sources = [
+        SkillSource.at("folder", "skills", root),
+        SkillSource.at("skill", "skills/ops/incident-triage", root, prefix="again"),
+    ]
+    skills = Skills()
+    skills.add_sources(sources, uri_prefix="billing")
+    assert [skill.uri for skill in skills.catalog.skills] == [
+        "skill://billing/flask-deploy/SKILL.md",
+        "skill://billing/ops/incident-triage/SKILL.md",
+        "skill://billing/again/incident-triage/SKILL.md",
+    ]
+
+
+def declare_for_my_caller(skills: Skills, path: str) -> None:
+    skills.add_folder(path, stacklevel=2)
+
+
+def test_stacklevel_names_whose_module_a_relative_path_follows() -> None:
+    skills = Skills()
+    declare_for_my_caller(skills, "../examples/skills")
+    assert len(skills.catalog.skills) == 2
+
+
+def test_without_pyyaml_the_error_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    from flask_mcp.extensions.skills import frontmatter
+
+    monkeypatch.setattr(frontmatter, "_yaml_loader", None)
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml raises ImportError
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo")})
+    with pytest.raises(ImportError) as caught:
+        Skills().add_folder(tmp_path)
+    assert str(caught.value) == (
+        "Serving skills needs PyYAML to read SKILL.md frontmatter, which is not installed: "
+        "pip install 'Flask-MCP[skills]'."
+    )
