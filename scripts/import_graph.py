@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "schema_pydantic",
         ),
     ),
-    ("L2 config", ("config", "_config_values")),
+    ("L2 config", ("config",)),
     ("L3 auth", ("auth", "auth_metadata", "jwt_auth")),
     ("L4 runtime", ("runtime", "session", "supervisor", "_concurrency", "state", "notify")),
     (
