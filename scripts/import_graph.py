@@ -54,7 +54,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("L2 config", ("config",)),
-    ("L3 auth", ("auth", "auth_metadata", "jwt_auth")),
+    ("L3 auth", ("auth", "auth_metadata")),
     ("L4 runtime", ("runtime", "session", "supervisor", "_concurrency", "state", "notify")),
     (
         "L5 server",

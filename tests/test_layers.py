@@ -29,12 +29,11 @@ def test_the_public_paths_of_the_docs_work() -> None:
     from flask_mcp.auth import AuthError
     from flask_mcp.auth import AuthInfo
     from flask_mcp.auth.jwt_authorizer import JWTAuthorizer
-    from flask_mcp.jwt_auth import JWTAuthorizer as OldJWTAuthorizer
     from flask_mcp.server import mrtr as server_mrtr
     from flask_mcp.transport.auth import current_auth
     from flask_mcp.transport.auth import require_scopes
 
-    assert OldJWTAuthorizer is JWTAuthorizer
+    assert JWTAuthorizer.__module__ == "flask_mcp.auth.jwt_authorizer"
     assert mrtr.elicitation is server_mrtr.elicitation
     assert flask_mcp.current_auth is current_auth
     assert flask_mcp.require_scopes is require_scopes
@@ -44,12 +43,15 @@ def test_the_public_paths_of_the_docs_work() -> None:
 
 
 @pytest.mark.parametrize("name", ["current_auth", "require_scopes", "current_authenticator"])
-def test_moved_auth_names_warn_and_still_work(name: str) -> None:
+def test_the_auth_layer_holds_no_transport_name(name: str) -> None:
+    """The deprecated flask_mcp.auth.<name> hooks are gone: the names live in the transport."""
     import flask_mcp.auth
-    from flask_mcp.transport import auth as transport_auth
 
-    with pytest.deprecated_call(match=f"flask_mcp.auth.{name} is deprecated"):
-        found = getattr(flask_mcp.auth, name)
-    assert found is getattr(transport_auth, name)
     with pytest.raises(AttributeError):
-        flask_mcp.auth.no_such_name  # noqa: B018
+        getattr(flask_mcp.auth, name)
+    assert getattr(flask_mcp, name, None) is not None or name == "current_authenticator"
+
+
+def test_the_jwt_auth_module_is_gone() -> None:
+    with pytest.raises(ImportError):
+        import flask_mcp.jwt_auth  # noqa: F401
