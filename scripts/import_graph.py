@@ -90,7 +90,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "L6b integrations under the face",
         ("contrib.views", "contrib.view_answers", "contrib.webargs_schemas", "contrib.celery"),
     ),
-    ("L7 face", ("", "extension", "testing", "_testing", "pytest_plugin", "cli", "client")),
+    ("L7 face", ("", "extension", "testing", "pytest_plugin", "cli", "client")),
     ("L8 contrib", ("contrib",)),
 )
 #: Flask names only the transport, the face and the integrations above it may import.
