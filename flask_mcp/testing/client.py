@@ -64,7 +64,8 @@ class MCPTestClient:
     rounds are answered and retried for the caller. Server-to-client requests
     (sampling, elicitation, roots) are answered by the handlers passed here, on
     an SSE stream or in ``inputResponses``; notifications that arrive on a
-    request's stream are collected in :attr:`notifications`.
+    request's stream are collected in :attr:`notifications`. Tools run as tasks
+    in both flavours with :meth:`call_tool_as_task` and the task methods.
 
     :param app: the Flask app on which :meth:`flask_mcp.MCP.init_app` was called.
     :param protocol_version: the version to speak (default: the newest
