@@ -9,11 +9,168 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import sys
 import typing as t
 import warnings
+from urllib.parse import urlsplit
 
-from . import _config_values as values
+from .protocol import CACHE_SCOPES
+from .protocol import LOG_LEVELS
+
+# -- converters: each checks a value and returns it in its type, or raises ValueError
+# saying what the value must be. KEYS below names the converter of every key.
+
+
+def positive_int(value: t.Any) -> int:
+    """Return an integer above 0."""
+    number = int(value)
+    if number <= 0:
+        raise ValueError("must be a positive integer")
+    return number
+
+
+def optional_seconds(value: t.Any) -> float | None:
+    """Return a positive number of seconds, or ``None`` (also ``0`` and ``""``) for never."""
+    if value in (None, "", 0, "0"):
+        return None
+    number = float(value)
+    if number <= 0:
+        raise ValueError("must be a positive number of seconds, or None to disable")
+    return number
+
+
+def seconds(value: t.Any) -> float:
+    """Return a positive number of seconds."""
+    number = float(value)
+    if number <= 0:
+        raise ValueError("must be a positive number of seconds")
+    return number
+
+
+def as_bool(value: t.Any) -> bool:
+    """Return a boolean, from a bool or a string (``true``/``false``, ``1``/``0``, ``on``...)."""
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError("must be a boolean (true/false)")
+    return bool(value)
+
+
+def optional_bool(value: t.Any) -> bool | None:
+    """Return a boolean, or ``None``."""
+    return None if value is None else as_bool(value)
+
+
+def path(value: t.Any) -> str:
+    """Return a URL path that starts with ``/`` and does not end with one."""
+    text = str(value)
+    if not text.startswith("/") or (len(text) > 1 and text.endswith("/")):
+        raise ValueError("must start with '/' and not end with '/', for example '/mcp'")
+    return text
+
+
+def string_list(value: t.Any) -> tuple[str, ...] | None:
+    """Return a tuple of strings, from a sequence or a comma-separated string; ``None`` stays."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    return tuple(str(item) for item in value)
+
+
+def log_level(value: t.Any) -> str:
+    """Return one of the MCP log levels, lower-cased."""
+    level = str(value).lower()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def non_negative_int(value: t.Any) -> int:
+    """Return an integer of 0 or more."""
+    number = int(value)
+    if number < 0:
+        raise ValueError("must be an integer >= 0")
+    return number
+
+
+def cache_scope(value: t.Any) -> str:
+    """Return a ``cacheScope`` value (``private`` or ``public``)."""
+    scope = str(value).lower()
+    if scope not in CACHE_SCOPES:
+        raise ValueError(f"must be {' or '.join(map(repr, CACHE_SCOPES))}")
+    return scope
+
+
+def as_str(value: t.Any) -> str:
+    """Return the value as a string."""
+    return str(value)
+
+
+def optional_str(value: t.Any) -> str | None:
+    """Return a string, or ``None`` (also for ``""``)."""
+    return None if value in (None, "") else str(value)
+
+
+def non_negative_seconds(value: t.Any) -> float:
+    """Return a number of seconds of 0 or more."""
+    number = float(value)
+    if number < 0:
+        raise ValueError("must be a number of seconds >= 0")
+    return number
+
+
+def scopes(value: t.Any) -> tuple[str, ...] | None:
+    """Return a tuple of OAuth scopes without repeats, from a sequence or a string."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    return tuple(dict.fromkeys(str(item) for item in value))
+
+
+def json_object(value: t.Any) -> dict[str, t.Any]:
+    """Return a dict, from a mapping or a JSON object in a string; empty for ``None`` and ``""``."""
+    if value in (None, ""):
+        return {}
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, t.Mapping):
+        raise ValueError("must be a dict (a JSON object in an environment variable)")
+    return dict(value)
+
+
+def scope_map(value: t.Any) -> dict[str, tuple[str, ...]]:
+    """Return a scope hierarchy: each scope mapped to the tuple of scopes it implies."""
+    return {str(key): scopes(granted) or () for key, granted in json_object(value).items()}
+
+
+def url(value: t.Any) -> str:
+    """Return an absolute http(s) URL with a host and no fragment."""
+    text = str(value).strip()
+    parts = urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            "must be an absolute http(s) URL with a host, for example 'https://mcp.example.com/mcp'"
+        )
+    if "#" in text:
+        raise ValueError("must not contain a fragment ('#...'); remove it")
+    return text
+
+
+def optional_url(value: t.Any) -> str | None:
+    """Return an absolute http(s) URL (see :func:`url`), or ``None``."""
+    return None if value in (None, "") else url(value)
+
+
+def url_list(value: t.Any) -> tuple[str, ...] | None:
+    """Return a tuple of absolute http(s) URLs, or ``None``."""
+    items = string_list(value)
+    return None if items is None else tuple(url(item) for item in items)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +184,7 @@ class Key:
 
 
 KEYS: tuple[Key, ...] = (
-    Key("MCP_PATH", "/mcp", values.path, "URL path of the MCP endpoint."),
+    Key("MCP_PATH", "/mcp", path, "URL path of the MCP endpoint."),
     Key(
         "MCP_BACKEND",
         "memory://",
@@ -36,42 +193,42 @@ KEYS: tuple[Key, ...] = (
         "(``rediss://``, ``unix://``; many workers and machines), ``redis+cluster://host:port/`` "
         "(a Redis Cluster) or a backend object.",
     ),
-    Key("MCP_PAGE_SIZE", 100, values.positive_int, "Items per page of every list method."),
+    Key("MCP_PAGE_SIZE", 100, positive_int, "Items per page of every list method."),
     Key(
         "MCP_MAX_BODY_SIZE",
         4 * 1024 * 1024,
-        values.positive_int,
+        positive_int,
         "Largest accepted POST body in bytes (413 above it).",
     ),
     Key(
         "MCP_MAX_URI_LENGTH",
         8192,
-        values.positive_int,
+        positive_int,
         "Longest resource URI accepted by ``resources/read``, ``resources/subscribe`` and "
         "``completion/complete`` (-32602 above it, before any template is matched).",
     ),
     Key(
         "MCP_MAX_SESSIONS",
         10_000,
-        values.positive_int,
+        positive_int,
         "Most live sessions; ``initialize`` past it gets 503.",
     ),
     Key(
         "MCP_SESSION_IDLE_TIMEOUT",
         3600,
-        values.optional_seconds,
+        optional_seconds,
         "Seconds without traffic after which a session ends (None: never).",
     ),
     Key(
         "MCP_SESSION_MAX_LIFETIME",
         24 * 3600,
-        values.optional_seconds,
+        optional_seconds,
         "Seconds after which a session ends whatever its traffic (None: never).",
     ),
     Key(
         "MCP_HANDSHAKE_TIMEOUT",
         30.0,
-        values.optional_seconds,
+        optional_seconds,
         "Seconds a new session may wait for the client's ``notifications/initialized``; "
         "past it the session ends when room is needed, and stops counting toward "
         "``MCP_MAX_SESSIONS`` (None: it lives as any session).",
@@ -79,147 +236,147 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_MAX_SESSIONS_PER_CLIENT",
         None,
-        lambda v: None if v in (None, "", 0, "0") else values.positive_int(v),
+        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
         "Most live sessions of one client: its token's subject when authorization is on, "
         "else its address (``REMOTE_ADDR``); ``initialize`` past it gets 429 (None: no quota).",
     ),
     Key(
         "MCP_ALLOWED_HOSTS",
         None,
-        values.string_list,
+        string_list,
         "Accepted ``Host`` values (``host`` or ``host:port``, ``*`` for any). "
         "None: on a loopback connection only localhost names are accepted.",
     ),
     Key(
         "MCP_ALLOWED_ORIGINS",
         None,
-        values.string_list,
+        string_list,
         "Accepted ``Origin`` values (``*`` for any). None: no Origin, or a localhost origin.",
     ),
     Key(
         "MCP_EXPOSE_INTERNAL_ERRORS",
         None,
-        values.optional_bool,
+        optional_bool,
         "Send the text of unexpected exceptions to clients (debugging only). None: when the "
         "app runs in debug mode (``flask run --debug``, ``app.run(debug=True)``).",
     ),
-    Key("MCP_ENABLE_GET_STREAM", True, values.as_bool, "Serve the GET stream (405 when false)."),
+    Key("MCP_ENABLE_GET_STREAM", True, as_bool, "Serve the GET stream (405 when false)."),
     Key(
         "MCP_SSE_HEARTBEAT",
         15.0,
-        values.seconds,
+        seconds,
         "Seconds between keep-alive comments on idle SSE streams.",
     ),
     Key(
         "MCP_SSE_RETRY_MS",
         1000,
-        values.positive_int,
+        positive_int,
         "``retry:`` value (milliseconds) sent on SSE streams to 2025-11-25 clients.",
     ),
     Key(
-        "MCP_SSE_BUFFER_SIZE",
+        "MCP_SSE_BUFFER_EVENTS",
         1000,
-        values.positive_int,
+        positive_int,
         "Events kept per session for ``Last-Event-ID`` replay.",
     ),
     Key(
         "MCP_SSE_MAX_STREAM_SECONDS",
         None,
-        values.optional_seconds,
+        optional_seconds,
         "Close an SSE connection after this many seconds; the client resumes (None: never).",
     ),
     Key(
         "MCP_REQUEST_TIMEOUT",
         600.0,
-        values.seconds,
+        seconds,
         "Seconds a handler may run before its request ends with an error.",
     ),
     Key(
         "MCP_CLIENT_REQUEST_TIMEOUT",
         120.0,
-        values.seconds,
+        seconds,
         "Seconds to wait for the client's answer to a sampling/elicitation/roots request.",
     ),
     Key(
         "MCP_DEFAULT_LOG_LEVEL",
         "debug",
-        values.log_level,
+        log_level,
         "Level of ``ctx.log`` messages sent before the client calls ``logging/setLevel``.",
     ),
     Key(
         "MCP_STATE_KEY",
         None,
-        values.optional_str,
+        optional_str,
         "Key sealing 2026-07-28 ``requestState`` (default: the app's ``SECRET_KEY``).",
     ),
     Key(
         "MCP_STATE_MAX_AGE",
         600.0,
-        values.seconds,
+        seconds,
         "Seconds a sealed 2026-07-28 ``requestState`` stays valid (the time a user has to answer).",
     ),
     Key(
         "MCP_STATE_ENCRYPT",
         False,
-        values.as_bool,
+        as_bool,
         "Encrypt ``requestState`` with AES-GCM (needs ``cryptography``), not only sign it.",
     ),
     Key(
         "MCP_CACHE_TTL_MS",
         0,
-        values.non_negative_int,
+        non_negative_int,
         "``ttlMs`` of 2026-07-28 list and ``server/discover`` results (0: immediately stale).",
     ),
     Key(
         "MCP_CACHE_SCOPE",
         "private",
-        values.cache_scope,
+        cache_scope,
         "``cacheScope`` of 2026-07-28 list and ``server/discover`` results.",
     ),
     Key(
         "MCP_READ_CACHE_TTL_MS",
         0,
-        values.non_negative_int,
+        non_negative_int,
         "Default ``ttlMs`` of ``resources/read`` results; a resource's ``ttl_ms=`` overrides it.",
     ),
     Key(
         "MCP_READ_CACHE_SCOPE",
         "private",
-        values.cache_scope,
+        cache_scope,
         "Default ``cacheScope`` of ``resources/read`` results; ``cache_scope=`` overrides it.",
     ),
     Key(
         "MCP_MAX_STREAMS",
         None,
-        lambda v: None if v in (None, "", 0, "0") else values.positive_int(v),
+        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
         "Most SSE responses open at once in this process; past it the server answers "
         "503 instead of hanging (None: unlimited on gevent, threads - 1 on gthread).",
     ),
     Key(
         "MCP_HEALTH_LIVENESS_PATH",
         None,
-        lambda v: None if v in (None, "") else values.path(v),
+        lambda v: None if v in (None, "") else path(v),
         "Serve a liveness probe here (200 while the process answers; e.g. ``/livez``); "
         "None: off. Outside ``MCP_PATH``, never behind MCP authorization.",
     ),
     Key(
         "MCP_HEALTH_READINESS_PATH",
         None,
-        lambda v: None if v in (None, "") else values.path(v),
+        lambda v: None if v in (None, "") else path(v),
         "Serve a readiness probe here (200 when the backend answers a ping, else 503; e.g. "
         "``/readyz``); None: off.",
     ),
     Key(
         "MCP_SERVER_CARD",
         False,
-        values.as_bool,
+        as_bool,
         "Serve a Server Card (SEP-2127, experimental) at ``MCP_PATH`` + ``/server-card`` and "
         "an AI Catalog at ``/.well-known/ai-catalog.json``, for discovery before connecting.",
     ),
     Key(
         "MCP_RATELIMIT_STORAGE_URI",
         None,
-        values.optional_str,
+        optional_str,
         "Where ``flask_mcp.contrib.ratelimit`` counts (``memory://``, ``redis://host:port/db``: "
         "the storage URLs of the ``limits`` library); None: ``MCP_BACKEND`` when it is a "
         "Redis URL, else ``memory://``.",
@@ -227,126 +384,126 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_AUTH_RESOURCE",
         None,
-        values.optional_url,
+        optional_url,
         "Turns authorization on: the canonical URI of this MCP server (RFC 8707), the URL "
         "clients connect to, for example ``https://mcp.example.com/mcp``.",
     ),
     Key(
         "MCP_AUTH_AUTHORIZATION_SERVERS",
         None,
-        values.url_list,
+        url_list,
         "Issuer URLs of the authorization servers that issue tokens for this server "
         "(``authorization_servers`` of the RFC 9728 metadata).",
     ),
     Key(
         "MCP_AUTH_SCOPES_SUPPORTED",
         None,
-        values.scopes,
+        scopes,
         "``scopes_supported`` of the metadata: the scopes basic use needs (None: omitted).",
     ),
     Key(
         "MCP_AUTH_REQUIRED_SCOPES",
         (),
-        values.scopes,
+        scopes,
         "Scopes every request needs (403 ``insufficient_scope`` without them).",
     ),
     Key(
         "MCP_AUTH_IMPLIED_SCOPES",
         None,
-        values.scope_map,
+        scope_map,
         "Scope hierarchy: a broader scope maps to the scopes it implies, for example "
         '``{"files": ["files:read", "files:write"]}``.',
     ),
     Key(
         "MCP_AUTH_HIDE_UNAUTHORIZED",
         False,
-        values.as_bool,
+        as_bool,
         "Leave out of tools/resources/prompts lists what the caller's scopes do not allow.",
     ),
     Key(
         "MCP_AUTH_METADATA",
         None,
-        values.json_object,
+        json_object,
         "Extra fields of the protected resource metadata (``resource_documentation``...).",
     ),
     Key(
         "MCP_AUTH_INSECURE_HTTP",
         False,
-        values.as_bool,
+        as_bool,
         "Accept ``http://`` authorization server, resource and JWKS URLs on non-local hosts "
         "(a private test network only; OAuth 2.1 requires HTTPS).",
     ),
     Key(
         "MCP_AUTH_JWT_JWKS_URL",
         None,
-        values.optional_url,
+        optional_url,
         "Check JWT access tokens with the keys at this JWKS URL (needs ``Flask-MCP[jwt]``).",
     ),
     Key(
         "MCP_AUTH_JWT_ISSUER",
         None,
-        values.string_list,
+        string_list,
         "Accepted ``iss`` values (None: ``MCP_AUTH_AUTHORIZATION_SERVERS``).",
     ),
     Key(
         "MCP_AUTH_JWT_AUDIENCE",
         None,
-        values.string_list,
+        string_list,
         "Accepted ``aud`` values (None: ``MCP_AUTH_RESOURCE``).",
     ),
     Key(
         "MCP_AUTH_JWT_ALGORITHMS",
         ("RS256", "ES256"),
-        values.string_list,
+        string_list,
         "Accepted JWT signature algorithms (asymmetric only: never ``none`` or ``HS*``).",
     ),
     Key(
         "MCP_AUTH_JWT_LEEWAY",
         30.0,
-        values.non_negative_seconds,
+        non_negative_seconds,
         "Seconds of clock skew allowed when checking ``exp``, ``nbf`` and ``iat``.",
     ),
     Key(
         "MCP_AUTH_JWT_JWKS_CACHE_SECONDS",
         300.0,
-        values.seconds,
+        seconds,
         "Seconds the JWKS is cached; an unknown ``kid`` refetches it sooner (at most every 30 s).",
     ),
     Key(
         "MCP_TASK_TTL",
         3600.0,
-        values.seconds,
+        seconds,
         "Seconds a task (and its result) is kept after it was created: its ``ttlMs``.",
     ),
     Key(
         "MCP_TASK_POLL_INTERVAL_MS",
         500,
-        values.positive_int,
+        positive_int,
         "The ``pollIntervalMs`` suggested to clients polling a task.",
     ),
     Key(
         "MCP_TASK_TIMEOUT",
         3600.0,
-        values.seconds,
+        seconds,
         "Seconds a task's handler may run before the task fails.",
     ),
     Key(
         "MCP_TASK_MAX_RUNNING",
         32,
-        values.positive_int,
+        positive_int,
         "Tasks one process runs at once; tools/call asking for more tasks gets a busy error.",
     ),
     Key(
         "MCP_TASK_LEASE",
         15.0,
-        values.seconds,
+        seconds,
         "Seconds without a sign of life from the process running a task before the task is "
         "marked failed (its worker died).",
     ),
     Key(
         "MCP_TASK_IMMEDIATE_MS",
         0,
-        values.non_negative_int,
+        non_negative_int,
         "Milliseconds a 2026-07-28 task-augmented tools/call waits for its task to finish: "
         "one that does is answered with its result instead of a task (0: always a task).",
     ),
@@ -375,7 +532,7 @@ class Settings:
     enable_get_stream: bool
     sse_heartbeat: float
     sse_retry_ms: int
-    sse_buffer_size: int
+    sse_buffer_events: int
     sse_max_stream_seconds: float | None
     request_timeout: float
     client_request_timeout: float

@@ -1,8 +1,8 @@
-"""Building the questions of :meth:`Context.ask <flask_mcp.Context.ask>`.
+"""Build the questions of :meth:`Context.ask <flask_mcp.Context.ask>`: the public module.
 
-The multi round-trip machinery itself is :mod:`flask_mcp.server.mrtr`; this
-module keeps ``from flask_mcp import mrtr`` and ``mrtr.elicitation(...)``
-working.
+``from flask_mcp import mrtr`` then ``ctx.ask({"name": mrtr.elicitation(...)})``. The
+builders live with the multi round-trip machinery (:mod:`flask_mcp.server.mrtr`), which
+the server layer uses; this module is where an app imports them from.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ from flask_mcp import require_scopes
 from flask_mcp import signals
 from flask_mcp.auth import AuthError
 from flask_mcp.auth import AuthInfo
-from flask_mcp.jwt_auth import JWKSCache
-from flask_mcp.jwt_auth import JWTAuthorizer
+from flask_mcp.auth.jwt_authorizer import JWKSCache
+from flask_mcp.auth.jwt_authorizer import JWTAuthorizer
 
 METADATA = "http://localhost/.well-known/oauth-protected-resource/mcp"
 

@@ -56,6 +56,13 @@ def test_misspelled_key_from_the_environment_warns(monkeypatch: pytest.MonkeyPat
         MCP(name="config", version="1").init_app(app)
 
 
+def test_the_old_buffer_key_names_its_new_name() -> None:
+    """MCP_SSE_BUFFER_SIZE (renamed before the first release, no alias) is not read."""
+    with pytest.warns(ConfigWarning, match="did you mean MCP_SSE_BUFFER_EVENTS"):
+        app = init({"MCP_SSE_BUFFER_SIZE": 3})
+    assert app.extensions["mcp"].state(app).settings.sse_buffer_events == 1000
+
+
 def test_valid_and_foreign_keys_do_not_warn() -> None:
     config = {key.name: key.default for key in KEYS}
     # other extensions' keys, even MCP-ish ones, are none of Flask-MCP's business

@@ -94,7 +94,7 @@ def test_too_old_event_id_is_gone(app: t.Any, mcp_server: MCP) -> None:
             ctx.log("info", f"event {index}")
         return "done"
 
-    object.__setattr__(mcp_server.state(app).settings, "sse_buffer_size", 5)
+    object.__setattr__(mcp_server.state(app).settings, "sse_buffer_events", 5)
     mcp_server.state(app).backend.buffer_size = 5  # type: ignore[attr-defined]
     client = app.test_client()
     session = initialize(client)

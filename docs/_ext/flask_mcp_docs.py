@@ -32,7 +32,7 @@ PUBLIC_MODULES = (
     "flask_mcp.content",
     "flask_mcp.signals",
     "flask_mcp.testing",
-    "flask_mcp.jwt_auth",
+    "flask_mcp.auth.jwt_authorizer",
     "flask_mcp.mrtr",
     "flask_mcp.config",
     "flask_mcp.client",

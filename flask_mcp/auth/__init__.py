@@ -13,14 +13,10 @@ an error kind such as ``"invalid_token"``, or ``None``; or it raises
 This package takes plain values (settings, an authorizer, the request to
 check): it never looks up the app or the server. :func:`flask_mcp.current_auth`
 and :func:`flask_mcp.require_scopes`, which read the current request, live with
-the transport; their old names here still work, with a deprecation warning.
+the transport (:mod:`flask_mcp.transport.auth`).
 """
 
 from __future__ import annotations
-
-import importlib
-import typing as t
-import warnings
 
 from .authenticator import AuthChallenge
 from .authenticator import Authenticator
@@ -36,30 +32,6 @@ from .info import AuthInfo
 from .info import Authorizer
 from .info import auth_info_from_claims
 from .info import scopes_of
-
-#: Names that moved up to the transport (they read the current request), and where to.
-_MOVED = {
-    "current_auth": "flask_mcp.current_auth",
-    "require_scopes": "flask_mcp.require_scopes",
-    "current_authenticator": "flask_mcp.transport.auth.current_authenticator",
-}
-
-
-def __getattr__(name: str) -> t.Any:
-    """Resolve the names that moved to the transport, with a :class:`DeprecationWarning`.
-
-    The import happens on first use, never when this package is imported, so the
-    auth layer does not depend on the transport.
-    """
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"flask_mcp.auth.{name} is deprecated: use {_MOVED[name]}.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module("flask_mcp.transport.auth"), name)
-
 
 __all__ = [
     "INSUFFICIENT_SCOPE",

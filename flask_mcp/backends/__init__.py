@@ -23,7 +23,7 @@ def from_setting(
 ) -> Backend:
     """Return the backend named by ``MCP_BACKEND`` (a URL or a backend object).
 
-    :param buffer_size: ``MCP_SSE_BUFFER_SIZE``.
+    :param buffer_size: ``MCP_SSE_BUFFER_EVENTS``.
     :param idle_timeout: ``MCP_SESSION_IDLE_TIMEOUT``, which the Redis keys' expiry follows.
     :param max_lifetime: ``MCP_SESSION_MAX_LIFETIME``, likewise.
     :raises ValueError: the URL's scheme is unknown.

@@ -31,8 +31,8 @@ from . import output
 from .arguments import convert_arguments
 from .arguments import load_json_object
 from .arguments import split_pairs
-from .local import LocalClient
-from .local import LocalError
+from .local import ErrorAnswer
+from .local import InProcessClient
 from .skills import skills_command
 
 if t.TYPE_CHECKING:
@@ -62,9 +62,9 @@ def server() -> MCP:
     return t.cast("MCP", found)
 
 
-def client(log_level: str = "info", quiet: bool = False) -> LocalClient:
+def in_process_client(log_level: str = "info", quiet: bool = False) -> InProcessClient:
     """An in-process client of the current app's server; notifications go to stderr."""
-    return LocalClient(
+    return InProcessClient(
         server(),
         current_app._get_current_object(),  # type: ignore[attr-defined]
         on_message=None if quiet else output.notification,
@@ -76,13 +76,13 @@ def _offered(method: str) -> bool:
     return server().registry.offers(method)
 
 
-def _list(local: LocalClient, kind: str) -> list[dict[str, t.Any]]:
+def _list(in_process: InProcessClient, kind: str) -> list[dict[str, t.Any]]:
     method, key = KINDS[kind]
     if not _offered(method):
         return []
     try:
-        return local.list_all(method, key)
-    except LocalError as exc:
+        return in_process.list_all(method, key)
+    except ErrorAnswer as exc:
         raise click.ClickException(f"{method} failed: {exc}") from None
 
 
@@ -106,9 +106,9 @@ def list_command(kind: str | None, as_json: bool) -> None:
 
     KIND is one of tools, resources, templates, prompts (default: all of them).
     """
-    local = client()
+    in_process = in_process_client()
     kinds = [kind] if kind else list(KINDS)
-    found = {name: _list(local, name) for name in kinds}
+    found = {name: _list(in_process, name) for name in kinds}
     if as_json:
         click.echo(output.dump(found[kind] if kind else found))
         return
@@ -132,7 +132,7 @@ def list_command(kind: str | None, as_json: bool) -> None:
 def inspect_command(as_json: bool) -> None:
     """Show the server's info, capabilities and every schema."""
     mcp = server()
-    local = client()
+    in_process = in_process_client()
     version = protocol.LATEST_HANDSHAKE_VERSION
     document: dict[str, t.Any] = {
         "serverInfo": protocol.server_info_fields(version, mcp.server_info),
@@ -142,7 +142,7 @@ def inspect_command(as_json: bool) -> None:
     if mcp.instructions:
         document["instructions"] = mcp.instructions
     for name, (_, key) in KINDS.items():
-        document[key] = _list(local, name)
+        document[key] = _list(in_process, name)
     if as_json:
         click.echo(output.dump(document))
         return
@@ -207,9 +207,13 @@ def call_command(
     if record is None:
         known = ", ".join(sorted(mcp.registry.tools)) or "none"
         raise click.UsageError(f"No tool named {tool!r}. Tools: {known}.")
-    local = client(log_level)
+    in_process = in_process_client(log_level)
     schema: dict[str, t.Any] = next(
-        (item.get("inputSchema", {}) for item in _list(local, "tools") if item["name"] == tool),
+        (
+            item.get("inputSchema", {})
+            for item in _list(in_process, "tools")
+            if item["name"] == tool
+        ),
         {},
     )
     values = convert_arguments(
@@ -218,7 +222,7 @@ def call_command(
         what=f"tool {tool!r}",
         base=load_json_object(json_arguments, "--json"),
     )
-    response = local.request("tools/call", {"name": tool, "arguments": values})
+    response = in_process.request("tools/call", {"name": tool, "arguments": values})
     if "error" in response:
         _fail(response)
     result = response["result"]
@@ -235,7 +239,7 @@ def call_command(
 @_LOG_OPTION
 def read_command(uri: str, raw: bool, log_level: str) -> None:
     """Read the resource at URI (a resource's, or one a template matches)."""
-    response = client(log_level).request("resources/read", {"uri": uri})
+    response = in_process_client(log_level).request("resources/read", {"uri": uri})
     if "error" in response:
         _fail(response)
     result = response["result"]
@@ -257,9 +261,13 @@ def prompt_command(name: str, arguments: tuple[str, ...], raw: bool, log_level: 
     if record is None:
         known = ", ".join(sorted(mcp.registry.prompts)) or "none"
         raise click.UsageError(f"No prompt named {name!r}. Prompts: {known}.")
-    local = client(log_level)
+    in_process = in_process_client(log_level)
     declared = next(
-        (item.get("arguments") or [] for item in _list(local, "prompts") if item["name"] == name),
+        (
+            item.get("arguments") or []
+            for item in _list(in_process, "prompts")
+            if item["name"] == name
+        ),
         [],
     )
     values = split_pairs(arguments, f"prompt {name!r}")
@@ -277,7 +285,7 @@ def prompt_command(name: str, arguments: tuple[str, ...], raw: bool, log_level: 
             + " ".join(f"{m}=VALUE" for m in missing)
             + "."
         )
-    response = local.request("prompts/get", {"name": name, "arguments": values})
+    response = in_process.request("prompts/get", {"name": name, "arguments": values})
     if "error" in response:
         _fail(response)
     result = response["result"]

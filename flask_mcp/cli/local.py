@@ -30,7 +30,7 @@ if t.TYPE_CHECKING:
 CLIENT_INFO = {"name": "flask mcp", "version": "1"}
 
 
-class NoClient:
+class NoClientBackChannel:
     """The back-channel of a command-line call: there is no client to ask."""
 
     def request(
@@ -42,8 +42,10 @@ class NoClient:
         )
 
 
-class LocalClient:
-    """Sends requests to one app's server without a transport.
+class InProcessClient:
+    """The command line's client: sends requests to one app's server in this process.
+
+    There is no transport: each request is run by the runner HTTP and stdio use.
 
     :param server: the app's :class:`~flask_mcp.MCP` extension.
     :param app: the app it is registered on.
@@ -78,7 +80,7 @@ class LocalClient:
             return Context(
                 app=self.state.app,
                 run=run,
-                back_channel=NoClient(),
+                back_channel=NoClientBackChannel(),
                 protocol_version=self.version,
                 client_capabilities={},
                 client_info=CLIENT_INFO,
@@ -102,7 +104,7 @@ class LocalClient:
         for _ in range(10_000):  # a server whose cursors never end must not hang the command
             response = self.request(method, {"cursor": cursor} if cursor else {})
             if "error" in response:
-                raise LocalError(response["error"])
+                raise ErrorAnswer(response["error"])
             result = response["result"]
             items.extend(result.get(key) or [])
             cursor = result.get("nextCursor")
@@ -111,12 +113,12 @@ class LocalClient:
         return items
 
 
-class LocalError(Exception):
-    """A JSON-RPC error answered to a command-line request."""
+class ErrorAnswer(Exception):
+    """The JSON-RPC error the server answered to a command-line request (in ``error``)."""
 
     def __init__(self, error: dict[str, t.Any]) -> None:
         super().__init__(error.get("message", "error"))
         self.error = error
 
 
-__all__ = ["CLIENT_INFO", "LocalClient", "LocalError", "NoClient"]
+__all__ = ["CLIENT_INFO", "ErrorAnswer", "InProcessClient", "NoClientBackChannel"]

@@ -50,7 +50,7 @@ class AppState:
             if backend is not None
             else backends.from_setting(
                 settings.backend,
-                buffer_size=settings.sse_buffer_size,
+                buffer_size=settings.sse_buffer_events,
                 idle_timeout=settings.session_idle_timeout,
                 max_lifetime=settings.session_max_lifetime,
             )

@@ -279,8 +279,8 @@ class Handshake:
             if after + 1 < first:
                 return http_error(
                     410,
-                    "Gone: the events after this Last-Event-ID were evicted (MCP_SSE_BUFFER_SIZE); "
-                    "the stream cannot be resumed.",
+                    "Gone: the events after this Last-Event-ID were evicted "
+                    "(MCP_SSE_BUFFER_EVENTS); the stream cannot be resumed.",
                 )
         general = stream_id == GENERAL_STREAM
         if not state.slots.acquire(general=general):

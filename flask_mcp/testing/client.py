@@ -1,47 +1,53 @@
-"""Test an app's MCP endpoint in process, in either protocol era, without writing wire messages.
+"""The in-process test client: an app's MCP endpoint through :meth:`flask.Flask.test_client`.
 
-.. code-block:: python
-
-    def test_add(app):
-        with MCPTestClient(app) as client:  # or protocol_version="2026-07-28"
-            assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
-
-:class:`MCPTestClient` drives :meth:`flask.Flask.test_client`; :func:`live_server`
-serves the app on a real socket for HTTP clients such as the official ``mcp`` client.
-The ``mcp_client`` pytest fixture is in :mod:`flask_mcp.pytest_plugin`.
+It speaks either protocol era and answers the server's requests with the handlers it is
+given; :mod:`.streams` reads its event streams, :mod:`.tasks` shapes its tasks.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 import time
 import typing as t
 
-from . import protocol
-from ._testing import END
-from ._testing import EventStream
-from ._testing import LiveServer
-from ._testing import Subscription
-from ._testing import find_endpoint
-from ._testing import live_server
-from ._testing import result_of as _result
-from .errors import INTERNAL_ERROR
-from .errors import METHOD_NOT_FOUND
-from .errors import MCPError
-from .protocol.headers import HeaderParam
-from .protocol.headers import encode_header_value
-from .protocol.headers import expected_name
-from .protocol.headers import validate_x_mcp_header_schema
+from werkzeug.exceptions import MethodNotAllowed
+from werkzeug.exceptions import NotFound
+from werkzeug.routing import RequestRedirect
+
+from .. import protocol
+from ..errors import INTERNAL_ERROR
+from ..errors import METHOD_NOT_FOUND
+from ..errors import MCPError
+from ..protocol.headers import NAME_SOURCES
+from ..protocol.headers import TASKS_NAME_SOURCES
+from ..protocol.headers import HeaderParam
+from ..protocol.headers import encode_header_value
+from ..protocol.headers import expected_name
+from ..protocol.headers import validate_x_mcp_header_schema
+from .streams import END
+from .streams import EventStream
+from .streams import Subscription
+from .tasks import TaskError
+from .tasks import created_task
+from .tasks import declaring_tasks
+from .tasks import is_over
+from .tasks import outcome
+from .tasks import poll_interval
+from .tasks import task_fields
+from .tasks import task_id_of
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
-__all__ = ["Handler", "LiveServer", "MCPError", "MCPTestClient", "Subscription", "live_server"]
+__all__ = ["Handler", "MCPTestClient", "find_endpoint", "result_of"]
 
 #: Answers the params of a server-to-client request with its result.
 Handler = t.Callable[[dict[str, t.Any]], dict[str, t.Any]]
 _ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+#: The body field each 2026-07-28 request names in ``Mcp-Name``: ``tasks/*`` name their task.
+_NAME_SOURCES = {**NAME_SOURCES, **TASKS_NAME_SOURCES}
 _LISTEN_FLAGS = {
     "tools": ("toolsListChanged", "notifications/tools/list_changed"),
     "prompts": ("promptsListChanged", "notifications/prompts/list_changed"),
@@ -58,7 +64,8 @@ class MCPTestClient:
     rounds are answered and retried for the caller. Server-to-client requests
     (sampling, elicitation, roots) are answered by the handlers passed here, on
     an SSE stream or in ``inputResponses``; notifications that arrive on a
-    request's stream are collected in :attr:`notifications`.
+    request's stream are collected in :attr:`notifications`. Tools run as tasks
+    in both flavours with :meth:`call_tool_as_task` and the task methods.
 
     :param app: the Flask app on which :meth:`flask_mcp.MCP.init_app` was called.
     :param protocol_version: the version to speak (default: the newest
@@ -148,7 +155,7 @@ class MCPTestClient:
             if isinstance(method, str):
                 headers["Mcp-Method"] = method
                 params = message.get("params")
-                name = expected_name(method, params)
+                name = expected_name(method, params, name_sources=_NAME_SOURCES)
                 if name is not None:
                     headers["Mcp-Name"] = encode_header_value(name)
                 if method == "tools/call" and name is not None:
@@ -195,18 +202,28 @@ class MCPTestClient:
             multithread=True,
         )
 
-    def request(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
+    def request(
+        self,
+        method: str,
+        params: dict[str, t.Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> dict[str, t.Any]:
         """Send a request, answer the server's requests on the way, and return the result.
 
         In 2026-07-28 an ``InputRequiredResult`` is answered with the handlers
-        and retried, up to ``max_rounds`` times.
+        and retried, up to ``max_rounds`` times; the request carries the
+        ``Mcp-Method`` and ``Mcp-Name`` headers its method needs (``tasks/*``:
+        ``Mcp-Name: <taskId>``).
 
+        :param timeout: most seconds to wait for an answer on a stream (default:
+            the client's ``timeout``).
         :raises flask_mcp.MCPError: the server answered with a JSON-RPC error.
         """
         params = dict(params or {})
         if self.stateless:
             params["_meta"] = self._meta(params.get("_meta"))
-        result = self._exchange(method, params)
+        result = self._exchange(method, params, timeout)
         rounds = 0
         while self.stateless and result.get("resultType") == "input_required":
             rounds += 1
@@ -225,19 +242,26 @@ class MCPTestClient:
                 }
             if "requestState" in result:
                 retry["requestState"] = result["requestState"]
-            result = self._exchange(method, retry)
+            result = self._exchange(method, retry, timeout)
         return result
 
-    def _exchange(self, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+    def _exchange(
+        self, method: str, params: dict[str, t.Any], timeout: float | None = None
+    ) -> dict[str, t.Any]:
         request_id = next(self._ids)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        return _result(*self._read(self.post(message), request_id))
+        return result_of(*self._read(self.post(message), request_id, timeout))
 
-    def _read(self, response: t.Any, request_id: int) -> tuple[dict[str, t.Any], int]:
+    def _read(
+        self, response: t.Any, request_id: int, timeout: float | None = None
+    ) -> tuple[dict[str, t.Any], int]:
         """Return the answer to ``request_id`` from a JSON or SSE response, and the status."""
         status = int(response.status_code)
         if response.mimetype == "text/event-stream":
-            return self._read_stream(EventStream(response), request_id), status
+            stream = EventStream(response)
+            return self._read_stream(
+                stream, request_id, self.timeout if timeout is None else timeout
+            ), status
         try:
             body = response.get_data()
         finally:
@@ -255,16 +279,18 @@ class MCPTestClient:
             )
         return answer, status
 
-    def _read_stream(self, stream: EventStream, request_id: int) -> dict[str, t.Any]:
-        deadline = time.monotonic() + self.timeout
+    def _read_stream(
+        self, stream: EventStream, request_id: int, timeout: float
+    ) -> dict[str, t.Any]:
+        deadline = time.monotonic() + timeout
         try:
             while True:
                 remaining = deadline - time.monotonic()
                 message = stream.get(remaining) if remaining > 0 else None
                 if message is None:
                     raise TimeoutError(
-                        f"No answer to request {request_id} within {self.timeout:g} seconds; "
-                        "pass a larger timeout= to MCPTestClient if the handler is slow."
+                        f"No answer to request {request_id} within {timeout:g} seconds; "
+                        "pass a larger timeout= if the handler is slow."
                     )
                 if message is END:  # the server closed it early: resume it where it stopped
                     if stream.last_id is None or self.stateless:
@@ -296,7 +322,7 @@ class MCPTestClient:
         :raises flask_mcp.MCPError: the server answered with something else.
         """
         if response.mimetype != "text/event-stream":
-            _result(*self._read(response, -1))  # raises the server's error
+            result_of(*self._read(response, -1))  # raises the server's error
             raise MCPError(INTERNAL_ERROR, f"HTTP {response.status_code} without a stream.")
         return EventStream(response)
 
@@ -342,7 +368,7 @@ class MCPTestClient:
         }
         response = self.post(message)
         session_id = response.headers.get("Mcp-Session-Id")
-        self.server_result = _result(*self._read(response, 0))
+        self.server_result = result_of(*self._read(response, 0))
         self.session_id = session_id
         self._negotiated = self.server_result.get("protocolVersion")
         self.notify("notifications/initialized")
@@ -480,6 +506,173 @@ class MCPTestClient:
         subscription.acknowledged = ack["params"].get("notifications", {})
         return subscription
 
+    # -- tasks ------------------------------------------------------------------------
+
+    def call_tool_as_task(
+        self,
+        name: str,
+        arguments: dict[str, t.Any] | None = None,
+        *,
+        ttl: float | None = None,
+        **meta: t.Any,
+    ) -> dict[str, t.Any]:
+        """Call a tool as a task; return the task the server created.
+
+        At 2025-11-25 the call carries ``params.task`` (``ttl`` in seconds, when
+        given). At 2026-07-28 it declares the tasks extension and the server decides:
+        questions asked before the task starts are answered with the handlers, and a
+        call answered at once comes back as a ``completed`` task without ``taskId``
+        that carries the ``result`` (the other task methods accept it).
+
+        :param meta: goes into ``_meta``, as for :meth:`call_tool`.
+        :raises flask_mcp.MCPError: the server refused (-32601: the tool does not run
+            as a task at 2025-11-25).
+        """
+        params: dict[str, t.Any] = {"name": name, "arguments": arguments or {}}
+        if self.stateless:
+            meta = {**meta, protocol.META_CLIENT_CAPABILITIES: declaring_tasks(self.capabilities)}
+        else:
+            params["task"] = {} if ttl is None else {"ttl": math.ceil(ttl * 1000)}
+        if meta:
+            params["_meta"] = meta
+        return created_task(self.request("tools/call", params))
+
+    def get_task(self, task: dict[str, t.Any] | str) -> dict[str, t.Any]:
+        """Return the task's current state (``tasks/get``), given the task or its id.
+
+        At 2026-07-28 a task that is over carries its ``result`` or ``error`` and an
+        ``input_required`` one its ``inputRequests``; a 2025-11-25 task's outcome
+        comes from :meth:`wait_for_task`.
+
+        :raises flask_mcp.MCPError: the server does not know the task (-32602).
+        """
+        task_id = task_id_of(task)
+        if not task_id and isinstance(task, dict):
+            return dict(task)  # answered at once: there is nothing to ask
+        return task_fields(self._task_request("tasks/get", {"taskId": task_id}))
+
+    def wait_for_task(
+        self, task: dict[str, t.Any] | str, *, timeout: float | None = None
+    ) -> dict[str, t.Any]:
+        """Wait until the task is over, answering its questions; return it with its outcome.
+
+        At 2026-07-28 it polls ``tasks/get`` (as often as the server suggests, at
+        most every 0.1 s) and answers each new ``inputRequests`` key once with the
+        handlers, by ``tasks/update``. At 2025-11-25 it follows ``tasks/result``,
+        on whose stream the server asks the task's questions. The task returned
+        carries ``result`` (``completed``, or a 2025-11-25 tool error) or ``error``.
+
+        :param timeout: most seconds to wait (default: the client's ``timeout``).
+        :raises TimeoutError: the task is not over in time; it goes on running.
+        """
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        current = self.get_task(task)
+        if not current.get("taskId"):
+            return current
+        if not self.stateless:
+            return self._follow(current, wait)
+        answered: set[str] = set()
+        while not is_over(current):
+            asked = current.get("inputRequests") if current["status"] == "input_required" else None
+            pending = {k: v for k, v in (asked or {}).items() if k not in answered}
+            if pending:
+                answers = {
+                    key: self._answer(request.get("method"), request.get("params") or {})
+                    for key, request in pending.items()
+                }
+                self.answer_task(current, answers)
+                answered.update(pending)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(
+                    f"Task {current['taskId']!r} is not over after {wait:g} seconds (last "
+                    f"status {current['status']!r}); it goes on running: wait again, pass a "
+                    "larger timeout=, or cancel it with cancel_task()."
+                )
+            time.sleep(min(poll_interval(current), remaining))
+            current = self.get_task(current)
+        return current
+
+    def _follow(self, current: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
+        """2025-11-25: ``tasks/result`` blocks until the task is over and carries its questions."""
+        found: dict[str, t.Any] = {}
+        try:
+            found["result"] = self._task_request(
+                "tasks/result", {"taskId": current["taskId"]}, timeout=timeout
+            )
+        except MCPError as exc:
+            found["error"] = exc.to_error()
+        final = self.get_task(current)
+        if final["status"] == "cancelled":
+            return final
+        return {**final, **found}
+
+    def task_result(
+        self, task: dict[str, t.Any] | str, *, timeout: float | None = None
+    ) -> dict[str, t.Any]:
+        """Wait for the task (see :meth:`wait_for_task`) and return the tool's result.
+
+        A tool error is an ``isError`` result in both flavours.
+
+        :raises flask_mcp.MCPError: the task failed with a JSON-RPC error.
+        :raises flask_mcp.testing.TaskCancelled: the task was cancelled.
+        :raises TimeoutError: the task is not over in time.
+        """
+        return outcome(self.wait_for_task(task, timeout=timeout))
+
+    def answer_task(self, task: dict[str, t.Any] | str, responses: dict[str, t.Any]) -> None:
+        """Answer some of a 2026-07-28 task's ``inputRequests`` by key (``tasks/update``).
+
+        For answers the handlers do not give; :meth:`wait_for_task` answers with them.
+
+        :raises flask_mcp.testing.TaskError: at 2025-11-25, where the answers go back
+            on the ``tasks/result`` stream (use :meth:`wait_for_task`).
+        """
+        if not self.stateless:
+            raise TaskError(
+                "At 2025-11-25 a task's questions arrive on the tasks/result stream and the "
+                "handlers answer them: use wait_for_task() or task_result()."
+            )
+        params = {"taskId": task_id_of(task), "inputResponses": responses}
+        self._task_request("tasks/update", params)
+
+    def cancel_task(self, task: dict[str, t.Any] | str) -> dict[str, t.Any]:
+        """Ask the server to cancel the task (``tasks/cancel``); return its state after.
+
+        A 2026-07-28 server acknowledges and the task may still end otherwise;
+        a 2025-11-25 server answers with the task.
+
+        :raises flask_mcp.MCPError: the task is unknown, or (2025-11-25) already over.
+        """
+        task_id = task_id_of(task)
+        if not task_id and isinstance(task, dict):
+            return dict(task)
+        answer = self._task_request("tasks/cancel", {"taskId": task_id})
+        return self.get_task(task_id) if self.stateless else task_fields(answer)
+
+    def list_tasks(self) -> list[dict[str, t.Any]]:
+        """Return every task of this session (``tasks/list``, following pagination).
+
+        :raises flask_mcp.testing.TaskError: at 2026-07-28, whose tasks extension has
+            no listing (keep the ids of the tasks you create).
+        """
+        if self.stateless:
+            raise TaskError(
+                "2026-07-28 tasks cannot be listed (the tasks extension has no tasks/list): "
+                "keep the ids of the tasks you create."
+            )
+        return [task_fields(task) for task in self._list("tasks/list", "tasks")]
+
+    def _task_request(
+        self, method: str, params: dict[str, t.Any], timeout: float | None = None
+    ) -> dict[str, t.Any]:
+        """Send a ``tasks/*`` request; at 2026-07-28 it declares the tasks extension."""
+        if self.stateless:
+            caps = declaring_tasks(self.capabilities)
+            params = {**params, "_meta": {protocol.META_CLIENT_CAPABILITIES: caps}}
+        return self.request(method, params, timeout=timeout)
+
     def _list(self, method: str, key: str) -> list[dict[str, t.Any]]:
         items: list[dict[str, t.Any]] = []
         cursor = None
@@ -489,3 +682,43 @@ class MCPTestClient:
             cursor = result.get("nextCursor")
             if not cursor:
                 return items
+
+
+def find_endpoint(app: Flask, path: str | None) -> str:
+    """Return the MCP endpoint's path on ``app``.
+
+    :raises RuntimeError: there is none at ``path``.
+    """
+    mcp = app.extensions.get("mcp")
+    if mcp is None:
+        raise RuntimeError(
+            f"The app {app.name!r} has no MCP endpoint: did you call init_app? Call "
+            "mcp.init_app(app) (or pass the app to MCP(...)) before making the test client."
+        )
+    served = t.cast(str, mcp.state(app).settings.path)
+    path = path or served
+    adapter = app.url_map.bind(app.config.get("SERVER_NAME") or "localhost")
+    try:
+        adapter.match(path.partition("?")[0], method="POST")  # a query string may follow
+    except (NotFound, MethodNotAllowed, RequestRedirect):
+        raise RuntimeError(
+            f"The app {app.name!r} has no MCP endpoint at {path!r}: did you call init_app? "
+            f"Its MCP server is served at {served!r} (MCP_PATH); pass that path, or none."
+        ) from None
+    return path
+
+
+def result_of(answer: dict[str, t.Any], status: int) -> dict[str, t.Any]:
+    """Return the result of an answer.
+
+    :raises flask_mcp.MCPError: it is an error (``http_status`` is the HTTP status).
+    """
+    if "error" in answer:
+        error = answer["error"] if isinstance(answer["error"], dict) else {}
+        raise MCPError(
+            error.get("code", INTERNAL_ERROR),
+            error.get("message", ""),
+            error.get("data"),
+            http_status=status,
+        )
+    return t.cast(dict[str, t.Any], answer["result"])
