@@ -247,8 +247,7 @@ class Methods:
         """Build the ``CallToolResult``; a result that cannot be sent faithfully is an error."""
         try:
             if tool.output is not None and not isinstance(value, content_mod.ToolResult):
-                structured = tool.output.structure(value)
-                text = content_mod.json_text(structured)  # the block content_mod.text builds
+                structured, text = tool.output.structure_with_text(value)
                 return {
                     "content": [{"type": "text", "text": text}],
                     "structuredContent": structured,
