@@ -205,6 +205,8 @@ def to_json(value: t.Any) -> t.Any:
         this module.
     """
     cls = type(value)
+    if cls in _PLAIN:
+        return value
     if (cls is dict or cls is list) and plain_json_bytes(value) is not None:
         return value
     return _convert(value)

@@ -33,6 +33,10 @@ if t.TYPE_CHECKING:
     import marshmallow as ma
 
 
+#: Scalars :func:`~flask_mcp.convert.to_json` returns as they are (a float is checked first).
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 class OutputError(ValueError):
     """A result does not conform to the tool's output schema.
 
@@ -100,7 +104,12 @@ class OutputSpec:
         :raises OutputError: The value does not conform to the output schema.
         """
         data = self._dump(value) if self._dump is not None else value
-        encoded = plain_json_bytes(data) if type(data) is dict or type(data) is list else None
+        cls = type(data)
+        check = self._result_check
+        if check is not None and cls in _PLAIN_SCALARS and check(data):  # the hot path
+            structured = {"result": data}
+            return structured, json_text(structured)
+        encoded = plain_json_bytes(data) if cls is dict or cls is list else None
         if encoded is None or (not self.wrapped and type(data) is not dict):
             structured = self._structure(data, value)
             return structured, json_text(structured)

@@ -207,7 +207,8 @@ class Methods:
             raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list for the available tools.")
         arguments = _optional_dict(call.params, "arguments")
         self.authorize(tool.scopes, call)
-        started = time.perf_counter()
+        timed = bool(signals.tool_called.receivers)  # no clock to read when no one listens
+        started = time.perf_counter() if timed else 0.0
         is_error = True
         try:
             try:
@@ -234,7 +235,7 @@ class Methods:
             is_error = bool(result.get("isError"))
             return protocol.shape_tool_result(call.version, result)
         finally:
-            if signals.tool_called.receivers:  # no keyword dict to build when no one listens
+            if timed and signals.tool_called.receivers:  # no keyword dict when no one listens
                 self._emit(
                     signals.tool_called,
                     call,
