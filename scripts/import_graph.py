@@ -72,6 +72,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "environment",
         ),
     ),
+    ("L5a kernel", ("kernel",)),
     ("L5b extensions", ("extensions",)),
     (
         "L6 transport",

@@ -67,9 +67,49 @@ class Dispatcher(TaskMethods, Methods):
             "tasks/result": self.tasks_result,
         }
         #: Methods whose handlers run user code and may emit before their result.
-        self.user_methods = frozenset(
-            {"tools/call", "resources/read", "prompts/get", "completion/complete", "tasks/result"}
-        )
+        self.user_methods = {
+            "tools/call",
+            "resources/read",
+            "prompts/get",
+            "completion/complete",
+            "tasks/result",
+        }
+        #: The eras of methods served in some eras only (extension methods with ``eras=``).
+        self.method_eras: dict[str, frozenset[str]] = {}
+
+    def add_method(
+        self,
+        name: str,
+        handler: t.Callable[[Call], dict[str, t.Any]],
+        *,
+        eras: t.Iterable[str] | None = None,
+        user_code: bool = False,
+    ) -> None:
+        """Route the request ``name`` to ``handler`` (an extension's method).
+
+        :param eras: the eras it exists in (``"handshake"``, ``"stateless"``); ``None``: both.
+        :param user_code: the handler runs app code, so it may be spawned like ``tools/call``.
+        :raises ValueError: ``name`` is routed already.
+        """
+        if name in self.methods:
+            raise ValueError(
+                f"The request method {name!r} is served already; an extension cannot replace "
+                "it. Give the extension's method another name."
+            )
+        self.methods[name] = handler
+        if eras is not None:
+            self.method_eras[name] = frozenset(eras)
+        if user_code:
+            self.user_methods.add(name)
+
+    def offers(self, method: str, era: str) -> bool:
+        """Tell whether ``method`` is served in ``era``: the one answer to "is it offered"."""
+        if method not in self.methods or not protocol.has_method(era, method):
+            return False
+        eras = self.method_eras.get(method)
+        if eras is not None and era not in eras:
+            return False
+        return bool(self.registry.offers(method))
 
     def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
         """Tell whether the handler of a request can send anything before its result.
@@ -116,13 +156,9 @@ class Dispatcher(TaskMethods, Methods):
 
     def route(self, call: Call) -> dict[str, t.Any]:
         """Run one request without the middleware: the innermost ``call_next``."""
-        handler = self.methods.get(call.method)
-        if (
-            handler is None
-            or not protocol.has_method(call.era, call.method)
-            or not self.registry.offers(call.method)
-        ):
+        if not self.offers(call.method, call.era):
             raise MethodNotFound(call.method)
+        handler = self.methods[call.method]
         if call.era == protocol.HANDSHAKE:
             if (
                 call.session is not None
