@@ -23,6 +23,7 @@ from .auth.authenticator import unenforced_scopes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .extensions.tasks import Tasks
 from .kernel.extension import Extension
 from .kernel.extension import ExtensionSet
 from .protocol import jsonrpc
@@ -139,9 +140,10 @@ class MCP(SharedDeclarations):
         self.registry.listeners.append(self._on_registry_change)
         #: Runs requests; made from the registry and the server info alone.
         self.dispatcher = Dispatcher(self.registry, self.info)
-        #: The added extensions (:meth:`add_extension`).
-        self.extensions = ExtensionSet(self.dispatcher, self.registry)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
+        #: The added extensions (:meth:`add_extension`); Tasks is always there.
+        self.extensions = ExtensionSet(self.dispatcher, self.registry)
+        self.add_extension(Tasks())
         self._syncs: weakref.WeakKeyDictionary[Flask, RegistrySync] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer

@@ -22,6 +22,8 @@ from ..errors import MCPError
 from ..errors import RequestCancelled
 from ..server.call import Call
 from ..server.call import InlineContext
+from ..server.call import ToolCall
+from ..server.call import ToolCallNext
 from ..server.call import running_handler
 from ..server.context import Context
 
@@ -170,6 +172,18 @@ class Extension:
         """Return what to merge into the tool's ``_meta`` in ``tools/list``, or ``None``."""
         return None
 
+    def intercept_tool_call(self, tool_call: ToolCall, call_next: ToolCallNext) -> dict[str, t.Any]:
+        """Wrap the run of a ``tools/call``, after the middleware and the validation.
+
+        ``tool_call`` (:class:`~flask_mcp.server.call.ToolCall`) holds the request, the
+        tool and its validated arguments; ``call_next(tool_call)`` runs the rest (the
+        interceptors of extensions added later, then the tool) and returns the
+        ``CallToolResult``. The default runs it. Tasks overrides it to run the rest in a
+        task and answer with a ``CreateTaskResult``. An extension that does not override
+        it adds nothing to the call.
+        """
+        return call_next(tool_call)
+
     def missing(self) -> MCPError:
         """Return the error for a caller that did not declare this extension (-32021)."""
         return MCPError(
@@ -292,6 +306,8 @@ class ExtensionSet:
         for option in extension.tool_options:
             self.registry.tool_options[option] = extension
         self.registry.extension_capabilities[extension.id] = extension.capability
+        if type(extension).intercept_tool_call is not Extension.intercept_tool_call:
+            self.dispatcher.tool_interceptors.append(extension.intercept_tool_call)
 
     def get(self, extension_id: str) -> Extension:
         """Return the extension added with ``extension_id``.

@@ -20,10 +20,10 @@ from ..errors import MCPError
 from ..errors import MethodNotFound
 from . import mrtr
 from .call import Call as Call
+from .call import ToolCallInterceptor
 from .info import ServerInfo as ServerInfo
 from .methods import Methods
 from .middleware import MiddlewareChain
-from .tasks import TaskMethods
 
 if t.TYPE_CHECKING:
     from .registry import Registry
@@ -31,7 +31,7 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 
 
-class Dispatcher(TaskMethods, Methods):
+class Dispatcher(Methods):
     """Routes the requests of one server to their handlers.
 
     :param registry: what the server offers.
@@ -60,11 +60,6 @@ class Dispatcher(TaskMethods, Methods):
             "completion/complete": self.completion_complete,
             "logging/setLevel": self.logging_set_level,
             "server/discover": self.server_discover,
-            "tasks/get": self.tasks_get,
-            "tasks/update": self.tasks_update,
-            "tasks/cancel": self.tasks_cancel,
-            "tasks/list": self.tasks_list,
-            "tasks/result": self.tasks_result,
         }
         #: Methods whose handlers run user code and may emit before their result.
         self.user_methods = {
@@ -72,10 +67,11 @@ class Dispatcher(TaskMethods, Methods):
             "resources/read",
             "prompts/get",
             "completion/complete",
-            "tasks/result",
         }
         #: The eras of methods served in some eras only (extension methods with ``eras=``).
         self.method_eras: dict[str, frozenset[str]] = {}
+        #: What wraps the run of a tool after validation, outermost first (Tasks).
+        self.tool_interceptors: list[ToolCallInterceptor] = []
 
     def add_method(
         self,
@@ -117,8 +113,10 @@ class Dispatcher(TaskMethods, Methods):
         Only handlers that take a ``Context`` can; the others may run without
         a stream of their own.
         """
-        if method == "tasks/result":
-            return True  # it carries the task's requests to the client on its stream
+        if method == "completion/complete":
+            return False  # a completion handler sends nothing before its values
+        if method not in ("tools/call", "prompts/get", "resources/read"):
+            return True  # an extension's user-code method (tasks/result): it may emit
         name = params.get("uri" if method == "resources/read" else "name")
         if not isinstance(name, str):
             return False  # invalid params: answered with an error, nothing to emit
@@ -130,8 +128,6 @@ class Dispatcher(TaskMethods, Methods):
             record = self.registry.resources.get(name)
             if record is None:
                 return True  # a template: the match decides, in the handler's task
-        else:
-            return True
         return record is not None and record.context_param is not None
 
     # -- entry point ----------------------------------------------------------
