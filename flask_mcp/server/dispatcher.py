@@ -29,6 +29,8 @@ if t.TYPE_CHECKING:
     from .registry import Registry
 
 logger = logging.getLogger("flask_mcp")
+#: The methods that run a tool, resource or prompt whose ``scopes=`` are checked first.
+SCOPED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 
 class Dispatcher(Methods):
@@ -147,8 +149,42 @@ class Dispatcher(Methods):
         :raises MCPError: the request fails with a JSON-RPC error.
         """
         if self.middleware:
+            if call.state.authenticator is not None and call.method in SCOPED_METHODS:
+                self.authorize_target(call)
             return self.middleware.run(self, call, route)
         return self.route(call) if route is None else route(call)
+
+    def authorize_target(self, call: Call) -> None:
+        """Check the scopes of the tool, resource or prompt a call names, before the middleware.
+
+        A middleware that answers by itself (a cache) must not serve a scoped primitive
+        to a caller without its scopes, so the check runs before the chain; the method
+        checks again what it runs (a middleware may rewrite the params). A name that
+        is not found is left to the method, whose error the middleware then sees.
+
+        :raises ~flask_mcp.auth.AuthRefused: the caller lacks a scope (403).
+        """
+        params = call.params
+        record: t.Any = None
+        if call.method == "resources/read":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                record = self.registry.resources.get(uri)
+                if record is None and len(uri) <= call.state.settings.max_uri_length:
+                    try:
+                        found = self.registry.find_template(uri)
+                    except MCPError:
+                        found = None
+                    record = found[0] if found is not None else None
+        else:
+            name = params.get("name")
+            if isinstance(name, str):
+                table = (
+                    self.registry.tools if call.method == "tools/call" else self.registry.prompts
+                )
+                record = table.get(name)
+        if record is not None and record.scopes:
+            self.authorize(record.scopes, call)
 
     def route(self, call: Call) -> dict[str, t.Any]:
         """Run one request without the middleware: the innermost ``call_next``."""
