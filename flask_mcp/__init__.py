@@ -18,6 +18,7 @@ from .errors import ResourceNotFound
 from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
+from .kernel.extension import Extension
 from .server.blueprints import MCPBlueprint
 from .server.call import current_context
 from .server.context import Context
@@ -37,6 +38,7 @@ __all__ = [
     "ClientRequestTimeout",
     "ConfigWarning",
     "Context",
+    "Extension",
     "MCPBlueprint",
     "MCPError",
     "RateLimited",

@@ -23,6 +23,9 @@ from .auth.authenticator import unenforced_scopes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .extensions.tasks import Tasks
+from .kernel.extension import Extension
+from .kernel.extension import ExtensionSet
 from .protocol import jsonrpc
 from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
@@ -48,6 +51,7 @@ logger = logging.getLogger("flask_mcp")
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 A = t.TypeVar("A", bound="Authorizer")
 W = t.TypeVar("W", bound=Middleware)
+E = t.TypeVar("E", bound=Extension)
 
 
 def _require(module: str, extra: str, needed_by: str) -> t.Any:
@@ -137,6 +141,9 @@ class MCP(SharedDeclarations):
         #: Runs requests; made from the registry and the server info alone.
         self.dispatcher = Dispatcher(self.registry, self.info)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
+        #: The added extensions (:meth:`add_extension`); Tasks is always there.
+        self.extensions = ExtensionSet(self.dispatcher, self.registry)
+        self.add_extension(Tasks())
         self._syncs: weakref.WeakKeyDictionary[Flask, RegistrySync] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
@@ -217,6 +224,8 @@ class MCP(SharedDeclarations):
             register_metadata_routes(app, authenticator, settings.path)
         else:
             unenforced_scopes(self.registry.scoped())
+        for added in self.extensions:
+            added.init_app(app, self)
 
     def state(self, app: Flask | None = None) -> AppState:
         """Return the runtime state for ``app`` (default: the current app).
@@ -246,6 +255,33 @@ class MCP(SharedDeclarations):
     def backend(self) -> backends.Backend:
         """The backend of the current app."""
         return self.state().backend
+
+    # -- extensions ----------------------------------------------------------------
+
+    def add_extension(self, extension: E) -> E:
+        """Add a protocol extension to this server and return it (see :doc:`/extensions`).
+
+        Its methods are routed in both eras and over stdio, its capability is
+        advertised under ``capabilities.extensions``, its tool options are accepted by
+        :meth:`tool`; then its ``setup(mcp)`` runs, and its ``init_app(app, mcp)`` runs
+        for every app (now for the apps registered already).
+
+        :raises TypeError: ``extension`` is not a :class:`~flask_mcp.Extension`.
+        :raises ValueError: another extension has its identifier, one of its methods
+            or one of its tool options.
+        """
+        self.extensions.add(extension)
+        extension.setup(self)
+        for app in list(self._states):
+            extension.init_app(app, self)
+        return extension
+
+    def extension(self, extension_id: str) -> Extension:
+        """Return the extension added with the identifier ``extension_id``.
+
+        :raises KeyError: none was added; the message says how to add it.
+        """
+        return self.extensions.get(extension_id)
 
     # -- capabilities --------------------------------------------------------------
 

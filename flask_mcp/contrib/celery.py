@@ -79,8 +79,14 @@ class CeleryExecutor:
         """Celery queues what its workers cannot run yet."""
         return True
 
-    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None:
-        """Queue the task; no process runs it yet, so it has no lease."""
+    def start(
+        self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: t.Any = None
+    ) -> None:
+        """Queue the task; no process runs it yet, so it has no lease.
+
+        ``body`` (the run in this process) is not used: the worker rebuilds it from
+        the record.
+        """
         _tasks.store_of(call.state).mutate(record["taskId"], _unleased)
         server = next(
             (name for name, (_, state, _) in self._targets.items() if state is call.state), ""

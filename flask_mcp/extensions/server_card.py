@@ -42,7 +42,7 @@ from werkzeug.http import quote_etag
 from werkzeug.wrappers import Request
 
 from .. import protocol
-from ._seam import Extension
+from ..kernel.extension import Extension
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse

@@ -51,6 +51,33 @@ class Call:
     scopes: tuple[str, ...] = ()
     #: Whether the running handler declared a ``Context`` parameter (``current_context()``).
     context_declared: bool = False
+    #: The id of the task this ``tools/call`` created, if it became a task.
+    created_task: str | None = None
+
+
+@dataclasses.dataclass
+class ToolCall:
+    """A ``tools/call`` past the middleware, the authorization and the validation.
+
+    It is what :meth:`flask_mcp.Extension.intercept_tool_call` wraps: the run of the
+    tool itself, which an interceptor may run now (``call_next(tool_call)``), later
+    (Tasks) or not at all.
+    """
+
+    #: The request.
+    call: Call
+    #: The tool's record (:class:`~flask_mcp.server.registry.Tool`).
+    tool: t.Any
+    #: The arguments as the client sent them.
+    arguments: dict[str, t.Any]
+    #: The arguments after validation and conversion: what the tool function receives.
+    values: dict[str, t.Any]
+
+
+#: Runs the rest of the interceptors, then the tool: ``call_next(tool_call)``.
+ToolCallNext = t.Callable[[ToolCall], dict[str, t.Any]]
+#: An interceptor of tool runs: ``fn(tool_call, call_next)``.
+ToolCallInterceptor = t.Callable[[ToolCall, ToolCallNext], dict[str, t.Any]]
 
 
 #: The call whose handler runs now. Set by the dispatcher around each user call; each
@@ -179,4 +206,12 @@ def current_context() -> Context:
     return InlineContext(call)
 
 
-__all__ = ["Call", "InlineContext", "current_context", "running_handler"]
+__all__ = [
+    "Call",
+    "InlineContext",
+    "ToolCall",
+    "ToolCallInterceptor",
+    "ToolCallNext",
+    "current_context",
+    "running_handler",
+]

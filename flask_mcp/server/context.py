@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import typing as t
 
@@ -19,6 +20,32 @@ if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import Backend
     from ..runtime.runs import RequestRun
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientFacts:
+    """What the caller told about itself, the same record in both eras and over stdio.
+
+    In the handshake era the facts come from ``initialize`` (kept in the session);
+    at 2026-07-28 from the request's ``params._meta``.
+    """
+
+    #: The protocol version of the call.
+    protocol_version: str
+    #: The client's capabilities (``{}``: none declared).
+    capabilities: dict[str, t.Any]
+    #: ``clientInfo``: ``name``, ``version`` and so on (``{}``: not sent).
+    info: dict[str, t.Any]
+    #: The log level the client asked for, or ``None``.
+    log_level: str | None = None
+
+    @property
+    def extensions(self) -> dict[str, dict[str, t.Any]]:
+        """The extensions the client declared (``capabilities.extensions``), by identifier."""
+        declared = self.capabilities.get("extensions")
+        if not isinstance(declared, dict):
+            return {}
+        return {key: value if isinstance(value, dict) else {} for key, value in declared.items()}
 
 
 class BackChannel(t.Protocol):
@@ -156,6 +183,25 @@ class Context:
     def session_id(self) -> str | None:
         """The session id, or ``None`` for a stateless request."""
         return self._run.session_id
+
+    @property
+    def client(self) -> ClientFacts:
+        """What the caller declared: protocol version, capabilities, ``clientInfo``, log level."""
+        return ClientFacts(
+            self.protocol_version, self.client_capabilities, self.client_info, self.log_level
+        )
+
+    def client_supports(self, extension_id: str) -> bool:
+        """Tell whether the caller declared the extension ``extension_id``.
+
+        A handshake-era client declares it in ``initialize``; a 2026-07-28 client in
+        the ``clientCapabilities`` of each request's ``_meta``.
+        """
+        return extension_id in self.client.extensions
+
+    def client_extension(self, extension_id: str) -> dict[str, t.Any] | None:
+        """Return the caller's settings for the extension ``extension_id``, or ``None``."""
+        return self.client.extensions.get(extension_id)
 
     @property
     def request_id(self) -> t.Any:
@@ -384,6 +430,7 @@ def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> N
 
 __all__ = [
     "BackChannel",
+    "ClientFacts",
     "Context",
     "SessionBackChannel",
     "check_capabilities",

@@ -74,6 +74,7 @@ class Declarations:
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
         tags: t.Iterable[str] = (),
+        **options: t.Any,
     ) -> t.Callable[[F], F]: ...
 
     def tool(
@@ -94,6 +95,7 @@ class Declarations:
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
         tags: t.Iterable[str] = (),
+        **options: t.Any,
     ) -> F | t.Callable[[F], F]:
         """Register a function as a tool and return it unchanged.
 
@@ -140,10 +142,32 @@ class Declarations:
                 task=task,
                 prepare=prepare,
                 tags=tags,
+                **options,
             )
             return fn
 
         return decorator(name) if callable(name) else decorator
+
+    def check_tool_options(self, options: dict[str, t.Any]) -> None:
+        """Refuse keyword options of ``@mcp.tool(...)`` that no added extension defines.
+
+        :raises TypeError: the message names the options the extensions define.
+        """
+        unknown = [key for key in options if key not in self.registry.tool_options]
+        if unknown:
+            known = ", ".join(
+                f"{option!r} ({owner.id})" for option, owner in self.registry.tool_options.items()
+            )
+            raise TypeError(
+                f"@mcp.tool() got unknown option(s) {', '.join(map(repr, unknown))}. "
+                + (
+                    f"The added extensions define: {known}."
+                    if known
+                    else "No added extension defines tool options."
+                )
+                + " Check the spelling, or add the extension that defines it with "
+                "mcp.add_extension(...) before declaring the tool."
+            )
 
     def add_tool(
         self,
@@ -164,12 +188,15 @@ class Declarations:
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
         tags: t.Iterable[str] = (),
+        **options: t.Any,
     ) -> Tool:
         """Register a tool at any time; clients are told the list changed.
 
         :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules, or
             ``mime_type`` is not a media type.
+        :raises TypeError: an option is not defined by any added extension.
         """
+        self.check_tool_options(options)
         if task not in ("forbidden", "optional", "required"):
             raise ValueError(f"task must be 'forbidden', 'optional' or 'required', got {task!r}.")
         if mime_type is not None and (
@@ -207,9 +234,21 @@ class Declarations:
             task=task,
             prepare=prepare,
             tags=tagset(tags),
+            options=dict(options),
         )
+        self._apply_extensions(tool)
         self.registry.add_tool(tool)
         return tool
+
+    def _apply_extensions(self, tool: Tool) -> None:
+        """Let each extension with tool options check the tool and add to its ``_meta``."""
+        owners = {id(owner): owner for owner in self.registry.tool_options.values()}
+        for owner in owners.values():
+            mine = {key: tool.options[key] for key in owner.tool_options if key in tool.options}
+            owner.check_tool(tool, mine)
+            extra = owner.tool_meta(tool, mine)
+            if extra:
+                tool.meta = {**(tool.meta or {}), **extra}
 
     def remove_tool(self, name: str) -> bool:
         """Remove a tool; clients are told the list changed."""
@@ -232,6 +271,7 @@ class Declarations:
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
         tags: t.Iterable[str] = (),
+        listed: bool = True,
     ) -> t.Callable[[F], F]:
         """Register a function as a resource, or as a template if ``uri`` has variables.
 
@@ -242,7 +282,8 @@ class Declarations:
         ``MCP_READ_CACHE_TTL_MS`` and ``MCP_READ_CACHE_SCOPE``. Template values
         holding NUL, a ``..`` segment or an absolute path are refused unless
         ``security`` exempts them (``ResourceSecurity(exempt_params={"path"})``)
-        or is ``None``.
+        or is ``None``. ``listed=False`` serves it to ``resources/read`` but leaves
+        it out of ``resources/list`` (``resources/templates/list`` for a template).
         """
         if callable(uri):
             raise _not_called("resource")
@@ -264,6 +305,7 @@ class Declarations:
                 cache_scope=cache_scope,
                 security=security,
                 tags=tags,
+                listed=listed,
             )
             return fn
 
@@ -287,6 +329,7 @@ class Declarations:
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
         tags: t.Iterable[str] = (),
+        listed: bool = True,
     ) -> Resource | ResourceTemplate:
         """Register a resource or template at any time; clients are told the list changed."""
         if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
@@ -309,6 +352,7 @@ class Declarations:
             "ttl_ms": ttl_ms,
             "cache_scope": cache_scope,
             "tags": tagset(tags),
+            "listed": listed,
         }
         if not template.is_template:
             resource = Resource(uri=uri, size=size, **common)

@@ -20,18 +20,20 @@ from ..errors import MCPError
 from ..errors import MethodNotFound
 from . import mrtr
 from .call import Call as Call
+from .call import ToolCallInterceptor
 from .info import ServerInfo as ServerInfo
 from .methods import Methods
 from .middleware import MiddlewareChain
-from .tasks import TaskMethods
 
 if t.TYPE_CHECKING:
     from .registry import Registry
 
 logger = logging.getLogger("flask_mcp")
+#: The methods that run a tool, resource or prompt whose ``scopes=`` are checked first.
+SCOPED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 
-class Dispatcher(TaskMethods, Methods):
+class Dispatcher(Methods):
     """Routes the requests of one server to their handlers.
 
     :param registry: what the server offers.
@@ -60,16 +62,52 @@ class Dispatcher(TaskMethods, Methods):
             "completion/complete": self.completion_complete,
             "logging/setLevel": self.logging_set_level,
             "server/discover": self.server_discover,
-            "tasks/get": self.tasks_get,
-            "tasks/update": self.tasks_update,
-            "tasks/cancel": self.tasks_cancel,
-            "tasks/list": self.tasks_list,
-            "tasks/result": self.tasks_result,
         }
         #: Methods whose handlers run user code and may emit before their result.
-        self.user_methods = frozenset(
-            {"tools/call", "resources/read", "prompts/get", "completion/complete", "tasks/result"}
-        )
+        self.user_methods = {
+            "tools/call",
+            "resources/read",
+            "prompts/get",
+            "completion/complete",
+        }
+        #: The eras of methods served in some eras only (extension methods with ``eras=``).
+        self.method_eras: dict[str, frozenset[str]] = {}
+        #: What wraps the run of a tool after validation, outermost first (Tasks).
+        self.tool_interceptors: list[ToolCallInterceptor] = []
+
+    def add_method(
+        self,
+        name: str,
+        handler: t.Callable[[Call], dict[str, t.Any]],
+        *,
+        eras: t.Iterable[str] | None = None,
+        user_code: bool = False,
+    ) -> None:
+        """Route the request ``name`` to ``handler`` (an extension's method).
+
+        :param eras: the eras it exists in (``"handshake"``, ``"stateless"``); ``None``: both.
+        :param user_code: the handler runs app code, so it may be spawned like ``tools/call``.
+        :raises ValueError: ``name`` is routed already.
+        """
+        if name in self.methods:
+            raise ValueError(
+                f"The request method {name!r} is served already; an extension cannot replace "
+                "it. Give the extension's method another name."
+            )
+        self.methods[name] = handler
+        if eras is not None:
+            self.method_eras[name] = frozenset(eras)
+        if user_code:
+            self.user_methods.add(name)
+
+    def offers(self, method: str, era: str) -> bool:
+        """Tell whether ``method`` is served in ``era``: the one answer to "is it offered"."""
+        if method not in self.methods or not protocol.has_method(era, method):
+            return False
+        eras = self.method_eras.get(method)
+        if eras is not None and era not in eras:
+            return False
+        return bool(self.registry.offers(method))
 
     def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
         """Tell whether the handler of a request can send anything before its result.
@@ -77,8 +115,10 @@ class Dispatcher(TaskMethods, Methods):
         Only handlers that take a ``Context`` can; the others may run without
         a stream of their own.
         """
-        if method == "tasks/result":
-            return True  # it carries the task's requests to the client on its stream
+        if method == "completion/complete":
+            return False  # a completion handler sends nothing before its values
+        if method not in ("tools/call", "prompts/get", "resources/read"):
+            return True  # an extension's user-code method (tasks/result): it may emit
         name = params.get("uri" if method == "resources/read" else "name")
         if not isinstance(name, str):
             return False  # invalid params: answered with an error, nothing to emit
@@ -90,8 +130,6 @@ class Dispatcher(TaskMethods, Methods):
             record = self.registry.resources.get(name)
             if record is None:
                 return True  # a template: the match decides, in the handler's task
-        else:
-            return True
         return record is not None and record.context_param is not None
 
     # -- entry point ----------------------------------------------------------
@@ -111,18 +149,48 @@ class Dispatcher(TaskMethods, Methods):
         :raises MCPError: the request fails with a JSON-RPC error.
         """
         if self.middleware:
+            if call.state.authenticator is not None and call.method in SCOPED_METHODS:
+                self.authorize_target(call)
             return self.middleware.run(self, call, route)
         return self.route(call) if route is None else route(call)
 
+    def authorize_target(self, call: Call) -> None:
+        """Check the scopes of the tool, resource or prompt a call names, before the middleware.
+
+        A middleware that answers by itself (a cache) must not serve a scoped primitive
+        to a caller without its scopes, so the check runs before the chain; the method
+        checks again what it runs (a middleware may rewrite the params). A name that
+        is not found is left to the method, whose error the middleware then sees.
+
+        :raises ~flask_mcp.auth.AuthRefused: the caller lacks a scope (403).
+        """
+        params = call.params
+        record: t.Any = None
+        if call.method == "resources/read":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                record = self.registry.resources.get(uri)
+                if record is None and len(uri) <= call.state.settings.max_uri_length:
+                    try:
+                        found = self.registry.find_template(uri)
+                    except MCPError:
+                        found = None
+                    record = found[0] if found is not None else None
+        else:
+            name = params.get("name")
+            if isinstance(name, str):
+                table = (
+                    self.registry.tools if call.method == "tools/call" else self.registry.prompts
+                )
+                record = table.get(name)
+        if record is not None and record.scopes:
+            self.authorize(record.scopes, call)
+
     def route(self, call: Call) -> dict[str, t.Any]:
         """Run one request without the middleware: the innermost ``call_next``."""
-        handler = self.methods.get(call.method)
-        if (
-            handler is None
-            or not protocol.has_method(call.era, call.method)
-            or not self.registry.offers(call.method)
-        ):
+        if not self.offers(call.method, call.era):
             raise MethodNotFound(call.method)
+        handler = self.methods[call.method]
         if call.era == protocol.HANDSHAKE:
             if (
                 call.session is not None

@@ -31,6 +31,7 @@ from ..errors import resource_not_found
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
+from .call import ToolCall
 from .call import running_handler
 from .registry import Kind
 from .registry import paginate
@@ -38,6 +39,7 @@ from .registry import paginate
 if t.TYPE_CHECKING:
     from ..runtime.state import AppState
     from .call import Call
+    from .call import ToolCallInterceptor
     from .info import ServerInfo
     from .registry import Registry
 
@@ -76,6 +78,7 @@ class Methods:
 
     registry: Registry
     info: ServerInfo
+    tool_interceptors: list[ToolCallInterceptor]
 
     # -- shared -------------------------------------------------------------------
 
@@ -201,19 +204,50 @@ class Methods:
         return result
 
     def tools_call(self, call: Call) -> dict[str, t.Any]:
+        """Find, authorize and validate the call, then run it through the interceptors.
+
+        Authorization and validation happen once per call, here: an interceptor
+        (:meth:`flask_mcp.Extension.intercept_tool_call`, Tasks) wraps the run that
+        follows them.
+        """
         name = _require_str(call.params, "name")
         tool = self.registry.tools.get(name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list for the available tools.")
         arguments = _optional_dict(call.params, "arguments")
         self.authorize(tool.scopes, call)
+        try:
+            values = tool.input.validate(arguments)
+        except ArgumentError as exc:
+            if signals.tool_called.receivers:
+                self._emit(signals.tool_called, call, tool=name, duration=0.0, is_error=True)
+            return content_mod.error_result(str(exc))
+        return self.intercept(ToolCall(call, tool, arguments, values))
+
+    def intercept(self, tool_call: ToolCall) -> dict[str, t.Any]:
+        """Run ``tool_call`` through the tool-call interceptors, then the tool."""
+        interceptors = self.tool_interceptors
+        if not interceptors:
+            return self.run_tool(tool_call)
+        last = len(interceptors)
+
+        def step(index: int, current: ToolCall) -> dict[str, t.Any]:
+            if index == last:
+                return self.run_tool(current)
+            return interceptors[index](current, lambda nxt: step(index + 1, nxt))
+
+        return step(0, tool_call)
+
+    def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
+        """Call the tool with its validated arguments and build its ``CallToolResult``.
+
+        It sends ``tool_called``; a task runs this once, in the task.
+        """
+        call, tool, values = tool_call.call, tool_call.tool, tool_call.values
+        name = tool.name
         started = time.perf_counter()
         is_error = True
         try:
-            try:
-                values = tool.input.validate(arguments)
-            except ArgumentError as exc:
-                return content_mod.error_result(str(exc))
             try:
                 if tool.call_style == "dict":
                     value = self.call_user(tool.fn, call, tool.context_param, (values,))

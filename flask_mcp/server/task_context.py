@@ -48,10 +48,17 @@ class TaskCall(Call):
     task_flavour: str = V2026
 
 
+#: The run of a task: called with the task's call, it runs the tool and returns its
+#: result (the validated tool call goes on from where the request left it).
+TaskBody = t.Callable[[Call], dict[str, t.Any]]
+
+
 class Executor(t.Protocol):
     """Runs the handler of a task somewhere and records its outcome in the store."""
 
-    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None: ...
+    def start(
+        self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: TaskBody
+    ) -> None: ...
 
     def has_room(self, state: AppState) -> bool: ...
 
@@ -261,6 +268,7 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
 
 __all__ = [
     "Executor",
+    "TaskBody",
     "TaskBackChannel",
     "TaskCall",
     "TaskContext",

@@ -131,10 +131,33 @@ def execute(
             request_id=request_id,
             session_id=call.session.id if call.session is not None else None,
         )
+    answer, error = answer_of(dispatcher, call, lambda call: dispatcher.dispatch(call, route))
+    if signals.request_finished.receivers:
+        signals.send(
+            signals.request_finished,
+            state.app,
+            method=method,
+            request_id=request_id,
+            session_id=call.session.id if call.session is not None else None,
+            duration=time.perf_counter() - started,
+            error=error,
+        )
+    return answer
+
+
+def answer_of(
+    dispatcher: Dispatcher, call: Call, run: t.Callable[[Call], dict[str, t.Any]]
+) -> tuple[Answer, dict[str, t.Any] | None]:
+    """Run ``run(call)`` and map what it raises to the response: the answer and its error.
+
+    :raises BackendUnavailable: the backend failed outside the handler.
+    :raises RequestCancelled: the request was cancelled.
+    """
+    request_id = call.request_id
     error = None
     answer: Answer
     try:
-        answer = Answer(jsonrpc.result(request_id, dispatcher.dispatch(call, route)))
+        answer = Answer(jsonrpc.result(request_id, run(call)))
     except AuthRefused as exc:
         error = exc.to_error()
         status = exc.http_status or 403
@@ -150,19 +173,10 @@ def execute(
     except (BackendUnavailable, RequestCancelled):
         raise
     except Exception as exc:
-        error = {"code": INTERNAL_ERROR, "message": dispatcher.internal_error(exc, method, state)}
+        text = dispatcher.internal_error(exc, call.method, call.state)
+        error = {"code": INTERNAL_ERROR, "message": text}
         answer = Answer(jsonrpc.error(request_id, error))
-    if signals.request_finished.receivers:
-        signals.send(
-            signals.request_finished,
-            state.app,
-            method=method,
-            request_id=request_id,
-            session_id=call.session.id if call.session is not None else None,
-            duration=time.perf_counter() - started,
-            error=error,
-        )
-    return answer
+    return answer, error
 
 
 def _new_run(call: Call, outbox: Outbox) -> RequestRun:
@@ -216,6 +230,7 @@ def spawn(
     *,
     context: ContextFactory | None = None,
     can_round_trip: bool = True,
+    body: t.Callable[[Call], dict[str, t.Any]] | None = None,
 ) -> RequestRun:
     """Run the call's handler in a greenlet or thread of its own; return its run.
 
@@ -227,6 +242,9 @@ def spawn(
     :param context: builds the handler's ``Context`` from the run.
     :param can_round_trip: whether the handler may send requests to the client
         (its stream can be held open while it waits for the answer).
+    :param body: what runs instead of dispatching the call: a task's run, which
+        went through the middleware, the validation and the request signals in the
+        request that created it and so goes through none of them again.
     :raises BackendUnavailable: the session could not be marked busy.
     """
     state = call.state
@@ -238,7 +256,15 @@ def spawn(
     if session_id is not None:
         state.backend.touch_session(session_id, +1)  # first: it may raise BackendUnavailable
     state.inflight.add(run)
-    handle = bind_to_request(state.app, lambda: execute(dispatcher, call))
+    if body is None:
+        handle = bind_to_request(state.app, lambda: execute(dispatcher, call))
+    else:
+
+        def shaped(call: Call) -> dict[str, t.Any]:
+            result = body(call)
+            return result if call.era == protocol.HANDSHAKE else dispatcher.shape(call, result)
+
+        handle = bind_to_request(state.app, lambda: answer_of(dispatcher, call, shaped)[0])
 
     def work() -> None:
         answer = None

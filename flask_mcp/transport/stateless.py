@@ -132,11 +132,7 @@ def _request_meta(params: t.Any) -> dict[str, t.Any]:
 def _offered(dispatcher: Dispatcher, method: str) -> bool:
     if method == "subscriptions/listen":
         return True
-    return (
-        method in dispatcher.methods
-        and protocol.has_method(protocol.STATELESS, method)
-        and dispatcher.registry.offers(method)
-    )
+    return dispatcher.offers(method, protocol.STATELESS)
 
 
 def _check_headers(

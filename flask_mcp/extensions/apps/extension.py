@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typing as t
 
-from ._seam import Extension
+from ...kernel.extension import Extension
 from .assets import TEMPLATE_HELPERS
 from .views import APP_MIME_TYPE
 from .views import EXTENSION_ID

@@ -36,8 +36,8 @@ from flask.helpers import get_root_path
 
 from ... import protocol
 from ...errors import ResourceNotFound
+from ...kernel.extension import Extension
 from ...server.shared_registry import unshared
-from .._seam import Extension
 from .catalog import Change
 from .catalog import SkillCatalog
 from .catalog import StaleFile
