@@ -37,7 +37,7 @@ PACKAGE = "flask_mcp"
 #: script measures both layouts. A module that only re-exports names (a compatibility
 #: module) belongs to the face, whatever its name.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("leaves", ("errors", "signals", "content", "convert")),
+    ("leaves", ("errors", "signals", "content", "convert", "json_codec", "wakeup")),
     (
         "L1 protocol/schema/backends",
         (

@@ -552,7 +552,7 @@ def new_session(backend: t.Any, session_id: str = "s1", limit: int = 100) -> str
 
 def listening(backend: t.Any, timeout: float = 5.0) -> None:
     """Wait until a Redis backend's pub/sub listener runs (no-op in memory)."""
-    listener = getattr(backend, "_listener", None)
+    listener = getattr(backend, "listener", None)
     if listener is None:
         return
     deadline = time.monotonic() + timeout
@@ -579,7 +579,7 @@ def redis_backends(url: str, label: str, count: int = 2) -> Iterator[list[t.Any]
 def untagged_keys(url: str, prefix: str) -> list[str]:
     """The keys under ``prefix`` that do not start with a hash tag, ``PREFIX{TAG}:``.
 
-    The backend's key layout (``flask_mcp.backends._redis_keys``) tags every key so;
+    The backend's key layout (``flask_mcp.backends.redis.keys``) tags every key so;
     one without a tag lands on a slot of its own on a Redis Cluster.
     """
     shape = re.compile(re.escape(prefix) + r"\{[^{}]+\}:")

@@ -23,13 +23,13 @@ from harness import redis_server
 from harness import untagged_keys
 
 from flask_mcp.backends import from_setting
-from flask_mcp.backends._redis_batch import GROUP
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Backend
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.memory import MemoryBackend
+from flask_mcp.backends.redis.batch import GROUP
 from flask_mcp.errors import BackendUnavailable
 
 Pair = t.Callable[..., tuple[Backend, Backend]]
@@ -568,7 +568,7 @@ def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_backend_u
 def test_redis_restarting_at_startup_is_waited_for() -> None:
     """A worker booting while Redis restarts (up within BOOT_WAIT) starts; it does not fail."""
     pytest.importorskip("redis")
-    from flask_mcp.backends._redis_url import BOOT_WAIT
+    from flask_mcp.backends.redis.urls import BOOT_WAIT
 
     assert BOOT_WAIT >= 1, "a restart takes a moment"
     port = _closed_port()
@@ -615,5 +615,5 @@ def test_cursor_saves_that_follow_each_other_share_a_script(redis_pair: t.Any) -
     calls = [("cursor", a.keys.session(sid), (GENERAL_STREAM, 1)) for sid in sids[:3]]
     calls.insert(1, ("next_id", a.keys.session(sids[3]), ()))
     calls.append(("cursor", a.keys.session("gone"), (GENERAL_STREAM, 1)))
-    assert a._run_many(calls) == [1, 1, 1, 1, 0]
+    assert a.commands.run_many(calls) == [1, 1, 1, 1, 0]
     assert [b.get_cursor(sid, GENERAL_STREAM) for sid in sids] == [1, 1, 1, 0]

@@ -2,7 +2,7 @@
 
 The records live in the backend's task store (:meth:`flask_mcp.backends.base.Backend.task_store`,
 memory or Redis). Every change goes through :func:`set_status` or
-:meth:`~flask_mcp.backends._tasks.TaskStore.mutate`, so a terminal task never changes
+:meth:`~flask_mcp.backends.task_store.TaskStore.mutate`, so a terminal task never changes
 again; the MCP side (``tools/call`` as a task, ``tasks/*``, the task's ``Context``)
 is :mod:`flask_mcp.server.tasks`.
 """
@@ -22,7 +22,7 @@ from . import supervisor
 from .notify import deliver_general
 
 if t.TYPE_CHECKING:
-    from ..backends._tasks import TaskStore
+    from ..backends.task_store import TaskStore
     from .state import AppState
 
 #: The extension's identifier (2026-07-28).

@@ -36,8 +36,8 @@ try:
 except ImportError:  # pragma: no cover - hiredis comes with the redis extra
     _hiredis_pack = None  # type: ignore[assignment]
 
-from ._redis_pool import IDLE_TIMEOUT
-from ._redis_pool import idle_since
+from .connections import IDLE_TIMEOUT
+from .connections import idle_since
 
 #: Seconds a lane keeps a connection unused before the pool takes it back (the pool keeps
 #: a few warm, so a worker at rest holds no more than without a lane).

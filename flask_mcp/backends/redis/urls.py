@@ -17,12 +17,12 @@ from urllib.parse import urlunsplit
 
 from redis.cluster import RedisCluster
 
-from ..errors import BackendUnavailable
-from ._redis_listener import UNAVAILABLE
-from ._redis_listener import text
-from ._redis_pool import IDLE_TIMEOUT
-from ._redis_pool import make_client
-from ._redis_pool import make_cluster
+from ...errors import BackendUnavailable
+from .codec import UNAVAILABLE
+from .codec import text
+from .connections import IDLE_TIMEOUT
+from .connections import make_client
+from .connections import make_cluster
 
 #: The query parameters the backend reads itself; the others go to redis-py.
 OURS = ("prefix", "worker_timeout", "max_connections", "pool_idle_timeout")

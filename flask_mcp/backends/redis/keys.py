@@ -93,9 +93,13 @@ class Keys:
         """The sorted set of one client's sessions."""
         return f"{self.shared}own:{owner}"
 
+    def log(self, name: str) -> str:
+        """The shared log ``name`` (see :meth:`~flask_mcp.backends.base.Backend.shared_log`)."""
+        return f"{self.shared}{name}:ops"
+
     def registry(self, server_name: str, generation: int) -> str:
         """The log of runtime registry changes of one server and master process."""
-        return f"{self.shared}registry:{server_name}:{generation}:ops"
+        return self.log(f"registry:{server_name}:{generation}")
 
     def task(self, task_id: str) -> str:
         """A task record."""

@@ -1,6 +1,6 @@
 """Task records in Redis, so that any worker serves any task.
 
-Keys (``P`` is the backend's prefix; see :mod:`flask_mcp.backends._redis_keys`):
+Keys (``P`` is the backend's prefix; see :mod:`flask_mcp.backends.redis.keys`):
 
 - ``P{<id>}:task``: the record, one JSON string, expiring with the task's TTL, tagged by
   the task id (one cluster slot per task);
@@ -19,26 +19,20 @@ so that the task logic stays in Python, in one place.
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 import typing as t
 
 import redis
 
-from ..errors import BackendUnavailable
-from ._redis_codec import dumps as _dumps
-from ._redis_keys import Keys
-from ._tasks import TERMINAL
-from ._tasks import Mutator
-from ._tasks import TaskStore
+from ...errors import BackendUnavailable
+from ..task_store import TERMINAL
+from ..task_store import Mutator
+from ..task_store import TaskStore
+from .codec import UNAVAILABLE as _UNAVAILABLE
+from .codec import dumps as _dumps
+from .codec import loads
+from .keys import Keys
 
-#: As the backend's ``unavailable_errors``: a cluster no node of which answers, or CLUSTERDOWN.
-_UNAVAILABLE = (
-    redis.ConnectionError,
-    redis.TimeoutError,
-    redis.exceptions.RedisClusterException,
-    redis.exceptions.ClusterDownError,
-)
 #: Retries of a change that keeps losing the race against other workers.
 _ATTEMPTS = 50
 
@@ -97,7 +91,7 @@ class RedisTaskStore(TaskStore):
             raw = self.client.get(self._key(task_id))
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
-        return None if raw is None else t.cast("dict[str, t.Any]", json.loads(raw))
+        return None if raw is None else t.cast("dict[str, t.Any]", loads(raw))
 
     def mutate(self, task_id: str, change: Mutator) -> dict[str, t.Any] | None:
         key = self._key(task_id)
@@ -110,7 +104,7 @@ class RedisTaskStore(TaskStore):
                         if raw is None:
                             pipe.unwatch()
                             return None
-                        record = t.cast("dict[str, t.Any]", json.loads(raw))
+                        record = t.cast("dict[str, t.Any]", loads(raw))
                         if not change(record):
                             pipe.unwatch()
                             return record
@@ -134,7 +128,7 @@ class RedisTaskStore(TaskStore):
             raws = self._get_many(ids) if ids else []
             records, done = [], []
             for task_id, raw in zip(ids, raws, strict=True):
-                record = None if raw is None else json.loads(raw)
+                record = None if raw is None else loads(raw)
                 if record is None or record["status"] in TERMINAL:
                     done.append(task_id)
                 else:
@@ -163,7 +157,7 @@ class RedisTaskStore(TaskStore):
             if raw is None:
                 gone.append(task_id)
             else:
-                records.append(json.loads(raw))
+                records.append(loads(raw))
         if gone:  # expired records: drop them from the index (the next page shifts by as many)
             with contextlib.suppress(*_UNAVAILABLE):
                 self.client.zrem(index, *gone)

@@ -4,7 +4,7 @@ A task record is one JSON object (see :mod:`flask_mcp.server.tasks` for its
 fields). Stores keep records until their time to live ends and change them
 with :meth:`TaskStore.mutate`, which applies a function to the current record
 atomically: under a lock in memory, with an optimistic ``WATCH``/``MULTI``
-transaction in Redis (:mod:`flask_mcp.backends._redis_tasks`). The task logic
+transaction in Redis (:mod:`flask_mcp.backends.redis.tasks`). The task logic
 therefore lives in one place and the stores only keep JSON.
 """
 
