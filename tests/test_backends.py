@@ -617,3 +617,46 @@ def test_cursor_saves_that_follow_each_other_share_a_script(redis_pair: t.Any) -
     calls.append(("cursor", a.keys.session("gone"), (GENERAL_STREAM, 1)))
     assert a.commands.run_many(calls) == [1, 1, 1, 1, 0]
     assert [b.get_cursor(sid, GENERAL_STREAM) for sid in sids] == [1, 1, 1, 0]
+
+
+# -- the per-client session quota, on by default (issue 33) ---------------------------------
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_one_client_cannot_take_every_session_by_default(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """With the default quota (1,000 sessions a client) one address is refused with 429 at its
+    1,001st session while another address, told apart by ProxyFix, still gets one."""
+    from werkzeug.middleware.proxy_fix import ProxyFix
+    from wire import make_app
+
+    from flask_mcp import MCP
+
+    config: dict[str, t.Any] = {}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=quota-{uuid.uuid4().hex[:8]}:"
+    app = make_app(MCP(name="quota", version="1"), **config)
+    assert app.config["MCP_MAX_SESSIONS_PER_CLIENT"] == 1000
+    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1)  # type: ignore[method-assign]
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream", "X-Forwarded-For": "10.0.0.1"}
+    for _ in range(1000):
+        assert client.post("/mcp", json=INIT, headers=headers).status_code == 200
+    refused = client.post("/mcp", json=INIT, headers=headers)
+    assert refused.status_code == 429
+    assert "MCP_MAX_SESSIONS_PER_CLIENT" in refused.get_json()["error"]["message"]
+    other = {**headers, "X-Forwarded-For": "10.0.0.2"}
+    assert client.post("/mcp", json=INIT, headers=other).status_code == 200

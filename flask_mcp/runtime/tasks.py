@@ -17,6 +17,8 @@ import typing as t
 import weakref
 
 from .. import signals
+from ..backends.task_store import TaskLimits
+from ..backends.task_store import TaskQuotaExceeded
 from ..errors import INTERNAL_ERROR
 from . import supervisor
 from .notify import deliver_general
@@ -42,8 +44,16 @@ def now_iso(ts: float | None = None) -> str:
 
 
 def store_of(state: AppState) -> TaskStore:
-    """Return the app's task store (the backend's)."""
-    return state.backend.task_store()
+    """Return the app's task store (the backend's), bounded by the app's configuration."""
+    store = state.backend.task_store()
+    settings = state.settings
+    store.limits = TaskLimits(
+        max_records=settings.task_max_per_client,
+        max_bytes=settings.task_max_bytes_per_client,
+        large_result=settings.task_large_result_size,
+        large_result_ttl=settings.task_large_result_ttl,
+    )
+    return store
 
 
 def owner_key(principal: str | None, session_id: str | None) -> str:
@@ -122,7 +132,11 @@ def settle(state: AppState, task_id: str, message: dict[str, t.Any] | None) -> N
             record is not None and record.get("flavour") == V2025 and bool(result.get("isError"))
         )
         status = "failed" if failed else "completed"  # 2025-11-25: isError fails the task
-        set_status(state, task_id, status, result=result)
+        try:
+            set_status(state, task_id, status, result=result)
+        except TaskQuotaExceeded as exc:  # the result would pass the caller's byte bound
+            error = {"code": exc.code, "message": exc.message, "data": exc.data}
+            set_status(state, task_id, "failed", error=error, statusMessage=exc.message)
 
 
 def check_lease(state: AppState, record: dict[str, t.Any]) -> dict[str, t.Any]:

@@ -27,6 +27,7 @@ pipelined. Scripts receive every key they touch in ``KEYS``.
 ``P{g}:reaping``   sorted set: sessions a reaper is judging (claims expire after a minute)
 ``P{g}:ws:WORKER`` set: ``"SID ST"`` of the request streams a worker owns (may hold ended ones)
 ``P{g}:tasks:live`` / ``P{g}:tasks:OWNER``  sorted sets of task ids
+``P{g}:taskbytes:OWNER``                   hash: the size of each of the owner's records
 ``P{g}:registry:NAME:GEN:ops``  list: the runtime registry changes of server ``NAME`` made
                    by the workers of master process ``GEN`` (see ``server.shared_registry``)
 
@@ -104,6 +105,10 @@ class Keys:
     def task(self, task_id: str) -> str:
         """A task record."""
         return self.tagged(task_id) + "task"
+
+    def task_sizes(self, owner: str) -> str:
+        """The hash of the sizes of an owner's task records, by task id (the byte bound)."""
+        return f"{self.shared}taskbytes:{owner}"
 
     def tasks(self, owner: str) -> str:
         """The sorted set of an owner's task ids (``live``: the tasks not known ended)."""
