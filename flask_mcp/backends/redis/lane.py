@@ -30,6 +30,7 @@ import typing as t
 import weakref
 
 import redis
+from redis.sentinel import SentinelConnectionPool
 
 try:
     from hiredis import pack_command as _hiredis_pack
@@ -199,6 +200,8 @@ def lane_for(client: t.Any, retry: int = 1) -> Lane | None:
         return None
     pool = client.connection_pool
     if not isinstance(pool, redis.ConnectionPool) or isinstance(pool, redis.BlockingConnectionPool):
+        return None
+    if isinstance(pool, SentinelConnectionPool):  # its connections follow a failover
         return None
     encoder = client.get_encoder()
     if getattr(pool, "cache", None) is not None or encoder.decode_responses:
