@@ -235,10 +235,12 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "MCP_MAX_SESSIONS_PER_CLIENT",
-        None,
+        1000,
         lambda v: None if v in (None, "", 0, "0") else positive_int(v),
         "Most live sessions of one client: its token's subject when authorization is on, "
-        "else its address (``REMOTE_ADDR``); ``initialize`` past it gets 429 (None: no quota).",
+        "else its address (``REMOTE_ADDR``, which ``ProxyFix`` sets from the proxy's "
+        "``X-Forwarded-For``); ``initialize`` past it gets 429 (None: no quota). On by "
+        "default, so that one client cannot take every session of ``MCP_MAX_SESSIONS``.",
     ),
     Key(
         "MCP_ALLOWED_HOSTS",
@@ -507,6 +509,36 @@ KEYS: tuple[Key, ...] = (
         "Milliseconds a 2026-07-28 task-augmented tools/call waits for its task to finish: "
         "one that does is answered with its result instead of a task (0: always a task).",
     ),
+    # -- bounds on what one caller keeps (issue 33; docs/reliability.md) --------------------
+    Key(
+        "MCP_TASK_MAX_PER_CLIENT",
+        1000,
+        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        "Task records one caller keeps at once, running or finished (a caller: its principal, "
+        "and its session in the handshake era; without authorization every 2026-07-28 caller "
+        "is one); a task-augmented tools/call past it gets a JSON-RPC error (None: no bound).",
+    ),
+    Key(
+        "MCP_TASK_MAX_BYTES_PER_CLIENT",
+        256 * 1024 * 1024,
+        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        "Bytes of task records (arguments and results, as JSON) one caller keeps at once; a "
+        "task past it is refused, or fails with an error instead of its result (None: no bound).",
+    ),
+    Key(
+        "MCP_TASK_LARGE_RESULT_SIZE",
+        1024 * 1024,
+        positive_int,
+        "Bytes above which a finished task's record is kept only MCP_TASK_LARGE_RESULT_TTL "
+        "seconds, not MCP_TASK_TTL.",
+    ),
+    Key(
+        "MCP_TASK_LARGE_RESULT_TTL",
+        300.0,
+        seconds,
+        "Seconds a finished task with a result above MCP_TASK_LARGE_RESULT_SIZE is kept for "
+        "its client to fetch it.",
+    ),
 )
 
 KEY_NAMES = tuple(key.name for key in KEYS)
@@ -569,6 +601,10 @@ class Settings:
     task_max_running: int
     task_lease: float
     task_immediate_ms: int
+    task_max_per_client: int | None
+    task_max_bytes_per_client: int | None
+    task_large_result_size: int
+    task_large_result_ttl: float
 
 
 def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:

@@ -20,6 +20,7 @@ from . import backends
 from . import protocol
 from .auth import build_authenticator
 from .auth.authenticator import unenforced_scopes
+from .backends.base import SHARED_LOG
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
@@ -216,9 +217,16 @@ class MCP(SharedDeclarations):
         self._states[app] = state
         endpoint = make_blueprint(self.dispatcher, state, self.roots_changed_hooks)
         app.register_blueprint(endpoint)
-        if getattr(state.backend, "multiprocess", False) and hasattr(state.backend, "client"):
+        if SHARED_LOG in state.backend.capabilities:
             sync = self._syncs[app] = RegistrySync(self, state, self.name)
             app.before_request_funcs.setdefault(endpoint.name, []).append(lambda: catch_up(sync))
+        elif state.backend.multiprocess:
+            logger.warning(
+                "The backend %s is shared by several processes but offers no shared log "
+                "(SHARED_LOG): tools, resources and prompts changed while serving stay in the "
+                "worker that changed them.",
+                type(state.backend).__name__,
+            )
         register_health_routes(app, state)
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)

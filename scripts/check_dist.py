@@ -39,6 +39,9 @@ SDIST_NEEDS = [
     "flask_mcp/__init__.py",
     "flask_mcp/py.typed",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    "flask_mcp/backends/redis/lua/library.lua",
+    "flask_mcp/backends/redis/lua/session/emit.lua",
+    "flask_mcp/backends/redis/lua/shared/beat.lua",
 ]
 SDIST_REFUSES = ("node_modules/", "docs/_build/", "__pycache__/", ".venv/")
 WHEEL_NEEDS = [
@@ -46,6 +49,11 @@ WHEEL_NEEDS = [
     "flask_mcp/py.typed",
     "flask_mcp/server/dispatcher.py",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    # the Redis backend's Lua scripts, read as package data
+    "flask_mcp/backends/redis/lua/library.lua",
+    "flask_mcp/backends/redis/lua/session.lua",
+    "flask_mcp/backends/redis/lua/session/emit.lua",
+    "flask_mcp/backends/redis/lua/shared/beat.lua",
 ]
 WHEEL_REFUSES = ("tests/", "docs/", "examples/", "benchmarks/")
 

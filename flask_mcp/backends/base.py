@@ -15,8 +15,8 @@ import dataclasses
 import time
 import typing as t
 
-from ._tasks import MemoryTaskStore
-from ._tasks import TaskStore
+from .task_store import MemoryTaskStore
+from .task_store import TaskStore
 
 
 class SessionQuotaExceeded(Exception):
@@ -90,6 +90,10 @@ class ReadResult:
 class Subscription(t.Protocol):
     """A subscriber's view of a pub/sub channel."""
 
+    @property
+    def generation(self) -> int:
+        """A number that changes when messages may have been lost (a new connection)."""
+
     def get(self, timeout: float) -> dict[str, t.Any] | None:
         """Return the next message, waiting up to ``timeout`` seconds; ``None`` if none came."""
 
@@ -97,11 +101,35 @@ class Subscription(t.Protocol):
         """Stop receiving messages."""
 
 
+#: A backend capability: :meth:`Backend.shared_log` gives a log every process sharing the
+#: backend reads, which carries the registry changes made while serving to every worker
+#: (:mod:`flask_mcp.server.shared_registry`).
+SHARED_LOG = "shared_log"
+
+
+class SharedLog(t.Protocol):
+    """An append-only log of text that every process sharing a backend reads."""
+
+    def append(self, item: str) -> int:
+        """Append ``item``; return its position, counted from 1."""
+
+    def read(self, start: int) -> list[str]:
+        """Return the items from position ``start`` (counted from 0) to the end."""
+
+
 class Backend(abc.ABC):
     """Shared state of an MCP server, for one process or many."""
 
     #: True when several processes may share this backend.
     multiprocess: bool = False
+    #: What this backend offers beyond the abstract methods, declared (see :data:`SHARED_LOG`).
+    #: A backend with :attr:`multiprocess` and without :data:`SHARED_LOG` keeps the registry
+    #: changes made while serving in the worker that made them (``init_app`` warns).
+    capabilities: frozenset[str] = frozenset()
+    #: The errors a raw command raises while the backend's store is unreachable.
+    unavailable_errors: tuple[type[BaseException], ...] = ()
+    #: The process-local callback that cancels a running request (see :meth:`attach_app`).
+    cancel_callback: t.Callable[[str, t.Any], None] | None = None
 
     def attach_app(self, cancel: t.Callable[[str, t.Any], None]) -> None:
         """Register the process-local callback that cancels a running request.
@@ -109,7 +137,19 @@ class Backend(abc.ABC):
         ``cancel(session_id, request_id)`` is called in the process that runs
         the request, whichever process received the cancellation.
         """
-        self._cancel_callback = cancel
+        self.cancel_callback = cancel
+
+    def shared_log(self, name: str) -> SharedLog:
+        """Return the log ``name`` that every process sharing this backend reads.
+
+        Offered when :data:`SHARED_LOG` is in :attr:`capabilities`.
+
+        :raises NotImplementedError: this backend does not offer it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} offers no shared log: add SHARED_LOG to its capabilities "
+            "and implement shared_log(), or run one worker process."
+        )
 
     # -- sessions -----------------------------------------------------------
 
@@ -311,10 +351,12 @@ __all__ = [
     "END",
     "GENERAL_STREAM",
     "MESSAGE",
+    "SHARED_LOG",
     "Backend",
     "Event",
     "ReadResult",
     "SessionQuotaExceeded",
     "SessionRecord",
+    "SharedLog",
     "Subscription",
 ]

@@ -30,14 +30,15 @@ import typing as t
 import weakref
 
 import redis
+from redis.sentinel import SentinelConnectionPool
 
 try:
     from hiredis import pack_command as _hiredis_pack
 except ImportError:  # pragma: no cover - hiredis comes with the redis extra
     _hiredis_pack = None  # type: ignore[assignment]
 
-from ._redis_pool import IDLE_TIMEOUT
-from ._redis_pool import idle_since
+from .connections import IDLE_TIMEOUT
+from .connections import idle_since
 
 #: Seconds a lane keeps a connection unused before the pool takes it back (the pool keeps
 #: a few warm, so a worker at rest holds no more than without a lane).
@@ -199,6 +200,8 @@ def lane_for(client: t.Any, retry: int = 1) -> Lane | None:
         return None
     pool = client.connection_pool
     if not isinstance(pool, redis.ConnectionPool) or isinstance(pool, redis.BlockingConnectionPool):
+        return None
+    if isinstance(pool, SentinelConnectionPool):  # its connections follow a failover
         return None
     encoder = client.get_encoder()
     if getattr(pool, "cache", None) is not None or encoder.decode_responses:

@@ -50,15 +50,15 @@ def spread(replies: list[t.Any], where: list[tuple[int, int | None]]) -> list[t.
 
 
 class Runner(t.Protocol):
-    """What a :class:`Batch` uses of the backend."""
+    """What a :class:`Batch` uses of :class:`~.commands.RedisCommands`."""
 
     client: t.Any
 
-    def _head(self) -> tuple[t.Any, ...]: ...
+    def head(self) -> tuple[t.Any, ...]: ...
 
-    def _run(self, name: str, keys: list[str], *args: t.Any) -> t.Any: ...
+    def run(self, name: str, keys: list[str], *args: t.Any) -> t.Any: ...
 
-    def _sha(self, name: str) -> str: ...
+    def sha(self, name: str) -> str: ...
 
 
 class Batch:
@@ -71,8 +71,8 @@ class Batch:
     again after the pipeline, is followed by the keyless commands again.
     """
 
-    def __init__(self, backend: Runner) -> None:
-        self.backend = backend
+    def __init__(self, commands: Runner) -> None:
+        self.commands = commands
         self.items: list[tuple[str | None, list[str], tuple[t.Any, ...]]] = []
 
     def script(self, name: str, keys: list[str], *args: t.Any) -> int:
@@ -88,7 +88,7 @@ class Batch:
         other go :data:`GROUP` to the script ``grouped + "_all"``, which gets their keys and
         their arguments one call after the other."""
         where: list[tuple[int, int | None]] = []
-        one_redis = not isinstance(self.backend.client, redis.cluster.RedisCluster)
+        one_redis = not isinstance(self.commands.client, redis.cluster.RedisCluster)
 
         def joins(first: int, other: int) -> bool:
             return one_redis and calls[first][0] == grouped and calls[other][0] == grouped
@@ -121,7 +121,7 @@ class Batch:
         if not items:
             return []
         last = [i for i, item in enumerate(items) if _keyless(item)]
-        if last and isinstance(self.backend.client, redis.cluster.RedisCluster):
+        if last and isinstance(self.commands.client, redis.cluster.RedisCluster):
             first = [i for i in range(len(items)) if not _keyless(items[i])]
             replies: list[t.Any] = [None] * len(items)
             for i, reply in zip(first, self._send([items[i] for i in first]), strict=True):
@@ -142,20 +142,20 @@ class Batch:
         """Send ``items`` in one pipeline; a forgotten script's reply comes as a :class:`_Rerun`."""
         if not items:
             return []
-        head = self.backend._head()
-        pipe = self.backend.client.pipeline(transaction=False)
+        head = self.commands.head()
+        pipe = self.commands.client.pipeline(transaction=False)
         for name, keys, args in items:
             if name is None:
                 pipe.execute_command(*args)
             else:
                 pipe.execute_command(
-                    "EVALSHA", self.backend._sha(name), len(keys), *keys, *head, *args
+                    "EVALSHA", self.commands.sha(name), len(keys), *keys, *head, *args
                 )
         replies = list(pipe.execute(raise_on_error=False))
         for i, reply in enumerate(replies):
             if isinstance(reply, redis.exceptions.NoScriptError):
                 name, keys, args = items[i]
-                replies[i] = _Rerun(self.backend._run(t.cast(str, name), keys, *args))
+                replies[i] = _Rerun(self.commands.run(t.cast(str, name), keys, *args))
             elif isinstance(reply, Exception):
                 raise reply
         return replies
@@ -194,7 +194,7 @@ class Ledger:
         self.credits: dict[str, collections.deque[float]] = {}
         self.claimed: dict[str, int] = {}
         self.owed: dict[str, int] = {}
-        #: Sessions served without a lookup (:mod:`~._redis_hot`): their traffic is owed.
+        #: Sessions served without a lookup (:mod:`~.hot`): their traffic is owed.
         self.seen: set[str] = set()
 
     def served(self, sid: str) -> None:

@@ -1,16 +1,28 @@
-"""How values cross between the Redis backend and Redis: JSON text, session records, errors."""
+"""How values cross between the Redis backend and Redis: JSON text, session records, errors.
+
+JSON is written and read by :mod:`flask_mcp.json_codec`, as on the wire (orjson
+when installed).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import typing as t
 
-from ..errors import BackendUnavailable
-from ._redis_listener import UNAVAILABLE
-from ._redis_listener import loads
-from ._redis_listener import text
-from .base import SessionRecord
+import redis
+
+from ...errors import BackendUnavailable
+from ...json_codec import dumps
+from ...json_codec import loads_stored as loads
+from ..base import SessionRecord
+
+#: What a command raises while Redis is unreachable.
+UNAVAILABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.RedisClusterException,  # no node of a cluster answers
+    redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
+)
 
 #: The stored fields of a session's hash, by name as Redis returns it (bytes or text).
 FIELDS = {
@@ -21,16 +33,16 @@ FIELDS = {
 }
 
 
-def dumps(value: t.Any) -> str:
-    """Encode ``value`` as compact JSON text, as every script and record stores it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def text(value: t.Any) -> str:
+    """Return a Redis reply as text, whether the client decodes responses or not."""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def decode_record(session_id: str, raw: t.Any, surplus: int) -> SessionRecord | None:
     """Decode a session's hash: a dict, or the flat field-value list a script returns.
 
     :param surplus: by how much Redis's count of running requests exceeds this
-        process's (see :meth:`~._redis_batch.Ledger.surplus`).
+        process's (see :meth:`~.batch.Ledger.surplus`).
     :return: ``None`` when the hash is empty (the session does not exist).
     """
     if not raw:
@@ -72,4 +84,4 @@ class Unreachable:
             raise BackendUnavailable(f"Redis at {self.where()} is unreachable: {exc}") from exc
 
 
-__all__ = ["FIELDS", "Unreachable", "decode_record", "dumps"]
+__all__ = ["FIELDS", "UNAVAILABLE", "Unreachable", "decode_record", "dumps", "loads", "text"]

@@ -5,9 +5,9 @@ BLOCK``, so 10,000 open SSE streams were 10,000 Redis clients. Here the
 readers of a process wait on local events instead. Every script that changes
 a stream for its reader (an append, another reader attaching, the stream or
 its session going away) publishes the stream's event log key on the channel
-``P wake`` (see :mod:`~flask_mcp.backends._redis_scripts`); the process's
-listener (:mod:`~flask_mcp.backends._redis_listener`), already subscribed for
-cancellations, hands each message to :meth:`StreamReader.wake`, which wakes
+``P wake`` (see :mod:`~flask_mcp.backends.redis.scripts`); the process's
+listener (:mod:`~flask_mcp.backends.redis.listener`), already subscribed for
+cancellations, hands each message to :meth:`RedisStreamReader.wake`, which wakes
 only the readers of that stream in this process. A woken reader asks Redis
 once, without blocking, what changed (the backend's ``check`` script). The
 questions of many readers travel together: :class:`Batches` sends what is
@@ -22,7 +22,7 @@ since its last answer, it is that reader, and it had delivered the event
 before) takes it from the message and asks nothing; any other asks Redis.
 
 Nothing is lost when the pub/sub connection breaks (a Redis restart): when the
-listener subscribes again it calls :meth:`StreamReader.wake_all`, and every
+listener subscribes again it calls :meth:`RedisStreamReader.wake_all`, and every
 reader of the process asks Redis again from its last sequence number; while it
 is down, readers ask every :data:`POLL` seconds. A Redis unreachable for
 :data:`OUTAGE_GRACE` seconds ends the streams (their clients resume them). An idle reader asks Redis
@@ -37,19 +37,19 @@ vanished).
 from __future__ import annotations
 
 import collections
-import json
 import logging
 import threading
 import time
 import typing as t
 
-from ..errors import BackendUnavailable
-from ._wakeup import Wakeup
-from ._wakeup import gevent_patched
-from ._wakeup import new_wakeup
-from ._wakeup import run_soon
-from .base import Event
-from .base import ReadResult
+from ...errors import BackendUnavailable
+from ...wakeup import Wakeup
+from ...wakeup import gevent_patched
+from ...wakeup import new_wakeup
+from ...wakeup import run_soon
+from ..base import Event
+from ..base import ReadResult
+from .codec import loads
 
 logger = logging.getLogger("flask_mcp")
 
@@ -221,7 +221,7 @@ class _Carried:
     def event(self, seq: int) -> Event:
         """Return the event as the stream's ``seq``-th (the streams share its message)."""
         if self._message is _UNSET:
-            self._message = json.loads(self.body) if self.body else None
+            self._message = loads(self.body) if self.body else None
         return Event(seq, self.kind, self._message)
 
 
@@ -248,7 +248,7 @@ class _Stream:
         self.used = time.monotonic()
 
 
-class StreamReader:
+class RedisStreamReader:
     """Wakes the stream readers of this process when Redis says their stream changed.
 
     :param run_many: runs the backend's scripts in one round trip (see :data:`RunMany`).
@@ -474,7 +474,7 @@ def parse_check(reply: t.Any) -> ReadResult | None:
             Event(
                 int(_text(reply[i]).rpartition("-")[2]),
                 _text(reply[i + 1]),
-                json.loads(reply[i + 2]) if reply[i + 2] else None,
+                loads(reply[i + 2]) if reply[i + 2] else None,
             )
             for i in range(1, len(reply), 3)
         ]
@@ -491,7 +491,7 @@ __all__ = [
     "POLL",
     "REFRESH",
     "Batches",
-    "StreamReader",
+    "RedisStreamReader",
     "inline_wake",
     "parse_check",
 ]

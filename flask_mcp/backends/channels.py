@@ -9,12 +9,17 @@ import typing as t
 
 
 class QueueSubscription:
-    """A subscriber in this process; :class:`LocalChannels` fills its queue."""
+    """A subscriber in this process; :class:`ProcessChannels` fills its queue."""
 
-    def __init__(self, channels: LocalChannels, channel: str) -> None:
+    def __init__(self, channels: ProcessChannels, channel: str) -> None:
         self.channels = channels
         self.channel = channel
         self.queue: queue.Queue[dict[str, t.Any]] = queue.Queue(maxsize=10_000)
+
+    @property
+    def generation(self) -> int:
+        """Bumped each time the subscription was made anew (messages may have been lost)."""
+        return self.channels.generation
 
     def get(self, timeout: float) -> dict[str, t.Any] | None:
         """Return the next message, waiting up to ``timeout`` seconds; ``None`` if none came."""
@@ -28,7 +33,7 @@ class QueueSubscription:
         self.channels.remove(self)
 
 
-class LocalChannels:
+class ProcessChannels:
     """The subscribers of each channel in this process.
 
     A subscriber that falls 10,000 messages behind loses the newest ones rather
@@ -38,6 +43,13 @@ class LocalChannels:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.subscribers: dict[str, set[QueueSubscription]] = {}
+        #: Bumped by :meth:`resubscribed`.
+        self.generation = 0
+
+    def resubscribed(self) -> None:
+        """Note that the subscription under every subscriber was made anew: the messages
+        published while it was down are lost."""
+        self.generation += 1
 
     def add(self, channel: str) -> QueueSubscription:
         """Register and return a new subscriber of ``channel``."""

@@ -10,7 +10,7 @@ instead, with no round trip, for as long as it can tell that nothing changed:
   forgets the entry (:meth:`HotSessions.forget_key`). A change made here is
   forgotten at once, too.
 - An entry serves only while the listener waits for its next message with
-  nothing unread on its connection (:meth:`~._redis_listener.Listener.quiet`).
+  nothing unread on its connection (:meth:`~.listener.Listener.quiet`).
   Redis publishes a change before it answers the command that made it, so a
   change announced before a request reached this worker has been read, or is
   seen waiting and the request takes the round trip. This needs the listener
@@ -22,7 +22,7 @@ instead, with no round trip, for as long as it can tell that nothing changed:
   lifetime; the listener's writes of the traffic confirm it.
 - The traffic an entry serves, the session's ``last_seen`` and the request's
   busy count, is written by the listener within a second, with the counts the
-  :class:`~._redis_batch.Ledger` already defers.
+  :class:`~.batch.Ledger` already defers.
 
 So a session ended or changed by another worker stops being served here as
 soon as the change reaches this worker's listener, as it would by the round
@@ -35,8 +35,8 @@ from __future__ import annotations
 import time
 import typing as t
 
-from ._wakeup import gevent_patched as cooperative
-from .base import SessionRecord
+from ...wakeup import gevent_patched as cooperative
+from ..base import SessionRecord
 
 #: Seconds an entry serves after Redis last confirmed its session.
 MAX_AGE = 30.0

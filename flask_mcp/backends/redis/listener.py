@@ -4,10 +4,10 @@ Each process sharing the Redis runs one listener thread (a greenlet under
 gevent) on one pub/sub connection. It receives ``notifications/cancelled``
 from every worker and hands them to the process's cancel callback, fans the
 messages of :meth:`RedisBackend.publish` out to this process's subscribers,
-wakes this process's stream readers (:mod:`~flask_mcp.backends._redis_reader`;
+wakes this process's stream readers (:mod:`~flask_mcp.backends.redis.reader`;
 all of them after a reconnection, since wake-ups may have been lost meanwhile),
 makes this process forget the session records another changed
-(:mod:`~flask_mcp.backends._redis_hot`; all of them after a reconnection),
+(:mod:`~flask_mcp.backends.redis.hot`; all of them after a reconnection),
 beats: it marks the process alive and ends the running streams of
 processes that stopped beating, and writes the busy counts the backend's
 ledger owes, within a second.
@@ -16,7 +16,6 @@ ledger owes, within a second.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import select
 import sys
@@ -24,48 +23,21 @@ import threading
 import time
 import typing as t
 
-import redis
-
-from ..errors import BackendUnavailable
-from ._channels import LocalChannels
-from ._channels import QueueSubscription
-from ._redis_reader import StreamReader
+from ...errors import BackendUnavailable
+from ..channels import ProcessChannels
+from ..channels import QueueSubscription
+from .codec import UNAVAILABLE
+from .codec import loads
+from .codec import text
+from .reader import RedisStreamReader
 
 if t.TYPE_CHECKING:
-    from ._redis_hot import HotSessions
+    from .hot import HotSessions
 
 logger = logging.getLogger("flask_mcp")
-UNAVAILABLE = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    redis.exceptions.RedisClusterException,  # no node of a cluster answers
-    redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
-)
 
 
-try:
-    from orjson import JSONDecodeError as _OrjsonError
-    from orjson import loads as _orjson_loads
-except ImportError:  # the optional extra: pip install flask-mcp[orjson]
-    _orjson_loads = None  # type: ignore[assignment]
-
-
-def loads(value: t.Any) -> t.Any:
-    """Decode a JSON value read from Redis (with orjson when installed: 4x faster)."""
-    if _orjson_loads is not None:
-        try:
-            return _orjson_loads(value)
-        except _OrjsonError:  # integers beyond 64 bits: the stdlib reads them
-            pass
-    return json.loads(value)
-
-
-def text(value: t.Any) -> str:
-    """Return a Redis reply as text, whether the client decodes responses or not."""
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-class Host(t.Protocol):
+class ListenedBackend(t.Protocol):
     """What the listener uses of its :class:`~flask_mcp.backends.redis.RedisBackend`.
 
     A protocol, so that this module does not import the backend that imports it.
@@ -75,6 +47,7 @@ class Host(t.Protocol):
     prefix: str
     heartbeat: float
     worker_timeout: float
+    cancel_callback: t.Callable[[str, t.Any], None] | None
 
     @property
     def worker(self) -> str: ...
@@ -112,7 +85,10 @@ class Listener:
     """Starts, after any fork, and keeps running this process's listener thread."""
 
     def __init__(
-        self, backend: Host, reader: StreamReader | None = None, hot: HotSessions | None = None
+        self,
+        backend: ListenedBackend,
+        reader: RedisStreamReader | None = None,
+        hot: HotSessions | None = None,
     ) -> None:
         self.backend = backend
         #: The stream reader woken by the ``P wake`` messages.
@@ -124,7 +100,7 @@ class Listener:
         #: Whether the thread handled everything it read from its connection.
         self._caught_up = False
         self.lock = threading.Lock()
-        self.channels = LocalChannels()
+        self.channels = ProcessChannels()
         self._of = ""
         self._ready = threading.Event()
         self._failed = threading.Event()
@@ -164,7 +140,7 @@ class Listener:
         True while the listener handled every message it read (it waits for the
         next, or writes the ledger) and nothing is unread on its connection.
         Meaningful under gevent only, where the caller and the listener take turns
-        (see :mod:`~flask_mcp.backends._redis_hot`).
+        (see :mod:`~flask_mcp.backends.redis.hot`).
         """
         watched = self._watched
         if not self._caught_up or watched is None:
@@ -229,6 +205,7 @@ class Listener:
                                 backoff = 0.1
                                 if self.reader is not None:
                                     self.reader.wake_all()  # what changed while unsubscribed
+                                self.channels.resubscribed()  # (messages were lost meanwhile)
                         elif kind == "message":
                             self._on_message(text(message["channel"]), message["data"])
                         elif kind == "pmessage":
@@ -287,15 +264,15 @@ class Listener:
             self._on_cancel(data)
 
     def _on_cancel(self, data: t.Any) -> None:
-        callback = getattr(self.backend, "_cancel_callback", None)
+        callback = self.backend.cancel_callback
         if callback is None:
             return
         try:
-            session_id, request_id = json.loads(data)
+            session_id, request_id = loads(data)
             callback(session_id, request_id)
         except Exception:
             logger.exception("Cancelling a request from another worker failed.")
 
     def _on_publish(self, channel: str, data: t.Any) -> None:
         if self.channels.has(channel):
-            self.channels.deliver(channel, json.loads(data))
+            self.channels.deliver(channel, loads(data))

@@ -7,7 +7,7 @@ to Redis all the same (a client that loses the connection resumes with
 from memory instead of asking Redis back. So the stream costs its writes and
 nothing else:
 
-- :meth:`LocalStreams.open` notes the stream; nothing goes to Redis yet. It
+- :meth:`OwnStreams.open` notes the stream; nothing goes to Redis yet. It
   opens there with its first write, in the same script that attaches this
   process's reader and appends the event (the ``emit`` script), pipelined with
   the entry of the owned-streams set the sweep reads should this process die.
@@ -17,7 +17,7 @@ nothing else:
   it is given (this process hands them over itself); it says whether that
   reader still holds the stream. Redis is asked only when a ``P wake`` message
   names the stream (another reader attached, its session ended), while the
-  pub/sub connection is down, and every :data:`~._redis_reader.REFRESH` seconds.
+  pub/sub connection is down, and every :data:`~.reader.REFRESH` seconds.
 - The detach and drop that follow the delivered end wait: they ride on the
   session's next lookup, or the listener writes them within a second, many
   together, with the busy counts of the ledger (see ``Housekeeping.flush``).
@@ -35,16 +35,20 @@ import threading
 import time
 import typing as t
 
-from ..errors import BackendUnavailable
-from ._redis_batch import Batch
-from ._redis_codec import dumps as _dumps
-from ._redis_reader import POLL
-from ._redis_reader import REFRESH
-from ._redis_reader import StreamReader
-from ._redis_reader import parse_check
-from .base import END
-from .base import Event
-from .base import ReadResult
+from ...errors import BackendUnavailable
+from ..base import END
+from ..base import Event
+from ..base import ReadResult
+from .batch import Batch
+from .codec import dumps as _dumps
+from .commands import RedisCommands
+from .reader import POLL
+from .reader import REFRESH
+from .reader import RedisStreamReader
+from .reader import parse_check
+
+if t.TYPE_CHECKING:
+    from .streams import StreamLogs
 
 #: Seconds after which a stream that nobody reads or writes any more is forgotten here.
 FORGET_AFTER = 120.0
@@ -52,28 +56,11 @@ FORGET_AFTER = 120.0
 DETACH, DROP = "detach", "drop"
 
 
-class Host(t.Protocol):
-    """What :class:`LocalStreams` uses of the backend."""
-
-    @property
-    def worker(self) -> str: ...
-
-    def _batch(self) -> Batch: ...
-
-    def _send(self, batch: Batch) -> list[t.Any]: ...
-
-    def _stream(self, sid: str, st: str) -> list[str]: ...
-
-    def _owned(self) -> str: ...
-
-    def _appended(self, session_id: str, reply: t.Any) -> int: ...
-
-
 def _text(value: t.Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class Local:
+class OwnStream:
     """One request stream this process writes, and the events its reader has not taken."""
 
     __slots__ = (
@@ -121,27 +108,30 @@ class Local:
         self.used = time.monotonic()
 
 
-class LocalStreams:
+class OwnStreams:
     """The request streams of this process that its own readers read.
 
-    :param host: the backend.
+    :param commands: the backend's commands.
+    :param logs: the backend's stream logs, which settle what a write disowned or evicts.
     :param check: runs the backend's ``check`` script (batched with other readers').
     :param live: tells whether the pub/sub subscription is up (wake-ups arrive).
     """
 
     def __init__(
         self,
-        host: Host,
+        commands: RedisCommands,
+        logs: StreamLogs,
         check: t.Callable[..., t.Any],
         live: t.Callable[[], bool],
     ) -> None:
-        self.host = host
+        self.commands = commands
+        self.logs = logs
         self.check = check
         self.live = live
         self.lock = threading.Lock()
-        self.streams: dict[tuple[str, str], Local] = {}
+        self.streams: dict[tuple[str, str], OwnStream] = {}
         #: By the stream's event log key (what ``P wake`` messages name).
-        self.by_key: dict[str, Local] = {}
+        self.by_key: dict[str, OwnStream] = {}
         #: Per session: the detaches and drops to write, ``(script, stream, token)``.
         self.later: dict[str, dict[str, tuple[str, str]]] = {}
         self._tokens = itertools.count(-1, -1)
@@ -151,17 +141,17 @@ class LocalStreams:
 
     def open(self, sid: str, st: str, request_id: str) -> None:
         """Note a request stream this process writes; Redis hears of it with its first write."""
-        entry = Local(sid, st, request_id, self.host._stream(sid, st))
+        entry = OwnStream(sid, st, request_id, self.commands.stream_keys(sid, st))
         with self.lock:
             self.streams[(sid, st)] = entry
             self.by_key[entry.keys[-2]] = entry
 
-    def get(self, sid: str, st: str) -> Local | None:
+    def get(self, sid: str, st: str) -> OwnStream | None:
         """The stream ``st`` of ``sid`` if this process writes it."""
         return self.streams.get((sid, st))
 
     def write(
-        self, entry: Local, events: t.Sequence[tuple[str, dict[str, t.Any] | None]]
+        self, entry: OwnStream, events: t.Sequence[tuple[str, dict[str, t.Any] | None]]
     ) -> list[int]:
         """Append ``(kind, message)`` events (opening the stream first if new); return their
         sequence numbers. This process's reader gets them without asking Redis."""
@@ -170,19 +160,19 @@ class LocalStreams:
 
     def _emit(
         self,
-        entry: Local,
+        entry: OwnStream,
         events: t.Sequence[tuple[str, dict[str, t.Any] | None]],
         attach: bool,
     ) -> list[int]:
-        host, opening = self.host, not entry.opened
+        commands, opening = self.commands, not entry.opened
         args: list[t.Any] = [entry.st, entry.rid, "1" if attach else "0", entry.token]
         for kind, message in events:
             args += [kind, "" if message is None else _dumps(message)]
-        batch = host._batch()
+        batch = commands.batch()
         index = batch.script("emit", entry.keys, *args)
         if opening:  # for the sweep, should this process die
-            batch.command("SADD", host._owned(), f"{entry.sid} {entry.st}")
-        reply = host._send(batch)[index]
+            batch.command("SADD", commands.owned(), f"{entry.sid} {entry.st}")
+        reply = commands.send(batch)[index]
         entry.opened = True
         entry.used = time.monotonic()
         if not reply:  # the session is gone
@@ -192,7 +182,8 @@ class LocalStreams:
             return [0] * len(events)
         count = int(reply[3])
         seqs = [int(s) for s in reply[4 : 4 + count]]
-        host._appended(entry.sid, [seqs[-1] if seqs else 0, reply[2], *reply[4 + count :]])
+        # {token, held, victim, count, seq..., owner, stream...}
+        self.logs.settle(entry.sid, seqs[-1] if seqs else 0, _text(reply[2]), reply[4 + count :])
         with entry.cond:
             if attach:
                 entry.token, entry.asked = _text(reply[0]), time.monotonic()
@@ -213,7 +204,7 @@ class LocalStreams:
         writes, one write per stream; return the sequence numbers (0 for the others) and
         the indexes of the others."""
         seqs = [0] * len(items)
-        mine: dict[Local, list[int]] = {}
+        mine: dict[OwnStream, list[int]] = {}
         rest: list[int] = []
         for i, (sid, st, _, _) in enumerate(items):
             entry = self.streams.get((sid, st))
@@ -243,14 +234,14 @@ class LocalStreams:
             entry.used = time.monotonic()
             return entry.local_token
 
-    def reads(self, sid: str, st: str, token: int) -> Local | None:
+    def reads(self, sid: str, st: str, token: int) -> OwnStream | None:
         """The stream if ``token`` is its local reader's."""
         entry = self.streams.get((sid, st))
         if entry is None or token >= 0 or entry.local_token != token:
             return None
         return entry
 
-    def read(self, entry: Local, after: int, timeout: float) -> ReadResult:
+    def read(self, entry: OwnStream, after: int, timeout: float) -> ReadResult:
         """Return the events after ``after``, waiting up to ``timeout`` seconds.
 
         :raises BackendUnavailable: opening the stream, or attaching the reader, failed.
@@ -299,7 +290,7 @@ class LocalStreams:
                     self._emit(entry, (), attach=True)
         return ReadResult([])
 
-    def _ask(self, entry: Local, after: int) -> ReadResult | None:
+    def _ask(self, entry: OwnStream, after: int) -> ReadResult | None:
         """Ask Redis what changed; ``None``: nothing, or it did not answer (ask again soon)."""
         try:
             return parse_check(self.check("check", entry.keys, entry.st, after, entry.token))
@@ -383,7 +374,7 @@ class LocalStreams:
         for sid, ops in later.items():
             for st, (script, token) in ops.items():
                 args = (st, token) if script == DETACH else (st,)
-                batch.script(script, self.host._stream(sid, st), *args)
+                batch.script(script, self.commands.stream_keys(sid, st), *args)
 
     def give_back(self, later: dict[str, dict[str, tuple[str, str]]]) -> None:
         """Keep what could not be written, for the next try."""
@@ -401,7 +392,7 @@ class LocalStreams:
         for sid, ops in later.items():
             for script, _ in ops.values():
                 if script == DROP:  # {0, '', owner, stream...}: note the disowned
-                    self.host._appended(sid, replies[i])
+                    self.logs.disown(sid, replies[i][2:])
                 i += 1
 
     def sweep(self, now: float | None = None) -> int:
@@ -419,20 +410,21 @@ class LocalStreams:
         return len(old)
 
 
-class Reader(StreamReader):
-    """The stream reader, whose wake-ups also reach the :class:`LocalStreams`."""
+class ProcessStreamReader(RedisStreamReader):
+    """The stream reader of this process: the streams in Redis, whose wake-ups also reach
+    the streams this process writes and reads itself (:class:`OwnStreams`)."""
 
-    local: LocalStreams | None = None
+    local: OwnStreams | None = None
 
-    def wake(self, data: bytes | str) -> None:  # noqa: D102 (see StreamReader.wake)
+    def wake(self, data: bytes | str) -> None:  # noqa: D102 (see RedisStreamReader.wake)
         super().wake(data)
         if self.local is not None:
             self.local.wake(data)
 
-    def wake_all(self) -> None:  # noqa: D102 (see StreamReader.wake_all)
+    def wake_all(self) -> None:  # noqa: D102 (see RedisStreamReader.wake_all)
         super().wake_all()
         if self.local is not None:
             self.local.wake_all()
 
 
-__all__ = ["FORGET_AFTER", "Local", "LocalStreams", "Reader"]
+__all__ = ["FORGET_AFTER", "OwnStream", "OwnStreams", "ProcessStreamReader"]

@@ -27,6 +27,7 @@ pipelined. Scripts receive every key they touch in ``KEYS``.
 ``P{g}:reaping``   sorted set: sessions a reaper is judging (claims expire after a minute)
 ``P{g}:ws:WORKER`` set: ``"SID ST"`` of the request streams a worker owns (may hold ended ones)
 ``P{g}:tasks:live`` / ``P{g}:tasks:OWNER``  sorted sets of task ids
+``P{g}:taskbytes:OWNER``                   hash: the size of each of the owner's records
 ``P{g}:registry:NAME:GEN:ops``  list: the runtime registry changes of server ``NAME`` made
                    by the workers of master process ``GEN`` (see ``server.shared_registry``)
 
@@ -93,13 +94,21 @@ class Keys:
         """The sorted set of one client's sessions."""
         return f"{self.shared}own:{owner}"
 
+    def log(self, name: str) -> str:
+        """The shared log ``name`` (see :meth:`~flask_mcp.backends.base.Backend.shared_log`)."""
+        return f"{self.shared}{name}:ops"
+
     def registry(self, server_name: str, generation: int) -> str:
         """The log of runtime registry changes of one server and master process."""
-        return f"{self.shared}registry:{server_name}:{generation}:ops"
+        return self.log(f"registry:{server_name}:{generation}")
 
     def task(self, task_id: str) -> str:
         """A task record."""
         return self.tagged(task_id) + "task"
+
+    def task_sizes(self, owner: str) -> str:
+        """The hash of the sizes of an owner's task records, by task id (the byte bound)."""
+        return f"{self.shared}taskbytes:{owner}"
 
     def tasks(self, owner: str) -> str:
         """The sorted set of an owner's task ids (``live``: the tasks not known ended)."""
