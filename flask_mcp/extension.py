@@ -23,6 +23,7 @@ from .auth.authenticator import unenforced_scopes
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .explorer import register_explorer
 from .protocol import jsonrpc
 from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
@@ -213,6 +214,7 @@ class MCP(SharedDeclarations):
             sync = self._syncs[app] = RegistrySync(self, state, self.name)
             app.before_request_funcs.setdefault(endpoint.name, []).append(lambda: catch_up(sync))
         register_health_routes(app, state)
+        register_explorer(app, settings)  # the explorer page, when MCP_EXPLORER is on
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
