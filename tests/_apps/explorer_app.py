@@ -103,16 +103,28 @@ def book_table(restaurant: str, ctx: Context) -> str:
     return f"Booked {restaurant} for {content['guests']} ({content.get('seating', 'any seat')})."
 
 
+_waits = {"last": "none"}
+
+
 @mcp.tool()
 def wait_forever(ctx: Context) -> str:
-    """Wait until cancelled (at most two minutes)."""
+    """Wait until cancelled (at most two minutes), reporting progress every half second."""
+    _waits["last"] = "running"
     ctx.info("waiting to be cancelled")
-    ctx.progress(0, None, "waiting")
-    for _ in range(1200):
-        if ctx.cancelled:
-            return "cancelled"
-        time.sleep(0.1)
+    try:
+        for tick in range(240):
+            ctx.check_cancelled()
+            ctx.progress(tick, None, "waiting")  # a closed response fails this write
+            time.sleep(0.5)
+    finally:
+        _waits["last"] = "cancelled" if ctx.cancelled else "ended"
     return "never cancelled"
+
+
+@mcp.tool(annotations={"readOnlyHint": True})
+def wait_status() -> str:
+    """How the last wait_forever call ended (running, cancelled...)."""
+    return _waits["last"]
 
 
 @mcp.resource(

@@ -636,17 +636,19 @@
     var raw = el("textarea", { id: rawId, rows: 6, class: "json", name: "raw-arguments" });
     var rawToggle = el("input", { type: "checkbox", id: rawId + "-on" });
     var rawBox = el("div", { class: "field", hidden: true }, el("label", { for: rawId, text: (title || "Arguments") + " as JSON" }), raw);
-    function readFields() {
+    // lenient: a field that is empty or wrong is left out (the raw JSON starts from the rest)
+    function readFields(lenient) {
       var value = {};
       Object.keys(fields).forEach(function (key) {
-        var read = fields[key].read();
+        var read;
+        try { read = fields[key].read(); } catch (error) { if (!lenient) throw error; }
         if (read !== undefined) value[key] = read;
       });
       return value;
     }
     rawToggle.addEventListener("change", function () {
       if (rawToggle.checked) {
-        try { raw.value = pretty(readFields()); } catch (e) { raw.value = "{}"; }
+        raw.value = pretty(readFields(true));
         rawBox.hidden = false;
         box.hidden = true;
       } else {
@@ -775,7 +777,7 @@
   function elicit(params, call) {
     return new Promise(function (resolvePromise) {
       var area = questionArea(call);
-      var form = el("form", { class: "question", "aria-label": "Elicitation" });
+      var form = el("form", { class: "question", "aria-label": "Elicitation", novalidate: true });
       form.appendChild(el("h4", { text: "The server asks" }));
       form.appendChild(el("p", { class: "message", text: params.message || "" }));
       var fields = null;
@@ -1165,7 +1167,7 @@
     if (tool.description) detail.appendChild(el("p", { class: "description", text: tool.description }));
     append(detail, annotationBadges(tool));
     var form = argumentsForm(tool.inputSchema, "Arguments");
-    var formNode = el("form", { id: "tool-form", "aria-labelledby": "tool-heading" }, form.node);
+    var formNode = el("form", { id: "tool-form", "aria-labelledby": "tool-heading", novalidate: true }, form.node);
     var errors = el("p", { class: "error-text", role: "alert" });
     var callButton = el("button", { type: "submit", id: "call-tool", text: "Call " + tool.name });
     var cancelButton = el("button", { type: "button", id: "cancel-call", text: "Cancel", disabled: true });
@@ -1357,12 +1359,18 @@
     input.setAttribute("autocomplete", "off");
     input.parentNode.appendChild(list);
     var timer = null;
+    var asked = 0;
     function ask() {
-      var params = { ref: ref, argument: { name: argument, value: input.value } };
+      var value = input.value;
+      var params = { ref: ref, argument: { name: argument, value: value } };
       var others = contextValues();
       if (Object.keys(others).length) params.context = { arguments: others };
+      asked += 1;
+      var mine = asked;
       client.request("completion/complete", params).then(function (result) {
+        if (mine !== asked) return; // a later keystroke asked again: its answer wins
         clear(list);
+        input.setAttribute("data-completed-for", value);
         ((result.completion && result.completion.values) || []).forEach(function (value) {
           list.appendChild(el("option", { value: value }));
         });
