@@ -39,6 +39,7 @@ SDIST_NEEDS = [
     "flask_mcp/__init__.py",
     "flask_mcp/py.typed",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    "flask_mcp/explorer/static/explorer.js",
 ]
 SDIST_REFUSES = ("node_modules/", "docs/_build/", "__pycache__/", ".venv/")
 WHEEL_NEEDS = [
@@ -46,6 +47,12 @@ WHEEL_NEEDS = [
     "flask_mcp/py.typed",
     "flask_mcp/server/dispatcher.py",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    "flask_mcp/explorer/templates/mcp_explorer/page.html",
+    "flask_mcp/explorer/templates/mcp_explorer/sandbox.html",
+    "flask_mcp/explorer/static/explorer.js",
+    "flask_mcp/explorer/static/explorer.css",
+    "flask_mcp/explorer/static/sandbox.js",
+    "flask_mcp/explorer/static/sandbox.css",
 ]
 WHEEL_REFUSES = ("tests/", "docs/", "examples/", "benchmarks/")
 

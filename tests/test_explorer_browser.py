@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from harness import free_port
 from harness import start_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -41,10 +42,13 @@ def server() -> t.Iterator[t.Any]:
 class Explorer:
     """The explorer in a tab, with every request the tab made."""
 
-    def __init__(self, browser: t.Any, server: t.Any, era: str, *, cookie: bool = False) -> None:
+    def __init__(
+        self, browser: t.Any, server: t.Any, era: str, *, cookie: bool = False, also: str = ""
+    ) -> None:
         self.server = server
         self.era = era
         self.origin = origin(server)
+        self.allowed = (self.origin + "/", also + "/") if also else (self.origin + "/",)
         context = browser.new_context(viewport={"width": 1180, "height": 900})
         if cookie:
             context.add_cookies([{"name": "explorer", "value": "yes", "url": self.origin}])
@@ -79,23 +83,22 @@ class Explorer:
         self.page.click("#call-tool")
 
     def wait_state(self, pattern: str) -> str:
-        self.page.wait_for_selector(
-            f"#call-state:text-matches('{pattern}')", timeout=WAIT_MS
-        )
+        self.page.wait_for_selector(f"#call-state:text-matches('{pattern}')", timeout=WAIT_MS)
         return t.cast(str, self.page.text_content("#call-state"))
 
-    def screenshot(self, name: str) -> None:
+    def screenshot(self, name: str, *, full_page: bool = True) -> None:
+        """Save a screenshot (Chromium leaves nested iframes blank in full-page ones)."""
         if SCREENSHOTS:
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-            self.page.screenshot(path=str(Path(SCREENSHOTS) / f"explorer-{name}.png"), full_page=True)
+            path = Path(SCREENSHOTS) / f"explorer-{name}.png"
+            self.page.screenshot(path=str(path), full_page=full_page)
 
     def close(self) -> None:
         """Check that nothing left the app's origin, then close the tab."""
         foreign = [
             url
             for url in self.requests
-            if not url.startswith(self.origin + "/")
-            and not url.startswith(("data:", "about:", "blob:"))
+            if not url.startswith(self.allowed) and not url.startswith(("data:", "about:", "blob:"))
         ]
         self.context.close()
         assert self.requests, "the page made no request at all"
@@ -117,7 +120,7 @@ def test_server_info_lists_and_a_tool_called_through_its_generated_form(explorer
     assert '"tools"' in page.text_content("#server-capabilities")
     explorer.tool("describe_trip")
     # required fields are marked, the enum is a select, optional numbers and booleans,
-    # a list of strings with add/remove and a free object as JSON
+    # a list of strings with add/remove, a nested object's fields and a free object as JSON
     assert page.text_content("label[for]:has-text('city')") == "city (required)"
     page.get_by_label("city (required)").fill("Lisbon")
     page.get_by_label("nights (required)").fill("3")
@@ -128,7 +131,10 @@ def test_server_info_lists_and_a_tool_called_through_its_generated_form(explorer
     page.get_by_role("button", name="Add item to stops").click()
     page.get_by_label("stops item 1 (required)").fill("Sintra")
     page.get_by_label("stops item 2 (required)").fill("Porto")
-    page.get_by_label("traveller (JSON)").fill('{"name": "Ada", "age": 36}')
+    traveller = page.locator("fieldset:has(legend:text-is('traveller'))")
+    traveller.get_by_label("name (required)").fill("Ada")
+    traveller.get_by_label("age (required)").fill("36")
+    page.get_by_label("extras (JSON)").fill('{"seat": "window"}')
     explorer.call()
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
     structured = json.loads(page.text_content("#call-structured"))
@@ -140,6 +146,7 @@ def test_server_info_lists_and_a_tool_called_through_its_generated_form(explorer
         "refundable": True,
         "stops": ["Sintra", "Porto"],
         "traveller": {"name": "Ada", "age": 36},
+        "extras": {"seat": "window"},
     }
     assert page.text_content("#call-schema-check") == "Matches the output schema."
     exchange = page.text_content("#call-exchange")
@@ -221,7 +228,9 @@ def test_a_cancelled_call_ends_on_the_page_and_on_the_server(explorer: Explorer)
     page = explorer.page
     explorer.tool("wait_forever")
     explorer.call()
-    page.wait_for_selector("#call-logs li:text-is('info: waiting to be cancelled')", timeout=WAIT_MS)
+    page.wait_for_selector(
+        "#call-logs li:text-is('info: waiting to be cancelled')", timeout=WAIT_MS
+    )
     page.click("#cancel-call")
     assert explorer.wait_state("^cancelled$|finished|failed") == "cancelled", explorer.explain()
     assert page.is_disabled("#cancel-call")
@@ -261,7 +270,8 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     frame = page.query_selector("#call-view iframe")
     assert frame.get_attribute("sandbox") == "allow-scripts allow-forms"
     assert "csp=" not in (frame.get_attribute("src") or "")
-    explorer.screenshot(f"app-view-{explorer.era}")
+    page.locator("#call-run details.raw").scroll_into_view_if_needed()
+    explorer.screenshot(f"app-view-{explorer.era}", full_page=False)
 
 
 def test_the_view_cannot_reach_the_network_or_the_page(explorer: Explorer) -> None:
@@ -275,11 +285,13 @@ def test_the_view_cannot_reach_the_network_or_the_page(explorer: Explorer) -> No
     probe = frame.evaluate(
         """async (url) => {
           const violations = [];
-          document.addEventListener("securitypolicyviolation", (e) => violations.push(e.violatedDirective));
+          document.addEventListener(
+            "securitypolicyviolation", (e) => violations.push(e.violatedDirective));
           let fetched;
           try { await fetch(url); fetched = true; } catch (error) { fetched = false; }
           let parentDocument;
-          try { parentDocument = !!window.parent.parent.document.body; } catch (error) { parentDocument = false; }
+          try { parentDocument = !!window.parent.parent.document.body; }
+          catch (error) { parentDocument = false; }
           await new Promise((resolve) => setTimeout(resolve, 50));
           return { fetched, violations, parentDocument, origin: window.origin };
         }""",
@@ -316,7 +328,8 @@ def test_keyboard_only_use_and_labels_on_every_field(explorer: Explorer) -> None
     unlabelled = page.evaluate(
         """() => Array.from(document.querySelectorAll("input, select, textarea"))
           .filter((field) => !field.hidden && !field.closest("[hidden]"))
-          .filter((field) => !(field.labels && field.labels.length) && !field.getAttribute("aria-label"))
+          .filter((field) => !(field.labels && field.labels.length))
+          .filter((field) => !field.getAttribute("aria-label"))
           .map((field) => field.outerHTML)"""
     )
     assert unlabelled == []
@@ -366,3 +379,26 @@ def test_the_page_is_refused(browser: t.Any, mode: str, status: int) -> None:
             assert allowed.open().status == 200
             assert "Explorer demo" in allowed.page.text_content("#server-name")
             allowed.close()
+
+
+def test_a_view_on_a_sandbox_origin_of_its_own(browser: t.Any) -> None:
+    """With MCP_EXPLORER_SANDBOX_ORIGIN the proxy runs there, with allow-same-origin."""
+    port = free_port()
+    sandbox = f"http://localhost:{port}"
+    env = {"MCP_TEST_EXPLORER": "debug", "MCP_TEST_EXPLORER_SANDBOX": sandbox}
+    with start_server(APP, "gevent", env=env, port=port) as served:
+        tab = Explorer(browser, served, "2026-07-28", also=sandbox)
+        tab.open()
+        tab.tool("counter")
+        tab.page.get_by_label("start").fill("1")
+        tab.call()
+        assert tab.wait_state("finished|failed") == "finished", tab.explain()
+        frame = tab.page.query_selector("#call-view iframe")
+        assert frame.get_attribute("sandbox") == "allow-scripts allow-same-origin allow-forms"
+        assert (frame.get_attribute("src") or "").startswith(f"{sandbox}/_mcp/explorer/sandbox")
+        view = tab.page.frame_locator("#call-view iframe").frame_locator("iframe")
+        view.locator("#count:text-is('1')").wait_for(timeout=WAIT_MS)
+        view.locator("#bump").click()
+        view.locator("#count:text-is('2')").wait_for(timeout=WAIT_MS)
+        assert any(url.startswith(sandbox) for url in tab.requests)
+        tab.close()

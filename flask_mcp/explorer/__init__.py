@@ -123,7 +123,8 @@ def make_blueprint(settings: Settings) -> Blueprint:
         body = render_template("mcp_explorer/page.html", config=json.dumps(config))
         response = Response(body, mimetype="text/html")
         response.headers["Content-Security-Policy"] = page_policy(settings.explorer_sandbox_origin)
-        response.headers["Referrer-Policy"] = "same-origin"
+        # the sandbox proxy learns the page's origin from the referrer, also on another origin
+        response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
         return response
 
     @blueprint.get("/sandbox")

@@ -16,7 +16,9 @@ import typing as t
 CSP_FIELDS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 #: One source expression a view may declare: a scheme and host (``*.`` allowed), an
 #: optional port and path; nothing that could end the directive or add a keyword.
-_SOURCE = re.compile(r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9.-]+(?::(?:[0-9]{1,5}|\*))?(?:/[^\s;,']*)?")
+_SOURCE = re.compile(
+    r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9.-]+(?::(?:[0-9]{1,5}|\*))?(?:/[^\s;,']*)?"
+)
 #: Most origins one field may list; a longer list is refused, not truncated.
 MAX_SOURCES = 50
 
@@ -57,7 +59,9 @@ def view_sources(csp: t.Any) -> dict[str, list[str]]:
     for field in CSP_FIELDS:
         listed = csp.get(field) or []
         if not isinstance(listed, list) or len(listed) > MAX_SOURCES:
-            raise ValueError(f"_meta.ui.csp.{field} must be a list of at most {MAX_SOURCES} origins")
+            raise ValueError(
+                f"_meta.ui.csp.{field} must be a list of at most {MAX_SOURCES} origins"
+            )
         for source in listed:
             if not isinstance(source, str) or not _SOURCE.fullmatch(source):
                 raise ValueError(

@@ -4,7 +4,8 @@ template with completion and a prompt.
 
 ``MCP_TEST_EXPLORER`` picks the configuration: ``debug`` (the default: app.debug, no
 access check), ``off`` (MCP_EXPLORER = False under debug), ``guarded`` (outside debug, the
-access check lets in requests with the cookie ``explorer=yes``).
+access check lets in requests with the cookie ``explorer=yes``). ``MCP_TEST_EXPLORER_SANDBOX``
+sets ``MCP_EXPLORER_SANDBOX_ORIGIN``.
 
 The view is declared with the plain decorators and ``_meta.ui`` as the spec writes it;
 once ``@mcp.tool(ui=...)`` and ``mcp.ui_template`` exist, they replace the ``meta=`` and the
@@ -40,6 +41,13 @@ _counter = {"value": 0}
 _lock = threading.Lock()
 
 
+class Traveller(t.TypedDict):
+    """Who travels."""
+
+    name: str
+    age: int
+
+
 class Unit(str, enum.Enum):
     celsius = "celsius"
     fahrenheit = "fahrenheit"
@@ -59,7 +67,8 @@ def describe_trip(
     budget: float | None = None,
     refundable: bool = False,
     stops: list[str] | None = None,
-    traveller: dict[str, t.Any] | None = None,
+    traveller: Traveller | None = None,
+    extras: dict[str, t.Any] | None = None,
 ) -> dict[str, t.Any]:
     """Echo a trip built from arguments of every shape (structured output)."""
     return {
@@ -70,6 +79,7 @@ def describe_trip(
         "refundable": refundable,
         "stops": stops or [],
         "traveller": traveller or {},
+        "extras": extras or {},
     }
 
 
@@ -200,7 +210,10 @@ def create_app() -> Flask:
         flask_app.config["MCP_EXPLORER"] = False
     if mode == "guarded":
         flask_app.config["MCP_EXPLORER"] = True
-        flask_app.config["MCP_EXPLORER_ACCESS"] = lambda request: request.cookies.get("explorer") == "yes"
+        flask_app.config["MCP_EXPLORER_ACCESS"] = lambda request: (
+            request.cookies.get("explorer") == "yes"
+        )
+    flask_app.config["MCP_EXPLORER_SANDBOX_ORIGIN"] = os.environ.get("MCP_TEST_EXPLORER_SANDBOX")
     mcp.init_app(flask_app)
     return flask_app
 

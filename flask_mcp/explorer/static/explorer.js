@@ -1224,10 +1224,11 @@
     var state = el("p", { id: "call-state", class: "state", text: "running" });
     run.appendChild(el("h4", { text: "Call" }));
     run.appendChild(state);
-    run.appendChild(el("div", { class: "progress" }, progress, " ", progressText));
+    var progressBox = el("div", { class: "progress", hidden: true }, progress, " ", progressText);
+    run.appendChild(progressBox);
     run.appendChild(questions);
-    run.appendChild(el("h4", { text: "Log messages" }));
-    run.appendChild(logs);
+    var logsBox = el("div", { hidden: true }, el("h4", { text: "Log messages" }), logs);
+    run.appendChild(logsBox);
     run.appendChild(outcome);
     run.appendChild(viewBox);
     run.appendChild(el("details", { class: "raw" }, el("summary", { text: "Raw JSON-RPC exchange of this call" }), exchange));
@@ -1240,6 +1241,7 @@
       onNotification: function (message) {
         var params = message.params || {};
         if (message.method === "notifications/progress" && params.progressToken === token) {
+          progressBox.hidden = false;
           if (typeof params.total === "number" && params.total > 0) {
             progress.max = params.total;
             progress.value = params.progress;
@@ -1248,6 +1250,7 @@
           }
           progressText.textContent = params.progress + (params.total !== undefined ? " / " + params.total : "") + (params.message ? " · " + params.message : "");
         } else if (message.method === "notifications/message") {
+          logsBox.hidden = false;
           logs.appendChild(el("li", { class: "log-" + params.level, text: params.level + (params.logger ? " [" + params.logger + "]" : "") + ": " + (typeof params.data === "string" ? params.data : JSON.stringify(params.data)) }));
         }
       },
