@@ -99,7 +99,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 #: Flask names only the transport, the face and the integrations above it may import.
 REQUEST_NAMES = frozenset({"request", "current_app", "copy_current_request_context"})
-FACE_OR_TRANSPORT = ("L6 transport", "L6c explorer", "L6b integrations under the face", "L7 face", "L8 contrib")
+FACE_OR_TRANSPORT = (
+    "L6 transport",
+    "L6c explorer",
+    "L6b integrations under the face",
+    "L7 face",
+    "L8 contrib",
+)
 
 
 class Edge(t.NamedTuple):
