@@ -49,6 +49,8 @@ class Explorer:
         self.era = era
         self.origin = origin(server)
         self.allowed = (self.origin + "/", also + "/") if also else (self.origin + "/",)
+        #: Set by a test that makes the view break its policy on purpose.
+        self.probes_csp = False
         context = browser.new_context(viewport={"width": 1180, "height": 900})
         if cookie:
             context.add_cookies([{"name": "explorer", "value": "yes", "url": self.origin}])
@@ -100,8 +102,11 @@ class Explorer:
             for url in self.requests
             if not url.startswith(self.allowed) and not url.startswith(("data:", "about:", "blob:"))
         ]
+        refused = [line for line in self.console if "Content Security Policy" in line]
         self.context.close()
         assert self.requests, "the page made no request at all"
+        if not self.probes_csp:
+            assert refused == [], f"the page broke its own policy: {refused}"
         assert foreign == [], f"requests outside {self.origin}: {foreign}"
 
 
@@ -224,6 +229,28 @@ def test_a_declined_elicitation_ends_with_the_tools_error(explorer: Explorer) ->
     )
 
 
+def test_sampling_and_roots_are_answered_with_editable_stubs(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("haiku")
+    page.get_by_label("topic (required)").fill("Flask")
+    explorer.call()
+    roots = page.locator("form.question[aria-label='Roots request']")
+    roots.get_by_label("Roots (JSON list)").fill('[{"uri": "file:///srv/app", "name": "app"}]')
+    roots.get_by_role("button", name="Send roots").click()
+    sampling = page.locator("form.question[aria-label='Sampling request']")
+    assert "A haiku about Flask" in sampling.text_content()
+    sampling.get_by_label("Answer text").fill("Small flask, big brew")
+    sampling.get_by_label("Model name").fill("stub-1")
+    sampling.get_by_role("button", name="Send answer").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == (
+        "stub-1 wrote: Small flask, big brew (roots: file:///srv/app)"
+    )
+    dot = page.locator("#call-outcome img")
+    assert (dot.get_attribute("src") or "").startswith("data:image/png;base64,iVBOR")
+    assert page.evaluate("() => document.querySelector('#call-outcome img').naturalWidth") == 1
+
+
 def test_a_cancelled_call_ends_on_the_page_and_on_the_server(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("wait_forever")
@@ -276,6 +303,7 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
 
 def test_the_view_cannot_reach_the_network_or_the_page(explorer: Explorer) -> None:
     page = explorer.page
+    explorer.probes_csp = True
     explorer.tool("counter")
     explorer.call()
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()

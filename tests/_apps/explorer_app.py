@@ -26,6 +26,8 @@ from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import ToolError
 from flask_mcp import ToolResult
+from flask_mcp.content import image
+from flask_mcp.content import text
 from flask_mcp.extensions.apps import APP_MIME_TYPE
 from flask_mcp.extensions.apps import helper_source
 
@@ -111,6 +113,30 @@ def book_table(restaurant: str, ctx: Context) -> str:
         raise ToolError(f"Booking {answer['action']}ed by the user.")
     content = answer["content"]
     return f"Booked {restaurant} for {content['guests']} ({content.get('seating', 'any seat')})."
+
+
+#: A 1x1 PNG, returned as an image block.
+DOT_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
+    "AAAABJRU5ErkJggg=="
+)
+
+
+@mcp.tool()
+def haiku(topic: str, ctx: Context) -> ToolResult:
+    """Ask the model for a haiku (sampling) and the client for its roots; return both and a dot."""
+    roots = ctx.list_roots()
+    answer = ctx.create_message(
+        [{"role": "user", "content": {"type": "text", "text": f"A haiku about {topic}"}}],
+        max_tokens=60,
+    )
+    where = ", ".join(root["uri"] for root in roots) or "no roots"
+    return ToolResult(
+        content=[
+            text(f"{answer['model']} wrote: {answer['content']['text']} (roots: {where})"),
+            image(DOT_PNG, "image/png"),
+        ]
+    )
 
 
 _waits = {"last": "none"}
