@@ -430,3 +430,22 @@ def test_a_view_on_a_sandbox_origin_of_its_own(browser: t.Any) -> None:
         view.locator("#count:text-is('2')").wait_for(timeout=WAIT_MS)
         assert any(url.startswith(sandbox) for url in tab.requests)
         tab.close()
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_skills_are_listed_when_served(browser: t.Any, era: str) -> None:
+    """The skills app of the Skills tests (attached through tests/seam_bridge.py), in debug."""
+    env = {"SKILLS_DEBUG": "1", "SKILLS_WATCH_INTERVAL": "30"}
+    with start_server("tests._apps.skills:app", "gevent", env=env) as served:
+        tab = Explorer(browser, served, era)
+        tab.open()
+        assert "io.modelcontextprotocol/skills" in tab.page.text_content("#server-extensions")
+        tab.page.click("button.tab[data-section=skills]")
+        names = tab.page.locator("#skills article h3").all_text_contents()
+        assert {"daily", "flask-deploy", "incident-triage"} <= set(names), names
+        daily = tab.page.locator("#skills article:has(h3:text-is('daily'))")
+        assert "Summarise today's operations report" in daily.text_content()
+        daily.get_by_role("button", name="Read skill://reports/daily/SKILL.md").click()
+        daily.locator(".skill-contents .text-block").wait_for(timeout=WAIT_MS)
+        assert "data/summary.csv" in daily.locator(".skill-contents").text_content()
+        tab.close()

@@ -1513,10 +1513,16 @@
     return client.listAll("skills/list", "skills").then(function (skills) {
       if (!skills.length) box.appendChild(el("p", { class: "muted", text: "No skills listed." }));
       skills.forEach(function (skill) {
+        var front = skill.frontmatter || {};
+        var contents = el("div", { class: "skill-contents" });
+        var read = el("button", { type: "button", text: "Read " + skill.uri });
+        read.addEventListener("click", function () { readInto(skill.uri, contents); });
         box.appendChild(el("article", { class: "skill" },
-          el("h3", { text: skill.name || skill.uri }),
-          skill.description ? el("p", { text: skill.description }) : null,
-          el("details", {}, el("summary", { text: "Entry" }), el("pre", { text: pretty(skill) }))));
+          el("h3", { text: front.name || skill.name || skill.uri }),
+          el("p", { class: "muted", text: skill.uri }),
+          front.description || skill.description ? el("p", { text: front.description || skill.description }) : null,
+          el("details", {}, el("summary", { text: "Entry" }), el("pre", { text: pretty(skill) })),
+          el("div", { class: "buttons" }, read), contents));
       });
     }, function (error) { box.appendChild(errorBox(error)); });
   }
