@@ -187,6 +187,23 @@ def test_a_tool_with_a_raw_json_fallback_and_a_bad_argument(explorer: Explorer) 
     assert page.locator("#call-outcome").text_content()
 
 
+def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
+    """2026-07-28 requires Mcp-Param-Region (base64 when not plain ASCII); the server checks it."""
+    page = explorer.page
+    explorer.tool("forecast")
+    page.get_by_label("region (required)").fill("Île-de-France")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "Sunny in Île-de-France."
+    page.click("#copy-curl")
+    curl = page.input_value("#copy-output")
+    if explorer.era >= "2026":
+        assert "Mcp-Param-Region: =?base64?w45sZS1kZS1GcmFuY2U=?=" in curl
+        assert "Mcp-Name: forecast" in curl
+    else:
+        assert "Mcp-Param-Region" not in curl
+
+
 def test_a_progress_reporting_tool_shows_progress_and_logs(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("count_slowly")

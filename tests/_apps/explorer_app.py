@@ -115,6 +115,12 @@ def book_table(restaurant: str, ctx: Context) -> str:
     return f"Booked {restaurant} for {content['guests']} ({content.get('seating', 'any seat')})."
 
 
+@mcp.tool(headers={"region": "Region"})
+def forecast(region: str) -> str:
+    """The forecast of a region (2026-07-28 clients repeat it in the Mcp-Param-Region header)."""
+    return f"Sunny in {region}."
+
+
 #: A 1x1 PNG, returned as an image block.
 DOT_PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
