@@ -200,3 +200,13 @@ def test_a_malformed_csp_is_refused(csp: t.Any) -> None:
 def test_the_page_policy() -> None:
     assert "frame-src 'self';" in page_policy(None)
     assert "frame-src 'self' http://localhost:5000;" in page_policy("http://localhost:5000")
+
+
+def test_under_a_prefix_the_page_points_below_it() -> None:
+    client = make_app(debug=True).test_client()
+    response = client.get(PAGE, environ_overrides={"SCRIPT_NAME": "/api"})
+    body = response.get_data(as_text=True)
+    config = json.loads(body.split('data-config="', 1)[1].split('"', 1)[0].replace("&#34;", '"'))
+    assert config["endpoint"] == "/api/mcp"
+    assert config["sandbox"] == "/api/_mcp/explorer/sandbox"
+    assert 'src="/api/_mcp/explorer/static/explorer.js"' in body

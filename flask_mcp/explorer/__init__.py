@@ -24,6 +24,7 @@ from flask import Response
 from flask import abort
 from flask import render_template
 from flask import request
+from flask import url_for
 
 from ..transport.security import check_host
 from .csp import page_policy
@@ -115,8 +116,9 @@ def make_blueprint(settings: Settings) -> Blueprint:
 
     @blueprint.get("/", strict_slashes=False)
     def page() -> Response:
+        # under a prefix (SCRIPT_NAME, DispatcherMiddleware) the endpoint is below it too
         config = {
-            "endpoint": settings.path,
+            "endpoint": request.script_root + settings.path,
             "sandbox": _sandbox_url(settings),
             "sandboxSameOrigin": settings.explorer_sandbox_origin is not None,
         }
@@ -145,7 +147,7 @@ def make_blueprint(settings: Settings) -> Blueprint:
 
 
 def _sandbox_url(settings: Settings) -> str:
-    path = f"{settings.explorer_path}/sandbox"
+    path = url_for(f"{BLUEPRINT_NAME}.sandbox")
     origin = settings.explorer_sandbox_origin
     return f"{origin}{path}" if origin else path
 

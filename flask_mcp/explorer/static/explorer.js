@@ -838,7 +838,7 @@
   }
 
   function listRoots(params, call) {
-    return new Promise(function (resolvePromise, reject) {
+    return new Promise(function (resolvePromise) {
       var area = questionArea(call);
       var id = nextId("roots");
       var form = el("form", { class: "question", "aria-label": "Roots request" });
@@ -859,7 +859,6 @@
       });
       area.appendChild(form);
       text.focus();
-      void reject;
     });
   }
 
