@@ -355,8 +355,8 @@ KEYS: tuple[Key, ...] = (
         "MCP_EXPLORER",
         None,
         values.optional_bool,
-        "Serve the explorer page at ``MCP_EXPLORER_PATH``. None: when the app runs in debug "
-        "mode. Outside debug mode it also needs ``MCP_EXPLORER_ACCESS``.",
+        "Serve the explorer page at ``MCP_EXPLORER_PATH``. None: while the app runs in debug "
+        "mode (read on each request). True outside debug mode needs ``MCP_EXPLORER_ACCESS``.",
     ),
     Key(
         "MCP_EXPLORER_PATH",

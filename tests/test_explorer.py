@@ -64,6 +64,18 @@ def test_the_assets_ship_with_the_package() -> None:
         response.close()
 
 
+def test_debug_is_read_on_each_request() -> None:
+    """app.run(debug=True) sets debug after init_app: the page follows it."""
+    app = make_app()
+    client = app.test_client()
+    assert client.get(PAGE).status_code == 404
+    app.debug = True
+    assert client.get(PAGE).status_code == 200
+    assert client.get("/_mcp/explorer/sandbox").status_code == 200
+    app.debug = False
+    assert client.get("/_mcp/explorer/static/explorer.js").status_code == 404
+
+
 def test_turned_off_under_debug() -> None:
     assert make_app(debug=True, MCP_EXPLORER=False).test_client().get(PAGE).status_code == 404
 

@@ -1,7 +1,8 @@
 """The explorer: a page served by the app to try its tools, resources, prompts and views.
 
 :meth:`flask_mcp.MCP.init_app` calls :func:`register_explorer`, which mounts the page at
-``MCP_EXPLORER_PATH`` when ``MCP_EXPLORER`` is on (by default: under ``app.debug``). The
+``MCP_EXPLORER_PATH`` unless ``MCP_EXPLORER`` is false; unset, it answers only while
+``app.debug`` is true, and 404 otherwise. The
 page is plain HTML, CSS and JavaScript shipped in this package (``templates/``,
 ``static/``): no build step, no CDN. In the browser it is an MCP client of the app's own
 endpoint, over HTTP, in the protocol era the user picks; it also hosts MCP App views in a
@@ -22,6 +23,7 @@ from flask import Blueprint
 from flask import Flask
 from flask import Response
 from flask import abort
+from flask import current_app
 from flask import render_template
 from flask import request
 from flask import url_for
@@ -42,16 +44,28 @@ _COMMON_HEADERS = {
 }
 
 
-def explorer_enabled(app: Flask, settings: Settings) -> bool:
-    """Tell whether ``app`` serves the explorer, and check that it may.
+def explorer_mode(app: Flask, settings: Settings) -> str | None:
+    """Tell how ``app`` serves the explorer, and check that it may.
+
+    ``None``: not at all (``MCP_EXPLORER = False``); ``"debug"``: while ``app.debug`` is
+    true, checked on each request, so ``app.run(debug=True)`` after ``init_app`` turns it
+    on (``MCP_EXPLORER`` unset); ``"on"``: always (``MCP_EXPLORER = True``).
 
     :raises ValueError: ``MCP_EXPLORER`` is on outside debug mode without
         ``MCP_EXPLORER_ACCESS``, or ``MCP_EXPLORER_PATH`` overlaps ``MCP_PATH``; the
         message says how to fix it.
     """
-    enabled = app.debug if settings.explorer is None else settings.explorer
-    if not enabled:
-        return False
+    if settings.explorer is False:
+        return None
+    path, endpoint = settings.explorer_path, settings.path
+    if _overlaps(path, endpoint):
+        raise ValueError(
+            f"MCP_EXPLORER_PATH={path!r} overlaps MCP_PATH={endpoint!r}: the explorer would "
+            "shadow the endpoint or its sub-routes. Choose a path outside it, such as "
+            "'/_mcp/explorer' (the default)."
+        )
+    if settings.explorer is None:
+        return "debug"
     if not app.debug and settings.explorer_access is None:
         raise ValueError(
             "MCP_EXPLORER is on outside debug mode, where anyone reaching the app could open "
@@ -60,14 +74,7 @@ def explorer_enabled(app: Flask, settings: Settings) -> bool:
             "lambda request: current_user.is_authenticated and current_user.is_admin), or "
             "leave MCP_EXPLORER unset to serve the explorer under app.debug only."
         )
-    path, endpoint = settings.explorer_path, settings.path
-    if _overlaps(path, endpoint):
-        raise ValueError(
-            f"MCP_EXPLORER_PATH={path!r} overlaps MCP_PATH={endpoint!r}: the explorer would "
-            "shadow the endpoint or its sub-routes. Choose a path outside it, such as "
-            "'/_mcp/explorer' (the default)."
-        )
-    return True
+    return "on"
 
 
 def _overlaps(path: str, endpoint: str) -> bool:
@@ -77,13 +84,17 @@ def _overlaps(path: str, endpoint: str) -> bool:
 
 
 def register_explorer(app: Flask, settings: Settings) -> None:
-    """Mount the explorer on ``app`` if ``MCP_EXPLORER`` says so (see :func:`explorer_enabled`)."""
-    if explorer_enabled(app, settings):
-        app.register_blueprint(make_blueprint(settings))
+    """Mount the explorer on ``app`` unless ``MCP_EXPLORER`` is false (:func:`explorer_mode`)."""
+    mode = explorer_mode(app, settings)
+    if mode is not None:
+        app.register_blueprint(make_blueprint(settings, debug_only=mode == "debug"))
 
 
-def make_blueprint(settings: Settings) -> Blueprint:
-    """Return the blueprint serving the page, its assets and the MCP Apps sandbox proxy."""
+def make_blueprint(settings: Settings, *, debug_only: bool = False) -> Blueprint:
+    """Return the blueprint serving the page, its assets and the MCP Apps sandbox proxy.
+
+    :param debug_only: answer 404 while the app is not in debug mode.
+    """
     blueprint = Blueprint(
         BLUEPRINT_NAME,
         __name__,
@@ -96,6 +107,8 @@ def make_blueprint(settings: Settings) -> Blueprint:
 
     @blueprint.before_request
     def guard() -> None:
+        if debug_only and not current_app.debug:
+            abort(404)
         check_host(request.host, request.remote_addr, settings.allowed_hosts)
         # The sandbox proxy holds nothing of the app and may be asked for from another
         # origin (MCP_EXPLORER_SANDBOX_ORIGIN) that carries no cookies of the page's.
@@ -152,4 +165,4 @@ def _sandbox_url(settings: Settings) -> str:
     return f"{origin}{path}" if origin else path
 
 
-__all__ = ["BLUEPRINT_NAME", "explorer_enabled", "make_blueprint", "register_explorer"]
+__all__ = ["BLUEPRINT_NAME", "explorer_mode", "make_blueprint", "register_explorer"]
