@@ -204,6 +204,24 @@ def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
         assert "Mcp-Param-Region" not in curl
 
 
+def test_a_tool_declared_while_serving_appears_in_the_list(explorer: Explorer) -> None:
+    """notifications/tools/list_changed on the GET stream or subscriptions/listen."""
+    page = explorer.page
+    name = "made_" + explorer.era.replace("-", "_")
+    explorer.tool("add_a_tool")
+    page.get_by_label("name (required)").fill(name)
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    listed = page.locator(f"#tool-list button:has(.item-name:text-is('{name}'))")
+    listed.wait_for(timeout=WAIT_MS)
+    listed.click()
+    page.wait_for_selector(f"#tool-heading:text-is('{name}')", timeout=WAIT_MS)
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == f"I am {name}, made at run time."
+    assert "list_changed" in page.text_content("#exchange")
+
+
 def test_a_progress_reporting_tool_shows_progress_and_logs(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("count_slowly")

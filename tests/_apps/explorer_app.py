@@ -121,6 +121,17 @@ def forecast(region: str) -> str:
     return f"Sunny in {region}."
 
 
+@mcp.tool()
+def add_a_tool(name: str) -> str:
+    """Declare a tool named ``name`` while serving: clients hear that the tool list changed."""
+
+    def made_at_run_time() -> str:
+        return f"I am {name}, made at run time."
+
+    mcp.tool(name=name, description="A tool declared while serving.")(made_at_run_time)
+    return f"declared {name}"
+
+
 #: A 1x1 PNG, returned as an image block.
 DOT_PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"

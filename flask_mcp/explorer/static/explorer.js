@@ -349,7 +349,46 @@
     return done.then(function () { if (call.abort) call.abort.abort(); });
   };
 
+  // Open the stream of change notifications: subscriptions/listen in 2026-07-28, the
+  // session's GET stream in 2025-11-25 (where the server may also ask the client things).
+  // Reopened when the server ends it, until close().
+  Client.prototype.listen = function (onNotification) {
+    var self = this;
+    if (this.closed) return;
+    var abort = this.listening = new AbortController();
+    var opened;
+    if (this.stateless) {
+      this.ids += 1;
+      opened = this.post({
+        jsonrpc: "2.0", id: this.ids, method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, _meta: this.meta() },
+      }, abort.signal);
+    } else {
+      var headers = this.headers({});
+      headers["Accept"] = "text/event-stream";
+      delete headers["Content-Type"];
+      opened = fetch(ENDPOINT, { method: "GET", headers: headers, signal: abort.signal, credentials: "same-origin" });
+    }
+    opened.then(function (response) {
+      if ((response.headers.get("Content-Type") || "").indexOf("text/event-stream") !== 0) {
+        return response.text().then(function () { return false; }); // no stream offered: stop
+      }
+      return readEvents(response, function (event) {
+        if (!event.data) return;
+        var message;
+        try { message = JSON.parse(event.data); } catch (e) { return; }
+        recordExchange("in", message, self.stateless ? "subscriptions/listen" : "GET stream");
+        if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, {});
+        else if (message.method !== undefined) onNotification(message);
+      }).then(function () { return true; });
+    }).then(function (again) {
+      if (again && !abort.signal.aborted) setTimeout(function () { self.listen(onNotification); }, 1000);
+    }, function () { return null; });
+  };
+
   Client.prototype.close = function () {
+    this.closed = true;
+    if (this.listening) this.listening.abort();
     if (this.stateless || !this.sessionId) return Promise.resolve();
     return fetch(ENDPOINT, { method: "DELETE", headers: this.headers({}), credentials: "same-origin" }).catch(function () { return null; });
   };
@@ -1533,6 +1572,23 @@
     return capabilities[capability] !== undefined;
   }
 
+  function serverCapabilities() {
+    return (client && client.serverResult && client.serverResult.capabilities) || {};
+  }
+
+  // A list changed on the server: list it again.
+  function onListChanged(message) {
+    var kind = (/^notifications\/(tools|resources|prompts)\/list_changed$/.exec(message.method) || [])[1];
+    if (!kind) return;
+    setStatus("the server's " + kind + " changed; listed again");
+    if (kind === "tools") client.listAll("tools/list", "tools").then(renderTools);
+    else if (kind === "prompts") client.listAll("prompts/list", "prompts").then(renderPrompts);
+    else {
+      Promise.all([client.listAll("resources/list", "resources"), client.listAll("resources/templates/list", "resourceTemplates")])
+        .then(function (both) { renderResources(both[0], both[1]); });
+    }
+  }
+
   function connect() {
     var version = $("era").value;
     var previous = client;
@@ -1554,6 +1610,11 @@
       steps.push(renderSkills());
       return Promise.all(steps);
     }).then(function () {
+      var capabilities = serverCapabilities();
+      var changes = ["tools", "resources", "prompts"].some(function (kind) {
+        return capabilities[kind] && capabilities[kind].listChanged;
+      });
+      if (changes) connecting.listen(onListChanged);
       clear($("tool-detail"));
       clear($("resource-detail"));
       clear($("prompt-detail"));
