@@ -539,7 +539,52 @@ KEYS: tuple[Key, ...] = (
         "Seconds a finished task with a result above MCP_TASK_LARGE_RESULT_SIZE is kept for "
         "its client to fetch it.",
     ),
+    # -- the explorer page (flask_mcp.explorer) ------------------------------------------
+    Key(
+        "MCP_EXPLORER",
+        None,
+        optional_bool,
+        "Serve the explorer page at ``MCP_EXPLORER_PATH``. None: while the app runs in debug "
+        "mode (read on each request). True outside debug mode needs ``MCP_EXPLORER_ACCESS``.",
+    ),
+    Key(
+        "MCP_EXPLORER_PATH",
+        "/_mcp/explorer",
+        path,
+        "URL path of the explorer page; outside ``MCP_PATH``.",
+    ),
+    Key(
+        "MCP_EXPLORER_ACCESS",
+        None,
+        lambda v: _explorer_access(v),
+        "A function of the request returning True when it may open the explorer (required "
+        "outside debug mode, optional in it).",
+    ),
+    Key(
+        "MCP_EXPLORER_SANDBOX_ORIGIN",
+        None,
+        lambda v: None if v in (None, "") else _explorer_origin(v),
+        "Another origin serving this app (``http://localhost:5000`` for a page on "
+        "``http://127.0.0.1:5000``): the explorer's MCP Apps sandbox proxy runs there, with "
+        "``allow-same-origin``. None: the proxy runs on an opaque origin.",
+    ),
 )
+
+
+def _explorer_access(value: t.Any) -> t.Any:
+    if value is not None and not callable(value):
+        raise ValueError("must be a function taking the request and returning True or False")
+    return value
+
+
+def _explorer_origin(value: t.Any) -> str:
+    text = url(value).rstrip("/")
+    if text.count("/") != 2:
+        raise ValueError("must be an origin (scheme, host and port), without a path")
+    return text
+
+
+# -- end of the explorer's keys -------------------------------------------------------
 
 KEY_NAMES = tuple(key.name for key in KEYS)
 
@@ -605,6 +650,11 @@ class Settings:
     task_max_bytes_per_client: int | None
     task_large_result_size: int
     task_large_result_ttl: float
+    # the explorer page
+    explorer: bool | None
+    explorer_path: str
+    explorer_access: t.Callable[[t.Any], t.Any] | None
+    explorer_sandbox_origin: str | None
 
 
 def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:

@@ -24,6 +24,7 @@ from .backends.base import SHARED_LOG
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .explorer import register_explorer
 from .extensions.tasks import Tasks
 from .kernel.extension import Extension
 from .kernel.extension import ExtensionSet
@@ -228,6 +229,7 @@ class MCP(SharedDeclarations):
                 type(state.backend).__name__,
             )
         register_health_routes(app, state)
+        register_explorer(app, settings)  # the explorer page, when MCP_EXPLORER is on
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:

@@ -42,6 +42,7 @@ SDIST_NEEDS = [
     "flask_mcp/backends/redis/lua/library.lua",
     "flask_mcp/backends/redis/lua/session/emit.lua",
     "flask_mcp/backends/redis/lua/shared/beat.lua",
+    "flask_mcp/explorer/static/explorer.js",
 ]
 SDIST_REFUSES = ("node_modules/", "docs/_build/", "__pycache__/", ".venv/")
 WHEEL_NEEDS = [
@@ -54,6 +55,12 @@ WHEEL_NEEDS = [
     "flask_mcp/backends/redis/lua/session.lua",
     "flask_mcp/backends/redis/lua/session/emit.lua",
     "flask_mcp/backends/redis/lua/shared/beat.lua",
+    "flask_mcp/explorer/templates/mcp_explorer/page.html",
+    "flask_mcp/explorer/templates/mcp_explorer/sandbox.html",
+    "flask_mcp/explorer/static/explorer.js",
+    "flask_mcp/explorer/static/explorer.css",
+    "flask_mcp/explorer/static/sandbox.js",
+    "flask_mcp/explorer/static/sandbox.css",
 ]
 WHEEL_REFUSES = ("tests/", "docs/", "examples/", "benchmarks/")
 
