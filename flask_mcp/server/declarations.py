@@ -16,7 +16,7 @@ from .handlers import Handler
 from .handlers import context_parameter
 from .handlers import describe_doc
 from .handlers import handler_entry
-from .handlers import prompt_arguments
+from .prompt_arguments import prompt_signature
 from .registry import Prompt
 from .registry import Registry
 from .registry import Resource
@@ -401,12 +401,15 @@ class Declarations:
     ) -> Prompt:
         """Register a prompt at any time; clients are told the list changed."""
         ctx_param = context_parameter(fn)
+        prompt_name = name or fn.__name__
+        signature = prompt_signature(
+            fn, {ctx_param} if ctx_param else set(), prompt_name, localns=LOCALNS
+        )
         prompt = Prompt(
-            name=name or fn.__name__,
-            fn=handler_entry(fn, "prompt", name or fn.__name__),
-            arguments=arguments
-            if arguments is not None
-            else prompt_arguments(fn, {ctx_param} if ctx_param else set()),
+            name=prompt_name,
+            fn=handler_entry(fn, "prompt", prompt_name),
+            arguments=arguments if arguments is not None else signature.arguments,
+            converters=signature.converters,
             description=description if description is not None else describe_doc(fn),
             title=title,
             icons=icons,

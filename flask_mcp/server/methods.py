@@ -32,6 +32,8 @@ from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
 from .call import running_handler
+from .prompt_arguments import PromptArgumentError
+from .prompt_arguments import convert_arguments
 from .registry import Kind
 from .registry import paginate
 
@@ -383,6 +385,10 @@ class Methods:
         self.authorize(prompt.scopes, call)
         started = time.perf_counter()
         kwargs = {k: v for k, v in arguments.items() if k in declared}
+        try:
+            kwargs = convert_arguments(kwargs, prompt.converters)
+        except PromptArgumentError as exc:
+            raise InvalidParams(f"Invalid params: prompt {name!r} arguments: {exc}.") from None
         try:
             value = self.call_user(prompt.fn, call, prompt.context_param, kwargs=kwargs)
         except (ResourceNotFound, HTTPException) as exc:
