@@ -25,6 +25,7 @@ from .registry import Tool
 from .registry import header_params_of
 from .resource_security import DEFAULT_RESOURCE_SECURITY
 from .resource_security import ResourceSecurity
+from .tool_checks import check_tool
 from .uri_template import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
@@ -189,6 +190,16 @@ class Declarations:
             output = None
         else:
             output = schema_mod.output_spec_from_function(fn, localns=LOCALNS)
+        check_tool(
+            fn,
+            name or fn.__name__,
+            exclude=exclude,
+            derived_input=input_schema is None,
+            has_output=output is not None
+            or output_schema is not None
+            or structured_output is False,
+            localns=LOCALNS,
+        )
         tool = Tool(
             name=name or fn.__name__,
             fn=entry,
