@@ -345,6 +345,17 @@ class Context:
             raise ClientRequestError("The client answered roots/list without a roots array.")
         return roots
 
+    def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
+        """Read a resource or template of this server, as ``resources/read`` would.
+
+        Return its ``contents`` (``{"uri", "mimeType", "text"}`` or ``"blob"`` each).
+        The caller's scopes are checked as for ``resources/read``; see
+        :mod:`flask_mcp.server.resource_reads`.
+        """
+        from .resource_reads import read_resource
+
+        return read_resource(self, uri)
+
     def close_sse_stream(self) -> None:
         """End the HTTP connection of this request's stream; the client resumes it with GET.
 
