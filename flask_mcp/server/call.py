@@ -17,6 +17,7 @@ from .. import protocol
 from ..runtime.runs import InlineOutbox
 from ..runtime.runs import RequestRun
 from .context import Context
+from .running import running_call
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -55,7 +56,7 @@ class Call:
 
 #: The call whose handler runs now. Set by the dispatcher around each user call; each
 #: greenlet and thread has its own.
-running_handler: contextvars.ContextVar[Call] = contextvars.ContextVar("flask_mcp.running_handler")
+running_handler: contextvars.ContextVar[Call] = running_call
 
 
 class _NoBackChannel:

@@ -14,11 +14,16 @@ from ..errors import MissingClientCapability
 from ..errors import RequestCancelled
 from ..protocol import LOG_LEVELS
 from ..protocol import jsonrpc
+from .elicitation import ElicitationResult
+from .elicitation import elicitation_form
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import Backend
     from ..runtime.runs import RequestRun
+
+
+_T = t.TypeVar("_T")
 
 
 class BackChannel(t.Protocol):
@@ -302,15 +307,34 @@ class Context:
                 params["toolChoice"] = tool_choice
         return self.send_request("sampling/createMessage", params, key=key)
 
+    @t.overload
     def elicit(
         self, message: str, requested_schema: dict[str, t.Any], *, key: str | None = None
-    ) -> dict[str, t.Any]:
-        """Ask the user for structured input (form mode); return ``{action, content?}``."""
+    ) -> dict[str, t.Any]: ...
+
+    @t.overload
+    def elicit(
+        self, message: str, requested_schema: type[_T], *, key: str | None = None
+    ) -> ElicitationResult[_T]: ...
+
+    def elicit(self, message: str, requested_schema: t.Any, *, key: str | None = None) -> t.Any:
+        """Ask the user for structured input (form mode).
+
+        With a pydantic model class or a dataclass, return an
+        :class:`~flask_mcp.server.elicitation.AcceptedElicitation` whose ``data`` is the
+        validated object, a ``DeclinedElicitation`` or a ``CancelledElicitation``; with a
+        JSON Schema dict, the ``{action, content?}`` answer. See
+        :mod:`flask_mcp.server.elicitation`.
+
+        :raises ~flask_mcp.server.elicitation.ElicitationSchemaError: the model or schema
+            is not a flat form.
+        """
+        form = elicitation_form(requested_schema)
         self._require_elicitation("form")
-        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        params = {"mode": "form", "message": message, "requestedSchema": form.schema}
         if self.protocol_version < "2025-11-25":
             del params["mode"]
-        return self.send_request("elicitation/create", params, key=key)
+        return form.result(self.send_request("elicitation/create", params, key=key))
 
     def elicit_url(
         self, message: str, url: str, elicitation_id: str, *, key: str | None = None

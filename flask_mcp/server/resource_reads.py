@@ -10,17 +10,17 @@ with ``@mcp.middleware`` does not run around it (it is not a request).
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
 
-from .call import Call
-from .call import running_handler
-
-if t.TYPE_CHECKING:
-    from .context import Context
+from .running import running_call
 
 
-def read_resource(ctx: Context, uri: str) -> list[dict[str, t.Any]]:
+def read_resource(ctx: t.Any, uri: str) -> list[dict[str, t.Any]]:
     """Read ``uri`` as ``resources/read`` would for the running call; return its ``contents``.
+
+    :param ctx: the :class:`~flask_mcp.Context` asking (the resource handler's context
+        when the running handler has none of its own).
 
     :raises RuntimeError: no Flask-MCP handler is running, or its server is not found.
     :raises ~flask_mcp.MCPError: as ``resources/read``: no resource serves ``uri`` (-32002
@@ -29,7 +29,7 @@ def read_resource(ctx: Context, uri: str) -> list[dict[str, t.Any]]:
     """
     if not isinstance(uri, str) or not uri:
         raise TypeError(f"ctx.read_resource() takes a URI string, got {uri!r}.")
-    call = running_handler.get(None)
+    call = running_call.get(None)
     if call is None:
         raise RuntimeError(
             "ctx.read_resource() works only while a Flask-MCP handler runs, in its own"
@@ -42,17 +42,14 @@ def read_resource(ctx: Context, uri: str) -> list[dict[str, t.Any]]:
             "ctx.read_resource() found no MCP server on the app serving this call; it needs"
             " a server registered with init_app(app)."
         )
-    read = Call(
-        "resources/read",
-        {"uri": uri},
-        call.request_id,
-        call.version,
-        call.era,
-        call.session,
-        state=call.state,
+    read = dataclasses.replace(
+        call,
+        method="resources/read",
+        params={"uri": uri},
         ctx=call.ctx if call.ctx is not None else ctx,
-        run=call.run,
-        auth=call.auth,
+        cache=None,
+        scopes=(),
+        context_declared=False,
     )
     result = dispatcher.resources_read(read)
     return t.cast("list[dict[str, t.Any]]", result["contents"])
