@@ -11,10 +11,23 @@ therefore lives in one place and the stores only keep JSON.
 from __future__ import annotations
 
 import abc
-import copy
+import json
 import threading
 import time
 import typing as t
+
+
+_V = t.TypeVar("_V")
+
+
+def _copy(value: _V) -> _V:
+    """A deep copy of JSON data, as the Redis store keeps it (text, never recursion).
+
+    ``copy.deepcopy`` recursed once per level and failed with ``RecursionError`` on
+    arguments nested some 600 deep, which JSON parsing had accepted.
+    """
+    return t.cast("_V", json.loads(json.dumps(value)))
+
 
 #: The statuses a task never leaves.
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -73,7 +86,7 @@ class MemoryTaskStore(TaskStore):
     def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
         expires = None if ttl is None else time.monotonic() + ttl
         with self._lock:
-            self._records[record["taskId"]] = (copy.deepcopy(record), expires)
+            self._records[record["taskId"]] = (_copy(record), expires)
             # Drop expired records now and then, so memory stays bounded.
             if len(self._records) % 64 == 0:
                 for task_id in list(self._records):
@@ -82,18 +95,18 @@ class MemoryTaskStore(TaskStore):
     def get(self, task_id: str) -> dict[str, t.Any] | None:
         with self._lock:
             record = self._live(task_id)
-            return None if record is None else copy.deepcopy(record)
+            return None if record is None else _copy(record)
 
     def mutate(self, task_id: str, change: Mutator) -> dict[str, t.Any] | None:
         with self._lock:
             record = self._live(task_id)
             if record is None:
                 return None
-            draft = copy.deepcopy(record)
+            draft = _copy(record)
             if change(draft):
                 self._records[task_id] = (draft, self._records[task_id][1])
                 record = draft
-            return copy.deepcopy(record)
+            return _copy(record)
 
     def live(self, limit: int) -> list[dict[str, t.Any]]:
         with self._lock:
@@ -102,7 +115,7 @@ class MemoryTaskStore(TaskStore):
                 for task_id in list(self._records)
                 if (record := self._live(task_id)) is not None and record["status"] not in TERMINAL
             ]
-        return copy.deepcopy(found[:limit])
+        return _copy(found[:limit])
 
     def list(
         self, owner: str, cursor: int, limit: int
@@ -116,7 +129,7 @@ class MemoryTaskStore(TaskStore):
         mine.sort(key=lambda r: r.get("created", 0.0))
         page = mine[cursor : cursor + limit]
         more = cursor + limit < len(mine)
-        return copy.deepcopy(page), (cursor + limit if more else None)
+        return _copy(page), (cursor + limit if more else None)
 
 
 __all__ = ["TERMINAL", "MemoryTaskStore", "Mutator", "TaskStore"]

@@ -90,6 +90,10 @@ def _finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.An
 # -- the methods --------------------------------------------------------------------------
 
 
+#: The largest ``tasks/list`` cursor: an offset, far below the signed 64-bit ranges of Redis.
+_MAX_CURSOR = 2**53
+
+
 class TaskMethods:
     """``tools/call`` as a task, and the ``tasks/*`` methods (mixed into the dispatcher)."""
 
@@ -263,9 +267,9 @@ class TaskMethods:
         try:
             start = int(cursor) if cursor is not None else 0
         except (TypeError, ValueError):
-            raise InvalidParams(
-                "Invalid params: unknown cursor; send the nextCursor returned."
-            ) from None
+            start = -1
+        if not 0 <= start <= _MAX_CURSOR:  # Redis ranges are signed 64-bit: -32603 past it
+            raise InvalidParams("Invalid params: unknown cursor; send the nextCursor returned.")
         records, following = store_of(call.state).list(
             owner_of(call), start, call.state.settings.page_size
         )
