@@ -16,7 +16,6 @@ import threading
 import time
 import typing as t
 
-
 _V = t.TypeVar("_V")
 
 
