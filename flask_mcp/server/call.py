@@ -52,6 +52,8 @@ class Call:
     scopes: tuple[str, ...] = ()
     #: Whether the running handler declared a ``Context`` parameter (``current_context()``).
     context_declared: bool = False
+    #: The values of ``MCP_PATH``'s URL variables (``/t/<tenant>/mcp``); ``{}`` without any.
+    path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
 
 #: The call whose handler runs now. Set by the dispatcher around each user call; each

@@ -16,6 +16,7 @@ from ..protocol import LOG_LEVELS
 from ..protocol import jsonrpc
 from .elicitation import ElicitationResult
 from .elicitation import elicitation_form
+from .running import running_call
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -161,6 +162,15 @@ class Context:
     def session_id(self) -> str | None:
         """The session id, or ``None`` for a stateless request."""
         return self._run.session_id
+
+    @property
+    def path_args(self) -> dict[str, t.Any]:
+        """The values of ``MCP_PATH``'s URL variables (``{"tenant": "acme"}`` for
+        ``/t/<tenant>/mcp``), as ``request.view_args`` holds them in the view; ``{}``
+        without variables, and outside the handler's own call.
+        """
+        call = running_call.get(None)
+        return dict(call.path_args) if call is not None else {}
 
     @property
     def request_id(self) -> t.Any:

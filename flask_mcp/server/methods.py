@@ -138,7 +138,9 @@ class Methods:
         call.scopes = scopes
         authenticator = call.state.authenticator
         if authenticator is not None:
-            authenticator.require(call.auth, scopes, call.method, call.request_id)
+            authenticator.require(
+                call.auth, scopes, call.method, call.request_id, path_args=call.path_args
+            )
 
     def _visible(self, kind: Kind, result: dict[str, t.Any], call: Call) -> dict[str, t.Any]:
         """Drop the list entries whose scopes the caller lacks (``MCP_AUTH_HIDE_UNAUTHORIZED``)."""

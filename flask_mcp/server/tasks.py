@@ -199,6 +199,7 @@ class TaskMethods:
                 "capabilities": capabilities,
                 "clientInfo": client_info,
                 "principal": None if call.auth is None else call.auth.principal,
+                "pathArgs": call.path_args,
             },
         }
         store_of(state).create(record, ttl)
@@ -222,6 +223,8 @@ class TaskMethods:
         if not isinstance(task_id, str) or not task_id:
             raise InvalidParams("Invalid params: 'taskId' is required and must be a string.")
         record = store_of(call.state).get(task_id)
+        if record is not None and record["request"].get("pathArgs", {}) != call.path_args:
+            record = None  # created under another MCP_PATH (another tenant)
         if record is None or record.get("owner") != owner_of(call):
             raise InvalidParams(
                 f"Failed to retrieve task: task {task_id!r} not found (it may have expired)."
