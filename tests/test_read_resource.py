@@ -42,6 +42,11 @@ def make_app(**config: t.Any) -> Flask:
         """Return what reading ``uri`` gives."""
         return ctx.read_resource(uri)
 
+    @mcp.tool(task="optional")
+    def quote_later(uri: str, ctx: Context) -> str:
+        """Read ``uri`` from a task, in a worker thread."""
+        return str(ctx.read_resource(uri)[0]["text"])
+
     @mcp.tool()
     def safe_quote(uri: str, ctx: Context) -> str:
         try:
@@ -99,3 +104,11 @@ def test_the_callers_scopes_are_checked_as_for_resources_read(version: str) -> N
         assert client.call_tool("safe_quote", {"uri": "notes://readme"})["content"][0]["text"] == (
             "# Read me"
         )
+
+
+def test_a_task_reads_a_resource() -> None:
+    with MCPTestClient(make_app()) as client:
+        call = {"name": "quote_later", "arguments": {"uri": "notes://plan"}, "task": {}}
+        task = client.request("tools/call", call)["task"]
+        result = client.request("tasks/result", {"taskId": task["taskId"]})
+    assert result["content"][0]["text"] == "note plan for 2025-11-25"
