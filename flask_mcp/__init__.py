@@ -13,6 +13,7 @@ from .errors import ClientRequestTimeout
 from .errors import ConfigWarning
 from .errors import MCPError
 from .errors import RateLimited
+from .errors import RegistrationWarning
 from .errors import RequestCancelled
 from .errors import ResourceNotFound
 from .errors import ToolError
@@ -43,6 +44,7 @@ __all__ = [
     "MCPError",
     "RateLimited",
     "ProcessLocalWarning",
+    "RegistrationWarning",
     "RequestCancelled",
     "ResourceNotFound",
     "ResourceSecurity",

@@ -184,7 +184,14 @@ class Key:
 
 
 KEYS: tuple[Key, ...] = (
-    Key("MCP_PATH", "/mcp", path, "URL path of the MCP endpoint."),
+    Key(
+        "MCP_PATH",
+        "/mcp",
+        path,
+        "URL path of the MCP endpoint. It may hold URL variables, as a Flask rule does"
+        " (``/t/<tenant>/mcp``): handlers read them as ``request.view_args`` and"
+        " ``ctx.path_args``, and a session or task belongs to the path it was created under.",
+    ),
     Key(
         "MCP_BACKEND",
         "memory://",

@@ -456,6 +456,18 @@ def test_unreachable_redis_at_startup_fails_clearly() -> None:
 
 
 @pytest.mark.redis
+def test_a_database_number_redis_refuses_names_mcp_backend(redis_url: str) -> None:
+    """A wrong db number gave redis-py's raw ResponseError ("DB index is out of range")."""
+    base = redis_url.rsplit("/", 1)[0]
+    with pytest.raises(BackendUnavailable) as info:
+        from_setting(f"{base}/99999", buffer_size=10)
+    message = str(info.value)
+    assert "refused the connection: DB index is out of range" in message
+    assert "Check MCP_BACKEND (environment: FLASK_MCP_BACKEND)" in message
+    assert "database number must be below" in message
+
+
+@pytest.mark.redis
 def test_lost_redis_raises_backend_unavailable_fast() -> None:
     pytest.importorskip("redis")
     from flask_mcp.backends.redis import RedisBackend

@@ -247,3 +247,9 @@ def test_a_card_without_problems_validates() -> None:
     card = build_card({"name": "a.b/c", "version": "1", "description": "d"}, "http://x/mcp")
     assert card_problems(card) == []
     VALIDATOR.validate(card)
+
+
+def test_a_path_with_url_variables_is_refused() -> None:
+    """A card describes one endpoint; /t/<tenant>/mcp is one per tenant (issue 32)."""
+    with pytest.raises(ValueError, match=r"MCP_PATH = '/t/<tenant>/mcp' has URL variables"):
+        make_app(MCP_SERVER_CARD=True, MCP_PATH="/t/<tenant>/mcp")

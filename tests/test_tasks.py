@@ -750,3 +750,50 @@ def test_a_task_call_past_the_bound_gets_a_json_rpc_error(
         assert poll(wire, task["taskId"], terminal)["status"] == "completed"
     if backend == "redis":
         redis_client(config["MCP_BACKEND"].split("?")[0]).close()
+
+
+# -- hostile input ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS[:2])
+def test_arguments_nested_600_deep_run_as_a_task(
+    request: pytest.FixtureRequest, backend: str
+) -> None:
+    """The memory store deep-copied records by recursion: RecursionError and -32603."""
+    config = {} if backend == "memory" else {"MCP_BACKEND": request.getfixturevalue(backend)}
+    mcp, app, _ = build(**config)
+
+    @mcp.tool(task="optional")
+    def nested(data: list[t.Any]) -> str:
+        depth = 0
+        while data:
+            data, depth = data[0], depth + 1
+        return f"{depth} deep"
+
+    deep: list[t.Any] = []
+    level = deep
+    for _ in range(600):
+        level.append([])
+        level = level[0]
+    client = app.test_client()
+    session = initialize(client)
+    params = {"name": "nested", "arguments": {"data": deep}, "task": {}}
+    task = call_2025(client, session, "tools/call", params)["result"]["task"]
+    result = call_2025(client, session, "tasks/result", {"taskId": task["taskId"]})["result"]
+    assert result["content"][0]["text"] == "600 deep"
+
+
+@pytest.mark.parametrize("backend", BACKENDS[:2])
+@pytest.mark.parametrize("cursor", [str(2**63), str(2**64 + 5), "-1", "x"])
+def test_a_cursor_out_of_range_is_invalid_params(
+    request: pytest.FixtureRequest, backend: str, cursor: str
+) -> None:
+    """A cursor above 2**63 reached Redis's signed ranges and gave -32603."""
+    config = {} if backend == "memory" else {"MCP_BACKEND": request.getfixturevalue(backend)}
+    _, app, _ = build(**config)
+    client = app.test_client()
+    session = initialize(client)
+    answer = call_2025(client, session, "tasks/list", {"cursor": cursor})
+    assert answer["error"]["code"] == -32602
+    assert "unknown cursor" in answer["error"]["message"]
+    assert call_2025(client, session, "tasks/list", {"cursor": "0"})["result"]["tasks"] == []

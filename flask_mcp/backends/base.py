@@ -38,6 +38,9 @@ class SessionRecord:
     created: float = dataclasses.field(default_factory=time.time)
     last_seen: float = dataclasses.field(default_factory=time.time)
     busy: int = 0
+    #: The values of ``MCP_PATH``'s URL variables the session was created under: it
+    #: belongs to that path.
+    path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, t.Any]:
         """Return a JSON-serialisable copy."""

@@ -295,6 +295,12 @@ class ServerCard(Extension):
             return
         canonical: str | None = settings.auth_resource
         mcp_path: str = settings.path
+        if "<" in mcp_path:
+            raise ValueError(
+                f"MCP_SERVER_CARD is on, but MCP_PATH = {mcp_path!r} has URL variables (one"
+                " endpoint per tenant), and a Server Card describes one endpoint. Turn"
+                " MCP_SERVER_CARD off, or serve the card from a view of your own."
+            )
         problems = card_problems(self.card(mcp, canonical or "https://example.invalid/"))
         if problems:
             raise ValueError(

@@ -17,6 +17,7 @@ from .. import protocol
 from ..runtime.runs import InlineOutbox
 from ..runtime.runs import RequestRun
 from .context import Context
+from .running import running_call
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -53,6 +54,8 @@ class Call:
     context_declared: bool = False
     #: The id of the task this ``tools/call`` created, if it became a task.
     created_task: str | None = None
+    #: The values of ``MCP_PATH``'s URL variables (``/t/<tenant>/mcp``); ``{}`` without any.
+    path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -82,7 +85,7 @@ ToolCallInterceptor = t.Callable[[ToolCall, ToolCallNext], dict[str, t.Any]]
 
 #: The call whose handler runs now. Set by the dispatcher around each user call; each
 #: greenlet and thread has its own.
-running_handler: contextvars.ContextVar[Call] = contextvars.ContextVar("flask_mcp.running_handler")
+running_handler: contextvars.ContextVar[Call] = running_call
 
 
 class _NoBackChannel:

@@ -15,6 +15,9 @@ from ..errors import MissingClientCapability
 from ..errors import RequestCancelled
 from ..protocol import LOG_LEVELS
 from ..protocol import jsonrpc
+from .elicitation import ElicitationResult
+from .elicitation import elicitation_form
+from .running import running_call
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -46,6 +49,9 @@ class ClientFacts:
         if not isinstance(declared, dict):
             return {}
         return {key: value if isinstance(value, dict) else {} for key, value in declared.items()}
+
+
+_T = t.TypeVar("_T")
 
 
 class BackChannel(t.Protocol):
@@ -204,6 +210,15 @@ class Context:
         return self.client.extensions.get(extension_id)
 
     @property
+    def path_args(self) -> dict[str, t.Any]:
+        """The values of ``MCP_PATH``'s URL variables (``{"tenant": "acme"}`` for
+        ``/t/<tenant>/mcp``), as ``request.view_args`` holds them in the view; ``{}``
+        without variables, and outside the handler's own call.
+        """
+        call = running_call.get(None)
+        return dict(call.path_args) if call is not None else {}
+
+    @property
     def request_id(self) -> t.Any:
         """The JSON-RPC id of the request being handled."""
         return self._run.request_id
@@ -348,15 +363,34 @@ class Context:
                 params["toolChoice"] = tool_choice
         return self.send_request("sampling/createMessage", params, key=key)
 
+    @t.overload
     def elicit(
         self, message: str, requested_schema: dict[str, t.Any], *, key: str | None = None
-    ) -> dict[str, t.Any]:
-        """Ask the user for structured input (form mode); return ``{action, content?}``."""
+    ) -> dict[str, t.Any]: ...
+
+    @t.overload
+    def elicit(
+        self, message: str, requested_schema: type[_T], *, key: str | None = None
+    ) -> ElicitationResult[_T]: ...
+
+    def elicit(self, message: str, requested_schema: t.Any, *, key: str | None = None) -> t.Any:
+        """Ask the user for structured input (form mode).
+
+        With a pydantic model class or a dataclass, return an
+        :class:`~flask_mcp.server.elicitation.AcceptedElicitation` whose ``data`` is the
+        validated object, a ``DeclinedElicitation`` or a ``CancelledElicitation``; with a
+        JSON Schema dict, the ``{action, content?}`` answer. See
+        :mod:`flask_mcp.server.elicitation`.
+
+        :raises ~flask_mcp.server.elicitation.ElicitationSchemaError: the model or schema
+            is not a flat form.
+        """
+        form = elicitation_form(requested_schema)
         self._require_elicitation("form")
-        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        params = {"mode": "form", "message": message, "requestedSchema": form.schema}
         if self.protocol_version < "2025-11-25":
             del params["mode"]
-        return self.send_request("elicitation/create", params, key=key)
+        return form.result(self.send_request("elicitation/create", params, key=key))
 
     def elicit_url(
         self, message: str, url: str, elicitation_id: str, *, key: str | None = None
@@ -390,6 +424,17 @@ class Context:
         if not isinstance(roots, list):
             raise ClientRequestError("The client answered roots/list without a roots array.")
         return roots
+
+    def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
+        """Read a resource or template of this server, as ``resources/read`` would.
+
+        Return its ``contents`` (``{"uri", "mimeType", "text"}`` or ``"blob"`` each).
+        The caller's scopes are checked as for ``resources/read``; see
+        :mod:`flask_mcp.server.resource_reads`.
+        """
+        from .resource_reads import read_resource
+
+        return read_resource(self, uri)
 
     def close_sse_stream(self) -> None:
         """End the HTTP connection of this request's stream; the client resumes it with GET.

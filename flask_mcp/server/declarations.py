@@ -16,7 +16,7 @@ from .handlers import Handler
 from .handlers import context_parameter
 from .handlers import describe_doc
 from .handlers import handler_entry
-from .handlers import prompt_arguments
+from .prompt_arguments import prompt_signature
 from .registry import Prompt
 from .registry import Registry
 from .registry import Resource
@@ -25,6 +25,7 @@ from .registry import Tool
 from .registry import header_params_of
 from .resource_security import DEFAULT_RESOURCE_SECURITY
 from .resource_security import ResourceSecurity
+from .tool_checks import check_tool
 from .uri_template import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
@@ -216,6 +217,16 @@ class Declarations:
             output = None
         else:
             output = schema_mod.output_spec_from_function(fn, localns=LOCALNS)
+        check_tool(
+            fn,
+            name or fn.__name__,
+            exclude=exclude,
+            derived_input=input_schema is None,
+            has_output=output is not None
+            or output_schema is not None
+            or structured_output is False,
+            localns=LOCALNS,
+        )
         tool = Tool(
             name=name or fn.__name__,
             fn=entry,
@@ -445,12 +456,15 @@ class Declarations:
     ) -> Prompt:
         """Register a prompt at any time; clients are told the list changed."""
         ctx_param = context_parameter(fn)
+        prompt_name = name or fn.__name__
+        signature = prompt_signature(
+            fn, {ctx_param} if ctx_param else set(), prompt_name, localns=LOCALNS
+        )
         prompt = Prompt(
-            name=name or fn.__name__,
-            fn=handler_entry(fn, "prompt", name or fn.__name__),
-            arguments=arguments
-            if arguments is not None
-            else prompt_arguments(fn, {ctx_param} if ctx_param else set()),
+            name=prompt_name,
+            fn=handler_entry(fn, "prompt", prompt_name),
+            arguments=arguments if arguments is not None else signature.arguments,
+            converters=signature.converters,
             description=description if description is not None else describe_doc(fn),
             title=title,
             icons=icons,

@@ -33,6 +33,8 @@ from ..schema import ArgumentError
 from ..schema import OutputError
 from .call import ToolCall
 from .call import running_handler
+from .prompt_arguments import PromptArgumentError
+from .prompt_arguments import convert_arguments
 from .registry import Kind
 from .registry import paginate
 
@@ -139,7 +141,9 @@ class Methods:
         call.scopes = scopes
         authenticator = call.state.authenticator
         if authenticator is not None:
-            authenticator.require(call.auth, scopes, call.method, call.request_id)
+            authenticator.require(
+                call.auth, scopes, call.method, call.request_id, path_args=call.path_args
+            )
 
     def _visible(self, kind: Kind, result: dict[str, t.Any], call: Call) -> dict[str, t.Any]:
         """Drop the list entries whose scopes the caller lacks (``MCP_AUTH_HIDE_UNAUTHORIZED``)."""
@@ -417,6 +421,10 @@ class Methods:
         self.authorize(prompt.scopes, call)
         started = time.perf_counter()
         kwargs = {k: v for k, v in arguments.items() if k in declared}
+        try:
+            kwargs = convert_arguments(kwargs, prompt.converters)
+        except PromptArgumentError as exc:
+            raise InvalidParams(f"Invalid params: prompt {name!r} arguments: {exc}.") from None
         try:
             value = self.call_user(prompt.fn, call, prompt.context_param, kwargs=kwargs)
         except (ResourceNotFound, HTTPException) as exc:

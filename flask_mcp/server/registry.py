@@ -205,6 +205,8 @@ class Prompt:
     scopes: tuple[str, ...] = ()
     context_param: str | None = None
     tags: frozenset[str] = frozenset()
+    #: Converters of the typed arguments' strings, by name (see :mod:`.prompt_arguments`).
+    converters: dict[str, t.Callable[[str], t.Any]] = dataclasses.field(default_factory=dict)
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Prompt`` object published by ``prompts/list``."""

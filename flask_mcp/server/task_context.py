@@ -263,6 +263,7 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
         auth=auth,
         task_id=record["taskId"],
         task_flavour=record["flavour"],
+        path_args=request.get("pathArgs") or {},
     )
 
 

@@ -42,6 +42,7 @@ from ..server.call import Call
 from ..server.context import Context
 from . import listen
 from . import runner
+from .path_args import current_path_args
 from .responses import json_response
 
 if t.TYPE_CHECKING:
@@ -214,7 +215,15 @@ def _serve(
             dispatcher.registry, state, message["id"], params, sock, auth=auth
         )
     call = Call(
-        method, params, message["id"], version, protocol.STATELESS, None, state=state, auth=auth
+        method,
+        params,
+        message["id"],
+        version,
+        protocol.STATELESS,
+        None,
+        state=state,
+        auth=auth,
+        path_args=current_path_args(),
     )
     context = None
     if method in dispatcher.user_methods:

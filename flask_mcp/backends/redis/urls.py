@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
 from redis.cluster import RedisCluster
+from redis.exceptions import ResponseError
 from redis.sentinel import Sentinel
 from redis.sentinel import SentinelConnectionPool
 
@@ -187,6 +188,13 @@ def check_version(client: t.Any, where: str, wait: float = BOOT_WAIT) -> None:
             if time.monotonic() >= deadline:
                 raise BackendUnavailable(f"Cannot reach Redis at {where} ({exc}). {_FIX}") from None
             time.sleep(0.2)
+        except ResponseError as exc:  # a refused SELECT (no such db), AUTH or HELLO
+            raise BackendUnavailable(
+                f"Redis at {where} refused the connection: {exc}. Check MCP_BACKEND"
+                " (environment: FLASK_MCP_BACKEND): the database number must be below the"
+                " server's 'databases' setting (16 by default), and the user and password"
+                " must be valid, for example redis://127.0.0.1:6379/0."
+            ) from None
     nodes = [info] if "redis_version" in info else list(info.values())  # a cluster: per node
     for node in nodes:
         version = text(node.get("redis_version", "0"))

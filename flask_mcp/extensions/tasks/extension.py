@@ -42,6 +42,10 @@ if t.TYPE_CHECKING:
     from ...server.context import Context
 
 
+#: The largest ``tasks/list`` cursor: an offset, far below the signed 64-bit ranges of Redis.
+MAX_CURSOR = 2**53
+
+
 def _running() -> Call:
     """Return the call whose extension method runs now (set by the kernel around it)."""
     return running_handler.get()
@@ -174,6 +178,7 @@ class Tasks(Extension):
                 "capabilities": capabilities,
                 "clientInfo": client_info,
                 "principal": None if call.auth is None else call.auth.principal,
+                "pathArgs": call.path_args,
             },
         }
         _tasks.store_of(state).create(record, ttl)
@@ -202,6 +207,8 @@ class Tasks(Extension):
         if not isinstance(task_id, str) or not task_id:
             raise InvalidParams("Invalid params: 'taskId' is required and must be a string.")
         record = _tasks.store_of(call.state).get(task_id)
+        if record is not None and record["request"].get("pathArgs", {}) != call.path_args:
+            record = None  # created under another MCP_PATH (another tenant)
         if record is None or record.get("owner") != _tasks.owner_of(call):
             raise InvalidParams(
                 f"Failed to retrieve task: task {task_id!r} not found (it may have expired)."
@@ -250,9 +257,9 @@ class Tasks(Extension):
         try:
             start = int(cursor) if cursor is not None else 0
         except (TypeError, ValueError):
-            raise InvalidParams(
-                "Invalid params: unknown cursor; send the nextCursor returned."
-            ) from None
+            start = -1
+        if not 0 <= start <= MAX_CURSOR:  # Redis ranges are signed 64-bit: -32603 past it
+            raise InvalidParams("Invalid params: unknown cursor; send the nextCursor returned.")
         records, following = _tasks.store_of(call.state).list(
             _tasks.owner_of(call), start, call.state.settings.page_size
         )
