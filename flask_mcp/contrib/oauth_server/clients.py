@@ -90,15 +90,13 @@ class Client(ClientMixin):  # type: ignore[misc]
         return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
 
     def get_allowed_scope(self, scope: str | None) -> str:
-        """Return the requested scopes the client registered (all of them if it named none)."""
-        if not scope:
-            return ""
-        registered = self.metadata.get("scope")
-        wanted = scope_to_list(scope)
-        if registered:
-            allowed = set(scope_to_list(registered))
-            wanted = [s for s in wanted if s in allowed]
-        return " ".join(dict.fromkeys(wanted))
+        """Return the requested scopes: the user's consent, not registration, limits them.
+
+        The ``scope`` a client registered is not a ceiling: MCP clients register
+        with the scopes of their first request and ask for more on a step-up
+        (403 ``insufficient_scope``) without registering again.
+        """
+        return " ".join(dict.fromkeys(scope_to_list(scope or "") or ()))
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
         """Exact match, or a loopback redirect on another port (RFC 8252)."""
