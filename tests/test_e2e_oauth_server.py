@@ -177,7 +177,7 @@ class DocumentHost:
 
 
 class Session:
-    """The official client, in a thread, driven by :meth:`run`; the browser answers its redirects."""
+    """The official client in a thread (see :meth:`run`); the browser answers its redirects."""
 
     def __init__(self, mcp_url: str, callback: Callback, document_url: str | None = None) -> None:
         self.mcp_url = mcp_url
