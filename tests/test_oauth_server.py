@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from _apps import oauth_notes
+from oauth_hosts import DocumentHost
 from werkzeug.middleware.proxy_fix import ProxyFix
 from wire import ACCEPT
 
@@ -87,7 +88,7 @@ def consent(client: t.Any, params: dict[str, str], decision: str = "allow") -> t
 def code_from(response: t.Any) -> str:
     assert response.status_code == 302, response.get_data(as_text=True)
     query = parse_qs(urlsplit(response.headers["Location"]).query)
-    assert query["state"] == ["st-1"]
+    assert query["state"] == ["st-1"] and query["iss"] == [BASE]  # RFC 9207
     return query["code"][0]
 
 
@@ -268,7 +269,7 @@ def test_pkce_required_and_s256_only(app: t.Any) -> None:
         )
         assert page.status_code == 302
         query = parse_qs(urlsplit(page.headers["Location"]).query)
-        assert query["error"] == ["invalid_request"]
+        assert query["error"] == ["invalid_request"] and query["iss"] == [BASE]
 
 
 @pytest.mark.parametrize("verifier", ["", "wrong-" + "x" * 50])
@@ -497,3 +498,52 @@ def test_storage_take_is_single_use(kind: str, tmp_path: t.Any) -> None:
 
     time.sleep(0.01)
     assert storage.get("gone") is None
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        ({"padding": 6000}, "larger than 5120 bytes"),
+        ({"padding": 6000, "chunked": True}, "larger than 5120 bytes"),
+        ({"delay": 3.0}, "longer than 0.5 s"),
+    ],
+)
+def test_client_documents_too_large_or_slow(
+    tmp_path: t.Any, options: dict[str, t.Any], reason: str
+) -> None:
+    host = DocumentHost(tmp_path, REDIRECT, **options)
+    try:
+        documents = ClientDocuments(
+            MemoryStorage(), allow_private=True, timeout=0.5, verify=str(host.cert)
+        )
+        with pytest.raises(ClientDocumentError, match=reason):
+            documents.get(host.url)
+        plain = DocumentHost(tmp_path, REDIRECT)
+        try:
+            fine = ClientDocuments(MemoryStorage(), allow_private=True, verify=str(plain.cert))
+            assert fine.get(plain.url)["client_name"] == "Document Client"
+            fine.get(plain.url)
+            assert plain.fetches == 1  # cached per its Cache-Control
+        finally:
+            plain.close()
+    finally:
+        host.close()
+
+
+def test_a_refused_document_is_an_invalid_client_error(
+    tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = DocumentHost(tmp_path, REDIRECT, padding=6000)
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE", "true")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE", str(host.cert))
+    try:
+        app = oauth_notes.create_app()
+        client = app.test_client()
+        login(client)
+        _, challenge = pkce()
+        page = client.get("/oauth/authorize?" + urlencode(authorize_params(host.url, challenge)))
+    finally:
+        host.close()
+    assert page.status_code == 400 and "Location" not in page.headers
+    assert b'<code id="error">invalid_client</code>' in page.data
+    assert b"larger than 5120 bytes" in page.data

@@ -25,6 +25,7 @@ import ipaddress
 import json
 import re
 import socket
+import ssl
 import time
 import typing as t
 from urllib.parse import urlsplit
@@ -97,7 +98,10 @@ class ClientDocuments:
         self.allow_private = allow_private
         self.max_bytes = max_bytes
         self.timeout = timeout
-        self.verify = verify
+        #: ``True`` (the system's CA certificates) or a context trusting the given bundle.
+        self.verify: bool | ssl.SSLContext = (
+            ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
+        )
 
     def get(self, client_id: str) -> dict[str, t.Any]:
         """Return the checked metadata of ``client_id``, from the cache or fetched.

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import jwt
 from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.oauth2.rfc9207 import IssuerParameter
 
 from ...auth.metadata import canonical_resource
 from ...config import OAUTH_SERVER_KEYS
@@ -76,6 +77,17 @@ def load_oauth_settings(config: t.MutableMapping[str, t.Any]) -> OAuthSettings:
     return OAuthSettings(**values)
 
 
+class _Issuer(IssuerParameter):  # type: ignore[misc]
+    """RFC 9207: every authorization response names the issuer (``iss``), against mix-up attacks."""
+
+    def __init__(self, issuer: str) -> None:
+        self.issuer = issuer
+
+    def get_issuer(self) -> str:
+        """The issuer URL."""
+        return self.issuer
+
+
 class AppServer:
     """The authorization server of one app.
 
@@ -122,6 +134,7 @@ class AppServer:
                 RegistrationEndpoint(storage, settings.registration_tokens or (), self.metadata)
             )
         server.validate_requested_scope = self._validate_requested_scope
+        server.register_extension(_Issuer(self.issuer))
         self.authlib = server
 
     # -- URLs and metadata ---------------------------------------------------------
@@ -161,7 +174,7 @@ class AppServer:
             ],
             "scopes_supported": self.scopes(),
             "client_id_metadata_document_supported": self.settings.client_metadata_documents,
-            "authorization_response_iss_parameter_supported": False,
+            "authorization_response_iss_parameter_supported": True,
         }
         if self.settings.dynamic_registration:
             document["registration_endpoint"] = self.endpoint("register")

@@ -15,6 +15,7 @@ import hashlib
 import typing as t
 from urllib.parse import urlsplit
 
+from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749.errors import OAuth2Error
 from flask import Blueprint
 from flask import current_app
@@ -113,7 +114,9 @@ def authorize() -> Response | t.Any:
         grant = server.authlib.get_consent_grant(end_user=User(user_id) if user_id else None)
     except OAuth2Error as error:
         if getattr(error, "redirect_uri", None):
-            return server.authlib.handle_error_response(None, error)
+            response = server.authlib.handle_error_response(None, error)
+            response.location = add_params_to_uri(response.location, {"iss": server.issuer})
+            return response
         return _error_page(error.error, error.get_error_description() or error.error)
     if user_id is None:
         return _login_redirect()
