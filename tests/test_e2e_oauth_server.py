@@ -294,3 +294,80 @@ def test_a_document_on_loopback_is_refused_without_the_dev_option(
     assert page.status_code == 400
     assert "invalid_client" in page.text and "loopback" in page.text
     assert host.fetches == 0
+
+
+def test_the_example_on_two_workers_with_sqlite_storage(serve: t.Any, tmp_path: Path) -> None:
+    """examples/authorization_server.py as its docstring runs it; no browser: plain HTTP."""
+    import base64
+    import hashlib
+    import re
+    import secrets
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {"PUBLIC_URL": base, "NOTES_DB": str(tmp_path / "notes.db"), "SECRET_KEY": "k" * 32}
+    serve("examples.authorization_server:create_app()", "gevent", workers=2, env=env, port=port)
+    redirect_uri = "http://127.0.0.1:9/cb"
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    params = {
+        "response_type": "code",
+        "redirect_uri": redirect_uri,
+        "code_challenge": challenge.rstrip(b"=").decode(),
+        "code_challenge_method": "S256",
+        "scope": "notes:read notes:write",
+        "resource": f"{base}/mcp",
+        "state": "s",
+    }
+    with httpx.Client(base_url=base, timeout=30) as http:
+        registered = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]}).json()
+        params["client_id"] = registered["client_id"]
+        http.post("/login", data={"username": "ada", "password": "ada-password"})
+        page = http.get("/oauth/authorize", params=params)
+        assert page.status_code == 200, page.text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert token
+        allowed = http.post(
+            "/oauth/authorize",
+            params=params,
+            data={"csrf_token": token.group(1), "decision": "allow"},
+        )
+        code = dict(httpx.URL(allowed.headers["Location"]).params)["code"]
+        tokens = http.post(
+            "/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": redirect_uri,
+                "client_id": registered["client_id"],
+                "code_verifier": verifier,
+            },
+        ).json()
+        assert "notes:write" in tokens["scope"].split()
+        accounts = http.get("/").text
+        assert "notes:read, notes:write" in accounts
+    headers = {
+        "Authorization": f"Bearer {tokens['access_token']}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "whoami",
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "whoami",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    for _ in range(4):  # new connections: both workers verify with the shared keys
+        with httpx.Client(timeout=30) as fresh:
+            answer = fresh.post(f"{base}/mcp", json=body, headers=headers).json()
+        assert answer["result"]["content"][0]["text"] == "You are ada."
