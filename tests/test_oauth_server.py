@@ -467,6 +467,7 @@ def test_client_document_checks() -> None:
     for bad, reason in [
         ({**good, "client_id": "https://other.example/c.json"}, "client_id"),
         ({**good, "redirect_uris": []}, "redirect_uris"),
+        ({k: v for k, v in good.items() if k != "client_name"}, "client_name"),
         ({**good, "token_endpoint_auth_method": "client_secret_post"}, "public client"),
     ]:
         with pytest.raises(ClientDocumentError, match=reason):

@@ -14,8 +14,8 @@ a server-side request forgery risk, so the fetch:
 - keeps the document as long as its ``Cache-Control``/``Expires`` allow (between
   :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept).
 
-A document must name the URL it was fetched from as its ``client_id``, list
-``redirect_uris`` and be a public client (``token_endpoint_auth_method`` ``none``).
+A document must name the URL it was fetched from as its ``client_id``, have a
+``client_name``, list ``redirect_uris`` and be a public client (``token_endpoint_auth_method`` ``none``).
 """
 
 from __future__ import annotations
@@ -207,6 +207,8 @@ class ClientDocuments:
             raise ClientDocumentError("the document is not a JSON object")
         if document.get("client_id") != client_id:
             raise ClientDocumentError("the document's client_id is not the URL it was fetched from")
+        if not isinstance(document.get("client_name"), str) or not document["client_name"]:
+            raise ClientDocumentError("the document has no client_name")
         uris = document.get("redirect_uris")
         if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
             raise ClientDocumentError("the document lists no redirect_uris")
