@@ -77,25 +77,22 @@ class IssuedTokenAuthorizer(JWTAuthorizer):
     def __call__(self, token: str, request: Request) -> AuthInfo:
         """Verify ``token``, refuse a revoked family, and log its user in for this request."""
         info = super().__call__(token, request)
-        server = _app_server()
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        registration = app.extensions.get(EXTENSION_KEY)
+        if registration is None:
+            _app_server()  # raises the error that says what to do
         family = info.claims.get("fid")
-        if not isinstance(family, str) or server.family_revoked(family):
+        if not isinstance(family, str) or registration.app_server.family_revoked(family):
             raise AuthError(INVALID_TOKEN, "the token was revoked")
-        self._log_in(info)
-        return info
-
-    def _log_in(self, info: AuthInfo) -> None:
-        subject = info.claims.get("sub")
         loader = self.load_user
         if loader is None:
-            manager = getattr(current_app, "login_manager", None)
-            loader = getattr(manager, "_user_callback", None)
-        if loader is None or not isinstance(subject, str):
-            return
-        user = loader(subject)
-        if user is None:
-            raise AuthError(INVALID_TOKEN, "the token's user no longer exists")
-        g._login_user = user
+            loader = getattr(getattr(app, "login_manager", None), "_user_callback", None)
+        if loader is not None:
+            user = loader(info.claims["sub"])
+            if user is None:
+                raise AuthError(INVALID_TOKEN, "the token's user no longer exists")
+            g._login_user = user
+        return info
 
 
 __all__ = ["AppKeys", "IssuedTokenAuthorizer"]
