@@ -21,10 +21,10 @@ import typing as t
 
 from . import backchannel
 from . import jwt_auth
-from . import oauth_server
 from . import large
 from . import memory
 from . import middleware
+from . import oauth_server
 from . import payload
 from . import profiling
 from . import realistic

@@ -5,8 +5,9 @@ benchmark registers a client, consents and redeems the code over HTTP, as a clie
 then sends that access token on every request. Each request is a JWT check (cached after
 the first, as for any JWT) plus the revocation check in the storage: a dict in memory, or
 one Redis ``GET`` with ``--backend redis`` (every worker sees a revocation at once). Both
-servers get the same ``Authorization`` header (the one without auth ignores it) and the
-same backend and ``SECRET_KEY``. The verdict: at least 0.9x the unauthenticated server in req/s at c=16.
+servers get the same ``Authorization`` header (the one without auth ignores it), the same
+backend and the same ``SECRET_KEY``. The verdict: at least 0.9x the unauthenticated server
+in req/s at c=16.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ a server-side request forgery risk, so the fetch:
   :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept).
 
 A document must name the URL it was fetched from as its ``client_id``, have a
-``client_name``, list ``redirect_uris`` and be a public client (``token_endpoint_auth_method`` ``none``).
+``client_name``, list ``redirect_uris`` and be a public client
+(``token_endpoint_auth_method`` ``none``).
 """
 
 from __future__ import annotations
