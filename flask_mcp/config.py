@@ -439,6 +439,13 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "Seconds a consent form stays valid (its CSRF token expires then).",
     ),
     Key(
+        "MCP_OAUTH_REVOCATION_CACHE_SECONDS",
+        0.0,
+        values.non_negative_seconds,
+        "Seconds a worker trusts that a token's family is not revoked before asking the "
+        "storage again (0: on every request, so a revocation applies at once everywhere).",
+    ),
+    Key(
         "MCP_OAUTH_LOGIN_VIEW",
         None,
         values.optional_str,

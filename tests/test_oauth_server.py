@@ -548,3 +548,19 @@ def test_a_refused_document_is_an_invalid_client_error(
     assert page.status_code == 400 and "Location" not in page.headers
     assert b'<code id="error">invalid_client</code>' in page.data
     assert b"larger than 5120 bytes" in page.data
+
+
+def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With MCP_OAUTH_REVOCATION_CACHE_SECONDS another worker's revocation waits its turn."""
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REVOCATION_CACHE_SECONDS", "3600")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    _, token = tokens(client)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
+    server = oauth_notes.oauth.app_server(app)
+    family = server.decode_access_token(token["access_token"])["fid"]
+    # another worker revokes: only the storage changes, this process trusts its answer
+    server.storage.put(f"revoked:{family}", {"at": 0}, 60)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
+    server.revoke_family(family)  # revoked in this process: applies at once
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401

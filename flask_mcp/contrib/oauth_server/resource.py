@@ -5,7 +5,8 @@ of the resource server, with the app's own keys instead of a JWKS fetched over
 HTTP: the signature, ``iss``, ``aud`` (the token must name this MCP server, RFC
 8707), ``exp`` are checked exactly as for a token from Keycloak or Auth0. Then the
 token's family must not be revoked (one storage read per request, so that a
-revocation reaches every worker at once), and, with Flask-Login, the token's
+revocation reaches every worker at once; ``MCP_OAUTH_REVOCATION_CACHE_SECONDS`` trades
+that for fewer reads), and, with Flask-Login, the token's
 subject becomes ``current_user`` for the request.
 """
 
@@ -82,7 +83,7 @@ class IssuedTokenAuthorizer(JWTAuthorizer):
         if registration is None:
             _app_server()  # raises the error that says what to do
         family = info.claims.get("fid")
-        if not isinstance(family, str) or registration.app_server.family_revoked(family):
+        if not isinstance(family, str) or not registration.app_server.family_live(family):
             raise AuthError(INVALID_TOKEN, "the token was revoked")
         loader = self.load_user
         if loader is None:

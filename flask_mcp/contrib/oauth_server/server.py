@@ -59,6 +59,7 @@ class OAuthSettings:
     client_metadata_max_bytes: int
     client_metadata_timeout: float
     consent_max_age: float
+    revocation_cache_seconds: float
     login_view: str | None
 
 
@@ -75,6 +76,10 @@ def load_oauth_settings(config: t.MutableMapping[str, t.Any]) -> OAuthSettings:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Invalid {key.name}={raw!r}: {exc}. {key.doc}") from None
     return OAuthSettings(**values)
+
+
+#: The most families :meth:`AppServer.family_live` remembers per process.
+LIVE_CACHE_SIZE = 10_000
 
 
 class _Issuer(IssuerParameter):  # type: ignore[misc]
@@ -116,6 +121,8 @@ class AppServer:
         self.storage = storage
         self.scopes = scopes
         self.keys = SigningKeys(storage, settings.key_rotation)
+        #: Families seen not revoked, until when (``MCP_OAUTH_REVOCATION_CACHE_SECONDS``).
+        self._live: dict[str, float] = {}
         self.documents = ClientDocuments(
             storage,
             allow_private=settings.client_metadata_allow_private,
@@ -289,10 +296,33 @@ class AppServer:
         """Revoke every token of ``family``, in every worker, until they would have expired."""
         ttl = max(self.settings.refresh_token_lifetime, self.settings.access_token_lifetime)
         self.storage.put(f"revoked:{family}", {"at": time.time()}, ttl)
+        self._live.pop(family, None)
 
     def family_revoked(self, family: str) -> bool:
-        """Tell whether ``family`` was revoked."""
+        """Tell whether ``family`` was revoked (asking the storage every time)."""
         return self.storage.get(f"revoked:{family}") is not None
+
+    def family_live(self, family: str) -> bool:
+        """Tell whether a token of ``family`` may be used: not revoked.
+
+        With ``MCP_OAUTH_REVOCATION_CACHE_SECONDS`` a "not revoked" answer is kept
+        that long in this process (at most :data:`LIVE_CACHE_SIZE` families), so a
+        revocation may take that long to reach this worker. A revocation made here
+        applies here at once.
+        """
+        keep = self.settings.revocation_cache_seconds
+        if keep <= 0:
+            return not self.family_revoked(family)
+        now = time.monotonic()
+        until = self._live.get(family)
+        if until is not None and now < until:
+            return True
+        if self.family_revoked(family):
+            return False
+        if len(self._live) >= LIVE_CACHE_SIZE:
+            self._live.pop(next(iter(self._live)), None)
+        self._live[family] = now + keep
+        return True
 
     # -- consent ------------------------------------------------------------------------
 
