@@ -39,6 +39,7 @@ SDIST_NEEDS = [
     "flask_mcp/__init__.py",
     "flask_mcp/py.typed",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/consent.html",
 ]
 SDIST_REFUSES = ("node_modules/", "docs/_build/", "__pycache__/", ".venv/")
 WHEEL_NEEDS = [
@@ -46,6 +47,8 @@ WHEEL_NEEDS = [
     "flask_mcp/py.typed",
     "flask_mcp/server/dispatcher.py",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/consent.html",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/error.html",
 ]
 WHEEL_REFUSES = ("tests/", "docs/", "examples/", "benchmarks/")
 

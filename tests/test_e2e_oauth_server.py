@@ -12,7 +12,10 @@ thread (Playwright's sync API), handing URLs over a queue.
 
 from __future__ import annotations
 
+import json
 import queue
+import shutil
+import subprocess
 import threading
 import typing as t
 from pathlib import Path
@@ -22,6 +25,7 @@ import httpx
 import pytest
 from harness import free_port
 from harness import redis_env
+from harness import skip_or_fail
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -371,3 +375,80 @@ def test_the_example_on_two_workers_with_sqlite_storage(serve: t.Any, tmp_path: 
         with httpx.Client(timeout=30) as fresh:
             answer = fresh.post(f"{base}/mcp", json=body, headers=headers).json()
         assert answer["result"]["content"][0]["text"] == "You are ada."
+
+
+TS_CLIENT = Path(__file__).resolve().parent / "oauth_ts_client"
+
+
+@pytest.fixture(scope="module")
+def ts_client() -> Path:
+    """``tests/oauth_ts_client`` with its pinned ``@modelcontextprotocol/sdk`` (npm ci)."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        skip_or_fail(
+            "needs Node.js and npm for the TypeScript SDK client (apt-get install nodejs npm)"
+        )
+    lock = TS_CLIENT / "package-lock.json"
+    stamp = TS_CLIENT / "node_modules" / ".package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
+        subprocess.run(
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=TS_CLIENT, check=True, timeout=600, capture_output=True,
+        )  # fmt: skip
+    return TS_CLIENT
+
+
+def test_typescript_client(
+    serve: t.Any, redis_url: str, browser: t.Any, callback: Callback, ts_client: Path
+) -> None:
+    base = start(serve, redis_url)
+    consents: list[str] = []
+    step = log_in_and_allow(browser, consents)
+    node = subprocess.Popen(
+        [str(shutil.which("node")), "client.mjs", f"{base}/mcp", callback.url],
+        cwd=ts_client, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, bufsize=1,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in node.stdout or ():
+            lines.put(line)
+        lines.put("")  # the client ended
+
+    threading.Thread(target=read, daemon=True).start()
+    result: dict[str, t.Any] | None = None
+    try:
+        while result is None:
+            line = lines.get(timeout=WAIT)
+            assert line, "the TypeScript client ended without a result"
+            message = json.loads(line) if line.startswith("{") else {}
+            if "authorize" in message:
+                step(message["authorize"])
+                query = callback.queries.get(timeout=WAIT)
+                assert "code" in query, f"the authorization was refused: {query}"
+                assert query["iss"] == [base]  # RFC 9207
+                assert node.stdin is not None
+                node.stdin.write(query["code"][0] + "\n")
+                node.stdin.flush()
+            elif "result" in message:
+                result = message["result"]
+        assert node.wait(WAIT) == 0
+    finally:
+        if node.poll() is None:
+            node.kill()
+        node.wait(WAIT)
+        if result is None:
+            print(node.stderr.read() if node.stderr else "")
+    assert result["whoami"] == {"sub": "ada", "current_user": "ada", "scopes": ["notes:read"]}
+    assert result["notes"] == '{"result": []}'
+    assert result["refresh"] == "AUTHORIZED" and result["rotated"] is True
+    assert result["afterRefresh"]["current_user"] == "ada"
+    assert result["add"] == "saved for ada"
+    assert len(consents) == 2 and "TypeScript test client" in consents[0]
+    assert "notes:write" in consents[1]
+    tokens = result["tokens"]
+    check_revocation(
+        base,
+        OAuthToken(access_token=tokens["access_token"], refresh_token=tokens["refresh_token"]),
+        result["clientId"],
+    )

@@ -433,6 +433,13 @@ def test_registration_gated_by_initial_access_token(monkeypatch: pytest.MonkeyPa
     assert wrong.json["error"] == "access_denied"
     ok = client.post("/oauth/register", json=body, headers={"Authorization": "Bearer let-me-in"})
     assert ok.status_code == 201 and ok.json["client_id"].startswith("mcp-")
+    assert "client_secret" not in ok.json  # a public client: no secret, not even null
+    confidential = client.post(
+        "/oauth/register",
+        json={**body, "token_endpoint_auth_method": "client_secret_post"},
+        headers={"Authorization": "Bearer let-me-in"},
+    )
+    assert len(confidential.json["client_secret"]) > 30
 
 
 def test_registration_refuses_unsafe_redirects(app: t.Any) -> None:

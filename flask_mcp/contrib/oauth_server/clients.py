@@ -196,14 +196,23 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
         method = (request.payload.data or {}).get("token_endpoint_auth_method", "none")
         return None if method == "none" else secrets.token_urlsafe(32)
 
+    def generate_client_info(self, request: t.Any) -> dict[str, t.Any]:
+        """The ``client_id`` and, for a confidential client only, ``client_secret``.
+
+        A public client's answer has no ``client_secret`` member at all (not ``null``,
+        which clients that validate the response refuse).
+        """
+        info = dict(super().generate_client_info(request))
+        if info.get("client_secret") is None:
+            info.pop("client_secret", None)
+            info.pop("client_secret_expires_at", None)
+        return info
+
     def save_client(
         self, client_info: dict[str, t.Any], client_metadata: dict[str, t.Any], request: t.Any
     ) -> Client:
         """Store the client for :data:`CLIENT_LIFETIME`."""
         record = {**client_metadata, **client_info}
-        if record.get("client_secret") is None:
-            record.pop("client_secret", None)
-            record.pop("client_secret_expires_at", None)
         record["client_id_issued_at"] = int(time.time())
         self.storage.put(f"client:{record['client_id']}", record, CLIENT_LIFETIME)
         return Client(record)
