@@ -29,7 +29,39 @@ from authlib.oauth2.rfc7009 import RevocationEndpoint as _RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 
 if t.TYPE_CHECKING:
-    from .server import AppServer
+    from .storage import Storage
+
+
+class Lifetimes(t.Protocol):
+    """The setting the grants read (:class:`~.server.OAuthSettings` has it)."""
+
+    code_lifetime: float
+
+
+class AppServer(t.Protocol):
+    """What the grants need of :class:`~.server.AppServer` (which imports them)."""
+
+    storage: Storage
+    settings: Lifetimes
+    resource: str
+
+    def canonical(self, resource: str) -> str: ...
+
+    def issue_tokens(
+        self,
+        *,
+        client: t.Any,
+        user_id: str,
+        scope: str,
+        family: str,
+        refresh_expires_at: float | None = None,
+    ) -> dict[str, t.Any]: ...
+
+    def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]: ...
+
+    def revoke_family(self, family: str) -> None: ...
+
+    def family_revoked(self, family: str) -> bool: ...
 
 
 class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
@@ -146,7 +178,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
     @property
     def app_server(self) -> AppServer:
         """The per-app state this grant works for."""
-        return t.cast("AppServer", self.server.app_server)
+        return t.cast(AppServer, self.server.app_server)
 
     def validate_authorization_request(self) -> str:
         """Authlib's checks, then the resource (RFC 8707)."""
@@ -244,7 +276,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
     @property
     def app_server(self) -> AppServer:
         """The per-app state this grant works for."""
-        return t.cast("AppServer", self.server.app_server)
+        return t.cast(AppServer, self.server.app_server)
 
     def authenticate_refresh_token(self, refresh_token: str) -> StoredGrant | None:
         """Take the token; one used before revokes its family (reuse detection)."""
@@ -297,7 +329,7 @@ class RevocationEndpoint(_RevocationEndpoint):  # type: ignore[misc]
     @property
     def app_server(self) -> AppServer:
         """The per-app state this endpoint works for."""
-        return t.cast("AppServer", self.server.app_server)
+        return t.cast(AppServer, self.server.app_server)
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> StoredGrant | None:
         """Find a refresh token by its digest, or read an access token's claims."""

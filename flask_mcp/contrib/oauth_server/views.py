@@ -32,8 +32,16 @@ from werkzeug.wrappers import Response
 from .grants import User
 
 if t.TYPE_CHECKING:
-    from .extension import OAuthServer
     from .server import AppServer
+
+
+class _Extension(t.Protocol):
+    """What the views need of :class:`~.extension.OAuthServer` (which imports them)."""
+
+    scope_descriptions: dict[str, str]
+
+    def current_user_id(self) -> str | None: ...
+
 
 EXTENSION_KEY = "mcp_oauth_server"
 WELL_KNOWN = "/.well-known/oauth-authorization-server"
@@ -45,9 +53,9 @@ def app_server() -> AppServer:
     return t.cast("AppServer", current_app.extensions[EXTENSION_KEY].app_server)
 
 
-def extension() -> OAuthServer:
+def extension() -> _Extension:
     """Return the :class:`~.extension.OAuthServer` registered on the current app."""
-    return t.cast("OAuthServer", current_app.extensions[EXTENSION_KEY].extension)
+    return t.cast(_Extension, current_app.extensions[EXTENSION_KEY].extension)
 
 
 def _no_store(response: Response) -> Response:
