@@ -26,7 +26,9 @@ from flask_mcp.contrib.oauth_server.client_documents import ClientDocumentError
 from flask_mcp.contrib.oauth_server.client_documents import ClientDocuments
 from flask_mcp.contrib.oauth_server.client_documents import cache_seconds
 from flask_mcp.contrib.oauth_server.clients import redirect_uri_matches
+from flask_mcp.contrib.oauth_server.keys import SigningKeys
 from flask_mcp.contrib.oauth_server.storage import MemoryStorage
+from flask_mcp.contrib.oauth_server.storage import RedisStorage
 from flask_mcp.contrib.oauth_server.storage import SQLStorage
 
 BASE = "http://127.0.0.1:8300"
@@ -488,9 +490,15 @@ def test_cache_headers() -> None:
     assert cache_seconds({}, 0) == 300
 
 
-@pytest.mark.parametrize("kind", ["memory", "sql"])
-def test_storage_take_is_single_use(kind: str, tmp_path: t.Any) -> None:
-    storage = MemoryStorage() if kind == "memory" else SQLStorage(f"sqlite:///{tmp_path}/o.db")
+@pytest.mark.parametrize("kind", ["memory", "sql", "redis"])
+def test_storage_take_is_single_use(kind: str, tmp_path: t.Any, request: t.Any) -> None:
+    if kind == "redis":
+        prefix = f"oauth-test-{secrets.token_hex(4)}:"
+        storage: t.Any = RedisStorage.from_url(request.getfixturevalue("redis_url"), prefix)
+    elif kind == "sql":
+        storage = SQLStorage(f"sqlite:///{tmp_path}/o.db")
+    else:
+        storage = MemoryStorage()
     assert storage.put("k", {"a": 1}, 60)
     assert not storage.put("k", {"a": 2}, 60, only_new=True)
     assert storage.get("k") == {"a": 1}
@@ -571,3 +579,65 @@ def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) 
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
     server.revoke_family(family)  # revoked in this process: applies at once
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
+
+
+def test_signing_keys_rotate_and_the_jwks_follows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jwt
+
+    from flask_mcp.contrib.oauth_server import keys as keys_module
+
+    now = [1_000_000.0]
+    monkeypatch.setattr(keys_module.time, "time", lambda: now[0])
+    storage = MemoryStorage()
+    one, other = SigningKeys(storage, 100.0), SigningKeys(storage, 100.0)  # two workers
+    token = one.sign({"sub": "ada"})
+    kid = jwt.get_unverified_header(token)["kid"]
+    assert other.current()[1] == kid  # the same key in every worker
+    assert [key["kid"] for key in one.jwks()["keys"]][1] == kid
+    now[0] += 100  # next period: a new key signs, the old one still verifies
+    assert one.current()[1] != kid
+    assert jwt.decode(token, other.verifier(kid, "ES256"), algorithms=["ES256"])["sub"] == "ada"
+    assert kid in [key["kid"] for key in other.jwks()["keys"]]
+    now[0] += 100  # two periods later: no longer published, no longer accepted
+    assert kid not in [key["kid"] for key in other.jwks()["keys"]]
+    with pytest.raises(LookupError):
+        other.verifier(kid, "ES256")
+
+
+def test_an_app_without_flask_login_names_its_user_with_callables() -> None:
+    from flask import Flask
+    from flask import g
+    from flask import session
+
+    from flask_mcp import MCP
+    from flask_mcp import Context
+    from flask_mcp.contrib.oauth_server import OAuthServer
+
+    mcp = MCP(name="plain-login", version="1")
+    loaded: list[str] = []
+
+    @mcp.tool(scopes=["notes:read"])
+    def who(ctx: Context) -> str:
+        return f"{ctx.auth.claims['sub']} / {g.get('_login_user')}"
+
+    def load_user(user_id: str) -> str:
+        loaded.append(user_id)
+        return f"<user {user_id}>"
+
+    oauth = OAuthServer(mcp, user_loader=lambda: session.get("user"), load_user=load_user)
+    app = Flask(__name__)
+    app.config.update(SECRET_KEY="s", MCP_AUTH_RESOURCE=f"{BASE}/mcp")
+    app.add_url_rule("/signin", "signin", lambda: session.update(user="grace") or "ok")
+    oauth.init_app(app)
+    mcp.init_app(app)
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    _, challenge = pkce()
+    page = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id, challenge)))
+    assert page.status_code == 401 and b"login_required" in page.data  # no login view known
+    client.get("/signin")
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    token = exchange(client, client_id, code, verifier).json["access_token"]
+    answer = call_tool(app.test_client(), token, "who").json["result"]
+    assert answer["content"][0]["text"] == "grace / <user grace>" and loaded == ["grace"]
