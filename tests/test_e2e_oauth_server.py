@@ -36,7 +36,7 @@ from mcp.shared.auth import OAuthToken
 from oauth_hosts import Callback
 from oauth_hosts import DocumentHost
 
-pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
+pytestmark = [pytest.mark.e2e]
 
 APP = "_apps.oauth_notes:app"
 WAIT = 60.0
@@ -233,6 +233,8 @@ def check_revocation(base: str, token: OAuthToken, client_id: str) -> None:
         assert refresh.status_code == 400 and refresh.json()["error"] == "invalid_grant"
 
 
+@pytest.mark.redis
+@pytest.mark.browser
 def test_python_client_with_dynamic_registration(
     serve: t.Any, redis_url: str, browser: t.Any, callback: Callback
 ) -> None:
@@ -254,6 +256,8 @@ def test_python_client_with_dynamic_registration(
     check_revocation(base, third, client_info.client_id)
 
 
+@pytest.mark.redis
+@pytest.mark.browser
 def test_python_client_with_a_client_id_metadata_document(
     serve: t.Any, redis_url: str, browser: t.Any, callback: Callback, tmp_path: Path
 ) -> None:
@@ -278,6 +282,7 @@ def test_python_client_with_a_client_id_metadata_document(
     check_revocation(base, results["third"], host.url)
 
 
+@pytest.mark.redis
 def test_a_document_on_loopback_is_refused_without_the_dev_option(
     serve: t.Any, redis_url: str, callback: Callback, tmp_path: Path
 ) -> None:
@@ -397,6 +402,8 @@ def ts_client() -> Path:
     return TS_CLIENT
 
 
+@pytest.mark.redis
+@pytest.mark.browser
 def test_typescript_client(
     serve: t.Any, redis_url: str, browser: t.Any, callback: Callback, ts_client: Path
 ) -> None:
