@@ -16,7 +16,6 @@ shares them; with ``FLASK_MCP_BACKEND=redis://...`` they go to Redis instead.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import sqlite3
@@ -128,12 +127,22 @@ def init_database(path: str) -> None:
 
 
 def instance_secret(app: Flask) -> str:
-    """Return a secret kept in the instance folder, made on first start."""
+    """Return a secret kept in the instance folder, made on first start.
+
+    Every worker reads the same one: the first to start writes it whole to a file of
+    its own and links it into place; a worker that loses that race reads the winner's.
+    """
     path = Path(app.instance_path) / "secret_key"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError), open(path, "x") as file:
-            file.write(secrets.token_hex(32))
+        mine = path.with_name(f"secret_key.{os.getpid()}")
+        mine.write_text(secrets.token_hex(32))
+        try:
+            os.link(mine, path)
+        except FileExistsError:
+            pass
+        finally:
+            mine.unlink()
     return path.read_text().strip()
 
 
