@@ -641,3 +641,20 @@ def test_an_app_without_flask_login_names_its_user_with_callables() -> None:
     token = exchange(client, client_id, code, verifier).json["access_token"]
     answer = call_tool(app.test_client(), token, "who").json["result"]
     assert answer["content"][0]["text"] == "grace / <user grace>" and loaded == ["grace"]
+
+
+def test_a_confidential_client_authenticates_with_its_secret(app: t.Any) -> None:
+    client = app.test_client()
+    registered = register(client, token_endpoint_auth_method="client_secret_post")
+    client_id, secret = registered["client_id"], registered["client_secret"]
+    stored = oauth_notes.oauth.app_server(app).storage.get(f"client:{client_id}")
+    assert stored is not None and secret not in str(stored)  # only its digest is kept
+    login(client)
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    wrong = exchange(client, client_id, code, verifier, client_secret="not-it")
+    assert wrong.status_code == 401 and wrong.json["error"] == "invalid_client"
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    right = exchange(client, client_id, code, verifier, client_secret=secret)
+    assert right.status_code == 200 and right.json["access_token"]

@@ -13,6 +13,7 @@ app listens on a port it gets from the system at run time.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 import time
@@ -32,6 +33,11 @@ LOOPBACK_HOSTS = ("127.0.0.1", "[::1]")
 #: How long a dynamically registered client is kept (renewed by no use; clients re-register).
 CLIENT_LIFETIME = 180 * 86400.0
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
+
+
+def secret_digest(secret: str) -> str:
+    """Return what is stored of a client secret (its SHA-256; secrets are 256 random bits)."""
+    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def redirect_uri_matches(registered: str, requested: str) -> bool:
@@ -103,9 +109,11 @@ class Client(ClientMixin):  # type: ignore[misc]
         return any(redirect_uri_matches(uri, redirect_uri) for uri in self.redirect_uris)
 
     def check_client_secret(self, client_secret: str) -> bool:
-        """Compare in constant time."""
-        secret = self.metadata.get("client_secret")
-        return bool(secret) and hmac.compare_digest(str(secret), client_secret)
+        """Compare the secret's SHA-256 with the one stored, in constant time."""
+        stored = self.metadata.get("client_secret_sha256")
+        if not isinstance(stored, str) or not isinstance(client_secret, str):
+            return False
+        return hmac.compare_digest(stored, secret_digest(client_secret))
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
         """Accept the method the client registered (``none`` for a public client)."""
@@ -213,6 +221,9 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
     ) -> Client:
         """Store the client for :data:`CLIENT_LIFETIME`."""
         record = {**client_metadata, **client_info}
+        secret = record.pop("client_secret", None)
+        if secret is not None:  # kept as its digest only: the storage never holds it
+            record["client_secret_sha256"] = secret_digest(secret)
         record["client_id_issued_at"] = int(time.time())
         self.storage.put(f"client:{record['client_id']}", record, CLIENT_LIFETIME)
         return Client(record)
@@ -227,4 +238,5 @@ __all__ = [
     "RegistrationEndpoint",
     "check_redirect_uri_shape",
     "redirect_uri_matches",
+    "secret_digest",
 ]
