@@ -593,7 +593,108 @@ def _explorer_origin(value: t.Any) -> str:
 
 # -- end of the explorer's keys -------------------------------------------------------
 
-KEY_NAMES = tuple(key.name for key in KEYS)
+# -- The OAuth authorization server (flask_mcp.contrib.oauth_server) ------------------------
+#: Read by :class:`flask_mcp.contrib.oauth_server.OAuthServer`, not by ``MCP.init_app``
+#: (an app without that server ignores them); listed here so that every ``MCP_*`` key is
+#: defined in one place and a misspelled one is reported.
+OAUTH_SERVER_KEYS: tuple[Key, ...] = (
+    Key(
+        "MCP_OAUTH_ISSUER",
+        None,
+        optional_url,
+        "Issuer URL of the built-in authorization server (None: the scheme and host of "
+        "``MCP_AUTH_RESOURCE``).",
+    ),
+    Key(
+        "MCP_OAUTH_STORAGE",
+        None,
+        optional_str,
+        "Where clients, codes, refresh tokens, consents and keys live: ``memory://`` (one "
+        "process), ``redis://host:port/db``, or an SQLAlchemy URL such as "
+        "``sqlite:///oauth.db`` (None: the Redis of ``MCP_BACKEND``, else ``memory://``).",
+    ),
+    Key("MCP_OAUTH_PREFIX", "/oauth", path, "URL path of the authorization endpoints."),
+    Key(
+        "MCP_OAUTH_ACCESS_TOKEN_LIFETIME", 3600.0, seconds, "Seconds an access token lives."
+    ),
+    Key(
+        "MCP_OAUTH_REFRESH_TOKEN_LIFETIME",
+        30 * 86400.0,
+        seconds,
+        "Seconds a refresh token (and its rotated successors) lives.",
+    ),
+    Key("MCP_OAUTH_CODE_LIFETIME", 300.0, seconds, "Seconds an authorization code lives."),
+    Key(
+        "MCP_OAUTH_KEY_ROTATION",
+        7 * 86400.0,
+        seconds,
+        "Seconds between two signing keys; the previous key stays published one more period.",
+    ),
+    Key(
+        "MCP_OAUTH_DYNAMIC_REGISTRATION",
+        True,
+        as_bool,
+        "Accept Dynamic Client Registration (RFC 7591).",
+    ),
+    Key(
+        "MCP_OAUTH_REGISTRATION_TOKENS",
+        None,
+        string_list,
+        "Initial access tokens that registration requires as a bearer token (None: open).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_DOCUMENTS",
+        True,
+        as_bool,
+        "Accept Client ID Metadata Documents (an ``https://`` ``client_id``, fetched).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE",
+        False,
+        as_bool,
+        "Fetch client metadata documents from private, loopback and link-local addresses "
+        "(development only).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE",
+        None,
+        optional_str,
+        "A CA bundle to verify client metadata documents with (None: the system's).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_MAX_BYTES",
+        5120,
+        positive_int,
+        "Largest client metadata document accepted, in bytes.",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_TIMEOUT",
+        5.0,
+        seconds,
+        "Seconds a client metadata document may take to arrive, in total.",
+    ),
+    Key(
+        "MCP_OAUTH_CONSENT_MAX_AGE",
+        900.0,
+        seconds,
+        "Seconds a consent form stays valid (its CSRF token expires then).",
+    ),
+    Key(
+        "MCP_OAUTH_REVOCATION_CACHE_SECONDS",
+        0.0,
+        non_negative_seconds,
+        "Seconds a worker trusts that a token's family is not revoked before asking the "
+        "storage again (0: on every request, so a revocation applies at once everywhere).",
+    ),
+    Key(
+        "MCP_OAUTH_LOGIN_VIEW",
+        None,
+        optional_str,
+        "Endpoint of the login view (None: Flask-Login's ``login_manager.login_view``).",
+    ),
+)
+
+KEY_NAMES = tuple(key.name for key in (*KEYS, *OAUTH_SERVER_KEYS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -722,6 +823,7 @@ def _caller_level() -> int:
 __all__ = [
     "KEYS",
     "KEY_NAMES",
+    "OAUTH_SERVER_KEYS",
     "Key",
     "Settings",
     "load_settings",

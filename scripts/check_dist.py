@@ -43,6 +43,7 @@ SDIST_NEEDS = [
     "flask_mcp/backends/redis/lua/session/emit.lua",
     "flask_mcp/backends/redis/lua/shared/beat.lua",
     "flask_mcp/explorer/static/explorer.js",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/consent.html",
 ]
 SDIST_REFUSES = ("node_modules/", "docs/_build/", "__pycache__/", ".venv/")
 WHEEL_NEEDS = [
@@ -61,6 +62,8 @@ WHEEL_NEEDS = [
     "flask_mcp/explorer/static/explorer.css",
     "flask_mcp/explorer/static/sandbox.js",
     "flask_mcp/explorer/static/sandbox.css",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/consent.html",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/error.html",
 ]
 WHEEL_REFUSES = ("tests/", "docs/", "examples/", "benchmarks/")
 
