@@ -614,9 +614,7 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "``sqlite:///oauth.db`` (None: the Redis of ``MCP_BACKEND``, else ``memory://``).",
     ),
     Key("MCP_OAUTH_PREFIX", "/oauth", path, "URL path of the authorization endpoints."),
-    Key(
-        "MCP_OAUTH_ACCESS_TOKEN_LIFETIME", 3600.0, seconds, "Seconds an access token lives."
-    ),
+    Key("MCP_OAUTH_ACCESS_TOKEN_LIFETIME", 3600.0, seconds, "Seconds an access token lives."),
     Key(
         "MCP_OAUTH_REFRESH_TOKEN_LIFETIME",
         30 * 86400.0,
