@@ -132,7 +132,7 @@ class Handshake:
         if record is not None and record.principal != principal_of(auth):
             record = None  # bound to another caller: indistinguishable from a missing session
         if record is not None and record.path_args != stored_path_args():
-            record = None  # created under another MCP_PATH (another tenant): unknown here
+            record = None  # created under another MCP_PATH (another tenant): as missing
         if record is None:
             message = "Session not found: it ended or never existed."
             if environ.get("wsgi.multiprocess") and not state.backend.multiprocess:
@@ -423,16 +423,8 @@ def open_session(
             result["instructions"] = dispatcher.info.instructions
         return result
 
-    call = Call(
-        "initialize",
-        params,
-        request_id,
-        version,
-        protocol.HANDSHAKE,
-        state=state,
-        auth=auth,
-        path_args=current_path_args(),
-    )
+    call = Call("initialize", params, request_id, version, protocol.HANDSHAKE, state=state)
+    call.auth, call.path_args = auth, current_path_args()
     answer = runner.execute(dispatcher, call, start)  # inside the middleware
     reply = answer.message
     if not created or reply is None or "error" in reply:
