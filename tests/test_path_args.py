@@ -11,6 +11,7 @@ its own app (``tests.test_path_args:app``).
 from __future__ import annotations
 
 import typing as t
+import uuid
 
 import anyio
 import httpx
@@ -83,6 +84,34 @@ def test_values_reach_handlers_in_both_eras(version: str) -> None:
             assert client.call_tool("plain")["content"][0]["text"] == f"{{'tenant': '{tenant}'}}"
 
 
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_converters_keep_their_types_and_tasks_their_json(
+    request_fixture: pytest.FixtureRequest, backend: str
+) -> None:
+    """``<uuid:...>`` and ``<int:...>``: the handler gets the converted values; a session or
+    task record keeps their JSON form (a UUID as its string), also on Redis."""
+    typed = Flask(__name__)
+    typed.config["MCP_PATH"] = "/w/<uuid:workspace>/<int:shard>/mcp"
+    if backend == "redis":
+        url = request_fixture.getfixturevalue("redis_url")
+        typed.config["MCP_BACKEND"] = f"{url}?prefix=path-args-{uuid.uuid4().hex}:"
+    server = MCP(name="typed", version="1")
+
+    @server.tool(task="optional")
+    def where(ctx: Context) -> str:
+        return repr(ctx.path_args)
+
+    server.init_app(typed)
+    workspace = uuid.UUID(int=5)
+    with MCPTestClient(typed, path=f"/w/{workspace}/3/mcp") as client:
+        assert client.call_tool("where")["content"][0]["text"] == (
+            f"{{'workspace': {workspace!r}, 'shard': 3}}"
+        )
+        task = client.request("tools/call", {"name": "where", "arguments": {}, "task": {}})
+        done = client.request("tasks/result", {"taskId": task["task"]["taskId"]})
+        assert done["content"][0]["text"] == f"{{'workspace': '{workspace}', 'shard': 3}}"
+
+
 def test_oauth_metadata_is_served_per_tenant() -> None:
     secured = Flask(__name__)
     secured.config.update(
@@ -105,6 +134,11 @@ def test_oauth_metadata_is_served_per_tenant() -> None:
 
 
 # -- end to end: gunicorn, two workers on Redis --------------------------------------------------
+
+
+@pytest.fixture
+def request_fixture(request: pytest.FixtureRequest) -> pytest.FixtureRequest:
+    return request
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,7 @@ from ..server.context import SessionBackChannel
 from . import runner
 from . import sse
 from .path_args import current_path_args
+from .path_args import stored_path_args
 from .responses import http_error
 from .responses import json_response
 
@@ -130,8 +131,8 @@ class Handshake:
         )  # traffic: one round trip
         if record is not None and record.principal != principal_of(auth):
             record = None  # bound to another caller: indistinguishable from a missing session
-        if record is not None and record.path_args != current_path_args():
-            record = None  # created under another MCP_PATH (another tenant): unknown here
+        if record is not None and record.path_args != stored_path_args():
+            record = None  # created under another MCP_PATH (another tenant): as missing
         if record is None:
             message = "Session not found: it ended or never existed."
             if environ.get("wsgi.multiprocess") and not state.backend.multiprocess:
@@ -386,7 +387,7 @@ def open_session(
             client_capabilities=params["capabilities"],
             log_level=settings.default_log_level,
             principal=principal_of(auth),
-            path_args=current_path_args(),
+            path_args=stored_path_args(),
         )
         try:
             stored = state.backend.create_session(
@@ -422,16 +423,8 @@ def open_session(
             result["instructions"] = dispatcher.info.instructions
         return result
 
-    call = Call(
-        "initialize",
-        params,
-        request_id,
-        version,
-        protocol.HANDSHAKE,
-        state=state,
-        auth=auth,
-        path_args=current_path_args(),
-    )
+    call = Call("initialize", params, request_id, version, protocol.HANDSHAKE, state=state)
+    call.auth, call.path_args = auth, current_path_args()
     answer = runner.execute(dispatcher, call, start)  # inside the middleware
     reply = answer.message
     if not created or reply is None or "error" in reply:
@@ -454,7 +447,7 @@ def _call(
         record,
         state=state,
         auth=auth,
-        path_args=record.path_args,
+        path_args=current_path_args(),  # the session's, as request.view_args holds them
     )
 
 

@@ -14,6 +14,8 @@ import typing as t
 from flask import has_request_context
 from flask import request
 
+from ..convert import to_json
+
 
 def current_path_args() -> dict[str, t.Any]:
     """Return the URL variables the current request matched (``{}`` outside a request)."""
@@ -22,4 +24,11 @@ def current_path_args() -> dict[str, t.Any]:
     return dict(request.view_args or {})
 
 
-__all__ = ["current_path_args"]
+def stored_path_args() -> dict[str, t.Any]:
+    """Return them as a session record keeps them: JSON values (a ``uuid`` variable's
+    value as its string), so that a record read back from Redis compares equal."""
+    found = current_path_args()
+    return t.cast("dict[str, t.Any]", to_json(found)) if found else found
+
+
+__all__ = ["current_path_args", "stored_path_args"]

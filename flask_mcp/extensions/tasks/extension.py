@@ -25,6 +25,7 @@ import typing as t
 
 from ... import protocol
 from ... import signals
+from ...convert import to_json
 from ...errors import INTERNAL_ERROR
 from ...errors import ClientRequestError
 from ...errors import InvalidParams
@@ -178,7 +179,7 @@ class Tasks(Extension):
                 "capabilities": capabilities,
                 "clientInfo": client_info,
                 "principal": None if call.auth is None else call.auth.principal,
-                "pathArgs": call.path_args,
+                "pathArgs": to_json(call.path_args),
             },
         }
         _tasks.store_of(state).create(record, ttl)
@@ -207,7 +208,7 @@ class Tasks(Extension):
         if not isinstance(task_id, str) or not task_id:
             raise InvalidParams("Invalid params: 'taskId' is required and must be a string.")
         record = _tasks.store_of(call.state).get(task_id)
-        if record is not None and record["request"].get("pathArgs", {}) != call.path_args:
+        if record is not None and record["request"].get("pathArgs", {}) != to_json(call.path_args):
             record = None  # created under another MCP_PATH (another tenant)
         if record is None or record.get("owner") != _tasks.owner_of(call):
             raise InvalidParams(
