@@ -13,7 +13,6 @@ import typing as t
 
 import jsonschema
 import pytest
-import seam_bridge
 from flask import Flask
 
 from flask_mcp import MCP
@@ -43,12 +42,11 @@ def make_app(
         icons=[{"src": "https://example.com/icon.png", "mimeType": "image/png"}],
         website_url="https://example.com/weather",
     )
-    card = card if card is not None else ServerCard()
-    seam_bridge.add_extension(mcp, card)
+    if card is not None:
+        mcp.add_extension(card)
     app = Flask(__name__)
     app.config.update(**config)
     mcp.init_app(app)
-    seam_bridge.init_app(app, mcp, card)
     return app, mcp
 
 
@@ -199,25 +197,21 @@ def test_a_preflight() -> None:
 
 def test_a_server_name_that_is_not_reverse_dns_fails_at_init_app() -> None:
     mcp = MCP(name="weather", version="1", description="Forecasts.")
-    card = ServerCard()
-    seam_bridge.add_extension(mcp, card)
     app = Flask(__name__)
     app.config["MCP_SERVER_CARD"] = True
-    mcp.init_app(app)
     with pytest.raises(ValueError) as caught:
-        seam_bridge.init_app(app, mcp, card)
+        mcp.init_app(app)  # adds the ServerCard extension, which checks the card
     assert str(caught.value) == (
         "MCP_SERVER_CARD is on, but the Server Card cannot be built: its name 'weather' is not "
         "a reverse-DNS server name with one '/' (such as 'com.example/weather'): name the MCP "
-        "server so, or pass ServerCard(name='com.example/...')."
+        "server so, or add mcp.add_extension(ServerCard(name='com.example/...')) before "
+        "init_app."
     )
-    named = ServerCard(name="com.example/weather")
     other = MCP(name="weather", version="1", description="Forecasts.")
-    seam_bridge.add_extension(other, named)
+    other.add_extension(ServerCard(name="com.example/weather"))
     app = Flask(__name__)
     app.config["MCP_SERVER_CARD"] = True
     other.init_app(app)
-    seam_bridge.init_app(app, other, named)
     card_json = app.test_client().get("/mcp/server-card").get_json(force=True)
     assert card_json["name"] == "com.example/weather"
     VALIDATOR.validate(card_json)
@@ -247,3 +241,11 @@ def test_a_card_without_problems_validates() -> None:
     card = build_card({"name": "a.b/c", "version": "1", "description": "d"}, "http://x/mcp")
     assert card_problems(card) == []
     VALIDATOR.validate(card)
+
+
+def test_mcp_server_card_adds_the_extension() -> None:
+    app, mcp = make_app(MCP_SERVER_CARD=True)
+    assert isinstance(mcp.extension("io.modelcontextprotocol/server-card"), ServerCard)
+    app, mcp = make_app()
+    with pytest.raises(KeyError):
+        mcp.extension("io.modelcontextprotocol/server-card")

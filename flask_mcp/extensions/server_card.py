@@ -96,8 +96,8 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
     if not NAME.match(name) or not 3 <= len(name) <= 200:
         problems.append(
             f"its name {name!r} is not a reverse-DNS server name with one '/' (such as "
-            "'com.example/weather'): name the MCP server so, or pass "
-            "ServerCard(name='com.example/...')"
+            "'com.example/weather'): name the MCP server so, or add "
+            "mcp.add_extension(ServerCard(name='com.example/...')) before init_app"
         )
     description = card.get("description")
     if not description:
