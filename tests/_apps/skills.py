@@ -33,7 +33,7 @@ if watched:
     mcp.skills_folder(watched, prefix="watched")
 
 
-@mcp.dynamic_skill("reports/daily")
+@mcp.dynamic_skill("reports/daily", ttl_ms=1000)
 def daily_report() -> dict[str, str | bytes]:
     """Today's report: the skill's files are made on each use."""
     today = datetime.date.today().isoformat()
