@@ -249,3 +249,37 @@ def test_mcp_server_card_adds_the_extension() -> None:
     app, mcp = make_app()
     with pytest.raises(KeyError):
         mcp.extension("io.modelcontextprotocol/server-card")
+
+
+def test_what_the_server_declares_at_runtime_stays_out_of_the_card() -> None:
+    """SEP-2127 leaves primitives, capabilities and extensions to runtime listing."""
+    app, mcp = make_app(MCP_SERVER_CARD=True)
+    before = app.test_client().get("/mcp/server-card").get_json(force=True)
+
+    @mcp.tool()
+    def forecast(city: str) -> str:
+        """Tomorrow's weather."""
+        return city
+
+    mcp.skills_folder("../examples/skills")
+    after = app.test_client().get("/mcp/server-card").get_json(force=True)
+    assert after == before
+    assert set(after) == {
+        "$schema", "name", "version", "description", "title", "websiteUrl", "icons", "remotes"
+    }  # fmt: skip
+
+
+def test_headers_a_client_sends_go_into_the_remote() -> None:
+    api_key = {
+        "name": "X-Api-Key",
+        "description": "The key from https://example.com/weather/keys",
+        "isRequired": True,
+        "isSecret": True,
+    }
+    tenant = {"name": "X-Tenant", "value": "{tenant}", "variables": {"tenant": {"default": "eu"}}}
+    app, _ = make_app(ServerCard(headers=[api_key, tenant]), MCP_SERVER_CARD=True)
+    card = app.test_client().get("/mcp/server-card").get_json(force=True)
+    VALIDATOR.validate(card)
+    assert card["remotes"][0]["headers"] == [api_key, tenant]
+    with pytest.raises(ValueError, match=r"the header \{'isRequired': True\} has no name"):
+        make_app(ServerCard(headers=[{"isRequired": True}]), MCP_SERVER_CARD=True)
