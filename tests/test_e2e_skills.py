@@ -108,6 +108,7 @@ async def check_skills(client: Client, mode: str) -> dict[str, int]:
     assert extensions["io.modelcontextprotocol/skills"] == {"directoryRead": True}
     entries = await every_skill(client)
     first = await call(client, "skills/list")
+    assert len(first["skills"]) == 2 and "nextCursor" in first  # MCP_PAGE_SIZE = 2
     if mode == "2026-07-28":  # CacheableResult: the list settings, then those of reads
         assert (first["ttlMs"], first["cacheScope"]) == (300000, "public")
     else:

@@ -203,17 +203,29 @@ def test_a_dynamic_skill(version: str) -> None:
         assert [item["name"] for item in tree["resources"]] == ["raw.bin", "run.txt"]
 
 
+@pytest.mark.parametrize("version", ERAS)
 @pytest.mark.parametrize(("debug", "shown"), [(True, True), (False, False)])
-def test_a_failing_dynamic_skill_is_an_internal_error(debug: bool, shown: bool) -> None:
+def test_a_failing_dynamic_skill_is_an_internal_error(
+    version: str, debug: bool, shown: bool
+) -> None:
+    def crash() -> dict[str, str | bytes]:
+        raise RuntimeError("password=hunter2")
+
     skills = Skills()
     skills.add_dynamic("broken", lambda: {"SKILL.md": "no frontmatter"})
+    skills.add_dynamic("crash", crash, listed=False)
     app = make_app(skills)
     app.debug = debug
-    client = MCPTestClient(app, protocol_version="2026-07-28")
-    with client, pytest.raises(MCPError) as caught:
-        client.request("skills/list")
-    assert caught.value.code == INTERNAL_ERROR
-    assert ("does not begin with YAML frontmatter" in caught.value.message) is shown
+    client = MCPTestClient(app, protocol_version=version)
+    with client:
+        with pytest.raises(MCPError) as caught:
+            client.request("skills/list")
+        assert caught.value.code == INTERNAL_ERROR
+        assert ("does not begin with YAML frontmatter" in caught.value.message) is shown
+        with pytest.raises(MCPError) as caught:
+            client.request("skills/get", {"uri": "skill://crash/SKILL.md"})
+        assert caught.value.code == INTERNAL_ERROR
+        assert ("hunter2" in caught.value.message) is shown
 
 
 def test_registration_errors_surface_when_declared(tmp_path: pathlib.Path) -> None:
