@@ -468,3 +468,27 @@ def test_curl_shows_the_card_headers_and_a_304(server: t.Any) -> None:
     assert status == "HTTP/1.1 304 Not Modified" and body == b""
     assert again["ETag"] == headers["ETag"]
     assert again["Cache-Control"] == "public, max-age=3600"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_example_server(mode: str) -> None:
+    """examples/skills_server.py on gunicorn: every file as its manifest says, and its card."""
+
+    async def main(url: str) -> tuple[list[str], int]:
+        async with Client(url, mode=mode) as client:
+            entries, files = await every_skill(client), 0
+            for entry in entries:
+                for item in entry["resources"]:
+                    data = raw((await client.read_resource(item["uri"])).contents[0])
+                    assert "sha256:" + hashlib.sha256(data).hexdigest() == item["digest"]
+                    files += 1
+            return [entry["uri"] for entry in entries], files
+
+    with start_server("examples.skills_server:app", "gevent") as running:
+        uris, files = anyio.run(main, running.url)
+        response = get(running, "/mcp/server-card")
+        card = json.loads(response.read())
+    assert uris == ["skill://flask-deploy/SKILL.md", "skill://ops/incident-triage/SKILL.md"]
+    assert files == 7
+    assert response.status == 200 and card["name"] == "com.example/platform-runbooks"
+    jsonschema.Draft202012Validator(SCHEMA).validate(card)
