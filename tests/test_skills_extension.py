@@ -444,3 +444,21 @@ def test_a_blueprint_carries_skills(tmp_path: pathlib.Path) -> None:
             assert client.request("skills/get", {"uri": uri})["skill"]["uri"] == uri
     with pytest.raises(RuntimeError, match="already registered"):
         bp.skills_folder("../examples/skills")
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_declared_with_the_resources_capability_once_a_skill_is_served(version: str) -> None:
+    mcp = MCP(name="skills-test", version="1.0.0")
+    mcp.skills()  # the extension, no skill yet
+    app = Flask(__name__)
+    app.config["SECRET_KEY"] = "test"
+    mcp.init_app(app)
+    with MCPTestClient(app, protocol_version=version) as client:
+        assert "io.modelcontextprotocol/skills" not in client.server_result["capabilities"].get(
+            "extensions", {}
+        )
+    mcp.skills_folder("../examples/skills", listed=False)
+    with MCPTestClient(app, protocol_version=version) as client:
+        capabilities = client.server_result["capabilities"]
+    assert capabilities["extensions"]["io.modelcontextprotocol/skills"] == {"directoryRead": True}
+    assert "resources" in capabilities
