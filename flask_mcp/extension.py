@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import typing as t
 import weakref
 
@@ -25,6 +26,10 @@ from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
 from .explorer import register_explorer
+from .extensions.server_card import ServerCard
+from .extensions.skills import Problem
+from .extensions.skills import Skills
+from .extensions.skills.model import Producer
 from .extensions.tasks import Tasks
 from .kernel.extension import Extension
 from .kernel.extension import ExtensionSet
@@ -54,6 +59,7 @@ F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 A = t.TypeVar("A", bound="Authorizer")
 W = t.TypeVar("W", bound=Middleware)
 E = t.TypeVar("E", bound=Extension)
+P = t.TypeVar("P", bound=Producer)
 
 
 def _require(module: str, extra: str, needed_by: str) -> t.Any:
@@ -214,6 +220,8 @@ class MCP(SharedDeclarations):
         bind = getattr(state.task_executor, "bind", None)
         if bind is not None:
             bind(self.name, app, state, self.dispatcher)
+        if settings.server_card and ServerCard.id not in self.extensions.by_id:
+            self.add_extension(ServerCard())  # MCP_SERVER_CARD: see docs/server-card.md
         app.extensions["mcp"] = self
         self._states[app] = state
         endpoint = make_blueprint(self.dispatcher, state, self.roots_changed_hooks)
@@ -352,6 +360,82 @@ class MCP(SharedDeclarations):
             )
         self._authorizer = fn
         return fn
+
+    # -- skills (the Skills extension, io.modelcontextprotocol/skills) -------------------
+
+    def skills(self) -> Skills:
+        """Return the server's :class:`~flask_mcp.extensions.skills.Skills` extension.
+
+        It is added on first use (by this, :meth:`skills_folder`, :meth:`add_skill` or
+        :meth:`dynamic_skill`); one added with :meth:`add_extension` before is returned.
+        """
+        if Skills.id not in self.extensions.by_id:
+            return self.add_extension(Skills())
+        return t.cast(Skills, self.extensions.get(Skills.id))
+
+    def skills_folder(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> list[Problem]:
+        """Serve every skill below ``path``: each ``<dir>/SKILL.md`` is a skill (:doc:`/skills`).
+
+        A relative ``path`` is relative to the folder of the module calling this, as a
+        Flask ``template_folder`` is. Every skill is loaded and checked now.
+
+        :param prefix: ``/``-separated segments put before every skill path.
+        :param listed: ``False`` serves the skills to clients that know their URIs,
+            without listing them in ``skills/list`` and ``resources/list``.
+        :param ttl_ms: ``ttlMs`` of their reads and ``skills/get`` at 2026-07-28
+            (default :confval:`MCP_READ_CACHE_TTL_MS`).
+        :param cache_scope: their ``cacheScope`` (default :confval:`MCP_READ_CACHE_SCOPE`).
+        :return: notes about the skills (served anyway), such as unknown frontmatter fields.
+        :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served; the
+            message names each file and the fix.
+        """
+        return self.skills().add_folder(
+            path, prefix=prefix, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope, stacklevel=2
+        )
+
+    def add_skill(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> list[Problem]:
+        """Serve the one skill whose directory is ``path`` (it holds ``SKILL.md``).
+
+        Its skill path is ``prefix`` and the directory's name; a ``SKILL.md`` deeper
+        in it is one of its files. Parameters as for :meth:`skills_folder`.
+        """
+        return self.skills().add_skill(
+            path, prefix=prefix, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope, stacklevel=2
+        )
+
+    def dynamic_skill(
+        self,
+        skill_path: str,
+        *,
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> t.Callable[[P], P]:
+        """Decorate a function returning a skill's files, made on each use (a dynamic skill).
+
+        The function returns ``{"SKILL.md": ..., "data/x.csv": ...}`` (``str`` or
+        ``bytes``); the skill's entry publishes ``"resources": "dynamic"``. The last
+        segment of ``skill_path`` is the skill's name.
+        """
+        return self.skills().dynamic(
+            skill_path, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope
+        )
 
     # -- notifications -------------------------------------------------------------
 

@@ -29,6 +29,8 @@ SDIST_NEEDS = [
     "examples/quickstart.py",
     "examples/apps.py",
     "examples/templates/todo_board.html",
+    "examples/skills_server.py",
+    "examples/skills/ops/incident-triage/assets/dashboard.png",
     "contrib/nginx.conf",
     "contrib/gunicorn.conf.py",
     "tests/conftest.py",

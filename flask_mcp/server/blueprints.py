@@ -9,7 +9,12 @@ server's registry under a name prefix (tools, prompts) and a URI segment
 from __future__ import annotations
 
 import dataclasses
+import os
+import pathlib
+import sys
 import typing as t
+
+from flask.helpers import get_root_path
 
 from .declarations import Declarations
 from .declarations import tagset
@@ -20,6 +25,9 @@ from .registry import Resource
 from .registry import ResourceTemplate
 from .registry import Tool
 from .uri_template import URITemplate
+
+#: ``hook(mcp, prefix, uri_prefix)``: run when a blueprint is registered on a server.
+RegisterHook = t.Callable[[t.Any, str, str], None]
 
 
 class _BlueprintRegistry(Registry):
@@ -82,6 +90,73 @@ class MCPBlueprint(Declarations):
         self.registry = _BlueprintRegistry(self)
         #: (prefix, uri_prefix) of each registration so far.
         self.registrations: list[tuple[str, str]] = []
+        #: Called as ``hook(mcp, prefix, uri_prefix)`` when the blueprint is registered,
+        #: after its tools, resources and prompts: what an extension declares through a
+        #: blueprint (:meth:`on_register`).
+        self.register_hooks: list[RegisterHook] = []
+
+    def on_register(self, hook: RegisterHook) -> RegisterHook:
+        """Call ``hook(mcp, prefix, uri_prefix)`` each time the blueprint is registered.
+
+        What a blueprint carries for an extension (its skills) is declared on the
+        server this way, under the registration's prefixes.
+        """
+        t.cast(_BlueprintRegistry, self.registry)._check_open()
+        self.register_hooks.append(hook)
+        return hook
+
+    def skills_folder(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> None:
+        """Serve the skills below ``path`` from the servers this blueprint is registered on.
+
+        As :meth:`flask_mcp.MCP.skills_folder`, under the registration's ``uri_prefix``
+        (``skill://billing/refunds/SKILL.md``); a relative ``path`` is relative to the
+        blueprint's ``import_name`` module (else to the module calling this).
+        """
+        self._skills("skills_folder", path, prefix, listed, ttl_ms, cache_scope)
+
+    def add_skill(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> None:
+        """Serve the one skill whose directory is ``path``, as :meth:`skills_folder` does."""
+        self._skills("add_skill", path, prefix, listed, ttl_ms, cache_scope)
+
+    def _skills(
+        self,
+        face: str,
+        path: str | os.PathLike[str],
+        prefix: str,
+        listed: bool,
+        ttl_ms: int | None,
+        cache_scope: str | None,
+    ) -> None:
+        caller = sys._getframe(2).f_globals.get("__name__") or "__main__"
+        root = pathlib.Path(get_root_path(self.import_name or caller))
+        folder = root / path
+
+        def declare(mcp: t.Any, _prefix: str, uri_prefix: str) -> None:
+            getattr(mcp, face)(
+                folder,
+                prefix="/".join(part for part in (uri_prefix, prefix.strip("/")) if part),
+                listed=listed,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+            )
+
+        self.on_register(declare)
 
     def __repr__(self) -> str:
         return f"<MCPBlueprint {self.name!r}>"

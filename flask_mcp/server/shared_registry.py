@@ -369,6 +369,8 @@ class SharedDeclarations(Declarations):
         """
         with self._changing():
             register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+            for hook in blueprint.register_hooks:  # what it carries for extensions (skills)
+                hook(self, *blueprint.registrations[-1])
             if self._sharing():
                 ref = blueprint_path(blueprint)
                 op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
