@@ -33,10 +33,10 @@ from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
 from .runtime.notify import publish
 from .runtime.state import AppState
-from .server.dispatcher import Dispatcher
-from .server.dispatcher import ServerInfo
 from .server.blueprints import MCPBlueprint
 from .server.blueprints import default_uri_prefix
+from .server.dispatcher import Dispatcher
+from .server.dispatcher import ServerInfo
 from .server.middleware import Middleware
 from .server.registry import Registry
 from .server.shared_registry import RegistrySync

@@ -36,6 +36,8 @@ from flask_mcp.extensions.apps import render_view
 from flask_mcp.extensions.apps import ui_meta
 from flask_mcp.testing import MCPTestClient
 
+#: What a host that renders views declares (the spec's client settings).
+UI_CLIENT = {"extensions": {EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}}
 PAGE = "<!DOCTYPE html><html><head><title>t</title></head><body>{}</body></html>"
 
 
@@ -401,7 +403,7 @@ def test_init_app_checks_that_every_tools_view_exists() -> None:
 def test_the_example_board_in_both_eras(version: str) -> None:
     from examples import apps as example
 
-    client = MCPTestClient(example.app, protocol_version=version)
+    client = MCPTestClient(example.app, protocol_version=version, capabilities=UI_CLIENT)
     if version != "2026-07-28":
         client.initialize()
     tools = {tool["name"]: tool for tool in client.list_tools()}
@@ -419,3 +421,10 @@ def test_the_example_board_in_both_eras(version: str) -> None:
     shown = client.call_tool("show_todos", {"list_name": "today"})
     assert shown["content"][0]["text"].startswith("Todo list 'today' (")
     assert shown["structuredContent"]["list"] == "today"
+    # a client without MCP Apps gets the same text, and no data for a view it cannot show
+    plain = MCPTestClient(example.app, protocol_version=version)
+    if version != "2026-07-28":
+        plain.initialize()
+    text_only = plain.call_tool("show_todos", {"list_name": "today"})
+    assert text_only["content"] == shown["content"]
+    assert "structuredContent" not in text_only

@@ -70,7 +70,7 @@ def refuse_unknown_options(
 
 
 def apply_tool_options(registry: Registry, tool: Tool) -> None:
-    """Let each extension of ``registry`` with tool options check ``tool`` and add to its ``_meta``."""
+    """Let each extension of ``registry`` with tool options check ``tool`` and add to ``_meta``."""
     owners = {id(owner): owner for owner in registry.tool_options.values()}
     for owner in owners.values():
         mine = {key: tool.options[key] for key in owner.tool_options if key in tool.options}

@@ -13,6 +13,7 @@ import typing as t
 from ...kernel.extension import Extension
 from ...protocol.apps import APP_MIME_TYPE
 from ...protocol.apps import EXTENSION_ID
+from ...server.blueprints import prefix_uri
 from ...server.shared_registry import unshared
 from .assets import TEMPLATE_HELPERS
 from .views import VISIBILITIES
@@ -287,9 +288,7 @@ class Apps(Extension):
             prefers_border=options.get("prefers_border"),
         )
 
-    def _function_view(
-        self, uri: str, fn: t.Callable[[], str], **options: t.Any
-    ) -> View:
+    def _function_view(self, uri: str, fn: t.Callable[[], str], **options: t.Any) -> View:
         if not callable(fn):
             raise TypeError(
                 f"ui({uri!r}) decorates the function that returns the view's HTML, got {fn!r}; "
@@ -369,9 +368,7 @@ class Apps(Extension):
                 unshared.reset(token)
         return True
 
-    def add_blueprint_views(
-        self, views: t.Iterable[t.Any], segment: str, prefix: str
-    ) -> list[str]:
+    def add_blueprint_views(self, views: t.Iterable[t.Any], segment: str, prefix: str) -> list[str]:
         """Declare the views of an :class:`~flask_mcp.MCPBlueprint` being registered.
 
         Each view's URI gets ``segment`` (as the blueprint's resources do) and its name
@@ -381,8 +378,6 @@ class Apps(Extension):
         :raises TypeError, ValueError: a bad option, or a URI already taken; the
             message says the fix.
         """
-        from ...server.blueprints import prefix_uri
-
         planned: list[View] = []
         for declared in views:
             uri = prefix_uri(declared.uri, segment)

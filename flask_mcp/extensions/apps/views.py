@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from flask import render_template
 
 from ...protocol.apps import APP_MIME_TYPE
-from ...protocol.apps import EXTENSION_ID
 from . import assets
 
 #: Who may call a tool (``_meta.ui.visibility``): the model, the view, or both (the default).
