@@ -26,6 +26,8 @@ from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
 from .explorer import register_explorer
+from .extensions.apps import Apps
+from .extensions.apps import View
 from .extensions.server_card import ServerCard
 from .extensions.skills import Problem
 from .extensions.skills import Skills
@@ -38,6 +40,8 @@ from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
 from .runtime.notify import publish
 from .runtime.state import AppState
+from .server.blueprints import MCPBlueprint
+from .server.blueprints import default_uri_prefix
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.middleware import Middleware
@@ -149,9 +153,12 @@ class MCP(SharedDeclarations):
         #: Runs requests; made from the registry and the server info alone.
         self.dispatcher = Dispatcher(self.registry, self.info)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
-        #: The added extensions (:meth:`add_extension`); Tasks is always there.
+        #: The added extensions (:meth:`add_extension`); Tasks and Apps are always there.
         self.extensions = ExtensionSet(self.dispatcher, self.registry)
         self.add_extension(Tasks())
+        #: MCP Apps (:meth:`ui`, :meth:`ui_template`, the ``ui=`` and ``visibility=``
+        #: options of :meth:`tool`); see :doc:`/apps`.
+        self.apps = self.add_extension(Apps())
         self._syncs: weakref.WeakKeyDictionary[Flask, RegistrySync] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
@@ -300,6 +307,122 @@ class MCP(SharedDeclarations):
         :raises KeyError: none was added; the message says how to add it.
         """
         return self.extensions.get(extension_id)
+
+    # -- MCP Apps ------------------------------------------------------------------
+
+    def ui(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: t.Mapping[str, t.Sequence[str]] | None = None,
+        permissions: t.Mapping[str, t.Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        listed: bool = True,
+        icons: list[dict[str, t.Any]] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> t.Callable[[F], F]:
+        """Declare an MCP Apps view rendered by the decorated function (see :doc:`/apps`).
+
+        .. code-block:: python
+
+            @mcp.ui("ui://weather/card", csp={"connectDomains": ["https://api.example.com"]},
+                    prefers_border=True)
+            def weather_card():
+                return render_template("weather_card.html")
+
+            @mcp.tool(ui="ui://weather/card")
+            def weather(city: str) -> ToolResult: ...
+
+        The function returns an HTML5 document and runs in the request's context (``g``,
+        ``current_user``); ``resources/read`` serves it as ``text/html;profile=mcp-app``
+        with ``_meta.ui`` (``csp``, ``permissions``, ``domain``, ``prefersBorder``), which
+        ``resources/list`` shows too. ``listed=False`` leaves it out of ``resources/list``.
+        The keywords are those of :meth:`flask_mcp.extensions.apps.Apps.ui`.
+
+        :raises TypeError, ValueError: not a ``ui://`` URI, a bad ``_meta.ui`` value or a
+            URI already taken; the message says the fix.
+        """
+        return self.apps.ui(
+            uri,
+            name=name,
+            title=title,
+            description=description,
+            csp=csp,
+            permissions=permissions,
+            domain=domain,
+            prefers_border=prefers_border,
+            listed=listed,
+            icons=icons,
+            scopes=scopes,
+        )
+
+    def ui_template(
+        self,
+        uri: str,
+        template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: t.Mapping[str, t.Sequence[str]] | None = None,
+        permissions: t.Mapping[str, t.Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        listed: bool = True,
+        icons: list[dict[str, t.Any]] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> View:
+        """Declare an MCP Apps view rendered from a Jinja template; return its record.
+
+        ``mcp.ui_template("ui://notes/board", "notes_board.html", name="Notes board")``
+        renders the template with :func:`flask.render_template` on each read, in the
+        request's context. The keywords are :meth:`ui`'s.
+        """
+        return self.apps.ui_template(
+            uri,
+            template,
+            name=name,
+            title=title,
+            description=description,
+            csp=csp,
+            permissions=permissions,
+            domain=domain,
+            prefers_border=prefers_border,
+            listed=listed,
+            icons=icons,
+            scopes=scopes,
+        )
+
+    def register_blueprint(
+        self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
+    ) -> None:
+        """Add the tools, resources, prompts, completions and views of an :class:`MCPBlueprint`.
+
+        Tool and prompt names (and resource names) get ``prefix``; resource URIs,
+        templates and the URIs of the blueprint's views (:meth:`MCPBlueprint.ui`) get
+        ``uri_prefix`` as their first path segment (``invoice://{id}`` ->
+        ``invoice://billing/{id}``), by default the prefix without its trailing ``_``,
+        ``-`` or ``.``; ``uri_prefix=""`` keeps them. A tool's ``ui=`` naming one of the
+        blueprint's views follows it. The server's extensions check the tools' options
+        (``ui=``, ``visibility=``...) here. Works before and after ``init_app``; a
+        blueprint may be registered several times under different prefixes.
+
+        :raises ValueError: a prefixed name or URI is already registered (nothing
+            is added then), or a prefixed tool name is invalid.
+        :raises TypeError: a tool option that no added extension defines.
+        """
+        segment = default_uri_prefix(prefix) if uri_prefix is None else uri_prefix
+        added = self.apps.add_blueprint_views(blueprint.views.values(), segment, prefix)
+        try:
+            super().register_blueprint(blueprint, prefix=prefix, uri_prefix=uri_prefix)
+        except BaseException:
+            for uri in added:
+                self.apps.remove_view(uri)
+            raise
 
     # -- capabilities --------------------------------------------------------------
 

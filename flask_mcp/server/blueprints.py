@@ -17,6 +17,8 @@ import typing as t
 from flask.helpers import get_root_path
 
 from .declarations import Declarations
+from .declarations import apply_tool_options
+from .declarations import refuse_unknown_options
 from .declarations import tagset
 from .registry import TOOL_NAME
 from .registry import Prompt
@@ -28,6 +30,19 @@ from .uri_template import URITemplate
 
 #: ``hook(mcp, prefix, uri_prefix)``: run when a blueprint is registered on a server.
 RegisterHook = t.Callable[[t.Any, str, str], None]
+
+F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+
+
+class BlueprintView(t.NamedTuple):
+    """An MCP Apps view declared on a blueprint, declared on the server when it is registered."""
+
+    #: Its ``ui://`` URI before the blueprint's ``uri_prefix``.
+    uri: str
+    #: A template name, or the function returning the HTML.
+    source: str | t.Callable[[], str]
+    #: The keywords of ``mcp.ui`` / ``mcp.ui_template`` (``csp``, ``name``...).
+    options: dict[str, t.Any]
 
 
 class _BlueprintRegistry(Registry):
@@ -94,6 +109,8 @@ class MCPBlueprint(Declarations):
         #: after its tools, resources and prompts: what an extension declares through a
         #: blueprint (:meth:`on_register`).
         self.register_hooks: list[RegisterHook] = []
+        #: The MCP Apps views declared with :meth:`ui` and :meth:`ui_template`, by URI.
+        self.views: dict[str, BlueprintView] = {}
 
     def on_register(self, hook: RegisterHook) -> RegisterHook:
         """Call ``hook(mcp, prefix, uri_prefix)`` each time the blueprint is registered.
@@ -161,6 +178,50 @@ class MCPBlueprint(Declarations):
     def __repr__(self) -> str:
         return f"<MCPBlueprint {self.name!r}>"
 
+    def check_tool_options(self, options: dict[str, t.Any]) -> None:
+        """Keep a tool's extension options (``ui=``...) for the server to check.
+
+        A blueprint does not know the extensions of the servers it will be registered
+        on: ``mcp.register_blueprint`` checks the options against them, before adding
+        anything.
+        """
+
+    # -- MCP Apps views ----------------------------------------------------------------
+
+    def ui(self, uri: str, **options: t.Any) -> t.Callable[[F], F]:
+        """Declare an MCP Apps view rendered by the decorated function (see :doc:`/apps`).
+
+        The keywords are those of :meth:`flask_mcp.MCP.ui`. The view is declared on the
+        server by ``mcp.register_blueprint``, which checks it, gives its URI the
+        blueprint's ``uri_prefix`` and its name the ``prefix``; a tool of the blueprint
+        whose ``ui=`` names it follows.
+        """
+
+        def decorator(fn: F) -> F:
+            self._add_view(BlueprintView(uri, fn, options))
+            return fn
+
+        return decorator
+
+    def ui_template(self, uri: str, template: str, **options: t.Any) -> None:
+        """Declare an MCP Apps view rendered from a Jinja template; see :meth:`ui`."""
+        self._add_view(BlueprintView(uri, template, options))
+
+    def _add_view(self, view: BlueprintView) -> None:
+        if isinstance(self.registry, _BlueprintRegistry):
+            self.registry._check_open()
+        if not isinstance(view.uri, str) or not view.uri.startswith("ui://"):
+            raise ValueError(
+                f"A view needs a ui:// URI such as 'ui://weather/card' (MCP Apps hosts only "
+                f"render ui:// resources), got {view.uri!r}."
+            )
+        if view.uri in self.views:
+            raise ValueError(
+                f"The view {view.uri!r} is already declared on the MCP blueprint "
+                f"{self.name!r}; give this one another ui:// URI."
+            )
+        self.views[view.uri] = view
+
 
 def prefix_uri(uri: str, segment: str) -> str:
     """Insert ``segment`` as the first path segment of ``uri`` (``a://x`` -> ``a://seg/x``).
@@ -204,10 +265,21 @@ def register_blueprint(
     def with_tags(record: t.Any, **changes: t.Any) -> t.Any:
         return dataclasses.replace(record, tags=record.tags | blueprint.tags, **changes)
 
+    # a tool option naming one of the blueprint's views (ui=) follows its uri_prefix
+    views = {uri: prefix_uri(uri, segment) for uri in blueprint.views}
     tools = [
-        with_tags(tool, name=prefix + tool.name)
+        with_tags(
+            tool,
+            name=prefix + tool.name,
+            options={key: _view_uri(value, views) for key, value in tool.options.items()},
+        )
         for tool in [*source.tools.values(), *disabled["tools"].values()]
     ]
+    refuse_unknown_options(
+        target,
+        dict.fromkeys(key for tool in tools for key in tool.options),
+        f"A tool of the MCP blueprint {blueprint.name!r}",
+    )
     prompts = [
         with_tags(prompt, name=prefix + prompt.name)
         for prompt in [*source.prompts.values(), *disabled["prompts"].values()]
@@ -261,6 +333,8 @@ def register_blueprint(
             "this server. Register the blueprint with another prefix= (and uri_prefix=), or "
             "rename the declarations."
         )
+    for tool in tools:  # the server's extensions check the options and add to _meta
+        apply_tool_options(target, tool)
     with target.batch():  # one list_changed per kind, not per record
         for tool in tools:
             target.add_tool(tool)
@@ -283,7 +357,12 @@ def register_blueprint(
     return planned
 
 
+def _view_uri(value: t.Any, views: dict[str, str]) -> t.Any:
+    return views.get(value, value) if isinstance(value, str) else value
+
+
 __all__ = [
+    "BlueprintView",
     "MCPBlueprint",
     "default_uri_prefix",
     "prefix_uri",

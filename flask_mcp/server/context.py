@@ -14,6 +14,7 @@ from ..errors import ClientRequestTimeout
 from ..errors import MissingClientCapability
 from ..errors import RequestCancelled
 from ..protocol import LOG_LEVELS
+from ..protocol import apps
 from ..protocol import jsonrpc
 from .elicitation import ElicitationResult
 from .elicitation import elicitation_form
@@ -208,6 +209,18 @@ class Context:
     def client_extension(self, extension_id: str) -> dict[str, t.Any] | None:
         """Return the caller's settings for the extension ``extension_id``, or ``None``."""
         return self.client.extensions.get(extension_id)
+
+    def client_supports_ui(self) -> bool:
+        """Tell whether the caller renders MCP Apps views (see :doc:`/apps`).
+
+        True when it declared ``capabilities.extensions["io.modelcontextprotocol/ui"]``
+        with ``text/html;profile=mcp-app`` among its ``mimeTypes`` (a setting the spec
+        requires of a host), in either era. A tool bound to a view answers with text
+        ``content`` either way; this tells it whether the view will be shown too.
+        """
+        settings = self.client_extension(apps.EXTENSION_ID) or {}
+        mime_types = settings.get("mimeTypes")
+        return isinstance(mime_types, list) and apps.APP_MIME_TYPE in mime_types
 
     @property
     def path_args(self) -> dict[str, t.Any]:

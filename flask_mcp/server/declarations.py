@@ -46,6 +46,41 @@ def _not_called(decorator: str) -> TypeError:
     )
 
 
+def refuse_unknown_options(
+    registry: Registry, options: t.Iterable[str], what: str = "@mcp.tool()"
+) -> None:
+    """Refuse tool options that no extension of ``registry`` defines.
+
+    :raises TypeError: the message names the options the extensions define.
+    """
+    unknown = [key for key in options if key not in registry.tool_options]
+    if unknown:
+        known = ", ".join(
+            f"{option!r} ({owner.id})" for option, owner in registry.tool_options.items()
+        )
+        raise TypeError(
+            f"{what} got unknown option(s) {', '.join(map(repr, unknown))}. "
+            + (
+                f"The added extensions define: {known}."
+                if known
+                else "No added extension defines tool options."
+            )
+            + " Check the spelling, or add the extension that defines it with "
+            "mcp.add_extension(...) before declaring the tool."
+        )
+
+
+def apply_tool_options(registry: Registry, tool: Tool) -> None:
+    """Let each extension of ``registry`` with tool options check ``tool`` and add to ``_meta``."""
+    owners = {id(owner): owner for owner in registry.tool_options.values()}
+    for owner in owners.values():
+        mine = {key: tool.options[key] for key in owner.tool_options if key in tool.options}
+        owner.check_tool(tool, mine)
+        extra = owner.tool_meta(tool, mine)
+        if extra:
+            tool.meta = {**(tool.meta or {}), **extra}
+
+
 class Declarations:
     """Declaring tools, resources, templates, prompts and completions."""
 
@@ -154,21 +189,7 @@ class Declarations:
 
         :raises TypeError: the message names the options the extensions define.
         """
-        unknown = [key for key in options if key not in self.registry.tool_options]
-        if unknown:
-            known = ", ".join(
-                f"{option!r} ({owner.id})" for option, owner in self.registry.tool_options.items()
-            )
-            raise TypeError(
-                f"@mcp.tool() got unknown option(s) {', '.join(map(repr, unknown))}. "
-                + (
-                    f"The added extensions define: {known}."
-                    if known
-                    else "No added extension defines tool options."
-                )
-                + " Check the spelling, or add the extension that defines it with "
-                "mcp.add_extension(...) before declaring the tool."
-            )
+        refuse_unknown_options(self.registry, options)
 
     def add_tool(
         self,
@@ -253,13 +274,7 @@ class Declarations:
 
     def _apply_extensions(self, tool: Tool) -> None:
         """Let each extension with tool options check the tool and add to its ``_meta``."""
-        owners = {id(owner): owner for owner in self.registry.tool_options.values()}
-        for owner in owners.values():
-            mine = {key: tool.options[key] for key in owner.tool_options if key in tool.options}
-            owner.check_tool(tool, mine)
-            extra = owner.tool_meta(tool, mine)
-            if extra:
-                tool.meta = {**(tool.meta or {}), **extra}
+        apply_tool_options(self.registry, tool)
 
     def remove_tool(self, name: str) -> bool:
         """Remove a tool; clients are told the list changed."""
@@ -505,5 +520,7 @@ class Declarations:
 
 __all__ = [
     "Declarations",
+    "apply_tool_options",
+    "refuse_unknown_options",
     "tagset",
 ]
