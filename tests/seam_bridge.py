@@ -4,7 +4,7 @@
 extensions are written against its contract, and these tests run them end to end today
 through the few hooks the current dispatcher has:
 
-- each ``@Extension.method`` goes into ``mcp.dispatcher.methods`` (both eras route
+- each ``@Extension.method`` goes into ``mcp.dispatcher.add_method`` (both eras route
   there), called as ``handler(params, ctx)`` with the call's ``InlineContext``;
 - ``capability()`` is added under ``capabilities.extensions[id]`` of ``initialize`` and
   ``server/discover``;
@@ -35,7 +35,7 @@ def add_extension(mcp: MCP, extension: t.Any) -> None:
         def run(call: t.Any, handler: t.Any = handler) -> dict[str, t.Any]:
             return t.cast("dict[str, t.Any]", handler(call.params, InlineContext(call)))
 
-        mcp.dispatcher.methods[method] = run
+        mcp.dispatcher.add_method(method, run)
     capabilities = mcp.registry.capabilities
 
     def with_extension(era: str = "handshake") -> dict[str, t.Any]:

@@ -24,16 +24,14 @@ from ..backends.base import SessionQuotaExceeded
 from ..backends.base import SessionRecord
 from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
-from ..errors import InvalidParams
 from ..errors import MCPError
 from ..errors import MCPHTTPError
+from ..kernel import intake
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_session_id
 from ..server.call import Call
-from ..server.context import Context
-from ..server.context import SessionBackChannel
 from . import runner
 from . import sse
 from .responses import http_error
@@ -43,7 +41,6 @@ if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
     from ..auth import AuthInfo
-    from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
 
@@ -89,9 +86,9 @@ class Handshake:
         if kind == jsonrpc.REQUEST:
             return self._request(state, environ, record, message, auth)
         if kind == jsonrpc.NOTIFICATION:
-            self._notification(state, record, message)
+            self.notification(state, record, message)
         else:
-            self._client_response(state, record, message)
+            self.client_response(state, record, message)
         return Response(status=202)
 
     def end(self, record: SessionRecord) -> None:
@@ -157,11 +154,11 @@ class Handshake:
         auth: AuthInfo | None,
     ) -> Response:
         """Run a request of the session through the one runner."""
-        call = _call(state, record, message, auth)
+        call = intake.session_call(state, record, message, auth)
         return runner.serve_call(
             self.dispatcher,
             call,
-            context=_context_factory(call, record),
+            context=intake.session_context(call),
             peer=lambda: _concurrency.client_socket(environ),
         )
 
@@ -191,11 +188,13 @@ class Handshake:
                 answers.append(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
                 continue
             if kind == jsonrpc.NOTIFICATION:
-                self._notification(state, record, message)
+                self.notification(state, record, message)
             elif kind == jsonrpc.RESPONSE:
-                self._client_response(state, record, message)
+                self.client_response(state, record, message)
             else:
-                answer = runner.execute(self.dispatcher, _call(state, record, message, auth))
+                answer = runner.execute(
+                    self.dispatcher, intake.session_call(state, record, message, auth)
+                )
                 if answer.refused is not None:  # a refusal answers the whole POST
                     raise answer.refused
                 answers.append(t.cast("dict[str, t.Any]", answer.message))
@@ -207,7 +206,7 @@ class Handshake:
         request_id = message["id"]
         params = message.get("params") or {}
         try:
-            version = _validate_initialize(params)
+            version = intake.validate_initialize(params)
         except MCPError as exc:
             return json_response(jsonrpc.error_from(request_id, exc))
         answer, record = open_session(
@@ -230,9 +229,10 @@ class Handshake:
         )
         return json_response(answer.message, headers={SESSION_HEADER: record.id})
 
-    def _notification(
+    def notification(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any]
     ) -> None:
+        """Handle a notification of the session (initialized, cancelled, roots changed)."""
         method = message["method"]
         params = message.get("params") or {}
         if method == "notifications/initialized":
@@ -250,9 +250,10 @@ class Handshake:
                 except Exception:
                     logger.exception("A roots-changed hook raised; ignoring it.")
 
-    def _client_response(
+    def client_response(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any]
     ) -> None:
+        """Hand the client's answer to a server request to the handler waiting for it."""
         if not state.backend.deliver_response(record.id, message["id"], message):
             logger.info("Dropped a client response to unknown request id %r", message["id"])
 
@@ -428,65 +429,6 @@ def open_session(
             state.backend.delete_session(record.id)
         return answer, None
     return answer, created[0]
-
-
-def _call(
-    state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: AuthInfo | None
-) -> Call:
-    """Build the call of a session's request."""
-    return Call(
-        message["method"],
-        message.get("params") or {},
-        message["id"],
-        record.protocol_version,
-        protocol.HANDSHAKE,
-        record,
-        state=state,
-        auth=auth,
-    )
-
-
-def _context_factory(call: Call, record: SessionRecord) -> runner.ContextFactory:
-    """Return what builds the ``Context`` of a spawned handshake-era handler.
-
-    Its requests to the client go out on the request's stream and wait for the
-    reply POST (:class:`~flask_mcp.server.context.SessionBackChannel`).
-    """
-
-    def context(run: RequestRun) -> Context:
-        state = call.state
-        meta = call.params.get("_meta")
-        return Context(
-            app=state.app,
-            run=run,
-            back_channel=SessionBackChannel(state.backend, state.settings.client_request_timeout),
-            protocol_version=call.version,
-            client_capabilities=record.client_capabilities,
-            client_info=record.client_info,
-            meta=meta if isinstance(meta, dict) else {},
-            log_level=record.log_level,
-            auth=call.auth,
-        )
-
-    return context
-
-
-def _validate_initialize(params: dict[str, t.Any]) -> str:
-    requested = params.get("protocolVersion")
-    if not isinstance(requested, str):
-        raise InvalidParams("Invalid params: 'protocolVersion' is required and must be a string.")
-    if not isinstance(params.get("capabilities"), dict):
-        raise InvalidParams("Invalid params: 'capabilities' is required and must be an object.")
-    info = params.get("clientInfo")
-    if (
-        not isinstance(info, dict)
-        or not isinstance(info.get("name"), str)
-        or not isinstance(info.get("version"), str)
-    ):
-        raise InvalidParams(
-            "Invalid params: 'clientInfo' is required and needs string 'name' and 'version'."
-        )
-    return protocol.negotiate(requested)
 
 
 __all__ = ["Handshake", "SESSION_HEADER", "VERSION_HEADER"]

@@ -38,25 +38,18 @@ from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionRecord
 from ..errors import INVALID_REQUEST
 from ..errors import PARSE_ERROR
-from ..errors import UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import MethodNotFound
+from ..kernel import intake
 from ..protocol import jsonrpc
 from ..runtime.runs import StreamOutbox
 from ..server import mrtr
-from ..server.call import Call
 from . import listen
 from . import runner
 from . import sse
 from .handshake import Handshake
-from .handshake import _call as _handshake_call
-from .handshake import _context_factory as _handshake_context
-from .handshake import _validate_initialize
 from .handshake import open_session
-from .stateless import _context_factory as _stateless_context
-from .stateless import _offered
-from .stateless import _request_meta
 from .stdio_channel import LineChannel
 from .stdio_channel import protect_stdout
 from .stdio_channel import unavailable
@@ -160,7 +153,7 @@ class StdioServer(LineChannel):
         request_id = message["id"]
         params = message.get("params") or {}
         try:
-            version = _validate_initialize(params)
+            version = intake.validate_initialize(params)
         except MCPError as exc:
             self.send(jsonrpc.error_from(request_id, exc))
             return
@@ -222,8 +215,8 @@ class StdioServer(LineChannel):
             )
             self.send(jsonrpc.error(request_id, {"code": INVALID_REQUEST, "message": text}))
             return
-        call = _handshake_call(self.state, record, message, None)
-        self._run(call, _handshake_context(call, record))
+        call = intake.session_call(self.state, record, message, None)
+        self._run(call, intake.session_context(call))
 
     def _batch(self, messages: list[t.Any]) -> None:
         """Answer a batch, allowed only on a 2025-03-26 session (as over HTTP)."""
@@ -251,7 +244,7 @@ class StdioServer(LineChannel):
             elif kind == jsonrpc.RESPONSE:
                 self._client_response(message)
             else:
-                call = _handshake_call(self.state, record, message, None)
+                call = intake.session_call(self.state, record, message, None)
                 answers.append(
                     t.cast("dict[str, t.Any]", runner.execute(self.dispatcher, call).message)
                 )
@@ -274,7 +267,7 @@ class StdioServer(LineChannel):
             return
         record = self._record()
         if record is not None:
-            self.handshake._notification(self.state, record, message)
+            self.handshake.notification(self.state, record, message)
 
     def _client_response(self, message: dict[str, t.Any]) -> None:
         record = self._record()
@@ -285,7 +278,7 @@ class StdioServer(LineChannel):
                 message.get("id"),
             )
             return
-        self.handshake._client_response(self.state, record, message)
+        self.handshake.client_response(self.state, record, message)
 
     # -- 2026-07-28 ------------------------------------------------------------------
 
@@ -296,29 +289,22 @@ class StdioServer(LineChannel):
         params = message.get("params")
         state = self.state
         try:
-            meta = _request_meta(params)
+            meta = intake.request_meta(params)
             assert isinstance(params, dict)
             version = meta[protocol.META_PROTOCOL_VERSION]
-            if not protocol.is_stateless_version(version):
-                raise MCPError(
-                    UNSUPPORTED_PROTOCOL_VERSION,
-                    f"Unsupported protocol version {version!r}: send one of "
-                    f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the "
-                    "handshake era.",
-                    {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
-                )
-            if not _offered(self.dispatcher, method):
+            intake.check_stateless_version(version)
+            if not intake.offered(self.dispatcher, method, protocol.STATELESS):
                 raise MethodNotFound(method)
             if method == "subscriptions/listen":
                 agreed = listen.honoured(self.dispatcher.registry, params)
                 stop = self.listening[request_id] = threading.Event()
                 self._spawn(lambda: self._listen(request_id, agreed, stop))
                 return
-            call = Call(method, params, request_id, version, protocol.STATELESS, None, state=state)
+            call = intake.stateless_call(state, message, version, None)
             context = None
             if method in self.dispatcher.user_methods:
                 channel, request_state = mrtr.open_round(state, method, params, None)
-                context = _stateless_context(call, meta, channel, request_state)
+                context = intake.stateless_context(call, channel, request_state)
         except MCPError as exc:
             self.send(jsonrpc.error_from(request_id, exc))
             return
