@@ -32,6 +32,12 @@ if t.TYPE_CHECKING:
     from .registry import Registry
 
 logger = logging.getLogger("flask_mcp")
+#: Where a handler runs (:meth:`Dispatcher.placement`): in the caller, no user code...
+EXECUTE = "execute"
+#: ... user code that cannot emit, in the caller under the supervisor's timeout...
+INLINE = "inline"
+#: ... or a handler that may emit, in a greenlet or thread of its own.
+SPAWN = "spawn"
 #: The methods that run a tool, resource or prompt whose ``scopes=`` are checked first.
 SCOPED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 
@@ -125,6 +131,20 @@ class Dispatcher:
     def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """Call a tool with its validated arguments (a task's run, see ``CoreMethods``)."""
         return self.core.run_tool(tool_call)
+
+    def placement(self, call: Call) -> str:
+        """Decide where a call's handler runs: the one place that decides.
+
+        :data:`EXECUTE`: the method runs no user code, it runs in the caller;
+        :data:`INLINE`: user code that cannot send anything before its result (no
+        ``Context``), run in the caller under the supervisor's timeout;
+        :data:`SPAWN`: a handler that may emit, in a greenlet or thread of its own.
+        """
+        if call.method not in self.user_methods:
+            return EXECUTE
+        if not self.may_emit(call.method, call.params):
+            return INLINE
+        return SPAWN
 
     def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
         """Tell whether the handler of a request can send anything before its result.
@@ -252,4 +272,4 @@ class Dispatcher:
         )
 
 
-__all__ = ["Call", "Dispatcher", "ServerInfo"]
+__all__ = ["EXECUTE", "INLINE", "SPAWN", "Call", "Dispatcher", "ServerInfo"]

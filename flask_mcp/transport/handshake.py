@@ -180,6 +180,25 @@ class Handshake:
                 "Invalid Request: JSON-RPC batches are only accepted on sessions that negotiated "
                 "protocol 2025-03-26; send one message per POST.",
             )
+        answers = self.batch_answers(state, record, messages, auth)
+        return json_response(answers) if answers else Response(status=202)
+
+    def batch_answers(
+        self,
+        state: AppState,
+        record: SessionRecord,
+        messages: list[t.Any],
+        auth: AuthInfo | None,
+        on_notification: t.Callable[[dict[str, t.Any]], None] | None = None,
+        on_response: t.Callable[[dict[str, t.Any]], None] | None = None,
+    ) -> list[dict[str, t.Any]]:
+        """Answer the messages of a batch of a 2025-03-26 session (HTTP and stdio), in order.
+
+        :param on_notification: handles a notification (default: :meth:`notification`).
+        :param on_response: handles a client's response (default: :meth:`client_response`).
+        :raises ~flask_mcp.auth.AuthRefused: a request was refused: that answers the
+            whole batch with the challenge.
+        """
         answers = []
         for message in messages:
             try:
@@ -188,9 +207,15 @@ class Handshake:
                 answers.append(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
                 continue
             if kind == jsonrpc.NOTIFICATION:
-                self.notification(state, record, message)
+                if on_notification is not None:
+                    on_notification(message)
+                else:
+                    self.notification(state, record, message)
             elif kind == jsonrpc.RESPONSE:
-                self.client_response(state, record, message)
+                if on_response is not None:
+                    on_response(message)
+                else:
+                    self.client_response(state, record, message)
             else:
                 answer = runner.execute(
                     self.dispatcher, intake.session_call(state, record, message, auth)
@@ -198,35 +223,20 @@ class Handshake:
                 if answer.refused is not None:  # a refusal answers the whole POST
                     raise answer.refused
                 answers.append(t.cast("dict[str, t.Any]", answer.message))
-        return json_response(answers) if answers else Response(status=202)
+        return answers
 
     def _initialize(
         self, state: AppState, message: dict[str, t.Any], auth: AuthInfo | None
     ) -> Response:
-        request_id = message["id"]
-        params = message.get("params") or {}
-        try:
-            version = intake.validate_initialize(params)
-        except MCPError as exc:
-            return json_response(jsonrpc.error_from(request_id, exc))
-        answer, record = open_session(
+        answer, record = start_session(
             self.dispatcher,
             state,
-            request_id,
-            version,
-            params,
+            message,
             auth,
             owner=principal_of(auth) or f"addr:{request.remote_addr}",
         )
         if record is None:
             return runner.answer_response(answer, protocol.HANDSHAKE)
-        signals.send(
-            signals.session_created,
-            state.app,
-            session_id=record.id,
-            protocol_version=version,
-            client_info=record.client_info,
-        )
         return json_response(answer.message, headers={SESSION_HEADER: record.id})
 
     def notification(
@@ -354,6 +364,41 @@ class Handshake:
             retry_ms,
         )
         return Response(body, mimetype="text/event-stream", headers=sse.HEADERS)
+
+
+def start_session(
+    dispatcher: Dispatcher,
+    state: AppState,
+    message: dict[str, t.Any],
+    auth: AuthInfo | None,
+    *,
+    owner: str,
+    before_open: t.Callable[[], None] | None = None,
+) -> tuple[runner.Answer, SessionRecord | None]:
+    """Answer ``initialize`` (HTTP and stdio): check its params, open the session, signal it.
+
+    :param before_open: runs once the params are valid, before the session opens
+        (stdio ends the session it replaces).
+    :return: the answer, and the new session (``None`` when there is none).
+    """
+    request_id = message["id"]
+    params = message.get("params") or {}
+    try:
+        version = intake.validate_initialize(params)
+    except MCPError as exc:
+        return runner.Answer(jsonrpc.error_from(request_id, exc)), None
+    if before_open is not None:
+        before_open()
+    answer, record = open_session(dispatcher, state, request_id, version, params, auth, owner=owner)
+    if record is not None:
+        signals.send(
+            signals.session_created,
+            state.app,
+            session_id=record.id,
+            protocol_version=version,
+            client_info=record.client_info,
+        )
+    return answer, record
 
 
 def open_session(

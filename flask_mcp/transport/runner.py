@@ -52,6 +52,8 @@ from ..runtime.runs import RequestRun
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_stream_id
 from ..runtime.supervisor import TICK
+from ..server.dispatcher import EXECUTE
+from ..server.dispatcher import INLINE
 from . import sse
 from .environment import bind_to_request
 from .responses import json_response
@@ -315,9 +317,10 @@ def run_call(
         only when the caller carries the client's answers back (the stdio
         transport delivers them to the backend, as a reply POST would).
     """
-    if call.method not in dispatcher.user_methods:
+    where = dispatcher.placement(call)
+    if where == EXECUTE:
         return execute(dispatcher, call).message
-    if not dispatcher.may_emit(call.method, call.params):
+    if where == INLINE:
         return run_inline(dispatcher, call).message
     outbox = LocalOutbox(new_stream_id())
     run = spawn(dispatcher, call, outbox, context=context, can_round_trip=can_round_trip)
@@ -366,6 +369,7 @@ def serve_call(
     *,
     context: ContextFactory | None = None,
     peer: t.Callable[[], t.Any] | None = None,
+    where: str | None = None,
 ) -> Response:
     """Answer one request over HTTP, in either era.
 
@@ -377,11 +381,14 @@ def serve_call(
     :param context: builds a spawned handler's ``Context`` from its run.
     :param peer: returns the client's connection, checked for a client that
         left while a 2026-07-28 request waits for its first message.
+    :param where: what :meth:`~flask_mcp.server.dispatcher.Dispatcher.placement` said,
+        when the caller asked already.
     :raises BackendUnavailable: the backend failed before anything was sent (503).
     """
-    if call.method not in dispatcher.user_methods:
+    where = dispatcher.placement(call) if where is None else where
+    if where == EXECUTE:
         return answer_response(execute(dispatcher, call), call.era)
-    if not dispatcher.may_emit(call.method, call.params):
+    if where == INLINE:
         return answer_response(run_inline(dispatcher, call), call.era)
     state = call.state
     settings = state.settings

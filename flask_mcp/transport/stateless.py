@@ -36,6 +36,8 @@ from ..protocol.headers import validate_protocol_version_header
 from ..protocol.headers import validate_routing_headers
 from ..runtime import concurrency as _concurrency
 from ..server import mrtr
+from ..server.dispatcher import EXECUTE
+from ..server.dispatcher import INLINE
 from . import listen
 from . import runner
 from .responses import json_response
@@ -147,7 +149,8 @@ def _serve(
         )
     call = intake.stateless_call(state, message, version, auth)
     context = None
-    if method in dispatcher.user_methods:
+    where = dispatcher.placement(call)
+    if where != EXECUTE:
         if "inputResponses" in params or "requestState" in params:
             try:
                 channel, request_state = mrtr.open_round(state, method, params, auth)
@@ -156,14 +159,18 @@ def _serve(
                     jsonrpc.error_from(call.request_id, exc), exc.http_status or 200
                 )
             context = intake.stateless_context(call, channel, request_state)
-        elif not dispatcher.may_emit(method, params):
-            # A first round of a handler that runs inline (what serve_call would choose):
+        elif where == INLINE:
+            # A first round of a handler that runs inline:
             # no context to build, no peer to watch, so no closure for either.
             return runner.answer_response(runner.run_inline(dispatcher, call), call.era)
         else:  # a first round: the back-channel is built only if the handler is spawned
             context = intake.stateless_context(call, None, {})
     return runner.serve_call(
-        dispatcher, call, context=context, peer=lambda: _concurrency.client_socket(environ)
+        dispatcher,
+        call,
+        context=context,
+        peer=lambda: _concurrency.client_socket(environ),
+        where=where,
     )
 
 

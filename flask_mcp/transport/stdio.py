@@ -33,7 +33,6 @@ import time
 import typing as t
 
 from .. import protocol
-from .. import signals
 from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionRecord
 from ..errors import INVALID_REQUEST
@@ -46,10 +45,9 @@ from ..protocol import jsonrpc
 from ..runtime.runs import StreamOutbox
 from ..server import mrtr
 from . import listen
-from . import runner
 from . import sse
 from .handshake import Handshake
-from .handshake import open_session
+from .handshake import start_session
 from .stdio_channel import LineChannel
 from .stdio_channel import protect_stdout
 from .stdio_channel import unavailable
@@ -150,33 +148,27 @@ class StdioServer(LineChannel):
     def _initialize(self, message: dict[str, t.Any]) -> None:
         """Start the session, as :meth:`Handshake._initialize` does for a POST."""
         state = self.state
-        request_id = message["id"]
-        params = message.get("params") or {}
-        try:
-            version = intake.validate_initialize(params)
-        except MCPError as exc:
-            self.send(jsonrpc.error_from(request_id, exc))
-            return
-        if self.session_id is not None:
-            old = state.backend.get_session(self.session_id)
-            if old is not None:  # a client that starts over ends its first session
-                self.handshake.end(old)
+
+        def end_previous() -> None:
+            if self.session_id is not None:
+                old = state.backend.get_session(self.session_id)
+                if old is not None:  # a client that starts over ends its first session
+                    self.handshake.end(old)
+
         # One client per process: no quota by address (the owner is the process itself).
-        answer, record = open_session(
-            self.dispatcher, state, request_id, version, params, None, owner=f"stdio:{os.getpid()}"
+        answer, record = start_session(
+            self.dispatcher,
+            state,
+            message,
+            None,
+            owner=f"stdio:{os.getpid()}",
+            before_open=end_previous,
         )
         if record is None:
             if answer.message is not None:
                 self.send(answer.message)
             return
         self.session_id = record.id
-        signals.send(
-            signals.session_created,
-            state.app,
-            session_id=record.id,
-            protocol_version=version,
-            client_info=record.client_info,
-        )
         self.send(answer.message)
         session_id = record.id
         self._spawn(lambda: self._general_stream(session_id))
@@ -232,22 +224,9 @@ class StdioServer(LineChannel):
             )
             self.send(jsonrpc.error(None, {"code": INVALID_REQUEST, "message": text}))
             return
-        answers = []
-        for message in messages:
-            try:
-                kind = jsonrpc.classify(message)
-            except MCPError as exc:
-                answers.append(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
-                continue
-            if kind == jsonrpc.NOTIFICATION:
-                self._notification(message)
-            elif kind == jsonrpc.RESPONSE:
-                self._client_response(message)
-            else:
-                call = intake.session_call(self.state, record, message, None)
-                answers.append(
-                    t.cast("dict[str, t.Any]", runner.execute(self.dispatcher, call).message)
-                )
+        answers = self.handshake.batch_answers(
+            self.state, record, messages, None, self._notification, self._client_response
+        )
         if answers:
             self.send(answers)
 
