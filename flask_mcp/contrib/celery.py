@@ -31,7 +31,7 @@ from celery import Celery
 from ..errors import INTERNAL_ERROR
 from ..errors import MCPError
 from ..server import tasks as _tasks
-from ..transport.tasks import LocalExecutor
+from ..transport.tasks import InProcessExecutor
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -66,7 +66,7 @@ class CeleryExecutor:
         self.celery = celery
         self.queue = queue
         self._targets: dict[str, tuple[Flask, AppState, t.Any]] = {}
-        self._runner = LocalExecutor()
+        self._runner = InProcessExecutor()
 
         def run_task(server: str, task_id: str) -> None:
             self._run(server, task_id)

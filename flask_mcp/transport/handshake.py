@@ -2,7 +2,7 @@
 
 A request of a session (``Mcp-Session-Id``) is checked here (the session exists,
 belongs to the caller, speaks a supported ``MCP-Protocol-Version``) and handed to
-the one runner (:func:`flask_mcp.transport.runner.serve_call`), as 2026-07-28
+the one runner (:func:`flask_mcp.transport.runner.serve_http`), as 2026-07-28
 requests are by :mod:`.stateless`. GET opens the session's general stream, or
 resumes a request's stream from ``Last-Event-ID``.
 """
@@ -155,7 +155,7 @@ class Handshake:
     ) -> Response:
         """Run a request of the session through the one runner."""
         call = intake.session_call(state, record, message, auth)
-        return runner.serve_call(
+        return runner.serve_http(
             self.dispatcher,
             call,
             context=intake.session_context(call),

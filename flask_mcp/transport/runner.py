@@ -12,9 +12,9 @@ Without HTTP (a stdio transport, tasks):
   greenlet or thread, under the supervisor's timeout;
 - :func:`spawn` runs a handler in a greenlet or thread of its own, its messages
   and its response going to an outbox;
-- :func:`run_call` runs a call to its end and returns the response.
+- :func:`run_to_completion` runs a call to its end and returns the response.
 
-Over HTTP, :func:`serve_call` answers one POST: with JSON when the response
+Over HTTP, :func:`serve_http` answers one POST: with JSON when the response
 comes first, or with an event stream once the handler sends something
 (buffered whole on a worker that cannot hold a stream). The era decides only
 what :func:`~flask_mcp.protocol.has_sessions` says: a session's stream is
@@ -46,7 +46,7 @@ from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime import settle
 from ..runtime.runs import InlineOutbox
-from ..runtime.runs import LocalOutbox
+from ..runtime.runs import InProcessOutbox
 from ..runtime.runs import Outbox
 from ..runtime.runs import RequestRun
 from ..runtime.runs import StreamOutbox
@@ -300,7 +300,7 @@ def spawn(
     return run
 
 
-def run_call(
+def run_to_completion(
     dispatcher: Dispatcher,
     call: Call,
     *,
@@ -322,7 +322,7 @@ def run_call(
         return execute(dispatcher, call).message
     if where == INLINE:
         return run_inline(dispatcher, call).message
-    outbox = LocalOutbox(new_stream_id())
+    outbox = InProcessOutbox(new_stream_id())
     run = spawn(dispatcher, call, outbox, context=context, can_round_trip=can_round_trip)
     reader = sse.StreamReader(outbox, after=0, with_ids=False, heartbeat=1.0, retry_ms=0)
     final: list[dict[str, t.Any]] = []
@@ -363,7 +363,7 @@ def answer_response(answer: Answer, era: str) -> Response:
     return no_content()
 
 
-def serve_call(
+def serve_http(
     dispatcher: Dispatcher,
     call: Call,
     *,
@@ -413,7 +413,7 @@ def serve_call(
                 state.backend, call.session.id, new_stream_id(), request_id=call.request_id
             )
         else:
-            outbox = LocalOutbox(new_stream_id())
+            outbox = InProcessOutbox(new_stream_id())
         round_trip = can_stream and resumable  # a stateless call asks with InputRequiredResult
         run = spawn(dispatcher, call, outbox, context=context, can_round_trip=round_trip)
     except BaseException:
@@ -525,8 +525,8 @@ __all__ = [
     "answer_response",
     "execute",
     "is_response",
-    "run_call",
+    "run_to_completion",
     "run_inline",
-    "serve_call",
+    "serve_http",
     "spawn",
 ]

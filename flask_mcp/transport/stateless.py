@@ -5,7 +5,7 @@ client info and client capabilities in ``params._meta``; there is no
 ``initialize`` and no session. This module validates such a POST in the order
 the spec and the conformance suite require (``_meta``, ``MCP-Protocol-Version``,
 supported version, ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``, method), runs it
-through the one runner (:func:`flask_mcp.transport.runner.serve_call`, as the handshake
+through the one runner (:func:`flask_mcp.transport.runner.serve_http`, as the handshake
 era does), which answers with JSON or, once the handler sends a notification,
 with an SSE stream that ends with the response. Nothing here
 lives in process memory between requests: multi-round state travels sealed in
@@ -165,7 +165,7 @@ def _serve(
             return runner.answer_response(runner.run_inline(dispatcher, call), call.era)
         else:  # a first round: the back-channel is built only if the handler is spawned
             context = intake.stateless_context(call, None, {})
-    return runner.serve_call(
+    return runner.serve_http(
         dispatcher,
         call,
         context=context,

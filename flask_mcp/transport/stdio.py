@@ -8,7 +8,7 @@ stray prints and logging to stderr).
 
 Requests run through the same kernel as over HTTP: each era's call is built as
 :mod:`.handshake` and :mod:`.stateless` build it, minus the headers, and run by
-:func:`flask_mcp.transport.runner.run_call`, each in a greenlet or thread of
+:func:`flask_mcp.transport.runner.run_to_completion`, each in a greenlet or thread of
 its own so that the reader keeps reading: a client's answer to a sampling,
 elicitation or roots request, or its ``notifications/cancelled``, arrives
 while handlers run.
