@@ -52,7 +52,7 @@ from .server.shared_registry import catch_up
 from .server.shared_registry import replaying
 from .transport.auth import register_metadata_routes
 from .transport.health import register_health_routes
-from .transport.tasks import LocalExecutor
+from .transport.tasks import InProcessExecutor
 from .transport.views import make_blueprint
 
 if t.TYPE_CHECKING:
@@ -223,7 +223,7 @@ class MCP(SharedDeclarations):
         )
         state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
         #: Runs task handlers (in this worker, or on Celery: ``flask_mcp.contrib.celery``).
-        state.task_executor = self.task_executor or LocalExecutor()
+        state.task_executor = self.task_executor or InProcessExecutor()
         bind = getattr(state.task_executor, "bind", None)
         if bind is not None:
             bind(self.name, app, state, self.dispatcher)

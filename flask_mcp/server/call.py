@@ -77,6 +77,23 @@ class ToolCall:
     values: dict[str, t.Any]
 
 
+@dataclasses.dataclass(frozen=True)
+class MethodRecord:
+    """One request method the dispatcher serves: the method table is made of these."""
+
+    #: The JSON-RPC method, e.g. ``"tools/call"``.
+    name: str
+    #: Called with the :class:`Call`; returns the result dict.
+    handler: t.Callable[[Call], dict[str, t.Any]]
+    #: The eras it exists in (``"handshake"``, ``"stateless"``); ``None``: every era.
+    eras: frozenset[str] | None = None
+    #: Whether it runs app code (it may then be spawned, with a ``Context``).
+    user_code: bool = False
+    #: The server capability it belongs to (``"tools"``, ``"resources"``, ``"prompts"``,
+    #: ``"completions"``): offered only while the server has one; ``None``: always.
+    capability: str | None = None
+
+
 #: Runs the rest of the interceptors, then the tool: ``call_next(tool_call)``.
 ToolCallNext = t.Callable[[ToolCall], dict[str, t.Any]]
 #: An interceptor of tool runs: ``fn(tool_call, call_next)``.
@@ -212,6 +229,7 @@ def current_context() -> Context:
 __all__ = [
     "Call",
     "InlineContext",
+    "MethodRecord",
     "ToolCall",
     "ToolCallInterceptor",
     "ToolCallNext",

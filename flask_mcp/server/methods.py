@@ -1,8 +1,11 @@
 """What each MCP method does, and what the methods share.
 
-:class:`Methods` is the method side of :class:`~flask_mcp.server.dispatcher.Dispatcher`:
-validating params, finding records in the registry, calling user handlers with their
-``Context``, turning what they return into results, and the errors of each case.
+:class:`CoreMethods` holds the handlers of the core methods and gives the
+:class:`~flask_mcp.server.dispatcher.Dispatcher` one
+:class:`~flask_mcp.server.call.MethodRecord` per method (handler, eras, whether it
+runs user code, capability): validating params, finding records in the registry,
+calling user handlers with their ``Context``, turning what they return into results,
+and the errors of each case.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ..errors import resource_not_found
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
+from .call import MethodRecord
 from .call import ToolCall
 from .call import running_handler
 from .prompt_arguments import PromptArgumentError
@@ -75,12 +79,50 @@ def _check_uri_length(uri: str, limit: int) -> None:
         )
 
 
-class Methods:
-    """The handlers of the MCP methods; :class:`~flask_mcp.server.dispatcher.Dispatcher` routes."""
+class CoreMethods:
+    """The handlers of the core MCP methods; the dispatcher routes to them by record.
 
-    registry: Registry
-    info: ServerInfo
-    tool_interceptors: list[ToolCallInterceptor]
+    :param registry: what the server offers.
+    :param info: who the server is.
+    """
+
+    def __init__(self, registry: Registry, info: ServerInfo) -> None:
+        self.registry = registry
+        self.info = info
+        #: What wraps the run of a tool after validation, outermost first (Tasks).
+        self.tool_interceptors: list[ToolCallInterceptor] = []
+
+    def records(self) -> list[MethodRecord]:
+        """Return the record of each core method: its handler, eras, user code, capability."""
+        table: list[tuple[str, t.Callable[[Call], dict[str, t.Any]], bool, str | None]] = [
+            ("ping", self.ping, False, None),
+            ("tools/list", self.tools_list, False, "tools"),
+            ("tools/call", self.tools_call, True, "tools"),
+            ("resources/list", self.resources_list, False, "resources"),
+            ("resources/templates/list", self.resource_templates_list, False, "resources"),
+            ("resources/read", self.resources_read, True, "resources"),
+            ("resources/subscribe", self.resources_subscribe, False, "resources"),
+            ("resources/unsubscribe", self.resources_unsubscribe, False, "resources"),
+            ("prompts/list", self.prompts_list, False, "prompts"),
+            ("prompts/get", self.prompts_get, True, "prompts"),
+            ("completion/complete", self.completion_complete, True, "completions"),
+            ("logging/setLevel", self.logging_set_level, False, None),
+            ("server/discover", self.server_discover, False, None),
+        ]
+        return [
+            MethodRecord(
+                name,
+                handler,
+                frozenset(
+                    era
+                    for era in (protocol.HANDSHAKE, protocol.STATELESS)
+                    if protocol.has_method(era, name)
+                ),
+                user_code,
+                capability,
+            )
+            for name, handler, user_code, capability in table
+        ]
 
     # -- shared -------------------------------------------------------------------
 
@@ -521,5 +563,5 @@ def _completion(found: t.Any) -> dict[str, t.Any]:
 
 
 __all__ = [
-    "Methods",
+    "CoreMethods",
 ]

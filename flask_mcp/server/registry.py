@@ -417,6 +417,18 @@ class Registry:
         # A disabled record keeps its capability: it may come back at any time.
         return any(self._table(kind) or self.disabled[kind] for kind in kinds)
 
+    def provides(self, capability: str) -> bool:
+        """Tell whether the server has the capability ``capability`` (``"tools"``...) now."""
+        if capability == "tools":
+            return bool(self.tools) or bool(self.disabled["tools"])
+        if capability == "resources":
+            return self._has("resources", "resourceTemplates")
+        if capability == "prompts":
+            return self._has("prompts")
+        if capability == "completions":
+            return bool(self.completions)
+        return True
+
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
         # Every call asks twice: for tools/call, no split; for tools, no tuple of kinds.

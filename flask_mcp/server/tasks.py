@@ -56,6 +56,8 @@ from .task_context import TaskBody as TaskBody
 from .task_context import TaskCall as TaskCall
 from .task_context import TaskContext as TaskContext
 from .task_context import answer_inputs as answer_inputs
+from .task_context import auth_grant as auth_grant
+from .task_context import auth_of as auth_of
 from .task_context import context_factory as context_factory
 from .task_context import opted_in as opted_in
 from .task_context import owner_of as owner_of
@@ -102,6 +104,7 @@ def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
                 "worker on the module that declares it.",
             )
         arguments = call.params.get("arguments") or {}
+        call.scopes = tool.scopes  # what require_scopes() adds to
         try:
             values = tool.input.validate(arguments)
         except ArgumentError as exc:
@@ -126,6 +129,8 @@ __all__ = [
     "TaskCall",
     "TaskContext",
     "answer_inputs",
+    "auth_grant",
+    "auth_of",
     "finished_within",
     "now_iso",
     "opted_in",

@@ -12,9 +12,9 @@ Without HTTP (a stdio transport, tasks):
   greenlet or thread, under the supervisor's timeout;
 - :func:`spawn` runs a handler in a greenlet or thread of its own, its messages
   and its response going to an outbox;
-- :func:`run_call` runs a call to its end and returns the response.
+- :func:`run_to_completion` runs a call to its end and returns the response.
 
-Over HTTP, :func:`serve_call` answers one POST: with JSON when the response
+Over HTTP, :func:`serve_http` answers one POST: with JSON when the response
 comes first, or with an event stream once the handler sends something
 (buffered whole on a worker that cannot hold a stream). The era decides only
 what :func:`~flask_mcp.protocol.has_sessions` says: a session's stream is
@@ -46,12 +46,14 @@ from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime import settle
 from ..runtime.runs import InlineOutbox
-from ..runtime.runs import LocalOutbox
+from ..runtime.runs import InProcessOutbox
 from ..runtime.runs import Outbox
 from ..runtime.runs import RequestRun
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_stream_id
 from ..runtime.supervisor import TICK
+from ..server.dispatcher import EXECUTE
+from ..server.dispatcher import INLINE
 from . import sse
 from .environment import bind_to_request
 from .responses import json_response
@@ -298,7 +300,7 @@ def spawn(
     return run
 
 
-def run_call(
+def run_to_completion(
     dispatcher: Dispatcher,
     call: Call,
     *,
@@ -315,11 +317,12 @@ def run_call(
         only when the caller carries the client's answers back (the stdio
         transport delivers them to the backend, as a reply POST would).
     """
-    if call.method not in dispatcher.user_methods:
+    where = dispatcher.placement(call)
+    if where == EXECUTE:
         return execute(dispatcher, call).message
-    if not dispatcher.may_emit(call.method, call.params):
+    if where == INLINE:
         return run_inline(dispatcher, call).message
-    outbox = LocalOutbox(new_stream_id())
+    outbox = InProcessOutbox(new_stream_id())
     run = spawn(dispatcher, call, outbox, context=context, can_round_trip=can_round_trip)
     reader = sse.StreamReader(outbox, after=0, with_ids=False, heartbeat=1.0, retry_ms=0)
     final: list[dict[str, t.Any]] = []
@@ -360,12 +363,13 @@ def answer_response(answer: Answer, era: str) -> Response:
     return no_content()
 
 
-def serve_call(
+def serve_http(
     dispatcher: Dispatcher,
     call: Call,
     *,
     context: ContextFactory | None = None,
     peer: t.Callable[[], t.Any] | None = None,
+    where: str | None = None,
 ) -> Response:
     """Answer one request over HTTP, in either era.
 
@@ -377,11 +381,14 @@ def serve_call(
     :param context: builds a spawned handler's ``Context`` from its run.
     :param peer: returns the client's connection, checked for a client that
         left while a 2026-07-28 request waits for its first message.
+    :param where: what :meth:`~flask_mcp.server.dispatcher.Dispatcher.placement` said,
+        when the caller asked already.
     :raises BackendUnavailable: the backend failed before anything was sent (503).
     """
-    if call.method not in dispatcher.user_methods:
+    where = dispatcher.placement(call) if where is None else where
+    if where == EXECUTE:
         return answer_response(execute(dispatcher, call), call.era)
-    if not dispatcher.may_emit(call.method, call.params):
+    if where == INLINE:
         return answer_response(run_inline(dispatcher, call), call.era)
     state = call.state
     settings = state.settings
@@ -406,7 +413,7 @@ def serve_call(
                 state.backend, call.session.id, new_stream_id(), request_id=call.request_id
             )
         else:
-            outbox = LocalOutbox(new_stream_id())
+            outbox = InProcessOutbox(new_stream_id())
         round_trip = can_stream and resumable  # a stateless call asks with InputRequiredResult
         run = spawn(dispatcher, call, outbox, context=context, can_round_trip=round_trip)
     except BaseException:
@@ -518,8 +525,8 @@ __all__ = [
     "answer_response",
     "execute",
     "is_response",
-    "run_call",
+    "run_to_completion",
     "run_inline",
-    "serve_call",
+    "serve_http",
     "spawn",
 ]

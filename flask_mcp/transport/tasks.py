@@ -1,6 +1,6 @@
 """The in-process task executor: a task's handler in a greenlet or thread of this worker.
 
-:class:`LocalExecutor` runs the task's ``tools/call`` through the one runner
+:class:`InProcessExecutor` runs the task's ``tools/call`` through the one runner
 (:func:`flask_mcp.transport.runner.spawn`) from where the request that created it
 left it (past the middleware and the validation), in a copy of its request context,
 with the task's :class:`~flask_mcp.server.tasks.TaskContext`.
@@ -23,7 +23,7 @@ import typing as t
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..runtime import concurrency as _concurrency
-from ..runtime.runs import LocalOutbox
+from ..runtime.runs import InProcessOutbox
 from ..runtime.runs import new_stream_id
 from ..server import tasks as _tasks
 from . import runner
@@ -39,7 +39,7 @@ logger = logging.getLogger("flask_mcp")
 WATCH = 0.25
 
 
-class LocalExecutor:
+class InProcessExecutor:
     """Runs tasks in this process, bounded by ``MCP_TASK_MAX_RUNNING``."""
 
     def __init__(self) -> None:
@@ -76,7 +76,7 @@ class LocalExecutor:
         run = runner.spawn(
             t.cast("Dispatcher", dispatcher),
             task_call,
-            LocalOutbox(new_stream_id()),
+            InProcessOutbox(new_stream_id()),
             context=_tasks.context_factory(task_call, record),
             can_round_trip=False,
             body=body,
@@ -134,4 +134,4 @@ def _renew(record: dict[str, t.Any]) -> bool:
     return True
 
 
-__all__ = ["LocalExecutor"]
+__all__ = ["InProcessExecutor"]

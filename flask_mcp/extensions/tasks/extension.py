@@ -180,6 +180,7 @@ class Tasks(Extension):
                 "clientInfo": client_info,
                 "principal": None if call.auth is None else call.auth.principal,
                 "pathArgs": to_json(call.path_args),
+                "auth": _tasks.auth_grant(call.auth),
             },
         }
         _tasks.store_of(state).create(record, ttl)
@@ -187,6 +188,7 @@ class Tasks(Extension):
         signals.send(signals.task_created, state.app, task_id=record["taskId"], tool=tool.name)
 
         def body(task_call: Call) -> dict[str, t.Any]:
+            task_call.scopes = call.scopes  # what require_scopes() adds to
             return call_next(dataclasses.replace(tool_call, call=task_call))
 
         executor.start(dispatcher, call, record, body)
