@@ -15,8 +15,25 @@ import dataclasses
 import time
 import typing as t
 
+from ..errors import INVALID_PARAMS
+from ..errors import MCPError
+from ..json_codec import dumps_bytes
 from .task_store import MemoryTaskStore
 from .task_store import TaskStore
+
+
+class ClientInfoTooLarge(MCPError):
+    """The ``capabilities`` and ``clientInfo`` of an ``initialize`` are larger than a
+    session stores (``MCP_MAX_CLIENT_INFO_SIZE``): JSON-RPC error -32602."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            INVALID_PARAMS,
+            f"Invalid params: capabilities and clientInfo take {size} bytes as JSON; a session "
+            f"stores at most {limit} (MCP_MAX_CLIENT_INFO_SIZE). Send only what the client "
+            "supports.",
+            {"size": size, "limit": limit},
+        )
 
 
 class SessionQuotaExceeded(Exception):
@@ -130,6 +147,20 @@ class Backend(abc.ABC):
     unavailable_errors: tuple[type[BaseException], ...] = ()
     #: The process-local callback that cancels a running request (see :meth:`attach_app`).
     cancel_callback: t.Callable[[str, t.Any], None] | None = None
+    #: The most bytes of ``capabilities`` and ``clientInfo`` (as JSON) a session stores
+    #: (``MCP_MAX_CLIENT_INFO_SIZE``; ``None``: no bound).
+    max_client_info: int | None = 16 * 1024
+
+    def check_client_info(self, record: SessionRecord) -> None:
+        """Refuse a session whose client facts are larger than :attr:`max_client_info`.
+
+        :raises ClientInfoTooLarge: they are.
+        """
+        if self.max_client_info is None:
+            return
+        size = len(dumps_bytes(record.client_capabilities)) + len(dumps_bytes(record.client_info))
+        if size > self.max_client_info:
+            raise ClientInfoTooLarge(size, self.max_client_info)
 
     def attach_app(self, cancel: t.Callable[[str, t.Any], None]) -> None:
         """Register the process-local callback that cancels a running request.
@@ -353,6 +384,7 @@ __all__ = [
     "MESSAGE",
     "SHARED_LOG",
     "Backend",
+    "ClientInfoTooLarge",
     "Event",
     "ReadResult",
     "SessionQuotaExceeded",
