@@ -170,6 +170,22 @@ class Backend(abc.ABC):
         """
         self.cancel_callback = cancel
 
+    @property
+    def where(self) -> str:
+        """Where the backend keeps its state, for messages (no password)."""
+        return type(self).__name__
+
+    def check(self) -> None:
+        """Make sure the backend answers now (``flask mcp check``, start-up).
+
+        :raises BackendUnavailable: it does not.
+        """
+        self.session_ids()
+
+    def stats(self) -> dict[str, int]:
+        """Counters of what this backend holds in this process (``MCP.stats()``)."""
+        return {}
+
     def shared_log(self, name: str) -> SharedLog:
         """Return the log ``name`` that every process sharing this backend reads.
 
