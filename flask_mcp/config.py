@@ -518,6 +518,13 @@ KEYS: tuple[Key, ...] = (
     ),
     # -- bounds on what one caller keeps (issue 33; docs/reliability.md) --------------------
     Key(
+        "MCP_MAX_CLIENT_INFO_SIZE",
+        16 * 1024,
+        values.positive_int,
+        "Largest ``capabilities`` and ``clientInfo`` of an ``initialize``, together, as JSON "
+        "bytes: what a session stores of its client; larger gets JSON-RPC error -32602.",
+    ),
+    Key(
         "MCP_TASK_MAX_PER_CLIENT",
         1000,
         lambda v: None if v in (None, "", 0, "0") else positive_int(v),
@@ -752,6 +759,7 @@ class Settings:
     task_max_running: int
     task_lease: float
     task_immediate_ms: int
+    max_client_info_size: int
     task_max_per_client: int | None
     task_max_bytes_per_client: int | None
     task_large_result_size: int

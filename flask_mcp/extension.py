@@ -620,9 +620,7 @@ class MCP(SharedDeclarations):
             "running_requests": len(state.inflight),
             "open_streams": state.slots.open,
         }
-        backend_stats = getattr(state.backend, "stats", None)
-        if callable(backend_stats):
-            stats.update(backend_stats())
+        stats.update(state.backend.stats())
         return stats
 
     def _on_registry_change(self, kind: str) -> None:

@@ -672,3 +672,35 @@ def test_one_client_cannot_take_every_session_by_default(
     assert "MCP_MAX_SESSIONS_PER_CLIENT" in refused.get_json()["error"]["message"]
     other = {**headers, "X-Forwarded-For": "10.0.0.2"}
     assert client.post("/mcp", json=INIT, headers=other).status_code == 200
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_session_stores_its_clients_facts_within_a_small_bound(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """``capabilities`` and ``clientInfo`` larger than MCP_MAX_CLIENT_INFO_SIZE (16 KiB by
+    default) are refused with -32602 and store nothing; smaller ones are kept as sent."""
+    from wire import make_app
+
+    from flask_mcp import MCP
+
+    config: dict[str, t.Any] = {}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=facts-{uuid.uuid4().hex[:8]}:"
+    app = make_app(MCP(name="facts", version="1"), **config)
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream"}
+    big = {**INIT, "params": {**INIT["params"], "capabilities": {"x": {"y": "z" * 20_000}}}}
+    refused = client.post("/mcp", json=big, headers=headers)
+    body = refused.get_json()
+    assert body["error"]["code"] == -32602, body
+    assert "MCP_MAX_CLIENT_INFO_SIZE" in body["error"]["message"]
+    assert "Mcp-Session-Id" not in refused.headers
+    state = app.extensions["mcp"].state(app)
+    assert state.backend.session_ids() == []  # nothing stored
+    fits = {**INIT, "params": {**INIT["params"], "capabilities": {"x": {"y": "z" * 8_000}}}}
+    accepted = client.post("/mcp", json=fits, headers=headers)
+    assert accepted.status_code == 200
+    record = state.backend.get_session(accepted.headers["Mcp-Session-Id"])
+    assert record is not None and record.client_capabilities == {"x": {"y": "z" * 8_000}}

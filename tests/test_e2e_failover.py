@@ -383,6 +383,78 @@ def test_a_gunicorn_reload_under_load_loses_and_repeats_no_call(
     assert "Traceback" not in server.log(), server.log_tail(80)
 
 
+def test_a_gunicorn_binary_upgrade_under_load_loses_and_repeats_no_call(redis_url: str) -> None:
+    """``USR2`` to the gunicorn master (a new master and workers on the same socket), then
+    ``TERM`` to the old one once the new workers serve, while six official clients call.
+
+    gunicorn runs from its console script here: the harness's ``python -m gunicorn`` cannot
+    re-execute itself (the new master would import ``gunicorn/http`` as ``http``).
+    """
+    import subprocess
+    import sys
+    import urllib.request
+
+    from harness import free_port
+
+    started = time.monotonic()
+    folder = tempfile.mkdtemp(prefix="flask-mcp-usr2-")
+    marks, pidfile = os.path.join(folder, "marks"), os.path.join(folder, "gunicorn.pid")
+    env = {
+        **os.environ,
+        "FLASK_MCP_BACKEND": f"{redis_url}?prefix=usr2-{uuid.uuid4().hex[:8]}:",
+        "FLASK_MCP_SSE_RETRY_MS": "500",
+        "FAULTS_MARKS": marks,
+    }
+    port = free_port()
+    gunicorn = os.path.join(os.path.dirname(sys.executable), "gunicorn")
+    argv = [gunicorn, "-k", "gevent", "-w", "2", "-b", f"127.0.0.1:{port}", "--pid", pidfile]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    log = open(os.path.join(folder, "gunicorn.log"), "wb")  # noqa: SIM115 - closed below
+    old = subprocess.Popen(
+        [*argv, APP], cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    upgraded: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/debug/fds", timeout=5):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and old.poll() is None, "gunicorn did not start"
+                time.sleep(0.2)
+
+        def upgrade() -> None:
+            os.kill(old.pid, signal.SIGUSR2)
+            deadline = time.monotonic() + 60
+            new = 0
+            while not new:  # the new master is a child of the old one, with two workers
+                new = next((c for c in worker_pids(old.pid) if len(worker_pids(c)) == 2), 0)
+                assert time.monotonic() < deadline, "the new master did not start its workers"
+                time.sleep(0.1)
+            time.sleep(2)  # its workers load the app and serve
+            upgraded.append(new)
+            os.kill(old.pid, signal.SIGTERM)  # the old master and its workers finish
+            old.wait(60)
+
+        counts = calls_under(f"{base}/mcp", marks, upgrade)
+    finally:
+        for pid in [old.pid, *upgraded]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGTERM)
+        old.wait(30)
+        log.close()
+    with open(os.path.join(folder, "gunicorn.log"), encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    assert upgraded and "Handling signal: usr2" in text, text[-3000:]
+    report("gunicorn USR2 then TERM to the old master", counts, time.monotonic() - started)
+    assert counts.lost == 0 and counts.duplicated == 0 and counts.crossed == 0, counts
+    assert counts.answered > 0 and counts.sent == counts.answered + counts.errors, counts
+    assert "Traceback" not in text, text[-3000:]
+
+
 def test_two_servers_restarted_in_turn_behind_a_balancer_lose_no_call(
     serve: t.Any, redis_url: str
 ) -> None:

@@ -303,7 +303,8 @@ def test_the_owned_stream_set_empties_as_calls_end(serve: t.Any, redis_url: str)
 
     Each call whose handler takes a ``Context`` adds its stream; a reply read one field
     off on the in-memory stream path kept every entry (about 104 bytes each), the set's
-    expiry refreshed at every beat: it grew for the worker's life (issue 33).
+    expiry refreshed at every beat: it grew for the worker's life (issue 33). The defect
+    itself, on the backend: ``tests/test_redis_sweep.py``.
     """
     env = backend_env(redis_url, worker_timeout=4)  # a beat every second
     prefix = env["FLASK_MCP_BACKEND"].split("prefix=")[1].split("&")[0]

@@ -15,8 +15,25 @@ import dataclasses
 import time
 import typing as t
 
+from ..errors import INVALID_PARAMS
+from ..errors import MCPError
+from ..json_codec import dumps_bytes
 from .task_store import MemoryTaskStore
 from .task_store import TaskStore
+
+
+class ClientInfoTooLarge(MCPError):
+    """The ``capabilities`` and ``clientInfo`` of an ``initialize`` are larger than a
+    session stores (``MCP_MAX_CLIENT_INFO_SIZE``): JSON-RPC error -32602."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            INVALID_PARAMS,
+            f"Invalid params: capabilities and clientInfo take {size} bytes as JSON; a session "
+            f"stores at most {limit} (MCP_MAX_CLIENT_INFO_SIZE). Send only what the client "
+            "supports.",
+            {"size": size, "limit": limit},
+        )
 
 
 class SessionQuotaExceeded(Exception):
@@ -133,6 +150,20 @@ class Backend(abc.ABC):
     unavailable_errors: tuple[type[BaseException], ...] = ()
     #: The process-local callback that cancels a running request (see :meth:`attach_app`).
     cancel_callback: t.Callable[[str, t.Any], None] | None = None
+    #: The most bytes of ``capabilities`` and ``clientInfo`` (as JSON) a session stores
+    #: (``MCP_MAX_CLIENT_INFO_SIZE``; ``None``: no bound).
+    max_client_info: int | None = 16 * 1024
+
+    def check_client_info(self, record: SessionRecord) -> None:
+        """Refuse a session whose client facts are larger than :attr:`max_client_info`.
+
+        :raises ClientInfoTooLarge: they are.
+        """
+        if self.max_client_info is None:
+            return
+        size = len(dumps_bytes(record.client_capabilities)) + len(dumps_bytes(record.client_info))
+        if size > self.max_client_info:
+            raise ClientInfoTooLarge(size, self.max_client_info)
 
     def attach_app(self, cancel: t.Callable[[str, t.Any], None]) -> None:
         """Register the process-local callback that cancels a running request.
@@ -141,6 +172,22 @@ class Backend(abc.ABC):
         the request, whichever process received the cancellation.
         """
         self.cancel_callback = cancel
+
+    @property
+    def where(self) -> str:
+        """Where the backend keeps its state, for messages (no password)."""
+        return type(self).__name__
+
+    def check(self) -> None:
+        """Make sure the backend answers now (``flask mcp check``, start-up).
+
+        :raises BackendUnavailable: it does not.
+        """
+        self.session_ids()
+
+    def stats(self) -> dict[str, int]:
+        """Counters of what this backend holds in this process (``MCP.stats()``)."""
+        return {}
 
     def shared_log(self, name: str) -> SharedLog:
         """Return the log ``name`` that every process sharing this backend reads.
@@ -356,6 +403,7 @@ __all__ = [
     "MESSAGE",
     "SHARED_LOG",
     "Backend",
+    "ClientInfoTooLarge",
     "Event",
     "ReadResult",
     "SessionQuotaExceeded",

@@ -74,6 +74,7 @@ class MemoryBackend(Backend):
         owner: str | None = None,
         quota: int | None = None,
     ) -> bool:
+        self.check_client_info(record)
         if handshake_timeout is not None and len(self._sessions) >= limit:
             self._end_unfinished(time.time() - handshake_timeout)
         with self._lock:

@@ -51,6 +51,7 @@ import warnings
 
 from flask import has_request_context
 
+from ..errors import BackendUnavailable
 from ..runtime.concurrency import sleep
 from ..runtime.concurrency import spawn
 from .blueprints import MCPBlueprint
@@ -455,7 +456,7 @@ def _logged(replay: t.Callable[[], object], sync: RegistrySync) -> None:
     try:
         replay()
     except Exception as exc:
-        if isinstance(exc, getattr(sync.state.backend, "unavailable_errors", ())):
+        if isinstance(exc, (*sync.state.backend.unavailable_errors, BackendUnavailable)):
             # An outage, not a bug: one line; the next check (RECHECK) replays what was missed.
             logger.warning("Could not replay the other workers' registry changes: %s", exc)
         else:

@@ -361,6 +361,7 @@ class RedisBackend(Backend):
         owner: str | None = None,
         quota: int | None = None,
     ) -> bool:
+        self.check_client_info(record)
         items = record.to_dict().items()
         fields = [x for k, v in items if k not in _COMPUTED for x in (k, dumps(v))]
         stored = self.sessions.admit(
