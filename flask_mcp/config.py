@@ -520,7 +520,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_MAX_CLIENT_INFO_SIZE",
         16 * 1024,
-        values.positive_int,
+        positive_int,
         "Largest ``capabilities`` and ``clientInfo`` of an ``initialize``, together, as JSON "
         "bytes: what a session stores of its client; larger gets JSON-RPC error -32602.",
     ),
