@@ -1,10 +1,9 @@
 """Requests to the app's own server in process, for ``list``, ``call``, ``read``, ``prompt``.
 
 Each request is a :class:`~flask_mcp.server.call.Call` of the handshake era
-without a session, with its ``Context`` from the kernel's one factory
-(:func:`flask_mcp.kernel.intake.new_context`), run by
-:func:`flask_mcp.transport.runner.run_to_completion`, the runner HTTP and stdio
-use: the same validation, handlers, signals and timeouts, in a request context as over stdio
+without a session, run by :func:`flask_mcp.transport.runner.run_to_completion`, the
+runner HTTP and stdio use: the same validation, handlers, signals and
+timeouts, in a request context as over stdio
 (:func:`~flask_mcp.transport.stdio_channel.stdio_context`). A handler's
 progress and log messages are handed to a callback (the command prints them
 on stderr); asking the client something (sampling,
@@ -19,9 +18,7 @@ import typing as t
 
 from .. import protocol
 from ..errors import ClientRequestError
-from ..kernel import intake
 from ..server.call import Call
-from ..server.context import ClientFacts
 from ..server.context import Context
 from ..transport import runner
 from ..transport.stdio_channel import stdio_context
@@ -77,10 +74,17 @@ class LocalClient:
             method, params, request_id, self.version, protocol.HANDSHAKE, None, state=self.state
         )
 
-        facts = ClientFacts(self.version, {}, CLIENT_INFO, self.log_level)
-
         def context(run: RequestRun) -> Context:
-            return intake.new_context(call, run, NoClient(), facts)
+            return Context(
+                app=self.state.app,
+                run=run,
+                back_channel=NoClient(),
+                protocol_version=self.version,
+                client_capabilities={},
+                client_info=CLIENT_INFO,
+                meta=params["_meta"],
+                log_level=self.log_level,
+            )
 
         app = self.state.app
         with stdio_context(app, self.state.settings.path):
