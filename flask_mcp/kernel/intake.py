@@ -29,6 +29,7 @@ from ..errors import MCPError
 from ..protocol import LOG_LEVELS
 from ..server import mrtr
 from ..server.call import Call
+from ..server.call import client_facts as client_facts
 from ..server.context import BackChannel
 from ..server.context import ClientFacts
 from ..server.context import Context
@@ -192,29 +193,18 @@ def stateless_call(
     )
 
 
-def client_facts(call: Call) -> ClientFacts:
-    """Return what the caller declared: from its session, or from the request's ``_meta``."""
-    record = call.session
-    if record is not None:
-        return ClientFacts(
-            call.version, record.client_capabilities, record.client_info, record.log_level
-        )
-    meta = call.params.get("_meta")
-    meta = meta if isinstance(meta, dict) else {}
-    return ClientFacts(
-        call.version,
-        meta.get(protocol.META_CLIENT_CAPABILITIES) or {},
-        meta.get(protocol.META_CLIENT_INFO) or {},
-        meta.get(protocol.META_LOG_LEVEL),
-    )
-
-
 # -- the Context factory -------------------------------------------------------------
 
 
-def new_context(call: Call, run: RequestRun, back_channel: BackChannel) -> Context:
-    """Return the :class:`~flask_mcp.Context` of a call's handler: the one factory."""
-    facts = client_facts(call)
+def new_context(
+    call: Call, run: RequestRun, back_channel: BackChannel, facts: ClientFacts | None = None
+) -> Context:
+    """Return the :class:`~flask_mcp.Context` of a call's handler: the one factory.
+
+    :param facts: what the caller declared (default: read from the call).
+    """
+    if facts is None:
+        facts = client_facts(call)
     meta = call.params.get("_meta")
     return Context(
         app=call.state.app,

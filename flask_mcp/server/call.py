@@ -16,6 +16,7 @@ import typing as t
 from .. import protocol
 from ..runtime.runs import InlineOutbox
 from ..runtime.runs import RequestRun
+from .context import ClientFacts
 from .context import Context
 from .running import running_call
 
@@ -100,6 +101,27 @@ ToolCallNext = t.Callable[[ToolCall], dict[str, t.Any]]
 ToolCallInterceptor = t.Callable[[ToolCall, ToolCallNext], dict[str, t.Any]]
 
 
+def client_facts(call: Call) -> ClientFacts:
+    """Return what the caller declared: from its session, or from the request's ``_meta``.
+
+    The one place that reads the client's facts (capabilities, ``clientInfo``, log
+    level) of a call, in either era.
+    """
+    record = call.session
+    if record is not None:
+        return ClientFacts(
+            call.version, record.client_capabilities, record.client_info, record.log_level
+        )
+    meta = call.params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    return ClientFacts(
+        call.version,
+        meta.get(protocol.META_CLIENT_CAPABILITIES) or {},
+        meta.get(protocol.META_CLIENT_INFO) or {},
+        meta.get(protocol.META_LOG_LEVEL),
+    )
+
+
 #: The call whose handler runs now. Set by the dispatcher around each user call; each
 #: greenlet and thread has its own.
 running_handler: contextvars.ContextVar[Call] = running_call
@@ -131,25 +153,16 @@ class InlineContext(Context):
             session_id = call.session.id if call.session is not None else None
             run = RequestRun(session_id, call.request_id, call.method, InlineOutbox(), 0.0)
         meta = call.params.get("_meta")
-        meta = meta if isinstance(meta, dict) else {}
-        record = call.session
-        if record is not None:
-            capabilities = record.client_capabilities
-            info = record.client_info
-            log_level = record.log_level
-        else:
-            capabilities = meta.get(protocol.META_CLIENT_CAPABILITIES) or {}
-            info = meta.get(protocol.META_CLIENT_INFO) or {}
-            log_level = meta.get(protocol.META_LOG_LEVEL)
+        facts = client_facts(call)
         super().__init__(
             app=call.state.app,
             run=run,
             back_channel=_NoBackChannel(),
             protocol_version=call.version,
-            client_capabilities=capabilities,
-            client_info=info,
-            meta=meta,
-            log_level=log_level,
+            client_capabilities=facts.capabilities,
+            client_info=facts.info,
+            meta=meta if isinstance(meta, dict) else {},
+            log_level=facts.log_level,
             auth=call.auth,
         )
         name = call.params.get("uri" if call.method == "resources/read" else "name")
@@ -233,6 +246,7 @@ __all__ = [
     "ToolCall",
     "ToolCallInterceptor",
     "ToolCallNext",
+    "client_facts",
     "current_context",
     "running_handler",
 ]

@@ -34,6 +34,7 @@ from ...errors import MissingClientCapability
 from ...kernel.extension import Extension
 from ...runtime import concurrency as _concurrency
 from ...server import tasks as _tasks
+from ...server.call import client_facts
 from ...server.call import running_handler
 
 if t.TYPE_CHECKING:
@@ -147,14 +148,7 @@ class Tasks(Extension):
             and isinstance(asked.get("ttl"), int)
         ):
             ttl = min(ttl, max(asked["ttl"], 1000) / 1000)
-        meta = call.params.get("_meta")
-        meta = meta if isinstance(meta, dict) else {}
-        if call.session is not None:
-            capabilities = call.session.client_capabilities
-            client_info = call.session.client_info
-        else:
-            capabilities = meta.get(protocol.META_CLIENT_CAPABILITIES) or {}
-            client_info = meta.get(protocol.META_CLIENT_INFO) or {}
+        facts = client_facts(call)
         created = time.time()
         record: dict[str, t.Any] = {
             "taskId": secrets.token_urlsafe(24),
@@ -176,8 +170,8 @@ class Tasks(Extension):
                 "arguments": tool_call.arguments,
                 "version": call.version,
                 "era": call.era,
-                "capabilities": capabilities,
-                "clientInfo": client_info,
+                "capabilities": facts.capabilities,
+                "clientInfo": facts.info,
                 "principal": None if call.auth is None else call.auth.principal,
                 "pathArgs": to_json(call.path_args),
                 "auth": _tasks.auth_grant(call.auth),
