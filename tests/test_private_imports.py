@@ -21,15 +21,7 @@ import flask_mcp
 PACKAGE = pathlib.Path(flask_mcp.__file__).parent
 #: Known crossings, each waiting for the engineer who owns the module (issue 27, item 4):
 #: remove a line when its module is merged into a public one; never add one.
-PENDING = {
-    # structure: config's converters and the testing package
-    ("flask_mcp.config", "flask_mcp._config_values"),
-    ("flask_mcp.testing", "flask_mcp._testing"),
-    # redis: wake-ups and the task store leave backends' private modules
-    ("flask_mcp.runtime.concurrency", "flask_mcp.backends._wakeup"),
-    ("flask_mcp.runtime.tasks", "flask_mcp.backends._tasks"),
-    ("flask_mcp.transport.sse", "flask_mcp.backends._wakeup"),
-}
+PENDING: set[tuple[str, str]] = set()
 
 
 def _private(name: str) -> bool:

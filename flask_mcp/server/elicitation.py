@@ -30,7 +30,7 @@ from ..convert import pydantic_base
 from ..errors import ClientRequestError
 from ..schema import ArgumentError
 from ..schema import input_spec_from_function
-from ..schema.types import _type_schema
+from ..schema.types import type_schema
 
 T = t.TypeVar("T")
 
@@ -159,7 +159,7 @@ def _pydantic_form(model: t.Any) -> ElicitationForm[t.Any]:
 def _dataclass_form(cls: type[t.Any]) -> ElicitationForm[t.Any]:
     name = cls.__qualname__
     try:
-        rendered = _type_schema(cls)
+        rendered = type_schema(cls)
     except TypeError as exc:
         raise ElicitationSchemaError(f"{name} cannot be an elicitation form: {exc}") from None
     schema = _flatten_object(rendered, rendered.get("$defs", {}), name)

@@ -24,8 +24,8 @@ import typing as t
 import uuid
 
 from .. import schema as schema_mod
-from ..schema.types import _hints
-from ..schema.types import _scalar_converter
+from ..schema.types import resolved_hints
+from ..schema.types import scalar_converter
 
 #: Converts one argument string to the parameter's type; raises ``ValueError`` with
 #: a sentence saying what was expected.
@@ -124,7 +124,7 @@ def string_converter(hint: t.Any) -> tuple[StringConverter | None, str | None]:
             return hint, None
         for cls, words in _STRING_KINDS:
             if issubclass(hint, cls):
-                return t.cast(StringConverter, _scalar_converter(hint)), words
+                return t.cast(StringConverter, scalar_converter(hint)), words
     raise TypeError(f"no string converts to {hint!r}")
 
 
@@ -150,7 +150,7 @@ def prompt_signature(
     """
     signature = inspect.signature(fn)
     docs = schema_mod.param_docs(inspect.getdoc(fn) or "")
-    hints = _hints(fn, signature, localns)
+    hints = resolved_hints(fn, signature, localns)
     arguments = []
     converters: dict[str, StringConverter] = {}
     for param_name, param in signature.parameters.items():

@@ -29,9 +29,9 @@ from .. import content as content_mod
 from ..convert import ACCEPTED
 from ..convert import pydantic_base
 from ..errors import RegistrationWarning
-from ..schema.types import _UNION_TYPES
-from ..schema.types import _hints
-from ..schema.types import _NoneType
+from ..schema.types import UNION_TYPES
+from ..schema.types import NoneType
+from ..schema.types import resolved_hints
 
 #: Classes whose instances the result conversion accepts (as JSON or as content).
 _SENDABLE: tuple[type, ...] = (
@@ -109,10 +109,10 @@ def check_tool(
             )
     if has_output:
         return
-    hint = _hints(fn, signature, localns).get("return", inspect.Signature.empty)
+    hint = resolved_hints(fn, signature, localns).get("return", inspect.Signature.empty)
     bare = t.get_args(hint)[0] if t.get_origin(hint) is t.Annotated else hint
-    members = t.get_args(bare) if t.get_origin(bare) in _UNION_TYPES else (bare,)
-    trivial = (str, bytes, None, _NoneType, t.Any, object, inspect.Signature.empty)
+    members = t.get_args(bare) if t.get_origin(bare) in UNION_TYPES else (bare,)
+    trivial = (str, bytes, None, NoneType, t.Any, object, inspect.Signature.empty)
     if (
         all(m in trivial for m in members)
         or any(isinstance(m, type) and issubclass(m, content_mod.ToolResult) for m in members)
