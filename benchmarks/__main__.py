@@ -1,7 +1,8 @@
 """Command line: ``python -m benchmarks [options] COMMAND``.
 
 Commands: ``throughput``, ``streams``, ``backchannel``, ``payload``,
-``memory``, ``redis``, ``middleware``, ``jwt``, ``wsgi``, ``realistic`` (the
+``memory``, ``redis``, ``middleware``, ``jwt``, ``oauth`` (tokens of the built-in
+authorization server; ``--backend redis://...`` for its Redis storage), ``wsgi``, ``realistic`` (the
 TM Dev Lab card against FastMCP and the SDK), ``large`` (1 KB to 4 MB
 results), ``profile``, and ``all`` (every one but ``profile``). ``--full`` gives the figures for the
 record; the default quick mode takes a few minutes and is meant for checking
@@ -23,6 +24,7 @@ from . import jwt_auth
 from . import large
 from . import memory
 from . import middleware
+from . import oauth_server
 from . import payload
 from . import profiling
 from . import realistic
@@ -43,6 +45,7 @@ COMMANDS = (
     "redis",
     "middleware",
     "jwt",
+    "oauth",
     "wsgi",
     "realistic",
     "large",
@@ -125,7 +128,9 @@ def parse(argv: t.Sequence[str] | None = None) -> argparse.Namespace:
         help="server to profile (with --proto, flask_mcp is the patched copy)",
     )
     parser.add_argument(
-        "--backend", help="FLASK_MCP_BACKEND of the profiled server, e.g. redis://127.0.0.1:6379/14"
+        "--backend",
+        help="FLASK_MCP_BACKEND of the profiled server and of both oauth servers, "
+        "e.g. redis://127.0.0.1:6379/14",
     )
     return parser.parse_args(argv)
 
@@ -169,6 +174,7 @@ def main(argv: t.Sequence[str] | None = None) -> int:
         ("redis", lambda: redis_backend.run(options)),
         ("middleware", lambda: middleware.run(options)),
         ("jwt", lambda: jwt_auth.run(options)),
+        ("oauth", lambda: oauth_server.run(options, args.backend)),
         ("wsgi", lambda: wsgi_servers.run(options)),
         (
             "realistic",

@@ -155,7 +155,7 @@ BREAKDOWNS = (
     "Flask.wsgi_app (flask/app.py)",
     "Transport.post (flask_mcp/transport/views.py)",
     "Handshake._request (flask_mcp/transport/handshake.py)",
-    "serve_call (flask_mcp/transport/runner.py)",
+    "serve_http (flask_mcp/transport/runner.py)",
     "execute (flask_mcp/transport/runner.py)",
     "Methods.tools_call (flask_mcp/server/methods.py)",
 )

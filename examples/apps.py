@@ -16,24 +16,21 @@ VS Code, Goose...; a host in a browser page needs CORS, see docs/deployment.md).
   where ``/static/...`` would not resolve), and ``mcp-app.js`` speaks the view's side of
   the protocol.
 
-The view and the tools are declared with the plain resource and tool decorators and their
-``_meta.ui``, as the spec writes them. The todo lists live in this process: keep one worker.
+The view is declared with ``mcp.ui_template`` and the tools name it with ``ui=``; the
+Apps extension writes ``_meta.ui`` and checks at ``init_app`` that the view exists. The
+todo lists live in this process: keep one worker.
 """
 
 from __future__ import annotations
 
 import threading
-import typing as t
 
 from flask import Flask
 
 from flask_mcp import MCP
+from flask_mcp import Context
 from flask_mcp import ToolError
 from flask_mcp import ToolResult
-from flask_mcp.extensions.apps import APP_MIME_TYPE
-from flask_mcp.extensions.apps import add_template_helpers
-from flask_mcp.extensions.apps import render_view
-from flask_mcp.extensions.apps import ui_meta
 
 mcp = MCP(
     name="todos",
@@ -43,8 +40,6 @@ mcp = MCP(
 )
 
 BOARD = "ui://todos/board"
-#: The board's _meta.ui: a border, and no origin outside the page (everything is inlined).
-BOARD_UI = ui_meta(prefers_border=True)
 MAX_LISTS = 20
 MAX_ITEMS = 50
 MAX_TEXT = 200
@@ -53,36 +48,35 @@ _lists: dict[str, list[str]] = {"today": ["Buy milk", "Water the plants"]}
 _lock = threading.Lock()
 
 
-@mcp.resource(
+# The board: templates/todo_board.html, its CSS, script and icon inlined from static/. No
+# origin outside the page, so no csp=; a border around it.
+mcp.ui_template(
     BOARD,
+    "todo_board.html",
     name="todo_board",
     title="Todo board",
     description="The todo list as a board with a form to add items.",
-    mime_type=APP_MIME_TYPE,
-    meta={"ui": BOARD_UI},
+    prefers_border=True,
 )
-def todo_board() -> dict[str, t.Any]:
-    """Render the board's template into the view's resources/read content item."""
-    return render_view(BOARD, "todo_board.html", BOARD_UI)
 
 
-def _board(name: str) -> ToolResult:
+def _board(name: str, with_data: bool = True) -> ToolResult:
     items = list(_lists.get(name, ()))
     listed = "; ".join(items) if items else "nothing yet"
-    return ToolResult(
-        content=f"Todo list {name!r} ({len(items)} items): {listed}.",
-        structured={"list": name, "items": items},
-    )
+    text = f"Todo list {name!r} ({len(items)} items): {listed}."
+    # the text is for every client (the spec's MUST); the data is for the board
+    data = {"list": name, "items": items} if with_data else None
+    return ToolResult(content=text, structured=data)
 
 
-@mcp.tool(meta={"ui": {"resourceUri": BOARD}, "ui/resourceUri": BOARD})
-def show_todos(list_name: str = "today") -> ToolResult:
+@mcp.tool(ui=BOARD)
+def show_todos(ctx: Context, list_name: str = "today") -> ToolResult:
     """Show a todo list on an interactive board (as text for hosts without MCP Apps)."""
     with _lock:
-        return _board(list_name)
+        return _board(list_name, with_data=ctx.client_supports_ui())
 
 
-@mcp.tool(meta={"ui": {"resourceUri": BOARD, "visibility": ["app"]}})
+@mcp.tool(ui=BOARD, visibility=["app"])
 def add_todo(list_name: str, text: str) -> ToolResult:
     """Add an item to a todo list (called by the board's form, not by the model)."""
     text = text.strip()
@@ -101,8 +95,7 @@ def add_todo(list_name: str, text: str) -> ToolResult:
 def create_app() -> Flask:
     """Return a Flask app serving the todo board at /mcp."""
     flask_app = Flask(__name__)
-    mcp.init_app(flask_app)
-    add_template_helpers(flask_app)
+    mcp.init_app(flask_app)  # also makes mcp_app_script() & co. template globals
     return flask_app
 
 

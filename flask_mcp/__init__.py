@@ -13,11 +13,13 @@ from .errors import ClientRequestTimeout
 from .errors import ConfigWarning
 from .errors import MCPError
 from .errors import RateLimited
+from .errors import RegistrationWarning
 from .errors import RequestCancelled
 from .errors import ResourceNotFound
 from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
+from .kernel.extension import Extension
 from .server.blueprints import MCPBlueprint
 from .server.call import current_context
 from .server.context import Context
@@ -37,10 +39,12 @@ __all__ = [
     "ClientRequestTimeout",
     "ConfigWarning",
     "Context",
+    "Extension",
     "MCPBlueprint",
     "MCPError",
     "RateLimited",
     "ProcessLocalWarning",
+    "RegistrationWarning",
     "RequestCancelled",
     "ResourceNotFound",
     "ResourceSecurity",

@@ -184,7 +184,14 @@ class Key:
 
 
 KEYS: tuple[Key, ...] = (
-    Key("MCP_PATH", "/mcp", path, "URL path of the MCP endpoint."),
+    Key(
+        "MCP_PATH",
+        "/mcp",
+        path,
+        "URL path of the MCP endpoint. It may hold URL variables, as a Flask rule does"
+        " (``/t/<tenant>/mcp``): handlers read them as ``request.view_args`` and"
+        " ``ctx.path_args``, and a session or task belongs to the path it was created under.",
+    ),
     Key(
         "MCP_BACKEND",
         "memory://",
@@ -235,10 +242,12 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "MCP_MAX_SESSIONS_PER_CLIENT",
-        None,
+        1000,
         lambda v: None if v in (None, "", 0, "0") else positive_int(v),
         "Most live sessions of one client: its token's subject when authorization is on, "
-        "else its address (``REMOTE_ADDR``); ``initialize`` past it gets 429 (None: no quota).",
+        "else its address (``REMOTE_ADDR``, which ``ProxyFix`` sets from the proxy's "
+        "``X-Forwarded-For``); ``initialize`` past it gets 429 (None: no quota). On by "
+        "default, so that one client cannot take every session of ``MCP_MAX_SESSIONS``.",
     ),
     Key(
         "MCP_ALLOWED_HOSTS",
@@ -507,9 +516,190 @@ KEYS: tuple[Key, ...] = (
         "Milliseconds a 2026-07-28 task-augmented tools/call waits for its task to finish: "
         "one that does is answered with its result instead of a task (0: always a task).",
     ),
+    # -- bounds on what one caller keeps (issue 33; docs/reliability.md) --------------------
+    Key(
+        "MCP_MAX_CLIENT_INFO_SIZE",
+        16 * 1024,
+        positive_int,
+        "Largest ``capabilities`` and ``clientInfo`` of an ``initialize``, together, as JSON "
+        "bytes: what a session stores of its client; larger gets JSON-RPC error -32602.",
+    ),
+    Key(
+        "MCP_TASK_MAX_PER_CLIENT",
+        1000,
+        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        "Task records one caller keeps at once, running or finished (a caller: its principal, "
+        "and its session in the handshake era; without authorization every 2026-07-28 caller "
+        "is one); a task-augmented tools/call past it gets a JSON-RPC error (None: no bound).",
+    ),
+    Key(
+        "MCP_TASK_MAX_BYTES_PER_CLIENT",
+        256 * 1024 * 1024,
+        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        "Bytes of task records (arguments and results, as JSON) one caller keeps at once; a "
+        "task past it is refused, or fails with an error instead of its result (None: no bound).",
+    ),
+    Key(
+        "MCP_TASK_LARGE_RESULT_SIZE",
+        1024 * 1024,
+        positive_int,
+        "Bytes above which a finished task's record is kept only MCP_TASK_LARGE_RESULT_TTL "
+        "seconds, not MCP_TASK_TTL.",
+    ),
+    Key(
+        "MCP_TASK_LARGE_RESULT_TTL",
+        300.0,
+        seconds,
+        "Seconds a finished task with a result above MCP_TASK_LARGE_RESULT_SIZE is kept for "
+        "its client to fetch it.",
+    ),
+    # -- the explorer page (flask_mcp.explorer) ------------------------------------------
+    Key(
+        "MCP_EXPLORER",
+        None,
+        optional_bool,
+        "Serve the explorer page at ``MCP_EXPLORER_PATH``. None: while the app runs in debug "
+        "mode (read on each request). True outside debug mode needs ``MCP_EXPLORER_ACCESS``.",
+    ),
+    Key(
+        "MCP_EXPLORER_PATH",
+        "/_mcp/explorer",
+        path,
+        "URL path of the explorer page; outside ``MCP_PATH``.",
+    ),
+    Key(
+        "MCP_EXPLORER_ACCESS",
+        None,
+        lambda v: _explorer_access(v),
+        "A function of the request returning True when it may open the explorer (required "
+        "outside debug mode, optional in it).",
+    ),
+    Key(
+        "MCP_EXPLORER_SANDBOX_ORIGIN",
+        None,
+        lambda v: None if v in (None, "") else _explorer_origin(v),
+        "Another origin serving this app (``http://localhost:5000`` for a page on "
+        "``http://127.0.0.1:5000``): the explorer's MCP Apps sandbox proxy runs there, with "
+        "``allow-same-origin``. None: the proxy runs on an opaque origin.",
+    ),
 )
 
-KEY_NAMES = tuple(key.name for key in KEYS)
+
+def _explorer_access(value: t.Any) -> t.Any:
+    if value is not None and not callable(value):
+        raise ValueError("must be a function taking the request and returning True or False")
+    return value
+
+
+def _explorer_origin(value: t.Any) -> str:
+    text = url(value).rstrip("/")
+    if text.count("/") != 2:
+        raise ValueError("must be an origin (scheme, host and port), without a path")
+    return text
+
+
+# -- end of the explorer's keys -------------------------------------------------------
+
+# -- The OAuth authorization server (flask_mcp.contrib.oauth_server) ------------------------
+#: Read by :class:`flask_mcp.contrib.oauth_server.OAuthServer`, not by ``MCP.init_app``
+#: (an app without that server ignores them); listed here so that every ``MCP_*`` key is
+#: defined in one place and a misspelled one is reported.
+OAUTH_SERVER_KEYS: tuple[Key, ...] = (
+    Key(
+        "MCP_OAUTH_ISSUER",
+        None,
+        optional_url,
+        "Issuer URL of the built-in authorization server (None: the scheme and host of "
+        "``MCP_AUTH_RESOURCE``).",
+    ),
+    Key(
+        "MCP_OAUTH_STORAGE",
+        None,
+        optional_str,
+        "Where clients, codes, refresh tokens, consents and keys live: ``memory://`` (one "
+        "process), ``redis://host:port/db``, or an SQLAlchemy URL such as "
+        "``sqlite:///oauth.db`` (None: the Redis of ``MCP_BACKEND``, else ``memory://``).",
+    ),
+    Key("MCP_OAUTH_PREFIX", "/oauth", path, "URL path of the authorization endpoints."),
+    Key("MCP_OAUTH_ACCESS_TOKEN_LIFETIME", 3600.0, seconds, "Seconds an access token lives."),
+    Key(
+        "MCP_OAUTH_REFRESH_TOKEN_LIFETIME",
+        30 * 86400.0,
+        seconds,
+        "Seconds a refresh token (and its rotated successors) lives.",
+    ),
+    Key("MCP_OAUTH_CODE_LIFETIME", 300.0, seconds, "Seconds an authorization code lives."),
+    Key(
+        "MCP_OAUTH_KEY_ROTATION",
+        7 * 86400.0,
+        seconds,
+        "Seconds between two signing keys; the previous key stays published one more period.",
+    ),
+    Key(
+        "MCP_OAUTH_DYNAMIC_REGISTRATION",
+        True,
+        as_bool,
+        "Accept Dynamic Client Registration (RFC 7591).",
+    ),
+    Key(
+        "MCP_OAUTH_REGISTRATION_TOKENS",
+        None,
+        string_list,
+        "Initial access tokens that registration requires as a bearer token (None: open).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_DOCUMENTS",
+        True,
+        as_bool,
+        "Accept Client ID Metadata Documents (an ``https://`` ``client_id``, fetched).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE",
+        False,
+        as_bool,
+        "Fetch client metadata documents from private, loopback and link-local addresses "
+        "(development only).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE",
+        None,
+        optional_str,
+        "A CA bundle to verify client metadata documents with (None: the system's).",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_MAX_BYTES",
+        5120,
+        positive_int,
+        "Largest client metadata document accepted, in bytes.",
+    ),
+    Key(
+        "MCP_OAUTH_CLIENT_METADATA_TIMEOUT",
+        5.0,
+        seconds,
+        "Seconds a client metadata document may take to arrive, in total.",
+    ),
+    Key(
+        "MCP_OAUTH_CONSENT_MAX_AGE",
+        900.0,
+        seconds,
+        "Seconds a consent form stays valid (its CSRF token expires then).",
+    ),
+    Key(
+        "MCP_OAUTH_REVOCATION_CACHE_SECONDS",
+        0.0,
+        non_negative_seconds,
+        "Seconds a worker trusts that a token's family is not revoked before asking the "
+        "storage again (0: on every request, so a revocation applies at once everywhere).",
+    ),
+    Key(
+        "MCP_OAUTH_LOGIN_VIEW",
+        None,
+        optional_str,
+        "Endpoint of the login view (None: Flask-Login's ``login_manager.login_view``).",
+    ),
+)
+
+KEY_NAMES = tuple(key.name for key in (*KEYS, *OAUTH_SERVER_KEYS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -569,6 +759,16 @@ class Settings:
     task_max_running: int
     task_lease: float
     task_immediate_ms: int
+    max_client_info_size: int
+    task_max_per_client: int | None
+    task_max_bytes_per_client: int | None
+    task_large_result_size: int
+    task_large_result_ttl: float
+    # the explorer page
+    explorer: bool | None
+    explorer_path: str
+    explorer_access: t.Callable[[t.Any], t.Any] | None
+    explorer_sandbox_origin: str | None
 
 
 def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:
@@ -629,6 +829,7 @@ def _caller_level() -> int:
 __all__ = [
     "KEYS",
     "KEY_NAMES",
+    "OAUTH_SERVER_KEYS",
     "Key",
     "Settings",
     "load_settings",

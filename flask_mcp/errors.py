@@ -176,6 +176,16 @@ class ConfigWarning(UserWarning):
     """
 
 
+class RegistrationWarning(UserWarning):
+    """A handler registered in a way that works, but not as its author likely meant.
+
+    A tool parameter without a type annotation (its ``inputSchema`` is ``{}``, any
+    JSON value) or a return annotation that gives no ``outputSchema``. The message
+    names the function and the fix. Make it an error in tests with pytest's
+    ``filterwarnings = error::flask_mcp.RegistrationWarning``.
+    """
+
+
 def http_status_of(exc: HTTPException) -> int:
     """Return the status of an :class:`~werkzeug.exceptions.HTTPException`.
 
@@ -394,6 +404,7 @@ __all__ = [
     "ClientRequestError",
     "ClientRequestTimeout",
     "ConfigWarning",
+    "RegistrationWarning",
     "InvalidParams",
     "MCPError",
     "MCPHTTPError",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import typing as t
 import weakref
 
@@ -20,14 +21,27 @@ from . import backends
 from . import protocol
 from .auth import build_authenticator
 from .auth.authenticator import unenforced_scopes
+from .backends.base import SHARED_LOG
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .explorer import register_explorer
+from .extensions.apps import Apps
+from .extensions.apps import View
+from .extensions.server_card import ServerCard
+from .extensions.skills import Problem
+from .extensions.skills import Skills
+from .extensions.skills.model import Producer
+from .extensions.tasks import Tasks
+from .kernel.extension import Extension
+from .kernel.extension import ExtensionSet
 from .protocol import jsonrpc
 from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
 from .runtime.notify import publish
 from .runtime.state import AppState
+from .server.blueprints import MCPBlueprint
+from .server.blueprints import default_uri_prefix
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.middleware import Middleware
@@ -38,7 +52,7 @@ from .server.shared_registry import catch_up
 from .server.shared_registry import replaying
 from .transport.auth import register_metadata_routes
 from .transport.health import register_health_routes
-from .transport.tasks import LocalExecutor
+from .transport.tasks import InProcessExecutor
 from .transport.views import make_blueprint
 
 if t.TYPE_CHECKING:
@@ -48,6 +62,8 @@ logger = logging.getLogger("flask_mcp")
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 A = t.TypeVar("A", bound="Authorizer")
 W = t.TypeVar("W", bound=Middleware)
+E = t.TypeVar("E", bound=Extension)
+P = t.TypeVar("P", bound=Producer)
 
 
 def _require(module: str, extra: str, needed_by: str) -> t.Any:
@@ -137,6 +153,12 @@ class MCP(SharedDeclarations):
         #: Runs requests; made from the registry and the server info alone.
         self.dispatcher = Dispatcher(self.registry, self.info)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
+        #: The added extensions (:meth:`add_extension`); Tasks and Apps are always there.
+        self.extensions = ExtensionSet(self.dispatcher, self.registry)
+        self.add_extension(Tasks())
+        #: MCP Apps (:meth:`ui`, :meth:`ui_template`, the ``ui=`` and ``visibility=``
+        #: options of :meth:`tool`); see :doc:`/apps`.
+        self.apps = self.add_extension(Apps())
         self._syncs: weakref.WeakKeyDictionary[Flask, RegistrySync] = weakref.WeakKeyDictionary()
         self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
@@ -201,22 +223,34 @@ class MCP(SharedDeclarations):
         )
         state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
         #: Runs task handlers (in this worker, or on Celery: ``flask_mcp.contrib.celery``).
-        state.task_executor = self.task_executor or LocalExecutor()
+        state.task_executor = self.task_executor or InProcessExecutor()
         bind = getattr(state.task_executor, "bind", None)
         if bind is not None:
             bind(self.name, app, state, self.dispatcher)
+        if settings.server_card and ServerCard.id not in self.extensions.by_id:
+            self.add_extension(ServerCard())  # MCP_SERVER_CARD: see docs/server-card.md
         app.extensions["mcp"] = self
         self._states[app] = state
         endpoint = make_blueprint(self.dispatcher, state, self.roots_changed_hooks)
         app.register_blueprint(endpoint)
-        if getattr(state.backend, "multiprocess", False) and hasattr(state.backend, "client"):
+        if SHARED_LOG in state.backend.capabilities:
             sync = self._syncs[app] = RegistrySync(self, state, self.name)
             app.before_request_funcs.setdefault(endpoint.name, []).append(lambda: catch_up(sync))
+        elif state.backend.multiprocess:
+            logger.warning(
+                "The backend %s is shared by several processes but offers no shared log "
+                "(SHARED_LOG): tools, resources and prompts changed while serving stay in the "
+                "worker that changed them.",
+                type(state.backend).__name__,
+            )
         register_health_routes(app, state)
+        register_explorer(app, settings)  # the explorer page, when MCP_EXPLORER is on
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
             unenforced_scopes(self.registry.scoped())
+        for added in self.extensions:
+            added.init_app(app, self)
 
     def state(self, app: Flask | None = None) -> AppState:
         """Return the runtime state for ``app`` (default: the current app).
@@ -246,6 +280,149 @@ class MCP(SharedDeclarations):
     def backend(self) -> backends.Backend:
         """The backend of the current app."""
         return self.state().backend
+
+    # -- extensions ----------------------------------------------------------------
+
+    def add_extension(self, extension: E) -> E:
+        """Add a protocol extension to this server and return it (see :doc:`/extensions`).
+
+        Its methods are routed in both eras and over stdio, its capability is
+        advertised under ``capabilities.extensions``, its tool options are accepted by
+        :meth:`tool`; then its ``setup(mcp)`` runs, and its ``init_app(app, mcp)`` runs
+        for every app (now for the apps registered already).
+
+        :raises TypeError: ``extension`` is not a :class:`~flask_mcp.Extension`.
+        :raises ValueError: another extension has its identifier, one of its methods
+            or one of its tool options.
+        """
+        self.extensions.add(extension)
+        extension.setup(self)
+        for app in list(self._states):
+            extension.init_app(app, self)
+        return extension
+
+    def extension(self, extension_id: str) -> Extension:
+        """Return the extension added with the identifier ``extension_id``.
+
+        :raises KeyError: none was added; the message says how to add it.
+        """
+        return self.extensions.get(extension_id)
+
+    # -- MCP Apps ------------------------------------------------------------------
+
+    def ui(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: t.Mapping[str, t.Sequence[str]] | None = None,
+        permissions: t.Mapping[str, t.Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        listed: bool = True,
+        icons: list[dict[str, t.Any]] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> t.Callable[[F], F]:
+        """Declare an MCP Apps view rendered by the decorated function (see :doc:`/apps`).
+
+        .. code-block:: python
+
+            @mcp.ui("ui://weather/card", csp={"connectDomains": ["https://api.example.com"]},
+                    prefers_border=True)
+            def weather_card():
+                return render_template("weather_card.html")
+
+            @mcp.tool(ui="ui://weather/card")
+            def weather(city: str) -> ToolResult: ...
+
+        The function returns an HTML5 document and runs in the request's context (``g``,
+        ``current_user``); ``resources/read`` serves it as ``text/html;profile=mcp-app``
+        with ``_meta.ui`` (``csp``, ``permissions``, ``domain``, ``prefersBorder``), which
+        ``resources/list`` shows too. ``listed=False`` leaves it out of ``resources/list``.
+        The keywords are those of :meth:`flask_mcp.extensions.apps.Apps.ui`.
+
+        :raises TypeError, ValueError: not a ``ui://`` URI, a bad ``_meta.ui`` value or a
+            URI already taken; the message says the fix.
+        """
+        return self.apps.ui(
+            uri,
+            name=name,
+            title=title,
+            description=description,
+            csp=csp,
+            permissions=permissions,
+            domain=domain,
+            prefers_border=prefers_border,
+            listed=listed,
+            icons=icons,
+            scopes=scopes,
+        )
+
+    def ui_template(
+        self,
+        uri: str,
+        template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: t.Mapping[str, t.Sequence[str]] | None = None,
+        permissions: t.Mapping[str, t.Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        listed: bool = True,
+        icons: list[dict[str, t.Any]] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> View:
+        """Declare an MCP Apps view rendered from a Jinja template; return its record.
+
+        ``mcp.ui_template("ui://notes/board", "notes_board.html", name="Notes board")``
+        renders the template with :func:`flask.render_template` on each read, in the
+        request's context. The keywords are :meth:`ui`'s.
+        """
+        return self.apps.ui_template(
+            uri,
+            template,
+            name=name,
+            title=title,
+            description=description,
+            csp=csp,
+            permissions=permissions,
+            domain=domain,
+            prefers_border=prefers_border,
+            listed=listed,
+            icons=icons,
+            scopes=scopes,
+        )
+
+    def register_blueprint(
+        self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
+    ) -> None:
+        """Add the tools, resources, prompts, completions and views of an :class:`MCPBlueprint`.
+
+        Tool and prompt names (and resource names) get ``prefix``; resource URIs,
+        templates and the URIs of the blueprint's views (:meth:`MCPBlueprint.ui`) get
+        ``uri_prefix`` as their first path segment (``invoice://{id}`` ->
+        ``invoice://billing/{id}``), by default the prefix without its trailing ``_``,
+        ``-`` or ``.``; ``uri_prefix=""`` keeps them. A tool's ``ui=`` naming one of the
+        blueprint's views follows it. The server's extensions check the tools' options
+        (``ui=``, ``visibility=``...) here. Works before and after ``init_app``; a
+        blueprint may be registered several times under different prefixes.
+
+        :raises ValueError: a prefixed name or URI is already registered (nothing
+            is added then), or a prefixed tool name is invalid.
+        :raises TypeError: a tool option that no added extension defines.
+        """
+        segment = default_uri_prefix(prefix) if uri_prefix is None else uri_prefix
+        added = self.apps.add_blueprint_views(blueprint.views.values(), segment, prefix)
+        try:
+            super().register_blueprint(blueprint, prefix=prefix, uri_prefix=uri_prefix)
+        except BaseException:
+            for uri in added:
+                self.apps.remove_view(uri)
+            raise
 
     # -- capabilities --------------------------------------------------------------
 
@@ -307,6 +484,82 @@ class MCP(SharedDeclarations):
         self._authorizer = fn
         return fn
 
+    # -- skills (the Skills extension, io.modelcontextprotocol/skills) -------------------
+
+    def skills(self) -> Skills:
+        """Return the server's :class:`~flask_mcp.extensions.skills.Skills` extension.
+
+        It is added on first use (by this, :meth:`skills_folder`, :meth:`add_skill` or
+        :meth:`dynamic_skill`); one added with :meth:`add_extension` before is returned.
+        """
+        if Skills.id not in self.extensions.by_id:
+            return self.add_extension(Skills())
+        return t.cast(Skills, self.extensions.get(Skills.id))
+
+    def skills_folder(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> list[Problem]:
+        """Serve every skill below ``path``: each ``<dir>/SKILL.md`` is a skill (:doc:`/skills`).
+
+        A relative ``path`` is relative to the folder of the module calling this, as a
+        Flask ``template_folder`` is. Every skill is loaded and checked now.
+
+        :param prefix: ``/``-separated segments put before every skill path.
+        :param listed: ``False`` serves the skills to clients that know their URIs,
+            without listing them in ``skills/list`` and ``resources/list``.
+        :param ttl_ms: ``ttlMs`` of their reads and ``skills/get`` at 2026-07-28
+            (default :confval:`MCP_READ_CACHE_TTL_MS`).
+        :param cache_scope: their ``cacheScope`` (default :confval:`MCP_READ_CACHE_SCOPE`).
+        :return: notes about the skills (served anyway), such as unknown frontmatter fields.
+        :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served; the
+            message names each file and the fix.
+        """
+        return self.skills().add_folder(
+            path, prefix=prefix, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope, stacklevel=2
+        )
+
+    def add_skill(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> list[Problem]:
+        """Serve the one skill whose directory is ``path`` (it holds ``SKILL.md``).
+
+        Its skill path is ``prefix`` and the directory's name; a ``SKILL.md`` deeper
+        in it is one of its files. Parameters as for :meth:`skills_folder`.
+        """
+        return self.skills().add_skill(
+            path, prefix=prefix, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope, stacklevel=2
+        )
+
+    def dynamic_skill(
+        self,
+        skill_path: str,
+        *,
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> t.Callable[[P], P]:
+        """Decorate a function returning a skill's files, made on each use (a dynamic skill).
+
+        The function returns ``{"SKILL.md": ..., "data/x.csv": ...}`` (``str`` or
+        ``bytes``); the skill's entry publishes ``"resources": "dynamic"``. The last
+        segment of ``skill_path`` is the skill's name.
+        """
+        return self.skills().dynamic(
+            skill_path, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope
+        )
+
     # -- notifications -------------------------------------------------------------
 
     def _apps(self, app: Flask | None) -> list[AppState]:
@@ -367,9 +620,7 @@ class MCP(SharedDeclarations):
             "running_requests": len(state.inflight),
             "open_streams": state.slots.open,
         }
-        backend_stats = getattr(state.backend, "stats", None)
-        if callable(backend_stats):
-            stats.update(backend_stats())
+        stats.update(state.backend.stats())
         return stats
 
     def _on_registry_change(self, kind: str) -> None:

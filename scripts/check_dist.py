@@ -29,6 +29,8 @@ SDIST_NEEDS = [
     "examples/quickstart.py",
     "examples/apps.py",
     "examples/templates/todo_board.html",
+    "examples/skills_server.py",
+    "examples/skills/ops/incident-triage/assets/dashboard.png",
     "contrib/nginx.conf",
     "contrib/gunicorn.conf.py",
     "tests/conftest.py",
@@ -39,6 +41,11 @@ SDIST_NEEDS = [
     "flask_mcp/__init__.py",
     "flask_mcp/py.typed",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    "flask_mcp/backends/redis/lua/library.lua",
+    "flask_mcp/backends/redis/lua/session/emit.lua",
+    "flask_mcp/backends/redis/lua/shared/beat.lua",
+    "flask_mcp/explorer/static/explorer.js",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/consent.html",
 ]
 SDIST_REFUSES = ("node_modules/", "docs/_build/", "__pycache__/", ".venv/")
 WHEEL_NEEDS = [
@@ -46,6 +53,19 @@ WHEEL_NEEDS = [
     "flask_mcp/py.typed",
     "flask_mcp/server/dispatcher.py",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    # the Redis backend's Lua scripts, read as package data
+    "flask_mcp/backends/redis/lua/library.lua",
+    "flask_mcp/backends/redis/lua/session.lua",
+    "flask_mcp/backends/redis/lua/session/emit.lua",
+    "flask_mcp/backends/redis/lua/shared/beat.lua",
+    "flask_mcp/explorer/templates/mcp_explorer/page.html",
+    "flask_mcp/explorer/templates/mcp_explorer/sandbox.html",
+    "flask_mcp/explorer/static/explorer.js",
+    "flask_mcp/explorer/static/explorer.css",
+    "flask_mcp/explorer/static/sandbox.js",
+    "flask_mcp/explorer/static/sandbox.css",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/consent.html",
+    "flask_mcp/contrib/oauth_server/templates/mcp_oauth/error.html",
 ]
 WHEEL_REFUSES = ("tests/", "docs/", "examples/", "benchmarks/")
 

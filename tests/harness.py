@@ -466,6 +466,162 @@ def redis_server(
                 proc.wait()
 
 
+class SentinelSetup(t.NamedTuple):
+    """A master, its replica and three Sentinels watching them (see :func:`redis_sentinel`)."""
+
+    service: str
+    master: subprocess.Popen[bytes]
+    replica: subprocess.Popen[bytes]
+    ports: tuple[int, int]  # the master's and the replica's at the start
+    sentinels: tuple[int, ...]
+
+    @property
+    def url(self) -> str:
+        """The ``MCP_BACKEND`` URL of the master, through the three Sentinels."""
+        hosts = ",".join(f"{HOST}:{port}" for port in self.sentinels)
+        return f"redis+sentinel://{hosts}/{self.service}/0"
+
+    def master_port(self) -> int:
+        """The port of the master the Sentinels name now."""
+        import redis
+
+        for port in self.sentinels:
+            try:
+                client = redis.Redis(host=HOST, port=port, socket_timeout=2)
+                host, found = client.sentinel_get_master_addr_by_name(self.service)
+                client.close()
+                return int(found)
+            except Exception:
+                continue
+        raise AssertionError("no Sentinel answers")
+
+    def fail_over(self, timeout: float = 60) -> int:
+        """Ask a Sentinel to fail the master over (its replica promoted); return the new
+        master's port once every Sentinel names it and it accepts writes."""
+        import redis
+
+        before = self.master_port()
+        client = redis.Redis(host=HOST, port=self.sentinels[0], socket_timeout=5)
+        client.execute_command("SENTINEL", "FAILOVER", self.service)
+        client.close()
+        return self.wait_for_new_master(before, timeout)
+
+    def wait_for_new_master(self, before: int, timeout: float = 60) -> int:
+        """Wait until the Sentinels name a master other than ``before`` that accepts writes."""
+        import redis
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                now = self.master_port()
+                if now != before:
+                    client = redis.Redis(host=HOST, port=now, socket_timeout=2)
+                    role = client.role()[0]
+                    client.close()
+                    if role in (b"master", "master"):
+                        return now
+            except Exception:
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"the Sentinels did not fail {self.service} over in {timeout}s")
+
+
+@contextlib.contextmanager
+def redis_sentinel(service: str = "mymaster") -> Iterator[SentinelSetup]:
+    """A private master, one replica and three Sentinels (quorum 2, a master down after 1 s),
+    on free ports, until the block exits. Fails in CI without ``redis-server``."""
+    exe = shutil.which("redis-server")
+    if exe is None:
+        skip_or_fail("needs redis-server (with --sentinel) for the Sentinel tests")
+    master_port, replica_port = free_port(), free_port()
+    folder = Path(tempfile.mkdtemp(prefix="flask-mcp-sentinel-"))
+    missing = "needs redis-server for the Sentinel tests"
+    with contextlib.ExitStack() as stack:
+        # a folder each: a replica's sync writes RDB files there
+        for name in ("master", "replica"):
+            (folder / name).mkdir()
+        master = stack.enter_context(
+            redis_server(master_port, missing=missing, extra_args=["--dir", str(folder / "master")])
+        )
+        replica = stack.enter_context(
+            redis_server(
+                replica_port,
+                missing=missing,
+                extra_args=[
+                    "--replicaof",
+                    HOST,
+                    str(master_port),
+                    "--dir",
+                    str(folder / "replica"),
+                ],
+            )
+        )
+        ports = []
+        for i in range(3):
+            port = free_port()
+            conf = folder / f"sentinel-{i}.conf"
+            conf.write_text(
+                f"port {port}\nbind {HOST}\ndir {folder}\n"
+                f"sentinel monitor {service} {HOST} {master_port} 2\n"
+                f"sentinel down-after-milliseconds {service} 1000\n"
+                f"sentinel failover-timeout {service} 5000\n"
+                f"sentinel parallel-syncs {service} 1\n"
+            )
+            log = open(folder / f"sentinel-{i}.log", "wb")  # noqa: SIM115 - closed below
+            stack.callback(log.close)
+            proc = subprocess.Popen(
+                [exe, str(conf), "--sentinel"],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            stack.callback(_stop, proc)
+            ports.append(port)
+        setup = SentinelSetup(service, master, replica, (master_port, replica_port), tuple(ports))
+        _wait_for_sentinels(setup)
+        yield setup
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_for_sentinels(setup: SentinelSetup, timeout: float = 30) -> None:
+    """Wait until every Sentinel knows the master, its replica and the other Sentinels, and
+    the replica is in sync (a failover needs all of it)."""
+    import redis
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ready = True
+            for port in setup.sentinels:
+                client = redis.Redis(host=HOST, port=port, socket_timeout=2)
+                state = client.sentinel_master(setup.service)
+                client.close()
+                if (
+                    int(state.get("num-slaves", 0)) < 1
+                    or int(state.get("num-other-sentinels", 0)) < 2
+                ):
+                    ready = False
+            replica = redis.Redis(host=HOST, port=setup.ports[1], socket_timeout=2)
+            info = replica.info("replication")
+            replica.close()
+            if ready and info.get("master_link_status") == "up":
+                return
+        except Exception:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the Sentinels did not find each other and the replica in time")
+
+
 @contextlib.contextmanager
 def redis_database() -> Iterator[str]:
     """URL of a Redis database (db 15) that tests may use, flushed before it is yielded.
@@ -552,7 +708,7 @@ def new_session(backend: t.Any, session_id: str = "s1", limit: int = 100) -> str
 
 def listening(backend: t.Any, timeout: float = 5.0) -> None:
     """Wait until a Redis backend's pub/sub listener runs (no-op in memory)."""
-    listener = getattr(backend, "_listener", None)
+    listener = getattr(backend, "listener", None)
     if listener is None:
         return
     deadline = time.monotonic() + timeout
@@ -579,7 +735,7 @@ def redis_backends(url: str, label: str, count: int = 2) -> Iterator[list[t.Any]
 def untagged_keys(url: str, prefix: str) -> list[str]:
     """The keys under ``prefix`` that do not start with a hash tag, ``PREFIX{TAG}:``.
 
-    The backend's key layout (``flask_mcp.backends._redis_keys``) tags every key so;
+    The backend's key layout (``flask_mcp.backends.redis.keys``) tags every key so;
     one without a tag lands on a slot of its own on a Redis Cluster.
     """
     shape = re.compile(re.escape(prefix) + r"\{[^{}]+\}:")

@@ -12,8 +12,13 @@ CAPS = {"elicitation": {}, "sampling": {}, "extensions": EXT}
 TERMINAL = ("completed", "failed", "cancelled")
 
 
-def post_2026(url: str, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
-    """POST one 2026-07-28 request declaring the tasks extension; return the final message."""
+def post_2026(
+    url: str, method: str, params: dict[str, t.Any], token: str | None = None
+) -> dict[str, t.Any]:
+    """POST one 2026-07-28 request declaring the tasks extension; return the final message.
+
+    :param token: a bearer token to send.
+    """
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
@@ -29,6 +34,8 @@ def post_2026(url: str, method: str, params: dict[str, t.Any]) -> dict[str, t.An
     name = params.get("taskId") or params.get("name")
     if name:
         headers["Mcp-Name"] = name
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, json.dumps(body).encode(), headers)
     with urllib.request.urlopen(request, timeout=30) as response:
         text = response.read().decode()
@@ -39,13 +46,17 @@ def post_2026(url: str, method: str, params: dict[str, t.Any]) -> dict[str, t.An
 
 
 def wait_task(
-    url: str, task_id: str, until: t.Callable[[dict[str, t.Any]], bool], timeout: float = 30
+    url: str,
+    task_id: str,
+    until: t.Callable[[dict[str, t.Any]], bool],
+    timeout: float = 30,
+    token: str | None = None,
 ) -> dict[str, t.Any]:
     """Poll ``tasks/get`` until ``until(task)``; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     task: dict[str, t.Any] = {}
     while time.monotonic() < deadline:
-        task = post_2026(url, "tasks/get", {"taskId": task_id})["result"]
+        task = post_2026(url, "tasks/get", {"taskId": task_id}, token)["result"]
         if until(task):
             return task
         time.sleep(0.2)

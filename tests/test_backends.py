@@ -23,13 +23,13 @@ from harness import redis_server
 from harness import untagged_keys
 
 from flask_mcp.backends import from_setting
-from flask_mcp.backends._redis_batch import GROUP
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Backend
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.memory import MemoryBackend
+from flask_mcp.backends.redis.batch import GROUP
 from flask_mcp.errors import BackendUnavailable
 
 Pair = t.Callable[..., tuple[Backend, Backend]]
@@ -456,6 +456,18 @@ def test_unreachable_redis_at_startup_fails_clearly() -> None:
 
 
 @pytest.mark.redis
+def test_a_database_number_redis_refuses_names_mcp_backend(redis_url: str) -> None:
+    """A wrong db number gave redis-py's raw ResponseError ("DB index is out of range")."""
+    base = redis_url.rsplit("/", 1)[0]
+    with pytest.raises(BackendUnavailable) as info:
+        from_setting(f"{base}/99999", buffer_size=10)
+    message = str(info.value)
+    assert "refused the connection: DB index is out of range" in message
+    assert "Check MCP_BACKEND (environment: FLASK_MCP_BACKEND)" in message
+    assert "database number must be below" in message
+
+
+@pytest.mark.redis
 def test_lost_redis_raises_backend_unavailable_fast() -> None:
     pytest.importorskip("redis")
     from flask_mcp.backends.redis import RedisBackend
@@ -568,7 +580,7 @@ def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_backend_u
 def test_redis_restarting_at_startup_is_waited_for() -> None:
     """A worker booting while Redis restarts (up within BOOT_WAIT) starts; it does not fail."""
     pytest.importorskip("redis")
-    from flask_mcp.backends._redis_url import BOOT_WAIT
+    from flask_mcp.backends.redis.urls import BOOT_WAIT
 
     assert BOOT_WAIT >= 1, "a restart takes a moment"
     port = _closed_port()
@@ -615,5 +627,80 @@ def test_cursor_saves_that_follow_each_other_share_a_script(redis_pair: t.Any) -
     calls = [("cursor", a.keys.session(sid), (GENERAL_STREAM, 1)) for sid in sids[:3]]
     calls.insert(1, ("next_id", a.keys.session(sids[3]), ()))
     calls.append(("cursor", a.keys.session("gone"), (GENERAL_STREAM, 1)))
-    assert a._run_many(calls) == [1, 1, 1, 1, 0]
+    assert a.commands.run_many(calls) == [1, 1, 1, 1, 0]
     assert [b.get_cursor(sid, GENERAL_STREAM) for sid in sids] == [1, 1, 1, 0]
+
+
+# -- the per-client session quota, on by default (issue 33) ---------------------------------
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_one_client_cannot_take_every_session_by_default(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """With the default quota (1,000 sessions a client) one address is refused with 429 at its
+    1,001st session while another address, told apart by ProxyFix, still gets one."""
+    from werkzeug.middleware.proxy_fix import ProxyFix
+    from wire import make_app
+
+    from flask_mcp import MCP
+
+    config: dict[str, t.Any] = {}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=quota-{uuid.uuid4().hex[:8]}:"
+    app = make_app(MCP(name="quota", version="1"), **config)
+    assert app.config["MCP_MAX_SESSIONS_PER_CLIENT"] == 1000
+    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1)  # type: ignore[method-assign]
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream", "X-Forwarded-For": "10.0.0.1"}
+    for _ in range(1000):
+        assert client.post("/mcp", json=INIT, headers=headers).status_code == 200
+    refused = client.post("/mcp", json=INIT, headers=headers)
+    assert refused.status_code == 429
+    assert "MCP_MAX_SESSIONS_PER_CLIENT" in refused.get_json()["error"]["message"]
+    other = {**headers, "X-Forwarded-For": "10.0.0.2"}
+    assert client.post("/mcp", json=INIT, headers=other).status_code == 200
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_session_stores_its_clients_facts_within_a_small_bound(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """``capabilities`` and ``clientInfo`` larger than MCP_MAX_CLIENT_INFO_SIZE (16 KiB by
+    default) are refused with -32602 and store nothing; smaller ones are kept as sent."""
+    from wire import make_app
+
+    from flask_mcp import MCP
+
+    config: dict[str, t.Any] = {}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=facts-{uuid.uuid4().hex[:8]}:"
+    app = make_app(MCP(name="facts", version="1"), **config)
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream"}
+    big = {**INIT, "params": {**INIT["params"], "capabilities": {"x": {"y": "z" * 20_000}}}}
+    refused = client.post("/mcp", json=big, headers=headers)
+    body = refused.get_json()
+    assert body["error"]["code"] == -32602, body
+    assert "MCP_MAX_CLIENT_INFO_SIZE" in body["error"]["message"]
+    assert "Mcp-Session-Id" not in refused.headers
+    state = app.extensions["mcp"].state(app)
+    assert state.backend.session_ids() == []  # nothing stored
+    fits = {**INIT, "params": {**INIT["params"], "capabilities": {"x": {"y": "z" * 8_000}}}}
+    accepted = client.post("/mcp", json=fits, headers=headers)
+    assert accepted.status_code == 200
+    record = state.backend.get_session(accepted.headers["Mcp-Session-Id"])
+    assert record is not None and record.client_capabilities == {"x": {"y": "z" * 8_000}}

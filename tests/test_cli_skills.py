@@ -78,7 +78,21 @@ def test_without_a_folder_and_an_app_that_declares_none() -> None:
     MCP(name="x", version="1").init_app(app)
     result = app.test_cli_runner().invoke(cli, ["skills"])
     assert result.exit_code == 2
-    assert "Name the folders to check: flask mcp skills PATH..." in result.output
+    assert (
+        "The app serves no skills: declare some with mcp.skills_folder('skills'), or name the "
+        "folders to check: flask mcp skills PATH..."
+    ) in result.output
+
+
+def test_without_a_folder_the_apps_skills() -> None:
+    app = Flask(__name__)
+    mcp = MCP(name="x", version="1")
+    mcp.skills_folder("../examples/skills", prefix="team")
+    mcp.init_app(app)
+    result = app.test_cli_runner().invoke(cli, ["skills"])
+    assert result.exit_code == 0, result.output
+    assert "skill://team/flask-deploy/SKILL.md" in result.output
+    assert result.output.splitlines()[-1] == "2 skills, all valid."
 
 
 def test_the_flask_command() -> None:

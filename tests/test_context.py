@@ -11,7 +11,7 @@ from flask_mcp import CapabilityNotDeclared
 from flask_mcp import Context
 from flask_mcp import RequestCancelled
 from flask_mcp.errors import MissingClientCapability
-from flask_mcp.runtime.runs import LocalOutbox
+from flask_mcp.runtime.runs import InProcessOutbox
 from flask_mcp.runtime.runs import RequestRun
 
 
@@ -27,8 +27,8 @@ def make(
     capabilities: dict[str, t.Any] | None = None,
     meta: dict[str, t.Any] | None = None,
     log_level: str | None = "info",
-) -> tuple[Context, LocalOutbox, RequestRun]:
-    outbox = LocalOutbox("s")
+) -> tuple[Context, InProcessOutbox, RequestRun]:
+    outbox = InProcessOutbox("s")
     run = RequestRun(None, 3, "tools/call", outbox, time.monotonic() + 60)
     ctx = Context(
         app=None,
@@ -43,7 +43,7 @@ def make(
     return ctx, outbox, run
 
 
-def messages(outbox: LocalOutbox) -> list[dict[str, t.Any]]:
+def messages(outbox: InProcessOutbox) -> list[dict[str, t.Any]]:
     return [event.message for event in outbox.read(0, 1, 0.0).events if event.message]
 
 

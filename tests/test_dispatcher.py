@@ -2,7 +2,7 @@
 
 A :class:`~flask_mcp.server.dispatcher.Dispatcher` is built from a registry and the
 server info; each call carries an :class:`~flask_mcp.runtime.state.AppState` made
-from settings without an app. The runner's ``run_call`` runs a call to its end the
+from settings without an app. The runner's ``run_to_completion`` runs a call to its end the
 same way, without HTTP.
 """
 
@@ -330,7 +330,7 @@ def test_run_call_streams_messages_and_returns_the_response(
         )  # fmt: skip
 
     seen: list[dict[str, t.Any]] = []
-    response = runner.run_call(dispatcher, a_call, context=context, on_message=seen.append)
+    response = runner.run_to_completion(dispatcher, a_call, context=context, on_message=seen.append)
     assert response is not None and response["id"] == 7
     assert response["result"]["content"][0]["text"] == "counted"
     assert [m["params"]["progress"] for m in seen] == [1, 2]
@@ -338,9 +338,9 @@ def test_run_call_streams_messages_and_returns_the_response(
 
 
 def test_run_call_of_a_method_without_user_code(dispatcher: Dispatcher, state: AppState) -> None:
-    response = runner.run_call(dispatcher, call(state, "ping"))
+    response = runner.run_to_completion(dispatcher, call(state, "ping"))
     assert response == {"jsonrpc": "2.0", "id": 7, "result": {}}
-    failed = runner.run_call(dispatcher, call(state, "tools/call", {"name": "missing"}))
+    failed = runner.run_to_completion(dispatcher, call(state, "tools/call", {"name": "missing"}))
     assert failed is not None and failed["error"]["code"] == -32602
 
 

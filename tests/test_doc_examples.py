@@ -74,7 +74,9 @@ def run_page(path: Path, tmp_path: Path) -> dict[str, t.Any]:
             continue
         where = f"{path.relative_to(DOCS.parent)}:{block.line}"
         if block.kind == "python":
-            code = compile("\n" * (block.line - 1) + block.code, str(path), "exec")
+            # Not this module's postponed annotations: a page's dataclass needs real ones.
+            source = "\n" * (block.line - 1) + block.code
+            code = compile(source, str(path), "exec", dont_inherit=True)
             exec(code, namespace)
             continue
         parser = doctest.DocTestParser()

@@ -2,7 +2,9 @@
 
 Handshake-era legs: suite 0.1.16 ``--suite all`` and 0.2.0-alpha.12 at 2025-11-25, under
 every server of ``harness.SERVERS`` (gunicorn gevent and gthread, waitress, uWSGI in gevent
-mode and with threads). The 2026-07-28 leg lives in test_e2e_stateless.py.
+mode and with threads). The 2026-07-28 leg lives in test_e2e_stateless.py; the alpha's
+skills scenarios (``sep-2640-*``, which need ``--force``) in test_e2e_skills.py, against
+the skills app, in both eras.
 """
 
 from __future__ import annotations

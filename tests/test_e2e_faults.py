@@ -37,9 +37,11 @@ import httpx
 import pytest
 from harness import GUNICORN_READY_ARGS
 from harness import free_port
+from harness import redis_client
 from harness import redis_server
 from harness import wait_for_workers_ready
 from mcp.shared.exceptions import MCPError
+from wire import call
 from wire import client
 from wire import initialize_request
 from wire import start_session
@@ -254,6 +256,81 @@ def test_redis_restart_and_stall_during_calls(serve: t.Any) -> None:
         assert "Traceback" not in server.log(), server.log_tail(80)
 
 
+def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:
+    """With Redis frozen (SIGSTOP), a request waits for the session lookup alone.
+
+    It used to read the shared registry log first (every request past a second did),
+    wait the socket timeout there, log "Could not replay the other workers' registry
+    changes", then wait the timeout again for its session: its 503 came after 10 s, not
+    5. Now the log is read only when a change was announced (issue 33).
+    """
+    port = free_port()
+    with redis_server(port, missing="needs redis-server for the Redis fault tests") as proc:
+        # gthread: a gevent worker serves a session it served a moment ago from memory
+        env = backend_env(f"redis://127.0.0.1:{port}/0")
+        server = serve(APP, "gthread", workers=1, env=env)
+        with httpx.Client(timeout=HANG) as http:
+            headers = start_session(http, server.url)
+            assert call(http, server.url, headers, "pid").status_code == 200
+            time.sleep(1.5)  # past the old one-second interval of the registry read
+            os.kill(proc.pid, signal.SIGSTOP)
+            try:
+                started = time.monotonic()
+                response = call(http, server.url, headers, "pid")
+                waited = time.monotonic() - started
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+            assert response.status_code == 503, response.text
+            assert call(http, server.url, headers, "pid").status_code == 200  # thawed
+    log = server.log()
+    assert "registry changes" not in log, server.log_tail(40)
+    assert "Traceback" not in log, server.log_tail(80)
+    print(f"Redis SIGSTOP: 503 after {waited:.1f}s (one socket timeout: 5 s)")
+
+
+def owned_entries(url: str, prefix: str) -> int:
+    """How many request streams the workers' owned-streams sets hold."""
+    client = redis_client(url)
+    try:
+        return sum(int(client.scard(key)) for key in client.scan_iter(f"{prefix}{{g}}:ws:*"))
+    finally:
+        client.close()
+
+
+def test_the_owned_stream_set_empties_as_calls_end(serve: t.Any, redis_url: str) -> None:
+    """A worker's set of owned request streams (what the sweep ends should it die) loses
+    each stream when its call ends.
+
+    Each call whose handler takes a ``Context`` adds its stream; a reply read one field
+    off on the in-memory stream path kept every entry (about 104 bytes each), the set's
+    expiry refreshed at every beat: it grew for the worker's life (issue 33). The defect
+    itself, on the backend: ``tests/test_redis_sweep.py``.
+    """
+    env = backend_env(redis_url, worker_timeout=4)  # a beat every second
+    prefix = env["FLASK_MCP_BACKEND"].split("prefix=")[1].split("&")[0]
+    server = serve(APP, "gevent", workers=1, env=env, extra_args=GUNICORN_READY_ARGS)
+    wait_for_workers_ready(server, 1)
+    count = 30
+
+    async def main() -> list[str]:
+        async with client(server.url) as c:
+            results = []
+            for _ in range(count):
+                result = await c.call_tool("quiet", {"seconds": 0})
+                results.append(text_of(result))
+            return results
+
+    texts = anyio.run(main)
+    assert all(text.startswith("quiet on") for text in texts), texts
+    deadline = time.monotonic() + 20  # the disowned streams leave the set at the next beat
+    left = owned_entries(redis_url, prefix)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.25)
+        left = owned_entries(redis_url, prefix)
+    assert left == 0, f"{left} of {count} ended calls still in the owned-streams set"
+    assert "Traceback" not in server.log(), server.log_tail(80)
+
+
 def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:
     event: dict[str, str] = {}
     for line in lines:
@@ -389,13 +466,44 @@ def test_gthread_with_every_slot_held_refuses_streams_at_once(serve: t.Any) -> N
 # -- the Redis pool -------------------------------------------------------------------------
 
 
+def redis_connections(url: str, name: str) -> int:
+    """How many connections named ``name`` (``client_name``) Redis has now."""
+    client = redis_client(url)
+    try:
+        return sum(1 for entry in client.client_list() if entry.get("name") == name)
+    finally:
+        client.close()
+
+
 def test_redis_connections_return_after_a_thousand_streams(serve: t.Any, redis_url: str) -> None:
     """One gevent worker holds 1,000 GET streams, then they close: its fds go back to the
-    baseline (within 10) once the pool's idle timeout (here 1 s) has passed."""
-    env = {**backend_env(redis_url, pool_idle_timeout=1), "FLASK_MCP_SSE_HEARTBEAT": "2"}
-    server = serve(APP, "gevent", workers=1, env=env, extra_args=["--worker-connections", "2000"])
+    baseline (within 10) once the pool's idle timeout (here 1 s) has passed.
+
+    While they close, the worker holds a few Redis connections, as while they are open:
+    each closing stream's detach used to take a connection of its own (1,004 of them,
+    issue 33); the detaches now go together, a few pipelines on a few connections.
+    """
+    name = f"faults-{uuid.uuid4().hex[:8]}"
+    env = {
+        **backend_env(redis_url, pool_idle_timeout=1, client_name=name),
+        "FLASK_MCP_SSE_HEARTBEAT": "2",
+        # the sessions skip notifications/initialized: keep them past a slow opening phase
+        "FLASK_MCP_HANDSHAKE_TIMEOUT": "600",
+    }
+    # keep-alive: a loaded machine may take more than 2 s to answer some of 1,000 new
+    # connections, and the gevent worker drops those (not the server under test)
+    args = ["--worker-connections", "2000", "--keep-alive", "30"]
+    server = serve(APP, "gevent", workers=1, env=env, extra_args=args)
     fds_url = f"{server.base_url}/debug/fds"
     count = 1000
+    peaks: dict[str, int] = {}
+    watching = threading.Event()
+
+    def watch(phase: str) -> None:
+        """Note the most connections the worker holds until :data:`watching` is cleared."""
+        while watching.is_set():
+            peaks[phase] = max(peaks.get(phase, 0), redis_connections(redis_url, name))
+            time.sleep(0.05)
 
     async def main() -> dict[str, float]:
         limits = httpx.Limits(max_connections=count + 50, max_keepalive_connections=count + 50)
@@ -429,6 +537,10 @@ def test_redis_connections_return_after_a_thousand_streams(serve: t.Any, redis_u
                     await opened.wait()
                 await anyio.sleep(1)
                 peak = (await http.get(fds_url)).json()["fds"]
+                peaks["open"] = redis_connections(redis_url, name)
+                watching.set()
+                watcher = threading.Thread(target=watch, args=("closing",), daemon=True)
+                watcher.start()
                 close.set()
             closed = time.monotonic()
         async with httpx.AsyncClient(timeout=10) as http:
@@ -438,6 +550,8 @@ def test_redis_connections_return_after_a_thousand_streams(serve: t.Any, redis_u
                     if after <= baseline + 10:
                         break
                     await anyio.sleep(0.5)
+        watching.clear()
+        watcher.join(10)
         return {"baseline": baseline, "peak": peak, "after": after, "s": time.monotonic() - closed}
 
     numbers = anyio.run(main)
@@ -445,8 +559,10 @@ def test_redis_connections_return_after_a_thousand_streams(serve: t.Any, redis_u
     assert "Traceback" not in server.log(), server.log_tail(80)
     print(
         f"Redis pool: fds {numbers['baseline']} -> {numbers['peak']} with {count} streams -> "
-        f"{numbers['after']} {numbers['s']:.1f}s after they closed"
+        f"{numbers['after']} {numbers['s']:.1f}s after they closed; Redis connections: "
+        f"{peaks['open']} with the streams open, at most {peaks['closing']} while they closed"
     )
+    assert peaks["closing"] <= 50, peaks  # a few, however many streams close at once
 
 
 # -- session admission -----------------------------------------------------------------------

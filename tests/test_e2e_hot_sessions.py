@@ -1,4 +1,4 @@
-"""Hot sessions (:mod:`flask_mcp.backends._redis_hot`) on two servers sharing one Redis.
+"""Hot sessions (:mod:`flask_mcp.backends.redis.hot`) on two servers sharing one Redis.
 
 A gevent worker serves the requests of a session it looked up a moment ago from
 memory, with no round trip; a change another server makes (a log level, the
@@ -23,9 +23,9 @@ from harness import redis_env
 from wire import call
 from wire import start_session
 
-from flask_mcp.backends._redis_scripts import LIBRARY
-from flask_mcp.backends._redis_scripts import SCRIPTS
-from flask_mcp.backends._redis_scripts import SESSION
+from flask_mcp.backends.redis.scripts import LIBRARY
+from flask_mcp.backends.redis.scripts import SCRIPTS
+from flask_mcp.backends.redis.scripts import SESSION
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 

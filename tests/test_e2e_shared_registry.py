@@ -156,8 +156,8 @@ def test_runtime_changes_reach_every_worker_and_session(
             while min(heard.values()) < count:
                 await anyio.sleep(0.05)
         # The change is in the log before any session hears of it, but a worker reads the
-        # log when the pub/sub announcement reached it, or RECHECK s after its last read:
-        # a busy worker may serve the old list for that long (docs/blueprints.md).
+        # log once the pub/sub announcement reached it: a busy worker may serve the old
+        # list until then (docs/blueprints.md).
         await anyio.sleep(RECHECK)
 
     def stored() -> dict[str, t.Any]:

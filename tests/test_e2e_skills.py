@@ -1,8 +1,9 @@
 """Skills and the Server Card end to end: gunicorn, the official client, stdio, the suite.
 
-The app is ``tests/_apps/skills.py`` (the extensions attached with ``seam_bridge`` until
-the extension seam is merged). Every file of every skill is read back and hashed against
-its manifest, in both eras, over HTTP (gunicorn gevent and gthread) and over stdio.
+The app is ``tests/_apps/skills.py``. Every file of every skill is read back and hashed
+against its manifest, in both eras, over HTTP (gunicorn gevent and gthread) and over
+stdio; a broken folder stops gunicorn and ``flask mcp stdio`` from starting with every
+problem named; the suite's skills scenarios (0.2.0-alpha.12) run in both eras.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ import base64
 import hashlib
 import http.client
 import json
+import os
 import pathlib
+import shutil
+import subprocess
 import sys
 import tempfile
 import typing as t
@@ -20,10 +24,14 @@ import anyio
 import jsonschema
 import mcp_types as types
 import pytest
+from harness import free_port
+from harness import server_argv
+from harness import skip_or_fail
 from harness import start_server
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourcesListChanged
 from pydantic import TypeAdapter
 from skill_folders import skill_md
 from skill_folders import touch
@@ -37,6 +45,15 @@ MODES = ["legacy", "2026-07-28"]
 ANY = TypeAdapter(dict[str, t.Any])
 Request = types.Request[dict[str, t.Any], str]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "server-card.schema.json").read_text())
+
+
+#: Two skills a page, and caching hints that tell lists from reads at 2026-07-28.
+LISTING = {
+    "FLASK_MCP_PAGE_SIZE": "2",
+    "FLASK_MCP_CACHE_TTL_MS": "300000",
+    "FLASK_MCP_CACHE_SCOPE": "public",
+    "FLASK_MCP_READ_CACHE_TTL_MS": "60000",
+}
 
 
 async def call(client: Client, method: str, **params: t.Any) -> dict[str, t.Any]:
@@ -90,6 +107,12 @@ async def check_skills(client: Client, mode: str) -> dict[str, int]:
         extensions = (await call(client, "server/discover"))["capabilities"]["extensions"]
     assert extensions["io.modelcontextprotocol/skills"] == {"directoryRead": True}
     entries = await every_skill(client)
+    first = await call(client, "skills/list")
+    assert len(first["skills"]) == 2 and "nextCursor" in first  # MCP_PAGE_SIZE = 2
+    if mode == "2026-07-28":  # CacheableResult: the list settings, then those of reads
+        assert (first["ttlMs"], first["cacheScope"]) == (300000, "public")
+    else:
+        assert "ttlMs" not in first and "cacheScope" not in first
     assert [entry["uri"] for entry in entries] == [
         "skill://flask-deploy/SKILL.md",
         "skill://ops/incident-triage/SKILL.md",
@@ -97,7 +120,11 @@ async def check_skills(client: Client, mode: str) -> dict[str, int]:
     ]
     for entry in entries:
         got = await call(client, "skills/get", uri=entry["uri"])
-        assert ("ttlMs" in got and "cacheScope" in got) == (mode == "2026-07-28")
+        if mode == "2026-07-28":  # the skill's own ttl_ms=, else MCP_READ_CACHE_TTL_MS
+            ttl = 1000 if entry["resources"] == "dynamic" else 60000
+            assert (got["ttlMs"], got["cacheScope"]) == (ttl, "private")
+        else:
+            assert "ttlMs" not in got and "cacheScope" not in got
         counts["skills"] += 1
         if entry["resources"] == "dynamic":
             assert got["skill"]["resources"] == "dynamic"
@@ -132,7 +159,7 @@ async def check_skills(client: Client, mode: str) -> dict[str, int]:
 
 @pytest.fixture(scope="module", params=["gevent", "gthread"])
 def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
-    env = {"FLASK_MCP_SERVER_CARD": "true", "FLASK_MCP_PAGE_SIZE": "2"}
+    env = {"FLASK_MCP_SERVER_CARD": "true", **LISTING}
     with start_server(f"{APP}:app", request.param, env=env) as running:
         yield running
 
@@ -148,47 +175,85 @@ def test_the_official_client_reads_every_skill(server: t.Any, mode: str) -> None
 
 @pytest.mark.parametrize("mode", MODES)
 def test_over_stdio(mode: str) -> None:
-    parameters = StdioServerParameters(
-        command=str(pathlib.Path(sys.executable).parent / "flask"),
-        args=["--app", APP, "mcp", "stdio"],
-        env={"PYTHONPATH": str(ROOT / "tests")},
-        cwd=ROOT,
-    )
-
     async def main() -> dict[str, int]:
-        async with Client(parameters, mode=mode, read_timeout_seconds=30) as client:
+        async with Client(stdio_parameters(), mode=mode, read_timeout_seconds=30) as client:
             return await check_skills(client, mode)
 
     assert anyio.run(main) == {"skills": 3, "files": 7}
 
 
-def test_debug_mode_tells_the_session_when_the_folder_changes() -> None:
+def stdio_parameters(env: dict[str, str] | None = None) -> StdioServerParameters:
+    """``flask mcp stdio`` of the skills app, as a client spawns it."""
+    return StdioServerParameters(
+        command=str(pathlib.Path(sys.executable).parent / "flask"),
+        args=["--app", APP, "mcp", "stdio"],
+        env={"PYTHONPATH": str(ROOT / "tests"), **LISTING, **(env or {})},
+        cwd=ROOT,
+    )
+
+
+async def until_resources_change(client: Client, mode: str, change: t.Callable[[], None]) -> None:
+    """Make ``change`` and send requests until the client hears resources/list_changed.
+
+    Debug mode looks at the folders when a request shows them, so the test keeps asking.
+    At 2026-07-28 the notification comes on a ``subscriptions/listen`` stream.
+    """
+    heard = anyio.Event()
+
+    async def poke() -> None:
+        while not heard.is_set():
+            await call(client, "skills/list")
+            await anyio.sleep(0.2)
+
+    with anyio.fail_after(20):
+        if mode == "legacy":
+            client_handler.append(heard.set)
+            change()
+            await poke()
+            return
+        async with client.listen(resources_list_changed=True) as subscription:
+            change()
+            async with anyio.create_task_group() as group:
+                group.start_soon(poke)
+                async for event in subscription:
+                    if isinstance(event, ResourcesListChanged):
+                        heard.set()
+                        break
+
+
+#: What the message handler of a legacy client calls on resources/list_changed.
+client_handler: list[t.Callable[[], None]] = []
+
+
+async def on_message(message: t.Any) -> None:
+    if isinstance(message, types.ResourceListChangedNotification):
+        while client_handler:
+            client_handler.pop()()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transport", ["gevent", "stdio"])
+def test_debug_mode_tells_the_client_when_the_folder_changes(transport: str, mode: str) -> None:
     with tempfile.TemporaryDirectory(prefix="skills-watched-") as folder:
         watched = pathlib.Path(folder)
         write(watched, {"notes/SKILL.md": skill_md("notes"), "notes/a.md": "a"})
-        env = {
-            "SKILLS_DEBUG": "1",
-            "SKILLS_WATCH_FOLDER": folder,
-            "SKILLS_WATCH_INTERVAL": "0",
-        }
-        changed: list[str] = []
+        env = {"SKILLS_DEBUG": "1", "SKILLS_WATCH_FOLDER": folder, "SKILLS_WATCH_INTERVAL": "0"}
 
-        async def handler(message: t.Any) -> None:
-            if isinstance(message, types.ResourceListChangedNotification):
-                changed.append("resources")
-
-        async def main(url: str) -> dict[str, t.Any]:
-            async with Client(url, mode="legacy", message_handler=handler) as client:
-                await call(client, "skills/list")
-                touch(watched / "notes" / "b.md", "b")
-                with anyio.fail_after(15):
-                    while not changed:
-                        await call(client, "skills/list")  # a request: debug mode looks again
-                        await anyio.sleep(0.2)
+        async def main(target: t.Any) -> dict[str, t.Any]:
+            async with Client(target, mode=mode, message_handler=on_message) as client:
+                before = await call(client, "skills/get", uri="skill://watched/notes/SKILL.md")
+                assert len(before["skill"]["resources"]) == 2
+                await until_resources_change(
+                    client, mode, lambda: touch(watched / "notes" / "b.md", "b")
+                )
                 return await call(client, "skills/get", uri="skill://watched/notes/SKILL.md")
 
-        with start_server(f"{APP}:app", "gevent", env=env) as running:
-            entry = anyio.run(main, running.url)
+        client_handler.clear()
+        if transport == "stdio":  # flask's CLI sets app.debug from FLASK_DEBUG (--debug)
+            entry = anyio.run(main, stdio_parameters({**env, "FLASK_DEBUG": "1"}))
+        else:
+            with start_server(f"{APP}:app", transport, env=env) as running:
+                entry = anyio.run(main, running.url)
     uris = [item["uri"] for item in entry["skill"]["resources"]]
     assert uris == [
         "skill://watched/notes/SKILL.md",
@@ -313,3 +378,117 @@ def test_a_browser_preflight(server: t.Any) -> None:
     assert response.status == 204
     for name, value in CORS.items():
         assert response.getheader(name) == value
+
+
+def broken_folder(root: pathlib.Path) -> list[str]:
+    """Write a folder with one skill per registration error; return what each error says."""
+    write(
+        root,
+        {
+            "renamed/SKILL.md": skill_md("other"),
+            "nodesc/SKILL.md": "---\nname: nodesc\n---\n",
+            "nofront/SKILL.md": "# No frontmatter\n",
+            "lower/skill.md": skill_md("lower"),
+            "leaky/SKILL.md": skill_md("leaky"),
+            "many/SKILL.md": skill_md("many"),
+            "big/SKILL.md": skill_md("big"),
+            "big/blob.bin": b"\0" * (16 * 1024 * 1024),
+        },
+    )
+    (root / "leaky" / "passwd").symlink_to("/etc/passwd")
+    write(root, {f"many/files/{index}.txt": "x" for index in range(512)})
+    return [
+        f"{root / 'renamed' / 'SKILL.md'}: 'name' is 'other' but the directory is named 'renamed'",
+        f"{root / 'nodesc' / 'SKILL.md'}: the frontmatter has no 'description'",
+        f"{root / 'nofront' / 'SKILL.md'}: does not begin with YAML frontmatter",
+        f"{root / 'lower' / 'skill.md'}: is named 'skill.md': name it 'SKILL.md' exactly",
+        f"{root / 'leaky' / 'passwd'}: is a symbolic link to /etc/passwd, outside {root}",
+        f"{root / 'many'}: holds 513 files (nested skills included); a skill may hold at most 512",
+        f"{root / 'big'}: holds 16777295 bytes (nested skills included); a skill may hold at "
+        "most 16777216 (16 MiB)",
+    ]
+
+
+@pytest.mark.parametrize("how", ["gunicorn-gevent", "stdio"])
+def test_a_broken_folder_stops_the_server_with_every_problem_named(how: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="skills-broken-") as folder:
+        expected = broken_folder(pathlib.Path(folder))
+        if how == "stdio":
+            argv = [str(pathlib.Path(sys.executable).parent / "flask"), "--app", APP]
+            argv += ["mcp", "stdio"]
+        else:
+            argv = server_argv(f"{APP}:app", "gevent", free_port())
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT / "tests"),
+            "SKILLS_WATCH_FOLDER": folder,
+        }
+        done = subprocess.run(
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode != 0
+    assert "Cannot serve the skills (7 problems):" in done.stderr, done.stderr[-3000:]
+    problems = [line[2:] for line in done.stderr.splitlines() if line.startswith(f"- {folder}")]
+    for start in expected:
+        assert [line for line in problems if line.startswith(start)], (start, problems)
+
+
+def curl_i(curl: str, url: str, *headers: str) -> tuple[str, dict[str, str], bytes]:
+    """Run ``curl -si`` and return the status line, the headers and the body."""
+    argv = [curl, "-si", *(part for header in headers for part in ("-H", header)), url]
+    out = subprocess.run(argv, capture_output=True, timeout=30, check=True).stdout
+    head, _, body = out.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    return status, dict(line.split(": ", 1) for line in lines), body
+
+
+def test_curl_shows_the_card_headers_and_a_304(server: t.Any) -> None:
+    """What `curl -i` shows of the card, then of a request that sends its ETag back."""
+    curl = shutil.which("curl")
+    if curl is None:
+        skip_or_fail("curl is not installed")
+    url = f"{server.base_url}/mcp/server-card"
+    status, headers, body = curl_i(curl, url, "Accept: application/mcp-server-card+json")
+    assert status == "HTTP/1.1 200 OK"
+    assert headers["Content-Type"] == "application/mcp-server-card+json"
+    assert headers["Cache-Control"] == "public, max-age=3600"
+    assert headers["Vary"] == "Accept"
+    for name, value in CORS.items():
+        assert headers[name] == value
+    assert headers["ETag"].startswith('"') and int(headers["Content-Length"]) == len(body)
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(body))
+    status, again, body = curl_i(curl, url, f"If-None-Match: {headers['ETag']}")
+    assert status == "HTTP/1.1 304 Not Modified" and body == b""
+    assert again["ETag"] == headers["ETag"]
+    assert again["Cache-Control"] == "public, max-age=3600"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_example_server(mode: str) -> None:
+    """examples/skills_server.py on gunicorn: every file as its manifest says, and its card."""
+
+    async def main(url: str) -> tuple[list[str], int]:
+        async with Client(url, mode=mode) as client:
+            entries, files = await every_skill(client), 0
+            for entry in entries:
+                for item in entry["resources"]:
+                    data = raw((await client.read_resource(item["uri"])).contents[0])
+                    assert "sha256:" + hashlib.sha256(data).hexdigest() == item["digest"]
+                    files += 1
+            return [entry["uri"] for entry in entries], files
+
+    with start_server("examples.skills_server:app", "gevent") as running:
+        uris, files = anyio.run(main, running.url)
+        response = get(running, "/mcp/server-card")
+        card = json.loads(response.read())
+    assert uris == ["skill://flask-deploy/SKILL.md", "skill://ops/incident-triage/SKILL.md"]
+    assert files == 7
+    assert response.status == 200 and card["name"] == "com.example/platform-runbooks"
+    jsonschema.Draft202012Validator(SCHEMA).validate(card)

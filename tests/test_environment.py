@@ -454,8 +454,9 @@ def test_context_found_when_another_hint_cannot_be_resolved(module_from: t.Any) 
             return topic
     """)
     assert context_parameter(user.prompt) == "ctx"
-    prompt = MCP(name="x", version="1").add_prompt(user.prompt)
-    assert [arg["name"] for arg in prompt.arguments] == ["topic"]
+    # A prompt's annotations convert its argument strings, so an unresolvable one is refused.
+    with pytest.raises(TypeError, match="Import the names used in annotations"):
+        MCP(name="x", version="1").add_prompt(user.prompt)
 
 
 def test_context_imported_inside_an_app_factory(module_from: t.Any) -> None:

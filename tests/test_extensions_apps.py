@@ -1,8 +1,9 @@
 """MCP Apps (``flask_mcp.extensions.apps``): views, template helpers, the extension's hooks.
 
-The hooks of the extension seam (``check_tool``, ``tool_meta``, ``capability``, ``setup``,
-``init_app``) are called directly here; the browser tests (``test_apps_browser.py``) run
-views in a real host.
+The hooks of the extension (``check_tool``, ``tool_meta``, ``capability``) are called
+directly here, the face (``mcp.ui``, ``mcp.ui_template``, ``@mcp.tool(ui=...)``) through the
+test client; ``test_apps_protocol.py`` has the wire in both eras, over stdio and on
+gunicorn, and the browser tests (``test_apps_browser.py``) run views in a real host.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from flask_mcp.extensions.apps import render_view
 from flask_mcp.extensions.apps import ui_meta
 from flask_mcp.testing import MCPTestClient
 
+#: What a host that renders views declares (the spec's client settings).
+UI_CLIENT = {"extensions": {EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}}
 PAGE = "<!DOCTYPE html><html><head><title>t</title></head><body>{}</body></html>"
 
 
@@ -216,7 +219,10 @@ def test_helpers_outside_a_flask_environment() -> None:
 
 
 def test_capability_and_client_support() -> None:
-    assert Apps().capability() == {"mimeTypes": [APP_MIME_TYPE]}
+    apps = Apps()
+    assert apps.capability() is None  # nothing to render: not advertised
+    apps.ui_template("ui://a", "a.html")
+    assert apps.capability() == {}  # the spec defines no server settings
     assert Apps.id == "io.modelcontextprotocol/ui"
     assert Apps.tool_options == ("ui", "visibility")
     assert client_supports_ui(Facts({"mimeTypes": [APP_MIME_TYPE]}))
@@ -271,14 +277,14 @@ def test_check_tool_accepts_good_options() -> None:
 
 def declared(app_name: str = "apps") -> tuple[MCP, Apps, Flask]:
     mcp = MCP(name=app_name, version="1")
-    apps = Apps()
-    return mcp, apps, Flask(app_name)
+    assert mcp.extension(EXTENSION_ID) is mcp.apps  # every MCP has it, like Tasks
+    return mcp, mcp.apps, Flask(app_name)
 
 
 def test_views_become_resources_with_meta_ui_on_the_list_entry_and_the_content() -> None:
     mcp, apps, app = declared()
 
-    @apps.ui(
+    @mcp.ui(
         "ui://weather/card",
         csp={"connectDomains": ["https://api.example.com"]},
         permissions={"clipboardWrite": {}},
@@ -291,13 +297,12 @@ def test_views_become_resources_with_meta_ui_on_the_list_entry_and_the_content()
         """
         return PAGE.format(f"<p>{g.city}</p>")
 
-    apps.setup(mcp)  # buffered views are declared now; later ones at once
     app.config["TEMPLATES_AUTO_RELOAD"] = True
-    board = apps.ui_template("ui://notes/board", "board.html", name="Notes board")
+    board = mcp.ui_template("ui://notes/board", "board.html", name="Notes board")
     assert isinstance(board, View) and board.source == "board.html"
+    assert apps.views["ui://notes/board"] is board
     app.jinja_loader = jinja2.DictLoader({"board.html": PAGE.format("{{ mcp_app_script() }}")})
     mcp.init_app(app)
-    apps.init_app(app, mcp)
 
     @app.before_request
     def city() -> None:
@@ -336,8 +341,7 @@ def test_a_view_that_renders_no_html5_document_is_an_internal_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     mcp, apps, app = declared()
-    apps.setup(mcp)
-    apps.ui("ui://broken")(lambda: "<p>fragment</p>")
+    mcp.ui("ui://broken")(lambda: "<p>fragment</p>")
     mcp.init_app(app)
     client = MCPTestClient(app)
     client.initialize()
@@ -371,21 +375,18 @@ def test_unlisted_views_ask_the_seam_to_leave_them_out_of_resources_list() -> No
 
 def test_init_app_checks_that_every_tools_view_exists() -> None:
     mcp, apps, app = declared()
-    apps.setup(mcp)
-    apps.ui_template("ui://board", "board.html")
+    mcp.ui_template("ui://board", "board.html")
 
     @mcp.resource("ui://plain", mime_type="text/html")
     def plain() -> str:
         return PAGE.format("")
 
-    @mcp.tool()
+    @mcp.tool(ui="ui://missing")  # a tool may come before its view: checked at init_app
     def show() -> str:
         return "board"
 
-    apps.check_tool(Tool("show"), {"ui": "ui://missing"})
-    mcp.init_app(app)
     with pytest.raises(ValueError, match=r"names the view 'ui://missing'.*@mcp.ui\('ui://missing'"):
-        apps.init_app(app, mcp)
+        mcp.init_app(app)
     apps.check_tool(Tool("show"), {"ui": "ui://plain"})
     with pytest.raises(ValueError, match="served as 'text/html'; hosts render only"):
         apps.init_app(app, mcp)
@@ -395,14 +396,14 @@ def test_init_app_checks_that_every_tools_view_exists() -> None:
     assert app.jinja_env.globals["mcp_app_script"].__name__ == "mcp_app_script"
     # once an app is initialised, a tool declared later is checked at once
     with pytest.raises(ValueError, match="is not declared"):
-        apps.check_tool(Tool("late"), {"ui": "ui://missing"})
+        mcp.tool(ui="ui://missing")(lambda: "late")
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
 def test_the_example_board_in_both_eras(version: str) -> None:
     from examples import apps as example
 
-    client = MCPTestClient(example.app, protocol_version=version)
+    client = MCPTestClient(example.app, protocol_version=version, capabilities=UI_CLIENT)
     if version != "2026-07-28":
         client.initialize()
     tools = {tool["name"]: tool for tool in client.list_tools()}
@@ -420,3 +421,10 @@ def test_the_example_board_in_both_eras(version: str) -> None:
     shown = client.call_tool("show_todos", {"list_name": "today"})
     assert shown["content"][0]["text"].startswith("Todo list 'today' (")
     assert shown["structuredContent"]["list"] == "today"
+    # a client without MCP Apps gets the same text, and no data for a view it cannot show
+    plain = MCPTestClient(example.app, protocol_version=version)
+    if version != "2026-07-28":
+        plain.initialize()
+    text_only = plain.call_tool("show_todos", {"list_name": "today"})
+    assert text_only["content"] == shown["content"]
+    assert "structuredContent" not in text_only

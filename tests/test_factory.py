@@ -2,8 +2,7 @@
 
 The objects live at module level and ``create_app()`` registers them on each app, as
 docs/testing.md recommends (the Flask-SQLAlchemy contract; issue 32). Each app has its own
-SQLite database and configuration; nothing of one app may reach the other. Tasks are
-covered by the kernel's tests.
+SQLite database and configuration; nothing of one app may reach the other, tasks included.
 """
 
 from __future__ import annotations
@@ -54,6 +53,14 @@ def count_notes() -> int:
 @mcp.tool()
 def app_name() -> str:
     return str(current_app.config["APP_NAME"])
+
+
+@mcp.tool(task="optional")
+def count_notes_later() -> str:
+    """Count the notes as a task: it runs in a worker thread of the app serving the call."""
+    with sqlite3.connect(current_app.config["DATABASE"]) as db:
+        count = int(db.execute("SELECT count(*) FROM notes").fetchone()[0])
+    return f"{current_app.config['APP_NAME']}: {count}"
 
 
 def create_app(name: str, database: pathlib.Path, **config: t.Any) -> Flask:
@@ -158,3 +165,30 @@ def test_health_and_host_checks_follow_each_apps_settings(apps: tuple[Flask, Fla
     assert first.extensions["mcp"].state(first).backend is not (
         second.extensions["mcp"].state(second).backend
     )
+
+
+def test_each_app_runs_its_own_tasks(apps: tuple[Flask, Flask]) -> None:
+    """Both apps run a task at once; each task reads its own app's database and is known
+    only to the app (and session) that created it."""
+    first, second = apps
+    with (
+        MCPTestClient(first) as one,
+        MCPTestClient(second, headers={"Host": "second.test"}) as two,
+    ):
+        call = {"name": "count_notes_later", "arguments": {}, "task": {"ttl": 60000}}
+        first_task = one.request("tools/call", call)["task"]["taskId"]
+        second_task = two.request("tools/call", call)["task"]["taskId"]
+        assert first_task != second_task
+        assert one.request("tasks/result", {"taskId": first_task})["content"][0]["text"] == (
+            "first: 1"
+        )
+        assert two.request("tasks/result", {"taskId": second_task})["content"][0]["text"] == (
+            "second: 1"
+        )
+        assert [task["taskId"] for task in one.request("tasks/list")["tasks"]] == [first_task]
+        assert [task["taskId"] for task in two.request("tasks/list")["tasks"]] == [second_task]
+        with pytest.raises(MCPError) as unknown:
+            two.request("tasks/get", {"taskId": first_task})
+        assert unknown.value.code == -32602
+    first_store = first.extensions["mcp"].state(first).backend
+    assert first_store is not second.extensions["mcp"].state(second).backend

@@ -13,13 +13,13 @@ from wire import make_app
 
 from flask_mcp import MCP
 from flask_mcp import content
+from flask_mcp.kernel import intake
 from flask_mcp.protocol import header_mirror
 from flask_mcp.runtime import concurrency
 from flask_mcp.runtime.runs import InFlight
 from flask_mcp.runtime.runs import InlineOutbox
 from flask_mcp.runtime.runs import RequestRun
 from flask_mcp.transport import responses
-from flask_mcp.transport import stateless
 
 
 def test_json_response_is_built_directly_with_this_werkzeug() -> None:
@@ -215,13 +215,13 @@ def test_inline_first_round_builds_no_context_factory(
 ) -> None:
     """``add`` runs inline; ``chatty`` may emit, so it is spawned with a Context."""
     built: list[str] = []
-    factory = stateless._context_factory
+    factory = intake.stateless_context
 
     def counting(call: t.Any, *args: t.Any) -> t.Any:
         built.append(call.params["name"])
         return factory(call, *args)
 
-    monkeypatch.setattr(stateless, "_context_factory", counting)
+    monkeypatch.setattr(intake, "stateless_context", counting)
     wire = Wire(make_app(mcp_server))
     status, message, _ = wire.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     assert status == 200 and message["result"]["structuredContent"] == {"result": 5}

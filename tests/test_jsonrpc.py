@@ -17,6 +17,7 @@ from wire import initialize
 from wire import rpc
 
 from flask_mcp import MCP
+from flask_mcp import json_codec
 from flask_mcp.errors import PARSE_ERROR
 from flask_mcp.errors import MCPError
 from flask_mcp.protocol import jsonrpc
@@ -26,9 +27,9 @@ from flask_mcp.protocol import jsonrpc
 def codec(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test with orjson, then with the standard library only."""
     if request.param == "stdlib":
-        monkeypatch.setattr(jsonrpc, "orjson", None)
+        monkeypatch.setattr(json_codec, "orjson", None)
     else:
-        assert jsonrpc.orjson is orjson
+        assert json_codec.orjson is orjson
     return t.cast(str, request.param)
 
 

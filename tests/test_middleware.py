@@ -2,7 +2,7 @@
 
 In process through :class:`~flask_mcp.testing.MCPTestClient` in both eras (a tool
 without a ``Context`` runs in the view, one with a ``Context`` is spawned), without
-HTTP through ``runner.run_call`` (the entry of stdio and tasks), and end to end with
+HTTP through ``runner.run_to_completion`` (the entry of stdio and tasks), and end to end with
 the official client on gunicorn (gevent and gthread).
 """
 
@@ -316,7 +316,7 @@ def test_run_call_without_http(era: str) -> None:
     for name in ("add", "slow_add"):
         params = {"name": name, "arguments": {"a": 1, "b": 2}}
         call = Call("tools/call", params, 7, version, era, state=state)
-        response = runner.run_call(mcp.dispatcher, call, context=inline_context)
+        response = runner.run_to_completion(mcp.dispatcher, call, context=inline_context)
         assert response is not None
         assert response["result"]["content"][0]["text"] == "11"
     assert seen == ["tools/call add", "tools/call slow_add"]

@@ -207,7 +207,15 @@ def test_bad_rules_and_storage_choice() -> None:
     assert limiter.key_prefix_for(app) == f"{limiter.key_prefix}:x:"
     app.config["MCP_BACKEND"] = "unix:///run/redis.sock?db=2"
     assert limiter.storage_uri_for(app) == "redis+unix:///run/redis.sock?db=2"
+    # a master behind Sentinels: limits takes the master's name, its db as an option
+    app.config["MCP_BACKEND"] = "redis+sentinel://:pw@h1:26379,h2:26380/mymaster/2?prefix=x:"
+    assert limiter.storage_uri_for(app) == "redis+sentinel://:pw@h1:26379,h2:26380/mymaster"
+    assert limiter.storage_options_for(app) == {"db": 2}
+    app.config["MCP_BACKEND"] = "rediss+sentinel://h1:26379/mymaster"
+    assert limiter.storage_uri_for(app) == "redis+sentinel://h1:26379/mymaster"
+    assert limiter.storage_options_for(app) == {"db": 0, "ssl": True}
     app.config["MCP_RATELIMIT_STORAGE_URI"] = "memory://"
+    assert limiter.storage_options_for(app) == {}
     assert limiter.storage_uri_for(app) == "memory://"
     assert RateLimited(0, "1 per 1 second", "tool").retry_after == 1
 

@@ -1,4 +1,4 @@
-"""The Redis backend's pipelines (:class:`~flask_mcp.backends._redis_batch.Batch`): a
+"""The Redis backend's pipelines (:class:`~flask_mcp.backends.redis.batch.Batch`): a
 keyless command such as the ``PUBLISH`` announcing what the others wrote takes effect
 after them, on a Redis Cluster (which runs a pipeline node by node in no set order) and
 when a script Redis had forgotten runs again after its pipeline."""
@@ -81,13 +81,13 @@ def test_on_a_cluster_a_batch_publishes_after_every_other_command(
         for r in range(rounds):
             keys = [f"{prefix}{r}:{i}" for i in range(30)]
             nodes |= {watcher.get_node_from_key(k).name for k in keys}
-            batch = backend._batch()
+            batch = backend.commands.batch()
             for key in keys[:25]:
                 batch.command("SET", key, "1", "EX", 60)
             batch.command("PUBLISH", channel, "\n".join(keys))
             for key in keys[25:]:  # queued after it, written before it all the same
                 batch.command("SET", key, "1", "EX", 60)
-            replies = backend._send(batch)
+            replies = backend.commands.send(batch)
             assert replies[:25] == [True] * 25 and replies[26:] == [True] * 5
             assert isinstance(replies[25], int)  # the subscribers on the node it reached
         thread.join(35)
@@ -118,15 +118,15 @@ def test_a_batch_publishes_again_after_a_script_redis_had_forgotten() -> None:
         assert pubsub.get_message(timeout=5)["type"] == "subscribe"
         try:
             runs = _record_pipelines(backend.client)
-            batch = backend._batch()
+            batch = backend.commands.batch()
             batch.command("SET", "k", "1")
             batch.command("PUBLISH", "announce", "one")
-            assert backend._send(batch) == [True, 1]
+            assert backend.commands.send(batch) == [True, 1]
             assert pubsub.get_message(timeout=5)["data"] == b"one"
             client.script_flush()
             batch.script("next_id", backend.keys.session("nobody"))
             batch.command("PUBLISH", "announce", "two")
-            assert backend._send(batch) == [0, 1]
+            assert backend.commands.send(batch) == [0, 1]
             assert [pubsub.get_message(timeout=5)["data"] for _ in range(2)] == [b"two"] * 2
             assert pubsub.get_message(timeout=0.2) is None
             assert runs == [["SET", "PUBLISH"], ["EVALSHA", "PUBLISH"], ["PUBLISH"]]

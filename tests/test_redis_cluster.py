@@ -86,16 +86,16 @@ def test_the_cluster_fixture_serves_a_plain_cluster_client(redis_cluster_url: st
 def test_the_node_pools_of_a_cluster_give_idle_connections_back(redis_cluster_url: str) -> None:
     """Every node's pool is an idle-trimmed pool: a burst's connections are closed once idle
     past ``pool_idle_timeout``, one per node stays warm, and a closed one is opened again."""
-    from flask_mcp.backends._redis_pool import CLUSTER_MIN_IDLE
-    from flask_mcp.backends._redis_pool import IdlePool
-    from flask_mcp.backends._redis_pool import pools
     from flask_mcp.backends.redis import RedisBackend
+    from flask_mcp.backends.redis.connections import CLUSTER_MIN_IDLE
+    from flask_mcp.backends.redis.connections import IdlePool
+    from flask_mcp.backends.redis.connections import pools
 
     url = f"{redis_cluster_url}?prefix=pools-{uuid.uuid4().hex[:8]}:&pool_idle_timeout=0.2"
     backend = RedisBackend.from_url(url)
     try:
-        assert backend._blocking is not backend.client
-        for client in (backend.client, backend._blocking):
+        assert backend.commands.blocking is not backend.client
+        for client in (backend.client, backend.commands.blocking):
             found = pools(client)
             assert len(found) == 3 and all(isinstance(p, IdlePool) for p in found), found
             assert {p.idle_timeout for p in found} == {0.2}

@@ -1,4 +1,4 @@
-"""Hot sessions (:mod:`flask_mcp.backends._redis_hot`): which records serve without a round
+"""Hot sessions (:mod:`flask_mcp.backends.redis.hot`): which records serve without a round
 trip, how a change anywhere makes a process forget one, and the traffic the ledger owes.
 
 The requests served from memory under gevent, end to end: ``test_e2e_hot_sessions``.
@@ -14,10 +14,10 @@ from harness import listening
 from harness import new_session
 from harness import redis_backends
 
-from flask_mcp.backends import _redis_hot
-from flask_mcp.backends._redis_batch import Ledger
-from flask_mcp.backends._redis_hot import HotSessions
 from flask_mcp.backends.base import SessionRecord
+from flask_mcp.backends.redis import hot as _redis_hot
+from flask_mcp.backends.redis.batch import Ledger
+from flask_mcp.backends.redis.hot import HotSessions
 
 
 @pytest.fixture
@@ -126,10 +126,10 @@ def test_a_change_through_another_worker_is_forgotten(redis_url: str, under_geve
             lambda: there.delete_session(sid),
         ):
             found = here.get_session(sid, touch=True)
-            assert found is not None and sid in here._hot.entries
+            assert found is not None and sid in here.hot.entries
             change()
             deadline = time.monotonic() + 5
-            while sid in here._hot.entries:  # the listener reads the announcement
+            while sid in here.hot.entries:  # the listener reads the announcement
                 assert time.monotonic() < deadline, "the change was not announced"
                 time.sleep(0.01)
         assert here.get_session(sid, touch=True) is None
@@ -140,10 +140,10 @@ def test_the_listener_is_quiet_only_with_nothing_unread(redis_url: str) -> None:
     with redis_backends(redis_url, "quiet", count=1) as (backend,):
         listening(backend)
         deadline = time.monotonic() + 5
-        while not backend._listener.quiet():
+        while not backend.listener.quiet():
             assert time.monotonic() < deadline, "the listener never caught up"
             time.sleep(0.01)
-        backend._listener._caught_up = False  # reading a message, as the thread does
-        assert not backend._listener.quiet()
+        backend.listener._caught_up = False  # reading a message, as the thread does
+        assert not backend.listener.quiet()
         backend.close()
-        assert not backend._listener.quiet()
+        assert not backend.listener.quiet()

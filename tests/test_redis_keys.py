@@ -1,7 +1,7 @@
 """The Redis backend's key layout (one cluster slot per session) and its busy-count ledger.
 
 Slots are computed with redis-py's own CRC16; only the shared registry's test needs Redis.
-Every key name is built by :class:`~flask_mcp.backends._redis_keys.Keys`: a test reads the
+Every key name is built by :class:`~flask_mcp.backends.redis.keys.Keys`: a test reads the
 package's source for key names built elsewhere, and ``test_backends.py``'s Redis legs fail
 when a key without a hash tag is left under their prefix.
 """
@@ -21,13 +21,13 @@ from redis.crc import key_slot
 
 import flask_mcp
 from flask_mcp import MCP
-from flask_mcp.backends._redis_batch import Ledger
-from flask_mcp.backends._redis_keys import Keys
-from flask_mcp.backends._redis_url import CLUSTER_SCHEMES
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.memory import MemoryBackend
+from flask_mcp.backends.redis.batch import Ledger
+from flask_mcp.backends.redis.keys import Keys
+from flask_mcp.backends.redis.urls import CLUSTER_SCHEMES
 from flask_mcp.testing import MCPTestClient
 
 
@@ -95,12 +95,12 @@ def _built_from_a_prefix(node: ast.AST) -> tuple[ast.expr, str] | None:
 
 
 def test_no_key_name_is_built_outside_the_key_layout() -> None:
-    """A string made from a backend's ``prefix`` outside ``_redis_keys.py`` is a pub/sub
+    """A string made from a backend's ``prefix`` outside ``backends/redis/keys.py`` is a pub/sub
     channel; a key built there would miss the hash tags (add a method to ``Keys``)."""
     package = Path(flask_mcp.__file__).parent
     found = []
     for path in sorted(package.rglob("*.py")):
-        if path.name == "_redis_keys.py":
+        if path.relative_to(package).as_posix() == "backends/redis/keys.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             built = _built_from_a_prefix(node)
@@ -111,7 +111,7 @@ def test_no_key_name_is_built_outside_the_key_layout() -> None:
                 found.append((path.relative_to(package).as_posix(), text))
                 assert text.startswith(CHANNELS), (
                     f"{path}:{node.lineno}: {ast.unparse(node)} builds a Redis key outside "
-                    "flask_mcp/backends/_redis_keys.py; add it to Keys with a hash tag"
+                    "flask_mcp/backends/redis/keys.py; add it to Keys with a hash tag"
                 )
     assert {text for _, text in found} >= {"cancel", "wake"}, found  # the scan sees them
 

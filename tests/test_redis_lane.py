@@ -1,4 +1,4 @@
-"""The short path of single commands (:mod:`flask_mcp.backends._redis_lane`), on a real Redis."""
+"""The short path of single commands (:mod:`flask_mcp.backends.redis.lane`), on a real Redis."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from harness import HOST
 from harness import free_port
 from harness import redis_server
 
-from flask_mcp.backends._redis_lane import Lane
-from flask_mcp.backends._redis_lane import lane_for
-from flask_mcp.backends._redis_pool import IdlePool
-from flask_mcp.backends._redis_pool import fail_fast
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.redis import RedisBackend
+from flask_mcp.backends.redis.connections import IdlePool
+from flask_mcp.backends.redis.connections import fail_fast
+from flask_mcp.backends.redis.lane import Lane
+from flask_mcp.backends.redis.lane import lane_for
 from flask_mcp.errors import BackendUnavailable
 
 pytestmark = pytest.mark.redis
@@ -154,14 +154,14 @@ def test_the_backend_runs_its_scripts_on_the_lane_and_reloads_forgotten_ones() -
 
 def _run_after_script_flush(backend: RedisBackend) -> None:
     try:
-        assert backend._lane is not None
+        assert backend.commands.lane is not None
         record = SessionRecord(id=uuid.uuid4().hex, protocol_version="2025-11-25")
         assert backend.create_session(record, 100)
         assert backend.get_session(record.id, touch=True) is not None
         backend.client.script_flush()  # as after a Redis restart: the next EVALSHA fails
         found = backend.get_session(record.id, touch=True)
         assert found is not None and found.id == record.id
-        assert backend._lane.idle >= 1
+        assert backend.commands.lane.idle >= 1
         backend.delete_session(record.id)
     finally:
         backend.close()
@@ -172,6 +172,6 @@ def test_the_backend_reports_an_unreachable_redis_as_unavailable() -> None:
         connection_pool=IdlePool(port=1, socket_connect_timeout=0.5), retry=fail_fast()
     )
     backend = RedisBackend(client, prefix=f"lane{uuid.uuid4().hex[:6]}:")
-    assert backend._lane is not None
+    assert backend.commands.lane is not None
     with pytest.raises(BackendUnavailable, match="unreachable"):
         backend.get_session("x", touch=True)

@@ -1,4 +1,4 @@
-"""In-process delivery of a request stream (``flask_mcp.backends._redis_local``), on Redis.
+"""In-process delivery of a request stream (``flask_mcp.backends.redis.own_streams``), on Redis.
 
 The worker that runs a request reads its events from memory, yet they are in Redis
 for a client resuming on another worker, whose reader then supersedes this one; the
@@ -82,7 +82,7 @@ def test_the_drop_after_the_end_waits_for_a_flush(pair: tuple[t.Any, t.Any]) -> 
     assert [e.kind for e in a.read(sid, "r", 0, token, 1).events] == [MESSAGE, END]
     a.detach(sid, "r", token)
     a.drop_stream(sid, "r")
-    assert a._local.get(sid, "r") is None
+    assert a.own_streams.get(sid, "r") is None
     a.flush()
     assert b.first_seq(sid, "r") is None
     assert not b.client.exists(b.keys.stream(sid, "r")[0])

@@ -12,6 +12,7 @@ serves a session it served a moment ago with none (``test_e2e_hot_sessions``).
 from __future__ import annotations
 
 import threading
+import time
 import typing as t
 import uuid
 
@@ -25,9 +26,9 @@ from wire import sse_messages
 
 from flask_mcp import MCP
 from flask_mcp import Context
-from flask_mcp.backends import _redis_lane
-from flask_mcp.backends._redis_lane import _send as _lane_send
 from flask_mcp.backends.base import GENERAL_STREAM
+from flask_mcp.backends.redis import lane as _redis_lane
+from flask_mcp.backends.redis.lane import _send as _lane_send
 
 pytestmark = pytest.mark.redis
 
@@ -48,7 +49,7 @@ class Counting(redis.Connection):
 
 
 def _counting_send(connection: t.Any, packed: bytes) -> None:
-    """The lane's send (:mod:`flask_mcp.backends._redis_lane`), noted like the others."""
+    """The lane's send (:mod:`flask_mcp.backends.redis.lane`), noted like the others."""
     Counting.sends.append(threading.get_ident())
     Counting.log.append((threading.current_thread().name, packed))
     _lane_send(connection, packed)
@@ -108,7 +109,21 @@ def app(backend: t.Any) -> t.Any:
     app.test_client_class = ThreadedTestClient
     mcp.init_app(app)
     app.extensions["trips_mcp"] = mcp
+    settle_registry(app, mcp)
     return app
+
+
+def settle_registry(app: t.Any, mcp: MCP) -> None:
+    """Start the worker's registry watcher and let it subscribe: a worker reads the shared
+    registry log once when it starts and once when its watcher has subscribed (an
+    announcement could have come between), then only when one is announced."""
+    sync = mcp._syncs[app]
+    sync.before_request()  # the first read; starts the watcher
+    deadline = time.monotonic() + 10
+    while sync._heard < 2:
+        assert time.monotonic() < deadline, "the registry watcher did not subscribe"
+        time.sleep(0.01)
+    sync.before_request()
 
 
 def trips(action: t.Callable[[], t.Any]) -> tuple[int, t.Any]:
@@ -147,7 +162,7 @@ def test_a_streaming_tools_call_costs_three_round_trips(app: t.Any, backend: t.A
     call = {"name": "chatty", "arguments": {}, "_meta": {"progressToken": "p"}}
     sse_messages(rpc(client, session, "tools/call", call))  # warm: connections, scripts
     backend.flush()
-    scripts = {script.sha: name for name, script in backend._scripts.items()}
+    scripts = {script.sha: name for name, script in backend.commands.scripts.items()}
     start = len(Counting.log)
     messages = sse_messages(rpc(client, session, "tools/call", call))
     assert messages[0]["params"]["progress"] == 1
@@ -172,7 +187,7 @@ def test_a_streaming_tools_call_costs_three_round_trips(app: t.Any, backend: t.A
     assert response.status_code == 200 and count == 1
     sent = [commands(p, scripts) for name, p in Counting.log[start:] if name == request]
     assert sent in ([["drop", "load"]], [["load"]])
-    assert not backend._local.pending
+    assert not backend.own_streams.pending
     prefix = backend.keys.tagged(session)
     left = {k.decode() for k in backend.client.keys(prefix + "x:*")}
     assert left == set(), left
@@ -184,7 +199,7 @@ def test_a_tool_that_could_stream_but_answers_at_once_costs_two(app: t.Any, back
     call = {"name": "quiet", "arguments": {}}
     rpc(client, session, "tools/call", call)
     backend.flush()  # the warm-up's drop
-    scripts = {script.sha: name for name, script in backend._scripts.items()}
+    scripts = {script.sha: name for name, script in backend.commands.scripts.items()}
     start = len(Counting.log)
     response = rpc(client, session, "tools/call", call)
     assert response.get_json()["result"]["content"][0]["text"] == "quiet"

@@ -13,7 +13,6 @@ import typing as t
 
 import jsonschema
 import pytest
-import seam_bridge
 from flask import Flask
 
 from flask_mcp import MCP
@@ -43,12 +42,11 @@ def make_app(
         icons=[{"src": "https://example.com/icon.png", "mimeType": "image/png"}],
         website_url="https://example.com/weather",
     )
-    card = card if card is not None else ServerCard()
-    seam_bridge.add_extension(mcp, card)
+    if card is not None:
+        mcp.add_extension(card)
     app = Flask(__name__)
     app.config.update(**config)
     mcp.init_app(app)
-    seam_bridge.init_app(app, mcp, card)
     return app, mcp
 
 
@@ -199,25 +197,21 @@ def test_a_preflight() -> None:
 
 def test_a_server_name_that_is_not_reverse_dns_fails_at_init_app() -> None:
     mcp = MCP(name="weather", version="1", description="Forecasts.")
-    card = ServerCard()
-    seam_bridge.add_extension(mcp, card)
     app = Flask(__name__)
     app.config["MCP_SERVER_CARD"] = True
-    mcp.init_app(app)
     with pytest.raises(ValueError) as caught:
-        seam_bridge.init_app(app, mcp, card)
+        mcp.init_app(app)  # adds the ServerCard extension, which checks the card
     assert str(caught.value) == (
         "MCP_SERVER_CARD is on, but the Server Card cannot be built: its name 'weather' is not "
         "a reverse-DNS server name with one '/' (such as 'com.example/weather'): name the MCP "
-        "server so, or pass ServerCard(name='com.example/...')."
+        "server so, or add mcp.add_extension(ServerCard(name='com.example/...')) before "
+        "init_app."
     )
-    named = ServerCard(name="com.example/weather")
     other = MCP(name="weather", version="1", description="Forecasts.")
-    seam_bridge.add_extension(other, named)
+    other.add_extension(ServerCard(name="com.example/weather"))
     app = Flask(__name__)
     app.config["MCP_SERVER_CARD"] = True
     other.init_app(app)
-    seam_bridge.init_app(app, other, named)
     card_json = app.test_client().get("/mcp/server-card").get_json(force=True)
     assert card_json["name"] == "com.example/weather"
     VALIDATOR.validate(card_json)
@@ -247,3 +241,51 @@ def test_a_card_without_problems_validates() -> None:
     card = build_card({"name": "a.b/c", "version": "1", "description": "d"}, "http://x/mcp")
     assert card_problems(card) == []
     VALIDATOR.validate(card)
+
+
+def test_a_path_with_url_variables_is_refused() -> None:
+    """A card describes one endpoint; /t/<tenant>/mcp is one per tenant (issue 32)."""
+    with pytest.raises(ValueError, match=r"MCP_PATH = '/t/<tenant>/mcp' has URL variables"):
+        make_app(MCP_SERVER_CARD=True, MCP_PATH="/t/<tenant>/mcp")
+
+
+def test_mcp_server_card_adds_the_extension() -> None:
+    app, mcp = make_app(MCP_SERVER_CARD=True)
+    assert isinstance(mcp.extension("io.modelcontextprotocol/server-card"), ServerCard)
+    app, mcp = make_app()
+    with pytest.raises(KeyError):
+        mcp.extension("io.modelcontextprotocol/server-card")
+
+
+def test_what_the_server_declares_at_runtime_stays_out_of_the_card() -> None:
+    """SEP-2127 leaves primitives, capabilities and extensions to runtime listing."""
+    app, mcp = make_app(MCP_SERVER_CARD=True)
+    before = app.test_client().get("/mcp/server-card").get_json(force=True)
+
+    @mcp.tool()
+    def forecast(city: str) -> str:
+        """Tomorrow's weather."""
+        return city
+
+    mcp.skills_folder("../examples/skills")
+    after = app.test_client().get("/mcp/server-card").get_json(force=True)
+    assert after == before
+    assert set(after) == {
+        "$schema", "name", "version", "description", "title", "websiteUrl", "icons", "remotes"
+    }  # fmt: skip
+
+
+def test_headers_a_client_sends_go_into_the_remote() -> None:
+    api_key = {
+        "name": "X-Api-Key",
+        "description": "The key from https://example.com/weather/keys",
+        "isRequired": True,
+        "isSecret": True,
+    }
+    tenant = {"name": "X-Tenant", "value": "{tenant}", "variables": {"tenant": {"default": "eu"}}}
+    app, _ = make_app(ServerCard(headers=[api_key, tenant]), MCP_SERVER_CARD=True)
+    card = app.test_client().get("/mcp/server-card").get_json(force=True)
+    VALIDATOR.validate(card)
+    assert card["remotes"][0]["headers"] == [api_key, tenant]
+    with pytest.raises(ValueError, match=r"the header \{'isRequired': True\} has no name"):
+        make_app(ServerCard(headers=[{"isRequired": True}]), MCP_SERVER_CARD=True)

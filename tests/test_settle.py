@@ -108,12 +108,12 @@ def test_the_sweep_answers_with_an_error_and_spares_workers_after_an_outage(
     a = RedisBackend.from_url(f"{redis_url}?prefix={prefix}&worker_timeout=2")
     b = RedisBackend.from_url(f"{redis_url}?prefix={prefix}&worker_timeout=2")
     for backend in (a, b):  # no listener threads: this test beats by hand
-        backend._listener.ensure = lambda wait: True  # type: ignore[method-assign]
+        backend.listener.ensure = lambda wait: True  # type: ignore[method-assign]
     try:
         assert a.create_session(record("s"), 10)
         a.open_stream("s", "r", request_id="req-1")
         # A request's stream opens in Redis with its first event, or once its reader waited
-        # for one (flask_mcp.backends._redis_local): here, the reader waited.
+        # for one (flask_mcp.backends.redis.own_streams): here, the reader waited.
         assert a.read("s", "r", 0, a.attach("s", "r"), 0.05).events == []
         a.touch_session("s", +1)
         b.beat()
@@ -139,7 +139,7 @@ def test_the_sweep_answers_with_an_error_and_spares_workers_after_an_outage(
 
 @pytest.mark.redis
 def test_the_pool_closes_idle_connections(redis_url: str) -> None:
-    from flask_mcp.backends._redis_pool import IdlePool
+    from flask_mcp.backends.redis.connections import IdlePool
 
     pool = IdlePool.from_url(redis_url, idle_timeout=0.2, min_idle=1)
     connections = [pool.get_connection() for _ in range(5)]

@@ -110,7 +110,7 @@ def test_a_change_is_judged_after_the_changes_other_workers_made_before(
     two, app_two = worker(redis_backend_url, prefix)
     assert names(app_one) == names(app_two) == ["base"]  # both serve: both tell sessions
     log = redis_client(redis_backend_url)
-    key = one._syncs[app_one].key
+    key = one._syncs[app_one].log.key  # type: ignore[attr-defined]
     sent: list[int] = []  # how many operations the log held when each list_changed went out
 
     def on_sent(sender: object, method: str, session_id: str) -> None:
@@ -151,19 +151,19 @@ def test_a_request_waits_for_the_log_read_another_request_started(
     sync = two._syncs[app_two]
     sync._heard += 1  # the announcement reached worker two (its watcher may count it too)
     reading, gate = threading.Event(), threading.Event()
-    client = sync.client
+    log = sync.log
 
     class SlowLog:  # the first read of the log waits at the gate
         def __getattr__(self, name: str) -> t.Any:
-            return getattr(client, name)
+            return getattr(log, name)
 
-        def llen(self, key: str) -> int:
+        def read(self, start: int) -> list[str]:
             reading.set()
             gate.wait(10)
-            sync.client = client
-            return int(client.llen(key))
+            sync.log = log
+            return log.read(start)
 
-    sync.client = SlowLog()
+    sync.log = SlowLog()  # type: ignore[assignment]
     seen: list[bool] = []
 
     def second() -> None:
@@ -191,3 +191,50 @@ def test_a_handler_without_import_path_stays_local_with_a_warning(redis_backend_
     assert "local" in names(app_one) and "local" not in names(app_two)
     assert import_path(echo) == f"{__name__}:echo"
     assert import_path(lambda: 1) is None
+
+
+def test_requests_read_the_registry_log_only_when_a_change_was_announced(
+    redis_backend_url: str,
+) -> None:
+    """A request reads the shared registry log only after an announcement (issue 33).
+
+    Read on every request past a second, the log cost a round trip per worker per second
+    and, with Redis frozen, a socket timeout before the session lookup's own (the 503
+    came after twice the timeout). Requests a second and more apart read it no more
+    once the worker's watcher has subscribed; a change another worker makes is read once.
+    """
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_backend_url, prefix)
+    two, app_two = worker(redis_backend_url, prefix)
+    sync = two._syncs[app_two]
+    reads: list[int] = []
+    log = sync.log
+
+    class CountingLog:
+        def __getattr__(self, name: str) -> t.Any:
+            return getattr(log, name)
+
+        def read(self, start: int) -> list[str]:
+            reads.append(start)
+            return t.cast("list[str]", log.read(start))
+
+    sync.log = CountingLog()  # type: ignore[assignment]
+    with MCPTestClient(app_two) as client:
+        client.list_tools()  # the worker's first read; its watcher starts
+        deadline = time.monotonic() + 10
+        while sync._heard < 2:  # subscribed (then it reads once more: see before_request)
+            assert time.monotonic() < deadline, "the registry watcher did not subscribe"
+            time.sleep(0.01)
+        client.list_tools()
+        settled = len(reads)
+        for _ in range(3):
+            time.sleep(1.1)  # longer than RECHECK, the old read interval
+            client.list_tools()
+        assert len(reads) == settled, reads  # no announcement: no read
+        with app_one.test_request_context():
+            one.add_tool(echo, name="echo")
+        deadline = time.monotonic() + 10
+        while "echo" not in [tool["name"] for tool in client.list_tools()]:
+            assert time.monotonic() < deadline, "the change never reached the other worker"
+            time.sleep(0.05)
+        assert len(reads) == settled + 1, reads

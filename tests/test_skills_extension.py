@@ -1,7 +1,4 @@
-"""The Skills extension on a real app, in both eras, through the test client.
-
-The extension is attached with ``seam_bridge`` (the extension seam is not merged yet).
-"""
+"""The Skills extension on a real app, in both eras, through the test client."""
 
 from __future__ import annotations
 
@@ -13,7 +10,6 @@ import sys
 import typing as t
 
 import pytest
-import seam_bridge
 from flask import Flask
 from skill_folders import EXAMPLES
 from skill_folders import skill_md
@@ -21,6 +17,7 @@ from skill_folders import touch
 from skill_folders import write
 
 from flask_mcp import MCP
+from flask_mcp import MCPBlueprint
 from flask_mcp import MCPError
 from flask_mcp.errors import INTERNAL_ERROR
 from flask_mcp.errors import INVALID_PARAMS
@@ -34,11 +31,10 @@ ERAS = ["2025-11-25", "2026-07-28"]
 
 def make_app(skills: Skills, **config: t.Any) -> Flask:
     mcp = MCP(name="skills-test", version="1.0.0")
-    seam_bridge.add_extension(mcp, skills)
+    mcp.add_extension(skills)
     app = Flask(__name__)
     app.config.update(SECRET_KEY="test", **config)
     mcp.init_app(app)
-    seam_bridge.init_app(app, mcp, skills)
     return app
 
 
@@ -131,6 +127,9 @@ def test_a_skill_not_listed_is_served_by_uri(version: str) -> None:
     with MCPTestClient(make_app(skills), protocol_version=version) as client:
         listed = [entry["uri"] for entry in client.request("skills/list")["skills"]]
         assert listed == ["skill://flask-deploy/SKILL.md", "skill://ops/incident-triage/SKILL.md"]
+        resources = [item["uri"] for item in client.list_resources()]
+        assert len(resources) == 7
+        assert not [uri for uri in resources if uri.startswith("skill://internal/")]
         got = client.request("skills/get", {"uri": "skill://internal/ops/incident-triage/SKILL.md"})
         assert got["skill"]["frontmatter"]["name"] == "incident-triage"
         for resource in got["skill"]["resources"]:
@@ -204,17 +203,29 @@ def test_a_dynamic_skill(version: str) -> None:
         assert [item["name"] for item in tree["resources"]] == ["raw.bin", "run.txt"]
 
 
+@pytest.mark.parametrize("version", ERAS)
 @pytest.mark.parametrize(("debug", "shown"), [(True, True), (False, False)])
-def test_a_failing_dynamic_skill_is_an_internal_error(debug: bool, shown: bool) -> None:
+def test_a_failing_dynamic_skill_is_an_internal_error(
+    version: str, debug: bool, shown: bool
+) -> None:
+    def crash() -> dict[str, str | bytes]:
+        raise RuntimeError("password=hunter2")
+
     skills = Skills()
     skills.add_dynamic("broken", lambda: {"SKILL.md": "no frontmatter"})
+    skills.add_dynamic("crash", crash, listed=False)
     app = make_app(skills)
     app.debug = debug
-    client = MCPTestClient(app, protocol_version="2026-07-28")
-    with client, pytest.raises(MCPError) as caught:
-        client.request("skills/list")
-    assert caught.value.code == INTERNAL_ERROR
-    assert ("does not begin with YAML frontmatter" in caught.value.message) is shown
+    client = MCPTestClient(app, protocol_version=version)
+    with client:
+        with pytest.raises(MCPError) as caught:
+            client.request("skills/list")
+        assert caught.value.code == INTERNAL_ERROR
+        assert ("does not begin with YAML frontmatter" in caught.value.message) is shown
+        with pytest.raises(MCPError) as caught:
+            client.request("skills/get", {"uri": "skill://crash/SKILL.md"})
+        assert caught.value.code == INTERNAL_ERROR
+        assert ("hunter2" in caught.value.message) is shown
 
 
 def test_registration_errors_surface_when_declared(tmp_path: pathlib.Path) -> None:
@@ -374,3 +385,80 @@ def test_without_pyyaml_the_error_names_the_extra(
         "Serving skills needs PyYAML to read SKILL.md frontmatter, which is not installed: "
         "pip install 'Flask-MCP[skills]'."
     )
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_the_face_methods_add_the_extension_once(version: str, tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {"one/SKILL.md": skill_md("one"), "one/notes.md": "notes"})
+    mcp = MCP(name="skills-test", version="1.0.0")
+    assert mcp.skills_folder("../examples/skills") == []  # relative to this module
+    mcp.add_skill(tmp_path / "one", prefix="extra", listed=False)
+
+    @mcp.dynamic_skill("gen/today", ttl_ms=5)
+    def today() -> dict[str, str | bytes]:
+        return {"SKILL.md": skill_md("today"), "data.csv": b"a,b\n1,2\n"}
+
+    assert mcp.skills() is mcp.extension("io.modelcontextprotocol/skills")
+    app = Flask(__name__)
+    app.config["SECRET_KEY"] = "test"
+    mcp.init_app(app)
+    with MCPTestClient(app, protocol_version=version) as client:
+        listed = client.request("skills/list")["skills"]
+        assert [(entry["uri"], entry["resources"] == "dynamic") for entry in listed] == [
+            ("skill://flask-deploy/SKILL.md", False),
+            ("skill://ops/incident-triage/SKILL.md", False),
+            ("skill://gen/today/SKILL.md", True),
+        ]
+        hidden = client.request("skills/get", {"uri": "skill://extra/one/SKILL.md"})["skill"]
+        assert [item["uri"] for item in hidden["resources"]] == [
+            "skill://extra/one/SKILL.md",
+            "skill://extra/one/notes.md",
+        ]
+        (contents,) = client.read_resource("skill://gen/today/data.csv")
+        assert raw(contents) == b"a,b\n1,2\n"
+
+
+def test_a_blueprint_carries_skills(tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {"refunds/SKILL.md": skill_md("refunds")})
+    bp = MCPBlueprint("billing", __name__)
+    bp.skills_folder("../examples/skills")  # relative to the blueprint's module
+    bp.add_skill(tmp_path / "refunds", prefix="policy", listed=False)
+    mcp = MCP(name="skills-test", version="1.0.0")
+    mcp.register_blueprint(bp, prefix="billing_")
+    mcp.register_blueprint(bp, prefix="shop_", uri_prefix="shop")
+    app = Flask(__name__)
+    app.config["SECRET_KEY"] = "test"
+    mcp.init_app(app)
+    with MCPTestClient(app) as client:
+        listed = [entry["uri"] for entry in client.request("skills/list")["skills"]]
+        assert listed == [
+            "skill://billing/flask-deploy/SKILL.md",
+            "skill://billing/ops/incident-triage/SKILL.md",
+            "skill://shop/flask-deploy/SKILL.md",
+            "skill://shop/ops/incident-triage/SKILL.md",
+        ]
+        for uri in (
+            "skill://billing/policy/refunds/SKILL.md",
+            "skill://shop/policy/refunds/SKILL.md",
+        ):
+            assert client.request("skills/get", {"uri": uri})["skill"]["uri"] == uri
+    with pytest.raises(RuntimeError, match="already registered"):
+        bp.skills_folder("../examples/skills")
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_declared_with_the_resources_capability_once_a_skill_is_served(version: str) -> None:
+    mcp = MCP(name="skills-test", version="1.0.0")
+    mcp.skills()  # the extension, no skill yet
+    app = Flask(__name__)
+    app.config["SECRET_KEY"] = "test"
+    mcp.init_app(app)
+    with MCPTestClient(app, protocol_version=version) as client:
+        assert "io.modelcontextprotocol/skills" not in client.server_result["capabilities"].get(
+            "extensions", {}
+        )
+    mcp.skills_folder("../examples/skills", listed=False)
+    with MCPTestClient(app, protocol_version=version) as client:
+        capabilities = client.server_result["capabilities"]
+    assert capabilities["extensions"]["io.modelcontextprotocol/skills"] == {"directoryRead": True}
+    assert "resources" in capabilities

@@ -16,11 +16,11 @@ from wire import read_events
 from wire import rpc
 
 from flask_mcp import MCP
-from flask_mcp.backends._wakeup import GreenWakeup
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Event
 from flask_mcp.backends.base import ReadResult
 from flask_mcp.transport import sse
+from flask_mcp.wakeup import GreenWakeup
 
 
 class Clock:

@@ -54,18 +54,18 @@ def test_one_append_wakes_each_of_many_readers_and_detach_frees_them(
     deadline = time.monotonic() + 10
     # Every reader waits, none holding a connection (lent out: the pub/sub connection,
     # and those the short path of single scripts keeps between commands).
-    while a._reader.counts()[1] < count or pool.in_use - a._lane.idle > 1:
-        assert time.monotonic() < deadline, (a._reader.counts(), pool.in_use, a._lane.idle)
+    while a.reader.counts()[1] < count or pool.in_use - a.commands.lane.idle > 1:
+        assert time.monotonic() < deadline, (a.reader.counts(), pool.in_use, a.commands.lane.idle)
         time.sleep(0.02)
     message = {"jsonrpc": "2.0", "method": "notifications/message"}
     b.append_many([(sid, GENERAL_STREAM, MESSAGE, message) for sid in sids])
     for thread in threads:
         thread.join(10)
     assert got == {sid: [1] for sid in sids}
-    assert a._reader.counts()[0] == count  # each remembers its answer until it detaches
+    assert a.reader.counts()[0] == count  # each remembers its answer until it detaches
     for sid in sids:
         a.detach(sid, GENERAL_STREAM, tokens[sid])
-    assert a._reader.counts() == (0, 0)
+    assert a.reader.counts() == (0, 0)
 
 
 def test_an_idle_reader_asks_redis_nothing_until_woken(pair: tuple[t.Any, t.Any]) -> None:
@@ -74,8 +74,8 @@ def test_an_idle_reader_asks_redis_nothing_until_woken(pair: tuple[t.Any, t.Any]
     token = a.attach(sid, GENERAL_STREAM)
     listening(a, 10)
     asked: list[t.Any] = []
-    run_many = a._reader.calls.run_many
-    a._reader.calls.run_many = lambda calls: asked.extend(calls) or run_many(calls)
+    run_many = a.reader.calls.run_many
+    a.reader.calls.run_many = lambda calls: asked.extend(calls) or run_many(calls)
     for _ in range(5):
         assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
     assert len(asked) == 1  # the first read asked; the others trusted its answer
@@ -87,16 +87,16 @@ def test_an_idle_reader_asks_redis_nothing_until_woken(pair: tuple[t.Any, t.Any]
 def test_a_reader_that_vanished_without_detaching_is_forgotten(
     pair: tuple[t.Any, t.Any],
 ) -> None:
-    from flask_mcp.backends._redis_reader import FORGET_AFTER
+    from flask_mcp.backends.redis.reader import FORGET_AFTER
 
     a, _ = pair
     sid = new_session(a, "gone", 1000)
     token = a.attach(sid, GENERAL_STREAM)
     assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
-    assert a._reader.counts() == (1, 0)
-    assert a._reader.sweep(time.monotonic() + 1) == 0  # recent: kept
-    assert a._reader.sweep(time.monotonic() + FORGET_AFTER + 1) == 1
-    assert a._reader.counts() == (0, 0)
+    assert a.reader.counts() == (1, 0)
+    assert a.reader.sweep(time.monotonic() + 1) == 0  # recent: kept
+    assert a.reader.sweep(time.monotonic() + FORGET_AFTER + 1) == 1
+    assert a.reader.counts() == (0, 0)
     # It simply asks again should it come back.
     assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
 
@@ -109,7 +109,7 @@ def test_a_reconnection_makes_every_reader_ask_again(pair: tuple[t.Any, t.Any]) 
     token = a.attach(sid, GENERAL_STREAM)
     listening(a, 10)
     assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
-    stream = a._reader.streams[a.keys.stream(sid, GENERAL_STREAM)[0]]
+    stream = a.reader.streams[a.keys.stream(sid, GENERAL_STREAM)[0]]
     b.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
     deadline = time.monotonic() + 5
     while stream.version == 0:  # its wake-up arrives...
@@ -123,7 +123,7 @@ def test_a_reconnection_makes_every_reader_ask_again(pair: tuple[t.Any, t.Any]) 
     thread.start()
     time.sleep(0.3)
     assert not found  # it trusts its last answer
-    a._reader.wake_all()
+    a.reader.wake_all()
     thread.join(5)
     assert [e.seq for e in found[0].events] == [1]
 
@@ -207,7 +207,7 @@ class _Redis:
 
 def _waiting_reader(token: int = 7) -> tuple[t.Any, _Redis, list[str]]:
     """A reader of one stream that has asked once (nothing new after event 4)."""
-    from flask_mcp.backends._redis_reader import StreamReader
+    from flask_mcp.backends.redis.reader import RedisStreamReader as StreamReader
 
     redis = _Redis()
     reader = StreamReader(redis, lambda: True)
@@ -236,7 +236,7 @@ def test_a_reader_takes_a_carried_event_only_when_it_is_surely_its_next(
     """The event a wake-up carries is delivered without asking Redis only if nothing else
     happened to the stream since the reader's last answer, the append saw this reader
     (its token), and it is the event right after the reader's last one."""
-    from flask_mcp.backends._redis_reader import inline_wake
+    from flask_mcp.backends.redis.reader import inline_wake
 
     reader, redis, keys = _waiting_reader()
     for wake in wakes:
@@ -255,7 +255,7 @@ def test_a_reader_takes_a_carried_event_only_when_it_is_surely_its_next(
 
 
 def test_an_inline_wake_up_ignores_streams_this_process_does_not_read() -> None:
-    from flask_mcp.backends._redis_reader import inline_wake
+    from flask_mcp.backends.redis.reader import inline_wake
 
     reader, redis, keys = _waiting_reader()
     message = inline_wake(MESSAGE, "{}", [("P{other}:x:g", 1, "1"), ("P{a b}:x:g", 2, "")])
@@ -279,8 +279,8 @@ def test_a_broadcast_reaches_readers_without_questions_and_stays_resumable(
     assert first == {sid: [1] if sid == sids[0] else [] for sid in sids}
     after = {sid: 1 if sid == sids[0] else 0 for sid in sids}
     asked: list[t.Any] = []
-    run_many = a._reader.calls.run_many
-    a._reader.calls.run_many = lambda calls: asked.extend(calls) or run_many(calls)
+    run_many = a.reader.calls.run_many
+    a.reader.calls.run_many = lambda calls: asked.extend(calls) or run_many(calls)
     got: dict[str, list[tuple[int, t.Any]]] = {}
 
     def read(sid: str) -> None:
@@ -291,8 +291,8 @@ def test_a_broadcast_reaches_readers_without_questions_and_stays_resumable(
     for thread in threads:
         thread.start()
     deadline = time.monotonic() + 10
-    while a._reader.counts()[1] < len(sids):
-        assert time.monotonic() < deadline, a._reader.counts()
+    while a.reader.counts()[1] < len(sids):
+        assert time.monotonic() < deadline, a.reader.counts()
         time.sleep(0.02)
     message = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é\n"}}
     assert b.append_many([(sid, GENERAL_STREAM, MESSAGE, message) for sid in sids]) == [
@@ -321,7 +321,7 @@ def test_saved_cursors_do_not_wait_and_are_read_back_before_they_are_sent(
     a, b = pair
     sid = new_session(a, "cursor", 1000)
     a.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
-    calls = a._reader.calls
+    calls = a.reader.calls
     release, sent = threading.Event(), []
     run_many = calls.run_many
 
@@ -351,7 +351,7 @@ def test_closing_the_backend_saves_the_cursors_not_sent_yet(pair: tuple[t.Any, t
     a, b = pair
     sid = new_session(a, "closing", 1000)
     a.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
-    a._reader.calls.slots = 0  # nothing is sent until the backend closes
+    a.reader.calls.slots = 0  # nothing is sent until the backend closes
     a.set_cursor(sid, GENERAL_STREAM, 1)
     assert (a.get_cursor(sid, GENERAL_STREAM), b.get_cursor(sid, GENERAL_STREAM)) == (1, 0)
     a.close()
@@ -370,13 +370,13 @@ def test_a_connection_closed_under_the_listener_is_a_lost_connection(
     listening(a, 10)
     caplog.set_level("WARNING", logger="flask_mcp")
     deadline = time.monotonic() + 5
-    while a._listener._watched is None:
+    while a.listener._watched is None:
         assert time.monotonic() < deadline, "the listener did not note its connection"
         time.sleep(0.01)
-    before = a._listener._watched[1]
+    before = a.listener._watched[1]
     a.client.connection_pool.disconnect()  # the pub/sub connection too, under the thread
     deadline = time.monotonic() + 10
-    while a._listener._watched is None or a._listener._watched[1] is before:
+    while a.listener._watched is None or a.listener._watched[1] is before:
         assert time.monotonic() < deadline, "the listener did not subscribe again"
         time.sleep(0.01)
     listening(a, 10)

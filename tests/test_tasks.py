@@ -8,6 +8,7 @@ worker running a task.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -35,6 +36,10 @@ from flask_mcp import Context
 from flask_mcp import MCPError
 from flask_mcp import ToolError
 from flask_mcp import signals
+from flask_mcp.backends import MemoryBackend
+from flask_mcp.backends.task_store import TaskLimits
+from flask_mcp.backends.task_store import TaskQuotaExceeded
+from flask_mcp.backends.task_store import TaskStore
 from flask_mcp.server import tasks as tasks_mod
 
 EXT = {"io.modelcontextprotocol/tasks": {}}
@@ -611,3 +616,184 @@ def test_the_supervisor_sweep_fails_dead_tasks_without_a_poll(
     assert swept is not None and swept["status"] == "failed"
     assert finished == [f"{task_id}:failed"]
     assert task_id not in [r["taskId"] for r in store.live(100)]
+
+
+# -- bounds on one caller's records (issue 33): both stores, a precise error past a bound,
+# nobody else's record dropped, large finished results kept for a while, no deep copies --
+
+STORES = ["memory", pytest.param("redis", marks=pytest.mark.redis)]
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest) -> t.Iterator[TaskStore]:
+    if request.param == "memory":
+        yield MemoryBackend().task_store()
+        return
+    from flask_mcp.backends.redis import RedisBackend
+
+    url = request.getfixturevalue("redis_url")
+    backend = RedisBackend.from_url(f"{url}?prefix=bounds-{uuid.uuid4().hex[:8]}:")
+    try:
+        yield backend.task_store()
+    finally:
+        backend.close()
+
+
+def record(owner: str, size: int = 0, status: str = "working") -> dict[str, t.Any]:
+    return {
+        "taskId": uuid.uuid4().hex,
+        "status": status,
+        "owner": owner,
+        "created": time.time(),
+        "request": {"arguments": {"blob": "x" * size}},
+    }
+
+
+def test_records_per_caller_are_bounded_and_others_unaffected(store: TaskStore) -> None:
+    store.limits = TaskLimits(max_records=3, max_bytes=None)
+    mine = [record("alice") for _ in range(3)]
+    for each in mine:
+        store.create(each, 60)
+    with pytest.raises(TaskQuotaExceeded) as refused:
+        store.create(record("alice"), 60)
+    assert refused.value.code == -32600 and refused.value.data == {
+        "bound": "records",
+        "limit": 3,
+        "held": 3,
+    }
+    assert "MCP_TASK_MAX_PER_CLIENT" in refused.value.message
+    store.create(record("bob"), 60)  # another caller is not refused
+    assert all(store.get(each["taskId"]) is not None for each in mine)  # nothing dropped
+
+
+def test_bytes_per_caller_are_bounded_on_create_and_on_change(store: TaskStore) -> None:
+    store.limits = TaskLimits(max_records=None, max_bytes=20_000)
+    first = record("carol", 8_000)
+    store.create(first, 60)
+    with pytest.raises(TaskQuotaExceeded) as refused:
+        store.create(record("carol", 15_000), 60)
+    assert refused.value.data["bound"] == "bytes"
+    assert "MCP_TASK_MAX_BYTES_PER_CLIENT" in refused.value.message
+
+    def big_result(found: dict[str, t.Any]) -> bool:
+        found["status"] = "completed"
+        found["result"] = {"content": [{"type": "text", "text": "y" * 30_000}]}
+        return True
+
+    with pytest.raises(TaskQuotaExceeded):
+        store.mutate(first["taskId"], big_result)
+    kept = store.get(first["taskId"])
+    assert kept is not None and kept["status"] == "working" and "result" not in kept
+
+
+def test_a_large_finished_result_is_kept_only_for_a_while(store: TaskStore) -> None:
+    store.limits = TaskLimits(large_result=1_000, large_result_ttl=0.5)
+    small, large = record("dave"), record("dave")
+    for each in (small, large):
+        store.create(each, 60)
+
+    def finish(size: int) -> t.Callable[[dict[str, t.Any]], bool]:
+        def change(found: dict[str, t.Any]) -> bool:
+            found["status"] = "completed"
+            found["result"] = {"content": [{"type": "text", "text": "z" * size}]}
+            return True
+
+        return change
+
+    store.mutate(small["taskId"], finish(10))
+    store.mutate(large["taskId"], finish(5_000))
+    assert store.get(large["taskId"]) is not None  # there to be fetched at once
+    deadline = time.monotonic() + 10
+    while store.get(large["taskId"]) is not None:
+        assert time.monotonic() < deadline, "the large result was kept for the whole TTL"
+        time.sleep(0.1)
+    assert store.get(small["taskId"]) is not None  # a small one stays for its TTL
+
+
+def test_the_memory_store_copies_no_record_deeply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records are kept as JSON: a read decodes, a change encodes once (issue 34 measured
+    9.2 s per task with a 4 MB result deep-copied on every read and change)."""
+    store = MemoryBackend().task_store()
+
+    def refuse(*args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        raise AssertionError("copy.deepcopy was called")
+
+    monkeypatch.setattr(copy, "deepcopy", refuse)
+    task = record("erin", 4 * 1024 * 1024)
+    store.create(task, 60)
+    got = store.get(task["taskId"])
+    assert got is not None
+    got["request"]["arguments"]["blob"] = "changed"  # a copy: the store keeps its own
+    stored = store.get(task["taskId"])
+    assert stored is not None and len(stored["request"]["arguments"]["blob"]) == 4 * 1024 * 1024
+    store.mutate(task["taskId"], lambda found: found.update(status="completed") is None)
+    assert store.list("erin", 0, 10)[0][0]["status"] == "completed"
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_task_call_past_the_bound_gets_a_json_rpc_error(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    config: dict[str, t.Any] = {"MCP_TASK_MAX_PER_CLIENT": 2}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=bounds-{uuid.uuid4().hex[:8]}:"
+    _, app, _ = build(**config)
+    wire = Wire(app)
+    call = {"name": "work", "arguments": {"seconds": 0}}
+    made = [result_of(wire.post("tools/call", call, caps=CAPS))["result"] for _ in range(2)]
+    refused = result_of(wire.post("tools/call", call, caps=CAPS))
+    assert refused["error"]["code"] == -32600, refused
+    assert refused["error"]["data"]["bound"] == "records"
+    assert "MCP_TASK_MAX_PER_CLIENT" in refused["error"]["message"]
+    for task in made:  # the caller's earlier tasks are all still there
+        assert poll(wire, task["taskId"], terminal)["status"] == "completed"
+    if backend == "redis":
+        redis_client(config["MCP_BACKEND"].split("?")[0]).close()
+
+
+# -- hostile input ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS[:2])
+def test_arguments_nested_600_deep_run_as_a_task(
+    request: pytest.FixtureRequest, backend: str
+) -> None:
+    """The memory store deep-copied records by recursion: RecursionError and -32603."""
+    config = {} if backend == "memory" else {"MCP_BACKEND": request.getfixturevalue(backend)}
+    mcp, app, _ = build(**config)
+
+    @mcp.tool(task="optional")
+    def nested(data: list[t.Any]) -> str:
+        depth = 0
+        while data:
+            data, depth = data[0], depth + 1
+        return f"{depth} deep"
+
+    deep: list[t.Any] = []
+    level = deep
+    for _ in range(600):
+        level.append([])
+        level = level[0]
+    client = app.test_client()
+    session = initialize(client)
+    params = {"name": "nested", "arguments": {"data": deep}, "task": {}}
+    task = call_2025(client, session, "tools/call", params)["result"]["task"]
+    result = call_2025(client, session, "tasks/result", {"taskId": task["taskId"]})["result"]
+    assert result["content"][0]["text"] == "600 deep"
+
+
+@pytest.mark.parametrize("backend", BACKENDS[:2])
+@pytest.mark.parametrize("cursor", [str(2**63), str(2**64 + 5), "-1", "x"])
+def test_a_cursor_out_of_range_is_invalid_params(
+    request: pytest.FixtureRequest, backend: str, cursor: str
+) -> None:
+    """A cursor above 2**63 reached Redis's signed ranges and gave -32603."""
+    config = {} if backend == "memory" else {"MCP_BACKEND": request.getfixturevalue(backend)}
+    _, app, _ = build(**config)
+    client = app.test_client()
+    session = initialize(client)
+    answer = call_2025(client, session, "tasks/list", {"cursor": cursor})
+    assert answer["error"]["code"] == -32602
+    assert "unknown cursor" in answer["error"]["message"]
+    assert call_2025(client, session, "tasks/list", {"cursor": "0"})["result"]["tasks"] == []

@@ -22,14 +22,18 @@ from tasks_wire import TERMINAL
 from tasks_wire import post_2026
 from tasks_wire import wait_task
 
+ISSUER = "https://issuer.example"
+
 pytest.importorskip("celery")
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextlib.contextmanager
-def celery_worker(env: dict[str, str], log: Path) -> t.Iterator[subprocess.Popen[bytes]]:
-    """A Celery worker on ``examples.tasks_celery`` until the block ends."""
-    argv = [sys.executable, "-m", "celery", "-A", "examples.tasks_celery:celery", "worker",
+def celery_worker(
+    env: dict[str, str], log: Path, module: str = "examples.tasks_celery"
+) -> t.Iterator[subprocess.Popen[bytes]]:
+    """A Celery worker on ``module`` (its ``celery`` app) until the block ends."""
+    argv = [sys.executable, "-m", "celery", "-A", f"{module}:celery", "worker",
             "-P", "threads", "-c", "4", "--loglevel", "INFO", "--without-mingle",
             "--without-gossip"]  # fmt: skip
     with open(log, "wb") as out:
@@ -109,3 +113,40 @@ def test_celery_task_asks_for_input_through_the_backend(
         assert wait_task(server.url, cancel_me, lambda t_: t_["status"] in TERMINAL)["status"] == (
             "cancelled"
         )
+
+
+@pytest.mark.e2e
+def test_celery_task_runs_under_the_callers_auth(
+    serve: t.Any, redis_url: str, tmp_path: Path
+) -> None:
+    """A scoped task tool runs on the worker with the caller's AuthInfo (issue 32)."""
+    env = {"FLASK_MCP_BACKEND": redis_url, "CELERY_BROKER_URL": redis_url}
+    server = serve("tests._apps.celery_auth:app", "gevent", env=env)
+    worker_env = {**env, "PYTHONPATH": str(ROOT / "tests")}
+    with celery_worker(worker_env, tmp_path / "celery.log", "tests._apps.celery_auth") as worker:
+        outcomes = {}
+        for token, arguments in (
+            ("alice-run", {}),
+            ("alice-admin", {"purge": True}),
+            ("alice-run", {"purge": True}),
+        ):
+            created = post_2026(
+                server.url, "tools/call", {"name": "report", "arguments": arguments}, token
+            )
+            task_id = created["result"]["taskId"]
+            done = wait_task(
+                server.url, task_id, lambda task: task["status"] in TERMINAL, 60, token
+            )
+            outcomes[(token, bool(arguments))] = done
+        ran = outcomes[("alice-run", False)]
+        assert ran["status"] == "completed", ran
+        text = ran["result"]["content"][0]["text"]
+        assert text == f"{ISSUER}|alice jobs:run in process {worker.pid}", text
+        admin = outcomes[("alice-admin", True)]
+        assert admin["status"] == "completed", admin
+        assert admin["result"]["content"][0]["text"].startswith(
+            f"{ISSUER}|alice jobs:admin jobs:run"
+        )
+        refused = outcomes[("alice-run", True)]  # the step-up is refused under the grant
+        assert refused["status"] == "failed", refused
+        assert "jobs:admin" in refused["error"]["message"], refused

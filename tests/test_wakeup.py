@@ -1,4 +1,4 @@
-"""The stream reader's wake-up flag under gevent (flask_mcp.backends._wakeup)."""
+"""The stream reader's wake-up flag under gevent (flask_mcp.wakeup)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import threading
 import gevent
 import gevent.hub
 
-from flask_mcp.backends._wakeup import ClientReadable
-from flask_mcp.backends._wakeup import GreenWakeup
-from flask_mcp.backends._wakeup import new_wakeup
-from flask_mcp.backends._wakeup import unwatch_client
-from flask_mcp.backends._wakeup import watch_client
+from flask_mcp.wakeup import ClientReadable
+from flask_mcp.wakeup import GreenWakeup
+from flask_mcp.wakeup import new_wakeup
+from flask_mcp.wakeup import unwatch_client
+from flask_mcp.wakeup import watch_client
 
 
 def start_waiting(flag: GreenWakeup, timeout: float) -> gevent.Greenlet:

@@ -52,6 +52,13 @@ def blob() -> str:
 
 app = Flask(__name__)
 app.config.from_prefixed_env()  # FLASK_MCP_* -> MCP_*
+if os.environ.get("BENCH_OAUTH_SERVER"):
+    # python -m benchmarks oauth: the built-in authorization server issues the tokens; the
+    # one user is always signed in (the benchmark consents over plain HTTP, no login page)
+    from flask_mcp.contrib.oauth_server import OAuthServer
+
+    app.config.setdefault("SECRET_KEY", "benchmark")
+    OAuthServer(mcp, user_loader=lambda: "bench").init_app(app)
 mcp.init_app(app)
 
 logging.getLogger("benchmarks").warning("flask_mcp imported from %s", flask_mcp.__file__)

@@ -30,6 +30,7 @@ from .info import Authorizer
 from .info import auth_info_from_claims
 from .metadata import auth_enabled
 from .metadata import canonical_resource
+from .metadata import fill_path_args
 from .metadata import metadata_document
 from .metadata import metadata_url
 
@@ -141,9 +142,15 @@ class Authenticator:
         #: Leave out of list results what the caller's scopes do not allow.
         self.hide_unauthorized = settings.auth_hide_unauthorized
 
-    def metadata(self) -> dict[str, t.Any]:
-        """Return the Protected Resource Metadata document."""
-        return metadata_document(self.settings, self.resource, self.resource_name)
+    def metadata(self, path_args: t.Mapping[str, t.Any] | None = None) -> dict[str, t.Any]:
+        """Return the Protected Resource Metadata document.
+
+        :param path_args: the values of ``MCP_PATH``'s URL variables in the request; they
+            fill the same ``<name>`` placeholders in ``MCP_AUTH_RESOURCE``
+            (``https://mcp.example.com/t/<tenant>/mcp``), one resource per tenant.
+        """
+        resource = fill_path_args(self.resource, path_args or {})
+        return metadata_document(self.settings, resource, self.resource_name)
 
     def challenge(
         self,
@@ -245,7 +252,19 @@ class Authenticator:
         try:
             return self.verify(request)
         except AuthChallenge as exc:
-            raise self._refused(exc) from None
+            raise self._refused(self._at_path(exc, getattr(request, "view_args", None))) from None
+
+    def _at_path(
+        self, challenge: AuthChallenge, path_args: t.Mapping[str, t.Any] | None
+    ) -> AuthChallenge:
+        """Point ``resource_metadata`` at the tenant's document when ``MCP_AUTH_RESOURCE`` holds
+        placeholders of ``MCP_PATH``'s URL variables."""
+        filled = fill_path_args(self.metadata_url, path_args or {})
+        if filled != self.metadata_url:
+            header = challenge.extra_headers["WWW-Authenticate"]
+            challenge.extra_headers["WWW-Authenticate"] = header.replace(self.metadata_url, filled)
+            challenge.description = (challenge.description or "").replace(self.metadata_url, filled)
+        return challenge
 
     # -- scopes ----------------------------------------------------------------------
 
@@ -254,18 +273,23 @@ class Authenticator:
         return info is not None and set(scopes) <= info.scopes
 
     def require(
-        self, info: AuthInfo | None, scopes: t.Sequence[str], what: str, request_id: t.Any = None
+        self,
+        info: AuthInfo | None,
+        scopes: t.Sequence[str],
+        what: str,
+        request_id: t.Any = None,
+        path_args: t.Mapping[str, t.Any] | None = None,
     ) -> None:
         """Raise :class:`AuthRefused` unless ``info`` grants ``scopes``; ``what`` names the call."""
         if info is None:  # fail closed: a call that skipped authentication
             challenge = self.challenge(None, "no caller", request_id=request_id)
-            raise AuthRefused(self._refused(challenge))
+            raise AuthRefused(self._refused(self._at_path(challenge, path_args)))
         if self.allows(info, scopes):
             return
         needed = tuple(dict.fromkeys([*self.required_scopes, *scopes]))
         reason = f"{what} needs {' '.join(needed)}"
         challenge = self.challenge(INSUFFICIENT_SCOPE, reason, needed, request_id=request_id)
-        raise AuthRefused(self._refused(challenge))
+        raise AuthRefused(self._refused(self._at_path(challenge, path_args)))
 
 
 def build_authenticator(

@@ -7,7 +7,9 @@ path (``/.well-known/oauth-protected-resource/mcp``) and at the root.
 
 from __future__ import annotations
 
+import re
 import typing as t
+from urllib.parse import quote
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
@@ -40,6 +42,19 @@ def canonical_resource(url: str) -> str:
     parts = urlsplit(url)
     path = "" if parts.path == "/" else parts.path
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+_PLACEHOLDER = re.compile(r"<(?:[^<>:]+:)?([A-Za-z_]\w*)>")
+
+
+def fill_path_args(url: str, path_args: t.Mapping[str, t.Any]) -> str:
+    """Fill the ``<name>`` (or ``<converter:name>``) placeholders of ``url`` with the values of
+    ``MCP_PATH``'s URL variables; a placeholder without a value stays as it is."""
+    if not path_args or "<" not in url:
+        return url
+    return _PLACEHOLDER.sub(
+        lambda m: quote(str(path_args[m[1]]), safe="") if m[1] in path_args else m[0], url
+    )
 
 
 def metadata_url(resource: str) -> str:
@@ -126,6 +141,7 @@ __all__ = [
     "auth_enabled",
     "canonical_resource",
     "check_https",
+    "fill_path_args",
     "metadata_document",
     "metadata_paths",
     "metadata_url",

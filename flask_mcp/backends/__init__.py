@@ -11,7 +11,15 @@ from .memory import MemoryBackend
 __all__ = ["REDIS_SCHEMES", "Backend", "MemoryBackend", "SessionRecord", "from_setting"]
 
 #: The ``MCP_BACKEND`` URL schemes of the Redis backend.
-REDIS_SCHEMES = ("redis://", "rediss://", "redis+cluster://", "rediss+cluster://", "unix://")
+REDIS_SCHEMES = (
+    "redis://",
+    "rediss://",
+    "redis+cluster://",
+    "rediss+cluster://",
+    "redis+sentinel://",
+    "rediss+sentinel://",
+    "unix://",
+)
 
 
 def from_setting(
@@ -49,6 +57,6 @@ def from_setting(
             ),
         )
     raise ValueError(
-        f"Unknown MCP_BACKEND {url!r}: use 'memory://', 'redis://host:port/db' or "
-        "'redis+cluster://host:port/'."
+        f"Unknown MCP_BACKEND {url!r}: use 'memory://', 'redis://host:port/db', "
+        "'redis+cluster://host:port/' or 'redis+sentinel://host:26379,.../MASTER_NAME/db'."
     )

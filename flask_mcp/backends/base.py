@@ -15,8 +15,25 @@ import dataclasses
 import time
 import typing as t
 
-from ._tasks import MemoryTaskStore
-from ._tasks import TaskStore
+from ..errors import INVALID_PARAMS
+from ..errors import MCPError
+from ..json_codec import dumps_bytes
+from .task_store import MemoryTaskStore
+from .task_store import TaskStore
+
+
+class ClientInfoTooLarge(MCPError):
+    """The ``capabilities`` and ``clientInfo`` of an ``initialize`` are larger than a
+    session stores (``MCP_MAX_CLIENT_INFO_SIZE``): JSON-RPC error -32602."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            INVALID_PARAMS,
+            f"Invalid params: capabilities and clientInfo take {size} bytes as JSON; a session "
+            f"stores at most {limit} (MCP_MAX_CLIENT_INFO_SIZE). Send only what the client "
+            "supports.",
+            {"size": size, "limit": limit},
+        )
 
 
 class SessionQuotaExceeded(Exception):
@@ -38,6 +55,9 @@ class SessionRecord:
     created: float = dataclasses.field(default_factory=time.time)
     last_seen: float = dataclasses.field(default_factory=time.time)
     busy: int = 0
+    #: The values of ``MCP_PATH``'s URL variables the session was created under: it
+    #: belongs to that path.
+    path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, t.Any]:
         """Return a JSON-serialisable copy."""
@@ -90,6 +110,10 @@ class ReadResult:
 class Subscription(t.Protocol):
     """A subscriber's view of a pub/sub channel."""
 
+    @property
+    def generation(self) -> int:
+        """A number that changes when messages may have been lost (a new connection)."""
+
     def get(self, timeout: float) -> dict[str, t.Any] | None:
         """Return the next message, waiting up to ``timeout`` seconds; ``None`` if none came."""
 
@@ -97,11 +121,49 @@ class Subscription(t.Protocol):
         """Stop receiving messages."""
 
 
+#: A backend capability: :meth:`Backend.shared_log` gives a log every process sharing the
+#: backend reads, which carries the registry changes made while serving to every worker
+#: (:mod:`flask_mcp.server.shared_registry`).
+SHARED_LOG = "shared_log"
+
+
+class SharedLog(t.Protocol):
+    """An append-only log of text that every process sharing a backend reads."""
+
+    def append(self, item: str) -> int:
+        """Append ``item``; return its position, counted from 1."""
+
+    def read(self, start: int) -> list[str]:
+        """Return the items from position ``start`` (counted from 0) to the end."""
+
+
 class Backend(abc.ABC):
     """Shared state of an MCP server, for one process or many."""
 
     #: True when several processes may share this backend.
     multiprocess: bool = False
+    #: What this backend offers beyond the abstract methods, declared (see :data:`SHARED_LOG`).
+    #: A backend with :attr:`multiprocess` and without :data:`SHARED_LOG` keeps the registry
+    #: changes made while serving in the worker that made them (``init_app`` warns).
+    capabilities: frozenset[str] = frozenset()
+    #: The errors a raw command raises while the backend's store is unreachable.
+    unavailable_errors: tuple[type[BaseException], ...] = ()
+    #: The process-local callback that cancels a running request (see :meth:`attach_app`).
+    cancel_callback: t.Callable[[str, t.Any], None] | None = None
+    #: The most bytes of ``capabilities`` and ``clientInfo`` (as JSON) a session stores
+    #: (``MCP_MAX_CLIENT_INFO_SIZE``; ``None``: no bound).
+    max_client_info: int | None = 16 * 1024
+
+    def check_client_info(self, record: SessionRecord) -> None:
+        """Refuse a session whose client facts are larger than :attr:`max_client_info`.
+
+        :raises ClientInfoTooLarge: they are.
+        """
+        if self.max_client_info is None:
+            return
+        size = len(dumps_bytes(record.client_capabilities)) + len(dumps_bytes(record.client_info))
+        if size > self.max_client_info:
+            raise ClientInfoTooLarge(size, self.max_client_info)
 
     def attach_app(self, cancel: t.Callable[[str, t.Any], None]) -> None:
         """Register the process-local callback that cancels a running request.
@@ -109,7 +171,35 @@ class Backend(abc.ABC):
         ``cancel(session_id, request_id)`` is called in the process that runs
         the request, whichever process received the cancellation.
         """
-        self._cancel_callback = cancel
+        self.cancel_callback = cancel
+
+    @property
+    def where(self) -> str:
+        """Where the backend keeps its state, for messages (no password)."""
+        return type(self).__name__
+
+    def check(self) -> None:
+        """Make sure the backend answers now (``flask mcp check``, start-up).
+
+        :raises BackendUnavailable: it does not.
+        """
+        self.session_ids()
+
+    def stats(self) -> dict[str, int]:
+        """Counters of what this backend holds in this process (``MCP.stats()``)."""
+        return {}
+
+    def shared_log(self, name: str) -> SharedLog:
+        """Return the log ``name`` that every process sharing this backend reads.
+
+        Offered when :data:`SHARED_LOG` is in :attr:`capabilities`.
+
+        :raises NotImplementedError: this backend does not offer it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} offers no shared log: add SHARED_LOG to its capabilities "
+            "and implement shared_log(), or run one worker process."
+        )
 
     # -- sessions -----------------------------------------------------------
 
@@ -311,10 +401,13 @@ __all__ = [
     "END",
     "GENERAL_STREAM",
     "MESSAGE",
+    "SHARED_LOG",
     "Backend",
+    "ClientInfoTooLarge",
     "Event",
     "ReadResult",
     "SessionQuotaExceeded",
     "SessionRecord",
+    "SharedLog",
     "Subscription",
 ]

@@ -9,8 +9,6 @@ import threading
 import time
 import typing as t
 
-from ._channels import LocalChannels
-from ._channels import QueueSubscription
 from .base import GENERAL_STREAM
 from .base import MESSAGE
 from .base import Backend
@@ -18,6 +16,8 @@ from .base import Event
 from .base import ReadResult
 from .base import SessionQuotaExceeded
 from .base import SessionRecord
+from .channels import ProcessChannels
+from .channels import QueueSubscription
 
 
 class _Stream:
@@ -58,7 +58,7 @@ class MemoryBackend(Backend):
         self._owned: dict[str, set[str]] = {}
         self._lock = threading.Lock()
         self._readers = itertools.count(1)
-        self._channels = LocalChannels()
+        self._channels = ProcessChannels()
 
     def _session(self, session_id: str) -> _Session | None:
         return self._sessions.get(session_id)
@@ -74,6 +74,7 @@ class MemoryBackend(Backend):
         owner: str | None = None,
         quota: int | None = None,
     ) -> bool:
+        self.check_client_info(record)
         if handshake_timeout is not None and len(self._sessions) >= limit:
             self._end_unfinished(time.time() - handshake_timeout)
         with self._lock:
@@ -320,9 +321,8 @@ class MemoryBackend(Backend):
     # -- cancellation -------------------------------------------------------
 
     def cancel(self, session_id: str, request_id: t.Any) -> None:
-        callback = getattr(self, "_cancel_callback", None)
-        if callback is not None:
-            callback(session_id, request_id)
+        if self.cancel_callback is not None:
+            self.cancel_callback(session_id, request_id)
 
     def stats(self) -> dict[str, int]:
         """Return how many streams, events and waiters this backend holds."""

@@ -63,12 +63,8 @@ def _offered(registry: t.Any) -> Check:
 
 def _backend(backend: t.Any, configured: t.Any) -> Check:
     name = configured if isinstance(configured, str) else type(backend).__name__
-    check = getattr(backend, "check", None)
     try:
-        if callable(check):
-            check()
-        else:
-            backend.session_ids()
+        backend.check()
     except BackendUnavailable as exc:
         return False, f"the backend does not answer: {exc}"
     except Exception as exc:
@@ -78,8 +74,7 @@ def _backend(backend: t.Any, configured: t.Any) -> Check:
             f"the backend {name} answers (one process only: set MCP_BACKEND=redis://... to run "
             "several workers)"
         )
-    where = getattr(backend, "where", name)
-    return True, f"the backend answers ({where})"
+    return True, f"the backend answers ({backend.where})"
 
 
 def _auth(state: t.Any, settings: t.Any) -> t.Iterator[Check]:

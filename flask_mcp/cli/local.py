@@ -1,7 +1,7 @@
 """Requests to the app's own server in process, for ``list``, ``call``, ``read``, ``prompt``.
 
 Each request is a :class:`~flask_mcp.server.call.Call` of the handshake era
-without a session, run by :func:`flask_mcp.transport.runner.run_call`, the
+without a session, run by :func:`flask_mcp.transport.runner.run_to_completion`, the
 runner HTTP and stdio use: the same validation, handlers, signals and
 timeouts, in a request context as over stdio
 (:func:`~flask_mcp.transport.stdio_channel.stdio_context`). A handler's
@@ -90,7 +90,7 @@ class InProcessClient:
 
         app = self.state.app
         with stdio_context(app, self.state.settings.path):
-            response = runner.run_call(
+            response = runner.run_to_completion(
                 self.server.dispatcher, call, context=context, on_message=self.on_message
             )
         if response is None:  # cancelled: only the supervisor's timeout can do that here

@@ -38,14 +38,13 @@ def app_sources(ctx: click.Context) -> list[SkillSource]:
     """
     app = ctx.ensure_object(ScriptInfo).load_app()
     mcp = app.extensions.get("mcp")
-    lookup = getattr(mcp, "extension", None)
-    if mcp is None or lookup is None:
+    if mcp is None:
         raise click.UsageError(
             "Name the folders to check: flask mcp skills PATH... (a folder of skills, or one "
             "skill's directory)."
         )
     try:
-        extension = lookup(Skills.id)
+        extension = t.cast(Skills, mcp.extension(Skills.id))
     except KeyError:
         raise click.UsageError(
             "The app serves no skills: declare some with mcp.skills_folder('skills'), or name "

@@ -15,8 +15,10 @@ worker that created them. The backend must be shared (Redis)::
 and start a worker on the module's Celery app: ``celery -A jobs:celery worker -P threads``.
 A queued task has no lease yet (no process runs it); once a worker picks it
 up, the worker renews the lease, and ``MCP_TASK_LEASE`` seconds without a
-renewal fail it as in the web worker. ``current_auth()`` is ``None`` in a task
-run by Celery: only the principal is kept (the task is still bound to it).
+renewal fail it as in the web worker. With authorization on, a task runs under the
+caller's authorization on the worker too: the task's record keeps a server-side grant
+(principal, scopes, client id, claims; never the token), from which the worker rebuilds
+``current_auth()`` and ``ctx.auth``, so ``require_scopes()`` works in the task.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from celery import Celery
 from ..errors import INTERNAL_ERROR
 from ..errors import MCPError
 from ..server import tasks as _tasks
-from ..transport.tasks import LocalExecutor
+from ..transport.tasks import InProcessExecutor
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -64,7 +66,7 @@ class CeleryExecutor:
         self.celery = celery
         self.queue = queue
         self._targets: dict[str, tuple[Flask, AppState, t.Any]] = {}
-        self._runner = LocalExecutor()
+        self._runner = InProcessExecutor()
 
         def run_task(server: str, task_id: str) -> None:
             self._run(server, task_id)
@@ -79,8 +81,14 @@ class CeleryExecutor:
         """Celery queues what its workers cannot run yet."""
         return True
 
-    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None:
-        """Queue the task; no process runs it yet, so it has no lease."""
+    def start(
+        self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: t.Any = None
+    ) -> None:
+        """Queue the task; no process runs it yet, so it has no lease.
+
+        ``body`` (the run in this process) is not used: the worker rebuilds it from
+        the record.
+        """
         _tasks.store_of(call.state).mutate(record["taskId"], _unleased)
         server = next(
             (name for name, (_, state, _) in self._targets.items() if state is call.state), ""

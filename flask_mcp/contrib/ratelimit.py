@@ -75,6 +75,8 @@ REDIS_STORAGE = {
     "redis": "redis",
     "rediss": "rediss",
     "redis+cluster": "redis+cluster",
+    "redis+sentinel": "redis+sentinel",
+    "rediss+sentinel": "redis+sentinel",
     "unix": "redis+unix",
 }
 
@@ -266,10 +268,32 @@ class RateLimiter:
         if isinstance(backend, str):
             parts = urlsplit(backend)
             scheme = REDIS_STORAGE.get(parts.scheme.lower())
+            if scheme == "redis+sentinel":  # the master's name only: its db is an option
+                service = next((p for p in parts.path.split("/") if p), "")
+                return f"{scheme}://{parts.netloc}/{service}"
             if scheme is not None:  # the query holds the backend's and redis-py's options
                 db = dict(parse_qsl(parts.query)).get("db") if scheme == "redis+unix" else None
                 return f"{scheme}://{parts.netloc}{parts.path}" + (f"?db={db}" if db else "")
         return "memory://"
+
+    def storage_options_for(self, app: t.Any) -> dict[str, t.Any]:
+        """Return the storage options a ``limits`` URL cannot carry: for the Redis behind the
+        Sentinels of ``MCP_BACKEND``, its database and whether it speaks TLS."""
+        if self.storage_uri is not None or getattr(app, "config", {}).get(
+            "MCP_RATELIMIT_STORAGE_URI"
+        ):
+            return {}
+        backend = getattr(app, "config", {}).get("MCP_BACKEND")
+        if not isinstance(backend, str):
+            return {}
+        parts = urlsplit(backend)
+        if REDIS_STORAGE.get(parts.scheme.lower()) != "redis+sentinel":
+            return {}
+        names = [p for p in parts.path.split("/") if p]
+        options: dict[str, t.Any] = {"db": int(names[1]) if len(names) > 1 else 0}
+        if parts.scheme.lower().startswith("rediss"):
+            options["ssl"] = True
+        return options
 
     def key_prefix_for(self, app: t.Any) -> str:
         """Return the counters' key prefix for ``app``: :attr:`key_prefix`, then the key
@@ -291,7 +315,8 @@ class RateLimiter:
             if limiter is None:
                 uri = self.storage_uri_for(app)
                 prefix = self.key_prefix_for(app)
-                storage = limits_storage.storage_from_string(uri, key_prefix=prefix)
+                options = self.storage_options_for(app)
+                storage = limits_storage.storage_from_string(uri, key_prefix=prefix, **options)
                 limiter = STRATEGIES[self.strategy](storage)
                 if app is None:
                     self._no_app = limiter

@@ -7,7 +7,7 @@ With ``MCP_SERVER_CARD = True`` the app serves two public JSON documents:
   ``application/mcp-server-card+json``: the server's identity (``name`` in
   reverse-DNS form, ``version``, ``description``, ``title``, ``icons``,
   ``websiteUrl``, ``repository``) and one ``streamable-http`` remote with the
-  protocol versions this endpoint serves;
+  protocol versions this endpoint serves (and the headers the app describes);
 - an **AI Catalog** at ``/.well-known/ai-catalog.json`` (media type
   ``application/ai-catalog+json``) with one entry pointing to the card, for
   domain-level discovery.
@@ -15,8 +15,11 @@ With ``MCP_SERVER_CARD = True`` the app serves two public JSON documents:
 The card is built from what the app declares: the :class:`~flask_mcp.MCP`
 identity, ``MCP_PATH``, the supported protocol versions, and the canonical URL
 of authorization (``MCP_AUTH_RESOURCE``) when it is on. Following the draft it
-lists no tools, resources, prompts, skills or capabilities: those depend on the
-caller and are listed at runtime; ``_meta`` is only what the app passes.
+lists no tools, resources, prompts, skills, capabilities or extensions: those depend
+on the caller and are listed at runtime; the schema has no field for authorization
+metadata, which clients find at ``/.well-known/oauth-protected-resource``; ``_meta`` is
+only what the app passes. ``init_app`` adds this extension when ``MCP_SERVER_CARD`` is on
+and the server has none.
 
 Both documents carry the headers the draft asks for: ``Access-Control-Allow-*``
 for browsers (``*``: the documents are public), ``Cache-Control: public,
@@ -42,7 +45,7 @@ from werkzeug.http import quote_etag
 from werkzeug.wrappers import Request
 
 from .. import protocol
-from ._seam import Extension
+from ..kernel.extension import Extension
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse
@@ -96,8 +99,8 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
     if not NAME.match(name) or not 3 <= len(name) <= 200:
         problems.append(
             f"its name {name!r} is not a reverse-DNS server name with one '/' (such as "
-            "'com.example/weather'): name the MCP server so, or pass "
-            "ServerCard(name='com.example/...')"
+            "'com.example/weather'): name the MCP server so, or add "
+            "mcp.add_extension(ServerCard(name='com.example/...')) before init_app"
         )
     description = card.get("description")
     if not description:
@@ -117,6 +120,13 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
         )
     if len(card.get("version", "")) > 255:
         problems.append("its version is longer than 255 characters")
+    for remote in card.get("remotes", ()):
+        for header in remote.get("headers", ()):
+            if not isinstance(header, dict) or not isinstance(header.get("name"), str):
+                problems.append(
+                    f"the header {header!r} has no name: pass ServerCard(headers=[{{'name': "
+                    "'X-Api-Key', 'isRequired': True, 'isSecret': True, 'description': ...}])"
+                )
     return problems
 
 
@@ -128,6 +138,8 @@ def build_card(
     description: str | None = None,
     repository: dict[str, t.Any] | None = None,
     meta: dict[str, t.Any] | None = None,
+    headers: t.Sequence[dict[str, t.Any]] | None = None,
+    variables: dict[str, dict[str, t.Any]] | None = None,
     versions: t.Sequence[str] = protocol.SUPPORTED_VERSIONS,
 ) -> dict[str, t.Any]:
     """Return the Server Card of a server.
@@ -139,6 +151,9 @@ def build_card(
     :param description: the card's description (default: the server's).
     :param repository: ``{"url": ..., "source": "github", ...}`` of the source code.
     :param meta: the card's ``_meta``, namespaced vendor data.
+    :param headers: the remote's ``headers``: HTTP headers a client must or may send
+        (``KeyValueInput``: ``name``, ``description``, ``isRequired``, ``isSecret``...).
+    :param variables: the remote's ``variables``, for ``{placeholders}`` in header values.
     :param versions: the protocol versions the endpoint serves.
     """
     card: dict[str, t.Any] = {
@@ -152,9 +167,13 @@ def build_card(
             card[key] = fields[key]
     if repository is not None:
         card["repository"] = repository
-    card["remotes"] = [
-        {"type": "streamable-http", "url": url, "supportedProtocolVersions": list(versions)}
-    ]
+    remote: dict[str, t.Any] = {"type": "streamable-http", "url": url}
+    if headers:
+        remote["headers"] = [dict(header) for header in headers]
+    if variables:
+        remote["variables"] = {key: dict(value) for key, value in variables.items()}
+    remote["supportedProtocolVersions"] = list(versions)
+    card["remotes"] = [remote]
     if meta:
         card["_meta"] = meta
     return card
@@ -244,6 +263,11 @@ class ServerCard(Extension):
     :param repository: where the source is: ``{"url": "https://github.com/o/r",
         "source": "github"}`` (and ``subfolder``, ``id``).
     :param meta: the card's ``_meta``: vendor data under a namespaced key.
+    :param headers: HTTP headers a client sends when connecting, beyond what MCP and
+        OAuth define (an API key the authorizer reads, a tenant header): the remote's
+        ``headers``, each ``{"name": ..., "description": ..., "isRequired": ...,
+        "isSecret": ...}``. Describe them; never put a secret value in.
+    :param variables: the remote's ``variables`` (``{placeholders}`` in header values).
     :param catalog: serve ``/.well-known/ai-catalog.json`` too (``False`` when
         the site publishes an AI Catalog of its own, listing this card's URL).
     """
@@ -257,12 +281,16 @@ class ServerCard(Extension):
         description: str | None = None,
         repository: dict[str, t.Any] | None = None,
         meta: dict[str, t.Any] | None = None,
+        headers: t.Sequence[dict[str, t.Any]] | None = None,
+        variables: dict[str, dict[str, t.Any]] | None = None,
         catalog: bool = True,
     ) -> None:
         self.name = name
         self.description = description
         self.repository = repository
         self.meta = meta
+        self.headers = headers
+        self.variables = variables
         self.catalog = catalog
 
     def capability(self) -> dict[str, t.Any] | None:
@@ -278,6 +306,8 @@ class ServerCard(Extension):
             description=self.description,
             repository=self.repository,
             meta=self.meta,
+            headers=self.headers,
+            variables=self.variables,
         )
 
     def init_app(self, app: Flask, mcp: t.Any) -> None:
@@ -295,6 +325,12 @@ class ServerCard(Extension):
             return
         canonical: str | None = settings.auth_resource
         mcp_path: str = settings.path
+        if "<" in mcp_path:
+            raise ValueError(
+                f"MCP_SERVER_CARD is on, but MCP_PATH = {mcp_path!r} has URL variables (one"
+                " endpoint per tenant), and a Server Card describes one endpoint. Turn"
+                " MCP_SERVER_CARD off, or serve the card from a view of your own."
+            )
         problems = card_problems(self.card(mcp, canonical or "https://example.invalid/"))
         if problems:
             raise ValueError(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import math
 import typing as t
 
+from .. import json_codec
 from ..errors import INVALID_REQUEST
 from ..errors import PARSE_ERROR
 from ..errors import MCPError
@@ -14,94 +13,23 @@ REQUEST = "request"
 NOTIFICATION = "notification"
 RESPONSE = "response"
 
-try:
-    import orjson
-except ImportError:  # the optional extra: pip install flask-mcp[orjson]
-    orjson = None  # type: ignore[assignment]
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-#: For what orjson refuses to write: lone surrogates come out as ``\\udXXX`` escapes.
-_dumps_ascii = json.JSONEncoder(separators=(",", ":"), default=str).encode
-#: Keep orjson's output equal to the stdlib encoder's with ``default=str``:
-#: dict keys that are not strings are converted, datetimes and dataclasses go
-#: through ``str`` as they would there.
-_ORJSON_OPTIONS = (
-    0
-    if orjson is None
-    else (
-        orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
-    )
-)
-#: An integer literal of 19 digits or more may not fit orjson's 64-bit integers
-#: (it would come back as a float): such bodies are decoded by the stdlib. The
-#: body's digits are mapped to "0" and the rest to " ", then searched for a run
-#: of 19 (ten times faster than a regular expression).
-_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
-_LONG_NUMBER = b"0" * 19
-
-
-def dumps(message: t.Any) -> str:
-    """Encode a message as compact JSON on one line."""
-    return dumps_bytes(message).decode("utf-8")
-
-
-def dumps_bytes(message: t.Any) -> bytes:
-    """Encode a message as compact UTF-8 JSON on one line.
-
-    Uses orjson when it is installed (about ten times faster), else the
-    standard library; both write the same JSON for what MCP messages hold.
-    Values JSON cannot hold are written as ``str(value)``.
-    """
-    if orjson is not None:
-        try:
-            return orjson.dumps(message, default=str, option=_ORJSON_OPTIONS)
-        except TypeError:  # an integer over 64 bits, a lone surrogate, deep nesting
-            pass
-    try:
-        return _dumps(message).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: JSON can carry it escaped
-        return _dumps_ascii(message).encode("ascii")
+#: Encode a message as compact JSON on one line (see :mod:`flask_mcp.json_codec`).
+dumps = json_codec.dumps
+#: Encode a message as compact UTF-8 JSON on one line (see :mod:`flask_mcp.json_codec`).
+dumps_bytes = json_codec.dumps_bytes
 
 
 def loads(body: bytes) -> t.Any:
-    """Decode a request body.
+    """Decode a request body (strict JSON, see :func:`flask_mcp.json_codec.loads`).
 
     :raises MCPError: -32700 when the body is not JSON.
     """
-    if (
-        orjson is not None
-        and isinstance(body, bytes)
-        and _LONG_NUMBER not in body.translate(_DIGITS_AS_ZEROS)
-    ):
-        try:
-            return orjson.loads(body)
-        except orjson.JSONDecodeError:
-            pass  # the standard library explains the error (or accepts a lone surrogate)
     try:
-        return _decode(body)
+        return json_codec.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise MCPError(PARSE_ERROR, f"Parse error: the body is not valid JSON ({exc}).") from None
     except RecursionError:
         raise MCPError(PARSE_ERROR, "Parse error: the JSON is nested too deeply.") from None
-
-
-def _reject_constant(name: str) -> t.NoReturn:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if math.isinf(number):
-        raise ValueError(f"{text} is out of the range of a JSON number")
-    return number
-
-
-_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-
-
-def _decode(body: bytes) -> t.Any:
-    """Decode strict UTF-8 JSON: no NaN or Infinity, no number that overflows to infinity."""
-    return _decoder.decode(body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else body)
 
 
 def valid_id(value: t.Any) -> bool:

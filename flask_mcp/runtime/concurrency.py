@@ -15,8 +15,8 @@ import sys
 import threading
 import typing as t
 
-from ..backends._wakeup import gevent_patched as gevent_active
 from ..errors import RequestCancelled
+from ..wakeup import gevent_patched as gevent_active
 
 
 def native_lock() -> t.Any:

@@ -147,7 +147,7 @@ class StreamOutbox:
         self.backend.drop_stream(self.session_id, self.stream_id)
 
 
-class LocalOutbox:
+class InProcessOutbox:
     """An in-process outbox for requests without a session (not resumable)."""
 
     resumable = False
@@ -415,7 +415,7 @@ class StreamSlots:
 __all__ = [
     "InFlight",
     "InlineOutbox",
-    "LocalOutbox",
+    "InProcessOutbox",
     "Outbox",
     "RequestRun",
     "StreamOutbox",

@@ -55,6 +55,7 @@ class AppState:
                 max_lifetime=settings.session_max_lifetime,
             )
         )
+        self.backend.max_client_info = settings.max_client_info_size
         self.authenticator = authenticator
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)

@@ -2,7 +2,7 @@
 
 The records live in the backend's task store (:meth:`flask_mcp.backends.base.Backend.task_store`,
 memory or Redis). Every change goes through :func:`set_status` or
-:meth:`~flask_mcp.backends._tasks.TaskStore.mutate`, so a terminal task never changes
+:meth:`~flask_mcp.backends.task_store.TaskStore.mutate`, so a terminal task never changes
 again; the MCP side (``tools/call`` as a task, ``tasks/*``, the task's ``Context``)
 is :mod:`flask_mcp.server.tasks`.
 """
@@ -17,12 +17,14 @@ import typing as t
 import weakref
 
 from .. import signals
+from ..backends.task_store import TaskLimits
+from ..backends.task_store import TaskQuotaExceeded
 from ..errors import INTERNAL_ERROR
 from . import supervisor
 from .notify import deliver_general
 
 if t.TYPE_CHECKING:
-    from ..backends._tasks import TaskStore
+    from ..backends.task_store import TaskStore
     from .state import AppState
 
 #: The extension's identifier (2026-07-28).
@@ -42,8 +44,16 @@ def now_iso(ts: float | None = None) -> str:
 
 
 def store_of(state: AppState) -> TaskStore:
-    """Return the app's task store (the backend's)."""
-    return state.backend.task_store()
+    """Return the app's task store (the backend's), bounded by the app's configuration."""
+    store = state.backend.task_store()
+    settings = state.settings
+    store.limits = TaskLimits(
+        max_records=settings.task_max_per_client,
+        max_bytes=settings.task_max_bytes_per_client,
+        large_result=settings.task_large_result_size,
+        large_result_ttl=settings.task_large_result_ttl,
+    )
+    return store
 
 
 def owner_key(principal: str | None, session_id: str | None) -> str:
@@ -122,7 +132,11 @@ def settle(state: AppState, task_id: str, message: dict[str, t.Any] | None) -> N
             record is not None and record.get("flavour") == V2025 and bool(result.get("isError"))
         )
         status = "failed" if failed else "completed"  # 2025-11-25: isError fails the task
-        set_status(state, task_id, status, result=result)
+        try:
+            set_status(state, task_id, status, result=result)
+        except TaskQuotaExceeded as exc:  # the result would pass the caller's byte bound
+            error = {"code": exc.code, "message": exc.message, "data": exc.data}
+            set_status(state, task_id, "failed", error=error, statusMessage=exc.message)
 
 
 def check_lease(state: AppState, record: dict[str, t.Any]) -> dict[str, t.Any]:

@@ -13,11 +13,11 @@ import typing as t
 from .from_marshmallow import input_spec_from_marshmallow as _from_marshmallow
 from .from_marshmallow import marshmallow_schema
 from .types import _converter
-from .types import _hints
 from .types import _hoist_defs
 from .types import _name
 from .types import _object_schema
 from .types import param_docs
+from .types import resolved_hints
 from .validation import ArgumentError
 from .validation import ConversionError
 from .validation import InputSpec
@@ -104,7 +104,7 @@ def input_spec_from_function(
         parameters, or a hint that cannot be described in JSON Schema.
     """
     sig = inspect.signature(fn)
-    hints = _hints(fn, sig, localns)
+    hints = resolved_hints(fn, sig, localns)
     params: dict[str, t.Any] = {}
     defaults: dict[str, t.Any] = {}
     for name, param in sig.parameters.items():

@@ -16,12 +16,12 @@ from ..convert import plain_json_bytes
 from .fast import compile_fast
 from .from_marshmallow import marshmallow_object_schema
 from .from_marshmallow import marshmallow_schema
-from .types import _UNION_TYPES
-from .types import _hints
+from .types import UNION_TYPES
+from .types import NoneType
 from .types import _hoist_defs
 from .types import _jsonable
-from .types import _NoneType
-from .types import _type_schema
+from .types import resolved_hints
+from .types import type_schema
 from .validation import _FAST_ANNOTATIONS
 from .validation import _FAST_TYPES
 from .validation import _MAX_ERRORS
@@ -165,17 +165,17 @@ def output_spec_from_function(
     or with ``None``: plain-text tools are common), or a type that cannot be described,
     such as content objects. ``localns`` are names annotations may use unimported.
     """
-    hint = _hints(fn, inspect.signature(fn), localns).get("return", inspect.Signature.empty)
+    hint = resolved_hints(fn, inspect.signature(fn), localns).get("return", inspect.Signature.empty)
     bare = t.get_args(hint)[0] if t.get_origin(hint) is t.Annotated else hint
-    members = t.get_args(bare) if t.get_origin(bare) in _UNION_TYPES else (bare,)
+    members = t.get_args(bare) if t.get_origin(bare) in UNION_TYPES else (bare,)
     if all(
-        m in (str, bytes, None, _NoneType, t.Any, object, inspect.Signature.empty) for m in members
+        m in (str, bytes, None, NoneType, t.Any, object, inspect.Signature.empty) for m in members
     ):
         return None
     if any(isinstance(m, type) and issubclass(m, ToolResult) for m in members):
         return None  # a complete result: its structuredContent, if any, is the tool's business
     try:
-        schema = _type_schema(hint, output=True)
+        schema = type_schema(hint, output=True)
     except TypeError:
         return None
     if schema.get("type") == "object":

@@ -38,10 +38,10 @@ from .validation import _Convert
 
 #: Values to plain JSON: the table of :mod:`flask_mcp.convert`.
 _jsonable = to_json
-_NoneType = type(None)
+NoneType = type(None)
 _SIMPLE: dict[t.Any, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}
 _PARAM_DOC = re.compile(r":param\s+(?:[^:]*\s)?(\w+)\s*:(.*)")
-_UNION_TYPES: tuple[t.Any, ...] = (t.Union, types.UnionType)
+UNION_TYPES: tuple[t.Any, ...] = (t.Union, types.UnionType)
 _SEQUENCES = (list, cabc.Sequence, cabc.MutableSequence, cabc.Iterable, cabc.Collection)
 _SETS = (set, frozenset, cabc.Set, cabc.MutableSet)
 _QUALIFIERS = ("Required", "NotRequired", "ReadOnly")
@@ -111,7 +111,7 @@ def _object_schema(
     properties: dict[str, t.Any] = {}
     for name, hint in hints.items():
         try:
-            prop = _type_schema(hint, seen, output)
+            prop = type_schema(hint, seen, output)
         except TypeError as e:
             raise TypeError(f"{name!r}: {e}") from None
         if "description" not in prop and docs.get(name):
@@ -132,7 +132,7 @@ def _is_qualifier(origin: t.Any) -> bool:
     return getattr(origin, "_name", None) in _QUALIFIERS
 
 
-def _type_schema(
+def type_schema(
     hint: t.Any, seen: tuple[t.Any, ...] = (), output: bool = False
 ) -> dict[str, t.Any]:
     """Describe a type hint in JSON Schema; raise :exc:`TypeError` if it cannot be.
@@ -142,9 +142,9 @@ def _type_schema(
     """
     origin, args = t.get_origin(hint), t.get_args(hint)
     if _is_qualifier(origin):
-        return _type_schema(args[0], seen, output)
+        return type_schema(args[0], seen, output)
     if origin is t.Annotated:
-        schema = _type_schema(args[0], seen, output)
+        schema = type_schema(args[0], seen, output)
         for meta in args[1:]:
             if isinstance(meta, str):
                 schema["description"] = meta
@@ -155,7 +155,7 @@ def _type_schema(
         return schema
     if hint is t.Any or hint is object or hint is inspect.Parameter.empty:
         return {}
-    if hint is None or hint is _NoneType:
+    if hint is None or hint is NoneType:
         return {"type": "null"}
     if hint in _SIMPLE:
         return {"type": _SIMPLE[hint]}
@@ -169,8 +169,8 @@ def _type_schema(
             return model_schema(hint, output)
     if origin is t.Literal:
         return _enum_schema(list(args))
-    if origin in _UNION_TYPES:
-        members = [_type_schema(arg, seen, output) for arg in args]
+    if origin in UNION_TYPES:
+        members = [type_schema(arg, seen, output) for arg in args]
         if not all(members):
             return {}
         if all(list(m) == ["type"] and isinstance(m["type"], str) for m in members):
@@ -181,23 +181,23 @@ def _type_schema(
     container = origin or hint
     if container in _SEQUENCES or container in _SETS:
         schema = {"type": "array"}
-        if args and (item := _type_schema(args[0], seen, output)):
+        if args and (item := type_schema(args[0], seen, output)):
             schema["items"] = item
         if container in _SETS:
             schema["uniqueItems"] = True
         return schema
     if container is tuple:
         if not args or (len(args) == 2 and args[1] is Ellipsis):
-            return _type_schema(list[args[0]] if args else list, seen, output)  # type: ignore[valid-type]
-        items = [] if args == ((),) else [_type_schema(arg, seen, output) for arg in args]
+            return type_schema(list[args[0]] if args else list, seen, output)  # type: ignore[valid-type]
+        items = [] if args == ((),) else [type_schema(arg, seen, output) for arg in args]
         schema = {"type": "array", "minItems": len(items), "maxItems": len(items)}
         return {**schema, "prefixItems": items} if items else schema
     if container in _MAPPINGS:
         schema = {"type": "object"}
         if args:
-            if _type_schema(args[0], seen).get("type") != "string":
+            if type_schema(args[0], seen).get("type") != "string":
                 raise TypeError(f"JSON object keys are strings; use dict[str, ...], not {hint!r}.")
-            if values := _type_schema(args[1], seen, output):
+            if values := type_schema(args[1], seen, output):
                 schema["additionalProperties"] = values
         return schema
     if isinstance(hint, type) and (fields := _class_fields(hint)) is not None:
@@ -222,13 +222,13 @@ def _converter(hint: t.Any) -> _Convert | None:
     origin, args = t.get_origin(hint), t.get_args(hint)
     if origin is t.Annotated or _is_qualifier(origin):
         return _converter(args[0])
-    if origin in _UNION_TYPES:
-        rest = [arg for arg in args if arg is not _NoneType]
+    if origin in UNION_TYPES:
+        rest = [arg for arg in args if arg is not NoneType]
         inner = _converter(rest[0]) if len(rest) == 1 else None
         return None if inner is None else (lambda v: None if v is None else inner(v))
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint
-    if isinstance(hint, type) and (scalar := _scalar_converter(hint)) is not None:
+    if isinstance(hint, type) and (scalar := scalar_converter(hint)) is not None:
         return scalar
     container = origin or hint
     if container in (tuple, set, frozenset):
@@ -276,7 +276,7 @@ def param_docs(doc: str) -> dict[str, str]:
     return docs
 
 
-def _hints(
+def resolved_hints(
     fn: t.Callable[..., t.Any],
     sig: inspect.Signature,
     names: t.Mapping[str, t.Any] | None = None,
@@ -347,7 +347,7 @@ def _to_decimal(value: str | int | float) -> decimal.Decimal:
     return number
 
 
-def _scalar_converter(hint: type) -> _Convert | None:
+def scalar_converter(hint: type) -> _Convert | None:
     """The parser of a type sent as a string (or number), or a pydantic model's validation."""
     if issubclass(hint, datetime.datetime):
         return _iso(hint, "date-time", "2024-05-01T12:30:00+00:00")
@@ -403,5 +403,10 @@ def _hoist_defs(schema: dict[str, t.Any]) -> dict[str, t.Any]:
 
 
 __all__ = [
+    "NoneType",
+    "UNION_TYPES",
     "param_docs",
+    "resolved_hints",
+    "scalar_converter",
+    "type_schema",
 ]

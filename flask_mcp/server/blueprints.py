@@ -9,9 +9,16 @@ server's registry under a name prefix (tools, prompts) and a URI segment
 from __future__ import annotations
 
 import dataclasses
+import os
+import pathlib
+import sys
 import typing as t
 
+from flask.helpers import get_root_path
+
 from .declarations import Declarations
+from .declarations import apply_tool_options
+from .declarations import refuse_unknown_options
 from .declarations import tagset
 from .registry import TOOL_NAME
 from .registry import Prompt
@@ -20,6 +27,22 @@ from .registry import Resource
 from .registry import ResourceTemplate
 from .registry import Tool
 from .uri_template import URITemplate
+
+#: ``hook(mcp, prefix, uri_prefix)``: run when a blueprint is registered on a server.
+RegisterHook = t.Callable[[t.Any, str, str], None]
+
+F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+
+
+class BlueprintView(t.NamedTuple):
+    """An MCP Apps view declared on a blueprint, declared on the server when it is registered."""
+
+    #: Its ``ui://`` URI before the blueprint's ``uri_prefix``.
+    uri: str
+    #: A template name, or the function returning the HTML.
+    source: str | t.Callable[[], str]
+    #: The keywords of ``mcp.ui`` / ``mcp.ui_template`` (``csp``, ``name``...).
+    options: dict[str, t.Any]
 
 
 class _BlueprintRegistry(Registry):
@@ -82,9 +105,122 @@ class MCPBlueprint(Declarations):
         self.registry = _BlueprintRegistry(self)
         #: (prefix, uri_prefix) of each registration so far.
         self.registrations: list[tuple[str, str]] = []
+        #: Called as ``hook(mcp, prefix, uri_prefix)`` when the blueprint is registered,
+        #: after its tools, resources and prompts: what an extension declares through a
+        #: blueprint (:meth:`on_register`).
+        self.register_hooks: list[RegisterHook] = []
+        #: The MCP Apps views declared with :meth:`ui` and :meth:`ui_template`, by URI.
+        self.views: dict[str, BlueprintView] = {}
+
+    def on_register(self, hook: RegisterHook) -> RegisterHook:
+        """Call ``hook(mcp, prefix, uri_prefix)`` each time the blueprint is registered.
+
+        What a blueprint carries for an extension (its skills) is declared on the
+        server this way, under the registration's prefixes.
+        """
+        t.cast(_BlueprintRegistry, self.registry)._check_open()
+        self.register_hooks.append(hook)
+        return hook
+
+    def skills_folder(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> None:
+        """Serve the skills below ``path`` from the servers this blueprint is registered on.
+
+        As :meth:`flask_mcp.MCP.skills_folder`, under the registration's ``uri_prefix``
+        (``skill://billing/refunds/SKILL.md``); a relative ``path`` is relative to the
+        blueprint's ``import_name`` module (else to the module calling this).
+        """
+        self._skills("skills_folder", path, prefix, listed, ttl_ms, cache_scope)
+
+    def add_skill(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> None:
+        """Serve the one skill whose directory is ``path``, as :meth:`skills_folder` does."""
+        self._skills("add_skill", path, prefix, listed, ttl_ms, cache_scope)
+
+    def _skills(
+        self,
+        face: str,
+        path: str | os.PathLike[str],
+        prefix: str,
+        listed: bool,
+        ttl_ms: int | None,
+        cache_scope: str | None,
+    ) -> None:
+        caller = sys._getframe(2).f_globals.get("__name__") or "__main__"
+        root = pathlib.Path(get_root_path(self.import_name or caller))
+        folder = root / path
+
+        def declare(mcp: t.Any, _prefix: str, uri_prefix: str) -> None:
+            getattr(mcp, face)(
+                folder,
+                prefix="/".join(part for part in (uri_prefix, prefix.strip("/")) if part),
+                listed=listed,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+            )
+
+        self.on_register(declare)
 
     def __repr__(self) -> str:
         return f"<MCPBlueprint {self.name!r}>"
+
+    def check_tool_options(self, options: dict[str, t.Any]) -> None:
+        """Keep a tool's extension options (``ui=``...) for the server to check.
+
+        A blueprint does not know the extensions of the servers it will be registered
+        on: ``mcp.register_blueprint`` checks the options against them, before adding
+        anything.
+        """
+
+    # -- MCP Apps views ----------------------------------------------------------------
+
+    def ui(self, uri: str, **options: t.Any) -> t.Callable[[F], F]:
+        """Declare an MCP Apps view rendered by the decorated function (see :doc:`/apps`).
+
+        The keywords are those of :meth:`flask_mcp.MCP.ui`. The view is declared on the
+        server by ``mcp.register_blueprint``, which checks it, gives its URI the
+        blueprint's ``uri_prefix`` and its name the ``prefix``; a tool of the blueprint
+        whose ``ui=`` names it follows.
+        """
+
+        def decorator(fn: F) -> F:
+            self._add_view(BlueprintView(uri, fn, options))
+            return fn
+
+        return decorator
+
+    def ui_template(self, uri: str, template: str, **options: t.Any) -> None:
+        """Declare an MCP Apps view rendered from a Jinja template; see :meth:`ui`."""
+        self._add_view(BlueprintView(uri, template, options))
+
+    def _add_view(self, view: BlueprintView) -> None:
+        if isinstance(self.registry, _BlueprintRegistry):
+            self.registry._check_open()
+        if not isinstance(view.uri, str) or not view.uri.startswith("ui://"):
+            raise ValueError(
+                f"A view needs a ui:// URI such as 'ui://weather/card' (MCP Apps hosts only "
+                f"render ui:// resources), got {view.uri!r}."
+            )
+        if view.uri in self.views:
+            raise ValueError(
+                f"The view {view.uri!r} is already declared on the MCP blueprint "
+                f"{self.name!r}; give this one another ui:// URI."
+            )
+        self.views[view.uri] = view
 
 
 def prefix_uri(uri: str, segment: str) -> str:
@@ -129,10 +265,21 @@ def register_blueprint(
     def with_tags(record: t.Any, **changes: t.Any) -> t.Any:
         return dataclasses.replace(record, tags=record.tags | blueprint.tags, **changes)
 
+    # a tool option naming one of the blueprint's views (ui=) follows its uri_prefix
+    views = {uri: prefix_uri(uri, segment) for uri in blueprint.views}
     tools = [
-        with_tags(tool, name=prefix + tool.name)
+        with_tags(
+            tool,
+            name=prefix + tool.name,
+            options={key: _view_uri(value, views) for key, value in tool.options.items()},
+        )
         for tool in [*source.tools.values(), *disabled["tools"].values()]
     ]
+    refuse_unknown_options(
+        target,
+        dict.fromkeys(key for tool in tools for key in tool.options),
+        f"A tool of the MCP blueprint {blueprint.name!r}",
+    )
     prompts = [
         with_tags(prompt, name=prefix + prompt.name)
         for prompt in [*source.prompts.values(), *disabled["prompts"].values()]
@@ -186,6 +333,8 @@ def register_blueprint(
             "this server. Register the blueprint with another prefix= (and uri_prefix=), or "
             "rename the declarations."
         )
+    for tool in tools:  # the server's extensions check the options and add to _meta
+        apply_tool_options(target, tool)
     with target.batch():  # one list_changed per kind, not per record
         for tool in tools:
             target.add_tool(tool)
@@ -208,7 +357,12 @@ def register_blueprint(
     return planned
 
 
+def _view_uri(value: t.Any, views: dict[str, str]) -> t.Any:
+    return views.get(value, value) if isinstance(value, str) else value
+
+
 __all__ = [
+    "BlueprintView",
     "MCPBlueprint",
     "default_uri_prefix",
     "prefix_uri",

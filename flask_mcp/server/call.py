@@ -16,7 +16,9 @@ import typing as t
 from .. import protocol
 from ..runtime.runs import InlineOutbox
 from ..runtime.runs import RequestRun
+from .context import ClientFacts
 from .context import Context
+from .running import running_call
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -51,11 +53,78 @@ class Call:
     scopes: tuple[str, ...] = ()
     #: Whether the running handler declared a ``Context`` parameter (``current_context()``).
     context_declared: bool = False
+    #: The id of the task this ``tools/call`` created, if it became a task.
+    created_task: str | None = None
+    #: The values of ``MCP_PATH``'s URL variables (``/t/<tenant>/mcp``); ``{}`` without any.
+    path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class ToolCall:
+    """A ``tools/call`` past the middleware, the authorization and the validation.
+
+    It is what :meth:`flask_mcp.Extension.intercept_tool_call` wraps: the run of the
+    tool itself, which an interceptor may run now (``call_next(tool_call)``), later
+    (Tasks) or not at all.
+    """
+
+    #: The request.
+    call: Call
+    #: The tool's record (:class:`~flask_mcp.server.registry.Tool`).
+    tool: t.Any
+    #: The arguments as the client sent them.
+    arguments: dict[str, t.Any]
+    #: The arguments after validation and conversion: what the tool function receives.
+    values: dict[str, t.Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodRecord:
+    """One request method the dispatcher serves: the method table is made of these."""
+
+    #: The JSON-RPC method, e.g. ``"tools/call"``.
+    name: str
+    #: Called with the :class:`Call`; returns the result dict.
+    handler: t.Callable[[Call], dict[str, t.Any]]
+    #: The eras it exists in (``"handshake"``, ``"stateless"``); ``None``: every era.
+    eras: frozenset[str] | None = None
+    #: Whether it runs app code (it may then be spawned, with a ``Context``).
+    user_code: bool = False
+    #: The server capability it belongs to (``"tools"``, ``"resources"``, ``"prompts"``,
+    #: ``"completions"``): offered only while the server has one; ``None``: always.
+    capability: str | None = None
+
+
+#: Runs the rest of the interceptors, then the tool: ``call_next(tool_call)``.
+ToolCallNext = t.Callable[[ToolCall], dict[str, t.Any]]
+#: An interceptor of tool runs: ``fn(tool_call, call_next)``.
+ToolCallInterceptor = t.Callable[[ToolCall, ToolCallNext], dict[str, t.Any]]
+
+
+def client_facts(call: Call) -> ClientFacts:
+    """Return what the caller declared: from its session, or from the request's ``_meta``.
+
+    The one place that reads the client's facts (capabilities, ``clientInfo``, log
+    level) of a call, in either era.
+    """
+    record = call.session
+    if record is not None:
+        return ClientFacts(
+            call.version, record.client_capabilities, record.client_info, record.log_level
+        )
+    meta = call.params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    return ClientFacts(
+        call.version,
+        meta.get(protocol.META_CLIENT_CAPABILITIES) or {},
+        meta.get(protocol.META_CLIENT_INFO) or {},
+        meta.get(protocol.META_LOG_LEVEL),
+    )
 
 
 #: The call whose handler runs now. Set by the dispatcher around each user call; each
 #: greenlet and thread has its own.
-running_handler: contextvars.ContextVar[Call] = contextvars.ContextVar("flask_mcp.running_handler")
+running_handler: contextvars.ContextVar[Call] = running_call
 
 
 class _NoBackChannel:
@@ -84,25 +153,16 @@ class InlineContext(Context):
             session_id = call.session.id if call.session is not None else None
             run = RequestRun(session_id, call.request_id, call.method, InlineOutbox(), 0.0)
         meta = call.params.get("_meta")
-        meta = meta if isinstance(meta, dict) else {}
-        record = call.session
-        if record is not None:
-            capabilities = record.client_capabilities
-            info = record.client_info
-            log_level = record.log_level
-        else:
-            capabilities = meta.get(protocol.META_CLIENT_CAPABILITIES) or {}
-            info = meta.get(protocol.META_CLIENT_INFO) or {}
-            log_level = meta.get(protocol.META_LOG_LEVEL)
+        facts = client_facts(call)
         super().__init__(
             app=call.state.app,
             run=run,
             back_channel=_NoBackChannel(),
             protocol_version=call.version,
-            client_capabilities=capabilities,
-            client_info=info,
-            meta=meta,
-            log_level=log_level,
+            client_capabilities=facts.capabilities,
+            client_info=facts.info,
+            meta=meta if isinstance(meta, dict) else {},
+            log_level=facts.log_level,
             auth=call.auth,
         )
         name = call.params.get("uri" if call.method == "resources/read" else "name")
@@ -179,4 +239,14 @@ def current_context() -> Context:
     return InlineContext(call)
 
 
-__all__ = ["Call", "InlineContext", "current_context", "running_handler"]
+__all__ = [
+    "Call",
+    "InlineContext",
+    "MethodRecord",
+    "ToolCall",
+    "ToolCallInterceptor",
+    "ToolCallNext",
+    "client_facts",
+    "current_context",
+    "running_handler",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import typing as t
 
@@ -13,12 +14,45 @@ from ..errors import ClientRequestTimeout
 from ..errors import MissingClientCapability
 from ..errors import RequestCancelled
 from ..protocol import LOG_LEVELS
+from ..protocol import apps
 from ..protocol import jsonrpc
+from .elicitation import ElicitationResult
+from .elicitation import elicitation_form
+from .running import running_call
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import Backend
     from ..runtime.runs import RequestRun
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientFacts:
+    """What the caller told about itself, the same record in both eras and over stdio.
+
+    In the handshake era the facts come from ``initialize`` (kept in the session);
+    at 2026-07-28 from the request's ``params._meta``.
+    """
+
+    #: The protocol version of the call.
+    protocol_version: str
+    #: The client's capabilities (``{}``: none declared).
+    capabilities: dict[str, t.Any]
+    #: ``clientInfo``: ``name``, ``version`` and so on (``{}``: not sent).
+    info: dict[str, t.Any]
+    #: The log level the client asked for, or ``None``.
+    log_level: str | None = None
+
+    @property
+    def extensions(self) -> dict[str, dict[str, t.Any]]:
+        """The extensions the client declared (``capabilities.extensions``), by identifier."""
+        declared = self.capabilities.get("extensions")
+        if not isinstance(declared, dict):
+            return {}
+        return {key: value if isinstance(value, dict) else {} for key, value in declared.items()}
+
+
+_T = t.TypeVar("_T")
 
 
 class BackChannel(t.Protocol):
@@ -156,6 +190,46 @@ class Context:
     def session_id(self) -> str | None:
         """The session id, or ``None`` for a stateless request."""
         return self._run.session_id
+
+    @property
+    def client(self) -> ClientFacts:
+        """What the caller declared: protocol version, capabilities, ``clientInfo``, log level."""
+        return ClientFacts(
+            self.protocol_version, self.client_capabilities, self.client_info, self.log_level
+        )
+
+    def client_supports(self, extension_id: str) -> bool:
+        """Tell whether the caller declared the extension ``extension_id``.
+
+        A handshake-era client declares it in ``initialize``; a 2026-07-28 client in
+        the ``clientCapabilities`` of each request's ``_meta``.
+        """
+        return extension_id in self.client.extensions
+
+    def client_extension(self, extension_id: str) -> dict[str, t.Any] | None:
+        """Return the caller's settings for the extension ``extension_id``, or ``None``."""
+        return self.client.extensions.get(extension_id)
+
+    def client_supports_ui(self) -> bool:
+        """Tell whether the caller renders MCP Apps views (see :doc:`/apps`).
+
+        True when it declared ``capabilities.extensions["io.modelcontextprotocol/ui"]``
+        with ``text/html;profile=mcp-app`` among its ``mimeTypes`` (a setting the spec
+        requires of a host), in either era. A tool bound to a view answers with text
+        ``content`` either way; this tells it whether the view will be shown too.
+        """
+        settings = self.client_extension(apps.EXTENSION_ID) or {}
+        mime_types = settings.get("mimeTypes")
+        return isinstance(mime_types, list) and apps.APP_MIME_TYPE in mime_types
+
+    @property
+    def path_args(self) -> dict[str, t.Any]:
+        """The values of ``MCP_PATH``'s URL variables (``{"tenant": "acme"}`` for
+        ``/t/<tenant>/mcp``), as ``request.view_args`` holds them in the view; ``{}``
+        without variables, and outside the handler's own call.
+        """
+        call = running_call.get(None)
+        return dict(call.path_args) if call is not None else {}
 
     @property
     def request_id(self) -> t.Any:
@@ -302,15 +376,34 @@ class Context:
                 params["toolChoice"] = tool_choice
         return self.send_request("sampling/createMessage", params, key=key)
 
+    @t.overload
     def elicit(
         self, message: str, requested_schema: dict[str, t.Any], *, key: str | None = None
-    ) -> dict[str, t.Any]:
-        """Ask the user for structured input (form mode); return ``{action, content?}``."""
+    ) -> dict[str, t.Any]: ...
+
+    @t.overload
+    def elicit(
+        self, message: str, requested_schema: type[_T], *, key: str | None = None
+    ) -> ElicitationResult[_T]: ...
+
+    def elicit(self, message: str, requested_schema: t.Any, *, key: str | None = None) -> t.Any:
+        """Ask the user for structured input (form mode).
+
+        With a pydantic model class or a dataclass, return an
+        :class:`~flask_mcp.server.elicitation.AcceptedElicitation` whose ``data`` is the
+        validated object, a ``DeclinedElicitation`` or a ``CancelledElicitation``; with a
+        JSON Schema dict, the ``{action, content?}`` answer. See
+        :mod:`flask_mcp.server.elicitation`.
+
+        :raises ~flask_mcp.server.elicitation.ElicitationSchemaError: the model or schema
+            is not a flat form.
+        """
+        form = elicitation_form(requested_schema)
         self._require_elicitation("form")
-        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        params = {"mode": "form", "message": message, "requestedSchema": form.schema}
         if self.protocol_version < "2025-11-25":
             del params["mode"]
-        return self.send_request("elicitation/create", params, key=key)
+        return form.result(self.send_request("elicitation/create", params, key=key))
 
     def elicit_url(
         self, message: str, url: str, elicitation_id: str, *, key: str | None = None
@@ -344,6 +437,17 @@ class Context:
         if not isinstance(roots, list):
             raise ClientRequestError("The client answered roots/list without a roots array.")
         return roots
+
+    def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
+        """Read a resource or template of this server, as ``resources/read`` would.
+
+        Return its ``contents`` (``{"uri", "mimeType", "text"}`` or ``"blob"`` each).
+        The caller's scopes are checked as for ``resources/read``; see
+        :mod:`flask_mcp.server.resource_reads`.
+        """
+        from .resource_reads import read_resource
+
+        return read_resource(self, uri)
 
     def close_sse_stream(self) -> None:
         """End the HTTP connection of this request's stream; the client resumes it with GET.
@@ -384,6 +488,7 @@ def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> N
 
 __all__ = [
     "BackChannel",
+    "ClientFacts",
     "Context",
     "SessionBackChannel",
     "check_capabilities",

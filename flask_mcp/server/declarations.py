@@ -16,7 +16,7 @@ from .handlers import Handler
 from .handlers import context_parameter
 from .handlers import describe_doc
 from .handlers import handler_entry
-from .handlers import prompt_arguments
+from .prompt_arguments import prompt_signature
 from .registry import Prompt
 from .registry import Registry
 from .registry import Resource
@@ -25,6 +25,7 @@ from .registry import Tool
 from .registry import header_params_of
 from .resource_security import DEFAULT_RESOURCE_SECURITY
 from .resource_security import ResourceSecurity
+from .tool_checks import check_tool
 from .uri_template import URITemplate
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
@@ -43,6 +44,41 @@ def _not_called(decorator: str) -> TypeError:
         "or a template such as @mcp.resource('users://{user_id}'). A resource is read by its "
         "URI, so it cannot default to the function's name."
     )
+
+
+def refuse_unknown_options(
+    registry: Registry, options: t.Iterable[str], what: str = "@mcp.tool()"
+) -> None:
+    """Refuse tool options that no extension of ``registry`` defines.
+
+    :raises TypeError: the message names the options the extensions define.
+    """
+    unknown = [key for key in options if key not in registry.tool_options]
+    if unknown:
+        known = ", ".join(
+            f"{option!r} ({owner.id})" for option, owner in registry.tool_options.items()
+        )
+        raise TypeError(
+            f"{what} got unknown option(s) {', '.join(map(repr, unknown))}. "
+            + (
+                f"The added extensions define: {known}."
+                if known
+                else "No added extension defines tool options."
+            )
+            + " Check the spelling, or add the extension that defines it with "
+            "mcp.add_extension(...) before declaring the tool."
+        )
+
+
+def apply_tool_options(registry: Registry, tool: Tool) -> None:
+    """Let each extension of ``registry`` with tool options check ``tool`` and add to ``_meta``."""
+    owners = {id(owner): owner for owner in registry.tool_options.values()}
+    for owner in owners.values():
+        mine = {key: tool.options[key] for key in owner.tool_options if key in tool.options}
+        owner.check_tool(tool, mine)
+        extra = owner.tool_meta(tool, mine)
+        if extra:
+            tool.meta = {**(tool.meta or {}), **extra}
 
 
 class Declarations:
@@ -74,6 +110,7 @@ class Declarations:
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
         tags: t.Iterable[str] = (),
+        **options: t.Any,
     ) -> t.Callable[[F], F]: ...
 
     def tool(
@@ -94,6 +131,7 @@ class Declarations:
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
         tags: t.Iterable[str] = (),
+        **options: t.Any,
     ) -> F | t.Callable[[F], F]:
         """Register a function as a tool and return it unchanged.
 
@@ -140,10 +178,18 @@ class Declarations:
                 task=task,
                 prepare=prepare,
                 tags=tags,
+                **options,
             )
             return fn
 
         return decorator(name) if callable(name) else decorator
+
+    def check_tool_options(self, options: dict[str, t.Any]) -> None:
+        """Refuse keyword options of ``@mcp.tool(...)`` that no added extension defines.
+
+        :raises TypeError: the message names the options the extensions define.
+        """
+        refuse_unknown_options(self.registry, options)
 
     def add_tool(
         self,
@@ -164,12 +210,15 @@ class Declarations:
         task: str = "forbidden",
         prepare: t.Callable[..., t.Any] | None = None,
         tags: t.Iterable[str] = (),
+        **options: t.Any,
     ) -> Tool:
         """Register a tool at any time; clients are told the list changed.
 
         :raises ValueError: an ``x-mcp-header`` annotation breaks the spec's rules, or
             ``mime_type`` is not a media type.
+        :raises TypeError: an option is not defined by any added extension.
         """
+        self.check_tool_options(options)
         if task not in ("forbidden", "optional", "required"):
             raise ValueError(f"task must be 'forbidden', 'optional' or 'required', got {task!r}.")
         if mime_type is not None and (
@@ -189,6 +238,16 @@ class Declarations:
             output = None
         else:
             output = schema_mod.output_spec_from_function(fn, localns=LOCALNS)
+        check_tool(
+            fn,
+            name or fn.__name__,
+            exclude=exclude,
+            derived_input=input_schema is None,
+            has_output=output is not None
+            or output_schema is not None
+            or structured_output is False,
+            localns=LOCALNS,
+        )
         tool = Tool(
             name=name or fn.__name__,
             fn=entry,
@@ -207,9 +266,15 @@ class Declarations:
             task=task,
             prepare=prepare,
             tags=tagset(tags),
+            options=dict(options),
         )
+        self._apply_extensions(tool)
         self.registry.add_tool(tool)
         return tool
+
+    def _apply_extensions(self, tool: Tool) -> None:
+        """Let each extension with tool options check the tool and add to its ``_meta``."""
+        apply_tool_options(self.registry, tool)
 
     def remove_tool(self, name: str) -> bool:
         """Remove a tool; clients are told the list changed."""
@@ -232,6 +297,7 @@ class Declarations:
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
         tags: t.Iterable[str] = (),
+        listed: bool = True,
     ) -> t.Callable[[F], F]:
         """Register a function as a resource, or as a template if ``uri`` has variables.
 
@@ -242,7 +308,8 @@ class Declarations:
         ``MCP_READ_CACHE_TTL_MS`` and ``MCP_READ_CACHE_SCOPE``. Template values
         holding NUL, a ``..`` segment or an absolute path are refused unless
         ``security`` exempts them (``ResourceSecurity(exempt_params={"path"})``)
-        or is ``None``.
+        or is ``None``. ``listed=False`` serves it to ``resources/read`` but leaves
+        it out of ``resources/list`` (``resources/templates/list`` for a template).
         """
         if callable(uri):
             raise _not_called("resource")
@@ -264,6 +331,7 @@ class Declarations:
                 cache_scope=cache_scope,
                 security=security,
                 tags=tags,
+                listed=listed,
             )
             return fn
 
@@ -287,6 +355,7 @@ class Declarations:
         cache_scope: str | None = None,
         security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY,
         tags: t.Iterable[str] = (),
+        listed: bool = True,
     ) -> Resource | ResourceTemplate:
         """Register a resource or template at any time; clients are told the list changed."""
         if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
@@ -309,6 +378,7 @@ class Declarations:
             "ttl_ms": ttl_ms,
             "cache_scope": cache_scope,
             "tags": tagset(tags),
+            "listed": listed,
         }
         if not template.is_template:
             resource = Resource(uri=uri, size=size, **common)
@@ -401,12 +471,15 @@ class Declarations:
     ) -> Prompt:
         """Register a prompt at any time; clients are told the list changed."""
         ctx_param = context_parameter(fn)
+        prompt_name = name or fn.__name__
+        signature = prompt_signature(
+            fn, {ctx_param} if ctx_param else set(), prompt_name, localns=LOCALNS
+        )
         prompt = Prompt(
-            name=name or fn.__name__,
-            fn=handler_entry(fn, "prompt", name or fn.__name__),
-            arguments=arguments
-            if arguments is not None
-            else prompt_arguments(fn, {ctx_param} if ctx_param else set()),
+            name=prompt_name,
+            fn=handler_entry(fn, "prompt", prompt_name),
+            arguments=arguments if arguments is not None else signature.arguments,
+            converters=signature.converters,
             description=description if description is not None else describe_doc(fn),
             title=title,
             icons=icons,
@@ -447,5 +520,7 @@ class Declarations:
 
 __all__ = [
     "Declarations",
+    "apply_tool_options",
+    "refuse_unknown_options",
     "tagset",
 ]

@@ -20,19 +20,35 @@ from ..errors import MCPError
 from ..errors import MethodNotFound
 from . import mrtr
 from .call import Call as Call
+from .call import MethodRecord
+from .call import ToolCall
+from .call import ToolCallInterceptor
 from .info import ServerInfo as ServerInfo
-from .methods import Methods
+from .methods import CoreMethods
 from .middleware import MiddlewareChain
-from .tasks import TaskMethods
 
 if t.TYPE_CHECKING:
+    from ..runtime.state import AppState
     from .registry import Registry
 
 logger = logging.getLogger("flask_mcp")
+#: Where a handler runs (:meth:`Dispatcher.placement`): in the caller, no user code...
+EXECUTE = "execute"
+#: ... user code that cannot emit, in the caller under the supervisor's timeout...
+INLINE = "inline"
+#: ... or a handler that may emit, in a greenlet or thread of its own.
+SPAWN = "spawn"
+#: The methods that run a tool, resource or prompt whose ``scopes=`` are checked first.
+SCOPED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 
-class Dispatcher(TaskMethods, Methods):
-    """Routes the requests of one server to their handlers.
+class Dispatcher:
+    """Routes the requests of one server to their handlers, by method record.
+
+    The method table (:attr:`methods`) holds one
+    :class:`~flask_mcp.server.call.MethodRecord` per method: the core methods of
+    :class:`~flask_mcp.server.methods.CoreMethods`, and those extensions add
+    (:meth:`add_method`).
 
     :param registry: what the server offers.
     :param info: who the server is.
@@ -46,30 +62,89 @@ class Dispatcher(TaskMethods, Methods):
         self.info = info
         #: The middleware around every request (:mod:`flask_mcp.server.middleware`).
         self.middleware = MiddlewareChain()
-        self.methods: dict[str, t.Callable[[Call], dict[str, t.Any]]] = {
-            "ping": self.ping,
-            "tools/list": self.tools_list,
-            "tools/call": self.tools_call,
-            "resources/list": self.resources_list,
-            "resources/templates/list": self.resource_templates_list,
-            "resources/read": self.resources_read,
-            "resources/subscribe": self.resources_subscribe,
-            "resources/unsubscribe": self.resources_unsubscribe,
-            "prompts/list": self.prompts_list,
-            "prompts/get": self.prompts_get,
-            "completion/complete": self.completion_complete,
-            "logging/setLevel": self.logging_set_level,
-            "server/discover": self.server_discover,
-            "tasks/get": self.tasks_get,
-            "tasks/update": self.tasks_update,
-            "tasks/cancel": self.tasks_cancel,
-            "tasks/list": self.tasks_list,
-            "tasks/result": self.tasks_result,
+        #: The handlers of the core methods.
+        self.core = CoreMethods(registry, info)
+        #: The method table: one record per method.
+        self.methods: dict[str, MethodRecord] = {
+            record.name: record for record in self.core.records()
         }
-        #: Methods whose handlers run user code and may emit before their result.
-        self.user_methods = frozenset(
-            {"tools/call", "resources/read", "prompts/get", "completion/complete", "tasks/result"}
-        )
+        #: The methods whose handlers run user code (and may emit before their result).
+        self.user_methods = {name for name, record in self.methods.items() if record.user_code}
+
+    @property
+    def tool_interceptors(self) -> list[ToolCallInterceptor]:
+        """What wraps the run of a tool after validation, outermost first (Tasks)."""
+        return self.core.tool_interceptors
+
+    def add_method(
+        self,
+        name: str,
+        handler: t.Callable[[Call], dict[str, t.Any]],
+        *,
+        eras: t.Iterable[str] | None = None,
+        user_code: bool = False,
+    ) -> None:
+        """Route the request ``name`` to ``handler`` (an extension's method).
+
+        :param eras: the eras it exists in (``"handshake"``, ``"stateless"``); ``None``: both.
+        :param user_code: the handler runs app code, so it may be spawned like ``tools/call``.
+        :raises ValueError: ``name`` is routed already.
+        """
+        if name in self.methods:
+            raise ValueError(
+                f"The request method {name!r} is served already; an extension cannot replace "
+                "it. Give the extension's method another name."
+            )
+        record = MethodRecord(name, handler, None if eras is None else frozenset(eras), user_code)
+        self.methods[name] = record
+        if user_code:
+            self.user_methods.add(name)
+
+    def offers(self, method: str, era: str) -> bool:
+        """Tell whether ``method`` is served in ``era``: the one answer to "is it offered"."""
+        record = self.methods.get(method)
+        if record is None or (record.eras is not None and era not in record.eras):
+            return False
+        return record.capability is None or self.registry.provides(record.capability)
+
+    # -- what the core methods share, for the transports and extensions ---------------
+
+    def call_user(
+        self,
+        fn: t.Callable[..., t.Any],
+        call: Call,
+        context_param: str | None,
+        args: t.Sequence[t.Any] = (),
+        kwargs: dict[str, t.Any] | None = None,
+    ) -> t.Any:
+        """Call a user handler, passing the context if it asks for one (see ``CoreMethods``)."""
+        return self.core.call_user(fn, call, context_param, args, kwargs)
+
+    def internal_error(self, exc: BaseException, what: str, state: AppState) -> str:
+        """Log an unexpected exception and return the text the client may see."""
+        return self.core.internal_error(exc, what, state)
+
+    def authorize(self, scopes: tuple[str, ...], call: Call) -> None:
+        """Check that the caller holds ``scopes`` (no-op until authorization is configured)."""
+        self.core.authorize(scopes, call)
+
+    def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
+        """Call a tool with its validated arguments (a task's run, see ``CoreMethods``)."""
+        return self.core.run_tool(tool_call)
+
+    def placement(self, call: Call) -> str:
+        """Decide where a call's handler runs: the one place that decides.
+
+        :data:`EXECUTE`: the method runs no user code, it runs in the caller;
+        :data:`INLINE`: user code that cannot send anything before its result (no
+        ``Context``), run in the caller under the supervisor's timeout;
+        :data:`SPAWN`: a handler that may emit, in a greenlet or thread of its own.
+        """
+        if call.method not in self.user_methods:
+            return EXECUTE
+        if not self.may_emit(call.method, call.params):
+            return INLINE
+        return SPAWN
 
     def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
         """Tell whether the handler of a request can send anything before its result.
@@ -77,8 +152,10 @@ class Dispatcher(TaskMethods, Methods):
         Only handlers that take a ``Context`` can; the others may run without
         a stream of their own.
         """
-        if method == "tasks/result":
-            return True  # it carries the task's requests to the client on its stream
+        if method == "completion/complete":
+            return False  # a completion handler sends nothing before its values
+        if method not in ("tools/call", "prompts/get", "resources/read"):
+            return True  # an extension's user-code method (tasks/result): it may emit
         name = params.get("uri" if method == "resources/read" else "name")
         if not isinstance(name, str):
             return False  # invalid params: answered with an error, nothing to emit
@@ -90,8 +167,6 @@ class Dispatcher(TaskMethods, Methods):
             record = self.registry.resources.get(name)
             if record is None:
                 return True  # a template: the match decides, in the handler's task
-        else:
-            return True
         return record is not None and record.context_param is not None
 
     # -- entry point ----------------------------------------------------------
@@ -111,18 +186,48 @@ class Dispatcher(TaskMethods, Methods):
         :raises MCPError: the request fails with a JSON-RPC error.
         """
         if self.middleware:
+            if call.state.authenticator is not None and call.method in SCOPED_METHODS:
+                self.authorize_target(call)
             return self.middleware.run(self, call, route)
         return self.route(call) if route is None else route(call)
 
+    def authorize_target(self, call: Call) -> None:
+        """Check the scopes of the tool, resource or prompt a call names, before the middleware.
+
+        A middleware that answers by itself (a cache) must not serve a scoped primitive
+        to a caller without its scopes, so the check runs before the chain; the method
+        checks again what it runs (a middleware may rewrite the params). A name that
+        is not found is left to the method, whose error the middleware then sees.
+
+        :raises ~flask_mcp.auth.AuthRefused: the caller lacks a scope (403).
+        """
+        params = call.params
+        record: t.Any = None
+        if call.method == "resources/read":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                record = self.registry.resources.get(uri)
+                if record is None and len(uri) <= call.state.settings.max_uri_length:
+                    try:
+                        found = self.registry.find_template(uri)
+                    except MCPError:
+                        found = None
+                    record = found[0] if found is not None else None
+        else:
+            name = params.get("name")
+            if isinstance(name, str):
+                table = (
+                    self.registry.tools if call.method == "tools/call" else self.registry.prompts
+                )
+                record = table.get(name)
+        if record is not None and record.scopes:
+            self.authorize(record.scopes, call)
+
     def route(self, call: Call) -> dict[str, t.Any]:
         """Run one request without the middleware: the innermost ``call_next``."""
-        handler = self.methods.get(call.method)
-        if (
-            handler is None
-            or not protocol.has_method(call.era, call.method)
-            or not self.registry.offers(call.method)
-        ):
+        if not self.offers(call.method, call.era):
             raise MethodNotFound(call.method)
+        handler = self.methods[call.method].handler
         if call.era == protocol.HANDSHAKE:
             if (
                 call.session is not None
@@ -167,4 +272,4 @@ class Dispatcher(TaskMethods, Methods):
         )
 
 
-__all__ = ["Call", "Dispatcher", "ServerInfo"]
+__all__ = ["EXECUTE", "INLINE", "SPAWN", "Call", "Dispatcher", "ServerInfo"]

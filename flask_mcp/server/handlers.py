@@ -10,7 +10,6 @@ import inspect
 import types
 import typing as t
 
-from .. import schema as schema_mod
 from .call import running_handler
 from .context import Context
 
@@ -100,21 +99,6 @@ def describe_doc(fn: Handler) -> str | None:
     return "\n".join(lines).strip() or None
 
 
-def prompt_arguments(fn: Handler, exclude: t.Collection[str]) -> list[dict[str, t.Any]]:
-    """Derive prompt arguments from a function signature and ``:param:`` docs."""
-    docs = schema_mod.param_docs(inspect.getdoc(fn) or "")
-    arguments = []
-    for name, param in inspect.signature(fn).parameters.items():
-        if name in exclude or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        argument: dict[str, t.Any] = {"name": name}
-        if name in docs:
-            argument["description"] = docs[name].strip()
-        argument["required"] = param.default is inspect.Parameter.empty
-        arguments.append(argument)
-    return arguments
-
-
 def handler_entry(fn: t.Callable[..., t.Any], kind: str, name: str) -> t.Callable[..., t.Any]:
     """Check a handler at registration and return the callable the dispatcher calls.
 
@@ -167,5 +151,4 @@ __all__ = [
     "context_parameter",
     "describe_doc",
     "handler_entry",
-    "prompt_arguments",
 ]

@@ -1,8 +1,11 @@
 """What each MCP method does, and what the methods share.
 
-:class:`Methods` is the method side of :class:`~flask_mcp.server.dispatcher.Dispatcher`:
-validating params, finding records in the registry, calling user handlers with their
-``Context``, turning what they return into results, and the errors of each case.
+:class:`CoreMethods` holds the handlers of the core methods and gives the
+:class:`~flask_mcp.server.dispatcher.Dispatcher` one
+:class:`~flask_mcp.server.call.MethodRecord` per method (handler, eras, whether it
+runs user code, capability): validating params, finding records in the registry,
+calling user handlers with their ``Context``, turning what they return into results,
+and the errors of each case.
 """
 
 from __future__ import annotations
@@ -31,13 +34,18 @@ from ..errors import resource_not_found
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
+from .call import MethodRecord
+from .call import ToolCall
 from .call import running_handler
+from .prompt_arguments import PromptArgumentError
+from .prompt_arguments import convert_arguments
 from .registry import Kind
 from .registry import paginate
 
 if t.TYPE_CHECKING:
     from ..runtime.state import AppState
     from .call import Call
+    from .call import ToolCallInterceptor
     from .info import ServerInfo
     from .registry import Registry
 
@@ -71,11 +79,50 @@ def _check_uri_length(uri: str, limit: int) -> None:
         )
 
 
-class Methods:
-    """The handlers of the MCP methods; :class:`~flask_mcp.server.dispatcher.Dispatcher` routes."""
+class CoreMethods:
+    """The handlers of the core MCP methods; the dispatcher routes to them by record.
 
-    registry: Registry
-    info: ServerInfo
+    :param registry: what the server offers.
+    :param info: who the server is.
+    """
+
+    def __init__(self, registry: Registry, info: ServerInfo) -> None:
+        self.registry = registry
+        self.info = info
+        #: What wraps the run of a tool after validation, outermost first (Tasks).
+        self.tool_interceptors: list[ToolCallInterceptor] = []
+
+    def records(self) -> list[MethodRecord]:
+        """Return the record of each core method: its handler, eras, user code, capability."""
+        table: list[tuple[str, t.Callable[[Call], dict[str, t.Any]], bool, str | None]] = [
+            ("ping", self.ping, False, None),
+            ("tools/list", self.tools_list, False, "tools"),
+            ("tools/call", self.tools_call, True, "tools"),
+            ("resources/list", self.resources_list, False, "resources"),
+            ("resources/templates/list", self.resource_templates_list, False, "resources"),
+            ("resources/read", self.resources_read, True, "resources"),
+            ("resources/subscribe", self.resources_subscribe, False, "resources"),
+            ("resources/unsubscribe", self.resources_unsubscribe, False, "resources"),
+            ("prompts/list", self.prompts_list, False, "prompts"),
+            ("prompts/get", self.prompts_get, True, "prompts"),
+            ("completion/complete", self.completion_complete, True, "completions"),
+            ("logging/setLevel", self.logging_set_level, False, None),
+            ("server/discover", self.server_discover, False, None),
+        ]
+        return [
+            MethodRecord(
+                name,
+                handler,
+                frozenset(
+                    era
+                    for era in (protocol.HANDSHAKE, protocol.STATELESS)
+                    if protocol.has_method(era, name)
+                ),
+                user_code,
+                capability,
+            )
+            for name, handler, user_code, capability in table
+        ]
 
     # -- shared -------------------------------------------------------------------
 
@@ -136,7 +183,9 @@ class Methods:
         call.scopes = scopes
         authenticator = call.state.authenticator
         if authenticator is not None:
-            authenticator.require(call.auth, scopes, call.method, call.request_id)
+            authenticator.require(
+                call.auth, scopes, call.method, call.request_id, path_args=call.path_args
+            )
 
     def _visible(self, kind: Kind, result: dict[str, t.Any], call: Call) -> dict[str, t.Any]:
         """Drop the list entries whose scopes the caller lacks (``MCP_AUTH_HIDE_UNAUTHORIZED``)."""
@@ -201,20 +250,51 @@ class Methods:
         return result
 
     def tools_call(self, call: Call) -> dict[str, t.Any]:
+        """Find, authorize and validate the call, then run it through the interceptors.
+
+        Authorization and validation happen once per call, here: an interceptor
+        (:meth:`flask_mcp.Extension.intercept_tool_call`, Tasks) wraps the run that
+        follows them.
+        """
         name = _require_str(call.params, "name")
         tool = self.registry.tools.get(name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list for the available tools.")
         arguments = _optional_dict(call.params, "arguments")
         self.authorize(tool.scopes, call)
+        try:
+            values = tool.input.validate(arguments)
+        except ArgumentError as exc:
+            if signals.tool_called.receivers:
+                self._emit(signals.tool_called, call, tool=name, duration=0.0, is_error=True)
+            return content_mod.error_result(str(exc))
+        return self.intercept(ToolCall(call, tool, arguments, values))
+
+    def intercept(self, tool_call: ToolCall) -> dict[str, t.Any]:
+        """Run ``tool_call`` through the tool-call interceptors, then the tool."""
+        interceptors = self.tool_interceptors
+        if not interceptors:
+            return self.run_tool(tool_call)
+        last = len(interceptors)
+
+        def step(index: int, current: ToolCall) -> dict[str, t.Any]:
+            if index == last:
+                return self.run_tool(current)
+            return interceptors[index](current, lambda nxt: step(index + 1, nxt))
+
+        return step(0, tool_call)
+
+    def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
+        """Call the tool with its validated arguments and build its ``CallToolResult``.
+
+        It sends ``tool_called``; a task runs this once, in the task.
+        """
+        call, tool, values = tool_call.call, tool_call.tool, tool_call.values
+        name = tool.name
         timed = bool(signals.tool_called.receivers)  # no clock to read when no one listens
         started = time.perf_counter() if timed else 0.0
         is_error = True
         try:
-            try:
-                values = tool.input.validate(arguments)
-            except ArgumentError as exc:
-                return content_mod.error_result(str(exc))
             try:
                 if tool.call_style == "dict":
                     value = self.call_user(tool.fn, call, tool.context_param, (values,))
@@ -384,6 +464,10 @@ class Methods:
         started = time.perf_counter()
         kwargs = {k: v for k, v in arguments.items() if k in declared}
         try:
+            kwargs = convert_arguments(kwargs, prompt.converters)
+        except PromptArgumentError as exc:
+            raise InvalidParams(f"Invalid params: prompt {name!r} arguments: {exc}.") from None
+        try:
             value = self.call_user(prompt.fn, call, prompt.context_param, kwargs=kwargs)
         except (ResourceNotFound, HTTPException) as exc:
             raise self.handler_error(exc, call, f"prompt {name!r}") from None
@@ -479,5 +563,5 @@ def _completion(found: t.Any) -> dict[str, t.Any]:
 
 
 __all__ = [
-    "Methods",
+    "CoreMethods",
 ]

@@ -182,6 +182,16 @@ class CallInfo:
         return session.principal if session is not None else None
 
     @property
+    def task_id(self) -> str | None:
+        """The id of the task this ``tools/call`` created, once ``call_next`` returned.
+
+        ``None`` before, and for a call that did not become a task. A task's run does
+        not go through the middleware again: the request that created it is the one
+        call a middleware sees.
+        """
+        return self._call.created_task
+
+    @property
     def app(self) -> t.Any:
         """The Flask app serving the request (``None`` outside Flask)."""
         return self._call.state.app

@@ -26,6 +26,17 @@ def _clean(mapping: dict[str, t.Any]) -> dict[str, t.Any]:
     return {k: v for k, v in mapping.items() if v is not None}
 
 
+class ToolOptionsOwner(t.Protocol):
+    """An extension that adds keyword options to ``@mcp.tool(...)`` (``flask_mcp.Extension``)."""
+
+    id: t.ClassVar[str]
+    tool_options: t.ClassVar[tuple[str, ...]]
+
+    def check_tool(self, tool: t.Any, options: dict[str, t.Any]) -> None: ...
+
+    def tool_meta(self, tool: t.Any, options: dict[str, t.Any]) -> dict[str, t.Any] | None: ...
+
+
 @dataclasses.dataclass(eq=False)
 class Tool:
     """A registered tool."""
@@ -54,6 +65,8 @@ class Tool:
     prepare: t.Callable[..., t.Any] | None = None
     #: Labels for :meth:`~flask_mcp.MCP.enable` and :meth:`~flask_mcp.MCP.disable`; not published.
     tags: frozenset[str] = frozenset()
+    #: The keyword options of extensions given to ``@mcp.tool(...)``, by option name.
+    options: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Tool`` object published by ``tools/list``."""
@@ -115,6 +128,8 @@ class Resource:
     ttl_ms: int | None = None
     cache_scope: str | None = None
     tags: frozenset[str] = frozenset()
+    #: ``False``: served by ``resources/read`` but left out of ``resources/list``.
+    listed: bool = True
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Resource`` object published by ``resources/list``."""
@@ -152,6 +167,8 @@ class ResourceTemplate:
     cache_scope: str | None = None
     security: ResourceSecurity | None = DEFAULT_RESOURCE_SECURITY
     tags: frozenset[str] = frozenset()
+    #: ``False``: served by ``resources/read`` but left out of ``resources/templates/list``.
+    listed: bool = True
 
     @property
     def uri_template(self) -> str:
@@ -188,6 +205,8 @@ class Prompt:
     scopes: tuple[str, ...] = ()
     context_param: str | None = None
     tags: frozenset[str] = frozenset()
+    #: Converters of the typed arguments' strings, by name (see :mod:`.prompt_arguments`).
+    converters: dict[str, t.Callable[[str], t.Any]] = dataclasses.field(default_factory=dict)
 
     def describe(self) -> dict[str, t.Any]:
         """Return the ``Prompt`` object published by ``prompts/list``."""
@@ -228,6 +247,11 @@ class Registry:
         )
         #: Disabled records by kind and key: out of the lists and out of reach until enabled.
         self.disabled: dict[str, dict[str, t.Any]] = {kind: {} for kind in KINDS}
+        #: What the added extensions advertise, by extension id: called on every
+        #: ``initialize`` and ``server/discover``; ``None`` leaves the extension out.
+        self.extension_capabilities: dict[str, t.Callable[[], dict[str, t.Any] | None]] = {}
+        #: The ``@mcp.tool(...)`` keyword options the added extensions define, by option name.
+        self.tool_options: dict[str, ToolOptionsOwner] = {}
 
     def _taken(self, kind: str, key: str) -> bool:
         return key in self._table(kind) or key in self.disabled[kind]
@@ -359,7 +383,9 @@ class Registry:
         cached = self._cache.get(kind)
         if cached is None:
             table = self._table(kind)
-            cached = self._cache[kind] = [item.describe() for item in list(table.values())]
+            cached = self._cache[kind] = [
+                item.describe() for item in list(table.values()) if getattr(item, "listed", True)
+            ]
         return cached
 
     def capabilities(self, era: str = "handshake") -> dict[str, t.Any]:
@@ -381,11 +407,27 @@ class Registry:
                 caps["extensions"] = {"io.modelcontextprotocol/tasks": {}}
             else:
                 caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        for extension_id, capability in list(self.extension_capabilities.items()):
+            settings = capability()
+            if settings is not None:
+                caps.setdefault("extensions", {})[extension_id] = settings
         return caps
 
     def _has(self, *kinds: str) -> bool:
         # A disabled record keeps its capability: it may come back at any time.
         return any(self._table(kind) or self.disabled[kind] for kind in kinds)
+
+    def provides(self, capability: str) -> bool:
+        """Tell whether the server has the capability ``capability`` (``"tools"``...) now."""
+        if capability == "tools":
+            return bool(self.tools) or bool(self.disabled["tools"])
+        if capability == "resources":
+            return self._has("resources", "resourceTemplates")
+        if capability == "prompts":
+            return self._has("prompts")
+        if capability == "completions":
+            return bool(self.completions)
+        return True
 
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""

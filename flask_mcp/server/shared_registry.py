@@ -21,13 +21,19 @@ in one worker, in this order:
 Every worker replays the operations it has not seen before it serves an MCP
 request, without telling the sessions again.
 
+The log lives in the backend's shared log (:meth:`~flask_mcp.backends.base.Backend.shared_log`,
+a backend declaring :data:`~flask_mcp.backends.base.SHARED_LOG`).
+
 An operation names its handler by import path (``module:qualname``); a handler
 that cannot be found again by that path (a lambda, a closure, a function defined
 in another function) cannot be replayed elsewhere, so the change stays in the
 worker that made it, with a :class:`ProcessLocalWarning`.
 
 The log is read only when a worker announced a change on the backend's
-pub/sub channel, or after :data:`RECHECK` seconds without reading it.
+pub/sub channel, or when the subscription may have missed an announcement (it
+was made anew after a lost connection): a request costs no round trip for the
+log otherwise, and a Redis that stops answering does not make each request wait
+for the log before it waits for its session.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ import warnings
 
 from flask import has_request_context
 
+from ..errors import BackendUnavailable
 from ..runtime.concurrency import sleep
 from ..runtime.concurrency import spawn
 from .blueprints import MCPBlueprint
@@ -60,10 +67,9 @@ if t.TYPE_CHECKING:
 
 logger = logging.getLogger("flask_mcp")
 
-#: Longest time a worker serves without reading the log (a lost pub/sub message).
+#: Seconds between two tries of a read that failed (Redis unreachable), and how long the
+#: watcher waits for a message before it looks whether its subscription was made anew.
 RECHECK = 1.0
-#: Seconds the operation log is kept after its last change.
-LOG_TTL = 7 * 24 * 3600
 #: True while a worker replays another worker's operation.
 replaying: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_replaying", default=False)
 #: True while a face method adds records that it shares as one operation of its own.
@@ -107,18 +113,16 @@ class RegistrySync:
 
     :param server: the :class:`~flask_mcp.MCP` whose registry is kept in step.
     :param server_name: the server's name, part of the log's key.
-    :param state: the app's state; its backend must have ``client`` and ``keys``
-        (:class:`~flask_mcp.backends.redis.RedisBackend`).
+    :param state: the app's state; its backend must declare
+        :data:`~flask_mcp.backends.base.SHARED_LOG`.
     """
 
     def __init__(self, server: SharedDeclarations, state: AppState, server_name: str) -> None:
         self.server = server
         self.state = state
-        backend: t.Any = state.backend
-        self.client = backend.client
         # The workers of one master (gunicorn, uWSGI) share a log; a new master starts a new one.
         generation = os.getppid()
-        self.key = backend.keys.registry(server_name, generation)
+        self.log = state.backend.shared_log(f"registry:{server_name}:{generation}")
         self.channel = f"flask-mcp:{server_name}:registry"
         self.applied = 0
         self.own: set[int] = set()
@@ -127,13 +131,13 @@ class RegistrySync:
         #: Announcements heard (by the watcher), and how many of them the last read covered.
         self._heard = 1
         self._read = 0
-        self._checked = 0.0
+        #: After a failed read: when the next request may try again.
+        self._retry_at = 0.0
 
     def record(self, op: dict[str, t.Any]) -> None:
         """Append an operation this worker already applied, and tell the other workers."""
         with self._lock:
-            seq = int(self.client.rpush(self.key, json.dumps(op)))
-            self.client.expire(self.key, LOG_TTL)
+            seq = self.log.append(json.dumps(op))
             self.own.add(seq)
         self.state.backend.publish(self.channel, {"seq": seq})
         self.catch_up()
@@ -141,25 +145,29 @@ class RegistrySync:
     def before_request(self) -> None:
         """Replay what changed, before this worker serves an MCP request.
 
-        The log is read when a worker announced a change on the backend's
-        pub/sub (heard by a watcher task started in each process), and at most
-        every :data:`RECHECK` seconds in any case, in case an announcement was lost.
-        A request that comes while another one reads waits for that read: it
-        must not be served from the registry the read is about to change.
+        The log is read when a worker announced a change on the backend's pub/sub
+        (heard by a watcher task started in each process), or when the watcher's
+        subscription was made anew (an announcement may have been lost meanwhile);
+        else a request reads nothing. A request that comes while another one reads
+        waits for that read: it must not be served from the registry the read is
+        about to change. A read that fails is tried again :data:`RECHECK` seconds
+        later, not by every request.
         """
         if self._pid != os.getpid():
             self._pid, self._heard, self._read = os.getpid(), 1, 0
             spawn(self._watch)
-        if self._heard == self._read and time.monotonic() - self._checked < RECHECK:
+        if self._heard == self._read or time.monotonic() < self._retry_at:
             return
         with self._lock:
-            heard, now = self._heard, time.monotonic()
-            if heard == self._read and now - self._checked < RECHECK:
+            heard = self._heard
+            if heard == self._read:
                 return  # another request read the log meanwhile
             try:
                 self._replay()
-            finally:  # (a failed read is tried again after RECHECK, not on every request)
-                self._read, self._checked = heard, now
+            except BaseException:
+                self._retry_at = time.monotonic() + RECHECK
+                raise
+            self._read = heard
 
     def _watch(self) -> None:
         pid = os.getpid()
@@ -167,8 +175,13 @@ class RegistrySync:
             try:
                 subscription = self.state.backend.subscribe(self.channel)
                 try:
+                    seen = subscription.generation
+                    self._heard += 1  # subscribed (anew): read what was announced meanwhile
                     while self._pid == pid:
-                        if subscription.get(timeout=RECHECK) is not None:
+                        message = subscription.get(timeout=RECHECK)
+                        generation = subscription.generation
+                        if message is not None or generation != seen:
+                            seen = generation  # made anew: announcements may have been lost
                             self._heard += 1
                 finally:
                     subscription.close()
@@ -182,11 +195,11 @@ class RegistrySync:
             return self._replay()
 
     def _replay(self) -> int:
-        count = int(self.client.llen(self.key))
-        if count <= self.applied:
+        raw = self.log.read(self.applied)
+        if not raw:
             return 0
-        raw = self.client.lrange(self.key, self.applied, count - 1)
-        start, self.applied = self.applied, count
+        start = self.applied
+        self.applied = start + len(raw)
         done = 0
         token = replaying.set(True)
         try:
@@ -357,6 +370,8 @@ class SharedDeclarations(Declarations):
         """
         with self._changing():
             register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+            for hook in blueprint.register_hooks:  # what it carries for extensions (skills)
+                hook(self, *blueprint.registrations[-1])
             if self._sharing():
                 ref = blueprint_path(blueprint)
                 op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
@@ -441,7 +456,7 @@ def _logged(replay: t.Callable[[], object], sync: RegistrySync) -> None:
     try:
         replay()
     except Exception as exc:
-        if isinstance(exc, getattr(sync.state.backend, "unavailable_errors", ())):
+        if isinstance(exc, (*sync.state.backend.unavailable_errors, BackendUnavailable)):
             # An outage, not a bug: one line; the next check (RECHECK) replays what was missed.
             logger.warning("Could not replay the other workers' registry changes: %s", exc)
         else:
@@ -457,7 +472,6 @@ def blueprint_path(blueprint: MCPBlueprint) -> str | None:
 
 
 __all__ = [
-    "LOG_TTL",
     "ProcessLocalWarning",
     "RegistrySync",
     "SharedDeclarations",

@@ -10,9 +10,11 @@ the task record, wherever the handler runs (this worker, another one, a Celery w
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing as t
 
 from .. import protocol
+from ..auth import AuthInfo
 from ..errors import InvalidParams
 from ..errors import RequestCancelled
 from ..runtime import concurrency as _concurrency
@@ -48,10 +50,17 @@ class TaskCall(Call):
     task_flavour: str = V2026
 
 
+#: The run of a task: called with the task's call, it runs the tool and returns its
+#: result (the validated tool call goes on from where the request left it).
+TaskBody = t.Callable[[Call], dict[str, t.Any]]
+
+
 class Executor(t.Protocol):
     """Runs the handler of a task somewhere and records its outcome in the store."""
 
-    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None: ...
+    def start(
+        self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: TaskBody
+    ) -> None: ...
 
     def has_room(self, state: AppState) -> bool: ...
 
@@ -241,8 +250,47 @@ def context_factory(call: TaskCall, record: dict[str, t.Any]) -> t.Callable[[Req
     return build
 
 
+def auth_grant(auth: AuthInfo | None) -> dict[str, t.Any] | None:
+    """Return what a task's record keeps of the caller's authorization (never the token).
+
+    It is the server-side grant a task runs under wherever it runs (a Celery worker
+    rebuilds the caller's :class:`~flask_mcp.AuthInfo` from it): the principal, the
+    scopes, the client id and the claims (left out when they are not JSON).
+    """
+    if auth is None:
+        return None
+    try:
+        claims = json.loads(json.dumps(auth.claims))
+    except (TypeError, ValueError):
+        claims = {}
+    return {
+        "principal": auth.principal,
+        "scopes": sorted(auth.scopes),
+        "claims": claims,
+        "clientId": auth.client_id,
+    }
+
+
+def auth_of(record: dict[str, t.Any]) -> AuthInfo | None:
+    """Rebuild the caller's authorization from the grant a task's record keeps."""
+    grant = record.get("request", {}).get("auth")
+    if not isinstance(grant, dict):
+        return None
+    return AuthInfo(
+        principal=grant["principal"],
+        scopes=frozenset(grant.get("scopes") or ()),
+        claims=grant.get("claims") or {},
+        client_id=grant.get("clientId"),
+    )
+
+
 def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> TaskCall:
-    """Rebuild the ``tools/call`` a task runs from its record."""
+    """Rebuild the ``tools/call`` a task runs from its record.
+
+    :param auth: the caller's authorization; default: rebuilt from the record's grant.
+    """
+    if auth is None:
+        auth = auth_of(record)
     request = record["request"]
     params = {"name": request["name"], "arguments": request.get("arguments") or {}}
     return TaskCall(
@@ -256,11 +304,15 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
         auth=auth,
         task_id=record["taskId"],
         task_flavour=record["flavour"],
+        path_args=request.get("pathArgs") or {},
     )
 
 
 __all__ = [
     "Executor",
+    "auth_grant",
+    "auth_of",
+    "TaskBody",
     "TaskBackChannel",
     "TaskCall",
     "TaskContext",

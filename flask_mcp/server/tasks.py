@@ -16,7 +16,9 @@ flavours share one record and one executor:
   the task's elicitation and sampling requests on its stream), ``tasks/list``
   and ``tasks/cancel``.
 
-The record lives in the backend's task store (memory or Redis), so any
+The protocol side (``tools/call`` as a task, the ``tasks/*`` methods) is the
+``Tasks`` extension (:mod:`flask_mcp.extensions.tasks`); this module holds what it
+and the executors share. The record lives in the backend's task store (memory or Redis), so any
 worker answers for any task. The handler runs through the one runner
 (:func:`flask_mcp.transport.runner.spawn`) in an executor
 (:mod:`flask_mcp.transport.tasks`, or Celery): inside it, ``ctx.progress()``
@@ -27,19 +29,12 @@ answers arrive, and ``ctx.cancelled`` turns true on ``tasks/cancel``.
 
 from __future__ import annotations
 
-import secrets
 import time
 import typing as t
 
-from .. import protocol
-from .. import signals
+from ..content import error_result
 from ..errors import INTERNAL_ERROR
-from ..errors import ClientRequestError
-from ..errors import InvalidParams
 from ..errors import MCPError
-from ..errors import MethodNotFound
-from ..errors import MissingClientCapability
-from ..runtime import concurrency as _concurrency
 from ..runtime.tasks import RELATED_TASK
 from ..runtime.tasks import TERMINAL
 from ..runtime.tasks import V2025
@@ -50,21 +45,26 @@ from ..runtime.tasks import set_status
 from ..runtime.tasks import settle as settle
 from ..runtime.tasks import store_of
 from ..runtime.tasks import wire
+from ..schema import ArgumentError
 from .call import Call
+from .call import ToolCall
 from .task_context import EXTENSION as EXTENSION
 from .task_context import MODES as MODES
-from .task_context import POLL
+from .task_context import POLL as POLL
 from .task_context import Executor as Executor
+from .task_context import TaskBody as TaskBody
 from .task_context import TaskCall as TaskCall
 from .task_context import TaskContext as TaskContext
-from .task_context import answer_inputs
+from .task_context import answer_inputs as answer_inputs
+from .task_context import auth_grant as auth_grant
+from .task_context import auth_of as auth_of
 from .task_context import context_factory as context_factory
-from .task_context import opted_in
-from .task_context import owner_of
+from .task_context import opted_in as opted_in
+from .task_context import owner_of as owner_of
 from .task_context import task_call as task_call
 
 
-def _finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.Any] | None:
+def finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.Any] | None:
     """Return the result of a task that completes within ``wait_ms`` (the immediate result).
 
     A 2026-07-28 server chooses whether a call becomes a task; one that is over
@@ -87,241 +87,55 @@ def _finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.An
         time.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
 
 
-# -- the methods --------------------------------------------------------------------------
+def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
+    """Return the run of a task rebuilt from its record, in another process (Celery).
 
+    The arguments were validated when the task was created; they are converted
+    again here because the validated values (models, dates) do not travel.
+    """
 
-class TaskMethods:
-    """``tools/call`` as a task, and the ``tasks/*`` methods (mixed into the dispatcher)."""
-
-    registry: t.Any
-
-    def tools_call(self, call: Call) -> dict[str, t.Any]:
-        if isinstance(call, TaskCall):
-            return super().tools_call(call)  # type: ignore[misc,no-any-return]
-        name = call.params.get("name")
-        tool = self.registry.tools.get(name) if isinstance(name, str) else None
-        mode = getattr(tool, "task", "forbidden") if tool is not None else "forbidden"
-        flavour = None
-        if call.era == protocol.STATELESS:
-            if mode != "forbidden" and opted_in(call):
-                flavour = V2026
-            elif mode == "required":
-                raise MissingClientCapability("extensions", EXTENSION)
-        elif call.version >= "2025-11-25":
-            asked = call.params.get("task")
-            if asked is not None:
-                if not isinstance(asked, dict):
-                    raise InvalidParams("Invalid params: task must be an object {ttl?}.")
-                if mode == "forbidden":
-                    raise MCPError(
-                        -32601,
-                        f"Tool {name!r} does not support tasks (execution.taskSupport is "
-                        "'forbidden'); call it without params.task.",
-                    )
-                flavour = V2025
-            elif mode == "required":
-                raise MCPError(
-                    -32601,
-                    f"Tool {name!r} must be called as a task (execution.taskSupport is "
-                    "'required'); add params.task.",
-                )
-        if flavour is None or tool is None:
-            if tool is not None and tool.prepare is not None and call.ctx is not None:
-                call.ctx.prepared = t.cast(t.Any, self).call_user(
-                    tool.prepare, call, None, (call.ctx,)
-                )
-            return super().tools_call(call)  # type: ignore[misc,no-any-return]
-        return self.create_task(call, tool, flavour)
-
-    def create_task(self, call: Call, tool: t.Any, flavour: str) -> dict[str, t.Any]:
-        """Create the task of a ``tools/call``, start it, and return the ``CreateTaskResult``."""
-        from ..content import error_result
-        from ..schema import ArgumentError
-
-        state = call.state
-        settings = state.settings
-        arguments = call.params.get("arguments") or {}
-        if not isinstance(arguments, dict):
-            raise InvalidParams("Invalid params: 'arguments' must be an object.")
-        t.cast(t.Any, self).authorize(tool.scopes, call)
-        try:
-            tool.input.validate(arguments)
-        except ArgumentError as exc:
-            return error_result(str(exc))
-        executor: Executor | None = getattr(state, "task_executor", None)
-        if executor is None:
-            raise MCPError(INTERNAL_ERROR, "No task executor is configured for this app.")
-        if not executor.has_room(state):
+    def body(call: Call) -> dict[str, t.Any]:
+        name = record["request"]["name"]
+        tool = dispatcher.registry.tools.get(name)
+        if tool is None:
             raise MCPError(
                 INTERNAL_ERROR,
-                "Too many tasks are running in this worker (MCP_TASK_MAX_RUNNING); retry later.",
+                f"The tool {name!r} of this task is not registered in this worker: start the "
+                "worker on the module that declares it.",
             )
-        prepared = None
-        if tool.prepare is not None:
-            prepared = t.cast(t.Any, self).call_user(tool.prepare, call, None, (call.ctx,))
-        ttl = settings.task_ttl
-        asked = call.params.get("task")
-        if flavour == V2025 and isinstance(asked, dict) and isinstance(asked.get("ttl"), int):
-            ttl = min(ttl, max(asked["ttl"], 1000) / 1000)
-        meta = call.params.get("_meta")
-        meta = meta if isinstance(meta, dict) else {}
-        if call.session is not None:
-            capabilities = call.session.client_capabilities
-            client_info = call.session.client_info
-        else:
-            capabilities = meta.get(protocol.META_CLIENT_CAPABILITIES) or {}
-            client_info = meta.get(protocol.META_CLIENT_INFO) or {}
-        created = time.time()
-        record: dict[str, t.Any] = {
-            "taskId": secrets.token_urlsafe(24),
-            "status": "working",
-            "createdAt": now_iso(created),
-            "lastUpdatedAt": now_iso(created),
-            "ttlMs": int(ttl * 1000),
-            "pollIntervalMs": settings.task_poll_interval_ms,
-            "created": created,
-            "lease": created,
-            "owner": owner_of(call),
-            "session": call.session.id if call.session is not None else None,
-            "flavour": flavour,
-            "inputRequests": {},
-            "responses": {},
-            "prepared": prepared,
-            "request": {
-                "name": tool.name,
-                "arguments": arguments,
-                "version": call.version,
-                "era": call.era,
-                "capabilities": capabilities,
-                "clientInfo": client_info,
-                "principal": None if call.auth is None else call.auth.principal,
-            },
-        }
-        store_of(state).create(record, ttl)
-        signals.send(signals.task_created, state.app, task_id=record["taskId"], tool=tool.name)
-        executor.start(self, call, record)
-        if flavour == V2026 and settings.task_immediate_ms:
-            finished = _finished_within(state, record["taskId"], settings.task_immediate_ms)
-            if finished is not None:
-                return finished
-        task = wire(record, detailed=False)
-        if flavour == V2025:
-            return {"task": task}
-        return {"resultType": "task", **task}
-
-    # -- lookups ------------------------------------------------------------------
-
-    def _task(self, call: Call) -> dict[str, t.Any]:
-        if call.era == protocol.STATELESS and not opted_in(call):
-            raise MissingClientCapability("extensions", EXTENSION)
-        task_id = call.params.get("taskId")
-        if not isinstance(task_id, str) or not task_id:
-            raise InvalidParams("Invalid params: 'taskId' is required and must be a string.")
-        record = store_of(call.state).get(task_id)
-        if record is None or record.get("owner") != owner_of(call):
-            raise InvalidParams(
-                f"Failed to retrieve task: task {task_id!r} not found (it may have expired)."
-            )
-        return check_lease(call.state, record)
-
-    def tasks_get(self, call: Call) -> dict[str, t.Any]:
-        return wire(self._task(call))
-
-    def tasks_update(self, call: Call) -> dict[str, t.Any]:
-        if call.era != protocol.STATELESS:
-            raise MethodNotFound(call.method)
-        record = self._task(call)
-        responses = call.params.get("inputResponses")
-        if not isinstance(responses, dict):
-            raise InvalidParams(
-                "Invalid params: inputResponses must be an object of answers by key."
-            )
-        answer_inputs(call.state, record["taskId"], responses)
-        return {}
-
-    def tasks_cancel(self, call: Call) -> dict[str, t.Any]:
-        record = self._task(call)
-        if call.era == protocol.STATELESS:
-            set_status(
-                call.state, record["taskId"], "cancelled", statusMessage="Cancelled by the client."
-            )
-            return {}
-        if record["status"] in TERMINAL:
-            raise InvalidParams(
-                f"Invalid params: task {record['taskId']!r} is already {record['status']}; "
-                "only a working or input_required task can be cancelled."
-            )
-        updated = set_status(
-            call.state, record["taskId"], "cancelled", statusMessage="Cancelled by the client."
-        )
-        return wire(updated or record)
-
-    def tasks_list(self, call: Call) -> dict[str, t.Any]:
-        if call.era == protocol.STATELESS:
-            raise MethodNotFound(call.method)
-        cursor = call.params.get("cursor")
+        arguments = call.params.get("arguments") or {}
+        call.scopes = tool.scopes  # what require_scopes() adds to
         try:
-            start = int(cursor) if cursor is not None else 0
-        except (TypeError, ValueError):
-            raise InvalidParams(
-                "Invalid params: unknown cursor; send the nextCursor returned."
-            ) from None
-        records, following = store_of(call.state).list(
-            owner_of(call), start, call.state.settings.page_size
+            values = tool.input.validate(arguments)
+        except ArgumentError as exc:
+            return error_result(str(exc))
+        return t.cast(
+            "dict[str, t.Any]", dispatcher.run_tool(ToolCall(call, tool, arguments, values))
         )
-        result: dict[str, t.Any] = {"tasks": [wire(check_lease(call.state, r)) for r in records]}
-        if following is not None:
-            result["nextCursor"] = str(following)
-        return result
 
-    def tasks_result(self, call: Call) -> dict[str, t.Any]:
-        """Block until the task ends; carry its requests to the client on this stream."""
-        if call.era == protocol.STATELESS:
-            raise MethodNotFound(call.method)
-        record = self._task(call)
-        task_id = record["taskId"]
-        ctx = call.ctx
-        sent: set[str] = set()
-        while record["status"] not in TERMINAL:
-            pending = {
-                k: v for k, v in (record.get("inputRequests") or {}).items() if k not in sent
-            }
-            if pending and ctx is not None:
-                for key, request in pending.items():
-                    sent.add(key)
-                    try:
-                        answer = ctx.send_request(request["method"], request["params"])
-                    except ClientRequestError as exc:
-                        raise MCPError(INTERNAL_ERROR, str(exc)) from None
-                    answer_inputs(call.state, task_id, {key: answer})
-            else:
-                if ctx is not None:
-                    ctx.check_cancelled()
-                _concurrency.sleep(POLL)
-            record = self._task(call)
-        related = {RELATED_TASK: {"taskId": task_id}}
-        if record["status"] == "cancelled":
-            raise MCPError(INTERNAL_ERROR, f"Task {task_id!r} was cancelled.", related)
-        if "error" in record and record.get("result") is None:
-            error = record["error"]
-            raise MCPError(
-                error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data")
-            )
-        result = dict(record.get("result") or {})
-        result["_meta"] = {**(result.get("_meta") or {}), **related}
-        return result
+    return body
 
 
 __all__ = [
     "EXTENSION",
     "MODES",
+    "POLL",
     "RELATED_TASK",
     "TERMINAL",
+    "V2025",
+    "V2026",
     "Executor",
+    "TaskBody",
     "TaskCall",
     "TaskContext",
-    "TaskMethods",
     "answer_inputs",
+    "auth_grant",
+    "auth_of",
+    "finished_within",
+    "now_iso",
+    "opted_in",
+    "owner_of",
+    "record_body",
     "check_lease",
     "context_factory",
     "settle",

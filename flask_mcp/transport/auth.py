@@ -117,7 +117,7 @@ def register_metadata_routes(app: Flask, authenticator: Authenticator, mcp_path:
     """
     blueprint = Blueprint("mcp_auth", __name__)
 
-    def metadata_view() -> Response:
+    def metadata_view(**path_args: t.Any) -> Response:  # URL variables of MCP_PATH
         headers = {"Cache-Control": "no-store", "Access-Control-Allow-Origin": "*"}
         if request.method == "OPTIONS":
             headers["Access-Control-Allow-Methods"] = "GET, OPTIONS"
@@ -125,7 +125,7 @@ def register_metadata_routes(app: Flask, authenticator: Authenticator, mcp_path:
             preflight = Response(status=204, headers=headers)
             del preflight.headers["Content-Type"]  # no content, so no type (RFC 9110)
             return preflight
-        document = authenticator.metadata()
+        document = authenticator.metadata(path_args)
         return Response(json.dumps(document), mimetype="application/json", headers=headers)
 
     for index, path in enumerate(metadata_paths(authenticator.resource, mcp_path)):

@@ -2,7 +2,7 @@
 
 A request of a session (``Mcp-Session-Id``) is checked here (the session exists,
 belongs to the caller, speaks a supported ``MCP-Protocol-Version``) and handed to
-the one runner (:func:`flask_mcp.transport.runner.serve_call`), as 2026-07-28
+the one runner (:func:`flask_mcp.transport.runner.serve_http`), as 2026-07-28
 requests are by :mod:`.stateless`. GET opens the session's general stream, or
 resumes a request's stream from ``Last-Event-ID``.
 """
@@ -24,18 +24,18 @@ from ..backends.base import SessionQuotaExceeded
 from ..backends.base import SessionRecord
 from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
-from ..errors import InvalidParams
 from ..errors import MCPError
 from ..errors import MCPHTTPError
+from ..kernel import intake
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_session_id
 from ..server.call import Call
-from ..server.context import Context
-from ..server.context import SessionBackChannel
 from . import runner
 from . import sse
+from .path_args import current_path_args
+from .path_args import stored_path_args
 from .responses import http_error
 from .responses import json_response
 
@@ -43,7 +43,6 @@ if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
     from ..auth import AuthInfo
-    from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
 
@@ -89,9 +88,9 @@ class Handshake:
         if kind == jsonrpc.REQUEST:
             return self._request(state, environ, record, message, auth)
         if kind == jsonrpc.NOTIFICATION:
-            self._notification(state, record, message)
+            self.notification(state, record, message)
         else:
-            self._client_response(state, record, message)
+            self.client_response(state, record, message)
         return Response(status=202)
 
     def end(self, record: SessionRecord) -> None:
@@ -129,6 +128,8 @@ class Handshake:
         )  # traffic: one round trip
         if record is not None and record.principal != principal_of(auth):
             record = None  # bound to another caller: indistinguishable from a missing session
+        if record is not None and record.path_args != stored_path_args():
+            record = None  # created under another MCP_PATH (another tenant): as missing
         if record is None:
             message = "Session not found: it ended or never existed."
             if environ.get("wsgi.multiprocess") and not state.backend.multiprocess:
@@ -157,11 +158,11 @@ class Handshake:
         auth: AuthInfo | None,
     ) -> Response:
         """Run a request of the session through the one runner."""
-        call = _call(state, record, message, auth)
-        return runner.serve_call(
+        call = intake.session_call(state, record, message, auth, current_path_args())
+        return runner.serve_http(
             self.dispatcher,
             call,
-            context=_context_factory(call, record),
+            context=intake.session_context(call),
             peer=lambda: _concurrency.client_socket(environ),
         )
 
@@ -183,6 +184,25 @@ class Handshake:
                 "Invalid Request: JSON-RPC batches are only accepted on sessions that negotiated "
                 "protocol 2025-03-26; send one message per POST.",
             )
+        answers = self.batch_answers(state, record, messages, auth)
+        return json_response(answers) if answers else Response(status=202)
+
+    def batch_answers(
+        self,
+        state: AppState,
+        record: SessionRecord,
+        messages: list[t.Any],
+        auth: AuthInfo | None,
+        on_notification: t.Callable[[dict[str, t.Any]], None] | None = None,
+        on_response: t.Callable[[dict[str, t.Any]], None] | None = None,
+    ) -> list[dict[str, t.Any]]:
+        """Answer the messages of a batch of a 2025-03-26 session (HTTP and stdio), in order.
+
+        :param on_notification: handles a notification (default: :meth:`notification`).
+        :param on_response: handles a client's response (default: :meth:`client_response`).
+        :raises ~flask_mcp.auth.AuthRefused: a request was refused: that answers the
+            whole batch with the challenge.
+        """
         answers = []
         for message in messages:
             try:
@@ -191,48 +211,43 @@ class Handshake:
                 answers.append(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
                 continue
             if kind == jsonrpc.NOTIFICATION:
-                self._notification(state, record, message)
+                if on_notification is not None:
+                    on_notification(message)
+                else:
+                    self.notification(state, record, message)
             elif kind == jsonrpc.RESPONSE:
-                self._client_response(state, record, message)
+                if on_response is not None:
+                    on_response(message)
+                else:
+                    self.client_response(state, record, message)
             else:
-                answer = runner.execute(self.dispatcher, _call(state, record, message, auth))
+                answer = runner.execute(
+                    self.dispatcher,
+                    intake.session_call(state, record, message, auth, current_path_args()),
+                )
                 if answer.refused is not None:  # a refusal answers the whole POST
                     raise answer.refused
                 answers.append(t.cast("dict[str, t.Any]", answer.message))
-        return json_response(answers) if answers else Response(status=202)
+        return answers
 
     def _initialize(
         self, state: AppState, message: dict[str, t.Any], auth: AuthInfo | None
     ) -> Response:
-        request_id = message["id"]
-        params = message.get("params") or {}
-        try:
-            version = _validate_initialize(params)
-        except MCPError as exc:
-            return json_response(jsonrpc.error_from(request_id, exc))
-        answer, record = open_session(
+        answer, record = start_session(
             self.dispatcher,
             state,
-            request_id,
-            version,
-            params,
+            message,
             auth,
             owner=principal_of(auth) or f"addr:{request.remote_addr}",
         )
         if record is None:
             return runner.answer_response(answer, protocol.HANDSHAKE)
-        signals.send(
-            signals.session_created,
-            state.app,
-            session_id=record.id,
-            protocol_version=version,
-            client_info=record.client_info,
-        )
         return json_response(answer.message, headers={SESSION_HEADER: record.id})
 
-    def _notification(
+    def notification(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any]
     ) -> None:
+        """Handle a notification of the session (initialized, cancelled, roots changed)."""
         method = message["method"]
         params = message.get("params") or {}
         if method == "notifications/initialized":
@@ -250,9 +265,10 @@ class Handshake:
                 except Exception:
                     logger.exception("A roots-changed hook raised; ignoring it.")
 
-    def _client_response(
+    def client_response(
         self, state: AppState, record: SessionRecord, message: dict[str, t.Any]
     ) -> None:
+        """Hand the client's answer to a server request to the handler waiting for it."""
         if not state.backend.deliver_response(record.id, message["id"], message):
             logger.info("Dropped a client response to unknown request id %r", message["id"])
 
@@ -355,6 +371,41 @@ class Handshake:
         return Response(body, mimetype="text/event-stream", headers=sse.HEADERS)
 
 
+def start_session(
+    dispatcher: Dispatcher,
+    state: AppState,
+    message: dict[str, t.Any],
+    auth: AuthInfo | None,
+    *,
+    owner: str,
+    before_open: t.Callable[[], None] | None = None,
+) -> tuple[runner.Answer, SessionRecord | None]:
+    """Answer ``initialize`` (HTTP and stdio): check its params, open the session, signal it.
+
+    :param before_open: runs once the params are valid, before the session opens
+        (stdio ends the session it replaces).
+    :return: the answer, and the new session (``None`` when there is none).
+    """
+    request_id = message["id"]
+    params = message.get("params") or {}
+    try:
+        version = intake.validate_initialize(params)
+    except MCPError as exc:
+        return runner.Answer(jsonrpc.error_from(request_id, exc)), None
+    if before_open is not None:
+        before_open()
+    answer, record = open_session(dispatcher, state, request_id, version, params, auth, owner=owner)
+    if record is not None:
+        signals.send(
+            signals.session_created,
+            state.app,
+            session_id=record.id,
+            protocol_version=version,
+            client_info=record.client_info,
+        )
+    return answer, record
+
+
 def open_session(
     dispatcher: Dispatcher,
     state: AppState,
@@ -383,6 +434,7 @@ def open_session(
             client_capabilities=params["capabilities"],
             log_level=settings.default_log_level,
             principal=principal_of(auth),
+            path_args=stored_path_args(),
         )
         try:
             stored = state.backend.create_session(
@@ -418,9 +470,8 @@ def open_session(
             result["instructions"] = dispatcher.info.instructions
         return result
 
-    call = Call(
-        "initialize", params, request_id, version, protocol.HANDSHAKE, state=state, auth=auth
-    )
+    call = Call("initialize", params, request_id, version, protocol.HANDSHAKE, state=state)
+    call.auth, call.path_args = auth, current_path_args()
     answer = runner.execute(dispatcher, call, start)  # inside the middleware
     reply = answer.message
     if not created or reply is None or "error" in reply:
@@ -428,65 +479,6 @@ def open_session(
             state.backend.delete_session(record.id)
         return answer, None
     return answer, created[0]
-
-
-def _call(
-    state: AppState, record: SessionRecord, message: dict[str, t.Any], auth: AuthInfo | None
-) -> Call:
-    """Build the call of a session's request."""
-    return Call(
-        message["method"],
-        message.get("params") or {},
-        message["id"],
-        record.protocol_version,
-        protocol.HANDSHAKE,
-        record,
-        state=state,
-        auth=auth,
-    )
-
-
-def _context_factory(call: Call, record: SessionRecord) -> runner.ContextFactory:
-    """Return what builds the ``Context`` of a spawned handshake-era handler.
-
-    Its requests to the client go out on the request's stream and wait for the
-    reply POST (:class:`~flask_mcp.server.context.SessionBackChannel`).
-    """
-
-    def context(run: RequestRun) -> Context:
-        state = call.state
-        meta = call.params.get("_meta")
-        return Context(
-            app=state.app,
-            run=run,
-            back_channel=SessionBackChannel(state.backend, state.settings.client_request_timeout),
-            protocol_version=call.version,
-            client_capabilities=record.client_capabilities,
-            client_info=record.client_info,
-            meta=meta if isinstance(meta, dict) else {},
-            log_level=record.log_level,
-            auth=call.auth,
-        )
-
-    return context
-
-
-def _validate_initialize(params: dict[str, t.Any]) -> str:
-    requested = params.get("protocolVersion")
-    if not isinstance(requested, str):
-        raise InvalidParams("Invalid params: 'protocolVersion' is required and must be a string.")
-    if not isinstance(params.get("capabilities"), dict):
-        raise InvalidParams("Invalid params: 'capabilities' is required and must be an object.")
-    info = params.get("clientInfo")
-    if (
-        not isinstance(info, dict)
-        or not isinstance(info.get("name"), str)
-        or not isinstance(info.get("version"), str)
-    ):
-        raise InvalidParams(
-            "Invalid params: 'clientInfo' is required and needs string 'name' and 'version'."
-        )
-    return protocol.negotiate(requested)
 
 
 __all__ = ["Handshake", "SESSION_HEADER", "VERSION_HEADER"]

@@ -12,9 +12,9 @@ Without HTTP (a stdio transport, tasks):
   greenlet or thread, under the supervisor's timeout;
 - :func:`spawn` runs a handler in a greenlet or thread of its own, its messages
   and its response going to an outbox;
-- :func:`run_call` runs a call to its end and returns the response.
+- :func:`run_to_completion` runs a call to its end and returns the response.
 
-Over HTTP, :func:`serve_call` answers one POST: with JSON when the response
+Over HTTP, :func:`serve_http` answers one POST: with JSON when the response
 comes first, or with an event stream once the handler sends something
 (buffered whole on a worker that cannot hold a stream). The era decides only
 what :func:`~flask_mcp.protocol.has_sessions` says: a session's stream is
@@ -46,12 +46,14 @@ from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime import settle
 from ..runtime.runs import InlineOutbox
-from ..runtime.runs import LocalOutbox
+from ..runtime.runs import InProcessOutbox
 from ..runtime.runs import Outbox
 from ..runtime.runs import RequestRun
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_stream_id
 from ..runtime.supervisor import TICK
+from ..server.dispatcher import EXECUTE
+from ..server.dispatcher import INLINE
 from . import sse
 from .environment import bind_to_request
 from .responses import json_response
@@ -131,10 +133,33 @@ def execute(
             request_id=request_id,
             session_id=call.session.id if call.session is not None else None,
         )
+    answer, error = answer_of(dispatcher, call, lambda call: dispatcher.dispatch(call, route))
+    if signals.request_finished.receivers:
+        signals.send(
+            signals.request_finished,
+            state.app,
+            method=method,
+            request_id=request_id,
+            session_id=call.session.id if call.session is not None else None,
+            duration=time.perf_counter() - started,
+            error=error,
+        )
+    return answer
+
+
+def answer_of(
+    dispatcher: Dispatcher, call: Call, run: t.Callable[[Call], dict[str, t.Any]]
+) -> tuple[Answer, dict[str, t.Any] | None]:
+    """Run ``run(call)`` and map what it raises to the response: the answer and its error.
+
+    :raises BackendUnavailable: the backend failed outside the handler.
+    :raises RequestCancelled: the request was cancelled.
+    """
+    request_id = call.request_id
     error = None
     answer: Answer
     try:
-        answer = Answer(jsonrpc.result(request_id, dispatcher.dispatch(call, route)))
+        answer = Answer(jsonrpc.result(request_id, run(call)))
     except AuthRefused as exc:
         error = exc.to_error()
         status = exc.http_status or 403
@@ -150,19 +175,10 @@ def execute(
     except (BackendUnavailable, RequestCancelled):
         raise
     except Exception as exc:
-        error = {"code": INTERNAL_ERROR, "message": dispatcher.internal_error(exc, method, state)}
+        text = dispatcher.internal_error(exc, call.method, call.state)
+        error = {"code": INTERNAL_ERROR, "message": text}
         answer = Answer(jsonrpc.error(request_id, error))
-    if signals.request_finished.receivers:
-        signals.send(
-            signals.request_finished,
-            state.app,
-            method=method,
-            request_id=request_id,
-            session_id=call.session.id if call.session is not None else None,
-            duration=time.perf_counter() - started,
-            error=error,
-        )
-    return answer
+    return answer, error
 
 
 def _new_run(call: Call, outbox: Outbox) -> RequestRun:
@@ -216,6 +232,7 @@ def spawn(
     *,
     context: ContextFactory | None = None,
     can_round_trip: bool = True,
+    body: t.Callable[[Call], dict[str, t.Any]] | None = None,
 ) -> RequestRun:
     """Run the call's handler in a greenlet or thread of its own; return its run.
 
@@ -227,6 +244,9 @@ def spawn(
     :param context: builds the handler's ``Context`` from the run.
     :param can_round_trip: whether the handler may send requests to the client
         (its stream can be held open while it waits for the answer).
+    :param body: what runs instead of dispatching the call: a task's run, which
+        went through the middleware, the validation and the request signals in the
+        request that created it and so goes through none of them again.
     :raises BackendUnavailable: the session could not be marked busy.
     """
     state = call.state
@@ -238,7 +258,15 @@ def spawn(
     if session_id is not None:
         state.backend.touch_session(session_id, +1)  # first: it may raise BackendUnavailable
     state.inflight.add(run)
-    handle = bind_to_request(state.app, lambda: execute(dispatcher, call))
+    if body is None:
+        handle = bind_to_request(state.app, lambda: execute(dispatcher, call))
+    else:
+
+        def shaped(call: Call) -> dict[str, t.Any]:
+            result = body(call)
+            return result if call.era == protocol.HANDSHAKE else dispatcher.shape(call, result)
+
+        handle = bind_to_request(state.app, lambda: answer_of(dispatcher, call, shaped)[0])
 
     def work() -> None:
         answer = None
@@ -272,7 +300,7 @@ def spawn(
     return run
 
 
-def run_call(
+def run_to_completion(
     dispatcher: Dispatcher,
     call: Call,
     *,
@@ -289,11 +317,12 @@ def run_call(
         only when the caller carries the client's answers back (the stdio
         transport delivers them to the backend, as a reply POST would).
     """
-    if call.method not in dispatcher.user_methods:
+    where = dispatcher.placement(call)
+    if where == EXECUTE:
         return execute(dispatcher, call).message
-    if not dispatcher.may_emit(call.method, call.params):
+    if where == INLINE:
         return run_inline(dispatcher, call).message
-    outbox = LocalOutbox(new_stream_id())
+    outbox = InProcessOutbox(new_stream_id())
     run = spawn(dispatcher, call, outbox, context=context, can_round_trip=can_round_trip)
     reader = sse.StreamReader(outbox, after=0, with_ids=False, heartbeat=1.0, retry_ms=0)
     final: list[dict[str, t.Any]] = []
@@ -334,12 +363,13 @@ def answer_response(answer: Answer, era: str) -> Response:
     return no_content()
 
 
-def serve_call(
+def serve_http(
     dispatcher: Dispatcher,
     call: Call,
     *,
     context: ContextFactory | None = None,
     peer: t.Callable[[], t.Any] | None = None,
+    where: str | None = None,
 ) -> Response:
     """Answer one request over HTTP, in either era.
 
@@ -351,11 +381,14 @@ def serve_call(
     :param context: builds a spawned handler's ``Context`` from its run.
     :param peer: returns the client's connection, checked for a client that
         left while a 2026-07-28 request waits for its first message.
+    :param where: what :meth:`~flask_mcp.server.dispatcher.Dispatcher.placement` said,
+        when the caller asked already.
     :raises BackendUnavailable: the backend failed before anything was sent (503).
     """
-    if call.method not in dispatcher.user_methods:
+    where = dispatcher.placement(call) if where is None else where
+    if where == EXECUTE:
         return answer_response(execute(dispatcher, call), call.era)
-    if not dispatcher.may_emit(call.method, call.params):
+    if where == INLINE:
         return answer_response(run_inline(dispatcher, call), call.era)
     state = call.state
     settings = state.settings
@@ -380,7 +413,7 @@ def serve_call(
                 state.backend, call.session.id, new_stream_id(), request_id=call.request_id
             )
         else:
-            outbox = LocalOutbox(new_stream_id())
+            outbox = InProcessOutbox(new_stream_id())
         round_trip = can_stream and resumable  # a stateless call asks with InputRequiredResult
         run = spawn(dispatcher, call, outbox, context=context, can_round_trip=round_trip)
     except BaseException:
@@ -492,8 +525,8 @@ __all__ = [
     "answer_response",
     "execute",
     "is_response",
-    "run_call",
+    "run_to_completion",
     "run_inline",
-    "serve_call",
+    "serve_http",
     "spawn",
 ]

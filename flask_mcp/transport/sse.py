@@ -22,17 +22,17 @@ from flask import Response
 from werkzeug.wsgi import ClosingIterator
 
 from .. import signals
-from ..backends._wakeup import ClientReadable
-from ..backends._wakeup import ClientWatch
-from ..backends._wakeup import can_watch_clients
-from ..backends._wakeup import unwatch_client
-from ..backends._wakeup import watch_client
 from ..backends.base import DISCONNECT
 from ..backends.base import END
 from ..backends.base import MESSAGE
 from ..errors import BackendUnavailable
 from ..protocol import jsonrpc
 from ..runtime.concurrency import PeerSocket
+from ..wakeup import ClientReadable
+from ..wakeup import ClientWatch
+from ..wakeup import can_watch_clients
+from ..wakeup import unwatch_client
+from ..wakeup import watch_client
 
 if t.TYPE_CHECKING:
     from ..backends.base import Event
@@ -251,7 +251,7 @@ class StreamReader:
         """Read for up to ``wait`` seconds; with ``watch``, while watching the client's socket.
 
         Returns the result and whether the backend's wait watched the socket
-        (:func:`~flask_mcp.backends._wakeup.watch_client`): a client that leaves
+        (:func:`~flask_mcp.wakeup.watch_client`): a client that leaves
         then ends the read at once, and the next read need not be short.
 
         :raises ClientReadable: the client's socket became readable meanwhile.

@@ -5,7 +5,7 @@ client info and client capabilities in ``params._meta``; there is no
 ``initialize`` and no session. This module validates such a POST in the order
 the spec and the conformance suite require (``_meta``, ``MCP-Protocol-Version``,
 supported version, ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``, method), runs it
-through the one runner (:func:`flask_mcp.transport.runner.serve_call`, as the handshake
+through the one runner (:func:`flask_mcp.transport.runner.serve_http`, as the handshake
 era does), which answers with JSON or, once the handler sends a notification,
 with an SSE stream that ends with the response. Nothing here
 lives in process memory between requests: multi-round state travels sealed in
@@ -22,12 +22,10 @@ from flask import request
 
 from .. import protocol
 from ..errors import HEADER_MISMATCH
-from ..errors import INVALID_PARAMS
 from ..errors import INVALID_REQUEST
-from ..errors import UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import MCPError
 from ..errors import MethodNotFound
-from ..protocol import LOG_LEVELS
+from ..kernel import intake
 from ..protocol import jsonrpc
 from ..protocol.header_mirror import mirrors_body
 from ..protocol.headers import NAME_SOURCES
@@ -38,17 +36,17 @@ from ..protocol.headers import validate_protocol_version_header
 from ..protocol.headers import validate_routing_headers
 from ..runtime import concurrency as _concurrency
 from ..server import mrtr
-from ..server.call import Call
-from ..server.context import Context
+from ..server.dispatcher import EXECUTE
+from ..server.dispatcher import INLINE
 from . import listen
 from . import runner
+from .path_args import current_path_args
 from .responses import json_response
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
     from ..auth import AuthInfo
-    from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
 
@@ -79,66 +77,6 @@ def handle_stateless(
         return json_response(answer, exc.http_status or 400)
 
 
-_ABSENT: t.Any = object()
-#: The ``_meta`` keys every 2026-07-28 request carries: (key, type, what to send).
-_REQUIRED_META = (
-    (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
-    (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
-)
-
-
-def _request_meta(params: t.Any) -> dict[str, t.Any]:
-    """Return ``params._meta`` after checking its required keys.
-
-    :raises MCPError: -32602 (HTTP 400) naming the missing key.
-    """
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    if not isinstance(meta, dict):
-        raise MCPError(
-            INVALID_PARAMS,
-            "Invalid params: protocol 2026-07-28 requests need params._meta with "
-            f"{protocol.META_PROTOCOL_VERSION!r} and {protocol.META_CLIENT_CAPABILITIES!r}.",
-            http_status=400,
-        )
-    if not isinstance(meta.get(protocol.META_PROTOCOL_VERSION), str) or not isinstance(
-        meta.get(protocol.META_CLIENT_CAPABILITIES), dict
-    ):  # the common case passes the two checks above; the loop names the missing key
-        for key, kind, example in _REQUIRED_META:
-            if not isinstance(meta.get(key), kind):
-                raise MCPError(
-                    INVALID_PARAMS,
-                    f"Invalid params: _meta is missing {key!r} ({example}).",
-                    http_status=400,
-                )
-    info = meta.get(protocol.META_CLIENT_INFO, _ABSENT)
-    if info is not _ABSENT and not isinstance(info, dict):
-        raise MCPError(
-            INVALID_PARAMS,
-            f"Invalid params: _meta {protocol.META_CLIENT_INFO!r} must be an object "
-            "{name, version}.",
-            http_status=400,
-        )
-    level = meta.get(protocol.META_LOG_LEVEL)
-    if level is not None and level not in LOG_LEVELS:
-        raise MCPError(
-            INVALID_PARAMS,
-            f"Invalid params: _meta {protocol.META_LOG_LEVEL!r} must be one of "
-            f"{', '.join(LOG_LEVELS)}, not {level!r}.",
-            http_status=400,
-        )
-    return meta
-
-
-def _offered(dispatcher: Dispatcher, method: str) -> bool:
-    if method == "subscriptions/listen":
-        return True
-    return (
-        method in dispatcher.methods
-        and protocol.has_method(protocol.STATELESS, method)
-        and dispatcher.registry.offers(method)
-    )
-
-
 def _check_headers(
     dispatcher: Dispatcher,
     message: dict[str, t.Any],
@@ -166,14 +104,7 @@ def _check_headers(
         return  # every header repeats the body as is: the checks below would pass
     headers = WSGIHeaders(environ)
     validate_protocol_version_header(headers, message)
-    if not protocol.is_stateless_version(version):
-        raise MCPError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version!r}: send one of "
-            f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the handshake era.",
-            {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
-            http_status=400,
-        )
+    intake.check_stateless_version(version)
     validate_routing_headers(
         headers,
         message,
@@ -205,23 +136,22 @@ def _serve(
     if kind == jsonrpc.NOTIFICATION:
         return Response(status=202)
     params = message.get("params")
-    meta = _request_meta(params)
+    meta = intake.request_meta(params)
     assert isinstance(params, dict)
     version = meta[protocol.META_PROTOCOL_VERSION]
     _check_headers(dispatcher, message, params, version, environ)
     method = message["method"]
-    if not _offered(dispatcher, method):
+    if not intake.offered(dispatcher, method, protocol.STATELESS):
         raise MethodNotFound(method)
     if method == "subscriptions/listen":
         sock = _concurrency.client_socket(environ)
         return listen.open_stream(
             dispatcher.registry, state, message["id"], params, sock, auth=auth
         )
-    call = Call(
-        method, params, message["id"], version, protocol.STATELESS, None, state=state, auth=auth
-    )
+    call = intake.stateless_call(state, message, version, auth, path_args=current_path_args())
     context = None
-    if method in dispatcher.user_methods:
+    where = dispatcher.placement(call)
+    if where != EXECUTE:
         if "inputResponses" in params or "requestState" in params:
             try:
                 channel, request_state = mrtr.open_round(state, method, params, auth)
@@ -229,50 +159,20 @@ def _serve(
                 return json_response(
                     jsonrpc.error_from(call.request_id, exc), exc.http_status or 200
                 )
-            context = _context_factory(call, meta, channel, request_state)
-        elif not dispatcher.may_emit(method, params):
-            # A first round of a handler that runs inline (what serve_call would choose):
+            context = intake.stateless_context(call, channel, request_state)
+        elif where == INLINE:
+            # A first round of a handler that runs inline:
             # no context to build, no peer to watch, so no closure for either.
             return runner.answer_response(runner.run_inline(dispatcher, call), call.era)
         else:  # a first round: the back-channel is built only if the handler is spawned
-            context = _context_factory(call, meta, None, {})
-    return runner.serve_call(
-        dispatcher, call, context=context, peer=lambda: _concurrency.client_socket(environ)
+            context = intake.stateless_context(call, None, {})
+    return runner.serve_http(
+        dispatcher,
+        call,
+        context=context,
+        peer=lambda: _concurrency.client_socket(environ),
+        where=where,
     )
-
-
-def _context_factory(
-    call: Call,
-    meta: dict[str, t.Any],
-    opened: mrtr.MRTRBackChannel | None,
-    request_state: dict[str, t.Any],
-) -> runner.ContextFactory:
-    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it.
-
-    :param opened: the back-channel of a later round; ``None`` in a first round
-        (no ``inputResponses``, no ``requestState``), whose channel starts empty.
-    """
-
-    def context(run: RequestRun) -> Context:
-        channel = opened
-        if channel is None:
-            channel, _ = mrtr.open_round(call.state, call.method, call.params, call.auth)
-        ctx = Context(
-            app=call.state.app,
-            run=run,
-            back_channel=channel,
-            protocol_version=call.version,
-            client_capabilities=meta[protocol.META_CLIENT_CAPABILITIES],
-            client_info=meta.get(protocol.META_CLIENT_INFO) or {},
-            meta=meta,
-            log_level=meta.get(protocol.META_LOG_LEVEL),
-            auth=call.auth,
-        )
-        ctx.request_state = request_state
-        ctx.input_responses = channel.responses
-        return ctx
-
-    return context
 
 
 __all__ = ["handle_stateless"]

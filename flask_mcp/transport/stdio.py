@@ -8,7 +8,7 @@ stray prints and logging to stderr).
 
 Requests run through the same kernel as over HTTP: each era's call is built as
 :mod:`.handshake` and :mod:`.stateless` build it, minus the headers, and run by
-:func:`flask_mcp.transport.runner.run_call`, each in a greenlet or thread of
+:func:`flask_mcp.transport.runner.run_to_completion`, each in a greenlet or thread of
 its own so that the reader keeps reading: a client's answer to a sampling,
 elicitation or roots request, or its ``notifications/cancelled``, arrives
 while handlers run.
@@ -33,30 +33,21 @@ import time
 import typing as t
 
 from .. import protocol
-from .. import signals
 from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionRecord
 from ..errors import INVALID_REQUEST
 from ..errors import PARSE_ERROR
-from ..errors import UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import MethodNotFound
+from ..kernel import intake
 from ..protocol import jsonrpc
 from ..runtime.runs import StreamOutbox
 from ..server import mrtr
-from ..server.call import Call
 from . import listen
-from . import runner
 from . import sse
 from .handshake import Handshake
-from .handshake import _call as _handshake_call
-from .handshake import _context_factory as _handshake_context
-from .handshake import _validate_initialize
-from .handshake import open_session
-from .stateless import _context_factory as _stateless_context
-from .stateless import _offered
-from .stateless import _request_meta
+from .handshake import start_session
 from .stdio_channel import LineChannel
 from .stdio_channel import protect_stdout
 from .stdio_channel import unavailable
@@ -157,33 +148,27 @@ class StdioServer(LineChannel):
     def _initialize(self, message: dict[str, t.Any]) -> None:
         """Start the session, as :meth:`Handshake._initialize` does for a POST."""
         state = self.state
-        request_id = message["id"]
-        params = message.get("params") or {}
-        try:
-            version = _validate_initialize(params)
-        except MCPError as exc:
-            self.send(jsonrpc.error_from(request_id, exc))
-            return
-        if self.session_id is not None:
-            old = state.backend.get_session(self.session_id)
-            if old is not None:  # a client that starts over ends its first session
-                self.handshake.end(old)
+
+        def end_previous() -> None:
+            if self.session_id is not None:
+                old = state.backend.get_session(self.session_id)
+                if old is not None:  # a client that starts over ends its first session
+                    self.handshake.end(old)
+
         # One client per process: no quota by address (the owner is the process itself).
-        answer, record = open_session(
-            self.dispatcher, state, request_id, version, params, None, owner=f"stdio:{os.getpid()}"
+        answer, record = start_session(
+            self.dispatcher,
+            state,
+            message,
+            None,
+            owner=f"stdio:{os.getpid()}",
+            before_open=end_previous,
         )
         if record is None:
             if answer.message is not None:
                 self.send(answer.message)
             return
         self.session_id = record.id
-        signals.send(
-            signals.session_created,
-            state.app,
-            session_id=record.id,
-            protocol_version=version,
-            client_info=record.client_info,
-        )
         self.send(answer.message)
         session_id = record.id
         self._spawn(lambda: self._general_stream(session_id))
@@ -222,8 +207,8 @@ class StdioServer(LineChannel):
             )
             self.send(jsonrpc.error(request_id, {"code": INVALID_REQUEST, "message": text}))
             return
-        call = _handshake_call(self.state, record, message, None)
-        self._run(call, _handshake_context(call, record))
+        call = intake.session_call(self.state, record, message, None)
+        self._run(call, intake.session_context(call))
 
     def _batch(self, messages: list[t.Any]) -> None:
         """Answer a batch, allowed only on a 2025-03-26 session (as over HTTP)."""
@@ -239,22 +224,9 @@ class StdioServer(LineChannel):
             )
             self.send(jsonrpc.error(None, {"code": INVALID_REQUEST, "message": text}))
             return
-        answers = []
-        for message in messages:
-            try:
-                kind = jsonrpc.classify(message)
-            except MCPError as exc:
-                answers.append(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
-                continue
-            if kind == jsonrpc.NOTIFICATION:
-                self._notification(message)
-            elif kind == jsonrpc.RESPONSE:
-                self._client_response(message)
-            else:
-                call = _handshake_call(self.state, record, message, None)
-                answers.append(
-                    t.cast("dict[str, t.Any]", runner.execute(self.dispatcher, call).message)
-                )
+        answers = self.handshake.batch_answers(
+            self.state, record, messages, None, self._notification, self._client_response
+        )
         if answers:
             self.send(answers)
 
@@ -274,7 +246,7 @@ class StdioServer(LineChannel):
             return
         record = self._record()
         if record is not None:
-            self.handshake._notification(self.state, record, message)
+            self.handshake.notification(self.state, record, message)
 
     def _client_response(self, message: dict[str, t.Any]) -> None:
         record = self._record()
@@ -285,7 +257,7 @@ class StdioServer(LineChannel):
                 message.get("id"),
             )
             return
-        self.handshake._client_response(self.state, record, message)
+        self.handshake.client_response(self.state, record, message)
 
     # -- 2026-07-28 ------------------------------------------------------------------
 
@@ -296,29 +268,22 @@ class StdioServer(LineChannel):
         params = message.get("params")
         state = self.state
         try:
-            meta = _request_meta(params)
+            meta = intake.request_meta(params)
             assert isinstance(params, dict)
             version = meta[protocol.META_PROTOCOL_VERSION]
-            if not protocol.is_stateless_version(version):
-                raise MCPError(
-                    UNSUPPORTED_PROTOCOL_VERSION,
-                    f"Unsupported protocol version {version!r}: send one of "
-                    f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the "
-                    "handshake era.",
-                    {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
-                )
-            if not _offered(self.dispatcher, method):
+            intake.check_stateless_version(version)
+            if not intake.offered(self.dispatcher, method, protocol.STATELESS):
                 raise MethodNotFound(method)
             if method == "subscriptions/listen":
                 agreed = listen.honoured(self.dispatcher.registry, params)
                 stop = self.listening[request_id] = threading.Event()
                 self._spawn(lambda: self._listen(request_id, agreed, stop))
                 return
-            call = Call(method, params, request_id, version, protocol.STATELESS, None, state=state)
+            call = intake.stateless_call(state, message, version, None)
             context = None
             if method in self.dispatcher.user_methods:
                 channel, request_state = mrtr.open_round(state, method, params, None)
-                context = _stateless_context(call, meta, channel, request_state)
+                context = intake.stateless_context(call, channel, request_state)
         except MCPError as exc:
             self.send(jsonrpc.error_from(request_id, exc))
             return

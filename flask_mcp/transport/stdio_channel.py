@@ -2,7 +2,7 @@
 
 :class:`LineChannel` writes one JSON-RPC message per line, runs each request
 in a greenlet or thread of its own through the one runner
-(:func:`flask_mcp.transport.runner.run_call`) and stops when its input ends;
+(:func:`flask_mcp.transport.runner.run_to_completion`) and stops when its input ends;
 :class:`flask_mcp.transport.stdio.StdioServer` adds what each message means.
 """
 
@@ -234,7 +234,7 @@ class LineChannel:
         def work() -> None:
             response: dict[str, t.Any] | None
             try:
-                response = runner.run_call(
+                response = runner.run_to_completion(
                     self.dispatcher,
                     call,
                     context=None if context is None else start,

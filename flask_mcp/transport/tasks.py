@@ -1,8 +1,9 @@
 """The in-process task executor: a task's handler in a greenlet or thread of this worker.
 
-:class:`LocalExecutor` runs the task's ``tools/call`` through the one runner
-(:func:`flask_mcp.transport.runner.spawn`), in a copy of the request context
-that created it, with the task's :class:`~flask_mcp.server.tasks.TaskContext`.
+:class:`InProcessExecutor` runs the task's ``tools/call`` through the one runner
+(:func:`flask_mcp.transport.runner.spawn`) from where the request that created it
+left it (past the middleware and the validation), in a copy of its request context,
+with the task's :class:`~flask_mcp.server.tasks.TaskContext`.
 A watcher beside it renews the task's lease in the store (so that other
 workers can tell a dead worker's tasks from live ones, see ``MCP_TASK_LEASE``),
 turns a ``tasks/cancel`` seen in the store into the run's cancellation, and
@@ -22,7 +23,7 @@ import typing as t
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..runtime import concurrency as _concurrency
-from ..runtime.runs import LocalOutbox
+from ..runtime.runs import InProcessOutbox
 from ..runtime.runs import new_stream_id
 from ..server import tasks as _tasks
 from . import runner
@@ -38,7 +39,7 @@ logger = logging.getLogger("flask_mcp")
 WATCH = 0.25
 
 
-class LocalExecutor:
+class InProcessExecutor:
     """Runs tasks in this process, bounded by ``MCP_TASK_MAX_RUNNING``."""
 
     def __init__(self) -> None:
@@ -49,26 +50,36 @@ class LocalExecutor:
         with self._lock:
             return len(self.running) < state.settings.task_max_running
 
-    def start(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> None:
-        """Start the task's handler; it outlives the request that created the task."""
-        run = self._begin(dispatcher, call, record)
+    def start(
+        self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: _tasks.TaskBody
+    ) -> None:
+        """Start the task's run; it outlives the request that created the task."""
+        run = self._begin(dispatcher, call, record, body)
         _concurrency.spawn(lambda: self._watch(call.state, record["taskId"], run))
 
-    def run(self, dispatcher: t.Any, state: AppState, record: dict[str, t.Any]) -> None:
-        """Run a task to its end in the calling thread (a Celery worker's, for example)."""
-        call = _tasks.task_call(state, record)
-        run = self._begin(dispatcher, call, record)
+    def run(
+        self, dispatcher: t.Any, state: AppState, record: dict[str, t.Any], auth: t.Any = None
+    ) -> None:
+        """Run a task to its end in the calling thread (a Celery worker's, for example).
+
+        :param auth: the caller's :class:`~flask_mcp.AuthInfo`, rebuilt where the task runs.
+        """
+        call = _tasks.task_call(state, record, auth)
+        run = self._begin(dispatcher, call, record, _tasks.record_body(dispatcher, record))
         self._watch(state, record["taskId"], run)
 
-    def _begin(self, dispatcher: t.Any, call: Call, record: dict[str, t.Any]) -> RequestRun:
+    def _begin(
+        self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: _tasks.TaskBody
+    ) -> RequestRun:
         state = call.state
         task_call = _tasks.task_call(state, record, call.auth)
         run = runner.spawn(
             t.cast("Dispatcher", dispatcher),
             task_call,
-            LocalOutbox(new_stream_id()),
+            InProcessOutbox(new_stream_id()),
             context=_tasks.context_factory(task_call, record),
             can_round_trip=False,
+            body=body,
         )
         run.deadline = time.monotonic() + state.settings.task_timeout
         _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
@@ -123,4 +134,4 @@ def _renew(record: dict[str, t.Any]) -> bool:
     return True
 
 
-__all__ = ["LocalExecutor"]
+__all__ = ["InProcessExecutor"]

@@ -205,7 +205,7 @@ def make_blueprint(
     transport = Transport(dispatcher, state, roots_changed_hooks)
     blueprint = Blueprint("mcp", __name__)
 
-    def endpoint() -> Response:
+    def endpoint(**path_args: t.Any) -> Response:  # MCP_PATH's URL variables: request.view_args
         try:
             req = request._get_current_object()  # type: ignore[attr-defined]
             method = req.method

@@ -11,40 +11,36 @@ server's origin (``MCP_TEST_APPS_ORIGIN``) in ``connectDomains``, and its icon t
 from __future__ import annotations
 
 import os
-import typing as t
 from pathlib import Path
 
 from flask import Blueprint
 from flask_cors import CORS
 
 from examples import apps as example
+from flask_mcp import Context
 from flask_mcp import ToolResult
-from flask_mcp.extensions.apps import APP_MIME_TYPE
-from flask_mcp.extensions.apps import render_view
-from flask_mcp.extensions.apps import ui_meta
 
 DIST = Path(__file__).resolve().parent.parent / "apps_host" / "dist"
 SDK_BOARD = "ui://todos/board-sdk"
-SDK_UI = ui_meta(
+mcp = example.mcp
+
+mcp.ui_template(
+    SDK_BOARD,
+    "todo_board_sdk.html",
+    name="todo_board_sdk",
+    description="The todo board on the official App SDK.",
     csp={"connectDomains": [os.environ.get("MCP_TEST_APPS_ORIGIN", "http://127.0.0.1:8000")]},
     prefers_border=True,
 )
-mcp = example.mcp
 
 
-@mcp.resource(SDK_BOARD, name="todo_board_sdk", mime_type=APP_MIME_TYPE, meta={"ui": SDK_UI})
-def todo_board_sdk() -> dict[str, t.Any]:
-    """The todo board on the official App SDK."""
-    return render_view(SDK_BOARD, "todo_board_sdk.html", SDK_UI)
-
-
-@mcp.tool(meta={"ui": {"resourceUri": SDK_BOARD}, "ui/resourceUri": SDK_BOARD})
-def show_todos_sdk(list_name: str = "today") -> ToolResult:
+@mcp.tool(ui=SDK_BOARD)
+def show_todos_sdk(ctx: Context, list_name: str = "today") -> ToolResult:
     """Show a todo list on the board written on the official App SDK."""
-    return example.show_todos(list_name)
+    return example.show_todos(ctx, list_name)
 
 
-@mcp.tool(meta={"ui": {"visibility": ["model"]}})
+@mcp.tool(visibility=["model"])
 def model_only() -> str:
     """A tool for the model alone: hosts refuse it to views."""
     return "only the model may call this"

@@ -37,6 +37,19 @@ def quiet(seconds: float, ctx: Context) -> str:
     return f"quiet on {os.getpid()}"
 
 
+@mcp.tool()
+def mark(key: str, seconds: float, ctx: Context) -> str:
+    """Note ``key`` in ``$FAULTS_MARKS`` (one line per run of the handler: a call run twice
+    shows twice), report progress, work ``seconds``, return ``key``."""
+    marks = os.environ.get("FAULTS_MARKS")
+    if marks:
+        with open(marks, "a", encoding="utf-8") as file:
+            file.write(f"{key}\n")
+    ctx.progress(1, 2, f"pid {os.getpid()}")
+    time.sleep(seconds)
+    return key
+
+
 app = Flask(__name__)
 app.config.from_prefixed_env()
 mcp.init_app(app)

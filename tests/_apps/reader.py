@@ -57,7 +57,7 @@ def reader() -> dict[str, int]:
     """The streams this worker's reader knows, its waiting reads and Redis connections
     (in all, and to the node of a cluster that has the most)."""
     backend = mcp.state(app).backend
-    streams, waiting = backend._reader.counts()  # type: ignore[attr-defined]
+    streams, waiting = backend.reader.counts()  # type: ignore[attr-defined]
     client = backend.client  # type: ignore[attr-defined]
     if hasattr(client, "get_nodes"):  # a Redis Cluster: its nodes' ports
         ports = [int(node.port) for node in client.get_nodes()]

@@ -4,10 +4,8 @@
 - the same folder again under ``internal/``, not listed (served to clients that know a URI);
 - the dynamic skill ``reports/daily``, whose files a function makes;
 - ``$SKILLS_WATCH_FOLDER`` under ``watched/`` when set (the debug-mode tests edit it);
-- a Server Card when ``FLASK_MCP_SERVER_CARD`` is true;
+- a Server Card when ``FLASK_MCP_SERVER_CARD`` is true (added by ``init_app``);
 - debug mode (the folders are watched) when ``SKILLS_DEBUG`` is ``1``.
-
-The extensions are attached with ``tests/seam_bridge.py`` until the extension seam is merged.
 """
 
 from __future__ import annotations
@@ -15,12 +13,10 @@ from __future__ import annotations
 import datetime
 import os
 
-import seam_bridge
 from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp.extensions.server_card import ServerCard
-from flask_mcp.extensions.skills import Skills
 
 mcp = MCP(
     name="com.example/skills-demo",
@@ -29,16 +25,15 @@ mcp = MCP(
     description="Runbooks of the platform team, served as Agent Skills.",
     website_url="https://example.com/skills",
 )
-skills = Skills()
-skills.watch_interval = float(os.environ.get("SKILLS_WATCH_INTERVAL", "1.0"))
-skills.add_folder("../../examples/skills")
-skills.add_folder("../../examples/skills", prefix="internal", listed=False)
+mcp.skills().watch_interval = float(os.environ.get("SKILLS_WATCH_INTERVAL", "1.0"))
+mcp.skills_folder("../../examples/skills")
+mcp.skills_folder("../../examples/skills", prefix="internal", listed=False)
 watched = os.environ.get("SKILLS_WATCH_FOLDER")
 if watched:
-    skills.add_folder(watched, prefix="watched")
+    mcp.skills_folder(watched, prefix="watched")
 
 
-@skills.dynamic("reports/daily")
+@mcp.dynamic_skill("reports/daily", ttl_ms=1000)
 def daily_report() -> dict[str, str | bytes]:
     """Today's report: the skill's files are made on each use."""
     today = datetime.date.today().isoformat()
@@ -58,14 +53,12 @@ def ping() -> str:
     return "pong"
 
 
-card = ServerCard(repository={"url": "https://github.com/example/skills", "source": "github"})
-seam_bridge.add_extension(mcp, skills)
-seam_bridge.add_extension(mcp, card)
+mcp.add_extension(
+    ServerCard(repository={"url": "https://github.com/example/skills", "source": "github"})
+)
 
 app = Flask(__name__)
 app.config.update(SECRET_KEY="skills-e2e")
 app.config.from_prefixed_env()
 app.debug = os.environ.get("SKILLS_DEBUG") == "1"
 mcp.init_app(app)
-seam_bridge.init_app(app, mcp, skills)
-seam_bridge.init_app(app, mcp, card)

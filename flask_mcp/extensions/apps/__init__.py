@@ -1,8 +1,9 @@
 """MCP Apps (``io.modelcontextprotocol/ui``): tools whose results render as HTML views.
 
-- :class:`Apps`, the extension: views (``ui``, ``ui_template``), the tool options ``ui=``
-  and ``visibility=``, the capability;
-- :func:`client_supports_ui`: does this request's client render views;
+- :class:`Apps`, the extension (added to every ``MCP``): views (``mcp.ui``,
+  ``mcp.ui_template``), the tool options ``ui=`` and ``visibility=``, the capability;
+- :func:`client_supports_ui`: does this request's client render views (also
+  ``ctx.client_supports_ui()``);
 - :func:`ui_meta` and :func:`render_view`: a view's ``_meta.ui`` and its
   ``resources/read`` content item, for views declared with ``@mcp.resource``;
 - the template helpers (:func:`add_template_helpers`): ``mcp_app_script``,
@@ -14,6 +15,8 @@ See :doc:`/apps`.
 
 from __future__ import annotations
 
+from ...protocol.apps import APP_MIME_TYPE as APP_MIME_TYPE
+from ...protocol.apps import EXTENSION_ID as EXTENSION_ID
 from .assets import add_template_helpers as add_template_helpers
 from .assets import helper_source as helper_source
 from .assets import mcp_app_asset_url as mcp_app_asset_url
@@ -23,8 +26,6 @@ from .assets import mcp_app_style as mcp_app_style
 from .extension import Apps as Apps
 from .extension import ClientFacts as ClientFacts
 from .extension import client_supports_ui as client_supports_ui
-from .views import APP_MIME_TYPE as APP_MIME_TYPE
-from .views import EXTENSION_ID as EXTENSION_ID
 from .views import View as View
 from .views import check_html as check_html
 from .views import check_ui_uri as check_ui_uri

@@ -1,20 +1,21 @@
 """The MCP Apps extension (``io.modelcontextprotocol/ui``): tools that render a view.
 
-Written against the extension seam (``Extension``, ``mcp.add_extension``); see
-:doc:`/apps`. The extension declares views as resources on the ``MCP`` it is added to,
-publishes ``_meta.ui`` for tools declared with ``ui=`` and ``visibility=``, checks at
-``init_app`` that every tool's view exists, and makes the template helpers of
-:mod:`~flask_mcp.extensions.apps.assets` template globals.
+An :class:`~flask_mcp.Extension` added to every ``MCP`` (see :doc:`/apps`). It declares
+views as resources on that ``MCP``, publishes ``_meta.ui`` for tools declared with
+``ui=`` and ``visibility=``, checks at ``init_app`` that every tool's view exists, and
+makes the template helpers of :mod:`~flask_mcp.extensions.apps.assets` template globals.
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from ._seam import Extension
+from ...kernel.extension import Extension
+from ...protocol.apps import APP_MIME_TYPE
+from ...protocol.apps import EXTENSION_ID
+from ...server.blueprints import prefix_uri
+from ...server.shared_registry import unshared
 from .assets import TEMPLATE_HELPERS
-from .views import APP_MIME_TYPE
-from .views import EXTENSION_ID
 from .views import VISIBILITIES
 from .views import View
 from .views import check_ui_uri
@@ -42,7 +43,8 @@ def client_supports_ui(ctx: ClientFacts) -> bool:
     True when it declared ``capabilities.extensions["io.modelcontextprotocol/ui"]`` with
     ``text/html;profile=mcp-app`` among its ``mimeTypes`` (in either era). A tool bound to
     a view returns meaningful text ``content`` either way (the spec requires it); this
-    tells it whether a client will show the view too.
+    tells it whether a client will show the view too. ``ctx.client_supports_ui()`` is the
+    same check.
     """
     settings = ctx.client_extension(EXTENSION_ID)
     if not isinstance(settings, dict):
@@ -81,10 +83,13 @@ def check_visibility(visibility: t.Any, tool_name: str) -> list[str]:
 class Apps(Extension):
     """MCP Apps: tools whose results render as interactive HTML views in the host.
 
-    One object per ``MCP``, added with ``mcp.add_extension(Apps())`` (``mcp.ui(...)``
-    adds it when first used). Views are declared with :meth:`ui` or :meth:`ui_template`;
-    tools name theirs with ``@mcp.tool(ui="ui://...")`` and may be reserved to the view
-    with ``visibility=["app"]``.
+    Every ``MCP`` has one, like Tasks (``mcp.extension("io.modelcontextprotocol/ui")``),
+    so ``ui=`` and ``visibility=`` are tool options of any server and a tool may be
+    declared before its view. Views are declared with ``mcp.ui(...)`` and
+    ``mcp.ui_template(...)`` (which call :meth:`ui` and :meth:`ui_template`), or on an
+    :class:`~flask_mcp.MCPBlueprint`; tools name theirs with ``@mcp.tool(ui="ui://...")``
+    and may be reserved to the view with ``visibility=["app"]``. The capability is
+    advertised once a view is declared.
     """
 
     id = EXTENSION_ID
@@ -101,9 +106,15 @@ class Apps(Extension):
 
     # -- the seam -------------------------------------------------------------------
 
-    def capability(self) -> dict[str, t.Any]:
-        """Advertise the extension with the media type its views are served as."""
-        return {"mimeTypes": [APP_MIME_TYPE]}
+    def capability(self) -> dict[str, t.Any] | None:
+        """Advertise the extension, with no settings, once the server has a view.
+
+        The spec defines settings for the client (``mimeTypes``, what it renders) and
+        none for the server; the extensions overview shows a server advertising
+        ``"io.modelcontextprotocol/ui": {}``, as the official SDKs do. A server without
+        a view does not advertise it: it has nothing for a host to render.
+        """
+        return {} if self.views else None
 
     def setup(self, mcp: t.Any) -> None:
         """Declare the views declared so far as resources of ``mcp``."""
@@ -196,6 +207,8 @@ class Apps(Extension):
 
         :param uri: the view's ``ui://`` URI, which tools name in ``ui=``.
         :param name: its name in ``resources/list`` (default: the function's name).
+        :param title: a display name.
+        :param description: what it shows (default: the docstring's first paragraph).
         :param csp: origins the view needs, by kind (see
             :func:`~flask_mcp.extensions.apps.ui_meta`).
         :param permissions: browser features it asks for (``{"clipboardWrite": {}}``).
@@ -203,29 +216,27 @@ class Apps(Extension):
         :param prefers_border: ask the host for a border and background, or none.
         :param listed: ``False`` leaves it out of ``resources/list``; hosts find it
             through the tools that name it.
+        :param icons: icons of the resource.
         :param scopes: OAuth scopes needed to read it.
-        :raises TypeError, ValueError: a bad URI or ``_meta.ui`` value; the message says
-            the fix.
+        :raises TypeError, ValueError: a bad URI or ``_meta.ui`` value, or a URI taken;
+            the message says the fix.
         """
-        meta = ui_meta(
-            csp=csp, permissions=permissions, domain=domain, prefers_border=prefers_border
-        )
-        check_ui_uri(uri)
+        options: dict[str, t.Any] = {
+            "name": name,
+            "title": title,
+            "description": description,
+            "csp": csp,
+            "permissions": permissions,
+            "domain": domain,
+            "prefers_border": prefers_border,
+            "listed": listed,
+            "icons": icons,
+            "scopes": scopes,
+        }
+        self._check_options(uri, options)
 
         def decorator(fn: F) -> F:
-            self.add_view(
-                View(
-                    uri=uri,
-                    source=fn,
-                    name=name or fn.__name__,
-                    ui=meta,
-                    title=title,
-                    description=description if description is not None else _summary(fn),
-                    icons=icons,
-                    scopes=tuple(scopes),
-                    listed=listed,
-                )
-            )
+            self.add_view(self._function_view(uri, fn, **options))
             return fn
 
         return decorator
@@ -249,45 +260,157 @@ class Apps(Extension):
         """Declare a view rendered from a Jinja template; the arguments are :meth:`ui`'s.
 
         :param template: the template's name, rendered with :func:`flask.render_template`
-            on each read (``name`` defaults to it).
+            on each read, in the request's context (``name`` defaults to it).
         """
+        return self.add_view(
+            self._template_view(
+                uri,
+                template,
+                name=name,
+                title=title,
+                description=description,
+                csp=csp,
+                permissions=permissions,
+                domain=domain,
+                prefers_border=prefers_border,
+                listed=listed,
+                icons=icons,
+                scopes=scopes,
+            )
+        )
+
+    def _check_options(self, uri: str, options: dict[str, t.Any]) -> None:
+        check_ui_uri(uri)
+        ui_meta(
+            csp=options.get("csp"),
+            permissions=options.get("permissions"),
+            domain=options.get("domain"),
+            prefers_border=options.get("prefers_border"),
+        )
+
+    def _function_view(self, uri: str, fn: t.Callable[[], str], **options: t.Any) -> View:
+        if not callable(fn):
+            raise TypeError(
+                f"ui({uri!r}) decorates the function that returns the view's HTML, got {fn!r}; "
+                "for a template, call ui_template(uri, 'view.html') instead."
+            )
+        description = options.pop("description", None)
+        name = options.pop("name", None)
+        return self._view(
+            uri,
+            fn,
+            name=name or getattr(fn, "__name__", "view"),
+            description=description if description is not None else _summary(fn),
+            **options,
+        )
+
+    def _template_view(self, uri: str, template: str, **options: t.Any) -> View:
         if not isinstance(template, str) or not template:
             raise TypeError(
                 f"ui_template({uri!r}, ...) needs a template name such as 'board.html', got "
                 f"{template!r}; to render in code, decorate a function with ui(...) instead."
             )
+        name = options.pop("name", None)
+        return self._view(uri, template, name=name or template, **options)
+
+    def _view(
+        self,
+        uri: str,
+        source: str | t.Callable[[], str],
+        *,
+        name: str,
+        title: str | None = None,
+        description: str | None = None,
+        csp: t.Mapping[str, t.Sequence[str]] | None = None,
+        permissions: t.Mapping[str, t.Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        listed: bool = True,
+        icons: list[dict[str, t.Any]] | None = None,
+        scopes: t.Sequence[str] = (),
+    ) -> View:
+        check_ui_uri(uri)
         meta = ui_meta(
             csp=csp, permissions=permissions, domain=domain, prefers_border=prefers_border
         )
-        check_ui_uri(uri)
-        return self.add_view(
-            View(
-                uri=uri,
-                source=template,
-                name=name or template,
-                ui=meta,
-                title=title,
-                description=description,
-                icons=icons,
-                scopes=tuple(scopes),
-                listed=listed,
-            )
+        return View(
+            uri=uri,
+            source=source,
+            name=name,
+            ui=meta,
+            title=title,
+            description=description,
+            icons=icons,
+            scopes=tuple(scopes),
+            listed=listed,
         )
 
     def add_view(self, view: View) -> View:
         """Declare a view at any time; it becomes a resource of the ``MCP`` at once.
 
-        :raises ValueError: the URI is already a view.
+        :raises ValueError: the URI is already a view or another resource.
         """
-        check_ui_uri(view.uri)
-        if view.uri in self.views:
-            raise ValueError(
-                f"The view {view.uri!r} is already declared; give this one another ui:// URI."
-            )
+        self._check_free(view.uri)
         if self._mcp is not None:
             self._mcp.add_resource(view.read, view.uri, **view.resource_options())
         self.views[view.uri] = view
         return view
+
+    def remove_view(self, uri: str) -> bool:
+        """Remove a view and its resource; return whether there was one."""
+        if self.views.pop(uri, None) is None:
+            return False
+        if self._mcp is not None:
+            token = unshared.set(True)
+            try:
+                self._mcp.remove_resource(uri)
+            finally:
+                unshared.reset(token)
+        return True
+
+    def add_blueprint_views(self, views: t.Iterable[t.Any], segment: str, prefix: str) -> list[str]:
+        """Declare the views of an :class:`~flask_mcp.MCPBlueprint` being registered.
+
+        Each view's URI gets ``segment`` (as the blueprint's resources do) and its name
+        ``prefix``. Everything is checked before anything is added. Return the URIs
+        added, for :meth:`remove_view` if the rest of the registration fails.
+
+        :raises TypeError, ValueError: a bad option, or a URI already taken; the
+            message says the fix.
+        """
+        planned: list[View] = []
+        for declared in views:
+            uri = prefix_uri(declared.uri, segment)
+            options = dict(declared.options)
+            source = declared.source
+            if isinstance(source, str):
+                view = self._template_view(uri, source, **options)
+            else:
+                view = self._function_view(uri, source, **options)
+            view.name = prefix + view.name
+            self._check_free(uri)
+            planned.append(view)
+        if len({view.uri for view in planned}) != len(planned):
+            raise ValueError("A blueprint declares one view URI twice; give each its own.")
+        token = unshared.set(True)  # the blueprint's own operation carries them
+        try:
+            for view in planned:
+                self.add_view(view)
+        finally:
+            unshared.reset(token)
+        return [view.uri for view in planned]
+
+    def _check_free(self, uri: str) -> None:
+        check_ui_uri(uri)
+        if uri in self.views:
+            raise ValueError(
+                f"The view {uri!r} is already declared; give this one another ui:// URI."
+            )
+        if self._mcp is not None and _resource(self._mcp, uri) is not None:
+            raise ValueError(
+                f"{uri!r} is already a resource of this server; give the view another "
+                "ui:// URI, or remove the resource."
+            )
 
     def _check_binding(self, mcp: t.Any, tool_name: str, uri: str) -> None:
         resource = _resource(mcp, uri)

@@ -16,12 +16,9 @@ from collections.abc import Mapping
 
 from flask import render_template
 
+from ...protocol.apps import APP_MIME_TYPE
 from . import assets
 
-#: The extension's identifier, in ``capabilities.extensions``.
-EXTENSION_ID = "io.modelcontextprotocol/ui"
-#: The media type of a view; hosts render no other.
-APP_MIME_TYPE = "text/html;profile=mcp-app"
 #: Who may call a tool (``_meta.ui.visibility``): the model, the view, or both (the default).
 VISIBILITIES = ("model", "app")
 #: ``_meta.ui.csp`` keys: the CSP directive each maps to is in the spec's host section.

@@ -36,8 +36,8 @@ from flask.helpers import get_root_path
 
 from ... import protocol
 from ...errors import ResourceNotFound
+from ...kernel.extension import Extension
 from ...server.shared_registry import unshared
-from .._seam import Extension
 from .catalog import Change
 from .catalog import SkillCatalog
 from .catalog import StaleFile
@@ -121,8 +121,12 @@ class Skills(Extension):
         self._looking = threading.RLock()
 
     def capability(self) -> dict[str, t.Any] | None:
-        """Declare the extension with ``directoryRead``: directories can be read."""
-        return {"directoryRead": True}
+        """Declare the extension with ``directoryRead``: directories can be read.
+
+        Not while no skill is served: a server declaring the extension must declare
+        the ``resources`` capability too, which comes with the skills' files.
+        """
+        return {"directoryRead": True} if self.catalog.skills else None
 
     # -- declaring -------------------------------------------------------------------
 

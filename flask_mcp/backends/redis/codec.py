@@ -1,0 +1,87 @@
+"""How values cross between the Redis backend and Redis: JSON text, session records, errors.
+
+JSON is written and read by :mod:`flask_mcp.json_codec`, as on the wire (orjson
+when installed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+import redis
+
+from ...errors import BackendUnavailable
+from ...json_codec import dumps
+from ...json_codec import loads_stored as loads
+from ..base import SessionRecord
+
+#: What a command raises while Redis is unreachable.
+UNAVAILABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.RedisClusterException,  # no node of a cluster answers
+    redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
+)
+
+#: The stored fields of a session's hash, by name as Redis returns it (bytes or text).
+FIELDS = {
+    spelling: field.name
+    for field in dataclasses.fields(SessionRecord)
+    if field.name not in ("id", "busy")
+    for spelling in (field.name, field.name.encode())
+}
+
+
+def text(value: t.Any) -> str:
+    """Return a Redis reply as text, whether the client decodes responses or not."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def decode_record(session_id: str, raw: t.Any, surplus: int) -> SessionRecord | None:
+    """Decode a session's hash: a dict, or the flat field-value list a script returns.
+
+    :param surplus: by how much Redis's count of running requests exceeds this
+        process's (see :meth:`~.batch.Ledger.surplus`).
+    :return: ``None`` when the hash is empty (the session does not exist).
+    """
+    if not raw:
+        return None
+    pairs = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
+    data: dict[str, t.Any] = {"id": session_id}
+    busy = -surplus
+    for name, value in pairs:
+        field = FIELDS.get(name)
+        if field is None:  # a worker's count of running requests, "b:<worker>"
+            if text(name).startswith("b:"):
+                busy += max(0, int(value))
+            continue
+        data[field] = loads(value)
+    data["busy"] = max(0, busy)
+    if not isinstance(data.get("subscriptions", []), list):
+        data["subscriptions"] = []
+    return SessionRecord.from_dict(data)
+
+
+class Unreachable:
+    """Turns the errors of an unreachable Redis into :class:`BackendUnavailable`.
+
+    One per backend, entered around every command (no generator built each time).
+
+    :param where: tells where Redis is, for the message.
+    """
+
+    __slots__ = ("where",)
+
+    def __init__(self, where: t.Callable[[], str]) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: t.Any, exc: BaseException | None, traceback: t.Any) -> None:
+        if isinstance(exc, UNAVAILABLE):
+            raise BackendUnavailable(f"Redis at {self.where()} is unreachable: {exc}") from exc
+
+
+__all__ = ["FIELDS", "UNAVAILABLE", "Unreachable", "decode_record", "dumps", "loads", "text"]

@@ -1,0 +1,140 @@
+-- Every session script starts with this (after library.lua): its keys and helpers.
+local S, M, O, XG, ZG, X, Z = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+-- The answer the sweep writes for a request whose worker stopped: these two parts around its id.
+local STOPPED_1 = '{"jsonrpc":"2.0","id":'
+local STOPPED_2 = ',"error":{"code":-32603,"message":"The worker running this request stopped '
+  .. 'before it answered; retry the request.","data":{"retryable":true}}}'
+local function exists() return redis.call('EXISTS', S) == 1 end
+local function has_stream(st) return redis.call('HEXISTS', M, 'n:' .. st) == 1 end
+
+-- Seconds Redis keeps an idle session: its limits plus a grace the reaper uses first.
+local function ttl(now)
+  local left = -1
+  if IDLE > 0 then left = IDLE end
+  if LIFE > 0 then
+    local born = tonumber(redis.call('HGET', S, 'created') or '') or now
+    local l = born + LIFE - now
+    if left < 0 or l < left then left = l end
+  end
+  if left < 0 then return 0 end
+  return math.ceil(math.max(left, 0) + GRACE)
+end
+local function keep_alive(secs)
+  for _, k in ipairs({S, M, O, XG, ZG}) do expire(k, secs) end
+end
+
+-- Reader tokens grow within a session; a lost counter restarts above every earlier one.
+local function token()
+  if redis.call('EXISTS', M) == 0 then return int(millis()) end
+  local v = redis.call('HINCRBY', M, 'tok', 1)
+  if v == 1 then
+    v = millis()
+    redis.call('HSET', M, 'tok', int(v))
+  end
+  return int(v)
+end
+-- Wake the stream readers of every process waiting on the event log x: channel ``P wake``
+-- (P: the prefix, before the hash tag), message x. Not a key: it works on a cluster too.
+local QUIET = false  -- the caller publishes the wake-ups itself, several to a message
+local function wake(x)
+  if not QUIET then redis.call('PUBLISH', string.match(x, '^(.-){') .. 'wake', x) end
+end
+-- Wake the readers blocked on a stream; they re-check their token and the stream.
+local function signal(z, secs)
+  if X then wake(X) end
+  local tok = token()
+  local r = redis.pcall('XADD', z, 'MAXLEN', '1', tok .. '-0', 't', '1')
+  if type(r) == 'table' and r.err then
+    redis.call('DEL', z)
+    redis.call('XADD', z, 'MAXLEN', '1', tok .. '-0', 't', '1')
+  end
+  expire(z, secs)
+  return tok
+end
+
+-- Forget who owns a stream; its owner (to take out of the owner's set) goes to ``owners``.
+local function disown(st, owners)
+  local owner = redis.call('HGET', M, 'w:' .. st)
+  if owner then
+    redis.call('HDEL', M, 'w:' .. st, 'q:' .. st)
+    owners[#owners + 1] = owner
+    owners[#owners + 1] = st
+  end
+end
+local function forget_stream(st, x, owners)
+  disown(st, owners)
+  redis.call('HDEL', M, 'n:' .. st, 'r:' .. st, 'c:' .. st)
+  redis.call('DEL', x)
+end
+
+-- Drop the oldest retained messages (and the control events before each) while the session
+-- holds more than BUF. ``xs`` maps the stream ids whose keys this script got to their event
+-- log; returns the id of a stream holding the oldest message whose key it did not get.
+local function evict(xs, owners)
+  while redis.call('LLEN', O) > BUF do
+    local victim = redis.call('LINDEX', O, 0)
+    local x = xs[victim]
+    if not x then return victim end
+    redis.call('LPOP', O)
+    local start, done = '-', false
+    while not done do
+      local entries = redis.call('XRANGE', x, start, '+', 'COUNT', 32)
+      if #entries == 0 then break end
+      for _, e in ipairs(entries) do
+        redis.call('XDEL', x, e[1])
+        start = '(' .. e[1]
+        if e[2][2] == 'message' then done = true break end
+      end
+    end
+    local reader = redis.call('HGET', M, 'r:' .. victim)
+    if victim ~= 'g' and (not reader or reader == '0') and not redis.call('LPOS', O, victim) then
+      forget_stream(victim, x, owners)
+    end
+  end
+  return false
+end
+
+local function append_event(st, x, kind, msg, now, owners)
+  local seq = redis.call('HINCRBY', M, 'n:' .. st, 1)
+  redis.call('XADD', x, '0-' .. int(seq), 'k', kind, 'm', msg)
+  if not QUIET and redis.call('HEXISTS', M, 'r:' .. st) == 1 then wake(x) end
+  local secs = ttl(now)
+  expire(x, secs)
+  if kind == 'message' then
+    if redis.call('RPUSH', O, st) == 1 then expire(O, secs) end
+  elseif kind == 'end' then
+    disown(st, owners)
+  end
+  return seq
+end
+
+-- Tell every process that the session's record changed or the session ended: channel
+-- ``P session``, message S (the processes serving it from memory forget it, see _redis_hot).
+local function changed() redis.call('PUBLISH', string.match(S, '^(.-){') .. 'session', S) end
+
+-- End the session's keys; return its stream ids and their owners (st, owner or '').
+local function delete_session()
+  changed()
+  local out = {}
+  for _, f in ipairs(redis.call('HKEYS', M)) do
+    local kind, st = string.match(f, '^(%a):(.*)$')
+    if kind == 'n' then
+      out[#out + 1] = st
+      out[#out + 1] = redis.call('HGET', M, 'w:' .. st) or ''
+    end
+  end
+  redis.call('DEL', S, M, O, XG)
+  return out
+end
+
+-- Record traffic on the session and change this worker's count of its running requests.
+local function touch(delta, now)
+  if not exists() then return false end
+  redis.call('HSET', S, 'last_seen', fmt(now))
+  if delta ~= 0 then
+    local f = 'b:' .. ME
+    if redis.call('HINCRBY', S, f, delta) <= 0 then redis.call('HDEL', S, f) end
+  end
+  keep_alive(ttl(now))
+  return true
+end

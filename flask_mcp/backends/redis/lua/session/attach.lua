@@ -1,0 +1,6 @@
+local st = A[1]
+if not exists() then return int(millis()) end
+redis.call('HSETNX', M, 'n:' .. st, 0)
+local tok = signal(Z, math.max(ttl(clock()), 60))
+redis.call('HSET', M, 'r:' .. st, tok)
+return tok

@@ -1,0 +1,30 @@
+-- A: stream, its request's JSON id ('' none), '1' to attach a reader of this process, that
+-- reader's token ('' none), then kind, message pairs. Opens the stream if new (owned by this
+-- worker). The reader with that token is not woken: its process hands it the events itself.
+-- Returns {token, 1 if that reader holds the stream, stream to evict from or '', count,
+-- seq..., owner, stream...}; {} when the session is gone.
+local st, rid, mine = A[1], A[2], A[4]
+if not exists() then return {} end
+if redis.call('HSETNX', M, 'n:' .. st, 0) == 1 and st ~= 'g' then
+  redis.call('HSET', M, 'w:' .. st, ME)
+  if rid ~= '' then redis.call('HSET', M, 'q:' .. st, rid) end
+end
+local now = clock()
+if A[3] == '1' then
+  QUIET = true
+  mine = signal(Z, math.max(ttl(now), 60))
+  redis.call('HSET', M, 'r:' .. st, mine)
+end
+local held = mine ~= '' and redis.call('HGET', M, 'r:' .. st) == mine
+QUIET = held
+local owners, seqs, message = {}, {}, false
+for i = 5, #A - 1, 2 do
+  seqs[#seqs + 1] = append_event(st, X, A[i], A[i + 1], now, owners)
+  if A[i] == 'message' then message = true end
+end
+local victim = false
+if message then victim = evict({[st] = X, g = XG}, owners) end
+local out = {mine, held and 1 or 0, victim or '', #seqs}
+for _, seq in ipairs(seqs) do out[#out + 1] = seq end
+for _, o in ipairs(owners) do out[#out + 1] = o end
+return out

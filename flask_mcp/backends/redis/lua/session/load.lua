@@ -1,0 +1,2 @@
+if not touch(tonumber(A[1]), clock()) then return {} end
+return redis.call('HGETALL', S)

@@ -1,0 +1,2 @@
+if not exists() then return 0 end
+return redis.call('HINCRBY', M, 'id', 1)

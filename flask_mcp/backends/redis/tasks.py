@@ -1,0 +1,219 @@
+"""Task records in Redis, so that any worker serves any task.
+
+Keys (``P`` is the backend's prefix; see :mod:`flask_mcp.backends.redis.keys`):
+
+- ``P{<id>}:task``: the record, one JSON string, expiring with the task's TTL, tagged by
+  the task id (one cluster slot per task);
+- ``P{g}:tasks:live``: a sorted set of the ids of tasks not known to have ended (the lease
+  sweep reads it and drops the ids of tasks that ended or expired);
+- ``P{g}:tasks:<owner>``: a sorted set of the owner's task ids by creation time
+  (``tasks/list``), trimmed of ids whose record expired.
+
+Reading many records is one pipeline of ``GET`` (records live in different slots).
+
+Changes are optimistic transactions (``WATCH``, read, ``MULTI``/``SET ...
+KEEPTTL``/``EXEC``, retried when another worker changed the record between),
+so that the task logic stays in Python, in one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import typing as t
+
+import redis
+
+from ...errors import BackendUnavailable
+from ..task_store import TERMINAL
+from ..task_store import Mutator
+from ..task_store import TaskQuotaExceeded
+from ..task_store import TaskStore
+from ..task_store import encoded
+from ..task_store import kept_for
+from .codec import UNAVAILABLE as _UNAVAILABLE
+from .codec import loads
+from .codec import text
+from .keys import Keys
+
+#: Retries of a change that keeps losing the race against other workers.
+_ATTEMPTS = 50
+
+
+class RedisTaskStore(TaskStore):
+    """Task records in Redis.
+
+    :param client: the backend's Redis (or Redis Cluster) client.
+    :param keys: the backend's key names.
+    """
+
+    def __init__(self, client: t.Any, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+        self.prefix = keys.prefix
+
+    def _key(self, task_id: str) -> str:
+        return self.keys.task(task_id)
+
+    def _live_index(self) -> str:
+        return self.keys.tasks("live")
+
+    def _index(self, owner: str) -> str:
+        return self.keys.tasks(owner)
+
+    def _get_many(self, ids: list[str]) -> list[t.Any]:
+        pipe = self.client.pipeline(transaction=False)
+        for task_id in ids:
+            pipe.get(self._key(task_id))
+        return list(pipe.execute())
+
+    def _held(self, owner: str) -> tuple[int, int]:
+        """The records and bytes ``owner`` keeps now; forgets the expired ones' entries."""
+        index, sizes = self._index(owner), self.keys.task_sizes(owner)
+        ids = [text(i) for i in self.client.zrange(index, 0, -1)]
+        pipe = self.client.pipeline(transaction=False)
+        for task_id in ids:
+            pipe.exists(self._key(task_id))
+        pipe.hgetall(sizes)
+        *found, raw_sizes = pipe.execute()
+        by_id = {text(k): int(v) for k, v in (raw_sizes or {}).items()}
+        live = [i for i, there in zip(ids, found, strict=True) if there]
+        gone = [i for i in {*ids, *by_id} if i not in set(live)]
+        if gone:
+            with contextlib.suppress(*_UNAVAILABLE):
+                self.client.zrem(index, *gone)
+                self.client.hdel(sizes, *gone)
+        return len(live), sum(by_id.get(i, 0) for i in live)
+
+    def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
+        key, data = self._key(record["taskId"]), encoded(record)
+        owner, limits = record.get("owner"), self.limits
+        try:
+            if isinstance(owner, str) and (limits.max_records or limits.max_bytes):
+                count, size = self._held(owner)
+                if limits.max_records is not None and count >= limits.max_records:
+                    raise TaskQuotaExceeded("records", limits.max_records, count)
+                if limits.max_bytes is not None and size + len(data) > limits.max_bytes:
+                    raise TaskQuotaExceeded("bytes", limits.max_bytes, size, len(data))
+            pipe = self.client.pipeline()
+            if ttl is None:
+                pipe.set(key, data)
+            else:
+                pipe.set(key, data, px=max(1, int(ttl * 1000)))
+            pipe.zadd(self._live_index(), {record["taskId"]: record.get("created", time.time())})
+            if isinstance(owner, str):
+                pipe.zadd(
+                    self._index(owner), {record["taskId"]: record.get("created", time.time())}
+                )
+                pipe.hset(self.keys.task_sizes(owner), record["taskId"], len(data))
+                if ttl is not None:
+                    # Keep the index as long as its longest-lived task (EXPIRE GT needs Redis 7).
+                    left = max(int(ttl) + 60, int(self.client.ttl(self._index(owner)) or 0))
+                    pipe.expire(self._index(owner), left)
+                    pipe.expire(self.keys.task_sizes(owner), left)
+            pipe.execute()
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+
+    def get(self, task_id: str) -> dict[str, t.Any] | None:
+        try:
+            raw = self.client.get(self._key(task_id))
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        return None if raw is None else t.cast("dict[str, t.Any]", loads(raw))
+
+    def mutate(self, task_id: str, change: Mutator) -> dict[str, t.Any] | None:
+        key = self._key(task_id)
+        try:
+            with self.client.pipeline(transaction=True) as pipe:
+                for _ in range(_ATTEMPTS):
+                    try:
+                        pipe.watch(key)
+                        raw = pipe.get(key)
+                        if raw is None:
+                            pipe.unwatch()
+                            return None
+                        record = t.cast("dict[str, t.Any]", loads(raw))
+                        if not change(record):
+                            pipe.unwatch()
+                            return record
+                        data = encoded(record)
+                        self._check_growth(record, len(data) - len(raw), pipe)
+                        shorter = kept_for(record, len(data), self.limits)
+                        px = None if shorter is None else max(1, int(shorter * 1000))
+                        left = None if px is None else int(self.client.pttl(key))
+                        pipe.multi()
+                        if px is not None and left is not None and (left < 0 or left > px):
+                            pipe.set(key, data, px=px, xx=True)
+                        else:
+                            pipe.set(key, data, keepttl=True, xx=True)
+                        pipe.execute()
+                        owner = record.get("owner")
+                        if isinstance(owner, str) and len(data) != len(raw):
+                            # another slot than the record's: after its transaction
+                            self.client.hset(self.keys.task_sizes(owner), task_id, len(data))
+                        return record
+                    except redis.WatchError:
+                        continue
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        raise BackendUnavailable(f"Task {task_id!r} changed too often to be updated; retry.")
+
+    def _check_growth(self, record: dict[str, t.Any], grown: int, pipe: t.Any) -> None:
+        """Refuse a change that grows the record past its owner's byte bound."""
+        owner, most = record.get("owner"), self.limits.max_bytes
+        if grown <= 0 or most is None or not isinstance(owner, str):
+            return
+        _, size = self._held(owner)
+        if size + grown > most:
+            pipe.unwatch()
+            raise TaskQuotaExceeded("bytes", most, size, grown)
+
+    def live(self, limit: int) -> list[dict[str, t.Any]]:
+        index = self._live_index()
+        try:
+            ids = [
+                i.decode() if isinstance(i, bytes) else str(i)
+                for i in self.client.zrange(index, 0, limit - 1)
+            ]
+            raws = self._get_many(ids) if ids else []
+            records, done = [], []
+            for task_id, raw in zip(ids, raws, strict=True):
+                record = None if raw is None else loads(raw)
+                if record is None or record["status"] in TERMINAL:
+                    done.append(task_id)
+                else:
+                    records.append(record)
+            if done:  # ended or expired: no longer watched
+                self.client.zrem(index, *done)
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        return records
+
+    def list(
+        self, owner: str, cursor: int, limit: int
+    ) -> tuple[list[dict[str, t.Any]], int | None]:
+        index = self._index(owner)
+        try:
+            ids = [
+                i.decode() if isinstance(i, bytes) else str(i)
+                for i in self.client.zrange(index, cursor, cursor + limit)
+            ]
+            raws = self._get_many(ids[:limit]) if ids else []
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+        records = []
+        gone = []
+        for task_id, raw in zip(ids[:limit], raws, strict=True):
+            if raw is None:
+                gone.append(task_id)
+            else:
+                records.append(loads(raw))
+        if gone:  # expired records: drop them from the index (the next page shifts by as many)
+            with contextlib.suppress(*_UNAVAILABLE):
+                self.client.zrem(index, *gone)
+        more = len(ids) > limit
+        return records, (cursor + limit - len(gone) if more else None)
+
+
+__all__ = ["RedisTaskStore"]

@@ -1,0 +1,239 @@
+"""Client ID Metadata Documents: a ``client_id`` that is an ``https://`` URL, fetched.
+
+The MCP authorization spec (2025-11-25) lets a client use the URL of a JSON
+document describing it as its ``client_id``. Fetching a URL a stranger chose is
+a server-side request forgery risk, so the fetch:
+
+- takes ``https://`` URLs only, with a path, no credentials, no fragment;
+- resolves the host once and refuses private, loopback, link-local, multicast
+  and reserved addresses (unless ``MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE``, for
+  development), then connects to the address it checked (no DNS rebinding), with
+  TLS still verified against the host name;
+- follows no redirects, reads at most ``MCP_OAUTH_CLIENT_METADATA_MAX_BYTES`` and
+  gives up after ``MCP_OAUTH_CLIENT_METADATA_TIMEOUT`` seconds in total;
+- keeps the document as long as its ``Cache-Control``/``Expires`` allow (between
+  :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept).
+
+A document must name the URL it was fetched from as its ``client_id``, have a
+``client_name``, list ``redirect_uris`` and be a public client
+(``token_endpoint_auth_method`` ``none``).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ipaddress
+import json
+import re
+import socket
+import ssl
+import time
+import typing as t
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
+
+from .clients import check_redirect_uri_shape
+from .storage import Storage
+
+MIN_CACHE_SECONDS = 60.0
+MAX_CACHE_SECONDS = 86400.0
+DEFAULT_CACHE_SECONDS = 300.0
+
+
+class ClientDocumentError(Exception):
+    """The document cannot be used; the message says why (shown as ``invalid_client``)."""
+
+
+def is_document_client_id(client_id: str) -> bool:
+    """Tell whether ``client_id`` has the shape of a metadata document URL."""
+    parts = urlsplit(client_id)
+    return parts.scheme == "https" and bool(parts.netloc) and parts.path not in ("", "/")
+
+
+def _public(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def cache_seconds(headers: t.Mapping[str, str], now: float) -> float:
+    """Return how long a response may be kept, from ``Cache-Control`` and ``Expires``."""
+    control = headers.get("cache-control", "").lower()
+    if "no-store" in control or "no-cache" in control:
+        return 0.0
+    found = re.search(r"max-age\s*=\s*(\d+)", control)
+    if found:
+        seconds = float(found.group(1))
+    elif headers.get("expires"):
+        try:
+            expires = email.utils.parsedate_to_datetime(headers["expires"]).timestamp()
+        except (TypeError, ValueError):
+            expires = now
+        seconds = expires - now
+    else:
+        return DEFAULT_CACHE_SECONDS
+    return min(MAX_CACHE_SECONDS, max(MIN_CACHE_SECONDS, seconds))
+
+
+class ClientDocuments:
+    """Fetch, check and cache Client ID Metadata Documents.
+
+    :param storage: where documents are cached (shared by every worker).
+    :param allow_private: fetch from private, loopback and link-local addresses.
+    :param max_bytes: the largest document accepted.
+    :param timeout: seconds for the whole fetch.
+    :param verify: ``True``, or the path of a CA bundle to verify TLS with.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        allow_private: bool = False,
+        max_bytes: int = 5120,
+        timeout: float = 5.0,
+        verify: bool | str = True,
+    ) -> None:
+        self.storage = storage
+        self.allow_private = allow_private
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+        #: ``True`` (the system's CA certificates) or a context trusting the given bundle.
+        self.verify: bool | ssl.SSLContext = (
+            ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
+        )
+
+    def get(self, client_id: str) -> dict[str, t.Any]:
+        """Return the checked metadata of ``client_id``, from the cache or fetched.
+
+        :raises ClientDocumentError: the URL or the document is refused.
+        """
+        key = f"cimd:{client_id}"
+        cached = self.storage.get(key)
+        if cached is not None:
+            return cached
+        document, keep = self.fetch(client_id)
+        if keep > 0:
+            self.storage.put(key, document, keep)
+        return document
+
+    def _address(self, host: str, port: int) -> str:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise ClientDocumentError(f"the host {host!r} does not resolve: {exc}") from None
+        addresses = [str(info[4][0]) for info in infos]
+        if not addresses:
+            raise ClientDocumentError(f"the host {host!r} does not resolve")
+        if not self.allow_private:
+            refused = [a for a in addresses if not _public(a)]
+            if refused:
+                raise ClientDocumentError(
+                    f"the host {host!r} resolves to a private, loopback or link-local address "
+                    f"({refused[0]}); client metadata documents must be on the public internet "
+                    "(MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE=True allows them, for development)"
+                )
+        return addresses[0]
+
+    def fetch(self, client_id: str) -> tuple[dict[str, t.Any], float]:
+        """Download and check the document; return it and how long it may be cached.
+
+        :raises ClientDocumentError: the URL or the document is refused.
+        """
+        import httpx
+
+        parts = urlsplit(client_id)
+        if not is_document_client_id(client_id) or parts.fragment:
+            raise ClientDocumentError("a client metadata document URL is https:// with a path")
+        if parts.username is not None or parts.password is not None:
+            raise ClientDocumentError("a client metadata document URL has no credentials")
+        host = parts.hostname or ""
+        port = parts.port or 443
+        started = time.monotonic()
+        address = self._address(host, port)
+        literal = f"[{address}]" if ":" in address else address
+        pinned = urlunsplit(("https", f"{literal}:{port}", parts.path, parts.query, ""))
+        headers = {"Host": parts.netloc, "Accept": "application/json"}
+        timeout = httpx.Timeout(self.timeout)
+        body = bytearray()
+        try:
+            http = httpx.Client(verify=self.verify, timeout=timeout, follow_redirects=False)
+            with (
+                http,
+                http.stream(
+                    "GET", pinned, headers=headers, extensions={"sni_hostname": host}
+                ) as response,
+            ):
+                if response.status_code != 200:
+                    raise ClientDocumentError(
+                        f"the document answered HTTP {response.status_code}, not 200"
+                    )
+                declared = response.headers.get("content-length")
+                if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+                    raise ClientDocumentError(f"the document is larger than {self.max_bytes} bytes")
+                for chunk in response.iter_bytes():
+                    body.extend(chunk)
+                    if len(body) > self.max_bytes:
+                        raise ClientDocumentError(
+                            f"the document is larger than {self.max_bytes} bytes"
+                        )
+                    if time.monotonic() - started > self.timeout:
+                        raise ClientDocumentError(
+                            f"the document took longer than {self.timeout:g} s to arrive"
+                        )
+                response_headers = {k.lower(): v for k, v in response.headers.items()}
+        except httpx.TimeoutException:
+            raise ClientDocumentError(
+                f"the document took longer than {self.timeout:g} s to arrive"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ClientDocumentError(f"the document cannot be fetched: {exc}") from None
+        if time.monotonic() - started > self.timeout:
+            raise ClientDocumentError(f"the document took longer than {self.timeout:g} s to arrive")
+        return self.check(client_id, bytes(body)), cache_seconds(response_headers, time.time())
+
+    @staticmethod
+    def check(client_id: str, body: bytes) -> dict[str, t.Any]:
+        """Return the document in ``body`` if it describes ``client_id``.
+
+        :raises ClientDocumentError: it is not JSON, names another client, has no
+            usable redirect URIs, or asks for client authentication.
+        """
+        try:
+            document = json.loads(body)
+        except ValueError:
+            raise ClientDocumentError("the document is not JSON") from None
+        if not isinstance(document, dict):
+            raise ClientDocumentError("the document is not a JSON object")
+        if document.get("client_id") != client_id:
+            raise ClientDocumentError("the document's client_id is not the URL it was fetched from")
+        if not isinstance(document.get("client_name"), str) or not document["client_name"]:
+            raise ClientDocumentError("the document has no client_name")
+        uris = document.get("redirect_uris")
+        if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
+            raise ClientDocumentError("the document lists no redirect_uris")
+        for uri in uris:
+            problem = check_redirect_uri_shape(uri)
+            if problem:
+                raise ClientDocumentError(problem)
+        method = document.get("token_endpoint_auth_method", "none")
+        if method != "none":
+            raise ClientDocumentError(
+                "a client metadata document describes a public client: "
+                "token_endpoint_auth_method must be 'none'"
+            )
+        if "client_secret" in document:
+            raise ClientDocumentError("a client metadata document must not hold a client_secret")
+        return {**document, "token_endpoint_auth_method": "none"}
+
+
+__all__ = [
+    "DEFAULT_CACHE_SECONDS",
+    "MAX_CACHE_SECONDS",
+    "MIN_CACHE_SECONDS",
+    "ClientDocumentError",
+    "ClientDocuments",
+    "cache_seconds",
+    "is_document_client_id",
+]

@@ -1,0 +1,369 @@
+"""The grants and endpoints, on Authlib: authorization code with PKCE, refresh, revocation.
+
+Tokens belong to a *family*: the tokens issued from one authorization code and
+every refresh after it. A family is what gets revoked: revoking any of its
+tokens (RFC 7009), redeeming its code a second time, presenting one of its used
+refresh tokens again (reuse detection: the token was stolen, or the client is
+broken), or the user withdrawing their consent. Access tokens carry their family
+in the ``fid`` claim, and the resource server refuses a token whose family is
+revoked, in every worker (the revocation is a record in the shared storage).
+
+Codes and refresh tokens are stored under their SHA-256, never in clear, and are
+taken atomically (:meth:`~.storage.Storage.take`): one redemption wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import typing as t
+
+import jwt
+from authlib.oauth2.rfc6749 import TokenMixin
+from authlib.oauth2.rfc6749 import grants
+from authlib.oauth2.rfc6749.errors import InvalidGrantError
+from authlib.oauth2.rfc6749.errors import InvalidRequestError
+from authlib.oauth2.rfc6749.errors import OAuth2Error
+from authlib.oauth2.rfc7009 import RevocationEndpoint as _RevocationEndpoint
+from authlib.oauth2.rfc7636 import CodeChallenge
+
+if t.TYPE_CHECKING:
+    from .storage import Storage
+
+
+class Lifetimes(t.Protocol):
+    """The setting the grants read (:class:`~.server.OAuthSettings` has it)."""
+
+    code_lifetime: float
+
+
+class AppServer(t.Protocol):
+    """What the grants need of :class:`~.server.AppServer` (which imports them)."""
+
+    storage: Storage
+    settings: Lifetimes
+    resource: str
+
+    def canonical(self, resource: str) -> str: ...
+
+    def issue_tokens(
+        self,
+        *,
+        client: t.Any,
+        user_id: str,
+        scope: str,
+        family: str,
+        refresh_expires_at: float | None = None,
+    ) -> dict[str, t.Any]: ...
+
+    def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]: ...
+
+    def revoke_family(self, family: str) -> None: ...
+
+    def family_revoked(self, family: str) -> bool: ...
+
+
+class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
+    """RFC 8707: the ``resource`` is not one this server issues tokens for."""
+
+    error = "invalid_target"
+    status_code = 400
+
+
+def digest(secret: str) -> str:
+    """Return the storage key part of a code or refresh token (its SHA-256)."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class User:
+    """The resource owner as Authlib sees it: the app's user id."""
+
+    def __init__(self, user_id: str) -> None:
+        self.user_id = user_id
+
+    def get_user_id(self) -> str:
+        """Return the id (the ``sub`` of the tokens)."""
+        return self.user_id
+
+
+class StoredGrant(TokenMixin):  # type: ignore[misc]
+    """An authorization code or refresh token read back from storage."""
+
+    def __init__(self, record: dict[str, t.Any]) -> None:
+        self.record = record
+
+    def get_redirect_uri(self) -> str:
+        """The redirect URI the code was issued for."""
+        return t.cast(str, self.record.get("redirect_uri", ""))
+
+    def get_scope(self) -> str:
+        """The scopes granted."""
+        return t.cast(str, self.record.get("scope", ""))
+
+    def check_client(self, client: t.Any) -> bool:
+        """Tell whether ``client`` is the one the grant was issued to."""
+        return bool(client.get_client_id() == self.record["client_id"])
+
+    def get_expires_in(self) -> int:
+        """Seconds left."""
+        return max(0, int(self.record["exp"] - time.time()))
+
+    def is_expired(self) -> bool:
+        """Tell whether it expired."""
+        return bool(self.record["exp"] <= time.time())
+
+    def is_revoked(self) -> bool:
+        """Families are checked where the grant is read; a grant read is never revoked."""
+        return False
+
+    def get_user(self) -> User:
+        """The user the grant was issued for."""
+        return User(self.record["user_id"])
+
+    def get_client(self) -> t.Any:
+        """Not needed: the grant is checked with :meth:`check_client`."""
+        raise NotImplementedError
+
+
+def requested_resource(app_server: AppServer, values: t.Any) -> str:
+    """Return the ``resource`` of a request (RFC 8707), checked against this server's.
+
+    :raises InvalidTargetError: the request names another resource, or several.
+    """
+    resources = values.getlist("resource") if hasattr(values, "getlist") else []
+    resource = app_server.resource
+    for asked in resources:
+        if app_server.canonical(asked) != resource:
+            raise InvalidTargetError(
+                description=f"this server issues tokens for {resource} only, not {asked}"
+            )
+    return resource
+
+
+class PKCE(CodeChallenge):  # type: ignore[misc]
+    """PKCE required on every authorization request, with S256 only (OAuth 2.1, MCP)."""
+
+    SUPPORTED_CODE_CHALLENGE_METHOD = ["S256"]
+
+    def validate_code_challenge(self, grant: t.Any, redirect_uri: str) -> None:
+        """Refuse an authorization request without an S256 ``code_challenge``."""
+        data = grant.request.payload.data
+        if not data.get("code_challenge"):
+            raise InvalidRequestError("PKCE is required: send code_challenge (S256).")
+        if data.get("code_challenge_method") != "S256":
+            raise InvalidRequestError("code_challenge_method must be S256.")
+        super().validate_code_challenge(grant, redirect_uri)
+
+    def validate_code_verifier(self, grant: t.Any, result: t.Any) -> None:
+        """Require the verifier from every client, public or confidential."""
+        if not grant.request.form.get("code_verifier"):
+            raise InvalidRequestError("Missing 'code_verifier' (PKCE is required).")
+        super().validate_code_verifier(grant, result)
+
+    def get_authorization_code_challenge(self, authorization_code: StoredGrant) -> str:
+        """The challenge stored with the code."""
+        return t.cast(str, authorization_code.record["code_challenge"])
+
+    def get_authorization_code_challenge_method(self, authorization_code: StoredGrant) -> str:
+        """The method stored with the code (always S256)."""
+        return t.cast(str, authorization_code.record["code_challenge_method"])
+
+
+class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
+    """The authorization code grant, storing codes in the app server's storage."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"]
+
+    @property
+    def app_server(self) -> AppServer:
+        """The per-app state this grant works for."""
+        return t.cast(AppServer, self.server.app_server)
+
+    def validate_authorization_request(self) -> str:
+        """Authlib's checks, then the resource (RFC 8707)."""
+        redirect_uri = t.cast(str, super().validate_authorization_request())
+        try:
+            requested_resource(self.app_server, self.request.args)
+        except InvalidTargetError as error:
+            error.redirect_uri = redirect_uri
+            raise
+        return redirect_uri
+
+    def save_authorization_code(self, code: str, request: t.Any) -> None:
+        """Store the code with what the token request must match."""
+        data = request.payload.data
+        lifetime = self.app_server.settings.code_lifetime
+        record = {
+            "client_id": request.client.get_client_id(),
+            "redirect_uri": data.get("redirect_uri") or request.client.get_default_redirect_uri(),
+            "redirect_uri_sent": bool(data.get("redirect_uri")),
+            "scope": request.scope or "",
+            "user_id": request.user.get_user_id(),
+            "code_challenge": data.get("code_challenge"),
+            "code_challenge_method": data.get("code_challenge_method"),
+            "resource": self.app_server.resource,
+            "family": secrets.token_urlsafe(16),
+            "exp": time.time() + lifetime,
+        }
+        self.app_server.storage.put(f"code:{digest(code)}", record, lifetime)
+
+    def query_authorization_code(self, code: str, client: t.Any) -> StoredGrant | None:
+        """Take the code (one redemption wins); a code used before revokes its tokens."""
+        key = digest(code)
+        storage = self.app_server.storage
+        record = storage.take(f"code:{key}")
+        if record is None:
+            used = storage.get(f"code-used:{key}")
+            if used is not None:
+                self.app_server.revoke_family(used["family"])
+                raise InvalidGrantError(
+                    "The authorization code was already used; the tokens issued from it are "
+                    "revoked."
+                )
+            return None
+        storage.put(
+            f"code-used:{key}",
+            {"family": record["family"]},
+            self.app_server.settings.code_lifetime * 2,
+        )
+        grant = StoredGrant(record)
+        if grant.is_expired() or not grant.check_client(client):
+            return None
+        requested_resource(self.app_server, self.request.form)
+        return grant
+
+    def validate_token_request(self) -> None:
+        """Authlib's checks; ``redirect_uri`` is required if the authorization request sent it."""
+        super().validate_token_request()
+        code = self.request.authorization_code
+        if code.record.get("redirect_uri_sent") and not self.request.payload.redirect_uri:
+            raise InvalidGrantError(
+                "Missing 'redirect_uri': send the one of the authorization request."
+            )
+
+    def delete_authorization_code(self, authorization_code: StoredGrant) -> None:
+        """Nothing left to do: the code was taken when it was read."""
+
+    def authenticate_user(self, authorization_code: StoredGrant) -> User:
+        """The user who consented."""
+        return authorization_code.get_user()
+
+    def generate_token(
+        self,
+        user: t.Any = None,
+        scope: str | None = None,
+        grant_type: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, t.Any]:
+        """Issue the first tokens of the code's family."""
+        record = self.request.authorization_code.record
+        return self.app_server.issue_tokens(
+            client=self.request.client,
+            user_id=user.get_user_id(),
+            scope=scope or "",
+            family=record["family"],
+        )
+
+
+class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
+    """Refresh with rotation: each refresh token works once; a second use revokes its family."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"]
+    INCLUDE_NEW_REFRESH_TOKEN = True
+
+    @property
+    def app_server(self) -> AppServer:
+        """The per-app state this grant works for."""
+        return t.cast(AppServer, self.server.app_server)
+
+    def authenticate_refresh_token(self, refresh_token: str) -> StoredGrant | None:
+        """Take the token; one used before revokes its family (reuse detection)."""
+        key = digest(refresh_token)
+        storage = self.app_server.storage
+        record = storage.take(f"refresh:{key}")
+        if record is None:
+            used = storage.get(f"refresh-used:{key}")
+            if used is not None:
+                self.app_server.revoke_family(used["family"])
+                raise InvalidGrantError(
+                    "The refresh token was already used: every token of its family is revoked "
+                    "(start a new authorization)."
+                )
+            return None
+        storage.put(
+            f"refresh-used:{key}",
+            {"family": record["family"]},
+            max(1.0, record["exp"] - time.time()),
+        )
+        if self.app_server.family_revoked(record["family"]):
+            return None
+        requested_resource(self.app_server, self.request.form)
+        return StoredGrant(record)
+
+    def authenticate_user(self, refresh_token: StoredGrant) -> User:
+        """The user the token was issued for."""
+        return refresh_token.get_user()
+
+    def revoke_old_credential(self, refresh_token: StoredGrant) -> None:
+        """Nothing left to do: the old token was taken when it was read."""
+
+    def issue_token(self, user: User, refresh_token: StoredGrant) -> dict[str, t.Any]:
+        """The next tokens of the same family, with at most the scopes granted first."""
+        scope = self.request.payload.scope or refresh_token.get_scope()
+        return self.app_server.issue_tokens(
+            client=self.request.client,
+            user_id=user.get_user_id(),
+            scope=scope,
+            family=refresh_token.record["family"],
+            refresh_expires_at=refresh_token.record["exp"],
+        )
+
+
+class RevocationEndpoint(_RevocationEndpoint):  # type: ignore[misc]
+    """RFC 7009: revoking an access or refresh token revokes its whole family."""
+
+    CLIENT_AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"]
+
+    @property
+    def app_server(self) -> AppServer:
+        """The per-app state this endpoint works for."""
+        return t.cast(AppServer, self.server.app_server)
+
+    def query_token(self, token_string: str, token_type_hint: str | None) -> StoredGrant | None:
+        """Find a refresh token by its digest, or read an access token's claims."""
+        if token_type_hint != "access_token":
+            record = self.app_server.storage.get(f"refresh:{digest(token_string)}")
+            if record is not None:
+                return StoredGrant(record)
+        try:
+            claims = self.app_server.decode_access_token(token_string, verify_exp=False)
+        except jwt.PyJWTError:
+            return None
+        return StoredGrant(
+            {
+                "client_id": claims.get("client_id"),
+                "family": claims.get("fid"),
+                "exp": claims.get("exp", 0),
+            }
+        )
+
+    def revoke_token(self, token: StoredGrant, request: t.Any) -> None:
+        """Revoke the token's family."""
+        family = token.record.get("family")
+        if isinstance(family, str):
+            self.app_server.revoke_family(family)
+
+
+__all__ = [
+    "PKCE",
+    "AuthorizationCodeGrant",
+    "InvalidTargetError",
+    "RefreshTokenGrant",
+    "RevocationEndpoint",
+    "StoredGrant",
+    "User",
+    "digest",
+    "requested_resource",
+]

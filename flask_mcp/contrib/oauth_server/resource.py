@@ -1,0 +1,99 @@
+"""The MCP server's side: check the tokens this authorization server issued.
+
+:class:`IssuedTokenAuthorizer` is the :class:`~flask_mcp.auth.jwt_authorizer.JWTAuthorizer`
+of the resource server, with the app's own keys instead of a JWKS fetched over
+HTTP: the signature, ``iss``, ``aud`` (the token must name this MCP server, RFC
+8707), ``exp`` are checked exactly as for a token from Keycloak or Auth0. Then the
+token's family must not be revoked (one storage read per request, so that a
+revocation reaches every worker at once; ``MCP_OAUTH_REVOCATION_CACHE_SECONDS`` trades
+that for fewer reads), and, with Flask-Login, the token's
+subject becomes ``current_user`` for the request.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+import jwt
+from flask import current_app
+from flask import g
+
+from ...auth.info import INVALID_TOKEN
+from ...auth.info import AuthError
+from ...auth.info import AuthInfo
+from ...auth.jwt_authorizer import JWTAuthorizer
+from .keys import ALGORITHM
+
+if t.TYPE_CHECKING:
+    from flask import Request
+
+    from .server import AppServer
+
+EXTENSION_KEY = "mcp_oauth_server"
+
+
+def _app_server() -> AppServer:
+    try:
+        return t.cast("AppServer", current_app.extensions[EXTENSION_KEY].app_server)
+    except KeyError:
+        raise RuntimeError(
+            "The MCP server's authorizer is the built-in authorization server's, but this app "
+            "has none: call oauth_server.init_app(app) before mcp.init_app(app)."
+        ) from None
+
+
+class AppKeys:
+    """The current app's signing keys, as the :class:`JWTAuthorizer` asks for them."""
+
+    def verifier(self, kid: str | None, alg: str) -> jwt.PyJWK:
+        """Return the public key named ``kid``.
+
+        :raises AuthError: no key of this server has that ``kid``.
+        """
+        try:
+            return _app_server().keys.verifier(kid, alg)
+        except LookupError:
+            raise AuthError(
+                INVALID_TOKEN, "the token was signed with an unknown key (kid)"
+            ) from None
+
+
+class IssuedTokenAuthorizer(JWTAuthorizer):
+    """Check access tokens of the built-in authorization server (see the module docstring).
+
+    :param load_user: ``load_user(user_id)`` returns the app's user for a token's
+        subject, made ``flask_login.current_user`` for the request; ``None``: Flask-Login's
+        ``user_loader`` when the app has a ``login_manager``.
+    """
+
+    def __init__(self, load_user: t.Callable[[str], t.Any] | None = None) -> None:
+        super().__init__(
+            "http://127.0.0.1/unused-jwks",  # never fetched: the keys are the app's own
+            algorithms=(ALGORITHM,),
+            allow_insecure_http=True,
+        )
+        self.keys = t.cast(t.Any, AppKeys())
+        self.load_user = load_user
+
+    def __call__(self, token: str, request: Request) -> AuthInfo:
+        """Verify ``token``, refuse a revoked family, and log its user in for this request."""
+        info = super().__call__(token, request)
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        registration = app.extensions.get(EXTENSION_KEY)
+        if registration is None:
+            _app_server()  # raises the error that says what to do
+        family = info.claims.get("fid")
+        if not isinstance(family, str) or not registration.app_server.family_live(family):
+            raise AuthError(INVALID_TOKEN, "the token was revoked")
+        loader = self.load_user
+        if loader is None:
+            loader = getattr(getattr(app, "login_manager", None), "_user_callback", None)
+        if loader is not None:
+            user = loader(info.claims["sub"])
+            if user is None:
+                raise AuthError(INVALID_TOKEN, "the token's user no longer exists")
+            g._login_user = user
+        return info
+
+
+__all__ = ["AppKeys", "IssuedTokenAuthorizer"]

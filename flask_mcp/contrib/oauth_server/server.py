@@ -1,0 +1,360 @@
+"""One app's authorization server: its settings, storage, keys and Authlib server.
+
+:class:`AppServer` is what :class:`~.extension.OAuthServer` keeps per app in
+``app.extensions["mcp_oauth_server"]``. It issues tokens (:meth:`issue_tokens`),
+revokes families, remembers consents, and answers the RFC 8414 metadata.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+import typing as t
+from urllib.parse import urlsplit
+
+import jwt
+from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.oauth2.rfc9207 import IssuerParameter
+
+from ...auth.metadata import canonical_resource
+from ...config import OAUTH_SERVER_KEYS
+from .client_documents import ClientDocumentError
+from .client_documents import ClientDocuments
+from .client_documents import is_document_client_id
+from .clients import Client
+from .clients import RegistrationEndpoint
+from .grants import PKCE
+from .grants import AuthorizationCodeGrant
+from .grants import RefreshTokenGrant
+from .grants import RevocationEndpoint
+from .grants import digest
+from .keys import ALGORITHM
+from .keys import SigningKeys
+from .storage import Storage
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+
+@dataclasses.dataclass(frozen=True)
+class OAuthSettings:
+    """The validated ``MCP_OAUTH_*`` keys of one app.
+
+    Their defaults and documentation are in :data:`flask_mcp.config.OAUTH_SERVER_KEYS`.
+    """
+
+    issuer: str | None
+    storage: str | None
+    prefix: str
+    access_token_lifetime: float
+    refresh_token_lifetime: float
+    code_lifetime: float
+    key_rotation: float
+    dynamic_registration: bool
+    registration_tokens: tuple[str, ...] | None
+    client_metadata_documents: bool
+    client_metadata_allow_private: bool
+    client_metadata_ca_bundle: str | None
+    client_metadata_max_bytes: int
+    client_metadata_timeout: float
+    consent_max_age: float
+    revocation_cache_seconds: float
+    login_view: str | None
+
+
+def load_oauth_settings(config: t.MutableMapping[str, t.Any]) -> OAuthSettings:
+    """Apply the defaults of the ``MCP_OAUTH_*`` keys to ``config`` and validate them.
+
+    :raises ValueError: a key has an invalid value; the message names it.
+    """
+    values: dict[str, t.Any] = {}
+    for key in OAUTH_SERVER_KEYS:
+        raw = config.setdefault(key.name, key.default)
+        try:
+            values[key.name[len("MCP_OAUTH_") :].lower()] = key.convert(raw)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"Invalid {key.name}={raw!r}: {exc}. {key.doc}") from None
+    return OAuthSettings(**values)
+
+
+#: The most families :meth:`AppServer.family_live` remembers per process.
+LIVE_CACHE_SIZE = 10_000
+
+
+class _Issuer(IssuerParameter):  # type: ignore[misc]
+    """RFC 9207: every authorization response names the issuer (``iss``), against mix-up attacks."""
+
+    def __init__(self, issuer: str) -> None:
+        self.issuer = issuer
+
+    def get_issuer(self) -> str:
+        """The issuer URL."""
+        return self.issuer
+
+
+class AppServer:
+    """The authorization server of one app.
+
+    :param app: the app.
+    :param settings: its ``MCP_OAUTH_*`` settings.
+    :param resource: the MCP server's canonical URI (``MCP_AUTH_RESOURCE``): the audience.
+    :param issuer: the issuer URL (no trailing slash).
+    :param storage: where its records live.
+    :param scopes: returns the scopes the server supports now (tools may add some).
+    """
+
+    def __init__(
+        self,
+        app: Flask,
+        settings: OAuthSettings,
+        *,
+        resource: str,
+        issuer: str,
+        storage: Storage,
+        scopes: t.Callable[[], list[str]],
+    ) -> None:
+        self.app = app
+        self.settings = settings
+        self.resource = canonical_resource(resource)
+        self.issuer = issuer.rstrip("/")
+        self.storage = storage
+        self.scopes = scopes
+        self.keys = SigningKeys(storage, settings.key_rotation)
+        #: Families seen not revoked, until when (``MCP_OAUTH_REVOCATION_CACHE_SECONDS``).
+        self._live: dict[str, float] = {}
+        self.documents = ClientDocuments(
+            storage,
+            allow_private=settings.client_metadata_allow_private,
+            max_bytes=settings.client_metadata_max_bytes,
+            timeout=settings.client_metadata_timeout,
+            verify=settings.client_metadata_ca_bundle or True,
+        )
+        server = AuthorizationServer(query_client=self.query_client, save_token=self._saved)
+        server.app_server = self
+        server.load_config({})
+        server.register_grant(AuthorizationCodeGrant, [PKCE(required=True)])
+        server.register_grant(RefreshTokenGrant)
+        server.register_endpoint(RevocationEndpoint)
+        if settings.dynamic_registration:
+            server.register_endpoint(
+                RegistrationEndpoint(storage, settings.registration_tokens or (), self.metadata)
+            )
+        server.validate_requested_scope = self._validate_requested_scope
+        server.register_extension(_Issuer(self.issuer))
+        self.authlib = server
+
+    # -- URLs and metadata ---------------------------------------------------------
+
+    def canonical(self, resource: str) -> str:
+        """Return ``resource`` canonicalized the way ``MCP_AUTH_RESOURCE`` is."""
+        return canonical_resource(resource)
+
+    def endpoint(self, name: str) -> str:
+        """Return the absolute URL of an endpoint (``authorize``, ``token``...)."""
+        origin = urlsplit(self.issuer)
+        base = f"{origin.scheme}://{origin.netloc}"
+        script_root = origin.path.rstrip("/")
+        return f"{base}{script_root}{self.settings.prefix}/{name}"
+
+    def metadata(self) -> dict[str, t.Any]:
+        """Return the RFC 8414 Authorization Server Metadata document."""
+        document: dict[str, t.Any] = {
+            "issuer": self.issuer,
+            "authorization_endpoint": self.endpoint("authorize"),
+            "token_endpoint": self.endpoint("token"),
+            "revocation_endpoint": self.endpoint("revoke"),
+            "jwks_uri": self.endpoint("jwks"),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": [
+                "none",
+                "client_secret_post",
+                "client_secret_basic",
+            ],
+            "revocation_endpoint_auth_methods_supported": [
+                "none",
+                "client_secret_post",
+                "client_secret_basic",
+            ],
+            "scopes_supported": self.scopes(),
+            "client_id_metadata_document_supported": self.settings.client_metadata_documents,
+            "authorization_response_iss_parameter_supported": True,
+        }
+        if self.settings.dynamic_registration:
+            document["registration_endpoint"] = self.endpoint("register")
+        return document
+
+    # -- clients ---------------------------------------------------------------------
+
+    def query_client(self, client_id: str) -> Client | None:
+        """Return a registered client, or the client a metadata document describes."""
+        if not isinstance(client_id, str) or not client_id:
+            return None
+        if is_document_client_id(client_id):
+            if not self.settings.client_metadata_documents:
+                return None
+            try:
+                return Client(self.documents.get(client_id))
+            except ClientDocumentError as exc:
+                from authlib.oauth2.rfc6749.errors import InvalidClientError
+
+                raise InvalidClientError(
+                    description=f"The client metadata document cannot be used: {exc}."
+                ) from None
+        record = self.storage.get(f"client:{client_id}")
+        return None if record is None else Client(record)
+
+    def _validate_requested_scope(self, scope: str | None, state: str | None = None) -> None:
+        from authlib.oauth2.rfc6749.errors import InvalidScopeError
+
+        if scope:
+            unknown = set(scope.split()) - set(self.scopes())
+            if unknown:
+                raise InvalidScopeError(
+                    description=f"Unknown scope: {', '.join(sorted(unknown))}.", state=state
+                )
+
+    # -- tokens ------------------------------------------------------------------------
+
+    def _saved(self, token: dict[str, t.Any], request: t.Any) -> None:
+        """Authlib's ``save_token``: :meth:`issue_tokens` stored what it must already."""
+
+    def issue_tokens(
+        self,
+        *,
+        client: Client,
+        user_id: str,
+        scope: str,
+        family: str,
+        refresh_expires_at: float | None = None,
+    ) -> dict[str, t.Any]:
+        """Sign an access token and store a refresh token, both of ``family``.
+
+        The family is indexed under the user and the client, so that withdrawing
+        the consent revokes it. A refresh token never outlives the first one of its
+        family (``MCP_OAUTH_REFRESH_TOKEN_LIFETIME`` after the code was redeemed).
+        """
+        now = time.time()
+        lifetime = self.settings.access_token_lifetime
+        claims = {
+            "iss": self.issuer,
+            "sub": user_id,
+            "aud": self.resource,
+            "client_id": client.get_client_id(),
+            "scope": scope,
+            "iat": int(now),
+            "exp": int(now + lifetime),
+            "jti": secrets.token_urlsafe(16),
+            "fid": family,
+        }
+        token: dict[str, t.Any] = {
+            "token_type": "Bearer",
+            "access_token": self.keys.sign(claims),
+            "expires_in": int(lifetime),
+            "scope": scope,
+        }
+        expires_at = refresh_expires_at or now + self.settings.refresh_token_lifetime
+        if expires_at - now > 1 and client.check_grant_type("refresh_token"):
+            refresh = secrets.token_urlsafe(32)
+            record = {
+                "client_id": client.get_client_id(),
+                "user_id": user_id,
+                "scope": scope,
+                "family": family,
+                "exp": expires_at,
+            }
+            self.storage.put(f"refresh:{digest(refresh)}", record, expires_at - now)
+            token["refresh_token"] = refresh
+        ttl = max(expires_at - now, lifetime)
+        self.storage.add(f"families:{user_id}:{client.get_client_id()}", family, ttl)
+        return token
+
+    def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]:
+        """Return the claims of an access token this server signed.
+
+        :raises jwt.PyJWTError: it is not one, or (with ``verify_exp``) it expired.
+        """
+        header = jwt.get_unverified_header(token)
+        try:
+            key = self.keys.verifier(header.get("kid"), header.get("alg", ""))
+        except LookupError:
+            raise jwt.InvalidKeyError("unknown key") from None
+        claims: dict[str, t.Any] = jwt.decode(
+            token,
+            key,
+            algorithms=[ALGORITHM],
+            audience=self.resource,
+            issuer=self.issuer,
+            options={"verify_exp": verify_exp},
+        )
+        return claims
+
+    def revoke_family(self, family: str) -> None:
+        """Revoke every token of ``family``, in every worker, until they would have expired."""
+        ttl = max(self.settings.refresh_token_lifetime, self.settings.access_token_lifetime)
+        self.storage.put(f"revoked:{family}", {"at": time.time()}, ttl)
+        self._live.pop(family, None)
+
+    def family_revoked(self, family: str) -> bool:
+        """Tell whether ``family`` was revoked (asking the storage every time)."""
+        return self.storage.get(f"revoked:{family}") is not None
+
+    def family_live(self, family: str) -> bool:
+        """Tell whether a token of ``family`` may be used: not revoked.
+
+        With ``MCP_OAUTH_REVOCATION_CACHE_SECONDS`` a "not revoked" answer is kept
+        that long in this process (at most :data:`LIVE_CACHE_SIZE` families), so a
+        revocation may take that long to reach this worker. A revocation made here
+        applies here at once.
+        """
+        keep = self.settings.revocation_cache_seconds
+        if keep <= 0:
+            return not self.family_revoked(family)
+        now = time.monotonic()
+        until = self._live.get(family)
+        if until is not None and now < until:
+            return True
+        if self.family_revoked(family):
+            return False
+        if len(self._live) >= LIVE_CACHE_SIZE:
+            self._live.pop(next(iter(self._live)), None)
+        self._live[family] = now + keep
+        return True
+
+    # -- consent ------------------------------------------------------------------------
+
+    def consented_scopes(self, user_id: str, client_id: str) -> set[str] | None:
+        """Return the scopes ``user_id`` granted ``client_id`` before, or ``None``."""
+        record = self.storage.get(f"consent:{user_id}:{client_id}")
+        return None if record is None else set(record.get("scopes", ()))
+
+    def remember_consent(self, user_id: str, client: Client, scopes: t.Iterable[str]) -> None:
+        """Remember that ``user_id`` granted ``scopes`` to ``client`` (added to earlier ones)."""
+        client_id = client.get_client_id()
+        granted = (self.consented_scopes(user_id, client_id) or set()) | set(scopes)
+        ttl = self.settings.refresh_token_lifetime
+        record = {"scopes": sorted(granted), "client_name": client.client_name, "at": time.time()}
+        self.storage.put(f"consent:{user_id}:{client_id}", record, ttl)
+        self.storage.add(f"consents:{user_id}", client_id, ttl)
+
+    def consents(self, user_id: str) -> dict[str, dict[str, t.Any]]:
+        """Return the consents of ``user_id``: by client id, the scopes and the client's name."""
+        found = {}
+        for client_id in sorted(self.storage.members(f"consents:{user_id}")):
+            record = self.storage.get(f"consent:{user_id}:{client_id}")
+            if record is not None:
+                found[client_id] = record
+        return found
+
+    def revoke_consent(self, user_id: str, client_id: str) -> None:
+        """Forget the consent and revoke every token the client holds for the user."""
+        self.storage.delete(f"consent:{user_id}:{client_id}")
+        for family in self.storage.members(f"families:{user_id}:{client_id}"):
+            self.revoke_family(family)
+        self.storage.delete(f"families:{user_id}:{client_id}")
+
+
+__all__ = ["AppServer", "OAuthSettings", "load_oauth_settings"]

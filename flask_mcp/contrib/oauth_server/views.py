@@ -1,0 +1,205 @@
+"""The HTTP endpoints: metadata, authorize (login and consent), token, revoke, register, JWKS.
+
+They are registered on each app by :meth:`~.extension.OAuthServer.init_app`, under
+``MCP_OAUTH_PREFIX`` (``/oauth``), and read the app's :class:`~.server.AppServer`
+from ``app.extensions``. The consent page is the Jinja template
+``mcp_oauth/consent.html``: an app overrides it by shipping a template of that
+name in its own ``templates/`` folder. Its form carries a CSRF token signed with
+the app's ``SECRET_KEY``, bound to the user and to the exact authorization
+request, that expires after ``MCP_OAUTH_CONSENT_MAX_AGE`` seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import typing as t
+from urllib.parse import urlsplit
+
+from authlib.common.urls import add_params_to_uri
+from authlib.oauth2.rfc6749.errors import OAuth2Error
+from flask import Blueprint
+from flask import current_app
+from flask import jsonify
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import url_for
+from itsdangerous import BadSignature
+from itsdangerous import SignatureExpired
+from itsdangerous import URLSafeTimedSerializer
+from werkzeug.wrappers import Response
+
+from .grants import User
+
+if t.TYPE_CHECKING:
+    from .server import AppServer
+
+
+class _Extension(t.Protocol):
+    """What the views need of :class:`~.extension.OAuthServer` (which imports them)."""
+
+    scope_descriptions: dict[str, str]
+
+    def current_user_id(self) -> str | None: ...
+
+
+EXTENSION_KEY = "mcp_oauth_server"
+WELL_KNOWN = "/.well-known/oauth-authorization-server"
+CSRF_SALT = "flask-mcp-oauth-consent"
+
+
+def app_server() -> AppServer:
+    """Return the current app's authorization server."""
+    return t.cast("AppServer", current_app.extensions[EXTENSION_KEY].app_server)
+
+
+def extension() -> _Extension:
+    """Return the :class:`~.extension.OAuthServer` registered on the current app."""
+    return t.cast(_Extension, current_app.extensions[EXTENSION_KEY].extension)
+
+
+def _no_store(response: Response) -> Response:
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Pragma"] = "no-cache"
+    return response
+
+
+def metadata() -> Response:
+    """RFC 8414 Authorization Server Metadata."""
+    response = jsonify(app_server().metadata())
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+def jwks() -> Response:
+    """The public signing keys (previous, current, next)."""
+    response = jsonify(app_server().keys.jwks())
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    response.headers["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+def _serializer() -> URLSafeTimedSerializer:
+    secret = current_app.secret_key
+    if not secret:
+        raise RuntimeError(
+            "The consent page needs the app's SECRET_KEY (it signs the CSRF token): "
+            "set app.config['SECRET_KEY'] to a long random value."
+        )
+    return URLSafeTimedSerializer(secret, salt=CSRF_SALT)
+
+
+def _request_digest() -> str:
+    """A digest of the authorization request's parameters (the CSRF token is bound to it)."""
+    return hashlib.sha256(request.query_string).hexdigest()
+
+
+def _error_page(error: str, description: str, status: int = 400) -> Response:
+    body = render_template("mcp_oauth/error.html", error=error, description=description)
+    return _no_store(Response(body, status=status, mimetype="text/html"))
+
+
+def _login_redirect() -> Response:
+    view = app_server().settings.login_view
+    if view is None:
+        manager = getattr(current_app, "login_manager", None)
+        view = getattr(manager, "login_view", None)
+    if not view:
+        return _error_page(
+            "login_required",
+            "Sign in to the application first; it has no login view configured "
+            "(set MCP_OAUTH_LOGIN_VIEW or Flask-Login's login_manager.login_view).",
+            401,
+        )
+    return redirect(url_for(view, next=request.script_root + request.full_path.rstrip("?")))
+
+
+def authorize() -> Response | t.Any:
+    """The authorization endpoint: log in, show the consent page, issue a code."""
+    server = app_server()
+    user_id = extension().current_user_id()
+    try:
+        grant = server.authlib.get_consent_grant(end_user=User(user_id) if user_id else None)
+    except OAuth2Error as error:
+        if getattr(error, "redirect_uri", None):
+            response = server.authlib.handle_error_response(None, error)
+            response.location = add_params_to_uri(response.location, {"iss": server.issuer})
+            return response
+        return _error_page(error.error, error.get_error_description() or error.error)
+    if user_id is None:
+        return _login_redirect()
+    client = grant.client
+    scopes = [s for s in (grant.request.scope or "").split() if s]
+    user = User(user_id)
+    if request.method == "POST":
+        try:
+            signed = _serializer().loads(
+                request.form.get("csrf_token", ""), max_age=int(server.settings.consent_max_age)
+            )
+        except SignatureExpired:
+            return _error_page(
+                "invalid_request",
+                "The consent form expired (its CSRF token is too old): start again from the "
+                "application.",
+            )
+        except BadSignature:
+            return _error_page("invalid_request", "The consent form's CSRF token is not valid.")
+        if signed != [user_id, _request_digest()]:
+            return _error_page(
+                "invalid_request", "The consent form was made for another user or request."
+            )
+        if request.form.get("decision") != "allow":
+            return server.authlib.create_authorization_response(grant=grant, grant_user=None)
+        server.remember_consent(user_id, client, scopes)
+        return server.authlib.create_authorization_response(grant=grant, grant_user=user)
+    granted = server.consented_scopes(user_id, client.get_client_id())
+    if granted is not None and set(scopes) <= granted:
+        return server.authlib.create_authorization_response(grant=grant, grant_user=user)
+    token = _serializer().dumps([user_id, _request_digest()])
+    descriptions = extension().scope_descriptions
+    body = render_template(
+        "mcp_oauth/consent.html",
+        client=client,
+        client_name=client.client_name,
+        client_id=client.get_client_id(),
+        client_host=urlsplit(str(grant.redirect_uri)).netloc or str(grant.redirect_uri),
+        scopes=[(scope, descriptions.get(scope, "")) for scope in scopes],
+        csrf_token=token,
+        resource=server.resource,
+    )
+    response = _no_store(Response(body, mimetype="text/html"))
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+    return response
+
+
+def token() -> Response:
+    """The token endpoint (authorization code, refresh)."""
+    return t.cast(Response, app_server().authlib.create_token_response())
+
+
+def revoke() -> Response:
+    """RFC 7009 token revocation."""
+    return t.cast(Response, app_server().authlib.create_endpoint_response("revocation"))
+
+
+def register() -> Response:
+    """RFC 7591 Dynamic Client Registration."""
+    return t.cast(Response, app_server().authlib.create_endpoint_response("client_registration"))
+
+
+def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
+    """Return the blueprint of the endpoints, for one app."""
+    blueprint = Blueprint("mcp_oauth", __name__, template_folder="templates")
+    paths = dict.fromkeys([WELL_KNOWN, WELL_KNOWN + issuer_path.rstrip("/")])
+    for number, path in enumerate(paths):
+        blueprint.add_url_rule(path, f"metadata_{number}", metadata)
+    blueprint.add_url_rule(f"{prefix}/authorize", "authorize", authorize, methods=["GET", "POST"])
+    blueprint.add_url_rule(f"{prefix}/token", "token", token, methods=["POST"])
+    blueprint.add_url_rule(f"{prefix}/revoke", "revoke", revoke, methods=["POST"])
+    blueprint.add_url_rule(f"{prefix}/register", "register", register, methods=["POST"])
+    blueprint.add_url_rule(f"{prefix}/jwks", "jwks", jwks)
+    return blueprint
+
+
+__all__ = ["EXTENSION_KEY", "WELL_KNOWN", "app_server", "make_blueprint"]

@@ -1,0 +1,1643 @@
+// The Flask-MCP explorer: an MCP client of the app's own endpoint, in the browser.
+//
+// Plain JavaScript, no build step, no dependency: the page's Content-Security-Policy lets
+// it load nothing but this file and explorer.css and talk to nothing but its own origin.
+// It speaks Streamable HTTP in the era the user picks:
+//   - 2025-11-25: initialize, a session (Mcp-Session-Id), logging/setLevel, server requests
+//     (elicitation, sampling, roots) on the request's SSE stream, answered with a POST,
+//     notifications/cancelled to cancel;
+//   - 2026-07-28: server/discover, no session, _meta on every request, Mcp-Method/Mcp-Name
+//     headers, input_required results answered by retrying with inputResponses and
+//     requestState, cancel by closing the response.
+// It also hosts MCP App views (io.modelcontextprotocol/ui, 2026-01-26): a sandbox proxy
+// iframe, the view inside it, and the host side of the view's postMessage protocol.
+"use strict";
+
+(function () {
+  var CONFIG = JSON.parse(document.body.getAttribute("data-config") || "{}");
+  var ENDPOINT = CONFIG.endpoint || "/mcp";
+  var APP_MIME = "text/html;profile=mcp-app";
+  var UI_EXTENSION = "io.modelcontextprotocol/ui";
+  var APPS_PROTOCOL = "2026-01-26";
+  var META = "io.modelcontextprotocol/";
+  var CLIENT_INFO = { name: "flask-mcp-explorer", title: "Flask-MCP explorer", version: "1.0.0" };
+  var CLIENT_CAPABILITIES = {
+    elicitation: { form: {}, url: {} },
+    sampling: {},
+    roots: { listChanged: false },
+    extensions: {},
+  };
+  CLIENT_CAPABILITIES.extensions[UI_EXTENSION] = { mimeTypes: [APP_MIME] };
+  var WAIT_MS = 30000;
+
+  // -- small DOM helpers ----------------------------------------------------------------
+
+  var uid = 0;
+  function nextId(prefix) { uid += 1; return (prefix || "f") + "-" + uid; }
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    var key;
+    attrs = attrs || {};
+    for (key in attrs) {
+      if (!Object.prototype.hasOwnProperty.call(attrs, key) || attrs[key] === undefined || attrs[key] === null) continue;
+      var value = attrs[key];
+      if (key === "text") node.textContent = value;
+      else if (key === "class") node.className = value;
+      else if (key.slice(0, 2) === "on" && typeof value === "function") node.addEventListener(key.slice(2), value);
+      else if (value === true) node.setAttribute(key, "");
+      else if (value !== false) node.setAttribute(key, String(value));
+    }
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function append(node, child) {
+    if (child === undefined || child === null || child === false) return;
+    if (Array.isArray(child)) child.forEach(function (c) { append(node, c); });
+    else node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  function pretty(value) { return JSON.stringify(value, null, 2); }
+  function $(id) { return document.getElementById(id); }
+
+  function setStatus(text) { $("status").textContent = text; }
+
+  // -- the exchange log ---------------------------------------------------------------------
+
+  var exchangeListeners = [];
+  function recordExchange(direction, message, note) {
+    var entry = { direction: direction, message: message, note: note || "" };
+    var item = el("li", { class: "exchange-" + (direction === "out" ? "out" : "in") },
+      el("span", { class: "arrow", text: direction === "out" ? "→ sent" : "← received" }),
+      note ? el("span", { class: "note", text: " " + note }) : null,
+      el("pre", { text: pretty(message) }));
+    $("exchange").appendChild(item);
+    exchangeListeners.forEach(function (listener) { listener(entry); });
+  }
+
+  // -- Server-Sent Events ---------------------------------------------------------------------
+
+  // Read an event stream; call onEvent({data, id}) per event; resolves when the stream ends.
+  function readEvents(response, onEvent) {
+    var reader = response.body.getReader();
+    var decoder = new TextDecoder();
+    var buffer = "";
+    function flush(block) {
+      var data = [];
+      var id = null;
+      block.split(/\r\n|\r|\n/).forEach(function (line) {
+        if (line.indexOf("data:") === 0) data.push(line.slice(5).replace(/^ /, ""));
+        else if (line.indexOf("id:") === 0) id = line.slice(3).trim();
+      });
+      if (data.length) onEvent({ data: data.join("\n"), id: id });
+      else if (id !== null) onEvent({ data: null, id: id });
+    }
+    function pump() {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) {
+          if (buffer.trim()) flush(buffer);
+          return;
+        }
+        buffer += decoder.decode(chunk.value, { stream: true });
+        var parts = buffer.split(/\r\n\r\n|\n\n|\r\r/);
+        buffer = parts.pop();
+        parts.forEach(flush);
+        return pump();
+      });
+    }
+    return pump();
+  }
+
+  // -- the MCP client ---------------------------------------------------------------------------
+
+  function RpcError(error, status) {
+    var failure = new Error((error && error.message) || "error");
+    failure.code = error && error.code;
+    failure.data = error && error.data;
+    failure.status = status;
+    return failure;
+  }
+
+  function base64Utf8(text) {
+    var bytes = new TextEncoder().encode(text);
+    var binary = "";
+    bytes.forEach(function (b) { binary += String.fromCharCode(b); });
+    return btoa(binary);
+  }
+
+  // The header form of an Mcp-Name or Mcp-Param-* value (the Base64 sentinel when needed).
+  function headerValue(value) {
+    if (typeof value === "boolean") return value ? "true" : "false";
+    if (typeof value === "number") return String(value);
+    var plain = /^[\x20-\x7e]*$/.test(value) && value === value.replace(/^[ \t]+|[ \t]+$/g, "");
+    var sentinel = value.indexOf("=?base64?") === 0 && value.slice(-2) === "?=";
+    return plain && !sentinel ? value : "=?base64?" + base64Utf8(value) + "?=";
+  }
+
+  function Client(version, handlers) {
+    this.version = version;
+    this.stateless = version >= "2026";
+    this.handlers = handlers;
+    this.sessionId = null;
+    this.negotiated = null;
+    this.serverResult = null;
+    this.tools = {};
+    this.ids = 0;
+  }
+
+  Client.prototype.meta = function () {
+    var meta = {};
+    meta[META + "protocolVersion"] = this.version;
+    meta[META + "clientInfo"] = CLIENT_INFO;
+    meta[META + "clientCapabilities"] = CLIENT_CAPABILITIES;
+    meta[META + "logLevel"] = "debug";
+    return meta;
+  };
+
+  // The headers a request carries, as the page sends them (and "copy as curl" shows them).
+  Client.prototype.headers = function (message) {
+    var headers = { "Content-Type": "application/json", "Accept": "application/json, text/event-stream" };
+    if (this.stateless) {
+      headers["MCP-Protocol-Version"] = this.version;
+      if (message.method) {
+        headers["Mcp-Method"] = message.method;
+        var params = message.params || {};
+        var name = message.method === "resources/read" ? params.uri
+          : (message.method === "tools/call" || message.method === "prompts/get") ? params.name : undefined;
+        if (typeof name === "string") headers["Mcp-Name"] = headerValue(name);
+        if (message.method === "tools/call") Object.assign(headers, this.paramHeaders(params));
+      }
+    } else if (this.sessionId) {
+      headers["Mcp-Session-Id"] = this.sessionId;
+      headers["MCP-Protocol-Version"] = this.negotiated || this.version;
+    }
+    return headers;
+  };
+
+  // Mirror the arguments a tool marks "x-mcp-header" into Mcp-Param-* headers.
+  Client.prototype.paramHeaders = function (params) {
+    var tool = this.tools[params.name];
+    var found = {};
+    var properties = (tool && tool.inputSchema && tool.inputSchema.properties) || {};
+    Object.keys(properties).forEach(function (key) {
+      var header = properties[key] && properties[key]["x-mcp-header"];
+      var value = params.arguments ? params.arguments[key] : undefined;
+      if (header && (typeof value === "string" || typeof value === "number" || typeof value === "boolean")) {
+        found["Mcp-Param-" + header] = headerValue(value);
+      }
+    });
+    return found;
+  };
+
+  Client.prototype.post = function (message, signal) {
+    recordExchange("out", message);
+    return fetch(ENDPOINT, {
+      method: "POST",
+      headers: this.headers(message),
+      body: JSON.stringify(message),
+      signal: signal,
+      credentials: "same-origin",
+      cache: "no-store",
+    });
+  };
+
+  // Send one message and return the JSON-RPC answer to it (null for a notification).
+  Client.prototype.exchange = function (message, call) {
+    var self = this;
+    return this.post(message, call.abort && call.abort.signal).then(function (response) {
+      if (!self.stateless && message.method === "initialize") {
+        self.sessionId = response.headers.get("Mcp-Session-Id");
+      }
+      var type = response.headers.get("Content-Type") || "";
+      if (message.id === undefined) {
+        return response.text().then(function () { return null; });
+      }
+      if (type.indexOf("text/event-stream") === 0) return self.readStream(response, message.id, call);
+      return response.text().then(function (text) {
+        var answer;
+        try { answer = JSON.parse(text); } catch (e) { answer = null; }
+        if (!answer || (answer.result === undefined && answer.error === undefined)) {
+          throw RpcError({ code: -32603, message: "HTTP " + response.status + ": " + text.slice(0, 300) }, response.status);
+        }
+        recordExchange("in", answer, "HTTP " + response.status);
+        return answer;
+      });
+    });
+  };
+
+  Client.prototype.readStream = function (response, id, call) {
+    var self = this;
+    var answer = null;
+    var lastId = null;
+    function onEvent(event) {
+      if (event.id) lastId = event.id;
+      if (!event.data) return;
+      var message;
+      try { message = JSON.parse(event.data); } catch (e) { return; }
+      recordExchange("in", message, "SSE");
+      if (message.method === undefined && message.id === id) answer = message;
+      else if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, call);
+      else if (message.method !== undefined && call.onNotification) call.onNotification(message);
+    }
+    return readEvents(response, onEvent).then(function () {
+      if (answer) return answer;
+      if (!self.stateless && lastId && !(call.abort && call.abort.signal.aborted)) {
+        // The server closed the stream early: resume it after the last event, with a GET.
+        var headers = self.headers({});
+        headers["Accept"] = "text/event-stream";
+        headers["Last-Event-ID"] = lastId;
+        delete headers["Content-Type"];
+        return fetch(ENDPOINT, { method: "GET", headers: headers, signal: call.abort && call.abort.signal, credentials: "same-origin" })
+          .then(function (resumed) { return self.readStream(resumed, id, call); });
+      }
+      throw RpcError({ code: -32603, message: "the stream ended without an answer" });
+    });
+  };
+
+  // A server-to-client request on a 2025-11-25 stream: answer it with a POST.
+  Client.prototype.answerServerRequest = function (message, call) {
+    var self = this;
+    this.handle(message.method, message.params || {}, call).then(
+      function (result) { return { jsonrpc: "2.0", id: message.id, result: result }; },
+      function (error) { return { jsonrpc: "2.0", id: message.id, error: { code: error.code || -32603, message: error.message } }; }
+    ).then(function (reply) {
+      return self.post(reply).then(function (response) { return response.text(); });
+    }).catch(function (error) { setStatus("could not answer " + message.method + ": " + error.message); });
+  };
+
+  Client.prototype.handle = function (method, params, call) {
+    if (method === "ping") return Promise.resolve({});
+    var handler = this.handlers[method];
+    if (!handler) return Promise.reject(RpcError({ code: -32601, message: "The explorer does not handle " + method }));
+    return Promise.resolve(handler(params, call));
+  };
+
+  // Send a request; answer what the server asks on the way; return its result.
+  Client.prototype.request = function (method, params, call) {
+    var self = this;
+    call = call || {};
+    params = Object.assign({}, params || {});
+    if (this.stateless) params._meta = Object.assign(this.meta(), params._meta || {});
+    var rounds = 0;
+    function round(currentParams) {
+      self.ids += 1;
+      var message = { jsonrpc: "2.0", id: self.ids, method: method, params: currentParams };
+      call.currentId = message.id;
+      call.lastMessage = message;
+      return self.exchange(message, call).then(function (answer) {
+        if (answer.error) throw RpcError(answer.error);
+        var result = answer.result;
+        if (self.stateless && result && result.resultType === "input_required") {
+          rounds += 1;
+          if (rounds > 10) throw new Error("the server asked for input more than 10 times in a row");
+          var asked = result.inputRequests || {};
+          var keys = Object.keys(asked);
+          return Promise.all(keys.map(function (key) {
+            return self.handle(asked[key].method, asked[key].params || {}, call);
+          })).then(function (answers) {
+            var retry = Object.assign({}, currentParams);
+            delete retry.inputResponses;
+            delete retry.requestState;
+            if (keys.length) {
+              retry.inputResponses = {};
+              keys.forEach(function (key, i) { retry.inputResponses[key] = answers[i]; });
+            }
+            if (result.requestState !== undefined) retry.requestState = result.requestState;
+            return round(retry);
+          });
+        }
+        return result;
+      });
+    }
+    return round(params);
+  };
+
+  Client.prototype.notify = function (method, params) {
+    return this.exchange({ jsonrpc: "2.0", method: method, params: params || {} }, {});
+  };
+
+  Client.prototype.connect = function () {
+    var self = this;
+    if (this.stateless) {
+      return this.request("server/discover", {}).then(function (result) {
+        self.serverResult = result;
+        return result;
+      });
+    }
+    return this.request("initialize", {
+      protocolVersion: this.version,
+      capabilities: CLIENT_CAPABILITIES,
+      clientInfo: CLIENT_INFO,
+    }).then(function (result) {
+      self.serverResult = result;
+      self.negotiated = result.protocolVersion;
+      return self.notify("notifications/initialized").then(function () {
+        if (result.capabilities && result.capabilities.logging) {
+          return self.request("logging/setLevel", { level: "debug" }).catch(function () { return null; });
+        }
+      }).then(function () { return result; });
+    });
+  };
+
+  Client.prototype.cancel = function (call, reason) {
+    var done = Promise.resolve();
+    if (!this.stateless && call.currentId !== undefined) {
+      done = this.notify("notifications/cancelled", { requestId: call.currentId, reason: reason }).catch(function () { return null; });
+    }
+    return done.then(function () { if (call.abort) call.abort.abort(); });
+  };
+
+  // Open the stream of change notifications: subscriptions/listen in 2026-07-28, the
+  // session's GET stream in 2025-11-25 (where the server may also ask the client things).
+  // Reopened when the server ends it, until close().
+  Client.prototype.listen = function (onNotification) {
+    var self = this;
+    if (this.closed) return;
+    var abort = this.listening = new AbortController();
+    var opened;
+    if (this.stateless) {
+      this.ids += 1;
+      opened = this.post({
+        jsonrpc: "2.0", id: this.ids, method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }, _meta: this.meta() },
+      }, abort.signal);
+    } else {
+      var headers = this.headers({});
+      headers["Accept"] = "text/event-stream";
+      delete headers["Content-Type"];
+      opened = fetch(ENDPOINT, { method: "GET", headers: headers, signal: abort.signal, credentials: "same-origin" });
+    }
+    opened.then(function (response) {
+      if ((response.headers.get("Content-Type") || "").indexOf("text/event-stream") !== 0) {
+        return response.text().then(function () { return false; }); // no stream offered: stop
+      }
+      return readEvents(response, function (event) {
+        if (!event.data) return;
+        var message;
+        try { message = JSON.parse(event.data); } catch (e) { return; }
+        recordExchange("in", message, self.stateless ? "subscriptions/listen" : "GET stream");
+        if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, {});
+        else if (message.method !== undefined) onNotification(message);
+      }).then(function () { return true; });
+    }).then(function (again) {
+      if (again && !abort.signal.aborted) setTimeout(function () { self.listen(onNotification); }, 1000);
+    }, function () { return null; });
+  };
+
+  Client.prototype.close = function () {
+    this.closed = true;
+    if (this.listening) this.listening.abort();
+    if (this.stateless || !this.sessionId) return Promise.resolve();
+    return fetch(ENDPOINT, { method: "DELETE", headers: this.headers({}), credentials: "same-origin" }).catch(function () { return null; });
+  };
+
+  Client.prototype.serverInfo = function () {
+    var result = this.serverResult || {};
+    return result.serverInfo || (result._meta && result._meta[META + "serverInfo"]) || {};
+  };
+
+  // Every page of a list method.
+  Client.prototype.listAll = function (method, key) {
+    var self = this;
+    var items = [];
+    function page(cursor, pages) {
+      var params = cursor ? { cursor: cursor } : {};
+      return self.request(method, params).then(function (result) {
+        items = items.concat(result[key] || []);
+        if (result.nextCursor && pages < 50) return page(result.nextCursor, pages + 1);
+        return items;
+      });
+    }
+    return page(null, 0);
+  };
+
+  // -- shell quoting for "copy as" -------------------------------------------------------------
+
+  function shellQuote(text) { return "'" + String(text).replace(/'/g, "'\\''") + "'"; }
+
+  function asCurl(client, message) {
+    var url = new URL(ENDPOINT, location.href).href;
+    var headers = client.headers(message);
+    var lines = ["curl -sS -N -X POST " + shellQuote(url)];
+    Object.keys(headers).forEach(function (name) { lines.push("  -H " + shellQuote(name + ": " + headers[name])); });
+    lines.push("  --data-raw " + shellQuote(JSON.stringify(message)));
+    return lines.join(" \\\n");
+  }
+
+  function asFlaskCall(name, args) {
+    return "flask mcp call " + shellQuote(name) + " --json " + shellQuote(JSON.stringify(args || {}));
+  }
+
+  function copyText(text, output) {
+    output.value = text;
+    output.hidden = false;
+    output.select();
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).catch(function () { return null; });
+    }
+  }
+
+  // -- forms from JSON Schema --------------------------------------------------------------------
+
+  function resolve(schema, root) {
+    var seen = 0;
+    while (schema && typeof schema.$ref === "string" && schema.$ref.indexOf("#/") === 0 && seen < 20) {
+      var target = root;
+      schema.$ref.slice(2).split("/").forEach(function (part) {
+        target = target ? target[part.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined;
+      });
+      schema = target;
+      seen += 1;
+    }
+    return schema || {};
+  }
+
+  // Optional[X] in JSON Schema: anyOf [X, {type: null}] -> X.
+  function unwrapNullable(schema, root) {
+    schema = resolve(schema, root);
+    var options = schema.anyOf || schema.oneOf;
+    if (Array.isArray(options)) {
+      var rest = options.filter(function (option) { return resolve(option, root).type !== "null"; });
+      if (rest.length === 1 && rest.length < options.length) {
+        return Object.assign({}, resolve(rest[0], root), { title: schema.title, description: schema.description, default: schema.default });
+      }
+    }
+    if (Array.isArray(schema.type)) {
+      var types = schema.type.filter(function (type) { return type !== "null"; });
+      if (types.length === 1) return Object.assign({}, schema, { type: types[0] });
+    }
+    return schema;
+  }
+
+  function fieldLabel(name, schema, required) {
+    var text = schema.title || name;
+    return text + (required ? " (required)" : "");
+  }
+
+  function describe(schema, id) {
+    return schema.description ? el("small", { class: "hint", id: id, text: schema.description }) : null;
+  }
+
+  // Build the field of one value; returns {node, read(), set(value)}. read() returns
+  // undefined when an optional field is left empty, and throws with what is wrong.
+  function buildField(schema, name, required, root, path) {
+    schema = unwrapNullable(schema, root);
+    var id = nextId("field");
+    var hintId = id + "-hint";
+    var label = fieldLabel(name, schema, required);
+    var where = path || name;
+    var type = schema.type;
+
+    if (Array.isArray(schema.enum)) {
+      var select = el("select", { id: id, name: where, "aria-describedby": schema.description ? hintId : null, required: required });
+      if (!required) select.appendChild(el("option", { value: "", text: "(not set)" }));
+      schema.enum.forEach(function (value, i) {
+        select.appendChild(el("option", { value: String(i), text: typeof value === "string" ? value : JSON.stringify(value) }));
+      });
+      if (schema.default !== undefined) {
+        var index = schema.enum.indexOf(schema.default);
+        if (index >= 0) select.value = String(index);
+      }
+      return {
+        node: el("div", { class: "field" }, el("label", { for: id, text: label }), select, describe(schema, hintId)),
+        read: function () {
+          if (select.value === "") {
+            if (required) throw new Error(where + " is required");
+            return undefined;
+          }
+          return schema.enum[Number(select.value)];
+        },
+        set: function (value) { var i = schema.enum.indexOf(value); select.value = i >= 0 ? String(i) : ""; },
+      };
+    }
+
+    if (type === "boolean") {
+      var box = el("input", { type: "checkbox", id: id, name: where, "aria-describedby": schema.description ? hintId : null });
+      var touched = false;
+      box.checked = schema.default === true;
+      box.addEventListener("change", function () { touched = true; });
+      return {
+        node: el("div", { class: "field field-check" }, box, el("label", { for: id, text: label }), describe(schema, hintId)),
+        read: function () { return required || touched ? box.checked : undefined; },
+        set: function (value) { box.checked = value === true; touched = true; },
+      };
+    }
+
+    if (type === "integer" || type === "number") {
+      var number = el("input", {
+        type: "number", id: id, name: where, required: required,
+        step: type === "integer" ? (schema.multipleOf || 1) : "any",
+        min: schema.minimum, max: schema.maximum,
+        "aria-describedby": schema.description ? hintId : null,
+      });
+      if (schema.default !== undefined) number.value = String(schema.default);
+      return {
+        node: el("div", { class: "field" }, el("label", { for: id, text: label }), number, describe(schema, hintId)),
+        read: function () {
+          if (number.value.trim() === "") {
+            if (required) throw new Error(where + " is required");
+            return undefined;
+          }
+          var value = Number(number.value);
+          if (!isFinite(value) || (type === "integer" && !Number.isInteger(value))) {
+            throw new Error(where + " must be " + (type === "integer" ? "an integer" : "a number"));
+          }
+          return value;
+        },
+        set: function (value) { number.value = value === undefined ? "" : String(value); },
+      };
+    }
+
+    if (type === "string") {
+      var long = schema.format === undefined && (schema.maxLength === undefined || schema.maxLength > 200) && /text|body|content|markdown|description/i.test(name);
+      var input = long
+        ? el("textarea", { id: id, name: where, rows: 3, required: required })
+        : el("input", { type: "text", id: id, name: where, required: required, minlength: schema.minLength, maxlength: schema.maxLength });
+      if (schema.description) input.setAttribute("aria-describedby", hintId);
+      if (schema.default !== undefined) input.value = String(schema.default);
+      if (schema.format) input.setAttribute("placeholder", schema.format);
+      return {
+        node: el("div", { class: "field" }, el("label", { for: id, text: label }), input, describe(schema, hintId)),
+        read: function () {
+          if (input.value === "") {
+            if (required) throw new Error(where + " is required");
+            return undefined;
+          }
+          return input.value;
+        },
+        set: function (value) { input.value = value === undefined ? "" : String(value); },
+        input: input,
+      };
+    }
+
+    if (type === "object" && schema.properties) {
+      var requiredNames = schema.required || [];
+      var fields = {};
+      var fieldset = el("fieldset", { class: "object" }, el("legend", { text: label }), describe(schema, hintId));
+      Object.keys(schema.properties).forEach(function (key) {
+        var child = buildField(schema.properties[key], key, requiredNames.indexOf(key) >= 0, root, where ? where + "." + key : key);
+        fields[key] = child;
+        fieldset.appendChild(child.node);
+      });
+      return {
+        node: fieldset,
+        read: function () {
+          var value = {};
+          var any = false;
+          Object.keys(fields).forEach(function (key) {
+            var read = fields[key].read();
+            if (read !== undefined) { value[key] = read; any = true; }
+          });
+          return any || required ? value : undefined;
+        },
+        set: function (value) {
+          Object.keys(fields).forEach(function (key) { fields[key].set(value ? value[key] : undefined); });
+        },
+        fields: fields,
+      };
+    }
+
+    if (type === "array" && schema.items && typeof schema.items === "object") {
+      var items = [];
+      var list = el("ol", { class: "array-items" });
+      var addButton = el("button", { type: "button", class: "small", text: "Add item to " + (schema.title || name) });
+      var arrayFieldset = el("fieldset", { class: "array" }, el("legend", { text: label }), describe(schema, hintId), list, addButton);
+      function addItem(value) {
+        var item = buildField(schema.items, (schema.title || name) + " item " + (items.length + 1), true, root, where + "[" + items.length + "]");
+        var row = el("li", { class: "array-item" }, item.node);
+        var entry = { field: item, row: row };
+        var remove = el("button", { type: "button", class: "small", text: "Remove item", "aria-label": "Remove item from " + (schema.title || name) });
+        remove.addEventListener("click", function () {
+          items.splice(items.indexOf(entry), 1);
+          list.removeChild(row);
+          addButton.focus();
+        });
+        row.appendChild(remove);
+        items.push(entry);
+        list.appendChild(row);
+        if (value !== undefined) item.set(value);
+        return item;
+      }
+      addButton.addEventListener("click", function () {
+        addItem();
+        var focusable = list.lastChild.querySelector("input, select, textarea");
+        if (focusable) focusable.focus();
+      });
+      (Array.isArray(schema.default) ? schema.default : []).forEach(addItem);
+      return {
+        node: arrayFieldset,
+        read: function () {
+          var values = items.map(function (entry) { return entry.field.read(); });
+          if (!values.length && !required) return undefined;
+          return values;
+        },
+        set: function (value) {
+          items.slice().forEach(function (entry) { list.removeChild(entry.row); });
+          items = [];
+          (Array.isArray(value) ? value : []).forEach(addItem);
+        },
+      };
+    }
+
+    // Anything else (unions, free objects, tuples): JSON text.
+    var area = el("textarea", { id: id, name: where, rows: 3, class: "json", required: required, "aria-describedby": hintId });
+    if (schema.default !== undefined) area.value = JSON.stringify(schema.default);
+    return {
+      node: el("div", { class: "field" }, el("label", { for: id, text: label + " (JSON)" }), area,
+        el("small", { class: "hint", id: hintId, text: (schema.description ? schema.description + " " : "") + "Enter a JSON value." })),
+      read: function () {
+        if (area.value.trim() === "") {
+          if (required) throw new Error(where + " is required");
+          return undefined;
+        }
+        try { return JSON.parse(area.value); } catch (e) { throw new Error(where + " is not valid JSON: " + e.message); }
+      },
+      set: function (value) { area.value = value === undefined ? "" : JSON.stringify(value); },
+    };
+  }
+
+  // A form for an input schema with a raw JSON fallback: {node, read()}.
+  function argumentsForm(schema, title) {
+    schema = schema || { type: "object", properties: {} };
+    var properties = schema.properties || {};
+    var requiredNames = schema.required || [];
+    var fields = {};
+    var box = el("div", { class: "fields" });
+    Object.keys(properties).forEach(function (key) {
+      var field = buildField(properties[key], key, requiredNames.indexOf(key) >= 0, schema, key);
+      fields[key] = field;
+      box.appendChild(field.node);
+    });
+    if (!Object.keys(properties).length) box.appendChild(el("p", { class: "muted", text: "No arguments." }));
+    var rawId = nextId("raw");
+    var raw = el("textarea", { id: rawId, rows: 6, class: "json", name: "raw-arguments" });
+    var rawToggle = el("input", { type: "checkbox", id: rawId + "-on" });
+    var rawBox = el("div", { class: "field", hidden: true }, el("label", { for: rawId, text: (title || "Arguments") + " as JSON" }), raw);
+    // lenient: a field that is empty or wrong is left out (the raw JSON starts from the rest)
+    function readFields(lenient) {
+      var value = {};
+      Object.keys(fields).forEach(function (key) {
+        var read;
+        try { read = fields[key].read(); } catch (error) { if (!lenient) throw error; }
+        if (read !== undefined) value[key] = read;
+      });
+      return value;
+    }
+    rawToggle.addEventListener("change", function () {
+      if (rawToggle.checked) {
+        raw.value = pretty(readFields(true));
+        rawBox.hidden = false;
+        box.hidden = true;
+      } else {
+        try {
+          var parsed = JSON.parse(raw.value || "{}");
+          Object.keys(fields).forEach(function (key) { fields[key].set(parsed[key]); });
+        } catch (e) { /* keep the fields as they were */ }
+        rawBox.hidden = true;
+        box.hidden = false;
+      }
+    });
+    return {
+      node: el("div", { class: "arguments" }, box,
+        el("div", { class: "field field-check" }, rawToggle, el("label", { for: rawId + "-on", text: "Edit as raw JSON" })), rawBox),
+      read: function () {
+        if (!rawToggle.checked) return readFields();
+        var parsed;
+        try { parsed = JSON.parse(raw.value || "{}"); } catch (e) { throw new Error("The raw JSON is not valid: " + e.message); }
+        if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("The raw JSON must be an object");
+        return parsed;
+      },
+      fields: fields,
+    };
+  }
+
+  // -- a small JSON Schema check of structuredContent -------------------------------------------
+
+  function typeOf(value) {
+    if (value === null) return "null";
+    if (Array.isArray(value)) return "array";
+    if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+    return typeof value;
+  }
+
+  // The keywords most output schemas use: type, enum, const, required, properties,
+  // additionalProperties, items, minimum/maximum, minLength/maxLength, anyOf/oneOf/allOf, $ref.
+  function validate(schema, value, root, path, errors) {
+    schema = resolve(schema, root);
+    if (schema === true || !schema || typeof schema !== "object") return errors;
+    var actual = typeOf(value);
+    if (schema.type !== undefined) {
+      var types = Array.isArray(schema.type) ? schema.type : [schema.type];
+      var ok = types.some(function (type) { return type === actual || (type === "number" && actual === "integer"); });
+      if (!ok) { errors.push(path + ": expected " + types.join(" or ") + ", got " + actual); return errors; }
+    }
+    if (Array.isArray(schema.enum) && !schema.enum.some(function (option) { return JSON.stringify(option) === JSON.stringify(value); })) {
+      errors.push(path + ": not one of " + JSON.stringify(schema.enum));
+    }
+    if (schema.const !== undefined && JSON.stringify(schema.const) !== JSON.stringify(value)) errors.push(path + ": must be " + JSON.stringify(schema.const));
+    if (actual === "object") {
+      (schema.required || []).forEach(function (key) { if (!(key in value)) errors.push(path + ": missing " + key); });
+      var properties = schema.properties || {};
+      Object.keys(value).forEach(function (key) {
+        if (properties[key] !== undefined) validate(properties[key], value[key], root, path + "." + key, errors);
+        else if (schema.additionalProperties === false) errors.push(path + ": unexpected property " + key);
+        else if (schema.additionalProperties && typeof schema.additionalProperties === "object") validate(schema.additionalProperties, value[key], root, path + "." + key, errors);
+      });
+    }
+    if (actual === "array" && schema.items && typeof schema.items === "object" && !Array.isArray(schema.items)) {
+      value.forEach(function (item, i) { validate(schema.items, item, root, path + "[" + i + "]", errors); });
+    }
+    if ((actual === "number" || actual === "integer")) {
+      if (schema.minimum !== undefined && value < schema.minimum) errors.push(path + ": below " + schema.minimum);
+      if (schema.maximum !== undefined && value > schema.maximum) errors.push(path + ": above " + schema.maximum);
+    }
+    if (actual === "string") {
+      if (schema.minLength !== undefined && value.length < schema.minLength) errors.push(path + ": shorter than " + schema.minLength);
+      if (schema.maxLength !== undefined && value.length > schema.maxLength) errors.push(path + ": longer than " + schema.maxLength);
+    }
+    if (Array.isArray(schema.allOf)) schema.allOf.forEach(function (part) { validate(part, value, root, path, errors); });
+    var choices = schema.anyOf || schema.oneOf;
+    if (Array.isArray(choices) && !choices.some(function (part) { return validate(part, value, root, path, []).length === 0; })) {
+      errors.push(path + ": matches none of the schema's alternatives");
+    }
+    return errors;
+  }
+
+  // -- rendering results ---------------------------------------------------------------------
+
+  function renderContent(blocks) {
+    var box = el("div", { class: "content" });
+    (blocks || []).forEach(function (block) {
+      if (block.type === "text") box.appendChild(el("pre", { class: "text-block", text: block.text }));
+      else if (block.type === "image") box.appendChild(el("img", { src: "data:" + block.mimeType + ";base64," + block.data, alt: "Image result (" + block.mimeType + ")" }));
+      else if (block.type === "audio") box.appendChild(el("audio", { controls: true, src: "data:" + block.mimeType + ";base64," + block.data, "aria-label": "Audio result" }));
+      else if (block.type === "resource_link") box.appendChild(el("p", { text: "Resource link: " + block.uri + (block.name ? " (" + block.name + ")" : "") }));
+      else if (block.type === "resource" && block.resource) {
+        box.appendChild(el("p", { text: "Embedded resource " + block.resource.uri }));
+        box.appendChild(el("pre", { text: block.resource.text !== undefined ? block.resource.text : "(" + (block.resource.mimeType || "binary") + ", base64)" }));
+      } else box.appendChild(el("pre", { text: pretty(block) }));
+    });
+    return box;
+  }
+
+  function renderResourceContents(contents) {
+    var box = el("div", { class: "content" });
+    (contents || []).forEach(function (item) {
+      box.appendChild(el("p", { class: "muted", text: item.uri + (item.mimeType ? " · " + item.mimeType : "") }));
+      if (item.text !== undefined) box.appendChild(el("pre", { class: "text-block", text: item.text }));
+      else if (item.blob !== undefined && /^image\//.test(item.mimeType || "")) box.appendChild(el("img", { src: "data:" + item.mimeType + ";base64," + item.blob, alt: item.uri }));
+      else if (item.blob !== undefined) box.appendChild(el("pre", { text: "(" + item.blob.length + " base64 characters)" }));
+    });
+    return box;
+  }
+
+  function errorBox(error) {
+    return el("div", { class: "error", role: "alert" },
+      el("strong", { text: "Error" + (error.code !== undefined ? " " + error.code : "") + ": " }),
+      error.message,
+      error.data !== undefined ? el("pre", { text: pretty(error.data) }) : null);
+  }
+
+  // -- state of the page ---------------------------------------------------------------------
+
+  var client = null;
+  var resourcesByUri = {};
+  var activeCall = null;
+
+  // -- answering the server's questions ------------------------------------------------------
+
+  // The panel of the call that asked, or the status line's neighbour when nothing runs.
+  function questionArea(call) {
+    return (call && call.questions) || $("server-info");
+  }
+
+  function elicit(params, call) {
+    return new Promise(function (resolvePromise) {
+      var area = questionArea(call);
+      var form = el("form", { class: "question", "aria-label": "Elicitation", novalidate: true });
+      form.appendChild(el("h4", { text: "The server asks" }));
+      form.appendChild(el("p", { class: "message", text: params.message || "" }));
+      var fields = null;
+      if (params.mode === "url") {
+        form.appendChild(el("p", {}, "Open ", el("a", { href: params.url, target: "_blank", rel: "noopener noreferrer", text: params.url }), " and come back."));
+      } else {
+        fields = argumentsForm(params.requestedSchema || { type: "object", properties: {} }, "Answer");
+        form.appendChild(fields.node);
+      }
+      var errors = el("p", { class: "error-text", role: "alert" });
+      function done(result) { area.removeChild(form); resolvePromise(result); }
+      var accept = el("button", { type: "submit", text: "Accept" });
+      var decline = el("button", { type: "button", text: "Decline" });
+      var cancel = el("button", { type: "button", text: "Cancel" });
+      decline.addEventListener("click", function () { done({ action: "decline" }); });
+      cancel.addEventListener("click", function () { done({ action: "cancel" }); });
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        try {
+          var result = { action: "accept" };
+          if (fields) result.content = fields.read();
+          done(result);
+        } catch (error) { errors.textContent = error.message; }
+      });
+      form.appendChild(errors);
+      form.appendChild(el("div", { class: "buttons" }, accept, decline, cancel));
+      area.appendChild(form);
+      var first = form.querySelector("input, select, textarea, button");
+      if (first) first.focus();
+    });
+  }
+
+  function sample(params, call) {
+    return new Promise(function (resolvePromise, reject) {
+      var area = questionArea(call);
+      var id = nextId("sample");
+      var form = el("form", { class: "question", "aria-label": "Sampling request" });
+      form.appendChild(el("h4", { text: "The server asks for a completion (sampling/createMessage)" }));
+      form.appendChild(el("pre", { text: pretty(params.messages || []) }));
+      var text = el("textarea", { id: id, rows: 3 });
+      text.value = "A stub answer from the Flask-MCP explorer.";
+      var model = el("input", { type: "text", id: id + "-model", value: "explorer-stub" });
+      form.appendChild(el("div", { class: "field" }, el("label", { for: id, text: "Answer text" }), text));
+      form.appendChild(el("div", { class: "field" }, el("label", { for: id + "-model", text: "Model name" }), model));
+      var send = el("button", { type: "submit", text: "Send answer" });
+      var refuse = el("button", { type: "button", text: "Refuse" });
+      function done() { area.removeChild(form); }
+      refuse.addEventListener("click", function () { done(); reject(RpcError({ code: -1, message: "The user refused the sampling request" })); });
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        done();
+        resolvePromise({ role: "assistant", content: { type: "text", text: text.value }, model: model.value, stopReason: "endTurn" });
+      });
+      form.appendChild(el("div", { class: "buttons" }, send, refuse));
+      area.appendChild(form);
+      text.focus();
+    });
+  }
+
+  function listRoots(params, call) {
+    return new Promise(function (resolvePromise) {
+      var area = questionArea(call);
+      var id = nextId("roots");
+      var form = el("form", { class: "question", "aria-label": "Roots request" });
+      form.appendChild(el("h4", { text: "The server asks for the client's roots (roots/list)" }));
+      var text = el("textarea", { id: id, rows: 3, class: "json" });
+      text.value = JSON.stringify([{ uri: "file:///tmp/explorer", name: "explorer" }]);
+      var errors = el("p", { class: "error-text", role: "alert" });
+      form.appendChild(el("div", { class: "field" }, el("label", { for: id, text: "Roots (JSON list)" }), text));
+      form.appendChild(errors);
+      form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Send roots" })));
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        var roots;
+        try { roots = JSON.parse(text.value); } catch (e) { errors.textContent = "Not valid JSON: " + e.message; return; }
+        if (!Array.isArray(roots)) { errors.textContent = "Enter a JSON list of {uri, name} objects."; return; }
+        area.removeChild(form);
+        resolvePromise({ roots: roots });
+      });
+      area.appendChild(form);
+      text.focus();
+    });
+  }
+
+  var HANDLERS = {
+    "elicitation/create": elicit,
+    "sampling/createMessage": sample,
+    "roots/list": listRoots,
+  };
+
+  // -- MCP App views (the host side) -------------------------------------------------------------
+
+  function toolViewUri(tool) {
+    var meta = tool && tool._meta;
+    if (!meta) return null;
+    return (meta.ui && meta.ui.resourceUri) || meta["ui/resourceUri"] || null;
+  }
+
+  function visibility(tool) {
+    return (tool && tool._meta && tool._meta.ui && tool._meta.ui.visibility) || ["model", "app"];
+  }
+
+  function decodeHtml(content) {
+    if (content.text !== undefined) return content.text;
+    var binary = atob(content.blob || "");
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return new TextDecoder().decode(bytes);
+  }
+
+  // Render a tool's view: read it, frame the sandbox proxy with the view's CSP, and speak
+  // the host side of the protocol. Returns {setResult, cancelled, teardown}.
+  function ViewHost(tool, args, container, viewLog) {
+    this.tool = tool;
+    this.args = args;
+    this.container = container;
+    this.viewLog = viewLog;
+    this.initialized = false;
+    this.pendingResult = null;
+    this.pendingCancel = null;
+    this.iframe = null;
+    this.requests = {};
+    this.ids = 0;
+    this.onMessage = this.onMessage.bind(this);
+  }
+
+  ViewHost.prototype.log = function (text) {
+    this.viewLog.appendChild(el("li", { text: text }));
+  };
+
+  ViewHost.prototype.open = function () {
+    var self = this;
+    var uri = toolViewUri(this.tool);
+    return client.request("resources/read", { uri: uri }).then(function (read) {
+      var content = (read.contents || [])[0];
+      if (!content) throw new Error(uri + ": resources/read returned no content");
+      if (content.mimeType !== APP_MIME) throw new Error(uri + ": mime type " + content.mimeType + ", not " + APP_MIME);
+      var listed = resourcesByUri[uri];
+      var ui = (content._meta && content._meta.ui) || (listed && listed._meta && listed._meta.ui) || {};
+      self.ui = ui;
+      var url = new URL(CONFIG.sandbox, location.href);
+      if (ui.csp) url.searchParams.set("csp", JSON.stringify(ui.csp));
+      self.log("CSP asked by the view: " + (ui.csp ? JSON.stringify(ui.csp) : "none (restrictive default)"));
+      var iframe = el("iframe", {
+        class: "view-frame" + (ui.prefersBorder === false ? "" : " bordered"),
+        title: "MCP App view of " + self.tool.name,
+        sandbox: CONFIG.sandboxSameOrigin ? "allow-scripts allow-same-origin allow-forms" : "allow-scripts allow-forms",
+      });
+      var allow = [];
+      var permissions = ui.permissions || {};
+      if (permissions.camera) allow.push("camera");
+      if (permissions.microphone) allow.push("microphone");
+      if (permissions.geolocation) allow.push("geolocation");
+      if (permissions.clipboardWrite) allow.push("clipboard-write");
+      if (allow.length) iframe.setAttribute("allow", allow.join("; "));
+      self.iframe = iframe;
+      self.target = CONFIG.sandboxSameOrigin ? url.origin : "*";
+      window.addEventListener("message", self.onMessage);
+      self.html = decodeHtml(content);
+      iframe.src = url.href;
+      self.container.appendChild(iframe);
+      return new Promise(function (resolvePromise, reject) {
+        self.ready = resolvePromise;
+        setTimeout(function () { reject(new Error("the sandbox proxy did not start within " + WAIT_MS / 1000 + " s")); }, WAIT_MS);
+      });
+    });
+  };
+
+  ViewHost.prototype.post = function (message) {
+    if (this.iframe && this.iframe.contentWindow) this.iframe.contentWindow.postMessage(message, this.target);
+  };
+
+  ViewHost.prototype.answer = function (id, promise) {
+    var self = this;
+    Promise.resolve().then(promise).then(
+      function (result) { self.post({ jsonrpc: "2.0", id: id, result: result || {} }); },
+      function (error) { self.post({ jsonrpc: "2.0", id: id, error: { code: typeof error.code === "number" ? error.code : -32000, message: error.message } }); }
+    );
+  };
+
+  ViewHost.prototype.hostContext = function () {
+    return {
+      toolInfo: { tool: this.tool },
+      theme: window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light",
+      displayMode: "inline",
+      availableDisplayModes: ["inline"],
+      containerDimensions: { maxHeight: 900 },
+      locale: navigator.language,
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      userAgent: CLIENT_INFO.name,
+      platform: "web",
+      deviceCapabilities: { touch: false, hover: true },
+    };
+  };
+
+  ViewHost.prototype.onMessage = function (event) {
+    if (!this.iframe || event.source !== this.iframe.contentWindow) return;
+    var message = event.data;
+    if (!message || message.jsonrpc !== "2.0") return;
+    var self = this;
+    if (message.method === "ui/notifications/sandbox-proxy-ready") {
+      this.post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: this.html, csp: this.ui.csp || {}, permissions: this.ui.permissions || {} } });
+      if (this.ready) this.ready();
+      return;
+    }
+    if (message.method === undefined) {
+      var waiting = this.requests[message.id];
+      if (waiting) { delete this.requests[message.id]; waiting(message); }
+      return;
+    }
+    var params = message.params || {};
+    if (message.id === undefined) {
+      if (message.method === "ui/notifications/initialized") {
+        this.initialized = true;
+        this.log("view initialized");
+        this.post({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: this.args } });
+        if (this.pendingResult) this.sendResult(this.pendingResult);
+        if (this.pendingCancel !== null) this.sendCancelled(this.pendingCancel);
+      } else if (message.method === "ui/notifications/size-changed") {
+        if (typeof params.height === "number") this.iframe.style.height = Math.min(Math.max(params.height, 40), 900) + "px";
+      } else if (message.method === "notifications/message") {
+        this.log("view log " + params.level + ": " + JSON.stringify(params.data));
+      }
+      return;
+    }
+    switch (message.method) {
+      case "ui/initialize":
+        this.log("ui/initialize from " + JSON.stringify(params.appInfo || {}));
+        this.answer(message.id, function () {
+          return {
+            protocolVersion: APPS_PROTOCOL,
+            hostInfo: { name: CLIENT_INFO.name, version: CLIENT_INFO.version },
+            hostCapabilities: {
+              serverTools: {}, serverResources: {}, logging: {},
+              sandbox: { csp: self.ui.csp || {}, permissions: self.ui.permissions || {} },
+            },
+            hostContext: self.hostContext(),
+          };
+        });
+        break;
+      case "tools/call":
+        this.answer(message.id, function () {
+          var tool = client.tools[params.name];
+          if (!tool || visibility(tool).indexOf("app") < 0) {
+            self.log("refused the view's call to " + params.name);
+            throw RpcError({ code: -32602, message: "The view may not call " + params.name + ": its visibility leaves out \"app\", or it is not a tool of this server" });
+          }
+          self.log("view calls " + params.name + " " + JSON.stringify(params.arguments || {}));
+          return client.request("tools/call", { name: params.name, arguments: params.arguments || {} }).then(function (result) {
+            self.log("→ " + params.name + " answered" + (result.isError ? " with an error" : ""));
+            return result;
+          });
+        });
+        break;
+      case "resources/read":
+        this.answer(message.id, function () { return client.request("resources/read", { uri: params.uri }); });
+        break;
+      case "ping":
+        this.answer(message.id, function () { return {}; });
+        break;
+      case "ui/request-display-mode":
+        this.answer(message.id, function () { return { mode: "inline" }; });
+        break;
+      case "ui/message":
+        this.log("the view adds a message: " + JSON.stringify(params.content));
+        this.answer(message.id, function () { return {}; });
+        break;
+      case "ui/update-model-context":
+        this.log("the view updates the model context: " + JSON.stringify(params));
+        this.answer(message.id, function () { return {}; });
+        break;
+      case "ui/open-link":
+        this.log("the view asks to open " + params.url + " (not opened by the explorer)");
+        this.answer(message.id, function () { throw RpcError({ code: -32000, message: "The explorer does not open links; the URL is in its log" }); });
+        break;
+      default:
+        this.answer(message.id, function () { throw RpcError({ code: -32601, message: "The explorer does not handle " + message.method }); });
+    }
+  };
+
+  ViewHost.prototype.sendResult = function (result) {
+    this.post({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: result });
+  };
+
+  ViewHost.prototype.sendCancelled = function (reason) {
+    this.post({ jsonrpc: "2.0", method: "ui/notifications/tool-cancelled", params: { reason: reason } });
+  };
+
+  ViewHost.prototype.setResult = function (result) {
+    if (this.initialized) this.sendResult(result);
+    else this.pendingResult = result;
+  };
+
+  ViewHost.prototype.cancelled = function (reason) {
+    if (this.initialized) this.sendCancelled(reason);
+    else this.pendingCancel = reason;
+  };
+
+  ViewHost.prototype.teardown = function () {
+    var self = this;
+    if (!this.iframe) return Promise.resolve();
+    var done = Promise.resolve();
+    if (this.initialized) {
+      this.ids += 1;
+      var id = "teardown-" + this.ids;
+      done = new Promise(function (resolvePromise) {
+        self.requests[id] = resolvePromise;
+        self.post({ jsonrpc: "2.0", id: id, method: "ui/resource-teardown", params: { reason: "the explorer shows another call" } });
+        setTimeout(resolvePromise, 2000);
+      });
+    }
+    return done.then(function () {
+      window.removeEventListener("message", self.onMessage);
+      if (self.iframe && self.iframe.parentNode) self.iframe.parentNode.removeChild(self.iframe);
+      self.iframe = null;
+    });
+  };
+
+  // -- sections ---------------------------------------------------------------------------------
+
+  function showSection(name) {
+    Array.prototype.forEach.call(document.querySelectorAll(".tab"), function (tab) {
+      tab.setAttribute("aria-pressed", tab.getAttribute("data-section") === name ? "true" : "false");
+    });
+    Array.prototype.forEach.call(document.querySelectorAll(".section"), function (section) {
+      section.hidden = section.id !== "section-" + name;
+    });
+  }
+
+  function renderServer(result) {
+    var info = client.serverInfo();
+    var capabilities = result.capabilities || {};
+    var extensions = capabilities.extensions || {};
+    var box = clear($("server-info"));
+    box.appendChild(el("dl", { class: "facts" },
+      el("dt", { text: "Name" }), el("dd", { id: "server-name", text: (info.title ? info.title + " · " : "") + (info.name || "?") + " " + (info.version || "") }),
+      el("dt", { text: "Protocol" }), el("dd", { id: "server-protocol", text: client.stateless ? (result.supportedVersions || [client.version]).join(", ") + " (stateless)" : (client.negotiated || "?") + " · session " + (client.sessionId || "none") }),
+      info.description ? [el("dt", { text: "Description" }), el("dd", { text: info.description })] : null,
+      el("dt", { text: "Extensions" }), el("dd", { id: "server-extensions", text: Object.keys(extensions).join(", ") || "none" })));
+    box.appendChild(el("h3", { text: "Instructions" }));
+    box.appendChild(el("pre", { id: "server-instructions", class: "text-block", text: result.instructions || "(none)" }));
+    box.appendChild(el("h3", { text: "Capabilities" }));
+    box.appendChild(el("pre", { id: "server-capabilities", text: pretty(capabilities) }));
+  }
+
+  function listButton(text, detail, onOpen) {
+    var button = el("button", { type: "button", class: "item" }, el("span", { class: "item-name", text: text }), detail ? el("span", { class: "item-detail", text: detail }) : null);
+    button.addEventListener("click", function () {
+      Array.prototype.forEach.call(button.closest("ul").querySelectorAll("button.item"), function (other) { other.removeAttribute("aria-current"); });
+      button.setAttribute("aria-current", "true");
+      onOpen();
+    });
+    return el("li", {}, button);
+  }
+
+  // -- tools --------------------------------------------------------------------------------------
+
+  function annotationBadges(tool) {
+    var annotations = tool.annotations || {};
+    var badges = el("ul", { class: "badges", "aria-label": "Annotations" });
+    Object.keys(annotations).forEach(function (key) {
+      if (key === "title") return;
+      badges.appendChild(el("li", { text: key + ": " + JSON.stringify(annotations[key]) }));
+    });
+    var seen = visibility(tool);
+    if (toolViewUri(tool)) badges.appendChild(el("li", { class: "badge-ui", text: "view: " + toolViewUri(tool) }));
+    if (seen.indexOf("model") < 0) badges.appendChild(el("li", { class: "badge-ui", text: "app only" }));
+    if (tool.execution && tool.execution.taskSupport) badges.appendChild(el("li", { text: "tasks: " + tool.execution.taskSupport }));
+    return badges.childNodes.length ? badges : null;
+  }
+
+  function renderTools(tools) {
+    var list = clear($("tool-list"));
+    tools.forEach(function (tool) {
+      client.tools[tool.name] = tool;
+      var title = tool.title || (tool.annotations && tool.annotations.title);
+      list.appendChild(listButton(title || tool.name, title && title !== tool.name ? tool.name : null, function () { openTool(tool); }));
+    });
+    if (!tools.length) list.appendChild(el("li", { class: "muted", text: "No tools." }));
+  }
+
+  function openTool(tool) {
+    var detail = clear($("tool-detail"));
+    detail.appendChild(el("h3", { id: "tool-heading", text: tool.title || tool.name }));
+    if (tool.title && tool.title !== tool.name) detail.appendChild(el("p", { class: "muted", text: tool.name }));
+    if (tool.description) detail.appendChild(el("p", { class: "description", text: tool.description }));
+    append(detail, annotationBadges(tool));
+    var form = argumentsForm(tool.inputSchema, "Arguments");
+    var formNode = el("form", { id: "tool-form", "aria-labelledby": "tool-heading", novalidate: true }, form.node);
+    var errors = el("p", { class: "error-text", role: "alert" });
+    var callButton = el("button", { type: "submit", id: "call-tool", text: "Call " + tool.name });
+    var cancelButton = el("button", { type: "button", id: "cancel-call", text: "Cancel", disabled: true });
+    var copyCurl = el("button", { type: "button", id: "copy-curl", text: "Copy as curl" });
+    var copyFlask = el("button", { type: "button", id: "copy-flask", text: "Copy as flask mcp call" });
+    var copyOutput = el("textarea", { id: "copy-output", rows: 4, readonly: true, hidden: true, "aria-label": "Command to copy" });
+    formNode.appendChild(errors);
+    formNode.appendChild(el("div", { class: "buttons" }, callButton, cancelButton, copyCurl, copyFlask));
+    detail.appendChild(formNode);
+    detail.appendChild(copyOutput);
+    var run = el("div", { id: "call-run", class: "run", "aria-live": "polite" });
+    detail.appendChild(run);
+
+    function readArguments() {
+      errors.textContent = "";
+      try { return form.read(); } catch (error) { errors.textContent = error.message; return null; }
+    }
+
+    copyCurl.addEventListener("click", function () {
+      var args = readArguments();
+      if (args === null) return;
+      var params = { name: tool.name, arguments: args };
+      if (client.stateless) params._meta = client.meta();
+      copyText(asCurl(client, { jsonrpc: "2.0", id: 1, method: "tools/call", params: params }), copyOutput);
+    });
+    copyFlask.addEventListener("click", function () {
+      var args = readArguments();
+      if (args !== null) copyText(asFlaskCall(tool.name, args), copyOutput);
+    });
+    cancelButton.addEventListener("click", function () {
+      if (activeCall) activeCall.cancel("cancelled in the explorer");
+    });
+    formNode.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var args = readArguments();
+      if (args === null) return;
+      callTool(tool, args, run, callButton, cancelButton);
+    });
+  }
+
+  var progressTokens = 0;
+  var currentView = null;
+
+  function callTool(tool, args, run, callButton, cancelButton) {
+    clear(run);
+    var progress = el("progress", { id: "call-progress", max: 1, "aria-label": "Progress of " + tool.name });
+    var progressText = el("span", { id: "call-progress-text", class: "muted" });
+    var logs = el("ol", { id: "call-logs", class: "logs", "aria-label": "Log messages" });
+    var questions = el("div", { id: "call-questions", class: "questions" });
+    var outcome = el("div", { id: "call-outcome" });
+    var viewBox = el("div", { id: "call-view", class: "view" });
+    var viewLog = el("ol", { id: "view-log", class: "logs", "aria-label": "View messages" });
+    var exchange = el("ol", { id: "call-exchange", class: "exchange" });
+    var state = el("p", { id: "call-state", class: "state", text: "running" });
+    run.appendChild(el("h4", { text: "Call" }));
+    run.appendChild(state);
+    var progressBox = el("div", { class: "progress", hidden: true }, progress, " ", progressText);
+    run.appendChild(progressBox);
+    run.appendChild(questions);
+    var logsBox = el("div", { hidden: true }, el("h4", { text: "Log messages" }), logs);
+    run.appendChild(logsBox);
+    run.appendChild(outcome);
+    run.appendChild(viewBox);
+    run.appendChild(el("details", { class: "raw" }, el("summary", { text: "Raw JSON-RPC exchange of this call" }), exchange));
+
+    progressTokens += 1;
+    var token = "explorer-" + progressTokens;
+    var call = {
+      abort: new AbortController(),
+      questions: questions,
+      onNotification: function (message) {
+        var params = message.params || {};
+        if (message.method === "notifications/progress" && params.progressToken === token) {
+          progressBox.hidden = false;
+          if (typeof params.total === "number" && params.total > 0) {
+            progress.max = params.total;
+            progress.value = params.progress;
+          } else {
+            progress.removeAttribute("value");
+          }
+          progressText.textContent = params.progress + (params.total !== undefined ? " / " + params.total : "") + (params.message ? " · " + params.message : "");
+        } else if (message.method === "notifications/message") {
+          logsBox.hidden = false;
+          logs.appendChild(el("li", { class: "log-" + params.level, text: params.level + (params.logger ? " [" + params.logger + "]" : "") + ": " + (typeof params.data === "string" ? params.data : JSON.stringify(params.data)) }));
+        }
+      },
+    };
+    function onExchange(entry) {
+      exchange.appendChild(el("li", { class: "exchange-" + entry.direction }, el("span", { class: "arrow", text: entry.direction === "out" ? "→ sent" : "← received" }), el("pre", { text: pretty(entry.message) })));
+    }
+    exchangeListeners.push(onExchange);
+    var cancelled = false;
+    call.cancel = function (reason) {
+      cancelled = true;
+      state.textContent = "cancelling";
+      if (view) view.cancelled(reason);
+      return client.cancel(call, reason);
+    };
+    activeCall = call;
+    callButton.disabled = true;
+    cancelButton.disabled = false;
+
+    var view = null;
+    var viewReady = Promise.resolve();
+    var teardown = currentView ? currentView.teardown() : Promise.resolve();
+    currentView = null;
+    if (toolViewUri(tool)) {
+      view = new ViewHost(tool, args, viewBox, viewLog);
+      currentView = view;
+      viewBox.appendChild(el("h4", { text: "View " + toolViewUri(tool) }));
+      viewBox.appendChild(viewLog);
+      viewReady = teardown.then(function () { return view.open(); }).catch(function (error) {
+        viewBox.appendChild(errorBox(error));
+      });
+    }
+
+    var params = { name: tool.name, arguments: args, _meta: { progressToken: token } };
+    client.request("tools/call", params, call).then(function (result) {
+      state.textContent = result.isError ? "finished with a tool error" : "finished";
+      outcome.appendChild(el("h4", { text: result.isError ? "Result (isError)" : "Result" }));
+      outcome.appendChild(renderContent(result.content));
+      if (result.structuredContent !== undefined) {
+        outcome.appendChild(el("h4", { text: "structuredContent" }));
+        outcome.appendChild(el("pre", { id: "call-structured", text: pretty(result.structuredContent) }));
+        if (tool.outputSchema) {
+          var problems = validate(tool.outputSchema, result.structuredContent, tool.outputSchema, "structuredContent", []);
+          outcome.appendChild(el("p", { id: "call-schema-check", class: problems.length ? "error-text" : "ok-text",
+            text: problems.length ? "Does not match the output schema: " + problems.join("; ") : "Matches the output schema." }));
+        }
+      } else if (tool.outputSchema && !result.isError) {
+        outcome.appendChild(el("p", { id: "call-schema-check", class: "error-text", text: "The tool has an output schema but returned no structuredContent." }));
+      }
+      if (view) viewReady.then(function () { view.setResult(result); });
+    }, function (error) {
+      if (cancelled) {
+        state.textContent = "cancelled";
+        return;
+      }
+      state.textContent = "failed";
+      outcome.appendChild(errorBox(error));
+      if (view) viewReady.then(function () { view.cancelled(error.message); });
+    }).then(function () {
+      exchangeListeners.splice(exchangeListeners.indexOf(onExchange), 1);
+      if (activeCall === call) activeCall = null;
+      callButton.disabled = false;
+      cancelButton.disabled = true;
+      Array.prototype.forEach.call(questions.querySelectorAll("form"), function (form) { form.remove(); });
+    });
+  }
+
+  // -- resources -----------------------------------------------------------------------------------
+
+  // The variables of an RFC 6570 template, with the operator of their expression.
+  function templateVariables(template) {
+    var variables = [];
+    template.replace(/\{([+#./;?&]?)([^}]+)\}/g, function (_, operator, list) {
+      list.split(",").forEach(function (spec) {
+        variables.push({ name: spec.replace(/[*]$|:\d+$/, ""), operator: operator });
+      });
+      return "";
+    });
+    return variables;
+  }
+
+  function expandTemplate(template, values) {
+    return template.replace(/\{([+#./;?&]?)([^}]+)\}/g, function (_, operator, list) {
+      var names = list.split(",").map(function (spec) { return spec.replace(/[*]$|:\d+$/, ""); });
+      var present = names.filter(function (name) { return values[name] !== undefined && values[name] !== ""; });
+      var encode = operator === "+" || operator === "#" ? encodeURI : encodeURIComponent;
+      if (operator === "?" || operator === "&") {
+        if (!present.length) return "";
+        return operator + present.map(function (name) { return name + "=" + encodeURIComponent(values[name]); }).join("&");
+      }
+      var parts = present.map(function (name) { return encode(values[name]); });
+      if (!parts.length) return "";
+      var prefix = { "": "", "+": "", "#": "#", ".": ".", "/": "/", ";": ";" }[operator];
+      var separator = operator === "." ? "." : operator === "/" ? "/" : ",";
+      return prefix + parts.join(separator);
+    });
+  }
+
+  function completionSupported() {
+    var capabilities = (client.serverResult && client.serverResult.capabilities) || {};
+    return !!capabilities.completions;
+  }
+
+  // Ask completion/complete as the user types into an input; fill its datalist.
+  function completeInto(input, ref, argument, contextValues) {
+    if (!completionSupported()) return;
+    var list = el("datalist", { id: input.id + "-options" });
+    input.setAttribute("list", list.id);
+    input.setAttribute("autocomplete", "off");
+    input.parentNode.appendChild(list);
+    var timer = null;
+    var asked = 0;
+    function ask() {
+      var value = input.value;
+      var params = { ref: ref, argument: { name: argument, value: value } };
+      var others = contextValues();
+      if (Object.keys(others).length) params.context = { arguments: others };
+      asked += 1;
+      var mine = asked;
+      client.request("completion/complete", params).then(function (result) {
+        if (mine !== asked) return; // a later keystroke asked again: its answer wins
+        clear(list);
+        input.setAttribute("data-completed-for", value);
+        ((result.completion && result.completion.values) || []).forEach(function (value) {
+          list.appendChild(el("option", { value: value }));
+        });
+        input.setAttribute("data-completions", String(list.childNodes.length));
+      }).catch(function () { return null; });
+    }
+    input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(ask, 150); });
+    input.addEventListener("focus", ask);
+  }
+
+  function renderResources(resources, templates) {
+    var list = clear($("resource-list"));
+    resourcesByUri = {};
+    resources.forEach(function (resource) {
+      resourcesByUri[resource.uri] = resource;
+      list.appendChild(listButton(resource.title || resource.name || resource.uri, resource.uri + (resource.mimeType ? " · " + resource.mimeType : ""), function () { openResource(resource); }));
+    });
+    templates.forEach(function (template) {
+      list.appendChild(listButton((template.title || template.name) + " (template)", template.uriTemplate, function () { openTemplate(template); }));
+    });
+    if (!resources.length && !templates.length) list.appendChild(el("li", { class: "muted", text: "No resources." }));
+  }
+
+  function readInto(uri, box) {
+    clear(box);
+    box.appendChild(el("p", { class: "muted", text: "Reading " + uri }));
+    client.request("resources/read", { uri: uri }).then(function (result) {
+      clear(box).appendChild(renderResourceContents(result.contents));
+    }, function (error) { clear(box).appendChild(errorBox(error)); });
+  }
+
+  function openResource(resource) {
+    var detail = clear($("resource-detail"));
+    detail.appendChild(el("h3", { text: resource.title || resource.name || resource.uri }));
+    detail.appendChild(el("p", { class: "muted", text: resource.uri }));
+    if (resource.description) detail.appendChild(el("p", { text: resource.description }));
+    var box = el("div", { id: "resource-contents" });
+    var read = el("button", { type: "button", text: "Read " + resource.uri });
+    read.addEventListener("click", function () { readInto(resource.uri, box); });
+    detail.appendChild(el("div", { class: "buttons" }, read));
+    detail.appendChild(box);
+    readInto(resource.uri, box);
+  }
+
+  function openTemplate(template) {
+    var detail = clear($("resource-detail"));
+    detail.appendChild(el("h3", { id: "template-heading", text: template.title || template.name }));
+    detail.appendChild(el("p", { class: "muted", text: template.uriTemplate }));
+    if (template.description) detail.appendChild(el("p", { text: template.description }));
+    var inputs = {};
+    var form = el("form", { id: "template-form", "aria-labelledby": "template-heading" });
+    templateVariables(template.uriTemplate).forEach(function (variable) {
+      var id = nextId("var");
+      var input = el("input", { type: "text", id: id, name: variable.name });
+      inputs[variable.name] = input;
+      form.appendChild(el("div", { class: "field" }, el("label", { for: id, text: variable.name }), input));
+    });
+    var box = el("div", { id: "resource-contents" });
+    form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Read" })));
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var values = {};
+      Object.keys(inputs).forEach(function (name) { values[name] = inputs[name].value; });
+      readInto(expandTemplate(template.uriTemplate, values), box);
+    });
+    detail.appendChild(form);
+    detail.appendChild(box);
+    Object.keys(inputs).forEach(function (name) {
+      completeInto(inputs[name], { type: "ref/resource", uri: template.uriTemplate }, name, function () {
+        var others = {};
+        Object.keys(inputs).forEach(function (other) { if (other !== name && inputs[other].value) others[other] = inputs[other].value; });
+        return others;
+      });
+    });
+  }
+
+  // -- prompts ---------------------------------------------------------------------------------------
+
+  function renderPrompts(prompts) {
+    var list = clear($("prompt-list"));
+    prompts.forEach(function (prompt) {
+      list.appendChild(listButton(prompt.title || prompt.name, prompt.name, function () { openPrompt(prompt); }));
+    });
+    if (!prompts.length) list.appendChild(el("li", { class: "muted", text: "No prompts." }));
+  }
+
+  function openPrompt(prompt) {
+    var detail = clear($("prompt-detail"));
+    detail.appendChild(el("h3", { id: "prompt-heading", text: prompt.title || prompt.name }));
+    if (prompt.description) detail.appendChild(el("p", { text: prompt.description }));
+    var inputs = {};
+    var form = el("form", { id: "prompt-form", "aria-labelledby": "prompt-heading" });
+    (prompt.arguments || []).forEach(function (argument) {
+      var id = nextId("arg");
+      var input = el("input", { type: "text", id: id, name: argument.name, required: !!argument.required });
+      inputs[argument.name] = input;
+      form.appendChild(el("div", { class: "field" },
+        el("label", { for: id, text: (argument.title || argument.name) + (argument.required ? " (required)" : "") }), input,
+        argument.description ? el("small", { class: "hint", text: argument.description }) : null));
+    });
+    var box = el("div", { id: "prompt-messages" });
+    form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Get prompt" })));
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var args = {};
+      Object.keys(inputs).forEach(function (name) { if (inputs[name].value !== "") args[name] = inputs[name].value; });
+      clear(box);
+      client.request("prompts/get", { name: prompt.name, arguments: args }, { questions: box }).then(function (result) {
+        if (result.description) box.appendChild(el("p", { text: result.description }));
+        (result.messages || []).forEach(function (message) {
+          box.appendChild(el("h4", { text: message.role }));
+          box.appendChild(renderContent([message.content]));
+        });
+      }, function (error) { box.appendChild(errorBox(error)); });
+    });
+    detail.appendChild(form);
+    detail.appendChild(box);
+    Object.keys(inputs).forEach(function (name) {
+      completeInto(inputs[name], { type: "ref/prompt", name: prompt.name }, name, function () {
+        var others = {};
+        Object.keys(inputs).forEach(function (other) { if (other !== name && inputs[other].value) others[other] = inputs[other].value; });
+        return others;
+      });
+    });
+  }
+
+  // -- skills ------------------------------------------------------------------------------------------
+
+  function renderSkills() {
+    var box = clear($("skills"));
+    var extensions = (client.serverResult && client.serverResult.capabilities && client.serverResult.capabilities.extensions) || {};
+    var served = Object.keys(extensions).some(function (key) { return /skills/.test(key); });
+    if (!served) {
+      box.appendChild(el("p", { class: "muted", text: "This server does not serve skills." }));
+      return Promise.resolve();
+    }
+    return client.listAll("skills/list", "skills").then(function (skills) {
+      if (!skills.length) box.appendChild(el("p", { class: "muted", text: "No skills listed." }));
+      skills.forEach(function (skill) {
+        var front = skill.frontmatter || {};
+        var contents = el("div", { class: "skill-contents" });
+        var read = el("button", { type: "button", text: "Read " + skill.uri });
+        read.addEventListener("click", function () { readInto(skill.uri, contents); });
+        box.appendChild(el("article", { class: "skill" },
+          el("h3", { text: front.name || skill.name || skill.uri }),
+          el("p", { class: "muted", text: skill.uri }),
+          front.description || skill.description ? el("p", { text: front.description || skill.description }) : null,
+          el("details", {}, el("summary", { text: "Entry" }), el("pre", { text: pretty(skill) })),
+          el("div", { class: "buttons" }, read), contents));
+      });
+    }, function (error) { box.appendChild(errorBox(error)); });
+  }
+
+  // -- connecting ----------------------------------------------------------------------------------------
+
+  function has(capability) {
+    var capabilities = (client.serverResult && client.serverResult.capabilities) || {};
+    return capabilities[capability] !== undefined;
+  }
+
+  function serverCapabilities() {
+    return (client && client.serverResult && client.serverResult.capabilities) || {};
+  }
+
+  // A list changed on the server: list it again.
+  function onListChanged(message) {
+    var kind = (/^notifications\/(tools|resources|prompts)\/list_changed$/.exec(message.method) || [])[1];
+    if (!kind) return;
+    setStatus("the server's " + kind + " changed; listed again");
+    if (kind === "tools") client.listAll("tools/list", "tools").then(renderTools);
+    else if (kind === "prompts") client.listAll("prompts/list", "prompts").then(renderPrompts);
+    else {
+      Promise.all([client.listAll("resources/list", "resources"), client.listAll("resources/templates/list", "resourceTemplates")])
+        .then(function (both) { renderResources(both[0], both[1]); });
+    }
+  }
+
+  function connect() {
+    var version = $("era").value;
+    var previous = client;
+    setStatus("connecting");
+    clear($("exchange"));
+    if (currentView) { currentView.teardown(); currentView = null; }
+    var closing = previous ? previous.close() : Promise.resolve();
+    client = new Client(version, HANDLERS);
+    var connecting = client;
+    return closing.then(function () { return connecting.connect(); }).then(function (result) {
+      renderServer(result);
+      var steps = [];
+      steps.push(has("tools") ? client.listAll("tools/list", "tools").then(renderTools) : Promise.resolve(renderTools([])));
+      steps.push(has("resources")
+        ? Promise.all([client.listAll("resources/list", "resources"), client.listAll("resources/templates/list", "resourceTemplates")])
+          .then(function (both) { renderResources(both[0], both[1]); })
+        : Promise.resolve(renderResources([], [])));
+      steps.push(has("prompts") ? client.listAll("prompts/list", "prompts").then(renderPrompts) : Promise.resolve(renderPrompts([])));
+      steps.push(renderSkills());
+      return Promise.all(steps);
+    }).then(function () {
+      var capabilities = serverCapabilities();
+      var changes = ["tools", "resources", "prompts"].some(function (kind) {
+        return capabilities[kind] && capabilities[kind].listChanged;
+      });
+      if (changes) connecting.listen(onListChanged);
+      clear($("tool-detail"));
+      clear($("resource-detail"));
+      clear($("prompt-detail"));
+      setStatus("connected (" + (client.stateless ? client.version : (client.negotiated || client.version) + ", session") + ")");
+      document.body.setAttribute("data-connected", client.version);
+    }, function (error) {
+      setStatus("connection failed: " + error.message);
+      clear($("server-info")).appendChild(errorBox(error));
+      document.body.setAttribute("data-connected", "failed");
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    Array.prototype.forEach.call(document.querySelectorAll(".tab"), function (tab) {
+      tab.addEventListener("click", function () { showSection(tab.getAttribute("data-section")); });
+    });
+    $("connect-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      connect();
+    });
+    var wanted = new URLSearchParams(location.search).get("era");
+    if (wanted) $("era").value = wanted;
+    window.addEventListener("pagehide", function () { if (client) client.close(); });
+    connect();
+  });
+})();

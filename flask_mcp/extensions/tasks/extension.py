@@ -1,0 +1,308 @@
+"""The ``Tasks`` extension: durable tool calls in both protocol eras (see :doc:`/tasks`).
+
+A tool declares whether it runs as a task with ``@mcp.tool(task=...)``. Two flavours
+share one record and one executor:
+
+- **2026-07-28**, the ``io.modelcontextprotocol/tasks`` extension (SEP-2663): the
+  server decides. A ``tools/call`` of a task tool from a client that declares the
+  extension in its ``_meta`` capabilities is answered with a ``CreateTaskResult``; the
+  client polls ``tasks/get``, answers ``inputRequests`` with ``tasks/update`` and may
+  ``tasks/cancel``. A ``"required"`` tool called without the extension fails with -32021.
+- **2025-11-25**, experimental tasks: the client asks with ``params.task``;
+  ``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel``.
+
+The task is made in :meth:`Tasks.intercept_tool_call`, that is after the middleware,
+the authorization and the validation of the ``tools/call``: the task's run goes on
+from there (``call_next`` in the executor), so a task call passes each of them once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+import typing as t
+
+from ... import protocol
+from ... import signals
+from ...convert import to_json
+from ...errors import INTERNAL_ERROR
+from ...errors import ClientRequestError
+from ...errors import InvalidParams
+from ...errors import MCPError
+from ...errors import MissingClientCapability
+from ...kernel.extension import Extension
+from ...runtime import concurrency as _concurrency
+from ...server import tasks as _tasks
+from ...server.call import client_facts
+from ...server.call import running_handler
+
+if t.TYPE_CHECKING:
+    from ...server.call import Call
+    from ...server.call import ToolCall
+    from ...server.call import ToolCallNext
+    from ...server.context import Context
+
+
+#: The largest ``tasks/list`` cursor: an offset, far below the signed 64-bit ranges of Redis.
+MAX_CURSOR = 2**53
+
+
+def _running() -> Call:
+    """Return the call whose extension method runs now (set by the kernel around it)."""
+    return running_handler.get()
+
+
+class Tasks(Extension):
+    """``tools/call`` as a task, and ``tasks/get``, ``tasks/update``, ``tasks/cancel``,
+    ``tasks/list`` and ``tasks/result``.
+
+    Its capability depends on the era, so the registry advertises it (``tasks`` in
+    ``initialize``, ``extensions["io.modelcontextprotocol/tasks"]`` in
+    ``server/discover``) as soon as a tool may run as a task.
+    """
+
+    id = _tasks.EXTENSION
+
+    def __init__(self) -> None:
+        self._mcp: t.Any = None
+
+    def capability(self) -> None:
+        """None: the registry advertises tasks per era (see the class docstring)."""
+        return None
+
+    def setup(self, mcp: t.Any) -> None:
+        self._mcp = mcp
+
+    # -- tools/call as a task -------------------------------------------------------
+
+    def flavour(self, call: Call, tool: t.Any) -> str | None:
+        """Return the task flavour a ``tools/call`` asks for, or ``None`` for a plain call.
+
+        :raises MCPError: the tool's ``task`` mode and the request disagree.
+        """
+        mode = getattr(tool, "task", "forbidden")
+        name = tool.name
+        if call.era == protocol.STATELESS:
+            if mode != "forbidden" and _tasks.opted_in(call):
+                return _tasks.V2026
+            if mode == "required":
+                raise MissingClientCapability("extensions", _tasks.EXTENSION)
+            return None
+        if call.version < "2025-11-25":
+            return None
+        asked = call.params.get("task")
+        if asked is not None:
+            if not isinstance(asked, dict):
+                raise InvalidParams("Invalid params: task must be an object {ttl?}.")
+            if mode == "forbidden":
+                raise MCPError(
+                    -32601,
+                    f"Tool {name!r} does not support tasks (execution.taskSupport is "
+                    "'forbidden'); call it without params.task.",
+                )
+            return _tasks.V2025
+        if mode == "required":
+            raise MCPError(
+                -32601,
+                f"Tool {name!r} must be called as a task (execution.taskSupport is "
+                "'required'); add params.task.",
+            )
+        return None
+
+    def intercept_tool_call(self, tool_call: ToolCall, call_next: ToolCallNext) -> dict[str, t.Any]:
+        """Turn the call into a task when the tool and the request ask for one."""
+        call, tool = tool_call.call, tool_call.tool
+        flavour = self.flavour(call, tool)
+        if flavour is None:
+            if tool.prepare is not None and call.ctx is not None:
+                dispatcher = self._mcp.dispatcher
+                call.ctx.prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
+            return call_next(tool_call)
+        return self.create_task(tool_call, flavour, call_next)
+
+    def create_task(
+        self, tool_call: ToolCall, flavour: str, call_next: ToolCallNext
+    ) -> dict[str, t.Any]:
+        """Create the task of a ``tools/call``, start it, and return the ``CreateTaskResult``."""
+        call, tool = tool_call.call, tool_call.tool
+        dispatcher = self._mcp.dispatcher
+        state = call.state
+        settings = state.settings
+        executor: _tasks.Executor | None = getattr(state, "task_executor", None)
+        if executor is None:
+            raise MCPError(INTERNAL_ERROR, "No task executor is configured for this app.")
+        if not executor.has_room(state):
+            raise MCPError(
+                INTERNAL_ERROR,
+                "Too many tasks are running in this worker (MCP_TASK_MAX_RUNNING); retry later.",
+            )
+        prepared = None
+        if tool.prepare is not None:
+            prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
+        ttl = settings.task_ttl
+        asked = call.params.get("task")
+        if (
+            flavour == _tasks.V2025
+            and isinstance(asked, dict)
+            and isinstance(asked.get("ttl"), int)
+        ):
+            ttl = min(ttl, max(asked["ttl"], 1000) / 1000)
+        facts = client_facts(call)
+        created = time.time()
+        record: dict[str, t.Any] = {
+            "taskId": secrets.token_urlsafe(24),
+            "status": "working",
+            "createdAt": _tasks.now_iso(created),
+            "lastUpdatedAt": _tasks.now_iso(created),
+            "ttlMs": int(ttl * 1000),
+            "pollIntervalMs": settings.task_poll_interval_ms,
+            "created": created,
+            "lease": created,
+            "owner": _tasks.owner_of(call),
+            "session": call.session.id if call.session is not None else None,
+            "flavour": flavour,
+            "inputRequests": {},
+            "responses": {},
+            "prepared": prepared,
+            "request": {
+                "name": tool.name,
+                "arguments": tool_call.arguments,
+                "version": call.version,
+                "era": call.era,
+                "capabilities": facts.capabilities,
+                "clientInfo": facts.info,
+                "principal": None if call.auth is None else call.auth.principal,
+                "pathArgs": to_json(call.path_args),
+                "auth": _tasks.auth_grant(call.auth),
+            },
+        }
+        _tasks.store_of(state).create(record, ttl)
+        call.created_task = record["taskId"]
+        signals.send(signals.task_created, state.app, task_id=record["taskId"], tool=tool.name)
+
+        def body(task_call: Call) -> dict[str, t.Any]:
+            task_call.scopes = call.scopes  # what require_scopes() adds to
+            return call_next(dataclasses.replace(tool_call, call=task_call))
+
+        executor.start(dispatcher, call, record, body)
+        if flavour == _tasks.V2026 and settings.task_immediate_ms:
+            finished = _tasks.finished_within(state, record["taskId"], settings.task_immediate_ms)
+            if finished is not None:
+                return finished
+        task = _tasks.wire(record, detailed=False)
+        if flavour == _tasks.V2025:
+            return {"task": task}
+        return {"resultType": "task", **task}
+
+    # -- the tasks/* methods ----------------------------------------------------------
+
+    def _task(self, call: Call) -> dict[str, t.Any]:
+        if call.era == protocol.STATELESS and not _tasks.opted_in(call):
+            raise MissingClientCapability("extensions", _tasks.EXTENSION)
+        task_id = call.params.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise InvalidParams("Invalid params: 'taskId' is required and must be a string.")
+        record = _tasks.store_of(call.state).get(task_id)
+        if record is not None and record["request"].get("pathArgs", {}) != to_json(call.path_args):
+            record = None  # created under another MCP_PATH (another tenant)
+        if record is None or record.get("owner") != _tasks.owner_of(call):
+            raise InvalidParams(
+                f"Failed to retrieve task: task {task_id!r} not found (it may have expired)."
+            )
+        return _tasks.check_lease(call.state, record)
+
+    @Extension.method("tasks/get")
+    def tasks_get(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+        return _tasks.wire(self._task(_running()))
+
+    @Extension.method("tasks/update", eras=[protocol.STATELESS])
+    def tasks_update(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+        call = _running()
+        record = self._task(call)
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise InvalidParams(
+                "Invalid params: inputResponses must be an object of answers by key."
+            )
+        _tasks.answer_inputs(call.state, record["taskId"], responses)
+        return {}
+
+    @Extension.method("tasks/cancel")
+    def tasks_cancel(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+        call = _running()
+        record = self._task(call)
+        if call.era == protocol.STATELESS:
+            _tasks.set_status(
+                call.state, record["taskId"], "cancelled", statusMessage="Cancelled by the client."
+            )
+            return {}
+        if record["status"] in _tasks.TERMINAL:
+            raise InvalidParams(
+                f"Invalid params: task {record['taskId']!r} is already {record['status']}; "
+                "only a working or input_required task can be cancelled."
+            )
+        updated = _tasks.set_status(
+            call.state, record["taskId"], "cancelled", statusMessage="Cancelled by the client."
+        )
+        return _tasks.wire(updated or record)
+
+    @Extension.method("tasks/list", eras=[protocol.HANDSHAKE])
+    def tasks_list(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+        call = _running()
+        cursor = params.get("cursor")
+        try:
+            start = int(cursor) if cursor is not None else 0
+        except (TypeError, ValueError):
+            start = -1
+        if not 0 <= start <= MAX_CURSOR:  # Redis ranges are signed 64-bit: -32603 past it
+            raise InvalidParams("Invalid params: unknown cursor; send the nextCursor returned.")
+        records, following = _tasks.store_of(call.state).list(
+            _tasks.owner_of(call), start, call.state.settings.page_size
+        )
+        result: dict[str, t.Any] = {
+            "tasks": [_tasks.wire(_tasks.check_lease(call.state, r)) for r in records]
+        }
+        if following is not None:
+            result["nextCursor"] = str(following)
+        return result
+
+    @Extension.method("tasks/result", eras=[protocol.HANDSHAKE], user_code=True)
+    def tasks_result(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+        """Block until the task ends; carry its requests to the client on this stream."""
+        call = _running()
+        record = self._task(call)
+        task_id = record["taskId"]
+        context = call.ctx
+        sent: set[str] = set()
+        while record["status"] not in _tasks.TERMINAL:
+            pending = {
+                k: v for k, v in (record.get("inputRequests") or {}).items() if k not in sent
+            }
+            if pending and context is not None:
+                for key, request in pending.items():
+                    sent.add(key)
+                    try:
+                        answer = context.send_request(request["method"], request["params"])
+                    except ClientRequestError as exc:
+                        raise MCPError(INTERNAL_ERROR, str(exc)) from None
+                    _tasks.answer_inputs(call.state, task_id, {key: answer})
+            else:
+                if context is not None:
+                    context.check_cancelled()
+                _concurrency.sleep(_tasks.POLL)
+            record = self._task(call)
+        related = {_tasks.RELATED_TASK: {"taskId": task_id}}
+        if record["status"] == "cancelled":
+            raise MCPError(INTERNAL_ERROR, f"Task {task_id!r} was cancelled.", related)
+        if "error" in record and record.get("result") is None:
+            error = record["error"]
+            raise MCPError(
+                error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data")
+            )
+        result = dict(record.get("result") or {})
+        result["_meta"] = {**(result.get("_meta") or {}), **related}
+        return result
+
+
+__all__ = ["Tasks"]

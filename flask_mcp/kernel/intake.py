@@ -1,0 +1,270 @@
+"""The sans-IO intake: from a decoded request to a :class:`~flask_mcp.server.call.Call`.
+
+What every transport (HTTP in both eras, stdio, the command line's local client)
+checks and builds the same way, written once, with no request, socket or header
+object in sight:
+
+- the era checks of a 2026-07-28 request (``params._meta``, the protocol version)
+  and of ``initialize``;
+- whether a method is offered in an era (:meth:`Dispatcher.offers
+  <flask_mcp.server.dispatcher.Dispatcher.offers>`, plus ``subscriptions/listen``);
+- the :class:`Call` of a session's request and of a 2026-07-28 request;
+- the :class:`~flask_mcp.server.context.ClientFacts` of a call, read from the session
+  record or from ``_meta``;
+- the one :class:`~flask_mcp.Context` factory, for each era's back-channel.
+
+The HTTP modules add only what needs HTTP: headers (``MCP-Protocol-Version``,
+``Mcp-Name``...), sessions looked up by header, responses and streams.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from .. import protocol
+from ..errors import INVALID_PARAMS
+from ..errors import UNSUPPORTED_PROTOCOL_VERSION
+from ..errors import InvalidParams
+from ..errors import MCPError
+from ..protocol import LOG_LEVELS
+from ..server import mrtr
+from ..server.call import Call
+from ..server.call import client_facts as client_facts
+from ..server.context import BackChannel
+from ..server.context import ClientFacts
+from ..server.context import Context
+from ..server.context import SessionBackChannel
+
+if t.TYPE_CHECKING:
+    from ..auth import AuthInfo
+    from ..backends.base import SessionRecord
+    from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
+    from ..server.dispatcher import Dispatcher
+
+#: Builds the :class:`~flask_mcp.Context` of a spawned handler from its run.
+ContextFactory = t.Callable[["RequestRun"], Context]
+
+_ABSENT: t.Any = object()
+#: The ``_meta`` keys every 2026-07-28 request carries: (key, type, what to send).
+_REQUIRED_META = (
+    (protocol.META_PROTOCOL_VERSION, str, "a string such as '2026-07-28'"),
+    (protocol.META_CLIENT_CAPABILITIES, dict, "an object; {} declares none"),
+)
+
+
+# -- the era checks ------------------------------------------------------------------
+
+
+def request_meta(params: t.Any) -> dict[str, t.Any]:
+    """Return the ``params._meta`` of a 2026-07-28 request after checking its keys.
+
+    :raises MCPError: -32602 (HTTP 400) naming the missing or invalid key.
+    """
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict):
+        raise MCPError(
+            INVALID_PARAMS,
+            "Invalid params: protocol 2026-07-28 requests need params._meta with "
+            f"{protocol.META_PROTOCOL_VERSION!r} and {protocol.META_CLIENT_CAPABILITIES!r}.",
+            http_status=400,
+        )
+    if not isinstance(meta.get(protocol.META_PROTOCOL_VERSION), str) or not isinstance(
+        meta.get(protocol.META_CLIENT_CAPABILITIES), dict
+    ):  # the common case passes the two checks above; the loop names the missing key
+        for key, kind, example in _REQUIRED_META:
+            if not isinstance(meta.get(key), kind):
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"Invalid params: _meta is missing {key!r} ({example}).",
+                    http_status=400,
+                )
+    info = meta.get(protocol.META_CLIENT_INFO, _ABSENT)
+    if info is not _ABSENT and not isinstance(info, dict):
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid params: _meta {protocol.META_CLIENT_INFO!r} must be an object "
+            "{name, version}.",
+            http_status=400,
+        )
+    level = meta.get(protocol.META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid params: _meta {protocol.META_LOG_LEVEL!r} must be one of "
+            f"{', '.join(LOG_LEVELS)}, not {level!r}.",
+            http_status=400,
+        )
+    return meta
+
+
+def check_stateless_version(version: t.Any) -> None:
+    """Refuse a request whose ``_meta`` names a version that is not a 2026-07-28 one.
+
+    :raises MCPError: -32022 (HTTP 400) listing the supported versions.
+    """
+    if not protocol.is_stateless_version(version):
+        raise MCPError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {version!r}: send one of "
+            f"{', '.join(protocol.STATELESS_VERSIONS)}, or initialize for the handshake era.",
+            {"supported": list(protocol.STATELESS_VERSIONS), "requested": version},
+            http_status=400,
+        )
+
+
+def validate_initialize(params: dict[str, t.Any]) -> str:
+    """Check the params of ``initialize`` and return the negotiated protocol version.
+
+    :raises InvalidParams: a required field is missing or has the wrong type.
+    """
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise InvalidParams("Invalid params: 'protocolVersion' is required and must be a string.")
+    if not isinstance(params.get("capabilities"), dict):
+        raise InvalidParams("Invalid params: 'capabilities' is required and must be an object.")
+    info = params.get("clientInfo")
+    if (
+        not isinstance(info, dict)
+        or not isinstance(info.get("name"), str)
+        or not isinstance(info.get("version"), str)
+    ):
+        raise InvalidParams(
+            "Invalid params: 'clientInfo' is required and needs string 'name' and 'version'."
+        )
+    return protocol.negotiate(requested)
+
+
+def offered(dispatcher: Dispatcher, method: str, era: str) -> bool:
+    """Tell whether ``method`` is served in ``era`` (``subscriptions/listen`` included)."""
+    if method == "subscriptions/listen":
+        return era == protocol.STATELESS
+    return dispatcher.offers(method, era)
+
+
+# -- calls ------------------------------------------------------------------------------
+
+
+def session_call(
+    state: AppState,
+    record: SessionRecord,
+    message: dict[str, t.Any],
+    auth: AuthInfo | None,
+    path_args: dict[str, t.Any] | None = None,
+) -> Call:
+    """Build the call of a session's request (handshake era).
+
+    :param path_args: the values of ``MCP_PATH``'s URL variables the request matched.
+    """
+    return Call(
+        message["method"],
+        message.get("params") or {},
+        message["id"],
+        record.protocol_version,
+        protocol.HANDSHAKE,
+        record,
+        state=state,
+        auth=auth,
+        path_args=path_args or {},
+    )
+
+
+def stateless_call(
+    state: AppState,
+    message: dict[str, t.Any],
+    version: str,
+    auth: AuthInfo | None,
+    path_args: dict[str, t.Any] | None = None,
+) -> Call:
+    """Build the call of a 2026-07-28 request whose ``_meta`` was checked.
+
+    :param path_args: the values of ``MCP_PATH``'s URL variables the request matched.
+    """
+    return Call(
+        message["method"],
+        message["params"],
+        message["id"],
+        version,
+        protocol.STATELESS,
+        None,
+        state=state,
+        auth=auth,
+        path_args=path_args or {},
+    )
+
+
+# -- the Context factory -------------------------------------------------------------
+
+
+def new_context(
+    call: Call, run: RequestRun, back_channel: BackChannel, facts: ClientFacts | None = None
+) -> Context:
+    """Return the :class:`~flask_mcp.Context` of a call's handler: the one factory.
+
+    :param facts: what the caller declared (default: read from the call).
+    """
+    if facts is None:
+        facts = client_facts(call)
+    meta = call.params.get("_meta")
+    return Context(
+        app=call.state.app,
+        run=run,
+        back_channel=back_channel,
+        protocol_version=call.version,
+        client_capabilities=facts.capabilities,
+        client_info=facts.info,
+        meta=meta if isinstance(meta, dict) else {},
+        log_level=facts.log_level,
+        auth=call.auth,
+    )
+
+
+def session_context(call: Call) -> ContextFactory:
+    """Return what builds the ``Context`` of a spawned handshake-era handler.
+
+    Its requests to the client go out on the request's stream and wait for the
+    reply (:class:`~flask_mcp.server.context.SessionBackChannel`).
+    """
+
+    def context(run: RequestRun) -> Context:
+        settings = call.state.settings
+        channel = SessionBackChannel(call.state.backend, settings.client_request_timeout)
+        return new_context(call, run, channel)
+
+    return context
+
+
+def stateless_context(
+    call: Call, opened: mrtr.MRTRBackChannel | None, request_state: dict[str, t.Any]
+) -> ContextFactory:
+    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it.
+
+    :param opened: the back-channel of a later round; ``None`` in a first round
+        (no ``inputResponses``, no ``requestState``), whose channel starts empty.
+    """
+
+    def context(run: RequestRun) -> Context:
+        channel = opened
+        if channel is None:
+            channel, _ = mrtr.open_round(call.state, call.method, call.params, call.auth)
+        ctx = new_context(call, run, channel)
+        ctx.request_state = request_state
+        ctx.input_responses = channel.responses
+        return ctx
+
+    return context
+
+
+__all__ = [
+    "ContextFactory",
+    "check_stateless_version",
+    "client_facts",
+    "new_context",
+    "offered",
+    "request_meta",
+    "session_call",
+    "session_context",
+    "stateless_call",
+    "stateless_context",
+    "validate_initialize",
+]

@@ -1,0 +1,34 @@
+"""The values of URL variables in ``MCP_PATH`` (``/t/<tenant>/mcp``), as the request matched them.
+
+Flask puts them in ``request.view_args``; the transport copies them onto each
+:class:`~flask_mcp.server.call.Call` (``call.path_args``, read by handlers as
+``ctx.path_args``), onto the session a handshake-era ``initialize`` creates (a session
+belongs to its path: its id under another path is an unknown session) and into a
+task's record. Without variables in ``MCP_PATH`` they are ``{}``.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask import has_request_context
+from flask import request
+
+from ..convert import to_json
+
+
+def current_path_args() -> dict[str, t.Any]:
+    """Return the URL variables the current request matched (``{}`` outside a request)."""
+    if not has_request_context():
+        return {}
+    return dict(request.view_args or {})
+
+
+def stored_path_args() -> dict[str, t.Any]:
+    """Return them as a session record keeps them: JSON values (a ``uuid`` variable's
+    value as its string), so that a record read back from Redis compares equal."""
+    found = current_path_args()
+    return t.cast("dict[str, t.Any]", to_json(found)) if found else found
+
+
+__all__ = ["current_path_args", "stored_path_args"]

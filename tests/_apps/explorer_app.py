@@ -1,0 +1,264 @@
+"""The app the explorer's browser tests open: tools of every argument shape, progress,
+elicitation, a slow tool to cancel, an MCP App view with an app-only tool, a resource
+template with completion and a prompt.
+
+``MCP_TEST_EXPLORER`` picks the configuration: ``debug`` (the default: app.debug, no
+access check), ``off`` (MCP_EXPLORER = False under debug), ``guarded`` (outside debug, the
+access check lets in requests with the cookie ``explorer=yes``). ``MCP_TEST_EXPLORER_SANDBOX``
+sets ``MCP_EXPLORER_SANDBOX_ORIGIN``.
+
+The view is declared with the plain decorators and ``_meta.ui`` as the spec writes it;
+once ``@mcp.tool(ui=...)`` and ``mcp.ui_template`` exist, they replace the ``meta=`` and the
+resource below.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import threading
+import time
+import typing as t
+
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import ToolError
+from flask_mcp import ToolResult
+from flask_mcp.content import image
+from flask_mcp.content import text
+from flask_mcp.extensions.apps import APP_MIME_TYPE
+from flask_mcp.extensions.apps import helper_source
+
+mcp = MCP(
+    name="explorer-demo",
+    version="1.2.3",
+    title="Explorer demo",
+    instructions="Try every tool here; counter_view shows a counter the view can bump.",
+)
+
+COUNTER_VIEW = "ui://demo/counter"
+_counter = {"value": 0}
+_lock = threading.Lock()
+
+
+class Traveller(t.TypedDict):
+    """Who travels."""
+
+    name: str
+    age: int
+
+
+class Unit(str, enum.Enum):
+    celsius = "celsius"
+    fahrenheit = "fahrenheit"
+
+
+@mcp.tool(annotations={"readOnlyHint": True, "idempotentHint": True})
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcp.tool()
+def describe_trip(
+    city: str,
+    nights: int,
+    unit: Unit = Unit.celsius,
+    budget: float | None = None,
+    refundable: bool = False,
+    stops: list[str] | None = None,
+    traveller: Traveller | None = None,
+    extras: dict[str, t.Any] | None = None,
+) -> dict[str, t.Any]:
+    """Echo a trip built from arguments of every shape (structured output)."""
+    return {
+        "city": city,
+        "nights": nights,
+        "unit": unit.value,
+        "budget": budget,
+        "refundable": refundable,
+        "stops": stops or [],
+        "traveller": traveller or {},
+        "extras": extras or {},
+    }
+
+
+@mcp.tool()
+def count_slowly(steps: int, ctx: Context) -> str:
+    """Count to ``steps``, reporting progress and logging each step."""
+    for step in range(1, steps + 1):
+        ctx.info(f"step {step} of {steps}")
+        ctx.progress(step, steps, f"step {step}")
+        time.sleep(0.2)
+    return f"counted to {steps}"
+
+
+@mcp.tool()
+def book_table(restaurant: str, ctx: Context) -> str:
+    """Ask the user how many guests, then book."""
+    answer = ctx.elicit(
+        f"How many guests at {restaurant}?",
+        {
+            "type": "object",
+            "properties": {
+                "guests": {"type": "integer", "minimum": 1, "title": "Guests"},
+                "seating": {"type": "string", "enum": ["inside", "terrace"], "title": "Seating"},
+            },
+            "required": ["guests"],
+        },
+    )
+    if answer["action"] != "accept":
+        raise ToolError(f"Booking {answer['action']}ed by the user.")
+    content = answer["content"]
+    return f"Booked {restaurant} for {content['guests']} ({content.get('seating', 'any seat')})."
+
+
+@mcp.tool(headers={"region": "Region"})
+def forecast(region: str) -> str:
+    """The forecast of a region (2026-07-28 clients repeat it in the Mcp-Param-Region header)."""
+    return f"Sunny in {region}."
+
+
+@mcp.tool()
+def add_a_tool(name: str) -> str:
+    """Declare a tool named ``name`` while serving: clients hear that the tool list changed."""
+
+    def made_at_run_time() -> str:
+        return f"I am {name}, made at run time."
+
+    mcp.tool(name=name, description="A tool declared while serving.")(made_at_run_time)
+    return f"declared {name}"
+
+
+#: A 1x1 PNG, returned as an image block.
+DOT_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
+    "AAAABJRU5ErkJggg=="
+)
+
+
+@mcp.tool()
+def haiku(topic: str, ctx: Context) -> ToolResult:
+    """Ask the model for a haiku (sampling) and the client for its roots; return both and a dot."""
+    roots = ctx.list_roots()
+    answer = ctx.create_message(
+        [{"role": "user", "content": {"type": "text", "text": f"A haiku about {topic}"}}],
+        max_tokens=60,
+    )
+    where = ", ".join(root["uri"] for root in roots) or "no roots"
+    return ToolResult(
+        content=[
+            text(f"{answer['model']} wrote: {answer['content']['text']} (roots: {where})"),
+            image(DOT_PNG, "image/png"),
+        ]
+    )
+
+
+_waits = {"last": "none"}
+
+
+@mcp.tool()
+def wait_forever(ctx: Context) -> str:
+    """Wait until cancelled (at most two minutes), reporting progress every half second."""
+    _waits["last"] = "running"
+    ctx.info("waiting to be cancelled")
+    try:
+        for tick in range(240):
+            ctx.check_cancelled()
+            ctx.progress(tick, None, "waiting")  # a closed response fails this write
+            time.sleep(0.5)
+    finally:
+        _waits["last"] = "cancelled" if ctx.cancelled else "ended"
+    return "never cancelled"
+
+
+@mcp.tool(annotations={"readOnlyHint": True})
+def wait_status() -> str:
+    """How the last wait_forever call ended (running, cancelled...)."""
+    return _waits["last"]
+
+
+@mcp.resource(
+    COUNTER_VIEW,
+    name="counter_view",
+    mime_type=APP_MIME_TYPE,
+    meta={"ui": {"prefersBorder": True}},
+)
+def counter_view() -> str:
+    """A view showing the counter, with a button calling the app-only tool ``bump``."""
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Counter</title>"
+        "<style>body{font:15px system-ui;margin:12px} #count{font-size:28px}</style></head><body>"
+        "<p>Counter: <span id='count'>?</span></p>"
+        "<button id='bump' type='button'>Bump</button> <span id='said'></span>"
+        f"<script>{helper_source()}</script>"
+        "<script>"
+        "const show = (r) => { document.getElementById('count').textContent ="
+        " String(r.structuredContent.value); };"
+        "const app = McpApp.connect({ name: 'Counter', version: '1.0.0', onToolResult: show });"
+        "document.getElementById('bump').addEventListener('click', async () => {"
+        " const r = await app.callTool('bump', { by: 1 }); show(r);"
+        " document.getElementById('said').textContent = r.content[0].text; });"
+        "</script></body></html>"
+    )
+
+
+@mcp.tool(meta={"ui": {"resourceUri": COUNTER_VIEW}})
+def counter(start: int = 0) -> ToolResult:
+    """Show the counter in its view (reset to ``start``)."""
+    with _lock:
+        _counter["value"] = start
+        return ToolResult(content=f"The counter is {start}.", structured={"value": start})
+
+
+@mcp.tool(meta={"ui": {"resourceUri": COUNTER_VIEW, "visibility": ["app"]}})
+def bump(by: int = 1) -> ToolResult:
+    """Bump the counter (for the view only)."""
+    with _lock:
+        _counter["value"] += by
+        value = _counter["value"]
+    return ToolResult(content=f"bumped to {value}", structured={"value": value})
+
+
+CITIES = ["Paris", "Porto", "Prague", "Berlin"]
+
+
+@mcp.resource("weather://{city}", name="weather", description="The weather of a city.")
+def weather(city: str) -> str:
+    """Today's weather of ``city``."""
+    return f"Sunny in {city}."
+
+
+@mcp.completion("resource", "weather://{city}", "city")
+def complete_city(argument: str, value: str, context: dict[str, str]) -> list[str]:
+    """Cities starting with what was typed."""
+    return [city for city in CITIES if city.lower().startswith(value.lower())]
+
+
+@mcp.prompt()
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"Say hello to {name}."
+
+
+def create_app() -> Flask:
+    mode = os.environ.get("MCP_TEST_EXPLORER", "debug")
+    flask_app = Flask(__name__)
+    flask_app.config["SECRET_KEY"] = "explorer-tests"
+    if mode in ("debug", "off"):
+        flask_app.debug = True
+    if mode == "off":
+        flask_app.config["MCP_EXPLORER"] = False
+    if mode == "guarded":
+        flask_app.config["MCP_EXPLORER"] = True
+        flask_app.config["MCP_EXPLORER_ACCESS"] = lambda request: (
+            request.cookies.get("explorer") == "yes"
+        )
+    flask_app.config["MCP_EXPLORER_SANDBOX_ORIGIN"] = os.environ.get("MCP_TEST_EXPLORER_SANDBOX")
+    mcp.init_app(flask_app)
+    return flask_app
+
+
+app = create_app()

@@ -1,0 +1,486 @@
+"""The explorer page in headless Chromium against a real gunicorn gevent server, both eras.
+
+The page (``flask_mcp/explorer``) is served by ``tests/_apps/explorer_app.py`` and talks
+to the same server's ``/mcp`` as a real client. Every test records the page's requests and
+checks that none left the app's origin. Screenshots go to ``MCP_TEST_EXPLORER_SCREENSHOTS``
+(a directory) when it is set; ``docs/_static/explorer-*.png`` were taken that way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import typing as t
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from harness import free_port
+from harness import start_server
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+
+ERAS = ["2025-11-25", "2026-07-28"]
+WAIT_MS = 30_000
+APP = "tests._apps.explorer_app:app"
+SCREENSHOTS = os.environ.get("MCP_TEST_EXPLORER_SCREENSHOTS")
+
+
+def origin(server: t.Any) -> str:
+    """The server's origin (``server.url`` is its MCP endpoint)."""
+    parts = urlsplit(server.url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+@pytest.fixture(scope="module")
+def server() -> t.Iterator[t.Any]:
+    with start_server(APP, "gevent", env={"MCP_TEST_EXPLORER": "debug"}) as served:
+        yield served
+
+
+class Explorer:
+    """The explorer in a tab, with every request the tab made."""
+
+    def __init__(
+        self, browser: t.Any, server: t.Any, era: str, *, cookie: bool = False, also: str = ""
+    ) -> None:
+        self.server = server
+        self.era = era
+        self.origin = origin(server)
+        self.allowed = (self.origin + "/", also + "/") if also else (self.origin + "/",)
+        #: Set by a test that makes the view break its policy on purpose.
+        self.probes_csp = False
+        context = browser.new_context(viewport={"width": 1180, "height": 900})
+        if cookie:
+            context.add_cookies([{"name": "explorer", "value": "yes", "url": self.origin}])
+        self.context = context
+        self.page = context.new_page()
+        self.requests: list[str] = []
+        self.console: list[str] = []
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", lambda message: self.console.append(message.text))
+        self.page.on("pageerror", lambda error: self.console.append(f"page error: {error}"))
+
+    def open(self) -> t.Any:
+        response = self.page.goto(f"{self.origin}/_mcp/explorer/?era={self.era}")
+        try:
+            self.page.wait_for_selector("body[data-connected]", state="attached", timeout=WAIT_MS)
+        except Exception as exc:
+            raise AssertionError(self.explain()) from exc
+        assert self.page.get_attribute("body", "data-connected") == self.era, self.explain()
+        return response
+
+    def explain(self) -> str:
+        status = self.page.text_content("#status")
+        console = "\n".join(self.console[-30:])
+        return f"status: {status}\nconsole:\n{console}\nserver:\n{self.server.log_tail()}"
+
+    def tool(self, name: str) -> None:
+        self.page.click("button.tab[data-section=tools]")
+        self.page.click(f"#tool-list button:has(.item-name:text-is('{name}'))")
+        self.page.wait_for_selector("#tool-form", timeout=WAIT_MS)
+
+    def call(self) -> None:
+        self.page.click("#call-tool")
+
+    def wait_state(self, pattern: str) -> str:
+        self.page.wait_for_selector(f"#call-state:text-matches('{pattern}')", timeout=WAIT_MS)
+        return t.cast(str, self.page.text_content("#call-state"))
+
+    def screenshot(self, name: str, *, full_page: bool = True) -> None:
+        """Save a screenshot (Chromium leaves nested iframes blank in full-page ones)."""
+        if SCREENSHOTS:
+            Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+            path = Path(SCREENSHOTS) / f"explorer-{name}.png"
+            self.page.screenshot(path=str(path), full_page=full_page)
+
+    def close(self) -> None:
+        """Check that nothing left the app's origin, then close the tab."""
+        foreign = [
+            url
+            for url in self.requests
+            if not url.startswith(self.allowed) and not url.startswith(("data:", "about:", "blob:"))
+        ]
+        refused = [line for line in self.console if "Content Security Policy" in line]
+        self.context.close()
+        assert self.requests, "the page made no request at all"
+        if not self.probes_csp:
+            assert refused == [], f"the page broke its own policy: {refused}"
+        assert foreign == [], f"requests outside {self.origin}: {foreign}"
+
+
+@pytest.fixture(params=ERAS)
+def explorer(request: t.Any, browser: t.Any, server: t.Any) -> t.Iterator[Explorer]:
+    tab = Explorer(browser, server, request.param)
+    tab.open()
+    yield tab
+    tab.close()
+
+
+def test_server_info_lists_and_a_tool_called_through_its_generated_form(explorer: Explorer) -> None:
+    page = explorer.page
+    assert "Explorer demo" in page.text_content("#server-name")
+    assert "counter_view shows a counter" in page.text_content("#server-instructions")
+    assert '"tools"' in page.text_content("#server-capabilities")
+    explorer.tool("describe_trip")
+    # required fields are marked, the enum is a select, optional numbers and booleans,
+    # a list of strings with add/remove, a nested object's fields and a free object as JSON
+    assert page.text_content("label[for]:has-text('city')") == "city (required)"
+    page.get_by_label("city (required)").fill("Lisbon")
+    page.get_by_label("nights (required)").fill("3")
+    page.get_by_label("unit").select_option(label="fahrenheit")
+    page.get_by_label("budget").fill("99.5")
+    page.get_by_label("refundable").check()
+    page.get_by_role("button", name="Add item to stops").click()
+    page.get_by_role("button", name="Add item to stops").click()
+    page.get_by_label("stops item 1 (required)").fill("Sintra")
+    page.get_by_label("stops item 2 (required)").fill("Porto")
+    traveller = page.locator("fieldset:has(legend:text-is('traveller'))")
+    traveller.get_by_label("name (required)").fill("Ada")
+    traveller.get_by_label("age (required)").fill("36")
+    page.get_by_label("extras (JSON)").fill('{"seat": "window"}')
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    structured = json.loads(page.text_content("#call-structured"))
+    assert structured == {
+        "city": "Lisbon",
+        "nights": 3,
+        "unit": "fahrenheit",
+        "budget": 99.5,
+        "refundable": True,
+        "stops": ["Sintra", "Porto"],
+        "traveller": {"name": "Ada", "age": 36},
+        "extras": {"seat": "window"},
+    }
+    assert page.text_content("#call-schema-check") == "Matches the output schema."
+    exchange = page.text_content("#call-exchange")
+    assert '"method": "tools/call"' in exchange and '"structuredContent"' in exchange
+    explorer.screenshot(f"tool-{explorer.era}")
+
+    # copy as curl and as flask mcp call show what the page sends
+    page.click("#copy-flask")
+    flask_call = page.input_value("#copy-output")
+    assert flask_call.startswith("flask mcp call 'describe_trip' --json '{")
+    page.click("#copy-curl")
+    curl = page.input_value("#copy-output")
+    assert f"curl -sS -N -X POST '{explorer.origin}/mcp'" in curl
+    header = "Mcp-Method: tools/call" if explorer.era >= "2026" else "Mcp-Session-Id: "
+    assert header in curl
+
+
+def test_a_tool_with_a_raw_json_fallback_and_a_bad_argument(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("add")
+    page.get_by_label("a (required)").fill("2")
+    page.get_by_label("Edit as raw JSON").check()
+    raw = json.loads(page.input_value("textarea[name=raw-arguments]"))
+    assert raw == {"a": 2}
+    page.fill("textarea[name=raw-arguments]", '{"a": 2, "b": 40}')
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert json.loads(page.text_content("#call-structured")) == {"result": 42}
+    page.fill("textarea[name=raw-arguments]", '{"a": 2, "b": "x"}')
+    explorer.call()
+    state = explorer.wait_state("finished with a tool error|failed")
+    assert state in ("finished with a tool error", "failed")
+    assert page.locator("#call-outcome").text_content()
+
+
+def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
+    """2026-07-28 requires Mcp-Param-Region (base64 when not plain ASCII); the server checks it."""
+    page = explorer.page
+    explorer.tool("forecast")
+    page.get_by_label("region (required)").fill("Île-de-France")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "Sunny in Île-de-France."
+    page.click("#copy-curl")
+    curl = page.input_value("#copy-output")
+    if explorer.era >= "2026":
+        assert "Mcp-Param-Region: =?base64?w45sZS1kZS1GcmFuY2U=?=" in curl
+        assert "Mcp-Name: forecast" in curl
+    else:
+        assert "Mcp-Param-Region" not in curl
+
+
+def test_a_tool_declared_while_serving_appears_in_the_list(explorer: Explorer) -> None:
+    """notifications/tools/list_changed on the GET stream or subscriptions/listen."""
+    page = explorer.page
+    name = "made_" + explorer.era.replace("-", "_")
+    explorer.tool("add_a_tool")
+    page.get_by_label("name (required)").fill(name)
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    listed = page.locator(f"#tool-list button:has(.item-name:text-is('{name}'))")
+    listed.wait_for(timeout=WAIT_MS)
+    listed.click()
+    page.wait_for_selector(f"#tool-heading:text-is('{name}')", timeout=WAIT_MS)
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == f"I am {name}, made at run time."
+    assert "list_changed" in page.text_content("#exchange")
+
+
+def test_a_progress_reporting_tool_shows_progress_and_logs(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("count_slowly")
+    page.get_by_label("steps (required)").fill("4")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-progress-text") == "4 / 4 · step 4"
+    assert page.get_attribute("#call-progress", "value") == "4"
+    logs = page.locator("#call-logs li").all_text_contents()
+    assert logs == [f"info: step {n} of 4" for n in range(1, 5)]
+    explorer.screenshot(f"progress-{explorer.era}")
+
+
+def test_an_eliciting_tool_shows_the_form_and_finishes_after_submit(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("book_table")
+    page.get_by_label("restaurant (required)").fill("Chez Flask")
+    explorer.call()
+    question = page.locator("form.question")
+    question.wait_for(timeout=WAIT_MS)
+    assert "How many guests at Chez Flask?" in question.text_content()
+    explorer.screenshot(f"elicitation-{explorer.era}")
+    question.get_by_label("Guests (required)").fill("4")
+    question.get_by_label("Seating").select_option(label="terrace")
+    question.get_by_role("button", name="Accept").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "Booked Chez Flask for 4 (terrace)."
+    assert page.locator("form.question").count() == 0
+
+
+def test_a_declined_elicitation_ends_with_the_tools_error(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("book_table")
+    page.get_by_label("restaurant (required)").fill("Chez Flask")
+    explorer.call()
+    page.locator("form.question").get_by_role("button", name="Decline").click()
+    assert explorer.wait_state("finished with a tool error|failed") == "finished with a tool error"
+    assert "declineed" in page.text_content("#call-outcome") or "decline" in page.text_content(
+        "#call-outcome"
+    )
+
+
+def test_sampling_and_roots_are_answered_with_editable_stubs(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("haiku")
+    page.get_by_label("topic (required)").fill("Flask")
+    explorer.call()
+    roots = page.locator("form.question[aria-label='Roots request']")
+    roots.get_by_label("Roots (JSON list)").fill('[{"uri": "file:///srv/app", "name": "app"}]')
+    roots.get_by_role("button", name="Send roots").click()
+    sampling = page.locator("form.question[aria-label='Sampling request']")
+    assert "A haiku about Flask" in sampling.text_content()
+    sampling.get_by_label("Answer text").fill("Small flask, big brew")
+    sampling.get_by_label("Model name").fill("stub-1")
+    sampling.get_by_role("button", name="Send answer").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == (
+        "stub-1 wrote: Small flask, big brew (roots: file:///srv/app)"
+    )
+    dot = page.locator("#call-outcome img")
+    assert (dot.get_attribute("src") or "").startswith("data:image/png;base64,iVBOR")
+    assert page.evaluate("() => document.querySelector('#call-outcome img').naturalWidth") == 1
+
+
+def test_a_cancelled_call_ends_on_the_page_and_on_the_server(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("wait_forever")
+    explorer.call()
+    page.wait_for_selector(
+        "#call-logs li:text-is('info: waiting to be cancelled')", timeout=WAIT_MS
+    )
+    page.click("#cancel-call")
+    assert explorer.wait_state("^cancelled$|finished|failed") == "cancelled", explorer.explain()
+    assert page.is_disabled("#cancel-call")
+    # the handler saw the cancellation: ask the server through the page, a bounded number of times
+    explorer.tool("wait_status")
+    status = ""
+    for _ in range(40):
+        explorer.call()
+        explorer.wait_state("finished|failed")
+        status = page.text_content("#call-outcome .text-block") or ""
+        if status != "running":
+            break
+        page.wait_for_timeout(250)
+    assert status == "cancelled", explorer.explain()
+
+
+def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
+    explorer: Explorer,
+) -> None:
+    page = explorer.page
+    explorer.tool("bump")
+    assert "app only" in page.text_content("#tool-detail .badges")
+    explorer.tool("counter")
+    assert "view: ui://demo/counter" in page.text_content("#tool-detail .badges")
+    page.get_by_label("start").fill("5")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    view = page.frame_locator("#call-view iframe").frame_locator("iframe")
+    view.locator("#count:text-is('5')").wait_for(timeout=WAIT_MS)
+    view.locator("#bump").click()
+    view.locator("#count:text-is('6')").wait_for(timeout=WAIT_MS)
+    assert view.locator("#said").text_content() == "bumped to 6"
+    log = page.locator("#view-log li").all_text_contents()
+    assert "view initialized" in log
+    assert 'view calls bump {"by":1}' in log
+    # the sandbox proxy was served with the spec's restrictive policy (no _meta.ui.csp)
+    frame = page.query_selector("#call-view iframe")
+    assert frame.get_attribute("sandbox") == "allow-scripts allow-forms"
+    assert "csp=" not in (frame.get_attribute("src") or "")
+    page.locator("#call-run details.raw").scroll_into_view_if_needed()
+    explorer.screenshot(f"app-view-{explorer.era}", full_page=False)
+
+
+def test_the_view_cannot_reach_the_network_or_the_page(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.probes_csp = True
+    explorer.tool("counter")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    view_frame = page.frame_locator("#call-view iframe").frame_locator("iframe")
+    view_frame.locator("#count:text-is('0')").wait_for(timeout=WAIT_MS)
+    frame = page.query_selector("#call-view iframe").content_frame().child_frames[0]
+    probe = frame.evaluate(
+        """async (url) => {
+          const violations = [];
+          document.addEventListener(
+            "securitypolicyviolation", (e) => violations.push(e.violatedDirective));
+          let fetched;
+          try { await fetch(url); fetched = true; } catch (error) { fetched = false; }
+          let parentDocument;
+          try { parentDocument = !!window.parent.parent.document.body; }
+          catch (error) { parentDocument = false; }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return { fetched, violations, parentDocument, origin: window.origin };
+        }""",
+        explorer.origin + "/mcp",
+    )
+    assert probe["fetched"] is False
+    assert "connect-src" in probe["violations"]
+    assert probe["parentDocument"] is False
+    assert probe["origin"] == "null"
+
+
+def test_keyboard_only_use_and_labels_on_every_field(explorer: Explorer) -> None:
+    page = explorer.page
+
+    def tab_to(selector: str) -> None:
+        for _ in range(60):
+            if page.evaluate("(s) => document.activeElement.matches(s)", selector):
+                return
+            page.keyboard.press("Tab")
+        raise AssertionError(f"Tab never reached {selector}")
+
+    tab_to("button.tab[data-section=tools]")
+    page.keyboard.press("Enter")
+    tab_to("#tool-list li:first-child button")
+    page.keyboard.press("Enter")  # add
+    tab_to("input[name=a]")
+    page.keyboard.type("20")
+    page.keyboard.press("Tab")
+    page.keyboard.type("22")
+    page.keyboard.press("Enter")  # submits the form
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert json.loads(page.text_content("#call-structured")) == {"result": 42}
+    explorer.tool("describe_trip")
+    unlabelled = page.evaluate(
+        """() => Array.from(document.querySelectorAll("input, select, textarea"))
+          .filter((field) => !field.hidden && !field.closest("[hidden]"))
+          .filter((field) => !(field.labels && field.labels.length))
+          .filter((field) => !field.getAttribute("aria-label"))
+          .map((field) => field.outerHTML)"""
+    )
+    assert unlabelled == []
+
+
+def test_a_resource_template_completes_its_variable_and_a_prompt_renders(
+    explorer: Explorer,
+) -> None:
+    page = explorer.page
+    page.click("button.tab[data-section=resources]")
+    page.click("#resource-list button:has-text('weather (template)')")
+    city = page.get_by_label("city")
+    city.fill("P")
+    page.wait_for_selector("input[data-completed-for=P]", timeout=WAIT_MS)
+    options = page.eval_on_selector_all("datalist option", "(nodes) => nodes.map((n) => n.value)")
+    assert options == ["Paris", "Porto", "Prague"]
+    city.fill("Porto")
+    page.click("#template-form button[type=submit]")
+    page.wait_for_selector("#resource-contents .text-block", timeout=WAIT_MS)
+    assert page.text_content("#resource-contents .text-block") == "Sunny in Porto."
+    page.click("button.tab[data-section=prompts]")
+    page.click("#prompt-list button:has-text('greet')")
+    page.get_by_label("name (required)").fill("Ada")
+    page.click("#prompt-form button[type=submit]")
+    page.wait_for_selector("#prompt-messages .text-block", timeout=WAIT_MS)
+    assert page.text_content("#prompt-messages .text-block") == "Say hello to Ada."
+    page.click("button.tab[data-section=skills]")
+    assert page.text_content("#skills") == "This server does not serve skills."
+    page.click("button.tab[data-section=exchange]")
+    assert re.search(r'"method": "(initialize|server/discover)"', page.text_content("#exchange"))
+
+
+@pytest.mark.parametrize(
+    ("mode", "status"), [("off", 404), ("guarded", 403)], ids=["off", "access-check-says-no"]
+)
+def test_the_page_is_refused(browser: t.Any, mode: str, status: int) -> None:
+    with start_server(APP, "gevent", env={"MCP_TEST_EXPLORER": mode}) as served:
+        tab = Explorer(browser, served, "2026-07-28")
+        response = tab.page.goto(f"{tab.origin}/_mcp/explorer/")
+        assert response.status == status
+        if mode == "guarded":
+            assert "MCP_EXPLORER_ACCESS" in tab.page.text_content("body")
+            assert tab.page.goto(f"{tab.origin}/_mcp/explorer/static/explorer.js").status == 403
+        tab.context.close()
+        if mode == "guarded":  # the access check says yes: the page works outside debug
+            allowed = Explorer(browser, served, "2026-07-28", cookie=True)
+            assert allowed.open().status == 200
+            assert "Explorer demo" in allowed.page.text_content("#server-name")
+            allowed.close()
+
+
+def test_a_view_on_a_sandbox_origin_of_its_own(browser: t.Any) -> None:
+    """With MCP_EXPLORER_SANDBOX_ORIGIN the proxy runs there, with allow-same-origin."""
+    port = free_port()
+    sandbox = f"http://localhost:{port}"
+    env = {"MCP_TEST_EXPLORER": "debug", "MCP_TEST_EXPLORER_SANDBOX": sandbox}
+    with start_server(APP, "gevent", env=env, port=port) as served:
+        tab = Explorer(browser, served, "2026-07-28", also=sandbox)
+        tab.open()
+        tab.tool("counter")
+        tab.page.get_by_label("start").fill("1")
+        tab.call()
+        assert tab.wait_state("finished|failed") == "finished", tab.explain()
+        frame = tab.page.query_selector("#call-view iframe")
+        assert frame.get_attribute("sandbox") == "allow-scripts allow-same-origin allow-forms"
+        assert (frame.get_attribute("src") or "").startswith(f"{sandbox}/_mcp/explorer/sandbox")
+        view = tab.page.frame_locator("#call-view iframe").frame_locator("iframe")
+        view.locator("#count:text-is('1')").wait_for(timeout=WAIT_MS)
+        view.locator("#bump").click()
+        view.locator("#count:text-is('2')").wait_for(timeout=WAIT_MS)
+        assert any(url.startswith(sandbox) for url in tab.requests)
+        tab.close()
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_skills_are_listed_when_served(browser: t.Any, era: str) -> None:
+    """The skills app of the Skills tests (attached through tests/seam_bridge.py), in debug."""
+    env = {"SKILLS_DEBUG": "1", "SKILLS_WATCH_INTERVAL": "30"}
+    with start_server("tests._apps.skills:app", "gevent", env=env) as served:
+        tab = Explorer(browser, served, era)
+        tab.open()
+        assert "io.modelcontextprotocol/skills" in tab.page.text_content("#server-extensions")
+        tab.page.click("button.tab[data-section=skills]")
+        names = tab.page.locator("#skills article h3").all_text_contents()
+        assert {"daily", "flask-deploy", "incident-triage"} <= set(names), names
+        daily = tab.page.locator("#skills article:has(h3:text-is('daily'))")
+        assert "Summarise today's operations report" in daily.text_content()
+        daily.get_by_role("button", name="Read skill://reports/daily/SKILL.md").click()
+        daily.locator(".skill-contents .text-block").wait_for(timeout=WAIT_MS)
+        assert "data/summary.csv" in daily.locator(".skill-contents").text_content()
+        tab.close()

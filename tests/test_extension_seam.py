@@ -1,0 +1,257 @@
+"""The extension seam (issue 27): ``flask_mcp.Extension`` and ``mcp.add_extension``.
+
+End to end: the ``Echo`` extension of the issue's sketch (``tests/_apps/echo.py``) is
+called with the official ``mcp`` client in both eras, over gunicorn (gevent) and over
+stdio; its capability is read from ``initialize`` and ``server/discover``; a caller that
+did not declare an extension is served by ``Echo`` (it falls back to nothing: the method
+is the extension) and refused with -32021 by a ``declared_only`` method. Unit tests
+below check the registration errors, tool options and ``listed=False``.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import typing as t
+
+import anyio
+import mcp_types as types
+import pytest
+from flask import Flask
+from harness import start_server
+from mcp import Client
+from mcp.client.extension import advertise
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp import Extension
+from flask_mcp.testing import MCPTestClient
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+APP = "tests._apps.echo"
+MODES = ["legacy", "2026-07-28"]
+ANY = TypeAdapter(dict[str, t.Any])
+Request = types.Request[dict[str, t.Any], str]
+
+
+async def call(client: Client, method: str, **params: t.Any) -> dict[str, t.Any]:
+    return await client.session.send_request(Request(method=method, params=params), ANY)
+
+
+async def check(target: t.Any, mode: str) -> dict[str, t.Any]:
+    """Run every seam check through one official client; return what was seen."""
+    seen: dict[str, t.Any] = {}
+    async with Client(target, mode=mode, read_timeout_seconds=30) as client:
+        if mode == "legacy":
+            extensions = client.server_capabilities.extensions or {}
+        else:
+            extensions = (await call(client, "server/discover"))["capabilities"]["extensions"]
+        seen["extensions"] = extensions
+        seen["echo"] = await call(client, "echo/ping", x=41)
+        with pytest.raises(MCPError) as refused:
+            await call(client, "strict/settings")
+        seen["undeclared"] = (refused.value.error.code, refused.value.error.data)
+        with pytest.raises(MCPError) as failed:
+            await call(client, "strict/fail")
+        seen["fail"] = (failed.value.error.code, failed.value.error.message)
+        tools = await client.list_tools()
+        seen["meta"] = tools.tools[0].meta
+        resources = await client.list_resources()
+        seen["listed"] = [str(item.uri) for item in resources.resources]
+        templates = await client.list_resource_templates()
+        seen["templates"] = [item.uri_template for item in templates.resource_templates]
+        hidden = await client.read_resource("secret://plan")
+        seen["hidden"] = hidden.contents[0].text  # type: ignore[union-attr]
+        note = await client.read_resource("secret://notes/a")
+        seen["note"] = note.contents[0].text  # type: ignore[union-attr]
+    declared = [advertise("com.example/strict", {"level": 2})]
+    async with Client(target, mode=mode, read_timeout_seconds=30, extensions=declared) as client:
+        seen["declared"] = await call(client, "strict/settings")
+    return seen
+
+
+def expected(mode: str) -> dict[str, t.Any]:
+    version = "2025-11-25" if mode == "legacy" else "2026-07-28"
+    return {
+        "extensions": {"com.example/echo": {"version": 1}, "com.example/strict": {}},
+        "echo": {"pong": 41} if mode == "legacy" else {"pong": 41, "resultType": "complete"},
+        "undeclared": (
+            -32021,
+            {"requiredCapabilities": {"extensions": {"com.example/strict": {}}}},
+        ),
+        "fail": (
+            -32603,
+            "Internal error in extension method 'strict/fail'. The server log has the details.",
+        ),
+        "meta": {"com.example/badge": "gold"},
+        "listed": ["public://readme"],
+        "templates": [],
+        "hidden": "the plan",
+        "note": "note a",
+        "declared": {
+            "settings": {"level": 2},
+            "version": version,
+            "client": "mcp",
+            **({} if mode == "legacy" else {"resultType": "complete"}),
+        },
+    }
+
+
+def strip(seen: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Drop what the 2026-07-28 era adds to every result (serverInfo, caching hints)."""
+    for key in ("echo", "declared"):
+        for extra in ("_meta", "ttlMs", "cacheScope"):
+            seen[key].pop(extra, None)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def server() -> t.Iterator[t.Any]:
+    with start_server(f"{APP}:app", "gevent") as running:
+        yield running
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", MODES)
+def test_echo_over_gunicorn_gevent(server: t.Any, mode: str) -> None:
+    seen = anyio.run(check, server.url, mode)
+    assert strip(seen) == expected(mode)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", MODES)
+def test_echo_over_stdio(mode: str) -> None:
+    parameters = StdioServerParameters(
+        command=str(pathlib.Path(sys.executable).parent / "flask"),
+        args=["--app", APP, "mcp", "stdio"],
+        env={"PYTHONPATH": str(ROOT / "tests")},
+        cwd=ROOT,
+    )
+    seen = anyio.run(check, parameters, mode)
+    assert strip(seen) == expected(mode)
+
+
+# -- unit ---------------------------------------------------------------------------------
+
+
+class Echo(Extension):
+    id = "com.example/echo"
+
+    def capability(self) -> dict[str, t.Any]:
+        return {"version": 1}
+
+    @Extension.method("echo/ping")
+    def ping(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+        return {"pong": params.get("x"), "declared": ctx.client_supports(self.id)}
+
+
+class HandshakeOnly(Extension):
+    id = "com.example/old"
+
+    @Extension.method("old/ping", eras=["handshake"])
+    def ping(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+        return {}
+
+
+def test_an_identifier_must_have_a_vendor_prefix() -> None:
+    with pytest.raises(TypeError, match="'{vendor-prefix}/{name}'"):
+
+        class Bad(Extension):
+            id = "echo"
+
+
+def test_two_claims_name_both() -> None:
+    mcp = MCP(name="s", version="1")
+    mcp.add_extension(Echo())
+    with pytest.raises(ValueError, match="Echo and Echo"):
+        mcp.add_extension(Echo())
+
+    class Other(Extension):
+        id = "com.example/other"
+
+        @Extension.method("echo/ping")
+        def ping(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+            return {}
+
+    with pytest.raises(ValueError, match="com.example/echo and com.example/other"):
+        mcp.add_extension(Other())
+
+    class Core(Extension):
+        id = "com.example/core"
+
+        @Extension.method("tools/list")
+        def tools(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+            return {}
+
+    with pytest.raises(ValueError, match="serves already"):
+        mcp.add_extension(Core())
+
+    class Opt(Extension):
+        id = "com.example/opt"
+        tool_options = ("badge",)
+
+    class Opt2(Extension):
+        id = "com.example/opt2"
+        tool_options = ("badge",)
+
+    mcp.add_extension(Opt())
+    with pytest.raises(ValueError, match="com.example/opt and com.example/opt2"):
+        mcp.add_extension(Opt2())
+    with pytest.raises(KeyError, match="mcp.add_extension"):
+        mcp.extension("com.example/nope")
+    assert isinstance(mcp.extension("com.example/echo"), Echo)
+
+
+def test_an_unknown_tool_option_names_the_known_ones() -> None:
+    mcp = MCP(name="s", version="1")
+
+    class Opt(Extension):
+        id = "com.example/opt"
+        tool_options = ("badge",)
+
+    mcp.add_extension(Opt())
+    with pytest.raises(TypeError, match=r"'bagde'.*'badge' \(com.example/opt\)"):
+
+        @mcp.tool(bagde="x")
+        def f() -> str:
+            return ""
+
+
+def test_setup_and_init_app_hooks_run() -> None:
+    calls: list[str] = []
+
+    class Hooked(Extension):
+        id = "com.example/hooked"
+
+        def setup(self, mcp: t.Any) -> None:
+            calls.append("setup")
+
+        def init_app(self, app: Flask, mcp: t.Any) -> None:
+            calls.append(f"init_app {app.name}")
+
+    mcp = MCP(name="s", version="1")
+    first = Flask("first")
+    mcp.init_app(first)
+    mcp.add_extension(Hooked())
+    second = Flask("second")
+    mcp.init_app(second)
+    assert calls == ["setup", "init_app first", "init_app second"]
+
+
+def test_methods_in_both_eras_and_era_limits() -> None:
+    mcp = MCP(name="s", version="1")
+    mcp.add_extension(Echo())
+    mcp.add_extension(HandshakeOnly())
+    app = Flask(__name__)
+    mcp.init_app(app)
+    with MCPTestClient(app) as client:
+        assert client.request("echo/ping", {"x": 1}) == {"pong": 1, "declared": False}
+        assert client.request("old/ping") == {}
+    with MCPTestClient(app, protocol_version="2026-07-28") as client:
+        result = client.request("echo/ping", {"x": 2})
+        assert (result["pong"], result["declared"]) == (2, False)
+        with pytest.raises(Exception, match="-32601|Method not found"):
+            client.request("old/ping")

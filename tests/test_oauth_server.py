@@ -1,0 +1,660 @@
+"""The built-in authorization server in process: each OAuth rule and its precise error.
+
+The app is ``tests/_apps/oauth_notes.py`` (Flask-Login users, tools with ``scopes=``),
+made anew for each test on one ``OAuthServer`` (the extension serves many apps). The
+browser flow against gunicorn is ``tests/test_e2e_oauth_server.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import secrets
+import typing as t
+from urllib.parse import parse_qs
+from urllib.parse import urlencode
+from urllib.parse import urlsplit
+
+import pytest
+from _apps import oauth_notes
+from oauth_hosts import DocumentHost
+from werkzeug.middleware.proxy_fix import ProxyFix
+from wire import ACCEPT
+
+from flask_mcp.contrib.oauth_server.client_documents import ClientDocumentError
+from flask_mcp.contrib.oauth_server.client_documents import ClientDocuments
+from flask_mcp.contrib.oauth_server.client_documents import cache_seconds
+from flask_mcp.contrib.oauth_server.clients import redirect_uri_matches
+from flask_mcp.contrib.oauth_server.keys import SigningKeys
+from flask_mcp.contrib.oauth_server.storage import MemoryStorage
+from flask_mcp.contrib.oauth_server.storage import RedisStorage
+from flask_mcp.contrib.oauth_server.storage import SQLStorage
+
+BASE = "http://127.0.0.1:8300"
+REDIRECT = "http://127.0.0.1:9999/callback"
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch) -> t.Any:
+    monkeypatch.setenv("OAUTH_APP_BASE", BASE)
+    return oauth_notes.create_app()
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
+    return verifier, challenge.decode()
+
+
+def register(client: t.Any, **metadata: t.Any) -> dict[str, t.Any]:
+    body = {"redirect_uris": [REDIRECT], "client_name": "Test client", **metadata}
+    response = client.post("/oauth/register", json=body)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return t.cast(dict[str, t.Any], response.json)
+
+
+def login(client: t.Any, user: str = "ada") -> None:
+    response = client.post("/login", data={"username": user, "password": f"pw-{user}"})
+    assert response.status_code == 302
+
+
+def authorize_params(client_id: str, challenge: str, **extra: str) -> dict[str, str]:
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "st-1",
+        "scope": "notes:read",
+        "resource": f"{BASE}/mcp",
+    }
+    params.update(extra)
+    return {k: v for k, v in params.items() if v != ""}
+
+
+def consent(client: t.Any, params: dict[str, str], decision: str = "allow") -> t.Any:
+    """GET the consent page, then POST its form; return the final response."""
+    page = client.get("/oauth/authorize?" + urlencode(params))
+    if page.status_code != 200:
+        return page
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True))
+    assert token, page.get_data(as_text=True)
+    return client.post(
+        "/oauth/authorize?" + urlencode(params),
+        data={"csrf_token": token.group(1), "decision": decision},
+    )
+
+
+def code_from(response: t.Any) -> str:
+    assert response.status_code == 302, response.get_data(as_text=True)
+    query = parse_qs(urlsplit(response.headers["Location"]).query)
+    assert query["state"] == ["st-1"] and query["iss"] == [BASE]  # RFC 9207
+    return query["code"][0]
+
+
+def exchange(client: t.Any, client_id: str, code: str, verifier: str, **extra: str) -> t.Any:
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "client_id": client_id,
+        "code_verifier": verifier,
+        "resource": f"{BASE}/mcp",
+        **extra,
+    }
+    return client.post("/oauth/token", data={k: v for k, v in form.items() if v != ""})
+
+
+def tokens(client: t.Any, scope: str = "notes:read") -> tuple[str, dict[str, t.Any]]:
+    """Register, log in as ada, consent, exchange: the client id and the token response."""
+    client_id = register(client)["client_id"]
+    login(client)
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge, scope=scope)))
+    response = exchange(client, client_id, code, verifier)
+    assert response.status_code == 200, response.json
+    return client_id, t.cast(dict[str, t.Any], response.json)
+
+
+def call_tool(
+    client: t.Any, token: str, name: str, arguments: dict[str, t.Any] | None = None
+) -> t.Any:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments or {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    return client.post("/mcp", json=body, headers=headers)
+
+
+def test_metadata_names_the_server_and_its_endpoints(app: t.Any) -> None:
+    client = app.test_client()
+    resource = client.get("/.well-known/oauth-protected-resource/mcp").json
+    assert resource["authorization_servers"] == [BASE]
+    assert resource["scopes_supported"] == ["notes:read", "notes:write"]
+    server = client.get("/.well-known/oauth-authorization-server").json
+    assert server["issuer"] == BASE
+    assert server["authorization_endpoint"] == f"{BASE}/oauth/authorize"
+    assert server["code_challenge_methods_supported"] == ["S256"]
+    assert server["client_id_metadata_document_supported"] is True
+    assert client.get("/oauth/jwks").json["keys"][0]["alg"] == "ES256"
+
+
+def test_metadata_under_another_path_behind_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OAUTH_APP_BASE", "https://notes.example.com/tenant")
+    monkeypatch.setenv("FLASK_MCP_PATH", "/api/mcp")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_ISSUER", "https://notes.example.com/tenant")
+    monkeypatch.setenv("FLASK_MCP_AUTH_RESOURCE", "https://notes.example.com/tenant/api/mcp")
+    app = oauth_notes.create_app()
+    app.wsgi_app = ProxyFix(app.wsgi_app, x_proto=1, x_host=1, x_prefix=1)  # type: ignore[method-assign]
+    client = app.test_client()
+    proxied = {
+        "X-Forwarded-Proto": "https",
+        "X-Forwarded-Host": "notes.example.com",
+        "X-Forwarded-Prefix": "/tenant",
+    }
+    resource = client.get("/.well-known/oauth-protected-resource/api/mcp", headers=proxied).json
+    assert resource["resource"] == "https://notes.example.com/tenant/api/mcp"
+    assert resource["authorization_servers"] == ["https://notes.example.com/tenant"]
+    server = client.get("/.well-known/oauth-authorization-server/tenant", headers=proxied).json
+    assert server["issuer"] == "https://notes.example.com/tenant"
+    assert server["token_endpoint"] == "https://notes.example.com/tenant/oauth/token"
+    # Not logged in: the login redirect keeps the proxy's prefix in next=.
+    client_id = register(client)["client_id"]
+    _, challenge = pkce()
+    params = authorize_params(
+        client_id, challenge, resource="https://notes.example.com/tenant/api/mcp"
+    )
+    page = client.get("/oauth/authorize?" + urlencode(params), headers=proxied)
+    assert page.status_code == 302
+    location = urlsplit(page.headers["Location"])
+    assert location.path == "/tenant/login"
+    assert parse_qs(location.query)["next"][0].startswith("/tenant/oauth/authorize?")
+
+
+def test_code_flow_tokens_name_the_user(app: t.Any) -> None:
+    client = app.test_client()
+    client_id, token = tokens(client)
+    assert token["token_type"] == "Bearer" and token["scope"] == "notes:read"
+    assert token["refresh_token"] and token["expires_in"] == 3600
+    response = call_tool(client.application.test_client(), token["access_token"], "whoami")
+    result = response.json["result"]["structuredContent"]
+    assert result == {"sub": "ada", "current_user": "ada", "scopes": ["notes:read"]}
+
+
+def test_login_redirect_then_remembered_consent(app: t.Any) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    _, challenge = pkce()
+    params = authorize_params(client_id, challenge)
+    page = client.get("/oauth/authorize?" + urlencode(params))
+    assert page.status_code == 302 and "/login?next=" in page.headers["Location"]
+    login(client)
+    code_from(consent(client, params))
+    again = client.get("/oauth/authorize?" + urlencode(params))
+    assert again.status_code == 302 and "code=" in again.headers["Location"]  # remembered
+    server = oauth_notes.oauth.app_server(app)
+    assert server.consents("ada")[client_id]["scopes"] == ["notes:read"]
+    wider = client.get(
+        "/oauth/authorize?" + urlencode({**params, "scope": "notes:read notes:write"})
+    )
+    assert wider.status_code == 200 and b"notes:write" in wider.data  # asks again
+
+
+def test_deny_redirects_with_access_denied(app: t.Any) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    response = consent(client, authorize_params(client_id, challenge), decision="deny")
+    assert response.status_code == 302
+    assert parse_qs(urlsplit(response.headers["Location"]).query)["error"] == ["access_denied"]
+
+
+@pytest.mark.parametrize(
+    "redirect_uri",
+    [
+        "http://127.0.0.1:9999/callback/extra",
+        "http://127.0.0.1:9999/callbac",
+        "http://evil.example/callback",
+        "http://127.0.0.1:9999/callback?x=1",
+    ],
+)
+def test_wrong_or_partial_redirect_uri(app: t.Any, redirect_uri: str) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    page = client.get(
+        "/oauth/authorize?"
+        + urlencode(authorize_params(client_id, challenge, redirect_uri=redirect_uri))
+    )
+    assert page.status_code == 400  # shown, never redirected to an unregistered URI
+    assert b'<code id="error">invalid_request</code>' in page.data
+    assert b"Redirect URI" in page.data
+
+
+def test_loopback_redirect_any_port_rfc_8252() -> None:
+    assert redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:53211/cb")
+    assert redirect_uri_matches("http://[::1]:80/cb", "http://[::1]:6000/cb")
+    assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:53211/cb2")
+    assert not redirect_uri_matches("http://localhost/cb", "http://localhost:5000/cb")
+    assert not redirect_uri_matches("https://app.example/cb", "https://app.example:444/cb")
+
+
+def test_pkce_required_and_s256_only(app: t.Any) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    for extra in ({"code_challenge": ""}, {"code_challenge_method": "plain"}):
+        page = client.get(
+            "/oauth/authorize?" + urlencode(authorize_params(client_id, challenge, **extra))
+        )
+        assert page.status_code == 302
+        query = parse_qs(urlsplit(page.headers["Location"]).query)
+        assert query["error"] == ["invalid_request"] and query["iss"] == [BASE]
+
+
+@pytest.mark.parametrize("verifier", ["", "wrong-" + "x" * 50])
+def test_missing_or_wrong_pkce_verifier(app: t.Any, verifier: str) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    response = exchange(client, client_id, code, verifier)
+    assert response.status_code == 400
+    assert response.json["error"] == ("invalid_request" if not verifier else "invalid_grant")
+    assert "access_token" not in response.json
+
+
+def test_reused_code_is_refused_and_revokes_its_tokens(app: t.Any) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    first = exchange(client, client_id, code, verifier)
+    assert first.status_code == 200
+    again = exchange(client, client_id, code, verifier)
+    assert again.status_code == 400 and again.json["error"] == "invalid_grant"
+    assert "access_token" not in again.json
+    assert call_tool(app.test_client(), first.json["access_token"], "whoami").status_code == 401
+    refresh = client.post(
+        "/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": first.json["refresh_token"],
+            "client_id": client_id,
+        },
+    )
+    assert refresh.status_code == 400 and refresh.json["error"] == "invalid_grant"
+
+
+def test_refresh_rotates_and_reuse_revokes_the_family(app: t.Any) -> None:
+    client = app.test_client()
+    client_id, first = tokens(client)
+    form = {"grant_type": "refresh_token", "client_id": client_id}
+    second = client.post("/oauth/token", data={**form, "refresh_token": first["refresh_token"]})
+    assert second.status_code == 200 and second.json["refresh_token"] != first["refresh_token"]
+    assert call_tool(app.test_client(), second.json["access_token"], "whoami").status_code == 200
+    reused = client.post("/oauth/token", data={**form, "refresh_token": first["refresh_token"]})
+    assert reused.status_code == 400 and reused.json["error"] == "invalid_grant"
+    assert "access_token" not in reused.json
+    # the whole family is gone: the newest access token and refresh token too
+    assert call_tool(app.test_client(), second.json["access_token"], "whoami").status_code == 401
+    third = client.post(
+        "/oauth/token", data={**form, "refresh_token": second.json["refresh_token"]}
+    )
+    assert third.status_code == 400 and third.json["error"] == "invalid_grant"
+
+
+def test_revocation_rfc_7009(app: t.Any) -> None:
+    client = app.test_client()
+    client_id, token = tokens(client)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
+    response = client.post(
+        "/oauth/revoke", data={"token": token["access_token"], "client_id": client_id}
+    )
+    assert response.status_code == 200
+    refused = call_tool(app.test_client(), token["access_token"], "whoami")
+    assert (
+        refused.status_code == 401
+        and 'error="invalid_token"' in refused.headers["WWW-Authenticate"]
+    )
+    refresh = client.post(
+        "/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": token["refresh_token"],
+            "client_id": client_id,
+        },
+    )
+    assert refresh.json["error"] == "invalid_grant"
+
+
+def test_revoking_consent_revokes_the_clients_tokens(app: t.Any) -> None:
+    client = app.test_client()
+    client_id, token = tokens(client)
+    oauth_notes.oauth.revoke_consent("ada", client_id, app=app)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
+    assert client_id not in oauth_notes.oauth.consents("ada", app=app)
+
+
+def test_token_for_another_resource(app: t.Any) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    params = authorize_params(client_id, challenge, resource="https://other.example/mcp")
+    page = client.get("/oauth/authorize?" + urlencode(params))
+    assert page.status_code == 302
+    assert parse_qs(urlsplit(page.headers["Location"]).query)["error"] == ["invalid_target"]
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    response = exchange(client, client_id, code, verifier, resource="https://other.example/mcp")
+    assert response.status_code == 400 and response.json["error"] == "invalid_target"
+    assert "access_token" not in response.json
+
+
+def test_token_of_another_app_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OAUTH_APP_BASE", "http://127.0.0.1:8301")
+    one = oauth_notes.create_app()
+    monkeypatch.setenv("OAUTH_APP_BASE", BASE)
+    other = oauth_notes.create_app()
+    _, token = tokens(other.test_client())
+    refused = call_tool(one.test_client(), token["access_token"], "whoami")
+    assert refused.status_code == 401
+
+
+def test_insufficient_scope_then_step_up(app: t.Any) -> None:
+    client = app.test_client()
+    client_id, token = tokens(client, scope="notes:read")
+    refused = call_tool(app.test_client(), token["access_token"], "add_note", {"text": "hi"})
+    assert refused.status_code == 403
+    assert 'error="insufficient_scope"' in refused.headers["WWW-Authenticate"]
+    verifier, challenge = pkce()
+    params = authorize_params(client_id, challenge, scope="notes:read notes:write")
+    code = code_from(consent(client, params))
+    wider = exchange(client, client_id, code, verifier).json
+    done = call_tool(app.test_client(), wider["access_token"], "add_note", {"text": "hi"})
+    assert done.json["result"]["content"][0]["text"] == "saved for ada"
+
+
+def test_expired_consent_csrf_token(app: t.Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    params = authorize_params(client_id, challenge)
+    page = client.get("/oauth/authorize?" + urlencode(params)).get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token
+    import itsdangerous.timed
+
+    later = itsdangerous.timed.TimestampSigner.get_timestamp(t.cast(t.Any, None)) + 901
+    monkeypatch.setattr(itsdangerous.timed.TimestampSigner, "get_timestamp", lambda self: later)
+    response = client.post(
+        "/oauth/authorize?" + urlencode(params),
+        data={"csrf_token": token.group(1), "decision": "allow"},
+    )
+    assert response.status_code == 400 and b"invalid_request" in response.data
+    assert b"expired" in response.data and "Location" not in response.headers
+    forged = client.post(
+        "/oauth/authorize?" + urlencode(params), data={"csrf_token": "forged", "decision": "allow"}
+    )
+    assert forged.status_code == 400 and "Location" not in forged.headers
+
+
+def test_registration_gated_by_initial_access_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REGISTRATION_TOKENS", '["let-me-in"]')
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    body = {"redirect_uris": [REDIRECT]}
+    assert client.post("/oauth/register", json=body).json["error"] == "access_denied"
+    wrong = client.post("/oauth/register", json=body, headers={"Authorization": "Bearer nope"})
+    assert wrong.json["error"] == "access_denied"
+    ok = client.post("/oauth/register", json=body, headers={"Authorization": "Bearer let-me-in"})
+    assert ok.status_code == 201 and ok.json["client_id"].startswith("mcp-")
+    assert "client_secret" not in ok.json  # a public client: no secret, not even null
+    confidential = client.post(
+        "/oauth/register",
+        json={**body, "token_endpoint_auth_method": "client_secret_post"},
+        headers={"Authorization": "Bearer let-me-in"},
+    )
+    assert len(confidential.json["client_secret"]) > 30
+
+
+def test_registration_refuses_unsafe_redirects(app: t.Any) -> None:
+    client = app.test_client()
+    for uri in ("http://evil.example/cb", "https://app.example/cb#frag", "javascript:alert(1)"):
+        response = client.post("/oauth/register", json={"redirect_uris": [uri]})
+        assert response.status_code == 400 and response.json["error"] == "invalid_redirect_uri"
+
+
+def test_client_documents_refuse_private_addresses() -> None:
+    documents = ClientDocuments(MemoryStorage())
+    for url in (
+        "https://127.0.0.1/client.json",
+        "https://10.0.0.8/c.json",
+        "https://169.254.169.254/c",
+    ):
+        with pytest.raises(ClientDocumentError, match="private, loopback or link-local"):
+            documents.fetch(url)
+    with pytest.raises(ClientDocumentError, match="https:// with a path"):
+        documents.fetch("http://example.com/client.json")
+
+
+def test_client_document_checks() -> None:
+    url = "https://app.example/client.json"
+    good = {"client_id": url, "redirect_uris": ["http://127.0.0.1/cb"], "client_name": "App"}
+    import json
+
+    assert (
+        ClientDocuments.check(url, json.dumps(good).encode())["token_endpoint_auth_method"]
+        == "none"
+    )
+    for bad, reason in [
+        ({**good, "client_id": "https://other.example/c.json"}, "client_id"),
+        ({**good, "redirect_uris": []}, "redirect_uris"),
+        ({k: v for k, v in good.items() if k != "client_name"}, "client_name"),
+        ({**good, "token_endpoint_auth_method": "client_secret_post"}, "public client"),
+    ]:
+        with pytest.raises(ClientDocumentError, match=reason):
+            ClientDocuments.check(url, json.dumps(bad).encode())
+
+
+def test_cache_headers() -> None:
+    assert cache_seconds({"cache-control": "max-age=3600"}, 0) == 3600
+    assert cache_seconds({"cache-control": "no-store"}, 0) == 0
+    assert cache_seconds({"cache-control": "max-age=1"}, 0) == 60
+    assert cache_seconds({}, 0) == 300
+
+
+@pytest.mark.parametrize("kind", ["memory", "sql", "redis"])
+def test_storage_take_is_single_use(kind: str, tmp_path: t.Any, request: t.Any) -> None:
+    if kind == "redis":
+        prefix = f"oauth-test-{secrets.token_hex(4)}:"
+        storage: t.Any = RedisStorage.from_url(request.getfixturevalue("redis_url"), prefix)
+    elif kind == "sql":
+        storage = SQLStorage(f"sqlite:///{tmp_path}/o.db")
+    else:
+        storage = MemoryStorage()
+    assert storage.put("k", {"a": 1}, 60)
+    assert not storage.put("k", {"a": 2}, 60, only_new=True)
+    assert storage.get("k") == {"a": 1}
+    assert storage.take("k") == {"a": 1}
+    assert storage.take("k") is None
+    storage.add("s", "x", 60)
+    storage.add("s", "y", 60)
+    assert storage.members("s") == {"x", "y"}
+    storage.delete("s")
+    assert storage.members("s") == set()
+    storage.put("gone", {}, 0.001)
+    import time
+
+    time.sleep(0.01)
+    assert storage.get("gone") is None
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        ({"padding": 6000}, "larger than 5120 bytes"),
+        ({"padding": 6000, "chunked": True}, "larger than 5120 bytes"),
+        ({"delay": 3.0}, "longer than 0.5 s"),
+    ],
+)
+def test_client_documents_too_large_or_slow(
+    tmp_path: t.Any, options: dict[str, t.Any], reason: str
+) -> None:
+    host = DocumentHost(tmp_path, REDIRECT, **options)
+    try:
+        documents = ClientDocuments(
+            MemoryStorage(), allow_private=True, timeout=0.5, verify=str(host.cert)
+        )
+        with pytest.raises(ClientDocumentError, match=reason):
+            documents.get(host.url)
+        plain = DocumentHost(tmp_path, REDIRECT)
+        try:
+            fine = ClientDocuments(MemoryStorage(), allow_private=True, verify=str(plain.cert))
+            assert fine.get(plain.url)["client_name"] == "Document Client"
+            fine.get(plain.url)
+            assert plain.fetches == 1  # cached per its Cache-Control
+        finally:
+            plain.close()
+    finally:
+        host.close()
+
+
+def test_a_refused_document_is_an_invalid_client_error(
+    tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = DocumentHost(tmp_path, REDIRECT, padding=6000)
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE", "true")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE", str(host.cert))
+    try:
+        app = oauth_notes.create_app()
+        client = app.test_client()
+        login(client)
+        _, challenge = pkce()
+        page = client.get("/oauth/authorize?" + urlencode(authorize_params(host.url, challenge)))
+    finally:
+        host.close()
+    assert page.status_code == 400 and "Location" not in page.headers
+    assert b'<code id="error">invalid_client</code>' in page.data
+    assert b"larger than 5120 bytes" in page.data
+
+
+def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With MCP_OAUTH_REVOCATION_CACHE_SECONDS another worker's revocation waits its turn."""
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REVOCATION_CACHE_SECONDS", "3600")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    _, token = tokens(client)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
+    server = oauth_notes.oauth.app_server(app)
+    family = server.decode_access_token(token["access_token"])["fid"]
+    # another worker revokes: only the storage changes, this process trusts its answer
+    server.storage.put(f"revoked:{family}", {"at": 0}, 60)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
+    server.revoke_family(family)  # revoked in this process: applies at once
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
+
+
+def test_signing_keys_rotate_and_the_jwks_follows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jwt
+
+    from flask_mcp.contrib.oauth_server import keys as keys_module
+
+    now = [1_000_000.0]
+    monkeypatch.setattr(keys_module.time, "time", lambda: now[0])
+    storage = MemoryStorage()
+    one, other = SigningKeys(storage, 100.0), SigningKeys(storage, 100.0)  # two workers
+    token = one.sign({"sub": "ada"})
+    kid = jwt.get_unverified_header(token)["kid"]
+    assert other.current()[1] == kid  # the same key in every worker
+    assert [key["kid"] for key in one.jwks()["keys"]][1] == kid
+    now[0] += 100  # next period: a new key signs, the old one still verifies
+    assert one.current()[1] != kid
+    assert jwt.decode(token, other.verifier(kid, "ES256"), algorithms=["ES256"])["sub"] == "ada"
+    assert kid in [key["kid"] for key in other.jwks()["keys"]]
+    now[0] += 100  # two periods later: no longer published, no longer accepted
+    assert kid not in [key["kid"] for key in other.jwks()["keys"]]
+    with pytest.raises(LookupError):
+        other.verifier(kid, "ES256")
+
+
+def test_an_app_without_flask_login_names_its_user_with_callables() -> None:
+    from flask import Flask
+    from flask import g
+    from flask import session
+
+    from flask_mcp import MCP
+    from flask_mcp import Context
+    from flask_mcp.contrib.oauth_server import OAuthServer
+
+    mcp = MCP(name="plain-login", version="1")
+    loaded: list[str] = []
+
+    @mcp.tool(scopes=["notes:read"])
+    def who(ctx: Context) -> str:
+        return f"{ctx.auth.claims['sub']} / {g.get('_login_user')}"
+
+    def load_user(user_id: str) -> str:
+        loaded.append(user_id)
+        return f"<user {user_id}>"
+
+    oauth = OAuthServer(mcp, user_loader=lambda: session.get("user"), load_user=load_user)
+    app = Flask(__name__)
+    app.config.update(SECRET_KEY="s", MCP_AUTH_RESOURCE=f"{BASE}/mcp")
+    app.add_url_rule("/signin", "signin", lambda: session.update(user="grace") or "ok")
+    oauth.init_app(app)
+    mcp.init_app(app)
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    _, challenge = pkce()
+    page = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id, challenge)))
+    assert page.status_code == 401 and b"login_required" in page.data  # no login view known
+    client.get("/signin")
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    token = exchange(client, client_id, code, verifier).json["access_token"]
+    answer = call_tool(app.test_client(), token, "who").json["result"]
+    assert answer["content"][0]["text"] == "grace / <user grace>" and loaded == ["grace"]
+
+
+def test_a_confidential_client_authenticates_with_its_secret(app: t.Any) -> None:
+    client = app.test_client()
+    registered = register(client, token_endpoint_auth_method="client_secret_post")
+    client_id, secret = registered["client_id"], registered["client_secret"]
+    stored = oauth_notes.oauth.app_server(app).storage.get(f"client:{client_id}")
+    assert stored is not None and secret not in str(stored)  # only its digest is kept
+    login(client)
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    wrong = exchange(client, client_id, code, verifier, client_secret="not-it")
+    assert wrong.status_code == 401 and wrong.json["error"] == "invalid_client"
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    right = exchange(client, client_id, code, verifier, client_secret=secret)
+    assert right.status_code == 200 and right.json["access_token"]

@@ -1,0 +1,222 @@
+"""``MCP_PATH`` with URL variables (``/t/<tenant>/mcp``): one endpoint per tenant.
+
+The values reach handlers as ``request.view_args`` and ``ctx.path_args`` in both eras; a
+session belongs to the path it was created under (its id under another tenant's path is
+an unknown session, for POST, the GET stream and DELETE); a task is found only under its
+tenant's path; the OAuth metadata is served per tenant. End to end on gunicorn with two
+gevent workers sharing Redis, through the official ``mcp`` client; this module serves
+its own app (``tests.test_path_args:app``).
+"""
+
+from __future__ import annotations
+
+import typing as t
+import uuid
+
+import anyio
+import httpx
+import pytest
+from flask import Flask
+from flask import request
+from harness import GUNICORN_READY_ARGS
+from harness import redis_env
+from harness import start_server
+from harness import wait_for_workers_ready
+
+from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp.testing import MCPTestClient
+
+MODES = ["legacy", "2026-07-28"]
+TENANTS = ["acme", "globex"]
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+ACCEPT = "application/json, text/event-stream"
+
+mcp = MCP(name="tenants", version="1.0")
+
+
+@mcp.tool()
+def whoami(ctx: Context) -> str:
+    """Name the tenant of the endpoint called, as the view and the context see it."""
+    return f"{request.view_args['tenant']} {ctx.path_args['tenant']}"
+
+
+@mcp.tool()
+def plain() -> str:
+    """A handler without a Context: it runs in the view."""
+    return str(request.view_args)
+
+
+@mcp.tool(task="optional")
+def tenant_report(ctx: Context) -> str:
+    """Run as a task: the task knows its tenant, in whichever worker runs it."""
+    return f"report of {ctx.path_args['tenant']}"
+
+
+def create_app() -> Flask:
+    app = Flask(__name__)
+    app.config.update(SECRET_KEY="tenants", MCP_PATH="/t/<tenant>/mcp", MCP_TASK_IMMEDIATE_MS=0)
+    app.config.from_prefixed_env()
+    mcp.init_app(app)
+    return app
+
+
+app = create_app()
+
+
+# -- in process ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_values_reach_handlers_in_both_eras(version: str) -> None:
+    for tenant in TENANTS:
+        with MCPTestClient(app, path=f"/t/{tenant}/mcp", protocol_version=version) as client:
+            assert client.call_tool("whoami")["content"][0]["text"] == f"{tenant} {tenant}"
+            assert client.call_tool("plain")["content"][0]["text"] == f"{{'tenant': '{tenant}'}}"
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_converters_keep_their_types_and_tasks_their_json(
+    request_fixture: pytest.FixtureRequest, backend: str
+) -> None:
+    """``<uuid:...>`` and ``<int:...>``: the handler gets the converted values; a session or
+    task record keeps their JSON form (a UUID as its string), also on Redis."""
+    typed = Flask(__name__)
+    typed.config["MCP_PATH"] = "/w/<uuid:workspace>/<int:shard>/mcp"
+    if backend == "redis":
+        url = request_fixture.getfixturevalue("redis_url")
+        typed.config["MCP_BACKEND"] = f"{url}?prefix=path-args-{uuid.uuid4().hex}:"
+    server = MCP(name="typed", version="1")
+
+    @server.tool(task="optional")
+    def where(ctx: Context) -> str:
+        return repr(ctx.path_args)
+
+    server.init_app(typed)
+    workspace = uuid.UUID(int=5)
+    with MCPTestClient(typed, path=f"/w/{workspace}/3/mcp") as client:
+        assert client.call_tool("where")["content"][0]["text"] == (
+            f"{{'workspace': {workspace!r}, 'shard': 3}}"
+        )
+        task = client.request("tools/call", {"name": "where", "arguments": {}, "task": {}})
+        done = client.request("tasks/result", {"taskId": task["task"]["taskId"]})
+        assert done["content"][0]["text"] == f"{{'workspace': '{workspace}', 'shard': 3}}"
+
+
+def test_oauth_metadata_is_served_per_tenant() -> None:
+    secured = Flask(__name__)
+    secured.config.update(
+        MCP_PATH="/t/<tenant>/mcp",
+        MCP_AUTH_RESOURCE="https://mcp.example.com/t/<tenant>/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+    )
+    server = MCP(name="secured", version="1", authorizer=lambda token, req: None)
+    server.init_app(secured)
+    client = secured.test_client()
+    document = client.get("/.well-known/oauth-protected-resource/t/acme/mcp")
+    assert document.status_code == 200
+    assert document.json["resource"] == "https://mcp.example.com/t/acme/mcp"
+    refused = client.post("/t/globex/mcp", json=INIT, headers={"Accept": ACCEPT})
+    assert refused.status_code == 401
+    assert (
+        'resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/t/globex/mcp"'
+        in (refused.headers["WWW-Authenticate"])
+    )
+
+
+# -- end to end: gunicorn, two workers on Redis --------------------------------------------------
+
+
+@pytest.fixture
+def request_fixture(request: pytest.FixtureRequest) -> pytest.FixtureRequest:
+    return request
+
+
+@pytest.fixture(scope="module")
+def server(redis_url: str) -> t.Iterator[t.Any]:
+    with start_server(
+        "tests.test_path_args:app",
+        "gevent",
+        workers=2,
+        env=redis_env(redis_url),
+        extra_args=GUNICORN_READY_ARGS,
+    ) as srv:
+        wait_for_workers_ready(srv, 2)
+        yield srv
+
+
+def endpoint(server: t.Any, tenant: str) -> str:
+    return f"http://127.0.0.1:{server.port}/t/{tenant}/mcp"
+
+
+@pytest.mark.e2e
+@pytest.mark.redis
+@pytest.mark.parametrize("mode", MODES)
+def test_official_client_per_tenant_with_tasks(server: t.Any, mode: str) -> None:
+    import mcp_types as types
+    from mcp import Client
+    from mcp import MCPError
+
+    from flask_mcp.client import TasksExtension
+    from flask_mcp.client import call_tool_as_task
+    from flask_mcp.client import get_task
+    from flask_mcp.client import task_result
+
+    async def main() -> None:
+        acme = Client(endpoint(server, "acme"), mode=mode, extensions=[TasksExtension()])
+        globex = Client(endpoint(server, "globex"), mode=mode, extensions=[TasksExtension()])
+        async with acme, globex:
+            for tenant, client in (("acme", acme), ("globex", globex)):
+                result = await client.call_tool("whoami", {})
+                block = result.content[0]
+                assert isinstance(block, types.TextContent)
+                assert block.text == f"{tenant} {tenant}"
+            task = await call_tool_as_task(acme, "tenant_report", {})
+            done = await task_result(acme, task, timeout=30)
+            block = done.content[0]
+            assert isinstance(block, types.TextContent) and block.text == "report of acme"
+            with pytest.raises(MCPError) as unknown:  # the task belongs to acme's path
+                await get_task(globex, task.task_id)
+            assert unknown.value.error.code == -32602
+
+    anyio.run(main)
+
+
+@pytest.mark.e2e
+@pytest.mark.redis
+def test_a_session_belongs_to_its_path(server: t.Any) -> None:
+    with httpx.Client(timeout=10) as http:
+        opened = http.post(endpoint(server, "acme"), json=INIT, headers={"Accept": ACCEPT})
+        assert opened.status_code == 200
+        session = opened.headers["Mcp-Session-Id"]
+        headers = {
+            "Accept": ACCEPT,
+            "Mcp-Session-Id": session,
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert http.post(endpoint(server, "acme"), json=note, headers=headers).status_code == 202
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        for _ in range(4):  # both workers: the session's path is in Redis
+            assert (
+                http.post(endpoint(server, "acme"), json=ping, headers=headers).status_code == 200
+            )
+            other = http.post(endpoint(server, "globex"), json=ping, headers=headers)
+            assert other.status_code == 404
+            assert "Session not found" in other.text
+        stream = {**headers, "Accept": "text/event-stream"}
+        assert http.get(endpoint(server, "globex"), headers=stream).status_code == 404
+        with http.stream("GET", endpoint(server, "acme"), headers=stream) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+        assert http.delete(endpoint(server, "globex"), headers=headers).status_code == 404
+        assert http.delete(endpoint(server, "acme"), headers=headers).status_code in (200, 204)
