@@ -206,6 +206,17 @@ def verdicts(results: t.Mapping[tuple[str, str, str], wrk.WrkResult]) -> list[re
     return found
 
 
+def sizes() -> list[str]:
+    """The sizes measured: ``BENCH_LARGE_SIZES`` (comma-separated, e.g. ``4mb``), else all."""
+    chosen = [s.strip() for s in os.environ.get("BENCH_LARGE_SIZES", "").split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in data.SIZES]
+    if unknown:
+        raise SystemExit(
+            f"BENCH_LARGE_SIZES: unknown size {unknown}; choose from {list(data.SIZES)}"
+        )
+    return chosen or list(data.SIZES)
+
+
 def run(options: Options, chart_path: str | None = CHART) -> dict[str, t.Any]:
     """Run the large-result benchmark; print its tables and verdicts; return its figures."""
     print(report.banner("large results: 1 KB, 100 KB, 4 MB of JSON"))
@@ -220,7 +231,7 @@ def run(options: Options, chart_path: str | None = CHART) -> dict[str, t.Any]:
                     print(f"  {row.label} {row.shape}: skipped ({row.skipped[:200]})")
             live = [row for row in rows if row.skipped is None]
             runs: dict[tuple[str, str, str], list[wrk.WrkResult]] = {}
-            for size in data.SIZES:
+            for size in sizes():
                 for row in live:
                     _drive(row, size, warmup, options.client_core, warmup=True)
                 for round_ in range(options.rounds):
@@ -244,7 +255,7 @@ def run(options: Options, chart_path: str | None = CHART) -> dict[str, t.Any]:
             for server in servers:
                 server.stop()
         table_rows = []
-        for size in data.SIZES:
+        for size in sizes():
             for row in rows:
                 found = results.get((row.label, row.shape, size))
                 if found is None:
@@ -305,7 +316,7 @@ def _ratio_rows(results: t.Mapping[tuple[str, str, str], wrk.WrkResult]) -> list
         ("flask_mcp/gevent@2026", "fastmcp/json@2026"),
         ("flask_mcp/gevent", "fastmcp/stateless-sse"),
     )
-    for size in data.SIZES:
+    for size in sizes():
         for shape in SHAPES:
             for top, bottom in pairs:
                 a = results.get((top, shape, size))
@@ -343,7 +354,7 @@ def ratio_chart(rps: t.Mapping[tuple[str, str, str], float], subtitle: str) -> s
 
     :param rps: req/s by (label, shape, size), as :func:`run` measures them.
     """
-    groups = [f"{size} {shape}" for size in data.SIZES for shape in ("structured", "text")]
+    groups = [f"{size} {shape}" for size in sizes() for shape in ("structured", "text")]
     values: dict[tuple[str, str], float | None] = {}
     for group in groups:
         size, shape = group.split()

@@ -13,6 +13,7 @@ import json
 import typing as t
 
 from .convert import Unconvertible
+from .convert import plain_json_bytes
 from .convert import to_json
 
 Content = dict[str, t.Any]
@@ -183,21 +184,27 @@ def is_content(value: t.Any) -> bool:
     return isinstance(value, dict) and value.get("type") in CONTENT_TYPES
 
 
-_text_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+#: The text of JSON results without orjson, and for what orjson refuses (a lone
+#: surrogate, an integer over 64 bits): compact, as orjson writes it.
+_text_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def json_text(data: t.Any) -> str:
     """Serialise data that is already plain JSON (from :func:`~flask_mcp.convert.to_json`).
 
-    ``{"<name>": <int>}`` (a tool's wrapped integer result, the common case) is
-    written directly: an ASCII identifier needs no escaping and the encoder
-    writes an ``int`` as ``int.__repr__`` does, so the text is the same, in a
-    quarter of the encoder's time.
+    Compact JSON, written by orjson when it is installed (a 4 MB result in tens of
+    milliseconds; the standard library takes ten times as long), else by the
+    standard library in the same form. ``{"<name>": <int>}`` (a tool's wrapped
+    integer result, the common case) is written directly: an ASCII identifier
+    needs no escaping and both encoders write an ``int`` as ``int.__repr__`` does.
     """
     if type(data) is dict and len(data) == 1:
         for key, value in data.items():
             if type(value) is int and type(key) is str and key.isascii() and key.isidentifier():
-                return '{"' + key + '": ' + int.__repr__(value) + "}"
+                return '{"' + key + '":' + int.__repr__(value) + "}"
+    encoded = plain_json_bytes(data) if type(data) is dict or type(data) is list else None
+    if encoded is not None:
+        return encoded.decode("utf-8")
     return _text_encoder.encode(data)
 
 
@@ -206,7 +213,7 @@ def to_json_text(value: t.Any) -> str:
 
     :raises ~flask_mcp.convert.Unconvertible: the value has no faithful JSON form.
     """
-    return _text_encoder.encode(to_json(value))
+    return json_text(to_json(value))
 
 
 def binary(data: bytes | bytearray | memoryview, mime_type: str, uri: str) -> Content:

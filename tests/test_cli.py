@@ -150,7 +150,7 @@ def test_inspect(run: t.Any) -> None:
 def test_call_converts_arguments_with_the_schema(run: t.Any) -> None:
     result = run("call", "add", "a=2", "b=40")
     assert result.exit_code == 0, result.output
-    assert result.output.strip() == '{"result": 42}'
+    assert result.output.strip() == '{"result":42}'
     result = run(
         "call", "shape", "items=[1,2]", 'options={"x": true}', "ratio=0.5", "loud=yes", "--raw"
     )
@@ -161,9 +161,9 @@ def test_call_converts_arguments_with_the_schema(run: t.Any) -> None:
 
 def test_call_with_json_arguments(run: t.Any) -> None:
     result = run("call", "add", "--json", '{"a": 1, "b": 2}')
-    assert result.exit_code == 0 and result.output.strip() == '{"result": 3}'
+    assert result.exit_code == 0 and result.output.strip() == '{"result":3}'
     assert run("call", "add", "--json", '{"a": 1, "b": 2}', "b=5").output.strip() == (
-        '{"result": 6}'
+        '{"result":6}'
     )
 
 
@@ -669,7 +669,7 @@ def flask(*args: str, cwd: pathlib.Path = ROOT) -> subprocess.CompletedProcess[s
 def test_the_entry_point_registers_the_group() -> None:
     done = flask("--app", "examples.quickstart", "mcp", "call", "add", "a=1", "b=2")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == '{"result": 3}'
+    assert done.stdout.strip() == '{"result":3}'
     assert "mcp" in flask("--app", "examples.quickstart", "--help").stdout
 
 

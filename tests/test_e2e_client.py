@@ -25,7 +25,7 @@ def server(request: pytest.FixtureRequest) -> t.Iterator[t.Any]:
 def test_back_channel_round_trips(server: t.Any) -> None:
     async def main() -> None:
         async with client(server.url) as c:
-            assert text_of(await c.call_tool("add", {"a": 2, "b": 40})) == '{"result": 42}'
+            assert text_of(await c.call_tool("add", {"a": 2, "b": 40})) == '{"result":42}'
             assert text_of(await c.call_tool("sample", {"prompt": "hi"})) == "model said: HI"
             assert text_of(await c.call_tool("ask", {})) == "accept:Ada"
             assert text_of(await c.call_tool("roots", {})) == "file:///tmp/a,file:///tmp/b"

@@ -244,7 +244,7 @@ def test_python_client_with_dynamic_registration(
     client_info = session.storage.client_info
     assert client_info is not None and client_info.client_id.startswith("mcp-")
     assert results["whoami"] == {"sub": "ada", "current_user": "ada", "scopes": ["notes:read"]}
-    assert results["notes"] == '{"result": []}'
+    assert results["notes"] == '{"result":[]}'
     assert results["after_refresh"]["sub"] == "ada"
     assert results["add"] == "saved for ada"
     # two consent pages: notes:read first, then the step-up to notes:write
@@ -447,7 +447,7 @@ def test_typescript_client(
         if result is None:
             print(node.stderr.read() if node.stderr else "")
     assert result["whoami"] == {"sub": "ada", "current_user": "ada", "scopes": ["notes:read"]}
-    assert result["notes"] == '{"result": []}'
+    assert result["notes"] == '{"result":[]}'
     assert result["refresh"] == "AUTHORIZED" and result["rotated"] is True
     assert result["afterRefresh"]["current_user"] == "ada"
     assert result["add"] == "saved for ada"

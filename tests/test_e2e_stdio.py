@@ -89,7 +89,7 @@ def test_quickstart_over_stdio(mode: str) -> None:
                 await c.set_logging_level("debug")
             names = {tool.name for tool in (await c.list_tools()).tools}
             assert {"add", "convert_length", "search_notes", "save_note", "word_stats"} <= names
-            assert text_of(await c.call_tool("add", {"a": 2, "b": 40})) == '{"result": 42}'
+            assert text_of(await c.call_tool("add", {"a": 2, "b": 40})) == '{"result":42}'
             failed = await c.call_tool("search_notes", {"query": " "})
             assert failed.is_error and "The query is empty" in text_of(failed)
             stats = await c.call_tool("word_stats", {}, progress_callback=on_progress)
@@ -275,7 +275,7 @@ def test_the_installed_entry_starts_the_server(tmp_path: pathlib.Path, kind: str
         async with Client(server, mode="legacy", read_timeout_seconds=30) as c:
             return text_of(await c.call_tool("add", {"a": 20, "b": 22}))
 
-    assert anyio.run(main) == '{"result": 42}'
+    assert anyio.run(main) == '{"result":42}'
 
 
 # -- the wire itself ------------------------------------------------------------------

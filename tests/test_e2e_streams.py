@@ -68,7 +68,7 @@ def test_cancel_interrupts_blocked_tool_under_gevent(serve: t.Any) -> None:
                 assert time.monotonic() - cancelled_at < 1.0, "the blocked greenlet did not end"
                 await anyio.sleep(0.05)
             assert counts["slept_out"] == 0
-            assert text_of(await client.call_tool("add", {"a": 1, "b": 1})) == '{"result": 2}'
+            assert text_of(await client.call_tool("add", {"a": 1, "b": 1})) == '{"result":2}'
             return time.monotonic() - cancelled_at
 
     elapsed = anyio.run(main)
@@ -84,7 +84,7 @@ def test_request_timeout_ends_the_call_with_an_error(serve: t.Any, worker: str) 
             result = await client.call_tool("sleeper", {"seconds": 4})
             assert result.is_error
             assert "timed out" in text_of(result)
-            assert text_of(await client.call_tool("add", {"a": 2, "b": 2})) == '{"result": 4}'
+            assert text_of(await client.call_tool("add", {"a": 2, "b": 2})) == '{"result":4}'
 
     anyio.run(main)
 

@@ -128,7 +128,7 @@ def post_2026(app: Flask, method: str, params: dict[str, t.Any]) -> tuple[int, d
 
 
 def test_resource_not_found_handshake_era(client: MCPTestClient) -> None:
-    assert client.read_resource("users://7")[0]["text"] == '{"name": "Ada"}'
+    assert client.read_resource("users://7")[0]["text"] == '{"name":"Ada"}'
     error = rpc_error(client.read_resource, "users://8")
     assert error["code"] == -32002
     assert error["message"] == "Resource not found: users://8 (no user has id 8)"

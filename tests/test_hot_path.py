@@ -225,7 +225,7 @@ def test_inline_first_round_builds_no_context_factory(
     wire = Wire(make_app(mcp_server))
     status, message, _ = wire.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     assert status == 200 and message["result"]["structuredContent"] == {"result": 5}
-    assert message["result"]["content"] == [{"type": "text", "text": '{"result": 5}'}]
+    assert message["result"]["content"] == [{"type": "text", "text": '{"result":5}'}]
     assert built == []
     status, message, _ = wire.call("tools/call", {"name": "chatty", "arguments": {}})
     assert status == 200 and message["result"]["content"][0]["text"] == "done"

@@ -223,14 +223,14 @@ def test_table_types_are_converted_faithfully(mcp: MCP, client: MCPTestClient) -
         "content": [
             {
                 "type": "text",
-                "text": '{"name": "launch", "at": "2024-05-01T12:30:00", "price": "9.90"}',
+                "text": '{"name":"launch","at":"2024-05-01T12:30:00","price":"9.90"}',
             }
         ]
     }
     text = client.call_tool("mixed")["content"][0]["text"]
     assert text == (
-        '{"id": "00000000-0000-0000-0000-000000000007", "path": "/srv/data",'
-        ' "day": "2024-01-02", "at": "08:15:00", "point": {"x": 1, "y": 0}}'
+        '{"id":"00000000-0000-0000-0000-000000000007","path":"/srv/data",'
+        '"day":"2024-01-02","at":"08:15:00","point":{"x":1,"y":0}}'
     )
 
 
@@ -403,7 +403,7 @@ def test_typed_results_have_matching_output_schemas(mcp: MCP, client: MCPTestCli
     }
     total_result = client.call_tool("total")
     assert total_result["structuredContent"] == {"result": "1.10"}
-    assert total_result["content"][0]["text"] == '{"result": "1.10"}'
+    assert total_result["content"][0]["text"] == '{"result":"1.10"}'
     assert client.call_tool("home")["structuredContent"] == {"result": "/home/ada"}
 
 
@@ -528,7 +528,7 @@ def test_resources_convert_faithfully_or_fail_naming_the_resource(
         {
             "uri": "data://rows",
             "mimeType": "application/json",
-            "text": '[{"id": 1, "at": "2024-01-02"}, {"id": 2, "at": null}]',
+            "text": '[{"id":1,"at":"2024-01-02"},{"id":2,"at":null}]',
         }
     ]
     assert dispatch(mcp, "resources/read", {"uri": "data://logo"})["contents"] == [
@@ -553,7 +553,7 @@ def test_prompts_convert_faithfully_or_fail_naming_the_prompt(mcp: MCP) -> None:
     )
     messages = dispatch(mcp, "prompts/get", {"name": "dated"})["messages"]
     assert messages == [
-        {"role": "user", "content": {"type": "text", "text": '{"day": "2024-01-02"}'}}
+        {"role": "user", "content": {"type": "text", "text": '{"day":"2024-01-02"}'}}
     ]
 
 

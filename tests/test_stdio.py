@@ -117,7 +117,7 @@ def test_handshake_round_trip_over_pipes(pipes: Pipes) -> None:
         "jsonrpc": "2.0",
         "id": 2,
         "result": {
-            "content": [{"type": "text", "text": '{"result": 3}'}],
+            "content": [{"type": "text", "text": '{"result":3}'}],
             "structuredContent": {"result": 3},
         },
     }
@@ -196,7 +196,7 @@ def test_batches_only_on_a_2025_03_26_session(pipes: Pipes) -> None:
     pipes.send([call(1, "add", {"a": 1, "b": 1}), call(2, "add", {"a": 2, "b": 2})])
     answers = pipes.receive()
     texts = [answer["result"]["content"][0]["text"] for answer in answers]
-    assert texts == ['{"result": 2}', '{"result": 4}']
+    assert texts == ['{"result":2}', '{"result":4}']
 
 
 def test_initialize_over_stdio_runs_through_the_middleware() -> None:

@@ -242,7 +242,7 @@ def test_same_calls_in_both_eras(app: Flask, version: str) -> None:
             "add", "interview", "chatty", "regional"
         ]  # fmt: skip
         assert client.call_tool("add", {"a": 2, "b": 40})["structuredContent"] == {"result": 42}
-        assert client.read_resource("test://items/7")[0]["text"] == '{"id": "7"}'
+        assert client.read_resource("test://items/7")[0]["text"] == '{"id":"7"}'
         assert [t["uriTemplate"] for t in client.list_resource_templates()] == [
             "test://items/{item_id}"
         ]

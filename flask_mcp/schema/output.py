@@ -11,6 +11,8 @@ import inspect
 import typing as t
 
 from ..content import ToolResult
+from ..content import json_text
+from ..convert import plain_json_bytes
 from .fast import compile_fast
 from .from_marshmallow import marshmallow_object_schema
 from .from_marshmallow import marshmallow_schema
@@ -29,6 +31,10 @@ from .validation import _make_validator
 
 if t.TYPE_CHECKING:
     import marshmallow as ma
+
+
+#: Scalars :func:`~flask_mcp.convert.to_json` returns as they are (a float is checked first).
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 class OutputError(ValueError):
@@ -69,7 +75,11 @@ class OutputSpec:
         :raises ~flask_mcp.convert.Unconvertible: The value has no faithful JSON form.
         :raises OutputError: The value does not conform to the output schema.
         """
-        data = _jsonable(self._dump(value) if self._dump is not None else value)
+        return self._structure(self._dump(value) if self._dump is not None else value, value)
+
+    def _structure(self, dumped: t.Any, value: t.Any) -> dict[str, t.Any]:
+        """:meth:`structure` of ``dumped``, the value after the dump function, if any."""
+        data = _jsonable(dumped)
         if self.wrapped:
             check = self._result_check
             if check is not None and check(data):
@@ -82,6 +92,30 @@ class OutputSpec:
                 " return annotation or output schema."
             )
         return self.check(data)
+
+    def structure_with_text(self, value: t.Any) -> tuple[dict[str, t.Any], str]:
+        """Return :meth:`structure`'s ``structuredContent`` and its JSON text.
+
+        A result that is plain JSON already is neither copied nor encoded twice: the
+        bytes that proved it plain are the text (see
+        :func:`~flask_mcp.convert.plain_json_bytes`).
+
+        :raises ~flask_mcp.convert.Unconvertible: The value has no faithful JSON form.
+        :raises OutputError: The value does not conform to the output schema.
+        """
+        data = self._dump(value) if self._dump is not None else value
+        cls = type(data)
+        check = self._result_check
+        if check is not None and cls in _PLAIN_SCALARS and check(data):  # the hot path
+            structured = {"result": data}
+            return structured, json_text(structured)
+        encoded = plain_json_bytes(data) if cls is dict or cls is list else None
+        if encoded is None or (not self.wrapped and type(data) is not dict):
+            structured = self._structure(data, value)
+            return structured, json_text(structured)
+        if self.wrapped:
+            return self.check({"result": data}), '{"result":' + encoded.decode("utf-8") + "}"
+        return self.check(data), encoded.decode("utf-8")
 
     def check(self, data: t.Any) -> dict[str, t.Any]:
         """Check JSON data (already converted) against the output schema and return it.

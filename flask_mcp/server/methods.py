@@ -291,7 +291,8 @@ class CoreMethods:
         """
         call, tool, values = tool_call.call, tool_call.tool, tool_call.values
         name = tool.name
-        started = time.perf_counter()
+        timed = bool(signals.tool_called.receivers)  # no clock to read when no one listens
+        started = time.perf_counter() if timed else 0.0
         is_error = True
         try:
             try:
@@ -314,7 +315,7 @@ class CoreMethods:
             is_error = bool(result.get("isError"))
             return protocol.shape_tool_result(call.version, result)
         finally:
-            if signals.tool_called.receivers:  # no keyword dict to build when no one listens
+            if timed and signals.tool_called.receivers:  # no keyword dict when no one listens
                 self._emit(
                     signals.tool_called,
                     call,
@@ -327,8 +328,7 @@ class CoreMethods:
         """Build the ``CallToolResult``; a result that cannot be sent faithfully is an error."""
         try:
             if tool.output is not None and not isinstance(value, content_mod.ToolResult):
-                structured = tool.output.structure(value)
-                text = content_mod.json_text(structured)  # the block content_mod.text builds
+                structured, text = tool.output.structure_with_text(value)
                 return {
                     "content": [{"type": "text", "text": text}],
                     "structuredContent": structured,
