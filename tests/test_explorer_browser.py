@@ -13,6 +13,8 @@ import os
 import re
 import typing as t
 from pathlib import Path
+from urllib.parse import parse_qs
+from urllib.parse import urljoin
 from urllib.parse import urlsplit
 
 import pytest
@@ -320,6 +322,8 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     page.get_by_label("start").fill("5")
     explorer.call()
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    # counter gives structuredContent only to a client declaring the Apps extension
+    assert json.loads(page.text_content("#call-structured")) == {"value": 5}
     view = page.frame_locator("#call-view iframe").frame_locator("iframe")
     view.locator("#count:text-is('5')").wait_for(timeout=WAIT_MS)
     view.locator("#bump").click()
@@ -334,6 +338,41 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     assert "csp=" not in (frame.get_attribute("src") or "")
     page.locator("#call-run details.raw").scroll_into_view_if_needed()
     explorer.screenshot(f"app-view-{explorer.era}", full_page=False)
+
+
+def test_a_template_view_gets_the_csp_permissions_and_border_its_meta_ui_asks(
+    explorer: Explorer,
+) -> None:
+    """``mcp.ui_template(..., csp=, permissions=, domain=, prefers_border=False)``."""
+    page = explorer.page
+    explorer.tool("note")
+    assert "view: ui://demo/note" in page.text_content("#tool-detail .badges")
+    page.get_by_label("text (required)").fill("Buy milk")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    view = page.frame_locator("#call-view iframe").frame_locator("iframe")
+    view.locator("#note:text-is('Buy milk')").wait_for(timeout=WAIT_MS)
+    frame = page.query_selector("#call-view iframe")
+    assert "bordered" not in (frame.get_attribute("class") or "")  # prefersBorder: false
+    assert frame.get_attribute("allow") == "clipboard-write"
+    inner = frame.content_frame().query_selector("iframe")
+    assert inner.get_attribute("allow") == "clipboard-write"
+    src = frame.get_attribute("src") or ""
+    asked = json.loads(parse_qs(urlsplit(src).query)["csp"][0])
+    assert asked == {
+        "connectDomains": ["https://api.example.com"],
+        "resourceDomains": ["https://cdn.example.com"],
+    }
+    # the proxy's policy is the one the spec tells a host to build from _meta.ui.csp
+    policy = page.request.get(urljoin(explorer.origin + "/", src)).headers[
+        "content-security-policy"
+    ]
+    assert "connect-src 'self' https://api.example.com" in policy
+    assert "script-src 'self' 'unsafe-inline' https://cdn.example.com" in policy
+    assert "frame-src 'none'" in policy
+    log = page.locator("#view-log li").all_text_contents()
+    assert any("explorer-demo.example.com" in line for line in log), log
+    assert "Permissions asked by the view: clipboard-write" in log
 
 
 def test_the_view_cannot_reach_the_network_or_the_page(explorer: Explorer) -> None:
@@ -469,7 +508,7 @@ def test_a_view_on_a_sandbox_origin_of_its_own(browser: t.Any) -> None:
 
 @pytest.mark.parametrize("era", ERAS)
 def test_skills_are_listed_when_served(browser: t.Any, era: str) -> None:
-    """The skills app of the Skills tests (attached through tests/seam_bridge.py), in debug."""
+    """The skills app of the Skills tests (``tests/_apps/skills.py``), in debug."""
     env = {"SKILLS_DEBUG": "1", "SKILLS_WATCH_INTERVAL": "30"}
     with start_server("tests._apps.skills:app", "gevent", env=env) as served:
         tab = Explorer(browser, served, era)

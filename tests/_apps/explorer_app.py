@@ -7,9 +7,10 @@ access check), ``off`` (MCP_EXPLORER = False under debug), ``guarded`` (outside 
 access check lets in requests with the cookie ``explorer=yes``). ``MCP_TEST_EXPLORER_SANDBOX``
 sets ``MCP_EXPLORER_SANDBOX_ORIGIN``.
 
-The view is declared with the plain decorators and ``_meta.ui`` as the spec writes it;
-once ``@mcp.tool(ui=...)`` and ``mcp.ui_template`` exist, they replace the ``meta=`` and the
-resource below.
+The views are declared with the MCP Apps API (``@mcp.ui``, ``mcp.ui_template``,
+``@mcp.tool(ui=..., visibility=[...])``), so the explorer reads what the extension emits.
+``counter`` gives ``structuredContent`` only to clients that declare the extension, as a
+real Apps tool may: its view shows nothing without it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from flask_mcp import ToolError
 from flask_mcp import ToolResult
 from flask_mcp.content import image
 from flask_mcp.content import text
-from flask_mcp.extensions.apps import APP_MIME_TYPE
 from flask_mcp.extensions.apps import helper_source
 
 mcp = MCP(
@@ -180,12 +180,7 @@ def wait_status() -> str:
     return _waits["last"]
 
 
-@mcp.resource(
-    COUNTER_VIEW,
-    name="counter_view",
-    mime_type=APP_MIME_TYPE,
-    meta={"ui": {"prefersBorder": True}},
-)
+@mcp.ui(COUNTER_VIEW, prefers_border=True)
 def counter_view() -> str:
     """A view showing the counter, with a button calling the app-only tool ``bump``."""
     return (
@@ -205,21 +200,44 @@ def counter_view() -> str:
     )
 
 
-@mcp.tool(meta={"ui": {"resourceUri": COUNTER_VIEW}})
-def counter(start: int = 0) -> ToolResult:
+@mcp.tool(ui=COUNTER_VIEW)
+def counter(ctx: Context, start: int = 0) -> ToolResult:
     """Show the counter in its view (reset to ``start``)."""
     with _lock:
         _counter["value"] = start
-        return ToolResult(content=f"The counter is {start}.", structured={"value": start})
+    structured = {"value": start} if ctx.client_supports_ui() else None
+    return ToolResult(content=f"The counter is {start}.", structured=structured)
 
 
-@mcp.tool(meta={"ui": {"resourceUri": COUNTER_VIEW, "visibility": ["app"]}})
+@mcp.tool(ui=COUNTER_VIEW, visibility=["app"])
 def bump(by: int = 1) -> ToolResult:
     """Bump the counter (for the view only)."""
     with _lock:
         _counter["value"] += by
         value = _counter["value"]
     return ToolResult(content=f"bumped to {value}", structured={"value": value})
+
+
+NOTE_VIEW = "ui://demo/note"
+#: A view from a template that asks the host for what ``_meta.ui`` can hold.
+mcp.ui_template(
+    NOTE_VIEW,
+    "explorer_note.html",
+    name="note_view",
+    csp={
+        "connectDomains": ["https://api.example.com"],
+        "resourceDomains": ["https://cdn.example.com"],
+    },
+    permissions={"clipboardWrite": {}},
+    domain="explorer-demo.example.com",
+    prefers_border=False,
+)
+
+
+@mcp.tool(ui=NOTE_VIEW)
+def note(text: str) -> str:
+    """Show ``text`` in the note view."""
+    return text
 
 
 CITIES = ["Paris", "Porto", "Prague", "Berlin"]

@@ -972,6 +972,8 @@
       if (permissions.geolocation) allow.push("geolocation");
       if (permissions.clipboardWrite) allow.push("clipboard-write");
       if (allow.length) iframe.setAttribute("allow", allow.join("; "));
+      self.log("Permissions asked by the view: " + (allow.length ? allow.join(", ") : "none"));
+      if (ui.domain) self.log("Sandbox domain asked by the view: " + ui.domain + " (host-specific; the explorer uses its own sandbox origin)");
       self.iframe = iframe;
       self.target = CONFIG.sandboxSameOrigin ? url.origin : "*";
       window.addEventListener("message", self.onMessage);
