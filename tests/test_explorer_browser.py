@@ -311,6 +311,68 @@ def test_a_cancelled_call_ends_on_the_page_and_on_the_server(explorer: Explorer)
     assert status == "cancelled", explorer.explain()
 
 
+def test_a_tool_requiring_a_task_runs_as_one_shows_its_status_and_asks(
+    explorer: Explorer,
+) -> None:
+    """2025-11-25: params.task, tasks/get, tasks/result; 2026-07-28: the tasks extension."""
+    page = explorer.page
+    explorer.tool("build_report")
+    assert "tasks: required" in page.text_content("#tool-detail .badges")
+    assert page.is_checked("#as-task") and page.is_disabled("#as-task")
+    page.get_by_label("rows (required)").fill("3")
+    explorer.call()
+    question = page.locator("form.question")
+    question.wait_for(timeout=WAIT_MS)
+    assert "Publish the report of 3 rows?" in question.text_content()
+    page.wait_for_selector("#call-task-status:text-matches('^input_required')", timeout=WAIT_MS)
+    assert page.text_content("#call-state") == "running"
+    task_id = page.text_content("#call-task-id")
+    assert task_id
+    explorer.screenshot(f"task-{explorer.era}")
+    question.get_by_label("Publish").check()
+    question.get_by_role("button", name="Accept").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "report of 3 rows published"
+    history = page.locator("#call-task-history li").all_text_contents()
+    assert history[0].startswith("working"), history
+    assert any(line.startswith("input_required") for line in history), history
+    assert history[-1].startswith("completed"), history
+    assert page.text_content("#call-task-id") == task_id
+    exchange = page.text_content("#call-exchange")
+    assert '"method": "tasks/get"' in exchange
+    if explorer.era >= "2026":
+        assert '"resultType": "task"' in exchange
+        assert '"method": "tasks/update"' in exchange
+    else:
+        assert '"method": "tasks/result"' in exchange
+    page.click("#copy-curl")
+    curl = page.input_value("#copy-output")
+    assert ('"io.modelcontextprotocol/tasks":{}' if explorer.era >= "2026" else '"task":{}') in curl
+
+
+def test_a_task_is_cancelled_on_the_page_and_on_the_server(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("wait_as_task")
+    explorer.call()
+    page.wait_for_selector("#call-task-status:text-is('working · waiting')", timeout=WAIT_MS)
+    page.click("#cancel-call")
+    assert explorer.wait_state("^cancelled$|finished|failed") == "cancelled", explorer.explain()
+    assert page.text_content("#call-task-status").startswith("cancelled")
+    assert page.is_disabled("#cancel-call")
+    assert '"method": "tasks/cancel"' in page.text_content("#call-exchange")
+    explorer.tool("wait_status")
+    page.get_by_label("task").check()
+    status = ""
+    for _ in range(40):
+        explorer.call()
+        explorer.wait_state("finished|failed")
+        status = page.text_content("#call-outcome .text-block") or ""
+        if status != "running":
+            break
+        page.wait_for_timeout(250)
+    assert status == "cancelled", explorer.explain()
+
+
 def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     explorer: Explorer,
 ) -> None:

@@ -156,7 +156,7 @@ def haiku(topic: str, ctx: Context) -> ToolResult:
     )
 
 
-_waits = {"last": "none"}
+_waits = {"last": "none", "task": "none"}
 
 
 @mcp.tool()
@@ -174,10 +174,43 @@ def wait_forever(ctx: Context) -> str:
     return "never cancelled"
 
 
+@mcp.tool(task="required")
+def build_report(rows: int, ctx: Context) -> str:
+    """Build a report as a task (progress is its status message), then ask before publishing."""
+    for row in range(1, rows + 1):
+        ctx.check_cancelled()
+        ctx.progress(row, rows, f"row {row} of {rows}")
+        time.sleep(0.2)
+    answer = ctx.elicit(
+        f"Publish the report of {rows} rows?",
+        {
+            "type": "object",
+            "properties": {"publish": {"type": "boolean", "title": "Publish"}},
+            "required": ["publish"],
+        },
+    )
+    published = answer["action"] == "accept" and answer["content"]["publish"]
+    return f"report of {rows} rows {'published' if published else 'kept'}"
+
+
+@mcp.tool(task="required")
+def wait_as_task(ctx: Context) -> str:
+    """Wait as a task until cancelled (at most two minutes)."""
+    _waits["task"] = "running"
+    try:
+        for tick in range(240):
+            ctx.check_cancelled()
+            ctx.progress(tick, None, "waiting")
+            time.sleep(0.5)
+    finally:
+        _waits["task"] = "cancelled" if ctx.cancelled else "ended"
+    return "never cancelled"
+
+
 @mcp.tool(annotations={"readOnlyHint": True})
-def wait_status() -> str:
-    """How the last wait_forever call ended (running, cancelled...)."""
-    return _waits["last"]
+def wait_status(task: bool = False) -> str:
+    """How the last wait_forever call (or wait_as_task task) ended (running, cancelled...)."""
+    return _waits["task" if task else "last"]
 
 
 @mcp.ui(COUNTER_VIEW, prefers_border=True)
