@@ -585,3 +585,32 @@ def test_skills_are_listed_when_served(browser: t.Any, era: str) -> None:
         daily.locator(".skill-contents .text-block").wait_for(timeout=WAIT_MS)
         assert "data/summary.csv" in daily.locator(".skill-contents").text_content()
         tab.close()
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_bearer_token_opens_an_endpoint_with_authorization(browser: t.Any, era: str) -> None:
+    """The token field: sent as Authorization, kept out of storage, URLs and copy as curl."""
+    from tests._apps.explorer_auth import TOKEN
+
+    with start_server("tests._apps.explorer_auth:app", "gevent") as served:
+        tab = Explorer(browser, served, era)
+        page = tab.page
+        page.goto(f"{tab.origin}/_mcp/explorer/?era={era}")
+        page.wait_for_selector("body[data-connected=failed]", state="attached", timeout=WAIT_MS)
+        status = page.text_content("#status")
+        assert "HTTP 401" in status and "enter a bearer token" in status, status
+        page.get_by_label("Bearer token").fill(TOKEN)
+        page.click("#connect")
+        page.wait_for_selector(f"body[data-connected='{era}']", state="attached", timeout=WAIT_MS)
+        tab.tool("whoami")
+        tab.call()
+        assert tab.wait_state("finished|failed") == "finished", tab.explain()
+        assert page.text_content("#call-outcome .text-block") == "you are ada"
+        page.click("#copy-curl")
+        curl = page.input_value("#copy-output")
+        assert '-H "Authorization: Bearer $MCP_TOKEN"' in curl and TOKEN not in curl
+        stored = page.evaluate("() => localStorage.length + sessionStorage.length")
+        assert stored == 0
+        assert TOKEN not in page.content()
+        assert not [url for url in tab.requests if TOKEN in url]
+        tab.close()

@@ -142,8 +142,11 @@
     return plain && !sentinel ? value : "=?base64?" + base64Utf8(value) + "?=";
   }
 
-  function Client(version, handlers) {
+  // token: an optional bearer token, sent as the Authorization header; it lives in this
+  // object only (never stored, never put in a URL or in "copy as curl").
+  function Client(version, handlers, token) {
     this.version = version;
+    this.token = token || null;
     this.stateless = version >= "2026";
     this.handlers = handlers;
     this.sessionId = null;
@@ -172,6 +175,7 @@
   // The headers a request carries, as the page sends them (and "copy as curl" shows them).
   Client.prototype.headers = function (message) {
     var headers = { "Content-Type": "application/json", "Accept": "application/json, text/event-stream" };
+    if (this.token) headers["Authorization"] = "Bearer " + this.token;
     if (this.stateless) {
       headers["MCP-Protocol-Version"] = this.version;
       if (message.method) {
@@ -232,10 +236,14 @@
       return response.text().then(function (text) {
         var answer;
         try { answer = JSON.parse(text); } catch (e) { answer = null; }
+        // 401: the endpoint needs a (valid) token; say where the page takes one
+        var hint = response.status !== 401 ? "" : " (HTTP 401: the endpoint needs authorization: enter a bearer token" +
+          (self.token ? " it accepts" : "") + " and connect again; WWW-Authenticate: " + (response.headers.get("WWW-Authenticate") || "none") + ")";
         if (!answer || (answer.result === undefined && answer.error === undefined)) {
-          throw RpcError({ code: -32603, message: "HTTP " + response.status + ": " + text.slice(0, 300) }, response.status);
+          throw RpcError({ code: -32603, message: "HTTP " + response.status + ": " + text.slice(0, 300) + hint }, response.status);
         }
         recordExchange("in", answer, "HTTP " + response.status);
+        if (hint && answer.error) answer = Object.assign({}, answer, { error: Object.assign({}, answer.error, { message: answer.error.message + hint }) });
         return answer;
       });
     });
@@ -535,7 +543,11 @@
     var url = new URL(ENDPOINT, location.href).href;
     var headers = client.headers(message);
     var lines = ["curl -sS -N -X POST " + shellQuote(url)];
-    Object.keys(headers).forEach(function (name) { lines.push("  -H " + shellQuote(name + ": " + headers[name])); });
+    Object.keys(headers).forEach(function (name) {
+      // the token stays in the page: the command reads it from the shell
+      if (name === "Authorization") lines.push('  -H "Authorization: Bearer $MCP_TOKEN"');
+      else lines.push("  -H " + shellQuote(name + ": " + headers[name]));
+    });
     lines.push("  --data-raw " + shellQuote(JSON.stringify(message)));
     return lines.join(" \\\n");
   }
@@ -1751,7 +1763,7 @@
     clear($("exchange"));
     if (currentView) { currentView.teardown(); currentView = null; }
     var closing = previous ? previous.close() : Promise.resolve();
-    client = new Client(version, HANDLERS);
+    client = new Client(version, HANDLERS, $("token").value.trim());
     var connecting = client;
     return closing.then(function () { return connecting.connect(); }).then(function (result) {
       renderServer(result);
