@@ -350,6 +350,26 @@ def test_a_tool_requiring_a_task_runs_as_one_shows_its_status_and_asks(
     assert ('"io.modelcontextprotocol/tasks":{}' if explorer.era >= "2026" else '"task":{}') in curl
 
 
+def test_a_tool_with_optional_tasks_runs_as_one_when_asked(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("echo_later")
+    assert "tasks: optional" in page.text_content("#tool-detail .badges")
+    assert not page.is_checked("#as-task") and not page.is_disabled("#as-task")
+    page.get_by_label("text (required)").fill("hi")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "echo: hi"
+    assert page.is_hidden("#call-task-id")
+    assert '"method": "tasks/get"' not in page.text_content("#call-exchange")
+    page.get_by_label("Run as a task").check()
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "echo: hi"
+    assert page.text_content("#call-task-id")
+    assert page.text_content("#call-task-status") == "completed"
+    assert '"method": "tasks/get"' in page.text_content("#call-exchange")
+
+
 def test_a_task_is_cancelled_on_the_page_and_on_the_server(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("wait_as_task")
@@ -391,9 +411,14 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     view.locator("#bump").click()
     view.locator("#count:text-is('6')").wait_for(timeout=WAIT_MS)
     assert view.locator("#said").text_content() == "bumped to 6"
+    # an app-only tool that requires a task: the page calls it as one for the view
+    view.locator("#bump-later").click()
+    view.locator("#count:text-is('16')").wait_for(timeout=WAIT_MS)
+    assert view.locator("#said").text_content() == "bumped to 16"
     log = page.locator("#view-log li").all_text_contents()
     assert "view initialized" in log
     assert 'view calls bump {"by":1}' in log
+    assert any(line.startswith("task ") and line.endswith(": completed") for line in log), log
     # the sandbox proxy was served with the spec's restrictive policy (no _meta.ui.csp)
     frame = page.query_selector("#call-view iframe")
     assert frame.get_attribute("sandbox") == "allow-scripts allow-forms"

@@ -193,6 +193,12 @@ def build_report(rows: int, ctx: Context) -> str:
     return f"report of {rows} rows {'published' if published else 'kept'}"
 
 
+@mcp.tool(task="optional")
+def echo_later(text: str) -> str:
+    """Echo ``text``, as a task or not (the caller chooses)."""
+    return f"echo: {text}"
+
+
 @mcp.tool(task="required")
 def wait_as_task(ctx: Context) -> str:
     """Wait as a task until cancelled (at most two minutes)."""
@@ -220,7 +226,8 @@ def counter_view() -> str:
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Counter</title>"
         "<style>body{font:15px system-ui;margin:12px} #count{font-size:28px}</style></head><body>"
         "<p>Counter: <span id='count'>?</span></p>"
-        "<button id='bump' type='button'>Bump</button> <span id='said'></span>"
+        "<button id='bump' type='button'>Bump</button> "
+        "<button id='bump-later' type='button'>Bump as a task</button> <span id='said'></span>"
         f"<script>{helper_source()}</script>"
         "<script>"
         "const show = (r) => { document.getElementById('count').textContent ="
@@ -228,6 +235,9 @@ def counter_view() -> str:
         "const app = McpApp.connect({ name: 'Counter', version: '1.0.0', onToolResult: show });"
         "document.getElementById('bump').addEventListener('click', async () => {"
         " const r = await app.callTool('bump', { by: 1 }); show(r);"
+        " document.getElementById('said').textContent = r.content[0].text; });"
+        "document.getElementById('bump-later').addEventListener('click', async () => {"
+        " const r = await app.callTool('bump_later', { by: 10 }); show(r);"
         " document.getElementById('said').textContent = r.content[0].text; });"
         "</script></body></html>"
     )
@@ -271,6 +281,12 @@ mcp.ui_template(
 def note(text: str) -> str:
     """Show ``text`` in the note view."""
     return text
+
+
+@mcp.tool(ui=COUNTER_VIEW, visibility=["app"], task="required")
+def bump_later(by: int = 1) -> ToolResult:
+    """Bump the counter as a task (for the view only): the host follows the task."""
+    return bump(by)
 
 
 CITIES = ["Paris", "Porto", "Prague", "Berlin"]
