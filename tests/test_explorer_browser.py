@@ -13,6 +13,8 @@ import os
 import re
 import typing as t
 from pathlib import Path
+from urllib.parse import parse_qs
+from urllib.parse import urljoin
 from urllib.parse import urlsplit
 
 import pytest
@@ -309,6 +311,88 @@ def test_a_cancelled_call_ends_on_the_page_and_on_the_server(explorer: Explorer)
     assert status == "cancelled", explorer.explain()
 
 
+def test_a_tool_requiring_a_task_runs_as_one_shows_its_status_and_asks(
+    explorer: Explorer,
+) -> None:
+    """2025-11-25: params.task, tasks/get, tasks/result; 2026-07-28: the tasks extension."""
+    page = explorer.page
+    explorer.tool("build_report")
+    assert "tasks: required" in page.text_content("#tool-detail .badges")
+    assert page.is_checked("#as-task") and page.is_disabled("#as-task")
+    page.get_by_label("rows (required)").fill("3")
+    explorer.call()
+    question = page.locator("form.question")
+    question.wait_for(timeout=WAIT_MS)
+    assert "Publish the report of 3 rows?" in question.text_content()
+    page.wait_for_selector("#call-task-status:text-matches('^input_required')", timeout=WAIT_MS)
+    assert page.text_content("#call-state") == "running"
+    task_id = page.text_content("#call-task-id")
+    assert task_id
+    explorer.screenshot(f"task-{explorer.era}")
+    question.get_by_label("Publish").check()
+    question.get_by_role("button", name="Accept").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "report of 3 rows published"
+    history = page.locator("#call-task-history li").all_text_contents()
+    assert history[0].startswith("working"), history
+    assert any(line.startswith("input_required") for line in history), history
+    assert history[-1].startswith("completed"), history
+    assert page.text_content("#call-task-id") == task_id
+    exchange = page.text_content("#call-exchange")
+    assert '"method": "tasks/get"' in exchange
+    if explorer.era >= "2026":
+        assert '"resultType": "task"' in exchange
+        assert '"method": "tasks/update"' in exchange
+    else:
+        assert '"method": "tasks/result"' in exchange
+    page.click("#copy-curl")
+    curl = page.input_value("#copy-output")
+    assert ('"io.modelcontextprotocol/tasks":{}' if explorer.era >= "2026" else '"task":{}') in curl
+
+
+def test_a_tool_with_optional_tasks_runs_as_one_when_asked(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("echo_later")
+    assert "tasks: optional" in page.text_content("#tool-detail .badges")
+    assert not page.is_checked("#as-task") and not page.is_disabled("#as-task")
+    page.get_by_label("text (required)").fill("hi")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "echo: hi"
+    assert page.is_hidden("#call-task-id")
+    assert '"method": "tasks/get"' not in page.text_content("#call-exchange")
+    page.get_by_label("Run as a task").check()
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "echo: hi"
+    assert page.text_content("#call-task-id")
+    assert page.text_content("#call-task-status") == "completed"
+    assert '"method": "tasks/get"' in page.text_content("#call-exchange")
+
+
+def test_a_task_is_cancelled_on_the_page_and_on_the_server(explorer: Explorer) -> None:
+    page = explorer.page
+    explorer.tool("wait_as_task")
+    explorer.call()
+    page.wait_for_selector("#call-task-status:text-is('working · waiting')", timeout=WAIT_MS)
+    page.click("#cancel-call")
+    assert explorer.wait_state("^cancelled$|finished|failed") == "cancelled", explorer.explain()
+    assert page.text_content("#call-task-status").startswith("cancelled")
+    assert page.is_disabled("#cancel-call")
+    assert '"method": "tasks/cancel"' in page.text_content("#call-exchange")
+    explorer.tool("wait_status")
+    page.get_by_label("task").check()
+    status = ""
+    for _ in range(40):
+        explorer.call()
+        explorer.wait_state("finished|failed")
+        status = page.text_content("#call-outcome .text-block") or ""
+        if status != "running":
+            break
+        page.wait_for_timeout(250)
+    assert status == "cancelled", explorer.explain()
+
+
 def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     explorer: Explorer,
 ) -> None:
@@ -320,20 +404,62 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     page.get_by_label("start").fill("5")
     explorer.call()
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    # counter gives structuredContent only to a client declaring the Apps extension
+    assert json.loads(page.text_content("#call-structured")) == {"value": 5}
     view = page.frame_locator("#call-view iframe").frame_locator("iframe")
     view.locator("#count:text-is('5')").wait_for(timeout=WAIT_MS)
     view.locator("#bump").click()
     view.locator("#count:text-is('6')").wait_for(timeout=WAIT_MS)
     assert view.locator("#said").text_content() == "bumped to 6"
+    # an app-only tool that requires a task: the page calls it as one for the view
+    view.locator("#bump-later").click()
+    view.locator("#count:text-is('16')").wait_for(timeout=WAIT_MS)
+    assert view.locator("#said").text_content() == "bumped to 16"
     log = page.locator("#view-log li").all_text_contents()
     assert "view initialized" in log
     assert 'view calls bump {"by":1}' in log
+    assert any(line.startswith("task ") and line.endswith(": completed") for line in log), log
     # the sandbox proxy was served with the spec's restrictive policy (no _meta.ui.csp)
     frame = page.query_selector("#call-view iframe")
     assert frame.get_attribute("sandbox") == "allow-scripts allow-forms"
     assert "csp=" not in (frame.get_attribute("src") or "")
     page.locator("#call-run details.raw").scroll_into_view_if_needed()
     explorer.screenshot(f"app-view-{explorer.era}", full_page=False)
+
+
+def test_a_template_view_gets_the_csp_permissions_and_border_its_meta_ui_asks(
+    explorer: Explorer,
+) -> None:
+    """``mcp.ui_template(..., csp=, permissions=, domain=, prefers_border=False)``."""
+    page = explorer.page
+    explorer.tool("note")
+    assert "view: ui://demo/note" in page.text_content("#tool-detail .badges")
+    page.get_by_label("text (required)").fill("Buy milk")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    view = page.frame_locator("#call-view iframe").frame_locator("iframe")
+    view.locator("#note:text-is('Buy milk')").wait_for(timeout=WAIT_MS)
+    frame = page.query_selector("#call-view iframe")
+    assert "bordered" not in (frame.get_attribute("class") or "")  # prefersBorder: false
+    assert frame.get_attribute("allow") == "clipboard-write"
+    inner = frame.content_frame().query_selector("iframe")
+    assert inner.get_attribute("allow") == "clipboard-write"
+    src = frame.get_attribute("src") or ""
+    asked = json.loads(parse_qs(urlsplit(src).query)["csp"][0])
+    assert asked == {
+        "connectDomains": ["https://api.example.com"],
+        "resourceDomains": ["https://cdn.example.com"],
+    }
+    # the proxy's policy is the one the spec tells a host to build from _meta.ui.csp
+    policy = page.request.get(urljoin(explorer.origin + "/", src)).headers[
+        "content-security-policy"
+    ]
+    assert "connect-src 'self' https://api.example.com" in policy
+    assert "script-src 'self' 'unsafe-inline' https://cdn.example.com" in policy
+    assert "frame-src 'none'" in policy
+    log = page.locator("#view-log li").all_text_contents()
+    assert any("explorer-demo.example.com" in line for line in log), log
+    assert "Permissions asked by the view: clipboard-write" in log
 
 
 def test_the_view_cannot_reach_the_network_or_the_page(explorer: Explorer) -> None:
@@ -469,7 +595,7 @@ def test_a_view_on_a_sandbox_origin_of_its_own(browser: t.Any) -> None:
 
 @pytest.mark.parametrize("era", ERAS)
 def test_skills_are_listed_when_served(browser: t.Any, era: str) -> None:
-    """The skills app of the Skills tests (attached through tests/seam_bridge.py), in debug."""
+    """The skills app of the Skills tests (``tests/_apps/skills.py``), in debug."""
     env = {"SKILLS_DEBUG": "1", "SKILLS_WATCH_INTERVAL": "30"}
     with start_server("tests._apps.skills:app", "gevent", env=env) as served:
         tab = Explorer(browser, served, era)
@@ -483,4 +609,33 @@ def test_skills_are_listed_when_served(browser: t.Any, era: str) -> None:
         daily.get_by_role("button", name="Read skill://reports/daily/SKILL.md").click()
         daily.locator(".skill-contents .text-block").wait_for(timeout=WAIT_MS)
         assert "data/summary.csv" in daily.locator(".skill-contents").text_content()
+        tab.close()
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_bearer_token_opens_an_endpoint_with_authorization(browser: t.Any, era: str) -> None:
+    """The token field: sent as Authorization, kept out of storage, URLs and copy as curl."""
+    from tests._apps.explorer_auth import TOKEN
+
+    with start_server("tests._apps.explorer_auth:app", "gevent") as served:
+        tab = Explorer(browser, served, era)
+        page = tab.page
+        page.goto(f"{tab.origin}/_mcp/explorer/?era={era}")
+        page.wait_for_selector("body[data-connected=failed]", state="attached", timeout=WAIT_MS)
+        status = page.text_content("#status")
+        assert "HTTP 401" in status and "enter a bearer token" in status, status
+        page.get_by_label("Bearer token").fill(TOKEN)
+        page.click("#connect")
+        page.wait_for_selector(f"body[data-connected='{era}']", state="attached", timeout=WAIT_MS)
+        tab.tool("whoami")
+        tab.call()
+        assert tab.wait_state("finished|failed") == "finished", tab.explain()
+        assert page.text_content("#call-outcome .text-block") == "you are ada"
+        page.click("#copy-curl")
+        curl = page.input_value("#copy-output")
+        assert '-H "Authorization: Bearer $MCP_TOKEN"' in curl and TOKEN not in curl
+        stored = page.evaluate("() => localStorage.length + sessionStorage.length")
+        assert stored == 0
+        assert TOKEN not in page.content()
+        assert not [url for url in tab.requests if TOKEN in url]
         tab.close()

@@ -7,9 +7,10 @@ access check), ``off`` (MCP_EXPLORER = False under debug), ``guarded`` (outside 
 access check lets in requests with the cookie ``explorer=yes``). ``MCP_TEST_EXPLORER_SANDBOX``
 sets ``MCP_EXPLORER_SANDBOX_ORIGIN``.
 
-The view is declared with the plain decorators and ``_meta.ui`` as the spec writes it;
-once ``@mcp.tool(ui=...)`` and ``mcp.ui_template`` exist, they replace the ``meta=`` and the
-resource below.
+The views are declared with the MCP Apps API (``@mcp.ui``, ``mcp.ui_template``,
+``@mcp.tool(ui=..., visibility=[...])``), so the explorer reads what the extension emits.
+``counter`` gives ``structuredContent`` only to clients that declare the extension, as a
+real Apps tool may: its view shows nothing without it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from flask_mcp import ToolError
 from flask_mcp import ToolResult
 from flask_mcp.content import image
 from flask_mcp.content import text
-from flask_mcp.extensions.apps import APP_MIME_TYPE
 from flask_mcp.extensions.apps import helper_source
 
 mcp = MCP(
@@ -156,7 +156,7 @@ def haiku(topic: str, ctx: Context) -> ToolResult:
     )
 
 
-_waits = {"last": "none"}
+_waits = {"last": "none", "task": "none"}
 
 
 @mcp.tool()
@@ -174,25 +174,60 @@ def wait_forever(ctx: Context) -> str:
     return "never cancelled"
 
 
+@mcp.tool(task="required")
+def build_report(rows: int, ctx: Context) -> str:
+    """Build a report as a task (progress is its status message), then ask before publishing."""
+    for row in range(1, rows + 1):
+        ctx.check_cancelled()
+        ctx.progress(row, rows, f"row {row} of {rows}")
+        time.sleep(0.2)
+    answer = ctx.elicit(
+        f"Publish the report of {rows} rows?",
+        {
+            "type": "object",
+            "properties": {"publish": {"type": "boolean", "title": "Publish"}},
+            "required": ["publish"],
+        },
+    )
+    published = answer["action"] == "accept" and answer["content"]["publish"]
+    return f"report of {rows} rows {'published' if published else 'kept'}"
+
+
+@mcp.tool(task="optional")
+def echo_later(text: str) -> str:
+    """Echo ``text``, as a task or not (the caller chooses)."""
+    return f"echo: {text}"
+
+
+@mcp.tool(task="required")
+def wait_as_task(ctx: Context) -> str:
+    """Wait as a task until cancelled (at most two minutes)."""
+    _waits["task"] = "running"
+    try:
+        for tick in range(240):
+            ctx.check_cancelled()
+            ctx.progress(tick, None, "waiting")
+            time.sleep(0.5)
+    finally:
+        _waits["task"] = "cancelled" if ctx.cancelled else "ended"
+    return "never cancelled"
+
+
 @mcp.tool(annotations={"readOnlyHint": True})
-def wait_status() -> str:
-    """How the last wait_forever call ended (running, cancelled...)."""
-    return _waits["last"]
+def wait_status(task: bool = False) -> str:
+    """How the last wait_forever call (or wait_as_task task) ended (running, cancelled...)."""
+    return _waits["task" if task else "last"]
 
 
-@mcp.resource(
-    COUNTER_VIEW,
-    name="counter_view",
-    mime_type=APP_MIME_TYPE,
-    meta={"ui": {"prefersBorder": True}},
-)
+@mcp.ui(COUNTER_VIEW, prefers_border=True)
 def counter_view() -> str:
     """A view showing the counter, with a button calling the app-only tool ``bump``."""
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Counter</title>"
         "<style>body{font:15px system-ui;margin:12px} #count{font-size:28px}</style></head><body>"
         "<p>Counter: <span id='count'>?</span></p>"
-        "<button id='bump' type='button'>Bump</button> <span id='said'></span>"
+        "<button id='bump' type='button'>Bump</button> "
+        "<button id='bump-later' type='button'>Bump as a task</button> <span id='said'></span>"
         f"<script>{helper_source()}</script>"
         "<script>"
         "const show = (r) => { document.getElementById('count').textContent ="
@@ -201,25 +236,57 @@ def counter_view() -> str:
         "document.getElementById('bump').addEventListener('click', async () => {"
         " const r = await app.callTool('bump', { by: 1 }); show(r);"
         " document.getElementById('said').textContent = r.content[0].text; });"
+        "document.getElementById('bump-later').addEventListener('click', async () => {"
+        " const r = await app.callTool('bump_later', { by: 10 }); show(r);"
+        " document.getElementById('said').textContent = r.content[0].text; });"
         "</script></body></html>"
     )
 
 
-@mcp.tool(meta={"ui": {"resourceUri": COUNTER_VIEW}})
-def counter(start: int = 0) -> ToolResult:
+@mcp.tool(ui=COUNTER_VIEW)
+def counter(ctx: Context, start: int = 0) -> ToolResult:
     """Show the counter in its view (reset to ``start``)."""
     with _lock:
         _counter["value"] = start
-        return ToolResult(content=f"The counter is {start}.", structured={"value": start})
+    structured = {"value": start} if ctx.client_supports_ui() else None
+    return ToolResult(content=f"The counter is {start}.", structured=structured)
 
 
-@mcp.tool(meta={"ui": {"resourceUri": COUNTER_VIEW, "visibility": ["app"]}})
+@mcp.tool(ui=COUNTER_VIEW, visibility=["app"])
 def bump(by: int = 1) -> ToolResult:
     """Bump the counter (for the view only)."""
     with _lock:
         _counter["value"] += by
         value = _counter["value"]
     return ToolResult(content=f"bumped to {value}", structured={"value": value})
+
+
+NOTE_VIEW = "ui://demo/note"
+#: A view from a template that asks the host for what ``_meta.ui`` can hold.
+mcp.ui_template(
+    NOTE_VIEW,
+    "explorer_note.html",
+    name="note_view",
+    csp={
+        "connectDomains": ["https://api.example.com"],
+        "resourceDomains": ["https://cdn.example.com"],
+    },
+    permissions={"clipboardWrite": {}},
+    domain="explorer-demo.example.com",
+    prefers_border=False,
+)
+
+
+@mcp.tool(ui=NOTE_VIEW)
+def note(text: str) -> str:
+    """Show ``text`` in the note view."""
+    return text
+
+
+@mcp.tool(ui=COUNTER_VIEW, visibility=["app"], task="required")
+def bump_later(by: int = 1) -> ToolResult:
+    """Bump the counter as a task (for the view only): the host follows the task."""
+    return bump(by)
 
 
 CITIES = ["Paris", "Porto", "Prague", "Berlin"]

@@ -9,6 +9,10 @@
 //   - 2026-07-28: server/discover, no session, _meta on every request, Mcp-Method/Mcp-Name
 //     headers, input_required results answered by retrying with inputResponses and
 //     requestState, cancel by closing the response.
+// Tools that run as tasks are called as tasks in both eras: params.task, tasks/get and
+// tasks/result in 2025-11-25; the io.modelcontextprotocol/tasks extension (declared on
+// the call and on every tasks/* request, which names the task in Mcp-Name), tasks/get,
+// tasks/update and tasks/cancel in 2026-07-28.
 // It also hosts MCP App views (io.modelcontextprotocol/ui, 2026-01-26): a sandbox proxy
 // iframe, the view inside it, and the host side of the view's postMessage protocol.
 "use strict";
@@ -18,6 +22,8 @@
   var ENDPOINT = CONFIG.endpoint || "/mcp";
   var APP_MIME = "text/html;profile=mcp-app";
   var UI_EXTENSION = "io.modelcontextprotocol/ui";
+  var TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+  var TERMINAL = { completed: true, failed: true, cancelled: true };
   var APPS_PROTOCOL = "2026-01-26";
   var META = "io.modelcontextprotocol/";
   var CLIENT_INFO = { name: "flask-mcp-explorer", title: "Flask-MCP explorer", version: "1.0.0" };
@@ -136,8 +142,11 @@
     return plain && !sentinel ? value : "=?base64?" + base64Utf8(value) + "?=";
   }
 
-  function Client(version, handlers) {
+  // token: an optional bearer token, sent as the Authorization header; it lives in this
+  // object only (never stored, never put in a URL or in "copy as curl").
+  function Client(version, handlers, token) {
     this.version = version;
+    this.token = token || null;
     this.stateless = version >= "2026";
     this.handlers = handlers;
     this.sessionId = null;
@@ -147,11 +156,18 @@
     this.ids = 0;
   }
 
-  Client.prototype.meta = function () {
+  // The _meta of a 2026-07-28 request; withTasks declares the tasks extension too (only on
+  // task calls and tasks/*: a server may make a task of any call that declares it).
+  Client.prototype.meta = function (withTasks) {
     var meta = {};
+    var capabilities = CLIENT_CAPABILITIES;
+    if (withTasks) {
+      capabilities = Object.assign({}, CLIENT_CAPABILITIES, { extensions: Object.assign({}, CLIENT_CAPABILITIES.extensions) });
+      capabilities.extensions[TASKS_EXTENSION] = {};
+    }
     meta[META + "protocolVersion"] = this.version;
     meta[META + "clientInfo"] = CLIENT_INFO;
-    meta[META + "clientCapabilities"] = CLIENT_CAPABILITIES;
+    meta[META + "clientCapabilities"] = capabilities;
     meta[META + "logLevel"] = "debug";
     return meta;
   };
@@ -159,13 +175,15 @@
   // The headers a request carries, as the page sends them (and "copy as curl" shows them).
   Client.prototype.headers = function (message) {
     var headers = { "Content-Type": "application/json", "Accept": "application/json, text/event-stream" };
+    if (this.token) headers["Authorization"] = "Bearer " + this.token;
     if (this.stateless) {
       headers["MCP-Protocol-Version"] = this.version;
       if (message.method) {
         headers["Mcp-Method"] = message.method;
         var params = message.params || {};
         var name = message.method === "resources/read" ? params.uri
-          : (message.method === "tools/call" || message.method === "prompts/get") ? params.name : undefined;
+          : (message.method === "tools/call" || message.method === "prompts/get") ? params.name
+          : message.method.indexOf("tasks/") === 0 ? params.taskId : undefined;
         if (typeof name === "string") headers["Mcp-Name"] = headerValue(name);
         if (message.method === "tools/call") Object.assign(headers, this.paramHeaders(params));
       }
@@ -218,10 +236,14 @@
       return response.text().then(function (text) {
         var answer;
         try { answer = JSON.parse(text); } catch (e) { answer = null; }
+        // 401: the endpoint needs a (valid) token; say where the page takes one
+        var hint = response.status !== 401 ? "" : " (HTTP 401: the endpoint needs authorization: enter a bearer token" +
+          (self.token ? " it accepts" : "") + " and connect again; WWW-Authenticate: " + (response.headers.get("WWW-Authenticate") || "none") + ")";
         if (!answer || (answer.result === undefined && answer.error === undefined)) {
-          throw RpcError({ code: -32603, message: "HTTP " + response.status + ": " + text.slice(0, 300) }, response.status);
+          throw RpcError({ code: -32603, message: "HTTP " + response.status + ": " + text.slice(0, 300) + hint }, response.status);
         }
         recordExchange("in", answer, "HTTP " + response.status);
+        if (hint && answer.error) answer = Object.assign({}, answer, { error: Object.assign({}, answer.error, { message: answer.error.message + hint }) });
         return answer;
       });
     });
@@ -279,7 +301,7 @@
     var self = this;
     call = call || {};
     params = Object.assign({}, params || {});
-    if (this.stateless) params._meta = Object.assign(this.meta(), params._meta || {});
+    if (this.stateless) params._meta = Object.assign(this.meta(call.tasks), params._meta || {});
     var rounds = 0;
     function round(currentParams) {
       self.ids += 1;
@@ -393,6 +415,106 @@
     return fetch(ENDPOINT, { method: "DELETE", headers: this.headers({}), credentials: "same-origin" }).catch(function () { return null; });
   };
 
+  // Whether the server runs tools as tasks (2025-11-25: tasks.requests.tools.call;
+  // 2026-07-28: the tasks extension in its capabilities).
+  Client.prototype.runsTasks = function () {
+    var capabilities = (this.serverResult && this.serverResult.capabilities) || {};
+    if (this.stateless) return !!(capabilities.extensions && capabilities.extensions[TASKS_EXTENSION]);
+    var requests = capabilities.tasks && capabilities.tasks.requests;
+    return !!(requests && requests.tools && requests.tools.call);
+  };
+
+  // Call a tool as a task and follow the task to its end; resolves with the tool's result.
+  // show(task) gets each state seen; call.taskId is set once the task exists (cancel uses
+  // it). A server may answer at once (2026-07-28: it decides): that result is returned.
+  Client.prototype.callAsTask = function (params, call, show) {
+    var self = this;
+    if (!this.runsTasks()) {
+      return Promise.reject(RpcError({ code: -32601, message: "The tool runs as a task, but the server does not offer tasks in this era (" + this.version + ")" }));
+    }
+    call.tasks = true;
+    if (!this.stateless) params = Object.assign({}, params, { task: {} });
+    return this.request("tools/call", params, call).then(function (answer) {
+      if (self.stateless && answer.resultType === "task") return self.followTask(taskFields(answer), call, show);
+      if (!self.stateless && answer.task) return self.followTask(taskFields(answer.task), call, show);
+      return answer;
+    });
+  };
+
+  function taskFields(result) {
+    var task = Object.assign({}, result);
+    delete task.resultType;
+    delete task._meta;
+    return task;
+  }
+
+  function pollDelay(task) {
+    var ms = task.pollIntervalMs;
+    return Math.min(Math.max(typeof ms === "number" ? ms : 1000, 100), 5000);
+  }
+
+  Client.prototype.followTask = function (task, call, show) {
+    var self = this;
+    var taskId = task.taskId;
+    call.taskId = taskId;
+    show(task);
+    // bounded: a task not over within its ttl is given up (the server drops it then)
+    var deadline = Date.now() + (typeof task.ttlMs === "number" ? task.ttlMs : 3600000) + 5000;
+    var answered = {};
+    var streamed = null;
+    if (!this.stateless) {
+      // 2025-11-25: tasks/result blocks until the task is over; the task's questions
+      // arrive on its stream and are answered there. tasks/get shows the status meanwhile.
+      streamed = this.request("tasks/result", { taskId: taskId }, { abort: call.abort, questions: call.questions })
+        .then(function (result) { return { result: result }; }, function (error) { return { error: error }; });
+    }
+    function answerInputs(current) {
+      var asked = current.inputRequests || {};
+      Object.keys(asked).forEach(function (key) {
+        if (answered[key]) return;
+        answered[key] = true;
+        self.handle(asked[key].method, asked[key].params || {}, call).then(function (answer) {
+          var responses = {};
+          responses[key] = answer;
+          return self.request("tasks/update", { taskId: taskId, inputResponses: responses }, { tasks: true });
+        }).catch(function (error) { setStatus("could not answer the task's " + asked[key].method + ": " + error.message); });
+      });
+    }
+    return new Promise(function (resolvePromise, reject) {
+      function finish(current) {
+        if (current.status === "cancelled") {
+          var stopped = new Error("the task was cancelled");
+          stopped.cancelled = true;
+          reject(stopped);
+        } else if (streamed) {
+          streamed.then(function (outcome) { if (outcome.error) reject(outcome.error); else resolvePromise(outcome.result); });
+        } else if (current.status === "completed") {
+          resolvePromise(current.result || {});
+        } else {
+          reject(RpcError(current.error || { code: -32603, message: current.statusMessage || "the task failed" }));
+        }
+      }
+      function poll() {
+        if (Date.now() > deadline) {
+          reject(new Error("task " + taskId + " is not over after its time to live; the explorer stopped waiting"));
+          return;
+        }
+        self.request("tasks/get", { taskId: taskId }, { tasks: true }).then(function (current) {
+          current = taskFields(current);
+          show(current);
+          if (TERMINAL[current.status]) { finish(current); return; }
+          if (self.stateless && current.status === "input_required") answerInputs(current);
+          setTimeout(poll, pollDelay(current));
+        }, reject);
+      }
+      setTimeout(poll, pollDelay(task));
+    });
+  };
+
+  Client.prototype.cancelTask = function (taskId) {
+    return this.request("tasks/cancel", { taskId: taskId }, { tasks: true });
+  };
+
   Client.prototype.serverInfo = function () {
     var result = this.serverResult || {};
     return result.serverInfo || (result._meta && result._meta[META + "serverInfo"]) || {};
@@ -421,7 +543,11 @@
     var url = new URL(ENDPOINT, location.href).href;
     var headers = client.headers(message);
     var lines = ["curl -sS -N -X POST " + shellQuote(url)];
-    Object.keys(headers).forEach(function (name) { lines.push("  -H " + shellQuote(name + ": " + headers[name])); });
+    Object.keys(headers).forEach(function (name) {
+      // the token stays in the page: the command reads it from the shell
+      if (name === "Authorization") lines.push('  -H "Authorization: Bearer $MCP_TOKEN"');
+      else lines.push("  -H " + shellQuote(name + ": " + headers[name]));
+    });
     lines.push("  --data-raw " + shellQuote(JSON.stringify(message)));
     return lines.join(" \\\n");
   }
@@ -972,6 +1098,8 @@
       if (permissions.geolocation) allow.push("geolocation");
       if (permissions.clipboardWrite) allow.push("clipboard-write");
       if (allow.length) iframe.setAttribute("allow", allow.join("; "));
+      self.log("Permissions asked by the view: " + (allow.length ? allow.join(", ") : "none"));
+      if (ui.domain) self.log("Sandbox domain asked by the view: " + ui.domain + " (host-specific; the explorer uses its own sandbox origin)");
       self.iframe = iframe;
       self.target = CONFIG.sandboxSameOrigin ? url.origin : "*";
       window.addEventListener("message", self.onMessage);
@@ -1065,7 +1193,11 @@
             throw RpcError({ code: -32602, message: "The view may not call " + params.name + ": its visibility leaves out \"app\", or it is not a tool of this server" });
           }
           self.log("view calls " + params.name + " " + JSON.stringify(params.arguments || {}));
-          return client.request("tools/call", { name: params.name, arguments: params.arguments || {} }).then(function (result) {
+          var forwarded = { name: params.name, arguments: params.arguments || {} };
+          var calling = taskSupport(tool) === "required"
+            ? client.callAsTask(forwarded, { abort: new AbortController() }, function (task) { self.log("task " + task.taskId + ": " + task.status); })
+            : client.request("tools/call", forwarded);
+          return calling.then(function (result) {
             self.log("→ " + params.name + " answered" + (result.isError ? " with an error" : ""));
             return result;
           });
@@ -1212,6 +1344,12 @@
     var copyCurl = el("button", { type: "button", id: "copy-curl", text: "Copy as curl" });
     var copyFlask = el("button", { type: "button", id: "copy-flask", text: "Copy as flask mcp call" });
     var copyOutput = el("textarea", { id: "copy-output", rows: 4, readonly: true, hidden: true, "aria-label": "Command to copy" });
+    var support = taskSupport(tool);
+    var asTask = el("input", { type: "checkbox", id: "as-task", checked: support === "required", disabled: support === "required" });
+    if (support === "required" || support === "optional") {
+      formNode.appendChild(el("div", { class: "field field-check" }, asTask,
+        el("label", { for: "as-task", text: support === "required" ? "Run as a task (the tool requires it)" : "Run as a task" })));
+    }
     formNode.appendChild(errors);
     formNode.appendChild(el("div", { class: "buttons" }, callButton, cancelButton, copyCurl, copyFlask));
     detail.appendChild(formNode);
@@ -1228,7 +1366,8 @@
       var args = readArguments();
       if (args === null) return;
       var params = { name: tool.name, arguments: args };
-      if (client.stateless) params._meta = client.meta();
+      if (client.stateless) params._meta = client.meta(asTask.checked);
+      else if (asTask.checked) params.task = {};
       copyText(asCurl(client, { jsonrpc: "2.0", id: 1, method: "tools/call", params: params }), copyOutput);
     });
     copyFlask.addEventListener("click", function () {
@@ -1242,14 +1381,19 @@
       event.preventDefault();
       var args = readArguments();
       if (args === null) return;
-      callTool(tool, args, run, callButton, cancelButton);
+      callTool(tool, args, run, callButton, cancelButton, asTask.checked);
     });
+  }
+
+  // execution.taskSupport of a tool: "forbidden" (the default), "optional" or "required".
+  function taskSupport(tool) {
+    return (tool && tool.execution && tool.execution.taskSupport) || "forbidden";
   }
 
   var progressTokens = 0;
   var currentView = null;
 
-  function callTool(tool, args, run, callButton, cancelButton) {
+  function callTool(tool, args, run, callButton, cancelButton, asTask) {
     clear(run);
     var progress = el("progress", { id: "call-progress", max: 1, "aria-label": "Progress of " + tool.name });
     var progressText = el("span", { id: "call-progress-text", class: "muted" });
@@ -1262,6 +1406,21 @@
     var state = el("p", { id: "call-state", class: "state", text: "running" });
     run.appendChild(el("h4", { text: "Call" }));
     run.appendChild(state);
+    var taskId = el("code", { id: "call-task-id" });
+    var taskStatus = el("span", { id: "call-task-status" });
+    var taskHistory = el("ol", { id: "call-task-history", class: "logs", "aria-label": "Task states seen" });
+    var taskBox = el("div", { class: "task", hidden: true },
+      el("p", {}, "Task ", taskId, ": ", taskStatus), taskHistory);
+    run.appendChild(taskBox);
+    var lastSeen = null;
+    function showTask(task) {
+      var seen = task.status + (task.statusMessage ? " · " + task.statusMessage : "");
+      taskBox.hidden = false;
+      taskId.textContent = task.taskId;
+      taskStatus.textContent = seen;
+      if (seen !== lastSeen) taskHistory.appendChild(el("li", { text: seen }));
+      lastSeen = seen;
+    }
     var progressBox = el("div", { class: "progress", hidden: true }, progress, " ", progressText);
     run.appendChild(progressBox);
     run.appendChild(questions);
@@ -1302,6 +1461,12 @@
       cancelled = true;
       state.textContent = "cancelling";
       if (view) view.cancelled(reason);
+      if (call.taskId) {
+        // a task is cancelled with tasks/cancel; the polling goes on until it is over
+        return client.cancelTask(call.taskId).catch(function (error) {
+          outcome.appendChild(errorBox(error));
+        });
+      }
       return client.cancel(call, reason);
     };
     activeCall = call;
@@ -1323,7 +1488,8 @@
     }
 
     var params = { name: tool.name, arguments: args, _meta: { progressToken: token } };
-    client.request("tools/call", params, call).then(function (result) {
+    var calling = asTask ? client.callAsTask(params, call, showTask) : client.request("tools/call", params, call);
+    calling.then(function (result) {
       state.textContent = result.isError ? "finished with a tool error" : "finished";
       outcome.appendChild(el("h4", { text: result.isError ? "Result (isError)" : "Result" }));
       outcome.appendChild(renderContent(result.content));
@@ -1340,7 +1506,7 @@
       }
       if (view) viewReady.then(function () { view.setResult(result); });
     }, function (error) {
-      if (cancelled) {
+      if (cancelled || error.cancelled) {
         state.textContent = "cancelled";
         return;
       }
@@ -1350,6 +1516,7 @@
     }).then(function () {
       exchangeListeners.splice(exchangeListeners.indexOf(onExchange), 1);
       if (activeCall === call) activeCall = null;
+      if (asTask) call.abort.abort(); // a tasks/result stream still open (2025-11-25)
       callButton.disabled = false;
       cancelButton.disabled = true;
       Array.prototype.forEach.call(questions.querySelectorAll("form"), function (form) { form.remove(); });
@@ -1596,7 +1763,7 @@
     clear($("exchange"));
     if (currentView) { currentView.teardown(); currentView = null; }
     var closing = previous ? previous.close() : Promise.resolve();
-    client = new Client(version, HANDLERS);
+    client = new Client(version, HANDLERS, $("token").value.trim());
     var connecting = client;
     return closing.then(function () { return connecting.connect(); }).then(function (result) {
       renderServer(result);
