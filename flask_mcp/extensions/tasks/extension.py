@@ -57,19 +57,31 @@ class Tasks(Extension):
     """``tools/call`` as a task, and ``tasks/get``, ``tasks/update``, ``tasks/cancel``,
     ``tasks/list`` and ``tasks/result``.
 
-    Its capability depends on the era, so the registry advertises it (``tasks`` in
-    ``initialize``, ``extensions["io.modelcontextprotocol/tasks"]`` in
-    ``server/discover``) as soon as a tool may run as a task.
+    Its capability depends on the era (:meth:`capability`): the core ``tasks``
+    capability in ``initialize``, ``extensions["io.modelcontextprotocol/tasks"]`` in
+    ``server/discover``, advertised as soon as a tool may run as a task.
     """
 
     id = _tasks.EXTENSION
+    handshake_capability = "tasks"
 
     def __init__(self) -> None:
         self._mcp: t.Any = None
 
-    def capability(self) -> None:
-        """None: the registry advertises tasks per era (see the class docstring)."""
-        return None
+    def capability(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any] | None:
+        """Return the tasks capability of ``era``, or ``None`` while every tool is ``forbidden``.
+
+        2026-07-28: ``{}`` under ``extensions["io.modelcontextprotocol/tasks"]``;
+        2025-11-25: the experimental ``tasks`` capability (``list``, ``cancel`` and
+        task-augmented ``tools/call``), see :attr:`handshake_capability`.
+        """
+        if self._mcp is None or all(
+            tool.task == "forbidden" for tool in list(self._mcp.registry.tools.values())
+        ):
+            return None
+        if era == protocol.STATELESS:
+            return {}
+        return {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
     def setup(self, mcp: t.Any) -> None:
         self._mcp = mcp
