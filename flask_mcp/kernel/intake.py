@@ -250,6 +250,7 @@ def new_context(
         meta=meta if isinstance(meta, dict) else {},
         log_level=facts.log_level,
         auth=call.auth,
+        call=call,
         **fields,
     )
 

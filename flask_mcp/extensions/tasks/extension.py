@@ -35,7 +35,6 @@ from ...kernel.extension import Extension
 from ...runtime import concurrency as _concurrency
 from ...server import tasks as _tasks
 from ...server.call import client_facts
-from ...server.call import running_handler
 
 if t.TYPE_CHECKING:
     from ...server.call import Call
@@ -48,9 +47,11 @@ if t.TYPE_CHECKING:
 MAX_CURSOR = 2**53
 
 
-def _running() -> Call:
-    """Return the call whose extension method runs now (set by the kernel around it)."""
-    return running_handler.get()
+def _call_of(ctx: Context) -> Call:
+    """Return the call an extension method serves: the kernel builds every ``ctx`` with it."""
+    if ctx.call is None:
+        raise RuntimeError("A tasks/* method runs with the Context the kernel gives it.")
+    return ctx.call
 
 
 class Tasks(Extension):
@@ -226,11 +227,11 @@ class Tasks(Extension):
 
     @Extension.method("tasks/get")
     def tasks_get(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        return _tasks.wire(self._task(_running()))
+        return _tasks.wire(self._task(_call_of(ctx)))
 
     @Extension.method("tasks/update", eras=[protocol.STATELESS])
     def tasks_update(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        call = _running()
+        call = _call_of(ctx)
         record = self._task(call)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
@@ -242,7 +243,7 @@ class Tasks(Extension):
 
     @Extension.method("tasks/cancel")
     def tasks_cancel(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        call = _running()
+        call = _call_of(ctx)
         record = self._task(call)
         if call.era == protocol.STATELESS:
             _tasks.set_status(
@@ -261,7 +262,7 @@ class Tasks(Extension):
 
     @Extension.method("tasks/list", eras=[protocol.HANDSHAKE])
     def tasks_list(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        call = _running()
+        call = _call_of(ctx)
         cursor = params.get("cursor")
         try:
             start = int(cursor) if cursor is not None else 0
@@ -282,7 +283,7 @@ class Tasks(Extension):
     @Extension.method("tasks/result", eras=[protocol.HANDSHAKE], user_code=True)
     def tasks_result(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
         """Block until the task ends; carry its requests to the client on this stream."""
-        call = _running()
+        call = _call_of(ctx)
         record = self._task(call)
         task_id = record["taskId"]
         context = call.ctx
