@@ -255,3 +255,57 @@ def test_methods_in_both_eras_and_era_limits() -> None:
         assert (result["pong"], result["declared"]) == (2, False)
         with pytest.raises(Exception, match="-32601|Method not found"):
             client.request("old/ping")
+
+
+class ByEra(Extension):
+    id = "com.example/by-era"
+
+    def capability(self, era: str) -> dict[str, t.Any] | None:
+        return {"era": era}
+
+
+class WasCore(Extension):
+    id = "com.example/was-core"
+    handshake_capability = "wasCore"
+
+    def capability(self, era: str = "handshake") -> dict[str, t.Any] | None:
+        return {"v": 2} if era == "stateless" else {"v": 1}
+
+
+def test_a_capability_may_take_the_era() -> None:
+    mcp = MCP(name="s", version="1")
+    mcp.add_extension(Echo())  # capability(self): the same in both eras
+    mcp.add_extension(ByEra())
+    mcp.add_extension(WasCore())
+    handshake = mcp.capabilities()
+    assert handshake["extensions"] == {
+        "com.example/echo": {"version": 1},
+        "com.example/by-era": {"era": "handshake"},
+    }
+    assert handshake["wasCore"] == {"v": 1}
+    stateless = mcp.capabilities("stateless")
+    assert stateless["extensions"] == {
+        "com.example/echo": {"version": 1},
+        "com.example/by-era": {"era": "stateless"},
+        "com.example/was-core": {"v": 2},
+    }
+    assert "wasCore" not in stateless
+
+
+def test_tasks_capability_comes_from_the_extension_in_each_era() -> None:
+    mcp = MCP(name="s", version="1")
+    assert "tasks" not in mcp.capabilities()
+    assert "extensions" not in mcp.capabilities("stateless")
+
+    @mcp.tool(task="optional")
+    def slow() -> str:
+        return "done"
+
+    assert mcp.extension("io.modelcontextprotocol/tasks").capability("stateless") == {}
+    assert list(mcp.capabilities()) == ["logging", "tools", "tasks"]
+    assert mcp.capabilities()["tasks"] == {
+        "list": {},
+        "cancel": {},
+        "requests": {"tools": {"call": {}}},
+    }
+    assert mcp.capabilities("stateless")["extensions"] == {"io.modelcontextprotocol/tasks": {}}

@@ -293,7 +293,7 @@ class ServerCard(Extension):
         self.variables = variables
         self.catalog = catalog
 
-    def capability(self) -> dict[str, t.Any] | None:
+    def capability(self, era: str = "handshake") -> dict[str, t.Any] | None:
         """Not a runtime capability: the card is read before connecting."""
         return None
 

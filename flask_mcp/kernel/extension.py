@@ -12,9 +12,11 @@ See :doc:`/extensions`.
 
 from __future__ import annotations
 
+import inspect
 import re
 import typing as t
 
+from .. import protocol
 from ..errors import INTERNAL_ERROR
 from ..errors import MISSING_CLIENT_CAPABILITY
 from ..errors import BackendUnavailable
@@ -95,6 +97,11 @@ class Extension:
     id: t.ClassVar[str] = ""
     #: Extra keyword options this extension adds to ``@mcp.tool(...)``.
     tool_options: t.ClassVar[tuple[str, ...]] = ()
+    #: The core capability this extension was before it became one, if any (Tasks:
+    #: ``"tasks"``, the experimental capability of 2025-11-25): in the handshake era its
+    #: :meth:`capability` is advertised as ``capabilities[handshake_capability]`` instead
+    #: of ``capabilities.extensions[id]``.
+    handshake_capability: t.ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: t.Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -149,9 +156,20 @@ class Extension:
                 found[attribute] = spec
         return found
 
-    def capability(self) -> dict[str, t.Any] | None:
-        """Return the settings under ``capabilities.extensions[self.id]`` (None: not advertised)."""
+    def capability(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any] | None:
+        """Return the settings under ``capabilities.extensions[self.id]`` (None: not advertised).
+
+        Called on every ``initialize`` and ``server/discover``. ``era`` is the era asked
+        about (``"handshake"`` or ``"stateless"``); an override may leave it out
+        (``def capability(self)``) when its capability is the same in both.
+        """
         return {}
+
+    def capability_in(self, era: str) -> dict[str, t.Any] | None:
+        """Call :meth:`capability` with ``era`` if the override takes it, else without."""
+        if _takes_era(type(self).capability):
+            return self.capability(era)
+        return self.capability()
 
     def setup(self, mcp: t.Any) -> None:
         """Declare what the extension adds to ``mcp`` (once, from ``mcp.add_extension``)."""
@@ -194,6 +212,16 @@ class Extension:
             {"requiredCapabilities": {"extensions": {self.id: {}}}},
             http_status=400,
         )
+
+
+def _takes_era(capability: t.Callable[..., t.Any]) -> bool:
+    """Tell whether a ``capability`` override takes the era (one parameter after ``self``)."""
+    parameters = list(inspect.signature(capability).parameters.values())[1:]
+    return any(
+        parameter.kind
+        in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD, parameter.VAR_POSITIONAL)
+        for parameter in parameters
+    )
 
 
 def _route(
@@ -305,7 +333,10 @@ class ExtensionSet:
             )
         for option in extension.tool_options:
             self.registry.tool_options[option] = extension
-        self.registry.extension_capabilities[extension.id] = extension.capability
+        self.registry.extension_capabilities[extension.id] = (
+            extension.capability_in,
+            extension.handshake_capability,
+        )
         if type(extension).intercept_tool_call is not Extension.intercept_tool_call:
             self.dispatcher.tool_interceptors.append(extension.intercept_tool_call)
 

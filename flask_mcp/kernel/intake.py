@@ -11,7 +11,8 @@ object in sight:
 - the :class:`Call` of a session's request and of a 2026-07-28 request;
 - the :class:`~flask_mcp.server.context.ClientFacts` of a call, read from the session
   record or from ``_meta``;
-- the one :class:`~flask_mcp.Context` factory, for each era's back-channel.
+- the one :class:`~flask_mcp.Context` factory, for each era's back-channel and for
+  a task's run (a :class:`~flask_mcp.server.task_context.TaskContext`).
 
 The HTTP modules add only what needs HTTP: headers (``MCP-Protocol-Version``,
 ``Mcp-Name``...), sessions looked up by header, responses and streams.
@@ -34,6 +35,9 @@ from ..server.context import BackChannel
 from ..server.context import ClientFacts
 from ..server.context import Context
 from ..server.context import SessionBackChannel
+from ..server.task_context import TaskBackChannel
+from ..server.task_context import TaskCall
+from ..server.task_context import TaskContext
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -44,6 +48,7 @@ if t.TYPE_CHECKING:
 
 #: Builds the :class:`~flask_mcp.Context` of a spawned handler from its run.
 ContextFactory = t.Callable[["RequestRun"], Context]
+C = t.TypeVar("C", bound=Context)
 
 _ABSENT: t.Any = object()
 #: The ``_meta`` keys every 2026-07-28 request carries: (key, type, what to send).
@@ -196,17 +201,46 @@ def stateless_call(
 # -- the Context factory -------------------------------------------------------------
 
 
+@t.overload
 def new_context(
-    call: Call, run: RequestRun, back_channel: BackChannel, facts: ClientFacts | None = None
+    call: Call,
+    run: RequestRun,
+    back_channel: BackChannel,
+    facts: ClientFacts | None = None,
+) -> Context: ...
+
+
+@t.overload
+def new_context(
+    call: Call,
+    run: RequestRun,
+    back_channel: BackChannel,
+    facts: ClientFacts | None = None,
+    *,
+    context_class: type[C],
+    **fields: t.Any,
+) -> C: ...
+
+
+def new_context(
+    call: Call,
+    run: RequestRun,
+    back_channel: BackChannel,
+    facts: ClientFacts | None = None,
+    *,
+    context_class: type[Context] = Context,
+    **fields: t.Any,
 ) -> Context:
     """Return the :class:`~flask_mcp.Context` of a call's handler: the one factory.
 
     :param facts: what the caller declared (default: read from the call).
+    :param context_class: a subclass of ``Context`` to build (a task's
+        :class:`~flask_mcp.server.task_context.TaskContext`), given ``fields`` too.
     """
     if facts is None:
         facts = client_facts(call)
     meta = call.params.get("_meta")
-    return Context(
+    return context_class(
         app=call.state.app,
         run=run,
         back_channel=back_channel,
@@ -216,6 +250,8 @@ def new_context(
         meta=meta if isinstance(meta, dict) else {},
         log_level=facts.log_level,
         auth=call.auth,
+        call=call,
+        **fields,
     )
 
 
@@ -255,6 +291,28 @@ def stateless_context(
     return context
 
 
+def task_context(call: TaskCall, record: dict[str, t.Any]) -> ContextFactory:
+    """Return what builds the ``Context`` of a task's handler from its run.
+
+    The facts are those the task's record kept of the request that created it (the
+    task may run in another worker, or in a Celery worker, long after the request);
+    no log level: a task has no stream for log messages. Requests to the client go
+    through the task record (:class:`~flask_mcp.server.task_context.TaskBackChannel`).
+    """
+    request = record["request"]
+    facts = ClientFacts(
+        call.version, request.get("capabilities") or {}, request.get("clientInfo") or {}, None
+    )
+
+    def context(run: RequestRun) -> Context:
+        channel = TaskBackChannel(call.state, call.task_id, call.task_flavour)
+        ctx = new_context(call, run, channel, facts, context_class=TaskContext, state=call.state)
+        ctx.prepared = record.get("prepared")
+        return ctx
+
+    return context
+
+
 __all__ = [
     "ContextFactory",
     "check_stateless_version",
@@ -266,5 +324,6 @@ __all__ = [
     "session_context",
     "stateless_call",
     "stateless_context",
+    "task_context",
     "validate_initialize",
 ]

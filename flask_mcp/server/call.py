@@ -164,6 +164,7 @@ class InlineContext(Context):
             meta=meta if isinstance(meta, dict) else {},
             log_level=facts.log_level,
             auth=call.auth,
+            call=call,
         )
         name = call.params.get("uri" if call.method == "resources/read" else "name")
         kind = {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}

@@ -24,6 +24,7 @@ if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import Backend
     from ..runtime.runs import RequestRun
+    from .call import Call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,8 +167,13 @@ class Context:
         meta: dict[str, t.Any],
         log_level: str | None,
         auth: AuthInfo | None = None,
+        call: Call | None = None,
     ) -> None:
         self.app = app
+        #: The call this context belongs to (its method, params, era, session, auth and
+        #: app state), for an extension's request methods (:doc:`/extensions`); ``None``
+        #: for a context built outside a request (the command line's local client).
+        self.call = call
         self._run = run
         self._back_channel = back_channel
         self.protocol_version = protocol_version

@@ -247,9 +247,12 @@ class Registry:
         )
         #: Disabled records by kind and key: out of the lists and out of reach until enabled.
         self.disabled: dict[str, dict[str, t.Any]] = {kind: {} for kind in KINDS}
-        #: What the added extensions advertise, by extension id: called on every
-        #: ``initialize`` and ``server/discover``; ``None`` leaves the extension out.
-        self.extension_capabilities: dict[str, t.Callable[[], dict[str, t.Any] | None]] = {}
+        #: What the added extensions advertise, by extension id: the capability for an era
+        #: (called on every ``initialize`` and ``server/discover``; ``None`` leaves the
+        #: extension out) and the core capability it is in the handshake era, if any.
+        self.extension_capabilities: dict[
+            str, tuple[t.Callable[[str], dict[str, t.Any] | None], str | None]
+        ] = {}
         #: The ``@mcp.tool(...)`` keyword options the added extensions define, by option name.
         self.tool_options: dict[str, ToolOptionsOwner] = {}
 
@@ -391,7 +394,9 @@ class Registry:
     def capabilities(self, era: str = "handshake") -> dict[str, t.Any]:
         """Return the server capabilities derived from what is registered.
 
-        The same in both eras today; ``era`` is where a difference would go.
+        The core ones are the same in both eras; an extension's may differ by ``era``
+        (see :meth:`flask_mcp.Extension.capability`). In the handshake era, one with a
+        ``handshake_capability`` goes there (Tasks: ``tasks``), before ``extensions``.
         """
         caps: dict[str, t.Any] = {"logging": {}}
         if self.completions:
@@ -402,15 +407,17 @@ class Registry:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self._has("tools"):
             caps["tools"] = {"listChanged": True}
-        if any(tool.task != "forbidden" for tool in list(self.tools.values())):
-            if era == "stateless":
-                caps["extensions"] = {"io.modelcontextprotocol/tasks": {}}
+        extensions: dict[str, t.Any] = {}
+        for extension_id, (capability, core_name) in list(self.extension_capabilities.items()):
+            settings = capability(era)
+            if settings is None:
+                continue
+            if core_name is not None and era != "stateless":
+                caps[core_name] = settings
             else:
-                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        for extension_id, capability in list(self.extension_capabilities.items()):
-            settings = capability()
-            if settings is not None:
-                caps.setdefault("extensions", {})[extension_id] = settings
+                extensions[extension_id] = settings
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     def _has(self, *kinds: str) -> bool:

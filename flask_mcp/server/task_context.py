@@ -34,7 +34,6 @@ from .mrtr import _EXPECTED
 from .mrtr import _valid_answer
 
 if t.TYPE_CHECKING:
-    from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
 
 MODES = ("forbidden", "optional", "required")
@@ -188,13 +187,14 @@ class TaskContext(Context):
     ``progress()`` sets the task's ``statusMessage``; log messages have no
     stream to go to and are dropped (SEP-2663 forbids them on tasks); requests
     to the client go through the task record (``input_required``).
+    Built by the kernel's one factory (:func:`flask_mcp.kernel.intake.task_context`).
     """
 
-    def __init__(self, *, state: AppState, task_id: str, flavour: str, **kwargs: t.Any) -> None:
-        super().__init__(back_channel=TaskBackChannel(state, task_id, flavour), **kwargs)
+    def __init__(self, *, state: AppState, back_channel: TaskBackChannel, **kwargs: t.Any) -> None:
+        super().__init__(back_channel=back_channel, **kwargs)
         self._state = state
         #: The id of the task this handler runs for.
-        self.task_id = task_id
+        self.task_id = back_channel.task_id
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -224,30 +224,6 @@ class TaskContext(Context):
             check_capabilities(self, method, params)
         channel = t.cast(TaskBackChannel, self._back_channel)
         return channel.request_many(self, dict(requests))
-
-
-def context_factory(call: TaskCall, record: dict[str, t.Any]) -> t.Callable[[RequestRun], Context]:
-    """Return what builds the ``Context`` of the task's handler from its run."""
-    request = record["request"]
-
-    def build(run: RequestRun) -> Context:
-        ctx = TaskContext(
-            state=call.state,
-            task_id=call.task_id,
-            flavour=call.task_flavour,
-            app=call.state.app,
-            run=run,
-            protocol_version=call.version,
-            client_capabilities=request.get("capabilities") or {},
-            client_info=request.get("clientInfo") or {},
-            meta={},
-            log_level=None,
-            auth=call.auth,
-        )
-        ctx.prepared = record.get("prepared")
-        return ctx
-
-    return build
 
 
 def auth_grant(auth: AuthInfo | None) -> dict[str, t.Any] | None:
@@ -317,7 +293,6 @@ __all__ = [
     "TaskCall",
     "TaskContext",
     "answer_inputs",
-    "context_factory",
     "opted_in",
     "owner_of",
     "task_call",

@@ -58,7 +58,6 @@ from .task_context import TaskContext as TaskContext
 from .task_context import answer_inputs as answer_inputs
 from .task_context import auth_grant as auth_grant
 from .task_context import auth_of as auth_of
-from .task_context import context_factory as context_factory
 from .task_context import opted_in as opted_in
 from .task_context import owner_of as owner_of
 from .task_context import task_call as task_call
@@ -137,7 +136,6 @@ __all__ = [
     "owner_of",
     "record_body",
     "check_lease",
-    "context_factory",
     "settle",
     "set_status",
     "store_of",

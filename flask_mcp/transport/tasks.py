@@ -22,6 +22,7 @@ import typing as t
 
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
+from ..kernel import intake
 from ..runtime import concurrency as _concurrency
 from ..runtime.runs import InProcessOutbox
 from ..runtime.runs import new_stream_id
@@ -77,7 +78,7 @@ class InProcessExecutor:
             t.cast("Dispatcher", dispatcher),
             task_call,
             InProcessOutbox(new_stream_id()),
-            context=_tasks.context_factory(task_call, record),
+            context=intake.task_context(task_call, record),
             can_round_trip=False,
             body=body,
         )

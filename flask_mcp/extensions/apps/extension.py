@@ -106,7 +106,7 @@ class Apps(Extension):
 
     # -- the seam -------------------------------------------------------------------
 
-    def capability(self) -> dict[str, t.Any] | None:
+    def capability(self, era: str = "handshake") -> dict[str, t.Any] | None:
         """Advertise the extension, with no settings, once the server has a view.
 
         The spec defines settings for the client (``mimeTypes``, what it renders) and

@@ -120,7 +120,7 @@ class Skills(Extension):
         self._last_look = 0.0
         self._looking = threading.RLock()
 
-    def capability(self) -> dict[str, t.Any] | None:
+    def capability(self, era: str = "handshake") -> dict[str, t.Any] | None:
         """Declare the extension with ``directoryRead``: directories can be read.
 
         Not while no skill is served: a server declaring the extension must declare

@@ -35,7 +35,6 @@ from ...kernel.extension import Extension
 from ...runtime import concurrency as _concurrency
 from ...server import tasks as _tasks
 from ...server.call import client_facts
-from ...server.call import running_handler
 
 if t.TYPE_CHECKING:
     from ...server.call import Call
@@ -48,28 +47,42 @@ if t.TYPE_CHECKING:
 MAX_CURSOR = 2**53
 
 
-def _running() -> Call:
-    """Return the call whose extension method runs now (set by the kernel around it)."""
-    return running_handler.get()
+def _call_of(ctx: Context) -> Call:
+    """Return the call an extension method serves: the kernel builds every ``ctx`` with it."""
+    if ctx.call is None:
+        raise RuntimeError("A tasks/* method runs with the Context the kernel gives it.")
+    return ctx.call
 
 
 class Tasks(Extension):
     """``tools/call`` as a task, and ``tasks/get``, ``tasks/update``, ``tasks/cancel``,
     ``tasks/list`` and ``tasks/result``.
 
-    Its capability depends on the era, so the registry advertises it (``tasks`` in
-    ``initialize``, ``extensions["io.modelcontextprotocol/tasks"]`` in
-    ``server/discover``) as soon as a tool may run as a task.
+    Its capability depends on the era (:meth:`capability`): the core ``tasks``
+    capability in ``initialize``, ``extensions["io.modelcontextprotocol/tasks"]`` in
+    ``server/discover``, advertised as soon as a tool may run as a task.
     """
 
     id = _tasks.EXTENSION
+    handshake_capability = "tasks"
 
     def __init__(self) -> None:
         self._mcp: t.Any = None
 
-    def capability(self) -> None:
-        """None: the registry advertises tasks per era (see the class docstring)."""
-        return None
+    def capability(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any] | None:
+        """Return the tasks capability of ``era``, or ``None`` while every tool is ``forbidden``.
+
+        2026-07-28: ``{}`` under ``extensions["io.modelcontextprotocol/tasks"]``;
+        2025-11-25: the experimental ``tasks`` capability (``list``, ``cancel`` and
+        task-augmented ``tools/call``), see :attr:`handshake_capability`.
+        """
+        if self._mcp is None or all(
+            tool.task == "forbidden" for tool in list(self._mcp.registry.tools.values())
+        ):
+            return None
+        if era == protocol.STATELESS:
+            return {}
+        return {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
     def setup(self, mcp: t.Any) -> None:
         self._mcp = mcp
@@ -214,11 +227,11 @@ class Tasks(Extension):
 
     @Extension.method("tasks/get")
     def tasks_get(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        return _tasks.wire(self._task(_running()))
+        return _tasks.wire(self._task(_call_of(ctx)))
 
     @Extension.method("tasks/update", eras=[protocol.STATELESS])
     def tasks_update(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        call = _running()
+        call = _call_of(ctx)
         record = self._task(call)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
@@ -230,7 +243,7 @@ class Tasks(Extension):
 
     @Extension.method("tasks/cancel")
     def tasks_cancel(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        call = _running()
+        call = _call_of(ctx)
         record = self._task(call)
         if call.era == protocol.STATELESS:
             _tasks.set_status(
@@ -249,7 +262,7 @@ class Tasks(Extension):
 
     @Extension.method("tasks/list", eras=[protocol.HANDSHAKE])
     def tasks_list(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        call = _running()
+        call = _call_of(ctx)
         cursor = params.get("cursor")
         try:
             start = int(cursor) if cursor is not None else 0
@@ -270,7 +283,7 @@ class Tasks(Extension):
     @Extension.method("tasks/result", eras=[protocol.HANDSHAKE], user_code=True)
     def tasks_result(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
         """Block until the task ends; carry its requests to the client on this stream."""
-        call = _running()
+        call = _call_of(ctx)
         record = self._task(call)
         task_id = record["taskId"]
         context = call.ctx
