@@ -3,8 +3,9 @@
 The server runs ``flask_mcp.contrib.oauth_server`` (``BENCH_OAUTH_SERVER=1``): the
 benchmark registers a client, consents and redeems the code over HTTP, as a client would,
 then sends that access token on every request. Each request is a JWT check (cached after
-the first, as for any JWT) plus the revocation check in the storage: a dict in memory, or
-one Redis ``GET`` with ``--backend redis`` (every worker sees a revocation at once). Both
+the first, as for any JWT) plus the revocation check: a dict in memory, or with ``--backend
+redis`` none once the worker knows the token's family live and hears the revocations on
+the backend's pub/sub (``flask_mcp.contrib.oauth_server.revocations``). Both
 servers get the same ``Authorization`` header (the one without auth ignores it), the same
 backend and the same ``SECRET_KEY``. The verdict: at least 0.9x the unauthenticated server
 in req/s at c=16.

@@ -688,8 +688,10 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "MCP_OAUTH_REVOCATION_CACHE_SECONDS",
         0.0,
         non_negative_seconds,
-        "Seconds a worker trusts that a token's family is not revoked before asking the "
-        "storage again (0: on every request, so a revocation applies at once everywhere).",
+        "Seconds a worker that cannot hear revocations on the MCP backend's pub/sub (threaded "
+        "workers, a Redis Cluster, a dropped subscription) trusts that a token's family is not "
+        "revoked before asking the storage again (0: on every request, so a revocation applies "
+        "at once everywhere).",
     ),
     Key(
         "MCP_OAUTH_LOGIN_VIEW",

@@ -213,6 +213,9 @@ def check_revocation(base: str, token: OAuthToken, client_id: str) -> None:
         "MCP-Protocol-Version": "2025-11-25",
     }
     with httpx.Client(timeout=30) as http:
+        for _ in range(4):  # new connections: both workers know the family live, in memory
+            with httpx.Client(timeout=30) as fresh:
+                assert fresh.post(f"{base}/mcp", json=body, headers=headers).status_code != 401
         revoked = http.post(
             f"{base}/oauth/revoke", data={"token": token.access_token, "client_id": client_id}
         )

@@ -382,6 +382,18 @@ class Backend(abc.ABC):
     def subscribe(self, channel: str) -> Subscription:
         """Start receiving the messages published on ``channel`` from now on."""
 
+    def caught_up(self) -> bool:
+        """Tell whether this process's subscribers hold every message published so far.
+
+        True when every :meth:`publish` that completed before this call (in any
+        process) has been handed to this process's subscriptions: what they
+        have not got was published later. A process can then serve from what it
+        learnt by its subscriptions, instead of asking the store. False (the
+        default) when the backend cannot tell, as with a thread listening in
+        parallel, or while the subscription is down.
+        """
+        return False
+
     def close(self) -> None:  # noqa: B027 - optional for backends holding nothing
         """Release connections and background work."""
 

@@ -24,6 +24,8 @@ class QueueSubscription:
     def get(self, timeout: float) -> dict[str, t.Any] | None:
         """Return the next message, waiting up to ``timeout`` seconds; ``None`` if none came."""
         try:
+            if timeout <= 0:  # without waiting: gevent's queue would switch greenlets
+                return self.queue.get_nowait()
             return self.queue.get(timeout=timeout)
         except queue.Empty:
             return None

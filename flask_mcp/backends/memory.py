@@ -343,6 +343,10 @@ class MemoryBackend(Backend):
     def subscribe(self, channel: str) -> QueueSubscription:
         return self._channels.add(channel)
 
+    def caught_up(self) -> bool:
+        """Always: :meth:`publish` hands a message to this process's subscribers at once."""
+        return True
+
 
 __all__ = [
     "MemoryBackend",

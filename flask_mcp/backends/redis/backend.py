@@ -50,6 +50,7 @@ from .connections import blocking_twin
 from .connections import fail_fast as _retry
 from .connections import make_client
 from .hot import HotSessions
+from .hot import cooperative
 from .keys import Keys
 from .listener import Listener
 from .messaging import Messaging
@@ -574,6 +575,16 @@ class RedisBackend(Backend):
 
     def subscribe(self, channel: str) -> QueueSubscription:
         return self.listener.subscribe(channel)
+
+    def caught_up(self) -> bool:
+        """Under gevent, while the listener waits with nothing unread (see :mod:`.hot`).
+
+        Redis sends a published message to the subscribers before it answers the
+        ``PUBLISH``; so once the listener has handled everything on its connection,
+        it has handed on every message published before the current request came.
+        Never on a cluster, nor with threads (the listener reads in parallel).
+        """
+        return self.hot.enabled and cooperative() and self.listener.quiet()
 
     # -- server-to-client requests ------------------------------------------
 

@@ -4,9 +4,10 @@
 of the resource server, with the app's own keys instead of a JWKS fetched over
 HTTP: the signature, ``iss``, ``aud`` (the token must name this MCP server, RFC
 8707), ``exp`` are checked exactly as for a token from Keycloak or Auth0. Then the
-token's family must not be revoked (one storage read per request, so that a
-revocation reaches every worker at once; ``MCP_OAUTH_REVOCATION_CACHE_SECONDS`` trades
-that for fewer reads), and, with Flask-Login, the token's
+token's family must not be revoked: a storage read, or none while the worker hears every
+revocation on the MCP backend's pub/sub (:mod:`.revocations`); a revocation reaches every
+worker at once either way. ``MCP_OAUTH_REVOCATION_CACHE_SECONDS`` trades that for fewer
+reads where the worker cannot hear them. With Flask-Login, the token's
 subject becomes ``current_user`` for the request.
 """
 
@@ -83,7 +84,10 @@ class IssuedTokenAuthorizer(JWTAuthorizer):
         if registration is None:
             _app_server()  # raises the error that says what to do
         family = info.claims.get("fid")
-        if not isinstance(family, str) or not registration.app_server.family_live(family):
+        expires_at = float(info.claims.get("exp", 0))
+        if not isinstance(family, str) or not registration.app_server.family_live(
+            family, expires_at
+        ):
             raise AuthError(INVALID_TOKEN, "the token was revoked")
         loader = self.load_user
         if loader is None:

@@ -31,10 +31,14 @@ from .grants import RevocationEndpoint
 from .grants import digest
 from .keys import ALGORITHM
 from .keys import SigningKeys
+from .revocations import CHANNEL
+from .revocations import KnownLiveFamilies
 from .storage import Storage
 
 if t.TYPE_CHECKING:
     from flask import Flask
+
+    from ...backends.base import Backend
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +127,8 @@ class AppServer:
         self.keys = SigningKeys(storage, settings.key_rotation)
         #: Families seen not revoked, until when (``MCP_OAUTH_REVOCATION_CACHE_SECONDS``).
         self._live: dict[str, float] = {}
+        #: Families known not revoked, forgotten when a worker revokes one.
+        self.known_live = KnownLiveFamilies(self.mcp_backend)
         self.documents = ClientDocuments(
             storage,
             allow_private=settings.client_metadata_allow_private,
@@ -292,27 +298,49 @@ class AppServer:
         )
         return claims
 
+    def mcp_backend(self) -> Backend | None:
+        """The backend of the app's MCP server, whose pub/sub carries revocations, or ``None``."""
+        registered = self.app.extensions.get("mcp")
+        if registered is None:
+            return None
+        try:
+            return t.cast("Backend", registered.state(self.app).backend)
+        except RuntimeError:  # mcp.init_app has not run (yet)
+            return None
+
     def revoke_family(self, family: str) -> None:
-        """Revoke every token of ``family``, in every worker, until they would have expired."""
+        """Revoke every token of ``family``, in every worker, until they would have expired.
+
+        The record is written first, then the family is published to every worker
+        (:mod:`.revocations`), which forgets it before answering its next request.
+        """
         ttl = max(self.settings.refresh_token_lifetime, self.settings.access_token_lifetime)
         self.storage.put(f"revoked:{family}", {"at": time.time()}, ttl)
         self._live.pop(family, None)
+        self.known_live.heard(family)
+        backend = self.mcp_backend()
+        if backend is not None and backend.multiprocess:
+            backend.publish(CHANNEL, {"family": family})
 
     def family_revoked(self, family: str) -> bool:
         """Tell whether ``family`` was revoked (asking the storage every time)."""
         return self.storage.get(f"revoked:{family}") is not None
 
-    def family_live(self, family: str) -> bool:
-        """Tell whether a token of ``family`` may be used: not revoked.
+    def family_live(self, family: str, expires_at: float) -> bool:
+        """Tell whether a token of ``family``, expiring at ``expires_at``, may be used.
+
+        The storage is asked unless this worker knows the family live and hears
+        every revocation published meanwhile (:mod:`.revocations`): either way a
+        revocation made on any worker applies at once.
 
         With ``MCP_OAUTH_REVOCATION_CACHE_SECONDS`` a "not revoked" answer is kept
-        that long in this process (at most :data:`LIVE_CACHE_SIZE` families), so a
-        revocation may take that long to reach this worker. A revocation made here
-        applies here at once.
+        that long in this process instead (at most :data:`LIVE_CACHE_SIZE` families),
+        so a revocation may take that long to reach this worker. A revocation made
+        here applies here at once.
         """
         keep = self.settings.revocation_cache_seconds
         if keep <= 0:
-            return not self.family_revoked(family)
+            return self.known_live.live(family, expires_at, lambda: self.family_revoked(family))
         now = time.monotonic()
         until = self._live.get(family)
         if until is not None and now < until:
