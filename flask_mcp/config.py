@@ -529,8 +529,9 @@ KEYS: tuple[Key, ...] = (
         1000,
         lambda v: None if v in (None, "", 0, "0") else positive_int(v),
         "Task records one caller keeps at once, running or finished (a caller: its principal, "
-        "and its session in the handshake era; without authorization every 2026-07-28 caller "
-        "is one); a task-augmented tools/call past it gets a JSON-RPC error (None: no bound).",
+        "else its address, REMOTE_ADDR, which ProxyFix sets, as for "
+        "MCP_MAX_SESSIONS_PER_CLIENT); a task-augmented tools/call past it gets a JSON-RPC "
+        "error (None: no bound).",
     ),
     Key(
         "MCP_TASK_MAX_BYTES_PER_CLIENT",
