@@ -222,9 +222,10 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "MCP_SESSION_IDLE_TIMEOUT",
-        3600,
+        1800,
         optional_seconds,
-        "Seconds without traffic after which a session ends (None: never).",
+        "Seconds without traffic after which a session ends (None: never). 30 minutes, as "
+        "the official SDK: sessions a flood left idle free their MCP_MAX_SESSIONS room soon.",
     ),
     Key(
         "MCP_SESSION_MAX_LIFETIME",
