@@ -222,9 +222,10 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "MCP_SESSION_IDLE_TIMEOUT",
-        3600,
+        1800,
         optional_seconds,
-        "Seconds without traffic after which a session ends (None: never).",
+        "Seconds without traffic after which a session ends (None: never). 30 minutes, as "
+        "the official SDK: sessions a flood left idle free their MCP_MAX_SESSIONS room soon.",
     ),
     Key(
         "MCP_SESSION_MAX_LIFETIME",
@@ -529,8 +530,9 @@ KEYS: tuple[Key, ...] = (
         1000,
         lambda v: None if v in (None, "", 0, "0") else positive_int(v),
         "Task records one caller keeps at once, running or finished (a caller: its principal, "
-        "and its session in the handshake era; without authorization every 2026-07-28 caller "
-        "is one); a task-augmented tools/call past it gets a JSON-RPC error (None: no bound).",
+        "else its address, REMOTE_ADDR, which ProxyFix sets, as for "
+        "MCP_MAX_SESSIONS_PER_CLIENT); a task-augmented tools/call past it gets a JSON-RPC "
+        "error (None: no bound).",
     ),
     Key(
         "MCP_TASK_MAX_BYTES_PER_CLIENT",

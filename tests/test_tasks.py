@@ -752,6 +752,49 @@ def test_a_task_call_past_the_bound_gets_a_json_rpc_error(
         redis_client(config["MCP_BACKEND"].split("?")[0]).close()
 
 
+def test_the_quota_counts_the_caller_not_the_owner(store: TaskStore) -> None:
+    """Records of one owner (anonymous 2026-07-28 callers share one) count against each
+    record's ``caller``: one caller's full quota refuses no other caller."""
+    store.limits = TaskLimits(max_records=2, max_bytes=None)
+    mine = [dict(record("anyone"), caller="addr-a") for _ in range(2)]
+    for each in mine:
+        store.create(each, 60)
+    with pytest.raises(TaskQuotaExceeded):
+        store.create(dict(record("anyone"), caller="addr-a"), 60)
+    theirs = dict(record("anyone"), caller="addr-b")
+    store.create(theirs, 60)  # same owner, another caller: not refused
+    page, _ = store.list("anyone", 0, 10)  # the owner's listing holds them all
+    assert {r["taskId"] for r in page} == {r["taskId"] for r in [*mine, theirs]}
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_anonymous_callers_have_a_task_quota_each_by_address(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Without authorization every 2026-07-28 caller is the same owner; before issue 33 they
+    were one caller too, so one client could take everyone's MCP_TASK_MAX_PER_CLIENT."""
+    config: dict[str, t.Any] = {"MCP_TASK_MAX_PER_CLIENT": 2}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=bounds-{uuid.uuid4().hex[:8]}:"
+    _, app, _ = build(**config)
+    flood, other = Wire(app), Wire(app)
+    flood.client.environ_base["REMOTE_ADDR"] = "10.0.0.1"
+    other.client.environ_base["REMOTE_ADDR"] = "10.0.0.2"
+    call = {"name": "work", "arguments": {"seconds": 0}}
+    made = [result_of(flood.post("tools/call", call, caps=CAPS))["result"] for _ in range(2)]
+    refused = result_of(flood.post("tools/call", call, caps=CAPS))
+    assert refused["error"]["data"]["bound"] == "records", refused
+    for _ in range(2):  # another address still has its quota
+        task = result_of(other.post("tools/call", call, caps=CAPS))["result"]
+        assert poll(other, task["taskId"], terminal)["status"] == "completed"
+    assert result_of(other.post("tools/call", call, caps=CAPS))["error"]["code"] == -32600
+    for task in made:  # ownership is unchanged: the anonymous owner reads them from anywhere
+        assert poll(other, task["taskId"], terminal)["status"] == "completed"
+    if backend == "redis":
+        redis_client(config["MCP_BACKEND"].split("?")[0]).close()
+
+
 # -- hostile input ------------------------------------------------------------------------
 
 

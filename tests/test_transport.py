@@ -401,3 +401,55 @@ def test_max_content_length_set_after_init_app_applies(app: t.Any, client: t.Any
     )
     assert big.status_code == 413
     assert big.get_json()["error"]["message"].endswith("MAX_CONTENT_LENGTH.")
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_sessions_a_flood_left_idle_free_the_server_within_30_minutes(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Many addresses, each under MCP_MAX_SESSIONS_PER_CLIENT, fill MCP_MAX_SESSIONS: a new
+    client gets 503 until their sessions have been idle for the default idle timeout, 30
+    minutes (it was 1 hour: issue 33), then it gets in. Idleness is set, not waited for."""
+    import time
+    import uuid
+
+    from flask import Flask
+
+    from flask_mcp import MCP
+    from flask_mcp.runtime.supervisor import tick
+
+    mcp = MCP(name="flood", version="1")
+    app = Flask(__name__)
+    app.config["MCP_MAX_SESSIONS"] = 3
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        app.config["MCP_BACKEND"] = f"{url}?prefix=flood-{uuid.uuid4().hex[:8]}:"
+    mcp.init_app(app)
+
+    def client_at(address: str) -> t.Any:
+        client = app.test_client()
+        client.environ_base["REMOTE_ADDR"] = address
+        return client
+
+    flood = [initialize(client_at(f"10.0.0.{n}")) for n in range(3)]
+    newcomer = client_at("192.0.2.1")
+    body = {
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}},
+    }  # fmt: skip
+    refused = post(newcomer, body)
+    assert refused.status_code == 503 and "Retry-After" in refused.headers
+    with app.app_context():
+        state = mcp.state()
+        assert state.settings.session_idle_timeout == 1800
+        for session in flood:  # idle for just under the timeout: still kept
+            state.backend.update_session(session, last_seen=time.time() - 1790)
+        tick(state, time.monotonic(), reap=True)
+        assert post(newcomer, body).status_code == 503
+        for session in flood:  # idle for just over it: ended
+            state.backend.update_session(session, last_seen=time.time() - 1810)
+        tick(state, time.monotonic(), reap=True)
+    admitted = post(newcomer, body)
+    assert admitted.status_code == 200, admitted.get_data(as_text=True)
+    assert all(rpc(client_at("10.0.0.0"), s, "ping").status_code == 404 for s in flood)

@@ -53,9 +53,11 @@ def make_app() -> Flask:
     return app
 
 
-def post(client: t.Any, body: dict[str, t.Any], session: str | None = None) -> t.Any:
+def post(
+    client: t.Any, body: dict[str, t.Any], session: str | None = None, multithread: bool = False
+) -> t.Any:
     headers = {"Accept": ACCEPT, **({"Mcp-Session-Id": session} if session else {})}
-    return client.post("/mcp", json=body, headers=headers)
+    return client.post("/mcp", json=body, headers=headers, multithread=multithread)
 
 
 def test_sse_responses_carry_no_hop_by_hop_header() -> None:
@@ -68,13 +70,13 @@ def test_sse_responses_carry_no_hop_by_hop_header() -> None:
             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                        "clientInfo": {"name": "t", "version": "1"}},
         },
+        multithread=True,  # a threaded server: responses may stream
     )  # fmt: skip
     session = init.headers["Mcp-Session-Id"]
     post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     call = {"name": "chatty", "arguments": {}, "_meta": {"progressToken": 1}}
-    response = post(
-        client, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}, session
-    )
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+    response = post(client, message, session, multithread=True)
     assert response.mimetype == "text/event-stream"
     assert b"notifications/progress" in response.data
     assert [name for name, _ in response.headers if is_hop_by_hop(name)] == []

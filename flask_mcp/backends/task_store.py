@@ -127,13 +127,27 @@ class TaskStore(abc.ABC):
         and the next cursor (``None`` at the end)."""
 
 
+def caller_of(record: dict[str, t.Any]) -> t.Any:
+    """Return whom ``record`` counts against for the per-caller bounds.
+
+    That is its ``caller`` (the principal, else the client's address), not its
+    ``owner`` (who may read it): anonymous 2026-07-28 callers share one owner but
+    not one quota. A record stored before the field existed counts against its owner.
+    """
+    return record.get("caller") or record.get("owner")
+
+
 class _Entry:
     """One record kept in memory: its JSON (immutable: nothing is copied to share it)."""
 
-    __slots__ = ("data", "done", "expires", "owner")
+    __slots__ = ("caller", "data", "done", "expires", "owner")
 
-    def __init__(self, data: bytes, expires: float | None, owner: t.Any, done: bool) -> None:
+    def __init__(
+        self, data: bytes, expires: float | None, owner: t.Any, done: bool, caller: t.Any = None
+    ) -> None:
         self.data, self.expires, self.owner = data, expires, owner
+        #: Whom the record counts against for the per-caller bounds (:func:`caller_of`).
+        self.caller = owner if caller is None else caller
         #: Whether the task's status is terminal (the lease sweep skips it undecoded).
         self.done = done
 
@@ -158,29 +172,29 @@ class MemoryTaskStore(TaskStore):
             return None
         return entry
 
-    def _held(self, owner: t.Any) -> tuple[int, int]:
-        """The records and bytes ``owner`` keeps now (under the lock)."""
+    def _held(self, caller: t.Any) -> tuple[int, int]:
+        """The records and bytes ``caller`` keeps now (under the lock)."""
         count = size = 0
         for task_id in list(self._records):
             entry = self._live(task_id)
-            if entry is not None and entry.owner == owner:
+            if entry is not None and entry.caller == caller:
                 count += 1
                 size += len(entry.data)
         return count, size
 
     def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
         data = encoded(record)
-        owner, limits = record.get("owner"), self.limits
+        owner, caller, limits = record.get("owner"), caller_of(record), self.limits
         with self._lock:
-            if owner is not None and (limits.max_records or limits.max_bytes):
-                count, size = self._held(owner)
+            if caller is not None and (limits.max_records or limits.max_bytes):
+                count, size = self._held(caller)
                 if limits.max_records is not None and count >= limits.max_records:
                     raise TaskQuotaExceeded("records", limits.max_records, count)
                 if limits.max_bytes is not None and size + len(data) > limits.max_bytes:
                     raise TaskQuotaExceeded("bytes", limits.max_bytes, size, len(data))
             expires = None if ttl is None else time.monotonic() + ttl
             done = record.get("status") in TERMINAL
-            self._records[record["taskId"]] = _Entry(data, expires, owner, done)
+            self._records[record["taskId"]] = _Entry(data, expires, owner, done, caller)
             # Drop expired records now and then, so memory stays bounded.
             if len(self._records) % 64 == 0:
                 for task_id in list(self._records):
@@ -202,8 +216,8 @@ class MemoryTaskStore(TaskStore):
                 return draft
             data = encoded(draft)
             grown = len(data) - len(entry.data)
-            if grown > 0 and limits.max_bytes is not None and entry.owner is not None:
-                _, size = self._held(entry.owner)
+            if grown > 0 and limits.max_bytes is not None and entry.caller is not None:
+                _, size = self._held(entry.caller)
                 if size + grown > limits.max_bytes:
                     raise TaskQuotaExceeded("bytes", limits.max_bytes, size, grown)
             expires = entry.expires
@@ -212,7 +226,7 @@ class MemoryTaskStore(TaskStore):
                 until = time.monotonic() + shorter
                 expires = until if expires is None else min(expires, until)
             done = draft.get("status") in TERMINAL
-            self._records[task_id] = _Entry(data, expires, entry.owner, done)
+            self._records[task_id] = _Entry(data, expires, entry.owner, done, entry.caller)
             return t.cast("dict[str, t.Any]", loads_stored(data))
 
     def live(self, limit: int) -> list[dict[str, t.Any]]:
@@ -246,6 +260,7 @@ class MemoryTaskStore(TaskStore):
 
 __all__ = [
     "TERMINAL",
+    "caller_of",
     "MemoryTaskStore",
     "Mutator",
     "TaskLimits",

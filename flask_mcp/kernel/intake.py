@@ -156,10 +156,12 @@ def session_call(
     message: dict[str, t.Any],
     auth: AuthInfo | None,
     path_args: dict[str, t.Any] | None = None,
+    client_address: str | None = None,
 ) -> Call:
     """Build the call of a session's request (handshake era).
 
     :param path_args: the values of ``MCP_PATH``'s URL variables the request matched.
+    :param client_address: the client's address, for the per-caller bounds.
     """
     return Call(
         message["method"],
@@ -171,6 +173,7 @@ def session_call(
         state=state,
         auth=auth,
         path_args=path_args or {},
+        client_address=client_address,
     )
 
 
@@ -180,10 +183,12 @@ def stateless_call(
     version: str,
     auth: AuthInfo | None,
     path_args: dict[str, t.Any] | None = None,
+    client_address: str | None = None,
 ) -> Call:
     """Build the call of a 2026-07-28 request whose ``_meta`` was checked.
 
     :param path_args: the values of ``MCP_PATH``'s URL variables the request matched.
+    :param client_address: the client's address, for the per-caller bounds.
     """
     return Call(
         message["method"],
@@ -195,6 +200,7 @@ def stateless_call(
         state=state,
         auth=auth,
         path_args=path_args or {},
+        client_address=client_address,
     )
 
 

@@ -57,6 +57,8 @@ class Call:
     created_task: str | None = None
     #: The values of ``MCP_PATH``'s URL variables (``/t/<tenant>/mcp``); ``{}`` without any.
     path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: The client's address (``REMOTE_ADDR``, which ``ProxyFix`` sets); ``None`` off HTTP.
+    client_address: str | None = None
 
 
 @dataclasses.dataclass

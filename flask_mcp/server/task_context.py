@@ -10,6 +10,7 @@ the task record, wherever the handler runs (this worker, another one, a Celery w
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import typing as t
 
@@ -68,6 +69,22 @@ def owner_of(call: Call) -> str:
     """Return who a task belongs to: the principal, and the session in the handshake era."""
     principal = None if call.auth is None else call.auth.principal
     return owner_key(principal, call.session.id if call.session is not None else None)
+
+
+def caller_of(call: Call) -> str:
+    """Return whom a task of ``call`` counts against for ``MCP_TASK_MAX_PER_CLIENT`` and
+    ``MCP_TASK_MAX_BYTES_PER_CLIENT``: the principal, else the client's address.
+
+    The address is ``REMOTE_ADDR`` (which ``ProxyFix`` sets), as for
+    ``MCP_MAX_SESSIONS_PER_CLIENT``: anonymous callers share one owner (who may
+    read a task) but not one quota. Off HTTP (stdio) it is the one local client.
+    """
+    principal = None if call.auth is None else call.auth.principal
+    if principal is not None:
+        who = f"principal:{principal}"
+    else:
+        who = f"addr:{call.client_address or 'local'}"
+    return hashlib.sha256(who.encode()).hexdigest()[:32]
 
 
 def opted_in(call: Call) -> bool:

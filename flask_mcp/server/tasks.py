@@ -58,6 +58,7 @@ from .task_context import TaskContext as TaskContext
 from .task_context import answer_inputs as answer_inputs
 from .task_context import auth_grant as auth_grant
 from .task_context import auth_of as auth_of
+from .task_context import caller_of as caller_of
 from .task_context import opted_in as opted_in
 from .task_context import owner_of as owner_of
 from .task_context import task_call as task_call
@@ -134,6 +135,7 @@ __all__ = [
     "now_iso",
     "opted_in",
     "owner_of",
+    "caller_of",
     "record_body",
     "check_lease",
     "settle",

@@ -158,7 +158,9 @@ class Handshake:
         auth: AuthInfo | None,
     ) -> Response:
         """Run a request of the session through the one runner."""
-        call = intake.session_call(state, record, message, auth, current_path_args())
+        call = intake.session_call(
+            state, record, message, auth, current_path_args(), request.remote_addr
+        )
         return runner.serve_http(
             self.dispatcher,
             call,
@@ -223,7 +225,9 @@ class Handshake:
             else:
                 answer = runner.execute(
                     self.dispatcher,
-                    intake.session_call(state, record, message, auth, current_path_args()),
+                    intake.session_call(
+                        state, record, message, auth, current_path_args(), request.remote_addr
+                    ),
                 )
                 if answer.refused is not None:  # a refusal answers the whole POST
                     raise answer.refused

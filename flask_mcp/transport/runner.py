@@ -40,7 +40,6 @@ from ..backends.base import MESSAGE
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..errors import MCPError
-from ..errors import MCPHTTPError
 from ..errors import RequestCancelled
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
@@ -394,19 +393,11 @@ def serve_http(
     settings = state.settings
     resumable = call.session is not None
     outbox: Outbox
-    # A call that may stream holds a thread of a threaded server until it ends, streamed
-    # or not: with every slot held it is refused at once, so that a thread stays free
-    # for the requests that do not stream (a server with no slots at all buffers).
+    # A call that may stream holds a thread of a threaded server until it ends. With every
+    # stream slot held it still runs, on its own thread, and answers with one buffered JSON
+    # response: its notifications are dropped (the spec allows it when no stream is open),
+    # and a request to the client fails with an error that says why.
     can_stream = state.slots.acquire()
-    if not can_stream and state.slots.limit:
-        raise MCPHTTPError(
-            503,
-            f"Service Unavailable: this worker holds its {state.slots.limit} streams already; "
-            "retry shortly, or run more threads or workers (or gunicorn -k gevent).",
-            code=INTERNAL_ERROR,
-            request_id=call.request_id,
-            headers={"Retry-After": "1"},
-        )
     try:
         if call.session is not None:
             outbox = StreamOutbox(
@@ -479,16 +470,27 @@ def _response_of(run: RequestRun, message: t.Any) -> Response:
 def _buffered(
     call: Call, run: RequestRun, reader: sse.StreamReader, pending: t.Sequence[t.Any]
 ) -> Response:
-    """Collect the whole stream into one response, for a worker that cannot hold one open."""
-    chunks: list[bytes] = []
-    ended = reader.collect(pending, run.deadline + GRACE, lambda m: chunks.append(sse.frame(m)))
-    if not ended:
-        run.cancel()
-        chunks.append(sse.frame(_timeout(call)))
+    """Wait for the run's response and return it as JSON, for a worker that cannot hold a stream.
+
+    What the handler sends before its response (progress, log messages) is
+    dropped, as the spec allows when no stream is open: memory stays bounded.
+    """
+    final: list[dict[str, t.Any]] = []
+
+    def take(message: dict[str, t.Any]) -> None:
+        if is_response(message, call.request_id):
+            final.append(message)
+
+    ended = reader.collect(pending, run.deadline + GRACE, take)
     reader.close()
     with contextlib.suppress(BackendUnavailable):
         t.cast(Outbox, reader.outbox).drop()
-    return Response(b"".join(chunks), mimetype="text/event-stream", headers=sse.HEADERS)
+    if not ended:
+        run.cancel()
+        return json_response(_timeout(call))
+    if not final:  # cancelled: no answer, as on a stream
+        return answer_response(Answer(None), call.era)
+    return _response_of(run, final[0])
 
 
 def _streamed(

@@ -148,7 +148,14 @@ def _serve(
         return listen.open_stream(
             dispatcher.registry, state, message["id"], params, sock, auth=auth
         )
-    call = intake.stateless_call(state, message, version, auth, path_args=current_path_args())
+    call = intake.stateless_call(
+        state,
+        message,
+        version,
+        auth,
+        path_args=current_path_args(),
+        client_address=request.remote_addr,
+    )
     context = None
     where = dispatcher.placement(call)
     if where != EXECUTE:

@@ -7,7 +7,9 @@ Keys (``P`` is the backend's prefix; see :mod:`flask_mcp.backends.redis.keys`):
 - ``P{g}:tasks:live``: a sorted set of the ids of tasks not known to have ended (the lease
   sweep reads it and drops the ids of tasks that ended or expired);
 - ``P{g}:tasks:<owner>``: a sorted set of the owner's task ids by creation time
-  (``tasks/list``), trimmed of ids whose record expired.
+  (``tasks/list``), trimmed of ids whose record expired;
+- ``P{g}:tasks:caller:<caller>`` and ``P{g}:taskbytes:<caller>``: the ids and sizes of the
+  records a caller (its principal, else its address) keeps, for the per-caller bounds.
 
 Reading many records is one pipeline of ``GET`` (records live in different slots).
 
@@ -29,6 +31,7 @@ from ..task_store import TERMINAL
 from ..task_store import Mutator
 from ..task_store import TaskQuotaExceeded
 from ..task_store import TaskStore
+from ..task_store import caller_of
 from ..task_store import encoded
 from ..task_store import kept_for
 from .codec import UNAVAILABLE as _UNAVAILABLE
@@ -67,9 +70,13 @@ class RedisTaskStore(TaskStore):
             pipe.get(self._key(task_id))
         return list(pipe.execute())
 
-    def _held(self, owner: str) -> tuple[int, int]:
-        """The records and bytes ``owner`` keeps now; forgets the expired ones' entries."""
-        index, sizes = self._index(owner), self.keys.task_sizes(owner)
+    def _counted(self, caller: str) -> str:
+        """The sorted set of the task ids counted against ``caller``'s bounds."""
+        return self.keys.tasks(f"caller:{caller}")
+
+    def _held(self, caller: str) -> tuple[int, int]:
+        """The records and bytes ``caller`` keeps now; forgets the expired ones' entries."""
+        index, sizes = self._counted(caller), self.keys.task_sizes(caller)
         ids = [text(i) for i in self.client.zrange(index, 0, -1)]
         pipe = self.client.pipeline(transaction=False)
         for task_id in ids:
@@ -87,10 +94,11 @@ class RedisTaskStore(TaskStore):
 
     def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
         key, data = self._key(record["taskId"]), encoded(record)
-        owner, limits = record.get("owner"), self.limits
+        owner, caller, limits = record.get("owner"), caller_of(record), self.limits
+        created = record.get("created", time.time())
         try:
-            if isinstance(owner, str) and (limits.max_records or limits.max_bytes):
-                count, size = self._held(owner)
+            if isinstance(caller, str) and (limits.max_records or limits.max_bytes):
+                count, size = self._held(caller)
                 if limits.max_records is not None and count >= limits.max_records:
                     raise TaskQuotaExceeded("records", limits.max_records, count)
                 if limits.max_bytes is not None and size + len(data) > limits.max_bytes:
@@ -100,17 +108,20 @@ class RedisTaskStore(TaskStore):
                 pipe.set(key, data)
             else:
                 pipe.set(key, data, px=max(1, int(ttl * 1000)))
-            pipe.zadd(self._live_index(), {record["taskId"]: record.get("created", time.time())})
-            if isinstance(owner, str):
-                pipe.zadd(
-                    self._index(owner), {record["taskId"]: record.get("created", time.time())}
-                )
-                pipe.hset(self.keys.task_sizes(owner), record["taskId"], len(data))
-                if ttl is not None:
-                    # Keep the index as long as its longest-lived task (EXPIRE GT needs Redis 7).
-                    left = max(int(ttl) + 60, int(self.client.ttl(self._index(owner)) or 0))
-                    pipe.expire(self._index(owner), left)
-                    pipe.expire(self.keys.task_sizes(owner), left)
+            pipe.zadd(self._live_index(), {record["taskId"]: created})
+            kept = []
+            if isinstance(owner, str):  # tasks/list of the owner
+                pipe.zadd(self._index(owner), {record["taskId"]: created})
+                kept.append(self._index(owner))
+            if isinstance(caller, str):  # the per-caller bounds
+                pipe.zadd(self._counted(caller), {record["taskId"]: created})
+                pipe.hset(self.keys.task_sizes(caller), record["taskId"], len(data))
+                kept += [self._counted(caller), self.keys.task_sizes(caller)]
+            if ttl is not None:
+                # Keep each index as long as its longest-lived task (EXPIRE GT needs Redis 7).
+                for index in kept:
+                    left = max(int(ttl) + 60, int(self.client.ttl(index) or 0))
+                    pipe.expire(index, left)
             pipe.execute()
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
@@ -148,10 +159,10 @@ class RedisTaskStore(TaskStore):
                         else:
                             pipe.set(key, data, keepttl=True, xx=True)
                         pipe.execute()
-                        owner = record.get("owner")
-                        if isinstance(owner, str) and len(data) != len(raw):
+                        caller = caller_of(record)
+                        if isinstance(caller, str) and len(data) != len(raw):
                             # another slot than the record's: after its transaction
-                            self.client.hset(self.keys.task_sizes(owner), task_id, len(data))
+                            self.client.hset(self.keys.task_sizes(caller), task_id, len(data))
                         return record
                     except redis.WatchError:
                         continue
@@ -160,11 +171,11 @@ class RedisTaskStore(TaskStore):
         raise BackendUnavailable(f"Task {task_id!r} changed too often to be updated; retry.")
 
     def _check_growth(self, record: dict[str, t.Any], grown: int, pipe: t.Any) -> None:
-        """Refuse a change that grows the record past its owner's byte bound."""
-        owner, most = record.get("owner"), self.limits.max_bytes
-        if grown <= 0 or most is None or not isinstance(owner, str):
+        """Refuse a change that grows the record past its caller's byte bound."""
+        caller, most = caller_of(record), self.limits.max_bytes
+        if grown <= 0 or most is None or not isinstance(caller, str):
             return
-        _, size = self._held(owner)
+        _, size = self._held(caller)
         if size + grown > most:
             pipe.unwatch()
             raise TaskQuotaExceeded("bytes", most, size, grown)

@@ -173,6 +173,7 @@ class Tasks(Extension):
             "created": created,
             "lease": created,
             "owner": _tasks.owner_of(call),
+            "caller": _tasks.caller_of(call),
             "session": call.session.id if call.session is not None else None,
             "flavour": flavour,
             "inputRequests": {},
