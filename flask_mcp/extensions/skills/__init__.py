@@ -14,6 +14,7 @@ instructions) and the files it refers to. See :doc:`/skills`.
 
 from __future__ import annotations
 
+from ...server.blueprints import SkillOptions
 from .catalog import SkillCatalog
 from .dynamic import DynamicSkillError
 from .errors import Problem
@@ -35,6 +36,7 @@ __all__ = [
     "SkillCatalog",
     "SkillError",
     "SkillFile",
+    "SkillOptions",
     "SkillSource",
     "Skills",
     "load",
