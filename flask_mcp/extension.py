@@ -41,6 +41,7 @@ from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
 from .runtime.notify import publish
 from .runtime.state import AppState
+from .server.blueprints import DynamicSkillOptions
 from .server.blueprints import MCPBlueprint
 from .server.blueprints import SkillOptions
 from .server.blueprints import default_uri_prefix
@@ -478,12 +479,7 @@ class MCP(SharedDeclarations):
         return self.skills().add_skill(path, stacklevel=2, **options)
 
     def dynamic_skill(
-        self,
-        skill_path: str,
-        *,
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
+        self, skill_path: str, **options: Unpack[DynamicSkillOptions]
     ) -> t.Callable[[P], P]:
         """Decorate a function returning a skill's files, made on each use (a dynamic skill).
 
@@ -491,9 +487,7 @@ class MCP(SharedDeclarations):
         ``bytes``); the skill's entry publishes ``"resources": "dynamic"``. The last
         segment of ``skill_path`` is the skill's name.
         """
-        return self.skills().dynamic(
-            skill_path, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope
-        )
+        return self.skills().dynamic(skill_path, **options)
 
     # -- notifications -------------------------------------------------------------
 

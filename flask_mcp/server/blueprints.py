@@ -37,7 +37,18 @@ RegisterHook = t.Callable[[t.Any, str, str], None]
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
 
-class SkillOptions(t.TypedDict, total=False):
+class DynamicSkillOptions(t.TypedDict, total=False):
+    """How a dynamic skill is served (:meth:`flask_mcp.MCP.dynamic_skill`)."""
+
+    #: ``False`` serves the skills to clients that know their URIs, without listing them.
+    listed: bool
+    #: ``ttlMs`` of their reads and ``skills/get`` at 2026-07-28.
+    ttl_ms: int | None
+    #: Their ``cacheScope``.
+    cache_scope: str | None
+
+
+class SkillOptions(DynamicSkillOptions, total=False):
     """How a folder of skills or one skill is served (:meth:`flask_mcp.MCP.skills_folder`).
 
     :meth:`flask_mcp.MCP.skills_folder`, :meth:`flask_mcp.MCP.add_skill`, the same
@@ -48,12 +59,21 @@ class SkillOptions(t.TypedDict, total=False):
 
     #: ``/``-separated segments put before every skill path.
     prefix: str
-    #: ``False`` serves the skills to clients that know their URIs, without listing them.
-    listed: bool
-    #: ``ttlMs`` of their reads and ``skills/get`` at 2026-07-28.
-    ttl_ms: int | None
-    #: Their ``cacheScope``.
-    cache_scope: str | None
+
+
+def refuse_unknown_keywords(
+    face: str, options: t.Mapping[str, t.Any], known: frozenset[str]
+) -> None:
+    """Raise :class:`TypeError` when ``options`` has a keyword not in ``known``.
+
+    A method that keeps ``**options`` for later (at registration, at decoration) checks
+    them when called, as an explicit signature would.
+    """
+    unknown = options.keys() - known
+    if unknown:
+        raise TypeError(
+            f"{face}() got unknown keywords {sorted(unknown)}; it takes {sorted(known)}."
+        )
 
 
 class BlueprintView(t.NamedTuple):
@@ -161,12 +181,7 @@ class MCPBlueprint(Declarations):
         caller = sys._getframe(2).f_globals.get("__name__") or "__main__"
         root = pathlib.Path(get_root_path(self.import_name or caller))
         folder = root / path
-        unknown = options.keys() - SkillOptions.__optional_keys__
-        if unknown:
-            raise TypeError(
-                f"{face}() got unknown keywords {sorted(unknown)}; it takes "
-                f"{sorted(SkillOptions.__optional_keys__)}."
-            )
+        refuse_unknown_keywords(face, options, SkillOptions.__optional_keys__)
         prefix = options.get("prefix", "").strip("/")
 
         def declare(mcp: t.Any, _prefix: str, uri_prefix: str) -> None:

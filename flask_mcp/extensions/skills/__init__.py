@@ -14,6 +14,7 @@ instructions) and the files it refers to. See :doc:`/skills`.
 
 from __future__ import annotations
 
+from ...server.blueprints import DynamicSkillOptions
 from ...server.blueprints import SkillOptions
 from .catalog import SkillCatalog
 from .dynamic import DynamicSkillError
@@ -31,6 +32,7 @@ __all__ = [
     "MAX_BYTES",
     "MAX_FILES",
     "DynamicSkillError",
+    "DynamicSkillOptions",
     "Problem",
     "Skill",
     "SkillCatalog",

@@ -37,7 +37,9 @@ from flask.helpers import get_root_path
 from ... import protocol
 from ...errors import ResourceNotFound
 from ...kernel.extension import Extension
+from ...server.blueprints import DynamicSkillOptions
 from ...server.blueprints import SkillOptions
+from ...server.blueprints import refuse_unknown_keywords
 from ...server.shared_registry import unshared
 from .catalog import Change
 from .catalog import SkillCatalog
@@ -204,19 +206,13 @@ class Skills(Extension):
         )
 
     def dynamic(
-        self,
-        skill_path: str,
-        *,
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
+        self, skill_path: str, **options: Unpack[DynamicSkillOptions]
     ) -> t.Callable[[P], P]:
         """Decorate the function that produces a dynamic skill's files (see :meth:`add_dynamic`)."""
+        refuse_unknown_keywords("dynamic_skill", options, DynamicSkillOptions.__optional_keys__)
 
         def decorator(producer: P) -> P:
-            self.add_dynamic(
-                skill_path, producer, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope
-            )
+            self.add_dynamic(skill_path, producer, **options)
             return producer
 
         return decorator
