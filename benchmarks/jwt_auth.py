@@ -19,14 +19,11 @@ import typing as t
 from . import report
 from . import wrk
 from .options import Options
-from .prepare import prepare
 from .servers import start_all
-from .targets import Target
 from .targets import flask_mcp
+from .throughput import compare_add
 from .throughput import cpu_ratio
-from .throughput import drive
 from .throughput import field_ratio
-from .throughput import results_table
 
 ISSUER = "https://auth.bench.example"
 RESOURCE = "https://bench.example/mcp"
@@ -97,22 +94,7 @@ def run(options: Options) -> dict[str, t.Any]:
     try:
         servers = start_all(specs, options.server_core)
         try:
-            prepared = [
-                prepare(Target(s.spec.name, s.spec.name), s, wrk.ADD, max(CONCURRENCY))
-                for s in servers
-            ]
-            for item in prepared:
-                if item.skipped:
-                    print(f"  {item.target.label}: skipped ({item.skipped[:300]})")
-            results = drive(prepared, options, CONCURRENCY)
-            print()
-            print(results_table(prepared, results, CONCURRENCY))
-            found = verdicts(results)
-            print()
-            print(report.verdict_table(found))
-            summary = report.summary(results, prepared, [])
-            summary["verdicts"] = report.records(found)
-            return summary
+            return compare_add(servers, options, CONCURRENCY, verdicts)
         finally:
             for server in servers:
                 server.stop()

@@ -24,14 +24,11 @@ import typing as t
 from . import report
 from . import wrk
 from .options import Options
-from .prepare import prepare
 from .servers import start_all
-from .targets import Target
 from .targets import flask_mcp
+from .throughput import compare_add
 from .throughput import cpu_ratio
-from .throughput import drive
 from .throughput import field_ratio
-from .throughput import results_table
 
 RESOURCE = "https://bench.example/mcp"
 REDIRECT = "http://127.0.0.1:9/callback"
@@ -113,21 +110,7 @@ def run(options: Options, backend: str | None = None) -> dict[str, t.Any]:
     try:
         oauth = next(s for s in servers if s.spec.name == "oauth/gevent")
         os.environ["BENCH_AUTHORIZATION"] = f"Bearer {access_token(oauth.url)}"
-        prepared = [
-            prepare(Target(s.spec.name, s.spec.name), s, wrk.ADD, max(CONCURRENCY)) for s in servers
-        ]
-        for item in prepared:
-            if item.skipped:
-                print(f"  {item.target.label}: skipped ({item.skipped[:300]})")
-        results = drive(prepared, options, CONCURRENCY)
-        print()
-        print(results_table(prepared, results, CONCURRENCY))
-        found = verdicts(results)
-        print()
-        print(report.verdict_table(found))
-        summary = report.summary(results, prepared, [])
-        summary["verdicts"] = report.records(found)
-        return summary
+        return compare_add(servers, options, CONCURRENCY, verdicts)
     finally:
         os.environ.pop("BENCH_AUTHORIZATION", None)
         for server in servers:

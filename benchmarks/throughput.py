@@ -15,7 +15,9 @@ from . import wrk
 from .options import Options
 from .prepare import Prepared
 from .prepare import prepare
+from .servers import Server
 from .servers import start_all
+from .targets import Target
 from .targets import throughput_matrix
 
 #: (numerator, denominator) rows of the ratio table.
@@ -95,6 +97,31 @@ def drive(
                     flush=True,
                 )
     return {key: median_run(value) for key, value in runs.items()}
+
+
+def compare_add(
+    servers: t.Sequence[Server],
+    options: Options,
+    concurrency: t.Sequence[int],
+    verdicts: t.Callable[[dict[tuple[str, int], wrk.WrkResult]], list[report.Verdict]],
+) -> dict[str, t.Any]:
+    """Drive ``tools/call add`` on every started server, print the results and the
+    ``verdicts`` found in them; return the summary with the verdicts."""
+    prepared = [
+        prepare(Target(s.spec.name, s.spec.name), s, wrk.ADD, max(concurrency)) for s in servers
+    ]
+    for item in prepared:
+        if item.skipped:
+            print(f"  {item.target.label}: skipped ({item.skipped[:300]})")
+    results = drive(prepared, options, concurrency)
+    print()
+    print(results_table(prepared, results, concurrency))
+    found = verdicts(results)
+    print()
+    print(report.verdict_table(found))
+    summary = report.summary(results, prepared, [])
+    summary["verdicts"] = report.records(found)
+    return summary
 
 
 def results_table(

@@ -28,6 +28,7 @@ from .config import warn_unknown_keys
 from .explorer import register_explorer
 from .extensions.apps import Apps
 from .extensions.apps import View
+from .extensions.apps import ViewOptions
 from .extensions.server_card import ServerCard
 from .extensions.skills import Problem
 from .extensions.skills import Skills
@@ -40,7 +41,9 @@ from .runtime.notify import deliver_general
 from .runtime.notify import deliver_general_many
 from .runtime.notify import publish
 from .runtime.state import AppState
+from .server.blueprints import DynamicSkillOptions
 from .server.blueprints import MCPBlueprint
+from .server.blueprints import SkillOptions
 from .server.blueprints import default_uri_prefix
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
@@ -56,6 +59,8 @@ from .transport.tasks import InProcessExecutor
 from .transport.views import make_blueprint
 
 if t.TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from .auth import Authorizer
 
 logger = logging.getLogger("flask_mcp")
@@ -310,21 +315,7 @@ class MCP(SharedDeclarations):
 
     # -- MCP Apps ------------------------------------------------------------------
 
-    def ui(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        csp: t.Mapping[str, t.Sequence[str]] | None = None,
-        permissions: t.Mapping[str, t.Any] | None = None,
-        domain: str | None = None,
-        prefers_border: bool | None = None,
-        listed: bool = True,
-        icons: list[dict[str, t.Any]] | None = None,
-        scopes: t.Sequence[str] = (),
-    ) -> t.Callable[[F], F]:
+    def ui(self, uri: str, **options: Unpack[ViewOptions]) -> t.Callable[[F], F]:
         """Declare an MCP Apps view rendered by the decorated function (see :doc:`/apps`).
 
         .. code-block:: python
@@ -341,61 +332,22 @@ class MCP(SharedDeclarations):
         ``current_user``); ``resources/read`` serves it as ``text/html;profile=mcp-app``
         with ``_meta.ui`` (``csp``, ``permissions``, ``domain``, ``prefersBorder``), which
         ``resources/list`` shows too. ``listed=False`` leaves it out of ``resources/list``.
-        The keywords are those of :meth:`flask_mcp.extensions.apps.Apps.ui`.
+        The keywords are those of :meth:`flask_mcp.extensions.apps.Apps.ui`, which
+        documents each (:class:`~flask_mcp.extensions.apps.ViewOptions`).
 
         :raises TypeError, ValueError: not a ``ui://`` URI, a bad ``_meta.ui`` value or a
             URI already taken; the message says the fix.
         """
-        return self.apps.ui(
-            uri,
-            name=name,
-            title=title,
-            description=description,
-            csp=csp,
-            permissions=permissions,
-            domain=domain,
-            prefers_border=prefers_border,
-            listed=listed,
-            icons=icons,
-            scopes=scopes,
-        )
+        return self.apps.ui(uri, **options)
 
-    def ui_template(
-        self,
-        uri: str,
-        template: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        csp: t.Mapping[str, t.Sequence[str]] | None = None,
-        permissions: t.Mapping[str, t.Any] | None = None,
-        domain: str | None = None,
-        prefers_border: bool | None = None,
-        listed: bool = True,
-        icons: list[dict[str, t.Any]] | None = None,
-        scopes: t.Sequence[str] = (),
-    ) -> View:
+    def ui_template(self, uri: str, template: str, **options: Unpack[ViewOptions]) -> View:
         """Declare an MCP Apps view rendered from a Jinja template; return its record.
 
         ``mcp.ui_template("ui://notes/board", "notes_board.html", name="Notes board")``
         renders the template with :func:`flask.render_template` on each read, in the
         request's context. The keywords are :meth:`ui`'s.
         """
-        return self.apps.ui_template(
-            uri,
-            template,
-            name=name,
-            title=title,
-            description=description,
-            csp=csp,
-            permissions=permissions,
-            domain=domain,
-            prefers_border=prefers_border,
-            listed=listed,
-            icons=icons,
-            scopes=scopes,
-        )
+        return self.apps.ui_template(uri, template, **options)
 
     def register_blueprint(
         self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
@@ -497,13 +449,7 @@ class MCP(SharedDeclarations):
         return t.cast(Skills, self.extensions.get(Skills.id))
 
     def skills_folder(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        prefix: str = "",
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
+        self, path: str | os.PathLike[str], **options: Unpack[SkillOptions]
     ) -> list[Problem]:
         """Serve every skill below ``path``: each ``<dir>/SKILL.md`` is a skill (:doc:`/skills`).
 
@@ -520,35 +466,20 @@ class MCP(SharedDeclarations):
         :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served; the
             message names each file and the fix.
         """
-        return self.skills().add_folder(
-            path, prefix=prefix, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope, stacklevel=2
-        )
+        return self.skills().add_folder(path, stacklevel=2, **options)
 
     def add_skill(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        prefix: str = "",
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
+        self, path: str | os.PathLike[str], **options: Unpack[SkillOptions]
     ) -> list[Problem]:
         """Serve the one skill whose directory is ``path`` (it holds ``SKILL.md``).
 
         Its skill path is ``prefix`` and the directory's name; a ``SKILL.md`` deeper
         in it is one of its files. Parameters as for :meth:`skills_folder`.
         """
-        return self.skills().add_skill(
-            path, prefix=prefix, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope, stacklevel=2
-        )
+        return self.skills().add_skill(path, stacklevel=2, **options)
 
     def dynamic_skill(
-        self,
-        skill_path: str,
-        *,
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
+        self, skill_path: str, **options: Unpack[DynamicSkillOptions]
     ) -> t.Callable[[P], P]:
         """Decorate a function returning a skill's files, made on each use (a dynamic skill).
 
@@ -556,9 +487,7 @@ class MCP(SharedDeclarations):
         ``bytes``); the skill's entry publishes ``"resources": "dynamic"``. The last
         segment of ``skill_path`` is the skill's name.
         """
-        return self.skills().dynamic(
-            skill_path, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope
-        )
+        return self.skills().dynamic(skill_path, **options)
 
     # -- notifications -------------------------------------------------------------
 

@@ -27,6 +27,7 @@ MODULES = (
     "redis_backend",
     "middleware",
     "jwt_auth",
+    "oauth_server",
     "wsgi_servers",
     "realistic",
     "large",

@@ -31,9 +31,8 @@ from mcp.client.auth.utils import build_protected_resource_metadata_discovery_ur
 from mcp.client.auth.utils import extract_resource_metadata_from_www_auth
 from mcp.client.auth.utils import extract_scope_from_www_auth
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull
-from mcp.shared.auth import OAuthToken
 from mcp.shared.auth import ProtectedResourceMetadata
+from token_storage import MemoryTokenStorage
 from werkzeug.datastructures import WWWAuthenticate
 from wire import ACCEPT
 from wire import text_of
@@ -381,32 +380,12 @@ def test_official_client_without_a_token_finds_the_metadata(deployment: Deployme
     anyio.run(main)
 
 
-class MemoryStorage:
-    """Token storage for the SDK's OAuth providers."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
-
-
 def test_official_client_oauth_flow_with_step_up(deployment: Deployment) -> None:
     """The SDK discovers everything from the 401, gets a token, and steps up on a 403."""
     issued = deployment.auth.token_requests
     issued.clear()
     provider = ClientCredentialsOAuthProvider(
-        server_url=deployment.url, storage=MemoryStorage(), client_id=CLIENT_ID,
+        server_url=deployment.url, storage=MemoryTokenStorage(), client_id=CLIENT_ID,
         client_secret=CLIENT_SECRET, issuer=deployment.auth.issuer,
     )  # fmt: skip
 
@@ -472,7 +451,7 @@ def test_example_development_issuer() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     provider = ClientCredentialsOAuthProvider(
-        server_url=f"{base}/mcp", storage=MemoryStorage(), client_id="demo-client",
+        server_url=f"{base}/mcp", storage=MemoryTokenStorage(), client_id="demo-client",
         client_secret="demo-secret", issuer=f"{base}/dev-issuer",
     )  # fmt: skip
 

@@ -30,36 +30,16 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult
-from mcp.shared.auth import OAuthClientInformationFull
 from mcp.shared.auth import OAuthClientMetadata
 from mcp.shared.auth import OAuthToken
 from oauth_hosts import Callback
 from oauth_hosts import DocumentHost
+from token_storage import MemoryTokenStorage
 
 pytestmark = [pytest.mark.e2e]
 
 APP = "_apps.oauth_notes:app"
 WAIT = 60.0
-
-
-class MemoryTokens:
-    """The client's token storage (TokenStorage protocol)."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
 
 
 class Session:
@@ -69,7 +49,7 @@ class Session:
         self.mcp_url = mcp_url
         self.callback = callback
         self.redirects: queue.Queue[str] = queue.Queue()
-        self.storage = MemoryTokens()
+        self.storage = MemoryTokenStorage()
         self.provider = OAuthClientProvider(
             server_url=mcp_url,
             client_metadata=OAuthClientMetadata(

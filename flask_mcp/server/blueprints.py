@@ -28,10 +28,52 @@ from .registry import ResourceTemplate
 from .registry import Tool
 from .uri_template import URITemplate
 
+if t.TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 #: ``hook(mcp, prefix, uri_prefix)``: run when a blueprint is registered on a server.
 RegisterHook = t.Callable[[t.Any, str, str], None]
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+
+
+class DynamicSkillOptions(t.TypedDict, total=False):
+    """How a dynamic skill is served (:meth:`flask_mcp.MCP.dynamic_skill`)."""
+
+    #: ``False`` serves the skills to clients that know their URIs, without listing them.
+    listed: bool
+    #: ``ttlMs`` of their reads and ``skills/get`` at 2026-07-28.
+    ttl_ms: int | None
+    #: Their ``cacheScope``.
+    cache_scope: str | None
+
+
+class SkillOptions(DynamicSkillOptions, total=False):
+    """How a folder of skills or one skill is served (:meth:`flask_mcp.MCP.skills_folder`).
+
+    :meth:`flask_mcp.MCP.skills_folder`, :meth:`flask_mcp.MCP.add_skill`, the same
+    methods of :class:`~flask_mcp.MCPBlueprint` and
+    :meth:`~flask_mcp.extensions.skills.Skills.add_folder` take them as
+    ``**options: Unpack[SkillOptions]``, so a type checker checks each keyword.
+    """
+
+    #: ``/``-separated segments put before every skill path.
+    prefix: str
+
+
+def refuse_unknown_keywords(
+    face: str, options: t.Mapping[str, t.Any], known: frozenset[str]
+) -> None:
+    """Raise :class:`TypeError` when ``options`` has a keyword not in ``known``.
+
+    A method that keeps ``**options`` for later (at registration, at decoration) checks
+    them when called, as an explicit signature would.
+    """
+    unknown = options.keys() - known
+    if unknown:
+        raise TypeError(
+            f"{face}() got unknown keywords {sorted(unknown)}; it takes {sorted(known)}."
+        )
 
 
 class BlueprintView(t.NamedTuple):
@@ -122,56 +164,29 @@ class MCPBlueprint(Declarations):
         self.register_hooks.append(hook)
         return hook
 
-    def skills_folder(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        prefix: str = "",
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
-    ) -> None:
+    def skills_folder(self, path: str | os.PathLike[str], **options: Unpack[SkillOptions]) -> None:
         """Serve the skills below ``path`` from the servers this blueprint is registered on.
 
         As :meth:`flask_mcp.MCP.skills_folder`, under the registration's ``uri_prefix``
         (``skill://billing/refunds/SKILL.md``); a relative ``path`` is relative to the
         blueprint's ``import_name`` module (else to the module calling this).
         """
-        self._skills("skills_folder", path, prefix, listed, ttl_ms, cache_scope)
+        self._skills("skills_folder", path, options)
 
-    def add_skill(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        prefix: str = "",
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
-    ) -> None:
+    def add_skill(self, path: str | os.PathLike[str], **options: Unpack[SkillOptions]) -> None:
         """Serve the one skill whose directory is ``path``, as :meth:`skills_folder` does."""
-        self._skills("add_skill", path, prefix, listed, ttl_ms, cache_scope)
+        self._skills("add_skill", path, options)
 
-    def _skills(
-        self,
-        face: str,
-        path: str | os.PathLike[str],
-        prefix: str,
-        listed: bool,
-        ttl_ms: int | None,
-        cache_scope: str | None,
-    ) -> None:
+    def _skills(self, face: str, path: str | os.PathLike[str], options: SkillOptions) -> None:
         caller = sys._getframe(2).f_globals.get("__name__") or "__main__"
         root = pathlib.Path(get_root_path(self.import_name or caller))
         folder = root / path
+        refuse_unknown_keywords(face, options, SkillOptions.__optional_keys__)
+        prefix = options.get("prefix", "").strip("/")
 
         def declare(mcp: t.Any, _prefix: str, uri_prefix: str) -> None:
-            getattr(mcp, face)(
-                folder,
-                prefix="/".join(part for part in (uri_prefix, prefix.strip("/")) if part),
-                listed=listed,
-                ttl_ms=ttl_ms,
-                cache_scope=cache_scope,
-            )
+            full = "/".join(part for part in (uri_prefix, prefix) if part)
+            getattr(mcp, face)(folder, **{**options, "prefix": full})
 
         self.on_register(declare)
 

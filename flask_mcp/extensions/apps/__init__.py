@@ -27,6 +27,7 @@ from .extension import Apps as Apps
 from .extension import ClientFacts as ClientFacts
 from .extension import client_supports_ui as client_supports_ui
 from .views import View as View
+from .views import ViewOptions as ViewOptions
 from .views import check_html as check_html
 from .views import check_ui_uri as check_ui_uri
 from .views import render_view as render_view
@@ -38,6 +39,7 @@ __all__ = [
     "Apps",
     "ClientFacts",
     "View",
+    "ViewOptions",
     "add_template_helpers",
     "check_html",
     "check_ui_uri",

@@ -18,11 +18,13 @@ from ...server.shared_registry import unshared
 from .assets import TEMPLATE_HELPERS
 from .views import VISIBILITIES
 from .views import View
+from .views import ViewOptions
 from .views import check_ui_uri
 from .views import ui_meta
 
 if t.TYPE_CHECKING:
     from flask import Flask
+    from typing_extensions import Unpack
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
@@ -221,7 +223,7 @@ class Apps(Extension):
         :raises TypeError, ValueError: a bad URI or ``_meta.ui`` value, or a URI taken;
             the message says the fix.
         """
-        options: dict[str, t.Any] = {
+        options: ViewOptions = {
             "name": name,
             "title": title,
             "description": description,
@@ -241,45 +243,15 @@ class Apps(Extension):
 
         return decorator
 
-    def ui_template(
-        self,
-        uri: str,
-        template: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        csp: t.Mapping[str, t.Sequence[str]] | None = None,
-        permissions: t.Mapping[str, t.Any] | None = None,
-        domain: str | None = None,
-        prefers_border: bool | None = None,
-        listed: bool = True,
-        icons: list[dict[str, t.Any]] | None = None,
-        scopes: t.Sequence[str] = (),
-    ) -> View:
-        """Declare a view rendered from a Jinja template; the arguments are :meth:`ui`'s.
+    def ui_template(self, uri: str, template: str, **options: Unpack[ViewOptions]) -> View:
+        """Declare a view rendered from a Jinja template; the keywords are :meth:`ui`'s.
 
         :param template: the template's name, rendered with :func:`flask.render_template`
             on each read, in the request's context (``name`` defaults to it).
         """
-        return self.add_view(
-            self._template_view(
-                uri,
-                template,
-                name=name,
-                title=title,
-                description=description,
-                csp=csp,
-                permissions=permissions,
-                domain=domain,
-                prefers_border=prefers_border,
-                listed=listed,
-                icons=icons,
-                scopes=scopes,
-            )
-        )
+        return self.add_view(self._template_view(uri, template, **options))
 
-    def _check_options(self, uri: str, options: dict[str, t.Any]) -> None:
+    def _check_options(self, uri: str, options: ViewOptions) -> None:
         check_ui_uri(uri)
         ui_meta(
             csp=options.get("csp"),

@@ -34,6 +34,26 @@ _DOCTYPE = re.compile(r"\A(?:\ufeff)?\s*(?:<!--.*?-->\s*)*<!doctype\s+html\s*>",
 _HTML_TAG = re.compile(r"<html[\s>]", re.I)
 
 
+class ViewOptions(t.TypedDict, total=False):
+    """The keywords that declare a view, as :meth:`~flask_mcp.extensions.apps.Apps.ui` takes them.
+
+    :meth:`flask_mcp.MCP.ui`, :meth:`flask_mcp.MCP.ui_template` and
+    :meth:`~flask_mcp.extensions.apps.Apps.ui_template` accept them as
+    ``**options: Unpack[ViewOptions]``, so a type checker checks each keyword.
+    """
+
+    name: str | None
+    title: str | None
+    description: str | None
+    csp: Mapping[str, t.Sequence[str]] | None
+    permissions: Mapping[str, t.Any] | None
+    domain: str | None
+    prefers_border: bool | None
+    listed: bool
+    icons: list[dict[str, t.Any]] | None
+    scopes: t.Sequence[str]
+
+
 def check_ui_uri(uri: t.Any, what: str = "A view") -> str:
     """Return ``uri`` if it is a ``ui://`` URI without template variables.
 

@@ -14,6 +14,8 @@ instructions) and the files it refers to. See :doc:`/skills`.
 
 from __future__ import annotations
 
+from ...server.blueprints import DynamicSkillOptions
+from ...server.blueprints import SkillOptions
 from .catalog import SkillCatalog
 from .dynamic import DynamicSkillError
 from .errors import Problem
@@ -30,11 +32,13 @@ __all__ = [
     "MAX_BYTES",
     "MAX_FILES",
     "DynamicSkillError",
+    "DynamicSkillOptions",
     "Problem",
     "Skill",
     "SkillCatalog",
     "SkillError",
     "SkillFile",
+    "SkillOptions",
     "SkillSource",
     "Skills",
     "load",

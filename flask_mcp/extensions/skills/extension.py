@@ -37,6 +37,9 @@ from flask.helpers import get_root_path
 from ... import protocol
 from ...errors import ResourceNotFound
 from ...kernel.extension import Extension
+from ...server.blueprints import DynamicSkillOptions
+from ...server.blueprints import SkillOptions
+from ...server.blueprints import refuse_unknown_keywords
 from ...server.shared_registry import unshared
 from .catalog import Change
 from .catalog import SkillCatalog
@@ -49,6 +52,7 @@ from .model import Skill
 
 if t.TYPE_CHECKING:
     from flask import Flask
+    from typing_extensions import Unpack
 
     from ...server.context import Context
     from ...server.middleware import CallInfo
@@ -134,11 +138,8 @@ class Skills(Extension):
         self,
         path: str | os.PathLike[str],
         *,
-        prefix: str = "",
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
         stacklevel: int = 1,
+        **options: Unpack[SkillOptions],
     ) -> list[Problem]:
         """Serve every skill below ``path``: each ``<dir>/SKILL.md`` is the skill ``<dir>``.
 
@@ -157,26 +158,15 @@ class Skills(Extension):
         :return: notes about the skills (served anyway): unknown frontmatter fields...
         :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served.
         """
-        source = SkillSource.at(
-            "folder",
-            path,
-            caller_root(stacklevel + 1),
-            prefix=prefix,
-            listed=listed,
-            ttl_ms=ttl_ms,
-            cache_scope=cache_scope,
-        )
+        source = SkillSource.at("folder", path, caller_root(stacklevel + 1), **options)
         return self.add_source(source)
 
     def add_skill(
         self,
         path: str | os.PathLike[str],
         *,
-        prefix: str = "",
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
         stacklevel: int = 1,
+        **options: Unpack[SkillOptions],
     ) -> list[Problem]:
         """Serve the one skill whose directory is ``path`` (it holds ``SKILL.md``).
 
@@ -184,15 +174,7 @@ class Skills(Extension):
         deeper in it is a supporting file, not another skill (serve those with
         :meth:`add_folder`). Parameters as for :meth:`add_folder`.
         """
-        source = SkillSource.at(
-            "skill",
-            path,
-            caller_root(stacklevel + 1),
-            prefix=prefix,
-            listed=listed,
-            ttl_ms=ttl_ms,
-            cache_scope=cache_scope,
-        )
+        source = SkillSource.at("skill", path, caller_root(stacklevel + 1), **options)
         return self.add_source(source)
 
     def add_dynamic(
@@ -224,19 +206,13 @@ class Skills(Extension):
         )
 
     def dynamic(
-        self,
-        skill_path: str,
-        *,
-        listed: bool = True,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
+        self, skill_path: str, **options: Unpack[DynamicSkillOptions]
     ) -> t.Callable[[P], P]:
         """Decorate the function that produces a dynamic skill's files (see :meth:`add_dynamic`)."""
+        refuse_unknown_keywords("dynamic_skill", options, DynamicSkillOptions.__optional_keys__)
 
         def decorator(producer: P) -> P:
-            self.add_dynamic(
-                skill_path, producer, listed=listed, ttl_ms=ttl_ms, cache_scope=cache_scope
-            )
+            self.add_dynamic(skill_path, producer, **options)
             return producer
 
         return decorator
