@@ -119,7 +119,9 @@ class RedisStorage:
 
     def __init__(self, client: t.Any, prefix: str = "mcp:oauth:") -> None:
         self.client = client
-        self.prefix = prefix
+        #: Put before every key. Each command touches one key, so a Redis Cluster needs no
+        #: hash tag here (unlike the MCP backend's multi-key scripts in ``backends/redis/keys``).
+        self.key_prefix = prefix
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "mcp:oauth:") -> RedisStorage:
@@ -128,6 +130,9 @@ class RedisStorage:
 
         return cls(redis.Redis.from_url(url), prefix)
 
+    def _key(self, key: str) -> str:
+        return self.key_prefix + key
+
     @staticmethod
     def _ms(ttl: float) -> int:
         return max(1, int(ttl * 1000))
@@ -135,7 +140,7 @@ class RedisStorage:
     def put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
         """See :meth:`Storage.put`."""
         done = self.client.set(
-            self.prefix + key, json.dumps(value), px=self._ms(ttl), nx=only_new or None
+            self._key(key), json.dumps(value), px=self._ms(ttl), nx=only_new or None
         )
         return bool(done)
 
@@ -148,27 +153,27 @@ class RedisStorage:
 
     def get(self, key: str) -> Record | None:
         """See :meth:`Storage.get`."""
-        return self._load(self.client.get(self.prefix + key))
+        return self._load(self.client.get(self._key(key)))
 
     def take(self, key: str) -> Record | None:
         """See :meth:`Storage.take` (``GETDEL``)."""
-        return self._load(self.client.getdel(self.prefix + key))
+        return self._load(self.client.getdel(self._key(key)))
 
     def delete(self, key: str) -> None:
         """See :meth:`Storage.delete`."""
-        self.client.delete(self.prefix + key)
+        self.client.delete(self._key(key))
 
     def add(self, key: str, member: str, ttl: float) -> None:
         """See :meth:`Storage.add`: the set lives as long as its longest-lived member."""
         pipe = self.client.pipeline()
-        pipe.sadd(self.prefix + key, member)
-        pipe.pexpire(self.prefix + key, self._ms(ttl), gt=True)
-        pipe.pexpire(self.prefix + key, self._ms(ttl), nx=True)
+        pipe.sadd(self._key(key), member)
+        pipe.pexpire(self._key(key), self._ms(ttl), gt=True)
+        pipe.pexpire(self._key(key), self._ms(ttl), nx=True)
         pipe.execute()
 
     def members(self, key: str) -> set[str]:
         """See :meth:`Storage.members`."""
-        raw = self.client.smembers(self.prefix + key)
+        raw = self.client.smembers(self._key(key))
         return {m.decode() if isinstance(m, bytes) else str(m) for m in raw}
 
 
