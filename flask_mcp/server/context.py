@@ -24,7 +24,6 @@ if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import Backend
     from ..runtime.runs import RequestRun
-    from .call import Call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,13 +166,15 @@ class Context:
         meta: dict[str, t.Any],
         log_level: str | None,
         auth: AuthInfo | None = None,
-        call: Call | None = None,
+        call: t.Any = None,
     ) -> None:
         self.app = app
-        #: The call this context belongs to (its method, params, era, session, auth and
-        #: app state), for an extension's request methods (:doc:`/extensions`); ``None``
-        #: for a context built outside a request (the command line's local client).
-        self.call = call
+        #: The :class:`~flask_mcp.server.call.Call` this context belongs to (its method,
+        #: params, era, session, auth and app state), for an extension's request methods
+        #: (:doc:`/extensions`); ``None`` for a context built outside a request (the
+        #: command line's local client). Typed loosely: a ``Call`` holds its context, so
+        #: naming the class here would make the two modules import each other.
+        self.call: t.Any = call
         self._run = run
         self._back_channel = back_channel
         self.protocol_version = protocol_version

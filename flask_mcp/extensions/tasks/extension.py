@@ -51,7 +51,7 @@ def _call_of(ctx: Context) -> Call:
     """Return the call an extension method serves: the kernel builds every ``ctx`` with it."""
     if ctx.call is None:
         raise RuntimeError("A tasks/* method runs with the Context the kernel gives it.")
-    return ctx.call
+    return t.cast("Call", ctx.call)
 
 
 class Tasks(Extension):
