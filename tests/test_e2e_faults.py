@@ -24,8 +24,10 @@ The numbers each test measured are printed (``pytest -s``).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -33,6 +35,7 @@ import threading
 import time
 import typing as t
 import uuid
+from pathlib import Path
 
 import anyio
 import httpx
@@ -41,6 +44,7 @@ from harness import GUNICORN_READY_ARGS
 from harness import free_port
 from harness import redis_client
 from harness import redis_server
+from harness import skip_or_fail
 from harness import wait_for_workers_ready
 from mcp.shared.exceptions import MCPError
 from wire import call
@@ -516,6 +520,115 @@ def test_gthread_busy_degrades_without_failing(serve: t.Any, redis_url: str, bac
         assert not failed, failed
         assert all(o.text and o.text.startswith("chatted on") for o in outcomes)
         print(f"gthread 8 threads, {backend}: {len(outcomes)} calls, {len(failed)} failed")
+    assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+def fastmcp_busy_calls(url: str, clients: int, calls: int, mode: str) -> list[Outcome]:
+    """:func:`busy_calls` through the FastMCP client (``fastmcp.Client``): ``mode="auto"``
+    (its default) speaks 2026-07-28 to Flask-MCP, ``"legacy"`` 2025-11-25 with a session;
+    each call with a progress handler."""
+    import fastmcp
+
+    outcomes: list[Outcome] = []
+    progress_seen = [0]
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        progress_seen[0] += 1
+
+    async def one(c: t.Any) -> None:
+        text = error = None
+        try:
+            result = await c.call_tool(
+                "chatty", {"seconds": 1}, progress_handler=progress, raise_on_error=False
+            )
+            text = text_of(result)
+            if result.is_error:
+                error = text
+        except Exception as exc:  # a transport failure is an answer too: not a hang
+            error = describe(exc)
+        outcomes.append(Outcome(None, text, error, time.monotonic()))
+
+    async def session() -> None:
+        async with (
+            fastmcp.Client(url, timeout=HANG, mode=mode) as c,
+            anyio.create_task_group() as group,
+        ):
+            for _ in range(calls):
+                group.start_soon(one, c)
+
+    async def main() -> None:
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as group:
+                for _ in range(clients):
+                    group.start_soon(session)
+
+    anyio.run(main)
+    print(f"FastMCP {mode} {clients} x {calls} calls: {progress_seen[0]} progress notifications")
+    return outcomes
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+def test_gthread_busy_degrades_without_failing_fastmcp(
+    serve: t.Any, redis_url: str, backend: str, mode: str
+) -> None:
+    """:func:`test_gthread_busy_degrades_without_failing` with the FastMCP client: 20
+    concurrent progress-reporting calls from one client, then 8 clients x 20 at once on 8
+    threads; every call returns its result (issue 33)."""
+    env = backend_env(redis_url) if backend == "redis" else {}
+    server = serve(APP, "gthread", threads=8, env=env)
+    for clients, calls in ((1, 20), (8, 20)):
+        outcomes = fastmcp_busy_calls(server.url, clients, calls, mode)
+        failed = [o.error for o in outcomes if o.error is not None or not o.text]
+        assert len(outcomes) == clients * calls
+        assert not failed, failed
+        assert all(o.text and o.text.startswith("chatted on") for o in outcomes)
+        print(f"FastMCP {mode}, gthread 8 threads, {backend}: {len(outcomes)} calls, 0 failed")
+    assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+@pytest.fixture(scope="module")
+def typescript_client() -> Path:
+    """``tests/tasks_client`` (the pinned ``@modelcontextprotocol/sdk``) installed with npm ci."""
+    from test_tasks import TASKS_CLIENT
+
+    if shutil.which("npm") is None:
+        skip_or_fail("needs npm to install the TypeScript SDK client")
+    lock = TASKS_CLIENT / "package-lock.json"
+    stamp = TASKS_CLIENT / "node_modules" / ".package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
+        subprocess.run(
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=TASKS_CLIENT, check=True, timeout=600, capture_output=True,
+        )  # fmt: skip
+    return TASKS_CLIENT
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+def test_gthread_busy_degrades_without_failing_typescript_sdk(
+    serve: t.Any, conformance: t.Any, typescript_client: Path, redis_url: str, backend: str
+) -> None:
+    """:func:`test_gthread_busy_degrades_without_failing` with the official TypeScript SDK
+    client (``tests/tasks_client/busy.mjs``): 20 concurrent progress-reporting calls from one
+    client, then 8 clients x 20 at once on 8 threads; none fails (issue 33)."""
+    from test_tasks import _node
+
+    env = backend_env(redis_url) if backend == "redis" else {}
+    server = serve(APP, "gthread", threads=8, env=env)
+    for clients, calls in ((1, 20), (8, 20)):
+        done = subprocess.run(
+            [_node(), "busy.mjs", server.url, str(clients), str(calls)],
+            cwd=typescript_client, capture_output=True, text=True, timeout=HANG * 3,
+            check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr + server.log_tail()
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        assert report["calls"] == clients * calls, report
+        assert report["failed"] == 0 and report["ok"] == clients * calls, report
+        print(
+            f"TypeScript SDK, gthread 8 threads, {backend}: {clients} client(s) x {calls} "
+            f"calls, {report['failed']} failed, {report['progress']} progress notifications"
+        )
     assert "Traceback" not in server.log(), server.log_tail(80)
 
 
