@@ -19,19 +19,23 @@ import contextlib
 import gc
 import os
 import shutil
+import subprocess
 import threading
 import typing as t
 from collections.abc import Generator
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from browser import launch_chromium
+from harness import TASKS_CLIENT
 from harness import ConformanceRunner
 from harness import ServeFactory
 from harness import Server
 from harness import conformance_runner
 from harness import redis_cluster
 from harness import redis_database
+from harness import skip_or_fail
 from harness import start_server
 from wire import ThreadedTestClient
 from wire import add_two_phase
@@ -246,3 +250,18 @@ def browser() -> Iterator[t.Any]:
     """
     with launch_chromium() as chromium:
         yield chromium
+
+
+@pytest.fixture(scope="module")
+def tasks_client() -> Path:
+    """``tests/tasks_client`` with its pinned ``@modelcontextprotocol/sdk`` installed (npm ci)."""
+    if shutil.which("npm") is None:
+        skip_or_fail("needs npm to install the TypeScript SDK client")
+    lock = TASKS_CLIENT / "package-lock.json"
+    stamp = TASKS_CLIENT / "node_modules" / ".package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
+        subprocess.run(
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=TASKS_CLIENT, check=True, timeout=600, capture_output=True,
+        )  # fmt: skip
+    return TASKS_CLIENT

