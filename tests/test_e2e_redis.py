@@ -81,8 +81,7 @@ def test_fifty_sessions_across_four_workers(serve: t.Any, redis_backend_url: str
 
         async with client(server.url) as c:
             assert (
-                text_of(await c.call_tool("add", {"a": i, "b": 1000}))
-                == f'{{"result": {i + 1000}}}'
+                text_of(await c.call_tool("add", {"a": i, "b": 1000})) == f'{{"result":{i + 1000}}}'
             )
             assert (
                 text_of(await c.call_tool("sample", {"prompt": f"hello {i}"}))

@@ -51,7 +51,7 @@ def read_resource(ctx: t.Any, uri: str) -> list[dict[str, t.Any]]:
         scopes=(),
         context_declared=False,
     )
-    result = dispatcher.resources_read(read)
+    result = dispatcher.core.resources_read(read)
     return t.cast("list[dict[str, t.Any]]", result["contents"])
 
 
