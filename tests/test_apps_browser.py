@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 import typing as t
 from pathlib import Path
 
@@ -158,9 +159,16 @@ def test_view_renders_and_calls_an_app_only_tool_through_the_host(
         assert host.view.locator("#items li").count() == 2
 
         # the view reported its size and the host sized the iframe to it
+        # (the view may report again as it lays out: compare with the latest report, waiting
+        # until the host has applied it)
         assert state["sizes"], host.explain()
-        last = state["sizes"][-1]["height"]
-        height = host.page.eval_on_selector("#view-frame", "frame => frame.style.height")
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while True:
+            last = state["sizes"][-1]["height"]
+            height = host.page.eval_on_selector("#view-frame", "frame => frame.style.height")
+            if height == f"{last}px" or time.monotonic() > deadline:
+                break
+            host.page.wait_for_timeout(50)
         assert last > 100 and height == f"{last}px"
 
         # teardown: the host asks, the view answers, the host removes it
