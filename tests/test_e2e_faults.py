@@ -470,18 +470,36 @@ def test_gthread_with_every_slot_held_buffers_streaming_calls(serve: t.Any) -> N
     )
 
 
-def busy_calls(url: str, clients: int, calls: int) -> list[Outcome]:
-    """``calls`` concurrent ``chatty`` calls on each of ``clients`` official clients at once."""
+def busy_calls(
+    url: str, clients: int, calls: int, fastmcp_mode: str | None = None
+) -> list[Outcome]:
+    """``calls`` concurrent ``chatty`` calls on each of ``clients`` clients at once, each with
+    a progress handler: the official client, or with ``fastmcp_mode`` the FastMCP client
+    (``"auto"``, its default, speaks 2026-07-28 to Flask-MCP; ``"legacy"`` 2025-11-25)."""
     outcomes: list[Outcome] = []
     progress_seen = [0]
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
         progress_seen[0] += 1
 
+    def open_client() -> t.Any:
+        if fastmcp_mode is None:
+            return client(url)
+        import fastmcp
+
+        return fastmcp.Client(url, timeout=HANG, mode=fastmcp_mode)
+
+    async def call(c: t.Any) -> t.Any:
+        if fastmcp_mode is None:
+            return await c.call_tool("chatty", {"seconds": 1}, progress_callback=progress)
+        return await c.call_tool(
+            "chatty", {"seconds": 1}, progress_handler=progress, raise_on_error=False
+        )
+
     async def one(c: t.Any) -> None:
         text = error = None
         try:
-            result = await c.call_tool("chatty", {"seconds": 1}, progress_callback=progress)
+            result = await call(c)
             text = text_of(result)
             if result.is_error:
                 error = text
@@ -490,7 +508,7 @@ def busy_calls(url: str, clients: int, calls: int) -> list[Outcome]:
         outcomes.append(Outcome(None, text, error, time.monotonic()))
 
     async def session() -> None:
-        async with client(url) as c, anyio.create_task_group() as group:
+        async with open_client() as c, anyio.create_task_group() as group:
             for _ in range(calls):
                 group.start_soon(one, c)
 
@@ -501,19 +519,20 @@ def busy_calls(url: str, clients: int, calls: int) -> list[Outcome]:
                     group.start_soon(session)
 
     anyio.run(main)
-    print(f"{clients} client(s) x {calls} calls: {progress_seen[0]} progress notifications")
+    who = "official" if fastmcp_mode is None else f"FastMCP {fastmcp_mode}"
+    print(f"{who} {clients} x {calls} calls: {progress_seen[0]} progress notifications")
     return outcomes
 
 
-@pytest.mark.parametrize("backend", ["memory", "redis"])
-def test_gthread_busy_degrades_without_failing(serve: t.Any, redis_url: str, backend: str) -> None:
-    """On gthread with 8 threads, 20 concurrent progress-reporting calls from one official
-    client, then from 8 clients at once: every call returns its result (issue 33). Calls
-    that find no stream slot are answered with buffered JSON instead of a 503."""
+def check_busy_gthread(
+    serve: t.Any, redis_url: str, backend: str, fastmcp_mode: str | None = None
+) -> None:
+    """On gthread with 8 threads, 20 concurrent calls from one client, then 8 clients x 20
+    at once: every call returns its result and the server logs no traceback."""
     env = backend_env(redis_url) if backend == "redis" else {}
     server = serve(APP, "gthread", threads=8, env=env)
     for clients, calls in ((1, 20), (8, 20)):
-        outcomes = busy_calls(server.url, clients, calls)
+        outcomes = busy_calls(server.url, clients, calls, fastmcp_mode)
         failed = [o.error for o in outcomes if o.error is not None or not o.text]
         assert len(outcomes) == clients * calls
         assert not failed, failed
@@ -522,48 +541,12 @@ def test_gthread_busy_degrades_without_failing(serve: t.Any, redis_url: str, bac
     assert "Traceback" not in server.log(), server.log_tail(80)
 
 
-def fastmcp_busy_calls(url: str, clients: int, calls: int, mode: str) -> list[Outcome]:
-    """:func:`busy_calls` through the FastMCP client (``fastmcp.Client``): ``mode="auto"``
-    (its default) speaks 2026-07-28 to Flask-MCP, ``"legacy"`` 2025-11-25 with a session;
-    each call with a progress handler."""
-    import fastmcp
-
-    outcomes: list[Outcome] = []
-    progress_seen = [0]
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        progress_seen[0] += 1
-
-    async def one(c: t.Any) -> None:
-        text = error = None
-        try:
-            result = await c.call_tool(
-                "chatty", {"seconds": 1}, progress_handler=progress, raise_on_error=False
-            )
-            text = text_of(result)
-            if result.is_error:
-                error = text
-        except Exception as exc:  # a transport failure is an answer too: not a hang
-            error = describe(exc)
-        outcomes.append(Outcome(None, text, error, time.monotonic()))
-
-    async def session() -> None:
-        async with (
-            fastmcp.Client(url, timeout=HANG, mode=mode) as c,
-            anyio.create_task_group() as group,
-        ):
-            for _ in range(calls):
-                group.start_soon(one, c)
-
-    async def main() -> None:
-        with anyio.fail_after(HANG):
-            async with anyio.create_task_group() as group:
-                for _ in range(clients):
-                    group.start_soon(session)
-
-    anyio.run(main)
-    print(f"FastMCP {mode} {clients} x {calls} calls: {progress_seen[0]} progress notifications")
-    return outcomes
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+def test_gthread_busy_degrades_without_failing(serve: t.Any, redis_url: str, backend: str) -> None:
+    """On gthread with 8 threads, 20 concurrent progress-reporting calls from one official
+    client, then from 8 clients at once: every call returns its result (issue 33). Calls
+    that find no stream slot are answered with buffered JSON instead of a 503."""
+    check_busy_gthread(serve, redis_url, backend)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -574,16 +557,7 @@ def test_gthread_busy_degrades_without_failing_fastmcp(
     """:func:`test_gthread_busy_degrades_without_failing` with the FastMCP client: 20
     concurrent progress-reporting calls from one client, then 8 clients x 20 at once on 8
     threads; every call returns its result (issue 33)."""
-    env = backend_env(redis_url) if backend == "redis" else {}
-    server = serve(APP, "gthread", threads=8, env=env)
-    for clients, calls in ((1, 20), (8, 20)):
-        outcomes = fastmcp_busy_calls(server.url, clients, calls, mode)
-        failed = [o.error for o in outcomes if o.error is not None or not o.text]
-        assert len(outcomes) == clients * calls
-        assert not failed, failed
-        assert all(o.text and o.text.startswith("chatted on") for o in outcomes)
-        print(f"FastMCP {mode}, gthread 8 threads, {backend}: {len(outcomes)} calls, 0 failed")
-    assert "Traceback" not in server.log(), server.log_tail(80)
+    check_busy_gthread(serve, redis_url, backend, mode)
 
 
 @pytest.mark.parametrize("backend", ["memory", "redis"])
