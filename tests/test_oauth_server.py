@@ -28,8 +28,6 @@ from flask_mcp.contrib.oauth_server.client_documents import cache_seconds
 from flask_mcp.contrib.oauth_server.clients import redirect_uri_matches
 from flask_mcp.contrib.oauth_server.keys import SigningKeys
 from flask_mcp.contrib.oauth_server.storage import MemoryStorage
-from flask_mcp.contrib.oauth_server.storage import RedisStorage
-from flask_mcp.contrib.oauth_server.storage import SQLStorage
 
 BASE = "http://127.0.0.1:8300"
 REDIRECT = "http://127.0.0.1:9999/callback"
@@ -360,6 +358,38 @@ def test_revoking_consent_revokes_the_clients_tokens(app: t.Any) -> None:
     assert client_id not in oauth_notes.oauth.consents("ada", app=app)
 
 
+def test_sql_storage_keeps_rows_the_app_can_query(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: t.Any
+) -> None:
+    """With ``MCP_OAUTH_STORAGE`` an SQL URL, each record is a row of its table: the
+    client, the consent, the used code, the refresh token and its family."""
+    import sqlalchemy as sa
+
+    monkeypatch.setenv("FLASK_MCP_OAUTH_STORAGE", f"sqlite:///{tmp_path}/oauth.db")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    client_id, token = tokens(client)
+    storage = oauth_notes.oauth.app_server(app).storage
+    tables = storage.tables
+    with storage.engine.connect() as conn:
+        registered = conn.execute(sa.select(tables.clients)).one()
+        consent = conn.execute(sa.select(tables.consents)).one()
+        used = conn.execute(sa.select(tables.codes.c.used_at)).scalar()
+        refresh = conn.execute(sa.select(tables.refresh_tokens)).one()
+        family = conn.execute(sa.select(tables.token_families)).one()
+    assert (registered.client_id, registered.client_name) == (client_id, "Test client")
+    assert registered.redirect_uris == [REDIRECT]
+    assert (consent.user_id, consent.client_id, consent.scope) == ("ada", client_id, "notes:read")
+    assert used is not None  # redeemed: kept to recognize a second use
+    assert token["refresh_token"] not in str(tuple(refresh))  # only its digest
+    assert (family.user_id, family.client_id, family.revoked_at) == ("ada", client_id, None)
+    oauth_notes.oauth.revoke_consent("ada", client_id, app=app)
+    with storage.engine.connect() as conn:
+        assert conn.execute(sa.select(tables.consents)).first() is None
+        assert conn.execute(sa.select(tables.token_families.c.revoked_at)).scalar() is not None
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
+
+
 def test_token_for_another_resource(app: t.Any) -> None:
     client = app.test_client()
     client_id = register(client)["client_id"]
@@ -490,32 +520,6 @@ def test_cache_headers() -> None:
     assert cache_seconds({}, 0) == 300
 
 
-@pytest.mark.parametrize("kind", ["memory", "sql", "redis"])
-def test_storage_take_is_single_use(kind: str, tmp_path: t.Any, request: t.Any) -> None:
-    if kind == "redis":
-        prefix = f"oauth-test-{secrets.token_hex(4)}:"
-        storage: t.Any = RedisStorage.from_url(request.getfixturevalue("redis_url"), prefix)
-    elif kind == "sql":
-        storage = SQLStorage(f"sqlite:///{tmp_path}/o.db")
-    else:
-        storage = MemoryStorage()
-    assert storage.put("k", {"a": 1}, 60)
-    assert not storage.put("k", {"a": 2}, 60, only_new=True)
-    assert storage.get("k") == {"a": 1}
-    assert storage.take("k") == {"a": 1}
-    assert storage.take("k") is None
-    storage.add("s", "x", 60)
-    storage.add("s", "y", 60)
-    assert storage.members("s") == {"x", "y"}
-    storage.delete("s")
-    assert storage.members("s") == set()
-    storage.put("gone", {}, 0.001)
-    import time
-
-    time.sleep(0.01)
-    assert storage.get("gone") is None
-
-
 @pytest.mark.parametrize(
     ("options", "reason"),
     [
@@ -575,7 +579,7 @@ def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) 
     server = oauth_notes.oauth.app_server(app)
     family = server.decode_access_token(token["access_token"])["fid"]
     # another worker revokes: only the storage changes, this process trusts its answer
-    server.storage.put(f"revoked:{family}", {"at": 0}, 60)
+    server.storage.revoke_family(family, 60)
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
     server.revoke_family(family)  # revoked in this process: applies at once
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
@@ -647,7 +651,7 @@ def test_a_confidential_client_authenticates_with_its_secret(app: t.Any) -> None
     client = app.test_client()
     registered = register(client, token_endpoint_auth_method="client_secret_post")
     client_id, secret = registered["client_id"], registered["client_secret"]
-    stored = oauth_notes.oauth.app_server(app).storage.get(f"client:{client_id}")
+    stored = oauth_notes.oauth.app_server(app).storage.load_client(client_id)
     assert stored is not None and secret not in str(stored)  # only its digest is kept
     login(client)
     verifier, challenge = pkce()

@@ -210,7 +210,7 @@ class AppServer:
                 raise InvalidClientError(
                     description=f"The client metadata document cannot be used: {exc}."
                 ) from None
-        record = self.storage.get(f"client:{client_id}")
+        record = self.storage.load_client(client_id)
         return None if record is None else Client(record)
 
     def _validate_requested_scope(self, scope: str | None, state: str | None = None) -> None:
@@ -272,10 +272,10 @@ class AppServer:
                 "family": family,
                 "exp": expires_at,
             }
-            self.storage.put(f"refresh:{digest(refresh)}", record, expires_at - now)
+            self.storage.save_grant("refresh", digest(refresh), record, expires_at - now)
             token["refresh_token"] = refresh
         ttl = max(expires_at - now, lifetime)
-        self.storage.add(f"families:{user_id}:{client.get_client_id()}", family, ttl)
+        self.storage.add_family(user_id, client.get_client_id(), family, ttl)
         return token
 
     def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]:
@@ -315,7 +315,7 @@ class AppServer:
         (:mod:`.revocations`), which forgets it before answering its next request.
         """
         ttl = max(self.settings.refresh_token_lifetime, self.settings.access_token_lifetime)
-        self.storage.put(f"revoked:{family}", {"at": time.time()}, ttl)
+        self.storage.revoke_family(family, ttl)
         self._live.pop(family, None)
         self.known_live.heard(family)
         backend = self.mcp_backend()
@@ -324,7 +324,7 @@ class AppServer:
 
     def family_revoked(self, family: str) -> bool:
         """Tell whether ``family`` was revoked (asking the storage every time)."""
-        return self.storage.get(f"revoked:{family}") is not None
+        return self.storage.family_revoked(family)
 
     def family_live(self, family: str, expires_at: float) -> bool:
         """Tell whether a token of ``family``, expiring at ``expires_at``, may be used.
@@ -356,7 +356,7 @@ class AppServer:
 
     def consented_scopes(self, user_id: str, client_id: str) -> set[str] | None:
         """Return the scopes ``user_id`` granted ``client_id`` before, or ``None``."""
-        record = self.storage.get(f"consent:{user_id}:{client_id}")
+        record = self.storage.load_consent(user_id, client_id)
         return None if record is None else set(record.get("scopes", ()))
 
     def remember_consent(self, user_id: str, client: Client, scopes: t.Iterable[str]) -> None:
@@ -365,24 +365,16 @@ class AppServer:
         granted = (self.consented_scopes(user_id, client_id) or set()) | set(scopes)
         ttl = self.settings.refresh_token_lifetime
         record = {"scopes": sorted(granted), "client_name": client.client_name, "at": time.time()}
-        self.storage.put(f"consent:{user_id}:{client_id}", record, ttl)
-        self.storage.add(f"consents:{user_id}", client_id, ttl)
+        self.storage.save_consent(user_id, client_id, record, ttl)
 
     def consents(self, user_id: str) -> dict[str, dict[str, t.Any]]:
         """Return the consents of ``user_id``: by client id, the scopes and the client's name."""
-        found = {}
-        for client_id in sorted(self.storage.members(f"consents:{user_id}")):
-            record = self.storage.get(f"consent:{user_id}:{client_id}")
-            if record is not None:
-                found[client_id] = record
-        return found
+        return self.storage.consents(user_id)
 
     def revoke_consent(self, user_id: str, client_id: str) -> None:
         """Forget the consent and revoke every token the client holds for the user."""
-        self.storage.delete(f"consent:{user_id}:{client_id}")
-        for family in self.storage.members(f"families:{user_id}:{client_id}"):
+        for family in sorted(self.storage.revoke_consent(user_id, client_id)):
             self.revoke_family(family)
-        self.storage.delete(f"families:{user_id}:{client_id}")
 
 
 __all__ = ["AppServer", "OAuthSettings", "load_oauth_settings"]
