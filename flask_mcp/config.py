@@ -619,8 +619,10 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         None,
         optional_str,
         "Where clients, codes, refresh tokens, consents and keys live: ``memory://`` (one "
-        "process), ``redis://host:port/db``, or an SQLAlchemy URL such as "
-        "``sqlite:///oauth.db`` (None: the Redis of ``MCP_BACKEND``, else ``memory://``).",
+        "process), any ``MCP_BACKEND`` Redis URL (``redis://host:port/db``, "
+        "``redis+cluster://host:port/``, ``redis+sentinel://...``), or an SQLAlchemy URL such "
+        "as ``sqlite:///oauth.db`` (one table per kind of record; None: the Redis of "
+        "``MCP_BACKEND`` through the backend's own client, else ``memory://``).",
     ),
     Key("MCP_OAUTH_PREFIX", "/oauth", path, "URL path of the authorization endpoints."),
     Key("MCP_OAUTH_ACCESS_TOKEN_LIFETIME", 3600.0, seconds, "Seconds an access token lives."),

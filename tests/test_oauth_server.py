@@ -390,6 +390,32 @@ def test_sql_storage_keeps_rows_the_app_can_query(
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
 
 
+@pytest.mark.redis
+@pytest.mark.cluster
+def test_records_go_to_the_redis_cluster_of_the_backend(
+    monkeypatch: pytest.MonkeyPatch, redis_cluster_url: str
+) -> None:
+    """``MCP_BACKEND = "redis+cluster://..."``: the records are in the cluster, through the
+    backend's own ``RedisCluster`` client, under the backend's key prefix."""
+    from redis.cluster import RedisCluster
+
+    from flask_mcp.contrib.oauth_server.extension import BackendRedisStorage
+
+    prefix = f"oauth-{secrets.token_hex(4)}:"
+    monkeypatch.setenv("FLASK_MCP_BACKEND", f"{redis_cluster_url}?prefix={prefix}")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    client_id, token = tokens(client)
+    storage = oauth_notes.oauth.app_server(app).storage
+    assert isinstance(storage, BackendRedisStorage)
+    assert isinstance(storage.client, RedisCluster)
+    assert storage.client is app.extensions["mcp"].state(app).backend.client
+    assert storage.client.exists(f"{prefix}oauth:client:{client_id}")
+    assert client_id in oauth_notes.oauth.consents("ada", app=app)
+    oauth_notes.oauth.revoke_consent("ada", client_id, app=app)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
+
+
 def test_token_for_another_resource(app: t.Any) -> None:
     client = app.test_client()
     client_id = register(client)["client_id"]

@@ -1,6 +1,6 @@
-"""The authorization server's storage: one contract, four stores, two atomic operations.
+"""The authorization server's storage: one contract, five stores, two atomic operations.
 
-Each store (memory, Redis, SQLite, PostgreSQL) keeps every kind of record the
+Each store (memory, Redis, a Redis Cluster, SQLite, PostgreSQL) keeps every kind of record the
 server writes and honours the lifetimes; a code is redeemed once however many
 threads race for it, and a signing key is stored once per period. The SQL store
 is checked as an app sees it: real tables, on the app's Flask-SQLAlchemy metadata,
@@ -17,6 +17,7 @@ import time
 import typing as t
 
 import pytest
+from redis.cluster import RedisCluster
 
 from flask_mcp.contrib.oauth_server.sql import SQLStorage
 from flask_mcp.contrib.oauth_server.sql import oauth_tables
@@ -26,7 +27,13 @@ from flask_mcp.contrib.oauth_server.storage import RedisStorage
 POSTGRES_URL = os.environ.get(
     "MCP_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
-KINDS = ["memory", "redis", "sqlite", "postgresql"]
+KINDS = [
+    "memory",
+    pytest.param("redis", marks=pytest.mark.redis),
+    pytest.param("cluster", marks=[pytest.mark.redis, pytest.mark.cluster]),
+    "sqlite",
+    "postgresql",
+]
 
 
 @pytest.fixture
@@ -62,6 +69,13 @@ def storage(request: pytest.FixtureRequest, tmp_path: t.Any) -> t.Iterator[t.Any
     elif request.param == "redis":
         url = request.getfixturevalue("redis_url")
         yield RedisStorage.from_url(url, prefix=f"oauth-test-{secrets.token_hex(4)}:")
+    elif request.param == "cluster":  # the MCP backend's URL and client factory
+        url = request.getfixturevalue("redis_cluster_url")
+        storage = RedisStorage.from_url(f"{url}?prefix=oauth-{secrets.token_hex(4)}:")
+        assert isinstance(storage.client, RedisCluster)
+        assert storage.key_prefix.endswith(":oauth:")
+        yield storage
+        storage.client.close()
     elif request.param == "sqlite":
         yield from _sql(f"sqlite:///{tmp_path}/oauth.db")
     else:
@@ -209,3 +223,42 @@ def test_sql_tables_on_the_apps_flask_sqlalchemy_metadata(tmp_path: t.Any) -> No
             sa.select(consents.c.client_id, consents.c.scope).where(consents.c.user_id == "ada")
         ).all()
         assert [tuple(row) for row in rows] == [("c1", "notes:read")]
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "redis://127.0.0.1:1/0",
+        "rediss://127.0.0.1:1/0",
+        "unix:///tmp/redis.sock",
+        "redis+cluster://127.0.0.1:1/",
+        "rediss+cluster://127.0.0.1:1/",
+        "redis+sentinel://127.0.0.1:1/mymaster/0",
+    ],
+)
+def test_every_redis_backend_url_keeps_the_records_in_that_redis(backend: str) -> None:
+    """Not only ``redis://``: a Redis Cluster or Sentinel ``MCP_BACKEND`` is used through the
+    backend's client, found on first use (memory here would lose records between workers)."""
+    from flask import Flask
+
+    from flask_mcp.contrib.oauth_server import OAuthServer
+    from flask_mcp.contrib.oauth_server.extension import BackendRedisStorage
+
+    app = Flask(__name__)
+    app.config.update(MCP_BACKEND=backend, MCP_AUTH_RESOURCE="http://127.0.0.1/mcp")
+    OAuthServer().init_app(app)
+    storage = OAuthServer().app_server(app).storage
+    assert isinstance(storage, BackendRedisStorage)
+    with pytest.raises(RuntimeError, match="mcp.init_app"):
+        storage.load_client("c1")  # no MCP server on this app: says what to do
+
+
+def test_memory_backend_keeps_the_records_in_memory() -> None:
+    from flask import Flask
+
+    from flask_mcp.contrib.oauth_server import OAuthServer
+
+    app = Flask(__name__)
+    app.config.update(MCP_AUTH_RESOURCE="http://127.0.0.1/mcp")
+    OAuthServer().init_app(app)
+    assert isinstance(OAuthServer().app_server(app).storage, MemoryStorage)
