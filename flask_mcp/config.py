@@ -698,6 +698,28 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "at once everywhere).",
     ),
     Key(
+        "MCP_OAUTH_REGISTRATION_RATE_LIMIT",
+        "10/minute;100/hour",
+        optional_str,
+        "Registrations (``/oauth/register``) a client address may make, as a ``limits`` rate "
+        "(None: no limit). Counted where ``MCP_RATELIMIT_STORAGE_URI`` says, else in the Redis "
+        "of ``MCP_BACKEND``, else per process.",
+    ),
+    Key(
+        "MCP_OAUTH_TOKEN_RATE_LIMIT",
+        "120/minute",
+        optional_str,
+        "Token requests (``/oauth/token``) a client address may make, as a ``limits`` rate "
+        "(None: no limit); counted like ``MCP_OAUTH_REGISTRATION_RATE_LIMIT``.",
+    ),
+    Key(
+        "MCP_OAUTH_MAX_CLIENTS",
+        10_000,
+        non_negative_int,
+        "Most clients kept from Dynamic Client Registration; registration is refused at "
+        "that number until some expire (0: no bound).",
+    ),
+    Key(
         "MCP_OAUTH_LOGIN_VIEW",
         None,
         optional_str,

@@ -688,3 +688,69 @@ def test_a_confidential_client_authenticates_with_its_secret(app: t.Any) -> None
     code = code_from(consent(client, authorize_params(client_id, challenge)))
     right = exchange(client, client_id, code, verifier, client_secret=secret)
     assert right.status_code == 200 and right.json["access_token"]
+
+
+def token_attempt(client: t.Any, address: str = "127.0.0.1") -> t.Any:
+    form = {"grant_type": "authorization_code", "code": "nope", "client_id": "nobody"}
+    return client.post("/oauth/token", data=form, environ_base={"REMOTE_ADDR": address})
+
+
+def test_token_requests_are_limited_per_client_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "3/minute")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    assert [token_attempt(client).status_code for _ in range(3)] == [400, 400, 400]
+    refused = token_attempt(client)
+    assert refused.status_code == 429 and refused.json["error"] == "temporarily_unavailable"
+    assert "at most 3 per 1 minute" in refused.json["error_description"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert refused.headers["Cache-Control"] == "no-store" and "access_token" not in refused.json
+    assert token_attempt(client, "10.0.0.2").status_code == 400  # another address counts anew
+
+
+def test_registration_is_limited_and_the_clients_kept_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REGISTRATION_RATE_LIMIT", "2/minute")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_MAX_CLIENTS", "3")
+    app = oauth_notes.create_app()
+    storage = oauth_notes.oauth.app_server(app).storage
+    client = app.test_client()
+    body = {"redirect_uris": [REDIRECT], "client_name": "Test client"}
+
+    def attempt(address: str) -> t.Any:
+        return client.post("/oauth/register", json=body, environ_base={"REMOTE_ADDR": address})
+
+    assert [attempt("10.0.0.1").status_code for _ in range(2)] == [201, 201]
+    refused = attempt("10.0.0.1")
+    assert refused.status_code == 429 and refused.json["error"] == "temporarily_unavailable"
+    assert int(refused.headers["Retry-After"]) >= 1 and storage.count_clients() == 2
+    assert attempt("10.0.0.2").status_code == 201
+    full = attempt("10.0.0.3")  # within its own rate, but the server holds 3 clients
+    assert full.status_code == 503 and full.json["error"] == "temporarily_unavailable"
+    assert "MCP_OAUTH_MAX_CLIENTS" in full.json["error_description"]
+    assert "client_id" not in full.json and storage.count_clients() == 3
+
+
+def test_rate_limits_can_be_lifted_and_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    assert {token_attempt(client).status_code for _ in range(150)} == {400}  # default: 120
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "often")
+    with pytest.raises(ValueError, match="MCP_OAUTH_TOKEN_RATE_LIMIT='often'"):
+        oauth_notes.create_app()
+
+
+@pytest.mark.redis
+def test_rate_limits_are_shared_by_the_workers_of_a_redis_backend(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    """Two apps on one ``MCP_BACKEND`` (two workers) count a client address together."""
+    monkeypatch.setenv("FLASK_MCP_BACKEND", f"{redis_url}?prefix=rl-{secrets.token_hex(4)}:")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "3/minute")
+    one, other = oauth_notes.create_app().test_client(), oauth_notes.create_app().test_client()
+    assert [token_attempt(one).status_code for _ in range(2)] == [400, 400]
+    assert token_attempt(other).status_code == 400
+    assert token_attempt(other).status_code == 429
+    assert token_attempt(one).status_code == 429

@@ -12,6 +12,7 @@ page "Connect Claude, ChatGPT, VS Code and Cursor to your Flask app".
 - :mod:`.storage`: what is stored, in memory or Redis; :mod:`.sql`: in SQL tables
   (SQLAlchemy, Flask-SQLAlchemy).
 - :mod:`.views`: the endpoints and the consent page.
+- :mod:`.throttle`: rate limits per client address on registration and tokens.
 - :mod:`.resource`: the MCP server's authorizer for these tokens.
 """
 

@@ -34,6 +34,7 @@ from .keys import SigningKeys
 from .revocations import CHANNEL
 from .revocations import KnownLiveFamilies
 from .storage import Storage
+from .throttle import EndpointLimits
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -64,6 +65,9 @@ class OAuthSettings:
     client_metadata_timeout: float
     consent_max_age: float
     revocation_cache_seconds: float
+    registration_rate_limit: str | None
+    token_rate_limit: str | None
+    max_clients: int
     login_view: str | None
 
 
@@ -125,6 +129,14 @@ class AppServer:
         self.storage = storage
         self.scopes = scopes
         self.keys = SigningKeys(storage, settings.key_rotation)
+        #: Requests per client address on the endpoints anyone may call.
+        self.limits = EndpointLimits(
+            app,
+            {
+                "register": ("MCP_OAUTH_REGISTRATION_RATE_LIMIT", settings.registration_rate_limit),
+                "token": ("MCP_OAUTH_TOKEN_RATE_LIMIT", settings.token_rate_limit),
+            },
+        )
         #: Families seen not revoked, until when (``MCP_OAUTH_REVOCATION_CACHE_SECONDS``).
         self._live: dict[str, float] = {}
         #: Families known not revoked, forgotten when a worker revokes one.
