@@ -262,3 +262,37 @@ def test_memory_backend_keeps_the_records_in_memory() -> None:
     app.config.update(MCP_AUTH_RESOURCE="http://127.0.0.1/mcp")
     OAuthServer().init_app(app)
     assert isinstance(OAuthServer().app_server(app).storage, MemoryStorage)
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_workers_creating_the_tables_at_once(
+    database: str, tmp_path: t.Any, request: pytest.FixtureRequest
+) -> None:
+    """Gunicorn's workers meet the missing tables together on their first request."""
+    if database == "sqlite":
+        url = f"sqlite:///{tmp_path}/race.db"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    prefix = f"r{secrets.token_hex(4)}_"
+    workers = [SQLStorage(url, table_prefix=prefix) for _ in range(4)]
+    barrier = threading.Barrier(len(workers))
+    failures: list[BaseException] = []
+
+    def first_request(storage: SQLStorage) -> None:
+        barrier.wait()
+        try:
+            storage.save_client({"client_id": f"c{id(storage)}", "redirect_uris": []}, 60)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=first_request, args=(w,)) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert failures == [] and workers[0].count_clients() == 4
+    finally:
+        workers[0].tables.clients.metadata.drop_all(workers[0].engine)
+        for storage in workers:
+            storage.engine.dispose()

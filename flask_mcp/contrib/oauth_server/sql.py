@@ -278,7 +278,16 @@ class SQLStorage:
         """Create the tables missing in the database of ``engine`` (default: :attr:`engine`)."""
         target = engine if engine is not None else self.engine
         tables = self.tables.all()
-        tables[0].metadata.create_all(target, tables=tables, checkfirst=True)
+        for attempt in range(3):
+            try:
+                tables[0].metadata.create_all(target, tables=tables, checkfirst=True)
+                return
+            except sa.exc.DatabaseError:
+                # Another worker created a table between the check and the CREATE (or held
+                # the database): the next round's check sees what it made.
+                if attempt == 2:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
 
     def _purge(self, conn: sa.Connection, table: sa.Table) -> None:
         """Delete the expired rows of ``table``, once per :data:`PURGE_EVERY` seconds."""
@@ -308,20 +317,31 @@ class SQLStorage:
                 (table.c.expires_at < new, new), else_=table.c.expires_at
             )
         dialect = conn.dialect.name
-        if dialect in ("sqlite", "postgresql"):
-            if dialect == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert
-            else:
-                from sqlalchemy.dialects.postgresql import insert
+        if dialect == "sqlite":
+            from sqlalchemy.dialects import sqlite
+
             conn.execute(
-                insert(table)
+                sqlite.insert(table)
+                .values(**keys, **values)
+                .on_conflict_do_update(index_elements=list(keys), set_=update)
+            )
+            return
+        if dialect == "postgresql":
+            from sqlalchemy.dialects import postgresql
+
+            conn.execute(
+                postgresql.insert(table)
                 .values(**keys, **values)
                 .on_conflict_do_update(index_elements=list(keys), set_=update)
             )
             return
         where = [table.c[name] == value for name, value in keys.items()]
-        if not conn.execute(table.update().where(*where).values(**update)).rowcount:
+        if conn.execute(table.update().where(*where).values(**update)).rowcount:
+            return
+        try:
             conn.execute(table.insert().values(**keys, **values))
+        except sa.exc.IntegrityError:  # another worker inserted it meanwhile
+            conn.execute(table.update().where(*where).values(**update))
 
     def _live(self, table: sa.Table) -> sa.ColumnElement[bool]:
         return table.c.expires_at > utcnow()
