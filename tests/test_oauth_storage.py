@@ -57,9 +57,8 @@ def _sql(url: str) -> t.Iterator[SQLStorage]:
     try:
         yield storage
     finally:
-        if storage._engine is not None:
-            storage.tables.clients.metadata.drop_all(storage._engine)
-            storage._engine.dispose()
+        storage.tables.clients.metadata.drop_all(storage.engine)
+        storage.engine.dispose()
 
 
 @pytest.fixture(params=KINDS)
