@@ -201,26 +201,32 @@ class BackendRedisStorage(RedisStorage):
         self.app = app
         self._lock = threading.Lock()
 
+    def _connect(self) -> None:
+        with self._lock:
+            if self._client is None:
+                registered = self.app.extensions.get("mcp")
+                if registered is None:
+                    raise RuntimeError(
+                        "The authorization server keeps its records in the Redis of "
+                        "MCP_BACKEND: call mcp.init_app(app) too, or set MCP_OAUTH_STORAGE."
+                    )
+                backend = registered.state(self.app).backend
+                self._prefix = f"{getattr(backend, 'prefix', 'mcp:')}oauth:"
+                self._client = backend.client
+
     @property
     def client(self) -> t.Any:
         """The backend's client (see the class docstring)."""
         if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    registered = self.app.extensions.get("mcp")
-                    if registered is None:
-                        raise RuntimeError(
-                            "The authorization server keeps its records in the Redis of "
-                            "MCP_BACKEND: call mcp.init_app(app) too, or set MCP_OAUTH_STORAGE."
-                        )
-                    backend = registered.state(self.app).backend
-                    self.key_prefix = f"{getattr(backend, 'prefix', 'mcp:')}oauth:"
-                    self._client = backend.client
+            self._connect()
         return self._client
 
-    def _key(self, key: str) -> str:
-        self.client  # noqa: B018 - the prefix is the backend's, known with its client
-        return super()._key(key)
+    @property
+    def key_prefix(self) -> str:
+        """The backend's key prefix and ``oauth:``."""
+        if self._client is None:
+            self._connect()
+        return self._prefix
 
 
 def storage_from_url(url: str) -> Storage:

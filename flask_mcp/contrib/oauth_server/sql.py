@@ -259,20 +259,23 @@ class SQLStorage:
     def engine(self) -> sa.Engine:
         """The engine, created (and the tables with it) on first use."""
         bind = self._bind
+        engine: sa.Engine
         if isinstance(bind, str):
-            if self._engine is None:
-                with self._lock:
-                    if self._engine is None:
-                        self._engine = sa.create_engine(bind)
-            engine = self._engine
+            engine = self._engine or self._create_engine(bind)
         else:
-            engine = t.cast(sa.Engine, getattr(bind, "engine", bind))
+            engine = getattr(bind, "engine", bind)
         if self.create_tables and id(engine) not in self._ready:
             with self._lock:
                 if id(engine) not in self._ready:
                     self.create_all(engine)
                     self._ready.add(id(engine))
         return engine
+
+    def _create_engine(self, url: str) -> sa.Engine:
+        with self._lock:
+            if self._engine is None:
+                self._engine = sa.create_engine(url)
+            return self._engine
 
     def create_all(self, engine: sa.Engine | None = None) -> None:
         """Create the tables missing in the database of ``engine`` (default: :attr:`engine`)."""

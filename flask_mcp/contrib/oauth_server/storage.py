@@ -346,13 +346,17 @@ class RedisStorage(KeyValueStorage):
 
     def __init__(self, client: t.Any, prefix: str = "mcp:oauth:") -> None:
         self._client = client
-        #: Put before every key.
-        self.key_prefix = prefix
+        self._prefix = prefix
 
     @property
     def client(self) -> t.Any:
         """The Redis client."""
         return self._client
+
+    @property
+    def key_prefix(self) -> str:
+        """Put before every key."""
+        return self._prefix
 
     @classmethod
     def from_url(cls, url: str, prefix: str | None = None) -> RedisStorage:
