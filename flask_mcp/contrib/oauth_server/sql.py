@@ -46,6 +46,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "pip install 'Flask-MCP[oauth-server]'."
     ) from exc
 
+from sqlalchemy.schema import SchemaItem
+
 from .storage import GrantKind
 from .storage import Record
 from .storage import Redemption
@@ -114,7 +116,7 @@ def oauth_tables(metadata: sa.MetaData, prefix: str = TABLE_PREFIX) -> OAuthTabl
     :param prefix: the start of every table name.
     """
 
-    def table(name: str, *columns: sa.SchemaItem) -> sa.Table:
+    def table(name: str, *columns: SchemaItem) -> sa.Table:
         found = metadata.tables.get(f"{prefix}{name}")
         return found if found is not None else sa.Table(f"{prefix}{name}", metadata, *columns)
 
