@@ -8,7 +8,8 @@ object in sight:
   and of ``initialize``;
 - whether a method is offered in an era (:meth:`Dispatcher.offers
   <flask_mcp.server.dispatcher.Dispatcher.offers>`, plus ``subscriptions/listen``);
-- the :class:`Call` of a session's request and of a 2026-07-28 request;
+- the :class:`Call` of a session's request, of a 2026-07-28 request and of a request
+  made in this process (the command line's client);
 - the :class:`~flask_mcp.server.context.ClientFacts` of a call, read from the session
   record or from ``_meta``;
 - the one :class:`~flask_mcp.Context` factory, for each era's back-channel and for
@@ -204,6 +205,32 @@ def stateless_call(
     )
 
 
+def local_call(
+    state: AppState,
+    method: str,
+    params: dict[str, t.Any],
+    request_id: t.Any,
+    facts: ClientFacts,
+) -> Call:
+    """Build the call of a request made in this process (the command line's client).
+
+    It is a handshake-era call without a session: the caller's facts, which no
+    ``initialize`` kept and no ``_meta`` carries, are given as ``facts`` and travel
+    with the call, so :func:`client_facts` (and so every ``Context`` of the call) reads
+    them as it reads a session's.
+    """
+    return Call(
+        method,
+        params,
+        request_id,
+        facts.protocol_version,
+        protocol.HANDSHAKE,
+        None,
+        state=state,
+        facts=facts,
+    )
+
+
 # -- the Context factory -------------------------------------------------------------
 
 
@@ -297,6 +324,19 @@ def stateless_context(
     return context
 
 
+def local_context(call: Call, back_channel: BackChannel) -> ContextFactory:
+    """Return what builds the ``Context`` of a spawned handler of an in-process call.
+
+    :param back_channel: where its requests to the client go (the command line has no
+        client to ask: its channel refuses them).
+    """
+
+    def context(run: RequestRun) -> Context:
+        return new_context(call, run, back_channel)
+
+    return context
+
+
 def task_context(call: TaskCall, record: dict[str, t.Any]) -> ContextFactory:
     """Return what builds the ``Context`` of a task's handler from its run.
 
@@ -323,6 +363,8 @@ __all__ = [
     "ContextFactory",
     "check_stateless_version",
     "client_facts",
+    "local_call",
+    "local_context",
     "new_context",
     "offered",
     "request_meta",

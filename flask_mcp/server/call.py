@@ -59,6 +59,9 @@ class Call:
     path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     #: The client's address (``REMOTE_ADDR``, which ``ProxyFix`` sets); ``None`` off HTTP.
     client_address: str | None = None
+    #: What the caller declared, for a call that has neither a session nor ``_meta`` to
+    #: read it from (the command line's in-process client); ``None``: read it from those.
+    facts: ClientFacts | None = None
 
 
 @dataclasses.dataclass
@@ -109,6 +112,8 @@ def client_facts(call: Call) -> ClientFacts:
     The one place that reads the client's facts (capabilities, ``clientInfo``, log
     level) of a call, in either era.
     """
+    if call.facts is not None:
+        return call.facts
     record = call.session
     if record is not None:
         return ClientFacts(

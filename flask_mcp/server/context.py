@@ -171,8 +171,8 @@ class Context:
         self.app = app
         #: The :class:`~flask_mcp.server.call.Call` this context belongs to (its method,
         #: params, era, session, auth and app state), for an extension's request methods
-        #: (:doc:`/extensions`); ``None`` for a context built outside a request (the
-        #: command line's local client). Typed loosely: a ``Call`` holds its context, so
+        #: (:doc:`/extensions`); every context the server builds has one (``None`` only
+        #: for a context built by hand). Typed loosely: a ``Call`` holds its context, so
         #: naming the class here would make the two modules import each other.
         self.call: t.Any = call
         self._run = run
