@@ -23,11 +23,11 @@ from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import RequestCancelled
 from ..server.call import Call
-from ..server.call import InlineContext
 from ..server.call import ToolCall
 from ..server.call import ToolCallNext
 from ..server.call import running_handler
 from ..server.context import Context
+from .intake import inline_context
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -232,7 +232,7 @@ def _route(
     what = f"extension method {spec.name!r}"
 
     def run(call: Call) -> dict[str, t.Any]:
-        ctx: Context = call.ctx if call.ctx is not None else InlineContext(call)
+        ctx: Context = call.ctx if call.ctx is not None else inline_context(call)
         if spec.declared_only and not ctx.client_supports(extension.id):
             raise extension.missing()
         call.context_declared = call.ctx is not None
