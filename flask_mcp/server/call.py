@@ -167,7 +167,7 @@ class InlineContext(Context):
 
     def refused(self, what: str) -> RuntimeError:
         """Return the error for a call that would send a message to the client."""
-        call = self.call
+        call = t.cast("Call", self.call)  # the kernel builds it for a call
         name = call.params.get("uri" if call.method == "resources/read" else "name")
         handler = f"{_HANDLER_KINDS.get(call.method, call.method)} {name!r}"
         return RuntimeError(
