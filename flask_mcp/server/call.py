@@ -45,7 +45,8 @@ class Call:
     state: AppState
     ctx: Context | None = None
     #: The call's run, once the runner started it (inline or spawned), for the
-    #: ``cancelled`` of an :class:`InlineContext`; ``None``: a call of a batch.
+    #: ``cancelled`` of an :class:`InlineContext`; ``None`` for a call run without one
+    #: (no user code, a call of a batch).
     run: RequestRun | None = None
     #: The caller, or ``None`` without authorization.
     auth: AuthInfo | None = None
