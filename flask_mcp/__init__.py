@@ -20,8 +20,8 @@ from .errors import ToolError
 from .errors import URLElicitationRequired
 from .extension import MCP
 from .kernel.extension import Extension
+from .kernel.intake import current_context
 from .server.blueprints import MCPBlueprint
-from .server.call import current_context
 from .server.context import Context
 from .server.middleware import CallInfo
 from .server.resource_security import ResourceSecurity

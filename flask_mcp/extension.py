@@ -44,7 +44,6 @@ from .runtime.state import AppState
 from .server.blueprints import DynamicSkillOptions
 from .server.blueprints import MCPBlueprint
 from .server.blueprints import SkillOptions
-from .server.blueprints import default_uri_prefix
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.middleware import Middleware
@@ -349,33 +348,6 @@ class MCP(SharedDeclarations):
         """
         return self.apps.ui_template(uri, template, **options)
 
-    def register_blueprint(
-        self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
-    ) -> None:
-        """Add the tools, resources, prompts, completions and views of an :class:`MCPBlueprint`.
-
-        Tool and prompt names (and resource names) get ``prefix``; resource URIs,
-        templates and the URIs of the blueprint's views (:meth:`MCPBlueprint.ui`) get
-        ``uri_prefix`` as their first path segment (``invoice://{id}`` ->
-        ``invoice://billing/{id}``), by default the prefix without its trailing ``_``,
-        ``-`` or ``.``; ``uri_prefix=""`` keeps them. A tool's ``ui=`` naming one of the
-        blueprint's views follows it. The server's extensions check the tools' options
-        (``ui=``, ``visibility=``...) here. Works before and after ``init_app``; a
-        blueprint may be registered several times under different prefixes.
-
-        :raises ValueError: a prefixed name or URI is already registered (nothing
-            is added then), or a prefixed tool name is invalid.
-        :raises TypeError: a tool option that no added extension defines.
-        """
-        segment = default_uri_prefix(prefix) if uri_prefix is None else uri_prefix
-        added = self.apps.add_blueprint_views(blueprint.views.values(), segment, prefix)
-        try:
-            super().register_blueprint(blueprint, prefix=prefix, uri_prefix=uri_prefix)
-        except BaseException:
-            for uri in added:
-                self.apps.remove_view(uri)
-            raise
-
     # -- capabilities --------------------------------------------------------------
 
     def capabilities(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any]:
@@ -441,12 +413,25 @@ class MCP(SharedDeclarations):
     def skills(self) -> Skills:
         """Return the server's :class:`~flask_mcp.extensions.skills.Skills` extension.
 
-        It is added on first use (by this, :meth:`skills_folder`, :meth:`add_skill` or
-        :meth:`dynamic_skill`); one added with :meth:`add_extension` before is returned.
+        It is added on first use (by this, :meth:`skills_folder`, :meth:`add_skill`,
+        :meth:`dynamic_skill`, or registering a blueprint that carries skills); one added
+        with :meth:`add_extension` before is returned.
         """
         if Skills.id not in self.extensions.by_id:
             return self.add_extension(Skills())
         return t.cast(Skills, self.extensions.get(Skills.id))
+
+    def blueprint_extension(self, blueprint: MCPBlueprint, extension_id: str) -> None:
+        """Make sure the extension a blueprint carries declarations for is added.
+
+        Skills is added on first use, as :meth:`skills_folder` adds it.
+
+        :raises LookupError: another extension that is not added; the message says how
+            to add it.
+        """
+        if extension_id == Skills.id:
+            self.skills()
+        super().blueprint_extension(blueprint, extension_id)
 
     def skills_folder(
         self, path: str | os.PathLike[str], **options: Unpack[SkillOptions]

@@ -26,9 +26,13 @@ from flask import Flask
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import ToolError
+from flask_mcp import current_context
 from flask_mcp.cli import cli
 from flask_mcp.cli.arguments import convert_arguments
 from flask_mcp.cli.arguments import convert_value
+from flask_mcp.cli.local import CLIENT_INFO
+from flask_mcp.server.call import client_facts
+from flask_mcp.testing import MCPTestClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FLASK = str(pathlib.Path(sys.executable).parent / "flask")
@@ -212,6 +216,71 @@ def test_call_cannot_ask_a_client(run: t.Any) -> None:
     result = run("call", "needs_model")
     assert result.exit_code == 1
     assert "sampling" in result.output
+
+
+def facts_app() -> Flask:
+    """An app whose tools report what their Context tells of the call and of the caller."""
+    mcp = MCP(name="facts", version="1")
+
+    def report(ctx: Context, x: int) -> str:
+        call = ctx.call
+        return json.dumps(
+            {
+                "call": None
+                if call is None
+                else {
+                    "method": call.method,
+                    "arguments": call.params.get("arguments"),
+                    "request_id_agrees": call.request_id == ctx.request_id,
+                    "era": call.era,
+                    "version": call.version,
+                },
+                "client": {
+                    "version": ctx.client.protocol_version,
+                    "capabilities": ctx.client.capabilities,
+                    "info": ctx.client.info,
+                    "log_level": ctx.client.log_level,
+                },
+                "facts_of_the_call": call is not None and client_facts(call) == ctx.client,
+                "current": current_context() is ctx,
+            }
+        )
+
+    @mcp.tool()
+    def spawned(ctx: Context, x: int) -> str:
+        """Declares a Context: runs in a task of its own."""
+        return report(ctx, x)
+
+    @mcp.tool()
+    def inline(x: int) -> str:
+        """Declares none: runs inline; current_context() answers."""
+        return report(current_context(), x)
+
+    app = Flask("facts")
+    mcp.init_app(app)
+    return app
+
+
+@pytest.mark.parametrize("tool", ["spawned", "inline"])
+def test_a_handler_sees_the_same_call_and_facts_from_the_cli_as_over_http(tool: str) -> None:
+    app = facts_app()
+    result = app.test_cli_runner().invoke(cli, args=["call", tool, "x=7"])
+    assert result.exit_code == 0, result.output
+    from_cli = json.loads(result.stdout)
+    with MCPTestClient(app, client_info=CLIENT_INFO, log_level="info") as client:
+        answer = client.call_tool(tool, {"x": 7})
+    over_http = json.loads(answer["content"][0]["text"])
+    assert from_cli == over_http
+    assert from_cli["call"] == {
+        "method": "tools/call",
+        "arguments": {"x": 7},
+        "request_id_agrees": True,
+        "era": "handshake",
+        "version": from_cli["client"]["version"],
+    }
+    assert from_cli["client"]["info"] == CLIENT_INFO
+    assert from_cli["client"]["log_level"] == "info"
+    assert from_cli["facts_of_the_call"] and from_cli["current"] == (tool == "spawned")
 
 
 # -- read and prompt ----------------------------------------------------------------------

@@ -28,6 +28,7 @@ from pydantic import TypeAdapter
 from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import Extension
+from flask_mcp import MCPBlueprint
 from flask_mcp.testing import MCPTestClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -239,6 +240,96 @@ def test_setup_and_init_app_hooks_run() -> None:
     second = Flask("second")
     mcp.init_app(second)
     assert calls == ["setup", "init_app first", "init_app second"]
+
+
+class Badges(Extension):
+    """Serves a badge resource for each badge a blueprint carries (``bp.carry``)."""
+
+    id = "com.example/badges"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, list[str]]] = []
+
+    def register_blueprint(
+        self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
+    ) -> t.Callable[[], None] | None:
+        # called before the blueprint's own tools are added
+        self.seen.append((prefix, uri_prefix, sorted(mcp.registry.tools)))
+        added = []
+        for badge in blueprint.carried.get(self.id, ()):
+            uri = f"badge://{uri_prefix}/{badge}"
+            mcp.add_resource(lambda badge=badge: badge, uri, name=prefix + badge)
+            added.append(uri)
+
+        def undo() -> None:
+            for uri in added:
+                mcp.remove_resource(uri)
+
+        return undo
+
+
+def badge_blueprint() -> MCPBlueprint:
+    bp = MCPBlueprint("shop", __name__)
+    bp.carry(Badges.id, "gold")
+
+    @bp.tool()
+    def buy() -> str:
+        """Buy."""
+        return "bought"
+
+    return bp
+
+
+def resources_of(mcp: MCP) -> list[str]:
+    return sorted([*mcp.registry.resources, *mcp.registry.templates])
+
+
+def test_an_extension_declares_what_a_blueprint_carries_under_its_prefixes() -> None:
+    mcp = MCP(name="s", version="1")
+    badges = mcp.add_extension(Badges())
+    bp = badge_blueprint()
+    mcp.register_blueprint(bp, prefix="shop_")
+    mcp.register_blueprint(bp, prefix="store_", uri_prefix="")
+    assert badges.seen == [("shop_", "shop", []), ("store_", "", ["shop_buy"])]
+    assert resources_of(mcp) == ["badge:///gold", "badge://shop/gold"]
+    assert sorted(mcp.registry.tools) == ["shop_buy", "store_buy"]
+    with pytest.raises(RuntimeError, match="already registered"):
+        bp.carry(Badges.id, "silver")
+
+
+def test_a_failed_registration_undoes_what_the_extensions_added() -> None:
+    mcp = MCP(name="s", version="1")
+    badges = mcp.add_extension(Badges())
+
+    class Broken(Extension):
+        id = "com.example/broken"
+
+        def register_blueprint(
+            self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
+        ) -> t.Callable[[], None] | None:
+            raise ValueError("broken on purpose")
+
+    @mcp.tool()
+    def shop_buy() -> str:
+        """Taken: the blueprint's tool clashes with it."""
+        return ""
+
+    with pytest.raises(ValueError, match="'shop_buy' is already registered"):
+        mcp.register_blueprint(badge_blueprint(), prefix="shop_")
+    assert len(badges.seen) == 1  # the hook ran, and its badge was taken away again
+    assert resources_of(mcp) == [] and sorted(mcp.registry.tools) == ["shop_buy"]
+    mcp.add_extension(Broken())  # added after Badges: it runs after it
+    with pytest.raises(ValueError, match="broken on purpose"):
+        mcp.register_blueprint(badge_blueprint(), prefix="store_")
+    assert len(badges.seen) == 2
+    assert resources_of(mcp) == [] and sorted(mcp.registry.tools) == ["shop_buy"]
+
+
+def test_a_blueprint_carrying_for_an_extension_not_added_is_refused() -> None:
+    mcp = MCP(name="s", version="1")
+    with pytest.raises(LookupError, match="'com.example/badges', which this server has not"):
+        mcp.register_blueprint(badge_blueprint(), prefix="shop_")
+    assert not mcp.registry.tools
 
 
 def test_methods_in_both_eras_and_era_limits() -> None:

@@ -19,6 +19,7 @@ from flask_mcp.runtime import concurrency
 from flask_mcp.runtime.runs import InFlight
 from flask_mcp.runtime.runs import InlineOutbox
 from flask_mcp.runtime.runs import RequestRun
+from flask_mcp.testing import MCPTestClient
 from flask_mcp.transport import responses
 
 
@@ -230,3 +231,23 @@ def test_inline_first_round_builds_no_context_factory(
     status, message, _ = wire.call("tools/call", {"name": "chatty", "arguments": {}})
     assert status == 200 and message["result"]["content"][0]["text"] == "done"
     assert built == ["chatty"]
+
+
+def test_handshake_inline_call_builds_no_context_factory(
+    mcp_server: MCP, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the handshake era too, a handler that runs inline costs no context factory."""
+    built: list[str] = []
+    factory = intake.session_context
+
+    def counting(call: t.Any) -> t.Any:
+        built.append(call.params["name"])
+        return factory(call)
+
+    monkeypatch.setattr(intake, "session_context", counting)
+    with MCPTestClient(make_app(mcp_server)) as client:
+        result = client.call_tool("add", {"a": 2, "b": 3})
+        assert result["structuredContent"] == {"result": 5}
+        assert built == []
+        assert client.call_tool("chatty")["content"][0]["text"] == "done"
+        assert built == ["chatty"]

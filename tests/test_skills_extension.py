@@ -446,6 +446,39 @@ def test_a_blueprint_carries_skills(tmp_path: pathlib.Path) -> None:
         bp.skills_folder("../examples/skills")
 
 
+def test_a_failed_blueprint_registration_leaves_no_skill_and_no_view(
+    tmp_path: pathlib.Path,
+) -> None:
+    write(tmp_path, {"refunds/SKILL.md": skill_md("refunds")})
+    bp = MCPBlueprint("billing", __name__)
+    bp.skills_folder(tmp_path)
+    bp.ui_template("ui://billing/card", "card.html")
+
+    @bp.tool(ui="ui://billing/card")
+    def pay() -> str:
+        """Pay."""
+        return "paid"
+
+    mcp = MCP(name="skills-test", version="1.0.0")
+
+    @mcp.tool()
+    def billing_pay() -> str:
+        """Takes the name the blueprint's tool gets."""
+        return ""
+
+    before = sorted(mcp.registry.resources)
+    with pytest.raises(ValueError, match="'billing_pay' is already registered"):
+        mcp.register_blueprint(bp, prefix="billing_")
+    skills = mcp.extension(Skills.id)
+    assert t.cast(Skills, skills).catalog.skills == []
+    assert sorted(mcp.registry.resources) == before
+    assert mcp.apps.views == {}
+    mcp.register_blueprint(bp, prefix="shop_", uri_prefix="billing")  # the same URIs: free
+    assert "skill://billing/refunds/SKILL.md" in mcp.registry.resources
+    assert "ui://billing/billing/card" in mcp.registry.resources
+    assert mcp.registry.tools["shop_pay"].meta["ui"]["resourceUri"] == "ui://billing/billing/card"
+
+
 @pytest.mark.parametrize("version", ERAS)
 def test_declared_with_the_resources_capability_once_a_skill_is_served(version: str) -> None:
     mcp = MCP(name="skills-test", version="1.0.0")

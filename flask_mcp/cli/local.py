@@ -1,14 +1,15 @@
 """Requests to the app's own server in process, for ``list``, ``call``, ``read``, ``prompt``.
 
 Each request is a :class:`~flask_mcp.server.call.Call` of the handshake era
-without a session, run by :func:`flask_mcp.transport.runner.run_to_completion`, the
-runner HTTP and stdio use: the same validation, handlers, signals and
-timeouts, in a request context as over stdio
-(:func:`~flask_mcp.transport.stdio_channel.stdio_context`). A handler's
-progress and log messages are handed to a callback (the command prints them
-on stderr); asking the client something (sampling,
-elicitation, roots) is refused, as there is no client to ask: use
-``flask mcp stdio`` with a real client for those.
+without a session (:func:`flask_mcp.kernel.intake.local_call`, carrying this client's
+:class:`~flask_mcp.server.context.ClientFacts`), whose handler's ``Context`` the
+kernel's one factory builds as over HTTP and stdio, run by
+:func:`flask_mcp.transport.runner.run_to_completion`, the runner HTTP and stdio
+use: the same validation, handlers, signals and timeouts, in a request context as
+over stdio (:func:`~flask_mcp.transport.stdio_channel.stdio_context`). A handler's
+progress and log messages are handed to a callback (the command prints them on
+stderr); asking the client something (sampling, elicitation, roots) is refused,
+as there is no client to ask: use ``flask mcp stdio`` with a real client for those.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ import typing as t
 
 from .. import protocol
 from ..errors import ClientRequestError
-from ..server.call import Call
+from ..kernel import intake
+from ..server.context import ClientFacts
 from ..server.context import Context
 from ..transport import runner
 from ..transport.stdio_channel import stdio_context
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
-    from ..runtime.runs import RequestRun
 
 CLIENT_INFO = {"name": "flask mcp", "version": "1"}
 
@@ -40,6 +41,10 @@ class NoClientBackChannel:
             f"Cannot send {method} from the command line: there is no client to answer it. "
             "Serve the app with `flask mcp stdio` and call the tool from an MCP client."
         )
+
+
+#: The back-channel of every command-line call.
+NO_CLIENT = NoClientBackChannel()
 
 
 class InProcessClient:
@@ -65,6 +70,8 @@ class InProcessClient:
         self.on_message = on_message
         self.log_level = log_level
         self.version = protocol.LATEST_HANDSHAKE_VERSION
+        #: What this client declares, read by handlers as any client's facts are.
+        self.facts = ClientFacts(self.version, {}, CLIENT_INFO, log_level)
         self._ids = itertools.count(1)
 
     def request(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
@@ -72,22 +79,8 @@ class InProcessClient:
         request_id = next(self._ids)
         params = dict(params or {})
         params.setdefault("_meta", {"progressToken": request_id})
-        call = Call(
-            method, params, request_id, self.version, protocol.HANDSHAKE, None, state=self.state
-        )
-
-        def context(run: RequestRun) -> Context:
-            return Context(
-                app=self.state.app,
-                run=run,
-                back_channel=NoClientBackChannel(),
-                protocol_version=self.version,
-                client_capabilities={},
-                client_info=CLIENT_INFO,
-                meta=params["_meta"],
-                log_level=self.log_level,
-            )
-
+        call = intake.local_call(self.state, method, params, request_id, self.facts)
+        context = intake.local_context(call, NO_CLIENT)
         app = self.state.app
         with stdio_context(app, self.state.settings.path):
             response = runner.run_to_completion(
@@ -121,4 +114,4 @@ class ErrorAnswer(Exception):
         self.error = error
 
 
-__all__ = ["CLIENT_INFO", "ErrorAnswer", "InProcessClient", "NoClientBackChannel"]
+__all__ = ["CLIENT_INFO", "NO_CLIENT", "ErrorAnswer", "InProcessClient", "NoClientBackChannel"]

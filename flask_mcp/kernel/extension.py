@@ -3,11 +3,12 @@
 An extension has an identifier (``"{vendor-prefix}/{name}"``), a capability advertised
 under ``capabilities.extensions[id]`` (in ``initialize`` and ``server/discover``), request
 methods routed like the core ones in both eras and over stdio, keyword options of
-``@mcp.tool(...)`` with what they add to a tool's ``_meta``, and two hooks:
-:meth:`Extension.setup` (once, from ``mcp.add_extension``) and :meth:`Extension.init_app`
-(for each app). :class:`ExtensionSet` is the server's side: it checks that no two
-extensions claim one identifier, method or tool option and wires each one in.
-See :doc:`/extensions`.
+``@mcp.tool(...)`` with what they add to a tool's ``_meta``, and hooks:
+:meth:`Extension.setup` (once, from ``mcp.add_extension``), :meth:`Extension.init_app`
+(for each app), :meth:`Extension.register_blueprint` (for each blueprint registered, with
+what undoes it) and :meth:`Extension.intercept_tool_call` (around each tool run).
+:class:`ExtensionSet` is the server's side: it checks that no two extensions claim one
+identifier, method or tool option and wires each one in. See :doc:`/extensions`.
 """
 
 from __future__ import annotations
@@ -23,15 +24,16 @@ from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import RequestCancelled
 from ..server.call import Call
-from ..server.call import InlineContext
 from ..server.call import ToolCall
 from ..server.call import ToolCallNext
 from ..server.call import running_handler
 from ..server.context import Context
+from .intake import inline_context
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
+    from ..server.blueprints import MCPBlueprint
     from ..server.dispatcher import Dispatcher
     from ..server.registry import Registry
 
@@ -202,6 +204,27 @@ class Extension:
         """
         return call_next(tool_call)
 
+    def register_blueprint(
+        self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
+    ) -> t.Callable[[], None] | None:
+        """Declare on ``mcp`` what ``blueprint`` carries for this extension; return its undo.
+
+        ``mcp.register_blueprint(blueprint, prefix=..., uri_prefix=...)`` calls it on each
+        added extension that overrides it, in the order they were added, before the
+        blueprint's tools, resources and prompts are added (a tool's option may name
+        what it declares: MCP Apps' ``ui=`` names a view). ``prefix`` goes before names,
+        ``uri_prefix`` (the default already worked out) is the first segment of URIs. What
+        the blueprint carries for the extension is in ``blueprint.carried.get(self.id)``
+        (what :meth:`MCPBlueprint.carry <flask_mcp.MCPBlueprint.carry>` kept) or on the
+        blueprint itself (MCP Apps' ``blueprint.views``).
+
+        Return a function that takes away everything this call added, or ``None`` if it
+        added nothing: when a later step fails (another extension's, a name taken on the
+        server), the server calls it and raises, so a failed registration leaves nothing
+        behind. If this call itself raises, it must have added nothing.
+        """
+        return None
+
     def missing(self) -> MCPError:
         """Return the error for a caller that did not declare this extension (-32021)."""
         return MCPError(
@@ -232,7 +255,7 @@ def _route(
     what = f"extension method {spec.name!r}"
 
     def run(call: Call) -> dict[str, t.Any]:
-        ctx: Context = call.ctx if call.ctx is not None else InlineContext(call)
+        ctx: Context = call.ctx if call.ctx is not None else inline_context(call)
         if spec.declared_only and not ctx.client_supports(extension.id):
             raise extension.missing()
         call.context_declared = call.ctx is not None
@@ -339,6 +362,8 @@ class ExtensionSet:
         )
         if type(extension).intercept_tool_call is not Extension.intercept_tool_call:
             self.dispatcher.tool_interceptors.append(extension.intercept_tool_call)
+        if type(extension).register_blueprint is not Extension.register_blueprint:
+            self.registry.blueprint_hooks.append(extension.register_blueprint)
 
     def get(self, extension_id: str) -> Extension:
         """Return the extension added with ``extension_id``.

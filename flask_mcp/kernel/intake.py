@@ -8,11 +8,15 @@ object in sight:
   and of ``initialize``;
 - whether a method is offered in an era (:meth:`Dispatcher.offers
   <flask_mcp.server.dispatcher.Dispatcher.offers>`, plus ``subscriptions/listen``);
-- the :class:`Call` of a session's request and of a 2026-07-28 request;
+- the :class:`Call` of a session's request, of a 2026-07-28 request and of a request
+  made in this process (the command line's client);
 - the :class:`~flask_mcp.server.context.ClientFacts` of a call, read from the session
   record or from ``_meta``;
-- the one :class:`~flask_mcp.Context` factory, for each era's back-channel and for
-  a task's run (a :class:`~flask_mcp.server.task_context.TaskContext`).
+- the one :class:`~flask_mcp.Context` factory, for each era's back-channel, for a
+  task's run (a :class:`~flask_mcp.server.task_context.TaskContext`), for the command
+  line's client and for a handler that declared no ``Context`` (an
+  :class:`~flask_mcp.server.call.InlineContext`, built lazily by
+  :func:`current_context`).
 
 The HTTP modules add only what needs HTTP: headers (``MCP-Protocol-Version``,
 ``Mcp-Name``...), sessions looked up by header, responses and streams.
@@ -28,9 +32,14 @@ from ..errors import UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import InvalidParams
 from ..errors import MCPError
 from ..protocol import LOG_LEVELS
+from ..runtime.runs import InlineOutbox
+from ..runtime.runs import RequestRun
 from ..server import mrtr
+from ..server.call import INLINE_BACK_CHANNEL
 from ..server.call import Call
+from ..server.call import InlineContext
 from ..server.call import client_facts as client_facts
+from ..server.call import running_handler
 from ..server.context import BackChannel
 from ..server.context import ClientFacts
 from ..server.context import Context
@@ -42,7 +51,6 @@ from ..server.task_context import TaskContext
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import SessionRecord
-    from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
 
@@ -204,6 +212,32 @@ def stateless_call(
     )
 
 
+def local_call(
+    state: AppState,
+    method: str,
+    params: dict[str, t.Any],
+    request_id: t.Any,
+    facts: ClientFacts,
+) -> Call:
+    """Build the call of a request made in this process (the command line's client).
+
+    It is a handshake-era call without a session: the caller's facts, which no
+    ``initialize`` kept and no ``_meta`` carries, are given as ``facts`` and travel
+    with the call, so :func:`client_facts` (and so every ``Context`` of the call) reads
+    them as it reads a session's.
+    """
+    return Call(
+        method,
+        params,
+        request_id,
+        facts.protocol_version,
+        protocol.HANDSHAKE,
+        None,
+        state=state,
+        facts=facts,
+    )
+
+
 # -- the Context factory -------------------------------------------------------------
 
 
@@ -261,6 +295,44 @@ def new_context(
     )
 
 
+def inline_context(call: Call) -> InlineContext:
+    """Return the ``Context`` of a handler that declared none (an :class:`InlineContext`).
+
+    Built when it is asked for (:func:`current_context`, an extension method run inline),
+    never ahead: a handler that runs inline costs no context. It has the call's facts
+    and run; whatever would send a message to the client is refused.
+    """
+    run = call.run
+    if run is None:  # a call of a batch: nothing can cancel it
+        session_id = call.session.id if call.session is not None else None
+        run = RequestRun(session_id, call.request_id, call.method, InlineOutbox(), 0.0)
+    return new_context(call, run, INLINE_BACK_CHANNEL, context_class=InlineContext)
+
+
+def current_context() -> Context:
+    """Return the :class:`Context` of the handler running now.
+
+    In a handler that declares a ``ctx: Context`` parameter this is that
+    object. In one that declares none it is an
+    :class:`~flask_mcp.server.call.InlineContext`: the request's facts work, and the
+    calls that would send something to the client raise ``RuntimeError`` saying to
+    declare the parameter. Each greenlet and thread sees its own handler's context.
+
+    :raises RuntimeError: no Flask-MCP handler is running (outside a tool,
+        resource, prompt or completion handler, or in a thread it started).
+    """
+    call = running_handler.get(None)
+    if call is None:
+        raise RuntimeError(
+            "current_context() works only while a Flask-MCP handler (tool, resource, prompt "
+            "or completion) runs, in its own greenlet or thread. Call it from the handler, "
+            "or pass the context on to code that runs elsewhere."
+        )
+    if call.context_declared and call.ctx is not None:
+        return call.ctx
+    return inline_context(call)
+
+
 def session_context(call: Call) -> ContextFactory:
     """Return what builds the ``Context`` of a spawned handshake-era handler.
 
@@ -297,6 +369,19 @@ def stateless_context(
     return context
 
 
+def local_context(call: Call, back_channel: BackChannel) -> ContextFactory:
+    """Return what builds the ``Context`` of a spawned handler of an in-process call.
+
+    :param back_channel: where its requests to the client go (the command line has no
+        client to ask: its channel refuses them).
+    """
+
+    def context(run: RequestRun) -> Context:
+        return new_context(call, run, back_channel)
+
+    return context
+
+
 def task_context(call: TaskCall, record: dict[str, t.Any]) -> ContextFactory:
     """Return what builds the ``Context`` of a task's handler from its run.
 
@@ -323,6 +408,10 @@ __all__ = [
     "ContextFactory",
     "check_stateless_version",
     "client_facts",
+    "current_context",
+    "inline_context",
+    "local_call",
+    "local_context",
     "new_context",
     "offered",
     "request_meta",

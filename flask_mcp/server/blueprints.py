@@ -31,8 +31,9 @@ from .uri_template import URITemplate
 if t.TYPE_CHECKING:
     from typing_extensions import Unpack
 
-#: ``hook(mcp, prefix, uri_prefix)``: run when a blueprint is registered on a server.
-RegisterHook = t.Callable[[t.Any, str, str], None]
+#: The identifier of the Skills extension, whose declarations a blueprint carries
+#: (:meth:`MCPBlueprint.skills_folder`, :meth:`MCPBlueprint.add_skill`).
+SKILLS_EXTENSION_ID = "io.modelcontextprotocol/skills"
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
@@ -74,6 +75,18 @@ def refuse_unknown_keywords(
         raise TypeError(
             f"{face}() got unknown keywords {sorted(unknown)}; it takes {sorted(known)}."
         )
+
+
+class BlueprintSkills(t.NamedTuple):
+    """Skills declared on a blueprint, served by each server it is registered on."""
+
+    #: ``"folder"`` (:meth:`MCPBlueprint.skills_folder`) or ``"skill"`` (``add_skill``).
+    kind: t.Literal["folder", "skill"]
+    #: The folder, resolved against the blueprint's module.
+    path: pathlib.Path
+    #: The keywords of ``skills_folder`` / ``add_skill``; their ``prefix`` comes after the
+    #: registration's ``uri_prefix``.
+    options: SkillOptions
 
 
 class BlueprintView(t.NamedTuple):
@@ -147,22 +160,21 @@ class MCPBlueprint(Declarations):
         self.registry = _BlueprintRegistry(self)
         #: (prefix, uri_prefix) of each registration so far.
         self.registrations: list[tuple[str, str]] = []
-        #: Called as ``hook(mcp, prefix, uri_prefix)`` when the blueprint is registered,
-        #: after its tools, resources and prompts: what an extension declares through a
-        #: blueprint (:meth:`on_register`).
-        self.register_hooks: list[RegisterHook] = []
+        #: What the blueprint carries for each extension, by identifier (:meth:`carry`).
+        self.carried: dict[str, list[t.Any]] = {}
         #: The MCP Apps views declared with :meth:`ui` and :meth:`ui_template`, by URI.
         self.views: dict[str, BlueprintView] = {}
 
-    def on_register(self, hook: RegisterHook) -> RegisterHook:
-        """Call ``hook(mcp, prefix, uri_prefix)`` each time the blueprint is registered.
+    def carry(self, extension_id: str, declaration: t.Any) -> None:
+        """Keep ``declaration`` for the extension ``extension_id`` of the servers to come.
 
-        What a blueprint carries for an extension (its skills) is declared on the
-        server this way, under the registration's prefixes.
+        Each time the blueprint is registered, the server's extension ``extension_id``
+        finds it in :attr:`carried` and declares it under the registration's prefixes
+        (:meth:`flask_mcp.Extension.register_blueprint`); a server that has not added
+        the extension refuses the blueprint. Skills are carried so.
         """
         t.cast(_BlueprintRegistry, self.registry)._check_open()
-        self.register_hooks.append(hook)
-        return hook
+        self.carried.setdefault(extension_id, []).append(declaration)
 
     def skills_folder(self, path: str | os.PathLike[str], **options: Unpack[SkillOptions]) -> None:
         """Serve the skills below ``path`` from the servers this blueprint is registered on.
@@ -180,15 +192,9 @@ class MCPBlueprint(Declarations):
     def _skills(self, face: str, path: str | os.PathLike[str], options: SkillOptions) -> None:
         caller = sys._getframe(2).f_globals.get("__name__") or "__main__"
         root = pathlib.Path(get_root_path(self.import_name or caller))
-        folder = root / path
         refuse_unknown_keywords(face, options, SkillOptions.__optional_keys__)
-        prefix = options.get("prefix", "").strip("/")
-
-        def declare(mcp: t.Any, _prefix: str, uri_prefix: str) -> None:
-            full = "/".join(part for part in (uri_prefix, prefix) if part)
-            getattr(mcp, face)(folder, **{**options, "prefix": full})
-
-        self.on_register(declare)
+        kind: t.Literal["folder", "skill"] = "folder" if face == "skills_folder" else "skill"
+        self.carry(SKILLS_EXTENSION_ID, BlueprintSkills(kind, root / path, options))
 
     def __repr__(self) -> str:
         return f"<MCPBlueprint {self.name!r}>"
@@ -377,6 +383,8 @@ def _view_uri(value: t.Any, views: dict[str, str]) -> t.Any:
 
 
 __all__ = [
+    "SKILLS_EXTENSION_ID",
+    "BlueprintSkills",
     "BlueprintView",
     "MCPBlueprint",
     "default_uri_prefix",

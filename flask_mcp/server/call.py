@@ -3,8 +3,10 @@
 A :class:`Call` is made by the transport from plain data and carries the
 per-app :class:`~flask_mcp.runtime.state.AppState` down to the dispatcher and the
 handler. While a handler runs, :data:`running_handler` holds its call, so
-that :func:`current_context` (and ``current_auth()``, ``require_scopes()``)
-find it without looking anything up.
+that :func:`~flask_mcp.current_context` (and ``current_auth()``,
+``require_scopes()``) find it without looking anything up. An
+:class:`InlineContext` is the context of a handler that declared none; the kernel
+builds it (:func:`flask_mcp.kernel.intake.inline_context`), as every other context.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import dataclasses
 import typing as t
 
 from .. import protocol
-from ..runtime.runs import InlineOutbox
 from ..runtime.runs import RequestRun
 from .context import ClientFacts
 from .context import Context
@@ -43,7 +44,9 @@ class Call:
     _: dataclasses.KW_ONLY
     state: AppState
     ctx: Context | None = None
-    #: The run of a handler that runs in the view (for ``current_context().cancelled``).
+    #: The call's run, once the runner started it (inline or spawned), for the
+    #: ``cancelled`` of an :class:`InlineContext`; ``None`` for a call run without one
+    #: (no user code, a call of a batch).
     run: RequestRun | None = None
     #: The caller, or ``None`` without authorization.
     auth: AuthInfo | None = None
@@ -59,6 +62,9 @@ class Call:
     path_args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     #: The client's address (``REMOTE_ADDR``, which ``ProxyFix`` sets); ``None`` off HTTP.
     client_address: str | None = None
+    #: What the caller declared, for a call that has neither a session nor ``_meta`` to
+    #: read it from (the command line's in-process client); ``None``: read it from those.
+    facts: ClientFacts | None = None
 
 
 @dataclasses.dataclass
@@ -109,6 +115,8 @@ def client_facts(call: Call) -> ClientFacts:
     The one place that reads the client's facts (capabilities, ``clientInfo``, log
     level) of a call, in either era.
     """
+    if call.facts is not None:
+        return call.facts
     record = call.session
     if record is not None:
         return ClientFacts(
@@ -129,8 +137,8 @@ def client_facts(call: Call) -> ClientFacts:
 running_handler: contextvars.ContextVar[Call] = running_call
 
 
-class _NoBackChannel:
-    """The back-channel of an :class:`InlineContext`: there is none."""
+class InlineBackChannel:
+    """The back-channel of an :class:`InlineContext`: there is none, a request is refused."""
 
     def request(
         self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
@@ -138,8 +146,14 @@ class _NoBackChannel:
         raise t.cast(InlineContext, ctx).refused("send_request")
 
 
+#: The one back-channel of every :class:`InlineContext` (it holds nothing).
+INLINE_BACK_CHANNEL = InlineBackChannel()
+#: What a handler is called in a refusal, by the method that runs it.
+_HANDLER_KINDS = {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}
+
+
 class InlineContext(Context):
-    """The :func:`current_context` of a handler that declared no ``Context`` parameter.
+    """The :func:`~flask_mcp.current_context` of a handler that declared no ``Context``.
 
     Its facts (``request_id``, ``session_id``, ``auth``, ``client_info``,
     ``client_capabilities``, ``protocol_version``, ``meta``, ``cancelled``)
@@ -147,35 +161,18 @@ class InlineContext(Context):
     handler that declares ``ctx: Context``: such a handler runs where its
     messages can stream, so the calls that would send raise ``RuntimeError``
     here instead of being dropped.
-    """
 
-    def __init__(self, call: Call) -> None:
-        run = call.run if call.ctx is None else call.ctx._run  # spawned, but declared none
-        if run is None:  # a call of a batch: nothing can cancel it
-            session_id = call.session.id if call.session is not None else None
-            run = RequestRun(session_id, call.request_id, call.method, InlineOutbox(), 0.0)
-        meta = call.params.get("_meta")
-        facts = client_facts(call)
-        super().__init__(
-            app=call.state.app,
-            run=run,
-            back_channel=_NoBackChannel(),
-            protocol_version=call.version,
-            client_capabilities=facts.capabilities,
-            client_info=facts.info,
-            meta=meta if isinstance(meta, dict) else {},
-            log_level=facts.log_level,
-            auth=call.auth,
-            call=call,
-        )
-        name = call.params.get("uri" if call.method == "resources/read" else "name")
-        kind = {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}
-        self._handler = f"{kind.get(call.method, call.method)} {name!r}"
+    The kernel's one factory builds it (:func:`flask_mcp.kernel.intake.inline_context`);
+    this class adds only the refusals.
+    """
 
     def refused(self, what: str) -> RuntimeError:
         """Return the error for a call that would send a message to the client."""
+        call = t.cast("Call", self.call)  # the kernel builds it for a call
+        name = call.params.get("uri" if call.method == "resources/read" else "name")
+        handler = f"{_HANDLER_KINDS.get(call.method, call.method)} {name!r}"
         return RuntimeError(
-            f"current_context().{what}() cannot send anything from the {self._handler}: it "
+            f"current_context().{what}() cannot send anything from the {handler}: it "
             "declares no Context parameter, so it runs without a stream of its own. Declare "
             "a parameter `ctx: Context` (from flask_mcp import Context) and call "
             f"ctx.{what}() on it."
@@ -218,38 +215,15 @@ class InlineContext(Context):
         raise self.refused("close_sse_stream")
 
 
-def current_context() -> Context:
-    """Return the :class:`Context` of the handler running now.
-
-    In a handler that declares a ``ctx: Context`` parameter this is that
-    object. In one that declares none it is an :class:`InlineContext`: the
-    request's facts work, and the calls that would send something to the
-    client raise ``RuntimeError`` saying to declare the parameter. Each
-    greenlet and thread sees its own handler's context.
-
-    :raises RuntimeError: no Flask-MCP handler is running (outside a tool,
-        resource, prompt or completion handler, or in a thread it started).
-    """
-    call = running_handler.get(None)
-    if call is None:
-        raise RuntimeError(
-            "current_context() works only while a Flask-MCP handler (tool, resource, prompt "
-            "or completion) runs, in its own greenlet or thread. Call it from the handler, "
-            "or pass the context on to code that runs elsewhere."
-        )
-    if call.context_declared and call.ctx is not None:
-        return call.ctx
-    return InlineContext(call)
-
-
 __all__ = [
+    "INLINE_BACK_CHANNEL",
     "Call",
+    "InlineBackChannel",
     "InlineContext",
     "MethodRecord",
     "ToolCall",
     "ToolCallInterceptor",
     "ToolCallNext",
     "client_facts",
-    "current_context",
     "running_handler",
 ]

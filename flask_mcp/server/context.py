@@ -23,7 +23,9 @@ from .running import running_call
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..backends.base import Backend
+    from ..backends.base import SessionRecord
     from ..runtime.runs import RequestRun
+    from ..runtime.state import AppState
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +52,51 @@ class ClientFacts:
         if not isinstance(declared, dict):
             return {}
         return {key: value if isinstance(value, dict) else {} for key, value in declared.items()}
+
+
+class RequestCall(t.Protocol):
+    """What :attr:`Context.call` tells of the request: the fields of its
+    :class:`~flask_mcp.server.call.Call`.
+
+    A protocol rather than the class itself: a ``Call`` holds its context, so naming
+    the class here would make the two modules import each other.
+    """
+
+    @property
+    def method(self) -> str:
+        """The JSON-RPC method, e.g. ``"tools/call"``."""
+
+    @property
+    def params(self) -> dict[str, t.Any]:
+        """The request's params."""
+
+    @property
+    def request_id(self) -> t.Any:
+        """The JSON-RPC id of the request."""
+
+    @property
+    def version(self) -> str:
+        """The protocol version of the call."""
+
+    @property
+    def era(self) -> str:
+        """``"handshake"`` or ``"stateless"``."""
+
+    @property
+    def session(self) -> SessionRecord | None:
+        """The session's record in the handshake era; ``None`` at 2026-07-28."""
+
+    @property
+    def state(self) -> AppState:
+        """The state of the app serving the call (settings, backend...)."""
+
+    @property
+    def auth(self) -> AuthInfo | None:
+        """The caller, or ``None`` without authorization."""
+
+    @property
+    def path_args(self) -> dict[str, t.Any]:
+        """The values of ``MCP_PATH``'s URL variables."""
 
 
 _T = t.TypeVar("_T")
@@ -166,15 +213,14 @@ class Context:
         meta: dict[str, t.Any],
         log_level: str | None,
         auth: AuthInfo | None = None,
-        call: t.Any = None,
+        call: RequestCall | None = None,
     ) -> None:
         self.app = app
         #: The :class:`~flask_mcp.server.call.Call` this context belongs to (its method,
-        #: params, era, session, auth and app state), for an extension's request methods
-        #: (:doc:`/extensions`); ``None`` for a context built outside a request (the
-        #: command line's local client). Typed loosely: a ``Call`` holds its context, so
-        #: naming the class here would make the two modules import each other.
-        self.call: t.Any = call
+        #: params, era, session, auth and app state, typed as :class:`RequestCall`), for
+        #: an extension's request methods (:doc:`/extensions`); every context the server
+        #: builds has one (``None`` only for a context built by hand).
+        self.call = call
         self._run = run
         self._back_channel = back_channel
         self.protocol_version = protocol_version
@@ -497,6 +543,7 @@ __all__ = [
     "BackChannel",
     "ClientFacts",
     "Context",
+    "RequestCall",
     "SessionBackChannel",
     "check_capabilities",
 ]

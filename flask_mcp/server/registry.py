@@ -37,6 +37,11 @@ class ToolOptionsOwner(t.Protocol):
     def tool_meta(self, tool: t.Any, options: dict[str, t.Any]) -> dict[str, t.Any] | None: ...
 
 
+#: An extension's part of ``mcp.register_blueprint``: ``hook(mcp, blueprint, prefix,
+#: uri_prefix)`` declares what the blueprint carries for it and returns what undoes that.
+BlueprintHook = t.Callable[[t.Any, t.Any, str, str], t.Callable[[], None] | None]
+
+
 @dataclasses.dataclass(eq=False)
 class Tool:
     """A registered tool."""
@@ -255,6 +260,10 @@ class Registry:
         ] = {}
         #: The ``@mcp.tool(...)`` keyword options the added extensions define, by option name.
         self.tool_options: dict[str, ToolOptionsOwner] = {}
+        #: The ``register_blueprint`` hooks of the added extensions that have one, in the
+        #: order they were added: ``hook(mcp, blueprint, prefix, uri_prefix)`` returns what
+        #: undoes it, or ``None`` (:meth:`flask_mcp.Extension.register_blueprint`).
+        self.blueprint_hooks: list[BlueprintHook] = []
 
     def _taken(self, kind: str, key: str) -> bool:
         return key in self._table(kind) or key in self.disabled[kind]
@@ -516,6 +525,7 @@ def paginate(
 __all__ = [
     "KINDS",
     "TOOL_NAME",
+    "BlueprintHook",
     "Kind",
     "Prompt",
     "Registry",

@@ -55,6 +55,7 @@ from ..errors import BackendUnavailable
 from ..runtime.concurrency import sleep
 from ..runtime.concurrency import spawn
 from .blueprints import MCPBlueprint
+from .blueprints import default_uri_prefix
 from .blueprints import register_blueprint
 from .declarations import Declarations
 from .declarations import tagset
@@ -356,26 +357,62 @@ class SharedDeclarations(Declarations):
     def register_blueprint(
         self, blueprint: MCPBlueprint, *, prefix: str = "", uri_prefix: str | None = None
     ) -> None:
-        """Add the tools, resources, prompts and completions of an :class:`MCPBlueprint`.
+        """Add the tools, resources, prompts, completions and views of an :class:`MCPBlueprint`.
 
-        Tool and prompt names (and resource names) get ``prefix``; resource URIs
-        and templates get ``uri_prefix`` as their first path segment
-        (``invoice://{id}`` -> ``invoice://billing/{id}``), by default the
-        prefix without its trailing ``_``, ``-`` or ``.``; ``uri_prefix=""``
-        keeps them. Works before and after ``init_app``; a blueprint may be
+        Tool and prompt names (and resource names) get ``prefix``; resource URIs,
+        templates and the URIs of what the blueprint carries for extensions (the views of
+        :meth:`MCPBlueprint.ui`, the skills of :meth:`MCPBlueprint.skills_folder`) get
+        ``uri_prefix`` as their first path segment (``invoice://{id}`` ->
+        ``invoice://billing/{id}``), by default the prefix without its trailing ``_``,
+        ``-`` or ``.``; ``uri_prefix=""`` keeps them. A tool's ``ui=`` naming one of the
+        blueprint's views follows it. The server's extensions declare what the blueprint
+        carries for them first (:meth:`flask_mcp.Extension.register_blueprint`), then
+        check the tools' options (``ui=``, ``visibility=``...). A registration that fails
+        leaves nothing behind. Works before and after ``init_app``; a blueprint may be
         registered several times under different prefixes.
 
-        :raises ValueError: a prefixed name or URI is already registered (nothing
-            is added then), or a prefixed tool name is invalid.
+        :raises ValueError: a prefixed name or URI is already registered, or a prefixed
+            tool name is invalid.
+        :raises TypeError: a tool option that no added extension defines.
+        :raises LookupError: the blueprint carries declarations for an extension this
+            server has not added.
         """
+        segment = default_uri_prefix(prefix) if uri_prefix is None else uri_prefix
         with self._changing():
-            register_blueprint(self.registry, blueprint, prefix, uri_prefix)
-            for hook in blueprint.register_hooks:  # what it carries for extensions (skills)
-                hook(self, *blueprint.registrations[-1])
+            for extension_id in blueprint.carried:
+                self.blueprint_extension(blueprint, extension_id)
+            undo: list[t.Callable[[], None]] = []
+            token = unshared.set(True)  # the blueprint's own operation carries it all
+            try:
+                for hook in list(self.registry.blueprint_hooks):
+                    step = hook(self, blueprint, prefix, segment)
+                    if step is not None:
+                        undo.append(step)
+                register_blueprint(self.registry, blueprint, prefix, uri_prefix)
+            except BaseException:
+                for step in reversed(undo):
+                    step()
+                raise
+            finally:
+                unshared.reset(token)
             if self._sharing():
                 ref = blueprint_path(blueprint)
                 op = ref and {"op": "blueprint", "ref": ref, "prefix": prefix, "uri": uri_prefix}
                 self._share(op or None, f"Blueprint {blueprint.name!r}")
+
+    def blueprint_extension(self, blueprint: MCPBlueprint, extension_id: str) -> None:
+        """Make sure the extension a blueprint carries declarations for is added.
+
+        :class:`~flask_mcp.MCP` adds a built-in extension on first use (Skills).
+
+        :raises LookupError: it is not added; the message says how to add it.
+        """
+        if extension_id not in self.registry.extension_capabilities:
+            raise LookupError(
+                f"The MCP blueprint {blueprint.name!r} carries declarations for the extension "
+                f"{extension_id!r}, which this server has not added: add it with "
+                "mcp.add_extension(...) before registering the blueprint."
+            )
 
     def enable(self, *names: str, tags: t.Iterable[str] = ()) -> list[tuple[str, str]]:
         """Enable the tools, prompts, resources and templates named or tagged.

@@ -32,6 +32,7 @@ from ..runtime import concurrency as _concurrency
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_session_id
 from ..server.call import Call
+from ..server.dispatcher import SPAWN
 from . import runner
 from . import sse
 from .path_args import current_path_args
@@ -161,11 +162,18 @@ class Handshake:
         call = intake.session_call(
             state, record, message, auth, current_path_args(), request.remote_addr
         )
+        dispatcher = self.dispatcher
+        where = dispatcher.placement(call)
+        if where != SPAWN:
+            # Runs here (a handler that cannot emit, or no user code): no context to
+            # build, no peer to watch, so no closure for either.
+            return runner.serve_http(dispatcher, call, where=where)
         return runner.serve_http(
-            self.dispatcher,
+            dispatcher,
             call,
             context=intake.session_context(call),
             peer=lambda: _concurrency.client_socket(environ),
+            where=where,
         )
 
     def _batch(

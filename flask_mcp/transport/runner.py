@@ -249,7 +249,7 @@ def spawn(
     :raises BackendUnavailable: the session could not be marked busy.
     """
     state = call.state
-    run = _new_run(call, outbox)
+    run = call.run = _new_run(call, outbox)
     run.can_round_trip = can_round_trip
     if context is not None:
         call.ctx = context(run)

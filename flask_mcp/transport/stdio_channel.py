@@ -211,9 +211,8 @@ class LineChannel:
         if call.session is not None:
             self.state.backend.cancel(call.session.id, call.request_id)
             return
-        run = call.run if call.run is not None else call.ctx._run if call.ctx is not None else None
-        if run is not None:
-            run.cancel()
+        if call.run is not None:  # else it is cancelled as it starts
+            call.run.cancel()
 
     def _run(self, call: Call, context: runner.ContextFactory | None) -> None:
         """Run ``call`` through the one runner in its own task; write its response."""

@@ -13,6 +13,7 @@ import typing as t
 from ...kernel.extension import Extension
 from ...protocol.apps import APP_MIME_TYPE
 from ...protocol.apps import EXTENSION_ID
+from ...server.blueprints import MCPBlueprint
 from ...server.blueprints import prefix_uri
 from ...server.shared_registry import unshared
 from .assets import TEMPLATE_HELPERS
@@ -339,6 +340,23 @@ class Apps(Extension):
             finally:
                 unshared.reset(token)
         return True
+
+    def register_blueprint(
+        self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
+    ) -> t.Callable[[], None] | None:
+        """Declare the blueprint's views (:meth:`MCPBlueprint.ui <flask_mcp.MCPBlueprint.ui>`).
+
+        Before its tools, whose ``ui=`` may name them; undone if the registration fails.
+        """
+        added = self.add_blueprint_views(blueprint.views.values(), uri_prefix, prefix)
+        if not added:
+            return None
+
+        def undo() -> None:
+            for uri in added:
+                self.remove_view(uri)
+
+        return undo
 
     def add_blueprint_views(self, views: t.Iterable[t.Any], segment: str, prefix: str) -> list[str]:
         """Declare the views of an :class:`~flask_mcp.MCPBlueprint` being registered.

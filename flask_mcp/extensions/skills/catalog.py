@@ -196,6 +196,13 @@ class SkillCatalog:
             self._index = _index(loaded)
         return problems + self._name_notes(skills)
 
+    def remove(self, sources: t.Iterable[SkillSource]) -> None:
+        """Stop serving the skills of ``sources`` (the very objects given to :meth:`add`)."""
+        gone = {id(source) for source in sources}
+        with self._lock:
+            self._loaded = [entry for entry in self._loaded if id(entry.source) not in gone]
+            self._index = _index(self._loaded)
+
     @staticmethod
     def _clashes(loaded: list[_Loaded]) -> list[Problem]:
         seen: dict[str, str] = {}

@@ -37,7 +37,10 @@ from flask.helpers import get_root_path
 from ... import protocol
 from ...errors import ResourceNotFound
 from ...kernel.extension import Extension
+from ...server.blueprints import SKILLS_EXTENSION_ID
+from ...server.blueprints import BlueprintSkills
 from ...server.blueprints import DynamicSkillOptions
+from ...server.blueprints import MCPBlueprint
 from ...server.blueprints import SkillOptions
 from ...server.blueprints import refuse_unknown_keywords
 from ...server.shared_registry import unshared
@@ -112,7 +115,7 @@ class Skills(Extension):
     :class:`~.errors.SkillError` naming each file and the fix.
     """
 
-    id = "io.modelcontextprotocol/skills"
+    id = SKILLS_EXTENSION_ID
     #: Seconds between two looks at the skill folders in debug mode.
     watch_interval: float = 1.0
 
@@ -243,17 +246,50 @@ class Skills(Extension):
     ) -> list[Problem]:
         """Serve the skills a blueprint declared, under the blueprint's URI prefix.
 
-        A blueprint records :class:`~.loading.SkillSource` objects (its relative
-        folders resolved against its own root, ``SkillSource.at``);
-        ``register_blueprint`` hands them here with its ``uri_prefix``, which
-        comes first in their skill paths, as it does in the URIs of its resources.
+        ``uri_prefix`` comes first in their skill paths, as a blueprint's
+        ``uri_prefix`` does (:meth:`register_blueprint`).
         """
         notes: list[Problem] = []
         for source in sources:
             notes += self.add_source(source.with_prefix(uri_prefix))
         return notes
 
+    def remove_sources(self, sources: t.Iterable[SkillSource]) -> None:
+        """Stop serving the skills of ``sources`` (folders and skill directories added here).
+
+        What undoes a blueprint's skills when the rest of its registration fails.
+        """
+        with self._looking:
+            before = self.catalog.files
+            self.catalog.remove(sources)
+            after = self.catalog.files
+            gone = tuple(uri for uri in before if uri not in after and uri in self._declared)
+            if self._mcp is not None and gone:
+                self._apply(Change(removed=gone))
+
     # -- the seam's hooks --------------------------------------------------------------
+
+    def register_blueprint(
+        self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
+    ) -> t.Callable[[], None] | None:
+        """Serve the skills the blueprint carries (``bp.skills_folder``, ``bp.add_skill``).
+
+        Under ``uri_prefix``, which comes first in their skill paths as it does in the
+        URIs of the blueprint's resources; undone if the registration fails.
+        """
+        added: list[SkillSource] = []
+        try:
+            for declared in blueprint.carried.get(self.id, ()):
+                kind, path, options = t.cast(BlueprintSkills, declared)
+                source = SkillSource.at(kind, path, path, **options).with_prefix(uri_prefix)
+                self.add_source(source)
+                added.append(source)
+        except BaseException:
+            self.remove_sources(added)
+            raise
+        if not added:
+            return None
+        return lambda: self.remove_sources(added)
 
     def setup(self, mcp: t.Any) -> None:
         """Declare the skills' files as resources on ``mcp`` and watch the folders in debug mode."""
