@@ -702,7 +702,8 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "10/minute;100/hour",
         optional_str,
         "Registrations (``/oauth/register``) a client address may make, as a ``limits`` rate "
-        "(None: no limit). Counted where ``MCP_RATELIMIT_STORAGE_URI`` says, else in the Redis "
+        "(None: no limit); a Client ID Metadata Document fetched (not cached yet) counts as "
+        "one. Counted where ``MCP_RATELIMIT_STORAGE_URI`` says, else in the Redis "
         "of ``MCP_BACKEND``, else per process.",
     ),
     Key(

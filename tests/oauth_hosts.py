@@ -101,6 +101,7 @@ class DocumentHost:
         padding: int = 0,
         delay: float = 0.0,
         chunked: bool = False,
+        cache_control: str = "max-age=3600",
     ) -> None:
         self.cert, key = self_signed(directory)
         self.fetches = 0
@@ -117,7 +118,7 @@ class DocumentHost:
                 body = json.dumps(document).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Cache-Control", "max-age=3600")
+                self.send_header("Cache-Control", cache_control)
                 if chunked:  # no Content-Length: the size shows only while reading
                     self.send_header("Transfer-Encoding", "chunked")
                 else:

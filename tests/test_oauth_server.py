@@ -595,6 +595,35 @@ def test_a_refused_document_is_an_invalid_client_error(
     assert b"larger than 5120 bytes" in page.data
 
 
+def test_document_fetches_count_as_registrations_of_the_address(
+    tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One address cannot make the server fetch and cache document after document."""
+    host = DocumentHost(tmp_path, REDIRECT, cache_control="no-store")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE", "true")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE", str(host.cert))
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REGISTRATION_RATE_LIMIT", "2/minute")
+    try:
+        app = oauth_notes.create_app()
+        client = app.test_client()
+        login(client)
+        _, challenge = pkce()
+        query = urlencode(authorize_params(host.url, challenge))
+
+        def attempt(address: str) -> t.Any:
+            return client.get(f"/oauth/authorize?{query}", environ_base={"REMOTE_ADDR": address})
+
+        assert [attempt("10.0.0.1").status_code for _ in range(2)] == [200, 200]
+        refused = attempt("10.0.0.1")
+        assert host.fetches == 2  # the third was refused before fetching
+        assert attempt("10.0.0.2").status_code == 200 and host.fetches == 3
+    finally:
+        host.close()
+    assert refused.status_code == 400 and "Location" not in refused.headers
+    assert b'<code id="error">invalid_client</code>' in refused.data
+    assert b"at most 2 per 1 minute" in refused.data
+
+
 def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) -> None:
     """With MCP_OAUTH_REVOCATION_CACHE_SECONDS another worker's revocation waits its turn."""
     monkeypatch.setenv("FLASK_MCP_OAUTH_REVOCATION_CACHE_SECONDS", "3600")

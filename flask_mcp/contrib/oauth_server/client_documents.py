@@ -104,14 +104,20 @@ class ClientDocuments:
             ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
         )
 
-    def get(self, client_id: str) -> dict[str, t.Any]:
+    def get(
+        self, client_id: str, before_fetch: t.Callable[[], None] | None = None
+    ) -> dict[str, t.Any]:
         """Return the checked metadata of ``client_id``, from the cache or fetched.
 
+        :param before_fetch: called before a document that is not cached is fetched;
+            it raises :exc:`ClientDocumentError` to refuse the fetch (a rate limit).
         :raises ClientDocumentError: the URL or the document is refused.
         """
         cached = self.storage.cached_client_document(client_id)
         if cached is not None:
             return cached
+        if before_fetch is not None:
+            before_fetch()
         document, keep = self.fetch(client_id)
         if keep > 0:
             self.storage.cache_client_document(client_id, document, keep)

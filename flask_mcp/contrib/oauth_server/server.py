@@ -215,7 +215,7 @@ class AppServer:
             if not self.settings.client_metadata_documents:
                 return None
             try:
-                return Client(self.documents.get(client_id))
+                return Client(self.documents.get(client_id, self._count_document_fetch))
             except ClientDocumentError as exc:
                 from authlib.oauth2.rfc6749.errors import InvalidClientError
 
@@ -224,6 +224,25 @@ class AppServer:
                 ) from None
         record = self.storage.load_client(client_id)
         return None if record is None else Client(record)
+
+    def _count_document_fetch(self) -> None:
+        """Count fetching a metadata document as a registration of the caller's address.
+
+        A fetched document is cached like a registered client, so without this one
+        address could fill the cache (and make the server fetch) with URL after URL.
+
+        :raises ClientDocumentError: the address is over ``MCP_OAUTH_REGISTRATION_RATE_LIMIT``.
+        """
+        from flask import has_request_context
+        from flask import request
+
+        address = (request.remote_addr if has_request_context() else None) or "-"
+        refusal = self.limits.check("register", address)
+        if refusal is not None:
+            raise ClientDocumentError(
+                f"your address had too many clients registered or client metadata documents "
+                f"fetched (at most {refusal.limit}): retry in {refusal.retry_after} seconds"
+            )
 
     def _validate_requested_scope(self, scope: str | None, state: str | None = None) -> None:
         from authlib.oauth2.rfc6749.errors import InvalidScopeError
