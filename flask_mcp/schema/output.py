@@ -23,6 +23,7 @@ from .types import _jsonable
 from .types import resolved_hints
 from .types import type_schema
 from .validation import _FAST_ANNOTATIONS
+from .validation import _FAST_EXACT
 from .validation import _FAST_TYPES
 from .validation import _MAX_ERRORS
 from .validation import _check
@@ -68,6 +69,10 @@ class OutputSpec:
         self._fast = _fast_object_check(schema) or compile_fast(schema)
         #: For ``{"result": <scalar>}``: the check of the bare value (the hot path).
         self._result_check = _fast_result_check(schema) if wrapped else None
+        #: The types whose values pass :attr:`_result_check` without calling it.
+        self._result_exact: frozenset[type] = (
+            _result_exact(schema) if self._result_check is not None else frozenset()
+        )
 
     def structure(self, value: t.Any) -> dict[str, t.Any]:
         """Turn a handler's return value into ``structuredContent`` and check it.
@@ -82,7 +87,7 @@ class OutputSpec:
         data = _jsonable(dumped)
         if self.wrapped:
             check = self._result_check
-            if check is not None and check(data):
+            if check is not None and (type(data) in self._result_exact or check(data)):
                 return {"result": data}
             data = {"result": data}
         elif not isinstance(data, dict):
@@ -106,7 +111,11 @@ class OutputSpec:
         data = self._dump(value) if self._dump is not None else value
         cls = type(data)
         check = self._result_check
-        if check is not None and cls in _PLAIN_SCALARS and check(data):  # the hot path
+        if (
+            check is not None
+            and cls in _PLAIN_SCALARS
+            and (cls in self._result_exact or check(data))
+        ):  # the hot path
             structured = {"result": data}
             return structured, json_text(structured)
         encoded = plain_json_bytes(data) if cls is dict or cls is list else None
@@ -144,6 +153,11 @@ def _fast_result_check(schema: dict[str, t.Any]) -> t.Callable[[t.Any], bool] | 
     if set(result) - _FAST_ANNOTATIONS:
         return None
     return _FAST_TYPES.get(result.get("type"))
+
+
+def _result_exact(schema: dict[str, t.Any]) -> frozenset[type]:
+    """The types of a wrapped scalar that always pass :func:`_fast_result_check`'s check."""
+    return _FAST_EXACT[schema["properties"]["result"]["type"]]
 
 
 def _wrap(schema: dict[str, t.Any]) -> dict[str, t.Any]:

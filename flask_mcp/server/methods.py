@@ -46,12 +46,18 @@ if t.TYPE_CHECKING:
     from ..runtime.state import AppState
     from .call import Call
     from .call import ToolCallInterceptor
+    from .call import ToolCallNext
     from .info import ServerInfo
     from .registry import Registry
 
 logger = logging.getLogger("flask_mcp")
 _set_running = running_handler.set
 _reset_running = running_handler.reset
+
+
+def _then(interceptor: ToolCallInterceptor, call_next: ToolCallNext) -> ToolCallNext:
+    """Return the ``call_next`` that runs ``interceptor`` around ``call_next``."""
+    return lambda current: interceptor(current, call_next)
 
 
 def _require_str(params: dict[str, t.Any], key: str) -> str:
@@ -275,14 +281,12 @@ class CoreMethods:
         interceptors = self.tool_interceptors
         if not interceptors:
             return self.run_tool(tool_call)
-        last = len(interceptors)
-
-        def step(index: int, current: ToolCall) -> dict[str, t.Any]:
-            if index == last:
-                return self.run_tool(current)
-            return interceptors[index](current, lambda nxt: step(index + 1, nxt))
-
-        return step(0, tool_call)
+        # The innermost interceptor gets run_tool itself: with one interceptor (Tasks,
+        # on every app) a call builds no closure.
+        call_next: ToolCallNext = self.run_tool
+        for interceptor in reversed(interceptors[1:]):
+            call_next = _then(interceptor, call_next)
+        return interceptors[0](tool_call, call_next)
 
     def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """Call the tool with its validated arguments and build its ``CallToolResult``.

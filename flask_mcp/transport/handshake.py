@@ -126,7 +126,7 @@ class Handshake:
         record = state.backend.get_session(
             session_id.strip(), touch=True
         )  # traffic: one round trip
-        if record is not None and record.principal != principal_of(auth):
+        if record is not None and record.principal != (None if auth is None else auth.principal):
             record = None  # bound to another caller: indistinguishable from a missing session
         if record is not None and record.path_args != stored_path_args():
             record = None  # created under another MCP_PATH (another tenant): as missing
@@ -141,7 +141,7 @@ class Handshake:
                 )
             raise MCPHTTPError(404, f"{message} Send initialize to start a new one.")
         header = environ.get(VERSION_KEY)
-        if header is not None and not protocol.is_supported_header(header.strip()):
+        if header is not None and header.strip() not in protocol.HANDSHAKE_VERSIONS:
             raise MCPHTTPError(
                 400,
                 f"Bad Request: unsupported MCP-Protocol-Version {header!r}; supported: "
