@@ -13,6 +13,7 @@ import typing as t
 from ..content import ToolResult
 from ..content import json_text
 from ..convert import plain_json_bytes
+from ..json_codec import EncodedJSON
 from .fast import compile_fast
 from .from_marshmallow import marshmallow_object_schema
 from .from_marshmallow import marshmallow_schema
@@ -101,9 +102,11 @@ class OutputSpec:
     def structure_with_text(self, value: t.Any) -> tuple[dict[str, t.Any], str]:
         """Return :meth:`structure`'s ``structuredContent`` and its JSON text.
 
-        A result that is plain JSON already is neither copied nor encoded twice: the
-        bytes that proved it plain are the text (see
-        :func:`~flask_mcp.convert.plain_json_bytes`).
+        A result that is plain JSON already is neither converted nor encoded twice:
+        the bytes that proved it plain (see :func:`~flask_mcp.convert.plain_json_bytes`)
+        are the text, and the ``structuredContent`` is an
+        :class:`~flask_mcp.json_codec.EncodedJSON` (a shallow copy carrying them),
+        whose response is written with those bytes.
 
         :raises ~flask_mcp.convert.Unconvertible: The value has no faithful JSON form.
         :raises OutputError: The value does not conform to the output schema.
@@ -123,8 +126,10 @@ class OutputSpec:
             structured = self._structure(data, value)
             return structured, json_text(structured)
         if self.wrapped:
-            return self.check({"result": data}), '{"result":' + encoded.decode("utf-8") + "}"
-        return self.check(data), encoded.decode("utf-8")
+            data = {"result": data}
+            encoded = b'{"result":' + encoded + b"}"
+        # checked as a plain dict, then carried with its bytes: the answer holds them
+        return EncodedJSON(self.check(data), encoded), encoded.decode("utf-8")
 
     def check(self, data: t.Any) -> dict[str, t.Any]:
         """Check JSON data (already converted) against the output schema and return it.

@@ -31,6 +31,7 @@ from ..errors import ToolError
 from ..errors import aborted
 from ..errors import handler_error
 from ..errors import resource_not_found
+from ..json_codec import plain_result
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
@@ -282,11 +283,20 @@ class CoreMethods:
         if not interceptors:
             return self.run_tool(tool_call)
         # The innermost interceptor gets run_tool itself: with one interceptor (Tasks,
-        # on every app) a call builds no closure.
+        # on every app) a call builds no closure. An interceptor that may change the
+        # result gets one without stale encoded bytes (see json_codec.EncodedJSON).
         call_next: ToolCallNext = self.run_tool
+        for interceptor in interceptors:
+            if getattr(interceptor, "keeps_tool_results", False) is not True:  # Tasks' is
+                call_next = self._run_tool_plain
+                break
         for interceptor in reversed(interceptors[1:]):
             call_next = _then(interceptor, call_next)
         return interceptors[0](tool_call, call_next)
+
+    def _run_tool_plain(self, tool_call: ToolCall) -> dict[str, t.Any]:
+        """:meth:`run_tool`, its ``structuredContent`` a plain dict (see :func:`plain_result`)."""
+        return plain_result(self.run_tool(tool_call))
 
     def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """Call the tool with its validated arguments and build its ``CallToolResult``.
