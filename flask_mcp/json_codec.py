@@ -50,7 +50,7 @@ _LONG_NUMBER = b"0" * 19
 
 
 #: orjson's ``Fragment`` (orjson 3.9+): bytes written into a document as they are.
-_Fragment = getattr(orjson, "Fragment", None)
+_Fragment: t.Any = getattr(orjson, "Fragment", None)
 
 
 class EncodedJSON(dict[str, t.Any]):
@@ -116,7 +116,7 @@ def plain_result(result: dict[str, t.Any]) -> dict[str, t.Any]:
 
 def _spliced(value: dict[str, t.Any], result: dict[str, t.Any], json: bytes) -> dict[str, t.Any]:
     """``value`` (a response) whose ``result.structuredContent`` is written as ``json``."""
-    return {**value, "result": {**result, "structuredContent": _Fragment(json)}}  # type: ignore[misc]
+    return {**value, "result": {**result, "structuredContent": _Fragment(json)}}
 
 
 def dumps(value: t.Any) -> str:
