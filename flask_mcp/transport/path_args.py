@@ -25,10 +25,14 @@ def current_path_args() -> dict[str, t.Any]:
     return dict(view_args) if view_args else {}
 
 
-def stored_path_args() -> dict[str, t.Any]:
+def stored_path_args(found: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
     """Return them as a session record keeps them: JSON values (a ``uuid`` variable's
-    value as its string), so that a record read back from Redis compares equal."""
-    found = current_path_args()
+    value as its string), so that a record read back from Redis compares equal.
+
+    :param found: what :func:`current_path_args` returned, when the caller has it.
+    """
+    if found is None:
+        found = current_path_args()
     return t.cast("dict[str, t.Any]", to_json(found)) if found else found
 
 
