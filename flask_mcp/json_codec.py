@@ -82,7 +82,7 @@ class EncodedJSON(dict[str, t.Any]):
 
     def __ior__(self, other: t.Any) -> EncodedJSON:  # type: ignore[override,misc]
         self.json = None
-        return super().__ior__(other)  # type: ignore[no-any-return]
+        return super().__ior__(other)
 
     def clear(self) -> None:
         self.json = None
