@@ -31,7 +31,6 @@ from . import report
 from . import wrk
 from .options import Options
 from .prepare import prepare
-from .servers import ROOT
 from .servers import start_all
 from .targets import Target
 from .targets import flask_mcp
@@ -47,11 +46,6 @@ CONCURRENCY = (16, 64)
 #: The issue's targets for redis/w1 against memory/w1 at c=16.
 MIN_RPS_RATIO = 0.8
 MAX_CPU_RATIO = 1.25
-
-
-def backend_present() -> bool:
-    """Tell whether the Redis backend module exists in the repository."""
-    return (ROOT / "flask_mcp" / "backends" / "redis.py").exists()
 
 
 def _redis_up(port: int = PORT) -> bool:
@@ -142,12 +136,8 @@ def passed(summary: t.Mapping[str, t.Any]) -> bool:
 
 
 def run(options: Options) -> dict[str, t.Any]:
-    """Run the Redis-backend benchmark (or report it skipped); print and return its figures."""
+    """Run the Redis-backend benchmark; print and return its figures."""
     print(report.banner("Redis backend: tools/call at 1, 2 and 4 gevent workers"))
-    if not backend_present():
-        reason = "flask_mcp/backends/redis.py does not exist yet"
-        print(f"skipped: {reason}")
-        return {"skipped": reason}
     core = os.environ.get("MCP_BENCH_REDIS_CORE", options.server_core or "none")
     redis = _start_redis(None if core == "none" else core)
     specs = [flask_mcp("gevent", name="memory/w1")] + [

@@ -262,6 +262,8 @@ def _capacity(
         {
             "FLASK_MCP_SSE_HEARTBEAT": f"{options.heartbeat:g}",
             "FLASK_MCP_MAX_SESSIONS": str(count + 1000),
+            # every session comes from this one address: lift the per-client quota too
+            "FLASK_MCP_MAX_SESSIONS_PER_CLIENT": str(count + 1000),
             **env,
         },
         name=name,

@@ -619,8 +619,10 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         None,
         optional_str,
         "Where clients, codes, refresh tokens, consents and keys live: ``memory://`` (one "
-        "process), ``redis://host:port/db``, or an SQLAlchemy URL such as "
-        "``sqlite:///oauth.db`` (None: the Redis of ``MCP_BACKEND``, else ``memory://``).",
+        "process), any ``MCP_BACKEND`` Redis URL (``redis://host:port/db``, "
+        "``redis+cluster://host:port/``, ``redis+sentinel://...``), or an SQLAlchemy URL such "
+        "as ``sqlite:///oauth.db`` (one table per kind of record; None: the Redis of "
+        "``MCP_BACKEND`` through the backend's own client, else ``memory://``).",
     ),
     Key("MCP_OAUTH_PREFIX", "/oauth", path, "URL path of the authorization endpoints."),
     Key("MCP_OAUTH_ACCESS_TOKEN_LIFETIME", 3600.0, seconds, "Seconds an access token lives."),
@@ -694,6 +696,28 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "workers, a Redis Cluster, a dropped subscription) trusts that a token's family is not "
         "revoked before asking the storage again (0: on every request, so a revocation applies "
         "at once everywhere).",
+    ),
+    Key(
+        "MCP_OAUTH_REGISTRATION_RATE_LIMIT",
+        "10/minute;100/hour",
+        optional_str,
+        "Registrations (``/oauth/register``) a client address may make, as a ``limits`` rate "
+        "(None: no limit). Counted where ``MCP_RATELIMIT_STORAGE_URI`` says, else in the Redis "
+        "of ``MCP_BACKEND``, else per process.",
+    ),
+    Key(
+        "MCP_OAUTH_TOKEN_RATE_LIMIT",
+        "120/minute",
+        optional_str,
+        "Token requests (``/oauth/token``) a client address may make, as a ``limits`` rate "
+        "(None: no limit); counted like ``MCP_OAUTH_REGISTRATION_RATE_LIMIT``.",
+    ),
+    Key(
+        "MCP_OAUTH_MAX_CLIENTS",
+        10_000,
+        non_negative_int,
+        "Most clients kept from Dynamic Client Registration; registration is refused at "
+        "that number until some expire (0: no bound).",
     ),
     Key(
         "MCP_OAUTH_LOGIN_VIEW",

@@ -28,8 +28,6 @@ from flask_mcp.contrib.oauth_server.client_documents import cache_seconds
 from flask_mcp.contrib.oauth_server.clients import redirect_uri_matches
 from flask_mcp.contrib.oauth_server.keys import SigningKeys
 from flask_mcp.contrib.oauth_server.storage import MemoryStorage
-from flask_mcp.contrib.oauth_server.storage import RedisStorage
-from flask_mcp.contrib.oauth_server.storage import SQLStorage
 
 BASE = "http://127.0.0.1:8300"
 REDIRECT = "http://127.0.0.1:9999/callback"
@@ -360,6 +358,64 @@ def test_revoking_consent_revokes_the_clients_tokens(app: t.Any) -> None:
     assert client_id not in oauth_notes.oauth.consents("ada", app=app)
 
 
+def test_sql_storage_keeps_rows_the_app_can_query(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: t.Any
+) -> None:
+    """With ``MCP_OAUTH_STORAGE`` an SQL URL, each record is a row of its table: the
+    client, the consent, the used code, the refresh token and its family."""
+    import sqlalchemy as sa
+
+    monkeypatch.setenv("FLASK_MCP_OAUTH_STORAGE", f"sqlite:///{tmp_path}/oauth.db")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    client_id, token = tokens(client)
+    storage = oauth_notes.oauth.app_server(app).storage
+    tables = storage.tables
+    with storage.engine.connect() as conn:
+        registered = conn.execute(sa.select(tables.clients)).one()
+        consent = conn.execute(sa.select(tables.consents)).one()
+        used = conn.execute(sa.select(tables.codes.c.used_at)).scalar()
+        refresh = conn.execute(sa.select(tables.refresh_tokens)).one()
+        family = conn.execute(sa.select(tables.token_families)).one()
+    assert (registered.client_id, registered.client_name) == (client_id, "Test client")
+    assert registered.redirect_uris == [REDIRECT]
+    assert (consent.user_id, consent.client_id, consent.scope) == ("ada", client_id, "notes:read")
+    assert used is not None  # redeemed: kept to recognize a second use
+    assert token["refresh_token"] not in str(tuple(refresh))  # only its digest
+    assert (family.user_id, family.client_id, family.revoked_at) == ("ada", client_id, None)
+    oauth_notes.oauth.revoke_consent("ada", client_id, app=app)
+    with storage.engine.connect() as conn:
+        assert conn.execute(sa.select(tables.consents)).first() is None
+        assert conn.execute(sa.select(tables.token_families.c.revoked_at)).scalar() is not None
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
+
+
+@pytest.mark.redis
+@pytest.mark.cluster
+def test_records_go_to_the_redis_cluster_of_the_backend(
+    monkeypatch: pytest.MonkeyPatch, redis_cluster_url: str
+) -> None:
+    """``MCP_BACKEND = "redis+cluster://..."``: the records are in the cluster, through the
+    backend's own ``RedisCluster`` client, under the backend's key prefix."""
+    from redis.cluster import RedisCluster
+
+    from flask_mcp.contrib.oauth_server.extension import BackendRedisStorage
+
+    prefix = f"oauth-{secrets.token_hex(4)}:"
+    monkeypatch.setenv("FLASK_MCP_BACKEND", f"{redis_cluster_url}?prefix={prefix}")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    client_id, token = tokens(client)
+    storage = oauth_notes.oauth.app_server(app).storage
+    assert isinstance(storage, BackendRedisStorage)
+    assert isinstance(storage.client, RedisCluster)
+    assert storage.client is app.extensions["mcp"].state(app).backend.client
+    assert storage.client.exists(f"{prefix}oauth:client:{client_id}")
+    assert client_id in oauth_notes.oauth.consents("ada", app=app)
+    oauth_notes.oauth.revoke_consent("ada", client_id, app=app)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
+
+
 def test_token_for_another_resource(app: t.Any) -> None:
     client = app.test_client()
     client_id = register(client)["client_id"]
@@ -490,32 +546,6 @@ def test_cache_headers() -> None:
     assert cache_seconds({}, 0) == 300
 
 
-@pytest.mark.parametrize("kind", ["memory", "sql", "redis"])
-def test_storage_take_is_single_use(kind: str, tmp_path: t.Any, request: t.Any) -> None:
-    if kind == "redis":
-        prefix = f"oauth-test-{secrets.token_hex(4)}:"
-        storage: t.Any = RedisStorage.from_url(request.getfixturevalue("redis_url"), prefix)
-    elif kind == "sql":
-        storage = SQLStorage(f"sqlite:///{tmp_path}/o.db")
-    else:
-        storage = MemoryStorage()
-    assert storage.put("k", {"a": 1}, 60)
-    assert not storage.put("k", {"a": 2}, 60, only_new=True)
-    assert storage.get("k") == {"a": 1}
-    assert storage.take("k") == {"a": 1}
-    assert storage.take("k") is None
-    storage.add("s", "x", 60)
-    storage.add("s", "y", 60)
-    assert storage.members("s") == {"x", "y"}
-    storage.delete("s")
-    assert storage.members("s") == set()
-    storage.put("gone", {}, 0.001)
-    import time
-
-    time.sleep(0.01)
-    assert storage.get("gone") is None
-
-
 @pytest.mark.parametrize(
     ("options", "reason"),
     [
@@ -575,7 +605,7 @@ def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) 
     server = oauth_notes.oauth.app_server(app)
     family = server.decode_access_token(token["access_token"])["fid"]
     # another worker revokes: only the storage changes, this process trusts its answer
-    server.storage.put(f"revoked:{family}", {"at": 0}, 60)
+    server.storage.revoke_family(family, 60)
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
     server.revoke_family(family)  # revoked in this process: applies at once
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
@@ -647,7 +677,7 @@ def test_a_confidential_client_authenticates_with_its_secret(app: t.Any) -> None
     client = app.test_client()
     registered = register(client, token_endpoint_auth_method="client_secret_post")
     client_id, secret = registered["client_id"], registered["client_secret"]
-    stored = oauth_notes.oauth.app_server(app).storage.get(f"client:{client_id}")
+    stored = oauth_notes.oauth.app_server(app).storage.load_client(client_id)
     assert stored is not None and secret not in str(stored)  # only its digest is kept
     login(client)
     verifier, challenge = pkce()
@@ -658,3 +688,69 @@ def test_a_confidential_client_authenticates_with_its_secret(app: t.Any) -> None
     code = code_from(consent(client, authorize_params(client_id, challenge)))
     right = exchange(client, client_id, code, verifier, client_secret=secret)
     assert right.status_code == 200 and right.json["access_token"]
+
+
+def token_attempt(client: t.Any, address: str = "127.0.0.1") -> t.Any:
+    form = {"grant_type": "authorization_code", "code": "nope", "client_id": "nobody"}
+    return client.post("/oauth/token", data=form, environ_base={"REMOTE_ADDR": address})
+
+
+def test_token_requests_are_limited_per_client_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "3/minute")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    assert [token_attempt(client).status_code for _ in range(3)] == [400, 400, 400]
+    refused = token_attempt(client)
+    assert refused.status_code == 429 and refused.json["error"] == "temporarily_unavailable"
+    assert "at most 3 per 1 minute" in refused.json["error_description"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert refused.headers["Cache-Control"] == "no-store" and "access_token" not in refused.json
+    assert token_attempt(client, "10.0.0.2").status_code == 400  # another address counts anew
+
+
+def test_registration_is_limited_and_the_clients_kept_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REGISTRATION_RATE_LIMIT", "2/minute")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_MAX_CLIENTS", "3")
+    app = oauth_notes.create_app()
+    storage = oauth_notes.oauth.app_server(app).storage
+    client = app.test_client()
+    body = {"redirect_uris": [REDIRECT], "client_name": "Test client"}
+
+    def attempt(address: str) -> t.Any:
+        return client.post("/oauth/register", json=body, environ_base={"REMOTE_ADDR": address})
+
+    assert [attempt("10.0.0.1").status_code for _ in range(2)] == [201, 201]
+    refused = attempt("10.0.0.1")
+    assert refused.status_code == 429 and refused.json["error"] == "temporarily_unavailable"
+    assert int(refused.headers["Retry-After"]) >= 1 and storage.count_clients() == 2
+    assert attempt("10.0.0.2").status_code == 201
+    full = attempt("10.0.0.3")  # within its own rate, but the server holds 3 clients
+    assert full.status_code == 503 and full.json["error"] == "temporarily_unavailable"
+    assert "MCP_OAUTH_MAX_CLIENTS" in full.json["error_description"]
+    assert "client_id" not in full.json and storage.count_clients() == 3
+
+
+def test_rate_limits_can_be_lifted_and_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "")
+    app = oauth_notes.create_app()
+    client = app.test_client()
+    assert {token_attempt(client).status_code for _ in range(150)} == {400}  # default: 120
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "often")
+    with pytest.raises(ValueError, match="MCP_OAUTH_TOKEN_RATE_LIMIT='often'"):
+        oauth_notes.create_app()
+
+
+@pytest.mark.redis
+def test_rate_limits_are_shared_by_the_workers_of_a_redis_backend(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    """Two apps on one ``MCP_BACKEND`` (two workers) count a client address together."""
+    monkeypatch.setenv("FLASK_MCP_BACKEND", f"{redis_url}?prefix=rl-{secrets.token_hex(4)}:")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "3/minute")
+    one, other = oauth_notes.create_app().test_client(), oauth_notes.create_app().test_client()
+    assert [token_attempt(one).status_code for _ in range(2)] == [400, 400]
+    assert token_attempt(other).status_code == 400
+    assert token_attempt(other).status_code == 429
+    assert token_attempt(one).status_code == 429

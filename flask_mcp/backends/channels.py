@@ -25,6 +25,8 @@ class QueueSubscription:
         """Return the next message, waiting up to ``timeout`` seconds; ``None`` if none came."""
         try:
             if timeout <= 0:  # without waiting: gevent's queue would switch greenlets
+                if not self.queue.qsize():  # the usual answer, without raising Empty
+                    return None
                 return self.queue.get_nowait()
             return self.queue.get(timeout=timeout)
         except queue.Empty:

@@ -9,8 +9,10 @@ page "Connect Claude, ChatGPT, VS Code and Cursor to your Flask app".
 - :mod:`.clients`, :mod:`.client_documents`: Dynamic Client Registration and
   Client ID Metadata Documents.
 - :mod:`.keys`: rotating signing keys and the JWKS.
-- :mod:`.storage`: memory, Redis or SQL (SQLAlchemy).
+- :mod:`.storage`: what is stored, in memory or Redis; :mod:`.sql`: in SQL tables
+  (SQLAlchemy, Flask-SQLAlchemy).
 - :mod:`.views`: the endpoints and the consent page.
+- :mod:`.throttle`: rate limits per client address on registration and tokens.
 - :mod:`.resource`: the MCP server's authorizer for these tokens.
 """
 
@@ -25,9 +27,18 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from .extension import OAuthServer
 from .server import AppServer
+from .sql import SQLStorage
+from .sql import oauth_tables
 from .storage import MemoryStorage
 from .storage import RedisStorage
-from .storage import SQLStorage
 from .storage import Storage
 
-__all__ = ["AppServer", "MemoryStorage", "OAuthServer", "RedisStorage", "SQLStorage", "Storage"]
+__all__ = [
+    "AppServer",
+    "MemoryStorage",
+    "OAuthServer",
+    "RedisStorage",
+    "SQLStorage",
+    "Storage",
+    "oauth_tables",
+]

@@ -109,13 +109,12 @@ class ClientDocuments:
 
         :raises ClientDocumentError: the URL or the document is refused.
         """
-        key = f"cimd:{client_id}"
-        cached = self.storage.get(key)
+        cached = self.storage.cached_client_document(client_id)
         if cached is not None:
             return cached
         document, keep = self.fetch(client_id)
         if keep > 0:
-            self.storage.put(key, document, keep)
+            self.storage.cache_client_document(client_id, document, keep)
         return document
 
     def _address(self, host: str, port: int) -> str:

@@ -225,7 +225,7 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
         if secret is not None:  # kept as its digest only: the storage never holds it
             record["client_secret_sha256"] = secret_digest(secret)
         record["client_id_issued_at"] = int(time.time())
-        self.storage.put(f"client:{record['client_id']}", record, CLIENT_LIFETIME)
+        self.storage.save_client(record, CLIENT_LIFETIME)
         return Client(record)
 
 

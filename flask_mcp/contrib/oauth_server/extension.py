@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import typing as t
 from urllib.parse import urlsplit
 
+from ...backends import REDIS_SCHEMES
 from .resource import IssuedTokenAuthorizer
 from .server import AppServer
 from .server import load_oauth_settings
 from .storage import MemoryStorage
 from .storage import RedisStorage
 from .storage import Storage
-from .storage import storage_from_url
 from .views import EXTENSION_KEY
 from .views import make_blueprint
 
@@ -162,9 +163,8 @@ class OAuthServer:
             return self.storage
         if url is not None:
             return storage_from_url(url)
-        backend = app.config.get("MCP_BACKEND", "memory://")
-        if isinstance(backend, str) and backend.split(":", 1)[0] in ("redis", "rediss", "unix"):
-            return _LazyBackendRedis(app)
+        if uses_redis(app.config.get("MCP_BACKEND", "memory://")):
+            return BackendRedisStorage(app)
         return MemoryStorage()
 
     def app_server(self, app: Flask | None = None) -> AppServer:
@@ -188,44 +188,83 @@ class OAuthServer:
         self.app_server(app).revoke_consent(str(user_id), client_id)
 
 
-class _LazyBackendRedis:
-    """The Redis client of the app's MCP backend, found on first use (after ``mcp.init_app``)."""
+class BackendRedisStorage(RedisStorage):
+    """The Redis of the app's MCP backend, found on first use (after ``mcp.init_app``).
+
+    The backend's own client: a plain Redis, a Redis Cluster or the master behind
+    Redis Sentinel, as ``MCP_BACKEND`` says; keys start with the backend's prefix
+    and ``oauth:``.
+    """
 
     def __init__(self, app: Flask) -> None:
+        super().__init__(None, "")
         self.app = app
-        self._storage: RedisStorage | None = None
+        self._lock = threading.Lock()
 
-    def _target(self) -> RedisStorage:
-        if self._storage is None:
-            state = self.app.extensions["mcp"].state(self.app)
-            backend = state.backend
-            prefix = getattr(backend, "prefix", "mcp:")
-            self._storage = RedisStorage(backend.client, f"{prefix}oauth:")
-        return self._storage
+    def _connect(self) -> None:
+        with self._lock:
+            if self._client is None:
+                registered = self.app.extensions.get("mcp")
+                if registered is None:
+                    raise RuntimeError(
+                        "The authorization server keeps its records in the Redis of "
+                        "MCP_BACKEND: call mcp.init_app(app) too, or set MCP_OAUTH_STORAGE."
+                    )
+                backend = registered.state(self.app).backend
+                self._prefix = f"{getattr(backend, 'prefix', 'mcp:')}oauth:"
+                self._client = backend.client
 
-    def put(self, key: str, value: dict[str, t.Any], ttl: float, *, only_new: bool = False) -> bool:
-        """See :meth:`~.storage.Storage.put`."""
-        return self._target().put(key, value, ttl, only_new=only_new)
+    @property
+    def client(self) -> t.Any:
+        """The backend's client (see the class docstring)."""
+        if self._client is None:
+            self._connect()
+        return self._client
 
-    def get(self, key: str) -> dict[str, t.Any] | None:
-        """See :meth:`~.storage.Storage.get`."""
-        return self._target().get(key)
-
-    def take(self, key: str) -> dict[str, t.Any] | None:
-        """See :meth:`~.storage.Storage.take`."""
-        return self._target().take(key)
-
-    def delete(self, key: str) -> None:
-        """See :meth:`~.storage.Storage.delete`."""
-        self._target().delete(key)
-
-    def add(self, key: str, member: str, ttl: float) -> None:
-        """See :meth:`~.storage.Storage.add`."""
-        self._target().add(key, member, ttl)
-
-    def members(self, key: str) -> set[str]:
-        """See :meth:`~.storage.Storage.members`."""
-        return self._target().members(key)
+    @property
+    def key_prefix(self) -> str:
+        """The backend's key prefix and ``oauth:``."""
+        if self._client is None:
+            self._connect()
+        return self._prefix
 
 
-__all__ = ["OAuthServer", "flask_login_user_id"]
+def storage_from_url(url: str) -> Storage:
+    """Return the storage ``MCP_OAUTH_STORAGE`` names.
+
+    ``memory://``, any ``MCP_BACKEND`` Redis URL (``redis://``, ``rediss://``,
+    ``unix://``, ``redis+cluster://``, ``redis+sentinel://``...: see
+    :meth:`.RedisStorage.from_url`), or an SQLAlchemy URL (:class:`.sql.SQLStorage`).
+
+    :raises ValueError: the URL's scheme is unknown.
+    """
+    if url.lower().startswith("memory:"):
+        return MemoryStorage()
+    if url.lower().startswith(REDIS_SCHEMES):
+        return RedisStorage.from_url(url)
+    if "://" in url:
+        from .sql import SQLStorage
+
+        return SQLStorage(url)
+    raise ValueError(
+        f"MCP_OAUTH_STORAGE={url!r} is not a storage URL: use 'memory://', "
+        "'redis://host:port/db' (or any MCP_BACKEND Redis URL) or an SQLAlchemy URL such as "
+        "'sqlite:///oauth.db'."
+    )
+
+
+def uses_redis(backend: t.Any) -> bool:
+    """Tell whether the ``MCP_BACKEND`` value ``backend`` is a Redis (any of its URLs, or a
+    Redis backend object)."""
+    if isinstance(backend, str):
+        return backend.lower().startswith(REDIS_SCHEMES)
+    return backend is not None and hasattr(backend, "client") and hasattr(backend, "prefix")
+
+
+__all__ = [
+    "BackendRedisStorage",
+    "OAuthServer",
+    "flask_login_user_id",
+    "storage_from_url",
+    "uses_redis",
+]

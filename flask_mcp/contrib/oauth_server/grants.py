@@ -9,7 +9,7 @@ in the ``fid`` claim, and the resource server refuses a token whose family is
 revoked, in every worker (the revocation is a record in the shared storage).
 
 Codes and refresh tokens are stored under their SHA-256, never in clear, and are
-taken atomically (:meth:`~.storage.Storage.take`): one redemption wins.
+redeemed atomically (:meth:`~.storage.Storage.redeem_grant`): one redemption wins.
 """
 
 from __future__ import annotations
@@ -206,28 +206,21 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
             "family": secrets.token_urlsafe(16),
             "exp": time.time() + lifetime,
         }
-        self.app_server.storage.put(f"code:{digest(code)}", record, lifetime)
+        self.app_server.storage.save_grant("code", digest(code), record, lifetime)
 
     def query_authorization_code(self, code: str, client: t.Any) -> StoredGrant | None:
         """Take the code (one redemption wins); a code used before revokes its tokens."""
-        key = digest(code)
-        storage = self.app_server.storage
-        record = storage.take(f"code:{key}")
-        if record is None:
-            used = storage.get(f"code-used:{key}")
-            if used is not None:
-                self.app_server.revoke_family(used["family"])
-                raise InvalidGrantError(
-                    "The authorization code was already used; the tokens issued from it are "
-                    "revoked."
-                )
-            return None
-        storage.put(
-            f"code-used:{key}",
-            {"family": record["family"]},
-            self.app_server.settings.code_lifetime * 2,
+        redeemed = self.app_server.storage.redeem_grant(
+            "code", digest(code), self.app_server.settings.code_lifetime * 2
         )
-        grant = StoredGrant(record)
+        if redeemed.reused_family is not None:
+            self.app_server.revoke_family(redeemed.reused_family)
+            raise InvalidGrantError(
+                "The authorization code was already used; the tokens issued from it are revoked."
+            )
+        if redeemed.record is None:
+            return None
+        grant = StoredGrant(redeemed.record)
         if grant.is_expired() or not grant.check_client(client):
             return None
         requested_resource(self.app_server, self.request.form)
@@ -280,23 +273,16 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
 
     def authenticate_refresh_token(self, refresh_token: str) -> StoredGrant | None:
         """Take the token; one used before revokes its family (reuse detection)."""
-        key = digest(refresh_token)
-        storage = self.app_server.storage
-        record = storage.take(f"refresh:{key}")
+        redeemed = self.app_server.storage.redeem_grant("refresh", digest(refresh_token), 1.0)
+        if redeemed.reused_family is not None:
+            self.app_server.revoke_family(redeemed.reused_family)
+            raise InvalidGrantError(
+                "The refresh token was already used: every token of its family is revoked "
+                "(start a new authorization)."
+            )
+        record = redeemed.record
         if record is None:
-            used = storage.get(f"refresh-used:{key}")
-            if used is not None:
-                self.app_server.revoke_family(used["family"])
-                raise InvalidGrantError(
-                    "The refresh token was already used: every token of its family is revoked "
-                    "(start a new authorization)."
-                )
             return None
-        storage.put(
-            f"refresh-used:{key}",
-            {"family": record["family"]},
-            max(1.0, record["exp"] - time.time()),
-        )
         if self.app_server.family_revoked(record["family"]):
             return None
         requested_resource(self.app_server, self.request.form)
@@ -334,7 +320,7 @@ class RevocationEndpoint(_RevocationEndpoint):  # type: ignore[misc]
     def query_token(self, token_string: str, token_type_hint: str | None) -> StoredGrant | None:
         """Find a refresh token by its digest, or read an access token's claims."""
         if token_type_hint != "access_token":
-            record = self.app_server.storage.get(f"refresh:{digest(token_string)}")
+            record = self.app_server.storage.load_grant("refresh", digest(token_string))
             if record is not None:
                 return StoredGrant(record)
         try:

@@ -1,7 +1,7 @@
 """Signing keys: one ES256 key per rotation period, shared by every worker, published as a JWKS.
 
 The key of period ``n`` (``n = now // rotation``) is created by whichever worker
-needs it first; :meth:`Storage.put` with ``only_new`` makes every other worker
+needs it first; :meth:`~.storage.Storage.add_signing_key` makes every other worker
 read that same key instead of making its own. Tokens are signed with the key of
 the current period; the JWKS publishes it, the previous one (tokens it signed
 are still valid) and the next one, so that a resource server caching the JWKS
@@ -45,16 +45,15 @@ class SigningKeys:
         found = self._periods.get(period)
         if found is not None:
             return found
-        key = f"key:{period}"
         # Kept three periods: its own, then verifying and published in the next one.
         ttl = self.rotation * 3
-        record = self.storage.get(key)
+        record = self.storage.signing_key(period)
         if record is None:
             private = ec.generate_private_key(ec.SECP256R1())
             jwk = ECAlgorithm.to_jwk(private, as_dict=True)
             jwk["kid"] = f"{period}-{jwk['x'][:16]}"
-            self.storage.put(key, jwk, ttl, only_new=True)
-            record = self.storage.get(key) or jwk
+            self.storage.add_signing_key(period, jwk, ttl)
+            record = self.storage.signing_key(period) or jwk
         private_key = ECAlgorithm.from_jwk(record)
         public = {k: record[k] for k in ("kty", "crv", "x", "y", "kid")}
         public.update({"use": "sig", "alg": ALGORITHM})

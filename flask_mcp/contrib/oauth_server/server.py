@@ -34,6 +34,7 @@ from .keys import SigningKeys
 from .revocations import CHANNEL
 from .revocations import KnownLiveFamilies
 from .storage import Storage
+from .throttle import EndpointLimits
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -64,6 +65,9 @@ class OAuthSettings:
     client_metadata_timeout: float
     consent_max_age: float
     revocation_cache_seconds: float
+    registration_rate_limit: str | None
+    token_rate_limit: str | None
+    max_clients: int
     login_view: str | None
 
 
@@ -125,6 +129,14 @@ class AppServer:
         self.storage = storage
         self.scopes = scopes
         self.keys = SigningKeys(storage, settings.key_rotation)
+        #: Requests per client address on the endpoints anyone may call.
+        self.limits = EndpointLimits(
+            app,
+            {
+                "register": ("MCP_OAUTH_REGISTRATION_RATE_LIMIT", settings.registration_rate_limit),
+                "token": ("MCP_OAUTH_TOKEN_RATE_LIMIT", settings.token_rate_limit),
+            },
+        )
         #: Families seen not revoked, until when (``MCP_OAUTH_REVOCATION_CACHE_SECONDS``).
         self._live: dict[str, float] = {}
         #: Families known not revoked, forgotten when a worker revokes one.
@@ -210,7 +222,7 @@ class AppServer:
                 raise InvalidClientError(
                     description=f"The client metadata document cannot be used: {exc}."
                 ) from None
-        record = self.storage.get(f"client:{client_id}")
+        record = self.storage.load_client(client_id)
         return None if record is None else Client(record)
 
     def _validate_requested_scope(self, scope: str | None, state: str | None = None) -> None:
@@ -272,10 +284,10 @@ class AppServer:
                 "family": family,
                 "exp": expires_at,
             }
-            self.storage.put(f"refresh:{digest(refresh)}", record, expires_at - now)
+            self.storage.save_grant("refresh", digest(refresh), record, expires_at - now)
             token["refresh_token"] = refresh
         ttl = max(expires_at - now, lifetime)
-        self.storage.add(f"families:{user_id}:{client.get_client_id()}", family, ttl)
+        self.storage.add_family(user_id, client.get_client_id(), family, ttl)
         return token
 
     def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]:
@@ -315,7 +327,7 @@ class AppServer:
         (:mod:`.revocations`), which forgets it before answering its next request.
         """
         ttl = max(self.settings.refresh_token_lifetime, self.settings.access_token_lifetime)
-        self.storage.put(f"revoked:{family}", {"at": time.time()}, ttl)
+        self.storage.revoke_family(family, ttl)
         self._live.pop(family, None)
         self.known_live.heard(family)
         backend = self.mcp_backend()
@@ -324,7 +336,7 @@ class AppServer:
 
     def family_revoked(self, family: str) -> bool:
         """Tell whether ``family`` was revoked (asking the storage every time)."""
-        return self.storage.get(f"revoked:{family}") is not None
+        return self.storage.family_revoked(family)
 
     def family_live(self, family: str, expires_at: float) -> bool:
         """Tell whether a token of ``family``, expiring at ``expires_at``, may be used.
@@ -356,7 +368,7 @@ class AppServer:
 
     def consented_scopes(self, user_id: str, client_id: str) -> set[str] | None:
         """Return the scopes ``user_id`` granted ``client_id`` before, or ``None``."""
-        record = self.storage.get(f"consent:{user_id}:{client_id}")
+        record = self.storage.load_consent(user_id, client_id)
         return None if record is None else set(record.get("scopes", ()))
 
     def remember_consent(self, user_id: str, client: Client, scopes: t.Iterable[str]) -> None:
@@ -365,24 +377,16 @@ class AppServer:
         granted = (self.consented_scopes(user_id, client_id) or set()) | set(scopes)
         ttl = self.settings.refresh_token_lifetime
         record = {"scopes": sorted(granted), "client_name": client.client_name, "at": time.time()}
-        self.storage.put(f"consent:{user_id}:{client_id}", record, ttl)
-        self.storage.add(f"consents:{user_id}", client_id, ttl)
+        self.storage.save_consent(user_id, client_id, record, ttl)
 
     def consents(self, user_id: str) -> dict[str, dict[str, t.Any]]:
         """Return the consents of ``user_id``: by client id, the scopes and the client's name."""
-        found = {}
-        for client_id in sorted(self.storage.members(f"consents:{user_id}")):
-            record = self.storage.get(f"consent:{user_id}:{client_id}")
-            if record is not None:
-                found[client_id] = record
-        return found
+        return self.storage.consents(user_id)
 
     def revoke_consent(self, user_id: str, client_id: str) -> None:
         """Forget the consent and revoke every token the client holds for the user."""
-        self.storage.delete(f"consent:{user_id}:{client_id}")
-        for family in self.storage.members(f"families:{user_id}:{client_id}"):
+        for family in sorted(self.storage.revoke_consent(user_id, client_id)):
             self.revoke_family(family)
-        self.storage.delete(f"families:{user_id}:{client_id}")
 
 
 __all__ = ["AppServer", "OAuthSettings", "load_oauth_settings"]

@@ -1,65 +1,280 @@
 """Where the authorization server keeps its records: in memory, in Redis or in SQL.
 
-Every record is a small JSON object under a string key, with a lifetime. The
-three operations that must be atomic across workers are :meth:`Storage.put`
-with ``only_new`` (one signing key per period, however many workers race for it)
-and :meth:`Storage.take` (an authorization code or a refresh token is used once:
-two workers redeeming the same one cannot both get it). Sets (:meth:`Storage.add`)
-index the token families of a consent, so that revoking the consent revokes them.
+:class:`Storage` names each kind of record the server keeps and what it does
+with it: registered clients, authorization codes and refresh tokens (stored
+under their SHA-256), token families and their revocations, consents, signing
+keys, and the cache of Client ID Metadata Documents. Every record has a lifetime.
+
+Two operations must be atomic across workers and machines:
+
+- :meth:`Storage.add_signing_key` stores a key only if the period has none yet
+  (one signing key per period, however many workers race for it);
+- :meth:`Storage.redeem_grant` uses a code or a refresh token once: of two
+  workers redeeming the same one, one gets it and the other learns it was used
+  (and of which family, which the server then revokes).
+
+The stores:
 
 - :class:`MemoryStorage`: one process (tests, a single-worker development server).
-- :class:`RedisStorage`: the Redis of ``MCP_BACKEND`` or its own URL; every worker
-  and machine sees the same records, and a revocation at once.
-- :class:`SQLStorage`: one table (``mcp_oauth_records``) in any database
-  SQLAlchemy reaches (``sqlite:///oauth.db``, ``postgresql://...``), or the engine of
-  a Flask-SQLAlchemy ``db``.
+- :class:`RedisStorage`: the Redis of ``MCP_BACKEND`` (a Redis Cluster or
+  Sentinel too) or its own URL; every worker and machine sees the same records,
+  and a revocation at once.
+- :class:`~.sql.SQLStorage`: one table per kind of record, through SQLAlchemy, in
+  any database it reaches or in the ``db`` of a Flask-SQLAlchemy app (see :mod:`.sql`).
+
+Memory and Redis share :class:`KeyValueStorage`, which lays the records out as
+JSON values under string keys.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
 import typing as t
 
+#: A stored record: a small JSON object.
 Record = dict[str, t.Any]
+#: The two kinds of grant the token endpoint redeems.
+GrantKind = t.Literal["code", "refresh"]
+GRANT_KINDS: tuple[GrantKind, ...] = ("code", "refresh")
+
+
+@dataclasses.dataclass(frozen=True)
+class Redemption:
+    """What :meth:`Storage.redeem_grant` found.
+
+    At most one of the fields is set: ``record`` for the one caller that redeemed
+    the grant, ``reused_family`` when it had been redeemed before (the family to
+    revoke), neither when there is no such grant (unknown or expired).
+    """
+
+    record: Record | None = None
+    reused_family: str | None = None
 
 
 class Storage(t.Protocol):
-    """What the authorization server needs of a store (see the module docstring)."""
+    """What the authorization server needs of a store (see the module docstring).
 
-    def put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
-        """Store ``value`` for ``ttl`` seconds; with ``only_new``, only if ``key`` is free.
+    Lifetimes (``ttl``) are in seconds from now; a record past its lifetime is gone.
+    """
 
-        :returns: whether the value was stored.
+    # -- clients (Dynamic Client Registration) ------------------------------------
+
+    def save_client(self, client: Record, ttl: float) -> None:
+        """Store a registered client's metadata (with its ``client_id``)."""
+
+    def load_client(self, client_id: str) -> Record | None:
+        """Return a registered client's metadata, or ``None``."""
+
+    def count_clients(self) -> int:
+        """Return how many registered clients are kept (for ``MCP_OAUTH_MAX_CLIENTS``)."""
+
+    # -- authorization codes and refresh tokens -------------------------------------
+
+    def save_grant(self, kind: GrantKind, digest: str, grant: Record, ttl: float) -> None:
+        """Store a code or a refresh token under the SHA-256 of its value (``digest``)."""
+
+    def load_grant(self, kind: GrantKind, digest: str) -> Record | None:
+        """Return a code or refresh token not redeemed yet, or ``None``."""
+
+    def redeem_grant(self, kind: GrantKind, digest: str, keep_used: float) -> Redemption:
+        """Use a code or refresh token once, atomically (see :class:`Redemption`).
+
+        That it was used is remembered ``keep_used`` seconds, or until the grant
+        would have expired if that is later, so that a second use is recognized.
         """
 
-    def get(self, key: str) -> Record | None:
-        """Return the record under ``key``, or ``None`` (missing or expired)."""
+    # -- token families -------------------------------------------------------------
 
-    def take(self, key: str) -> Record | None:
-        """Remove and return the record under ``key``, atomically: one caller gets it."""
+    def add_family(self, user_id: str, client_id: str, family: str, ttl: float) -> None:
+        """Index ``family`` under the user and the client, for at least ``ttl`` seconds."""
 
-    def delete(self, key: str) -> None:
-        """Remove the record under ``key`` (nothing happens if there is none)."""
+    def revoke_family(self, family: str, ttl: float) -> None:
+        """Remember for ``ttl`` seconds that every token of ``family`` is revoked."""
 
-    def add(self, key: str, member: str, ttl: float) -> None:
-        """Add ``member`` to the set under ``key``, kept at least ``ttl`` seconds."""
+    def family_revoked(self, family: str) -> bool:
+        """Tell whether ``family`` was revoked."""
 
-    def members(self, key: str) -> set[str]:
-        """Return the members of the set under ``key``."""
+    # -- consents -------------------------------------------------------------------
+
+    def save_consent(self, user_id: str, client_id: str, consent: Record, ttl: float) -> None:
+        """Store (replace) the consent of a user to a client.
+
+        ``consent`` has ``scopes`` (a list), ``client_name`` and ``at`` (a timestamp).
+        """
+
+    def load_consent(self, user_id: str, client_id: str) -> Record | None:
+        """Return the consent of a user to a client, or ``None``."""
+
+    def consents(self, user_id: str) -> dict[str, Record]:
+        """Return the consents of a user, by client id."""
+
+    def revoke_consent(self, user_id: str, client_id: str) -> set[str]:
+        """Forget the consent and return the families the client holds for the user.
+
+        The caller revokes them (:meth:`revoke_family`).
+        """
+
+    # -- signing keys ---------------------------------------------------------------
+
+    def add_signing_key(self, period: int, jwk: Record, ttl: float) -> bool:
+        """Store the private JWK of ``period`` unless it has one: atomic.
+
+        :returns: whether this one was stored.
+        """
+
+    def signing_key(self, period: int) -> Record | None:
+        """Return the private JWK of ``period``, or ``None``."""
+
+    # -- Client ID Metadata Documents ---------------------------------------------------
+
+    def cache_client_document(self, client_id: str, document: Record, ttl: float) -> None:
+        """Keep a fetched, checked client metadata document for ``ttl`` seconds."""
+
+    def cached_client_document(self, client_id: str) -> Record | None:
+        """Return a cached client metadata document, or ``None``."""
 
 
-class MemoryStorage:
+class KeyValueStorage:
+    """A :class:`Storage` on JSON values under string keys, with sets and indexes.
+
+    The key layout: ``client:<id>`` (and the index ``clients``), ``code:<digest>``
+    and ``refresh:<digest>`` (``code-used:``, ``refresh-used:`` once redeemed),
+    ``families:<user>:<client>`` (a set), ``revoked:<family>``,
+    ``consent:<user>:<client>`` (and the set ``consents:<user>``), ``key:<period>``,
+    ``cimd:<client_id>``. Each operation touches one key at a time, so on a Redis
+    Cluster the keys may live in any slot.
+
+    Subclasses provide the primitive operations.
+    """
+
+    # -- primitives --------------------------------------------------------------------
+
+    def _put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
+        raise NotImplementedError
+
+    def _get(self, key: str) -> Record | None:
+        raise NotImplementedError
+
+    def _take(self, key: str) -> Record | None:
+        raise NotImplementedError
+
+    def _delete(self, key: str) -> None:
+        raise NotImplementedError
+
+    def _add(self, key: str, member: str, ttl: float) -> None:
+        raise NotImplementedError
+
+    def _members(self, key: str) -> set[str]:
+        raise NotImplementedError
+
+    def _index(self, key: str, member: str, until: float) -> None:
+        raise NotImplementedError
+
+    def _count(self, key: str) -> int:
+        raise NotImplementedError
+
+    # -- Storage ---------------------------------------------------------------------------
+
+    def save_client(self, client: Record, ttl: float) -> None:
+        """See :meth:`Storage.save_client`."""
+        client_id = str(client["client_id"])
+        self._put(f"client:{client_id}", client, ttl)
+        self._index("clients", client_id, time.time() + ttl)
+
+    def load_client(self, client_id: str) -> Record | None:
+        """See :meth:`Storage.load_client`."""
+        return self._get(f"client:{client_id}")
+
+    def count_clients(self) -> int:
+        """See :meth:`Storage.count_clients`."""
+        return self._count("clients")
+
+    def save_grant(self, kind: GrantKind, digest: str, grant: Record, ttl: float) -> None:
+        """See :meth:`Storage.save_grant`."""
+        self._put(f"{kind}:{digest}", grant, ttl)
+
+    def load_grant(self, kind: GrantKind, digest: str) -> Record | None:
+        """See :meth:`Storage.load_grant`."""
+        return self._get(f"{kind}:{digest}")
+
+    def redeem_grant(self, kind: GrantKind, digest: str, keep_used: float) -> Redemption:
+        """See :meth:`Storage.redeem_grant`: the grant is taken (one caller gets it), then
+        a ``<kind>-used:`` record names its family."""
+        record = self._take(f"{kind}:{digest}")
+        if record is None:
+            used = self._get(f"{kind}-used:{digest}")
+            return Redemption(reused_family=None if used is None else str(used["family"]))
+        keep = max(keep_used, float(record.get("exp", 0)) - time.time(), 1.0)
+        self._put(f"{kind}-used:{digest}", {"family": record["family"]}, keep)
+        return Redemption(record=record)
+
+    def add_family(self, user_id: str, client_id: str, family: str, ttl: float) -> None:
+        """See :meth:`Storage.add_family`."""
+        self._add(f"families:{user_id}:{client_id}", family, ttl)
+
+    def revoke_family(self, family: str, ttl: float) -> None:
+        """See :meth:`Storage.revoke_family`."""
+        self._put(f"revoked:{family}", {"at": time.time()}, ttl)
+
+    def family_revoked(self, family: str) -> bool:
+        """See :meth:`Storage.family_revoked`."""
+        return self._get(f"revoked:{family}") is not None
+
+    def save_consent(self, user_id: str, client_id: str, consent: Record, ttl: float) -> None:
+        """See :meth:`Storage.save_consent`."""
+        self._put(f"consent:{user_id}:{client_id}", consent, ttl)
+        self._add(f"consents:{user_id}", client_id, ttl)
+
+    def load_consent(self, user_id: str, client_id: str) -> Record | None:
+        """See :meth:`Storage.load_consent`."""
+        return self._get(f"consent:{user_id}:{client_id}")
+
+    def consents(self, user_id: str) -> dict[str, Record]:
+        """See :meth:`Storage.consents`."""
+        found = {}
+        for client_id in sorted(self._members(f"consents:{user_id}")):
+            record = self.load_consent(user_id, client_id)
+            if record is not None:
+                found[client_id] = record
+        return found
+
+    def revoke_consent(self, user_id: str, client_id: str) -> set[str]:
+        """See :meth:`Storage.revoke_consent`."""
+        self._delete(f"consent:{user_id}:{client_id}")
+        families = self._members(f"families:{user_id}:{client_id}")
+        self._delete(f"families:{user_id}:{client_id}")
+        return families
+
+    def add_signing_key(self, period: int, jwk: Record, ttl: float) -> bool:
+        """See :meth:`Storage.add_signing_key`."""
+        return self._put(f"key:{period}", jwk, ttl, only_new=True)
+
+    def signing_key(self, period: int) -> Record | None:
+        """See :meth:`Storage.signing_key`."""
+        return self._get(f"key:{period}")
+
+    def cache_client_document(self, client_id: str, document: Record, ttl: float) -> None:
+        """See :meth:`Storage.cache_client_document`."""
+        self._put(f"cimd:{client_id}", document, ttl)
+
+    def cached_client_document(self, client_id: str) -> Record | None:
+        """See :meth:`Storage.cached_client_document`."""
+        return self._get(f"cimd:{client_id}")
+
+
+class MemoryStorage(KeyValueStorage):
     """Records in this process only: for tests and a single-process server."""
 
     def __init__(self) -> None:
         self._records: dict[str, tuple[float, Record]] = {}
         self._sets: dict[str, tuple[float, set[str]]] = {}
+        self._indexes: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
 
-    def put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
-        """See :meth:`Storage.put`."""
+    def _put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
         with self._lock:
             if only_new and self._live(key) is not None:
                 return False
@@ -75,60 +290,92 @@ class MemoryStorage:
             return None
         return entry[1]
 
-    def get(self, key: str) -> Record | None:
-        """See :meth:`Storage.get`."""
+    def _get(self, key: str) -> Record | None:
         with self._lock:
             found = self._live(key)
             return None if found is None else dict(found)
 
-    def take(self, key: str) -> Record | None:
-        """See :meth:`Storage.take`."""
+    def _take(self, key: str) -> Record | None:
         with self._lock:
             found = self._live(key)
             self._records.pop(key, None)
             return found
 
-    def delete(self, key: str) -> None:
-        """See :meth:`Storage.delete`."""
+    def _delete(self, key: str) -> None:
         with self._lock:
             self._records.pop(key, None)
             self._sets.pop(key, None)
 
-    def add(self, key: str, member: str, ttl: float) -> None:
-        """See :meth:`Storage.add`."""
+    def _add(self, key: str, member: str, ttl: float) -> None:
         with self._lock:
             until, members = self._sets.get(key, (0.0, set()))
             members.add(member)
             self._sets[key] = (max(until, time.time() + ttl), members)
 
-    def members(self, key: str) -> set[str]:
-        """See :meth:`Storage.members`."""
+    def _members(self, key: str) -> set[str]:
         with self._lock:
             entry = self._sets.get(key)
             if entry is None or entry[0] <= time.time():
                 return set()
             return set(entry[1])
 
+    def _index(self, key: str, member: str, until: float) -> None:
+        with self._lock:
+            index = self._indexes.setdefault(key, {})
+            index[member] = until
+            now = time.time()
+            for gone in [m for m, end in index.items() if end <= now]:
+                del index[gone]
 
-class RedisStorage:
+    def _count(self, key: str) -> int:
+        now = time.time()
+        with self._lock:
+            return sum(1 for end in self._indexes.get(key, {}).values() if end > now)
+
+
+class RedisStorage(KeyValueStorage):
     """Records in Redis, under ``prefix``: shared by every worker and machine.
 
-    :param client: a ``redis.Redis`` client (``decode_responses`` either way).
+    :param client: a ``redis.Redis`` or ``redis.cluster.RedisCluster`` client
+        (``decode_responses`` either way).
     :param prefix: put before every key, e.g. the ``MCP_BACKEND`` prefix and ``oauth:``.
+
+    Each command touches one key, so a Redis Cluster needs no hash tag here (unlike
+    the MCP backend's multi-key scripts in ``backends/redis/keys``).
     """
 
     def __init__(self, client: t.Any, prefix: str = "mcp:oauth:") -> None:
-        self.client = client
-        #: Put before every key. Each command touches one key, so a Redis Cluster needs no
-        #: hash tag here (unlike the MCP backend's multi-key scripts in ``backends/redis/keys``).
-        self.key_prefix = prefix
+        self._client = client
+        self._prefix = prefix
+
+    @property
+    def client(self) -> t.Any:
+        """The Redis client."""
+        return self._client
+
+    @property
+    def key_prefix(self) -> str:
+        """Put before every key."""
+        return self._prefix
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "mcp:oauth:") -> RedisStorage:
-        """Connect to the Redis at ``url`` (``redis://host:port/db``)."""
-        import redis
+    def from_url(cls, url: str, prefix: str | None = None) -> RedisStorage:
+        """Connect to the Redis at ``url``, with the clients of the MCP Redis backend.
 
-        return cls(redis.Redis.from_url(url), prefix)
+        Every ``MCP_BACKEND`` Redis URL works: ``redis://host:port/db``, ``rediss://``,
+        ``unix://``, ``redis+cluster://host:port/`` (a Redis Cluster) and
+        ``redis+sentinel://...``. Without ``prefix``, the keys start with the URL's
+        ``?prefix=`` (default ``mcp:``) and ``oauth:``.
+        """
+        from ...backends.redis.connections import fail_fast
+        from ...backends.redis.urls import clients_from_url
+
+        client, blocking, ours = clients_from_url(
+            url, retry=fail_fast(), max_connections=MAX_CONNECTIONS, block=5.0
+        )
+        if blocking is not None and blocking is not client:
+            blocking.close()  # no blocking reads here
+        return cls(client, prefix if prefix is not None else f"{ours.get('prefix', 'mcp:')}oauth:")
 
     def _key(self, key: str) -> str:
         return self.key_prefix + key
@@ -137,13 +384,6 @@ class RedisStorage:
     def _ms(ttl: float) -> int:
         return max(1, int(ttl * 1000))
 
-    def put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
-        """See :meth:`Storage.put`."""
-        done = self.client.set(
-            self._key(key), json.dumps(value), px=self._ms(ttl), nx=only_new or None
-        )
-        return bool(done)
-
     @staticmethod
     def _load(raw: t.Any) -> Record | None:
         if raw is None:
@@ -151,170 +391,56 @@ class RedisStorage:
         loaded = json.loads(raw)
         return loaded if isinstance(loaded, dict) else None
 
-    def get(self, key: str) -> Record | None:
-        """See :meth:`Storage.get`."""
+    def _put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
+        done = self.client.set(
+            self._key(key), json.dumps(value), px=self._ms(ttl), nx=only_new or None
+        )
+        return bool(done)
+
+    def _get(self, key: str) -> Record | None:
         return self._load(self.client.get(self._key(key)))
 
-    def take(self, key: str) -> Record | None:
-        """See :meth:`Storage.take` (``GETDEL``)."""
-        return self._load(self.client.getdel(self._key(key)))
+    def _take(self, key: str) -> Record | None:
+        return self._load(self.client.getdel(self._key(key)))  # one command: one caller wins
 
-    def delete(self, key: str) -> None:
-        """See :meth:`Storage.delete`."""
+    def _delete(self, key: str) -> None:
         self.client.delete(self._key(key))
 
-    def add(self, key: str, member: str, ttl: float) -> None:
-        """See :meth:`Storage.add`: the set lives as long as its longest-lived member."""
-        pipe = self.client.pipeline()
+    def _add(self, key: str, member: str, ttl: float) -> None:
+        """Add to a set that lives as long as its longest-lived member."""
+        pipe = self.client.pipeline(transaction=False)
         pipe.sadd(self._key(key), member)
         pipe.pexpire(self._key(key), self._ms(ttl), gt=True)
         pipe.pexpire(self._key(key), self._ms(ttl), nx=True)
         pipe.execute()
 
-    def members(self, key: str) -> set[str]:
-        """See :meth:`Storage.members`."""
+    def _members(self, key: str) -> set[str]:
         raw = self.client.smembers(self._key(key))
         return {m.decode() if isinstance(m, bytes) else str(m) for m in raw}
 
+    def _index(self, key: str, member: str, until: float) -> None:
+        """A sorted set of members by the time they expire, trimmed as it grows."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zadd(self._key(key), {member: until})
+        pipe.zremrangebyscore(self._key(key), "-inf", time.time())
+        pipe.execute()
 
-class SQLStorage:
-    """Records in one SQL table, through SQLAlchemy: ``mcp_oauth_records``.
-
-    :param bind: an SQLAlchemy URL, an ``Engine``, or a Flask-SQLAlchemy ``db``
-        (its engine is taken on first use, in the app context).
-    :param table_name: the table's name; it is created when missing.
-
-    Sets are rows whose key is the set's key, a ``\\x1f`` and the member.
-    """
-
-    def __init__(self, bind: t.Any, table_name: str = "mcp_oauth_records") -> None:
-        try:
-            import sqlalchemy as sa
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "SQL storage for the authorization server needs SQLAlchemy: "
-                "pip install 'Flask-MCP[oauth-server]'."
-            ) from exc
-        self._sa = sa
-        self._bind = bind
-        self._engine: t.Any = None
-        self._lock = threading.Lock()
-        metadata = sa.MetaData()
-        self.table = sa.Table(
-            table_name,
-            metadata,
-            sa.Column("key", sa.String(512), primary_key=True),
-            sa.Column("value", sa.Text, nullable=False),
-            sa.Column("expires_at", sa.Float, nullable=False, index=True),
-        )
-        self._metadata = metadata
-
-    @property
-    def engine(self) -> t.Any:
-        """The engine, created (and the table with it) on first use."""
-        if self._engine is None:
-            with self._lock:
-                if self._engine is None:
-                    bind = self._bind
-                    if isinstance(bind, str):
-                        engine = self._sa.create_engine(bind)
-                    else:
-                        engine = getattr(bind, "engine", bind)
-                    self._metadata.create_all(engine)
-                    self._engine = engine
-        return self._engine
-
-    def put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
-        """See :meth:`Storage.put`."""
-        sa, table, now = self._sa, self.table, time.time()
-        row = {"key": key, "value": json.dumps(value), "expires_at": now + ttl}
-        with self.engine.begin() as conn:
-            conn.execute(table.delete().where(table.c.key == key, table.c.expires_at <= now))
-            if only_new:
-                try:
-                    conn.execute(table.insert().values(**row))
-                except sa.exc.IntegrityError:
-                    return False
-                return True
-            updated = conn.execute(table.update().where(table.c.key == key).values(**row)).rowcount
-            if not updated:
-                conn.execute(table.insert().values(**row))
-        return True
-
-    def get(self, key: str) -> Record | None:
-        """See :meth:`Storage.get`."""
-        table = self.table
-        with self.engine.connect() as conn:
-            raw = conn.execute(
-                self._sa.select(table.c.value).where(
-                    table.c.key == key, table.c.expires_at > time.time()
-                )
-            ).scalar()
-        return None if raw is None else t.cast(Record, json.loads(raw))
-
-    def take(self, key: str) -> Record | None:
-        """See :meth:`Storage.take`: one ``DELETE ... RETURNING`` statement."""
-        table = self.table
-        with self.engine.begin() as conn:
-            raw = conn.execute(
-                table.delete()
-                .where(table.c.key == key)
-                .returning(table.c.value, table.c.expires_at)
-            ).first()
-        if raw is None or raw[1] <= time.time():
-            return None
-        return t.cast(Record, json.loads(raw[0]))
-
-    def delete(self, key: str) -> None:
-        """See :meth:`Storage.delete` (a set's members go too)."""
-        table = self.table
-        with self.engine.begin() as conn:
-            conn.execute(
-                table.delete().where(
-                    (table.c.key == key) | table.c.key.startswith(key + "\x1f", autoescape=True)
-                )
-            )
-
-    def add(self, key: str, member: str, ttl: float) -> None:
-        """See :meth:`Storage.add`."""
-        self.put(f"{key}\x1f{member}", {}, ttl)
-
-    def members(self, key: str) -> set[str]:
-        """See :meth:`Storage.members`."""
-        table, start = self.table, key + "\x1f"
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                self._sa.select(table.c.key).where(
-                    table.c.key.startswith(start, autoescape=True),
-                    table.c.expires_at > time.time(),
-                )
-            ).scalars()
-            return {row[len(start) :] for row in rows}
+    def _count(self, key: str) -> int:
+        return int(self.client.zcount(self._key(key), time.time(), "+inf"))
 
 
-def storage_from_url(url: str, prefix: str = "mcp:oauth:") -> Storage:
-    """Return the storage ``MCP_OAUTH_STORAGE`` names.
-
-    :raises ValueError: the URL's scheme is unknown.
-    """
-    scheme = url.split(":", 1)[0].lower()
-    if scheme == "memory":
-        return MemoryStorage()
-    if scheme in ("redis", "rediss", "unix"):
-        return RedisStorage.from_url(url, prefix)
-    if "://" in url:
-        return SQLStorage(url)
-    raise ValueError(
-        f"MCP_OAUTH_STORAGE={url!r} is not a storage URL: use 'memory://', "
-        "'redis://host:port/db' or an SQLAlchemy URL such as 'sqlite:///oauth.db'."
-    )
+#: Connections per process of a :class:`RedisStorage` made from a URL.
+MAX_CONNECTIONS = 50
 
 
 __all__ = [
+    "GRANT_KINDS",
+    "MAX_CONNECTIONS",
+    "GrantKind",
+    "KeyValueStorage",
     "MemoryStorage",
     "Record",
     "RedisStorage",
-    "SQLStorage",
+    "Redemption",
     "Storage",
-    "storage_from_url",
 ]

@@ -173,8 +173,33 @@ def authorize() -> Response | t.Any:
     return response
 
 
+def _refused(status: int, description: str, retry_after: int | None = None) -> Response:
+    """An OAuth error answer (``temporarily_unavailable``) that no token or client follows."""
+    response = jsonify(error="temporarily_unavailable", error_description=description)
+    response.status_code = status
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
+    return _no_store(response)
+
+
+def _over_limit(endpoint: str) -> Response | None:
+    """Count the request against the client address's limit: a 429 answer past it."""
+    refusal = app_server().limits.check(endpoint, request.remote_addr or "-")
+    if refusal is None:
+        return None
+    return _refused(
+        429,
+        f"Too many requests to this endpoint from your address (at most {refusal.limit}): "
+        f"retry in {refusal.retry_after} seconds.",
+        refusal.retry_after,
+    )
+
+
 def token() -> Response:
     """The token endpoint (authorization code, refresh)."""
+    refused = _over_limit("token")
+    if refused is not None:
+        return refused
     return t.cast(Response, app_server().authlib.create_token_response())
 
 
@@ -184,8 +209,20 @@ def revoke() -> Response:
 
 
 def register() -> Response:
-    """RFC 7591 Dynamic Client Registration."""
-    return t.cast(Response, app_server().authlib.create_endpoint_response("client_registration"))
+    """RFC 7591 Dynamic Client Registration, within ``MCP_OAUTH_MAX_CLIENTS``."""
+    refused = _over_limit("register")
+    if refused is not None:
+        return refused
+    server = app_server()
+    most = server.settings.max_clients
+    if most and server.storage.count_clients() >= most:
+        return _refused(
+            503,
+            f"This server keeps at most {most} registered clients and has that many: "
+            "registration is closed until some expire (the operator may raise "
+            "MCP_OAUTH_MAX_CLIENTS).",
+        )
+    return t.cast(Response, server.authlib.create_endpoint_response("client_registration"))
 
 
 def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
