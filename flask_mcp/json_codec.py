@@ -22,13 +22,23 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str
 #: For what orjson refuses to write: lone surrogates come out as ``\\udXXX`` escapes.
 _dumps_ascii = json.JSONEncoder(separators=(",", ":"), default=str).encode
 #: Keep orjson's output equal to the stdlib encoder's with ``default=str``:
-#: dict keys that are not strings are converted, datetimes and dataclasses go
-#: through ``str`` as they would there.
-_ORJSON_OPTIONS = (
+#: datetimes and dataclasses go through ``str`` as they would there...
+_ORJSON_FIRST = (
+    0 if orjson is None else orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+#: ...and dict keys that are not strings are converted. orjson writes 30% slower with
+#: ``OPT_NON_STR_KEYS`` (a 4 MB result: 1 ms more), and the same bytes for string keys,
+#: so :func:`dumps_bytes` tries without it first.
+_ORJSON_OPTIONS = _ORJSON_FIRST | (0 if orjson is None else orjson.OPT_NON_STR_KEYS)
+#: Options of :func:`strict_dumps_bytes`: what orjson would hand to ``default`` or
+#: convert (subclasses of builtins, dates and times, dataclasses) is refused.
+_ORJSON_STRICT = (
     0
     if orjson is None
     else (
-        orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+        orjson.OPT_PASSTHROUGH_SUBCLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+        | orjson.OPT_PASSTHROUGH_DATACLASS
     )
 )
 #: An integer literal of 19 digits or more may not fit orjson's 64-bit integers
@@ -37,6 +47,76 @@ _ORJSON_OPTIONS = (
 #: of 19 (ten times faster than a regular expression).
 _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _LONG_NUMBER = b"0" * 19
+
+
+#: orjson's ``Fragment`` (orjson 3.9+): bytes written into a document as they are.
+_Fragment: t.Any = getattr(orjson, "Fragment", None)
+
+
+class EncodedJSON(dict[str, t.Any]):
+    """A JSON object that carries its own compact JSON, written into answers as it is.
+
+    A tool's ``structuredContent`` is encoded once, to check that it is plain JSON
+    and to be its text block (:func:`flask_mcp.convert.plain_json_bytes`); a
+    JSON-RPC response whose ``result.structuredContent`` is an ``EncodedJSON``
+    carries those bytes instead of encoding the object again (:func:`dumps_bytes`).
+    Changing the object itself (``obj[key] = value``, ``del``, ``update``...) drops
+    the bytes; whoever may change what it holds gets a plain ``dict`` copy
+    (:func:`plain_result`): middleware, an extension's tool-call interceptor.
+    """
+
+    __slots__ = ("json",)
+
+    def __init__(self, data: dict[str, t.Any], json: bytes) -> None:
+        super().__init__(data)
+        #: The compact JSON of the object; ``None`` once the object was changed.
+        self.json: bytes | None = json
+
+    def __setitem__(self, key: str, value: t.Any) -> None:
+        self.json = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.json = None
+        super().__delitem__(key)
+
+    def __ior__(self, other: t.Any) -> EncodedJSON:  # type: ignore[override,misc]
+        self.json = None
+        return super().__ior__(other)
+
+    def clear(self) -> None:
+        self.json = None
+        super().clear()
+
+    def pop(self, *args: t.Any) -> t.Any:
+        self.json = None
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, t.Any]:
+        self.json = None
+        return super().popitem()
+
+    def setdefault(self, key: str, default: t.Any = None) -> t.Any:
+        self.json = None
+        return super().setdefault(key, default)
+
+    def update(self, *args: t.Any, **kwargs: t.Any) -> None:
+        self.json = None
+        super().update(*args, **kwargs)
+
+
+def plain_result(result: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Return ``result`` with a plain ``dict`` copy of its ``structuredContent`` if it is
+    an :class:`EncodedJSON`, for code that may change what the object holds."""
+    structured = result.get("structuredContent")
+    if type(structured) is EncodedJSON:
+        result["structuredContent"] = dict(structured)
+    return result
+
+
+def _spliced(value: dict[str, t.Any], result: dict[str, t.Any], json: bytes) -> dict[str, t.Any]:
+    """``value`` (a response) whose ``result.structuredContent`` is written as ``json``."""
+    return {**value, "result": {**result, "structuredContent": _Fragment(json)}}
 
 
 def dumps(value: t.Any) -> str:
@@ -48,17 +128,46 @@ def dumps_bytes(value: t.Any) -> bytes:
     """Encode ``value`` as compact UTF-8 JSON on one line.
 
     Values JSON cannot hold are written as ``str(value)``; a lone surrogate is
-    written escaped.
+    written escaped. A response whose ``result.structuredContent`` is an
+    :class:`EncodedJSON` holds its bytes, not a second encoding.
     """
     if orjson is not None:
+        encoded = value
+        if type(value) is dict:
+            result = value.get("result")
+            if type(result) is dict:
+                structured = result.get("structuredContent")
+                if type(structured) is EncodedJSON and structured.json is not None and _Fragment:
+                    encoded = _spliced(value, result, structured.json)
         try:
-            return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS)
-        except TypeError:  # an integer over 64 bits, a lone surrogate, deep nesting
-            pass
+            return orjson.dumps(encoded, default=str, option=_ORJSON_FIRST)
+        except TypeError:  # a key that is not a str, or one of the cases below
+            try:
+                return orjson.dumps(encoded, default=str, option=_ORJSON_OPTIONS)
+            except TypeError:  # an integer over 64 bits, a lone surrogate, deep nesting
+                pass
     try:
         return _dumps(value).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: JSON can carry it escaped
         return _dumps_ascii(value).encode("ascii")
+
+
+def strict_dumps_bytes(value: t.Any) -> bytes | None:
+    """Encode ``value`` with orjson if it holds only what orjson writes by itself, else ``None``.
+
+    Compact UTF-8 JSON, as :func:`dumps_bytes` writes it; ``None`` when orjson is
+    not installed, or refuses the value: a subclass of a builtin type, a date or
+    time, a dataclass, any other type orjson does not know, a key that is not a
+    ``str``, an integer over 64 bits, a lone surrogate, deep nesting. Besides
+    plain JSON, orjson writes tuples, Enum members and UUIDs, and NaN and
+    infinities as ``null``: :func:`flask_mcp.convert.plain_json_bytes` finds those.
+    """
+    if orjson is None:
+        return None
+    try:
+        return orjson.dumps(value, option=_ORJSON_STRICT)
+    except TypeError:
+        return None
 
 
 def _reject_constant(name: str) -> t.NoReturn:
@@ -107,4 +216,12 @@ def loads_stored(value: bytes | str) -> t.Any:
     return json.loads(value)
 
 
-__all__ = ["dumps", "dumps_bytes", "loads", "loads_stored"]
+__all__ = [
+    "EncodedJSON",
+    "dumps",
+    "dumps_bytes",
+    "loads",
+    "loads_stored",
+    "plain_result",
+    "strict_dumps_bytes",
+]

@@ -11,6 +11,7 @@ import pytest
 
 from flask_mcp import convert
 from flask_mcp.content import json_text
+from flask_mcp.json_codec import EncodedJSON
 from flask_mcp.schema.output import OutputError
 from flask_mcp.schema.output import OutputSpec
 
@@ -84,7 +85,10 @@ def test_json_text_is_compact_with_or_without_orjson() -> None:
 def test_structure_with_text_reuses_the_check_bytes_and_keeps_the_checks() -> None:
     spec = OutputSpec({"type": "object", "properties": {"count": {"type": "integer"}}})
     structured, text = spec.structure_with_text(PLAIN)
-    assert structured is PLAIN and text == json_text(PLAIN)
+    assert structured == PLAIN and text == json_text(PLAIN)
+    # not converted (a shallow copy), and it carries the bytes its answer is written with
+    assert type(structured) is EncodedJSON and structured["items"] is PLAIN["items"]
+    assert structured.json == text.encode()
     with pytest.raises(OutputError, match="count"):
         spec.structure_with_text({"count": "two"})
     with pytest.raises(OutputError, match="returned list"):

@@ -105,8 +105,8 @@ class MemoryBackend(Backend):
         session = self._sessions.get(session_id)
         if session is None:
             return None
-        if touch:
-            self.touch_session(session_id)
+        if touch:  # touch_session without its second lookup
+            session.record.last_seen = time.time()  # one store: no lock needed
         return session.record
 
     def update_session(self, session_id: str, **changes: t.Any) -> None:

@@ -132,7 +132,11 @@ def supports_elicitation(version: str) -> bool:
 
 def supports_structured_output(version: str) -> bool:
     """``outputSchema`` and ``structuredContent`` exist from 2025-06-18 on."""
-    return version >= "2025-06-18"
+    return version >= _STRUCTURED_SINCE
+
+
+#: The version that brought ``outputSchema`` and ``structuredContent``.
+_STRUCTURED_SINCE = "2025-06-18"
 
 
 def supports_sampling_tools(version: str) -> bool:
@@ -149,8 +153,8 @@ def shape_tool(version: str, tool: dict[str, t.Any]) -> dict[str, t.Any]:
 
 def shape_tool_result(version: str, result: dict[str, t.Any]) -> dict[str, t.Any]:
     """Drop fields of a ``CallToolResult`` that ``version`` does not know."""
-    if supports_structured_output(version) or "structuredContent" not in result:
-        return result
+    if version >= _STRUCTURED_SINCE or "structuredContent" not in result:
+        return result  # supports_structured_output(version), without a call per tools/call
     return {k: v for k, v in result.items() if k != "structuredContent"}
 
 

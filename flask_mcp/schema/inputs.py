@@ -48,7 +48,9 @@ class _FunctionInputSpec(InputSpec):
             values = dict(arguments)
         else:
             values = {k: v for k, v in arguments.items() if k in names}
-        self._raise_if_invalid(values)
+        fast = self._fast
+        if fast is None or not fast(values):  # the common flat schema holds: no more calls
+            self._raise_if_invalid(values)
         messages: list[str] = []
         for name, convert in self._converters.items():
             if name in values:

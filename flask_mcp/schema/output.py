@@ -13,6 +13,7 @@ import typing as t
 from ..content import ToolResult
 from ..content import json_text
 from ..convert import plain_json_bytes
+from ..json_codec import EncodedJSON
 from .fast import compile_fast
 from .from_marshmallow import marshmallow_object_schema
 from .from_marshmallow import marshmallow_schema
@@ -23,6 +24,7 @@ from .types import _jsonable
 from .types import resolved_hints
 from .types import type_schema
 from .validation import _FAST_ANNOTATIONS
+from .validation import _FAST_EXACT
 from .validation import _FAST_TYPES
 from .validation import _MAX_ERRORS
 from .validation import _check
@@ -68,6 +70,10 @@ class OutputSpec:
         self._fast = _fast_object_check(schema) or compile_fast(schema)
         #: For ``{"result": <scalar>}``: the check of the bare value (the hot path).
         self._result_check = _fast_result_check(schema) if wrapped else None
+        #: The types whose values pass :attr:`_result_check` without calling it.
+        self._result_exact: frozenset[type] = (
+            _result_exact(schema) if self._result_check is not None else frozenset()
+        )
 
     def structure(self, value: t.Any) -> dict[str, t.Any]:
         """Turn a handler's return value into ``structuredContent`` and check it.
@@ -82,7 +88,7 @@ class OutputSpec:
         data = _jsonable(dumped)
         if self.wrapped:
             check = self._result_check
-            if check is not None and check(data):
+            if check is not None and (type(data) in self._result_exact or check(data)):
                 return {"result": data}
             data = {"result": data}
         elif not isinstance(data, dict):
@@ -96,9 +102,11 @@ class OutputSpec:
     def structure_with_text(self, value: t.Any) -> tuple[dict[str, t.Any], str]:
         """Return :meth:`structure`'s ``structuredContent`` and its JSON text.
 
-        A result that is plain JSON already is neither copied nor encoded twice: the
-        bytes that proved it plain are the text (see
-        :func:`~flask_mcp.convert.plain_json_bytes`).
+        A result that is plain JSON already is neither converted nor encoded twice:
+        the bytes that proved it plain (see :func:`~flask_mcp.convert.plain_json_bytes`)
+        are the text, and the ``structuredContent`` is an
+        :class:`~flask_mcp.json_codec.EncodedJSON` (a shallow copy carrying them),
+        whose response is written with those bytes.
 
         :raises ~flask_mcp.convert.Unconvertible: The value has no faithful JSON form.
         :raises OutputError: The value does not conform to the output schema.
@@ -106,7 +114,11 @@ class OutputSpec:
         data = self._dump(value) if self._dump is not None else value
         cls = type(data)
         check = self._result_check
-        if check is not None and cls in _PLAIN_SCALARS and check(data):  # the hot path
+        if (
+            check is not None
+            and cls in _PLAIN_SCALARS
+            and (cls in self._result_exact or check(data))
+        ):  # the hot path
             structured = {"result": data}
             return structured, json_text(structured)
         encoded = plain_json_bytes(data) if cls is dict or cls is list else None
@@ -114,8 +126,10 @@ class OutputSpec:
             structured = self._structure(data, value)
             return structured, json_text(structured)
         if self.wrapped:
-            return self.check({"result": data}), '{"result":' + encoded.decode("utf-8") + "}"
-        return self.check(data), encoded.decode("utf-8")
+            data = {"result": data}
+            encoded = b'{"result":' + encoded + b"}"
+        # checked as a plain dict, then carried with its bytes: the answer holds them
+        return EncodedJSON(self.check(data), encoded), encoded.decode("utf-8")
 
     def check(self, data: t.Any) -> dict[str, t.Any]:
         """Check JSON data (already converted) against the output schema and return it.
@@ -144,6 +158,11 @@ def _fast_result_check(schema: dict[str, t.Any]) -> t.Callable[[t.Any], bool] | 
     if set(result) - _FAST_ANNOTATIONS:
         return None
     return _FAST_TYPES.get(result.get("type"))
+
+
+def _result_exact(schema: dict[str, t.Any]) -> frozenset[type]:
+    """The types of a wrapped scalar that always pass :func:`_fast_result_check`'s check."""
+    return _FAST_EXACT[schema["properties"]["result"]["type"]]
 
 
 def _wrap(schema: dict[str, t.Any]) -> dict[str, t.Any]:

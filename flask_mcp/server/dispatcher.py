@@ -185,7 +185,7 @@ class Dispatcher:
 
         :raises MCPError: the request fails with a JSON-RPC error.
         """
-        if self.middleware:
+        if self.middleware.items:  # the list itself: no __bool__ call per request
             if call.state.authenticator is not None and call.method in SCOPED_METHODS:
                 self.authorize_target(call)
             return self.middleware.run(self, call, route)

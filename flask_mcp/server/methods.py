@@ -31,6 +31,7 @@ from ..errors import ToolError
 from ..errors import aborted
 from ..errors import handler_error
 from ..errors import resource_not_found
+from ..json_codec import plain_result
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
@@ -46,12 +47,18 @@ if t.TYPE_CHECKING:
     from ..runtime.state import AppState
     from .call import Call
     from .call import ToolCallInterceptor
+    from .call import ToolCallNext
     from .info import ServerInfo
     from .registry import Registry
 
 logger = logging.getLogger("flask_mcp")
 _set_running = running_handler.set
 _reset_running = running_handler.reset
+
+
+def _then(interceptor: ToolCallInterceptor, call_next: ToolCallNext) -> ToolCallNext:
+    """Return the ``call_next`` that runs ``interceptor`` around ``call_next``."""
+    return lambda current: interceptor(current, call_next)
 
 
 def _require_str(params: dict[str, t.Any], key: str) -> str:
@@ -275,14 +282,21 @@ class CoreMethods:
         interceptors = self.tool_interceptors
         if not interceptors:
             return self.run_tool(tool_call)
-        last = len(interceptors)
+        # The innermost interceptor gets run_tool itself: with one interceptor (Tasks,
+        # on every app) a call builds no closure. An interceptor that may change the
+        # result gets one without stale encoded bytes (see json_codec.EncodedJSON).
+        call_next: ToolCallNext = self.run_tool
+        for interceptor in interceptors:
+            if getattr(interceptor, "keeps_tool_results", False) is not True:  # Tasks' is
+                call_next = self._run_tool_plain
+                break
+        for interceptor in reversed(interceptors[1:]):
+            call_next = _then(interceptor, call_next)
+        return interceptors[0](tool_call, call_next)
 
-        def step(index: int, current: ToolCall) -> dict[str, t.Any]:
-            if index == last:
-                return self.run_tool(current)
-            return interceptors[index](current, lambda nxt: step(index + 1, nxt))
-
-        return step(0, tool_call)
+    def _run_tool_plain(self, tool_call: ToolCall) -> dict[str, t.Any]:
+        """:meth:`run_tool`, its ``structuredContent`` a plain dict (see :func:`plain_result`)."""
+        return plain_result(self.run_tool(tool_call))
 
     def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """Call the tool with its validated arguments and build its ``CallToolResult``.

@@ -55,6 +55,7 @@ from .. import protocol
 from ..errors import INTERNAL_ERROR
 from ..errors import MCPError
 from ..errors import ToolError
+from ..json_codec import plain_result
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -251,8 +252,8 @@ class MiddlewareChain:
                     f"call_next takes the CallInfo the middleware received, not {info!r}: "
                     "call_next(call)."
                 )
-            if index == last:
-                return innermost(info._call)
+            if index == last:  # what a middleware may change holds no stale bytes
+                return plain_result(innermost(info._call))
             try:
                 result = items[index](info, lambda nxt: step(index + 1, nxt))
             except ToolError as exc:

@@ -84,10 +84,11 @@ class Handshake:
             return http_error(400, exc.message, request_id=jsonrpc.request_id_of(message))
         if kind == jsonrpc.REQUEST and message["method"] == "initialize":
             return self._initialize(state, message, auth)
-        record = self.session(environ, auth=auth)
+        path_args = current_path_args()  # once: the session's check and the call's
+        record = self.session(environ, auth=auth, path_args=path_args)
         assert record is not None
         if kind == jsonrpc.REQUEST:
-            return self._request(state, environ, record, message, auth)
+            return self._request(state, environ, record, message, auth, path_args)
         if kind == jsonrpc.NOTIFICATION:
             self.notification(state, record, message)
         else:
@@ -107,8 +108,12 @@ class Handshake:
         environ: WSGIEnvironment,
         required: bool = True,
         auth: AuthInfo | None = None,
+        path_args: dict[str, t.Any] | None = None,
     ) -> SessionRecord | None:
         """Return the request's session, checked against the caller and the version header.
+
+        ``path_args`` are the request's URL variables when the caller has them
+        (:func:`~flask_mcp.transport.path_args.current_path_args`).
 
         :raises MCPHTTPError: 400 without a session id (when ``required``) or with an
             unsupported ``MCP-Protocol-Version``; 404 for a session that does not exist
@@ -127,9 +132,9 @@ class Handshake:
         record = state.backend.get_session(
             session_id.strip(), touch=True
         )  # traffic: one round trip
-        if record is not None and record.principal != principal_of(auth):
+        if record is not None and record.principal != (None if auth is None else auth.principal):
             record = None  # bound to another caller: indistinguishable from a missing session
-        if record is not None and record.path_args != stored_path_args():
+        if record is not None and record.path_args != stored_path_args(path_args):
             record = None  # created under another MCP_PATH (another tenant): as missing
         if record is None:
             message = "Session not found: it ended or never existed."
@@ -142,7 +147,7 @@ class Handshake:
                 )
             raise MCPHTTPError(404, f"{message} Send initialize to start a new one.")
         header = environ.get(VERSION_KEY)
-        if header is not None and not protocol.is_supported_header(header.strip()):
+        if header is not None and header.strip() not in protocol.HANDSHAKE_VERSIONS:
             raise MCPHTTPError(
                 400,
                 f"Bad Request: unsupported MCP-Protocol-Version {header!r}; supported: "
@@ -157,11 +162,10 @@ class Handshake:
         record: SessionRecord,
         message: dict[str, t.Any],
         auth: AuthInfo | None,
+        path_args: dict[str, t.Any],
     ) -> Response:
         """Run a request of the session through the one runner."""
-        call = intake.session_call(
-            state, record, message, auth, current_path_args(), request.remote_addr
-        )
+        call = intake.session_call(state, record, message, auth, path_args, request.remote_addr)
         dispatcher = self.dispatcher
         where = dispatcher.placement(call)
         if where != SPAWN:

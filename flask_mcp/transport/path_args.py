@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import typing as t
 
-from flask import has_request_context
 from flask import request
 
 from ..convert import to_json
@@ -19,15 +18,21 @@ from ..convert import to_json
 
 def current_path_args() -> dict[str, t.Any]:
     """Return the URL variables the current request matched (``{}`` outside a request)."""
-    if not has_request_context():
+    try:
+        view_args = request.view_args
+    except RuntimeError:  # outside a request: one lookup instead of has_request_context's
         return {}
-    return dict(request.view_args or {})
+    return dict(view_args) if view_args else {}
 
 
-def stored_path_args() -> dict[str, t.Any]:
+def stored_path_args(found: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
     """Return them as a session record keeps them: JSON values (a ``uuid`` variable's
-    value as its string), so that a record read back from Redis compares equal."""
-    found = current_path_args()
+    value as its string), so that a record read back from Redis compares equal.
+
+    :param found: what :func:`current_path_args` returned, when the caller has it.
+    """
+    if found is None:
+        found = current_path_args()
     return t.cast("dict[str, t.Any]", to_json(found)) if found else found
 
 

@@ -132,7 +132,8 @@ def execute(
             request_id=request_id,
             session_id=call.session.id if call.session is not None else None,
         )
-    answer, error = answer_of(dispatcher, call, lambda call: dispatcher.dispatch(call, route))
+    run = dispatcher.dispatch if route is None else lambda call: dispatcher.dispatch(call, route)
+    answer, error = answer_of(dispatcher, call, run)  # no closure to build for a plain call
     if signals.request_finished.receivers:
         signals.send(
             signals.request_finished,

@@ -134,6 +134,10 @@ class Tasks(Extension):
             return call_next(tool_call)
         return self.create_task(tool_call, flavour, call_next)
 
+    #: It passes results on unchanged: a ``structuredContent`` keeps its encoded bytes
+    #: (:class:`~flask_mcp.json_codec.EncodedJSON`).
+    intercept_tool_call.keeps_tool_results = True  # type: ignore[attr-defined]
+
     def create_task(
         self, tool_call: ToolCall, flavour: str, call_next: ToolCallNext
     ) -> dict[str, t.Any]:
