@@ -164,7 +164,7 @@ def test_view_renders_and_calls_an_app_only_tool_through_the_host(
         assert state["sizes"], host.explain()
         deadline = time.monotonic() + WAIT_MS / 1000
         while True:
-            last = state["sizes"][-1]["height"]
+            last = host.state()["sizes"][-1]["height"]  # live: `state` is an earlier snapshot
             height = host.page.eval_on_selector("#view-frame", "frame => frame.style.height")
             if height == f"{last}px" or time.monotonic() > deadline:
                 break
