@@ -2,8 +2,7 @@
 
 Sessions live in Redis (``FLASK_MCP_BACKEND=redis://127.0.0.1:6379/14``), so
 any worker serves any request. With ``--proto DIR`` each patched copy also
-runs on Redis at one worker (``flask_mcp-<dir>-redis/w1``). Skipped while
-``flask_mcp/backends/redis.py`` does not exist. A Redis already listening on
+runs on Redis at one worker (``flask_mcp-<dir>-redis/w1``). A Redis already listening on
 127.0.0.1:``MCP_BENCH_REDIS_PORT`` (default 6379) is used as is, database
 ``MCP_BENCH_REDIS_DB`` (default 14); otherwise a private ``redis-server`` (no
 persistence) is started on that port, pinned to the server core like the
