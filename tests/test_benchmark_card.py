@@ -116,6 +116,36 @@ def test_the_floor_takes_the_cards_preparation(
     assert client.initialize(server.url) is None
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_the_floor_answers_in_flask_mcps_shape(
+    servers: dict[str, Server], world: card.World, era: str
+) -> None:
+    """Same result keys as Flask-MCP's for every tool; ``structuredContent`` is the text's JSON."""
+    shapes = {}
+    for label in ("flask_mcp/gevent", "floor/gevent"):
+        server = servers[label]
+        session = _session(server, era)
+        for n, call in enumerate(card.FIRST_EDITION + card.SECOND_EDITION, start=1):
+            call = card.with_api(call, world.api_url)
+            reply = client.call_tool(
+                server.url,
+                call.tool,
+                call.arguments_for(n),
+                session_id=session,
+                era=era,
+                request_id=n,
+            )
+            answer = reply.response_to(n)
+            assert answer is not None and "result" in answer, reply.body[:300]
+            result = answer["result"]
+            shapes[(label, call.tool)] = sorted(result)
+            if "structuredContent" in result:
+                assert result["structuredContent"] == card.text_of(result), (label, call.tool)
+    for call in card.FIRST_EDITION + card.SECOND_EDITION:
+        assert shapes[("floor/gevent", call.tool)] == shapes[("flask_mcp/gevent", call.tool)]
+    assert "structuredContent" in shapes[("floor/gevent", "calculate_fibonacci")]
+
+
 def test_the_floor_refuses_a_2026_call_whose_headers_differ(servers: dict[str, Server]) -> None:
     """As ``apps/floor_app.py``: the headers must repeat the body (400, -32020)."""
     params = client.stateless_params({"name": "calculate_fibonacci", "arguments": {"n": 10}})
