@@ -3,7 +3,7 @@
 Commands: ``throughput``, ``streams``, ``backchannel``, ``payload``,
 ``memory``, ``redis``, ``middleware``, ``jwt``, ``oauth`` (tokens of the built-in
 authorization server; ``--backend redis://...`` for its Redis storage), ``wsgi``, ``realistic`` (the
-TM Dev Lab card against FastMCP and the SDK), ``large`` (1 KB to 4 MB
+TM Dev Lab card against FastMCP, the SDK and a bare Flask floor), ``large`` (1 KB to 4 MB
 results), ``profile``, and ``all`` (every one but ``profile``). ``--full`` gives the figures for the
 record; the default quick mode takes a few minutes and is meant for checking
 the harness and for noisy machines.

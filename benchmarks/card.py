@@ -33,6 +33,7 @@ START_TIMEOUT = 120.0
 CARD_SCRIPT = ROOT / "benchmarks" / "lua" / "card.lua"
 FLASK_APP = "benchmarks.apps.card_flask_mcp:app"
 ASGI_APP = "benchmarks.apps.card_asgi:app"
+FLOOR_APP = "benchmarks.apps.card_floor:app"
 LARGE_FLOOR_APP = "benchmarks.apps.large_floor_app:app"
 #: Fields of a Lua pattern; a JSON key matches whether it sits in a text block (escaped
 #: quotes, ``": "``) or in ``structuredContent`` (``":``).
@@ -315,6 +316,23 @@ def flask_mcp_spec(name: str, the_world: World, workers: int = 1, **env: str) ->
         worker="gevent",
         workers=workers,
         env=the_world.env() | env,
+    )
+
+
+def floor_spec(name: str, the_world: World, workers: int = 1) -> ServerSpec:
+    """The card's floor (a bare Flask view running the same tools) under ``gunicorn -k gevent``.
+
+    Stateless: it is sent no handshake, and its 2025-11-25 calls carry no session.
+    """
+    return ServerSpec(
+        name=name,
+        kind="floor",
+        runner="gunicorn",
+        app=FLOOR_APP,
+        worker="gevent",
+        workers=workers,
+        env=the_world.env(),
+        stateful=False,
     )
 
 

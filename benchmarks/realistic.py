@@ -20,6 +20,14 @@ JSON modes with and without sessions; the fastest mode of each is the baseline
 of the targets (issue 34): Flask-MCP at least 4x FastMCP's and 1.5x the SDK's
 req/s, with a p99 no worse, in each era and edition.
 
+Next to them the **floor** (``floor/gevent``, ``apps/card_floor.py``): a bare
+Flask view under ``gunicorn -k gevent`` running the same tools on the same
+clients, doing for each call only what an MCP server must (as ``apps/floor_app.py``
+does for ``add``). Its req/s is the ceiling of any Flask server here: the ratio
+table gives every server's figures over the floor's, and under the verdicts a
+line per mix and era gives the floor's req/s over FastMCP's fastest mode (the
+ceiling of the 4x target). The floor is not judged.
+
 Part two, **all cores**: as many workers as the machine has cores, nothing
 pinned; Flask-MCP's handshake-era sessions on its Redis backend (so any
 worker serves any session), the ASGI servers stateless (their sessions live in
@@ -64,7 +72,7 @@ class Target:
 
     @property
     def framework(self) -> str:
-        """``flask_mcp``, ``fastmcp`` or ``sdk``."""
+        """``flask_mcp``, ``floor``, ``fastmcp`` or ``sdk``."""
         return self.server.spec.kind
 
 
@@ -246,31 +254,99 @@ def verdicts(
     return found
 
 
+def _ratio_row(
+    edition: str, a_label: str, a: wrk.WrkResult, b_label: str, b: wrk.WrkResult
+) -> tuple[str, ...]:
+    """One ratio row: ``a``'s req/s and p99 over ``b``'s, ``b``'s CPU per request over ``a``'s."""
+    return (
+        edition,
+        f"{a_label} / {b_label}",
+        report.fmt_ratio(report.ratio(a.rps, b.rps)),
+        report.fmt_ratio(report.ratio(a.p99_ms, b.p99_ms)),
+        report.fmt_ratio(report.ratio(b.cpu_us, a.cpu_us)),
+    )
+
+
 def ratio_rows(
     targets: t.Sequence[Target], results: t.Mapping[tuple[str, str], wrk.WrkResult]
 ) -> list[tuple[str, ...]]:
-    """Flask-MCP's req/s, p99 and CPU per request over every other target's, per mix and era."""
-    rows = []
+    """Flask-MCP's req/s, p99 and CPU per request over every other target's, per mix and era.
+
+    The floor among them (Flask-MCP / floor), then every other target's over the
+    floor's (FastMCP / floor, the SDK / floor).
+    """
+    rows: list[tuple[str, ...]] = []
     for edition in card.EDITIONS:
         for era in ("handshake", "2026"):
             ours = fastest(targets, results, "flask_mcp", era, edition)
-            if ours is None:
-                continue
-            a = results[(ours.label, edition)]
+            floor = fastest(targets, results, "floor", era, edition)
+            others = []
             for target in targets:
                 found = results.get((target.label, edition))
-                if target is ours or found is None or target.era != era:
-                    continue
-                rows.append(
-                    (
-                        edition,
-                        f"{ours.label} / {target.label}",
-                        report.fmt_ratio(report.ratio(a.rps, found.rps)),
-                        report.fmt_ratio(report.ratio(a.p99_ms, found.p99_ms)),
-                        report.fmt_ratio(report.ratio(found.cpu_us, a.cpu_us)),
-                    )
-                )
+                if found is not None and target.era == era:
+                    others.append((target, found))
+            if ours is not None:
+                a = results[(ours.label, edition)]
+                for target, found in others:
+                    if target is not ours:
+                        rows.append(_ratio_row(edition, ours.label, a, target.label, found))
+            if floor is not None:
+                b = results[(floor.label, edition)]
+                for target, found in others:
+                    if target is not ours and target is not floor:
+                        rows.append(_ratio_row(edition, target.label, found, floor.label, b))
     return rows
+
+
+def ceilings(
+    targets: t.Sequence[Target], results: t.Mapping[tuple[str, str], wrk.WrkResult]
+) -> list[dict[str, t.Any]]:
+    """The floor's req/s over FastMCP's fastest mode, per mix and era: not judged.
+
+    The floor is what any Flask server could reach on the card, so this ratio
+    tells whether the 4x target is within reach of one at all; Flask-MCP's
+    req/s over the floor's says how much of it Flask-MCP reaches.
+    """
+    found: list[dict[str, t.Any]] = []
+    for edition in card.EDITIONS:
+        for era in ("handshake", "2026"):
+            labels = {}
+            rps = {}
+            for framework in ("floor", "fastmcp", "flask_mcp"):
+                target = fastest(targets, results, framework, era, edition)
+                labels[framework] = target.label if target else None
+                rps[framework] = results[(target.label, edition)].rps if target else None
+            found.append(
+                {
+                    "mix": edition,
+                    "era": era,
+                    "labels": labels,
+                    "rps": rps,
+                    "floor_vs_fastmcp": report.ratio(rps["floor"], rps["fastmcp"]),
+                    "flask_mcp_vs_floor": report.ratio(rps["flask_mcp"], rps["floor"]),
+                }
+            )
+    return found
+
+
+def ceiling_line(ceiling: t.Mapping[str, t.Any]) -> str:
+    """One informational line under the verdicts: ``ceiling: floor vs fastmcp 4.20x, ...``."""
+    labels, rps = ceiling["labels"], ceiling["rps"]
+    line = (
+        f"ceiling: floor vs fastmcp {report.fmt_ratio(ceiling['floor_vs_fastmcp'])}, "
+        f"card {ceiling['mix']} {ceiling['era']}"
+    )
+    if ceiling["floor_vs_fastmcp"] is not None:
+        line += (
+            f" ({labels['floor']} {rps['floor']:.0f} vs {labels['fastmcp']} "
+            f"{rps['fastmcp']:.0f} req/s)"
+        )
+    if ceiling["flask_mcp_vs_floor"] is not None:
+        line += (
+            f"; {labels['flask_mcp']} at {report.fmt_ratio(ceiling['flask_mcp_vs_floor'])} "
+            "the floor"
+        )
+    return line + " (informational, not judged)"
 
 
 def chart(
@@ -304,12 +380,16 @@ def chart(
 
 
 def _series_order(name: str) -> tuple[int, str]:
-    return ({"flask_mcp": 0, "fastmcp": 1, "sdk": 2}.get(name.split("/")[0], 3), name)
+    order = {"flask_mcp": 0, "fastmcp": 1, "sdk": 2, "floor": 3}
+    return (order.get(name.split("/")[0], 4), name)
 
 
 def one_core_specs(the_world: card.World) -> list[ServerSpec]:
-    """Part one's servers: one worker each."""
-    specs = [card.flask_mcp_spec("flask_mcp/gevent", the_world)]
+    """Part one's servers: one worker each, the floor among them."""
+    specs = [
+        card.flask_mcp_spec("flask_mcp/gevent", the_world),
+        card.floor_spec("floor/gevent", the_world),
+    ]
     if card.fastmcp_available():
         specs += [card.asgi_spec("fastmcp", mode, the_world) for mode in ("json", "stateless-json")]
     specs += [card.asgi_spec("sdk", mode, the_world) for mode in ("json", "stateless-json")]
@@ -399,16 +479,22 @@ def run(
         try:
             rows = ratio_rows(targets, results)
             print()
-            print(report.table(("mix", "ratio", "req/s", "p99", "CPU/req (theirs / ours)"), rows))
+            print(report.table(("mix", "ratio", "req/s", "p99", "CPU/req (right / left)"), rows))
             found = verdicts(targets, results)
             print()
             print(report.verdict_table(found))
+            ceils = ceilings(targets, results)
+            for ceiling in ceils:
+                print(ceiling_line(ceiling))
             subtitle = (
                 f"{report.machine()['date']}, {workers} CPUs, load {report.machine()['loadavg']}; "
                 f"wrk, {options.rounds} round(s) of {options.seconds:g}s, median"
             )
             svg.write(chart_path, chart(targets, results, subtitle))
-            figures["one_core"] = _figures(targets, results) | {"ratios": rows}
+            figures["one_core"] = _figures(targets, results) | {
+                "ratios": rows,
+                "ceilings": ceils,
+            }
         finally:
             for server in servers:
                 server.stop()

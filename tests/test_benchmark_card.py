@@ -1,11 +1,13 @@
 """Every server of the realistic card and of the large-result benchmark answers every tool right.
 
 ``python -m benchmarks realistic`` and ``large`` compare Flask-MCP with FastMCP
-4.1.6, the official SDK and a bare Flask view on the same tools; a ratio means
-something only if each server does the same work and answers correctly. These
-tests start each server (as the benchmarks do: gunicorn, uvicorn), the card's
-local API and its seeded Redis, call each tool in both protocol eras and check
-each result as the card's own load script does. Nothing is timed.
+4.1.6, the official SDK and a bare Flask view (the floor: ``apps/card_floor.py``
+for the card, ``apps/large_floor_app.py`` for the large results) on the same
+tools; a ratio means something only if each server does the same work and
+answers correctly. These tests start each server (as the benchmarks do:
+gunicorn, uvicorn), the card's local API and its seeded Redis, call each tool in
+both protocol eras and check each result as the card's own load script does.
+Nothing is timed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import card  # noqa: E402
 from benchmarks import client  # noqa: E402
 from benchmarks import large  # noqa: E402
+from benchmarks import realistic  # noqa: E402
 from benchmarks.apps import card_data  # noqa: E402
 from benchmarks.servers import Server  # noqa: E402
 from benchmarks.servers import ServerSpec  # noqa: E402
@@ -34,6 +37,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 #: The servers of the card, by label; the ASGI ones in each mode the benchmarks use.
 CARD_SERVERS = (
     "flask_mcp/gevent",
+    "floor/gevent",
     "fastmcp/json",
     "fastmcp/stateless-json",
     "sdk/json",
@@ -50,13 +54,16 @@ def world(redis_url: str) -> t.Iterator[card.World]:
 
 @pytest.fixture(scope="module")
 def servers(world: card.World) -> t.Iterator[dict[str, Server]]:
-    specs: list[ServerSpec] = [card.flask_mcp_spec("flask_mcp/gevent", world)]
-    for label in CARD_SERVERS[1:] + ("fastmcp/stateless-sse",):
+    specs: list[ServerSpec] = [
+        card.flask_mcp_spec("flask_mcp/gevent", world),
+        card.floor_spec("floor/gevent", world),
+    ]
+    for label in CARD_SERVERS[2:] + ("fastmcp/stateless-sse",):
         framework, mode = label.split("/")
         specs.append(card.asgi_spec(framework, mode, world))
     specs.append(
         ServerSpec(
-            name="floor/gevent",
+            name="large_floor/gevent",
             kind="floor",
             runner="gunicorn",
             app=card.LARGE_FLOOR_APP,
@@ -94,6 +101,67 @@ def test_each_card_server_answers_each_tool_right(
                 request_id=i + 1,
             )
             assert problem is None, f"{label} {era} {edition} {call.tool}: {problem}"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_floor_takes_the_cards_preparation(
+    servers: dict[str, Server], world: card.World, era: str
+) -> None:
+    """``realistic.prepare`` readies the floor as any server: stateless, every tool right."""
+    server = servers["floor/gevent"]
+    target = realistic.prepare(server, era, world, sessions=2)
+    assert target.skipped is None, target.skipped
+    assert target.sessions == [] and target.framework == "floor"
+    # a client that runs the handshake anyway gets through, and is given no session
+    assert client.initialize(server.url) is None
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_floor_answers_in_flask_mcps_shape(
+    servers: dict[str, Server], world: card.World, era: str
+) -> None:
+    """Same result keys as Flask-MCP's for every tool; ``structuredContent`` is the text's JSON."""
+    shapes = {}
+    for label in ("flask_mcp/gevent", "floor/gevent"):
+        server = servers[label]
+        session = _session(server, era)
+        for n, call in enumerate(card.FIRST_EDITION + card.SECOND_EDITION, start=1):
+            call = card.with_api(call, world.api_url)
+            reply = client.call_tool(
+                server.url,
+                call.tool,
+                call.arguments_for(n),
+                session_id=session,
+                era=era,
+                request_id=n,
+            )
+            answer = reply.response_to(n)
+            assert answer is not None and "result" in answer, reply.body[:300]
+            result = answer["result"]
+            shapes[(label, call.tool)] = sorted(result)
+            if "structuredContent" in result:
+                assert result["structuredContent"] == card.text_of(result), (label, call.tool)
+    for call in card.FIRST_EDITION + card.SECOND_EDITION:
+        assert shapes[("floor/gevent", call.tool)] == shapes[("flask_mcp/gevent", call.tool)]
+    assert "structuredContent" in shapes[("floor/gevent", "calculate_fibonacci")]
+
+
+def test_the_floor_refuses_a_2026_call_whose_headers_differ(servers: dict[str, Server]) -> None:
+    """As ``apps/floor_app.py``: the headers must repeat the body (400, -32020)."""
+    params = client.stateless_params({"name": "calculate_fibonacci", "arguments": {"n": 10}})
+    message = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params}
+    headers = {
+        "MCP-Protocol-Version": client.STATELESS_VERSION,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "checkout",
+    }
+    reply = client.post(servers["floor/gevent"].url, message, headers)
+    answer = reply.response_to(4)
+    assert reply.status == 400 and answer is not None, reply.body[:300]
+    assert answer["error"]["code"] == -32020, answer
+    headers["Mcp-Name"] = "calculate_fibonacci"
+    reply = client.post(servers["floor/gevent"].url, message, headers)
+    assert client.check_call(reply, 4, ()) is None
 
 
 def test_the_card_tools_do_their_io(servers: dict[str, Server], world: card.World) -> None:
@@ -145,7 +213,7 @@ def test_a_wrong_argument_is_an_error_everywhere(servers: dict[str, Server]) -> 
 
 
 @pytest.mark.parametrize("era", ERAS)
-@pytest.mark.parametrize("label", ("flask_mcp/gevent", "floor/gevent", "fastmcp/json"))
+@pytest.mark.parametrize("label", ("flask_mcp/gevent", "large_floor/gevent", "fastmcp/json"))
 @pytest.mark.parametrize("shape", ("structured", "text"))
 def test_large_results_are_whole(
     servers: dict[str, Server], label: str, era: str, shape: str
@@ -168,7 +236,7 @@ def test_large_results_are_whole(
 def test_large_results_of_4_mb_are_the_same_json_everywhere(servers: dict[str, Server]) -> None:
     """Flask-MCP, the floor and FastMCP answer the same 4 MB payload."""
     payloads = []
-    for label in ("flask_mcp/gevent", "floor/gevent", "fastmcp/json"):
+    for label in ("flask_mcp/gevent", "large_floor/gevent", "fastmcp/json"):
         server = servers[label]
         reply = client.call_tool(
             server.url,

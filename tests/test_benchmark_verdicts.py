@@ -7,6 +7,7 @@ Each benchmark's ``run(options)`` returns its figures with ``report.records(foun
 from __future__ import annotations
 
 import sys
+import types
 import typing as t
 from pathlib import Path
 
@@ -92,3 +93,64 @@ def test_benchmarks_without_verdicts_pass(benchmarks: dict[str, t.Any]) -> None:
 def test_missing_wrk_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli.wrk, "available", lambda: False)
     assert cli.main(["jwt"]) == 2
+
+
+def _card_results() -> tuple[list[t.Any], dict[tuple[str, str], t.Any]]:
+    """Targets of the realistic card (no server) and a result per target and mix."""
+    from benchmarks import realistic
+    from benchmarks import wrk
+    from benchmarks.servers import ServerSpec
+
+    rps = {"flask_mcp/gevent": 3000, "floor/gevent": 4500, "fastmcp/json": 1000}
+    rps |= {"fastmcp/stateless-json": 900, "sdk/json": 1500}
+    targets = []
+    results = {}
+    for name, value in rps.items():
+        spec = ServerSpec(name=name, kind=name.split("/")[0], runner="gunicorn", app="x:app")
+        server = t.cast("t.Any", types.SimpleNamespace(spec=spec))
+        for era, factor in (("handshake", 1.0), ("2026", 0.5)):
+            target = realistic.Target(server, era)
+            targets.append(target)
+            for edition in ("v1", "v2"):
+                results[(target.label, edition)] = wrk.WrkResult(
+                    int(value * factor * 10), 10.0, 0, 0, 0, 0, 0, 5, 8, 10, 20, 5, cpu_us=100
+                )
+    return targets, results
+
+
+def test_the_card_floor_is_shown_not_judged() -> None:
+    """The card's floor adds ratio rows and a ceiling line; the verdicts stay Flask-MCP's."""
+    from benchmarks import realistic
+
+    targets, results = _card_results()
+    found = realistic.verdicts(targets, results)
+    assert len(found) == 8  # 2 mixes x 2 eras x (FastMCP, the SDK): no verdict on the floor
+    assert all("floor" not in v.measured for v in found)
+    assert [v.met for v in found[:2]] == [False, True]  # 3.00x FastMCP, 2.00x the SDK
+    rows = {(row[0], row[1]): row[2] for row in realistic.ratio_rows(targets, results)}
+    assert rows[("v1", "flask_mcp/gevent / floor/gevent")] == "0.67x"
+    assert rows[("v1", "fastmcp/json / floor/gevent")] == "0.22x"
+    assert rows[("v2", "sdk/json@2026 / floor/gevent@2026")] == "0.33x"
+    assert ("v1", "floor/gevent / flask_mcp/gevent") not in rows
+    assert ("v1", "flask_mcp/gevent / floor/gevent@2026") not in rows  # eras are not mixed
+    ceilings = realistic.ceilings(targets, results)
+    assert [(c["mix"], c["era"]) for c in ceilings] == [
+        ("v1", "handshake"),
+        ("v1", "2026"),
+        ("v2", "handshake"),
+        ("v2", "2026"),
+    ]
+    line = realistic.ceiling_line(ceilings[1])
+    assert line.startswith("ceiling: floor vs fastmcp 4.50x, card v1 2026"), line
+    assert "floor/gevent@2026 2250 vs fastmcp/json@2026 500 req/s" in line
+    assert "flask_mcp/gevent@2026 at 0.67x the floor" in line and "not judged" in line
+
+
+def test_a_card_run_without_its_floor_says_so() -> None:
+    from benchmarks import realistic
+
+    targets, results = _card_results()
+    targets = [target for target in targets if target.framework != "floor"]
+    ceiling = realistic.ceilings(targets, results)[0]
+    assert ceiling["floor_vs_fastmcp"] is None
+    assert realistic.ceiling_line(ceiling).startswith("ceiling: floor vs fastmcp –, card v1")
