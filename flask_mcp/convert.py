@@ -165,6 +165,27 @@ def plain_json_bytes(value: t.Any) -> bytes | None:
     return None
 
 
+def converted_json_bytes(value: t.Any) -> bytes | None:
+    """Return the compact UTF-8 JSON of :func:`to_json`'s conversion of ``value``, written
+    from ``value`` itself (no copy, no walk), or ``None`` when that is not certain.
+
+    orjson's strict mode (see :func:`~flask_mcp.json_codec.strict_dumps_bytes`) refuses
+    what :func:`to_json` would convert to something else (subclasses, dates, dataclasses,
+    non-string keys...) and writes the few other types it takes as :func:`to_json`
+    converts them: a tuple as an array, an Enum member as its value, a UUID as its
+    canonical string. Unlike :func:`plain_json_bytes`, then, ``value`` may hold those:
+    the bytes are right, not the objects (convert them with :func:`to_json` where they
+    are handed on). ``None`` when orjson is not installed, refuses ``value``, or writes
+    ``null``, which may stand for NaN or an infinity: :func:`to_json` refuses those.
+    An ``orjson.Fragment``, which :func:`to_json` refuses, is written as the JSON it
+    holds.
+    """
+    encoded = strict_dumps_bytes(value)
+    if encoded is None or _find_null(encoded) is not None:
+        return None
+    return encoded
+
+
 #: Tell whether a type is exactly ``float`` (a C call, for :func:`_floats_finite`).
 _is_float_type = functools.partial(operator.is_, float)
 
@@ -294,6 +315,7 @@ def _other(value: t.Any) -> t.Any:
 __all__ = [
     "ACCEPTED",
     "Unconvertible",
+    "converted_json_bytes",
     "plain_json_bytes",
     "pydantic_base",
     "to_json",
