@@ -174,8 +174,8 @@ def converted_json_bytes(value: t.Any) -> bytes | None:
     non-string keys...) and writes the few other types it takes as :func:`to_json`
     converts them: a tuple as an array, an Enum member as its value, a UUID as its
     canonical string. Unlike :func:`plain_json_bytes`, then, ``value`` may hold those:
-    the bytes are right, not the objects (convert them with :func:`to_json` where they
-    are handed on). ``None`` when orjson is not installed, refuses ``value``, or writes
+    the bytes are right, not the objects (convert them with :func:`convert_encoded`
+    where they are handed on). ``None`` when orjson is not installed, refuses ``value``, or writes
     ``null``, which may stand for NaN or an infinity: :func:`to_json` refuses those.
     An ``orjson.Fragment``, which :func:`to_json` refuses, is written as the JSON it
     holds.
@@ -184,6 +184,19 @@ def converted_json_bytes(value: t.Any) -> bytes | None:
     if encoded is None or _find_null(encoded) is not None:
         return None
     return encoded
+
+
+def convert_encoded(value: t.Any) -> t.Any:
+    """:func:`to_json` of a value :func:`converted_json_bytes` wrote, without encoding it again.
+
+    Its floats are finite (its bytes hold no ``null``), so only the walk of the types
+    tells whether it is returned itself or converted.
+    """
+    if (type(value) is dict or type(value) is list) and _only_plain_types(
+        value, check_floats=False
+    ):
+        return value
+    return _convert(value)
 
 
 #: Tell whether a type is exactly ``float`` (a C call, for :func:`_floats_finite`).
@@ -315,6 +328,7 @@ def _other(value: t.Any) -> t.Any:
 __all__ = [
     "ACCEPTED",
     "Unconvertible",
+    "convert_encoded",
     "converted_json_bytes",
     "plain_json_bytes",
     "pydantic_base",

@@ -251,3 +251,17 @@ def test_an_interceptor_gets_converted_objects(version: str) -> None:
     with MCPTestClient(app_of(mcp), protocol_version=version) as client:
         result = client.call_tool("mixed")
     assert same(reader.seen[0], EXPECTED) and result["structuredContent"] == EXPECTED
+
+
+def test_what_is_handed_on_is_converted_without_encoding_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    structured, _ = any_object().structure_with_text({"a": (1, 2), "b": [Color.RED]})
+    assert type(structured) is EncodedJSON and structured.convert is convert.convert_encoded
+    monkeypatch.setattr(convert, "strict_dumps_bytes", None)  # not called again
+    copied = plain_result({"structuredContent": structured})["structuredContent"]
+    assert same(copied, {"a": [1, 2], "b": ["red"]})
+    plain = {"a": [1, {"b": "c"}]}
+    assert convert.convert_encoded(plain) is plain
+    with pytest.raises(convert.Unconvertible, match="Fragment"):
+        convert.convert_encoded({"a": [orjson.Fragment(b"1")]})

@@ -12,9 +12,9 @@ import typing as t
 
 from ..content import ToolResult
 from ..content import json_text
+from ..convert import convert_encoded
 from ..convert import converted_json_bytes
 from ..convert import plain_json_bytes
-from ..convert import to_json
 from ..json_codec import EncodedJSON
 from .fast import compile_fast
 from .from_marshmallow import marshmallow_object_schema
@@ -136,7 +136,8 @@ class OutputSpec:
         if cls is dict and self._any_object:
             encoded = converted_json_bytes(data)
             if encoded is not None:
-                return EncodedJSON(self.check(data), encoded, to_json), encoded.decode("utf-8")
+                structured = EncodedJSON(self.check(data), encoded, convert_encoded)
+                return structured, encoded.decode("utf-8")
         encoded = plain_json_bytes(data) if cls is dict or cls is list else None
         if encoded is None or (not self.wrapped and type(data) is not dict):
             structured = self._structure(data, value)
