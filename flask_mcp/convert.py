@@ -165,25 +165,29 @@ def plain_json_bytes(value: t.Any) -> bytes | None:
     return None
 
 
-def converted_json_bytes(value: t.Any) -> bytes | None:
+def converted_json_bytes(value: t.Any) -> tuple[bytes, bool] | None:
     """Return the compact UTF-8 JSON of :func:`to_json`'s conversion of ``value``, written
-    from ``value`` itself (no copy, no walk), or ``None`` when that is not certain.
+    from ``value`` itself, and whether ``value`` is plain JSON; ``None`` when orjson cannot
+    write it so.
 
     orjson's strict mode (see :func:`~flask_mcp.json_codec.strict_dumps_bytes`) refuses
     what :func:`to_json` would convert to something else (subclasses, dates, dataclasses,
     non-string keys...) and writes the few other types it takes as :func:`to_json`
     converts them: a tuple as an array, an Enum member as its value, a UUID as its
-    canonical string. Unlike :func:`plain_json_bytes`, then, ``value`` may hold those:
-    the bytes are right, not the objects (convert them with :func:`convert_encoded`
-    where they are handed on). ``None`` when orjson is not installed, refuses ``value``, or writes
-    ``null``, which may stand for NaN or an infinity: :func:`to_json` refuses those.
-    An ``orjson.Fragment``, which :func:`to_json` refuses, is written as the JSON it
-    holds.
+    canonical string. So when the bytes hold no ``null`` they are right, and ``value``
+    is not walked (``False``: it may hold those types; convert what is handed on with
+    :func:`convert_encoded`). ``null`` may stand for NaN or an infinity, which
+    :func:`to_json` refuses: then ``value`` is walked as :func:`plain_json_bytes` does
+    (``True``), and ``None`` unless it is plain JSON. ``None`` too when orjson is not
+    installed or refuses ``value``. An ``orjson.Fragment``, which :func:`to_json`
+    refuses, is written as the JSON it holds where ``value`` is not walked.
     """
     encoded = strict_dumps_bytes(value)
-    if encoded is None or _find_null(encoded) is not None:
+    if encoded is None:
         return None
-    return encoded
+    if _find_null(encoded) is None:
+        return encoded, False
+    return (encoded, True) if _only_plain_types(value, check_floats=True) else None
 
 
 def convert_encoded(value: t.Any) -> t.Any:

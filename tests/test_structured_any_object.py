@@ -128,9 +128,22 @@ def test_tuples_enums_and_uuids_give_the_converted_answer(value: dict[str, t.Any
 
 def test_the_bytes_are_those_of_the_conversion() -> None:
     for value in UNWALKED:
-        encoded = convert.converted_json_bytes(value)
-        assert encoded is not None and convert.plain_json_bytes(value) is None
-        assert encoded == convert.plain_json_bytes(convert.to_json(value))
+        found = convert.converted_json_bytes(value)
+        assert found is not None and found[1] is False and convert.plain_json_bytes(value) is None
+        assert found[0] == convert.plain_json_bytes(convert.to_json(value))
+
+
+def test_null_takes_the_walk_on_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    value = {"a": [None, {"b": 1.5}], "c": "null"}
+    assert convert.converted_json_bytes(value) == (convert.plain_json_bytes(value), True)
+    structured, text = any_object().structure_with_text(value)
+    assert type(structured) is EncodedJSON and structured.convert is None  # walked: plain
+    assert text == '{"a":[null,{"b":1.5}],"c":"null"}'
+    encodings: list[t.Any] = []
+    strict = convert.strict_dumps_bytes
+    monkeypatch.setattr(convert, "strict_dumps_bytes", lambda v: encodings.append(v) or strict(v))
+    any_object().structure_with_text(value)
+    assert len(encodings) == 1  # one orjson pass: the walk looks at the same bytes
 
 
 @pytest.mark.parametrize("value", CHECKED)
@@ -179,7 +192,7 @@ def test_an_orjson_fragment_is_written_as_the_json_it_holds() -> None:
     # The one value written differently from before: to_json refuses a Fragment, and
     # orjson writes its bytes without calling anything; finding it takes the walk.
     value = {"a": orjson.Fragment(b"[1,2]")}
-    assert convert.converted_json_bytes(value) == b'{"a":[1,2]}'
+    assert convert.converted_json_bytes(value) == (b'{"a":[1,2]}', False)
     with pytest.raises(convert.Unconvertible, match="Fragment"):
         convert.to_json(value)
 

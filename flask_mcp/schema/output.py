@@ -134,10 +134,13 @@ class OutputSpec:
             structured = {"result": data}
             return structured, json_text(structured)
         if cls is dict and self._any_object:
-            encoded = converted_json_bytes(data)
-            if encoded is not None:
-                structured = EncodedJSON(self.check(data), encoded, convert_encoded)
-                return structured, encoded.decode("utf-8")
+            found = converted_json_bytes(data)
+            if found is None:  # what plain_json_bytes would refuse as well
+                structured = self._structure(data, value)
+                return structured, json_text(structured)
+            written, plain = found
+            converted = EncodedJSON(self.check(data), written, None if plain else convert_encoded)
+            return converted, written.decode("utf-8")
         encoded = plain_json_bytes(data) if cls is dict or cls is list else None
         if encoded is None or (not self.wrapped and type(data) is not dict):
             structured = self._structure(data, value)
