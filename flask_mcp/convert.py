@@ -165,6 +165,44 @@ def plain_json_bytes(value: t.Any) -> bytes | None:
     return None
 
 
+def converted_json_bytes(value: t.Any) -> tuple[bytes, bool] | None:
+    """Return the compact UTF-8 JSON of :func:`to_json`'s conversion of ``value``, written
+    from ``value`` itself, and whether ``value`` is plain JSON; ``None`` when orjson cannot
+    write it so.
+
+    orjson's strict mode (see :func:`~flask_mcp.json_codec.strict_dumps_bytes`) refuses
+    what :func:`to_json` would convert to something else (subclasses, dates, dataclasses,
+    non-string keys...) and writes the few other types it takes as :func:`to_json`
+    converts them: a tuple as an array, an Enum member as its value, a UUID as its
+    canonical string. So when the bytes hold no ``null`` they are right, and ``value``
+    is not walked (``False``: it may hold those types; convert what is handed on with
+    :func:`convert_encoded`). ``null`` may stand for NaN or an infinity, which
+    :func:`to_json` refuses: then ``value`` is walked as :func:`plain_json_bytes` does
+    (``True``), and ``None`` unless it is plain JSON. ``None`` too when orjson is not
+    installed or refuses ``value``. An ``orjson.Fragment``, which :func:`to_json`
+    refuses, is written as the JSON it holds where ``value`` is not walked.
+    """
+    encoded = strict_dumps_bytes(value)
+    if encoded is None:
+        return None
+    if _find_null(encoded) is None:
+        return encoded, False
+    return (encoded, True) if _only_plain_types(value, check_floats=True) else None
+
+
+def convert_encoded(value: t.Any) -> t.Any:
+    """:func:`to_json` of a value :func:`converted_json_bytes` wrote, without encoding it again.
+
+    Its floats are finite (its bytes hold no ``null``), so only the walk of the types
+    tells whether it is returned itself or converted.
+    """
+    if (type(value) is dict or type(value) is list) and _only_plain_types(
+        value, check_floats=False
+    ):
+        return value
+    return _convert(value)
+
+
 #: Tell whether a type is exactly ``float`` (a C call, for :func:`_floats_finite`).
 _is_float_type = functools.partial(operator.is_, float)
 
@@ -294,6 +332,8 @@ def _other(value: t.Any) -> t.Any:
 __all__ = [
     "ACCEPTED",
     "Unconvertible",
+    "convert_encoded",
+    "converted_json_bytes",
     "plain_json_bytes",
     "pydantic_base",
     "to_json",

@@ -63,14 +63,27 @@ class EncodedJSON(dict[str, t.Any]):
     Changing the object itself (``obj[key] = value``, ``del``, ``update``...) drops
     the bytes; whoever may change what it holds gets a plain ``dict`` copy
     (:func:`plain_result`): middleware, an extension's tool-call interceptor.
+
+    The result of a tool whose output schema accepts any object is not checked to be
+    plain JSON (:func:`flask_mcp.convert.converted_json_bytes`): it may hold tuples,
+    Enum members or UUIDs, whose bytes are those of their conversion, and
+    :attr:`convert` converts the copy :func:`plain_result` hands on.
     """
 
-    __slots__ = ("json",)
+    __slots__ = ("convert", "json")
 
-    def __init__(self, data: dict[str, t.Any], json: bytes) -> None:
+    def __init__(
+        self,
+        data: dict[str, t.Any],
+        json: bytes,
+        convert: t.Callable[[dict[str, t.Any]], dict[str, t.Any]] | None = None,
+    ) -> None:
         super().__init__(data)
         #: The compact JSON of the object; ``None`` once the object was changed.
         self.json: bytes | None = json
+        #: ``None`` when the object holds plain JSON only; else what turns a copy of it
+        #: into plain JSON for :func:`plain_result` (its ``json`` is that plain JSON's).
+        self.convert = convert
 
     def __setitem__(self, key: str, value: t.Any) -> None:
         self.json = None
@@ -107,10 +120,17 @@ class EncodedJSON(dict[str, t.Any]):
 
 def plain_result(result: dict[str, t.Any]) -> dict[str, t.Any]:
     """Return ``result`` with a plain ``dict`` copy of its ``structuredContent`` if it is
-    an :class:`EncodedJSON`, for code that may change what the object holds."""
+    an :class:`EncodedJSON`, for code that may change what the object holds.
+
+    The copy holds plain JSON only: the items of an object that was not checked to hold
+    plain JSON (its :attr:`~EncodedJSON.convert` is set) are converted, as they would
+    have been had the object not carried its bytes.
+    """
     structured = result.get("structuredContent")
     if type(structured) is EncodedJSON:
-        result["structuredContent"] = dict(structured)
+        copied = dict(structured)
+        convert = structured.convert
+        result["structuredContent"] = copied if convert is None else convert(copied)
     return result
 
 

@@ -12,6 +12,8 @@ import typing as t
 
 from ..content import ToolResult
 from ..content import json_text
+from ..convert import convert_encoded
+from ..convert import converted_json_bytes
 from ..convert import plain_json_bytes
 from ..json_codec import EncodedJSON
 from .fast import compile_fast
@@ -37,6 +39,8 @@ if t.TYPE_CHECKING:
 
 #: Scalars :func:`~flask_mcp.convert.to_json` returns as they are (a float is checked first).
 _PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+#: The keys of an output schema that accepts any object (``dict[str, Any]``, ``dict``).
+_ANY_OBJECT_KEYS = frozenset({"type", "title", "description"})
 
 
 class OutputError(ValueError):
@@ -74,6 +78,10 @@ class OutputSpec:
         self._result_exact: frozenset[type] = (
             _result_exact(schema) if self._result_check is not None else frozenset()
         )
+        #: Whether every object conforms: what a result holds cannot change the verdict.
+        self._any_object = (
+            not wrapped and schema.get("type") == "object" and schema.keys() <= _ANY_OBJECT_KEYS
+        )
 
     def structure(self, value: t.Any) -> dict[str, t.Any]:
         """Turn a handler's return value into ``structuredContent`` and check it.
@@ -106,7 +114,11 @@ class OutputSpec:
         the bytes that proved it plain (see :func:`~flask_mcp.convert.plain_json_bytes`)
         are the text, and the ``structuredContent`` is an
         :class:`~flask_mcp.json_codec.EncodedJSON` (a shallow copy carrying them),
-        whose response is written with those bytes.
+        whose response is written with those bytes. When the schema accepts any object
+        (``dict[str, Any]``), a ``dict`` result is not walked: orjson's strict bytes are
+        those of its conversion (:func:`~flask_mcp.convert.converted_json_bytes`), its
+        items cannot change the verdict, and the ``EncodedJSON`` converts the copy that
+        middleware or an interceptor gets.
 
         :raises ~flask_mcp.convert.Unconvertible: The value has no faithful JSON form.
         :raises OutputError: The value does not conform to the output schema.
@@ -121,6 +133,14 @@ class OutputSpec:
         ):  # the hot path
             structured = {"result": data}
             return structured, json_text(structured)
+        if cls is dict and self._any_object:
+            found = converted_json_bytes(data)
+            if found is None:  # what plain_json_bytes would refuse as well
+                structured = self._structure(data, value)
+                return structured, json_text(structured)
+            written, plain = found
+            converted = EncodedJSON(self.check(data), written, None if plain else convert_encoded)
+            return converted, written.decode("utf-8")
         encoded = plain_json_bytes(data) if cls is dict or cls is list else None
         if encoded is None or (not self.wrapped and type(data) is not dict):
             structured = self._structure(data, value)
