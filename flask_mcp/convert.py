@@ -52,6 +52,7 @@ import sys
 import typing as t
 import uuid
 
+from .json_codec import loads
 from .json_codec import strict_dumps_bytes
 
 #: Types returned as they are.
@@ -180,7 +181,8 @@ def converted_json_bytes(value: t.Any) -> tuple[bytes, bool] | None:
     :func:`to_json` refuses: then ``value`` is walked as :func:`plain_json_bytes` does
     (``True``), and ``None`` unless it is plain JSON. ``None`` too when orjson is not
     installed or refuses ``value``. An ``orjson.Fragment``, which :func:`to_json`
-    refuses, is written as the JSON it holds where ``value`` is not walked.
+    refuses, is written as the JSON it holds where ``value`` is not walked (and
+    :func:`convert_encoded` hands on that JSON).
     """
     encoded = strict_dumps_bytes(value)
     if encoded is None:
@@ -190,17 +192,28 @@ def converted_json_bytes(value: t.Any) -> tuple[bytes, bool] | None:
     return (encoded, True) if _only_plain_types(value, check_floats=True) else None
 
 
-def convert_encoded(value: t.Any) -> t.Any:
+def convert_encoded(value: t.Any, written: bytes | None = None) -> t.Any:
     """:func:`to_json` of a value :func:`converted_json_bytes` wrote, without encoding it again.
 
     Its floats are finite (its bytes hold no ``null``), so only the walk of the types
-    tells whether it is returned itself or converted.
+    tells whether it is returned itself or converted. The one thing orjson wrote that
+    the table refuses is an ``orjson.Fragment`` (bytes written as they are, which
+    cannot be read back from it): then the copy is ``written`` decoded, the JSON the
+    client got, so that middleware sees what was sent.
+
+    :param written: the bytes :func:`converted_json_bytes` returned for ``value``.
+    :raises Unconvertible: ``value`` holds a Fragment and ``written`` is ``None``.
     """
     if (type(value) is dict or type(value) is list) and _only_plain_types(
         value, check_floats=False
     ):
         return value
-    return _convert(value)
+    try:
+        return _convert(value)
+    except Unconvertible:
+        if written is None:
+            raise
+        return loads(written)
 
 
 #: Tell whether a type is exactly ``float`` (a C call, for :func:`_floats_finite`).

@@ -76,13 +76,14 @@ class EncodedJSON(dict[str, t.Any]):
         self,
         data: dict[str, t.Any],
         json: bytes,
-        convert: t.Callable[[dict[str, t.Any]], dict[str, t.Any]] | None = None,
+        convert: t.Callable[[dict[str, t.Any], bytes | None], dict[str, t.Any]] | None = None,
     ) -> None:
         super().__init__(data)
         #: The compact JSON of the object; ``None`` once the object was changed.
         self.json: bytes | None = json
         #: ``None`` when the object holds plain JSON only; else what turns a copy of it
-        #: into plain JSON for :func:`plain_result` (its ``json`` is that plain JSON's).
+        #: into plain JSON for :func:`plain_result`, given the copy and :attr:`json`
+        #: (its ``json`` is that plain JSON's).
         self.convert = convert
 
     def __setitem__(self, key: str, value: t.Any) -> None:
@@ -130,7 +131,9 @@ def plain_result(result: dict[str, t.Any]) -> dict[str, t.Any]:
     if type(structured) is EncodedJSON:
         copied = dict(structured)
         convert = structured.convert
-        result["structuredContent"] = copied if convert is None else convert(copied)
+        result["structuredContent"] = (
+            copied if convert is None else convert(copied, structured.json)
+        )
     return result
 
 

@@ -278,3 +278,29 @@ def test_what_is_handed_on_is_converted_without_encoding_again(
     assert convert.convert_encoded(plain) is plain
     with pytest.raises(convert.Unconvertible, match="Fragment"):
         convert.convert_encoded({"a": [orjson.Fragment(b"1")]})
+    # with the bytes written, the copy is the JSON the client got
+    assert convert.convert_encoded({"a": [orjson.Fragment(b"1")]}, b'{"a":[1]}') == {"a": [1]}
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_middleware_sees_a_fragment_as_the_json_the_client_got(version: str) -> None:
+    mcp = MCP(name="fragment", version="1")
+    seen: list[t.Any] = []
+
+    @mcp.tool()
+    def inlined() -> dict[str, t.Any]:
+        """A result holding pre-encoded JSON."""
+        return {"rows": orjson.Fragment(b'[{"id":1},{"id":2}]'), "n": 2}
+
+    @mcp.middleware
+    def record(call: CallInfo, call_next: t.Any) -> t.Any:
+        result = call_next(call)
+        if call.method == "tools/call":
+            seen.append(result["structuredContent"])
+        return result
+
+    with MCPTestClient(app_of(mcp), protocol_version=version) as client:
+        result = client.call_tool("inlined")
+    want = {"rows": [{"id": 1}, {"id": 2}], "n": 2}
+    assert result["structuredContent"] == want and seen == [want]
+    assert json.loads(result["content"][0]["text"]) == want
