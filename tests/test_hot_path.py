@@ -216,13 +216,13 @@ def test_inline_first_round_builds_no_context_factory(
 ) -> None:
     """``add`` runs inline; ``chatty`` may emit, so it is spawned with a Context."""
     built: list[str] = []
-    factory = intake.stateless_context
+    factory = intake.context_for
 
     def counting(call: t.Any, *args: t.Any) -> t.Any:
         built.append(call.params["name"])
         return factory(call, *args)
 
-    monkeypatch.setattr(intake, "stateless_context", counting)
+    monkeypatch.setattr(intake, "context_for", counting)
     wire = Wire(make_app(mcp_server))
     status, message, _ = wire.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     assert status == 200 and message["result"]["structuredContent"] == {"result": 5}
@@ -238,13 +238,13 @@ def test_handshake_inline_call_builds_no_context_factory(
 ) -> None:
     """In the handshake era too, a handler that runs inline costs no context factory."""
     built: list[str] = []
-    factory = intake.session_context
+    factory = intake.context_for
 
-    def counting(call: t.Any) -> t.Any:
+    def counting(call: t.Any, *args: t.Any) -> t.Any:
         built.append(call.params["name"])
-        return factory(call)
+        return factory(call, *args)
 
-    monkeypatch.setattr(intake, "session_context", counting)
+    monkeypatch.setattr(intake, "context_for", counting)
     with MCPTestClient(make_app(mcp_server)) as client:
         result = client.call_tool("add", {"a": 2, "b": 3})
         assert result["structuredContent"] == {"result": 5}

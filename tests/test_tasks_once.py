@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 from flask_mcp import MCP
 from flask_mcp import CallInfo
 from flask_mcp import Context
+from flask_mcp import current_context
 from flask_mcp import signals
 from flask_mcp.contrib.prometheus import PrometheusMetrics
 from flask_mcp.testing import MCPTestClient
@@ -142,3 +143,32 @@ def test_a_plain_call_has_no_task_id() -> None:
     with MCPTestClient(app) as client:
         assert client.call_tool("work", {"n": 1})["content"][0]["text"] == "worked 1"
     assert ids[-1] is None
+
+
+@pytest.mark.parametrize("version", FLAVOURS)
+def test_a_tasks_call_carries_the_facts_its_record_kept(version: str) -> None:
+    """current_context() in a task's tool without a Context parameter tells who called.
+
+    The task's call carries the one ``ClientFacts`` record its task record kept, so the
+    inline context reads the caller's ``clientInfo`` and capabilities as its
+    ``TaskContext`` does (it read an empty ``_meta``).
+    """
+    mcp = MCP(name="facts", version="1")
+    seen: list[tuple[t.Any, t.Any]] = []
+
+    @mcp.tool(task="optional")
+    def who() -> str:
+        ctx = current_context()
+        seen.append((ctx.client_info, ctx.client_capabilities))
+        return "ok"
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    capabilities = {"extensions": EXT} if version == "2026-07-28" else {"tasks": {}}
+    info = {"name": "facts-client", "version": "2.0"}
+    with MCPTestClient(
+        app, protocol_version=version, capabilities=capabilities, client_info=info
+    ) as client:
+        result = client.task_result(client.call_tool_as_task("who"))
+    assert result["content"][0]["text"] == "ok"
+    assert seen == [(info, capabilities)]

@@ -80,7 +80,7 @@ class InProcessClient:
         params = dict(params or {})
         params.setdefault("_meta", {"progressToken": request_id})
         call = intake.local_call(self.state, method, params, request_id, self.facts)
-        context = intake.local_context(call, NO_CLIENT)
+        context = intake.context_for(call, NO_CLIENT)
         app = self.state.app
         with stdio_context(app, self.state.settings.path):
             response = runner.run_to_completion(

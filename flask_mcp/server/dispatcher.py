@@ -100,12 +100,19 @@ class Dispatcher:
         if user_code:
             self.user_methods.add(name)
 
-    def offers(self, method: str, era: str) -> bool:
-        """Tell whether ``method`` is served in ``era``: the one answer to "is it offered"."""
+    def offered(self, method: str, era: str) -> MethodRecord | None:
+        """Return the record of ``method`` if it is served in ``era``, else ``None``.
+
+        The one answer to "is it offered": a transport that asks before it builds the
+        call hands the record on in :attr:`Call.method_record
+        <flask_mcp.server.call.Call.method_record>`, and :meth:`route` does not ask again.
+        """
         record = self.methods.get(method)
         if record is None or (record.eras is not None and era not in record.eras):
-            return False
-        return record.capability is None or self.registry.provides(record.capability)
+            return None
+        if record.capability is None or self.registry.provides(record.capability):
+            return record
+        return None
 
     # -- what the core methods share, for the transports and extensions ---------------
 
@@ -225,9 +232,12 @@ class Dispatcher:
 
     def route(self, call: Call) -> dict[str, t.Any]:
         """Run one request without the middleware: the innermost ``call_next``."""
-        if not self.offers(call.method, call.era):
-            raise MethodNotFound(call.method)
-        handler = self.methods[call.method].handler
+        record = call.method_record  # found offered when the call was built, if it was
+        if record is None:
+            record = self.offered(call.method, call.era)
+            if record is None:
+                raise MethodNotFound(call.method)
+        handler = record.handler
         if call.era == protocol.HANDSHAKE:
             if (
                 call.session is not None

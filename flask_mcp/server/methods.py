@@ -282,9 +282,11 @@ class CoreMethods:
         interceptors = self.tool_interceptors
         if not interceptors:
             return self.run_tool(tool_call)
-        # The innermost interceptor gets run_tool itself: with one interceptor (Tasks,
-        # on every app) a call builds no closure. An interceptor that may change the
-        # result gets one without stale encoded bytes (see json_codec.EncodedJSON).
+        first = interceptors[0]
+        if len(interceptors) == 1 and getattr(first, "keeps_tool_results", False) is True:
+            return first(tool_call, self.run_tool)  # Tasks alone, as on most apps: no chain
+        # The innermost interceptor gets run_tool itself, or, when an interceptor may
+        # change the result, a run without stale encoded bytes (see json_codec.EncodedJSON).
         call_next: ToolCallNext = self.run_tool
         for interceptor in interceptors:
             if getattr(interceptor, "keeps_tool_results", False) is not True:  # Tasks' is
@@ -292,7 +294,7 @@ class CoreMethods:
                 break
         for interceptor in reversed(interceptors[1:]):
             call_next = _then(interceptor, call_next)
-        return interceptors[0](tool_call, call_next)
+        return first(tool_call, call_next)
 
     def _run_tool_plain(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """:meth:`run_tool`, its ``structuredContent`` a plain dict (see :func:`plain_result`)."""

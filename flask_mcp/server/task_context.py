@@ -29,6 +29,7 @@ from ..runtime.tasks import status_changed
 from ..runtime.tasks import store_of
 from ..runtime.tasks import touch
 from .call import Call
+from .context import ClientFacts
 from .context import Context
 from .context import check_capabilities
 from .mrtr import _EXPECTED
@@ -280,6 +281,10 @@ def auth_of(record: dict[str, t.Any]) -> AuthInfo | None:
 def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> TaskCall:
     """Rebuild the ``tools/call`` a task runs from its record.
 
+    Its facts are those the record kept of the request that created the task (the task
+    may run in another worker, or in a Celery worker, long after the request); no log
+    level: a task has no stream for log messages.
+
     :param auth: the caller's authorization; default: rebuilt from the record's grant.
     """
     if auth is None:
@@ -298,6 +303,12 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
         task_id=record["taskId"],
         task_flavour=record["flavour"],
         path_args=request.get("pathArgs") or {},
+        facts=ClientFacts(
+            request["version"],
+            request.get("capabilities") or {},
+            request.get("clientInfo") or {},
+            None,
+        ),
     )
 
 

@@ -175,7 +175,7 @@ class Handshake:
         return runner.serve_http(
             dispatcher,
             call,
-            context=intake.session_context(call),
+            context=intake.context_for(call),
             peer=lambda: _concurrency.client_socket(environ),
             where=where,
         )

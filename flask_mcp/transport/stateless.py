@@ -24,7 +24,6 @@ from .. import protocol
 from ..errors import HEADER_MISMATCH
 from ..errors import INVALID_REQUEST
 from ..errors import MCPError
-from ..errors import MethodNotFound
 from ..kernel import intake
 from ..protocol import jsonrpc
 from ..protocol.header_mirror import mirrors_body
@@ -35,7 +34,6 @@ from ..protocol.headers import WSGIHeaders
 from ..protocol.headers import validate_protocol_version_header
 from ..protocol.headers import validate_routing_headers
 from ..runtime import concurrency as _concurrency
-from ..server import mrtr
 from ..server.dispatcher import EXECUTE
 from ..server.dispatcher import INLINE
 from . import listen
@@ -141,13 +139,12 @@ def _serve(
     version = meta[protocol.META_PROTOCOL_VERSION]
     _check_headers(dispatcher, message, params, version, environ)
     method = message["method"]
-    if not intake.offered(dispatcher, method, protocol.STATELESS):
-        raise MethodNotFound(method)
     if method == "subscriptions/listen":
         sock = _concurrency.client_socket(environ)
         return listen.open_stream(
             dispatcher.registry, state, message["id"], params, sock, auth=auth
         )
+    record = intake.offered(dispatcher, method, protocol.STATELESS)
     call = intake.stateless_call(
         state,
         message,
@@ -155,24 +152,19 @@ def _serve(
         auth,
         path_args=current_path_args(),
         client_address=request.remote_addr,
+        method_record=record,
     )
-    context = None
     where = dispatcher.placement(call)
+    if where == INLINE and "inputResponses" not in params and "requestState" not in params:
+        # A first round of a handler that runs inline:
+        # no context to build, no peer to watch, so no closure for either.
+        return runner.answer_response(runner.run_inline(dispatcher, call), call.era)
+    context = None
     if where != EXECUTE:
-        if "inputResponses" in params or "requestState" in params:
-            try:
-                channel, request_state = mrtr.open_round(state, method, params, auth)
-            except MCPError as exc:
-                return json_response(
-                    jsonrpc.error_from(call.request_id, exc), exc.http_status or 200
-                )
-            context = intake.stateless_context(call, channel, request_state)
-        elif where == INLINE:
-            # A first round of a handler that runs inline:
-            # no context to build, no peer to watch, so no closure for either.
-            return runner.answer_response(runner.run_inline(dispatcher, call), call.era)
-        else:  # a first round: the back-channel is built only if the handler is spawned
-            context = intake.stateless_context(call, None, {})
+        try:  # a later round is checked here, even if its handler runs inline
+            context = intake.round_context(call)
+        except MCPError as exc:
+            return json_response(jsonrpc.error_from(call.request_id, exc), exc.http_status or 200)
     return runner.serve_http(
         dispatcher,
         call,

@@ -39,11 +39,9 @@ from ..errors import INVALID_REQUEST
 from ..errors import PARSE_ERROR
 from ..errors import BackendUnavailable
 from ..errors import MCPError
-from ..errors import MethodNotFound
 from ..kernel import intake
 from ..protocol import jsonrpc
 from ..runtime.runs import StreamOutbox
-from ..server import mrtr
 from . import listen
 from . import sse
 from .handshake import Handshake
@@ -207,8 +205,7 @@ class StdioServer(LineChannel):
             )
             self.send(jsonrpc.error(request_id, {"code": INVALID_REQUEST, "message": text}))
             return
-        call = intake.session_call(self.state, record, message, None)
-        self._run(call, intake.session_context(call))
+        self._run(intake.session_call(self.state, record, message, None))
 
     def _batch(self, messages: list[t.Any]) -> None:
         """Answer a batch, allowed only on a 2025-03-26 session (as over HTTP)."""
@@ -272,18 +269,14 @@ class StdioServer(LineChannel):
             assert isinstance(params, dict)
             version = meta[protocol.META_PROTOCOL_VERSION]
             intake.check_stateless_version(version)
-            if not intake.offered(self.dispatcher, method, protocol.STATELESS):
-                raise MethodNotFound(method)
             if method == "subscriptions/listen":
                 agreed = listen.honoured(self.dispatcher.registry, params)
                 stop = self.listening[request_id] = threading.Event()
                 self._spawn(lambda: self._listen(request_id, agreed, stop))
                 return
-            call = intake.stateless_call(state, message, version, None)
-            context = None
-            if method in self.dispatcher.user_methods:
-                channel, request_state = mrtr.open_round(state, method, params, None)
-                context = intake.stateless_context(call, channel, request_state)
+            record = intake.offered(self.dispatcher, method, protocol.STATELESS)
+            call = intake.stateless_call(state, message, version, None, method_record=record)
+            context = intake.round_context(call) if record.user_code else None
         except MCPError as exc:
             self.send(jsonrpc.error_from(request_id, exc))
             return

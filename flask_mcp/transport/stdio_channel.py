@@ -19,6 +19,7 @@ import typing as t
 from ..errors import INTERNAL_ERROR
 from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
+from ..kernel import intake
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime.supervisor import ensure_supervisor
@@ -214,14 +215,18 @@ class LineChannel:
         if call.run is not None:  # else it is cancelled as it starts
             call.run.cancel()
 
-    def _run(self, call: Call, context: runner.ContextFactory | None) -> None:
-        """Run ``call`` through the one runner in its own task; write its response."""
+    def _run(self, call: Call, context: runner.ContextFactory | None = None) -> None:
+        """Run ``call`` through the one runner in its own task; write its response.
+
+        :param context: builds the ``Context`` of a spawned handler; default: the era's
+            (:func:`~flask_mcp.kernel.intake.context_for`), built only if it is spawned.
+        """
         request_id = call.request_id
         self.active[request_id] = call
         self.cancel_requested.discard(request_id)
 
         def start(run: RequestRun) -> Context:
-            ctx = t.cast(runner.ContextFactory, context)(run)
+            ctx = (intake.context_for(call) if context is None else context)(run)
             if request_id in self.cancel_requested:  # the cancel came before the run
                 run.cancel()
             return ctx
@@ -236,7 +241,7 @@ class LineChannel:
                 response = runner.run_to_completion(
                     self.dispatcher,
                     call,
-                    context=None if context is None else start,
+                    context=start,
                     on_message=emit,
                     can_round_trip=call.session is not None,
                 )
