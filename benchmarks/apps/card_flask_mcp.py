@@ -1,6 +1,7 @@
 """The realistic card's tools on Flask-MCP: plain sync code, as a Flask user writes it.
 
-Redis through ``redis.Redis`` and HTTP through one ``requests.Session``: under
+The tools are :mod:`.card_sync`'s (the floor, :mod:`.card_floor`, runs the same
+functions). Redis through ``redis.Redis`` and HTTP through one ``requests.Session``: under
 ``gunicorn -k gevent`` the worker's monkey-patching makes every socket wait
 cooperative, so 50 calls in flight wait on Redis and the API together, with no
 ``async`` in the tools. Run::
@@ -13,119 +14,23 @@ and the ``BENCH_CARD_*`` variables of :mod:`.card_data`.
 
 from __future__ import annotations
 
-import datetime
-import functools
 import json
-import time
 import typing as t
 
-import redis
-import requests
 from flask import Flask
-from requests.adapters import HTTPAdapter
 
 from flask_mcp import MCP
 from flask_mcp import Context
 
 from . import card_data as card
+from . import card_sync
 
 SERVER_TYPE = "flask-mcp"
 
 mcp = MCP(name="card-flask-mcp", version="1.0.0")
 
-
-@functools.cache
-def _http() -> requests.Session:
-    session = requests.Session()
-    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=card.HTTP_POOL)
-    session.mount("http://", adapter)
-    return session
-
-
-@functools.cache
-def _redis() -> redis.Redis:
-    return redis.Redis.from_url(card.REDIS_URL, decode_responses=True)
-
-
-# --- first edition -------------------------------------------------------------------------
-
-
-@mcp.tool()
-def calculate_fibonacci(n: int) -> dict[str, t.Any]:
-    """Compute the n-th Fibonacci number recursively (n between 0 and 40)."""
-    return card.fibonacci_result(n, SERVER_TYPE)
-
-
-@mcp.tool()
-def fetch_external_data(endpoint: str) -> dict[str, t.Any]:
-    """GET an HTTP endpoint and report its status and response time."""
-    start = time.time()
-    try:
-        response = _http().get(endpoint, timeout=10)
-    except requests.RequestException as exc:
-        return card.fetch_error(endpoint, exc, time.time() - start, SERVER_TYPE)
-    return card.fetch_result(endpoint, response.status_code, time.time() - start, SERVER_TYPE)
-
-
-@mcp.tool()
-def process_json_data(data: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Validate a JSON object and upper-case its strings."""
-    return card.json_result(data, SERVER_TYPE)
-
-
-@mcp.tool()
-def simulate_database_query(query: str, delay_ms: int = 0) -> dict[str, t.Any]:
-    """Simulate a database query that takes delay_ms milliseconds (0 to 5000)."""
-    card.check_delay(delay_ms)
-    time.sleep(delay_ms / 1000)
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    return card.query_result(query, delay_ms, now, SERVER_TYPE)
-
-
-# --- second edition ------------------------------------------------------------------------
-
-
-@mcp.tool()
-def search_products(
-    category: str = "Electronics",
-    min_price: float = 50.0,
-    max_price: float = 500.0,
-    limit: int = 10,
-) -> str:
-    """Search products by category and price range, merged with popularity data."""
-    params = {"category": category, "min_price": min_price, "max_price": max_price, "limit": limit}
-    found = _http().get(f"{card.API_URL}/products/search", params=params, timeout=10).json()
-    popular = _redis().zrevrangebyscore(card.popular_key(), "+inf", "-inf", start=0, num=10)
-    return card.search_text(category, found, popular, SERVER_TYPE)
-
-
-@mcp.tool()
-def get_user_cart(user_id: str = "user-00042") -> str:
-    """Get a user's cart with their recent order history."""
-    cart = _redis().hgetall(card.cart_key(user_id))
-    items = card.cart_items(cart)
-    first = items[0]["product_id"] if items else 1
-    _http().get(f"{card.API_URL}/products/{first}", timeout=10)
-    history = _redis().lrange(card.history_key(user_id), 0, 4)
-    return card.cart_text(user_id, cart, items, history, SERVER_TYPE)
-
-
-@mcp.tool()
-def checkout(user_id: str = "user-00042", items: list[dict[str, int]] | None = None) -> str:
-    """Check out a cart: price it, count the user's rate limit, record the order."""
-    if items is None:
-        items = card.CHECKOUT_ITEMS
-    now = int(time.time())
-    first = items[0]["product_id"] if items else 1
-    calculated = _http().post(
-        f"{card.API_URL}/cart/calculate", json={"user_id": user_id, "items": items}, timeout=10
-    )
-    pipe = _redis().pipeline(transaction=False)
-    pipe.incr(card.rate_key(user_id))
-    pipe.rpush(card.history_key(user_id), card.order_entry(user_id, items, now))
-    pipe.zadd(card.popular_key(), {f"product:{first}": 1}, incr=True)
-    rate_count = pipe.execute()[0]
-    return card.checkout_text(user_id, items, calculated.json(), rate_count, now, SERVER_TYPE)
+for tool in card_sync.sync_tools(SERVER_TYPE):
+    mcp.tool()(tool)
 
 
 # --- large results -------------------------------------------------------------------------

@@ -3,12 +3,12 @@
 It answers the card's ``tools/call`` requests as :mod:`.floor_app` answers
 ``add``: decode the body, run the tool, encode a result of the same shape as
 Flask-MCP's, and nothing else (no session, no validation of the arguments, no
-greenlet per call, no stream). The tools are :mod:`.card_flask_mcp`'s, line for
-line: the same plain sync code on the same clients (one ``requests.Session``
-with a pool of :data:`.card_data.HTTP_POOL`, ``redis.Redis``) and the same
-helpers of :mod:`.card_data`, made concurrent by ``gunicorn -k gevent``'s
-patching. Nothing built on Flask and these clients can be faster, so its req/s
-is the ceiling of any Flask server on the card. Run::
+greenlet per call, no stream). The tools are :mod:`.card_flask_mcp`'s, the
+functions of :mod:`.card_sync`: the same plain sync code on the same clients (one
+``requests.Session`` with a pool of :data:`.card_data.HTTP_POOL`, ``redis.Redis``),
+made concurrent by ``gunicorn -k gevent``'s patching. Nothing built on Flask and
+these clients can be faster, so its req/s is the ceiling of any Flask server on
+the card. Run::
 
     gunicorn -k gevent -w 1 benchmarks.apps.card_floor:app
 
@@ -31,20 +31,14 @@ keeps none) and a notification with 202.
 
 from __future__ import annotations
 
-import datetime
-import functools
-import time
 import typing as t
 
 import orjson
-import redis
-import requests
 from flask import Flask
 from flask import Response
 from flask import request
-from requests.adapters import HTTPAdapter
 
-from . import card_data as card
+from . import card_sync
 
 SERVER_TYPE = "floor"
 #: The ``_meta`` key that marks a 2026-07-28 request, and the one version served.
@@ -57,102 +51,9 @@ _SERVER_INFO = {"name": "card-floor", "version": "1.0.0"}
 _RESULT_META = {"io.modelcontextprotocol/serverInfo": _SERVER_INFO}
 
 
-@functools.cache
-def _http() -> requests.Session:
-    session = requests.Session()
-    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=card.HTTP_POOL)
-    session.mount("http://", adapter)
-    return session
-
-
-@functools.cache
-def _redis() -> redis.Redis:
-    return redis.Redis.from_url(card.REDIS_URL, decode_responses=True)
-
-
-# --- the tools: card_flask_mcp's bodies ----------------------------------------------------
-
-
-def calculate_fibonacci(n: int) -> dict[str, t.Any]:
-    """Compute the n-th Fibonacci number recursively (n between 0 and 40)."""
-    return card.fibonacci_result(n, SERVER_TYPE)
-
-
-def fetch_external_data(endpoint: str) -> dict[str, t.Any]:
-    """GET an HTTP endpoint and report its status and response time."""
-    start = time.time()
-    try:
-        response = _http().get(endpoint, timeout=10)
-    except requests.RequestException as exc:
-        return card.fetch_error(endpoint, exc, time.time() - start, SERVER_TYPE)
-    return card.fetch_result(endpoint, response.status_code, time.time() - start, SERVER_TYPE)
-
-
-def process_json_data(data: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Validate a JSON object and upper-case its strings."""
-    return card.json_result(data, SERVER_TYPE)
-
-
-def simulate_database_query(query: str, delay_ms: int = 0) -> dict[str, t.Any]:
-    """Simulate a database query that takes delay_ms milliseconds (0 to 5000)."""
-    card.check_delay(delay_ms)
-    time.sleep(delay_ms / 1000)
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    return card.query_result(query, delay_ms, now, SERVER_TYPE)
-
-
-def search_products(
-    category: str = "Electronics",
-    min_price: float = 50.0,
-    max_price: float = 500.0,
-    limit: int = 10,
-) -> str:
-    """Search products by category and price range, merged with popularity data."""
-    params = {"category": category, "min_price": min_price, "max_price": max_price, "limit": limit}
-    found = _http().get(f"{card.API_URL}/products/search", params=params, timeout=10).json()
-    popular = _redis().zrevrangebyscore(card.popular_key(), "+inf", "-inf", start=0, num=10)
-    return card.search_text(category, found, popular, SERVER_TYPE)
-
-
-def get_user_cart(user_id: str = "user-00042") -> str:
-    """Get a user's cart with their recent order history."""
-    cart = _redis().hgetall(card.cart_key(user_id))
-    items = card.cart_items(cart)
-    first = items[0]["product_id"] if items else 1
-    _http().get(f"{card.API_URL}/products/{first}", timeout=10)
-    history = _redis().lrange(card.history_key(user_id), 0, 4)
-    return card.cart_text(user_id, cart, items, history, SERVER_TYPE)
-
-
-def checkout(user_id: str = "user-00042", items: list[dict[str, int]] | None = None) -> str:
-    """Check out a cart: price it, count the user's rate limit, record the order."""
-    if items is None:
-        items = card.CHECKOUT_ITEMS
-    now = int(time.time())
-    first = items[0]["product_id"] if items else 1
-    calculated = _http().post(
-        f"{card.API_URL}/cart/calculate", json={"user_id": user_id, "items": items}, timeout=10
-    )
-    pipe = _redis().pipeline(transaction=False)
-    pipe.incr(card.rate_key(user_id))
-    pipe.rpush(card.history_key(user_id), card.order_entry(user_id, items, now))
-    pipe.zadd(card.popular_key(), {f"product:{first}": 1}, incr=True)
-    rate_count = pipe.execute()[0]
-    return card.checkout_text(user_id, items, calculated.json(), rate_count, now, SERVER_TYPE)
-
-
-#: The card's tools by name.
+#: The card's tools by name: :mod:`.card_sync`'s, as Flask-MCP's app registers them.
 TOOLS: dict[str, t.Callable[..., t.Any]] = {
-    tool.__name__: tool
-    for tool in (
-        calculate_fibonacci,
-        fetch_external_data,
-        process_json_data,
-        simulate_database_query,
-        search_products,
-        get_user_cart,
-        checkout,
-    )
+    tool.__name__: tool for tool in card_sync.sync_tools(SERVER_TYPE)
 }
 
 # --- the endpoint --------------------------------------------------------------------------
