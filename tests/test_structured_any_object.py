@@ -304,3 +304,42 @@ def test_middleware_sees_a_fragment_as_the_json_the_client_got(version: str) -> 
     want = {"rows": [{"id": 1}, {"id": 2}], "n": 2}
     assert result["structuredContent"] == want and seen == [want]
     assert json.loads(result["content"][0]["text"]) == want
+
+
+@pytest.fixture(params=["memory", pytest.param("redis_url", marks=pytest.mark.redis)])
+def task_backend(request: pytest.FixtureRequest) -> dict[str, t.Any]:
+    if request.param == "memory":
+        return {}
+    return {"MCP_BACKEND": request.getfixturevalue(request.param)}
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_task_stores_what_the_call_would_answer(
+    version: str, task_backend: dict[str, t.Any]
+) -> None:
+    # A task's result is stored (in memory or in Redis) and read back by tasks/result:
+    # the same JSON as the call's answer, Fragment included.
+    mcp = MCP(name="any-object-task", version="1")
+
+    @mcp.tool(task="optional")
+    def mixed() -> dict[str, t.Any]:
+        """Tuples, Enum members, a UUID and a Fragment in a structured result."""
+        return {
+            "pairs": [(1, 2), (3, 4)],
+            "color": Color.RED,
+            "level": Level.HIGH,
+            "id": ID,
+            "rows": orjson.Fragment(b"[1,2]"),
+        }
+
+    app = Flask(__name__)
+    app.config.update(TESTING=True, **task_backend)
+    mcp.init_app(app)
+    assert (mcp.state(app).backend.multiprocess) == bool(task_backend)
+    want = {**EXPECTED, "rows": [1, 2]}
+    with MCPTestClient(app, protocol_version=version) as client:
+        direct = client.call_tool("mixed")
+        task = client.call_tool_as_task("mixed")
+        stored = client.task_result(task)
+    assert direct["structuredContent"] == want == json.loads(direct["content"][0]["text"])
+    assert stored["structuredContent"] == want == json.loads(stored["content"][0]["text"])
