@@ -108,6 +108,14 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(params=["memory", pytest.param("redis_url", marks=pytest.mark.redis)])
+def backend_config(request: pytest.FixtureRequest) -> dict[str, t.Any]:
+    """App config for the memory backend, then for Redis (``MCP_BACKEND``)."""
+    if request.param == "memory":
+        return {}
+    return {"MCP_BACKEND": request.getfixturevalue(request.param)}
+
+
 @pytest.fixture(scope="session")
 def redis_cluster_url() -> Iterator[str]:
     """``redis+cluster://127.0.0.1:PORT/``: a 3-master Redis Cluster started for the session.

@@ -211,18 +211,22 @@ def test_json_text_writes_what_the_encoder_writes(data: t.Any) -> None:
     assert content.json_text(data) == content._text_encoder.encode(data)
 
 
-def test_inline_first_round_builds_no_context_factory(
-    mcp_server: MCP, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``add`` runs inline; ``chatty`` may emit, so it is spawned with a Context."""
-    built: list[str] = []
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tool names of the calls :func:`intake.context_for` built a factory for."""
+    names: list[str] = []
     factory = intake.context_for
 
     def counting(call: t.Any, *args: t.Any) -> t.Any:
-        built.append(call.params["name"])
+        names.append(call.params["name"])
         return factory(call, *args)
 
     monkeypatch.setattr(intake, "context_for", counting)
+    return names
+
+
+def test_inline_first_round_builds_no_context_factory(mcp_server: MCP, built: list[str]) -> None:
+    """``add`` runs inline; ``chatty`` may emit, so it is spawned with a Context."""
     wire = Wire(make_app(mcp_server))
     status, message, _ = wire.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     assert status == 200 and message["result"]["structuredContent"] == {"result": 5}
@@ -233,18 +237,8 @@ def test_inline_first_round_builds_no_context_factory(
     assert built == ["chatty"]
 
 
-def test_handshake_inline_call_builds_no_context_factory(
-    mcp_server: MCP, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_handshake_inline_call_builds_no_context_factory(mcp_server: MCP, built: list[str]) -> None:
     """In the handshake era too, a handler that runs inline costs no context factory."""
-    built: list[str] = []
-    factory = intake.context_for
-
-    def counting(call: t.Any, *args: t.Any) -> t.Any:
-        built.append(call.params["name"])
-        return factory(call, *args)
-
-    monkeypatch.setattr(intake, "context_for", counting)
     with MCPTestClient(make_app(mcp_server)) as client:
         result = client.call_tool("add", {"a": 2, "b": 3})
         assert result["structuredContent"] == {"result": 5}

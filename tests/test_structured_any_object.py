@@ -306,16 +306,9 @@ def test_middleware_sees_a_fragment_as_the_json_the_client_got(version: str) -> 
     assert json.loads(result["content"][0]["text"]) == want
 
 
-@pytest.fixture(params=["memory", pytest.param("redis_url", marks=pytest.mark.redis)])
-def task_backend(request: pytest.FixtureRequest) -> dict[str, t.Any]:
-    if request.param == "memory":
-        return {}
-    return {"MCP_BACKEND": request.getfixturevalue(request.param)}
-
-
 @pytest.mark.parametrize("version", ERAS)
 def test_a_task_stores_what_the_call_would_answer(
-    version: str, task_backend: dict[str, t.Any]
+    version: str, backend_config: dict[str, t.Any]
 ) -> None:
     # A task's result is stored (in memory or in Redis) and read back by tasks/result:
     # the same JSON as the call's answer, Fragment included.
@@ -333,9 +326,9 @@ def test_a_task_stores_what_the_call_would_answer(
         }
 
     app = Flask(__name__)
-    app.config.update(TESTING=True, **task_backend)
+    app.config.update(TESTING=True, **backend_config)
     mcp.init_app(app)
-    assert (mcp.state(app).backend.multiprocess) == bool(task_backend)
+    assert (mcp.state(app).backend.multiprocess) == bool(backend_config)
     want = {**EXPECTED, "rows": [1, 2]}
     with MCPTestClient(app, protocol_version=version) as client:
         direct = client.call_tool("mixed")

@@ -67,16 +67,9 @@ def accept(params: dict[str, t.Any]) -> dict[str, t.Any]:
     return {"action": "accept", "content": {"ok": True}}
 
 
-@pytest.fixture(params=["memory", pytest.param("redis_url", marks=pytest.mark.redis)])
-def backend(request: pytest.FixtureRequest) -> dict[str, t.Any]:
-    if request.param == "memory":
-        return {}
-    return {"MCP_BACKEND": request.getfixturevalue(request.param)}
-
-
 @pytest.mark.parametrize("version", ERAS)
-def test_a_task_from_creation_to_result(version: str, backend: dict[str, t.Any]) -> None:
-    app, _ = build(**backend)
+def test_a_task_from_creation_to_result(version: str, backend_config: dict[str, t.Any]) -> None:
+    app, _ = build(**backend_config)
     with MCPTestClient(app, protocol_version=version) as client:
         task = client.call_tool_as_task("work", {"seconds": 0.05})
         assert task["taskId"] and task["status"] == "working"
