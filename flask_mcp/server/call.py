@@ -63,7 +63,8 @@ class Call:
     #: The client's address (``REMOTE_ADDR``, which ``ProxyFix`` sets); ``None`` off HTTP.
     client_address: str | None = None
     #: What the caller declared, for a call that has neither a session nor ``_meta`` to
-    #: read it from (the command line's in-process client); ``None``: read it from those.
+    #: read it from (the command line's in-process client, a task's run, which its record
+    #: gives); ``None``: read it from those.
     facts: ClientFacts | None = None
     #: The method's record, when the kernel found it offered as it built the call (a
     #: 2026-07-28 request); ``None``: :meth:`~flask_mcp.server.dispatcher.Dispatcher.route`
