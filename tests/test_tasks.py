@@ -638,6 +638,39 @@ def test_records_per_caller_are_bounded_and_others_unaffected(store: TaskStore) 
     assert all(store.get(each["taskId"]) is not None for each in mine)  # nothing dropped
 
 
+def test_records_created_while_another_grows_are_all_counted(store: TaskStore) -> None:
+    """A change that grows a record checks the caller's bytes; in Redis that check forgot
+    the entries of records it did not see in both indexes, so a record created meanwhile
+    stopped counting and the caller got one task past MCP_TASK_MAX_PER_CLIENT (seen in CI
+    as 1 run in 20)."""
+    store.limits = TaskLimits(max_records=40, max_bytes=10_000_000)
+    growing = record("dave")
+    store.create(growing, 60)
+    done = threading.Event()
+
+    def longer(found: dict[str, t.Any]) -> bool:
+        found["n"] = found.get("n", "") + "z"
+        return True
+
+    def grow() -> None:
+        while not done.is_set():
+            store.mutate(growing["taskId"], longer)
+
+    grower = threading.Thread(target=grow)
+    grower.start()
+    try:
+        made = 1
+        for _ in range(39):
+            store.create(record("dave"), 60)
+            made += 1
+    finally:
+        done.set()
+        grower.join(10)
+    with pytest.raises(TaskQuotaExceeded) as refused:
+        store.create(record("dave"), 60)
+    assert made == 40 and refused.value.data["held"] == 40
+
+
 def test_bytes_per_caller_are_bounded_on_create_and_on_change(store: TaskStore) -> None:
     store.limits = TaskLimits(max_records=None, max_bytes=20_000)
     first = record("carol", 8_000)

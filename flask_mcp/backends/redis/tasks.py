@@ -75,17 +75,25 @@ class RedisTaskStore(TaskStore):
         return self.keys.tasks(f"caller:{caller}")
 
     def _held(self, caller: str) -> tuple[int, int]:
-        """The records and bytes ``caller`` keeps now; forgets the expired ones' entries."""
+        """The records and bytes ``caller`` keeps now; forgets the expired ones' entries.
+
+        An entry is forgotten only when its record is gone: a record another worker
+        creates meanwhile is in both indexes before it is seen here (one transaction),
+        so reading the two indexes one after the other never drops it.
+        """
         index, sizes = self._counted(caller), self.keys.task_sizes(caller)
-        ids = [text(i) for i in self.client.zrange(index, 0, -1)]
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zrange(index, 0, -1)
+        pipe.hgetall(sizes)
+        raw_ids, raw_sizes = pipe.execute()
+        by_id = {text(k): int(v) for k, v in (raw_sizes or {}).items()}
+        ids = list(dict.fromkeys([*(text(i) for i in raw_ids), *by_id]))
         pipe = self.client.pipeline(transaction=False)
         for task_id in ids:
             pipe.exists(self._key(task_id))
-        pipe.hgetall(sizes)
-        *found, raw_sizes = pipe.execute()
-        by_id = {text(k): int(v) for k, v in (raw_sizes or {}).items()}
+        found = pipe.execute() if ids else []
         live = [i for i, there in zip(ids, found, strict=True) if there]
-        gone = [i for i in {*ids, *by_id} if i not in set(live)]
+        gone = [i for i, there in zip(ids, found, strict=True) if not there]
         if gone:
             with contextlib.suppress(*_UNAVAILABLE):
                 self.client.zrem(index, *gone)
