@@ -339,6 +339,31 @@ def test_other_scheme_and_malformed(client: t.Any) -> None:
     assert challenge(response)["error"] == "invalid_request"
 
 
+@pytest.mark.parametrize(
+    ("header", "refusal"),
+    [
+        ("bearer  alice-read", None),  # the scheme in any case, spaces before the token
+        ("BEARER alice-read ", None),
+        ("Bearer", "invalid_request"),  # no token
+        ("Bearer a=b", "invalid_request"),  # auth-params, not a token
+        ("Bearer\talice-read", "no token"),  # a tab is not the separator: no Bearer scheme
+        (" Bearer alice-read", "no token"),
+        ("Basic", "no token"),
+    ],
+)
+def test_the_authorization_header_is_read_as_werkzeug_reads_it(
+    client: t.Any, header: str, refusal: str | None
+) -> None:
+    """The header is split by hand on the hot path; it must read as ``request.authorization``."""
+    response = post(client, rpc("ping"), Authorization=header)
+    if refusal is None:  # accepted: the request goes on (400: a ping needs a session)
+        assert "WWW-Authenticate" not in response.headers and response.status_code == 400
+    elif refusal == "no token":
+        assert response.status_code == 401 and "error" not in challenge(response)
+    else:
+        assert response.status_code == 400 and challenge(response)["error"] == refusal
+
+
 def test_token_in_query_string_is_ignored(client: t.Any) -> None:
     headers = {"Accept": ACCEPT}
     response = client.post("/mcp?access_token=alice-read", json=rpc("ping"), headers=headers)

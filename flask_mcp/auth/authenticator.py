@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import re
 import typing as t
+from collections.abc import Mapping
 
 from werkzeug.http import quote_header_value
 
@@ -49,9 +50,6 @@ class Credentials(t.Protocol):
 
     @property
     def headers(self) -> t.Any: ...
-
-    @property
-    def authorization(self) -> t.Any: ...
 
 
 class AuthChallenge(MCPHTTPError):
@@ -202,17 +200,22 @@ class Authenticator:
 
     def verify(self, request: Credentials) -> AuthInfo:
         """Return the caller of ``request``, or raise an :class:`AuthChallenge` (no signal)."""
-        if not request.headers.get("Authorization"):
+        header = request.headers.get("Authorization")
+        if not header:
             raise self.challenge(None, "no access token")
-        credentials = request.authorization
-        if credentials is None or credentials.type != "bearer":
+        # as Werkzeug's ``request.authorization`` reads it, without building the object
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer":
             raise self.challenge(None, "not a Bearer token")
-        token = credentials.token
+        token = token.strip(" \t")
         if not token or not _B64TOKEN.fullmatch(token):
             raise self.challenge(INVALID_REQUEST, "malformed header; send 'Bearer <token>'")
         info = self._call_authorizer(token, request)
-        scopes = _expand(info.scopes, self.settings.auth_implied_scopes)
-        info = dataclasses.replace(info, scopes=scopes)
+        implied = self.settings.auth_implied_scopes
+        if implied:
+            scopes = _expand(info.scopes, implied)
+            if scopes != info.scopes:
+                info = dataclasses.replace(info, scopes=scopes)
         missing = [scope for scope in self.required_scopes if scope not in info.scopes]
         if missing:
             raise self.challenge(
@@ -223,7 +226,9 @@ class Authenticator:
     def _call_authorizer(self, token: str, request: Credentials) -> AuthInfo:
         try:
             result = self.authorizer(token, t.cast(t.Any, request))
-            if isinstance(result, t.Mapping):
+            if isinstance(result, AuthInfo):  # the usual answer, before the slower ABC check
+                return result
+            if isinstance(result, Mapping):
                 result = auth_info_from_claims(result)
         except AuthError as exc:
             reason = exc.description or exc.kind
@@ -270,7 +275,10 @@ class Authenticator:
 
     def allows(self, info: AuthInfo | None, scopes: t.Iterable[str]) -> bool:
         """Tell whether ``info`` grants every scope of ``scopes``."""
-        return info is not None and set(scopes) <= info.scopes
+        if info is None:
+            return False
+        granted = info.scopes
+        return all(scope in granted for scope in scopes)
 
     def require(
         self,
