@@ -21,11 +21,13 @@ import typing as t
 import anyio
 import httpx
 import pytest
+from harness import GUNICORN_READY_ARGS
 from harness import free_port
 from harness import redis_client
 from harness import redis_env
 from harness import redis_server
 from harness import run_suite
+from harness import wait_for_workers_ready
 from wire import call
 from wire import client
 from wire import initialize_request
@@ -219,7 +221,17 @@ def test_redis_outage_gives_quick_503_and_recovers(serve: t.Any) -> None:
     with contextlib.ExitStack() as stack:
         redis_server = stack.enter_context(private_redis(port))
         env = {"FLASK_MCP_BACKEND": f"redis://127.0.0.1:{port}/0"}
-        server = serve("tests._apps.backchannel:app", "gevent", workers=4, env=env)
+        server = serve(
+            "tests._apps.backchannel:app",
+            "gevent",
+            workers=4,
+            env=env,
+            extra_args=GUNICORN_READY_ARGS,
+        )
+        # Every worker booted before Redis goes: a worker that boots during an outage longer
+        # than BOOT_WAIT fails its boot, and gunicorn's master then stops the whole server (in
+        # CI the fourth worker reached init_app 3 s after the first answered).
+        wait_for_workers_ready(server, 4)
         http = stack.enter_context(httpx.Client(timeout=30))
         sessions = [start_session(http, server.url) for _ in range(4)]
         for headers in sessions:
