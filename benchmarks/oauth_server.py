@@ -24,6 +24,7 @@ import typing as t
 from . import report
 from . import wrk
 from .options import Options
+from .servers import Server
 from .servers import start_all
 from .targets import flask_mcp
 from .throughput import compare_add
@@ -33,6 +34,8 @@ from .throughput import field_ratio
 RESOURCE = "https://bench.example/mcp"
 REDIRECT = "http://127.0.0.1:9/callback"
 CONCURRENCY = (16,)
+#: The labels of the two servers.
+PLAIN, OAUTH = "plain/gevent", "oauth/gevent"
 
 
 def access_token(mcp_url: str) -> str:
@@ -76,8 +79,8 @@ def access_token(mcp_url: str) -> str:
 
 def verdicts(results: dict[tuple[str, int], wrk.WrkResult]) -> list[report.Verdict]:
     """The issue's target for the built-in authorization server's tokens."""
-    value = field_ratio(results, "oauth/gevent", "plain/gevent", 16, "rps")
-    cpu = cpu_ratio(results, "oauth/gevent", "plain/gevent", 16)
+    value = field_ratio(results, OAUTH, PLAIN, 16, "rps")
+    cpu = cpu_ratio(results, OAUTH, PLAIN, 16)
     return [
         report.Verdict(
             "tools/call with the built-in server's tokens vs unauthenticated, c=16",
@@ -88,30 +91,58 @@ def verdicts(results: dict[tuple[str, int], wrk.WrkResult]) -> list[report.Verdi
     ]
 
 
-def run(options: Options, backend: str | None = None) -> dict[str, t.Any]:
-    """Run the benchmark; print and return its figures."""
-    where = backend or "memory://"
-    print(report.banner(f"tools/call with OAuth server tokens vs none (gevent -w 1, {where})"))
+def specs(options: Options, backend: str | None = None) -> list[t.Any]:
+    """The two servers: the same app without authorization and with the built-in server."""
     # the same app on both sides: a Flask-Login app has a SECRET_KEY (Flask then opens a
     # signed session on every request), so the server without tokens gets one too
-    common = {"FLASK_SECRET_KEY": "benchmark", **({"FLASK_MCP_BACKEND": where} if backend else {})}
+    common = {
+        "FLASK_SECRET_KEY": "benchmark",
+        **({"FLASK_MCP_BACKEND": backend} if backend else {}),
+    }
     env = {
         **common,
         "BENCH_OAUTH_SERVER": "1",
         "FLASK_MCP_AUTH_RESOURCE": RESOURCE,
         "FLASK_MCP_AUTH_AUTHORIZATION_SERVERS": json.dumps(["https://bench.example"]),
     }
-    specs = [
-        flask_mcp("gevent", common, name="plain/gevent"),
-        flask_mcp("gevent", env, name="oauth/gevent"),
+    found = [flask_mcp("gevent", common, name=PLAIN), flask_mcp("gevent", env, name=OAUTH)]
+    return [s for s in found if options.wanted(s.name)]
+
+
+def authorize(servers: t.Sequence[Server]) -> None:
+    """Get a token from the OAuth server of ``servers``; every wrk request then sends it
+    (the server without authorization ignores the header)."""
+    oauth = next(s for s in servers if s.spec.name == OAUTH)
+    os.environ["BENCH_AUTHORIZATION"] = f"Bearer {access_token(oauth.url)}"
+
+
+def forget_token() -> None:
+    """Stop sending the token."""
+    os.environ.pop("BENCH_AUTHORIZATION", None)
+
+
+def side_by_side_verdicts(medians: dict[str, tuple[float, float]]) -> list[report.Verdict]:
+    """The issue's target on the median of simultaneous rounds (:mod:`benchmarks.side_by_side`)."""
+    found = medians.get(f"{OAUTH}@16")
+    return [
+        report.Verdict(
+            "tools/call with the built-in server's tokens vs unauthenticated, c=16, side by side",
+            ">= 0.9x",
+            "–" if found is None else f"{found[0]:.3f}x (CPU/req {found[1]:.3f}x)",
+            None if found is None else found[0] >= 0.9,
+        )
     ]
-    specs = [s for s in specs if options.wanted(s.name)]
-    servers = start_all(specs, options.server_core)
+
+
+def run(options: Options, backend: str | None = None) -> dict[str, t.Any]:
+    """Run the benchmark; print and return its figures."""
+    where = backend or "memory://"
+    print(report.banner(f"tools/call with OAuth server tokens vs none (gevent -w 1, {where})"))
+    servers = start_all(specs(options, backend), options.server_core)
     try:
-        oauth = next(s for s in servers if s.spec.name == "oauth/gevent")
-        os.environ["BENCH_AUTHORIZATION"] = f"Bearer {access_token(oauth.url)}"
+        authorize(servers)
         return compare_add(servers, options, CONCURRENCY, verdicts)
     finally:
-        os.environ.pop("BENCH_AUTHORIZATION", None)
+        forget_token()
         for server in servers:
             server.stop()

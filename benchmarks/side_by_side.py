@@ -6,6 +6,11 @@ With ``--era 2026`` (the default) it judges issue 16's target for the
 2026-07-28 form at c=16 (at least 0.9x the floor driven with the same request,
 on the median of the rounds) and exits 1 when it is missed.
 
+``--compare oauth [--backend redis://...]`` drives the same way the two servers of
+``python -m benchmarks oauth`` (:mod:`benchmarks.oauth_server`): tools/call with the
+built-in authorization server's tokens against the same app without authorization,
+and judges issue 30's target (at least 0.9x) on the median of the rounds.
+
 :mod:`benchmarks.throughput` drives one server at a time, so a burst of other
 work on the machine lands on one target and not the other: on a shared 2-vCPU
 VM, runs a minute apart differed by 30% in req/s and in CPU per request.
@@ -30,11 +35,13 @@ import concurrent.futures
 import statistics
 import typing as t
 
+from . import oauth_server
 from . import report
 from . import wrk
 from .options import Options
 from .prepare import Prepared
 from .prepare import prepare
+from .servers import Server
 from .servers import start_all
 from .targets import Target
 from .targets import flask_mcp
@@ -73,17 +80,28 @@ def _round(
     return results
 
 
-def run(options: Options, era: str, repeats: int) -> dict[str, tuple[float, float]]:
+def run(
+    options: Options,
+    era: str,
+    repeats: int,
+    specs: t.Sequence[t.Any] | None = None,
+    bottom: str = FLOOR,
+    setup: t.Callable[[t.Sequence[Server]], None] | None = None,
+) -> dict[str, tuple[float, float]]:
     """Run ``repeats`` simultaneous rounds per concurrency; print and return the median ratios.
 
-    :returns: ``{"label@c": (req/s ratio, CPU ratio)}`` against the floor, each
-        the median over the rounds (CPU ratio: the floor's CPU per request over
+    :param specs: the servers (default: Flask-MCP, the floor and each ``--proto`` copy).
+    :param bottom: the label of the row every other is divided by.
+    :param setup: called with the started servers before the first request.
+    :returns: ``{"label@c": (req/s ratio, CPU ratio)}`` against ``bottom``, each
+        the median over the rounds (CPU ratio: the bottom's CPU per request over
         the row's, so that higher is better in both).
     """
-    specs = _specs(options)
-    servers = start_all(specs, options.server_core)
+    servers = start_all(_specs(options) if specs is None else specs, options.server_core)
     medians: dict[str, tuple[float, float]] = {}
     try:
+        if setup is not None:
+            setup(servers)
         prepared = [
             prepare(Target(server.spec.name, server.spec.name, era), server, wrk.ADD, 64)
             for server in servers
@@ -100,16 +118,16 @@ def run(options: Options, era: str, repeats: int) -> dict[str, tuple[float, floa
                 errors = {label: r.errors for label, r in results.items() if r.errors}
                 if errors:
                     raise RuntimeError(f"failed requests: {errors}")
-                bottom = results[FLOOR]
+                base = results[bottom]
                 cells = []
                 for label, result in results.items():
-                    if label == FLOOR:
+                    if label == bottom:
                         continue
-                    pair = (result.rps / bottom.rps, (bottom.cpu_us or 0) / (result.cpu_us or 1))
+                    pair = (result.rps / base.rps, (base.cpu_us or 0) / (result.cpu_us or 1))
                     ratios.setdefault(label, []).append(pair)
                     cells.append(f"{label} {pair[0]:.3f} (CPU {pair[1]:.3f})")
                 print(
-                    f"  c={connections} floor {bottom.rps:6.0f} req/s  " + "  ".join(cells),
+                    f"  c={connections} {bottom} {base.rps:6.0f} req/s  " + "  ".join(cells),
                     flush=True,
                 )
             for label, pairs in ratios.items():
@@ -122,7 +140,7 @@ def run(options: Options, era: str, repeats: int) -> dict[str, tuple[float, floa
             server.stop()
     rows = [(key, f"{rps:.3f}x", f"{cpu:.3f}x") for key, (rps, cpu) in medians.items()]
     print()
-    print(report.table((f"@{era} vs {FLOOR}@{era}, c", "req/s (median)", "CPU (median)"), rows))
+    print(report.table((f"@{era} vs {bottom}@{era}, c", "req/s (median)", "CPU (median)"), rows))
     return medians
 
 
@@ -134,6 +152,14 @@ def main(argv: t.Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="length of one round")
     parser.add_argument("--repeats", type=int, default=7, help="rounds per concurrency")
     parser.add_argument("--proto", action="append", default=[], help="a patched flask_mcp copy")
+    parser.add_argument(
+        "--compare",
+        choices=("floor", "oauth"),
+        default="floor",
+        help="floor: Flask-MCP vs the bare-Flask floor; oauth: the built-in authorization "
+        "server's tokens vs no authorization",
+    )
+    parser.add_argument("--backend", help="with --compare oauth: MCP_BACKEND of both servers")
     args = parser.parse_args(argv)
     options = Options.for_mode(
         "quick",
@@ -144,8 +170,18 @@ def main(argv: t.Sequence[str] | None = None) -> int:
     if not wrk.available():
         print("wrk is not installed")
         return 2
-    medians = run(options, args.era, args.repeats)
-    judged = verdicts(medians, args.era)
+    if args.compare == "oauth":
+        specs = oauth_server.specs(options, args.backend)
+        try:
+            medians = run(
+                options, args.era, args.repeats, specs, oauth_server.PLAIN, oauth_server.authorize
+            )
+        finally:
+            oauth_server.forget_token()
+        judged = oauth_server.side_by_side_verdicts(medians)
+    else:
+        medians = run(options, args.era, args.repeats)
+        judged = verdicts(medians, args.era)
     if judged:
         print()
         print(report.verdict_table(judged))

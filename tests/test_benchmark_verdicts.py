@@ -154,3 +154,34 @@ def test_a_card_run_without_its_floor_says_so() -> None:
     ceiling = realistic.ceilings(targets, results)[0]
     assert ceiling["floor_vs_fastmcp"] is None
     assert realistic.ceiling_line(ceiling).startswith("ceiling: floor vs fastmcp –, card v1")
+
+
+@pytest.mark.parametrize(("median", "status"), [(0.92, 0), (0.88, 1)])
+def test_side_by_side_compare_oauth_judges_the_median(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    median: float,
+    status: int,
+) -> None:
+    """``side_by_side --compare oauth`` divides by the server without authorization and
+    judges issue 30's 0.9x on the median of the rounds."""
+    from benchmarks import oauth_server
+    from benchmarks import side_by_side
+
+    seen: dict[str, t.Any] = {}
+
+    def rounds(options: t.Any, era: str, repeats: int, *args: t.Any) -> dict[str, t.Any]:
+        specs, bottom, setup = args
+        seen.update(labels=[s.name for s in specs], bottom=bottom, setup=setup, era=era)
+        return {f"{oauth_server.OAUTH}@16": (median, median)}
+
+    monkeypatch.setattr(side_by_side.wrk, "available", lambda: True)
+    monkeypatch.setattr(side_by_side, "run", rounds)
+    assert side_by_side.main(["--compare", "oauth", "--era", "handshake"]) == status
+    assert seen == {
+        "labels": [oauth_server.PLAIN, oauth_server.OAUTH],
+        "bottom": oauth_server.PLAIN,
+        "setup": oauth_server.authorize,
+        "era": "handshake",
+    }
+    assert ("NOT met" in capsys.readouterr().out) is (status == 1)
