@@ -78,8 +78,8 @@ class RedisTaskStore(TaskStore):
         """The records and bytes ``caller`` keeps now; forgets the expired ones' entries.
 
         An entry is forgotten only when its record is gone: a record another worker
-        creates meanwhile is in both indexes before it is seen here (one transaction),
-        so reading the two indexes one after the other never drops it.
+        creates meanwhile enters both indexes in one transaction, and one found in
+        either index here is counted, never dropped, while its record exists.
         """
         index, sizes = self._counted(caller), self.keys.task_sizes(caller)
         pipe = self.client.pipeline(transaction=False)
