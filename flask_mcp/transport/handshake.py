@@ -42,6 +42,7 @@ from .responses import json_response
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
+    from flask import Request
 
     from ..auth import AuthInfo
     from ..runtime.state import AppState
@@ -73,9 +74,13 @@ class Handshake:
         self.app_state = state
         self.roots_changed_hooks = roots_changed_hooks
 
-    def post(self, environ: WSGIEnvironment, message: t.Any, auth: AuthInfo | None) -> Response:
-        """Serve a decoded POST body of the handshake era."""
+    def post(self, req: Request, message: t.Any, auth: AuthInfo | None) -> Response:
+        """Serve a decoded POST body of the handshake era.
+
+        :param req: the request (its own attributes, not the ``request`` proxy's).
+        """
         state = self.app_state
+        environ = req.environ
         if isinstance(message, list):
             return self._batch(state, environ, message, auth)
         try:
@@ -84,11 +89,11 @@ class Handshake:
             return http_error(400, exc.message, request_id=jsonrpc.request_id_of(message))
         if kind == jsonrpc.REQUEST and message["method"] == "initialize":
             return self._initialize(state, message, auth)
-        path_args = current_path_args()  # once: the session's check and the call's
+        path_args = current_path_args(req)  # once: the session's check and the call's
         record = self.session(environ, auth=auth, path_args=path_args)
         assert record is not None
         if kind == jsonrpc.REQUEST:
-            return self._request(state, environ, record, message, auth, path_args)
+            return self._request(state, req, record, message, auth, path_args)
         if kind == jsonrpc.NOTIFICATION:
             self.notification(state, record, message)
         else:
@@ -158,14 +163,15 @@ class Handshake:
     def _request(
         self,
         state: AppState,
-        environ: WSGIEnvironment,
+        req: Request,
         record: SessionRecord,
         message: dict[str, t.Any],
         auth: AuthInfo | None,
         path_args: dict[str, t.Any],
     ) -> Response:
         """Run a request of the session through the one runner."""
-        call = intake.session_call(state, record, message, auth, path_args, request.remote_addr)
+        call = intake.session_call(state, record, message, auth, path_args, req.remote_addr)
+        environ = req.environ
         dispatcher = self.dispatcher
         where = dispatcher.placement(call)
         if where != SPAWN:

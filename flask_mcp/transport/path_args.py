@@ -15,13 +15,23 @@ from flask import request
 
 from ..convert import to_json
 
+if t.TYPE_CHECKING:
+    from flask import Request
 
-def current_path_args() -> dict[str, t.Any]:
-    """Return the URL variables the current request matched (``{}`` outside a request)."""
-    try:
-        view_args = request.view_args
-    except RuntimeError:  # outside a request: one lookup instead of has_request_context's
-        return {}
+
+def current_path_args(req: Request | None = None) -> dict[str, t.Any]:
+    """Return the URL variables the current request matched (``{}`` outside a request).
+
+    :param req: the request, when the caller holds it: an attribute of Flask's
+        ``request`` proxy costs a context lookup (0.6 us), the object's own attribute
+        nothing.
+    """
+    if req is None:
+        try:
+            req = t.cast("Request", request._get_current_object())  # type: ignore[attr-defined]
+        except RuntimeError:  # outside a request: one lookup instead of has_request_context's
+            return {}
+    view_args = req.view_args
     return dict(view_args) if view_args else {}
 
 

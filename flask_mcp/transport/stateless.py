@@ -43,6 +43,7 @@ from .responses import json_response
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
+    from flask import Request
 
     from ..auth import AuthInfo
     from ..runtime.state import AppState
@@ -57,16 +58,17 @@ def handle_stateless(
     state: AppState,
     message: t.Any,
     auth: AuthInfo | None = None,
-    environ: WSGIEnvironment | None = None,
+    req: Request | None = None,
 ) -> Response:
     """Serve one stateless (2026-07-28) POST whose body is already parsed.
 
-    :param environ: the request's WSGI environ (default: the current request's).
+    :param req: the request (default: the current one), read through its own
+        attributes rather than the ``request`` proxy's.
     """
+    if req is None:
+        req = t.cast("Request", request._get_current_object())  # type: ignore[attr-defined]
     try:
-        return _serve(
-            dispatcher, state, message, auth, request.environ if environ is None else environ
-        )
+        return _serve(dispatcher, state, message, auth, req)
     except HeaderMismatch as exc:
         error = {"code": HEADER_MISMATCH, "message": exc.message}
         return json_response(jsonrpc.error(jsonrpc.request_id_of(message), error), 400)
@@ -116,8 +118,9 @@ def _serve(
     state: AppState,
     message: t.Any,
     auth: AuthInfo | None,
-    environ: WSGIEnvironment,
+    req: Request,
 ) -> Response:
+    environ = req.environ
     if isinstance(message, list):
         raise MCPError(
             INVALID_REQUEST,
@@ -150,8 +153,8 @@ def _serve(
         message,
         version,
         auth,
-        path_args=current_path_args(),
-        client_address=request.remote_addr,
+        path_args=current_path_args(req),
+        client_address=req.remote_addr,
         method_record=record,
     )
     where = dispatcher.placement(call)

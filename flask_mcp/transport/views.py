@@ -136,8 +136,8 @@ class Transport:
             message=message,
         )
         if era == protocol.STATELESS:
-            return handle_stateless(self.dispatcher, state, message, auth, environ)
-        return self.handshake.post(environ, message, auth)
+            return handle_stateless(self.dispatcher, state, message, auth, req)
+        return self.handshake.post(req, message, auth)
 
     # -- GET -----------------------------------------------------------------------
 
