@@ -532,3 +532,151 @@ def _figures(
         "rss_mb": {target.label: rss_mb(target.server) for target in targets},
         "skipped": {target.label: target.skipped for target in targets if target.skipped},
     }
+
+
+def side_by_side(options: Options, era: str, repeats: int) -> list[report.Verdict]:
+    """Drive part one's servers all at once on one core, per mix; print the median ratios.
+
+    :mod:`benchmarks.side_by_side`'s method on the card (``python -m
+    benchmarks.side_by_side --compare card``): every server pinned to the server
+    core and loaded at the same time, one wrk each (50 connections) on the client
+    core, so that each gets the same slices of whatever the machine leaves and a
+    server's req/s over another's is the inverse of their CPU cost per request.
+    Sequential runs of the card on a shared VM moved Flask-MCP's ratio to the
+    floor between 0.79x and 1.02x from one run to the next. Latencies are not
+    comparable here (each includes the others' slices), so the verdicts judge
+    req/s only: the p99 targets stay with ``python -m benchmarks realistic``.
+
+    :returns: the req/s verdicts of the issue's targets (Flask-MCP over each
+        framework's fastest mode), on the median of the rounds.
+    """
+    found: list[report.Verdict] = []
+    with card.world(options.client_core) as the_world:
+        servers = start_all(
+            one_core_specs(the_world), options.server_core, timeout=card.START_TIMEOUT
+        )
+        try:
+            live = []
+            for server in servers:
+                target = prepare(server, era, the_world, CONNECTIONS)
+                if target.skipped:
+                    print(f"  {target.label}: skipped ({target.skipped})")
+                else:
+                    live.append(target)
+            frameworks = {target.label: target.framework for target in live}
+            for edition, calls in card.EDITIONS.items():
+                mix = [card.with_api(call, the_world.api_url) for call in calls]
+                for target in live:
+                    _drive_one(target, mix, options.warmup, options.client_core, CONNECTIONS)
+                medians = _simultaneous_rounds(live, mix, options, repeats, edition)
+                print()
+                print(
+                    report.table(
+                        (
+                            f"{edition} {era}: vs the floor",
+                            "req/s (median)",
+                            "CPU (median)",
+                            "failed",
+                        ),
+                        [
+                            (label, f"{r:.3f}x", f"{c:.3f}x", str(failed))
+                            for label, (r, c, failed) in medians.items()
+                        ],
+                    )
+                )
+                found += side_by_side_verdicts(medians, frameworks, era, edition)
+        finally:
+            for server in servers:
+                server.stop()
+    return found
+
+
+def _simultaneous_rounds(
+    live: t.Sequence[Target],
+    mix: t.Sequence[card.Call],
+    options: Options,
+    repeats: int,
+    edition: str,
+) -> dict[str, tuple[float, float, int]]:
+    """Load every target at once ``repeats`` times; return each one's median ratios to the floor.
+
+    :returns: ``{label: (req/s ratio, CPU ratio, failed requests)}``, the CPU ratio
+        being the floor's CPU per request over the target's (higher is better in
+        both), the failures summed over the rounds.
+    """
+    import concurrent.futures
+    import statistics
+
+    floor = next(target.label for target in live if target.framework == "floor")
+    rounds: dict[str, list[tuple[float, float]]] = {target.label: [] for target in live}
+    errors = dict.fromkeys(rounds, 0)
+    for _ in range(repeats):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(live)) as pool:
+            futures = {
+                target.label: pool.submit(
+                    _drive_one, target, mix, options.seconds, options.client_core, CONNECTIONS
+                )
+                for target in live
+            }
+            results = {label: future.result() for label, future in futures.items()}
+        base = results[floor]
+        for label, result in results.items():
+            errors[label] += result.errors
+            rounds[label].append((result.rps / base.rps, (base.cpu_us or 0) / (result.cpu_us or 1)))
+        print(
+            f"  {edition} {floor} {base.rps:5.0f} req/s  "
+            + "  ".join(
+                f"{label} {result.rps / base.rps:.3f}"
+                + (f" ({result.errors} failed)" if result.errors else "")
+                for label, result in results.items()
+                if label != floor
+            ),
+            flush=True,
+        )
+    return {
+        label: (
+            statistics.median(p[0] for p in pairs),
+            statistics.median(p[1] for p in pairs),
+            errors[label],
+        )
+        for label, pairs in rounds.items()
+    }
+
+
+def side_by_side_verdicts(
+    medians: t.Mapping[str, tuple[float, float, int]],
+    frameworks: t.Mapping[str, str],
+    era: str,
+    edition: str,
+) -> list[report.Verdict]:
+    """Judge the req/s targets on one mix's side-by-side medians (ratios to the floor).
+
+    Flask-MCP's ratio over the fastest mode of each framework, with no failed request
+    of its own; the floor's ratio over it is shown beside it (the ceiling of any
+    Flask server).
+
+    :param medians: ``{label: (req/s ratio, CPU ratio, failed requests)}``.
+    :param frameworks: each label's framework (``flask_mcp``, ``floor``, ``fastmcp``, ``sdk``).
+    """
+    found: list[report.Verdict] = []
+    ours = next((medians[label] for label, kind in frameworks.items() if kind == "flask_mcp"), None)
+    for framework, want in TARGETS.items():
+        modes = [
+            (medians[label][0], label) for label, kind in frameworks.items() if kind == framework
+        ]
+        what = f"card {edition} {era}, c={CONNECTIONS}, side by side: req/s vs {framework}"
+        if ours is None or not modes:
+            found.append(report.Verdict(what, f">= {want}x", "–", None))
+            continue
+        theirs, label = max(modes)
+        ratio = ours[0] / theirs
+        failed = f", {ours[2]} failed" if ours[2] else ""
+        found.append(
+            report.Verdict(
+                what,
+                f">= {want}x",
+                f"{ratio:.2f}x vs {label} (the floor: {1 / theirs:.2f}x){failed}",
+                ratio >= want and ours[2] == 0,
+            )
+        )
+    return found

@@ -185,3 +185,50 @@ def test_side_by_side_compare_oauth_judges_the_median(
         "era": "handshake",
     }
     assert ("NOT met" in capsys.readouterr().out) is (status == 1)
+
+
+def test_the_card_side_by_side_judges_flask_mcp_over_each_fastest_mode() -> None:
+    """``side_by_side --compare card`` divides Flask-MCP's median ratio to the floor by the
+    fastest mode's of each framework, and shows the floor's own ceiling beside it."""
+    from benchmarks import realistic
+
+    medians = {
+        "flask_mcp/gevent": (0.9, 0.9, 0),
+        "floor/gevent": (1.0, 1.0, 0),
+        "fastmcp/json": (0.2, 0.2, 3),
+        "fastmcp/stateless-json": (0.25, 0.25, 0),
+        "sdk/json": (0.5, 0.5, 0),
+    }
+    frameworks = {label: label.split("/")[0] for label in medians}
+    found = realistic.side_by_side_verdicts(medians, frameworks, "handshake", "v1")
+    assert [(v.target, v.met) for v in found] == [
+        ("card v1 handshake, c=50, side by side: req/s vs fastmcp", False),
+        ("card v1 handshake, c=50, side by side: req/s vs sdk", True),
+    ]
+    assert found[0].measured == "3.60x vs fastmcp/stateless-json (the floor: 4.00x)"
+    assert found[1].measured == "1.80x vs sdk/json (the floor: 2.00x)"
+    medians["flask_mcp/gevent"] = (2.0, 2.0, 1)  # fast, but a request of its own failed
+    failed = realistic.side_by_side_verdicts(medians, frameworks, "handshake", "v1")[1]
+    assert failed.met is False and failed.measured.endswith(", 1 failed")
+    del frameworks["sdk/json"]
+    skipped = realistic.side_by_side_verdicts(medians, frameworks, "2026", "v2")[1]
+    assert skipped.met is None and skipped.measured == "–"
+
+
+@pytest.mark.parametrize(("met", "status"), [(True, 0), (False, 1)])
+def test_side_by_side_compare_card_exits_on_its_verdicts(
+    monkeypatch: pytest.MonkeyPatch, met: bool, status: int
+) -> None:
+    from benchmarks import realistic
+    from benchmarks import side_by_side
+
+    seen: list[t.Any] = []
+
+    def card_rounds(options: t.Any, era: str, repeats: int) -> list[report.Verdict]:
+        seen.append((era, repeats))
+        return [report.Verdict("card", ">= 4.0x", "measured", met)]
+
+    monkeypatch.setattr(side_by_side.wrk, "available", lambda: True)
+    monkeypatch.setattr(realistic, "side_by_side", card_rounds)
+    assert side_by_side.main(["--compare", "card", "--repeats", "3"]) == status
+    assert seen == [("2026", 3)]
