@@ -384,10 +384,10 @@ def call_once(
         era=era,
         request_id=request_id,
     )
-    answer = reply.response_to(request_id)
     problem = client.check_call(reply, request_id, ())
     if problem is not None:
         return problem
+    answer = reply.response_to(request_id)
     assert answer is not None
     return call.check(answer["result"])
 

@@ -160,9 +160,12 @@ def call_tool(
 
 def check_call(reply: Reply, request_id: int, expect: t.Sequence[str]) -> str | None:
     """Return why a ``tools/call`` reply is not a correct result, or ``None`` when it is."""
-    answer = reply.response_to(request_id)
     if reply.status != 200:
         return f"HTTP {reply.status}: {reply.body[:300].decode('utf-8', 'replace')}"
+    try:
+        answer = reply.response_to(request_id)
+    except ValueError:  # a body that is not JSON (a proxy's or a framework's error page)
+        return f"not JSON: {reply.body[:300].decode('utf-8', 'replace')}"
     if answer is None:
         return f"no response to id {request_id}: {reply.body[:300].decode('utf-8', 'replace')}"
     if "error" in answer:

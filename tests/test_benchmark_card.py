@@ -296,3 +296,24 @@ def test_the_card_script_counts_a_wrong_answer(
         server.url, wrong, connections=2, seconds=1, sessions=sessions, era="handshake", core=None
     )
     assert bad.bad_body > 0 and bad.bad_body < bad.requests, bad
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "problem"),
+    [
+        (500, b"<!doctype html><title>500 Internal Server Error</title>", "HTTP 500: <!doctype"),
+        (200, b"<!doctype html>not JSON", "not JSON: <!doctype html>not JSON"),
+        (200, b"", "no response to id 7"),
+    ],
+)
+def test_a_reply_that_is_not_a_result_is_a_problem_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch, status: int, body: bytes, problem: str
+) -> None:
+    """A server answering a card call with an error page makes ``prepare`` skip it with
+    the reason, instead of ending the whole benchmark with a JSONDecodeError."""
+    reply = client.Reply(status, {"content-type": "application/json"}, body)
+    monkeypatch.setattr(client, "call_tool", lambda *args, **kwargs: reply)
+    found = card.call_once(
+        "http://127.0.0.1:1/mcp", card.FIRST_EDITION[0], era="2026", session_id=None, request_id=7
+    )
+    assert found is not None and found.startswith(problem), found
