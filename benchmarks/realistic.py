@@ -36,7 +36,9 @@ one process). Reported, not judged.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
+import statistics
 import typing as t
 
 from . import card
@@ -564,6 +566,8 @@ def side_by_side(options: Options, era: str, repeats: int) -> list[report.Verdic
                 else:
                     live.append(target)
             frameworks = {target.label: target.framework for target in live}
+            if "floor" not in frameworks.values():
+                raise RuntimeError("the floor was skipped: the ratios have nothing to divide by")
             for edition, calls in card.EDITIONS.items():
                 mix = [card.with_api(call, the_world.api_url) for call in calls]
                 for target in live:
@@ -604,9 +608,6 @@ def _simultaneous_rounds(
         being the floor's CPU per request over the target's (higher is better in
         both), the failures summed over the rounds.
     """
-    import concurrent.futures
-    import statistics
-
     floor = next(target.label for target in live if target.framework == "floor")
     rounds: dict[str, list[tuple[float, float]]] = {target.label: [] for target in live}
     errors = dict.fromkeys(rounds, 0)
