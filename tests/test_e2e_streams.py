@@ -133,7 +133,14 @@ def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
         assert counters["sessions"] == 0 and counters["streams"] == 0 and counters["events"] == 0
         assert counters["waiters"] == 0 and counters["running_requests"] == 0
     assert final["greenlets"] <= start["greenlets"] + 5
-    assert final["threads"] <= start["threads"]
+    # threading.active_count() under gevent's patching also counts a greenlet that asked
+    # for threading.current_thread() and is still ending (CI saw 2 for 1 once, right after
+    # the DELETEs): a leak stays, so wait for it to go before judging.
+    threads, deadline = final["threads"], time.monotonic() + 10
+    while threads > start["threads"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        threads = stats(server.port)["threads"]
+    assert threads <= start["threads"], (threads, final)
     # A leak grows the RSS in every round; the allocator may step up once (2 of 14 runs
     # did so between two rounds on a loaded machine), so one of the two later rounds
     # must end where the round before it did.
