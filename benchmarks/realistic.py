@@ -36,7 +36,7 @@ one process). Reported, not judged.
 
 from __future__ import annotations
 
-import concurrent.futures
+import functools
 import os
 import statistics
 import typing as t
@@ -612,14 +612,14 @@ def _simultaneous_rounds(
     rounds: dict[str, list[tuple[float, float]]] = {target.label: [] for target in live}
     errors = dict.fromkeys(rounds, 0)
     for _ in range(repeats):
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(live)) as pool:
-            futures = {
-                target.label: pool.submit(
+        results = wrk.at_once(
+            {
+                target.label: functools.partial(
                     _drive_one, target, mix, options.seconds, options.client_core, CONNECTIONS
                 )
                 for target in live
             }
-            results = {label: future.result() for label, future in futures.items()}
+        )
         base = results[floor]
         for label, result in results.items():
             errors[label] += result.errors

@@ -38,7 +38,7 @@ replacement for the record run.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
+import functools
 import statistics
 import typing as t
 
@@ -72,14 +72,14 @@ def _round(
 ) -> dict[str, wrk.WrkResult]:
     """Load every target at once for ``options.seconds``; return each one's result."""
     before = {item.target.label: item.server.cpu_seconds() for item in prepared}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(prepared)) as pool:
-        futures = {
-            item.target.label: pool.submit(
+    results = wrk.at_once(
+        {
+            item.target.label: functools.partial(
                 item.drive, connections, options.seconds, options.client_core
             )
             for item in prepared
         }
-        results = {label: future.result() for label, future in futures.items()}
+    )
     for item in prepared:
         result = results[item.target.label]
         if result.requests:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -83,6 +84,17 @@ class WrkResult:
         data = dataclasses.asdict(self)
         data.update(rps=self.rps, errors=self.errors)
         return data
+
+
+def at_once(drives: t.Mapping[str, t.Callable[[], WrkResult]]) -> dict[str, WrkResult]:
+    """Start every drive at the same moment, one thread each; return each label's result.
+
+    The side-by-side benchmarks load their servers this way, so that each gets the
+    same slices of whatever the machine leaves.
+    """
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(drives)) as pool:
+        futures = {label: pool.submit(drive) for label, drive in drives.items()}
+        return {label: future.result() for label, future in futures.items()}
 
 
 def available() -> bool:
