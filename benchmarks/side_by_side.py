@@ -1,11 +1,18 @@
 """Flask-MCP and the floor driven at the same time, on one core: ratios a noisy machine keeps.
 
 ``python -m benchmarks.side_by_side [--era 2026] [--concurrency 16] [--proto DIR]
-[--compare floor|oauth|card]``
+[--fair-floor] [--compare floor|oauth|card]``
 
 With ``--era 2026`` (the default) it judges issue 16's target for the
 2026-07-28 form at c=16 (at least 0.9x the floor driven with the same request,
 on the median of the rounds) and exits 1 when it is missed.
+
+``--fair-floor`` adds ``floor-fair/gevent`` (:mod:`benchmarks.apps.floor_app` with
+``BENCH_FLOOR_FAIR=1``): the floor ending each call as Flask-MCP's inline calls
+end, giving the other greenlets a turn when the same one would serve a second
+request in one turn of the loop. The bare floor does not, which is cheaper and
+starves the other connections (its p99 at c=64 is ten times Flask-MCP's); the
+ratio to the fair floor is Flask-MCP's own cost with fairness on both sides.
 
 ``--compare oauth [--backend redis://...]`` drives the same way the two servers of
 ``python -m benchmarks oauth`` (:mod:`benchmarks.oauth_server`): tools/call with the
@@ -58,10 +65,14 @@ from .throughput import STATELESS_TARGET
 
 #: The label of the row every other is divided by.
 FLOOR = "floor/gevent"
+SERVED = "flask_mcp/gevent"
+FAIR_FLOOR = "floor-fair/gevent"
 
 
-def _specs(options: Options) -> list[t.Any]:
+def _specs(options: Options, fair_floor: bool = False) -> list[t.Any]:
     specs = [flask_mcp("gevent"), floor("gevent")]
+    if fair_floor:
+        specs.append(floor("gevent", fair=True))
     for label, directory in options.proto_labels():
         specs.append(flask_mcp("gevent", name=f"{label}/gevent", pythonpath=(directory,)))
     return specs
@@ -169,6 +180,12 @@ def main(argv: t.Sequence[str] | None = None) -> int:
         "its floor, FastMCP, the SDK) at 50 connections each, per mix",
     )
     parser.add_argument("--backend", help="with --compare oauth: MCP_BACKEND of both servers")
+    parser.add_argument(
+        "--fair-floor",
+        action="store_true",
+        help="with --compare floor: also drive floor-fair/gevent, the floor giving the other "
+        "greenlets a turn after each call as Flask-MCP does (what fairness costs)",
+    )
     args = parser.parse_args(argv)
     options = Options.for_mode(
         "quick",
@@ -191,8 +208,14 @@ def main(argv: t.Sequence[str] | None = None) -> int:
             oauth_server.forget_token()
         judged = oauth_server.side_by_side_verdicts(medians)
     else:
-        medians = run(options, args.era, args.repeats)
+        medians = run(options, args.era, args.repeats, _specs(options, args.fair_floor))
         judged = verdicts(medians, args.era)
+        for connections in options.concurrency if args.fair_floor else ():
+            served, fair = (medians[f"{name}@{connections}"] for name in (SERVED, FAIR_FLOOR))
+            print(
+                f"c={connections}: {SERVED} / {FAIR_FLOOR} (ratio of the medians): "
+                f"req/s {served[0] / fair[0]:.3f}x, CPU {served[1] / fair[1]:.3f}x"
+            )
     if judged:
         print()
         print(report.verdict_table(judged))

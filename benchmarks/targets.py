@@ -54,14 +54,19 @@ def flask_mcp(
     )
 
 
-def floor(worker: str) -> ServerSpec:
-    """Return the spec of the bare-Flask floor under gunicorn."""
+def floor(worker: str, *, fair: bool = False) -> ServerSpec:
+    """Return the spec of the bare-Flask floor under gunicorn.
+
+    :param fair: the fair floor (``floor-fair/...``): each call ends by giving the
+        other greenlets a turn, as Flask-MCP's do (``BENCH_FLOOR_FAIR``).
+    """
     return ServerSpec(
-        name=f"floor/{worker}",
+        name=f"floor-fair/{worker}" if fair else f"floor/{worker}",
         kind="floor",
         runner="gunicorn",
         app=FLOOR_APP,
         worker=worker,
+        env={"BENCH_FLOOR_FAIR": "1"} if fair else {},
         stateful=False,
     )
 

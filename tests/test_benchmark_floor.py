@@ -67,3 +67,49 @@ def test_floor_answers_the_handshake_form_as_before() -> None:
     result = json.loads(answer.data)["result"]
     assert "resultType" not in result
     assert result["structuredContent"] == {"result": 8888888}
+
+
+_FAIRNESS_PROBE = """
+from gevent import monkey
+
+monkey.patch_all()
+import json
+
+import gevent
+
+from benchmarks import instructions
+from benchmarks.apps import floor_app
+
+answered = []
+seen_by_other = []
+other = gevent.spawn(lambda: seen_by_other.append(len(answered)))
+for request_id in (1, 2, 3):
+    data = instructions.body(request_id, "handshake")
+    status, _, body = instructions.call(floor_app.app, instructions.environ(data, "handshake"))
+    answered.append((status, json.loads(body)["result"]["structuredContent"]))
+print(json.dumps({"answered": answered, "seen_by_other": seen_by_other}))
+"""
+
+
+@pytest.mark.parametrize(("fair", "seen_by_other"), [("1", [1]), ("0", [])])
+def test_the_fair_floor_gives_other_greenlets_a_turn(fair: str, seen_by_other: list[int]) -> None:
+    """``floor-fair``: one greenlet serving request after request lets the others run.
+
+    Three calls in a row in one greenlet, as a keep-alive connection whose next
+    request is already read: the fair floor yields at the second (as Flask-MCP's
+    inline calls do, with the same function), so a greenlet waiting since before
+    the first runs after one answer; the bare floor never yields. Both answer alike.
+    """
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "BENCH_FLOOR_FAIR": fair, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", _FAIRNESS_PROBE], env=env, cwd=root, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["seen_by_other"] == seen_by_other
+    assert found["answered"] == [["200 OK", {"result": 8888888}]] * 3

@@ -13,6 +13,15 @@ compared with the body (400 and -32020 when one differs, 400 and -32022 for
 another version), and a result carrying ``resultType`` (a MUST) and the
 server's ``_meta`` ``serverInfo`` (a SHOULD Flask-MCP follows), so that both
 sides of ``floor/gevent@2026`` answer the same request with the same response.
+
+With ``BENCH_FLOOR_FAIR=1`` (``floor-fair/gevent``) it also ends each call as
+Flask-MCP's inline calls end: it gives the other greenlets a turn when the same
+greenlet would otherwise serve a second request in one turn of gevent's loop
+(:func:`flask_mcp.runtime.concurrency.let_others_run`, the same function). The
+bare floor serves a keep-alive connection whose next request is already read
+again and again, which is cheaper and starves the others (its p99); the fair
+floor pays what Flask-MCP pays for not doing so, and shows what is left of the
+gap to the floor once that price is on both sides.
 """
 
 from __future__ import annotations
@@ -31,6 +40,10 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 VERSION = "2026-07-28"
 #: The ``_meta`` of every 2026-07-28 result.
 _RESULT_META = {"io.modelcontextprotocol/serverInfo": {"name": "bare-flask", "version": "1.0.0"}}
+#: Whether each call ends by giving the other greenlets a turn, as Flask-MCP's do.
+FAIR = os.environ.get("BENCH_FLOOR_FAIR") == "1"
+if FAIR:  # the bare floor imports nothing of Flask-MCP (its RSS is a figure too)
+    from flask_mcp.runtime import concurrency
 
 app = Flask(__name__)
 
@@ -80,4 +93,6 @@ def endpoint() -> Response:
         result["resultType"] = "complete"
         result["_meta"] = _RESULT_META
     body = {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
+    if FAIR:
+        concurrency.let_others_run(concurrency.current_task())
     return Response(json.dumps(body, separators=(",", ":")), mimetype="application/json")
