@@ -8,6 +8,7 @@ memory backend both are the same object (one process), for Redis they are two
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -453,6 +454,28 @@ def test_unreachable_redis_at_startup_fails_clearly() -> None:
     message = str(info.value)
     assert "Cannot reach Redis" in message and "FLASK_MCP_BACKEND" in message
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.redis
+def test_unreachable_redis_is_logged_when_asked(caplog: pytest.LogCaptureFixture) -> None:
+    """``unreachable_ok`` (a gunicorn worker started while the server runs): a backend
+    that answers 503 until Redis is back, and an error in the log, instead of a raise."""
+    pytest.importorskip("redis")
+    url = f"redis://127.0.0.1:{_closed_port()}/0"
+    with caplog.at_level(logging.ERROR, logger="flask_mcp"):
+        backend = from_setting(url, buffer_size=10, unreachable_ok=True)
+    assert backend.multiprocess
+    assert "cannot be reached while this worker starts" in caplog.text
+    with pytest.raises(BackendUnavailable):
+        backend.session_ids()
+
+
+@pytest.mark.redis
+def test_a_refusing_redis_raises_even_when_unreachable_is_ok(redis_url: str) -> None:
+    """Only an outage is tolerated: a refused database is a setting to fix, said at once."""
+    base = redis_url.rsplit("/", 1)[0]
+    with pytest.raises(BackendUnavailable, match="refused the connection"):
+        from_setting(f"{base}/99999", buffer_size=10, unreachable_ok=True)
 
 
 @pytest.mark.redis

@@ -29,6 +29,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -89,7 +90,8 @@ def wait_for_workers(master: int, count: int, timeout: float = 20) -> list[int]:
 
 def serve_two(serve: t.Any, env: dict[str, str]) -> t.Any:
     """Run :data:`APP` on two gevent workers; return once both loaded it, so a fault never
-    meets a worker still booting (one that cannot reach Redis then stops the server)."""
+    meets one of the first workers still booting (one that cannot reach Redis then stops
+    the server)."""
     server = serve(APP, "gevent", workers=2, env=env, extra_args=GUNICORN_READY_ARGS)
     wait_for_workers_ready(server, 2)
     return server
@@ -418,6 +420,61 @@ def test_outage_longer_than_worker_timeout_sweeps_no_live_worker(serve: t.Any) -
             f"outage 4s > worker_timeout 2s: 6 of 6 raw calls (3 on each worker) got their "
             f"results; the official client: {[o.text or o.error for o in official]}"
         )
+
+
+def _initialize_status(http: httpx.Client, url: str) -> tuple[int, str]:
+    """POST ``initialize``; return the status and the body's error message, if any."""
+    response = http.post(url, json=initialize_request(VERSION), headers=HEADERS)
+    error = response.json().get("error", {}).get("message", "") if response.content else ""
+    return response.status_code, error
+
+
+def test_a_worker_respawned_while_redis_is_down_starts_and_answers_503(serve: t.Any) -> None:
+    """gunicorn's master stops the server when a worker fails to boot: a worker started
+    during a Redis outage (here after its predecessor was killed) boots, answers 503
+    with the store's error, and serves once Redis is back; the server stays up."""
+    port = free_port()
+    env = backend_env(f"redis://127.0.0.1:{port}/0")
+    with contextlib.ExitStack() as stack:
+        first = stack.enter_context(
+            redis_server(port, missing="needs redis-server for the Redis fault tests")
+        )
+        server = serve(APP, "gevent", workers=1, env=env, extra_args=GUNICORN_READY_ARGS)
+        wait_for_workers_ready(server, 1)
+        http = stack.enter_context(httpx.Client(timeout=30))
+        assert _initialize_status(http, server.url)[0] == 200
+        master = server.process.pid
+        [old] = worker_pids(master)
+        first.terminate()
+        first.wait(10)
+        os.kill(old, signal.SIGKILL)
+        wait_for_workers_ready(server, 2)  # the respawned one loaded the app, Redis down
+        [new] = wait_for_workers(master, 1)
+        assert new != old and server.alive(), server.log_tail(40)
+        assert "cannot be reached while this worker starts" in server.log()
+        status, error = _initialize_status(http, server.url)
+        assert (status, STORE in error) == (503, True), (status, error)
+        stack.enter_context(redis_server(port, missing="needs redis-server"))
+        deadline = time.monotonic() + 15  # the client's reconnection backs off
+        while _initialize_status(http, server.url)[0] != 200:
+            assert time.monotonic() < deadline, server.log_tail(40)
+            time.sleep(0.2)
+        assert server.alive() and worker_pids(master) == [new]
+        assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+def test_the_first_workers_still_fail_fast_without_redis(tmp_path: Path) -> None:
+    """A server started with no Redis stops at once, saying where Redis was expected."""
+    env = {**os.environ, **backend_env(f"redis://127.0.0.1:{free_port()}/0")}
+    bind = f"127.0.0.1:{free_port()}"
+    argv = [sys.executable, "-m", "gunicorn", "-k", "gevent", "-w", "1", "-b", bind, APP]
+    done = subprocess.run(
+        argv, env=env, cwd=Path(__file__).resolve().parent.parent, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "Cannot reach Redis at 127.0.0.1:" in done.stderr, done.stderr[-2000:]
+    assert "cannot be reached while this worker starts" not in done.stderr
 
 
 # -- overload on a threaded worker ---------------------------------------------------------

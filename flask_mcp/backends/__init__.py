@@ -28,14 +28,18 @@ def from_setting(
     buffer_size: int,
     idle_timeout: float | None = None,
     max_lifetime: float | None = None,
+    unreachable_ok: bool = False,
 ) -> Backend:
     """Return the backend named by ``MCP_BACKEND`` (a URL or a backend object).
 
     :param buffer_size: ``MCP_SSE_BUFFER_EVENTS``.
     :param idle_timeout: ``MCP_SESSION_IDLE_TIMEOUT``, which the Redis keys' expiry follows.
     :param max_lifetime: ``MCP_SESSION_MAX_LIFETIME``, likewise.
+    :param unreachable_ok: a Redis that cannot be reached now is logged, not raised
+        (:meth:`RedisBackend.check <flask_mcp.backends.redis.RedisBackend.check>`).
     :raises ValueError: the URL's scheme is unknown.
-    :raises BackendUnavailable: the Redis named by the URL cannot be reached.
+    :raises BackendUnavailable: the Redis named by the URL cannot be reached (unless
+        ``unreachable_ok``), refused the connection or is too old.
     """
     if isinstance(value, Backend):
         return value
@@ -53,7 +57,11 @@ def from_setting(
         return t.cast(
             Backend,
             RedisBackend.from_url(
-                url, buffer_size=buffer_size, idle_timeout=idle_timeout, max_lifetime=max_lifetime
+                url,
+                buffer_size=buffer_size,
+                idle_timeout=idle_timeout,
+                max_lifetime=max_lifetime,
+                unreachable_ok=unreachable_ok,
             ),
         )
     raise ValueError(

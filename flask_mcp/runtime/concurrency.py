@@ -234,6 +234,20 @@ def _gunicorn_worker() -> t.Any:
     return worker if worker is not None and hasattr(worker, "cfg") else None
 
 
+def respawned_worker() -> bool:
+    """Tell whether this process is a gunicorn worker started after the server's first ones.
+
+    gunicorn's master stops the whole server when a worker fails to boot. The first
+    workers should (a Redis that cannot be reached is a setup error, said at once);
+    one started later (after a crash, ``max_requests``, a ``SIGHUP`` reload) should
+    start anyway when the shared store is down for a moment, and answer 503 until it
+    is back. gunicorn numbers its workers in the order it starts them (``age``).
+    """
+    worker = _gunicorn_worker()
+    age = getattr(worker, "age", None)  # None in the master (--preload): not a worker
+    return isinstance(age, int) and age > worker.cfg.workers
+
+
 def waitress_channel(environ: t.Mapping[str, t.Any]) -> t.Any:
     """Return waitress's channel (connection) object of this request, if any.
 

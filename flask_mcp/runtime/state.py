@@ -15,6 +15,7 @@ import typing as t
 
 from .. import backends
 from .. import signals
+from . import concurrency
 from .runs import InFlight
 from .runs import StreamSlots
 
@@ -53,6 +54,7 @@ class AppState:
                 buffer_size=settings.sse_buffer_events,
                 idle_timeout=settings.session_idle_timeout,
                 max_lifetime=settings.session_max_lifetime,
+                unreachable_ok=concurrency.respawned_worker(),
             )
         )
         self.backend.max_client_info = settings.max_client_info_size

@@ -161,6 +161,7 @@ class RedisBackend(Backend):
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
         check: bool = True,
+        unreachable_ok: bool = False,
     ) -> RedisBackend:
         """Connect to the Redis at ``url`` (``redis://``, ``rediss://``, ``unix://``), or
         to the Redis Cluster at ``url`` (``redis+cluster://``, ``rediss+cluster://``: any
@@ -174,6 +175,8 @@ class RedisBackend(Backend):
         see :mod:`flask_mcp.backends.redis.connections`; on a cluster, per node).
 
         :param check: make sure Redis answers now.
+        :param unreachable_ok: with ``check``, a Redis that cannot be reached is logged,
+            not raised (see :meth:`check`).
         :raises BackendUnavailable: ``check`` is true and Redis cannot be reached.
         :raises ValueError: the prefix holds a brace (it would break the hash tags).
         """
@@ -192,7 +195,7 @@ class RedisBackend(Backend):
         if "worker_timeout" in ours:
             backend.worker_timeout = float(ours["worker_timeout"])
         if check:
-            backend.check()
+            backend.check(unreachable_ok=unreachable_ok)
         return backend
 
     # -- the settings every script receives -------------------------------------
@@ -249,13 +252,23 @@ class RedisBackend(Backend):
         """Where Redis is, for messages (no password)."""
         return self.commands.where
 
-    def check(self) -> None:
+    def check(self, *, unreachable_ok: bool = False) -> None:
         """Make sure Redis answers and is recent enough, waiting up to
         :data:`~flask_mcp.backends.redis.urls.BOOT_WAIT` seconds for one that restarts.
 
-        :raises BackendUnavailable: Redis cannot be reached or is older than 6.2.
+        :param unreachable_ok: log a Redis that cannot be reached instead of raising: the
+            process starts, and its requests are answered "the session store is
+            unavailable" (HTTP 503) until Redis is back. For a gunicorn worker started
+            while the server runs, whose failed boot would stop the whole server.
+        :raises BackendUnavailable: Redis cannot be reached (unless ``unreachable_ok``),
+            refused the connection, or is older than 6.2.
         """
-        check_version(self.client, self.where)
+        if not check_version(self.client, self.where, unreachable_ok=unreachable_ok):
+            logger.error(
+                "Redis at %s cannot be reached while this worker starts; it starts anyway "
+                "and answers 503 (the session store is unavailable) until Redis is back.",
+                self.where,
+            )
 
     # -- this process ---------------------------------------------------------
 

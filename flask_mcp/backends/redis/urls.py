@@ -173,11 +173,17 @@ def describe(client: t.Any) -> str:
     return f"{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
 
 
-def check_version(client: t.Any, where: str, wait: float = BOOT_WAIT) -> None:
+def check_version(
+    client: t.Any, where: str, wait: float = BOOT_WAIT, *, unreachable_ok: bool = False
+) -> bool:
     """Make sure the Redis (every node of a cluster) answers and is 6.2 or later.
 
     :param wait: seconds to keep trying while Redis cannot be reached.
-    :raises BackendUnavailable: it cannot be reached within ``wait``, or is older.
+    :param unreachable_ok: a Redis that cannot be reached within ``wait`` is not an
+        error: return ``False`` (a refusal or an old version still raises).
+    :returns: whether Redis answered (and so was checked).
+    :raises BackendUnavailable: it cannot be reached within ``wait`` (unless
+        ``unreachable_ok``), refused the connection, or is older.
     """
     deadline = time.monotonic() + wait
     while True:
@@ -186,6 +192,8 @@ def check_version(client: t.Any, where: str, wait: float = BOOT_WAIT) -> None:
             break
         except UNAVAILABLE as exc:
             if time.monotonic() >= deadline:
+                if unreachable_ok:
+                    return False
                 raise BackendUnavailable(f"Cannot reach Redis at {where} ({exc}). {_FIX}") from None
             time.sleep(0.2)
         except ResponseError as exc:  # a refused SELECT (no such db), AUTH or HELLO
@@ -202,6 +210,7 @@ def check_version(client: t.Any, where: str, wait: float = BOOT_WAIT) -> None:
             raise BackendUnavailable(
                 f"Redis at {where} is version {version}; Flask-MCP needs 6.2 or later."
             )
+    return True
 
 
 __all__ = [
