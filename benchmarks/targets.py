@@ -39,9 +39,13 @@ def flask_mcp(
     *,
     name: str | None = None,
     workers: int = 1,
+    threads: int = 8,
     pythonpath: tuple[str, ...] = (),
 ) -> ServerSpec:
-    """Return the spec of the Flask-MCP benchmark app under gunicorn."""
+    """Return the spec of the Flask-MCP benchmark app under gunicorn.
+
+    :param threads: threads of a gthread worker.
+    """
     return ServerSpec(
         name=name or f"flask_mcp/{worker}",
         kind="flask_mcp",
@@ -49,6 +53,7 @@ def flask_mcp(
         app=FLASK_MCP_APP,
         worker=worker,
         workers=workers,
+        threads=threads,
         env=dict(env or {}),
         pythonpath=pythonpath,
     )
