@@ -65,7 +65,9 @@ from .throughput import STATELESS_TARGET
 
 #: The label of the row every other is divided by.
 FLOOR = "floor/gevent"
+#: The label of the Flask-MCP row.
 SERVED = "flask_mcp/gevent"
+#: The label of the floor that yields as Flask-MCP's inline calls do (``--fair-floor``).
 FAIR_FLOOR = "floor-fair/gevent"
 
 

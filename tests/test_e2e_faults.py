@@ -463,7 +463,7 @@ def test_a_worker_respawned_while_redis_is_down_starts_and_answers_503(serve: t.
         assert "Traceback" not in server.log(), server.log_tail(80)
 
 
-def test_the_first_workers_still_fail_fast_without_redis(tmp_path: Path) -> None:
+def test_the_first_workers_still_fail_fast_without_redis() -> None:
     """A server started with no Redis stops at once, saying where Redis was expected."""
     env = {**os.environ, **backend_env(f"redis://127.0.0.1:{free_port()}/0")}
     bind = f"127.0.0.1:{free_port()}"
