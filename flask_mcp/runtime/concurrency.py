@@ -41,17 +41,24 @@ class Task:
     """
 
     def __init__(self, fn: t.Callable[[], None]) -> None:
-        self._fn = fn
+        self._fn: t.Callable[[], None] | None = fn
         self._greenlet: t.Any = None
         self._thread: threading.Thread | None = None
         self.done = threading.Event()
 
     def _run(self) -> None:
+        fn, self._fn = self._fn, None
         try:
-            self._fn()
+            if fn is not None:
+                fn()
         except RequestCancelled:
             pass
         finally:
+            # The work's closure holds the call, which holds this task's run and
+            # its answer: dropped here (as threading.Thread drops its target), a
+            # large result is freed when the request ends, not at the next
+            # collection of reference cycles.
+            del fn
             self.done.set()
 
     def start(self) -> Task:

@@ -290,6 +290,10 @@ def spawn(
             if run.cancelled.is_set():
                 answer = None
             run.result = answer
+            # The handler is done with its context, which refers back to the call: with
+            # the cycle cut, the call, its run and its answer (a large result, maybe)
+            # are freed when the request ends, not at a later collection of cycles.
+            call.ctx = None
             outbox.finish(None if answer is None else answer.message)  # owed if it cannot
             state.inflight.remove(run)
             if session_id is not None:
