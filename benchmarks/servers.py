@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -118,10 +119,23 @@ def asgi_stack(spec: ServerSpec) -> str:
 
 
 def free_port() -> int:
-    """Return a TCP port free on the loopback interface."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+    """Return a TCP port free on the loopback interface, never one handed out before.
+
+    The port is closed again until the server binds it, so the kernel may offer it twice
+    to servers started together: the second then fails to bind while the first answers
+    on its port, and its rows measure the wrong server (its CPU and RSS read 0).
+    """
+    while True:
+        with socket.socket() as sock:
+            sock.bind((HOST, 0))
+            port = int(sock.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+
+
+#: The ports :func:`free_port` returned in this process.
+_handed_out: set[int] = set()
 
 
 def _children(pid: int) -> list[int]:
@@ -137,6 +151,29 @@ def _children(pid: int) -> list[int]:
         if int(fields[1]) == pid:
             found.append(int(entry))
     return sorted(found)
+
+
+def _listening(pid: int, port: int) -> bool:
+    """Tell whether ``pid`` (or a child of it) holds the socket listening on ``port``."""
+    inodes = set()
+    try:
+        with open("/proc/net/tcp") as handle:
+            for line in handle.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    except OSError:
+        return True  # no /proc: the port accepting connections has to do
+    for owner in (pid, *_children(pid)):
+        try:
+            descriptors = os.listdir(f"/proc/{owner}/fd")
+        except OSError:
+            continue
+        for fd in descriptors:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{owner}/fd/{fd}") in inodes:
+                    return True
+    return False
 
 
 def proc_status_kb(pid: int, field: str) -> int:
@@ -192,7 +229,10 @@ class Server:
         )
 
     def wait_ready(self, timeout: float = 30.0) -> None:
-        """Wait until the port accepts connections and every worker exists.
+        """Wait until the server's own socket listens on its port and every worker exists.
+
+        Its own: a server that lost its port to another started with it would see the
+        other's socket accept connections, and exit a moment later.
 
         :raises RuntimeError: the server exited or never listened.
         """
@@ -200,6 +240,9 @@ class Server:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"{self.spec.name} exited:\n{self.log_text()[-3000:]}")
+            if not _listening(self.process.pid, self.port):  # its own socket, not another's
+                time.sleep(0.1)
+                continue
             try:
                 with socket.create_connection((HOST, self.port), timeout=1):
                     pass
