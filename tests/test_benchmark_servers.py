@@ -57,7 +57,9 @@ def test_a_server_that_lost_its_port_stops_the_start(monkeypatch: pytest.MonkeyP
     first = targets.sdk("json")
     second = dataclasses.replace(first, name="sdk/json-second")
     started: list[t.Any] = []
-    with pytest.raises(RuntimeError, match=r"sdk/json(-second)? exited(.|\n)*already in use"):
-        started = servers.start_all([first, second], core=None, timeout=20)
-    for server in started:
-        server.stop()
+    try:
+        with pytest.raises(RuntimeError, match=r"sdk/json(-second)? exited(.|\n)*already in use"):
+            started = servers.start_all([first, second], core=None, timeout=20)
+    finally:  # both returned as started: the test fails, and stops them
+        for server in started:
+            server.stop()
