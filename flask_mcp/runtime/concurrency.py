@@ -41,16 +41,14 @@ class Task:
     """
 
     def __init__(self, fn: t.Callable[[], None]) -> None:
-        self._fn: t.Callable[[], None] | None = fn
+        self._fn = fn
         self._greenlet: t.Any = None
         self._thread: threading.Thread | None = None
         self.done = threading.Event()
 
     def _run(self) -> None:
-        fn, self._fn = self._fn, None
         try:
-            if fn is not None:
-                fn()
+            self._fn()
         except RequestCancelled:
             pass
         finally:
@@ -58,7 +56,7 @@ class Task:
             # its answer: dropped here (as threading.Thread drops its target), a
             # large result is freed when the request ends, not at the next
             # collection of reference cycles.
-            del fn
+            del self._fn
             self.done.set()
 
     def start(self) -> Task:
