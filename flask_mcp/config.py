@@ -15,6 +15,7 @@ import typing as t
 import warnings
 from urllib.parse import urlsplit
 
+from .backends.base import RESUME_BYTES
 from .protocol import CACHE_SCOPES
 from .protocol import LOG_LEVELS
 
@@ -288,6 +289,14 @@ KEYS: tuple[Key, ...] = (
         1000,
         positive_int,
         "Events kept per session for ``Last-Event-ID`` replay.",
+    ),
+    Key(
+        "MCP_SSE_RESUME_BYTES",
+        RESUME_BYTES,
+        non_negative_int,
+        "Bytes of messages kept per session on streams whose client left, for it to resume "
+        "them with ``Last-Event-ID``; past it the streams left first are dropped, never the "
+        "one left last (0: no bound).",
     ),
     Key(
         "MCP_SSE_MAX_STREAM_SECONDS",
@@ -752,6 +761,7 @@ class Settings:
     sse_heartbeat: float
     sse_retry_ms: int
     sse_buffer_events: int
+    sse_resume_bytes: int
     sse_max_stream_seconds: float | None
     request_timeout: float
     client_request_timeout: float

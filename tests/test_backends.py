@@ -27,6 +27,7 @@ from flask_mcp.backends import from_setting
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
+from flask_mcp.backends.base import RESUME_BYTES
 from flask_mcp.backends.base import Backend
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.memory import MemoryBackend
@@ -48,20 +49,23 @@ REDIS_URLS = {"redis": "redis_url", "redis-cluster": "redis_cluster_url"}
     ]
 )
 def workers(request: pytest.FixtureRequest) -> t.Iterator[Pair]:
-    """``workers(buffer_size=1000) -> (a, b)``: two views of one shared state."""
+    """``workers(buffer_size=1000, resume_bytes=RESUME_BYTES) -> (a, b)``: two views of one
+    shared state."""
     made: list[Backend] = []
     prefix = f"test-{uuid.uuid4().hex[:10]}:"
 
-    def make(buffer_size: int = 1000) -> tuple[Backend, Backend]:
+    def make(buffer_size: int = 1000, resume_bytes: int = RESUME_BYTES) -> tuple[Backend, Backend]:
         if request.param == "memory":
-            backend = MemoryBackend(buffer_size=buffer_size)
+            backend = MemoryBackend(buffer_size=buffer_size, resume_bytes=resume_bytes)
             made.append(backend)
             return backend, backend
         from flask_mcp.backends.redis import RedisBackend
 
         url = request.getfixturevalue(REDIS_URLS[request.param])
         pair = tuple(
-            RedisBackend.from_url(f"{url}?prefix={prefix}", buffer_size=buffer_size)
+            RedisBackend.from_url(
+                f"{url}?prefix={prefix}", buffer_size=buffer_size, resume_bytes=resume_bytes
+            )
             for _ in range(2)
         )
         made.extend(pair)
@@ -341,6 +345,101 @@ def test_event_logs_are_bounded_per_session(workers: Pair) -> None:
     b.append(sid, "other", MESSAGE, {"i": 2})
     assert a.first_seq(sid, GENERAL_STREAM) == 2  # the general stream is never forgotten
     assert a.first_seq(sid, "other") == 1
+
+
+#: A message of about 1,050 bytes as JSON, and one of about 250.
+LARGE = {"jsonrpc": "2.0", "id": 1, "result": {"text": "x" * 1000}}
+SMALL = {"jsonrpc": "2.0", "id": 2, "result": {"text": "y" * 200}}
+
+
+def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> None:
+    """Past ``resume_bytes`` of messages on streams whose reader left (a client that may
+    resume them), the session's next message drops the streams left first, never the one
+    left last; a stream read to its end, or read again, counts nothing."""
+    a, b = workers(resume_bytes=2500)
+    sid = new_session(a)
+
+    def leave(stream: str, copies: int = 1, message: dict[str, t.Any] = LARGE) -> None:
+        token = b.attach(sid, stream)
+        for _ in range(copies):
+            a.append(sid, stream, MESSAGE, message)
+        b.detach(sid, stream, token)
+
+    leave("done", copies=3)  # read to its end: its reader leaves, then it is dropped
+    b.drop_stream(sid, "done")
+    leave("s1")
+    leave("s2")
+    live = b.attach(sid, "live")
+    a.append(sid, "live", MESSAGE, LARGE)  # a stream being read counts nothing either
+    assert a.first_seq(sid, "s1") == 1  # s1 + s2: about 2,100 bytes, under the bound
+
+    leave("s3")
+    assert a.first_seq(sid, "s1") == 1  # nothing goes before the session's next message
+    a.append(sid, "live", MESSAGE, LARGE)
+    assert a.first_seq(sid, "s1") is None  # left first: dropped
+    assert (a.first_seq(sid, "s2"), a.first_seq(sid, "s3")) == (1, 1)
+
+    b.attach(sid, "s2")  # its client is back: it counts no more
+    leave("s4", copies=2)
+    a.append(sid, GENERAL_STREAM, MESSAGE, LARGE)  # s3 + s4: about 3,150 bytes
+    assert a.first_seq(sid, "s3") is None
+    assert (a.first_seq(sid, "s2"), a.first_seq(sid, "s4")) == (1, 1)
+
+    leave("s5", copies=4)  # over the bound alone: the stream left last stays
+    a.append(sid, "live", MESSAGE, LARGE)
+    assert a.first_seq(sid, "s4") is None
+    assert a.first_seq(sid, "s5") == 1
+    a.append(sid, "live", MESSAGE, LARGE)
+    assert a.first_seq(sid, "s5") == 1
+    assert a.first_seq(sid, "s2") == 1
+    assert a.first_seq(sid, GENERAL_STREAM) == 1
+    token = b.attach(sid, "s5")
+    assert len(b.read(sid, "s5", 0, token, 1).events) == 4
+    b.detach(sid, "live", live)
+
+
+def test_messages_sent_to_a_stream_after_its_reader_left_count(workers: Pair) -> None:
+    """A handler still running after its client left adds to what the session keeps."""
+    a, b = workers(resume_bytes=2500)
+    sid = new_session(a)
+    for stream in ("s1", "s2"):
+        token = b.attach(sid, stream)
+        a.append(sid, stream, MESSAGE, LARGE)
+        b.detach(sid, stream, token)
+    a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)  # about 2,100 bytes: both kept
+    assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (1, 1)
+    a.append(sid, "s1", MESSAGE, LARGE)  # s1 grows to about 2,100: over the bound
+    assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (None, 1)
+
+
+def test_the_byte_bound_follows_the_messages_the_event_bound_evicts(workers: Pair) -> None:
+    """A left stream's messages evicted by ``buffer_size`` no longer count toward
+    ``resume_bytes``; with 0 the streams left are not bounded in bytes."""
+    a, b = workers(buffer_size=5, resume_bytes=2500)
+    sid = new_session(a)
+    token = b.attach(sid, "s1")
+    for _ in range(3):
+        a.append(sid, "s1", MESSAGE, LARGE)
+    b.detach(sid, "s1", token)
+    for _ in range(3):  # the sixth message of the session evicts s1's first
+        a.append(sid, "tmp", MESSAGE, SMALL)
+    assert a.first_seq(sid, "s1") == 2
+    b.drop_stream(sid, "tmp")
+    token = b.attach(sid, "s2")
+    a.append(sid, "s2", MESSAGE, SMALL)
+    b.detach(sid, "s2", token)
+    a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)  # s1's two left + s2: about 2,350 bytes
+    assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (2, 1)
+
+    unbounded, other = workers(resume_bytes=0)
+    sid = new_session(unbounded, "unbounded")
+    for stream in ("s1", "s2", "s3"):
+        token = other.attach(sid, stream)
+        for _ in range(3):
+            unbounded.append(sid, stream, MESSAGE, LARGE)
+        other.detach(sid, stream, token)
+    unbounded.append(sid, GENERAL_STREAM, MESSAGE, LARGE)
+    assert [unbounded.first_seq(sid, s) for s in ("s1", "s2", "s3")] == [1, 1, 1]
 
 
 # -- server-to-client requests ----------------------------------------------------------

@@ -50,6 +50,7 @@ from mcp.shared.exceptions import MCPError
 from wire import call
 from wire import client
 from wire import initialize_request
+from wire import sse_events
 from wire import start_session
 from wire import text_of
 
@@ -336,18 +337,6 @@ def test_the_owned_stream_set_empties_as_calls_end(serve: t.Any, redis_url: str)
         left = owned_entries(redis_url, prefix)
     assert left == 0, f"{left} of {count} ended calls still in the owned-streams set"
     assert "Traceback" not in server.log(), server.log_tail(80)
-
-
-def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:
-    event: dict[str, str] = {}
-    for line in lines:
-        if not line:
-            if event:
-                yield event
-            event = {}
-        elif not line.startswith(":"):
-            name, _, value = line.partition(":")
-            event[name] = value.strip()
 
 
 def start_call(url: str, headers: dict[str, str], seconds: float) -> tuple[str, int]:

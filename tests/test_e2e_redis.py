@@ -31,6 +31,7 @@ from harness import wait_for_workers_ready
 from wire import call
 from wire import client
 from wire import initialize_request
+from wire import sse_events
 from wire import start_session
 from wire import text_of
 
@@ -48,18 +49,6 @@ def worker_pids(master: int) -> list[int]:
         ["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True, check=False
     ).stdout
     return [int(pid) for pid in out.split()]
-
-
-def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:
-    event: dict[str, str] = {}
-    for line in lines:
-        if not line:
-            if event:
-                yield event
-            event = {}
-        elif not line.startswith(":"):
-            name, _, value = line.partition(":")
-            event[name] = value.strip()
 
 
 # -- (a) many sessions across workers ----------------------------------------------------

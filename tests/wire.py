@@ -116,6 +116,19 @@ def open_get(client: t.Any, session: str, last_event_id: str | None = None) -> t
     return client.get("/mcp", headers=headers, buffered=False)
 
 
+def sse_events(lines: t.Iterator[str]) -> t.Iterator[dict[str, str]]:
+    """Parse SSE lines (``httpx``'s ``iter_lines``) into events: ``{"id": ..., "data": ...}``."""
+    event: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            event[name] = value.strip()
+
+
 def read_events(
     chunks: t.Iterator[bytes], count: int, timeout: float = 5.0
 ) -> list[dict[str, t.Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing as t
 
+from .base import RESUME_BYTES
 from .base import Backend
 from .base import SessionRecord
 from .memory import MemoryBackend
@@ -26,6 +27,7 @@ def from_setting(
     value: t.Any,
     *,
     buffer_size: int,
+    resume_bytes: int = RESUME_BYTES,
     idle_timeout: float | None = None,
     max_lifetime: float | None = None,
     unreachable_ok: bool = False,
@@ -33,6 +35,7 @@ def from_setting(
     """Return the backend named by ``MCP_BACKEND`` (a URL or a backend object).
 
     :param buffer_size: ``MCP_SSE_BUFFER_EVENTS``.
+    :param resume_bytes: ``MCP_SSE_RESUME_BYTES``.
     :param idle_timeout: ``MCP_SESSION_IDLE_TIMEOUT``, which the Redis keys' expiry follows.
     :param max_lifetime: ``MCP_SESSION_MAX_LIFETIME``, likewise.
     :param unreachable_ok: a Redis that cannot be reached now is logged, not raised
@@ -45,7 +48,7 @@ def from_setting(
         return value
     url = str(value or "memory://")
     if url.startswith("memory:"):
-        return MemoryBackend(buffer_size=buffer_size)
+        return MemoryBackend(buffer_size=buffer_size, resume_bytes=resume_bytes)
     if url.startswith(REDIS_SCHEMES):
         try:
             from .redis import RedisBackend  # type: ignore[import-not-found,unused-ignore]
@@ -59,6 +62,7 @@ def from_setting(
             RedisBackend.from_url(
                 url,
                 buffer_size=buffer_size,
+                resume_bytes=resume_bytes,
                 idle_timeout=idle_timeout,
                 max_lifetime=max_lifetime,
                 unreachable_ok=unreachable_ok,

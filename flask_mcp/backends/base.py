@@ -85,6 +85,9 @@ MESSAGE = "message"
 END = "end"
 #: The server closes the current connection; the stream goes on (SSE polling).
 DISCONNECT = "disconnect"
+#: Default ``MCP_SSE_RESUME_BYTES``: bytes of messages a session keeps on the streams
+#: whose reader left, for a client that resumes them.
+RESUME_BYTES = 16 * 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -300,7 +303,14 @@ class Backend(abc.ABC):
         kind: str,
         message: dict[str, t.Any] | None = None,
     ) -> int:
-        """Append an event to a stream and wake its reader; return its sequence number."""
+        """Append an event to a stream and wake its reader; return its sequence number.
+
+        A message bounds what the session keeps: past ``MCP_SSE_BUFFER_EVENTS``
+        messages the oldest goes; past ``MCP_SSE_RESUME_BYTES`` of messages on
+        streams whose reader left (:meth:`detach` before :meth:`drop_stream`: a
+        client that may resume them), the streams left longest ago are dropped,
+        never the one left last.
+        """
 
     def append_many(
         self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
@@ -413,6 +423,7 @@ __all__ = [
     "END",
     "GENERAL_STREAM",
     "MESSAGE",
+    "RESUME_BYTES",
     "SHARED_LOG",
     "Backend",
     "ClientInfoTooLarge",

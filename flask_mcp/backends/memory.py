@@ -9,8 +9,10 @@ import threading
 import time
 import typing as t
 
+from ..json_codec import dumps_bytes
 from .base import GENERAL_STREAM
 from .base import MESSAGE
+from .base import RESUME_BYTES
 from .base import Backend
 from .base import Event
 from .base import ReadResult
@@ -21,7 +23,7 @@ from .channels import QueueSubscription
 
 
 class _Stream:
-    __slots__ = ("events", "last_seq", "reader", "cond", "cursor")
+    __slots__ = ("events", "last_seq", "reader", "cond", "cursor", "size")
 
     def __init__(self, lock: threading.Lock) -> None:
         self.events: collections.deque[Event] = collections.deque()
@@ -29,10 +31,23 @@ class _Stream:
         self.reader = 0
         self.cursor = 0
         self.cond = threading.Condition(lock)
+        #: The bytes of its messages as JSON, once measured (see :meth:`message_bytes`).
+        self.size: int | None = None
+
+    def message_bytes(self) -> int:
+        """Return the bytes of the messages it keeps, as JSON: measured when first asked
+        (its reader left), then kept up to date as messages come and go."""
+        if self.size is None:
+            self.size = sum(
+                len(dumps_bytes(event.message))
+                for event in self.events
+                if event.kind == MESSAGE and event.message is not None
+            )
+        return self.size
 
 
 class _Session:
-    __slots__ = ("record", "streams", "order", "lock", "ids", "waiters")
+    __slots__ = ("record", "streams", "order", "lock", "ids", "waiters", "left")
 
     def __init__(self, record: SessionRecord) -> None:
         self.record = record
@@ -41,6 +56,8 @@ class _Session:
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
         self.waiters: dict[t.Any, list[t.Any]] = {}
+        #: The streams whose reader left before they were dropped, in the order they were left.
+        self.left: dict[str, None] = {}
 
 
 class MemoryBackend(Backend):
@@ -50,10 +67,13 @@ class MemoryBackend(Backend):
     sessions, so use the Redis backend there.
 
     :param buffer_size: events kept per session for ``Last-Event-ID`` replay.
+    :param resume_bytes: bytes of messages kept per session on the streams whose reader
+        left (0: no bound); see :meth:`Backend.append`.
     """
 
-    def __init__(self, buffer_size: int = 1000) -> None:
+    def __init__(self, buffer_size: int = 1000, resume_bytes: int = RESUME_BYTES) -> None:
         self.buffer_size = buffer_size
+        self.resume_bytes = resume_bytes
         self._sessions: dict[str, _Session] = {}
         self._owned: dict[str, set[str]] = {}
         self._lock = threading.Lock()
@@ -181,9 +201,12 @@ class MemoryBackend(Backend):
             stream.last_seq += 1
             stream.events.append(Event(stream.last_seq, kind, message))
             if kind == MESSAGE:
+                if stream.size is not None and message is not None:
+                    stream.size += len(dumps_bytes(message))
                 session.order.append(stream_id)
                 while len(session.order) > self.buffer_size:
                     self._evict_oldest(session)
+                self._shed_left(session)
             stream.cond.notify_all()
             return stream.last_seq
 
@@ -192,6 +215,7 @@ class MemoryBackend(Backend):
         stream = session.streams.get(stream_id)
         if stream is None:
             return
+        stream.size = None
         while stream.events:
             event = stream.events.popleft()
             if event.kind == MESSAGE:
@@ -202,6 +226,33 @@ class MemoryBackend(Backend):
             and not any(e.kind == MESSAGE for e in stream.events)
         ):
             del session.streams[stream_id]
+            session.left.pop(stream_id, None)
+
+    def _shed_left(self, session: _Session) -> None:
+        """Forget the streams left longest ago while those left hold over ``resume_bytes``.
+
+        The stream left last is kept whatever its size. Sizes are measured only
+        when two streams or more are left, so a stream read to its end costs nothing.
+        """
+        if not self.resume_bytes or len(session.left) < 2:
+            return
+        sizes = {sid: session.streams[sid].message_bytes() for sid in session.left}
+        total = sum(sizes.values())
+        for stream_id in list(session.left)[:-1]:
+            if total <= self.resume_bytes:
+                break
+            total -= sizes[stream_id]
+            self._forget_stream(session, stream_id)
+
+    def _forget_stream(self, session: _Session, stream_id: str) -> None:
+        """Drop a stream: its reader, if any, sees it missing (hold ``session.lock``)."""
+        stream = session.streams.pop(stream_id, None)
+        session.left.pop(stream_id, None)
+        if stream is not None:
+            stream.reader = -1
+            stream.cond.notify_all()
+            if any(e.kind == MESSAGE for e in stream.events):
+                session.order = collections.deque(s for s in session.order if s != stream_id)
 
     def attach(self, session_id: str, stream_id: str) -> int:
         token = next(self._readers)
@@ -212,6 +263,7 @@ class MemoryBackend(Backend):
                 if stream is None:
                     stream = session.streams[stream_id] = _Stream(session.lock)
                 stream.reader = token
+                session.left.pop(stream_id, None)
                 stream.cond.notify_all()
         return token
 
@@ -222,6 +274,8 @@ class MemoryBackend(Backend):
                 stream = session.streams.get(stream_id)
                 if stream is not None and stream.reader == token:
                     stream.reader = 0
+                    if stream_id != GENERAL_STREAM:
+                        session.left[stream_id] = None
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float
@@ -258,14 +312,7 @@ class MemoryBackend(Backend):
         session = self._sessions.get(session_id)
         if session is not None:
             with session.lock:
-                stream = session.streams.pop(stream_id, None)
-                if stream is not None:
-                    stream.reader = -1
-                    stream.cond.notify_all()
-                    if any(e.kind == MESSAGE for e in stream.events):
-                        session.order = collections.deque(
-                            s for s in session.order if s != stream_id
-                        )
+                self._forget_stream(session, stream_id)
 
     def get_cursor(self, session_id: str, stream_id: str) -> int:
         session = self._sessions.get(session_id)

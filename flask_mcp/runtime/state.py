@@ -52,6 +52,7 @@ class AppState:
             else backends.from_setting(
                 settings.backend,
                 buffer_size=settings.sse_buffer_events,
+                resume_bytes=settings.sse_resume_bytes,
                 idle_timeout=settings.session_idle_timeout,
                 max_lifetime=settings.session_max_lifetime,
                 unreachable_ok=concurrency.respawned_worker(),

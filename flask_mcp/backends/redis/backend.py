@@ -33,6 +33,7 @@ import typing as t
 import weakref
 
 from ...errors import BackendUnavailable
+from ..base import RESUME_BYTES
 from ..base import SHARED_LOG
 from ..base import Backend
 from ..base import ReadResult
@@ -100,6 +101,8 @@ class RedisBackend(Backend):
 
     :param client: the Redis client; default: Redis on localhost.
     :param buffer_size: messages kept per session for ``Last-Event-ID`` replay.
+    :param resume_bytes: bytes of messages kept per session on the streams whose reader
+        left (0: no bound); see :meth:`Backend.append <flask_mcp.backends.base.Backend.append>`.
     :param prefix: prepended to every key and channel; share it between all
         workers of one server, vary it to run several servers on one database.
     :param idle_timeout: ``MCP_SESSION_IDLE_TIMEOUT``, for the keys' expiry.
@@ -120,6 +123,7 @@ class RedisBackend(Backend):
         client: t.Any = None,
         *,
         buffer_size: int = 1000,
+        resume_bytes: int = RESUME_BYTES,
         prefix: str = "mcp:",
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
@@ -129,7 +133,9 @@ class RedisBackend(Backend):
             client = make_client(None, retry=_retry(), max_connections=MAX_CONNECTIONS)
         # Every waiting reader holds a connection of this pool while it blocks.
         blocking = blocking or blocking_twin(client, self.block_slice + 5, MAX_CONNECTIONS)
-        limits = Limits(idle_timeout, max_lifetime, buffer_size=buffer_size)
+        limits = Limits(
+            idle_timeout, max_lifetime, buffer_size=buffer_size, resume_bytes=resume_bytes
+        )
         #: What every part sends through: the clients, the scripts, the worker id.
         self.commands = RedisCommands(client, blocking, Keys(prefix), limits)
         self.client = client
@@ -158,6 +164,7 @@ class RedisBackend(Backend):
         url: str,
         *,
         buffer_size: int = 1000,
+        resume_bytes: int = RESUME_BYTES,
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
         check: bool = True,
@@ -186,6 +193,7 @@ class RedisBackend(Backend):
         backend = cls(
             client,
             buffer_size=buffer_size,
+            resume_bytes=resume_bytes,
             prefix=ours.get("prefix", "mcp:"),
             idle_timeout=idle_timeout,
             max_lifetime=max_lifetime,
@@ -246,6 +254,15 @@ class RedisBackend(Backend):
     @buffer_size.setter
     def buffer_size(self, value: int) -> None:
         self.commands.limits.buffer_size = value
+
+    @property
+    def resume_bytes(self) -> int:
+        """Bytes of messages kept per session on the streams whose reader left (0: no bound)."""
+        return self.commands.limits.resume_bytes
+
+    @resume_bytes.setter
+    def resume_bytes(self, value: int) -> None:
+        self.commands.limits.resume_bytes = value
 
     @property
     def where(self) -> str:

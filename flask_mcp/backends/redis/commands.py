@@ -19,6 +19,7 @@ import typing as t
 import redis
 from redis.cluster import RedisCluster
 
+from ..base import RESUME_BYTES
 from .batch import Batch
 from .batch import spread
 from .codec import Unreachable
@@ -44,6 +45,8 @@ class Limits:
     buffer_size: int = 1000
     #: Seconds after which a silent process counts as dead.
     worker_timeout: float = 30.0
+    #: ``MCP_SSE_RESUME_BYTES``: bytes kept per session on the streams whose reader left.
+    resume_bytes: int = RESUME_BYTES
 
 
 class RedisCommands:
@@ -99,6 +102,7 @@ class RedisCommands:
             self.worker,
             limits.buffer_size,
             limits.worker_timeout,
+            limits.resume_bytes,
         )
 
     def sha(self, name: str) -> str:

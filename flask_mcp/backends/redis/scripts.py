@@ -5,7 +5,7 @@ Every script runs atomically in Redis and receives every key it touches in
 cluster slot: a *session script* (``lua/session/<name>.lua``) gets the keys of
 one session, a *shared script* (``lua/shared/<name>.lua``) the ``{g}`` keys
 every worker shares; none mixes the two. Every script starts with
-``lua/library.lua`` and the same six arguments (see :data:`HEAD`); its own
+``lua/library.lua`` and the same seven arguments (see :data:`HEAD`); its own
 follow as ``A[1]``, ``A[2]``... A session script also starts with
 ``lua/session.lua``.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from importlib import resources
 
 #: The arguments every script receives first, in this order.
-HEAD = ("idle", "lifetime", "grace", "worker", "buffer", "dead_after")
+HEAD = ("idle", "lifetime", "grace", "worker", "buffer", "dead_after", "resume_bytes")
 
 _FOLDER = resources.files(__package__) / "lua"
 

@@ -1,8 +1,8 @@
--- Every script starts with this: the six arguments of HEAD, its own as A[1], A[2]...
+-- Every script starts with this: the seven arguments of HEAD, its own as A[1], A[2]...
 local IDLE, LIFE, GRACE = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local ME, BUF, DEAD = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+local ME, BUF, DEAD, BYTES = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local A = {}
-for i = 7, #ARGV do A[#A + 1] = ARGV[i] end
+for i = 8, #ARGV do A[#A + 1] = ARGV[i] end
 local function int(x) return string.format('%d', x) end
 local function fmt(x) return string.format('%.6f', x) end
 local function clock()

@@ -61,15 +61,53 @@ local function disown(st, owners)
     owners[#owners + 1] = st
   end
 end
+
+-- What the streams whose reader left hold (a client may resume them), in M: 'y:<st>' the
+-- bytes of a stream's messages, 'a:<st>' when it was left (a count, 'an'), 'al' how many
+-- are left and 'ab' their bytes. Past BYTES, the streams left longest ago go (see evict).
+local function grow(st, n)
+  redis.call('HINCRBY', M, 'y:' .. st, n)
+  if redis.call('HEXISTS', M, 'a:' .. st) == 1 then redis.call('HINCRBY', M, 'ab', n) end
+end
+local function leave(st)
+  if st == 'g' or redis.call('HEXISTS', M, 'a:' .. st) == 1 then return end
+  redis.call('HSET', M, 'a:' .. st, redis.call('HINCRBY', M, 'an', 1))
+  redis.call('HINCRBY', M, 'al', 1)
+  redis.call('HINCRBY', M, 'ab', tonumber(redis.call('HGET', M, 'y:' .. st) or '0'))
+end
+local function unleave(st)
+  if redis.call('HDEL', M, 'a:' .. st) == 1 then
+    redis.call('HINCRBY', M, 'al', -1)
+    redis.call('HINCRBY', M, 'ab', -tonumber(redis.call('HGET', M, 'y:' .. st) or '0'))
+  end
+end
+-- The stream left longest ago while the streams left hold over BYTES, never the one left
+-- last; false when none.
+local function overflow()
+  if BYTES <= 0 or tonumber(redis.call('HGET', M, 'al') or '0') < 2 then return false end
+  if tonumber(redis.call('HGET', M, 'ab') or '0') <= BYTES then return false end
+  local fields, oldest, low = redis.call('HGETALL', M), false, false
+  for i = 1, #fields, 2 do
+    local st = string.match(fields[i], '^a:(.*)$')
+    if st then
+      local n = tonumber(fields[i + 1])
+      if not low or n < low then oldest, low = st, n end
+    end
+  end
+  return oldest
+end
+
 local function forget_stream(st, x, owners)
   disown(st, owners)
-  redis.call('HDEL', M, 'n:' .. st, 'r:' .. st, 'c:' .. st)
+  unleave(st)
+  redis.call('HDEL', M, 'n:' .. st, 'r:' .. st, 'c:' .. st, 'y:' .. st)
   redis.call('DEL', x)
 end
 
 -- Drop the oldest retained messages (and the control events before each) while the session
--- holds more than BUF. ``xs`` maps the stream ids whose keys this script got to their event
--- log; returns the id of a stream holding the oldest message whose key it did not get.
+-- holds more than BUF, then the streams left longest ago while those left hold more than
+-- BYTES. ``xs`` maps the stream ids whose keys this script got to their event log; returns
+-- the id of a stream to evict from or drop whose key it did not get.
 local function evict(xs, owners)
   while redis.call('LLEN', O) > BUF do
     local victim = redis.call('LINDEX', O, 0)
@@ -83,13 +121,25 @@ local function evict(xs, owners)
       for _, e in ipairs(entries) do
         redis.call('XDEL', x, e[1])
         start = '(' .. e[1]
-        if e[2][2] == 'message' then done = true break end
+        if e[2][2] == 'message' then
+          grow(victim, -#e[2][4])
+          done = true
+          break
+        end
       end
     end
     local reader = redis.call('HGET', M, 'r:' .. victim)
     if victim ~= 'g' and (not reader or reader == '0') and not redis.call('LPOS', O, victim) then
       forget_stream(victim, x, owners)
     end
+  end
+  local left = overflow()
+  while left do
+    local x = xs[left]
+    if not x then return left end
+    redis.call('LREM', O, 0, left)
+    forget_stream(left, x, owners)
+    left = overflow()
   end
   return false
 end
@@ -101,6 +151,7 @@ local function append_event(st, x, kind, msg, now, owners)
   local secs = ttl(now)
   expire(x, secs)
   if kind == 'message' then
+    grow(st, #msg)
     if redis.call('RPUSH', O, st) == 1 then expire(O, secs) end
   elseif kind == 'end' then
     disown(st, owners)

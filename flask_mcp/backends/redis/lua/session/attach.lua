@@ -3,4 +3,5 @@ if not exists() then return int(millis()) end
 redis.call('HSETNX', M, 'n:' .. st, 0)
 local tok = signal(Z, math.max(ttl(clock()), 60))
 redis.call('HSET', M, 'r:' .. st, tok)
+unleave(st)
 return tok
