@@ -367,6 +367,9 @@ def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> Non
 
     leave("done", copies=3)  # read to its end: its reader leaves, then it is dropped
     b.drop_stream(sid, "done")
+    leave("empty", copies=0)  # left before its first message, then resumed
+    b.detach(sid, "empty", b.attach(sid, "empty"))
+    b.drop_stream(sid, "empty")
     leave("s1")
     leave("s2")
     live = b.attach(sid, "live")

@@ -35,11 +35,12 @@ def app_of() -> Flask:
     def report(size: int, ctx: Context) -> str:
         """Report progress, work a moment (its client leaves meanwhile), answer ``size`` chars."""
         ctx.progress(1, 2)
-        time.sleep(1.0)
+        time.sleep(2.0)
         return "z" * size
 
     app = Flask(__name__)
-    # A keep-alive comment every 0.1 s: the server notices a client gone before the answer.
+    # A keep-alive comment every 0.1 s: the server notices a client gone long before the
+    # answer (a stream whose answer went out whole before that would be read to its end).
     app.config.update(MCP_SSE_RESUME_BYTES=BOUND, MCP_SSE_HEARTBEAT=0.1)
     app.config.from_prefixed_env()  # FLASK_MCP_BACKEND
     mcp.init_app(app)
@@ -84,7 +85,7 @@ def check_resume_bound(url: str) -> None:
         left = []
         for n in range(1, 4):
             left.append(leave_at_progress(http, url, headers, n))
-            time.sleep(1.5)  # the answer arrives on the stream its client left
+            time.sleep(2.5)  # the answer arrives on the stream its client left
         # The session's next message (a call read to its end) drops the streams left first.
         with http.stream("POST", url, headers=headers, json=call(10, 9)) as response:
             assert '"z' in response.read().decode()

@@ -78,7 +78,8 @@ end
 local function unleave(st)
   if redis.call('HDEL', M, 'a:' .. st) == 1 then
     redis.call('HINCRBY', M, 'al', -1)
-    redis.call('HINCRBY', M, 'ab', -tonumber(redis.call('HGET', M, 'y:' .. st) or '0'))
+    -- 0 - n, not -n: Lua's -0 reaches Redis as '-0', which HINCRBY refuses
+    redis.call('HINCRBY', M, 'ab', 0 - tonumber(redis.call('HGET', M, 'y:' .. st) or '0'))
   end
 end
 -- The stream left longest ago while the streams left hold over BYTES, never the one left
@@ -122,7 +123,7 @@ local function evict(xs, owners)
         redis.call('XDEL', x, e[1])
         start = '(' .. e[1]
         if e[2][2] == 'message' then
-          grow(victim, -#e[2][4])
+          grow(victim, 0 - #e[2][4])
           done = true
           break
         end
