@@ -328,7 +328,12 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def detach(self, session_id: str, stream_id: str, token: int) -> None:
-        """Give up reading a stream, unless another reader took over already."""
+        """Give up reading a stream, unless another reader took over already.
+
+        Until a reader attaches again or the stream is dropped, its messages count
+        toward ``MCP_SSE_RESUME_BYTES`` (see :meth:`append`): its client left, and
+        may resume it.
+        """
 
     @abc.abstractmethod
     def read(
