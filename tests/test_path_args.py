@@ -112,6 +112,27 @@ def test_converters_keep_their_types_and_tasks_their_json(
         assert done["content"][0]["text"] == f"{{'workspace': '{workspace}', 'shard': 3}}"
 
 
+def test_a_batch_reaches_handlers_with_its_tenant() -> None:
+    """A 2025-03-26 batch under a tenant's path: each call sees the tenant; the session's id
+    under another tenant's path is an unknown session, as for single requests."""
+    client = app.test_client()
+    headers = {"Accept": ACCEPT, "MCP-Protocol-Version": "2025-03-26"}
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}}
+    session = client.post("/t/acme/mcp", json=init, headers=headers).headers["Mcp-Session-Id"]
+    headers["Mcp-Session-Id"] = session
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert client.post("/t/acme/mcp", json=initialized, headers=headers).status_code == 202
+    batch = [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name}}
+        for n, name in enumerate(("whoami", "plain"), 1)
+    ]
+    answered = client.post("/t/acme/mcp", json=batch, headers=headers)
+    assert answered.status_code == 200, answered.text
+    texts = [answer["result"]["content"][0]["text"] for answer in answered.json]
+    assert texts == ["acme acme", "{'tenant': 'acme'}"]
+    assert client.post("/t/globex/mcp", json=batch, headers=headers).status_code == 404
+
+
 def test_oauth_metadata_is_served_per_tenant() -> None:
     secured = Flask(__name__)
     secured.config.update(

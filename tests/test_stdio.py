@@ -197,6 +197,13 @@ def test_batches_only_on_a_2025_03_26_session(pipes: Pipes) -> None:
     answers = pipes.receive()
     texts = [answer["result"]["content"][0]["text"] for answer in answers]
     assert texts == ['{"result":2}', '{"result":4}']
+    # A handler taking a Context runs with one: its progress is dropped (the batch is
+    # answered at once), and it cannot ask the client, which the error says.
+    pipes.send([call(3, "stubborn", {}), call(4, "sample", {"prompt": "hi"})])
+    finished, refused = pipes.receive()
+    assert finished["result"]["content"][0]["text"] == "finished anyway"
+    assert refused["result"]["isError"] is True
+    assert "JSON-RPC batch" in refused["result"]["content"][0]["text"]
 
 
 def test_initialize_over_stdio_runs_through_the_middleware() -> None:

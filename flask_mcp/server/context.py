@@ -124,9 +124,10 @@ class SessionBackChannel:
         session_id = t.cast(str, run.session_id)
         if not run.can_round_trip:
             raise ClientRequestError(
-                f"Cannot send {method}: this response cannot be streamed (a sync worker, or "
-                "every thread of a gthread worker is busy). Run gunicorn with -k gevent or more "
-                "--threads."
+                f"Cannot send {method}: this response cannot be streamed (a sync worker, "
+                "every thread of a gthread worker is busy, or a request of a JSON-RPC batch). "
+                "Run gunicorn with -k gevent or more --threads, and send such requests one "
+                "per message."
             )
         request_id = self.backend.next_request_id(session_id)
         self.backend.expect_response(session_id, request_id)

@@ -82,7 +82,7 @@ class Handshake:
         state = self.app_state
         environ = req.environ
         if isinstance(message, list):
-            return self._batch(state, environ, message, auth)
+            return self._batch(state, req, message, auth)
         try:
             kind = jsonrpc.classify(message)
         except MCPError as exc:
@@ -189,11 +189,12 @@ class Handshake:
     def _batch(
         self,
         state: AppState,
-        environ: WSGIEnvironment,
+        req: Request,
         messages: list[t.Any],
         auth: AuthInfo | None,
     ) -> Response:
-        record = self.session(environ, required=False, auth=auth)
+        path_args = current_path_args(req)
+        record = self.session(req.environ, required=False, auth=auth, path_args=path_args)
         if (
             record is None
             or not protocol.supports_batching(record.protocol_version)
@@ -204,7 +205,9 @@ class Handshake:
                 "Invalid Request: JSON-RPC batches are only accepted on sessions that negotiated "
                 "protocol 2025-03-26; send one message per POST.",
             )
-        answers = self.batch_answers(state, record, messages, auth)
+        answers = self.batch_answers(
+            state, record, messages, auth, path_args=path_args, client_address=req.remote_addr
+        )
         return json_response(answers) if answers else Response(status=202)
 
     def batch_answers(
@@ -215,11 +218,16 @@ class Handshake:
         auth: AuthInfo | None,
         on_notification: t.Callable[[dict[str, t.Any]], None] | None = None,
         on_response: t.Callable[[dict[str, t.Any]], None] | None = None,
+        *,
+        path_args: dict[str, t.Any] | None = None,
+        client_address: str | None = None,
     ) -> list[dict[str, t.Any]]:
         """Answer the messages of a batch of a 2025-03-26 session (HTTP and stdio), in order.
 
         :param on_notification: handles a notification (default: :meth:`notification`).
         :param on_response: handles a client's response (default: :meth:`client_response`).
+        :param path_args: the values of ``MCP_PATH``'s URL variables the POST matched.
+        :param client_address: the client's address (none over stdio).
         :raises ~flask_mcp.auth.AuthRefused: a request was refused: that answers the
             whole batch with the challenge.
         """
@@ -241,16 +249,28 @@ class Handshake:
                 else:
                     self.client_response(state, record, message)
             else:
-                answer = runner.execute(
-                    self.dispatcher,
-                    intake.session_call(
-                        state, record, message, auth, current_path_args(), request.remote_addr
-                    ),
-                )
+                call = intake.session_call(state, record, message, auth, path_args, client_address)
+                answer = self._batch_call(call)
                 if answer.refused is not None:  # a refusal answers the whole POST
                     raise answer.refused
-                answers.append(t.cast("dict[str, t.Any]", answer.message))
+                if answer.message is not None:  # None: cancelled, as on a stream
+                    answers.append(answer.message)
         return answers
+
+    def _batch_call(self, call: Call) -> runner.Answer:
+        """Answer one request of a batch, as any other call but without a stream.
+
+        A handler taking a ``Context`` runs in a task of its own: what it sends before
+        its answer is dropped (the batch is answered at once), and it cannot ask the
+        client.
+        """
+        if self.dispatcher.placement(call) != SPAWN:
+            return runner.execute(self.dispatcher, call)
+        message = runner.run_to_completion(self.dispatcher, call, context=intake.context_for(call))
+        answered: runner.Answer | None = None if call.run is None else call.run.result
+        if answered is not None and answered.message == message:
+            return answered  # the handler's own answer, with its refusal if it was refused
+        return runner.Answer(message)  # the supervisor's timeout error, or None
 
     def _initialize(
         self, state: AppState, message: dict[str, t.Any], auth: AuthInfo | None
