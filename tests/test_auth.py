@@ -715,6 +715,34 @@ def test_batch_with_an_under_scoped_call_is_refused(client: t.Any) -> None:
     assert CALLS == []
 
 
+def test_batch_with_a_refusing_context_tool_is_refused() -> None:
+    """A handler taking a Context runs in a task of its own, in a batch too: the refusal
+    raised there (its scopes, or ``require_scopes`` at run time) still answers the POST."""
+    mcp = make_mcp(authorizer=table_authorizer)
+
+    @mcp.tool()
+    def audit(ctx: Context) -> str:
+        """Needs notes:admin, asked while it runs."""
+        require_scopes("notes:admin")
+        return f"audited by {ctx.auth.principal}"
+
+    client = make_app(mcp).test_client()
+    init = rpc("initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}})  # fmt: skip
+    for token, status in (("admin", 200), ("alice-read", 403)):
+        session = post(client, init, token).headers["Mcp-Session-Id"]
+        headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-03-26"}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert post(client, note, token, **headers).status_code == 202
+        batch = [rpc("ping", id=1), rpc("tools/call", {"name": "audit", "arguments": {}}, 2)]
+        response = post(client, batch, token, **headers)
+        assert response.status_code == status, response.get_data(as_text=True)
+        if status == 200:
+            assert response.get_json()[1]["result"]["content"][0]["text"].endswith("|root")
+        else:
+            assert challenge(response)["scope"] == "notes:admin"
+
+
 def test_require_scopes_at_run_time(client: t.Any) -> None:
     session = open_session(client, "alice-read")
     call = rpc("tools/call", {"name": "purge", "arguments": {}}, id=3)
