@@ -225,8 +225,7 @@ class MemoryBackend(Backend):
             and stream_id != GENERAL_STREAM
             and not any(e.kind == MESSAGE for e in stream.events)
         ):
-            del session.streams[stream_id]
-            session.left.pop(stream_id, None)
+            self._forget_stream(session, stream_id)
 
     def _shed_left(self, session: _Session) -> None:
         """Forget the streams left longest ago while those left hold over ``resume_bytes``.

@@ -267,10 +267,7 @@ class Handshake:
         if self.dispatcher.placement(call) != SPAWN:
             return runner.execute(self.dispatcher, call)
         message = runner.run_to_completion(self.dispatcher, call, context=intake.context_for(call))
-        answered: runner.Answer | None = None if call.run is None else call.run.result
-        if answered is not None and answered.message == message:
-            return answered  # the handler's own answer, with its refusal if it was refused
-        return runner.Answer(message)  # the supervisor's timeout error, or None
+        return runner.answer_of_run(call.run, message)  # a refusal included
 
     def _initialize(
         self, state: AppState, message: dict[str, t.Any], auth: AuthInfo | None

@@ -464,12 +464,22 @@ def serve_http(
     return _streamed(call, run, reader, first)
 
 
+def answer_of_run(run: RequestRun | None, message: dict[str, t.Any] | None) -> Answer:
+    """Return the answer carrying a spawned run's ``message``, as its outbox delivered it.
+
+    The handler's own :class:`Answer` (its status, headers and refusal) when the
+    message is its; else a plain one: the supervisor's timeout error, or ``None``.
+    """
+    answer: Answer | None = None if run is None else run.result
+    if answer is not None and answer.message == message:
+        return answer
+    return Answer(message)
+
+
 def _response_of(run: RequestRun, message: t.Any) -> Response:
     """Return the JSON response carrying ``message``, with the status its answer asks for."""
-    answer = run.result
-    if answer is not None and answer.message == message:
-        return json_response(message, answer.status, answer.headers)
-    return json_response(message)  # the supervisor's timeout error
+    answer = answer_of_run(run, message)
+    return json_response(message, answer.status, answer.headers)
 
 
 def _buffered(
@@ -529,6 +539,7 @@ def _streamed(
 
 __all__ = [
     "Answer",
+    "answer_of_run",
     "answer_response",
     "execute",
     "is_response",

@@ -69,17 +69,18 @@ local function grow(st, n)
   redis.call('HINCRBY', M, 'y:' .. st, n)
   if redis.call('HEXISTS', M, 'a:' .. st) == 1 then redis.call('HINCRBY', M, 'ab', n) end
 end
+local function size_of(st) return tonumber(redis.call('HGET', M, 'y:' .. st) or '0') end
 local function leave(st)
   if st == 'g' or redis.call('HEXISTS', M, 'a:' .. st) == 1 then return end
   redis.call('HSET', M, 'a:' .. st, redis.call('HINCRBY', M, 'an', 1))
   redis.call('HINCRBY', M, 'al', 1)
-  redis.call('HINCRBY', M, 'ab', tonumber(redis.call('HGET', M, 'y:' .. st) or '0'))
+  redis.call('HINCRBY', M, 'ab', size_of(st))
 end
 local function unleave(st)
   if redis.call('HDEL', M, 'a:' .. st) == 1 then
     redis.call('HINCRBY', M, 'al', -1)
     -- 0 - n, not -n: Lua's -0 reaches Redis as '-0', which HINCRBY refuses
-    redis.call('HINCRBY', M, 'ab', 0 - tonumber(redis.call('HGET', M, 'y:' .. st) or '0'))
+    redis.call('HINCRBY', M, 'ab', 0 - size_of(st))
   end
 end
 -- The stream left longest ago while the streams left hold over BYTES, never the one left
@@ -103,6 +104,11 @@ local function forget_stream(st, x, owners)
   unleave(st)
   redis.call('HDEL', M, 'n:' .. st, 'r:' .. st, 'c:' .. st, 'y:' .. st)
   redis.call('DEL', x)
+end
+-- Drop a stream: its place in the session's order of messages too.
+local function drop_stream(st, x, owners)
+  redis.call('LREM', O, 0, st)
+  forget_stream(st, x, owners)
 end
 
 -- Drop the oldest retained messages (and the control events before each) while the session
@@ -138,8 +144,7 @@ local function evict(xs, owners)
   while left do
     local x = xs[left]
     if not x then return left end
-    redis.call('LREM', O, 0, left)
-    forget_stream(left, x, owners)
+    drop_stream(left, x, owners)
     left = overflow()
   end
   return false

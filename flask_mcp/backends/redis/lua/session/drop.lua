@@ -1,6 +1,5 @@
 local st, owners = A[1], {}
 if not has_stream(st) then return {0, ''} end
-redis.call('LREM', O, 0, st)
-forget_stream(st, X, owners)
+drop_stream(st, X, owners)
 signal(Z, 60)
 return {0, '', unpack(owners)}
