@@ -11,6 +11,7 @@ serves a session it served a moment ago with none (``test_e2e_hot_sessions``).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import typing as t
@@ -29,6 +30,7 @@ from flask_mcp import Context
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.redis import lane as _redis_lane
 from flask_mcp.backends.redis.lane import _send as _lane_send
+from flask_mcp.runtime import supervisor
 
 pytestmark = pytest.mark.redis
 
@@ -82,9 +84,13 @@ def backend(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> t.Iterator[t.Any
 
 
 @pytest.fixture
-def app(backend: t.Any) -> t.Any:
+def app(backend: t.Any, monkeypatch: pytest.MonkeyPatch) -> t.Any:
     from flask import Flask
     from wire import ThreadedTestClient
+
+    # The supervisor reaps a second after the first request, then every 10 s: its beat
+    # and flush are no request's trips, and on a slow machine they fell in a counted window.
+    monkeypatch.setattr(supervisor, "REAP_EVERY", math.inf)
 
     mcp = MCP(name="trips", version="1.0.0")
 
