@@ -354,8 +354,8 @@ SMALL = {"jsonrpc": "2.0", "id": 2, "result": {"text": "y" * 200}}
 
 def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> None:
     """Past ``resume_bytes`` of messages on streams whose reader left (a client that may
-    resume them), the session's next message drops the streams left first, never the one
-    left last; a stream read to its end, or read again, counts nothing."""
+    resume them), the streams left first are dropped as soon as a reader leaves, never the
+    one left last; a stream read to its end, or read again, counts nothing."""
     a, b = workers(resume_bytes=2500)
     sid = new_session(a)
 
@@ -376,23 +376,20 @@ def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> Non
     a.append(sid, "live", MESSAGE, LARGE)  # a stream being read counts nothing either
     assert a.first_seq(sid, "s1") == 1  # s1 + s2: about 2,100 bytes, under the bound
 
-    leave("s3")
-    assert a.first_seq(sid, "s1") == 1  # nothing goes before the session's next message
-    a.append(sid, "live", MESSAGE, LARGE)
+    leave("s3")  # no message follows: leaving is enough
     assert a.first_seq(sid, "s1") is None  # left first: dropped
     assert (a.first_seq(sid, "s2"), a.first_seq(sid, "s3")) == (1, 1)
 
     b.attach(sid, "s2")  # its client is back: it counts no more
-    leave("s4", copies=2)
-    a.append(sid, GENERAL_STREAM, MESSAGE, LARGE)  # s3 + s4: about 3,150 bytes
+    leave("s4", copies=2)  # s3 + s4: about 3,150 bytes
     assert a.first_seq(sid, "s3") is None
+    a.append(sid, GENERAL_STREAM, MESSAGE, LARGE)  # the general stream counts nothing
     assert (a.first_seq(sid, "s2"), a.first_seq(sid, "s4")) == (1, 1)
 
     leave("s5", copies=4)  # over the bound alone: the stream left last stays
-    a.append(sid, "live", MESSAGE, LARGE)
     assert a.first_seq(sid, "s4") is None
     assert a.first_seq(sid, "s5") == 1
-    a.append(sid, "live", MESSAGE, LARGE)
+    a.append(sid, "live", MESSAGE, LARGE)  # the session's next message keeps it too
     assert a.first_seq(sid, "s5") == 1
     assert a.first_seq(sid, "s2") == 1
     assert a.first_seq(sid, GENERAL_STREAM) == 1

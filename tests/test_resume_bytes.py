@@ -2,16 +2,21 @@
 
 A 2025-11-25 client that drops a POST stream may come back with ``Last-Event-ID``,
 so the stream's messages are kept. Past ``MCP_SSE_RESUME_BYTES`` of them in one
-session, the streams left first are dropped at the session's next message, never the
-one left last: a client cannot pile up answers it never reads until its session ends.
+session, the streams left first are dropped, never the one left last: when a client
+leaves a stream, and at the session's next message (an answer that comes after its
+client left). A client cannot pile up answers it never reads until its session ends.
 Driven end to end: gunicorn (gevent and threads, memory and Redis), raw HTTP clients
-that leave each stream at its first progress notification, then resume.
+that leave each stream at its first progress notification (before the answer, or
+while the server is stuck writing an answer they do not read), then resume.
 """
 
 from __future__ import annotations
 
+import json
+import socket
 import time
 import typing as t
+import urllib.parse
 
 import httpx
 import pytest
@@ -32,10 +37,10 @@ def app_of() -> Flask:
     mcp = MCP(name="resume", version="1")
 
     @mcp.tool(structured_output=False)
-    def report(size: int, ctx: Context) -> str:
-        """Report progress, work a moment (its client leaves meanwhile), answer ``size`` chars."""
+    def report(size: int, ctx: Context, pause: float = 2.0) -> str:
+        """Report progress, work ``pause`` seconds, answer ``size`` characters."""
         ctx.progress(1, 2)
-        time.sleep(2.0)
+        time.sleep(pause)
         return "z" * size
 
     app = Flask(__name__)
@@ -50,8 +55,9 @@ def app_of() -> Flask:
 app = app_of()
 
 
-def call(size: int, request_id: int) -> dict[str, t.Any]:
-    params = {"name": "report", "arguments": {"size": size}, "_meta": {"progressToken": 1}}
+def call(size: int, request_id: int, pause: float = 2.0) -> dict[str, t.Any]:
+    arguments = {"size": size, "pause": pause}
+    params = {"name": "report", "arguments": arguments, "_meta": {"progressToken": 1}}
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
@@ -98,14 +104,70 @@ def check_resume_bound(url: str) -> None:
         assert "z" * ANSWER in answer
 
 
+#: Characters of each answer the client does not read: more than the socket buffers of a
+#: loopback connection whose client reads nothing hold (a few MB), so the server is stuck
+#: writing it.
+UNREAD = 8_000_000
+
+
+def leave_unread(url: str, headers: dict[str, str], n: int) -> str:
+    """Start call ``n`` of an :data:`UNREAD` answer on a connection with a small receive
+    buffer, read up to its progress notification, wait for the answer, then close the
+    connection unread; return the progress event's id."""
+    where = urllib.parse.urlsplit(url)
+    body = json.dumps(call(UNREAD, n, pause=0)).encode()
+    lines = [f"POST {where.path} HTTP/1.1", f"Host: {where.netloc}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    lines += [f"Content-Length: {len(body)}", "", ""]
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before the window is set
+    sock.settimeout(10)
+    sock.connect((t.cast(str, where.hostname), t.cast(int, where.port)))
+    try:
+        sock.sendall("\r\n".join(lines).encode() + body)
+        received = b""
+        while b"\n\n" not in received.partition(b"notifications/progress")[2]:
+            chunk = sock.recv(1024)
+            assert chunk, received[-200:]
+            received += chunk
+        assert received.startswith(b"HTTP/1.1 200"), received[:200]
+        time.sleep(1.0)  # the answer is on the stream, and the server stuck writing it
+    finally:
+        sock.close()  # unread data: the server's write fails at once
+    time.sleep(0.3)  # the server notices, and its client leaves the stream
+    events = received.decode().replace("\r\n", "\n").split("\n\n")
+    progress = next(e for e in events if "notifications/progress" in e)
+    return next(line[3:].strip() for line in progress.split("\n") if line.startswith("id:"))
+
+
+def check_bound_when_left(url: str) -> None:
+    """Leaving a stream whose answer came while it was read applies the bound: no
+    message of the session need follow."""
+    with httpx.Client(timeout=30) as http:
+        headers = start_session(http, url)
+        left = [leave_unread(url, headers, n) for n in range(1, 4)]
+        # Redis: this process wrote the stream, so the leave rides on the next round trip
+        # the listener makes with what waits, within a second.
+        time.sleep(1.5)
+        for event_id in left[:2]:
+            status, text = resume(http, url, headers, event_id)
+            assert status == 400 and "names no stream" in text, (status, text[:200])
+        status, answer = resume(http, url, headers, left[2])
+        assert status == 200, answer
+        assert '"id":3' in answer.replace(" ", "")
+        assert "z" * UNREAD in answer
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])
 def test_streams_left_are_bounded_in_memory(serve: t.Any, worker: str) -> None:
     server = serve("tests.test_resume_bytes:app", worker)
     check_resume_bound(server.url)
+    check_bound_when_left(server.url)
 
 
 @pytest.mark.e2e
 def test_streams_left_are_bounded_in_redis(serve: t.Any, redis_backend_url: str) -> None:
     server = serve("tests.test_resume_bytes:app", "gevent", env=redis_env(redis_backend_url))
     check_resume_bound(server.url)
+    check_bound_when_left(server.url)

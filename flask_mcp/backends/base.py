@@ -309,7 +309,7 @@ class Backend(abc.ABC):
         messages the oldest goes; past ``MCP_SSE_RESUME_BYTES`` of messages on
         streams whose reader left (:meth:`detach` before :meth:`drop_stream`: a
         client that may resume them), the streams left longest ago are dropped,
-        never the one left last.
+        never the one left last. A :meth:`detach` applies the second bound too.
         """
 
     def append_many(
@@ -332,7 +332,9 @@ class Backend(abc.ABC):
 
         Until a reader attaches again or the stream is dropped, its messages count
         toward ``MCP_SSE_RESUME_BYTES`` (see :meth:`append`): its client left, and
-        may resume it.
+        may resume it. Past the bound, the streams left before it are dropped then,
+        without waiting for the session's next message (a shared backend may do it
+        within a second).
         """
 
     @abc.abstractmethod

@@ -275,6 +275,7 @@ class MemoryBackend(Backend):
                     stream.reader = 0
                     if stream_id != GENERAL_STREAM:
                         session.left[stream_id] = None
+                        self._shed_left(session)
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float

@@ -559,7 +559,13 @@ class RedisBackend(Backend):
             return  # nothing in Redis, or written later
         self.reader.forget(self.keys.stream(session_id, stream_id)[0], token)
         keys = self.commands.stream_keys(session_id, stream_id)
-        self.reader.calls.post("detach", keys, stream_id, local or token)
+        self.reader.calls.post(
+            "detach",
+            keys,
+            stream_id,
+            local or token,
+            then=lambda reply: self.logs.settle_reply(session_id, reply),
+        )
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float
@@ -584,7 +590,7 @@ class RedisBackend(Backend):
         reply = self.commands.run(
             "drop", self.commands.stream_keys(session_id, stream_id), stream_id
         )
-        self.logs.disown(session_id, reply[2:])
+        self.logs.settle_reply(session_id, reply)
 
     def get_cursor(self, session_id: str, stream_id: str) -> int:
         with self.commands.errors():

@@ -390,9 +390,8 @@ class OwnStreams:
         """Handle the replies of what :meth:`queue_into` queued (the first of ``replies``)."""
         i = 0
         for sid, ops in later.items():
-            for script, _ in ops.values():
-                if script == DROP:  # {0, '', owner, stream...}: note the disowned
-                    self.logs.disown(sid, replies[i][2:])
+            for _ in ops:
+                self.logs.settle_reply(sid, replies[i])
                 i += 1
 
     def sweep(self, now: float | None = None) -> int:

@@ -76,16 +76,23 @@ RunMany = t.Callable[[list[tuple[str, list[str], tuple[t.Any, ...]]]], list[t.An
 
 
 class _Call:
-    __slots__ = ("args", "done", "error", "keys", "name", "posted", "reply")
+    __slots__ = ("args", "done", "error", "keys", "name", "posted", "reply", "then")
 
     def __init__(
-        self, name: str, keys: list[str], args: tuple[t.Any, ...], posted: bool = False
+        self,
+        name: str,
+        keys: list[str],
+        args: tuple[t.Any, ...],
+        posted: bool = False,
+        then: t.Callable[[t.Any], None] | None = None,
     ) -> None:
         self.name, self.keys, self.args, self.posted = name, keys, args, posted
         #: Set once the reply came; a post (nobody waits for it) has none.
         self.done = None if posted else threading.Event()
         self.reply: t.Any = None
         self.error: BaseException | None = None
+        #: What a post does with its reply, once it came.
+        self.then = then
 
 
 class Batches:
@@ -127,15 +134,23 @@ class Batches:
             raise call.error
         return call.reply
 
-    def post(self, name: str, keys: list[str], *args: t.Any) -> None:
+    def post(
+        self,
+        name: str,
+        keys: list[str],
+        *args: t.Any,
+        then: t.Callable[[t.Any], None] | None = None,
+    ) -> None:
         """Run the script ``name`` soon, after the calls waited for; do not wait for it.
 
         A post not sent yet is replaced by a later one with the same name, keys
         and first argument (a cursor saved again). Its errors are logged only.
         The caller sends what is queued, as :meth:`call` does, if a slot is free;
         under gevent a greenlet of its own does, once the greenlets ready now ran.
+
+        :param then: called with the reply by whoever sent it (its errors are logged).
         """
-        call = _Call(name, keys, args, posted=True)
+        call = _Call(name, keys, args, posted=True, then=then)
         key = (name, *keys, args[0] if args else None)
         green = gevent_patched()
         with self.lock:
@@ -198,7 +213,10 @@ class Batches:
                         call.reply = reply
                     if call.done is not None:
                         call.done.set()
-                batch = []
+                done, batch = batch, []
+                for call in done:
+                    if call.then is not None and call.error is None:
+                        _follow(call.then, call)
         except BaseException as exc:  # killed while sending: no caller waits forever
             for call in batch:
                 call.error = BackendUnavailable(f"The request reading from Redis ended: {exc!r}")
@@ -207,6 +225,14 @@ class Batches:
             with self.lock:
                 self.sending -= 1
             raise
+
+
+def _follow(then: t.Callable[[t.Any], None], call: _Call) -> None:
+    """Run ``then``, what a post does with its reply; a failure is logged (nobody waits)."""
+    try:
+        then(call.reply)
+    except Exception as exc:
+        logger.debug("What follows %s (not waited for) failed: %r", call.name, exc)
 
 
 class _Carried:

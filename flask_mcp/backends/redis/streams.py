@@ -129,10 +129,15 @@ class StreamLogs:
         stream...}``); return the sequence number."""
         return self.settle(session_id, int(reply[0]), text(reply[1]), reply[3:])
 
+    def settle_reply(self, session_id: str, reply: t.Any) -> None:
+        """Settle the reply of the ``detach`` or ``drop`` script (``{0, victim, owner,
+        stream...}``): a reader that left may put the session's streams over their bound."""
+        self.settle(session_id, 0, text(reply[1]), reply[2:])
+
     def settle(self, session_id: str, seq: int, victim: str, owners: t.Sequence[t.Any]) -> int:
-        """Settle an append: note the streams it disowned (``owner, stream`` pairs) and
-        evict the session's oldest message from ``victim``, the stream holding it (``""``:
-        none); return ``seq``."""
+        """Settle an append, a detach or a drop: note the streams it disowned (``owner,
+        stream`` pairs) and evict from ``victim`` (``""``: none), a stream holding the
+        session's oldest message or left longest ago; return ``seq``."""
         self.disown(session_id, owners)
         while victim:  # the session's oldest message is on another stream: evict it there
             found = self.commands.run(
