@@ -121,3 +121,25 @@ def test_a_closed_post_stream_resumes_on_another_worker(pair: tuple[t.Any, t.Any
     events = read_events(iter(open_get(second, session, ids[-1]).response), 2)
     assert events[0]["params"]["data"] == "phase 2"
     assert events[1]["result"]["content"][0]["text"] == "complete"
+
+
+def test_shedding_after_a_written_leave_fails_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """The streams a leave puts over ``MCP_SSE_RESUME_BYTES`` are evicted after the detach
+    was written (its reply names them); Redis failing then fails neither the request nor
+    the listener that wrote it: the disowned streams are noted, the session's next message
+    applies the bound again."""
+    from flask_mcp.backends.redis.streams import StreamLogs
+    from flask_mcp.errors import BackendUnavailable
+
+    class Down:
+        def stream_keys(self, session_id: str, stream_id: str) -> list[str]:
+            return [session_id, stream_id]
+
+        def run(self, name: str, keys: list[str], *args: t.Any) -> t.Any:
+            raise BackendUnavailable(f"{name} on {keys}: Redis is down")
+
+    logs = StreamLogs(t.cast(t.Any, Down()))
+    with caplog.at_level("DEBUG", logger="flask_mcp"):
+        logs.settle_reply("sid", [0, b"left-first", b"worker-1", b"ended"])
+    assert logs.disowned == {"worker-1": {"sid ended"}}
+    assert "evict on ['sid', 'left-first']: Redis is down" in caplog.text

@@ -131,8 +131,15 @@ class StreamLogs:
 
     def settle_reply(self, session_id: str, reply: t.Any) -> None:
         """Settle the reply of the ``detach`` or ``drop`` script (``{0, victim, owner,
-        stream...}``): a reader that left may put the session's streams over their bound."""
-        self.settle(session_id, 0, text(reply[1]), reply[2:])
+        stream...}``): a reader that left may put the session's streams over their bound.
+
+        It follows a write that succeeded, so Redis failing now fails nothing: the
+        session's next message applies the bound again.
+        """
+        try:
+            self.settle(session_id, 0, text(reply[1]), reply[2:])
+        except BackendUnavailable as exc:
+            logger.debug("Shedding the streams left in session %s failed: %s", session_id, exc)
 
     def settle(self, session_id: str, seq: int, victim: str, owners: t.Sequence[t.Any]) -> int:
         """Settle an append, a detach or a drop: note the streams it disowned (``owner,
