@@ -354,8 +354,9 @@ SMALL = {"jsonrpc": "2.0", "id": 2, "result": {"text": "y" * 200}}
 
 def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> None:
     """Past ``resume_bytes`` of messages on streams whose reader left (a client that may
-    resume them), the streams left first are dropped as soon as a reader leaves, never the
-    one left last; a stream read to its end, or read again, counts nothing."""
+    resume them), the streams left first are dropped, never the one left last: at the
+    session's next message, and when a reader leaves (then the streams left before it
+    count). A stream read to its end, or read again, counts nothing."""
     a, b = workers(resume_bytes=2500)
     sid = new_session(a)
 
@@ -374,27 +375,35 @@ def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> Non
     leave("s2")
     live = b.attach(sid, "live")
     a.append(sid, "live", MESSAGE, LARGE)  # a stream being read counts nothing either
-    assert a.first_seq(sid, "s1") == 1  # s1 + s2: about 2,100 bytes, under the bound
+    leave("read", copies=4)  # read to its end: left a moment, it pushes nothing out
+    b.drop_stream(sid, "read")
+    assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (1, 1)
+    leave("s3")  # left before it: s1 + s2, about 2,100 bytes, under the bound
+    assert a.first_seq(sid, "s1") == 1
 
-    leave("s3")  # no message follows: leaving is enough
+    leave("s4")  # left before it: s1 + s2 + s3, about 3,150 bytes; no message follows
     assert a.first_seq(sid, "s1") is None  # left first: dropped
-    assert (a.first_seq(sid, "s2"), a.first_seq(sid, "s3")) == (1, 1)
+    assert [a.first_seq(sid, s) for s in ("s2", "s3", "s4")] == [1, 1, 1]
+    a.append(sid, "live", MESSAGE, LARGE)  # the next message counts every stream left
+    assert a.first_seq(sid, "s2") is None
+    assert (a.first_seq(sid, "s3"), a.first_seq(sid, "s4")) == (1, 1)
 
-    b.attach(sid, "s2")  # its client is back: it counts no more
-    leave("s4", copies=2)  # s3 + s4: about 3,150 bytes
-    assert a.first_seq(sid, "s3") is None
-    a.append(sid, GENERAL_STREAM, MESSAGE, LARGE)  # the general stream counts nothing
-    assert (a.first_seq(sid, "s2"), a.first_seq(sid, "s4")) == (1, 1)
-
-    leave("s5", copies=4)  # over the bound alone: the stream left last stays
+    b.attach(sid, "s3")  # its client is back: it counts no more
+    leave("s5", copies=2)
+    a.append(sid, GENERAL_STREAM, MESSAGE, LARGE)  # s4 + s5: about 3,150 bytes
     assert a.first_seq(sid, "s4") is None
-    assert a.first_seq(sid, "s5") == 1
-    a.append(sid, "live", MESSAGE, LARGE)  # the session's next message keeps it too
-    assert a.first_seq(sid, "s5") == 1
-    assert a.first_seq(sid, "s2") == 1
+    assert (a.first_seq(sid, "s3"), a.first_seq(sid, "s5")) == (1, 1)
+
+    leave("s6", copies=4)  # over the bound alone: the stream left last stays
+    a.append(sid, "live", MESSAGE, LARGE)
+    assert a.first_seq(sid, "s5") is None
+    assert a.first_seq(sid, "s6") == 1
+    a.append(sid, "live", MESSAGE, LARGE)
+    assert a.first_seq(sid, "s6") == 1
+    assert a.first_seq(sid, "s3") == 1
     assert a.first_seq(sid, GENERAL_STREAM) == 1
-    token = b.attach(sid, "s5")
-    assert len(b.read(sid, "s5", 0, token, 1).events) == 4
+    token = b.attach(sid, "s6")
+    assert len(b.read(sid, "s6", 0, token, 1).events) == 4
     b.detach(sid, "live", live)
 
 

@@ -110,10 +110,10 @@ def check_resume_bound(url: str) -> None:
 UNREAD = 8_000_000
 
 
-def leave_unread(url: str, headers: dict[str, str], n: int) -> str:
+def open_unread(url: str, headers: dict[str, str], n: int) -> tuple[socket.socket, str]:
     """Start call ``n`` of an :data:`UNREAD` answer on a connection with a small receive
-    buffer, read up to its progress notification, wait for the answer, then close the
-    connection unread; return the progress event's id."""
+    buffer and read up to its progress notification; return the connection, left open
+    and unread, and the notification's event id."""
     where = urllib.parse.urlsplit(url)
     body = json.dumps(call(UNREAD, n, pause=0)).encode()
     lines = [f"POST {where.path} HTTP/1.1", f"Host: {where.netloc}"]
@@ -123,39 +123,39 @@ def leave_unread(url: str, headers: dict[str, str], n: int) -> str:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before the window is set
     sock.settimeout(10)
     sock.connect((t.cast(str, where.hostname), t.cast(int, where.port)))
-    try:
-        sock.sendall("\r\n".join(lines).encode() + body)
-        received = b""
-        while b"\n\n" not in received.partition(b"notifications/progress")[2]:
-            chunk = sock.recv(1024)
-            assert chunk, received[-200:]
-            received += chunk
-        assert received.startswith(b"HTTP/1.1 200"), received[:200]
-        time.sleep(1.0)  # the answer is on the stream, and the server stuck writing it
-    finally:
-        sock.close()  # unread data: the server's write fails at once
-    time.sleep(0.3)  # the server notices, and its client leaves the stream
+    sock.sendall("\r\n".join(lines).encode() + body)
+    received = b""
+    while b"\n\n" not in received.partition(b"notifications/progress")[2]:
+        chunk = sock.recv(1024)
+        assert chunk, received[-200:]
+        received += chunk
+    assert received.startswith(b"HTTP/1.1 200"), received[:200]
     events = received.decode().replace("\r\n", "\n").split("\n\n")
     progress = next(e for e in events if "notifications/progress" in e)
-    return next(line[3:].strip() for line in progress.split("\n") if line.startswith("id:"))
+    return sock, next(x[3:].strip() for x in progress.split("\n") if x.startswith("id:"))
 
 
 def check_bound_when_left(url: str) -> None:
-    """Leaving a stream whose answer came while it was read applies the bound: no
-    message of the session need follow."""
+    """Three calls answered while their client reads nothing, then left one by one: the
+    third leave drops the first stream, as the two left before it are over the bound. No
+    message of the session follows (the bound at the next message is not what acts)."""
     with httpx.Client(timeout=30) as http:
         headers = start_session(http, url)
-        left = [leave_unread(url, headers, n) for n in range(1, 4)]
-        # Redis: this process wrote the stream, so the leave rides on the next round trip
+        opened = [open_unread(url, headers, n) for n in range(1, 4)]
+        time.sleep(1.0)  # the answers are on their streams, the server stuck writing them
+        for sock, _ in opened:
+            sock.close()  # unread data: the server's write fails at once
+            time.sleep(0.3)  # the server notices: its client left the stream
+        # Redis: this process wrote the streams, so the leaves ride on the next round trip
         # the listener makes with what waits, within a second.
         time.sleep(1.5)
-        for event_id in left[:2]:
-            status, text = resume(http, url, headers, event_id)
-            assert status == 400 and "names no stream" in text, (status, text[:200])
-        status, answer = resume(http, url, headers, left[2])
-        assert status == 200, answer
-        assert '"id":3' in answer.replace(" ", "")
-        assert "z" * UNREAD in answer
+        status, text = resume(http, url, headers, opened[0][1])
+        assert status == 400 and "names no stream" in text, (status, text[:200])
+        for n, (_, event_id) in enumerate(opened[1:], 2):
+            status, answer = resume(http, url, headers, event_id)
+            assert status == 200, answer[:200]
+            assert f'"id":{n}' in answer.replace(" ", "")
+            assert "z" * UNREAD in answer
 
 
 @pytest.mark.e2e

@@ -309,7 +309,8 @@ class Backend(abc.ABC):
         messages the oldest goes; past ``MCP_SSE_RESUME_BYTES`` of messages on
         streams whose reader left (:meth:`detach` before :meth:`drop_stream`: a
         client that may resume them), the streams left longest ago are dropped,
-        never the one left last. A :meth:`detach` applies the second bound too.
+        never the one left last. A :meth:`detach` applies the second bound to the
+        streams left before.
         """
 
     def append_many(
@@ -332,9 +333,11 @@ class Backend(abc.ABC):
 
         Until a reader attaches again or the stream is dropped, its messages count
         toward ``MCP_SSE_RESUME_BYTES`` (see :meth:`append`): its client left, and
-        may resume it. Past the bound, the streams left before it are dropped then,
-        without waiting for the session's next message (a shared backend may do it
-        within a second).
+        may resume it. The streams left before it are bounded then, without waiting
+        for the session's next message (a shared backend may do it within a second):
+        past the bound, those left longest ago are dropped, never the last of them.
+        The one left now does not count until that message: it may be read to its end
+        and dropped in a moment, and must not push the others out meanwhile.
         """
 
     @abc.abstractmethod

@@ -227,17 +227,22 @@ class MemoryBackend(Backend):
         ):
             self._forget_stream(session, stream_id)
 
-    def _shed_left(self, session: _Session) -> None:
+    def _shed_left(self, session: _Session, leaving: bool = False) -> None:
         """Forget the streams left longest ago while those left hold over ``resume_bytes``.
 
-        The stream left last is kept whatever its size. Sizes are measured only
-        when two streams or more are left, so a stream read to its end costs nothing.
+        The stream left last is kept whatever its size. With ``leaving``, its reader
+        is leaving the stream left last now: the bound applies to the streams left
+        before it (a stream read to its end is left, then dropped, and must not
+        push the others out meanwhile). Sizes are measured only when two streams or
+        more count, so a stream read to its end costs nothing.
         """
-        if not self.resume_bytes or len(session.left) < 2:
+        counted = len(session.left) - leaving
+        if not self.resume_bytes or counted < 2:
             return
-        sizes = {sid: session.streams[sid].message_bytes() for sid in session.left}
+        left = list(session.left)[:counted]
+        sizes = {sid: session.streams[sid].message_bytes() for sid in left}
         total = sum(sizes.values())
-        for stream_id in list(session.left)[:-1]:
+        for stream_id in left[:-1]:
             if total <= self.resume_bytes:
                 break
             total -= sizes[stream_id]
@@ -275,7 +280,7 @@ class MemoryBackend(Backend):
                     stream.reader = 0
                     if stream_id != GENERAL_STREAM:
                         session.left[stream_id] = None
-                        self._shed_left(session)
+                        self._shed_left(session, leaving=True)
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float

@@ -564,7 +564,7 @@ class RedisBackend(Backend):
             keys,
             stream_id,
             local or token,
-            then=lambda reply: self.logs.settle_reply(session_id, reply),
+            then=lambda reply: self.logs.settle_reply(session_id, reply, stream_id),
         )
 
     def read(

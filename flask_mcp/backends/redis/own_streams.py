@@ -390,8 +390,8 @@ class OwnStreams:
         """Handle the replies of what :meth:`queue_into` queued (the first of ``replies``)."""
         i = 0
         for sid, ops in later.items():
-            for _ in ops:
-                self.logs.settle_reply(sid, replies[i])
+            for st, (script, _) in ops.items():
+                self.logs.settle_reply(sid, replies[i], st if script == DETACH else "")
                 i += 1
 
     def sweep(self, now: float | None = None) -> int:

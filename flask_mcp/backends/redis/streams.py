@@ -129,26 +129,35 @@ class StreamLogs:
         stream...}``); return the sequence number."""
         return self.settle(session_id, int(reply[0]), text(reply[1]), reply[3:])
 
-    def settle_reply(self, session_id: str, reply: t.Any) -> None:
+    def settle_reply(self, session_id: str, reply: t.Any, leaving: str = "") -> None:
         """Settle the reply of the ``detach`` or ``drop`` script (``{0, victim, owner,
-        stream...}``): a reader that left may put the session's streams over their bound.
+        stream...}``): a reader leaving stream ``leaving`` may put the streams left before
+        it over their bound.
 
         It follows a write that succeeded, so Redis failing now fails nothing: the
         session's next message applies the bound again.
         """
         try:
-            self.settle(session_id, 0, text(reply[1]), reply[2:])
+            self.settle(session_id, 0, text(reply[1]), reply[2:], leaving)
         except BackendUnavailable as exc:
             logger.debug("Shedding the streams left in session %s failed: %s", session_id, exc)
 
-    def settle(self, session_id: str, seq: int, victim: str, owners: t.Sequence[t.Any]) -> int:
+    def settle(
+        self,
+        session_id: str,
+        seq: int,
+        victim: str,
+        owners: t.Sequence[t.Any],
+        leaving: str = "",
+    ) -> int:
         """Settle an append, a detach or a drop: note the streams it disowned (``owner,
         stream`` pairs) and evict from ``victim`` (``""``: none), a stream holding the
-        session's oldest message or left longest ago; return ``seq``."""
+        session's oldest message or left longest ago (before ``leaving``, the stream a
+        detach left); return ``seq``."""
         self.disown(session_id, owners)
         while victim:  # the session's oldest message is on another stream: evict it there
             found = self.commands.run(
-                "evict", self.commands.stream_keys(session_id, victim), victim
+                "evict", self.commands.stream_keys(session_id, victim), victim, leaving
             )
             self.disown(session_id, found[2:])
             victim = text(found[1])

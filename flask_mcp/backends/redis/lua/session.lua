@@ -84,14 +84,19 @@ local function unleave(st)
   end
 end
 -- The stream left longest ago while the streams left hold over BYTES, never the one left
--- last; false when none.
-local function overflow()
-  if BYTES <= 0 or tonumber(redis.call('HGET', M, 'al') or '0') < 2 then return false end
-  if tonumber(redis.call('HGET', M, 'ab') or '0') <= BYTES then return false end
+-- last; false when none. ``leaving``: the stream whose reader leaves now (left last), which
+-- counts for nothing: it may be read to its end and dropped in a moment.
+local function overflow(leaving)
+  local count = tonumber(redis.call('HGET', M, 'al') or '0')
+  local bytes = tonumber(redis.call('HGET', M, 'ab') or '0')
+  if leaving and redis.call('HEXISTS', M, 'a:' .. leaving) == 1 then
+    count, bytes = count - 1, bytes - size_of(leaving)
+  end
+  if BYTES <= 0 or count < 2 or bytes <= BYTES then return false end
   local fields, oldest, low = redis.call('HGETALL', M), false, false
   for i = 1, #fields, 2 do
     local st = string.match(fields[i], '^a:(.*)$')
-    if st then
+    if st and st ~= leaving then
       local n = tonumber(fields[i + 1])
       if not low or n < low then oldest, low = st, n end
     end
@@ -113,9 +118,10 @@ end
 
 -- Drop the oldest retained messages (and the control events before each) while the session
 -- holds more than BUF, then the streams left longest ago while those left hold more than
--- BYTES. ``xs`` maps the stream ids whose keys this script got to their event log; returns
--- the id of a stream to evict from or drop whose key it did not get.
-local function evict(xs, owners)
+-- BYTES (``leaving``: see overflow). ``xs`` maps the stream ids whose keys this script got
+-- to their event log; returns the id of a stream to evict from or drop whose key it did not
+-- get.
+local function evict(xs, owners, leaving)
   while redis.call('LLEN', O) > BUF do
     local victim = redis.call('LINDEX', O, 0)
     local x = xs[victim]
@@ -140,12 +146,12 @@ local function evict(xs, owners)
       forget_stream(victim, x, owners)
     end
   end
-  local left = overflow()
+  local left = overflow(leaving)
   while left do
     local x = xs[left]
     if not x then return left end
     drop_stream(left, x, owners)
-    left = overflow()
+    left = overflow(leaving)
   end
   return false
 end
