@@ -421,6 +421,50 @@ def test_messages_sent_to_a_stream_after_its_reader_left_count(workers: Pair) ->
     assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (None, 1)
 
 
+def test_a_stream_still_written_keeps_its_sequence_whatever_is_evicted(workers: Pair) -> None:
+    """A stream its request still writes loses only its messages to the event bound: its
+    sequence numbers go on, so its client resuming from what it saw gets what came
+    later (not numbers starting again at 1, which it would wait past forever)."""
+    a, b = workers(buffer_size=3)
+    sid = new_session(a)
+    a.open_stream(sid, "run", request_id=1)  # a POST's stream, read where it is written
+    token = a.attach(sid, "run")
+    a.append(sid, "run", MESSAGE, {"progress": 1})
+    a.append(sid, "run", MESSAGE, {"progress": 2})
+    a.detach(sid, "run", token)  # its client saw both, then left
+    for i in range(3):
+        a.append(sid, "other", MESSAGE, {"i": i})  # the session's oldest: run's two go
+    assert a.first_seq(sid, "run") == 3  # kept, empty: its next event is the third
+    a.append(sid, "run", MESSAGE, {"answer": 1})
+    a.append(sid, "run", END)
+    token = b.attach(sid, "run")
+    found = b.read(sid, "run", 2, token, 1).events
+    assert [(e.seq, e.kind) for e in found] == [(3, MESSAGE), (4, END)]
+    assert found[0].message == {"answer": 1}
+
+
+def test_a_stream_still_written_and_left_keeps_counting(workers: Pair) -> None:
+    """Past ``resume_bytes``, a left stream its request still writes loses its messages but
+    stays among the streams left: what its request sends later counts toward the bound
+    (a client cannot get answers kept uncounted by leaving streams whose work runs on)."""
+    a, b = workers(resume_bytes=2500)
+    sid = new_session(a)
+    a.open_stream(sid, "run", request_id=1)  # a POST's stream, read where it is written
+    token = a.attach(sid, "run")
+    a.append(sid, "run", MESSAGE, LARGE)
+    a.detach(sid, "run", token)
+    for stream in ("s1", "s2"):
+        token = b.attach(sid, stream)
+        a.append(sid, stream, MESSAGE, LARGE)
+        b.detach(sid, stream, token)
+    a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)  # run + s1 + s2: about 3,150 bytes
+    assert [a.first_seq(sid, s) for s in ("run", "s1", "s2")] == [2, 1, 1]
+    a.append(sid, "run", MESSAGE, LARGE)  # its answer counts: over the bound again
+    assert a.first_seq(sid, "run") == 3
+    a.append(sid, "run", END)
+    assert [a.first_seq(sid, s) for s in ("run", "s1", "s2")] == [3, 1, 1]
+
+
 def test_the_byte_bound_follows_the_messages_the_event_bound_evicts(workers: Pair) -> None:
     """A left stream's messages evicted by ``buffer_size`` no longer count toward
     ``resume_bytes``; with 0 the streams left are not bounded in bytes."""

@@ -33,7 +33,7 @@ ANSWER = 100_000
 BOUND = 150_000
 
 
-def app_of() -> Flask:
+def app_of(**config: t.Any) -> Flask:
     mcp = MCP(name="resume", version="1")
 
     @mcp.tool(structured_output=False)
@@ -46,13 +46,15 @@ def app_of() -> Flask:
     app = Flask(__name__)
     # A keep-alive comment every 0.1 s: the server notices a client gone long before the
     # answer (a stream whose answer went out whole before that would be read to its end).
-    app.config.update(MCP_SSE_RESUME_BYTES=BOUND, MCP_SSE_HEARTBEAT=0.1)
+    app.config.update(MCP_SSE_RESUME_BYTES=BOUND, MCP_SSE_HEARTBEAT=0.1, **config)
     app.config.from_prefixed_env()  # FLASK_MCP_BACKEND
     mcp.init_app(app)
     return app
 
 
 app = app_of()
+#: Four messages kept per session: a stream left while its work runs loses them early.
+small_buffer_app = app_of(MCP_SSE_BUFFER_EVENTS=4)
 
 
 def call(size: int, request_id: int, pause: float = 2.0) -> dict[str, t.Any]:
@@ -61,9 +63,16 @@ def call(size: int, request_id: int, pause: float = 2.0) -> dict[str, t.Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
-def leave_at_progress(http: httpx.Client, url: str, headers: dict[str, str], n: int) -> str:
+def leave_at_progress(
+    http: httpx.Client,
+    url: str,
+    headers: dict[str, str],
+    n: int,
+    size: int = ANSWER,
+    pause: float = 2.0,
+) -> str:
     """Start call ``n``, close its stream once the progress came; return that event's id."""
-    with http.stream("POST", url, headers=headers, json=call(ANSWER, n)) as response:
+    with http.stream("POST", url, headers=headers, json=call(size, n, pause)) as response:
         assert response.status_code == 200
         for event in sse_events(response.iter_lines()):
             if event.get("data"):
@@ -158,16 +167,35 @@ def check_bound_when_left(url: str) -> None:
             assert "z" * UNREAD in answer
 
 
+def check_sequence_goes_on(url: str) -> None:
+    """A stream left while its work runs, whose messages the session's other streams evict
+    (``MCP_SSE_BUFFER_EVENTS`` of 4), keeps its sequence numbers: resumed from its progress
+    notification, it gives the answer that came later (numbered on, not from 1 again)."""
+    with httpx.Client(timeout=30) as http:
+        headers = start_session(http, url)
+        slow = leave_at_progress(http, url, headers, 1, size=10, pause=3.0)
+        for n in (2, 3):  # two more left streams, answered after: 4 messages after slow's
+            leave_at_progress(http, url, headers, n, size=10, pause=0.5)
+        time.sleep(3.5)  # slow's answer comes on the stream whose messages went
+        status, answer = resume(http, url, headers, slow)
+        assert status == 200, answer
+        assert '"id":1' in answer.replace(" ", "") and "z" * 10 in answer
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])
 def test_streams_left_are_bounded_in_memory(serve: t.Any, worker: str) -> None:
     server = serve("tests.test_resume_bytes:app", worker)
     check_resume_bound(server.url)
     check_bound_when_left(server.url)
+    check_sequence_goes_on(serve("tests.test_resume_bytes:small_buffer_app", worker).url)
 
 
 @pytest.mark.e2e
 def test_streams_left_are_bounded_in_redis(serve: t.Any, redis_backend_url: str) -> None:
-    server = serve("tests.test_resume_bytes:app", "gevent", env=redis_env(redis_backend_url))
+    env = redis_env(redis_backend_url)
+    server = serve("tests.test_resume_bytes:app", "gevent", env=env)
     check_resume_bound(server.url)
     check_bound_when_left(server.url)
+    small = serve("tests.test_resume_bytes:small_buffer_app", "gevent", env=env)
+    check_sequence_goes_on(small.url)

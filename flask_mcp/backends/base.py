@@ -310,7 +310,11 @@ class Backend(abc.ABC):
         streams whose reader left (:meth:`detach` before :meth:`drop_stream`: a
         client that may resume them), the streams left longest ago are dropped,
         never the one left last. A :meth:`detach` applies the second bound to the
-        streams left before.
+        streams left before. A stream whose request still writes it (opened with
+        :meth:`open_stream`, not ended) loses only its messages to either bound: its
+        sequence numbers go on (a client resuming from its last event gets what
+        comes later, one resuming from before gets 410), and it stays among the
+        streams left, so what its request sends later still counts.
         """
 
     def append_many(

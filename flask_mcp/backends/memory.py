@@ -10,6 +10,7 @@ import time
 import typing as t
 
 from ..json_codec import dumps_bytes
+from .base import END
 from .base import GENERAL_STREAM
 from .base import MESSAGE
 from .base import RESUME_BYTES
@@ -23,7 +24,7 @@ from .channels import QueueSubscription
 
 
 class _Stream:
-    __slots__ = ("events", "last_seq", "reader", "cond", "cursor", "size")
+    __slots__ = ("events", "last_seq", "reader", "cond", "cursor", "size", "writing")
 
     def __init__(self, lock: threading.Lock) -> None:
         self.events: collections.deque[Event] = collections.deque()
@@ -33,6 +34,9 @@ class _Stream:
         self.cond = threading.Condition(lock)
         #: The bytes of its messages as JSON, once measured (see :meth:`message_bytes`).
         self.size: int | None = None
+        #: Whether a request writes it still (opened for one, not ended): its sequence
+        #: numbers must go on whatever is evicted from it.
+        self.writing = False
 
     def message_bytes(self) -> int:
         """Return the bytes of the messages it keeps, as JSON: measured when first asked
@@ -182,7 +186,8 @@ class MemoryBackend(Backend):
         if session is not None:
             with session.lock:
                 if stream_id not in session.streams:
-                    session.streams[stream_id] = _Stream(session.lock)
+                    stream = session.streams[stream_id] = _Stream(session.lock)
+                    stream.writing = stream_id != GENERAL_STREAM
 
     def append(
         self,
@@ -207,6 +212,8 @@ class MemoryBackend(Backend):
                 while len(session.order) > self.buffer_size:
                     self._evict_oldest(session)
                 self._shed_left(session)
+            elif kind == END:
+                stream.writing = False
             stream.cond.notify_all()
             return stream.last_seq
 
@@ -223,12 +230,14 @@ class MemoryBackend(Backend):
         if (
             stream.reader == 0
             and stream_id != GENERAL_STREAM
+            and not stream.writing
             and not any(e.kind == MESSAGE for e in stream.events)
         ):
             self._forget_stream(session, stream_id)
 
     def _shed_left(self, session: _Session, leaving: bool = False) -> None:
-        """Forget the streams left longest ago while those left hold over ``resume_bytes``.
+        """Drop the streams left longest ago while those left hold over ``resume_bytes``
+        (only the messages of one a request still writes, see :meth:`Backend.append`).
 
         The stream left last is kept whatever its size. With ``leaving``, its reader
         is leaving the stream left last now: the bound applies to the streams left
@@ -245,8 +254,22 @@ class MemoryBackend(Backend):
         for stream_id in left[:-1]:
             if total <= self.resume_bytes:
                 break
+            if not sizes[stream_id]:
+                continue
             total -= sizes[stream_id]
-            self._forget_stream(session, stream_id)
+            stream = session.streams[stream_id]
+            if stream.writing:
+                self._empty_stream(session, stream_id, stream)
+            else:
+                self._forget_stream(session, stream_id)
+
+    def _empty_stream(self, session: _Session, stream_id: str, stream: _Stream) -> None:
+        """Drop the messages of a stream a request still writes, keeping its sequence
+        numbers and its place among the streams left (hold ``session.lock``): what its
+        request sends later counts, and a client resuming from before gets 410."""
+        stream.events.clear()
+        stream.size = 0
+        session.order = collections.deque(s for s in session.order if s != stream_id)
 
     def _forget_stream(self, session: _Session, stream_id: str) -> None:
         """Drop a stream: its reader, if any, sees it missing (hold ``session.lock``)."""

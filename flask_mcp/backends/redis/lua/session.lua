@@ -83,9 +83,9 @@ local function unleave(st)
     redis.call('HINCRBY', M, 'ab', 0 - size_of(st))
   end
 end
--- The stream left longest ago while the streams left hold over BYTES, never the one left
--- last; false when none. ``leaving``: the stream whose reader leaves now (left last), which
--- counts for nothing: it may be read to its end and dropped in a moment.
+-- The stream left longest ago that holds messages while the streams left hold over BYTES,
+-- never the one left last; false when none. ``leaving``: the stream whose reader leaves now
+-- (left last), which counts for nothing: it may be read to its end and dropped in a moment.
 local function overflow(leaving)
   local count = tonumber(redis.call('HGET', M, 'al') or '0')
   local bytes = tonumber(redis.call('HGET', M, 'ab') or '0')
@@ -93,13 +93,21 @@ local function overflow(leaving)
     count, bytes = count - 1, bytes - size_of(leaving)
   end
   if BYTES <= 0 or count < 2 or bytes <= BYTES then return false end
-  local fields, oldest, low = redis.call('HGETALL', M), false, false
+  local fields, when, size = redis.call('HGETALL', M), {}, {}
+  local newest, high = false, false
   for i = 1, #fields, 2 do
-    local st = string.match(fields[i], '^a:(.*)$')
-    if st and st ~= leaving then
-      local n = tonumber(fields[i + 1])
-      if not low or n < low then oldest, low = st, n end
+    local kind, st = string.match(fields[i], '^([ay]):(.*)$')
+    local n = tonumber(fields[i + 1])
+    if kind == 'y' then
+      size[st] = n
+    elseif kind == 'a' and st ~= leaving then
+      when[st] = n
+      if not high or n > high then newest, high = st, n end
     end
+  end
+  local oldest, low = false, false
+  for st, n in pairs(when) do
+    if st ~= newest and (size[st] or 0) > 0 and (not low or n < low) then oldest, low = st, n end
   end
   return oldest
 end
@@ -115,6 +123,9 @@ local function drop_stream(st, x, owners)
   redis.call('LREM', O, 0, st)
   forget_stream(st, x, owners)
 end
+-- Whether a request writes the stream still (opened for one, not ended): its sequence
+-- numbers must go on whatever is evicted from it.
+local function writing(st) return redis.call('HEXISTS', M, 'w:' .. st) == 1 end
 
 -- Drop the oldest retained messages (and the control events before each) while the session
 -- holds more than BUF, then the streams left longest ago while those left hold more than
@@ -142,7 +153,8 @@ local function evict(xs, owners, leaving)
       end
     end
     local reader = redis.call('HGET', M, 'r:' .. victim)
-    if victim ~= 'g' and (not reader or reader == '0') and not redis.call('LPOS', O, victim) then
+    if victim ~= 'g' and (not reader or reader == '0') and not redis.call('LPOS', O, victim)
+        and not writing(victim) then
       forget_stream(victim, x, owners)
     end
   end
@@ -150,7 +162,13 @@ local function evict(xs, owners, leaving)
   while left do
     local x = xs[left]
     if not x then return left end
-    drop_stream(left, x, owners)
+    if writing(left) then  -- its messages go; its sequence and its place among those left stay
+      redis.call('LREM', O, 0, left)
+      redis.call('DEL', x)
+      grow(left, 0 - size_of(left))
+    else
+      drop_stream(left, x, owners)
+    end
     left = overflow(leaving)
   end
   return false
