@@ -153,7 +153,8 @@ def create_app(config: dict[str, t.Any] | None = None) -> Flask:
     path = os.environ.get("NOTES_DB", str(Path(app.instance_path) / "users.db"))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     app.config.update(
-        # one key for every worker: it signs the session cookie and the consent form
+        # one key for every worker: it signs the session cookie and the consent form, and
+        # seals the authorization server's signing keys in the database
         SECRET_KEY=os.environ.get("SECRET_KEY") or instance_secret(app),
         SESSION_COOKIE_SAMESITE="Lax",  # no cross-site POST carries the session
         DATABASE=path,

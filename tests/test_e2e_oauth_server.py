@@ -363,6 +363,36 @@ def test_the_example_on_two_workers_with_sqlite_storage(serve: t.Any, tmp_path: 
         with httpx.Client(timeout=30) as fresh:
             answer = fresh.post(f"{base}/mcp", json=body, headers=headers).json()
         assert answer["result"]["content"][0]["text"] == "You are ada."
+    check_keys_sealed(tmp_path / "notes.db", env["SECRET_KEY"], tokens["access_token"])
+
+
+def check_keys_sealed(database: Path, secret: str, access_token: str) -> None:
+    """The workers stored no private key in clear: ``SECRET_KEY`` unseals the token's own."""
+    import sqlite3
+
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from jwt.algorithms import ECAlgorithm
+
+    from flask_mcp.contrib.oauth_server.keys import SEALED_FIELD
+    from flask_mcp.contrib.oauth_server.keys import SEALING_PURPOSE
+    from flask_mcp.server.sealing import StateSealer
+
+    with sqlite3.connect(database) as db:
+        rows = [
+            json.loads(r[0]) for r in db.execute("SELECT private_jwk FROM mcp_oauth_signing_keys")
+        ]
+    assert rows and not any("d" in row for row in rows)
+    kid = jwt.get_unverified_header(access_token)["kid"]
+    record = next(row for row in rows if row["kid"] == kid)
+    sealer = StateSealer(secret, max_age=None, purpose=SEALING_PURPOSE, encrypt=True)
+    private = ECAlgorithm.from_jwk({**record, "d": sealer.unseal(record[SEALED_FIELD], bind=kid)})
+    assert isinstance(private, ec.EllipticCurvePrivateKey)
+    public = ECAlgorithm.to_jwk(private.public_key(), as_dict=True)
+    assert (public["x"], public["y"]) == (record["x"], record["y"])
+    wrong = StateSealer("another secret", max_age=None, purpose=SEALING_PURPOSE, encrypt=True)
+    with pytest.raises(ValueError):
+        wrong.unseal(record[SEALED_FIELD], bind=kid)
 
 
 TS_CLIENT = Path(__file__).resolve().parent / "oauth_ts_client"

@@ -648,7 +648,8 @@ def test_signing_keys_rotate_and_the_jwks_follows(monkeypatch: pytest.MonkeyPatc
     now = [1_000_000.0]
     monkeypatch.setattr(keys_module.time, "time", lambda: now[0])
     storage = MemoryStorage()
-    one, other = SigningKeys(storage, 100.0), SigningKeys(storage, 100.0)  # two workers
+    secret = lambda: ["s"]  # noqa: E731
+    one, other = SigningKeys(storage, 100.0, secret), SigningKeys(storage, 100.0, secret)
     token = one.sign({"sub": "ada"})
     kid = jwt.get_unverified_header(token)["kid"]
     assert other.current()[1] == kid  # the same key in every worker

@@ -19,6 +19,7 @@ import typing as t
 import pytest
 from redis.cluster import RedisCluster
 
+from flask_mcp.contrib.oauth_server.keys import SigningKeys
 from flask_mcp.contrib.oauth_server.sql import SQLStorage
 from flask_mcp.contrib.oauth_server.sql import oauth_tables
 from flask_mcp.contrib.oauth_server.storage import MemoryStorage
@@ -171,6 +172,36 @@ def test_signing_keys_and_client_documents(storage: t.Any) -> None:
     storage.cache_client_document(url, {"client_id": url, "client_name": "Doc"}, 60)
     storage.cache_client_document(url, {"client_id": url, "client_name": "Doc 2"}, 60)
     assert storage.cached_client_document(url) == {"client_id": url, "client_name": "Doc 2"}
+
+
+def test_signing_keys_are_sealed_with_the_secret_key(storage: t.Any) -> None:
+    """The store holds no private key in clear: only ``SECRET_KEY`` (or a fallback) unseals it."""
+    import jwt
+
+    first = SigningKeys(storage, 3600.0, lambda: ["old-secret"])
+    token = first.sign({"sub": "ada"})
+    kid = jwt.get_unverified_header(token)["kid"]
+    period = int(kid.split("-")[0])
+    record = storage.signing_key(period)
+    assert record is not None and "d" not in record and record["kid"] == kid
+    assert "old-secret" not in str(record)
+    # another worker, same secret: the same key; after SECRET_KEY rotated, the fallback unseals
+    assert SigningKeys(storage, 3600.0, lambda: ["old-secret"]).current()[1] == kid
+    rotated = SigningKeys(storage, 3600.0, lambda: ["new-secret", "old-secret"])
+    assert jwt.decode(rotated.sign({"sub": "bob"}), first.verifier(kid, "ES256"), ["ES256"])
+    with pytest.raises(RuntimeError, match="SECRET_KEY_FALLBACKS"):
+        SigningKeys(storage, 3600.0, lambda: ["new-secret"]).current()
+    with pytest.raises(RuntimeError, match=r"set app.config\['SECRET_KEY'\]"):
+        SigningKeys(storage, 3600.0, list).current()
+    # publishing keys made already unseals nothing: the JWKS needs no secret
+    published = first.jwks()["keys"]
+    assert SigningKeys(storage, 3600.0, list).jwks()["keys"] == published
+    assert kid in [key["kid"] for key in published] and not any("d" in k for k in published)
+    # the sealed part is bound to its kid: moved to another period's record, it unseals nothing
+    storage.add_signing_key(period + 5, {**record, "kid": f"{period + 5}-x"}, 60)
+    moved = SigningKeys(storage, 3600.0, lambda: ["old-secret"])
+    with pytest.raises(RuntimeError, match="another secret"):
+        moved._unseal(moved._load(period + 5))
 
 
 def test_one_winner_among_threads(storage: t.Any) -> None:

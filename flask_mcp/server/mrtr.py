@@ -38,6 +38,7 @@ from .context import check_capabilities as check_capabilities
 from .sealing import InvalidState
 from .sealing import StateSealer
 from .sealing import fingerprint
+from .sealing import secret_keys
 
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -204,9 +205,8 @@ def sealer_for(state: AppState) -> StateSealer:
     keys: list[t.Any] = []
     if settings.state_key:
         keys.append(settings.state_key)
-    elif config.get("SECRET_KEY"):
-        keys.append(config["SECRET_KEY"])
-        keys.extend(k for k in config.get("SECRET_KEY_FALLBACKS") or () if k)
+    else:
+        keys.extend(secret_keys(config))
     if not keys:
         logger.warning(
             "Neither MCP_STATE_KEY nor SECRET_KEY is set: 2026-07-28 requestState is sealed "

@@ -41,7 +41,7 @@ import re
 import time
 import typing as t
 
-__all__ = ["InvalidState", "StateSealer", "fingerprint"]
+__all__ = ["InvalidState", "StateSealer", "fingerprint", "secret_keys"]
 
 _SIGNED = "v1"
 _ENCRYPTED = "e1"
@@ -76,6 +76,18 @@ def fingerprint(*parts: t.Any) -> str:
     """
     data = json.dumps(parts, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:32]
+
+
+def secret_keys(config: t.Mapping[str, t.Any]) -> list[bytes | str]:
+    """Return an app's ``SECRET_KEY`` then its ``SECRET_KEY_FALLBACKS``, the order a sealer takes.
+
+    Flask (3.1 and later) signs with ``SECRET_KEY`` and still accepts what the old
+    keys in ``SECRET_KEY_FALLBACKS`` signed; a sealer given this list does the same.
+    Empty when ``SECRET_KEY`` is unset.
+    """
+    if not config.get("SECRET_KEY"):
+        return []
+    return [config["SECRET_KEY"], *(k for k in config.get("SECRET_KEY_FALLBACKS") or () if k)]
 
 
 def _b64encode(data: bytes) -> str:

@@ -6,11 +6,17 @@ read that same key instead of making its own. Tokens are signed with the key of
 the current period; the JWKS publishes it, the previous one (tokens it signed
 are still valid) and the next one, so that a resource server caching the JWKS
 already knows the key of the next period when it starts signing.
-Private keys are kept in the storage: protect it like a password database.
+
+The storage never holds a private key in clear: its private part (the JWK's
+``d``) is sealed with the app's ``SECRET_KEY`` (AES-GCM, under a subkey derived
+for this purpose alone, :class:`~flask_mcp.server.sealing.StateSealer`) and bound
+to its ``kid``, and the old keys of ``SECRET_KEY_FALLBACKS`` still unseal it. A
+copy of the storage (a backup, a replica, a dump) without the secret signs nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import typing as t
@@ -19,9 +25,30 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
+from ...server.sealing import InvalidState
+from ...server.sealing import StateSealer
+from .storage import Record
 from .storage import Storage
 
 ALGORITHM = "ES256"
+#: The stored JWK's field holding its sealed private part, in place of ``d``.
+SEALED_FIELD = "d_sealed"
+#: The sealer's purpose: its subkeys of ``SECRET_KEY`` seal nothing else.
+SEALING_PURPOSE = "flask-mcp/oauth-signing-key"
+#: The fields of an EC JWK that name its public point.
+_CURVE_FIELDS = ("kty", "crv", "x", "y")
+
+
+@dataclasses.dataclass
+class _PeriodKey:
+    """One period's key as this process knows it."""
+
+    #: The public JWK, as the JWKS publishes it.
+    public: dict[str, t.Any]
+    #: The stored private part, sealed (``None`` in a record without one).
+    sealed: str | None
+    #: The private key, once unsealed (only the period that signs needs it).
+    private: t.Any = None
 
 
 class SigningKeys:
@@ -29,19 +56,46 @@ class SigningKeys:
 
     :param storage: where the keys live (shared by every worker).
     :param rotation: seconds between two keys.
+    :param secrets: returns the secrets that seal the private keys, the sealing
+        one first (the app's ``SECRET_KEY`` then its ``SECRET_KEY_FALLBACKS``).
     """
 
-    def __init__(self, storage: Storage, rotation: float) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        rotation: float,
+        secrets: t.Callable[[], t.Sequence[bytes | str]],
+    ) -> None:
         self.storage = storage
         self.rotation = rotation
-        #: Parsed keys by period: the private key and the public JWK.
-        self._periods: dict[int, tuple[t.Any, dict[str, t.Any]]] = {}
+        self.secrets = secrets
+        #: The keys of the periods seen lately.
+        self._periods: dict[int, _PeriodKey] = {}
         self._lock = threading.Lock()
 
     def _period(self, now: float | None = None) -> int:
         return int((time.time() if now is None else now) // self.rotation)
 
-    def _load(self, period: int) -> tuple[t.Any, dict[str, t.Any]]:
+    def _sealer(self) -> StateSealer:
+        keys = list(self.secrets())
+        if not keys:
+            raise RuntimeError(
+                "The authorization server seals its signing keys with the app's SECRET_KEY: "
+                "set app.config['SECRET_KEY'] to a long random value (secrets.token_hex(32)), "
+                "the same in every worker."
+            )
+        return StateSealer(keys, max_age=None, purpose=SEALING_PURPOSE, encrypt=True)
+
+    def _new_record(self, period: int) -> Record:
+        """Make the key of ``period``: its public JWK and its private part, sealed."""
+        jwk = ECAlgorithm.to_jwk(ec.generate_private_key(ec.SECP256R1()), as_dict=True)
+        kid = f"{period}-{jwk['x'][:16]}"
+        record = {field: jwk[field] for field in _CURVE_FIELDS}
+        record["kid"] = kid
+        record[SEALED_FIELD] = self._sealer().seal(jwk["d"], bind=kid)
+        return record
+
+    def _load(self, period: int) -> _PeriodKey:
         found = self._periods.get(period)
         if found is not None:
             return found
@@ -49,29 +103,57 @@ class SigningKeys:
         ttl = self.rotation * 3
         record = self.storage.signing_key(period)
         if record is None:
-            private = ec.generate_private_key(ec.SECP256R1())
-            jwk = ECAlgorithm.to_jwk(private, as_dict=True)
-            jwk["kid"] = f"{period}-{jwk['x'][:16]}"
-            self.storage.add_signing_key(period, jwk, ttl)
-            record = self.storage.signing_key(period) or jwk
-        private_key = ECAlgorithm.from_jwk(record)
-        public = {k: record[k] for k in ("kty", "crv", "x", "y", "kid")}
+            made = self._new_record(period)
+            self.storage.add_signing_key(period, made, ttl)
+            record = self.storage.signing_key(period) or made
+        public = {field: record[field] for field in (*_CURVE_FIELDS, "kid")}
         public.update({"use": "sig", "alg": ALGORITHM})
+        sealed = record.get(SEALED_FIELD)
+        key = _PeriodKey(public, sealed if isinstance(sealed, str) else None)
         with self._lock:
-            self._periods[period] = (private_key, public)
+            self._periods[period] = key
             for old in [p for p in self._periods if p < period - 2]:
                 del self._periods[old]
-        return private_key, public
+        return key
+
+    def _unseal(self, key: _PeriodKey) -> t.Any:
+        """Return the private key of ``key``, unsealed with the app's secrets.
+
+        :raises RuntimeError: it cannot be: no secret, another secret, or no sealed part.
+        """
+        kid = key.public["kid"]
+        if key.sealed is None:
+            raise RuntimeError(
+                f"The stored signing key {kid} has no sealed private part ({SEALED_FIELD!r}), "
+                "so it was not made by this authorization server: delete it from the "
+                "storage (its period's record) and the next request makes a new one."
+            )
+        try:
+            private = self._sealer().unseal(key.sealed, bind=kid)
+        except InvalidState:
+            raise RuntimeError(
+                f"The signing key {kid} was sealed with another secret than SECRET_KEY and "
+                "SECRET_KEY_FALLBACKS: every worker needs the same SECRET_KEY, and a "
+                "replaced one stays in SECRET_KEY_FALLBACKS while its keys live "
+                "(three MCP_OAUTH_KEY_ROTATION periods)."
+            ) from None
+        jwk = {field: key.public[field] for field in _CURVE_FIELDS}
+        return ECAlgorithm.from_jwk({**jwk, "d": private})
 
     def current(self) -> tuple[t.Any, str]:
-        """Return the private key to sign with now and its ``kid``."""
-        private, public = self._load(self._period())
-        return private, t.cast(str, public["kid"])
+        """Return the private key to sign with now and its ``kid``.
+
+        :raises RuntimeError: the key cannot be unsealed (the message says why).
+        """
+        key = self._load(self._period())
+        if key.private is None:
+            key.private = self._unseal(key)
+        return key.private, t.cast(str, key.public["kid"])
 
     def public_keys(self) -> list[dict[str, t.Any]]:
         """Return the public JWKs of the previous, current and next periods."""
         now = self._period()
-        return [self._load(period)[1] for period in (now - 1, now, now + 1)]
+        return [self._load(period).public for period in (now - 1, now, now + 1)]
 
     def jwks(self) -> dict[str, t.Any]:
         """Return the JWKS document."""
@@ -90,7 +172,7 @@ class SigningKeys:
             raise LookupError(kid) from None
         if not self._period() - 1 <= period <= self._period() + 1:
             raise LookupError(kid)
-        public = self._load(period)[1]
+        public = self._load(period).public
         if public["kid"] != kid:
             raise LookupError(kid)
         return jwt.PyJWK(public, algorithm=ALGORITHM)
@@ -103,4 +185,4 @@ class SigningKeys:
         )
 
 
-__all__ = ["ALGORITHM", "SigningKeys"]
+__all__ = ["ALGORITHM", "SEALED_FIELD", "SEALING_PURPOSE", "SigningKeys"]

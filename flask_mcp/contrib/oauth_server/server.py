@@ -19,6 +19,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 
 from ...auth.metadata import canonical_resource
 from ...config import OAUTH_SERVER_KEYS
+from ...server.sealing import secret_keys
 from .client_documents import ClientDocumentError
 from .client_documents import ClientDocuments
 from .client_documents import is_document_client_id
@@ -128,7 +129,7 @@ class AppServer:
         self.issuer = issuer.rstrip("/")
         self.storage = storage
         self.scopes = scopes
-        self.keys = SigningKeys(storage, settings.key_rotation)
+        self.keys = SigningKeys(storage, settings.key_rotation, lambda: secret_keys(app.config))
         #: Requests per client address on the endpoints anyone may call.
         self.limits = EndpointLimits(
             app,
