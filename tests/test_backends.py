@@ -31,6 +31,7 @@ from flask_mcp.backends.base import RESUME_BYTES
 from flask_mcp.backends.base import Backend
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.memory import MemoryBackend
+from flask_mcp.backends.redis import RedisBackend
 from flask_mcp.backends.redis.batch import GROUP
 from flask_mcp.errors import BackendUnavailable
 
@@ -461,8 +462,88 @@ def test_a_stream_still_written_and_left_keeps_counting(workers: Pair) -> None:
     assert [a.first_seq(sid, s) for s in ("run", "s1", "s2")] == [2, 1, 1]
     a.append(sid, "run", MESSAGE, LARGE)  # its answer counts: over the bound again
     assert a.first_seq(sid, "run") == 3
-    a.append(sid, "run", END)
-    assert [a.first_seq(sid, s) for s in ("run", "s1", "s2")] == [3, 1, 1]
+    a.append(sid, "run", END)  # ended with nothing kept: forgotten, as the event bound would
+    assert [a.first_seq(sid, s) for s in ("run", "s1", "s2")] == [None, 1, 1]
+
+
+def test_streams_their_writers_reader_left_count_toward_the_bound(workers: Pair) -> None:
+    """A stream left by the reader of the process that writes it counts toward
+    ``resume_bytes`` however early that reader left: before the stream's first event (on
+    Redis the stream was not there yet), or after taking events written before it came
+    (on Redis it never attached there). The oldest go, as for any stream left."""
+    a, _ = workers(resume_bytes=2500)
+    sid = new_session(a)
+    for n in range(3):  # its client left before the answer, the stream's first event
+        stream = f"early-{n}"
+        a.open_stream(sid, stream, request_id=n)
+        a.detach(sid, stream, a.attach(sid, stream))
+        a.append(sid, stream, MESSAGE, LARGE)
+        a.append(sid, stream, END)
+    for n in range(3, 5):  # answered before its reader came; the client left mid-answer
+        stream = f"whole-{n}"
+        a.open_stream(sid, stream, request_id=n)
+        a.append(sid, stream, MESSAGE, LARGE)
+        a.append(sid, stream, END)
+        token = a.attach(sid, stream)
+        assert [e.kind for e in a.read(sid, stream, 0, token, 1).events] == [MESSAGE, END]
+        a.detach(sid, stream, token)
+    if isinstance(a, RedisBackend):  # the detaches that wait, written within a second else
+        a.flush()
+    a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)
+    found = [a.first_seq(sid, s) for s in ("early-0", "early-1", "early-2", "whole-3", "whole-4")]
+    assert found == [None, None, None, 1, 1]
+
+
+def test_a_stream_left_that_ends_with_nothing_kept_is_forgotten(workers: Pair) -> None:
+    """A stream its client left, whose request ends with nothing a resume would get (it was
+    cancelled, or the bounds took its messages while it ran), is forgotten when it ends: it
+    would otherwise stay, empty and out of every bound's reach, until its session ends, and
+    a client repeating that could fill the server with such records."""
+    a, b = workers(buffer_size=3)
+    sid = new_session(a)
+    for n in range(20):  # left before its first message, then cancelled: only its end
+        stream = f"cancelled-{n}"
+        a.open_stream(sid, stream, request_id=n)  # a POST's stream, read where it is written
+        a.detach(sid, stream, a.attach(sid, stream))
+        a.append(sid, stream, END)
+        assert a.first_seq(sid, stream) is None
+    a.open_stream(sid, "emptied", request_id=99)  # left at its progress, which is evicted
+    token = a.attach(sid, "emptied")
+    a.append(sid, "emptied", MESSAGE, {"progress": 1})
+    a.detach(sid, "emptied", token)
+    for i in range(3):
+        a.append(sid, GENERAL_STREAM, MESSAGE, {"i": i})
+    assert a.first_seq(sid, "emptied") == 2
+    a.append(sid, "emptied", END)
+    assert a.first_seq(sid, "emptied") is None
+    a.open_stream(sid, "answered", request_id=100)  # its answer stays for a resume
+    b.detach(sid, "answered", b.attach(sid, "answered"))
+    a.append(sid, "answered", MESSAGE, SMALL)
+    a.append(sid, "answered", END)
+    assert a.first_seq(sid, "answered") == 1
+    if isinstance(a, MemoryBackend):
+        assert a.stats()["streams"] == 2  # the general stream and "answered"
+
+
+def test_a_reader_leaving_a_stream_ended_with_nothing_kept_forgets_it(workers: Pair) -> None:
+    """A reader that leaves a stream whose request ended with nothing kept (its end came
+    while the reader was there) forgets it; one that ended with messages is kept."""
+    a, b = workers()
+    sid = new_session(a)
+    a.open_stream(sid, "cancelled", request_id=1)
+    token = b.attach(sid, "cancelled")
+    a.append(sid, "cancelled", END)
+    b.detach(sid, "cancelled", token)
+    assert a.first_seq(sid, "cancelled") is None
+    a.open_stream(sid, "answered", request_id=2)
+    token = b.attach(sid, "answered")
+    a.append(sid, "answered", MESSAGE, SMALL)
+    a.append(sid, "answered", END)
+    b.detach(sid, "answered", token)
+    assert a.first_seq(sid, "answered") == 1
+    token = b.attach(sid, GENERAL_STREAM)  # the general stream is never forgotten so
+    b.detach(sid, GENERAL_STREAM, token)
+    assert a.first_seq(sid, GENERAL_STREAM) == 1
 
 
 def test_the_byte_bound_follows_the_messages_the_event_bound_evicts(workers: Pair) -> None:

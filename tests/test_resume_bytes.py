@@ -182,13 +182,33 @@ def check_sequence_goes_on(url: str) -> None:
         assert '"id":1' in answer.replace(" ", "") and "z" * 10 in answer
 
 
+def check_cancelled_stream_is_forgotten(url: str) -> None:
+    """A stream left while its work runs, whose messages the session's other streams evict,
+    then cancelled, ends with nothing a resume would get: it is forgotten at its end (not
+    kept, empty and out of every bound's reach, until the session ends)."""
+    with httpx.Client(timeout=30) as http:
+        headers = start_session(http, url)
+        slow = leave_at_progress(http, url, headers, 1, size=10, pause=3.0)
+        for n in (2, 3):  # two more left streams, answered after: 4 messages after slow's
+            leave_at_progress(http, url, headers, n, size=10, pause=0.5)
+        time.sleep(1.0)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+        cancel["params"] = {"requestId": 1, "reason": "no longer needed"}
+        assert http.post(url, headers=headers, json=cancel).status_code == 202
+        time.sleep(2.5)  # a thread cannot be interrupted: its handler ends with its pause
+        status, text = resume(http, url, headers, slow)
+        assert status == 400 and "names no stream" in text, (status, text[:200])
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])
 def test_streams_left_are_bounded_in_memory(serve: t.Any, worker: str) -> None:
     server = serve("tests.test_resume_bytes:app", worker)
     check_resume_bound(server.url)
     check_bound_when_left(server.url)
-    check_sequence_goes_on(serve("tests.test_resume_bytes:small_buffer_app", worker).url)
+    small = serve("tests.test_resume_bytes:small_buffer_app", worker).url
+    check_sequence_goes_on(small)
+    check_cancelled_stream_is_forgotten(small)
 
 
 @pytest.mark.e2e
@@ -199,3 +219,4 @@ def test_streams_left_are_bounded_in_redis(serve: t.Any, redis_backend_url: str)
     check_bound_when_left(server.url)
     small = serve("tests.test_resume_bytes:small_buffer_app", "gevent", env=env)
     check_sequence_goes_on(small.url)
+    check_cancelled_stream_is_forgotten(small.url)

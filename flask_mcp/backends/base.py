@@ -314,7 +314,10 @@ class Backend(abc.ABC):
         :meth:`open_stream`, not ended) loses only its messages to either bound: its
         sequence numbers go on (a client resuming from its last event gets what
         comes later, one resuming from before gets 410), and it stays among the
-        streams left, so what its request sends later still counts.
+        streams left, so what its request sends later still counts. The end of a
+        stream its client left forgets it when it keeps no message (its request was
+        cancelled, or the bounds took its messages): no resume would get anything,
+        and no bound would ever reach it.
         """
 
     def append_many(
@@ -341,7 +344,9 @@ class Backend(abc.ABC):
         for the session's next message (a shared backend may do it within a second):
         past the bound, those left longest ago are dropped, never the last of them.
         The one left now does not count until that message: it may be read to its end
-        and dropped in a moment, and must not push the others out meanwhile.
+        and dropped in a moment, and must not push the others out meanwhile. A stream
+        that ended keeping no message is forgotten instead. This holds however early
+        the reader leaves, before the stream's first event included.
         """
 
     @abc.abstractmethod

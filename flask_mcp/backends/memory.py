@@ -50,6 +50,11 @@ class _Stream:
         return self.size
 
 
+def _holds_messages(stream: _Stream) -> bool:
+    """Tell whether a stream keeps a message a client resuming it would get."""
+    return any(event.kind == MESSAGE for event in stream.events)
+
+
 class _Session:
     __slots__ = ("record", "streams", "order", "lock", "ids", "waiters", "left")
 
@@ -214,6 +219,8 @@ class MemoryBackend(Backend):
                 self._shed_left(session)
             elif kind == END:
                 stream.writing = False
+                if stream_id in session.left and not _holds_messages(stream):
+                    self._forget_stream(session, stream_id)  # ended with nothing to resume
             stream.cond.notify_all()
             return stream.last_seq
 
@@ -231,7 +238,7 @@ class MemoryBackend(Backend):
             stream.reader == 0
             and stream_id != GENERAL_STREAM
             and not stream.writing
-            and not any(e.kind == MESSAGE for e in stream.events)
+            and not _holds_messages(stream)
         ):
             self._forget_stream(session, stream_id)
 
@@ -278,7 +285,7 @@ class MemoryBackend(Backend):
         if stream is not None:
             stream.reader = -1
             stream.cond.notify_all()
-            if any(e.kind == MESSAGE for e in stream.events):
+            if _holds_messages(stream):
                 session.order = collections.deque(s for s in session.order if s != stream_id)
 
     def attach(self, session_id: str, stream_id: str) -> int:
@@ -299,11 +306,16 @@ class MemoryBackend(Backend):
         if session is not None:
             with session.lock:
                 stream = session.streams.get(stream_id)
-                if stream is not None and stream.reader == token:
-                    stream.reader = 0
-                    if stream_id != GENERAL_STREAM:
-                        session.left[stream_id] = None
-                        self._shed_left(session, leaving=True)
+                if stream is None or stream.reader != token:
+                    return
+                stream.reader = 0
+                if stream_id == GENERAL_STREAM:
+                    return
+                if stream.writing or _holds_messages(stream):
+                    session.left[stream_id] = None
+                    self._shed_left(session, leaving=True)
+                else:  # it ended with nothing a resume would get
+                    self._forget_stream(session, stream_id)
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float

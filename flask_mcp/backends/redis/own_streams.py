@@ -70,6 +70,7 @@ class OwnStream:
         "events",
         "gone",
         "keys",
+        "left",
         "local_token",
         "opened",
         "reading",
@@ -105,6 +106,8 @@ class OwnStream:
         self.asked = 0.0
         #: Whether the reader took the stream's end.
         self.end_seen = False
+        #: The reader left before the stream was in Redis: its first write leaves it there.
+        self.left = False
         self.used = time.monotonic()
 
 
@@ -165,7 +168,13 @@ class OwnStreams:
         attach: bool,
     ) -> list[int]:
         commands, opening = self.commands, not entry.opened
-        args: list[t.Any] = [entry.st, entry.rid, "1" if attach else "0", entry.token]
+        args: list[t.Any] = [
+            entry.st,
+            entry.rid,
+            "1" if attach else "0",
+            entry.token,
+            "1" if entry.left else "0",
+        ]
         for kind, message in events:
             args += [kind, "" if message is None else _dumps(message)]
         batch = commands.batch()
@@ -174,6 +183,7 @@ class OwnStreams:
             batch.command("SADD", commands.owned(), f"{entry.sid} {entry.st}")
         reply = commands.send(batch)[index]
         entry.opened = True
+        entry.left = False
         entry.used = time.monotonic()
         if not reply:  # the session is gone
             with entry.cond:
@@ -322,18 +332,26 @@ class OwnStreams:
         """The local reader ``token`` leaves; return its Redis token to detach now ("": none).
 
         ``None``: not a local reader. After the end the detach waits (the drop that
-        follows replaces it).
+        follows replaces it). A reader that never attached in Redis leaves the stream
+        there all the same, as every backend counts a stream its client left (see
+        :meth:`~flask_mcp.backends.base.Backend.detach`): with its first write when the
+        stream is not there yet, else by a detach without a token, which waits too.
         """
         entry = self.reads(sid, st, token)
         if entry is None:
             return None
-        with entry.cond:
+        # Under the write lock no write is half done: the stream is in Redis, or not yet.
+        with entry.write, entry.cond:
             entry.reading = False
             entry.events.clear()
             redis_token, entry.token = entry.token, ""
+            entry.left = not redis_token and not entry.opened
+            opened = entry.opened
         if redis_token and entry.end_seen:
             self._queue(sid, st, DETACH, redis_token)
             return ""
+        if not redis_token and opened:
+            self._queue(sid, st, DETACH, "")
         return redis_token
 
     def drop(self, sid: str, st: str) -> bool:

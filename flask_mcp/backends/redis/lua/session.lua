@@ -126,6 +126,8 @@ end
 -- Whether a request writes the stream still (opened for one, not ended): its sequence
 -- numbers must go on whatever is evicted from it.
 local function writing(st) return redis.call('HEXISTS', M, 'w:' .. st) == 1 end
+-- Whether a stream keeps a message a client resuming it would get (its bytes, see grow).
+local function holds_messages(st) return size_of(st) > 0 end
 
 -- Drop the oldest retained messages (and the control events before each) while the session
 -- holds more than BUF, then the streams left longest ago while those left hold more than
@@ -153,7 +155,7 @@ local function evict(xs, owners, leaving)
       end
     end
     local reader = redis.call('HGET', M, 'r:' .. victim)
-    if victim ~= 'g' and (not reader or reader == '0') and not redis.call('LPOS', O, victim)
+    if victim ~= 'g' and (not reader or reader == '0') and not holds_messages(victim)
         and not writing(victim) then
       forget_stream(victim, x, owners)
     end
@@ -185,6 +187,10 @@ local function append_event(st, x, kind, msg, now, owners)
     if redis.call('RPUSH', O, st) == 1 then expire(O, secs) end
   elseif kind == 'end' then
     disown(st, owners)
+    -- left by its client, ended with nothing a resume would get: nobody reads it again
+    if redis.call('HEXISTS', M, 'a:' .. st) == 1 and not holds_messages(st) then
+      forget_stream(st, x, owners)
+    end
   end
   return seq
 end

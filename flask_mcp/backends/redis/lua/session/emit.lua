@@ -1,6 +1,7 @@
 -- A: stream, its request's JSON id ('' none), '1' to attach a reader of this process, that
--- reader's token ('' none), then kind, message pairs. Opens the stream if new (owned by this
--- worker). The reader with that token is not woken: its process hands it the events itself.
+-- reader's token ('' none), '1' when that process's reader left before the stream was here,
+-- then kind, message pairs. Opens the stream if new (owned by this worker). The reader with
+-- that token is not woken: its process hands it the events itself.
 -- Returns {token, 1 if that reader holds the stream, stream to evict from or '', count,
 -- seq..., owner, stream...}; {} when the session is gone.
 local st, rid, mine = A[1], A[2], A[4]
@@ -16,9 +17,10 @@ if A[3] == '1' then
   redis.call('HSET', M, 'r:' .. st, mine)
 end
 local held = mine ~= '' and redis.call('HGET', M, 'r:' .. st) == mine
+if A[5] == '1' and redis.call('HEXISTS', M, 'r:' .. st) == 0 then leave(st) end
 QUIET = held
 local owners, seqs, message = {}, {}, false
-for i = 5, #A - 1, 2 do
+for i = 6, #A - 1, 2 do
   seqs[#seqs + 1] = append_event(st, X, A[i], A[i + 1], now, owners)
   if A[i] == 'message' then message = true end
 end
