@@ -55,6 +55,12 @@ def _holds_messages(stream: _Stream) -> bool:
     return any(event.kind == MESSAGE for event in stream.events)
 
 
+def _spent(stream_id: str, stream: _Stream) -> bool:
+    """Tell whether a stream can give nobody anything more: not the general stream, no
+    request writes it, and it keeps no message."""
+    return stream_id != GENERAL_STREAM and not stream.writing and not _holds_messages(stream)
+
+
 class _Session:
     __slots__ = ("record", "streams", "order", "lock", "ids", "waiters", "left")
 
@@ -219,7 +225,7 @@ class MemoryBackend(Backend):
                 self._shed_left(session)
             elif kind == END:
                 stream.writing = False
-                if stream_id in session.left and not _holds_messages(stream):
+                if stream_id in session.left and _spent(stream_id, stream):
                     self._forget_stream(session, stream_id)  # ended with nothing to resume
             stream.cond.notify_all()
             return stream.last_seq
@@ -234,12 +240,7 @@ class MemoryBackend(Backend):
             event = stream.events.popleft()
             if event.kind == MESSAGE:
                 break
-        if (
-            stream.reader == 0
-            and stream_id != GENERAL_STREAM
-            and not stream.writing
-            and not _holds_messages(stream)
-        ):
+        if stream.reader == 0 and _spent(stream_id, stream):
             self._forget_stream(session, stream_id)
 
     def _shed_left(self, session: _Session, leaving: bool = False) -> None:
@@ -309,13 +310,11 @@ class MemoryBackend(Backend):
                 if stream is None or stream.reader != token:
                     return
                 stream.reader = 0
-                if stream_id == GENERAL_STREAM:
-                    return
-                if stream.writing or _holds_messages(stream):
+                if _spent(stream_id, stream):  # it ended with nothing a resume would get
+                    self._forget_stream(session, stream_id)
+                elif stream_id != GENERAL_STREAM:
                     session.left[stream_id] = None
                     self._shed_left(session, leaving=True)
-                else:  # it ended with nothing a resume would get
-                    self._forget_stream(session, stream_id)
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float

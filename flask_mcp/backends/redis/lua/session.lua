@@ -128,6 +128,9 @@ end
 local function writing(st) return redis.call('HEXISTS', M, 'w:' .. st) == 1 end
 -- Whether a stream keeps a message a client resuming it would get (its bytes, see grow).
 local function holds_messages(st) return size_of(st) > 0 end
+-- Whether a stream can give nobody anything more: not the general stream, no request writes
+-- it, and it keeps no message.
+local function spent(st) return st ~= 'g' and not writing(st) and not holds_messages(st) end
 
 -- Drop the oldest retained messages (and the control events before each) while the session
 -- holds more than BUF, then the streams left longest ago while those left hold more than
@@ -155,8 +158,7 @@ local function evict(xs, owners, leaving)
       end
     end
     local reader = redis.call('HGET', M, 'r:' .. victim)
-    if victim ~= 'g' and (not reader or reader == '0') and not holds_messages(victim)
-        and not writing(victim) then
+    if (not reader or reader == '0') and spent(victim) then
       forget_stream(victim, x, owners)
     end
   end
@@ -188,7 +190,7 @@ local function append_event(st, x, kind, msg, now, owners)
   elseif kind == 'end' then
     disown(st, owners)
     -- left by its client, ended with nothing a resume would get: nobody reads it again
-    if redis.call('HEXISTS', M, 'a:' .. st) == 1 and not holds_messages(st) then
+    if redis.call('HEXISTS', M, 'a:' .. st) == 1 and spent(st) then
       forget_stream(st, x, owners)
     end
   end

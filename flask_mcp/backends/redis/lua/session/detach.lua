@@ -6,7 +6,7 @@ local owners, victim = {}, false
 local reader = redis.call('HGET', M, 'r:' .. A[1])
 if (A[2] ~= '' and reader == A[2]) or (A[2] == '' and not reader and has_stream(A[1])) then
   redis.call('HDEL', M, 'r:' .. A[1])
-  if A[1] ~= 'g' and not writing(A[1]) and not holds_messages(A[1]) then
+  if spent(A[1]) then
     forget_stream(A[1], X, owners)  -- it ended with nothing a resume would get
   else
     leave(A[1])
