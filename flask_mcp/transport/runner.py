@@ -403,6 +403,7 @@ def serve_http(
     # response: its notifications are dropped (the spec allows it when no stream is open),
     # and a request to the client fails with an error that says why.
     can_stream = state.slots.acquire()
+    reader: sse.StreamReader | None = None
     try:
         if call.session is not None:
             outbox = StreamOutbox(
@@ -410,21 +411,26 @@ def serve_http(
             )
         else:
             outbox = InProcessOutbox(new_stream_id())
+        # The reader attaches before the handler starts: on threads a handler could write
+        # first, and the stream's opening write would not attach the reader with it.
+        reader = sse.StreamReader(
+            outbox,
+            after=0,
+            with_ids=resumable,
+            heartbeat=settings.sse_heartbeat,
+            max_seconds=settings.sse_max_stream_seconds if resumable else None,
+            retry_ms=settings.sse_retry_ms,
+            sock=peer() if peer is not None else None,
+        )
         round_trip = can_stream and resumable  # a stateless call asks with InputRequiredResult
         run = spawn(dispatcher, call, outbox, context=context, can_round_trip=round_trip)
     except BaseException:
+        if reader is not None:
+            with contextlib.suppress(BackendUnavailable):
+                reader.close()
         if can_stream:
             state.slots.release()
         raise
-    reader = sse.StreamReader(
-        outbox,
-        after=0,
-        with_ids=resumable,
-        heartbeat=settings.sse_heartbeat,
-        max_seconds=settings.sse_max_stream_seconds if resumable else None,
-        retry_ms=settings.sse_retry_ms,
-        sock=peer() if peer is not None else None,
-    )
     try:
         if resumable:
             # A session's stream can start at once: after a heartbeat of silence it does.
