@@ -784,3 +784,22 @@ def test_rate_limits_are_shared_by_the_workers_of_a_redis_backend(
     assert token_attempt(other).status_code == 400
     assert token_attempt(other).status_code == 429
     assert token_attempt(one).status_code == 429
+
+
+def test_check_names_the_issuer_and_its_missing_secret_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``flask mcp check`` names the built-in authorization server, and fails without
+    ``SECRET_KEY`` (which seals its signing keys), even when ``MCP_STATE_KEY`` is set."""
+    from flask_mcp.cli import cli
+
+    monkeypatch.setenv("OAUTH_APP_BASE", BASE)
+    app = oauth_notes.create_app()
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 0, result.output
+    assert f"ok    tokens are issued by this app's authorization server ({BASE})" in result.output
+    monkeypatch.setenv("FLASK_SECRET_KEY", "null")  # from_prefixed_env: JSON null
+    monkeypatch.setenv("FLASK_MCP_STATE_KEY", "k" * 32)
+    app = oauth_notes.create_app()
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 1, result.output
+    assert "ok    2026-07-28 requestState is sealed with a key" in result.output
+    assert "FAIL  no SECRET_KEY: the authorization server seals its signing keys" in result.output

@@ -41,7 +41,7 @@ def run_checks(mcp: MCP, app: Flask) -> t.Iterator[Check]:
             ),
         )
     yield _backend(state.backend, settings.backend)
-    yield from _auth(state, settings)
+    yield from _auth(state, settings, app)
 
 
 def _offered(registry: t.Any) -> Check:
@@ -77,12 +77,17 @@ def _backend(backend: t.Any, configured: t.Any) -> Check:
     return True, f"the backend answers ({backend.where})"
 
 
-def _auth(state: t.Any, settings: t.Any) -> t.Iterator[Check]:
+def _auth(state: t.Any, settings: t.Any, app: Flask) -> t.Iterator[Check]:
+    """Authorization: off, or who checks the tokens (an authorizer may say, with ``checks``)."""
     authenticator = state.authenticator
     if authenticator is None:
         yield True, "authorization is off (MCP_AUTH_RESOURCE is not set)"
         return
     yield True, f"authorization is on for {settings.auth_resource}"
+    described = getattr(authenticator.authorizer, "checks", None)
+    if callable(described):  # the built-in authorization server's, for one
+        yield from described(app)
+        return
     keys = getattr(authenticator.authorizer, "keys", None)
     if keys is None or not hasattr(keys, "fetch"):
         yield True, "tokens are checked by the app's own authorizer"

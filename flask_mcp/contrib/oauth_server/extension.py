@@ -2,33 +2,26 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import typing as t
 from urllib.parse import urlsplit
 
 from ...backends import REDIS_SCHEMES
+from .registration import EXTENSION_KEY
+from .registration import Registration
+from .registration import registration
 from .resource import IssuedTokenAuthorizer
 from .server import AppServer
 from .server import load_oauth_settings
 from .storage import MemoryStorage
 from .storage import RedisStorage
 from .storage import Storage
-from .views import EXTENSION_KEY
 from .views import make_blueprint
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
     from ...extension import MCP
-
-
-@dataclasses.dataclass
-class _Registration:
-    """What ``app.extensions["mcp_oauth_server"]`` holds."""
-
-    extension: OAuthServer
-    app_server: AppServer
 
 
 def flask_login_user_id() -> str | None:
@@ -130,7 +123,7 @@ class OAuthServer:
             storage=self._storage(app, settings.storage),
             scopes=lambda: self.scopes(app),
         )
-        app.extensions[EXTENSION_KEY] = _Registration(self, app_server)
+        app.extensions[EXTENSION_KEY] = Registration(self, app_server)
         app.register_blueprint(make_blueprint(settings.prefix, urlsplit(issuer).path))
 
     def _default_scopes(self, app: Flask) -> None:
@@ -168,16 +161,11 @@ class OAuthServer:
         return MemoryStorage()
 
     def app_server(self, app: Flask | None = None) -> AppServer:
-        """Return the :class:`~.server.AppServer` of ``app`` (default: the current app)."""
-        from flask import current_app
+        """Return the :class:`~.server.AppServer` of ``app`` (default: the current app).
 
-        target = app if app is not None else current_app
-        try:
-            return t.cast(_Registration, target.extensions[EXTENSION_KEY]).app_server
-        except KeyError:
-            raise RuntimeError(
-                "The OAuthServer is not registered on this app: call oauth_server.init_app(app)."
-            ) from None
+        :raises RuntimeError: this server is not registered on ``app``.
+        """
+        return registration(app).app_server
 
     def consents(self, user_id: str, app: Flask | None = None) -> dict[str, dict[str, t.Any]]:
         """Return the clients ``user_id`` consented to: by client id, scopes and name."""

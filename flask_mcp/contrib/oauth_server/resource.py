@@ -24,23 +24,11 @@ from ...auth.info import AuthError
 from ...auth.info import AuthInfo
 from ...auth.jwt_authorizer import JWTAuthorizer
 from .keys import ALGORITHM
+from .registration import app_server
 
 if t.TYPE_CHECKING:
+    from flask import Flask
     from flask import Request
-
-    from .server import AppServer
-
-EXTENSION_KEY = "mcp_oauth_server"
-
-
-def _app_server() -> AppServer:
-    try:
-        return t.cast("AppServer", current_app.extensions[EXTENSION_KEY].app_server)
-    except KeyError:
-        raise RuntimeError(
-            "The MCP server's authorizer is the built-in authorization server's, but this app "
-            "has none: call oauth_server.init_app(app) before mcp.init_app(app)."
-        ) from None
 
 
 class AppKeys:
@@ -52,7 +40,7 @@ class AppKeys:
         :raises AuthError: no key of this server has that ``kid``.
         """
         try:
-            return _app_server().keys.verifier(kid, alg)
+            return app_server().keys.verifier(kid, alg)
         except LookupError:
             raise AuthError(
                 INVALID_TOKEN, "the token was signed with an unknown key (kid)"
@@ -76,18 +64,30 @@ class IssuedTokenAuthorizer(JWTAuthorizer):
         self.keys = t.cast(t.Any, AppKeys())
         self.load_user = load_user
 
+    def checks(self, app: Flask) -> t.Iterator[tuple[bool, str]]:
+        """Say, for ``flask mcp check``, who issues the tokens and what the issuer lacks."""
+        try:
+            server = app_server(app)
+        except RuntimeError as exc:
+            yield False, str(exc)
+            return
+        yield True, f"tokens are issued by this app's authorization server ({server.issuer})"
+        if not app.config.get("SECRET_KEY"):
+            yield (
+                False,
+                "no SECRET_KEY: the authorization server seals its signing keys and signs its "
+                "consent form with it (MCP_STATE_KEY does not serve there); set "
+                "app.config['SECRET_KEY'] to a random value (secrets.token_hex(32)), the same "
+                "in every worker",
+            )
+
     def __call__(self, token: str, request: Request) -> AuthInfo:
         """Verify ``token``, refuse a revoked family, and log its user in for this request."""
         info = super().__call__(token, request)
         app = current_app._get_current_object()  # type: ignore[attr-defined]
-        registration = app.extensions.get(EXTENSION_KEY)
-        if registration is None:
-            _app_server()  # raises the error that says what to do
         family = info.claims.get("fid")
         expires_at = float(info.claims.get("exp", 0))
-        if not isinstance(family, str) or not registration.app_server.family_live(
-            family, expires_at
-        ):
+        if not isinstance(family, str) or not app_server(app).family_live(family, expires_at):
             raise AuthError(INVALID_TOKEN, "the token was revoked")
         loader = self.load_user
         if loader is None:

@@ -30,32 +30,11 @@ from itsdangerous import URLSafeTimedSerializer
 from werkzeug.wrappers import Response
 
 from .grants import User
+from .registration import app_server
+from .registration import registration
 
-if t.TYPE_CHECKING:
-    from .server import AppServer
-
-
-class _Extension(t.Protocol):
-    """What the views need of :class:`~.extension.OAuthServer` (which imports them)."""
-
-    scope_descriptions: dict[str, str]
-
-    def current_user_id(self) -> str | None: ...
-
-
-EXTENSION_KEY = "mcp_oauth_server"
 WELL_KNOWN = "/.well-known/oauth-authorization-server"
 CSRF_SALT = "flask-mcp-oauth-consent"
-
-
-def app_server() -> AppServer:
-    """Return the current app's authorization server."""
-    return t.cast("AppServer", current_app.extensions[EXTENSION_KEY].app_server)
-
-
-def extension() -> _Extension:
-    """Return the :class:`~.extension.OAuthServer` registered on the current app."""
-    return t.cast(_Extension, current_app.extensions[EXTENSION_KEY].extension)
 
 
 def _no_store(response: Response) -> Response:
@@ -117,7 +96,7 @@ def _login_redirect() -> Response:
 def authorize() -> Response | t.Any:
     """The authorization endpoint: log in, show the consent page, issue a code."""
     server = app_server()
-    user_id = extension().current_user_id()
+    user_id = registration().extension.current_user_id()
     try:
         grant = server.authlib.get_consent_grant(end_user=User(user_id) if user_id else None)
     except OAuth2Error as error:
@@ -156,7 +135,7 @@ def authorize() -> Response | t.Any:
     if granted is not None and set(scopes) <= granted:
         return server.authlib.create_authorization_response(grant=grant, grant_user=user)
     token = _serializer().dumps([user_id, _request_digest()])
-    descriptions = extension().scope_descriptions
+    descriptions = registration().extension.scope_descriptions
     body = render_template(
         "mcp_oauth/consent.html",
         client=client,
@@ -239,4 +218,4 @@ def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
     return blueprint
 
 
-__all__ = ["EXTENSION_KEY", "WELL_KNOWN", "app_server", "make_blueprint"]
+__all__ = ["WELL_KNOWN", "make_blueprint"]
