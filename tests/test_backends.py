@@ -362,9 +362,14 @@ def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> Non
     sid = new_session(a)
 
     def leave(stream: str, copies: int = 1, message: dict[str, t.Any] = LARGE) -> None:
+        """Open a stream on ``a``, read it on ``b``, which leaves after ``copies`` messages
+        and the stream's end (a request that ended meanwhile)."""
+        a.open_stream(sid, stream)
         token = b.attach(sid, stream)
         for _ in range(copies):
             a.append(sid, stream, MESSAGE, message)
+        if copies:
+            a.append(sid, stream, END)
         b.detach(sid, stream, token)
 
     leave("done", copies=3)  # read to its end: its reader leaves, then it is dropped
@@ -374,6 +379,7 @@ def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> Non
     b.drop_stream(sid, "empty")
     leave("s1")
     leave("s2")
+    a.open_stream(sid, "live")
     live = b.attach(sid, "live")
     a.append(sid, "live", MESSAGE, LARGE)  # a stream being read counts nothing either
     leave("read", copies=4)  # read to its end: left a moment, it pushes nothing out
@@ -404,7 +410,7 @@ def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> Non
     assert a.first_seq(sid, "s3") == 1
     assert a.first_seq(sid, GENERAL_STREAM) == 1
     token = b.attach(sid, "s6")
-    assert len(b.read(sid, "s6", 0, token, 1).events) == 4
+    assert [e.kind for e in b.read(sid, "s6", 0, token, 1).events] == [MESSAGE] * 4 + [END]
     b.detach(sid, "live", live)
 
 
@@ -413,13 +419,15 @@ def test_messages_sent_to_a_stream_after_its_reader_left_count(workers: Pair) ->
     a, b = workers(resume_bytes=2500)
     sid = new_session(a)
     for stream in ("s1", "s2"):
+        a.open_stream(sid, stream)
         token = b.attach(sid, stream)
         a.append(sid, stream, MESSAGE, LARGE)
         b.detach(sid, stream, token)
     a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)  # about 2,100 bytes: both kept
     assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (1, 1)
     a.append(sid, "s1", MESSAGE, LARGE)  # s1 grows to about 2,100: over the bound
-    assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (None, 1)
+    # s1, left first, loses its messages; still written, it keeps its numbering
+    assert (a.first_seq(sid, "s1"), a.first_seq(sid, "s2")) == (3, 1)
 
 
 def test_a_stream_still_written_keeps_its_sequence_whatever_is_evicted(workers: Pair) -> None:
@@ -455,6 +463,7 @@ def test_a_stream_still_written_and_left_keeps_counting(workers: Pair) -> None:
     a.append(sid, "run", MESSAGE, LARGE)
     a.detach(sid, "run", token)
     for stream in ("s1", "s2"):
+        a.open_stream(sid, stream)
         token = b.attach(sid, stream)
         a.append(sid, stream, MESSAGE, LARGE)
         b.detach(sid, stream, token)
@@ -561,6 +570,29 @@ def test_a_reader_leaving_a_stream_ended_with_nothing_kept_forgets_it(workers: P
     assert waited(a, lambda: a.first_seq(sid, "cancelled"), None) is None
     assert a.first_seq(sid, "answered") == 1
     assert a.first_seq(sid, GENERAL_STREAM) == 1
+
+
+def test_a_reader_does_not_open_again_a_request_stream_that_was_forgotten(workers: Pair) -> None:
+    """A resume that attaches just after its stream was forgotten (it ended and was dropped,
+    or a bound took it) finds it missing at once: attaching opens no empty stream that
+    would hold the client until ``MCP_SSE_MAX_STREAM_SECONDS``. The general stream opens
+    on its first reader."""
+    a, b = workers()
+    sid = new_session(a)
+    a.open_stream(sid, "gone", request_id=1)
+    a.append(sid, "gone", MESSAGE, SMALL)
+    a.append(sid, "gone", END)
+    a.drop_stream(sid, "gone")  # read to its end where it was written
+    assert waited(a, lambda: a.first_seq(sid, "gone"), None) is None
+    token = b.attach(sid, "gone")
+    assert b.read(sid, "gone", 1, token, 5).missing  # at once, where it waited before
+    b.detach(sid, "gone", token)
+    assert a.first_seq(sid, "gone") is None
+    token = b.attach(sid, GENERAL_STREAM)
+    assert a.first_seq(sid, GENERAL_STREAM) == 1
+    b.detach(sid, GENERAL_STREAM, token)
+    if isinstance(a, MemoryBackend):
+        assert a.stats()["streams"] == 1  # the general stream only
 
 
 def test_the_byte_bound_follows_the_messages_the_event_bound_evicts(workers: Pair) -> None:
@@ -832,6 +864,7 @@ def test_a_client_passed_in_may_decode_responses_and_speak_resp3(redis_backend_u
     try:
         sid = new_session(backend)
         assert backend.get_session(sid, touch=True).client_info == {"name": "c", "version": "1"}  # type: ignore[union-attr]
+        backend.open_stream(sid, "r")
         token = backend.attach(sid, "r")
         backend.append(sid, "r", MESSAGE, {"x": "\u00e9t\u00e9"})
         backend.append(sid, "r", END)

@@ -121,6 +121,10 @@ def test_a_closed_post_stream_resumes_on_another_worker(pair: tuple[t.Any, t.Any
     events = read_events(iter(open_get(second, session, ids[-1]).response), 2)
     assert events[0]["params"]["data"] == "phase 2"
     assert events[1]["result"]["content"][0]["text"] == "complete"
+    # The resume reads the stream, it does not write it: the second worker does not own it
+    # (an entry there, which the stream's end does not take out, stayed for its life).
+    reader = pair[1]
+    assert reader.client.smembers(reader.keys.owned(reader.worker)) == set()
 
 
 def test_shedding_after_a_written_leave_fails_nothing(caplog: pytest.LogCaptureFixture) -> None:

@@ -331,7 +331,10 @@ class Backend(abc.ABC):
     def attach(self, session_id: str, stream_id: str) -> int:
         """Make the caller the stream's only reader; return the reader's token.
 
-        A reader attached earlier sees ``superseded`` on its next read.
+        A reader attached earlier sees ``superseded`` on its next read. The general
+        stream opens on its first reader; a request stream that does not exist (it
+        ended and was forgotten as a resume came for it) is not opened again: the
+        reader's first read says ``missing``.
         """
 
     @abc.abstractmethod

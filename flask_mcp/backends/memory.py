@@ -296,6 +296,8 @@ class MemoryBackend(Backend):
             with session.lock:
                 stream = session.streams.get(stream_id)
                 if stream is None:
+                    if stream_id != GENERAL_STREAM:  # ended and forgotten: a read says so
+                        return token
                     stream = session.streams[stream_id] = _Stream(session.lock)
                 stream.reader = token
                 session.left.pop(stream_id, None)

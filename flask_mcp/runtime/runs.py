@@ -69,12 +69,20 @@ class StreamOutbox:
     the supervisor writes them once the backend answers again.
 
     :param request_id: the request the stream answers (``None`` for a GET stream).
+    :param opens: open the stream in the backend. A resume reads a stream that exists
+        (or ended and was forgotten: its reader then finds it missing), and opens nothing.
     """
 
     resumable = True
 
     def __init__(
-        self, backend: Backend, session_id: str, stream_id: str, *, request_id: t.Any = None
+        self,
+        backend: Backend,
+        session_id: str,
+        stream_id: str,
+        *,
+        request_id: t.Any = None,
+        opens: bool = True,
     ) -> None:
         self.backend = backend
         self.session_id = session_id
@@ -83,9 +91,9 @@ class StreamOutbox:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._owed: list[tuple[str, dict[str, t.Any] | None]] = []
-        if request_id is None:
+        if opens and request_id is None:
             backend.open_stream(session_id, stream_id)
-        else:
+        elif opens:
             backend.open_stream(session_id, stream_id, request_id=request_id)
 
     @property

@@ -347,7 +347,7 @@ class Handshake:
                     headers={"Allow": "POST, DELETE"},
                 )
             return self._stream_later(state, record, stream_id, after)
-        outbox = StreamOutbox(state.backend, record.id, stream_id)
+        outbox = StreamOutbox(state.backend, record.id, stream_id, opens=general)
         if after is None:
             after = state.backend.get_cursor(record.id, GENERAL_STREAM)
         reader = sse.StreamReader(
