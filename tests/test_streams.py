@@ -221,3 +221,25 @@ def test_priming_only_from_2025_11_25(client: t.Any, version: str) -> None:
     first_event = text.split("\n\n", 1)[0]
     assert ("retry:" in first_event) == (version == "2025-11-25")
     assert all(line.startswith("id: ") for line in text.split("\n\n")[0:1])
+
+
+def test_a_handler_that_cannot_start_leaves_no_stream(
+    client: t.Any, app: t.Any, mcp_server: MCP, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call whose handler cannot be started (no thread left) fails, and leaves neither its
+    stream nor its stream slot behind: nobody would ever write that stream."""
+    from flask_mcp.runtime import concurrency
+
+    def cannot_start(fn: t.Callable[[], None]) -> t.Any:
+        raise RuntimeError("can't start new thread")
+
+    session = initialize(client)
+    before = mcp_server.stats(app)
+    monkeypatch.setattr(concurrency, "spawn", cannot_start)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        rpc(client, session, "tools/call", {"name": "chatty", "arguments": {}})
+    monkeypatch.undo()
+    after = mcp_server.stats(app)
+    assert (after["streams"], after["open_streams"]) == (before["streams"], before["open_streams"])
+    messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty", "arguments": {}}))
+    assert messages[-1]["result"]["content"][0]["text"] == "done"

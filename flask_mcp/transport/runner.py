@@ -425,9 +425,10 @@ def serve_http(
         round_trip = can_stream and resumable  # a stateless call asks with InputRequiredResult
         run = spawn(dispatcher, call, outbox, context=context, can_round_trip=round_trip)
     except BaseException:
-        if reader is not None:
+        if reader is not None:  # no handler runs: nobody writes the stream
             with contextlib.suppress(BackendUnavailable):
                 reader.close()
+                outbox.drop()
         if can_stream:
             state.slots.release()
         raise
