@@ -788,7 +788,10 @@ def test_rate_limits_are_shared_by_the_workers_of_a_redis_backend(
 
 def test_check_names_the_issuer_and_its_missing_secret_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """``flask mcp check`` names the built-in authorization server, and fails without
-    ``SECRET_KEY`` (which seals its signing keys), even when ``MCP_STATE_KEY`` is set."""
+    ``SECRET_KEY`` (which seals its signing keys), even when ``MCP_STATE_KEY`` is set, or
+    when the stored key was sealed with another one (another worker's)."""
+    import jwt
+
     from flask_mcp.cli import cli
 
     monkeypatch.setenv("OAUTH_APP_BASE", BASE)
@@ -796,6 +799,14 @@ def test_check_names_the_issuer_and_its_missing_secret_key(monkeypatch: pytest.M
     result = app.test_cli_runner().invoke(cli, args=["check"])
     assert result.exit_code == 0, result.output
     assert f"ok    tokens are issued by this app's authorization server ({BASE})" in result.output
+    assert "ok    no signing key is stored for this period yet" in result.output
+    kid = jwt.get_unverified_header(tokens(app.test_client())[1]["access_token"])["kid"]
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert f"ok    the signing key {kid} unseals with this app's SECRET_KEY" in result.output
+    app.config["SECRET_KEY"] = "another worker's secret"
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 1, result.output
+    assert f"FAIL  The signing key {kid} was sealed with another secret" in result.output
     monkeypatch.setenv("FLASK_SECRET_KEY", "null")  # from_prefixed_env: JSON null
     monkeypatch.setenv("FLASK_MCP_STATE_KEY", "k" * 32)
     app = oauth_notes.create_app()
@@ -803,3 +814,19 @@ def test_check_names_the_issuer_and_its_missing_secret_key(monkeypatch: pytest.M
     assert result.exit_code == 1, result.output
     assert "ok    2026-07-28 requestState is sealed with a key" in result.output
     assert "FAIL  no SECRET_KEY: the authorization server seals its signing keys" in result.output
+
+
+def test_check_says_when_the_authorization_servers_storage_does_not_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness import free_port
+
+    from flask_mcp.cli import cli
+
+    monkeypatch.setenv("OAUTH_APP_BASE", BASE)
+    monkeypatch.setenv("FLASK_MCP_OAUTH_STORAGE", f"redis://127.0.0.1:{free_port()}/0")
+    app = oauth_notes.create_app()
+    result = app.test_cli_runner().invoke(cli, args=["check"])
+    assert result.exit_code == 1, result.output
+    assert "FAIL  the authorization server's storage does not answer: " in result.output
+    assert "check MCP_OAUTH_STORAGE" in result.output

@@ -204,6 +204,17 @@ def test_signing_keys_are_sealed_with_the_secret_key(storage: t.Any) -> None:
         moved._unseal(moved._load(period + 5))
 
 
+def test_checking_the_signing_key_reads_only(storage: t.Any) -> None:
+    """``flask mcp check`` asks whether this period's key unseals here; it makes no key."""
+    keys = SigningKeys(storage, 3600.0, lambda: ["secret"])
+    assert keys.check().startswith("no signing key is stored for this period yet")
+    assert storage.signing_key(keys._period()) is None
+    kid = keys.current()[1]
+    assert keys.check() == f"the signing key {kid} unseals with this app's SECRET_KEY"
+    with pytest.raises(RuntimeError, match="sealed with another secret"):
+        SigningKeys(storage, 3600.0, lambda: ["another"]).check()
+
+
 def test_one_winner_among_threads(storage: t.Any) -> None:
     """Ten threads redeem one code and store the key of one period: one wins each race."""
     storage.save_grant("code", "race", code(), 60)

@@ -50,6 +50,14 @@ class _PeriodKey:
     #: The private key, once unsealed (only the period that signs needs it).
     private: t.Any = None
 
+    @classmethod
+    def from_record(cls, record: Record) -> _PeriodKey:
+        """Read a stored key: its public JWK and its sealed private part."""
+        public = {field: record[field] for field in (*_CURVE_FIELDS, "kid")}
+        public.update({"use": "sig", "alg": ALGORITHM})
+        sealed = record.get(SEALED_FIELD)
+        return cls(public, sealed if isinstance(sealed, str) else None)
+
 
 class SigningKeys:
     """The rotating keys of one app's authorization server.
@@ -106,10 +114,7 @@ class SigningKeys:
             made = self._new_record(period)
             self.storage.add_signing_key(period, made, ttl)
             record = self.storage.signing_key(period) or made
-        public = {field: record[field] for field in (*_CURVE_FIELDS, "kid")}
-        public.update({"use": "sig", "alg": ALGORITHM})
-        sealed = record.get(SEALED_FIELD)
-        key = _PeriodKey(public, sealed if isinstance(sealed, str) else None)
+        key = _PeriodKey.from_record(record)
         with self._lock:
             self._periods[period] = key
             for old in [p for p in self._periods if p < period - 2]:
@@ -149,6 +154,21 @@ class SigningKeys:
         if key.private is None:
             key.private = self._unseal(key)
         return key.private, t.cast(str, key.public["kid"])
+
+    def check(self) -> str:
+        """Say whether the key of this period unseals here, reading the storage only.
+
+        For ``flask mcp check``: a worker whose ``SECRET_KEY`` differs from the one
+        that sealed the stored key fails its first token request.
+
+        :raises RuntimeError: the stored key cannot be unsealed (the message says why).
+        """
+        record = self.storage.signing_key(self._period())
+        if record is None:
+            return "no signing key is stored for this period yet: the first token request makes it"
+        key = _PeriodKey.from_record(record)
+        self._unseal(key)
+        return f"the signing key {key.public['kid']} unseals with this app's SECRET_KEY"
 
     def public_keys(self) -> list[dict[str, t.Any]]:
         """Return the public JWKs of the previous, current and next periods."""

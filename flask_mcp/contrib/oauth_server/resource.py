@@ -80,6 +80,18 @@ class IssuedTokenAuthorizer(JWTAuthorizer):
                 "app.config['SECRET_KEY'] to a random value (secrets.token_hex(32)), the same "
                 "in every worker",
             )
+            return
+        try:
+            yield True, server.keys.check()
+        except RuntimeError as exc:
+            yield False, str(exc)
+        except Exception as exc:  # the storage's own errors: SQL, Redis, ...
+            yield (
+                False,
+                f"the authorization server's storage does not answer: {str(exc).rstrip('.')}; "
+                "check "
+                "MCP_OAUTH_STORAGE (or MCP_BACKEND, whose Redis it uses by default)",
+            )
 
     def __call__(self, token: str, request: Request) -> AuthInfo:
         """Verify ``token``, refuse a revoked family, and log its user in for this request."""
