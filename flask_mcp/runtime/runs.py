@@ -91,9 +91,7 @@ class StreamOutbox:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._owed: list[tuple[str, dict[str, t.Any] | None]] = []
-        if opens and request_id is None:
-            backend.open_stream(session_id, stream_id)
-        elif opens:
+        if opens:
             backend.open_stream(session_id, stream_id, request_id=request_id)
 
     @property

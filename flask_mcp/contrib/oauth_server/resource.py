@@ -89,8 +89,7 @@ class IssuedTokenAuthorizer(JWTAuthorizer):
             yield (
                 False,
                 f"the authorization server's storage does not answer: {str(exc).rstrip('.')}; "
-                "check "
-                "MCP_OAUTH_STORAGE (or MCP_BACKEND, whose Redis it uses by default)",
+                "check MCP_OAUTH_STORAGE (or MCP_BACKEND, whose Redis it uses by default)",
             )
 
     def __call__(self, token: str, request: Request) -> AuthInfo:

@@ -95,8 +95,9 @@ def _login_redirect() -> Response:
 
 def authorize() -> Response | t.Any:
     """The authorization endpoint: log in, show the consent page, issue a code."""
-    server = app_server()
-    user_id = registration().extension.current_user_id()
+    registered = registration()
+    server, extension = registered.app_server, registered.extension
+    user_id = extension.current_user_id()
     try:
         grant = server.authlib.get_consent_grant(end_user=User(user_id) if user_id else None)
     except OAuth2Error as error:
@@ -135,7 +136,7 @@ def authorize() -> Response | t.Any:
     if granted is not None and set(scopes) <= granted:
         return server.authlib.create_authorization_response(grant=grant, grant_user=user)
     token = _serializer().dumps([user_id, _request_digest()])
-    descriptions = registration().extension.scope_descriptions
+    descriptions = extension.scope_descriptions
     body = render_template(
         "mcp_oauth/consent.html",
         client=client,
