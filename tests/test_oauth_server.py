@@ -256,6 +256,24 @@ def test_loopback_redirect_any_port_rfc_8252() -> None:
     assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:53211/cb2")
     assert not redirect_uri_matches("http://localhost/cb", "http://localhost:5000/cb")
     assert not redirect_uri_matches("https://app.example/cb", "https://app.example:444/cb")
+    # user info: these are URLs of evil.example, not of the loopback host
+    assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:1@evil.example/cb")
+    assert not redirect_uri_matches("http://[::1]/cb", "http://[::1]:1@evil.example/cb")
+    assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1@evil.example/cb")
+
+
+def test_loopback_redirect_with_user_info_is_not_followed(app: t.Any) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    code_from(consent(client, authorize_params(client_id, challenge)))
+    # The consent is remembered: a redirect accepted here would get a code unseen.
+    evil = "http://127.0.0.1:9999@evil.example/callback"
+    page = client.get(
+        "/oauth/authorize?" + urlencode(authorize_params(client_id, challenge, redirect_uri=evil))
+    )
+    assert page.status_code == 400 and b"Redirect URI" in page.data
 
 
 def test_pkce_required_and_s256_only(app: t.Any) -> None:

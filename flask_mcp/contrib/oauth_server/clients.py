@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
 import typing as t
@@ -40,6 +41,20 @@ def secret_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+#: A loopback ``netloc``: the host and an optional port, nothing else (no user info).
+_LOOPBACK_NETLOC = re.compile(f"({'|'.join(map(re.escape, LOOPBACK_HOSTS))})(?::[0-9]{{1,5}})?")
+
+
+def _loopback_host(netloc: str) -> str | None:
+    """Return the loopback host of ``netloc``, or ``None`` if it is anything else.
+
+    The whole ``netloc`` must match: ``127.0.0.1:1@evil.example`` is a URL of
+    ``evil.example`` (user info ``127.0.0.1:1``), not of the loopback host.
+    """
+    found = _LOOPBACK_NETLOC.fullmatch(netloc)
+    return None if found is None else found.group(1)
+
+
 def redirect_uri_matches(registered: str, requested: str) -> bool:
     """Tell whether ``requested`` may be used for a client that registered ``registered``."""
     if registered == requested:
@@ -47,9 +62,8 @@ def redirect_uri_matches(registered: str, requested: str) -> bool:
     want, got = urlsplit(registered), urlsplit(requested)
     if want.scheme != "http" or got.scheme != "http":
         return False
-    host = want.netloc.rsplit(":", 1)[0] if not want.netloc.endswith("]") else want.netloc
-    got_host = got.netloc.rsplit(":", 1)[0] if not got.netloc.endswith("]") else got.netloc
-    if host not in LOOPBACK_HOSTS or got_host != host:
+    host = _loopback_host(want.netloc)
+    if host is None or _loopback_host(got.netloc) != host:
         return False
     return (want.path, want.query, want.fragment) == (got.path, got.query, got.fragment)
 
