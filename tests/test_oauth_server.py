@@ -290,6 +290,26 @@ def test_pkce_required_and_s256_only(app: t.Any) -> None:
         assert query["error"] == ["invalid_request"] and query["iss"] == [BASE]
 
 
+def test_redirect_uri_in_the_token_request_only_if_the_authorization_request_sent_it(
+    app: t.Any,
+) -> None:
+    client = app.test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    # The client's only redirect URI, used when the authorization request sends none.
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge, redirect_uri="")))
+    assert exchange(client, client_id, code, verifier, redirect_uri="").status_code == 200
+    # Sent with the authorization request: required with the token request.
+    verifier, challenge = pkce()
+    code = code_from(
+        client.get("/oauth/authorize?" + urlencode(authorize_params(client_id, challenge)))
+    )
+    missing = exchange(client, client_id, code, verifier, redirect_uri="")
+    assert missing.status_code == 400 and missing.json["error"] == "invalid_grant"
+    assert "Missing 'redirect_uri'" in missing.json["error_description"]
+
+
 @pytest.mark.parametrize("verifier", ["", "wrong-" + "x" * 50])
 def test_missing_or_wrong_pkce_verifier(app: t.Any, verifier: str) -> None:
     client = app.test_client()

@@ -94,7 +94,13 @@ class StoredGrant(TokenMixin):  # type: ignore[misc]
         self.record = record
 
     def get_redirect_uri(self) -> str:
-        """The redirect URI the code was issued for."""
+        """The redirect URI the authorization request sent, which the token request repeats.
+
+        Empty if it sent none (the client's only URI was used): the token request
+        then need not send one either (OAuth 2.1 section 4.1.3).
+        """
+        if not self.record.get("redirect_uri_sent", True):
+            return ""
         return t.cast(str, self.record.get("redirect_uri", ""))
 
     def get_scope(self) -> str:
@@ -224,16 +230,11 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         if grant.is_expired() or not grant.check_client(client):
             return None
         requested_resource(self.app_server, self.request.form)
-        return grant
-
-    def validate_token_request(self) -> None:
-        """Authlib's checks; ``redirect_uri`` is required if the authorization request sent it."""
-        super().validate_token_request()
-        code = self.request.authorization_code
-        if code.record.get("redirect_uri_sent") and not self.request.payload.redirect_uri:
+        if grant.get_redirect_uri() and not self.request.payload.redirect_uri:
             raise InvalidGrantError(
                 "Missing 'redirect_uri': send the one of the authorization request."
             )
+        return grant
 
     def delete_authorization_code(self, authorization_code: StoredGrant) -> None:
         """Nothing left to do: the code was taken when it was read."""
