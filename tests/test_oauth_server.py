@@ -364,6 +364,27 @@ def test_refresh_rotates_and_reuse_revokes_the_family(app: t.Any) -> None:
     assert third.status_code == 400 and third.json["error"] == "invalid_grant"
 
 
+def test_a_narrower_refresh_keeps_the_refresh_tokens_scope(app: t.Any) -> None:
+    client = app.test_client()
+    client_id, first = tokens(client, scope="notes:read notes:write")
+    form = {"grant_type": "refresh_token", "client_id": client_id}
+    narrow = client.post(
+        "/oauth/token",
+        data={**form, "refresh_token": first["refresh_token"], "scope": "notes:read"},
+    )
+    assert narrow.status_code == 200 and narrow.json["scope"] == "notes:read"
+    wide = client.post(
+        "/oauth/token",
+        data={
+            **form,
+            "refresh_token": narrow.json["refresh_token"],
+            "scope": "notes:read notes:write",
+        },
+    )
+    assert wide.status_code == 200, wide.json
+    assert wide.json["scope"] == "notes:read notes:write"
+
+
 def test_revocation_rfc_7009(app: t.Any) -> None:
     client = app.test_client()
     client_id, token = tokens(client)

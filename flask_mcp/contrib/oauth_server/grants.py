@@ -55,6 +55,7 @@ class AppServer(t.Protocol):
         scope: str,
         family: str,
         refresh_expires_at: float | None = None,
+        refresh_scope: str | None = None,
     ) -> dict[str, t.Any]: ...
 
     def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]: ...
@@ -297,7 +298,11 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
         """Nothing left to do: the old token was taken when it was read."""
 
     def issue_token(self, user: User, refresh_token: StoredGrant) -> dict[str, t.Any]:
-        """The next tokens of the same family, with at most the scopes granted first."""
+        """The next tokens of the same family, with at most the scopes granted first.
+
+        The access token has the scopes asked for; the new refresh token keeps all
+        those of the old one, so that a later refresh may ask for them again.
+        """
         scope = self.request.payload.scope or refresh_token.get_scope()
         return self.app_server.issue_tokens(
             client=self.request.client,
@@ -305,6 +310,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
             scope=scope,
             family=refresh_token.record["family"],
             refresh_expires_at=refresh_token.record["exp"],
+            refresh_scope=refresh_token.get_scope(),
         )
 
 

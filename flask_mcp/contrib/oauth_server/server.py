@@ -268,12 +268,17 @@ class AppServer:
         scope: str,
         family: str,
         refresh_expires_at: float | None = None,
+        refresh_scope: str | None = None,
     ) -> dict[str, t.Any]:
         """Sign an access token and store a refresh token, both of ``family``.
 
         The family is indexed under the user and the client, so that withdrawing
         the consent revokes it. A refresh token never outlives the first one of its
         family (``MCP_OAUTH_REFRESH_TOKEN_LIFETIME`` after the code was redeemed).
+
+        :param refresh_scope: the scopes of the refresh token, when the access token
+            has fewer: a refresh that narrows the scope keeps the refresh token's
+            (RFC 6749 section 6, kept by OAuth 2.1). Default: ``scope``.
         """
         now = time.time()
         lifetime = self.settings.access_token_lifetime
@@ -300,7 +305,7 @@ class AppServer:
             record = {
                 "client_id": client.get_client_id(),
                 "user_id": user_id,
-                "scope": scope,
+                "scope": scope if refresh_scope is None else refresh_scope,
                 "family": family,
                 "exp": expires_at,
             }
