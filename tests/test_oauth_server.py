@@ -566,6 +566,34 @@ def test_registration_refuses_unsafe_redirects(app: t.Any) -> None:
         assert response.status_code == 400 and response.json["error"] == "invalid_redirect_uri"
 
 
+@pytest.mark.parametrize(
+    "client_id", ["https://[::1/client.json", "https://example.com:99999/client.json"]
+)
+def test_a_client_id_that_is_not_a_url_is_an_invalid_client(app: t.Any, client_id: str) -> None:
+    client = app.test_client()
+    login(client)
+    _, challenge = pkce()
+    page = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id, challenge)))
+    assert page.status_code == 400 and b'<code id="error">invalid_client</code>' in page.data
+    form = {"grant_type": "authorization_code", "code": "x", "client_id": client_id}
+    response = client.post("/oauth/token", data={**form, "code_verifier": "v" * 43})
+    assert response.status_code == 400 and response.json["error"] == "invalid_client"
+
+
+def test_a_redirect_uri_that_is_not_a_url_is_refused(app: t.Any) -> None:
+    client = app.test_client()
+    bad = "http://[::1/callback"
+    response = client.post("/oauth/register", json={"redirect_uris": [bad]})
+    assert response.status_code == 400 and response.json["error"] == "invalid_redirect_uri"
+    client_id = register(client)["client_id"]
+    login(client)
+    _, challenge = pkce()
+    page = client.get(
+        "/oauth/authorize?" + urlencode(authorize_params(client_id, challenge, redirect_uri=bad))
+    )
+    assert page.status_code == 400 and b"Redirect URI" in page.data
+
+
 def test_client_documents_refuse_private_addresses() -> None:
     documents = ClientDocuments(MemoryStorage())
     for url in (

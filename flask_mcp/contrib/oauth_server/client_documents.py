@@ -46,7 +46,10 @@ class ClientDocumentError(Exception):
 
 def is_document_client_id(client_id: str) -> bool:
     """Tell whether ``client_id`` has the shape of a metadata document URL."""
-    parts = urlsplit(client_id)
+    try:
+        parts = urlsplit(client_id)
+    except ValueError:  # not a URL (an unclosed "[", say)
+        return False
     return parts.scheme == "https" and bool(parts.netloc) and parts.path not in ("", "/")
 
 
@@ -154,7 +157,10 @@ class ClientDocuments:
         if parts.username is not None or parts.password is not None:
             raise ClientDocumentError("a client metadata document URL has no credentials")
         host = parts.hostname or ""
-        port = parts.port or 443
+        try:
+            port = parts.port or 443
+        except ValueError as exc:
+            raise ClientDocumentError(f"the client_id URL has an invalid port ({exc})") from None
         started = time.monotonic()
         address = self._address(host, port)
         literal = f"[{address}]" if ":" in address else address

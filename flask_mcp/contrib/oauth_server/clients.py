@@ -59,7 +59,10 @@ def redirect_uri_matches(registered: str, requested: str) -> bool:
     """Tell whether ``requested`` may be used for a client that registered ``registered``."""
     if registered == requested:
         return True
-    want, got = urlsplit(registered), urlsplit(requested)
+    try:
+        want, got = urlsplit(registered), urlsplit(requested)
+    except ValueError:  # not a URL (an unclosed "[", say): it matches nothing
+        return False
     if want.scheme != "http" or got.scheme != "http":
         return False
     host = _loopback_host(want.netloc)
@@ -74,7 +77,10 @@ def check_redirect_uri_shape(uri: str) -> str | None:
     https URIs, loopback http URIs and private-use schemes (``com.example.app:/cb``,
     RFC 8252 section 7.1) are accepted; http on other hosts and fragments are not.
     """
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+    except ValueError as exc:
+        return f"{uri!r} is not a valid URI ({exc})"
     if not parts.scheme or parts.fragment:
         return f"{uri!r} is not an absolute URI without a fragment"
     if parts.scheme == "http":
