@@ -683,7 +683,8 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "MCP_OAUTH_CLIENT_METADATA_MAX_BYTES",
         5120,
         positive_int,
-        "Largest client metadata document accepted, in bytes.",
+        "Largest client metadata accepted, in bytes: a client metadata document, or the "
+        "metadata of a Dynamic Client Registration (as JSON).",
     ),
     Key(
         "MCP_OAUTH_CLIENT_METADATA_TIMEOUT",

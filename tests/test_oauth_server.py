@@ -559,6 +559,16 @@ def test_registration_gated_by_initial_access_token(monkeypatch: pytest.MonkeyPa
     assert len(confidential.json["client_secret"]) > 30
 
 
+def test_registration_metadata_is_bounded(app: t.Any) -> None:
+    client = app.test_client()
+    body = {"redirect_uris": [REDIRECT], "client_name": "x" * 6000}
+    response = client.post("/oauth/register", json=body)
+    assert response.status_code == 400
+    assert response.json["error"] == "invalid_client_metadata"
+    assert "more than the 5120" in response.json["error_description"]
+    assert oauth_notes.oauth.app_server(app).storage.count_clients() == 0
+
+
 def test_registration_refuses_unsafe_redirects(app: t.Any) -> None:
     client = app.test_client()
     for uri in ("http://evil.example/cb", "https://app.example/cb#frag", "javascript:alert(1)"):

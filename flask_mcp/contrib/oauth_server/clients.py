@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import time
@@ -25,6 +26,7 @@ from authlib.oauth2.rfc6749 import ClientMixin
 from authlib.oauth2.rfc6749 import scope_to_list
 from authlib.oauth2.rfc7591 import ClientMetadataClaims
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
+from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError
 from authlib.oauth2.rfc7591.errors import InvalidRedirectURIError
 
 from .storage import Storage
@@ -166,8 +168,6 @@ class MCPClientMetadataClaims(ClientMetadataClaims):  # type: ignore[misc]
         """Default to ``none`` (a public client, as MCP clients usually are)."""
         self.setdefault("token_endpoint_auth_method", "none")
         if self["token_endpoint_auth_method"] not in AUTH_METHODS:
-            from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError
-
             raise InvalidClientMetadataError(
                 f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}"
             )
@@ -180,6 +180,8 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
     :param initial_access_tokens: bearer tokens a registration must present
         (``MCP_OAUTH_REGISTRATION_TOKENS``); empty: anyone may register.
     :param server_metadata: returns the RFC 8414 document (scopes, auth methods).
+    :param max_bytes: the largest client metadata kept, as JSON
+        (``MCP_OAUTH_CLIENT_METADATA_MAX_BYTES``, as for a metadata document).
     """
 
     ENDPOINT_NAME = "client_registration"
@@ -189,11 +191,28 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
         storage: Storage,
         initial_access_tokens: t.Sequence[str],
         server_metadata: t.Callable[[], dict[str, t.Any]],
+        *,
+        max_bytes: int = 5120,
     ) -> None:
         super().__init__(claims_classes=[MCPClientMetadataClaims])
         self.storage = storage
         self.initial_access_tokens = tuple(initial_access_tokens)
         self._server_metadata = server_metadata
+        self.max_bytes = max_bytes
+
+    def extract_client_metadata(self, request: t.Any) -> dict[str, t.Any]:
+        """Authlib's checks, then the size: every registration is stored for months.
+
+        :raises InvalidClientMetadataError: the metadata is larger than ``max_bytes``.
+        """
+        metadata: dict[str, t.Any] = super().extract_client_metadata(request)
+        size = len(json.dumps(metadata).encode())
+        if size > self.max_bytes:
+            raise InvalidClientMetadataError(
+                f"the client metadata is {size} bytes as JSON, more than the {self.max_bytes} "
+                "this server keeps: shorten it (client_name, redirect_uris...)"
+            )
+        return metadata
 
     def authenticate_token(self, request: t.Any) -> t.Any:
         """Accept anyone, or a bearer token among the initial access tokens."""

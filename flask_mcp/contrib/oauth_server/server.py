@@ -157,7 +157,12 @@ class AppServer:
         server.register_endpoint(RevocationEndpoint)
         if settings.dynamic_registration:
             server.register_endpoint(
-                RegistrationEndpoint(storage, settings.registration_tokens or (), self.metadata)
+                RegistrationEndpoint(
+                    storage,
+                    settings.registration_tokens or (),
+                    self.metadata,
+                    max_bytes=settings.client_metadata_max_bytes,
+                )
             )
         server.validate_requested_scope = self._validate_requested_scope
         server.register_extension(_Issuer(self.issuer))
