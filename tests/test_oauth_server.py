@@ -927,3 +927,23 @@ def test_check_says_when_the_authorization_servers_storage_does_not_answer(
     assert result.exit_code == 1, result.output
     assert "FAIL  the authorization server's storage does not answer: " in result.output
     assert "check MCP_OAUTH_STORAGE" in result.output
+
+
+@pytest.mark.parametrize("refused", ["scope", "resource", "client"])
+def test_a_refused_refresh_leaves_the_refresh_token_usable(app: t.Any, refused: str) -> None:
+    """A refresh refused for its scope, resource or client does not use the token up."""
+    client = app.test_client()
+    client_id, first = tokens(client)
+    form = {"grant_type": "refresh_token", "client_id": client_id}
+    wrong = {
+        "scope": {"scope": "notes:read notes:write"},
+        "resource": {"resource": "https://elsewhere.example/mcp"},
+        "client": {"client_id": register(client)["client_id"]},
+    }[refused]
+    bad = client.post(
+        "/oauth/token", data={**form, "refresh_token": first["refresh_token"], **wrong}
+    )
+    assert bad.status_code == 400 and "access_token" not in bad.json, bad.json
+    retry = client.post("/oauth/token", data={**form, "refresh_token": first["refresh_token"]})
+    assert retry.status_code == 200, retry.json
+    assert call_tool(app.test_client(), retry.json["access_token"], "whoami").status_code == 200

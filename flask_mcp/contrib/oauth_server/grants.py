@@ -273,6 +273,30 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
         """The per-app state this grant works for."""
         return t.cast(AppServer, self.server.app_server)
 
+    def validate_token_request(self) -> None:
+        """Check the request against the stored token, then take the token.
+
+        Authlib takes the token (:meth:`authenticate_refresh_token`) before it checks
+        the client, the scope and the resource: a refused refresh would use the token
+        up, and the client's retry with it would read as reuse and revoke the family.
+        The checks run first on the stored record, so a refused refresh changes
+        nothing; the token is taken only by a request that will be answered.
+        """
+        client = self._validate_request_client()
+        self.request.client = client
+        value = self.request.form.get("refresh_token")
+        record = (
+            None if value is None else self.app_server.storage.load_grant("refresh", digest(value))
+        )
+        if record is not None:
+            if not StoredGrant(record).check_client(client):
+                raise InvalidGrantError("The refresh token was issued to another client.")
+            requested_resource(self.app_server, self.request.form)
+            self._validate_token_scope(StoredGrant(record))
+        refresh_token = self._validate_request_token(client)
+        self._validate_token_scope(refresh_token)
+        self.request.refresh_token = refresh_token
+
     def authenticate_refresh_token(self, refresh_token: str) -> StoredGrant | None:
         """Take the token; one used before revokes its family (reuse detection)."""
         redeemed = self.app_server.storage.redeem_grant("refresh", digest(refresh_token), 1.0)
