@@ -399,6 +399,28 @@ def test_init_app_checks_that_every_tools_view_exists() -> None:
         mcp.tool(ui="ui://missing")(lambda: "late")
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_plain_resource_view_is_advertised_like_a_declared_one(version: str) -> None:
+    mcp, apps, app = declared()
+
+    @mcp.resource("ui://plain/view", mime_type=APP_MIME_TYPE)
+    def plain_view() -> dict[str, t.Any]:
+        return render_view("ui://plain/view", lambda: PAGE.format(""))
+
+    @mcp.tool(ui="ui://plain/view")
+    def show() -> str:
+        """Show the view."""
+        return "shown"
+
+    mcp.init_app(app)
+    assert not apps.views
+    client = MCPTestClient(app, protocol_version=version, capabilities=UI_CLIENT)
+    capabilities = client.initialize()["capabilities"]  # server/discover at 2026-07-28
+    # the tool names the view in _meta.ui, so the server negotiates the extension
+    assert capabilities["extensions"][EXTENSION_ID] == {}
+    assert client.list_tools()[0]["_meta"]["ui"] == {"resourceUri": "ui://plain/view"}
+
+
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
 def test_the_example_board_in_both_eras(version: str) -> None:
     from examples import apps as example

@@ -114,10 +114,15 @@ class Apps(Extension):
 
         The spec defines settings for the client (``mimeTypes``, what it renders) and
         none for the server; the extensions overview shows a server advertising
-        ``"io.modelcontextprotocol/ui": {}``, as the official SDKs do. A server without
-        a view does not advertise it: it has nothing for a host to render.
+        ``"io.modelcontextprotocol/ui": {}``, as the official SDKs do. A view is one
+        declared with :meth:`ui` or :meth:`ui_template`, or a plain resource served as
+        ``text/html;profile=mcp-app`` (:func:`~flask_mcp.extensions.apps.render_view`),
+        which ``ui=`` may name too. A server without a view does not advertise it: it has
+        nothing for a host to render.
         """
-        return {} if self.views else None
+        if self.views or (self._mcp is not None and _serves_a_view(self._mcp)):
+            return {}
+        return None
 
     def setup(self, mcp: t.Any) -> None:
         """Declare the views declared so far as resources of ``mcp``."""
@@ -423,10 +428,17 @@ def _summary(fn: t.Callable[..., t.Any]) -> str | None:
     return doc.split("\n\n", 1)[0].strip() or None
 
 
-# The two places that read the MCP's registry: the kernel refactor may move it.
+# The places that read the MCP's registry: the kernel refactor may move it.
 def _tool_names(mcp: t.Any) -> set[str]:
     registry = mcp.registry
     return set(registry.tools) | set(registry.disabled.get("tools", {}))
+
+
+def _serves_a_view(mcp: t.Any) -> bool:
+    return any(
+        getattr(resource, "mime_type", None) == APP_MIME_TYPE
+        for resource in list(mcp.registry.resources.values())  # a copy: it may change
+    )
 
 
 def _resource(mcp: t.Any, uri: str) -> t.Any:
