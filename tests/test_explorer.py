@@ -209,6 +209,35 @@ def test_a_malformed_csp_is_refused(csp: t.Any) -> None:
         view_policy(csp)
 
 
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://api_v2.example.com",
+        "https://[::1]:8443",
+        "https://u:p@cdn.example.com",
+        "ftp://files.example.com",
+        "https://api.example.com:*",
+        "HTTPS://API.example.com/v1/",
+    ],
+)
+def test_the_sandbox_renders_what_the_server_lets_a_view_declare(origin: str) -> None:
+    app = Flask(__name__)
+    app.debug = True
+    mcp = MCP(name="explorer-views", version="1.0.0")
+    declared = True
+    try:
+        mcp.ui("ui://view", csp={"connectDomains": [origin]})(
+            lambda: "<!DOCTYPE html><html></html>"
+        )
+    except ValueError:
+        declared = False
+    mcp.init_app(app)
+    csp = quote(json.dumps({"connectDomains": [origin]}))
+    sandbox = app.test_client().get(f"/_mcp/explorer/sandbox?csp={csp}")
+    # what the server accepts the explorer renders, and what it refuses the explorer does
+    assert sandbox.status_code == (200 if declared else 400)
+
+
 def test_the_page_policy() -> None:
     assert "frame-src 'self';" in page_policy(None)
     assert "frame-src 'self' http://localhost:5000;" in page_policy("http://localhost:5000")

@@ -99,6 +99,7 @@ def test_ui_meta_is_the_wire_shape_checked() -> None:
     }
     assert ui_meta() == {}
     assert ui_meta(csp={"resourceDomains": ["https://*.cdn.example.com", "wss://rt.io:8443"]})
+    assert ui_meta(csp={"connectDomains": ["https://api.example.com:*", "http://127.0.0.1:5000"]})
 
 
 @pytest.mark.parametrize(
@@ -109,6 +110,13 @@ def test_ui_meta_is_the_wire_shape_checked() -> None:
         ({"csp": {"connectDomains": ["https://a.io 'unsafe-eval'"]}}, ValueError, "no spaces"),
         ({"csp": {"connectDomains": ["https://a.io;script-src *"]}}, ValueError, "not an origin"),
         ({"csp": {"frameDomains": ["youtube.com"]}}, ValueError, "scheme://host"),
+        # sources a browser drops from the policy, and the explorer's sandbox refuses
+        ({"csp": {"connectDomains": ["https://api_v2.example.com"]}}, ValueError, "ASCII"),
+        ({"csp": {"connectDomains": ["https://[::1]:8443"]}}, ValueError, "IPv6"),
+        ({"csp": {"connectDomains": ["https://bücher.example"]}}, ValueError, "punycode"),
+        ({"csp": {"connectDomains": ["https://u:p@a.example"]}}, ValueError, "user info"),
+        ({"csp": {"connectDomains": ["https://a.example:443:9"]}}, ValueError, "not an origin"),
+        ({"csp": {"connectDomains": ["ftp://files.example.com"]}}, ValueError, "ws\\(s\\)"),
         ({"csp": ["https://a.io"]}, TypeError, "csp must be a dict"),
         ({"permissions": {"usb": {}}}, ValueError, "unknown key 'usb'.*clipboardWrite"),
         ({"permissions": {"camera": "yes"}}, TypeError, r"must be \{\} \(or True\)"),
@@ -194,6 +202,15 @@ def test_data_uri_and_the_errors_that_say_the_fix(site: Flask) -> None:
             render_template_string("{{ mcp_app_script('app.js', blueprint='nope') }}")
         with pytest.raises(ValueError, match="absolute http"):
             render_template_string("{{ mcp_app_asset_url('ftp://files.example.com/x') }}")
+        with pytest.raises(ValueError, match="not an IPv6 literal.*or inline it"):
+            render_template_string("{{ mcp_app_asset_url('http://[::1]:5000/x.png') }}")
+
+
+def test_an_asset_urls_origin_is_declared_without_user_info(site: Flask) -> None:
+    with site.test_request_context():
+        page = "{{ mcp_app_asset_url('https://u:p@cdn.example.net/x.js') }}"
+        item = render_view("ui://a/b", lambda: PAGE.format(render_template_string(page)))
+    assert item["_meta"] == {"ui": {"csp": {"resourceDomains": ["https://cdn.example.net"]}}}
 
 
 def test_a_blueprints_static_folder(site: Flask, tmp_path: Path) -> None:

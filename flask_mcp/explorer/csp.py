@@ -9,16 +9,12 @@ renders an MCP App view gets the policy the Apps specification (SEP-1865, 2026-0
 
 from __future__ import annotations
 
-import re
 import typing as t
+
+from ..protocol.apps import CSP_SOURCE
 
 #: The ``_meta.ui.csp`` fields of the Apps specification.
 CSP_FIELDS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-#: One source expression a view may declare: a scheme and host (``*.`` allowed), an
-#: optional port and path; nothing that could end the directive or add a keyword.
-_SOURCE = re.compile(
-    r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9.-]+(?::(?:[0-9]{1,5}|\*))?(?:/[^\s;,']*)?"
-)
 #: Most origins one field may list; a longer list is refused, not truncated.
 MAX_SOURCES = 50
 
@@ -63,7 +59,7 @@ def view_sources(csp: t.Any) -> dict[str, list[str]]:
                 f"_meta.ui.csp.{field} must be a list of at most {MAX_SOURCES} origins"
             )
         for source in listed:
-            if not isinstance(source, str) or not _SOURCE.fullmatch(source):
+            if not isinstance(source, str) or not CSP_SOURCE.fullmatch(source):
                 raise ValueError(
                     f"_meta.ui.csp.{field} holds {source!r}, which is not an origin such as "
                     "'https://api.example.com' or 'https://*.example.com'"

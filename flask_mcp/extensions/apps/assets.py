@@ -30,6 +30,8 @@ from jinja2 import pass_environment
 from markupsafe import Markup
 from werkzeug.security import safe_join
 
+from ...protocol.apps import CSP_SOURCE
+
 #: The origins recorded by :func:`mcp_app_asset_url` while a view renders.
 _origins: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "flask_mcp_apps_origins", default=None
@@ -156,19 +158,29 @@ def mcp_app_asset_url(target: str, **values: t.Any) -> str:
     ``ProxyFix``). While a view renders, the URL's origin is added to its
     ``csp.resourceDomains``, so the host lets the view load it.
 
-    :raises ValueError: the URL is not absolute http(s).
+    :raises ValueError: the URL is not absolute http(s), or its origin cannot be put in a
+        Content-Security-Policy (an IPv6 literal, a host that is not ASCII).
     """
     url = target if "://" in target else url_for(target, _external=True, **values)
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(
             f"mcp_app_asset_url needs an absolute http(s) URL or an endpoint, got {url!r}."
         )
+    # the origin without user info: a CSP source has none
+    host = parts.netloc.rpartition("@")[2]
+    origin = f"{parts.scheme}://{host}"
+    if not CSP_SOURCE.fullmatch(origin):
+        raise ValueError(
+            f"The origin of {url!r} cannot be declared in the view's "
+            "Content-Security-Policy, so a host would block the asset: serve it under a "
+            "host name in ASCII letters, digits, '.' and '-' (punycode for other names; "
+            "not an IPv6 literal), or inline it with mcp_app_script, mcp_app_style or "
+            "mcp_app_data_uri."
+        )
     found = _origins.get()
-    if found is not None:
-        origin = f"{parts.scheme}://{parts.netloc}"
-        if origin not in found:
-            found.append(origin)
+    if found is not None and origin not in found:
+        found.append(origin)
     return url
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from flask import render_template
 
 from ...protocol.apps import APP_MIME_TYPE
+from ...protocol.apps import CSP_SOURCE
 from . import assets
 
 #: Who may call a tool (``_meta.ui.visibility``): the model, the view, or both (the default).
@@ -26,10 +27,6 @@ CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains
 #: ``_meta.ui.permissions`` keys (Permission Policy features of the view's iframe).
 PERMISSION_KEYS = ("camera", "microphone", "geolocation", "clipboardWrite")
 
-# A CSP source a host can put in a directive as is: scheme://host[:port][/path], the host
-# possibly starting with "*.". No whitespace, ";", "," or quotes (they would end the source
-# or the directive, or smuggle a keyword such as 'unsafe-eval').
-_ORIGIN = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://(\*\.)?[^\s;,'\"*/]+(/[^\s;,'\"]*)?")
 _DOCTYPE = re.compile(r"\A(?:\ufeff)?\s*(?:<!--.*?-->\s*)*<!doctype\s+html\s*>", re.I | re.S)
 _HTML_TAG = re.compile(r"<html[\s>]", re.I)
 
@@ -80,12 +77,13 @@ def _origins(key: str, values: t.Any) -> list[str]:
             f"got {values!r}."
         )
     for value in values:
-        if not isinstance(value, str) or not _ORIGIN.fullmatch(value):
+        if not isinstance(value, str) or not CSP_SOURCE.fullmatch(value):
             raise ValueError(
                 f"csp[{key!r}] holds {value!r}, which is not an origin a host can put in a "
-                "Content-Security-Policy: write scheme://host[:port], e.g. "
-                "'https://cdn.example.com' or 'https://*.example.com' (no spaces, quotes, "
-                "';' or ',')."
+                "Content-Security-Policy: write scheme://host[:port] over http(s) or ws(s), "
+                "e.g. 'https://cdn.example.com' or 'https://*.example.com', the host in ASCII "
+                "letters, digits, '.' and '-' (punycode for other names; no spaces, "
+                "quotes, ';', ',', user info or IPv6 literal)."
             )
     return list(dict.fromkeys(values))
 
