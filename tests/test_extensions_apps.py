@@ -416,6 +416,19 @@ def test_init_app_checks_that_every_tools_view_exists() -> None:
         mcp.tool(ui="ui://missing")(lambda: "late")
 
 
+def test_a_view_removed_as_a_resource_is_gone() -> None:
+    mcp, apps, app = declared()
+    mcp.ui("ui://v")(lambda: PAGE.format("one"))
+    mcp.init_app(app)
+    assert mcp.remove_resource("ui://v")
+    client = MCPTestClient(app)
+    capabilities = client.initialize()["capabilities"]
+    assert EXTENSION_ID not in capabilities.get("extensions", {})  # nothing to render
+    mcp.ui("ui://v")(lambda: PAGE.format("two"))  # the URI is free again
+    assert client.initialize()["capabilities"]["extensions"] == {EXTENSION_ID: {}}
+    assert client.read_resource("ui://v")[0]["text"] == PAGE.format("two")
+
+
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_a_plain_resource_view_is_advertised_like_a_declared_one(version: str) -> None:
     mcp, apps, app = declared()

@@ -120,9 +120,9 @@ class Apps(Extension):
         which ``ui=`` may name too. A server without a view does not advertise it: it has
         nothing for a host to render.
         """
-        if self.views or (self._mcp is not None and _serves_a_view(self._mcp)):
-            return {}
-        return None
+        if self._mcp is not None:  # what it serves: a view removed as a resource is gone
+            return {} if _serves_a_view(self._mcp) else None
+        return {} if self.views else None
 
     def setup(self, mcp: t.Any) -> None:
         """Declare the views declared so far as resources of ``mcp``."""
@@ -397,6 +397,8 @@ class Apps(Extension):
 
     def _check_free(self, uri: str) -> None:
         check_ui_uri(uri)
+        if uri in self.views and self._mcp is not None and _resource(self._mcp, uri) is None:
+            del self.views[uri]  # removed with mcp.remove_resource: the URI is free again
         if uri in self.views:
             raise ValueError(
                 f"The view {uri!r} is already declared; give this one another ui:// URI."
