@@ -204,6 +204,26 @@ def test_view_without_csp_gets_the_restrictive_default(
         host.page.close()
 
 
+def test_the_helpers_requests_pass_the_official_hosts_checks(
+    browser: t.Any, site: t.Any, apps_server: t.Any
+) -> None:
+    host = open_host(browser, site, apps_server, "show_todos", "helper-requests")
+    try:
+        frame = host.view_frame()
+        # ui/message carries content blocks (a list), which AppBridge checks
+        sent = frame.evaluate("() => app.sendMessage('Add eggs').then(() => 'sent', String)")
+        assert sent == "sent", host.explain()
+        [message] = host.state()["messages"]
+        assert message == {"role": "user", "content": [{"type": "text", "text": "Add eggs"}]}
+        opened = frame.evaluate("() => app.openLink('https://example.com/').catch(String)")
+        assert "denied by this test host" in opened, host.explain()  # the host's own refusal
+    except Exception:
+        print(host.explain())
+        raise
+    finally:
+        host.page.close()
+
+
 def test_declared_and_collected_origins_are_the_only_ones_allowed(
     browser: t.Any, site: t.Any, apps_server: t.Any
 ) -> None:

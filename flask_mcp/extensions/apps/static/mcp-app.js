@@ -250,9 +250,9 @@
       if (logger) params.logger = logger;
       notify("notifications/message", params);
     };
-    /** Add a user message to the host's conversation (ui/message). */
+    /** Add a user message to the host's conversation (ui/message: a list of content blocks). */
     app.sendMessage = function (text) {
-      return request("ui/message", { role: "user", content: { type: "text", text: text } });
+      return request("ui/message", { role: "user", content: [{ type: "text", text: text }] });
     };
     /** Ask the host to open a URL (ui/open-link). */
     app.openLink = function (url) {
