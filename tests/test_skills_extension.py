@@ -204,6 +204,32 @@ def test_a_dynamic_skill(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", ERAS)
+def test_a_dynamic_skill_directory_whose_uri_is_percent_encoded(version: str) -> None:
+    skills = Skills()
+    skills.add_dynamic(
+        "reports/daily",
+        lambda: {"SKILL.md": skill_md("daily"), "raw data/ünï.txt": "1\n"},
+    )
+    with MCPTestClient(make_app(skills), protocol_version=version) as client:
+        root = client.request("resources/directory/read", {"uri": "skill://reports/daily"})
+        directory = root["resources"][1]
+        assert directory == {
+            "uri": "skill://reports/daily/raw%20data",
+            "name": "raw data",
+            "mimeType": "inode/directory",
+        }
+        below = client.request("resources/directory/read", {"uri": directory["uri"]})
+        (item,) = below["resources"]
+        assert item["uri"] == "skill://reports/daily/raw%20data/%C3%BCn%C3%AF.txt"
+        (contents,) = client.read_resource(item["uri"])
+        assert contents["text"] == "1\n"
+        with pytest.raises(MCPError, match="is not a directory resource"):
+            client.request("resources/directory/read", {"uri": item["uri"]})
+        with pytest.raises(MCPError, match="No directory resource at skill://reports/daily/"):
+            client.request("resources/directory/read", {"uri": "skill://reports/daily/"})
+
+
+@pytest.mark.parametrize("version", ERAS)
 @pytest.mark.parametrize(("debug", "shown"), [(True, True), (False, False)])
 def test_a_failing_dynamic_skill_is_an_internal_error(
     version: str, debug: bool, shown: bool

@@ -16,6 +16,7 @@ from .loading import check_path
 from .model import SKILL_FILE
 from .model import Skill
 from .model import describe_directory
+from .model import directory_uri
 from .model import file_uri
 
 
@@ -95,8 +96,18 @@ def children(skill: Skill, uri: str) -> list[dict[str, t.Any]]:
     :raises DynamicSkillError: the skill's function failed.
     """
     files, _ = produce(skill)
-    base = skill.directory_uri
-    below = "" if uri == base else uri[len(base) + 1 :]
+    # The URI of each directory, to its path: a segment may be percent-encoded in the URI.
+    directories = {skill.directory_uri: ""}
+    for path in files:
+        segments = path.split("/")
+        for end in range(1, len(segments)):
+            sub = "/".join(segments[:end])
+            directories[directory_uri(skill.path, sub)] = sub
+    below = directories.get(uri)
+    if below is None:
+        if any(file_uri(skill.path, path) == uri for path in files):
+            raise InvalidParams(f"{uri} is not a directory resource", {"uri": uri})
+        raise InvalidParams(f"No directory resource at {uri}", {"uri": uri})
     start = f"{below}/" if below else ""
     found: dict[str, dict[str, t.Any]] = {}
     for path, data in files.items():
@@ -109,10 +120,6 @@ def children(skill: Skill, uri: str) -> list[dict[str, t.Any]]:
         else:
             kind = media_type(path, data)
             found[child] = {"uri": child, "name": head, "mimeType": kind, "size": len(data)}
-    if not found and below and below in files:
-        raise InvalidParams(f"{uri} is not a directory resource", {"uri": uri})
-    if not found and below:
-        raise InvalidParams(f"No directory resource at {uri}", {"uri": uri})
     return [found[key] for key in sorted(found)]
 
 
