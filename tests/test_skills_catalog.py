@@ -125,6 +125,21 @@ def test_directory_reads_list_direct_children() -> None:
     assert scripts["resources"][0]["mimeType"] == "text/x-python"
 
 
+def test_directory_names_are_not_percent_encoded(tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {"Team X/demo/SKILL.md": skill_md("demo"), "Team X/demo/ü/a b.md": "x"})
+    catalog = catalog_of(folder(tmp_path))
+    assert catalog.directory_result({"uri": "skill://Team%20X"}, 100)["resources"] == [
+        {"uri": "skill://Team%20X/demo", "name": "demo", "mimeType": "inode/directory"}
+    ]
+    root = catalog.directory_result({"uri": "skill://Team%20X/demo"}, 100)["resources"]
+    assert [(item["uri"], item["name"]) for item in root] == [
+        ("skill://Team%20X/demo/%C3%BC", "ü"),
+        ("skill://Team%20X/demo/SKILL.md", "SKILL.md"),
+    ]
+    below = catalog.directory_result({"uri": "skill://Team%20X/demo/%C3%BC"}, 100)
+    assert below["resources"][0]["name"] == "a b.md"
+
+
 def test_directory_reads_are_paginated(tmp_path: pathlib.Path) -> None:
     write(tmp_path, {"demo/SKILL.md": skill_md("demo")})
     write(tmp_path, {f"demo/t/{n}.md": str(n) for n in range(5)})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import typing as t
+from urllib.parse import unquote
 
 from ...errors import InvalidParams
 from ...server.registry import decode_cursor
@@ -356,7 +357,7 @@ class SkillCatalog:
         published = index.files.get(uri)
         if published is not None:
             return published.file.describe()
-        return describe_directory(uri, uri.rsplit("/", 1)[-1])
+        return describe_directory(uri, unquote(uri.rsplit("/", 1)[-1]))
 
     def read(self, uri: str) -> tuple[str | bytes, str] | None:
         """Return the content and media type of the skill file at ``uri``, or ``None``.
