@@ -7,6 +7,7 @@ import hashlib
 import os
 import pathlib
 import sys
+import threading
 import typing as t
 
 import pytest
@@ -338,6 +339,38 @@ def test_without_debug_the_folder_is_not_watched_but_reads_stay_true(
         digests = {item["uri"]: item["digest"] for item in entry["resources"]}
         assert digests["skill://demo/a.md"] == "sha256:" + hashlib.sha256(b"A").hexdigest()
         assert "skill://demo/b.md" in digests  # the reload saw the whole folder
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("version", ERAS)
+def test_a_file_replaced_by_a_pipe_is_not_read(version: str, tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/a.md": "a"})
+    skills = Skills()
+    skills.add_folder(tmp_path)
+    pipe = tmp_path / "demo" / "a.md"
+    pipe.unlink()
+    os.mkfifo(pipe)  # or a link to /dev/zero: loading refuses both, a read must not block
+    outcome: list[BaseException | None] = []
+
+    def read() -> None:
+        try:
+            with MCPTestClient(make_app(skills), protocol_version=version) as client:
+                client.read_resource("skill://demo/a.md")
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():
+        with open(pipe, "wb"):  # let the blocked read end
+            pass
+        reader.join(10)
+        pytest.fail("the read of a pipe blocked the worker")
+    (error,) = outcome
+    assert isinstance(error, MCPError) and "skill://demo/a.md" in error.message
 
 
 def test_a_rewrite_that_keeps_size_and_time_is_still_caught_by_the_read(

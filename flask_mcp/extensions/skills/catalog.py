@@ -13,6 +13,9 @@ a reader always sees one consistent set of skills.
 from __future__ import annotations
 
 import dataclasses
+import os
+import pathlib
+import stat
 import threading
 import typing as t
 from urllib.parse import unquote
@@ -373,11 +376,8 @@ class SkillCatalog:
         if published is not None:
             record = published.file
             assert record.source is not None
-            try:
-                data = record.source.read_bytes()
-            except OSError as exc:
-                raise StaleFile(f"{record.source}: {exc.strerror}") from None
-            if len(data) != record.size or digest(data) != record.digest:
+            data = _read_loaded(record.source, record.size)
+            if digest(data) != record.digest:
                 raise StaleFile(f"{record.source} changed since it was loaded")
             return media.content(data, record.media_type), record.media_type
         skill = self.dynamic_skill_of(uri)
@@ -443,6 +443,31 @@ class SkillCatalog:
             self._index = _index(loaded)
             after = self._index.files
         return _diff(before, after), problems
+
+
+def _read_loaded(path: pathlib.Path, size: int) -> bytes:
+    """Return the bytes of a skill file loaded with ``size`` bytes, reading no more than that.
+
+    What is now at ``path`` was not checked by loading: a file grown large, a pipe that
+    would block the worker, a link to a device that never ends are not read.
+
+    :raises StaleFile: it is not a regular file of ``size`` bytes any more, or cannot be read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe does not block
+    except OSError as exc:
+        raise StaleFile(f"{path}: {exc.strerror}") from None
+    with open(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            raise StaleFile(f"{path} changed since it was loaded")
+        try:
+            data = file.read(size + 1)
+        except OSError as exc:
+            raise StaleFile(f"{path}: {exc.strerror}") from None
+    if len(data) != size:
+        raise StaleFile(f"{path} changed since it was loaded")
+    return data
 
 
 def _uris(skill: Skill) -> set[str]:
