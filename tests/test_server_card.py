@@ -16,6 +16,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
+from flask_mcp import protocol
 from flask_mcp.extensions.server_card import CARD_MEDIA_TYPE
 from flask_mcp.extensions.server_card import ServerCard
 from flask_mcp.extensions.server_card import build_card
@@ -23,6 +24,7 @@ from flask_mcp.extensions.server_card import card_path
 from flask_mcp.extensions.server_card import card_problems
 from flask_mcp.extensions.server_card import catalog_identifier
 from flask_mcp.extensions.server_card import negotiate
+from flask_mcp.testing import MCPTestClient
 
 SCHEMA = json.loads(
     (pathlib.Path(__file__).parent / "schemas" / "server-card.schema.json").read_text()
@@ -289,3 +291,14 @@ def test_headers_a_client_sends_go_into_the_remote() -> None:
     assert card["remotes"][0]["headers"] == [api_key, tenant]
     with pytest.raises(ValueError, match=r"the header \{'isRequired': True\} has no name"):
         make_app(ServerCard(headers=[{"isRequired": True}]), MCP_SERVER_CARD=True)
+
+
+def test_the_card_lists_the_versions_of_server_discover_then_the_handshake_ones() -> None:
+    app, _ = make_app(MCP_SERVER_CARD=True)
+    card = app.test_client().get("/mcp/server-card").get_json(force=True)
+    with MCPTestClient(app, protocol_version="2026-07-28") as client:
+        discovered = client.request("server/discover")["supportedVersions"]
+    (remote,) = card["remotes"]
+    versions = remote["supportedProtocolVersions"]
+    assert versions[: len(discovered)] == discovered
+    assert versions[len(discovered) :] == list(protocol.HANDSHAKE_VERSIONS)
