@@ -232,3 +232,36 @@ def test_initialize_over_stdio_runs_through_the_middleware() -> None:
         assert seen == ["initialize", "tools/call"]
     finally:
         pipes.close()
+
+
+def test_listen_over_stdio_honours_the_callers_task_ids() -> None:
+    """``notifications.taskIds`` is honoured over stdio as over HTTP: acknowledged, streamed."""
+    mcp = MCP(name="pipes", version="1")
+
+    @mcp.tool(task="optional")
+    def work(ctx: Context) -> str:
+        time.sleep(0.3)
+        return "worked"
+
+    app = Flask("pipes")
+    app.config["SECRET_KEY"] = "pipes"
+    mcp.init_app(app)
+    pipes = Pipes(app, mcp)
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    try:
+        pipes.send(call(1, "work", {}, _meta=meta(caps)))
+        task_id = pipes.receive()["result"]["taskId"]
+        wanted = {"taskIds": [task_id, "someone-elses-task"]}
+        listen = {"notifications": wanted, "_meta": meta(caps)}
+        pipes.send({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": listen})
+        ack = pipes.receive()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+        update = pipes.receive()
+        assert update["method"] == "notifications/tasks"
+        assert update["params"]["taskId"] == task_id
+        assert update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 2
+        cancel = {"requestId": 2}
+        pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+    finally:
+        pipes.close()

@@ -270,7 +270,8 @@ class StdioServer(LineChannel):
             version = meta[protocol.META_PROTOCOL_VERSION]
             intake.check_stateless_version(version)
             if method == "subscriptions/listen":
-                agreed = listen.honoured(self.dispatcher.registry, params)
+                # the state finds the caller's own tasks among notifications.taskIds
+                agreed = listen.honoured(self.dispatcher.registry, params, state)
                 stop = self.listening[request_id] = threading.Event()
                 self._spawn(lambda: self._listen(request_id, agreed, stop))
                 return
