@@ -5,6 +5,7 @@ import typing as t
 import pytest
 from werkzeug.datastructures import Headers
 
+from flask_mcp import MCP
 from flask_mcp.protocol.header_mirror import mirrors_body
 from flask_mcp.protocol.headers import NAME_SOURCES
 from flask_mcp.protocol.headers import TASKS_NAME_SOURCES
@@ -528,6 +529,29 @@ def test_schema_rejected(schema: dict[str, t.Any], match: str) -> None:
 def test_header_name_tchars_allowed() -> None:
     schema = _prop(type="string", **{"x-mcp-header": "A1!#$%&'*+-.^_`|~z"})
     assert validate_x_mcp_header_schema(schema)[0].header == "A1!#$%&'*+-.^_`|~z"
+
+
+def test_a_tool_header_with_an_underscore_is_refused_at_registration() -> None:
+    """Gunicorn and Werkzeug drop ``Mcp-Param-Tenant_Id``: such a tool could never be called.
+
+    Clients accept the name (a valid token), so only the server refuses it, at registration.
+    """
+    mcp = MCP(name="h", version="1")
+    with pytest.raises(ValueError, match="underscore.*'Tenant-Id'"):
+
+        @mcp.tool(headers={"tenant_id": "Tenant_Id"})
+        def whoami(tenant_id: str) -> str:
+            return tenant_id
+
+    schema = _prop(type="string", **{"x-mcp-header": "P_1"})
+    with pytest.raises(ValueError, match="underscore"):
+        mcp.tool(input_schema=schema)(lambda arguments: "x")
+
+    @mcp.tool(headers={"tenant_id": "Tenant-Id"})
+    def tenant(tenant_id: str) -> str:
+        return tenant_id
+
+    assert mcp.registry.tools["tenant"].header_params[0].header_name == "Mcp-Param-Tenant-Id"
 
 
 # -- mirrors_body: the fast path of the 2026-07-28 header checks -------------------------

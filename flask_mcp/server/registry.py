@@ -97,7 +97,8 @@ def header_params_of(
     """Annotate ``schema`` with ``headers`` and return its validated ``x-mcp-header`` params.
 
     :raises ValueError: an annotation breaks the rules of ``server/tools.mdx``
-        (clients drop such a tool, so it is refused at registration).
+        (clients drop such a tool, so it is refused at registration), or names a
+        header with an underscore, which WSGI servers drop before the app sees it.
     """
     properties = schema.get("properties")
     for argument, header in (headers or {}).items():
@@ -108,9 +109,19 @@ def header_params_of(
             )
         properties[argument] = {**properties[argument], "x-mcp-header": header}
     try:
-        return tuple(validate_x_mcp_header_schema(schema))
+        params = tuple(validate_x_mcp_header_schema(schema))
     except ValueError as exc:
         raise ValueError(f"Tool {tool!r} cannot be registered: {exc}") from None
+    for param in params:
+        if "_" in param.header:
+            raise ValueError(
+                f"Tool {tool!r} cannot be registered: its 'x-mcp-header' value"
+                f" {param.header!r} (on {'.'.join(param.path)!r}) has an underscore, and"
+                " WSGI servers (Gunicorn, Werkzeug) drop request headers whose names have"
+                f" one, so {param.header_name} would never reach the server and every call"
+                f" would fail as a header mismatch. Use {param.header.replace('_', '-')!r}."
+            )
+    return params
 
 
 @dataclasses.dataclass(eq=False)
