@@ -256,6 +256,20 @@ def test_prompts_and_completion(dispatcher: Dispatcher, state: AppState) -> None
     assert done["completion"] == {"values": ["Ada", "Alan"], "total": 2, "hasMore": False}
 
 
+def test_a_completion_cut_to_100_values_has_more(dispatcher: Dispatcher, state: AppState) -> None:
+    """Values past the 100 allowed are dropped: more exist, whatever the handler said."""
+    values = [f"v{i}" for i in range(150)]
+    dispatcher.registry.completions[("prompt", "greet", "name")] = (
+        lambda name, value, context: {"values": values, "total": 150, "hasMore": False},
+        None,
+    )
+    ref = {"type": "ref/prompt", "name": "greet"}
+    done = dispatcher.dispatch(
+        call(state, "completion/complete", {"ref": ref, "argument": {"name": "name", "value": "v"}})
+    )
+    assert done["completion"] == {"values": values[:100], "total": 150, "hasMore": True}
+
+
 def test_methods_of_one_era_are_not_found_in_the_other(
     dispatcher: Dispatcher, state: AppState
 ) -> None:

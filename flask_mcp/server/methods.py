@@ -567,10 +567,11 @@ class CoreMethods:
 
 
 def _completion(found: t.Any) -> dict[str, t.Any]:
+    """Return the ``completion`` of a result: at most 100 values, ``hasMore`` if any were cut."""
     if isinstance(found, dict):
         values = [str(v) for v in found.get("values", [])]
         total = found.get("total", len(values))
-        has_more = bool(found.get("hasMore", len(values) > 100))
+        has_more = len(values) > 100 or bool(found.get("hasMore", False))
     else:
         values = [str(v) for v in (found or [])]
         total = len(values)
