@@ -146,6 +146,22 @@ def test_tools_list_is_paginated(dispatcher: Dispatcher, state: AppState) -> Non
     assert bad.code == -32602
 
 
+def test_a_cursor_of_another_list_is_invalid() -> None:
+    """Invalid cursors get -32602 (``server/utilities/pagination``), one of another list too."""
+    server = Server()
+    for n in range(4):
+        server.tool(name=f"t{n}")(lambda: "x")
+        server.prompt(name=f"p{n}")(lambda: "x")
+    dispatcher = Dispatcher(server.registry, ServerInfo("unit", "1.0", {}, None))
+    state = make_state(MCP_PAGE_SIZE=2)
+    tools = dispatcher.dispatch(call(state, "tools/list"))
+    prompts = dispatcher.dispatch(call(state, "prompts/list"))
+    mixed = error_of(dispatcher, call(state, "prompts/list", {"cursor": tools["nextCursor"]}))
+    assert mixed.code == -32602 and "same list" in mixed.message
+    second = dispatcher.dispatch(call(state, "prompts/list", {"cursor": prompts["nextCursor"]}))
+    assert [prompt["name"] for prompt in second["prompts"]] == ["p2", "p3"]
+
+
 def test_old_versions_get_tools_without_output_schemas(
     dispatcher: Dispatcher, state: AppState
 ) -> None:

@@ -218,6 +218,7 @@ class CoreMethods:
             self.registry.described(kind),
             call.params.get("cursor"),
             call.state.settings.page_size,
+            kind,
         )
         result: dict[str, t.Any] = {kind: items}
         if cursor is not None:

@@ -496,41 +496,45 @@ class Registry:
         return None
 
 
-def encode_cursor(offset: int) -> str:
-    """Return an opaque cursor for a list offset."""
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+def encode_cursor(offset: int, kind: str = "o") -> str:
+    """Return an opaque cursor for an offset in the list named ``kind``."""
+    return base64.urlsafe_b64encode(f"{kind}:{offset}".encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: t.Any) -> int:
-    """Return the offset behind a cursor.
+def decode_cursor(cursor: t.Any, kind: str = "o") -> int:
+    """Return the offset behind a cursor of the list named ``kind``.
 
-    :raises InvalidParams: the cursor was not made by :func:`encode_cursor`.
+    :raises InvalidParams: the cursor was not made by :func:`encode_cursor` for ``kind``
+        (a cursor of another list is refused, not read as an offset in this one).
     """
     if not isinstance(cursor, str):
         raise InvalidParams("Invalid cursor: it must be the string from a previous nextCursor.")
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        prefix, _, number = raw.partition(":")
+        prefix, _, number = raw.rpartition(":")
         offset = int(number)
-        if prefix != "o" or offset < 0:
+        if prefix != kind or offset < 0:
             raise ValueError
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise InvalidParams(
-            "Invalid cursor: pass the nextCursor of a previous page unchanged."
+            "Invalid cursor: pass the nextCursor of a previous page of the same list unchanged."
         ) from None
     return offset
 
 
 def paginate(
-    items: list[dict[str, t.Any]], cursor: t.Any, page_size: int
+    items: list[dict[str, t.Any]], cursor: t.Any, page_size: int, kind: str = "o"
 ) -> tuple[list[dict[str, t.Any]], str | None]:
-    """Return one page of ``items`` and the cursor of the next page."""
-    offset = 0 if cursor is None else decode_cursor(cursor)
+    """Return one page of ``items`` and the cursor of the next page.
+
+    :param kind: names the list, so that its cursors are refused by any other list.
+    """
+    offset = 0 if cursor is None else decode_cursor(cursor, kind)
     if offset > len(items):
         raise InvalidParams("Invalid cursor: it points past the end of the list.")
     page = items[offset : offset + page_size] if offset or len(items) > page_size else items
     following = offset + page_size
-    return page, encode_cursor(following) if following < len(items) else None
+    return page, encode_cursor(following, kind) if following < len(items) else None
 
 
 __all__ = [
