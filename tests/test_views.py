@@ -366,6 +366,49 @@ def test_redirects_and_refusals_are_one_line_errors_a_model_can_act_on() -> None
         assert client.call_tool("admin")["structuredContent"] == {"admin": True}
 
 
+@pytest.mark.parametrize("protection", ["basic", "strong"])
+def test_a_session_login_keeps_its_flask_login_identity(protection: str) -> None:
+    """Flask-Login's session protection hashes the address and the ``User-Agent``: the view
+    gets the caller's, so a session cookie stays logged in (``"strong"``) and fresh
+    (``fresh_login_required``), behind a proxy (``X-Forwarded-For``) too."""
+    from flask_login import LoginManager
+    from flask_login import UserMixin
+    from flask_login import current_user
+    from flask_login import fresh_login_required
+    from flask_login import login_user
+
+    class User(UserMixin):
+        def __init__(self, user_id: str) -> None:
+            self.id = user_id
+
+    app = Flask(__name__)
+    app.config.update(SECRET_KEY="s", MCP_ALLOWED_HOSTS=["localhost"])
+    manager = LoginManager(app)
+    manager.login_view = "sign_in"
+    manager.session_protection = protection
+    manager.user_loader(User)
+
+    @app.post("/sign-in")
+    def sign_in() -> t.Any:
+        login_user(User(request.form["user"]))
+        return "signed in"
+
+    @app.get("/settings")
+    @fresh_login_required
+    def settings() -> t.Any:
+        return jsonify({"user": current_user.id})
+
+    mcp = MCP(name="login", version="1")
+    mcp.init_app(app)
+    ViewTools(mcp, app).add_view("settings")
+    headers = {"User-Agent": "claude-desktop/1.0", "X-Forwarded-For": "203.0.113.7"}
+    with MCPTestClient(app, headers=headers) as client:
+        client.client.post("/sign-in", data={"user": "bob"}, headers=headers)  # the cookie jar
+        assert client.client.get("/settings", headers=headers).json == {"user": "bob"}
+        result = client.call_tool("settings")
+        assert result.get("structuredContent") == {"user": "bob"}, result
+
+
 def test_flask_mcp_routes_and_static_are_never_tools() -> None:
     from prometheus_client import CollectorRegistry
 

@@ -7,9 +7,10 @@ the JSON body as ``body``. A view without one gets its URL variables, typed by
 their converters, an optional ``query`` object and, for POST/PUT/PATCH, an
 optional ``body``. A call runs the view through the WSGI callable of the app
 serving the MCP request, with a request built from the arguments and carrying
-the MCP caller's ``Authorization`` and ``Cookie`` headers, so the view's own
-decorators decide; an answer other than 2xx becomes an ``isError`` result that
-says in one line what happened (:mod:`~flask_mcp.contrib.view_answers`).
+the MCP caller's identity (:data:`IDENTITY_HEADERS`: ``Authorization``, ``Cookie``,
+``User-Agent``, ``X-Forwarded-For``), so the view's own decorators decide; an
+answer other than 2xx becomes an ``isError`` result that says in one line what
+happened (:mod:`~flask_mcp.contrib.view_answers`).
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ logger = logging.getLogger("flask_mcp")
 SKIPPED_METHODS = frozenset({"HEAD", "OPTIONS"})
 #: Methods whose plain views get an optional JSON ``body`` argument.
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
-#: Headers of the MCP request passed on to the view: who is calling.
-IDENTITY_HEADERS = ("Authorization", "Cookie")
+#: Headers of the MCP request passed on to the view: who is calling. ``User-Agent`` and
+#: ``X-Forwarded-For`` are part of the caller's identity too: Flask-Login's session protection
+#: hashes them with the address, and a session cookie seen with other values is no longer
+#: fresh (``"basic"``) or is logged out (``"strong"``).
+IDENTITY_HEADERS = ("Authorization", "Cookie", "User-Agent", "X-Forwarded-For")
 #: Endpoints never turned into tools (globs): the static files, flask-smorest's documentation
 #: and Flask-MCP's own routes, whose endpoints all start with ``mcp`` or ``flask_mcp``
 #: (the MCP endpoint ``mcp.*``, ``mcp_liveness``, ``mcp_readiness``, ``mcp_metrics``, the
