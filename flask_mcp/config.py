@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
 import sys
 import typing as t
 import warnings
@@ -23,9 +24,35 @@ from .protocol import LOG_LEVELS
 # saying what the value must be. KEYS below names the converter of every key.
 
 
+def integer(value: t.Any) -> int:
+    """Return a whole number, from an int, a whole float or a string of digits.
+
+    A fraction is refused rather than cut (``2.7`` is not ``2``), and so are a
+    boolean, infinity and NaN.
+    """
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("must be a whole number")
+    return int(value)
+
+
+def number_of_seconds(value: t.Any) -> float:
+    """Return a finite number, from a number or a string (``"1.5"``); infinity and NaN are refused.
+
+    A boolean is refused too.
+    """
+    if isinstance(value, bool):
+        raise ValueError("must be a number of seconds, not a boolean")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError("must be a finite number of seconds")
+    return number
+
+
 def positive_int(value: t.Any) -> int:
     """Return an integer above 0."""
-    number = int(value)
+    number = integer(value)
     if number <= 0:
         raise ValueError("must be a positive integer")
     return number
@@ -35,7 +62,7 @@ def optional_seconds(value: t.Any) -> float | None:
     """Return a positive number of seconds, or ``None`` (also ``0`` and ``""``) for never."""
     if value in (None, "", 0, "0"):
         return None
-    number = float(value)
+    number = number_of_seconds(value)
     if number <= 0:
         raise ValueError("must be a positive number of seconds, or None to disable")
     return number
@@ -43,7 +70,7 @@ def optional_seconds(value: t.Any) -> float | None:
 
 def seconds(value: t.Any) -> float:
     """Return a positive number of seconds."""
-    number = float(value)
+    number = number_of_seconds(value)
     if number <= 0:
         raise ValueError("must be a positive number of seconds")
     return number
@@ -93,7 +120,7 @@ def log_level(value: t.Any) -> str:
 
 def non_negative_int(value: t.Any) -> int:
     """Return an integer of 0 or more."""
-    number = int(value)
+    number = integer(value)
     if number < 0:
         raise ValueError("must be an integer >= 0")
     return number
@@ -119,7 +146,7 @@ def optional_str(value: t.Any) -> str | None:
 
 def non_negative_seconds(value: t.Any) -> float:
     """Return a number of seconds of 0 or more."""
-    number = float(value)
+    number = number_of_seconds(value)
     if number < 0:
         raise ValueError("must be a number of seconds >= 0")
     return number

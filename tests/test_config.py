@@ -87,6 +87,28 @@ def test_expose_internal_errors_defaults_to_none_and_parses_strings() -> None:
     assert app.extensions["mcp"].state(app).settings.expose_internal_errors is False
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("MCP_SSE_HEARTBEAT", "inf", "must be a finite number of seconds"),
+        ("MCP_REQUEST_TIMEOUT", "nan", "must be a finite number of seconds"),
+        ("MCP_SESSION_IDLE_TIMEOUT", float("inf"), "must be a finite number of seconds"),
+        ("MCP_AUTH_JWT_LEEWAY", "nan", "must be a finite number of seconds"),
+        ("MCP_PAGE_SIZE", 2.7, "must be a whole number"),
+        ("MCP_PAGE_SIZE", float("inf"), "must be a whole number"),
+        ("MCP_SSE_RESUME_BYTES", True, "must be an integer, not a boolean"),
+        ("MCP_TASK_TIMEOUT", True, "not a boolean"),
+    ],
+)
+def test_numbers_are_refused_rather_than_bent(key: str, value: t.Any, says: str) -> None:
+    """Infinity, NaN, a fraction for a count and a boolean are refused with the key's name:
+    infinity crashed the first streamed response (``OverflowError``), NaN made every
+    comparison false, and ``int()`` cut 2.7 to 2 and took ``True`` for 1."""
+    with pytest.raises(ValueError, match=f"Invalid {key}=.*{says}"):
+        init({key: value})
+    assert init({"MCP_PAGE_SIZE": 50.0, "MCP_SSE_HEARTBEAT": "2.5"}).config["MCP_PAGE_SIZE"] == 50.0
+
+
 # -- optional dependencies -----------------------------------------------------------------
 
 
