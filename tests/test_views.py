@@ -366,6 +366,58 @@ def test_redirects_and_refusals_are_one_line_errors_a_model_can_act_on() -> None
         assert client.call_tool("admin")["structuredContent"] == {"admin": True}
 
 
+def test_a_hand_written_login_redirect_says_the_tool_needs_a_login() -> None:
+    """Flask's tutorial guards views with ``redirect(url_for("auth.login"))`` (no Flask-Login,
+    no ``next=``), here in a blueprint's ``before_request``: the model is told to get a login,
+    not that "nothing was done at the new address"."""
+    from flask import Blueprint
+    from flask import redirect
+    from flask import session
+    from flask import url_for
+
+    auth = Blueprint("auth", __name__, url_prefix="/auth")
+    admin = Blueprint("admin", __name__, url_prefix="/admin")
+
+    @auth.get("/login")
+    def login() -> t.Any:
+        return "<html><body><form>Log In</form></body></html>"
+
+    @admin.before_request
+    def require_user() -> t.Any:
+        if session.get("user_id") is None:
+            return redirect(url_for("auth.login"))
+        return None
+
+    @admin.get("/stats")
+    def stats() -> t.Any:
+        return jsonify({"users": 3})
+
+    @admin.get("/sso")
+    def sso() -> t.Any:
+        return redirect("https://idp.example.com/oauth2/authorize?client_id=shop")
+
+    @admin.get("/moved")
+    def moved() -> t.Any:
+        return redirect("/admin/stats-v2", 301)
+
+    app = Flask(__name__)
+    app.config.update(SECRET_KEY="s", MCP_ALLOWED_HOSTS=["localhost"])
+    app.register_blueprint(auth)
+    app.register_blueprint(admin)
+    mcp = MCP(name="tutorial", version="1")
+    mcp.init_app(app)
+    ViewTools(mcp, app).add_routes(include=["admin"])
+    with MCPTestClient(app) as client:
+        text = client.call_tool("admin_stats")["content"][0]["text"]
+        assert text.startswith("The view redirected to /auth/login (HTTP 302 FOUND)")
+        assert "this tool needs a login" in text and "Log In" not in text
+        with client.client.session_transaction() as signed_in:
+            signed_in["user_id"] = 1
+        assert "needs a login" in client.call_tool("admin_sso")["content"][0]["text"]
+        moved_text = client.call_tool("admin_moved")["content"][0]["text"]
+        assert "does not follow redirects" in moved_text and "login" not in moved_text
+
+
 @pytest.mark.parametrize("protection", ["basic", "strong"])
 def test_a_session_login_keeps_its_flask_login_identity(protection: str) -> None:
     """Flask-Login's session protection hashes the address and the ``User-Agent``: the view

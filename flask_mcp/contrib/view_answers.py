@@ -26,6 +26,11 @@ logger = logging.getLogger("flask_mcp")
 
 #: Characters of a view's error body a tool result keeps (HTML as its text).
 ERROR_DETAIL_LIMIT = 300
+#: Names of a login page, compared with the last part of a redirect's endpoint and with each
+#: segment of its path, lower-cased without ``-`` and ``_`` (``auth.login``, ``/sign-in``,
+#: ``/sso``, an identity provider's ``/oauth2/authorize``): a hand-written
+#: ``redirect(url_for("auth.login"))``, as in Flask's tutorial, has no ``next=``.
+LOGIN_NAMES = frozenset({"login", "signin", "logon", "sso", "authorize"})
 
 
 class _TextOfHTML(HTMLParser):
@@ -102,6 +107,14 @@ def login_views(app: Flask | None) -> set[str]:
     return {endpoint for endpoint in found if isinstance(endpoint, str)}
 
 
+def looks_like_login(endpoint: str | None, path: str) -> bool:
+    """Tell whether a redirect's endpoint or path names a login page (:data:`LOGIN_NAMES`)."""
+    names = [segment for segment in path.split("/") if segment]
+    if endpoint:
+        names.append(endpoint.rsplit(".", 1)[-1])
+    return any(name.lower().replace("-", "").replace("_", "") in LOGIN_NAMES for name in names)
+
+
 def _redirect_endpoint(app: Flask | None, location: str) -> str | None:
     if app is None:
         return None
@@ -138,7 +151,11 @@ def explain_status(
         parts = urlsplit(location)
         endpoint = _redirect_endpoint(app, location)
         query = parse_qs(parts.query)
-        if (endpoint is not None and endpoint in login_views(app)) or "next" in query:
+        if (
+            (endpoint is not None and endpoint in login_views(app))
+            or "next" in query
+            or looks_like_login(endpoint, parts.path)
+        ):
             return (
                 f"The view redirected to {shown} (HTTP {status}): this tool needs a login, and "
                 "the MCP connection carried none that the app accepts. Ask the user to sign in to "
@@ -238,6 +255,7 @@ __all__ = [
     "explain_status",
     "html_text",
     "login_views",
+    "looks_like_login",
     "map_response",
     "shorten",
 ]
