@@ -366,6 +366,59 @@ def test_redirects_and_refusals_are_one_line_errors_a_model_can_act_on() -> None
         assert client.call_tool("admin")["structuredContent"] == {"admin": True}
 
 
+def test_a_view_served_with_defaults_is_one_tool_with_an_optional_variable() -> None:
+    """Flask's ``defaults=`` idiom: two rules of one view made two tools of one name (refused,
+    and ``name=`` cannot tell them apart), and the defaulted rule alone required a ``page``
+    its schema did not describe, then ignored it."""
+    app = Flask(__name__)
+    app.config["MCP_ALLOWED_HOSTS"] = ["localhost"]
+
+    @app.get("/pets/", defaults={"page": 1})
+    @app.get("/pets/page/<int:page>")
+    def pets(page: int) -> t.Any:
+        return jsonify({"page": page, "path": request.path})
+
+    @app.get("/")
+    @app.get("/index")
+    def index() -> t.Any:
+        return "home"
+
+    mcp = MCP(name="pages", version="1")
+    mcp.init_app(app)
+    views = ViewTools(mcp, app)
+    views.add_routes()
+    with MCPTestClient(app) as client:
+        tools = {tool["name"]: tool["inputSchema"] for tool in client.list_tools()}
+        assert sorted(tools) == ["index", "pets"]
+        assert tools["pets"]["properties"]["page"] == {
+            "type": "integer",
+            "minimum": 0,
+            "default": 1,
+        }
+        assert "required" not in tools["pets"]
+        assert client.call_tool("pets")["structuredContent"] == {"page": 1, "path": "/pets/"}
+        third = client.call_tool("pets", {"page": 3})["structuredContent"]
+        assert third == {"page": 3, "path": "/pets/page/3"}
+        assert client.call_tool("index")["content"] == [{"type": "text", "text": "home"}]
+
+    other = Flask(__name__)
+    other.add_url_rule("/pets/", "pets", pets, defaults={"page": 1})
+    other.add_url_rule("/pets/page/<int:page>", "pets", pets)
+    first = MCP(name="pages", version="1")
+    first.init_app(other)
+    (tool,) = ViewTools(first, other).add_view("pets")
+    assert tool.name == "pets"
+    only_first = Flask(__name__)
+    only_first.add_url_rule("/pets/", "pets", pets, defaults={"page": 1})
+    alone = MCP(name="pages", version="1")
+    alone.init_app(only_first)
+    ViewTools(alone, only_first).add_view("pets")
+    with MCPTestClient(only_first) as client:
+        (listed,) = client.list_tools()
+        assert "page" not in listed["inputSchema"]["properties"]
+        assert "required" not in listed["inputSchema"]
+
+
 def test_a_hand_written_login_redirect_says_the_tool_needs_a_login() -> None:
     """Flask's tutorial guards views with ``redirect(url_for("auth.login"))`` (no Flask-Login,
     no ``next=``), here in a blueprint's ``before_request``: the model is told to get a login,

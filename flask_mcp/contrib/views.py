@@ -211,12 +211,66 @@ def converter_schema(converter: t.Any) -> dict[str, t.Any]:
     return {"type": "string", "minLength": 1, "pattern": "^[^/]+$"}
 
 
+def fills_in(rule: Rule, main: Rule) -> bool:
+    """Tell whether ``rule`` serves the view of ``main`` with some of its URL variables given.
+
+    Flask's idiom ``@app.get("/pets/", defaults={"page": 1})`` over
+    ``@app.get("/pets/page/<int:page>")``: the first rule has no variable the second lacks,
+    and its ``defaults`` give the ones it leaves out. Two plain aliases of one view fill in
+    each other.
+    """
+    if rule is main or rule.endpoint != main.endpoint:
+        return False
+    own, full = set(rule._converters), set(main._converters)
+    return own <= full and full - own <= set(rule.defaults or {})
+
+
+def merge_defaulted_rules(pairs: t.Sequence[tuple[Rule, str]]) -> list[tuple[Rule, str]]:
+    """Return ``pairs`` without the rules that only fill in URL variables of another one.
+
+    Such a view is one tool, made from the rule with the variables (the first of
+    plain aliases); the others' defaults make those variables optional
+    (:func:`plain_schema`), and a call builds the URL of whichever rule suits its values.
+    """
+    kept: list[tuple[Rule, str]] = []
+    for index, (rule, method) in enumerate(pairs):
+        covered = any(
+            other_method == method
+            and fills_in(rule, other)
+            and (not fills_in(other, rule) or other_index < index)
+            for other_index, (other, other_method) in enumerate(pairs)
+        )
+        if not covered:
+            kept.append((rule, method))
+    return kept
+
+
+def sibling_defaults(rule: Rule, method: str) -> dict[str, t.Any]:
+    """Return the URL variables of ``rule`` that another rule of its view gives as defaults."""
+    found: dict[str, t.Any] = {}
+    if rule.map is None or rule.endpoint is None:
+        return found
+    for other in rule.map.iter_rules(rule.endpoint):
+        if method in (other.methods or ()) and fills_in(other, rule):
+            for name, value in (other.defaults or {}).items():
+                if name in rule._converters:
+                    found.setdefault(name, value)
+    return found
+
+
 def plain_schema(rule: Rule, method: str) -> tuple[dict[str, t.Any], dict[str, str]]:
-    """Return the input schema of a view with no OpenAPI description."""
+    """Return the input schema of a view with no OpenAPI description.
+
+    Its URL variables are required, unless another rule of the view gives them as
+    defaults (:func:`sibling_defaults`); then they are optional, with that ``default``.
+    """
     properties: dict[str, t.Any] = {}
     places: dict[str, str] = {}
+    defaults = sibling_defaults(rule, method)
     for name, converter in rule._converters.items():
         properties[name], places[name] = converter_schema(converter), "path"
+        if name in defaults:
+            properties[name]["default"] = defaults[name]
     properties["query"] = {
         "type": "object",
         "description": "Query string parameters.",
@@ -227,8 +281,9 @@ def plain_schema(rule: Rule, method: str) -> tuple[dict[str, t.Any], dict[str, s
         properties["body"] = {"description": "The JSON request body."}
         places["body"] = "body"
     schema: dict[str, t.Any] = {"type": "object", "properties": properties}
-    if rule.arguments:
-        schema["required"] = sorted(rule.arguments)
+    required = sorted(name for name in rule._converters if name not in defaults)
+    if required:
+        schema["required"] = required
     return schema, places
 
 
@@ -393,7 +448,8 @@ def select_routes(
     Patterns are endpoint globs, blueprint names or URL prefixes
     (:func:`route_matches`). Flask-MCP's own routes (:data:`DEFAULT_EXCLUDE`,
     :func:`own_paths`) and the static route are never selected, even when
-    ``include`` names them.
+    ``include`` names them. A rule that only fills in URL variables of another
+    rule of its view is left out (:func:`merge_defaulted_rules`).
     """
     wanted = {m.upper() for m in methods} if methods is not None else None
     taken = list(include) if include is not None else None
@@ -407,7 +463,7 @@ def select_routes(
         for method in rule_methods(rule):
             if wanted is None or method in wanted:
                 selected.append((rule, method))
-    return selected
+    return merge_defaulted_rules(selected)
 
 
 def find_rule(
@@ -432,12 +488,14 @@ def find_rule(
             f"No route of the app serves {target!r}; pass an endpoint name such as "
             "'pets.Pets' (see app.url_map) or the view function itself."
         )
-    pairs = [
-        (rule, m)
-        for rule in rules
-        for m in rule_methods(rule)
-        if method is None or m == method.upper()
-    ]
+    pairs = merge_defaulted_rules(
+        [
+            (rule, m)
+            for rule in rules
+            for m in rule_methods(rule)
+            if method is None or m == method.upper()
+        ]
+    )
     if len(pairs) != 1:
         choices = ", ".join(f"{m} {rule.rule}" for rule in rules for m in rule_methods(rule))
         raise LookupError(
@@ -492,12 +550,15 @@ __all__ = [
     "find_operation",
     "find_rule",
     "find_specs",
+    "fills_in",
     "map_response",
+    "merge_defaulted_rules",
     "openapi_path",
     "own_paths",
     "operation_schema",
     "plain_schema",
     "route_matches",
     "select_routes",
+    "sibling_defaults",
     "spec_dict",
 ]
