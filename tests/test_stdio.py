@@ -265,3 +265,40 @@ def test_listen_over_stdio_honours_the_callers_task_ids() -> None:
         pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
     finally:
         pipes.close()
+
+
+def test_initialize_over_stdio_runs_in_a_request_context() -> None:
+    """A middleware that uses ``g`` and ``current_app`` answers ``initialize`` over stdio too.
+
+    The other requests ran in a request context, ``initialize`` did not: such a
+    middleware failed it with -32603, and the client could never start a session.
+    """
+    from flask import current_app
+    from flask import g
+    from flask import request
+
+    mcp = MCP(name="pipes", version="1")
+    seen: list[tuple[str, str, str]] = []
+
+    @mcp.middleware
+    def record(call: t.Any, call_next: t.Any) -> t.Any:
+        g.method = call.method
+        seen.append((call.method, current_app.name, request.path))
+        return call_next(call)
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app = Flask("pipes")
+    mcp.init_app(app)
+    pipes = Pipes(app, mcp)
+    try:
+        pipes.send(INIT)
+        assert pipes.receive()["result"]["serverInfo"]["name"] == "pipes"
+        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        pipes.send(call(1, "add", {"a": 1, "b": 2}))
+        assert pipes.receive()["result"]["structuredContent"] == {"result": 3}
+        assert seen == [("initialize", "pipes", "/mcp"), ("tools/call", "pipes", "/mcp")]
+    finally:
+        pipes.close()

@@ -25,6 +25,7 @@ while handlers run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -48,6 +49,7 @@ from .handshake import Handshake
 from .handshake import start_session
 from .stdio_channel import LineChannel
 from .stdio_channel import protect_stdout
+from .stdio_channel import stdio_context
 from .stdio_channel import unavailable
 
 if t.TYPE_CHECKING:
@@ -153,15 +155,21 @@ class StdioServer(LineChannel):
                 if old is not None:  # a client that starts over ends its first session
                     self.handshake.end(old)
 
-        # One client per process: no quota by address (the owner is the process itself).
-        answer, record = start_session(
-            self.dispatcher,
-            state,
-            message,
-            None,
-            owner=f"stdio:{os.getpid()}",
-            before_open=end_previous,
-        )
+        # Read in the reader's own thread (the next line may need the session), but in a
+        # request context as every other request: a middleware or a session_created
+        # receiver that uses ``g``, ``request`` or ``current_app`` works here too.
+        app = state.app
+        scope = stdio_context(app, state.settings.path) if app else contextlib.nullcontext()
+        with scope:
+            # One client per process: no quota by address (the owner is the process itself).
+            answer, record = start_session(
+                self.dispatcher,
+                state,
+                message,
+                None,
+                owner=f"stdio:{os.getpid()}",
+                before_open=end_previous,
+            )
         if record is None:
             if answer.message is not None:
                 self.send(answer.message)
