@@ -249,6 +249,53 @@ def test_session_duration(telemetry: Telemetry) -> None:
     assert points[0].attributes["mcp.protocol.version"] == "2025-11-25"
 
 
+def test_network_attributes_say_how_the_request_came(telemetry: Telemetry) -> None:
+    """Over HTTP ``tcp`` and ``http``; over stdio ``pipe`` (the conventions' value), not HTTP's.
+
+    Spans and metrics of calls over stdio said ``tcp`` and ``http`` as well.
+    """
+    from test_stdio import INIT
+    from test_stdio import Pipes
+
+    mcp, app = make(telemetry)
+    with MCPTestClient(app) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+    pipes = Pipes(app, mcp)
+    try:
+        pipes.send(INIT)
+        assert pipes.receive()["result"]
+        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        params = {"name": "sample", "arguments": {}}
+        pipes.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        asked = pipes.receive()
+        assert asked["method"] == "sampling/createMessage"
+        answer = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+        pipes.send({"jsonrpc": "2.0", "id": asked["id"], "result": answer})
+        assert pipes.receive()["result"]["content"][0]["text"] == "hi"
+    finally:
+        pipes.close()
+    http, stdio = (
+        [dict(s.attributes or {}) for s in telemetry.mcp_spans() if s.name == "tools/call add"],
+        [dict(s.attributes or {}) for s in telemetry.mcp_spans() if s.name == "tools/call sample"],
+    )
+    assert [(a["network.transport"], a["network.protocol.name"]) for a in http] == [("tcp", "http")]
+    assert [a["network.transport"] for a in stdio] == ["pipe"]
+    assert "network.protocol.name" not in stdio[0]
+    (child,) = telemetry.spans(SpanKind.CLIENT)
+    assert child.attributes and child.attributes["network.transport"] == "pipe"
+    points = telemetry.points("mcp.server.operation.duration")
+    transports = {
+        p.attributes["gen_ai.tool.name"]: p.attributes["network.transport"]
+        for p in points
+        if "gen_ai.tool.name" in p.attributes
+    }
+    assert transports == {"add": "tcp", "sample": "pipe"}
+    sessions = sorted(
+        p.attributes["network.transport"] for p in telemetry.points("mcp.server.session.duration")
+    )
+    assert sessions == ["pipe", "tcp"]
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])
 def test_spans_on_gunicorn_with_the_official_client(

@@ -82,7 +82,7 @@ class InProcessClient:
         call = intake.local_call(self.state, method, params, request_id, self.facts)
         context = intake.context_for(call, NO_CLIENT)
         app = self.state.app
-        with stdio_context(app, self.state.settings.path):
+        with stdio_context(app, self.state.settings.path, transport="local"):
             response = runner.run_to_completion(
                 self.server.dispatcher, call, context=context, on_message=self.on_message
             )

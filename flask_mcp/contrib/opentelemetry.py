@@ -8,8 +8,10 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
   with ``mcp.method.name``, ``mcp.session.id``, ``mcp.protocol.version``,
   ``jsonrpc.request.id``, ``gen_ai.tool.name``, ``gen_ai.prompt.name``,
   ``mcp.resource.uri``, ``gen_ai.operation.name`` (``execute_tool``),
-  ``network.transport``, and on failure ``error.type`` (the JSON-RPC code, or
-  ``tool_error`` for an ``isError`` tool result) and ``rpc.response.status_code``;
+  ``network.transport`` (``tcp`` over HTTP, ``pipe`` over stdio) and
+  ``network.protocol.name`` (``http``, over HTTP only), and on failure
+  ``error.type`` (the JSON-RPC code, or ``tool_error`` for an ``isError`` tool
+  result) and ``rpc.response.status_code``;
 - its parent is the trace context in ``params._meta`` (``traceparent``,
   ``tracestate``) when the client sent one, linked to the HTTP span; else the
   HTTP span of ``opentelemetry-instrumentation-flask`` (also from a handler's own
@@ -68,6 +70,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from .. import signals
 from ..errors import MCPError
+from ..transport.stdio_channel import TRANSPORT_KEY
 from .labels import MAX_LENGTH
 from .labels import MAX_VALUES
 from .labels import UNKNOWN
@@ -89,6 +92,8 @@ _OPERATIONS = {"tools/call": "execute_tool"}
 MAX_URI_LENGTH = 1024
 #: The key of the :class:`MCPInstrumentor` in ``app.extensions``.
 EXTENSION_KEY = "mcp_opentelemetry"
+#: The ``network.*`` attributes of a request that came over HTTP.
+_HTTP = {"network.transport": "tcp", "network.protocol.name": "http"}
 
 
 class AppTelemetry:
@@ -96,9 +101,29 @@ class AppTelemetry:
 
     def __init__(self, bounds: LabelBounds) -> None:
         self.bounds = bounds
-        #: session id -> (monotonic start, protocol version), for the session duration.
-        self.sessions: dict[str, tuple[float, str]] = {}
+        #: session id -> (monotonic start, protocol version, ``network.transport`` or
+        #: ``None``), for the session duration.
+        self.sessions: dict[str, tuple[float, str, str | None]] = {}
         self.lock = threading.Lock()
+
+
+def _network() -> dict[str, str]:
+    """The ``network.*`` attributes of the current request: how its message came.
+
+    Over HTTP ``tcp`` and ``http``; over stdio ``pipe`` (the semantic conventions'
+    value for stdio); none for the command line's own requests, which no network carried.
+    """
+    try:
+        from flask import has_request_context
+        from flask import request
+    except ImportError:  # pragma: no cover - Flask is a dependency
+        return dict(_HTTP)
+    transport = request.environ.get(TRANSPORT_KEY) if has_request_context() else None
+    if transport is None:
+        return dict(_HTTP)
+    if transport == "stdio":
+        return {"network.transport": "pipe"}
+    return {}
 
 
 def _flask_span() -> trace.Span | None:
@@ -209,8 +234,7 @@ class MCPInstrumentor:
         attributes: dict[str, t.Any] = {
             "mcp.method.name": method,
             "mcp.protocol.version": call.protocol_version,
-            "network.transport": "tcp",
-            "network.protocol.name": "http",
+            **_network(),
         }
         if call.request_id is not None:
             attributes["jsonrpc.request.id"] = str(call.request_id)[: bounds.max_length]
@@ -311,11 +335,10 @@ class MCPInstrumentor:
         children = self._children.get()
         if children is None:
             return  # not inside an instrumented request
-        attributes = {
-            "mcp.method.name": method,
-            "jsonrpc.request.id": str(request_id),
-            "network.transport": "tcp",
-        }
+        attributes = {"mcp.method.name": method, "jsonrpc.request.id": str(request_id)}
+        transport = _network().get("network.transport")
+        if transport is not None:
+            attributes["network.transport"] = transport
         if session_id is not None:
             attributes["mcp.session.id"] = str(session_id)
         span = self.tracer.start_span(method, kind=SpanKind.CLIENT, attributes=attributes)
@@ -360,8 +383,9 @@ class MCPInstrumentor:
         telemetry = self._of(sender)
         if telemetry is None:
             return
+        transport = _network().get("network.transport")
         with telemetry.lock:
-            telemetry.sessions[session_id] = (time.monotonic(), protocol_version)
+            telemetry.sessions[session_id] = (time.monotonic(), protocol_version, transport)
 
     def _on_session_closed(
         self, sender: t.Any, *, session_id: str, reason: str = "", **_: t.Any
@@ -373,8 +397,10 @@ class MCPInstrumentor:
             opened = telemetry.sessions.pop(session_id, None)
         if opened is None:
             return  # made by another worker: its start is not known here
-        started, version = opened
-        attributes: dict[str, t.Any] = {"mcp.protocol.version": version, "network.transport": "tcp"}
+        started, version, transport = opened
+        attributes: dict[str, t.Any] = {"mcp.protocol.version": version}
+        if transport is not None:
+            attributes["network.transport"] = transport
         if reason not in ("", "deleted"):
             attributes["error.type"] = reason  # "idle" or "lifetime": the server ended it
         self.session_duration.record(time.monotonic() - started, attributes)

@@ -35,6 +35,9 @@ if t.TYPE_CHECKING:
     from ..server.dispatcher import Dispatcher
 
 logger = logging.getLogger("flask_mcp")
+#: The WSGI environ key of a request context that no HTTP request made: how its message
+#: came (``"stdio"``, ``"local"``). Absent: the message came over HTTP.
+TRANSPORT_KEY = "flask_mcp.transport"
 #: Seconds given to running handlers to finish after stdin closes.
 DRAIN = 5.0
 
@@ -53,14 +56,17 @@ def protect_stdout() -> t.BinaryIO:
     return messages
 
 
-def stdio_context(app: Flask, path: str) -> t.ContextManager[t.Any]:
+def stdio_context(app: Flask, path: str, transport: str = "stdio") -> t.ContextManager[t.Any]:
     """A request context for one message that came without HTTP: a bare POST to ``path``.
 
     It has no headers, no cookies and no remote address: ``request.path`` is the
     endpoint's, ``session`` starts empty, ``url_for`` builds URLs (with ``SERVER_NAME``
     when set), ``g`` is fresh and ``teardown_request`` functions run after the message.
+    ``request.environ[TRANSPORT_KEY]`` says how the message came, for telemetry.
+
+    :param transport: ``"stdio"``, or ``"local"`` for the command line's own requests.
     """
-    return app.test_request_context(path, method="POST")
+    return app.test_request_context(path, method="POST", environ_base={TRANSPORT_KEY: transport})
 
 
 class LineChannel:
@@ -262,4 +268,11 @@ def unavailable(request_id: t.Any, exc: Exception) -> dict[str, t.Any]:
     return jsonrpc.error(request_id, {"code": INTERNAL_ERROR, "message": text})
 
 
-__all__ = ["DRAIN", "LineChannel", "protect_stdout", "stdio_context", "unavailable"]
+__all__ = [
+    "DRAIN",
+    "TRANSPORT_KEY",
+    "LineChannel",
+    "protect_stdout",
+    "stdio_context",
+    "unavailable",
+]
