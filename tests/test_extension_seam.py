@@ -29,6 +29,7 @@ from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import Extension
 from flask_mcp import MCPBlueprint
+from flask_mcp import ToolError
 from flask_mcp.testing import MCPTestClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -400,3 +401,47 @@ def test_tasks_capability_comes_from_the_extension_in_each_era() -> None:
         "requests": {"tools": {"call": {}}},
     }
     assert mcp.capabilities("stateless")["extensions"] == {"io.modelcontextprotocol/tasks": {}}
+
+
+class Gate(Extension):
+    """Refuses the tool ``closed`` with a ``ToolError``."""
+
+    id = "com.example/gate"
+
+    def intercept_tool_call(self, tool_call: t.Any, call_next: t.Any) -> dict[str, t.Any]:
+        if tool_call.tool.name == "closed":
+            raise ToolError("closed today")
+        return t.cast(dict[str, t.Any], call_next(tool_call))
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("with_middleware", [False, True])
+def test_a_tool_error_of_an_interceptor_is_an_is_error_result(
+    version: str, with_middleware: bool
+) -> None:
+    """With or without middleware, in the request or in a task's run.
+
+    Without middleware it was -32603 "Internal error"; registering any middleware
+    (``PrometheusMetrics``) turned it into the ``isError`` result, and in a task's
+    run it was a failed task.
+    """
+    mcp = MCP(name="s", version="1")
+    mcp.add_extension(Gate())
+    if with_middleware:
+        mcp.middleware(lambda call, call_next: call_next(call))
+
+    @mcp.tool(task="optional")
+    def closed() -> str:
+        return "open"
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    refused = {"content": [{"type": "text", "text": "closed today"}], "isError": True}
+    with MCPTestClient(app, protocol_version=version) as client:
+        result = client.call_tool("closed", {})
+        assert {k: v for k, v in result.items() if k in refused} == refused
+        task = client.call_tool_as_task("closed", {})
+        done = client.wait_for_task(task)
+        assert done["status"] in ("completed", "failed")
+        answer = done.get("result") or client.task_result(task)
+        assert {k: v for k, v in answer.items() if k in refused} == refused

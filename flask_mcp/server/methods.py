@@ -57,8 +57,29 @@ _reset_running = running_handler.reset
 
 
 def _then(interceptor: ToolCallInterceptor, call_next: ToolCallNext) -> ToolCallNext:
-    """Return the ``call_next`` that runs ``interceptor`` around ``call_next``."""
-    return lambda current: interceptor(current, call_next)
+    """Return the ``call_next`` that runs ``interceptor`` around ``call_next``.
+
+    A :class:`~flask_mcp.ToolError` it raises is the ``isError`` result right there
+    (:func:`_refused`), in a task's run as in the request.
+    """
+
+    def run(current: ToolCall) -> dict[str, t.Any]:
+        try:
+            return interceptor(current, call_next)
+        except ToolError as exc:
+            return _refused(exc)
+
+    return run
+
+
+def _refused(exc: ToolError) -> dict[str, t.Any]:
+    """Return the ``isError`` result of a ``ToolError`` an interceptor raised.
+
+    As for one the tool or a middleware around ``tools/call`` raises: the model
+    reads its message. Without this it became -32603, or the ``isError`` result
+    only when some middleware was registered.
+    """
+    return content_mod.error_result(str(exc) or type(exc).__name__)
 
 
 def _require_str(params: dict[str, t.Any], key: str) -> str:
@@ -279,13 +300,20 @@ class CoreMethods:
         return self.intercept(ToolCall(call, tool, arguments, values))
 
     def intercept(self, tool_call: ToolCall) -> dict[str, t.Any]:
-        """Run ``tool_call`` through the tool-call interceptors, then the tool."""
+        """Run ``tool_call`` through the tool-call interceptors, then the tool.
+
+        A :class:`~flask_mcp.ToolError` an interceptor raises answers with the
+        ``isError`` result, whether middleware is registered or not.
+        """
         interceptors = self.tool_interceptors
         if not interceptors:
             return self.run_tool(tool_call)
         first = interceptors[0]
         if len(interceptors) == 1 and getattr(first, "keeps_tool_results", False) is True:
-            return first(tool_call, self.run_tool)  # Tasks alone, as on most apps: no chain
+            try:
+                return first(tool_call, self.run_tool)  # Tasks alone, as on most apps: no chain
+            except ToolError as exc:
+                return _refused(exc)
         # The innermost interceptor gets run_tool itself, or, when an interceptor may
         # change the result, a run without stale encoded bytes (see json_codec.EncodedJSON).
         call_next: ToolCallNext = self.run_tool
@@ -295,7 +323,10 @@ class CoreMethods:
                 break
         for interceptor in reversed(interceptors[1:]):
             call_next = _then(interceptor, call_next)
-        return first(tool_call, call_next)
+        try:
+            return first(tool_call, call_next)
+        except ToolError as exc:
+            return _refused(exc)
 
     def _run_tool_plain(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """:meth:`run_tool`, its ``structuredContent`` a plain dict (see :func:`plain_result`)."""
