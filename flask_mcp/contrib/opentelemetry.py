@@ -68,6 +68,9 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
         "missing): pip install 'Flask-MCP[otel]'."
     ) from exc
 
+from flask import has_request_context
+from flask import request
+
 from .. import signals
 from ..errors import MCPError
 from ..transport.stdio_channel import TRANSPORT_KEY
@@ -113,11 +116,6 @@ def _network() -> dict[str, str]:
     Over HTTP ``tcp`` and ``http``; over stdio ``pipe`` (the semantic conventions'
     value for stdio); none for the command line's own requests, which no network carried.
     """
-    try:
-        from flask import has_request_context
-        from flask import request
-    except ImportError:  # pragma: no cover - Flask is a dependency
-        return dict(_HTTP)
     transport = request.environ.get(TRANSPORT_KEY) if has_request_context() else None
     if transport is None:
         return dict(_HTTP)
@@ -128,11 +126,6 @@ def _network() -> dict[str, str]:
 
 def _flask_span() -> trace.Span | None:
     """The HTTP span of the current Flask request, if the Flask instrumentation made one."""
-    try:
-        from flask import has_request_context
-        from flask import request
-    except ImportError:  # pragma: no cover - Flask is a dependency
-        return None
     if not has_request_context():
         return None
     span = request.environ.get(FLASK_SPAN_KEY)
