@@ -37,9 +37,12 @@ from flask_mcp import MCPError
 from flask_mcp import ToolError
 from flask_mcp import signals
 from flask_mcp.backends import MemoryBackend
+from flask_mcp.backends.task_store import MemoryTaskStore
 from flask_mcp.backends.task_store import TaskLimits
 from flask_mcp.backends.task_store import TaskQuotaExceeded
 from flask_mcp.backends.task_store import TaskStore
+from flask_mcp.errors import BackendUnavailable
+from flask_mcp.runtime.settle import settle_owed
 from flask_mcp.server import tasks as tasks_mod
 
 EXT = {"io.modelcontextprotocol/tasks": {}}
@@ -845,3 +848,46 @@ def test_a_cursor_out_of_range_is_invalid_params(
     assert answer["error"]["code"] == -32602
     assert "unknown cursor" in answer["error"]["message"]
     assert call_2025(client, session, "tasks/list", {"cursor": "0"})["result"]["tasks"] == []
+
+
+class _FlakyTaskStore(MemoryTaskStore):
+    """Task records in memory that the backend cannot reach while ``down`` (a failover)."""
+
+    down = False
+
+    def get(self, task_id: str) -> dict[str, t.Any] | None:
+        if self.down:
+            raise BackendUnavailable("Redis is unreachable: failing over")
+        return super().get(task_id)
+
+    def mutate(self, task_id: str, change: t.Any) -> dict[str, t.Any] | None:
+        if self.down:
+            raise BackendUnavailable("Redis is unreachable: failing over")
+        return super().mutate(task_id, change)
+
+
+def test_a_task_ending_while_the_backend_fails_over_keeps_its_result() -> None:
+    """The outcome of a task that ends while the store is unreachable is written when it
+    answers again, as a plain call's answer is; not lost, then failed by the lease."""
+    backend = MemoryBackend()
+    store = backend._task_store = _FlakyTaskStore()
+    mcp = MCP(name="tasks", version="1")
+    release = threading.Event()
+
+    @mcp.tool(task="optional")
+    def gated() -> str:
+        release.wait(10)
+        return "survived"
+
+    app = make_app(mcp, MCP_BACKEND=backend, MCP_TASK_LEASE=600)
+    wire = Wire(app)
+    created = result_of(wire.post("tools/call", {"name": "gated", "arguments": {}}, caps=CAPS))
+    task_id = created["result"]["taskId"]
+    store.down = True
+    release.set()
+    time.sleep(1.0)  # the handler ends; its outcome meets the outage
+    store.down = False
+    settle_owed()  # what the supervisor does every second
+    done = poll(wire, task_id, terminal)
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "survived"

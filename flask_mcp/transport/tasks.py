@@ -7,7 +7,8 @@ with the task's :class:`~flask_mcp.server.tasks.TaskContext`.
 A watcher beside it renews the task's lease in the store (so that other
 workers can tell a dead worker's tasks from live ones, see ``MCP_TASK_LEASE``),
 turns a ``tasks/cancel`` seen in the store into the run's cancellation, and
-records the handler's answer when it ends. At most ``MCP_TASK_MAX_RUNNING``
+records the handler's answer when it ends (kept while the backend is unreachable, as a
+plain call's answer is, and recorded once it answers again). At most ``MCP_TASK_MAX_RUNNING``
 tasks run in one process.
 """
 
@@ -26,6 +27,8 @@ from ..kernel import intake
 from ..runtime import concurrency as _concurrency
 from ..runtime.runs import InProcessOutbox
 from ..runtime.runs import new_stream_id
+from ..runtime.settle import OWED
+from ..runtime.supervisor import ensure_supervisor
 from ..server import tasks as _tasks
 from . import runner
 
@@ -106,19 +109,44 @@ class InProcessExecutor:
                 except BackendUnavailable as exc:
                     logger.warning("Task %s: the backend is unreachable: %s", task_id, exc)
             answer = run.result
-            message = answer.message if answer is not None else None
-            if message is None:
-                record = store.get(task_id)
-                if record is not None and record["status"] not in _tasks.TERMINAL:
-                    timeout = state.settings.task_timeout
-                    text = f"The task ran longer than MCP_TASK_TIMEOUT ({timeout:g} s)."
-                    message = {"error": {"code": INTERNAL_ERROR, "message": text}}
-            _tasks.settle(state, task_id, message)
+            outcome = _Outcome(state, task_id, answer.message if answer is not None else None)
+            try:
+                outcome.settle()
+            except BackendUnavailable as exc:  # kept, and recorded once the backend answers
+                logger.warning("Task %s: its outcome waits for the backend: %s", task_id, exc)
+                OWED.add(outcome)
+                ensure_supervisor(state)  # it writes what is owed (a Celery worker has none yet)
         except Exception:
             logger.exception("Task %s: recording its outcome failed", task_id)
         finally:
             with self._lock:
                 self.running.pop(task_id, None)
+
+
+class _Outcome:
+    """The end of a task's run, recorded in the store once the backend answers.
+
+    A :class:`~flask_mcp.runtime.settle.Settleable`: kept in
+    :data:`~flask_mcp.runtime.settle.OWED` while the backend is unreachable.
+    """
+
+    def __init__(self, state: AppState, task_id: str, message: dict[str, t.Any] | None) -> None:
+        self.state, self.task_id, self.message = state, task_id, message
+
+    def settle(self) -> bool:
+        """Record the handler's answer (``None``: cancelled, or over its time); return ``True``.
+
+        :raises BackendUnavailable: the backend is unreachable; nothing was recorded.
+        """
+        message = self.message
+        if message is None:
+            record = _tasks.store_of(self.state).get(self.task_id)
+            if record is not None and record["status"] not in _tasks.TERMINAL:
+                timeout = self.state.settings.task_timeout
+                text = f"The task ran longer than MCP_TASK_TIMEOUT ({timeout:g} s)."
+                message = {"error": {"code": INTERNAL_ERROR, "message": text}}
+        _tasks.settle(self.state, self.task_id, message)
+        return True
 
 
 def _mark_worker(record: dict[str, t.Any]) -> bool:
