@@ -891,3 +891,19 @@ def test_a_task_ending_while_the_backend_fails_over_keeps_its_result() -> None:
     done = poll(wire, task_id, terminal)
     assert done["status"] == "completed"
     assert done["result"]["content"][0]["text"] == "survived"
+
+
+def test_an_immediate_task_error_is_the_plain_calls_error() -> None:
+    """A task that fails within ``MCP_TASK_IMMEDIATE_MS`` is answered with the JSON-RPC
+    error a plain call gets, its ``data`` included (what ``tasks/get`` would show)."""
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def refuse() -> str:
+        raise MCPError(-32602, "no such region", {"region": "mars", "known": ["eu", "us"]})
+
+    wire = Wire(make_app(mcp, MCP_TASK_IMMEDIATE_MS=2000))
+    plain = result_of(wire.post("tools/call", {"name": "refuse", "arguments": {}}))
+    immediate = result_of(wire.post("tools/call", {"name": "refuse", "arguments": {}}, caps=CAPS))
+    assert plain["error"]["data"] == {"region": "mars", "known": ["eu", "us"]}
+    assert immediate["error"] == plain["error"]

@@ -70,7 +70,7 @@ def finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.Any
     A 2026-07-28 server chooses whether a call becomes a task; one that is over
     at once is answered as a plain ``tools/call`` (``MCP_TASK_IMMEDIATE_MS``).
 
-    :raises MCPError: the task failed within the wait (its JSON-RPC error).
+    :raises MCPError: the task failed within the wait (its JSON-RPC error, ``data`` included).
     """
     deadline = time.monotonic() + wait_ms / 1000
     store = store_of(state)
@@ -81,7 +81,9 @@ def finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.Any
             return wire(t.cast("dict[str, t.Any]", record))["result"]  # type: ignore[no-any-return]
         if status == "failed":
             error = wire(t.cast("dict[str, t.Any]", record))["error"]
-            raise MCPError(error.get("code", INTERNAL_ERROR), error.get("message", "failed"))
+            raise MCPError(
+                error.get("code", INTERNAL_ERROR), error.get("message", "failed"), error.get("data")
+            )
         if status != "working" or time.monotonic() >= deadline:
             return None  # still running, asking for input, or cancelled: a task
         time.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
