@@ -907,3 +907,40 @@ def test_an_immediate_task_error_is_the_plain_calls_error() -> None:
     immediate = result_of(wire.post("tools/call", {"name": "refuse", "arguments": {}}, caps=CAPS))
     assert plain["error"]["data"] == {"region": "mars", "known": ["eu", "us"]}
     assert immediate["error"] == plain["error"]
+
+
+class _TenantWire(Wire):
+    """A :class:`Wire` posting to one tenant's endpoint (``MCP_PATH="/t/<tenant>/mcp"``)."""
+
+    def __init__(self, app: t.Any, tenant: str) -> None:
+        super().__init__(app)
+        self.path = f"/t/{tenant}/mcp"
+        post = self.client.post
+        self.client.post = lambda _path, **kwargs: post(self.path, **kwargs)  # type: ignore[method-assign]
+
+
+def test_listen_honours_only_the_tasks_of_its_own_path() -> None:
+    """A task belongs to the path it was created under: ``tasks/get`` under another tenant
+    does not find it, and ``subscriptions/listen`` there does not stream its notifications
+    (its result included)."""
+    mcp = MCP(name="tenants", version="1")
+
+    @mcp.tool(task="optional")
+    def report(seconds: float = 0.5) -> str:
+        time.sleep(seconds)
+        return "acme's secret report"
+
+    app = make_app(mcp, MCP_PATH="/t/<tenant>/mcp", MCP_TASK_IMMEDIATE_MS=0)
+    acme, globex = _TenantWire(app, "acme"), _TenantWire(app, "globex")
+    created = result_of(acme.post("tools/call", {"name": "report", "arguments": {}}, caps=CAPS))
+    task_id = created["result"]["taskId"]
+    unknown = result_of(task_post(globex, "tasks/get", {"taskId": task_id}, caps=CAPS))
+    assert unknown["error"]["code"] == -32602
+    wanted = {"taskIds": [task_id]}
+    for wire, agreed in [(globex, []), (acme, [task_id])]:
+        response = wire.post(
+            "subscriptions/listen", {"notifications": wanted}, caps=CAPS, buffered=False
+        )
+        (ack,) = _frames(iter(response.response), lambda message: True)
+        response.close()
+        assert ack["params"]["notifications"] == {"taskIds": agreed}

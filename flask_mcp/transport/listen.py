@@ -20,6 +20,7 @@ from .. import protocol
 from ..backends.base import MESSAGE
 from ..backends.base import Event
 from ..backends.base import ReadResult
+from ..convert import to_json
 from ..errors import InvalidParams
 from ..errors import MCPHTTPError
 from ..errors import MissingClientCapability
@@ -47,11 +48,13 @@ def honoured(
     params: dict[str, t.Any],
     state: AppState | None = None,
     auth: AuthInfo | None = None,
+    path_args: dict[str, t.Any] | None = None,
 ) -> dict[str, t.Any]:
     """Return the part of a listen filter this server honours.
 
     ``notifications.taskIds`` (when the server serves the tasks extension) is honoured
-    for the caller's own tasks; asking for it without declaring the extension fails
+    for the caller's own tasks, created under the endpoint's path (``path_args``) as
+    ``tasks/get`` finds them; asking for it without declaring the extension fails
     with -32021.
 
     :raises InvalidParams: the filter is malformed.
@@ -87,11 +90,14 @@ def honoured(
             raise MissingClientCapability("extensions", tasks.EXTENSION)
         if state is not None:
             owner = tasks.owner_key(None if auth is None else auth.principal, None)
+            path = to_json(path_args or {})
             store = tasks.store_of(state)
             agreed["taskIds"] = [
                 task_id
                 for task_id in dict.fromkeys(task_ids)
-                if (record := store.get(task_id)) is not None and record.get("owner") == owner
+                if (record := store.get(task_id)) is not None
+                and record.get("owner") == owner
+                and record.get("request", {}).get("pathArgs", {}) == path
             ]
     return agreed
 
@@ -151,6 +157,7 @@ def open_stream(
     params: dict[str, t.Any],
     sock: t.Any = None,
     auth: AuthInfo | None = None,
+    path_args: dict[str, t.Any] | None = None,
 ) -> Response:
     """Answer ``subscriptions/listen`` with a stream that stays open.
 
@@ -158,10 +165,12 @@ def open_stream(
     ``MCP_SSE_MAX_STREAM_SECONDS`` it ends with the listen request's result.
 
     :param sock: the client's connection, checked while the stream is idle.
+    :param path_args: the endpoint's path variables (``MCP_PATH``): only tasks created
+        under them are honoured.
     :raises InvalidParams: the filter is malformed.
     :raises MCPHTTPError: 503 when this worker cannot hold another stream.
     """
-    agreed = honoured(registry, params, state, auth)
+    agreed = honoured(registry, params, state, auth, path_args)
     settings = state.settings
     if not state.slots.acquire():
         raise MCPHTTPError(

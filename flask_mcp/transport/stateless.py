@@ -145,7 +145,13 @@ def _serve(
     if method == "subscriptions/listen":
         sock = _concurrency.client_socket(environ)
         return listen.open_stream(
-            dispatcher.registry, state, message["id"], params, sock, auth=auth
+            dispatcher.registry,
+            state,
+            message["id"],
+            params,
+            sock,
+            auth=auth,
+            path_args=current_path_args(req),
         )
     record = intake.offered(dispatcher, method, protocol.STATELESS)
     call = intake.stateless_call(
