@@ -562,6 +562,13 @@ KEYS: tuple[Key, ...] = (
         "bytes: what a session stores of its client; larger gets JSON-RPC error -32602.",
     ),
     Key(
+        "MCP_MAX_SUBSCRIPTIONS",
+        1000,
+        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        "Resource subscriptions one session holds at once; a resources/subscribe past it "
+        "gets JSON-RPC error -32600 and changes nothing (None: no bound).",
+    ),
+    Key(
         "MCP_TASK_MAX_PER_CLIENT",
         1000,
         lambda v: None if v in (None, "", 0, "0") else positive_int(v),
@@ -827,6 +834,7 @@ class Settings:
     task_lease: float
     task_immediate_ms: int
     max_client_info_size: int
+    max_subscriptions: int | None
     task_max_per_client: int | None
     task_max_bytes_per_client: int | None
     task_large_result_size: int

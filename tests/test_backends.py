@@ -1010,3 +1010,50 @@ def test_a_session_stores_its_clients_facts_within_a_small_bound(
     assert accepted.status_code == 200
     record = state.backend.get_session(accepted.headers["Mcp-Session-Id"])
     assert record is not None and record.client_capabilities == {"x": {"y": "z" * 8_000}}
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_session_holds_a_bounded_number_of_subscriptions(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A template matches any number of URIs: past MCP_MAX_SUBSCRIPTIONS (1,000 by default)
+    a ``resources/subscribe`` gets -32600 naming the key and stores nothing; an
+    unsubscribe makes room, and subscribing again to a held URI still succeeds."""
+    from wire import initialize
+    from wire import make_app
+    from wire import post
+
+    from flask_mcp import MCP
+
+    mcp = MCP(name="subs", version="1")
+
+    @mcp.resource("test://items/{item_id}")
+    def item(item_id: str) -> str:
+        return item_id
+
+    config: dict[str, t.Any] = {"MCP_MAX_SUBSCRIPTIONS": 3}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=subs-{uuid.uuid4().hex[:8]}:"
+    app = make_app(mcp, **config)
+    state = app.extensions["mcp"].state(app)
+    client = app.test_client()
+    session = initialize(client)
+
+    def subscribe(uri: str, method: str = "resources/subscribe") -> dict[str, t.Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"uri": uri}}
+        return t.cast("dict[str, t.Any]", post(client, body, session).get_json())
+
+    uris = [f"test://items/{n}" for n in range(3)]
+    for uri in uris:
+        assert subscribe(uri)["result"] == {}
+    refused = subscribe("test://items/" + "x" * 8000)
+    assert refused["error"]["code"] == -32600, refused
+    assert "MCP_MAX_SUBSCRIPTIONS" in refused["error"]["message"]
+    assert refused["error"]["data"] == {"limit": 3}
+    assert subscribe(uris[0])["result"] == {}  # held already: no room needed
+    record = state.backend.get_session(session)
+    assert record is not None and record.subscriptions == uris  # nothing stored
+    assert subscribe(uris[0], "resources/unsubscribe")["result"] == {}
+    assert subscribe("test://items/3")["result"] == {}
+    assert make_app(MCP(name="d", version="1")).config["MCP_MAX_SUBSCRIPTIONS"] == 1000

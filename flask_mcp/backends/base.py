@@ -16,6 +16,7 @@ import time
 import typing as t
 
 from ..errors import INVALID_PARAMS
+from ..errors import INVALID_REQUEST
 from ..errors import MCPError
 from ..json_codec import dumps_bytes
 from .task_store import MemoryTaskStore
@@ -33,6 +34,20 @@ class ClientInfoTooLarge(MCPError):
             f"stores at most {limit} (MCP_MAX_CLIENT_INFO_SIZE). Send only what the client "
             "supports.",
             {"size": size, "limit": limit},
+        )
+
+
+class TooManySubscriptions(MCPError):
+    """A session holds as many resource subscriptions as it may
+    (``MCP_MAX_SUBSCRIPTIONS``): JSON-RPC error -32600."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            INVALID_REQUEST,
+            f"Too many subscriptions: this session holds {limit}, the most it may "
+            "(MCP_MAX_SUBSCRIPTIONS). Unsubscribe from a resource it no longer needs "
+            "(resources/unsubscribe), then retry.",
+            {"limit": limit},
         )
 
 
@@ -156,6 +171,9 @@ class Backend(abc.ABC):
     #: The most bytes of ``capabilities`` and ``clientInfo`` (as JSON) a session stores
     #: (``MCP_MAX_CLIENT_INFO_SIZE``; ``None``: no bound).
     max_client_info: int | None = 16 * 1024
+    #: The most resource subscriptions a session holds (``MCP_MAX_SUBSCRIPTIONS``;
+    #: ``None``: no bound).
+    max_subscriptions: int | None = 1000
 
     def check_client_info(self, record: SessionRecord) -> None:
         """Refuse a session whose client facts are larger than :attr:`max_client_info`.
@@ -250,9 +268,15 @@ class Backend(abc.ABC):
 
         Shared backends do it atomically, so that two workers subscribing the
         same session at once both count.
+
+        :raises TooManySubscriptions: the session holds :attr:`max_subscriptions`
+            others already.
         """
         record = self.get_session(session_id)
         if record is not None and uri not in record.subscriptions:
+            limit = self.max_subscriptions
+            if limit is not None and len(record.subscriptions) >= limit:
+                raise TooManySubscriptions(limit)
             self.update_session(session_id, subscriptions=[*record.subscriptions, uri])
 
     def remove_subscription(self, session_id: str, uri: str) -> None:
@@ -455,4 +479,5 @@ __all__ = [
     "SessionRecord",
     "SharedLog",
     "Subscription",
+    "TooManySubscriptions",
 ]

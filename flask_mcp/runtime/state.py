@@ -59,6 +59,7 @@ class AppState:
             )
         )
         self.backend.max_client_info = settings.max_client_info_size
+        self.backend.max_subscriptions = settings.max_subscriptions
         self.authenticator = authenticator
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)

@@ -39,6 +39,7 @@ from ..base import Backend
 from ..base import ReadResult
 from ..base import SessionQuotaExceeded
 from ..base import SessionRecord
+from ..base import TooManySubscriptions
 from ..channels import QueueSubscription
 from .batch import Ledger
 from .codec import UNAVAILABLE
@@ -455,11 +456,14 @@ class RedisBackend(Backend):
         self.commands.send(batch)
 
     def add_subscription(self, session_id: str, uri: str) -> None:
-        self.commands.run("subscription", self.keys.session(session_id), uri, 1)
+        limit = self.max_subscriptions or 0
+        reply = self.commands.run("subscription", self.keys.session(session_id), uri, 1, limit)
         self.hot.forget(session_id)
+        if reply == -1:
+            raise TooManySubscriptions(limit)
 
     def remove_subscription(self, session_id: str, uri: str) -> None:
-        self.commands.run("subscription", self.keys.session(session_id), uri, 0)
+        self.commands.run("subscription", self.keys.session(session_id), uri, 0, 0)
         self.hot.forget(session_id)
 
     def touch_session(self, session_id: str, busy_delta: int = 0) -> None:
