@@ -193,6 +193,51 @@ def test_two_apps_on_one_redis_count_apart_unless_they_share_the_prefix(
     assert answered(twin, 1) == 0  # the same prefix: the same counter, as configured
 
 
+def test_what_a_client_names_makes_no_counter_of_its_own(redis_url: str) -> None:
+    """Methods, tools and URIs a client makes up count as ``unknown`` and a URI as its
+    template: 60 requests with new names of 10 KB left 60 Redis keys of that size for
+    the whole window, past any rate; now one counter per declared target."""
+    import redis
+
+    mcp, limiter, app = make(MCP_RATELIMIT_STORAGE_URI=redis_url)
+
+    @mcp.resource("test://items/{item_id}")
+    def item(item_id: str) -> str:
+        return item_id
+
+    limiter.limit("1000/hour", per=("principal", "tool"))
+    limiter.limit("1000/hour", per="method")
+    client = app.test_client()
+    session = initialize(client)
+    store = redis.Redis.from_url(redis_url)
+    prefix = limiter.key_prefix
+
+    def counters() -> int:
+        return sum(1 for _ in store.scan_iter(match=f"*{prefix}*", count=1000))
+
+    try:
+        long = "x" * 10_000
+        for n in range(20):
+            calls = [
+                ("tools/call", {"name": f"{n}{long}", "arguments": {}}),
+                ("prompts/get", {"name": f"{n}{long}"}),
+                (f"made/up{n}{long}", {}),
+                ("resources/read", {"uri": f"test://items/{n}{'y' * 5_000}"}),
+            ]
+            for method, params in calls:
+                body = {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
+                assert post(client, body, session).status_code < 500
+        held = counters()
+        assert held <= 10, held  # before: 80 keys, 600 KB
+        assert max(len(key) for key in store.scan_iter(match=f"*{prefix}*")) < 200
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "other"}}
+        assert post(client, body, session).status_code == 200
+        assert counters() == held + 1  # a declared tool still counts on its own
+    finally:
+        for key in store.scan_iter(match=f"*{prefix}*"):
+            store.delete(key)
+
+
 def test_bad_rules_and_storage_choice() -> None:
     _, limiter, app = make(MCP_BACKEND="memory://")
     with pytest.raises(ValueError, match="per= takes one of"):

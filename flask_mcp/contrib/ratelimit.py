@@ -52,7 +52,10 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
         "pip install 'Flask-MCP[ratelimit]'."
     ) from exc
 
+from ..errors import MCPError
 from ..errors import RateLimited
+from .labels import SPEC_METHODS
+from .labels import UNKNOWN
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -97,13 +100,23 @@ class Rule:
         multiples = self.item.multiples
         return f"{amount} per {multiples} {self.item.GRANULARITY.name}"
 
-    def key(self, call: CallInfo) -> tuple[str, ...] | None:
-        """The identifiers of ``call``'s counter, or ``None`` when the rule does not apply."""
+    def key(self, call: CallInfo, mcp: MCP | None = None) -> tuple[str, ...] | None:
+        """The identifiers of ``call``'s counter, or ``None`` when the rule does not apply.
+
+        With ``mcp``, the server the call is for, what a client chooses makes no
+        counter of its own: a method, tool or prompt the server does not declare
+        counts as ``unknown``, and a URI a resource template matches counts as
+        that template.
+        """
         if self.methods is not None and call.method not in self.methods:
             return None
         name = call.name
         if self.names is not None and name not in self.names:
             return None
+        method = call.method
+        if mcp is not None:
+            method = _declared_method(mcp, method)
+            name = None if name is None else _declared_target(mcp, call, name)
         parts = []
         for scope in self.per:
             if scope == "principal":
@@ -113,12 +126,40 @@ class Rule:
             elif scope == "tool":
                 if name is None:
                     return None
-                parts.append(f"{call.method}:{name}")
+                parts.append(f"{method}:{name}")
             elif scope == "method":
-                parts.append(call.method)
+                parts.append(method)
             else:
                 parts.append("*")
         return ("/".join(self.per), *parts)
+
+
+def _declared_method(mcp: MCP, method: str) -> str:
+    """Return ``method`` if the server knows it, else :data:`~.labels.UNKNOWN`."""
+    table = getattr(mcp.dispatcher, "methods", None) or ()
+    return method if method in SPEC_METHODS or method in table else UNKNOWN
+
+
+def _declared_target(mcp: MCP, call: CallInfo, name: str) -> str:
+    """Return what the server declares under the name ``call`` sends: the tool or prompt,
+    the resource, or the template that matches the URI; :data:`~.labels.UNKNOWN` else."""
+    registry = mcp.registry
+    kind = call.kind
+    if kind == "resource":
+        if name in registry.resources:
+            return name
+        if len(name) <= call.call.state.settings.max_uri_length:
+            try:
+                found = registry.find_template(name)
+            except MCPError:  # refused by the template: the method says why
+                found = None
+            if found is not None:
+                return str(found[0].uri_template)
+        return UNKNOWN
+    table, disabled = (registry.tools, "tools") if kind == "tool" else (registry.prompts, "prompts")
+    if name in table or name in registry.disabled.get(disabled, {}):
+        return name
+    return UNKNOWN
 
 
 def caller(call: CallInfo) -> str:
@@ -183,11 +224,14 @@ class RateLimiter:
         )
         self._no_app: strategies.RateLimiter | None = None
         self._lock = threading.Lock()
+        #: The servers whose requests are limited (:meth:`init_server`).
+        self.servers: list[MCP] = []
         if mcp is not None:
             self.init_server(mcp)
 
     def init_server(self, mcp: MCP) -> None:
         """Register the limiter as a middleware of ``mcp``."""
+        self.servers.append(mcp)
         mcp.middleware(self)
 
     def limit(
@@ -207,7 +251,9 @@ class RateLimiter:
             ``"session"`` (the client a session belongs to: its principal,
             else its address; a new session continues the count, and
             2026-07-28 requests count for their caller), ``"tool"`` (the
-            tool, prompt or resource named, for every caller together),
+            tool, prompt or resource named, for every caller together; a URI
+            counts as the template that serves it, and names and methods the
+            server does not declare count together as ``unknown``),
             ``"method"``, ``"global"``, or a tuple of them
             (``("principal", "tool")``: each caller on each tool).
         :param tools: only these tool (prompt, resource) names.
@@ -327,6 +373,17 @@ class RateLimiter:
 
     # -- the middleware -----------------------------------------------------------
 
+    def server_of(self, call: CallInfo) -> MCP | None:
+        """Return the server ``call`` is for, among :attr:`servers`."""
+        state = call.call.state
+        for mcp in self.servers:
+            try:
+                if mcp.state(call.app) is state:
+                    return mcp
+            except RuntimeError:  # not on this app
+                continue
+        return None
+
     def __call__(self, call: CallInfo, call_next: CallNext) -> dict[str, t.Any]:
         """Count ``call`` against every rule that applies; refuse it past a limit.
 
@@ -342,8 +399,9 @@ class RateLimiter:
         :raises RateLimited: a limit is exceeded.
         """
         limiter = self.limiter_for(call.app)
+        mcp = self.server_of(call)
         for rule in self.rules:
-            key = rule.key(call)
+            key = rule.key(call, mcp)
             if key is None:
                 continue
             if not limiter.hit(rule.item, *key):
