@@ -566,7 +566,8 @@ KEYS: tuple[Key, ...] = (
         1000,
         lambda v: None if v in (None, "", 0, "0") else positive_int(v),
         "Resource subscriptions one session holds at once; a resources/subscribe past it "
-        "gets JSON-RPC error -32600 and changes nothing (None: no bound).",
+        "gets JSON-RPC error -32600 and changes nothing. Also the most distinct URIs, and "
+        "task ids, one subscriptions/listen names (-32602 past it) (None: no bound).",
     ),
     Key(
         "MCP_TASK_MAX_PER_CLIENT",

@@ -498,6 +498,28 @@ def test_listen_streams_notifications_tasks_for_the_callers_tasks() -> None:
     response.close()
 
 
+def test_a_listen_names_a_bounded_number_of_tasks_and_uris() -> None:
+    """Each task id of a listen is looked up in the backend (300,000 of them, 2.6 MB,
+    took 18 s of Redis round trips in one request): past MCP_MAX_SUBSCRIPTIONS distinct
+    task ids or URIs a listen gets -32602 naming the key, before any lookup."""
+    _, app, _ = build(MCP_MAX_SUBSCRIPTIONS=3, MCP_SSE_MAX_STREAM_SECONDS=1)
+    wire = Wire(app)
+    for field, values in (("taskIds", ["a", "b", "c", "d"]), ("resourceSubscriptions", "wxyz")):
+        wanted = {field: [*values, *values]}
+        refused = wire.post("subscriptions/listen", {"notifications": wanted}, caps=CAPS)
+        assert refused.status_code == 400 and refused.json is not None
+        error = refused.json["error"]
+        assert error["code"] == -32602 and "MCP_MAX_SUBSCRIPTIONS" in error["message"], error
+        assert error["data"] == {"limit": 3}
+    wanted = {"taskIds": ["a", "b", "c", "a"], "resourceSubscriptions": ["x", "y", "z", "z"]}
+    response = wire.post(
+        "subscriptions/listen", {"notifications": wanted}, caps=CAPS, buffered=False
+    )
+    (ack,) = _frames(iter(response.response), lambda message: True)
+    assert ack["params"]["notifications"]["taskIds"] == []  # nobody's: none is followed
+    response.close()
+
+
 def test_expired_tasks_are_gone_and_the_running_limit_holds() -> None:
     _, app, _ = build(MCP_TASK_TTL=1, MCP_TASK_MAX_RUNNING=1)
     wire = Wire(app)

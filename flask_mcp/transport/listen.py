@@ -71,18 +71,21 @@ def honoured(
             raise InvalidParams(f"Invalid params: notifications.{flag} must be a boolean.")
         if value and caps.get(family, {}).get(feature):
             agreed[flag] = True
+    limit = None if state is None else state.settings.max_subscriptions
     uris = wanted.get("resourceSubscriptions")
     if uris is not None:
         if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
             raise InvalidParams(
                 "Invalid params: notifications.resourceSubscriptions must be an array of URIs."
             )
+        uris = _distinct("resourceSubscriptions", uris, limit)
         if caps.get("resources", {}).get("subscribe"):
-            agreed["resourceSubscriptions"] = list(dict.fromkeys(uris))
+            agreed["resourceSubscriptions"] = uris
     task_ids = wanted.get("taskIds")
     if task_ids is not None and tasks.EXTENSION in caps.get("extensions", {}):
         if not isinstance(task_ids, list) or not all(isinstance(i, str) for i in task_ids):
             raise InvalidParams("Invalid params: notifications.taskIds must be an array of ids.")
+        task_ids = _distinct("taskIds", task_ids, limit)
         meta = params.get("_meta")
         declared = meta.get(protocol.META_CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
         extensions = declared.get("extensions") if isinstance(declared, dict) else None
@@ -94,12 +97,30 @@ def honoured(
             store = tasks.store_of(state)
             agreed["taskIds"] = [
                 task_id
-                for task_id in dict.fromkeys(task_ids)
+                for task_id in task_ids
                 if (record := store.get(task_id)) is not None
                 and record.get("owner") == owner
                 and record.get("request", {}).get("pathArgs", {}) == path
             ]
     return agreed
+
+
+def _distinct(field: str, values: list[str], limit: int | None) -> list[str]:
+    """Return ``values`` without repeats, refusing more than ``limit`` of them.
+
+    Each is looked up (a task id, in the backend) and matched against every
+    notification: what one listen may name is bounded as a session's subscriptions.
+
+    :raises InvalidParams: more than ``limit`` distinct values.
+    """
+    distinct = list(dict.fromkeys(values))
+    if limit is not None and len(distinct) > limit:
+        raise InvalidParams(
+            f"Invalid params: notifications.{field} names {len(distinct)} items; a listen "
+            f"follows at most {limit} (MCP_MAX_SUBSCRIPTIONS). Follow fewer.",
+            {"limit": limit},
+        )
+    return distinct
 
 
 def _wanted(message: t.Any, agreed: dict[str, t.Any]) -> bool:
