@@ -29,6 +29,7 @@ from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import RESUME_BYTES
 from flask_mcp.backends.base import Backend
+from flask_mcp.backends.base import SessionQuotaExceeded
 from flask_mcp.backends.base import SessionRecord
 from flask_mcp.backends.memory import MemoryBackend
 from flask_mcp.backends.redis import RedisBackend
@@ -1057,3 +1058,32 @@ def test_a_session_holds_a_bounded_number_of_subscriptions(
     assert subscribe(uris[0], "resources/unsubscribe")["result"] == {}
     assert subscribe("test://items/3")["result"] == {}
     assert make_app(MCP(name="d", version="1")).config["MCP_MAX_SUBSCRIPTIONS"] == 1000
+
+
+def test_memory_quota_forgets_the_clients_whose_sessions_ended() -> None:
+    """The per-client quota's index drops a session when it ends, and a client with none:
+    5,000 sessions from as many addresses, all ended, kept 5,000 entries (2.6 MB) for
+    the life of the process."""
+    backend = MemoryBackend()
+    for n in range(300):
+        record = SessionRecord(id=f"s{n}", protocol_version="2025-11-25")
+        assert backend.create_session(
+            record, 1000, owner=f"address:10.0.{n // 256}.{n % 256}", quota=2
+        )
+    assert backend.create_session(
+        SessionRecord(id="t1", protocol_version="2025-11-25"), 1000, owner="one", quota=2
+    )
+    assert backend.create_session(
+        SessionRecord(id="t2", protocol_version="2025-11-25"), 1000, owner="one", quota=2
+    )
+    with pytest.raises(SessionQuotaExceeded):  # the quota still holds
+        backend.create_session(
+            SessionRecord(id="t3", protocol_version="2025-11-25"), 1000, owner="one", quota=2
+        )
+    for n in range(150):
+        assert backend.delete_session(f"s{n}")
+    assert len(backend.reap(idle=-1.0, lifetime=None, keep={"t1"})) == 151
+    assert backend._owned == {"one": {"t1"}}
+    assert backend.create_session(
+        SessionRecord(id="t3", protocol_version="2025-11-25"), 1000, owner="one", quota=2
+    )

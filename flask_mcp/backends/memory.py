@@ -62,10 +62,12 @@ def _spent(stream_id: str, stream: _Stream) -> bool:
 
 
 class _Session:
-    __slots__ = ("record", "streams", "order", "lock", "ids", "waiters", "left")
+    __slots__ = ("record", "streams", "order", "lock", "ids", "waiters", "left", "owner")
 
-    def __init__(self, record: SessionRecord) -> None:
+    def __init__(self, record: SessionRecord, owner: str | None = None) -> None:
         self.record = record
+        #: The client whose quota counts it (``None``: counted in none).
+        self.owner = owner
         self.streams: dict[str, _Stream] = {}
         self.order: collections.deque[str] = collections.deque()
         self.lock = threading.Lock()
@@ -112,17 +114,15 @@ class MemoryBackend(Backend):
         self.check_client_info(record)
         if handshake_timeout is not None and len(self._sessions) >= limit:
             self._end_unfinished(time.time() - handshake_timeout)
+        counted = owner if quota is not None else None
         with self._lock:
-            if quota is not None and owner is not None:
-                mine = {sid for sid in self._owned.get(owner, ()) if sid in self._sessions}
-                self._owned[owner] = mine
-                if len(mine) >= quota:
-                    raise SessionQuotaExceeded(owner)
+            if counted is not None and len(self._owned.get(counted, ())) >= t.cast(int, quota):
+                raise SessionQuotaExceeded(counted)
             if len(self._sessions) >= limit:
                 return False
-            self._sessions[record.id] = _Session(record)
-            if quota is not None and owner is not None:
-                self._owned[owner].add(record.id)
+            self._sessions[record.id] = _Session(record, counted)
+            if counted is not None:  # delete_session takes it out
+                self._owned.setdefault(counted, set()).add(record.id)
         return True
 
     def _end_unfinished(self, before: float) -> None:
@@ -162,6 +162,12 @@ class MemoryBackend(Backend):
     def delete_session(self, session_id: str) -> bool:
         with self._lock:
             session = self._sessions.pop(session_id, None)
+            if session is not None and session.owner is not None:
+                owned = self._owned.get(session.owner)
+                if owned is not None:
+                    owned.discard(session_id)
+                    if not owned:  # a client gone for good leaves nothing behind
+                        del self._owned[session.owner]
         if session is None:
             return False
         with session.lock:
