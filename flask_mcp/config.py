@@ -58,6 +58,13 @@ def positive_int(value: t.Any) -> int:
     return number
 
 
+def optional_positive_int(value: t.Any) -> int | None:
+    """Return an integer above 0, or ``None`` (also ``0`` and ``""``) for no bound."""
+    if not isinstance(value, bool) and value in (None, "", 0, "0"):
+        return None
+    return positive_int(value)
+
+
 def optional_seconds(value: t.Any) -> float | None:
     """Return a positive number of seconds, or ``None`` (also ``0`` and ``""``) for never."""
     if value in (None, "", 0, "0"):
@@ -272,7 +279,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_MAX_SESSIONS_PER_CLIENT",
         1000,
-        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        optional_positive_int,
         "Most live sessions of one client: its token's subject when authorization is on, "
         "else its address (``REMOTE_ADDR``, which ``ProxyFix`` sets from the proxy's "
         "``X-Forwarded-For``); ``initialize`` past it gets 429 (None: no quota). On by "
@@ -394,7 +401,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_MAX_STREAMS",
         None,
-        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        optional_positive_int,
         "Most SSE responses open at once in this process; past it the server answers "
         "503 instead of hanging (None: unlimited on gevent, threads - 1 on gthread).",
     ),
@@ -564,7 +571,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_MAX_SUBSCRIPTIONS",
         1000,
-        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        optional_positive_int,
         "Resource subscriptions one session holds at once; a resources/subscribe past it "
         "gets JSON-RPC error -32600 and changes nothing. Also the most distinct URIs, and "
         "task ids, one subscriptions/listen names (-32602 past it) (None: no bound).",
@@ -572,7 +579,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_TASK_MAX_PER_CLIENT",
         1000,
-        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        optional_positive_int,
         "Task records one caller keeps at once, running or finished (a caller: its principal, "
         "else its address, REMOTE_ADDR, which ProxyFix sets, as for "
         "MCP_MAX_SESSIONS_PER_CLIENT); a task-augmented tools/call past it gets a JSON-RPC "
@@ -581,7 +588,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_TASK_MAX_BYTES_PER_CLIENT",
         256 * 1024 * 1024,
-        lambda v: None if v in (None, "", 0, "0") else positive_int(v),
+        optional_positive_int,
         "Bytes of task records (arguments and results, as JSON) one caller keeps at once; a "
         "task past it is refused, or fails with an error instead of its result (None: no bound).",
     ),
