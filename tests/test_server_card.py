@@ -232,11 +232,35 @@ def test_a_server_name_that_is_not_reverse_dns_fails_at_init_app() -> None:
             {"name": "a/b", "version": "1", "description": "d", "title": "t" * 101},
             "its title is 101 characters long",
         ),
+        (
+            {"name": "a/b", "version": "1", "description": "d", "websiteUrl": "example.com"},
+            "its websiteUrl 'example.com' is not an absolute http(s) URL",
+        ),
+        (
+            {"name": "a/b", "version": "1", "description": "d", "icons": [{"src": "/icon.png"}]},
+            "the icon {'src': '/icon.png'} has no src that is an http(s) or data: URI",
+        ),
     ],
 )
 def test_card_problems(fields: dict[str, t.Any], expected: str) -> None:
     problems = card_problems(build_card(fields, "https://example.com/mcp"))
     assert len(problems) == 1 and expected in problems[0]
+
+
+def test_a_repository_without_url_or_source_is_refused() -> None:
+    """The schema requires both; a relative url would send registries nowhere."""
+    fields = {"name": "a.b/c", "version": "1", "description": "d"}
+    for repository in ({"url": "https://github.com/o/r"}, {"url": "o/r", "source": "github"}):
+        problems = card_problems(build_card(fields, "http://x/mcp", repository=repository))
+        assert len(problems) == 1 and "needs an absolute url and a source" in problems[0]
+    good = {"url": "https://github.com/o/r", "source": "github"}
+    card = build_card(fields, "http://x/mcp", repository=good)
+    assert card_problems(card) == []
+    VALIDATOR.validate(card)
+    icons = [{"src": "data:image/png;base64,AAAA"}, {"src": "https://example.com/i.svg"}]
+    card = build_card({**fields, "icons": icons}, "http://x/mcp")
+    assert card_problems(card) == []
+    VALIDATOR.validate(card)
 
 
 def test_a_card_without_problems_validates() -> None:

@@ -37,6 +37,7 @@ import hashlib
 import json
 import re
 import typing as t
+from urllib.parse import urlsplit
 
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.http import is_resource_modified
@@ -92,6 +93,17 @@ def catalog_identifier(name: str) -> str:
     return f"urn:air:{publisher}:mcp:{short}"
 
 
+def _absolute_url(value: t.Any, schemes: tuple[str, ...]) -> bool:
+    """Tell whether ``value`` is an absolute URI of one of ``schemes`` (``data:`` needs no host)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # an unclosed "[", say
+        return False
+    return parts.scheme in schemes and (parts.scheme == "data" or bool(parts.netloc))
+
+
 def card_problems(card: dict[str, t.Any]) -> list[str]:
     """Return why ``card`` breaks the rules of the Server Card schema, each with its fix."""
     problems = []
@@ -120,6 +132,30 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
         )
     if len(card.get("version", "")) > 255:
         problems.append("its version is longer than 255 characters")
+    website = card.get("websiteUrl")
+    if website is not None and not _absolute_url(website, ("http", "https")):
+        problems.append(
+            f"its websiteUrl {website!r} is not an absolute http(s) URL: pass "
+            "MCP(website_url='https://example.com/...')"
+        )
+    for icon in card.get("icons", ()):
+        source = icon.get("src") if isinstance(icon, dict) else None
+        if not _absolute_url(source, ("http", "https", "data")):
+            problems.append(
+                f"the icon {icon!r} has no src that is an http(s) or data: URI: pass "
+                "MCP(icons=[{'src': 'https://example.com/icon.png', 'mimeType': 'image/png'}])"
+            )
+    repository = card.get("repository")
+    if repository is not None and not (
+        isinstance(repository, dict)
+        and _absolute_url(repository.get("url"), ("http", "https"))
+        and isinstance(repository.get("source"), str)
+        and repository["source"]
+    ):
+        problems.append(
+            f"its repository {repository!r} needs an absolute url and a source: pass "
+            "ServerCard(repository={'url': 'https://github.com/o/r', 'source': 'github'})"
+        )
     for remote in card.get("remotes", ()):
         for header in remote.get("headers", ()):
             if not isinstance(header, dict) or not isinstance(header.get("name"), str):
