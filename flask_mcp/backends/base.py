@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import collections.abc as cabc
 import dataclasses
+import secrets
 import time
 import typing as t
 
@@ -103,6 +104,14 @@ DISCONNECT = "disconnect"
 #: Default ``MCP_SSE_RESUME_BYTES``: bytes of messages a session keeps on the streams
 #: whose reader left, for a client that resumes them.
 RESUME_BYTES = 16 * 1024 * 1024
+#: Writes of a stream whose ids it remembers: a write repeated with one of them is not
+#: appended again (see :meth:`Backend.append`).
+WRITE_IDS = 16
+
+
+def new_write_id() -> str:
+    """Return the id of one write to a stream (see :meth:`Backend.append`): 16 hex digits."""
+    return secrets.token_hex(8)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -326,8 +335,17 @@ class Backend(abc.ABC):
         stream_id: str,
         kind: str,
         message: dict[str, t.Any] | None = None,
+        *,
+        write_id: str | None = None,
     ) -> int:
         """Append an event to a stream and wake its reader; return its sequence number.
+
+        ``write_id`` (:func:`new_write_id`) names the write: the same write sent again
+        with it, while it is among the stream's last :data:`WRITE_IDS` writes (a retry
+        after an outcome not known: a reply lost with the connection, an owed answer
+        written when the backend returns), appends nothing and returns the sequence
+        number the first one got. Without it, a backend that may resend the command
+        names the write itself, for its own retries.
 
         A message bounds what the session keeps: past ``MCP_SSE_BUFFER_EVENTS``
         messages the oldest goes; past ``MCP_SSE_RESUME_BYTES`` of messages on
@@ -345,11 +363,17 @@ class Backend(abc.ABC):
         """
 
     def append_many(
-        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+        self,
+        events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]],
+        *,
+        write_ids: cabc.Sequence[str] | None = None,
     ) -> list[int]:
         """Append ``(session_id, stream_id, kind, message)`` events; return their sequence
-        numbers. Shared backends do it in one round trip (a fan-out to many sessions)."""
-        return [self.append(*event) for event in events]
+        numbers. Shared backends do it in one round trip (a fan-out to many sessions).
+        ``write_ids``: each event's ``write_id`` (see :meth:`append`)."""
+        if write_ids is None:  # as before write ids: a backend's own append needs none
+            return [self.append(*event) for event in events]
+        return [self.append(*e, write_id=w) for e, w in zip(events, write_ids, strict=True)]
 
     @abc.abstractmethod
     def attach(self, session_id: str, stream_id: str) -> int:
@@ -471,6 +495,7 @@ __all__ = [
     "MESSAGE",
     "RESUME_BYTES",
     "SHARED_LOG",
+    "WRITE_IDS",
     "Backend",
     "ClientInfoTooLarge",
     "Event",
@@ -480,4 +505,5 @@ __all__ = [
     "SharedLog",
     "Subscription",
     "TooManySubscriptions",
+    "new_write_id",
 ]

@@ -14,6 +14,7 @@ from .base import END
 from .base import GENERAL_STREAM
 from .base import MESSAGE
 from .base import RESUME_BYTES
+from .base import WRITE_IDS
 from .base import Backend
 from .base import Event
 from .base import ReadResult
@@ -24,7 +25,7 @@ from .channels import QueueSubscription
 
 
 class _Stream:
-    __slots__ = ("events", "last_seq", "reader", "cond", "cursor", "size", "writing")
+    __slots__ = ("events", "last_seq", "reader", "cond", "cursor", "size", "writes", "writing")
 
     def __init__(self, lock: threading.Lock) -> None:
         self.events: collections.deque[Event] = collections.deque()
@@ -37,6 +38,8 @@ class _Stream:
         #: Whether a request writes it still (opened for one, not ended): its sequence
         #: numbers must go on whatever is evicted from it.
         self.writing = False
+        #: The ids of its last writes, with their sequence numbers (see Backend.append).
+        self.writes: collections.OrderedDict[str, int] = collections.OrderedDict()
 
     def message_bytes(self) -> int:
         """Return the bytes of the messages it keeps, as JSON: measured when first asked
@@ -212,6 +215,8 @@ class MemoryBackend(Backend):
         stream_id: str,
         kind: str,
         message: dict[str, t.Any] | None = None,
+        *,
+        write_id: str | None = None,
     ) -> int:
         session = self._sessions.get(session_id)
         if session is None:
@@ -220,6 +225,13 @@ class MemoryBackend(Backend):
             stream = session.streams.get(stream_id)
             if stream is None:
                 stream = session.streams[stream_id] = _Stream(session.lock)
+            if write_id:
+                seen = stream.writes.get(write_id)
+                if seen is not None:  # the same write again: appended once
+                    return seen
+                stream.writes[write_id] = stream.last_seq + 1
+                if len(stream.writes) > WRITE_IDS:
+                    stream.writes.popitem(last=False)
             stream.last_seq += 1
             stream.events.append(Event(stream.last_seq, kind, message))
             if kind == MESSAGE:

@@ -23,6 +23,7 @@ from ..backends.base import MESSAGE
 from ..backends.base import Backend
 from ..backends.base import Event
 from ..backends.base import ReadResult
+from ..backends.base import new_write_id
 from ..errors import BackendUnavailable
 from . import concurrency as _concurrency
 from .settle import OWED
@@ -90,7 +91,9 @@ class StreamOutbox:
         self._finished = False
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._owed: list[tuple[str, dict[str, t.Any] | None]] = []
+        #: What :meth:`finish` writes: kind, message and the write's id, kept with it so
+        #: that a write re-sent after an unknown outcome is not appended twice.
+        self._owed: list[tuple[str, dict[str, t.Any] | None, str]] = []
         if opens:
             backend.open_stream(session_id, stream_id, request_id=request_id)
 
@@ -110,8 +113,8 @@ class StreamOutbox:
                 return False
             self._finished = True
             if message is not None:
-                self._owed.append((MESSAGE, message))
-            self._owed.append((END, None))
+                self._owed.append((MESSAGE, message, new_write_id()))
+            self._owed.append((END, None, new_write_id()))
         try:
             self.settle()
         except BackendUnavailable as exc:
@@ -131,8 +134,10 @@ class StreamOutbox:
         """
         with self._write_lock:
             if self._owed:  # the answer and the end together: one round trip
-                events = [(self.session_id, self.stream_id, k, m) for k, m in self._owed]
-                self.backend.append_many(events)
+                # The same ids each time: a write that reached the backend though it failed
+                # (its reply lost with the connection) is not appended again.
+                events = [(self.session_id, self.stream_id, k, m) for k, m, _ in self._owed]
+                self.backend.append_many(events, write_ids=[w for *_, w in self._owed])
                 self._owed.clear()
         return True
 

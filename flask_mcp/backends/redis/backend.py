@@ -40,6 +40,7 @@ from ..base import ReadResult
 from ..base import SessionQuotaExceeded
 from ..base import SessionRecord
 from ..base import TooManySubscriptions
+from ..base import new_write_id
 from ..channels import QueueSubscription
 from .batch import Ledger
 from .codec import UNAVAILABLE
@@ -523,26 +524,37 @@ class RedisBackend(Backend):
         stream_id: str,
         kind: str,
         message: dict[str, t.Any] | None = None,
+        *,
+        write_id: str | None = None,
     ) -> int:
+        """Append an event (see :meth:`Backend.append`). The write carries its id (a new
+        one without ``write_id``) for the script to recognise it sent again: redis-py
+        resends a command once on a broken connection, also one that ran and lost only
+        its reply."""
+        wid = write_id or new_write_id()
         local = self.own_streams.get(session_id, stream_id)
         if local is not None:
-            return self.own_streams.write(local, [(kind, message)])[0]
+            return self.own_streams.write(local, [(kind, message)], wid)[0]
         body = "" if message is None else dumps(message)
-        reply = self.commands.run(
-            "append", self.commands.stream_keys(session_id, stream_id), stream_id, kind, body
-        )
+        keys = self.commands.stream_keys(session_id, stream_id)
+        reply = self.commands.run("append", keys, stream_id, kind, body, "0", wid)
         return self.logs.appended(session_id, reply)
 
     def append_many(
-        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+        self,
+        events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]],
+        *,
+        write_ids: cabc.Sequence[str] | None = None,
     ) -> list[int]:
         """Append events (see :meth:`~.streams.StreamLogs.append_many`); those of a stream
         this process writes go the way of :meth:`append`, one write per stream."""
         items = list(events)
-        seqs, rest = self.own_streams.write_many(items)
+        ids = [new_write_id() for _ in items] if write_ids is None else list(write_ids)
+        seqs, rest = self.own_streams.write_many(items, ids)
         if len(rest) == len(items):
-            return self.logs.append_many(items)
-        for i, seq in zip(rest, self.logs.append_many([items[i] for i in rest]), strict=True):
+            return self.logs.append_many(items, ids)
+        appended = self.logs.append_many([items[i] for i in rest], [ids[i] for i in rest])
+        for i, seq in zip(rest, appended, strict=True):
             seqs[i] = seq
         return seqs
 

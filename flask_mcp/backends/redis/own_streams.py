@@ -154,18 +154,24 @@ class OwnStreams:
         return self.streams.get((sid, st))
 
     def write(
-        self, entry: OwnStream, events: t.Sequence[tuple[str, dict[str, t.Any] | None]]
+        self,
+        entry: OwnStream,
+        events: t.Sequence[tuple[str, dict[str, t.Any] | None]],
+        write_id: str,
     ) -> list[int]:
-        """Append ``(kind, message)`` events (opening the stream first if new); return their
-        sequence numbers. This process's reader gets them without asking Redis."""
+        """Append ``(kind, message)`` events (opening the stream first if new), as the write
+        ``write_id`` (the same write sent again appends nothing: see ``repeated`` in
+        ``session.lua``); return their sequence numbers. This process's reader gets them
+        without asking Redis."""
         with entry.write:
-            return self._emit(entry, events, attach=entry.reading and not entry.token)
+            return self._emit(entry, events, attach=entry.reading and not entry.token, wid=write_id)
 
     def _emit(
         self,
         entry: OwnStream,
         events: t.Sequence[tuple[str, dict[str, t.Any] | None]],
         attach: bool,
+        wid: str = "",
     ) -> list[int]:
         commands, opening = self.commands, not entry.opened
         args: list[t.Any] = [
@@ -174,6 +180,7 @@ class OwnStreams:
             "1" if attach else "0",
             entry.token,
             "1" if entry.left else "0",
+            wid,
         ]
         for kind, message in events:
             args += [kind, "" if message is None else _dumps(message)]
@@ -208,11 +215,13 @@ class OwnStreams:
         return seqs
 
     def write_many(
-        self, items: t.Sequence[tuple[str, str, str, dict[str, t.Any] | None]]
+        self,
+        items: t.Sequence[tuple[str, str, str, dict[str, t.Any] | None]],
+        write_ids: t.Sequence[str],
     ) -> tuple[list[int], list[int]]:
         """Write the ``(session_id, stream_id, kind, message)`` events of streams this process
-        writes, one write per stream; return the sequence numbers (0 for the others) and
-        the indexes of the others."""
+        writes, one write per stream (named by its first event's id in ``write_ids``);
+        return the sequence numbers (0 for the others) and the indexes of the others."""
         seqs = [0] * len(items)
         mine: dict[OwnStream, list[int]] = {}
         rest: list[int] = []
@@ -223,7 +232,8 @@ class OwnStreams:
             else:
                 mine.setdefault(entry, []).append(i)
         for entry, indexes in mine.items():
-            written = self.write(entry, [(items[i][2], items[i][3]) for i in indexes])
+            events = [(items[i][2], items[i][3]) for i in indexes]
+            written = self.write(entry, events, write_ids[indexes[0]])
             for i, seq in zip(indexes, written, strict=True):
                 seqs[i] = seq
         return seqs, rest

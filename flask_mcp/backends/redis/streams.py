@@ -49,11 +49,15 @@ class StreamLogs:
         self.disowned: dict[str, set[str]] = {}
 
     def append_many(
-        self, events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]]
+        self,
+        events: cabc.Iterable[tuple[str, str, str, dict[str, t.Any] | None]],
+        write_ids: cabc.Sequence[str],
     ) -> list[int]:
         """Append ``(session_id, stream_id, kind, message)`` events, pipelined: one round
         trip per :data:`CHUNK` events (per node of a cluster), then the wake-ups. On one
-        Redis, a broadcast's events go :data:`~.batch.GROUP` sessions to a script.
+        Redis, a broadcast's events go :data:`~.batch.GROUP` sessions to a script. Each
+        event carries its id from ``write_ids``: a pipeline redis-py sends again after a
+        broken connection appends none of them twice.
 
         The events of a chunk that share their message (a broadcast) are announced
         together in one wake-up message that carries the event (see
@@ -74,7 +78,8 @@ class StreamLogs:
                 keyed.append(keys)
                 logs.append(keys[-2])
                 sent.append((kind, body))
-            where = self._queue_appends(batch, [item[1] for item in chunk], keyed, sent)
+            ids = write_ids[start : start + CHUNK]
+            where = self._queue_appends(batch, [item[1] for item in chunk], keyed, sent, ids)
             replies = spread(commands.send(batch), where)
             # After the appends (not in their pipeline): each announces its sequence number.
             groups: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
@@ -97,9 +102,11 @@ class StreamLogs:
         streams: list[str],
         keyed: list[list[str]],
         sent: list[tuple[str, str]],
+        ids: cabc.Sequence[str],
     ) -> list[tuple[int, int | None]]:
-        """Queue the appends of :meth:`append_many` (each event's stream id, keys and
-        ``(kind, body)``); return where each reply will be (see :func:`~.batch.spread`).
+        """Queue the appends of :meth:`append_many` (each event's stream id, keys,
+        ``(kind, body)`` and write id); return where each reply will be (see
+        :func:`~.batch.spread`).
 
         On one Redis, the events of general streams that follow each other with the same
         message (a broadcast) go :data:`~.batch.GROUP` sessions to a script.
@@ -116,11 +123,11 @@ class StreamLogs:
         where: list[tuple[int, int | None]] = []
         for start, end in runs(len(streams), joins):
             if end - start == 1:
-                args = (streams[start], *sent[start], "1")
+                args = (streams[start], *sent[start], "1", ids[start])
                 where.append((batch.script("append", keyed[start], *args), None))
             else:
                 keys = [k for each in keyed[start:end] for k in each[:5]]  # no x:g, z:g again
-                index = batch.script("append_all", keys, *sent[start])
+                index = batch.script("append_all", keys, *sent[start], *ids[start:end])
                 where += [(index, n) for n in range(end - start)]
         return where
 

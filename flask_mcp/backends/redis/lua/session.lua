@@ -115,7 +115,7 @@ end
 local function forget_stream(st, x, owners)
   disown(st, owners)
   unleave(st)
-  redis.call('HDEL', M, 'n:' .. st, 'r:' .. st, 'c:' .. st, 'y:' .. st)
+  redis.call('HDEL', M, 'n:' .. st, 'r:' .. st, 'c:' .. st, 'y:' .. st, 'd:' .. st)
   redis.call('DEL', x)
 end
 -- Drop a stream: its place in the session's order of messages too.
@@ -176,6 +176,31 @@ local function evict(xs, owners, leaving)
     left = overflow(leaving)
   end
   return false
+end
+
+-- The ids of a stream's last WRITES writes and the last sequence number each appended, in M:
+-- 'd:<st>' = ' id=seq id=seq...' (forgotten with the stream). A write sent again with its id
+-- (redis-py resending a command whose reply the connection lost, an owed answer written
+-- again) is found there and not appended twice. ``repeated`` returns that sequence number
+-- (false: a new write, or no id) and the ids, for ``remember``.
+local WRITES = 16  -- WRITE_IDS in flask_mcp/backends/base.py
+local function repeated(st, wid)
+  if not wid or wid == '' then return false, false end
+  local ids = redis.call('HGET', M, 'd:' .. st)
+  if not ids then return false, '' end
+  local at = string.find(ids, ' ' .. wid .. '=', 1, true)
+  if not at then return false, ids end
+  return tonumber(string.match(ids, '^%d+', at + #wid + 2)), ids
+end
+local function remember(st, wid, seq, ids)
+  if not wid or wid == '' then return end
+  ids = (ids or '') .. ' ' .. wid .. '=' .. int(seq)
+  local _, n = string.gsub(ids, ' ', ' ')
+  while n > WRITES do
+    ids = string.sub(ids, string.find(ids, ' ', 2, true))
+    n = n - 1
+  end
+  redis.call('HSET', M, 'd:' .. st, ids)
 end
 
 local function append_event(st, x, kind, msg, now, owners)
