@@ -330,3 +330,18 @@ def test_same_tools_on_a_session(server: MCP) -> None:
         assert client.call_tool("everything")["content"][0]["text"] == "Ada|m|2|first-round"
         assert client.call_tool("counter")["content"][0]["text"] == "Ada+Ada after 1"
     assert RUNS == ["greet"]
+
+
+def test_send_request_checks_the_capability(server: MCP) -> None:
+    @server.tool()
+    def raw_roots(ctx: Context) -> str:
+        """Ask for the roots through the generic send_request."""
+        try:
+            return str(ctx.send_request("roots/list", {})["roots"])
+        except CapabilityNotDeclared:
+            return "no roots"
+
+    _, message = call(Wire(make_app(server)), "raw_roots", caps={"elicitation": {}})
+    assert message["result"]["content"][0]["text"] == "no roots"  # no roots/list inputRequest
+    with MCPTestClient(make_app(server), elicitation=lambda params: ACCEPT) as client:
+        assert client.call_tool("raw_roots")["content"][0]["text"] == "no roots"

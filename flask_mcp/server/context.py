@@ -363,9 +363,14 @@ class Context:
 
         :param key: the ``inputRequests`` key on a 2026-07-28 request (default:
             numbered in call order); ignored in the handshake era.
+        :raises CapabilityNotDeclared: ``method`` is ``elicitation/create``,
+            ``sampling/createMessage`` or ``roots/list`` and the client did not declare
+            what it needs (:class:`~flask_mcp.errors.MissingClientCapability` at 2026-07-28).
         :raises ClientRequestError: the client answered with an error, or could not be asked.
         :raises ClientRequestTimeout: no answer within ``MCP_CLIENT_REQUEST_TIMEOUT``.
         """
+        if method in ASKABLE_METHODS:
+            check_capabilities(self, method, params)
         return self._back_channel.request(self, method, params, key)
 
     def ask(
@@ -516,6 +521,11 @@ class Context:
             self._run.outbox.disconnect()
 
 
+#: The requests a server may send to the client that need a declared capability; at
+#: 2026-07-28 the only ones an ``InputRequiredResult`` may carry.
+ASKABLE_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+
+
 def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> None:
     """Check that the client declared what ``method`` with ``params`` needs.
 
@@ -541,6 +551,7 @@ def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> N
 
 
 __all__ = [
+    "ASKABLE_METHODS",
     "BackChannel",
     "ClientFacts",
     "Context",
