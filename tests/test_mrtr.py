@@ -345,3 +345,17 @@ def test_send_request_checks_the_capability(server: MCP) -> None:
     assert message["result"]["content"][0]["text"] == "no roots"  # no roots/list inputRequest
     with MCPTestClient(make_app(server), elicitation=lambda params: ACCEPT) as client:
         assert client.call_tool("raw_roots")["content"][0]["text"] == "no roots"
+
+
+def test_only_elicitation_sampling_and_roots_are_asked(server: MCP) -> None:
+    @server.tool()
+    def ping_client(ctx: Context) -> str:
+        """Send a request that has no place in an InputRequiredResult."""
+        return str(ctx.send_request("ping", {}))
+
+    wire = Wire(make_app(server))
+    for params in ({}, {"inputResponses": {"input-1": {"unexpected": True}}}):
+        _, message = call(wire, "ping_client", **params)
+        result = message["result"]
+        assert result["resultType"] == "complete" and result["isError"] is True
+        assert "only asks for elicitation/create" in result["content"][0]["text"]

@@ -164,6 +164,13 @@ class MRTRBackChannel:
         answers: dict[str, dict[str, t.Any]] = {}
         missing: dict[str, dict[str, t.Any]] = {}
         for key, (method, params) in requests.items():
+            if method not in _SHORT:
+                raise ClientRequestError(
+                    f"Cannot send {method} to the client: in protocol {ctx.protocol_version} a "
+                    "server only asks for elicitation/create, sampling/createMessage and "
+                    "roots/list, inside an InputRequiredResult. Check ctx.call.era before "
+                    "sending other requests."
+                )
             if not protocol.uses_elicitation_ids(ctx.protocol_version):
                 params = {k: v for k, v in params.items() if k != "elicitationId"}
             if key in self.responses:
