@@ -15,6 +15,7 @@ from flask_mcp import MCP
 from flask_mcp import CapabilityNotDeclared
 from flask_mcp import Context
 from flask_mcp.server import mrtr
+from flask_mcp.server.elicitation import ElicitationSchemaError
 from flask_mcp.server.sealing import StateSealer
 from flask_mcp.testing import MCPTestClient
 
@@ -359,3 +360,21 @@ def test_only_elicitation_sampling_and_roots_are_asked(server: MCP) -> None:
         result = message["result"]
         assert result["resultType"] == "complete" and result["isError"] is True
         assert "only asks for elicitation/create" in result["content"][0]["text"]
+
+
+def test_ask_refuses_a_form_that_is_not_flat(server: MCP) -> None:
+    nested = {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}
+
+    @server.tool()
+    def ask_nested(ctx: Context) -> str:
+        """Ask for a nested object, which an elicitation form cannot be."""
+        try:
+            ctx.ask({"address": mrtr.elicitation("Address?", nested)})
+        except ElicitationSchemaError as exc:
+            return str(exc)
+        return "asked"
+
+    _, message = call(Wire(make_app(server)), "ask_nested")
+    assert "field 'address'" in message["result"]["content"][0]["text"]  # not in inputRequests
+    with MCPTestClient(make_app(server), elicitation=lambda params: ACCEPT) as client:
+        assert "MCP forms are flat" in client.call_tool("ask_nested")["content"][0]["text"]

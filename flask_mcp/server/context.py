@@ -17,6 +17,7 @@ from ..protocol import LOG_LEVELS
 from ..protocol import apps
 from ..protocol import jsonrpc
 from .elicitation import ElicitationResult
+from .elicitation import check_form_schema
 from .elicitation import elicitation_form
 from .running import running_call
 
@@ -529,12 +530,19 @@ ASKABLE_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "ro
 def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> None:
     """Check that the client declared what ``method`` with ``params`` needs.
 
+    A form elicitation's ``requestedSchema`` is checked to be a flat form, too.
+
     :raises CapabilityNotDeclared: (or :class:`MissingClientCapability` on a
         2026-07-28 request) the capability is missing.
+    :raises ~flask_mcp.server.elicitation.ElicitationSchemaError: the form is not flat.
     :raises ValueError: ``method`` is not one a server may ask.
     """
     if method == "elicitation/create":
-        ctx._require_elicitation("url" if params.get("mode") == "url" else "form")
+        mode = "url" if params.get("mode") == "url" else "form"
+        if mode == "form":
+            schema = params.get("requestedSchema")
+            check_form_schema(schema if isinstance(schema, dict) else {}, "the requestedSchema")
+        ctx._require_elicitation(mode)
     elif method == "sampling/createMessage":
         ctx._require("sampling")
         if params.get("includeContext") not in (None, "none"):
