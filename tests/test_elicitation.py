@@ -188,11 +188,17 @@ def test_content_that_does_not_fit_is_an_error_result(version: str) -> None:
     bad = {
         "Your booking?": {"name": "Ada", "nights": 99},
         "Your trip?": {"city": "V", "start": "soon"},
+        "A number?": {"n": "seven"},
     }
     with _client(version, lambda p: {"action": "accept", "content": bad[p["message"]]}) as client:
         booked = client.call_tool("book")
         planned = client.call_tool("plan")
-    assert booked["isError"] and planned["isError"]
+        raw_answer = client.call_tool("raw")
+    assert booked["isError"] and planned["isError"] and raw_answer["isError"]
+    assert raw_answer["content"][0]["text"].startswith(
+        "The answer to the form does not fit the requested schema:"
+    )
+    assert "'n'" in raw_answer["content"][0]["text"]
     assert booked["content"][0]["text"].startswith(
         "The answer to the form does not fit Booking: 'nights'"
     )

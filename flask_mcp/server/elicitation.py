@@ -18,7 +18,8 @@ reading of the answer, as the official SDK does:
   :exc:`ElicitationError` (a :exc:`~flask_mcp.ClientRequestError`, so a tool that
   does not catch it answers with an ``isError`` result naming the fields).
 - a JSON Schema dict: checked the same way and sent as is; the answer is the
-  ``ElicitResult`` dict (``{"action", "content"?}``), as before.
+  ``ElicitResult`` dict (``{"action", "content"?}``), whose accepted content is
+  validated against the schema (:exc:`ElicitationError` when it does not fit).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import typing as t
 from ..convert import pydantic_base
 from ..errors import ClientRequestError
 from ..schema import ArgumentError
+from ..schema import InputSpec
 from ..schema import input_spec_from_function
 from ..schema.types import type_schema
 
@@ -87,7 +89,8 @@ class ElicitationForm(t.Generic[T]):
     """The ``requestedSchema`` of a form and the reading of its answer.
 
     :param schema: the flat ``requestedSchema``.
-    :param load: turns accepted content into the object; ``None`` keeps the raw answer.
+    :param load: turns accepted content into the object; ``None`` keeps the raw answer,
+        whose accepted content is then checked against ``schema``.
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class ElicitationForm(t.Generic[T]):
     ) -> None:
         self.schema = schema
         self._load = load
+        self._spec = InputSpec(schema) if load is None else None
 
     def result(self, answer: dict[str, t.Any]) -> t.Any:
         """Read the client's ``ElicitResult``.
@@ -103,6 +107,14 @@ class ElicitationForm(t.Generic[T]):
             not fit the form.
         """
         if self._load is None:
+            if self._spec is not None and answer.get("action") == "accept":
+                content = answer.get("content")
+                try:
+                    self._spec.validate({} if content is None else content)
+                except ArgumentError as exc:
+                    raise ElicitationError(
+                        f"The answer to the form does not fit the requested schema: {exc}"
+                    ) from None
             return answer
         action = answer.get("action")
         if action == "decline":
