@@ -206,6 +206,13 @@ def test_content_that_does_not_fit_is_an_error_result(version: str) -> None:
     assert "'start'" in planned["content"][0]["text"]
 
 
+def test_a_malformed_answer_on_a_session_is_an_error_as_at_2026() -> None:
+    with _client("2025-11-25", lambda params: {"action": "maybe"}) as client:
+        answered = client.call_tool("raw")
+    assert answered["isError"]
+    assert "malformed result: it must be an ElicitResult" in answered["content"][0]["text"]
+
+
 # -- end to end: the official client against gunicorn -----------------------------------------
 
 

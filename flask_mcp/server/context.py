@@ -111,6 +111,40 @@ class BackChannel(t.Protocol):
     ) -> dict[str, t.Any]: ...
 
 
+#: The requests a server may send to the client that need a declared capability; at
+#: 2026-07-28 the only ones an ``InputRequiredResult`` may carry.
+ASKABLE_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+#: What the client's answer to each of :data:`ASKABLE_METHODS` must be, for error messages.
+EXPECTED_ANSWERS = {
+    "elicitation/create": "an ElicitResult object ({action, content?})",
+    "sampling/createMessage": "a CreateMessageResult object ({role, content, model})",
+    "roots/list": "a ListRootsResult object ({roots: [{uri}]})",
+}
+_ACTIONS = ("accept", "decline", "cancel")
+
+
+def valid_answer(method: str, answer: t.Any) -> bool:
+    """Tell whether ``answer`` has the shape of the client's result for ``method``.
+
+    The same check in every era: a session's reply, a 2026-07-28 ``inputResponses``
+    entry and a task's ``tasks/update`` answer.
+    """
+    if not isinstance(answer, dict):
+        return False
+    if method == "elicitation/create":
+        return answer.get("action") in _ACTIONS and isinstance(answer.get("content", {}), dict)
+    if method == "sampling/createMessage":
+        return (
+            isinstance(answer.get("role"), str)
+            and isinstance(answer.get("content"), (dict, list))
+            and isinstance(answer.get("model"), str)
+        )
+    roots_list = answer.get("roots")
+    return isinstance(roots_list, list) and all(
+        isinstance(root, dict) and isinstance(root.get("uri"), str) for root in roots_list
+    )
+
+
 class SessionBackChannel:
     """Handshake era: send the request on the run's stream, wait for the reply POST."""
 
@@ -185,8 +219,15 @@ class SessionBackChannel:
                 f"The client answered {method} with an error: {error.get('message', error)}", error
             )
         result = answer.get("result")
-        if not isinstance(result, dict):
-            raise ClientRequestError(f"The client answered {method} with a malformed result.")
+        if not isinstance(result, dict) or (
+            method in ASKABLE_METHODS and not valid_answer(method, result)
+        ):
+            expected = (
+                f": it must be {EXPECTED_ANSWERS[method]}" if method in ASKABLE_METHODS else ""
+            )
+            raise ClientRequestError(
+                f"The client answered {method} with a malformed result{expected}."
+            )
         return result
 
 
@@ -522,11 +563,6 @@ class Context:
             self._run.outbox.disconnect()
 
 
-#: The requests a server may send to the client that need a declared capability; at
-#: 2026-07-28 the only ones an ``InputRequiredResult`` may carry.
-ASKABLE_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
-
-
 def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> None:
     """Check that the client declared what ``method`` with ``params`` needs.
 
@@ -560,10 +596,12 @@ def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> N
 
 __all__ = [
     "ASKABLE_METHODS",
+    "EXPECTED_ANSWERS",
     "BackChannel",
     "ClientFacts",
     "Context",
     "RequestCall",
     "SessionBackChannel",
     "check_capabilities",
+    "valid_answer",
 ]

@@ -34,7 +34,9 @@ from .. import protocol
 from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import MissingClientCapability as MissingClientCapability
+from .context import EXPECTED_ANSWERS
 from .context import check_capabilities as check_capabilities
+from .context import valid_answer
 from .sealing import InvalidState
 from .sealing import StateSealer
 from .sealing import fingerprint
@@ -54,7 +56,6 @@ _SHORT = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
-_ACTIONS = ("accept", "decline", "cancel")
 
 
 class InputRequired(BaseException):  # noqa: N818 - it is a control-flow signal
@@ -92,33 +93,6 @@ def sampling(messages: list[dict[str, t.Any]], max_tokens: int, **options: t.Any
 def roots() -> InputRequest:
     """Return a ``roots/list`` request for :meth:`Context.ask`."""
     return "roots/list", {}
-
-
-# -- answers -----------------------------------------------------------------------
-
-
-def _valid_answer(method: str, answer: t.Any) -> bool:
-    if not isinstance(answer, dict):
-        return False
-    if method == "elicitation/create":
-        return answer.get("action") in _ACTIONS and isinstance(answer.get("content", {}), dict)
-    if method == "sampling/createMessage":
-        return (
-            isinstance(answer.get("role"), str)
-            and isinstance(answer.get("content"), (dict, list))
-            and isinstance(answer.get("model"), str)
-        )
-    roots_list = answer.get("roots")
-    return isinstance(roots_list, list) and all(
-        isinstance(root, dict) and isinstance(root.get("uri"), str) for root in roots_list
-    )
-
-
-_EXPECTED = {
-    "elicitation/create": "an ElicitResult object ({action, content?})",
-    "sampling/createMessage": "a CreateMessageResult object ({role, content, model})",
-    "roots/list": "a ListRootsResult object ({roots: [{uri}]})",
-}
 
 
 class MRTRBackChannel:
@@ -175,12 +149,12 @@ class MRTRBackChannel:
                 params = {k: v for k, v in params.items() if k != "elicitationId"}
             if key in self.responses:
                 answer = self.responses[key]
-                if not _valid_answer(method, answer):
+                if not valid_answer(method, answer):
                     raise InvalidParams(
-                        f"Invalid params: inputResponses[{key!r}] must be {_EXPECTED[method]} "
-                        f"answering {method}."
+                        f"Invalid params: inputResponses[{key!r}] must be "
+                        f"{EXPECTED_ANSWERS[method]} answering {method}."
                     )
-            elif key in self.answered and _valid_answer(method, self.answered[key]):
+            elif key in self.answered and valid_answer(method, self.answered[key]):
                 answer = self.answered[key]
             else:
                 missing[key] = {"method": method, "params": params}

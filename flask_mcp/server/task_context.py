@@ -29,11 +29,11 @@ from ..runtime.tasks import status_changed
 from ..runtime.tasks import store_of
 from ..runtime.tasks import touch
 from .call import Call
+from .context import EXPECTED_ANSWERS
 from .context import ClientFacts
 from .context import Context
 from .context import check_capabilities
-from .mrtr import _EXPECTED
-from .mrtr import _valid_answer
+from .context import valid_answer
 
 if t.TYPE_CHECKING:
     from ..runtime.state import AppState
@@ -178,10 +178,10 @@ def answer_inputs(
     outstanding = record.get("inputRequests") or {}
     for key, answer in responses.items():
         request = outstanding.get(key)
-        if isinstance(request, dict) and not _valid_answer(request["method"], answer):
+        if isinstance(request, dict) and not valid_answer(request["method"], answer):
             raise InvalidParams(
-                f"Invalid params: inputResponses[{key!r}] must be {_EXPECTED[request['method']]} "
-                f"answering {request['method']}."
+                f"Invalid params: inputResponses[{key!r}] must be "
+                f"{EXPECTED_ANSWERS[request['method']]} answering {request['method']}."
             )
 
     def change(record: dict[str, t.Any]) -> bool:
