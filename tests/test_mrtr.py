@@ -378,3 +378,21 @@ def test_ask_refuses_a_form_that_is_not_flat(server: MCP) -> None:
     assert "field 'address'" in message["result"]["content"][0]["text"]  # not in inputRequests
     with MCPTestClient(make_app(server), elicitation=lambda params: ACCEPT) as client:
         assert "MCP forms are flat" in client.call_tool("ask_nested")["content"][0]["text"]
+
+
+def test_a_url_elicitation_needs_an_absolute_url(server: MCP) -> None:
+    @server.tool()
+    def relative(ctx: Context) -> str:
+        """Send the user to a relative URL, which a client cannot open."""
+        try:
+            return str(ctx.elicit_url("Sign in", "/login", "e-2")["action"])
+        except ValueError as exc:
+            return str(exc)
+
+    caps = {"elicitation": {"url": {}}}
+    _, message = call(Wire(make_app(server)), "relative", caps=caps)
+    assert "needs an absolute URL" in message["result"]["content"][0]["text"]
+    with MCPTestClient(
+        make_app(server), elicitation=lambda params: {"action": "accept"}, capabilities=caps
+    ) as client:
+        assert "needs an absolute URL" in client.call_tool("relative")["content"][0]["text"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import typing as t
+from urllib.parse import urlsplit
 
 from .. import protocol
 from .. import signals
@@ -563,14 +564,26 @@ class Context:
             self._run.outbox.disconnect()
 
 
+def _check_url(url: t.Any) -> None:
+    """Refuse a URL elicitation whose ``url`` is not absolute (the spec: "a valid URL")."""
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or not parts.scheme or not parts.netloc or any(c.isspace() for c in url):
+        raise ValueError(
+            f"A URL elicitation needs an absolute URL the user can open, such as "
+            f"'https://example.com/connect?state=...', not {url!r}."
+        )
+
+
 def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> None:
     """Check that the client declared what ``method`` with ``params`` needs.
 
-    A form elicitation's ``requestedSchema`` is checked to be a flat form, too.
+    A form elicitation's ``requestedSchema`` is checked to be a flat form, too, and a
+    URL elicitation's ``url`` to be an absolute URL.
 
     :raises CapabilityNotDeclared: (or :class:`MissingClientCapability` on a
         2026-07-28 request) the capability is missing.
     :raises ~flask_mcp.server.elicitation.ElicitationSchemaError: the form is not flat.
+    :raises ValueError: the ``url`` of a URL elicitation is not an absolute URL.
     :raises ValueError: ``method`` is not one a server may ask.
     """
     if method == "elicitation/create":
@@ -578,6 +591,8 @@ def check_capabilities(ctx: Context, method: str, params: dict[str, t.Any]) -> N
         if mode == "form":
             schema = params.get("requestedSchema")
             check_form_schema(schema if isinstance(schema, dict) else {}, "the requestedSchema")
+        else:
+            _check_url(params.get("url"))
         ctx._require_elicitation(mode)
     elif method == "sampling/createMessage":
         ctx._require("sampling")
