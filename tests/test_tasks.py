@@ -201,6 +201,21 @@ def test_2026_input_required_then_update(wire: Wire) -> None:
     assert done["result"]["content"][0]["text"] == "ok=True"
 
 
+def test_2026_task_asks_only_for_elicitation_sampling_and_roots() -> None:
+    mcp, app, _ = build()
+
+    @mcp.tool(task="optional")
+    def pinger(ctx: Context) -> str:
+        return str(ctx.send_request("ping", {}))
+
+    wire = Wire(app)
+    created = result_of(wire.post("tools/call", {"name": "pinger", "arguments": {}}, caps=CAPS))
+    done = poll(wire, created["result"]["taskId"], lambda task: task["status"] != "working")
+    assert done["status"] == "completed" and "inputRequests" not in done
+    assert done["result"]["isError"] is True
+    assert "only asks for elicitation/create" in done["result"]["content"][0]["text"]
+
+
 def test_2026_cancel_reaches_the_handler() -> None:
     _, app, saw_cancel = build()
     wire = Wire(app)

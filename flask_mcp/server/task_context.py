@@ -16,6 +16,7 @@ import typing as t
 
 from .. import protocol
 from ..auth import AuthInfo
+from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import RequestCancelled
 from ..runtime import concurrency as _concurrency
@@ -29,6 +30,7 @@ from ..runtime.tasks import status_changed
 from ..runtime.tasks import store_of
 from ..runtime.tasks import touch
 from .call import Call
+from .context import ASKABLE_METHODS
 from .context import EXPECTED_ANSWERS
 from .context import ClientFacts
 from .context import Context
@@ -115,6 +117,14 @@ class TaskBackChannel:
     def request_many(
         self, ctx: Context, requests: dict[str, tuple[str, dict[str, t.Any]]]
     ) -> dict[str, dict[str, t.Any]]:
+        if self.flavour == V2026:
+            for method, _ in requests.values():
+                if method not in ASKABLE_METHODS:
+                    raise ClientRequestError(
+                        f"Cannot send {method} to the client: a 2026-07-28 task only asks for "
+                        "elicitation/create, sampling/createMessage and roots/list, in its "
+                        "inputRequests."
+                    )
         store = store_of(self.state)
         keys: dict[str, str] = {}  # the caller's key -> the task's key (unique per task)
 
