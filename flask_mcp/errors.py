@@ -92,15 +92,35 @@ class MethodNotFound(MCPError):
 class URLElicitationRequired(MCPError):
     """The client must complete URL-mode elicitations before retrying.
 
+    At 2026-07-28, which has no error ``-32042``, a ``tools/call``, ``prompts/get`` or
+    ``resources/read`` answers with an ``InputRequiredResult`` carrying the elicitations
+    instead (keyed by ``elicitationId``); the handler runs again on the client's retry.
+
     :param elicitations: the ``ElicitRequestURLParams`` objects to complete.
+    :raises ValueError: an elicitation is not URL mode with a ``url`` and an
+        ``elicitationId`` (the spec requires both).
     """
 
     def __init__(self, elicitations: list[dict[str, t.Any]], message: str | None = None) -> None:
+        for elicitation in elicitations:
+            if not (
+                isinstance(elicitation, dict)
+                and elicitation.get("mode") == "url"
+                and isinstance(elicitation.get("url"), str)
+                and isinstance(elicitation.get("elicitationId"), str)
+            ):
+                raise ValueError(
+                    "URLElicitationRequired takes URL-mode elicitations only: "
+                    '{"mode": "url", "elicitationId": ..., "url": ..., "message": ...}, '
+                    f"not {elicitation!r}."
+                )
         super().__init__(
             URL_ELICITATION_REQUIRED,
             message or "This request requires more information.",
             {"elicitations": elicitations},
         )
+        #: The elicitations to complete.
+        self.elicitations = elicitations
 
 
 class ResourceNotFound(MCPError):

@@ -14,6 +14,7 @@ from wire import make_app
 from flask_mcp import MCP
 from flask_mcp import CapabilityNotDeclared
 from flask_mcp import Context
+from flask_mcp import URLElicitationRequired
 from flask_mcp.server import mrtr
 from flask_mcp.server.elicitation import ElicitationSchemaError
 from flask_mcp.server.sealing import StateSealer
@@ -396,3 +397,27 @@ def test_a_url_elicitation_needs_an_absolute_url(server: MCP) -> None:
         make_app(server), elicitation=lambda params: {"action": "accept"}, capabilities=caps
     ) as client:
         assert "needs an absolute URL" in client.call_tool("relative")["content"][0]["text"]
+
+
+def test_url_elicitation_required_is_an_input_request_at_2026(server: MCP) -> None:
+    login = {"mode": "url", "elicitationId": "e-9", "url": "https://example.com/login"}
+
+    @server.tool()
+    def needs_login() -> str:
+        """Needs an out-of-band login first (-32042 in 2025-11-25)."""
+        raise URLElicitationRequired([{**login, "message": "Log in"}])
+
+    wire = Wire(make_app(server))
+    status, message = call(wire, "needs_login", caps={"elicitation": {}})
+    assert status == 400 and message["error"]["code"] == -32021
+    _, message = call(wire, "needs_login", caps={"elicitation": {"url": {}}})
+    result = message["result"]  # 2026-07-28 MUST NOT emit -32042
+    assert result["resultType"] == "input_required"
+    assert result["inputRequests"] == {
+        "e-9": {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "url": "https://example.com/login", "message": "Log in"},
+        }
+    }
+    with pytest.raises(ValueError, match="URL-mode elicitations only"):
+        URLElicitationRequired([{"mode": "form", "message": "Log in"}])

@@ -18,6 +18,7 @@ from ..errors import INTERNAL_ERROR
 from ..errors import INVALID_REQUEST
 from ..errors import MCPError
 from ..errors import MethodNotFound
+from ..errors import URLElicitationRequired
 from . import mrtr
 from .call import Call as Call
 from .call import MethodRecord
@@ -252,15 +253,24 @@ class Dispatcher:
             return handler(call)
         try:
             result = handler(call)
-        except mrtr.InputRequired as exc:
+        except (mrtr.InputRequired, URLElicitationRequired) as exc:
             ctx = call.ctx
-            if ctx is None or not isinstance(ctx._back_channel, mrtr.MRTRBackChannel):
+            if ctx is not None and isinstance(ctx._back_channel, mrtr.MRTRBackChannel):
+                channel, request_state = ctx._back_channel, ctx.request_state
+            elif isinstance(exc, URLElicitationRequired) and protocol.allows_input_required(
+                call.era, call.method
+            ):  # a handler without a Context parameter
+                channel, request_state = mrtr.open_round(
+                    call.state, call.method, call.params, call.auth
+                )
+            else:
                 raise MCPError(
                     INTERNAL_ERROR, f"{call.method} cannot ask the client for input."
                 ) from None
-            channel = ctx._back_channel
+            if isinstance(exc, URLElicitationRequired):  # no -32042 at 2026-07-28
+                exc = mrtr.url_elicitations(call, exc)
             result = mrtr.input_required_result(
-                call.state, exc, channel, ctx.request_state, call.params, call.auth
+                call.state, exc, channel, request_state, call.params, call.auth
             )
         return self.shape(call, result)
 

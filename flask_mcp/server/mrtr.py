@@ -34,6 +34,8 @@ from .. import protocol
 from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import MissingClientCapability as MissingClientCapability
+from ..errors import URLElicitationRequired
+from .call import client_facts
 from .context import EXPECTED_ANSWERS
 from .context import check_capabilities as check_capabilities
 from .context import valid_answer
@@ -45,6 +47,7 @@ from .sealing import secret_keys
 if t.TYPE_CHECKING:
     from ..auth import AuthInfo
     from ..runtime.state import AppState
+    from .call import Call
     from .context import Context
 
 logger = logging.getLogger("flask_mcp")
@@ -240,6 +243,26 @@ def open_round(
     return MRTRBackChannel(method, responses, payload["a"], payload["r"]), payload["s"]
 
 
+def url_elicitations(call: Call, exc: URLElicitationRequired) -> InputRequired:
+    """Return the ``InputRequired`` a 2026-07-28 request answers a ``URLElicitationRequired`` with.
+
+    2026-07-28 drops error ``-32042`` (``basic/index.mdx``: implementations MUST NOT emit
+    it); its URL-mode elicitations become ``inputRequests`` keyed by ``elicitationId``,
+    and the client retries once the user has been to the pages, as the MRTR URL-mode flow
+    describes. The handler then runs again and decides whether the flow completed.
+
+    :raises MissingClientCapability: the client did not declare ``elicitation.url``.
+    """
+    declared = client_facts(call).capabilities.get("elicitation")
+    if not isinstance(declared, dict) or "url" not in declared:
+        raise MissingClientCapability("elicitation", "url")
+    requests: dict[str, dict[str, t.Any]] = {}
+    for elicitation in exc.elicitations:
+        params = {k: v for k, v in elicitation.items() if k != "elicitationId"}
+        requests[elicitation["elicitationId"]] = {"method": "elicitation/create", "params": params}
+    return InputRequired(requests)
+
+
 def input_required_result(
     state: AppState,
     exc: InputRequired,
@@ -265,4 +288,5 @@ __all__ = [
     "roots",
     "sampling",
     "sealer_for",
+    "url_elicitations",
 ]
