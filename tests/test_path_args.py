@@ -22,6 +22,8 @@ from harness import GUNICORN_READY_ARGS
 from harness import redis_env
 from harness import start_server
 from harness import wait_for_workers_ready
+from wire import headers_2026
+from wire import meta
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -56,6 +58,15 @@ def plain() -> str:
     return str(request.view_args)
 
 
+@mcp.tool()
+def wipe(ctx: Context) -> str:
+    """Confirm, then wipe the tenant's data: the confirmation belongs to one tenant."""
+    schema = {"type": "object", "properties": {}}
+    if ctx.elicit(f"Wipe {ctx.path_args['tenant']}?", schema, key="sure")["action"] != "accept":
+        return "kept"
+    return f"wiped {ctx.path_args['tenant']}"
+
+
 @mcp.tool(task="optional")
 def tenant_report(ctx: Context) -> str:
     """Run as a task: the task knows its tenant, in whichever worker runs it."""
@@ -82,6 +93,26 @@ def test_values_reach_handlers_in_both_eras(version: str) -> None:
         with MCPTestClient(app, path=f"/t/{tenant}/mcp", protocol_version=version) as client:
             assert client.call_tool("whoami")["content"][0]["text"] == f"{tenant} {tenant}"
             assert client.call_tool("plain")["content"][0]["text"] == f"{{'tenant': '{tenant}'}}"
+
+
+def test_request_state_belongs_to_its_tenant() -> None:
+    client = app.test_client()
+
+    def call_wipe(tenant: str, **more: t.Any) -> dict[str, t.Any]:
+        params = {"name": "wipe", "arguments": {}, "_meta": meta(), **more}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        headers = headers_2026("tools/call", params)
+        return t.cast(
+            "dict[str, t.Any]", client.post(f"/t/{tenant}/mcp", json=message, headers=headers).json
+        )
+
+    state = call_wipe("acme")["result"]["requestState"]
+    answers = {"sure": {"action": "accept", "content": {}}}
+    replayed = call_wipe("globex", inputResponses=answers, requestState=state)
+    assert replayed["error"]["code"] == -32602  # acme's confirmation does not wipe globex
+    assert "integrity check failed" in replayed["error"]["message"]
+    done = call_wipe("acme", inputResponses=answers, requestState=state)
+    assert done["result"]["content"][0]["text"] == "wiped acme"
 
 
 @pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])

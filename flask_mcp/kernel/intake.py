@@ -371,7 +371,9 @@ def context_for(
                 settings = call.state.settings
                 channel = SessionBackChannel(call.state.backend, settings.client_request_timeout)
             else:
-                channel, _ = mrtr.open_round(call.state, call.method, call.params, call.auth)
+                channel, _ = mrtr.open_round(
+                    call.state, call.method, call.params, call.auth, call.path_args
+                )
         ctx = new_context(call, run, channel)
         if isinstance(channel, mrtr.MRTRBackChannel):  # MRTR answers a 2026-07-28 handler
             if request_state is not None:
@@ -394,7 +396,9 @@ def round_context(call: Call) -> ContextFactory:
     """
     params = call.params
     if "inputResponses" in params or "requestState" in params:
-        channel, request_state = mrtr.open_round(call.state, call.method, params, call.auth)
+        channel, request_state = mrtr.open_round(
+            call.state, call.method, params, call.auth, call.path_args
+        )
         return context_for(call, channel, request_state)
     return context_for(call)
 

@@ -261,7 +261,7 @@ class Dispatcher:
                 call.era, call.method
             ):  # a handler without a Context parameter
                 channel, request_state = mrtr.open_round(
-                    call.state, call.method, call.params, call.auth
+                    call.state, call.method, call.params, call.auth, call.path_args
                 )
             else:
                 raise MCPError(
@@ -270,7 +270,7 @@ class Dispatcher:
             if isinstance(exc, URLElicitationRequired):  # no -32042 at 2026-07-28
                 exc = mrtr.url_elicitations(call, exc)
             result = mrtr.input_required_result(
-                call.state, exc, channel, request_state, call.params, call.auth
+                call.state, exc, channel, request_state, call.params, call.auth, call.path_args
             )
         return self.shape(call, result)
 

@@ -18,7 +18,8 @@ sealed ``requestState``, together with :attr:`Context.request_state
 The state is sealed with :class:`~flask_mcp.server.sealing.StateSealer`, keyed from
 ``MCP_STATE_KEY`` or the app's ``SECRET_KEY`` (plus ``SECRET_KEY_FALLBACKS``),
 expires after ``MCP_STATE_MAX_AGE`` seconds and is bound to the caller, the
-method, the tool/prompt/resource and the arguments.
+method, the tool/prompt/resource, the arguments and the values of ``MCP_PATH``'s
+URL variables (the tenant of ``/t/<tenant>/mcp``).
 
 Build several questions for :meth:`Context.ask <flask_mcp.Context.ask>` with
 :func:`elicitation`, :func:`sampling` and :func:`roots`.
@@ -203,17 +204,35 @@ def sealer_for(state: AppState) -> StateSealer:
     return sealer
 
 
-def binding(method: str, params: dict[str, t.Any], auth: AuthInfo | None) -> str:
-    """Tie a ``requestState`` to the caller and to the request that produced it."""
+def binding(
+    method: str,
+    params: dict[str, t.Any],
+    auth: AuthInfo | None,
+    path_args: t.Mapping[str, t.Any] | None = None,
+) -> str:
+    """Tie a ``requestState`` to the caller and to the request that produced it.
+
+    :param path_args: the values of ``MCP_PATH``'s URL variables (the tenant of
+        ``/t/<tenant>/mcp``): state from one endpoint is refused at another.
+    """
     target = params.get("uri") if method == "resources/read" else params.get("name")
     principal = None if auth is None else auth.principal
-    return fingerprint(principal, method, target, params.get("arguments") or {})
+    parts: tuple[t.Any, ...] = (principal, method, target, params.get("arguments") or {})
+    if path_args:
+        parts += ({name: str(value) for name, value in path_args.items()},)
+    return fingerprint(*parts)
 
 
 def open_round(
-    state: AppState, method: str, params: dict[str, t.Any], auth: AuthInfo | None
+    state: AppState,
+    method: str,
+    params: dict[str, t.Any],
+    auth: AuthInfo | None,
+    path_args: t.Mapping[str, t.Any] | None = None,
 ) -> tuple[MRTRBackChannel, dict[str, t.Any]]:
     """Read ``inputResponses`` and ``requestState``; return the back-channel and the state data.
+
+    :param path_args: the values of ``MCP_PATH``'s URL variables, which the state is bound to.
 
     :raises InvalidParams: either is malformed, or the state fails verification.
     """
@@ -230,7 +249,7 @@ def open_round(
     if not isinstance(token, str):
         raise InvalidParams("Invalid params: requestState must be the string the server sent.")
     try:
-        payload = sealer_for(state).unseal(token, bind=binding(method, params, auth))
+        payload = sealer_for(state).unseal(token, bind=binding(method, params, auth, path_args))
     except InvalidState as exc:
         raise InvalidParams(f"requestState integrity check failed: {exc.reason}") from None
     if not (
@@ -270,10 +289,12 @@ def input_required_result(
     request_state: dict[str, t.Any],
     params: dict[str, t.Any],
     auth: AuthInfo | None,
+    path_args: t.Mapping[str, t.Any] | None = None,
 ) -> dict[str, t.Any]:
     """Return the ``InputRequiredResult`` for ``exc`` with a freshly sealed ``requestState``."""
     payload = channel.state_payload(request_state)
-    token = sealer_for(state).seal(payload, bind=binding(channel.method, params, auth))
+    bind = binding(channel.method, params, auth, path_args)
+    token = sealer_for(state).seal(payload, bind=bind)
     return {"resultType": "input_required", "inputRequests": exc.requests, "requestState": token}
 
 
