@@ -421,3 +421,19 @@ def test_url_elicitation_required_is_an_input_request_at_2026(server: MCP) -> No
     }
     with pytest.raises(ValueError, match="URL-mode elicitations only"):
         URLElicitationRequired([{"mode": "form", "message": "Log in"}])
+
+
+def test_ask_validates_accepted_forms(server: MCP, wire: Wire) -> None:
+    wrong = {"action": "accept", "content": {"name": 5}}
+    answers = {"who": wrong, "llm": SAMPLED, "where": ROOTS}
+    _, message = call(wire, "everything", inputResponses=answers)
+    text = message["result"]["content"][0]["text"]
+    assert message["result"]["isError"] and "does not fit the requested schema" in text
+    with MCPTestClient(
+        make_app(server),
+        elicitation=lambda params: wrong,
+        sampling=lambda params: SAMPLED,
+        roots=ROOTS["roots"],
+    ) as client:
+        answered = client.call_tool("everything")
+    assert answered["isError"] and "'name'" in answered["content"][0]["text"]

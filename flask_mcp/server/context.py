@@ -424,17 +424,23 @@ class Context:
         Build the requests with :mod:`flask_mcp.server.mrtr` (``elicitation``,
         ``sampling``, ``roots``). On a 2026-07-28 request every unanswered one
         goes out in the same ``InputRequiredResult``; on a session they are sent
-        one after the other.
+        one after the other. Accepted form content is validated against its
+        ``requestedSchema``, as :meth:`elicit` validates it.
+
+        :raises ~flask_mcp.server.elicitation.ElicitationError: an accepted form's
+            content does not fit its schema.
         """
         for method, params in requests.values():
             check_capabilities(self, method, params)
         ask_many = getattr(self._back_channel, "request_many", None)
         if ask_many is not None:
-            return t.cast("dict[str, dict[str, t.Any]]", ask_many(self, dict(requests)))
-        return {
-            key: self.send_request(method, params, key=key)
-            for key, (method, params) in requests.items()
-        }
+            answers = t.cast("dict[str, dict[str, t.Any]]", ask_many(self, dict(requests)))
+        else:
+            answers = {
+                key: self.send_request(method, params, key=key)
+                for key, (method, params) in requests.items()
+            }
+        return checked_answers(requests, answers)
 
     def create_message(
         self,
@@ -564,6 +570,20 @@ class Context:
             self._run.outbox.disconnect()
 
 
+def checked_answers(
+    requests: t.Mapping[str, tuple[str, dict[str, t.Any]]], answers: dict[str, dict[str, t.Any]]
+) -> dict[str, dict[str, t.Any]]:
+    """Return ``answers`` once the accepted content of each form fits its ``requestedSchema``.
+
+    :raises ~flask_mcp.server.elicitation.ElicitationError: naming the fields that do not.
+    """
+    for key, (method, params) in requests.items():
+        schema = params.get("requestedSchema")
+        if method == "elicitation/create" and isinstance(schema, dict) and key in answers:
+            elicitation_form(schema).result(answers[key])
+    return answers
+
+
 def _check_url(url: t.Any) -> None:
     """Refuse a URL elicitation whose ``url`` is not absolute (the spec: "a valid URL")."""
     parts = urlsplit(url) if isinstance(url, str) else None
@@ -618,5 +638,6 @@ __all__ = [
     "RequestCall",
     "SessionBackChannel",
     "check_capabilities",
+    "checked_answers",
     "valid_answer",
 ]

@@ -35,6 +35,7 @@ from .context import EXPECTED_ANSWERS
 from .context import ClientFacts
 from .context import Context
 from .context import check_capabilities
+from .context import checked_answers
 from .context import valid_answer
 
 if t.TYPE_CHECKING:
@@ -251,7 +252,7 @@ class TaskContext(Context):
         for method, params in requests.values():
             check_capabilities(self, method, params)
         channel = t.cast(TaskBackChannel, self._back_channel)
-        return channel.request_many(self, dict(requests))
+        return checked_answers(requests, channel.request_many(self, dict(requests)))
 
 
 def auth_grant(auth: AuthInfo | None) -> dict[str, t.Any] | None:
