@@ -402,8 +402,11 @@ KEYS: tuple[Key, ...] = (
         "MCP_MAX_STREAMS",
         None,
         optional_positive_int,
-        "Most SSE responses open at once in this process; past it the server answers "
-        "503 instead of hanging (None: unlimited on gevent, threads - 1 on gthread).",
+        "Most SSE responses open at once in this process (GET streams: half of them). Past "
+        "it nothing hangs: a call is answered with one JSON response (its notifications "
+        "dropped), a GET is told to come back later (a stream that ends at once with a "
+        "``retry`` hint) and ``subscriptions/listen`` gets 503 (None: unlimited on gevent, "
+        "threads - 1 on gthread).",
     ),
     Key(
         "MCP_HEALTH_LIVENESS_PATH",

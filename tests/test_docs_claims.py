@@ -139,3 +139,43 @@ def test_deployment_states_gunicorns_keepalive() -> None:
     assert "the first one included" in gunicorn
     commands = [code for info, code in fenced(gunicorn) if info.strip() == "bash"]
     assert any(f"--keep-alive {ours[1]}" in code for code in commands)
+
+
+# -- a full threaded worker ---------------------------------------------------------------------
+
+
+def test_max_streams_doc_states_what_a_full_worker_answers() -> None:
+    """The doc of MCP_MAX_STREAMS (shown in docs/configuration.md) once said a full worker
+    answers 503: only ``subscriptions/listen`` does; a call gets one JSON response and a
+    GET a stream that ends at once with a ``retry`` hint."""
+    from wire import ThreadedTestClient
+    from wire import initialize
+    from wire import open_get
+    from wire import rpc
+    from wire import send_2026
+
+    doc = next(k.doc for k in KEYS if k.name == "MCP_MAX_STREAMS")
+    assert "one JSON response" in doc and "``retry`` hint" in doc
+    assert "``subscriptions/listen`` gets 503" in doc
+    mcp = MCP(name="full", version="1")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app = Flask("full")
+    app.config.update(SECRET_KEY="test-secret", MCP_MAX_STREAMS=2)
+    app.test_client_class = ThreadedTestClient
+    mcp.init_app(app)
+    client = app.test_client()
+    session = initialize(client)
+    mcp.state(app).slots.open = 2  # every stream this worker can hold is taken
+    call = rpc(client, session, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    assert (call.status_code, call.mimetype) == (200, "application/json")
+    assert call.json["result"]["structuredContent"] == {"result": 3}
+    get = open_get(client, session)
+    assert (get.status_code, get.mimetype) == (200, "text/event-stream")
+    assert "retry: " in get.get_data(as_text=True)
+    listen_params = {"notifications": {"toolsListChanged": True}}
+    listen = send_2026(client, "subscriptions/listen", listen_params)
+    assert listen.status_code == 503
