@@ -179,3 +179,33 @@ def test_max_streams_doc_states_what_a_full_worker_answers() -> None:
     listen_params = {"notifications": {"toolsListChanged": True}}
     listen = send_2026(client, "subscriptions/listen", listen_params)
     assert listen.status_code == 503
+
+
+# -- the CLI's sample session ------------------------------------------------------------------
+
+
+def test_cli_page_shows_what_the_commands_print() -> None:
+    """The console block of docs/cli.md's "Looking at a server" once showed a result with
+    spaces the CLI does not print. Each line it shows under a command (``...`` elides, a
+    ``<- stderr`` note is the page's) is a line the command prints."""
+    import shlex
+
+    from examples.quickstart import app
+    from flask_mcp.cli import cli
+
+    block = next(
+        code
+        for info, code in fenced(section(page("cli.md"), "Looking at a server and calling it"))
+        if info.strip() == "console"
+    )
+    commands = re.split(r"^\$ flask --app examples\.quickstart mcp ", block, flags=re.MULTILINE)
+    assert len(commands) == 6
+    for command in commands[1:]:
+        line, *shown = command.splitlines()
+        result = app.test_cli_runner().invoke(cli, args=shlex.split(line))
+        assert result.exit_code == 0, (line, result.output)
+        printed = result.output.splitlines()
+        for want in shown:
+            want = want.split("<- stderr", 1)[0].rstrip()
+            if want.strip() != "...":
+                assert want in printed, (line, want, printed)
