@@ -233,3 +233,24 @@ def test_readme_docs_build_installs_what_the_api_reference_imports() -> None:
     api = page("api.rst")
     for module in ("flask_mcp.auth.jwt_authorizer", "flask_mcp.client", "contrib.oauth_server"):
         assert module in api  # what needs them: drop one here when the reference drops it
+
+
+# -- the examples' entry points ------------------------------------------------------------------
+
+
+def test_examples_readme_names_each_modules_app_and_factory() -> None:
+    """examples/README.md once said every example but one has an ``app`` and a
+    ``create_app()``: ``oauth`` has only the factory and ``tasks`` only the app."""
+    import importlib
+
+    text = (ROOT / "examples" / "README.md").read_text()
+    intro = " ".join(text.split("\n\n", 2)[1].split())
+    factories_only = set(re.findall(r"`(\w+)`", intro.split("(factories only", 1)[0]))
+    apps_only = set(re.findall(r"`(\w+)` \(an `app` only\)", intro))
+    assert factories_only == {"authorization_server", "oauth"} and apps_only == {"tasks"}
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"examples.{path.stem}")
+        assert hasattr(module, "app") == (path.stem not in factories_only), path.stem
+        assert hasattr(module, "create_app") == (path.stem not in apps_only), path.stem
