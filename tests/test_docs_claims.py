@@ -254,3 +254,28 @@ def test_examples_readme_names_each_modules_app_and_factory() -> None:
         module = importlib.import_module(f"examples.{path.stem}")
         assert hasattr(module, "app") == (path.stem not in factories_only), path.stem
         assert hasattr(module, "create_app") == (path.stem not in apps_only), path.stem
+
+
+# -- the fast tests ----------------------------------------------------------------------------
+
+
+def test_readme_fast_test_selection_leaves_out_every_slow_marker() -> None:
+    """The README once said ``-m "not e2e"`` runs only the fast tests: it still selects
+    the tests marked ``redis`` and ``cluster`` (which start Redis servers), ``conformance``
+    (which installs the Node suites) and ``slow`` (the benchmark card's servers). Every
+    selection the README calls fast leaves out each of these markers (and ``browser``,
+    whose tests are ``e2e`` too)."""
+    from _pytest.mark.expression import Expression
+
+    readme = (ROOT / "README.md").read_text()
+    fast = re.findall(r'-m "([^"]+)"`\s+(?:runs only the fast|\(fast)', readme)
+    assert len(fast) == 2
+    for expression in set(fast):
+        compiled = Expression.compile(expression)
+        implied = {"cluster": "redis", "browser": "e2e"}  # as the tests mark them
+        for marker in ("e2e", "slow", "redis", "cluster", "conformance", "browser"):
+            marks = {marker, implied.get(marker, marker)}
+            assert not compiled.evaluate(lambda name, marks=marks: name in marks), (
+                expression,
+                marker,
+            )
