@@ -240,14 +240,19 @@ def test_readme_docs_build_installs_what_the_api_reference_imports() -> None:
 
 def test_examples_readme_names_each_modules_app_and_factory() -> None:
     """examples/README.md once said every example but one has an ``app`` and a
-    ``create_app()``: ``oauth`` has only the factory and ``tasks`` only the app."""
+    ``create_app()``, docs/examples.md every one: ``oauth`` and ``authorization_server``
+    have only the factory and ``tasks`` only the app."""
     import importlib
 
-    text = (ROOT / "examples" / "README.md").read_text()
-    intro = " ".join(text.split("\n\n", 2)[1].split())
-    factories_only = set(re.findall(r"`(\w+)`", intro.split("(factories only", 1)[0]))
-    apps_only = set(re.findall(r"`(\w+)` \(an `app` only\)", intro))
-    assert factories_only == {"authorization_server", "oauth"} and apps_only == {"tasks"}
+    intros = [
+        " ".join(path.read_text().split("\n\n", 2)[1].split())
+        for path in (ROOT / "examples" / "README.md", DOCS / "examples.md")
+    ]
+    for intro in intros:
+        sentence = intro.split("All but", 1)[1]
+        factories_only = set(re.findall(r"`(\w+)`", sentence.split("(factories only", 1)[0]))
+        apps_only = set(re.findall(r"`(\w+)` \(an `app` only\)", sentence))
+        assert factories_only == {"authorization_server", "oauth"} and apps_only == {"tasks"}
     for path in sorted((ROOT / "examples").glob("*.py")):
         if path.stem == "__init__":
             continue
