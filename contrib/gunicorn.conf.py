@@ -28,8 +28,8 @@ preload_app = False
 # must load the variable: app.config.from_prefixed_env() turns FLASK_MCP_BACKEND into MCP_BACKEND
 # (or set app.config["MCP_BACKEND"] in code, in which case this check cannot see it).
 workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
-backend = os.environ.get("FLASK_MCP_BACKEND", "memory://").strip().lower()
-if workers > 1 and not backend.startswith(("redis://", "rediss://", "unix://")):
+backend = (os.environ.get("FLASK_MCP_BACKEND", "").strip() or "memory://").lower()
+if workers > 1 and backend.startswith("memory:"):  # every other backend URL is shared (Redis)
     print(
         f"gunicorn.conf.py: WARNING: {workers} workers without FLASK_MCP_BACKEND=redis://...; "
         "sessions in memory are not shared between workers, so requests will fail with "

@@ -141,6 +141,28 @@ def test_deployment_states_gunicorns_keepalive() -> None:
     assert any(f"--keep-alive {ours[1]}" in code for code in commands)
 
 
+@pytest.mark.parametrize(
+    ("backend", "warned"),
+    [
+        ("", True),
+        ("memory://", True),
+        ("redis://127.0.0.1:6379/0", False),
+        ("unix:///run/redis.sock", False),
+        ("redis+cluster://127.0.0.1:7000", False),
+        ("rediss+sentinel://127.0.0.1:26379/mymaster", False),
+    ],
+)
+def test_gunicorn_conf_warns_only_of_workers_on_the_memory_backend(
+    backend: str, warned: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """contrib/gunicorn.conf.py warns that sessions are not shared between workers only
+    for the in-memory backend: every Redis URL (cluster and sentinel too) is shared."""
+    monkeypatch.setenv("WEB_CONCURRENCY", "2")
+    monkeypatch.setenv("FLASK_MCP_BACKEND", backend)
+    exec((ROOT / "contrib" / "gunicorn.conf.py").read_text(), {"__name__": "gunicorn_conf"})
+    assert ("WARNING: 2 workers" in capsys.readouterr().err) is warned
+
+
 # -- a full threaded worker ---------------------------------------------------------------------
 
 
