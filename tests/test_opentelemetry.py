@@ -254,8 +254,8 @@ def test_network_attributes_say_how_the_request_came(telemetry: Telemetry) -> No
 
     Spans and metrics of calls over stdio said ``tcp`` and ``http`` as well.
     """
-    from test_stdio import INIT
-    from test_stdio import Pipes
+    from wire import STDIO_INIT as INIT
+    from wire import Pipes
 
     mcp, app = make(telemetry)
     with MCPTestClient(app) as client:

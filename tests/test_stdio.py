@@ -6,64 +6,17 @@ client; these drive the same server object line by line, fast.
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 import time
 import typing as t
 
 import pytest
 from flask import Flask
+from wire import STDIO_INIT as INIT
+from wire import Pipes
 from wire import meta
 
 from flask_mcp import MCP
 from flask_mcp import Context
-from flask_mcp.transport.stdio import StdioServer
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"sampling": {}},
-        "clientInfo": {"name": "pipe", "version": "1"},
-    },
-}
-
-
-class Pipes:
-    """A server on two pipes, and the client's ends."""
-
-    def __init__(self, app: Flask, mcp: MCP) -> None:
-        read_in, self._write_in = os.pipe()
-        self._read_out, write_out = os.pipe()
-        self.to_server = os.fdopen(self._write_in, "wb")
-        self.from_server = os.fdopen(self._read_out, "rb")
-        self.server = StdioServer(
-            mcp.dispatcher,
-            mcp.state(app),
-            os.fdopen(read_in, "rb"),
-            os.fdopen(write_out, "wb"),
-        )
-        self.thread = threading.Thread(target=self.server.serve, daemon=True)
-        self.thread.start()
-
-    def send(self, message: t.Any) -> None:
-        self.to_server.write(json.dumps(message).encode() + b"\n")
-        self.to_server.flush()
-
-    def receive(self) -> t.Any:
-        line = self.from_server.readline()
-        assert line, "the server closed stdout"
-        return json.loads(line)
-
-    def close(self) -> None:
-        self.to_server.close()
-        self.thread.join(10)
-        assert not self.thread.is_alive()
-        self.server.stdout.close()
-        self.from_server.close()
 
 
 @pytest.fixture

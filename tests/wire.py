@@ -9,7 +9,8 @@ One place for the raw wire of both eras, so that no test module imports another:
 - any WSGI app through :mod:`wsgiref.validate` (PEP 3333): :func:`wsgi_call`, :class:`Reply`;
 - an app served in a subprocess (``harness.start_server``), over plain ``http.client``:
   :func:`http_post`, :func:`http_session`, :func:`debug_stats`;
-- the official ``mcp`` client with answering callbacks: :func:`client`, :func:`text_of`.
+- the official ``mcp`` client with answering callbacks: :func:`client`, :func:`text_of`;
+- a stdio server on two pipes: :class:`Pipes`, :data:`STDIO_INIT`.
 
 Where a test only needs a well-behaved client, :class:`flask_mcp.testing.MCPTestClient` does
 the job; these helpers are for tests that look at (or break) the wire itself.  Servers in
@@ -21,6 +22,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import os
 import threading
 import time
 import typing as t
@@ -38,6 +40,7 @@ from mcp import Client
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp.transport.stdio import StdioServer
 
 ACCEPT = "application/json, text/event-stream"
 HOST = "127.0.0.1"
@@ -452,3 +455,50 @@ def add_two_phase(mcp: MCP, release: threading.Event) -> None:
         release.wait(5)
         ctx.log("info", "phase 2")
         return "complete"
+
+
+#: The ``initialize`` request a stdio test client sends (2025-11-25, with sampling).
+STDIO_INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "pipe", "version": "1"},
+    },
+}
+
+
+class Pipes:
+    """A :class:`~flask_mcp.transport.stdio.StdioServer` on two pipes, and the client's ends."""
+
+    def __init__(self, app: Flask, mcp: MCP) -> None:
+        read_in, self._write_in = os.pipe()
+        self._read_out, write_out = os.pipe()
+        self.to_server = os.fdopen(self._write_in, "wb")
+        self.from_server = os.fdopen(self._read_out, "rb")
+        self.server = StdioServer(
+            mcp.dispatcher,
+            mcp.state(app),
+            os.fdopen(read_in, "rb"),
+            os.fdopen(write_out, "wb"),
+        )
+        self.thread = threading.Thread(target=self.server.serve, daemon=True)
+        self.thread.start()
+
+    def send(self, message: t.Any) -> None:
+        self.to_server.write(json.dumps(message).encode() + b"\n")
+        self.to_server.flush()
+
+    def receive(self) -> t.Any:
+        line = self.from_server.readline()
+        assert line, "the server closed stdout"
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.to_server.close()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        self.server.stdout.close()
+        self.from_server.close()
