@@ -244,14 +244,15 @@ def uwsgi_argv(app_spec: str, worker: str, port: int, *, workers: int, threads: 
     Both speak HTTP in the worker (``--http-socket``, as behind a proxy): the worker sees the
     client's own connection, so a client that leaves is noticed at once.  ``uwsgi-router``
     (gevent mode) puts uWSGI's HTTP router in front (``--http``), the standalone set-up: it
-    keeps connections alive and chunks streamed responses, but shows the worker its own
+    keeps connections alive, chunks streamed responses and passes chunked bodies on
+    (``--http-chunked-input``), but shows the worker its own
     connection, which closes only when a write to the vanished client fails; its
     ``--http-timeout`` must outlast an idle stream between heartbeats.  ``--die-on-term``:
     SIGTERM stops uWSGI (by default it reloads).
     """
     if worker == "uwsgi-router":
         http = ["--http", f"{HOST}:{port}", "--http-keepalive", "--http-auto-chunked",
-                "--http-timeout", "120"]  # fmt: skip
+                "--http-chunked-input", "--http-timeout", "120"]  # fmt: skip
     else:  # it closes every connection after its response, so say so
         http = ["--http-socket", f"{HOST}:{port}", "--add-header", "Connection: close"]
     argv = [

@@ -149,3 +149,34 @@ def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
         final["rss_kb"] - second["rss_kb"] * 1.05 - 1024,
     ]
     assert min(growth) <= 0, f"RSS grew in every round: {baseline}, {second}, {final}"
+
+
+@pytest.mark.parametrize("worker", [*SERVERS, "uwsgi-router"])
+def test_a_chunked_post_is_read_on_every_server(serve: t.Any, worker: str) -> None:
+    """A body sent with Transfer-Encoding: chunked (no Content-Length) is read, in two chunks.
+
+    uWSGI gives the app an empty ``wsgi.input`` for it: the POST was answered 400, "Parse
+    error", there and only there.
+    """
+    server = serve(APP, worker)
+    session = open_session(server.port)
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.putrequest("POST", "/mcp")
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "Mcp-Session-Id": session,
+        "Transfer-Encoding": "chunked",
+    }.items():
+        conn.putheader(name, value)
+    conn.endheaders()
+    for part in (body[:10], body[10:]):
+        conn.send(b"%x\r\n%s\r\n" % (len(part), part))
+        time.sleep(0.05)
+    conn.send(b"0\r\n\r\n")
+    response = conn.getresponse()
+    answer = response.read()
+    conn.close()
+    assert response.status == 200, answer
+    assert json.loads(answer) == {"jsonrpc": "2.0", "id": 7, "result": {}}
