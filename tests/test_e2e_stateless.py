@@ -19,6 +19,8 @@ from harness import SERVERS
 from harness import run_suite
 from harness import start_server
 from wire import headers_2026
+from wire import http_post
+from wire import http_session
 from wire import meta
 
 from flask_mcp import MCP
@@ -159,6 +161,45 @@ def test_dropped_listen_streams_free_their_worker(server: t.Any) -> None:
             assert b"notifications/subscriptions/acknowledged" in response.read1(65536)
             conn.close()
         time.sleep(2.5)
+
+
+def test_a_session_id_is_ignored_and_get_and_delete_are_405(server: t.Any) -> None:
+    """A 2026-07-28 request is served whatever Mcp-Session-Id it carries; GET and DELETE: 405.
+
+    streamable-http.mdx: "An Mcp-Session-Id header on a request: ignore it"; "HTTP GET or
+    DELETE to the MCP endpoint: respond with 405". The POST was answered 404 (an unknown id)
+    or 400 "unsupported MCP-Protocol-Version '2026-07-28'" (a live one), GET and DELETE 400.
+    """
+    live = http_session(server.port)
+    params: dict[str, t.Any] = {"_meta": meta({})}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params})
+    headers = {**headers_2026("tools/list", params), "Content-Type": "application/json"}
+    for session in ("never-issued", live):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("POST", "/mcp", body, {**headers, "Mcp-Session-Id": session})
+        response = conn.getresponse()
+        answer = json.loads(response.read())
+        conn.close()
+        assert response.status == 200, answer
+        assert "tools" in answer["result"]
+        assert response.getheader("Mcp-Session-Id") is None
+        for method in ("GET", "DELETE"):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            conn.request(
+                method,
+                "/mcp",
+                headers={
+                    "Accept": "text/event-stream",
+                    "MCP-Protocol-Version": "2026-07-28",
+                    "Mcp-Session-Id": session,
+                },
+            )
+            response = conn.getresponse()
+            response.read()
+            conn.close()
+            assert response.status == 405, (method, session)
+            assert response.getheader("Allow") == "POST"
+    assert http_post(server.port, {"jsonrpc": "2.0", "id": 2, "method": "ping"}, live)[0] == 200
 
 
 def test_client_going_away_cancels_the_request(server: t.Any) -> None:

@@ -95,9 +95,11 @@ def era_of_request(
 
     A request without a session is stateless when it names a version in the
     ``MCP-Protocol-Version`` header or carries ``params._meta``, unless it has
-    no ``_meta`` and its header names a handshake-era version.
+    no ``_meta`` and its header names a handshake-era version. A session id
+    decides only when the header names no 2026-07-28 version: a request that
+    does is stateless, its ``Mcp-Session-Id`` ignored (``streamable-http.mdx``).
     """
-    if has_session:
+    if has_session and header_version not in STATELESS_VERSIONS:
         return HANDSHAKE
     meta = None
     if isinstance(message, dict):

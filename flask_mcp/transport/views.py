@@ -154,6 +154,7 @@ class Transport:
         settings = state.settings
         environ = request.environ
         self._guard(state, environ)
+        _refuse_stateless(environ)
         security.check_accept_sse(request.accept_mimetypes)
         auth = authenticate(state)
         if not settings.enable_get_stream:
@@ -172,10 +173,31 @@ class Transport:
         state = self.app_state
         environ = request.environ
         self._guard(state, environ)
+        _refuse_stateless(environ)
         record = self.handshake.session(environ, auth=authenticate(state))
         assert record is not None
         self.handshake.end(record)
         return no_content()
+
+
+def _refuse_stateless(environ: WSGIEnvironment) -> None:
+    """Refuse a GET or DELETE of the 2026-07-28 revision, which has neither.
+
+    Its ``MCP-Protocol-Version`` header tells it; the spec answers 405 and
+    ignores any ``Mcp-Session-Id`` (``streamable-http.mdx``, Earlier Streamable
+    HTTP Revisions).
+
+    :raises MCPHTTPError: 405 Method Not Allowed.
+    """
+    version = environ.get(VERSION_KEY)
+    if version is not None and version.strip() in protocol.STATELESS_VERSIONS:
+        raise MCPHTTPError(
+            405,
+            f"Method Not Allowed: protocol {version.strip()} has no GET stream and no "
+            "sessions to DELETE; POST every request, and POST subscriptions/listen for "
+            "change notifications.",
+            headers={"Allow": "POST"},
+        )
 
 
 def _content_length(environ: WSGIEnvironment) -> int | None:
