@@ -189,6 +189,17 @@ def test_a_tool_with_a_raw_json_fallback_and_a_bad_argument(explorer: Explorer) 
     assert page.locator("#call-outcome").text_content()
 
 
+def test_an_optional_string_left_empty_is_left_out(explorer: Explorer) -> None:
+    """``language: str | None = None``: its default null is no value, not the text "null"."""
+    page = explorer.page
+    explorer.tool("find")
+    assert page.get_by_label("language").input_value() == ""
+    page.get_by_label("query (required)").fill("flask")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "flask in any language"
+
+
 def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
     """2026-07-28 requires Mcp-Param-Region (base64 when not plain ASCII); the server checks it."""
     page = explorer.page

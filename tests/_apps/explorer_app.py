@@ -122,6 +122,12 @@ def forecast(region: str) -> str:
 
 
 @mcp.tool()
+def find(query: str, language: str | None = None) -> str:
+    """Find ``query``, in ``language`` when one is given (an optional string)."""
+    return f"{query} in {language or 'any language'}"
+
+
+@mcp.tool()
 def add_a_tool(name: str) -> str:
     """Declare a tool named ``name`` while serving: clients hear that the tool list changed."""
 

@@ -580,19 +580,21 @@
     return schema || {};
   }
 
-  // Optional[X] in JSON Schema: anyOf [X, {type: null}] -> X.
+  // Optional[X] in JSON Schema: anyOf [X, {type: null}] -> X. A default of null (X | None =
+  // None) is no default of X: the field starts empty and is left out unless filled.
   function unwrapNullable(schema, root) {
     schema = resolve(schema, root);
+    var fallback = schema.default === null ? undefined : schema.default;
     var options = schema.anyOf || schema.oneOf;
     if (Array.isArray(options)) {
       var rest = options.filter(function (option) { return resolve(option, root).type !== "null"; });
       if (rest.length === 1 && rest.length < options.length) {
-        return Object.assign({}, resolve(rest[0], root), { title: schema.title, description: schema.description, default: schema.default });
+        return Object.assign({}, resolve(rest[0], root), { title: schema.title, description: schema.description, default: fallback });
       }
     }
     if (Array.isArray(schema.type)) {
       var types = schema.type.filter(function (type) { return type !== "null"; });
-      if (types.length === 1) return Object.assign({}, schema, { type: types[0] });
+      if (types.length === 1) return Object.assign({}, schema, { type: types[0], default: fallback });
     }
     return schema;
   }
