@@ -265,6 +265,21 @@ def test_an_eliciting_tool_shows_the_form_and_finishes_after_submit(explorer: Ex
     assert page.locator("form.question").count() == 0
 
 
+def test_an_elicitation_offers_titled_enums_as_selects(explorer: Explorer) -> None:
+    """``oneOf``/``anyOf`` of ``{const, title}``: the titles are shown, the consts sent."""
+    page = explorer.page
+    explorer.tool("paint")
+    explorer.call()
+    question = page.locator("form.question")
+    question.wait_for(timeout=WAIT_MS)
+    question.get_by_label("Colour (required)").select_option(label="Green")
+    question.get_by_role("button", name="Add item to Trims").click()
+    question.get_by_label("Trims item 1 (required)").select_option(label="White")
+    question.get_by_role("button", name="Accept").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "Painted #00ff00 with #ffffff trims."
+
+
 def test_a_declined_elicitation_ends_with_the_tools_error(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("book_table")

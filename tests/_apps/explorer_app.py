@@ -115,6 +115,42 @@ def book_table(restaurant: str, ctx: Context) -> str:
     return f"Booked {restaurant} for {content['guests']} ({content.get('seating', 'any seat')})."
 
 
+@mcp.tool()
+def paint(ctx: Context) -> str:
+    """Ask for one colour and some trims, offered as titled enums (const and title)."""
+    answer = ctx.elicit(
+        "Which colours?",
+        {
+            "type": "object",
+            "properties": {
+                "colour": {
+                    "type": "string",
+                    "title": "Colour",
+                    "oneOf": [
+                        {"const": "#ff0000", "title": "Red"},
+                        {"const": "#00ff00", "title": "Green"},
+                    ],
+                },
+                "trims": {
+                    "type": "array",
+                    "title": "Trims",
+                    "items": {
+                        "anyOf": [
+                            {"const": "#000000", "title": "Black"},
+                            {"const": "#ffffff", "title": "White"},
+                        ]
+                    },
+                },
+            },
+            "required": ["colour"],
+        },
+    )
+    if answer["action"] != "accept":
+        raise ToolError(f"Painting {answer['action']}ed by the user.")
+    content = answer["content"]
+    return f"Painted {content['colour']} with {', '.join(content.get('trims', []))} trims."
+
+
 @mcp.tool(headers={"region": "Region"})
 def forecast(region: str) -> str:
     """The forecast of a region (2026-07-28 clients repeat it in the Mcp-Param-Region header)."""

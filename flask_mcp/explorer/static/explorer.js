@@ -599,6 +599,19 @@
     return schema;
   }
 
+  // A titled enum of elicitation forms, oneOf (or anyOf, in a multi-select's items) of
+  // {const, title}: an enum whose options show the titles (enumNames, as the legacy form).
+  function titledEnum(schema) {
+    var options = schema.oneOf || schema.anyOf;
+    if (Array.isArray(schema.enum) || !Array.isArray(options) || !options.length) return schema;
+    var titled = options.every(function (option) { return option && typeof option === "object" && option.const !== undefined; });
+    if (!titled) return schema;
+    return Object.assign({}, schema, {
+      enum: options.map(function (option) { return option.const; }),
+      enumNames: options.map(function (option) { return option.title !== undefined ? String(option.title) : String(option.const); }),
+    });
+  }
+
   function fieldLabel(name, schema, required) {
     var text = schema.title || name;
     return text + (required ? " (required)" : "");
@@ -611,7 +624,7 @@
   // Build the field of one value; returns {node, read(), set(value)}. read() returns
   // undefined when an optional field is left empty, and throws with what is wrong.
   function buildField(schema, name, required, root, path) {
-    schema = unwrapNullable(schema, root);
+    schema = titledEnum(unwrapNullable(schema, root));
     var id = nextId("field");
     var hintId = id + "-hint";
     var label = fieldLabel(name, schema, required);
@@ -622,7 +635,8 @@
       var select = el("select", { id: id, name: where, "aria-describedby": schema.description ? hintId : null, required: required });
       if (!required) select.appendChild(el("option", { value: "", text: "(not set)" }));
       schema.enum.forEach(function (value, i) {
-        select.appendChild(el("option", { value: String(i), text: typeof value === "string" ? value : JSON.stringify(value) }));
+        var title = Array.isArray(schema.enumNames) && typeof schema.enumNames[i] === "string" ? schema.enumNames[i] : null;
+        select.appendChild(el("option", { value: String(i), text: title !== null ? title : typeof value === "string" ? value : JSON.stringify(value) }));
       });
       if (schema.default !== undefined) {
         var index = schema.enum.indexOf(schema.default);
