@@ -619,6 +619,32 @@ def test_a_view_on_a_sandbox_origin_of_its_own(browser: t.Any) -> None:
         tab.close()
 
 
+def test_a_sandbox_origin_that_is_the_pages_own_is_not_trusted(browser: t.Any) -> None:
+    """The page opened on MCP_EXPLORER_SANDBOX_ORIGIN: the proxy still gets another origin.
+
+    The Apps specification wants the host and the sandbox on different origins; a proxy
+    framed with allow-same-origin on the page's own origin could reach the page.
+    """
+    port = free_port()
+    env = {"MCP_TEST_EXPLORER": "debug", "MCP_TEST_EXPLORER_SANDBOX": f"http://127.0.0.1:{port}"}
+    with start_server(APP, "gevent", env=env, port=port) as served:
+        tab = Explorer(browser, served, "2026-07-28")
+        tab.open()
+        tab.tool("counter")
+        tab.page.get_by_label("start").fill("3")
+        tab.call()
+        assert tab.wait_state("finished|failed") == "finished", tab.explain()
+        view = tab.page.frame_locator("#call-view iframe").frame_locator("iframe")
+        view.locator("#count:text-is('3')").wait_for(timeout=WAIT_MS)
+        frame = tab.page.query_selector("#call-view iframe")
+        assert frame.get_attribute("sandbox") == "allow-scripts allow-forms"
+        proxy = frame.content_frame()
+        assert proxy.evaluate("() => window.origin") == "null"
+        reach = "() => { try { return !!parent.document.body; } catch (e) { return false; } }"
+        assert proxy.evaluate(reach) is False
+        tab.close()
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_skills_are_listed_when_served(browser: t.Any, era: str) -> None:
     """The skills app of the Skills tests (``tests/_apps/skills.py``), in debug."""

@@ -1100,12 +1100,16 @@
       var ui = (content._meta && content._meta.ui) || (listed && listed._meta && listed._meta.ui) || {};
       self.ui = ui;
       var url = new URL(CONFIG.sandbox, location.href);
+      // The specification wants the proxy on another origin than the page's: on the page's
+      // own, allow-same-origin would let it reach the page. It runs on an opaque one then.
+      var ownOrigin = CONFIG.sandboxSameOrigin && url.origin !== location.origin;
+      if (CONFIG.sandboxSameOrigin && !ownOrigin) self.log("The sandbox origin is this page's: the proxy runs on an opaque origin");
       if (ui.csp) url.searchParams.set("csp", JSON.stringify(ui.csp));
       self.log("CSP asked by the view: " + (ui.csp ? JSON.stringify(ui.csp) : "none (restrictive default)"));
       var iframe = el("iframe", {
         class: "view-frame" + (ui.prefersBorder === false ? "" : " bordered"),
         title: "MCP App view of " + self.tool.name,
-        sandbox: CONFIG.sandboxSameOrigin ? "allow-scripts allow-same-origin allow-forms" : "allow-scripts allow-forms",
+        sandbox: ownOrigin ? "allow-scripts allow-same-origin allow-forms" : "allow-scripts allow-forms",
       });
       var allow = [];
       var permissions = ui.permissions || {};
@@ -1117,7 +1121,7 @@
       self.log("Permissions asked by the view: " + (allow.length ? allow.join(", ") : "none"));
       if (ui.domain) self.log("Sandbox domain asked by the view: " + ui.domain + " (host-specific; the explorer uses its own sandbox origin)");
       self.iframe = iframe;
-      self.target = CONFIG.sandboxSameOrigin ? url.origin : "*";
+      self.target = ownOrigin ? url.origin : "*";
       window.addEventListener("message", self.onMessage);
       self.html = decodeHtml(content);
       iframe.src = url.href;
