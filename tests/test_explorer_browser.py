@@ -616,6 +616,9 @@ def test_a_view_on_a_sandbox_origin_of_its_own(browser: t.Any) -> None:
         view.locator("#bump").click()
         view.locator("#count:text-is('2')").wait_for(timeout=WAIT_MS)
         assert any(url.startswith(sandbox) for url in tab.requests)
+        # the view itself stays on an opaque origin: the sandbox origin is the app's too
+        inner = frame.content_frame().child_frames[0]
+        assert inner.evaluate("() => window.origin") == "null"
         tab.close()
 
 
