@@ -85,6 +85,16 @@ def test_outside_debug_it_needs_an_access_check() -> None:
         make_app(MCP_EXPLORER=True)
 
 
+def test_on_without_an_access_check_follows_debug_on_each_request() -> None:
+    """MCP_EXPLORER = True accepted under debug at init_app: the page needs debug still."""
+    app = make_app(debug=True, MCP_EXPLORER=True)
+    client = app.test_client()
+    assert client.get(PAGE).status_code == 200
+    app.debug = False  # app.run(debug=False), or DEBUG from the config of another host
+    assert client.get(PAGE).status_code == 404
+    assert client.get("/_mcp/explorer/static/explorer.js").status_code == 404
+
+
 def test_the_access_check_decides() -> None:
     seen: list[str] = []
 

@@ -49,7 +49,8 @@ def explorer_mode(app: Flask, settings: Settings) -> str | None:
 
     ``None``: not at all (``MCP_EXPLORER = False``); ``"debug"``: while ``app.debug`` is
     true, checked on each request, so ``app.run(debug=True)`` after ``init_app`` turns it
-    on (``MCP_EXPLORER`` unset); ``"on"``: always (``MCP_EXPLORER = True``).
+    on (``MCP_EXPLORER`` unset); ``"on"``: always (``MCP_EXPLORER = True``), except that
+    without ``MCP_EXPLORER_ACCESS`` it answers 404 on each request made outside debug.
 
     :raises ValueError: ``MCP_EXPLORER`` is on outside debug mode without
         ``MCP_EXPLORER_ACCESS``, or ``MCP_EXPLORER_PATH`` overlaps ``MCP_PATH``; the
@@ -107,7 +108,9 @@ def make_blueprint(settings: Settings, *, debug_only: bool = False) -> Blueprint
 
     @blueprint.before_request
     def guard() -> None:
-        if debug_only and not current_app.debug:
+        # without an access check the page is for debug mode only, whatever debug was at
+        # init_app (explorer_mode checked it then): app.run(debug=False) may turn it off
+        if (debug_only or access is None) and not current_app.debug:
             abort(404)
         check_host(request.host, request.remote_addr, settings.allowed_hosts)
         # The sandbox proxy holds nothing of the app and may be asked for from another
