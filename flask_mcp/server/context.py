@@ -408,7 +408,7 @@ class Context:
             numbered in call order); ignored in the handshake era.
         :raises CapabilityNotDeclared: ``method`` is ``elicitation/create``,
             ``sampling/createMessage`` or ``roots/list`` and the client did not declare
-            what it needs (:class:`~flask_mcp.errors.MissingClientCapability` at 2026-07-28).
+            what it needs (``MissingClientCapability``, -32021, at 2026-07-28).
         :raises ClientRequestError: the client answered with an error, or could not be asked.
         :raises ClientRequestTimeout: no answer within ``MCP_CLIENT_REQUEST_TIMEOUT``.
         """
