@@ -9,6 +9,7 @@ import hmac
 import http.server
 import json
 import logging
+import socket
 import threading
 import time
 import typing as t
@@ -674,6 +675,52 @@ def test_jwks_unreachable_is_503(keys: Keys) -> None:
     assert response.status_code == 503
     assert response.headers["Retry-After"]
     assert challenge(response)["error"] == "temporarily_unavailable"
+
+
+@contextlib.contextmanager
+def raw_http_server(*replies: bytes) -> t.Iterator[tuple[str, list[int]]]:
+    """Answer each connection on 127.0.0.1 with the next of ``replies`` (the last repeats),
+    raw bytes that need not be HTTP; yield the URL and the list of connections (one 1 each)."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    hits: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(replies[min(len(hits), len(replies) - 1)])
+                hits.append(1)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/jwks.json", hits
+    finally:
+        sock.close()
+
+
+def test_jwks_answer_that_is_not_http_is_unavailable_not_a_crash(keys: Keys) -> None:
+    """urllib passes http.client's errors (a bad status line) on unwrapped: they are a failed
+    fetch like any other, not an exception that turns the request into a 500."""
+    body = json.dumps({"keys": [keys.jwk()]}).encode()
+    good = b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    with raw_http_server(b"garbage\r\n\r\n") as (url, _):
+        with pytest.raises(AuthError) as info:
+            JWKSCache(url, timeout=1).key_for(keys.kid, "RS256")
+        assert info.value.kind == "temporarily_unavailable"
+        response = post(make_app(make_mcp(), MCP_AUTH_JWT_JWKS_URL=url).test_client(),
+                        rpc("ping"), keys.mint())  # fmt: skip
+        assert response.status_code == 503
+        assert challenge(response)["error"] == "temporarily_unavailable"
+    with raw_http_server(good, b"garbage\r\n\r\n") as (url, hits):
+        cache = JWKSCache(url, cache_seconds=0.05, timeout=1)
+        cache.key_for(keys.kid, "RS256")
+        time.sleep(0.1)
+        assert cache.key_for(keys.kid, "RS256")["kid"] == keys.kid  # stale keys stay in use
+        assert len(hits) == 2
 
 
 def test_jwt_algorithm_key_type_mismatch(keys: Keys) -> None:

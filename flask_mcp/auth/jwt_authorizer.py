@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import copy
 import hashlib
+import http.client
 import json
 import logging
 import threading
@@ -113,11 +114,15 @@ class JWKSCache:
         """Download and parse the key set.
 
         :raises ValueError: the answer is not a JWKS.
-        :raises OSError: the URL cannot be reached in ``timeout`` seconds.
+        :raises OSError: the URL cannot be reached in ``timeout`` seconds, or what
+            answers there does not speak HTTP.
         """
         fetch = urllib.request.Request(self.url, headers={"Accept": "application/json"})
-        with urllib.request.urlopen(fetch, timeout=self.timeout) as response:  # noqa: S310
-            body = response.read(self.max_bytes + 1)
+        try:
+            with urllib.request.urlopen(fetch, timeout=self.timeout) as response:  # noqa: S310
+                body = response.read(self.max_bytes + 1)
+        except http.client.HTTPException as exc:  # urllib passes these on unwrapped
+            raise OSError(f"not an HTTP answer ({type(exc).__name__}: {exc})") from exc
         if len(body) > self.max_bytes:
             raise ValueError(f"the JWKS is larger than {self.max_bytes} bytes")
         document = json.loads(body)
