@@ -723,6 +723,29 @@ def test_jwks_answer_that_is_not_http_is_unavailable_not_a_crash(keys: Keys) -> 
         assert len(hits) == 2
 
 
+def test_jwks_never_fetched_is_not_fetched_for_every_token(keys: Keys) -> None:
+    """With no keys yet and the issuer failing, tokens are refused 503 without a fetch each:
+    one fetch per refetch_interval, as for unknown kids, until the keys arrive."""
+    body = json.dumps({"keys": [keys.jwk()]}).encode()
+    good = b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    failing = b"HTTP/1.0 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"
+    with raw_http_server(failing, failing, good) as (url, hits):
+        cache = JWKSCache(url, refetch_interval=0.3, timeout=1)
+        for _ in range(5):
+            with pytest.raises(AuthError) as info:
+                cache.key_for(keys.kid, "RS256")
+            assert info.value.kind == "temporarily_unavailable"
+        assert len(hits) == 1
+        time.sleep(0.35)
+        for _ in range(3):
+            with pytest.raises(AuthError, match="cannot be fetched"):
+                cache.key_for(keys.kid, "RS256")
+        assert len(hits) == 2
+        time.sleep(0.35)
+        assert cache.key_for(keys.kid, "RS256")["kid"] == keys.kid
+        assert len(hits) == 3
+
+
 def test_jwt_algorithm_key_type_mismatch(keys: Keys) -> None:
     with JWKSServer(keys) as server:
         cache = JWKSCache(server.url)

@@ -60,6 +60,7 @@ _REASONS: tuple[tuple[type[Exception], str], ...] = (
     (jwt.InvalidAlgorithmError, "the token's algorithm does not match its key"),
     (jwt.DecodeError, "the token is not a well-formed JWT"),
 )
+_NO_KEYS = "the signing keys cannot be fetched"
 
 
 def check_algorithms(algorithms: t.Iterable[str]) -> tuple[str, ...]:
@@ -86,7 +87,9 @@ class JWKSCache:
     A token signed with an unknown ``kid`` refetches the set (the issuer may
     have rotated its keys), at most once every ``refetch_interval`` seconds so
     that made-up ``kid`` values cannot turn into a flood of fetches. When a
-    fetch fails the old keys stay in use.
+    fetch fails the old keys stay in use; without any, tokens are refused as
+    ``temporarily_unavailable`` and the next fetch waits ``refetch_interval``
+    seconds too, so that an unreachable issuer does not cost a fetch per request.
     """
 
     def __init__(
@@ -139,10 +142,9 @@ class JWKSCache:
             self._expires = now + self.cache_seconds
         except (OSError, ValueError) as exc:
             logger.warning("Could not fetch the JWKS at %s: %s", self.url, exc)
-            if self._keys is None:
-                reason = "the signing keys cannot be fetched"
-                raise AuthError(TEMPORARILY_UNAVAILABLE, reason) from None
             self._expires = now + self.refetch_interval
+            if self._keys is None:
+                raise AuthError(TEMPORARILY_UNAVAILABLE, _NO_KEYS) from None
 
     def key_for(self, kid: str | None, alg: str) -> dict[str, t.Any]:
         """Return the JWK that may verify a token with this ``kid`` and ``alg``.
@@ -152,6 +154,8 @@ class JWKSCache:
         """
         with self._lock:
             now = time.monotonic()
+            if self._keys is None and now < self._expires:  # the last fetch failed just now
+                raise AuthError(TEMPORARILY_UNAVAILABLE, _NO_KEYS)
             if self._keys is None or now >= self._expires:
                 self._refresh(now)
             key = self._find(kid, alg)
