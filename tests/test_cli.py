@@ -712,6 +712,21 @@ def test_install_claude_code_scopes_in_the_users_file(
     assert not (project / ".mcp.json").exists()
 
 
+@pytest.mark.parametrize("scope", ["local", "user"])
+def test_install_claude_code_scopes_never_write_env_values_into_a_project_config(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, scope: str
+) -> None:
+    """--scope local/user is the user's own file, unless --config names one in the project."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    args = ["claude-code", "--scope", scope, "--config", ".mcp.json"]
+    result = install(tmp_path, *args, "--env", "API_KEY=s3cr3t")
+    assert result.exit_code == 2
+    assert "that file belongs to the project" in result.output
+    assert not (tmp_path / ".mcp.json").exists()
+    assert install(tmp_path, *args).exit_code == 0
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

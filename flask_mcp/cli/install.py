@@ -100,9 +100,10 @@ def target(
             "(choose another with --config PATH)."
         )
     if scope in ("local", "user"):
-        path = config or pathlib.Path.home() / ".claude.json"
         keys = ("projects", str(cwd), "mcpServers") if scope == "local" else ("mcpServers",)
-        return Target(path, keys, shared=False)
+        if config is None:
+            return Target(pathlib.Path.home() / ".claude.json", keys, shared=False)
+        return Target(config, keys, shared=in_project(config, cwd))
     if config is None:
         return Target(kind.default_path(), (kind.servers_key,), shared=kind.project)
     return Target(config, (kind.servers_key,), shared=in_project(config, cwd))
