@@ -518,6 +518,11 @@ def test_install_leaves_a_broken_file_alone(tmp_path: pathlib.Path) -> None:
     assert config.read_text() == "{not json"
     config.write_text('{"mcpServers": []}')
     assert install(tmp_path, "cursor", "--config", str(config)).exit_code == 1
+    config.write_bytes(b'{"mcpServers": {"caf\xe9": {}}}')  # Latin-1, not UTF-8
+    result = install(tmp_path, "cursor", "--config", str(config))
+    assert result.exit_code == 1 and not isinstance(result.exception, UnicodeDecodeError)
+    assert "cannot be read as UTF-8 JSON" in result.output and "left unchanged" in result.output
+    assert config.read_bytes() == b'{"mcpServers": {"caf\xe9": {}}}'
 
 
 def test_install_print(tmp_path: pathlib.Path) -> None:

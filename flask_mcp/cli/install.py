@@ -255,13 +255,19 @@ def install(where: Target, name: str, server: dict[str, t.Any]) -> tuple[bool, p
 
     The file is created when missing; other entries and other keys are kept.
 
-    :raises click.ClickException: the file is not a JSON object, or what should
-        hold the entries is not an object: it is left alone.
+    :raises click.ClickException: the file cannot be read, is not a JSON object, or
+        what should hold the entries is not an object: it is left alone.
     """
     path = where.path
     document: dict[str, t.Any] = {}
     if path.exists():
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.ClickException(
+                f"{path} cannot be read as UTF-8 JSON ({exc}); fix or move it, then run install "
+                "again. It was left unchanged."
+            ) from None
         if text.strip():
             try:
                 loaded = json.loads(text)
