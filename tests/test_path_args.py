@@ -177,6 +177,8 @@ def test_oauth_metadata_is_served_per_tenant() -> None:
     document = client.get("/.well-known/oauth-protected-resource/t/acme/mcp")
     assert document.status_code == 200
     assert document.json["resource"] == "https://mcp.example.com/t/acme/mcp"
+    # no tenant at the root: no document there, rather than one naming ".../t/<tenant>/mcp"
+    assert client.get("/.well-known/oauth-protected-resource").status_code == 404
     refused = client.post("/t/globex/mcp", json=INIT, headers={"Accept": ACCEPT})
     assert refused.status_code == 401
     assert (

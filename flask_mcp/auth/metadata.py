@@ -131,9 +131,15 @@ def metadata_document(settings: Settings, resource: str, resource_name: str) -> 
 
 
 def metadata_paths(resource: str, mcp_path: str) -> list[str]:
-    """Return the paths of the document: under the MCP path, under the resource's path, the root."""
+    """Return the paths of the document: under the MCP path, under the resource's path, the root.
+
+    The root is left out when ``resource`` holds ``<name>`` placeholders (one resource per
+    tenant): no URL variable fills them there, and ``resource`` must be a URL (RFC 9728).
+    """
     paths = [WELL_KNOWN + p for p in (mcp_path, urlsplit(resource).path) if p not in ("", "/")]
-    return list(dict.fromkeys([*paths, WELL_KNOWN]))
+    if not _PLACEHOLDER.search(resource):
+        paths.append(WELL_KNOWN)
+    return list(dict.fromkeys(paths))
 
 
 __all__ = [
