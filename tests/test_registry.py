@@ -62,6 +62,10 @@ def test_scoped_names_and_duplicates() -> None:
         server.add_tool(lambda: "x", name="open")
     with pytest.raises(ValueError, match="Invalid tool name"):
         server.add_tool(lambda: "x", name="has space")
+    for name in ("trailing_newline\n", "", "x" * 129):  # "$" matched before a final newline
+        with pytest.raises(ValueError, match="Invalid tool name"):
+            server.add_tool(lambda: "x", name=name)
+    server.add_tool(lambda: "x", name="x" * 128)
 
 
 def test_templates_match_and_refuse_unsafe_values() -> None:

@@ -338,7 +338,7 @@ def register_blueprint(
         "resourceTemplates": "resource template",
     }
     for tool in tools:
-        if not TOOL_NAME.match(tool.name):
+        if not TOOL_NAME.fullmatch(tool.name):
             raise ValueError(
                 f"Cannot register MCP blueprint {blueprint.name!r}: the prefixed tool name "
                 f"{tool.name!r} is invalid (1-128 characters of A-Z, a-z, 0-9, '_', '-', '.'); "

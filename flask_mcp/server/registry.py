@@ -19,7 +19,9 @@ from .resource_security import DEFAULT_RESOURCE_SECURITY
 from .resource_security import ResourceSecurity
 from .uri_template import URITemplate
 
-TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+#: The spec's tool name: 1-128 characters of A-Z, a-z, 0-9, ``_``, ``-`` and ``.``; use
+#: ``fullmatch`` (``$`` would also match before a trailing newline).
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
 def _clean(mapping: dict[str, t.Any]) -> dict[str, t.Any]:
@@ -308,7 +310,7 @@ class Registry:
 
         :raises ValueError: the name breaks the naming rules or is taken.
         """
-        if not TOOL_NAME.match(tool.name):
+        if not TOOL_NAME.fullmatch(tool.name):
             raise ValueError(
                 f"Invalid tool name {tool.name!r}: use 1-128 characters of A-Z, a-z, 0-9, "
                 "'_', '-' and '.' (pass name=... to the decorator)."
