@@ -374,6 +374,44 @@ def test_typed_parameters_are_converted(mcp: MCP, client: MCPTestClient) -> None
     )
 
 
+@dataclasses.dataclass
+class Page:
+    number: int
+    size: int = 10
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_integral_floats_reach_int_parameters_as_ints(mcp: MCP, version: str) -> None:
+    """JSON Schema counts 1.0 as an integer; a handler declaring ``int`` gets ``1``."""
+    seen: dict[str, t.Any] = {}
+
+    @mcp.tool()
+    def fetch(
+        count: int, ids: list[int], page: Page, either: int | str, limit: int | None = None
+    ) -> str:
+        seen.update(count=count, ids=ids, page=page, either=either, limit=limit)
+        return "ok"
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    with MCPTestClient(app, protocol_version=version) as client:
+        arguments = {"count": 2.0, "ids": [1.0, 2], "page": {"number": 3.0}, "either": 4.0}
+        assert client.call_tool("fetch", {**arguments, "limit": 5.0})["content"][0]["text"] == "ok"
+        assert seen == {
+            "count": 2,
+            "ids": [1, 2],
+            "page": Page(3),
+            "either": 4,
+            "limit": 5,
+        }
+        assert all(type(seen[name]) is int for name in ("count", "either", "limit"))
+        assert type(seen["ids"][0]) is int and type(seen["page"].number) is int
+        client.call_tool("fetch", {"count": 1.0, "ids": [], "page": {"number": 1}, "either": "x"})
+        assert type(seen["count"]) is int and seen["either"] == "x" and seen["limit"] is None
+        text = error_text(client.call_tool("fetch", {**arguments, "count": 1.5}))
+        assert text == "Invalid arguments: 'count': 1.5 is not of type 'integer'"
+
+
 def test_typed_results_have_matching_output_schemas(mcp: MCP, client: MCPTestClient) -> None:
     @mcp.tool()
     def now() -> datetime.datetime:

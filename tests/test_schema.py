@@ -1167,8 +1167,10 @@ def test_general_fast_check_never_accepts_what_jsonschema_refuses() -> None:
             elif not full(value):
                 unsure.append((schema, value))
     assert confirmed > 100
-    # Stricter than jsonschema only where JSON compares 1.0 equal to 1.
-    assert unsure == [({"enum": [1, "a", None]}, 1.0), ({"const": 1}, 1.0)]
+    # Stricter than jsonschema only where JSON counts 1.0 as the integer 1: jsonschema
+    # accepts it, and the input specs then turn it into the int a handler declares.
+    assert [(schema, value) for schema, value in unsure if "1.0" not in repr(value)] == []
+    assert unsure[:2] == [({"type": ["integer", "null"]}, 1.0), ({"enum": [1, "a", None]}, 1.0)]
     for unsupported in (
         {"type": "string", "pattern": "^a"},
         {"type": "array", "prefixItems": [{}]},

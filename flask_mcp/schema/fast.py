@@ -48,15 +48,13 @@ _SCALARS = (str, int, float, bool, type(None))
 _PENDING: t.Any = object()
 
 
-def _is_integer(value: t.Any) -> bool:
-    return type(value) is int or (type(value) is float and value.is_integer())
-
-
 #: Exact types only: JSON data from the decoder or from :mod:`flask_mcp.convert` has no
-#: subclasses, and anything else is left to jsonschema.
+#: subclasses, and anything else is left to jsonschema. An ``integer`` is an ``int``:
+#: the ``1.0`` JSON Schema also counts goes to jsonschema, so that the input specs
+#: know when to turn it into the ``int`` a handler declares.
 _TYPES: dict[str, Check] = {
     "string": lambda value: type(value) is str,
-    "integer": _is_integer,
+    "integer": lambda value: type(value) is int,
     "number": lambda value: type(value) is int or type(value) is float,
     "boolean": lambda value: type(value) is bool,
     "null": lambda value: value is None,

@@ -34,11 +34,18 @@ class _FunctionInputSpec(InputSpec):
     """Arguments for a function: unknown keys are dropped, values converted to hints."""
 
     def __init__(
-        self, schema: dict[str, t.Any], names: cabc.Iterable[str], converters: dict[str, _Convert]
+        self,
+        schema: dict[str, t.Any],
+        names: cabc.Iterable[str],
+        converters: dict[str, _Convert],
+        checked_converters: dict[str, _Convert] | None = None,
     ) -> None:
         super().__init__(schema)
         self._names = frozenset(names)
         self._converters = converters
+        #: The converters of arguments jsonschema validated: they also turn the integral
+        #: floats it accepts as integers (``1.0``) into ints, which the fast check refuses.
+        self._checked_converters = converters if checked_converters is None else checked_converters
 
     def validate(self, arguments: cabc.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
         if not isinstance(arguments, dict):
@@ -49,10 +56,12 @@ class _FunctionInputSpec(InputSpec):
         else:
             values = {k: v for k, v in arguments.items() if k in names}
         fast = self._fast
+        converters = self._converters
         if fast is None or not fast(values):  # the common flat schema holds: no more calls
             self._raise_if_invalid(values)
+            converters = self._checked_converters
         messages: list[str] = []
-        for name, convert in self._converters.items():
+        for name, convert in converters.items():
             if name in values:
                 try:
                     values[name] = convert(values[name])
@@ -93,7 +102,8 @@ def input_spec_from_function(
     Properties follow signature order; parameters without defaults are required, and
     JSON-representable defaults are published as ``default``. On validation, keys that
     are not parameters are dropped (clients sometimes send extras), parameters left out
-    keep their defaults, and values are converted to their hints: Enum members, tuples,
+    keep their defaults, and values are converted to their hints: ints (JSON Schema
+    counts ``1.0`` as an integer; the handler gets ``1``), Enum members, tuples,
     sets, dataclasses, NamedTuples, datetime/date/time (ISO 8601), UUID, Decimal, Path
     and pydantic models (validated by the model). TypedDict values stay dicts. A value
     that cannot be converted is an :class:`ArgumentError` naming the field.
@@ -129,7 +139,8 @@ def input_spec_from_function(
     except TypeError as e:
         raise TypeError(f"Cannot build the input schema of {_name(fn)}: {e}") from None
     converters = {n: c for n, h in params.items() if (c := _converter(h)) is not None}
-    return _FunctionInputSpec(schema, params, converters)
+    checked = {n: c for n, h in params.items() if (c := _converter(h, True)) is not None}
+    return _FunctionInputSpec(schema, params, converters, checked)
 
 
 def input_spec(

@@ -217,40 +217,59 @@ def type_schema(
     )
 
 
-def _converter(hint: t.Any) -> _Convert | None:
-    """A function turning validated JSON for ``hint`` into its Python type, if needed."""
+def _to_int(value: t.Any) -> t.Any:
+    """Turn an integral float (``1.0``, an ``integer`` in JSON Schema) into an ``int``."""
+    return int(value) if type(value) is float else value
+
+
+def _converter(hint: t.Any, integral: bool = False) -> _Convert | None:
+    """A function turning validated JSON for ``hint`` into its Python type, if needed.
+
+    ``integral`` also turns the floats that JSON Schema counts as integers (``1.0``)
+    into the ``int`` an ``int`` hint promises: the strict plain-Python checks let only
+    exact ``int`` values through, so only values jsonschema validated may hold them.
+    """
     origin, args = t.get_origin(hint), t.get_args(hint)
     if origin is t.Annotated or _is_qualifier(origin):
-        return _converter(args[0])
+        return _converter(args[0], integral)
     if origin in UNION_TYPES:
         rest = [arg for arg in args if arg is not NoneType]
-        inner = _converter(rest[0]) if len(rest) == 1 else None
+        if len(rest) == 1:
+            inner = _converter(rest[0], integral)
+        else:  # int | str: only the int member may need its float turned back
+            convs = [_converter(arg, integral) for arg in rest]
+            only_int = float not in rest and [c for c in convs if c] == [_to_int]
+            inner = _to_int if only_int else None
         return None if inner is None else (lambda v: None if v is None else inner(v))
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint
+    if integral and hint is int:
+        return _to_int
     if isinstance(hint, type) and (scalar := scalar_converter(hint)) is not None:
         return scalar
     container = origin or hint
     if container in (tuple, set, frozenset):
-        convs = [_converter(arg) for arg in args if arg is not Ellipsis and arg != ()]
+        convs = [_converter(arg, integral) for arg in args if arg is not Ellipsis and arg != ()]
         if container is not tuple or not args or len(args) != len(convs):  # homogeneous
             item = convs[0] if convs else None
             return lambda v: container(item(x) for x in v) if item else container(v)
         return lambda v: tuple(c(x) if c else x for c, x in zip(convs, v, strict=False))
-    if container in _SEQUENCES and args and (item := _converter(args[0])):
+    if container in _SEQUENCES and args and (item := _converter(args[0], integral)):
         return lambda v: [item(x) for x in v]
-    if container in _MAPPINGS and len(args) == 2 and (value := _converter(args[1])):
+    if container in _MAPPINGS and len(args) == 2 and (value := _converter(args[1], integral)):
         return lambda v: {k: value(x) for k, x in v.items()}
     if isinstance(hint, type) and t.is_typeddict(hint):  # stays a dict; its values convert
         keys = _class_fields(hint)
         typed: dict[str, _Convert] = {
-            n: conv for n, h in (keys[0] if keys else {}).items() if (conv := _converter(h))
+            n: conv
+            for n, h in (keys[0] if keys else {}).items()
+            if (conv := _converter(h, integral))
         }
         if not typed:
             return None
         return lambda v: {k: typed[k](x) if k in typed else x for k, x in v.items()}
     if isinstance(hint, type) and not t.is_typeddict(hint) and (fields := _class_fields(hint)):
-        by_name = {name: _converter(field_hint) for name, field_hint in fields[0].items()}
+        by_name = {name: _converter(field_hint, integral) for name, field_hint in fields[0].items()}
         return lambda v: hint(  # keys that are not fields are dropped, as for arguments
             **{k: c(x) if (c := by_name[k]) else x for k, x in v.items() if k in by_name}
         )
