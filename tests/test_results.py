@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import datetime
 import decimal
+import enum
 import logging
 import pathlib
 import subprocess
@@ -410,6 +411,34 @@ def test_integral_floats_reach_int_parameters_as_ints(mcp: MCP, version: str) ->
         assert type(seen["count"]) is int and seen["either"] == "x" and seen["limit"] is None
         text = error_text(client.call_tool("fetch", {**arguments, "count": 1.5}))
         assert text == "Invalid arguments: 'count': 1.5 is not of type 'integer'"
+
+
+class Unit(enum.Enum):
+    CELSIUS = "celsius"
+    KELVIN = "kelvin"
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_literal_enum_members_reach_the_handler_as_members(mcp: MCP, version: str) -> None:
+    """``Literal[Unit.CELSIUS]`` publishes the member's value and passes the member."""
+    seen: list[t.Any] = []
+
+    @mcp.tool()
+    def convert(
+        unit: t.Literal[Unit.CELSIUS, "fahrenheit"], units: list[t.Literal[Unit.KELVIN]]
+    ) -> str:
+        seen[:] = [unit, units]
+        return "ok"
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    with MCPTestClient(app, protocol_version=version) as client:
+        schema = client.list_tools()[0]["inputSchema"]["properties"]
+        assert schema["unit"] == {"type": "string", "enum": ["celsius", "fahrenheit"]}
+        client.call_tool("convert", {"unit": "celsius", "units": ["kelvin"]})
+        assert seen == [Unit.CELSIUS, [Unit.KELVIN]]
+        client.call_tool("convert", {"unit": "fahrenheit", "units": []})
+        assert seen == ["fahrenheit", []]
 
 
 def test_typed_results_have_matching_output_schemas(mcp: MCP, client: MCPTestClient) -> None:

@@ -103,10 +103,11 @@ def input_spec_from_function(
     JSON-representable defaults are published as ``default``. On validation, keys that
     are not parameters are dropped (clients sometimes send extras), parameters left out
     keep their defaults, and values are converted to their hints: ints (JSON Schema
-    counts ``1.0`` as an integer; the handler gets ``1``), Enum members, tuples,
-    sets, dataclasses, NamedTuples, datetime/date/time (ISO 8601), UUID, Decimal, Path
-    and pydantic models (validated by the model). TypedDict values stay dicts. A value
-    that cannot be converted is an :class:`ArgumentError` naming the field.
+    counts ``1.0`` as an integer; the handler gets ``1``), Enum members (also those of
+    a ``Literal``), tuples, sets, dataclasses, NamedTuples, datetime/date/time (ISO
+    8601), UUID, Decimal, Path and pydantic models (validated by the model). TypedDict
+    values stay dicts. A value that cannot be converted is an :class:`ArgumentError`
+    naming the field.
 
     :param fn: The handler.
     :param exclude: Parameters to leave out, such as the injected context.

@@ -243,6 +243,9 @@ def _converter(hint: t.Any, integral: bool = False) -> _Convert | None:
         return None if inner is None else (lambda v: None if v is None else inner(v))
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint
+    if origin is t.Literal and any(isinstance(arg, enum.Enum) for arg in args):
+        members = {arg.value: arg for arg in args if isinstance(arg, enum.Enum)}
+        return lambda v: members.get(v, v)  # the schema lists the members' values
     if integral and hint is int:
         return _to_int
     if isinstance(hint, type) and (scalar := scalar_converter(hint)) is not None:
