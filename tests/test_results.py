@@ -14,6 +14,7 @@ import sys
 import typing as t
 import uuid
 
+import jsonschema
 import pydantic
 import pytest
 from flask import Flask
@@ -439,6 +440,41 @@ def test_literal_enum_members_reach_the_handler_as_members(mcp: MCP, version: st
         assert seen == [Unit.CELSIUS, [Unit.KELVIN]]
         client.call_tool("convert", {"unit": "fahrenheit", "units": []})
         assert seen == ["fahrenheit", []]
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_typed_dict_keys_are_published_and_converted(mcp: MCP, version: str) -> None:
+    """``dict[Unit, int]`` says which keys it takes, and the function gets Unit keys."""
+    seen: list[t.Any] = []
+    ref = uuid.UUID("123e4567-e89b-12d3-a456-426614174000")
+
+    @mcp.tool()
+    def tally(by_unit: dict[Unit, int], by_id: dict[uuid.UUID, str]) -> dict[Unit, int]:
+        seen[:] = [by_unit, by_id]
+        return by_unit
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    with MCPTestClient(app, protocol_version=version) as client:
+        tool = client.list_tools()[0]
+        properties = tool["inputSchema"]["properties"]
+        assert properties["by_unit"]["propertyNames"] == {
+            "type": "string",
+            "enum": ["celsius", "kelvin"],
+        }
+        assert properties["by_id"]["propertyNames"] == {"type": "string", "format": "uuid"}
+        assert tool["outputSchema"]["propertyNames"] == properties["by_unit"]["propertyNames"]
+        result = client.call_tool("tally", {"by_unit": {"kelvin": 2}, "by_id": {str(ref): "a"}})
+        assert seen == [{Unit.KELVIN: 2}, {ref: "a"}]
+        assert result["structuredContent"] == {"kelvin": 2}
+        jsonschema.validate(result["structuredContent"], tool["outputSchema"])
+        text = error_text(client.call_tool("tally", {"by_unit": {"rankine": 1}, "by_id": {}}))
+        assert text.startswith("Invalid arguments: 'by_unit': 'rankine' is not one of")
+        text = error_text(client.call_tool("tally", {"by_unit": {}, "by_id": {"42": "a"}}))
+        assert text == (
+            "Invalid arguments: 'by_id': '42' is not a UUID, such as"
+            " 123e4567-e89b-12d3-a456-426614174000"
+        )
 
 
 def test_typed_results_have_matching_output_schemas(mcp: MCP, client: MCPTestClient) -> None:

@@ -1134,6 +1134,12 @@ def test_general_fast_check_never_accepts_what_jsonschema_refuses() -> None:
         {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "boolean"}}]},
         {"type": "object", "additionalProperties": False, "properties": {"x": {}}},
         {"type": "object", "additionalProperties": {"type": "integer"}},
+        {
+            "type": "object",
+            "propertyNames": {"type": "string", "enum": ["a", "x"]},
+            "additionalProperties": {"type": "integer"},
+        },
+        {"propertyNames": {"enum": ["a"]}, "properties": {"a": {"type": "string"}}},
         {"properties": {"x": {"type": "integer"}}, "required": ["x"]},
         {"items": {"type": "string"}},
         {

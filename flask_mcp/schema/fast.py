@@ -7,7 +7,7 @@ sure", and the caller asks jsonschema, which also explains what is wrong. So a c
 may be stricter than the schema, never looser.
 
 Supported keywords: ``type``, ``enum``, ``const``, ``anyOf``, ``properties``,
-``required``, ``additionalProperties``, ``items`` (one schema), ``$ref`` into the
+``required``, ``additionalProperties``, ``propertyNames``, ``items`` (one schema), ``$ref`` into the
 root's ``$defs``, and annotations (``title``, ``description``, ``default``,
 ``examples``, ``format``...: the validators built here have no format checker). A
 schema with any other keyword, or another ``$schema`` than 2020-12, gets no check.
@@ -41,6 +41,7 @@ _KEYWORDS = _ANNOTATIONS | {
     "properties",
     "required",
     "additionalProperties",
+    "propertyNames",
     "items",
     "$ref",
 }
@@ -174,7 +175,8 @@ def _ref(schema: dict[str, t.Any], defs: dict[str, t.Any], compiled: t.Any) -> C
 
 
 def _object(schema: dict[str, t.Any], defs: t.Any, compiled: t.Any) -> Check | None:
-    """The check of ``properties``, ``required`` and ``additionalProperties`` together."""
+    """The check of ``properties``, ``required``, ``additionalProperties`` and
+    ``propertyNames`` together."""
     properties = schema.get("properties", {})
     required = schema.get("required", [])
     extra = schema.get("additionalProperties", True)
@@ -186,6 +188,18 @@ def _object(schema: dict[str, t.Any], defs: t.Any, compiled: t.Any) -> Check | N
     extra_check = None if extra is False else _compile(extra, defs, compiled)
     if any(check is None for check in checks.values()) or (extra is not False and not extra_check):
         return None
+    names_check = _compile(schema.get("propertyNames", True), defs, compiled)
+    if names_check is None:
+        return None
+    if names_check is not _always:
+        values_check = _object({**schema, "propertyNames": True}, defs, compiled)
+        if values_check is None:
+            return None
+        return lambda value: (
+            not isinstance(value, dict)
+            if type(value) is not dict
+            else all(map(names_check, value)) and values_check(value)
+        )
     if not properties and not required and extra_check is _always:
         return _always
     pairs = list(checks.items())

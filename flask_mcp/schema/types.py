@@ -2,7 +2,8 @@
 
 Type hints map to JSON Schema as follows: ``str``, ``int``, ``float`` (``number``),
 ``bool``, ``None``, ``Optional``/``Union``, ``list``, ``tuple``, ``set``,
-``dict[str, X]``, ``Literal``, :class:`~enum.Enum` subclasses, ``TypedDict``,
+``dict[str, X]`` (keys of a string Enum, ``Literal``, ``UUID`` or date are published as
+``propertyNames`` and converted), ``Literal``, :class:`~enum.Enum` subclasses, ``TypedDict``,
 ``NamedTuple``, dataclasses and ``Any``. ``datetime``, ``date`` and ``time`` are
 strings of format ``date-time``, ``date`` and ``time`` (ISO 8601), ``UUID`` a string of
 format ``uuid``, ``Path`` a string of format ``path``; a ``Decimal`` parameter takes a
@@ -195,8 +196,11 @@ def type_schema(
     if container in _MAPPINGS:
         schema = {"type": "object"}
         if args:
-            if type_schema(args[0], seen).get("type") != "string":
+            keys = type_schema(args[0], seen, output)
+            if keys.get("type") != "string":
                 raise TypeError(f"JSON object keys are strings; use dict[str, ...], not {hint!r}.")
+            if keys != {"type": "string"}:  # an Enum, a Literal, a UUID...: say which keys
+                schema["propertyNames"] = keys
             if values := type_schema(args[1], seen, output):
                 schema["additionalProperties"] = values
         return schema
@@ -259,8 +263,12 @@ def _converter(hint: t.Any, integral: bool = False) -> _Convert | None:
         return lambda v: tuple(c(x) if c else x for c, x in zip(convs, v, strict=False))
     if container in _SEQUENCES and args and (item := _converter(args[0], integral)):
         return lambda v: [item(x) for x in v]
-    if container in _MAPPINGS and len(args) == 2 and (value := _converter(args[1], integral)):
-        return lambda v: {k: value(x) for k, x in v.items()}
+    if container in _MAPPINGS and len(args) == 2:
+        key, value = _converter(args[0]), _converter(args[1], integral)
+        if key is not None:  # dict[Color, int], dict[UUID, str]: the keys convert too
+            return lambda v: {key(k): value(x) if value else x for k, x in v.items()}
+        if value is not None:
+            return lambda v: {k: value(x) for k, x in v.items()}
     if isinstance(hint, type) and t.is_typeddict(hint):  # stays a dict; its values convert
         keys = _class_fields(hint)
         typed: dict[str, _Convert] = {
