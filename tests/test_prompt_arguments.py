@@ -119,3 +119,26 @@ def test_an_annotation_no_string_converts_to_is_refused_at_registration(annotati
     with pytest.raises(TypeError, match=r"The prompt 'bad' cannot take its parameter 'value'"):
         mcp.prompt()(bad)
     assert "bad" not in mcp.registry.prompts
+
+
+def test_positional_only_parameters_are_refused_at_registration() -> None:
+    """Prompt arguments and template variables are passed by name: ``(a, /)`` never works."""
+    mcp = MCP(name="prompts", version="1.0")
+
+    def greet(name: str, /) -> str:
+        return f"Hello {name}"
+
+    with pytest.raises(TypeError, match=r"positional-only parameter 'name'"):
+        mcp.prompt()(greet)
+    assert "greet" not in mcp.registry.prompts
+
+    def page(name: str, /) -> str:
+        return name
+
+    with pytest.raises(TypeError, match=r"as keyword arguments; missing: name"):
+        mcp.resource("pages://{name}")(page)
+
+    def any_page(name: str, **others: str) -> str:
+        return name
+
+    mcp.resource("pages://{name}/{part}")(any_page)  # **others takes the part

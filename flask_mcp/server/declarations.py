@@ -386,11 +386,14 @@ class Declarations:
             return resource
         params = inspect.signature(fn).parameters
         accepts_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
-        missing = [v for v in template.variables if v not in params and not accepts_any]
+        named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        by_name = {n for n, p in params.items() if p.kind in named}
+        missing = [v for v in template.variables if v not in by_name and not accepts_any]
         if missing:
             raise TypeError(
                 f"The function {fn.__name__!r} for template {uri!r} must accept the template "
-                f"variables as parameters; missing: {', '.join(missing)}."
+                f"variables as keyword arguments; missing: {', '.join(missing)}. Add them as"
+                " parameters, not positional-only ones (before '/')."
             )
         if security is not None:
             security.check_template(template)

@@ -146,7 +146,8 @@ def prompt_signature(
     """Read a prompt function's parameters, ``:param:`` docs and annotations.
 
     :param name: the prompt's name, for error messages.
-    :raises TypeError: a parameter's annotation cannot be converted from a string.
+    :raises TypeError: a parameter's annotation cannot be converted from a string, or
+        a parameter is positional-only.
     """
     signature = inspect.signature(fn)
     docs = schema_mod.param_docs(inspect.getdoc(fn) or "")
@@ -156,6 +157,12 @@ def prompt_signature(
     for param_name, param in signature.parameters.items():
         if param_name in exclude or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(
+                f"The prompt {name!r} cannot take its positional-only parameter {param_name!r}:"
+                " prompt arguments are passed by name. Declare it after the '/', or drop"
+                " the '/'."
+            )
         hint = hints.get(param_name, param.annotation)
         try:
             convert, kind = string_converter(hint)
