@@ -16,6 +16,7 @@ import weakref
 
 from flask import Flask
 from flask import current_app
+from flask import has_request_context
 
 from . import backends
 from . import protocol
@@ -540,10 +541,16 @@ class MCP(SharedDeclarations):
     def _on_registry_change(self, kind: str) -> None:
         if replaying.get():
             return  # the worker that made the change told every session
-        # Only apps that already served a request in this process tell their
-        # clients: a declaration at import time (every worker boots through it)
-        # changes nothing a client has seen.
+        # Only apps that serve tell their clients: those that already served an MCP
+        # request in this process, and the app of the request making the change (a view
+        # of a worker that has served no MCP request yet: the sessions live in the
+        # backend, held by the other workers). A declaration at import time (every
+        # worker boots through it) changes nothing a client has seen.
         serving = [app for app, state in list(self._states.items()) if state.supervisor is not None]
+        if has_request_context():
+            requested = current_app._get_current_object()  # type: ignore[attr-defined]
+            if requested in self._states and requested not in serving:
+                serving.append(requested)
         family = "resources" if kind == "resourceTemplates" else kind
         for app in serving:
             try:

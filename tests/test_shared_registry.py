@@ -136,6 +136,28 @@ def test_a_change_is_judged_after_the_changes_other_workers_made_before(
     assert eventually(app_one, ["base"]) == names(app_two) == ["base"]
 
 
+def test_a_change_in_a_worker_that_served_no_mcp_request_is_told(
+    redis_backend_url: str,
+) -> None:
+    """A view of a worker that has served no MCP request yet (an admin page) adds a tool.
+
+    The sessions live in Redis, held by the other workers: they are told, once.
+    """
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_backend_url, prefix)
+    two, app_two = worker(redis_backend_url, prefix)
+    sent: list[tuple[str, str]] = []
+
+    def on_sent(sender: object, method: str, session_id: str) -> None:
+        sent.append((method, session_id))
+
+    with MCPTestClient(app_one) as client, signals.notification_sent.connected_to(on_sent):
+        session = client.session_id
+        with app_two.test_request_context():
+            two.add_tool(echo, name="echo")
+    assert sent == [("notifications/tools/list_changed", session)]
+
+
 def test_a_request_waits_for_the_log_read_another_request_started(
     redis_backend_url: str,
 ) -> None:
