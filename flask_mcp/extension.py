@@ -539,6 +539,7 @@ class MCP(SharedDeclarations):
         return stats
 
     def _on_registry_change(self, kind: str) -> None:
+        """Tell the clients that the list ``kind`` (tools, resources, prompts) changed."""
         if replaying.get():
             return  # the worker that made the change told every session
         # Only apps that serve tell their clients: those that already served an MCP
@@ -551,12 +552,11 @@ class MCP(SharedDeclarations):
             requested = current_app._get_current_object()  # type: ignore[attr-defined]
             if requested in self._states and requested not in serving:
                 serving.append(requested)
-        family = "resources" if kind == "resourceTemplates" else kind
         for app in serving:
             try:
-                self.notify_list_changed(family, app=app)
+                self.notify_list_changed(kind, app=app)
             except Exception:
-                logger.exception("Could not send notifications/%s/list_changed", family)
+                logger.exception("Could not send notifications/%s/list_changed", kind)
 
 
 __all__ = [

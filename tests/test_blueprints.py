@@ -11,6 +11,7 @@ from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import MCPBlueprint
 from flask_mcp import MCPError
+from flask_mcp import signals
 from flask_mcp.server.blueprints import prefix_uri
 from flask_mcp.testing import MCPTestClient
 
@@ -202,4 +203,32 @@ def test_a_blueprint_registration_tells_listeners_once_per_kind() -> None:
     heard: list[str] = []
     mcp.registry.listeners.append(heard.append)
     mcp.register_blueprint(billing(), prefix="b_")
-    assert sorted(heard) == ["prompts", "resourceTemplates", "resources", "tools"]
+    assert sorted(heard) == ["prompts", "resources", "tools"]  # templates: resources
+
+
+def test_a_blueprint_with_views_tells_clients_once_per_list() -> None:
+    """Its views, resources and templates change one list: the clients are told once."""
+    mcp = MCP(name="shop", version="1")
+    bp = billing()
+
+    @bp.ui("ui://billing/card")
+    def card() -> str:
+        return "<html></html>"
+
+    _, client = served(mcp)
+    sent: list[str] = []
+
+    def on_sent(sender: object, method: str, session_id: str) -> None:
+        sent.append(method)
+
+    each_once = [
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/tools/list_changed",
+    ]
+    with client, signals.notification_sent.connected_to(on_sent):  # serving: it is told
+        mcp.register_blueprint(bp, prefix="b_")
+        assert sorted(sent) == each_once
+        sent.clear()
+        mcp.disable(tags=["billing"])  # a resource and a template: one resource list
+        assert sorted(sent) == each_once

@@ -239,13 +239,17 @@ class Prompt:
 
 Kind = t.Literal["tools", "resources", "resourceTemplates", "prompts"]
 KINDS: tuple[Kind, ...] = ("tools", "resources", "resourceTemplates", "prompts")
+#: The list whose change a kind's change is (``notifications/<list>/list_changed``): the
+#: templates belong to the resources'.
+LIST_OF: dict[str, str] = {"resourceTemplates": "resources"}
 
 
 class Registry:
     """The offerings of one :class:`~flask_mcp.MCP`, in registration order.
 
-    Lists are prebuilt and cached until something changes; ``on_change`` is
-    called with the kind after a runtime addition or removal.
+    Lists are prebuilt and cached until something changes; each of ``listeners``
+    is called with the list that changed (``"tools"``, ``"resources"``, templates
+    included, or ``"prompts"``) after an addition, removal, enabling or disabling.
     """
 
     def __init__(self) -> None:
@@ -283,27 +287,29 @@ class Registry:
 
     def _changed(self, kind: str) -> None:
         self._cache.pop(kind, None)
+        changed = LIST_OF.get(kind, kind)
         deferred = self._deferred.get()
         if deferred is not None:
-            deferred.setdefault(kind)
+            deferred.setdefault(changed)
             return
         for listener in list(self.listeners):
-            listener(kind)
+            listener(changed)
 
     @contextlib.contextmanager
     def batch(self) -> t.Iterator[None]:
-        """Tell the listeners once per kind changed in the block, at its end."""
+        """Tell the listeners once per list changed in the block, at its end."""
         if self._deferred.get() is not None:
             yield
             return
-        kinds: dict[str, None] = {}
-        token = self._deferred.set(kinds)
+        lists: dict[str, None] = {}
+        token = self._deferred.set(lists)
         try:
             yield
         finally:
             self._deferred.reset(token)
-            for kind in kinds:
-                self._changed(kind)
+            for changed in lists:
+                for listener in list(self.listeners):
+                    listener(changed)
 
     def add_tool(self, tool: Tool) -> None:
         """Register a tool.
@@ -391,8 +397,9 @@ class Registry:
                     if key in wanted or labels & record.tags:
                         target[key] = source.pop(key)
                         moved.append((kind, key))
-        for kind in dict.fromkeys(kind for kind, _ in moved):
-            self._changed(kind)
+        with self.batch():  # a resource and a template: one change of the resource list
+            for kind in dict.fromkeys(kind for kind, _ in moved):
+                self._changed(kind)
         return moved
 
     def known(self, name: str) -> bool:
@@ -541,6 +548,7 @@ def paginate(
 
 __all__ = [
     "KINDS",
+    "LIST_OF",
     "TOOL_NAME",
     "BlueprintHook",
     "Kind",

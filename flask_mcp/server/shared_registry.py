@@ -378,7 +378,8 @@ class SharedDeclarations(Declarations):
             server has not added.
         """
         segment = default_uri_prefix(prefix) if uri_prefix is None else uri_prefix
-        with self._changing():
+        # one list_changed per kind, for the extensions' declarations (views, skills) too
+        with self._changing(), self.registry.batch():
             for extension_id in blueprint.carried:
                 self.blueprint_extension(blueprint, extension_id)
             undo: list[t.Callable[[], None]] = []
