@@ -232,3 +232,31 @@ def test_a_blueprint_with_views_tells_clients_once_per_list() -> None:
         sent.clear()
         mcp.disable(tags=["billing"])  # a resource and a template: one resource list
         assert sorted(sent) == each_once
+
+
+def test_removing_the_last_record_keeps_the_capability_the_sessions_were_told() -> None:
+    """list_changed asks the session to list again: it gets an empty list, not -32601."""
+    mcp = MCP(name="shop", version="1")
+
+    @mcp.tool()
+    def ping() -> str:
+        return "pong"
+
+    @mcp.prompt()
+    def hello() -> str:
+        return "hello"
+
+    @mcp.resource("docs://{name}")
+    def doc(name: str) -> str:
+        return name
+
+    _, client = served(mcp)
+    with client:
+        capabilities = client.initialize()["capabilities"]
+        assert mcp.remove_tool("ping") and mcp.remove_prompt("hello")
+        assert mcp.remove_resource("docs://{name}")
+        assert client.list_tools() == client.list_prompts() == []
+        assert client.list_resource_templates() == []
+        assert client.initialize()["capabilities"] == capabilities
+        with pytest.raises(MCPError, match="Unknown tool"):
+            client.call_tool("ping")

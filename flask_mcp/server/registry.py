@@ -269,6 +269,8 @@ class Registry:
         )
         #: Disabled records by kind and key: out of the lists and out of reach until enabled.
         self.disabled: dict[str, dict[str, t.Any]] = {kind: {} for kind in KINDS}
+        #: The kinds a record was removed from: their capability stays declared, emptied or not.
+        self.removed: set[str] = set()
         #: What the added extensions advertise, by extension id: the capability for an era
         #: (called on every ``initialize`` and ``server/discover``; ``None`` leaves the
         #: extension out) and the core capability it is in the handshake era, if any.
@@ -370,6 +372,10 @@ class Registry:
         with self._lock:
             found = table.pop(key, None) is not None
             hidden = self.disabled[kind].pop(key, None) is not None
+        if found or hidden:
+            # The sessions were told the capability (and list_changed asks them to list
+            # again): its methods answer with an empty list, not "Method not found".
+            self.removed.add(kind)
         if found:
             self._changed(kind)
         return found or hidden
@@ -450,13 +456,16 @@ class Registry:
         return caps
 
     def _has(self, *kinds: str) -> bool:
-        # A disabled record keeps its capability: it may come back at any time.
-        return any(self._table(kind) or self.disabled[kind] for kind in kinds)
+        # A disabled record keeps its capability: it may come back at any time; so does
+        # a removed one, once declared to the sessions.
+        return any(
+            self._table(kind) or self.disabled[kind] or kind in self.removed for kind in kinds
+        )
 
     def provides(self, capability: str) -> bool:
         """Tell whether the server has the capability ``capability`` (``"tools"``...) now."""
         if capability == "tools":
-            return bool(self.tools) or bool(self.disabled["tools"])
+            return bool(self.tools) or bool(self.disabled["tools"]) or "tools" in self.removed
         if capability == "resources":
             return self._has("resources", "resourceTemplates")
         if capability == "prompts":
@@ -470,7 +479,7 @@ class Registry:
         # Every call asks twice: for tools/call, no split; for tools, no tuple of kinds.
         family = "tools" if method == "tools/call" else method.split("/", 1)[0]
         if family == "tools":
-            return bool(self.tools) or bool(self.disabled["tools"])
+            return bool(self.tools) or bool(self.disabled["tools"]) or "tools" in self.removed
         if family == "resources":
             return self._has("resources", "resourceTemplates")
         if family == "prompts":
