@@ -260,3 +260,28 @@ def test_removing_the_last_record_keeps_the_capability_the_sessions_were_told() 
         assert client.initialize()["capabilities"] == capabilities
         with pytest.raises(MCPError, match="Unknown tool"):
             client.call_tool("ping")
+
+
+def test_a_record_left_out_of_its_list_changes_no_list() -> None:
+    """A resource served with ``listed=False``: its changes send no ``list_changed``."""
+    mcp = MCP(name="shop", version="1")
+
+    @mcp.resource("cfg://shown")
+    def shown() -> str:
+        return "shown"
+
+    _, client = served(mcp)
+    sent: list[str] = []
+
+    def on_sent(sender: object, method: str, session_id: str) -> None:
+        sent.append(method)
+
+    with client, signals.notification_sent.connected_to(on_sent):
+        mcp.add_resource(lambda: "hidden", "cfg://hidden", listed=False)
+        mcp.add_resource(lambda name: name, "cfg://hidden/{name}", listed=False)
+        mcp.disable("cfg://hidden", "cfg://hidden/{name}")
+        mcp.enable("cfg://hidden", "cfg://hidden/{name}")
+        assert mcp.remove_resource("cfg://hidden") and mcp.remove_resource("cfg://hidden/{name}")
+        assert sent == []
+        mcp.disable("cfg://shown")
+        assert sent == ["notifications/resources/list_changed"]

@@ -287,8 +287,15 @@ class Registry:
     def _taken(self, kind: str, key: str) -> bool:
         return key in self._table(kind) or key in self.disabled[kind]
 
-    def _changed(self, kind: str) -> None:
+    def _changed(self, kind: str, listed: bool = True) -> None:
+        """Drop the cached list of ``kind``; tell the listeners if a ``listed`` record changed.
+
+        A record served but left out of its list (``listed=False``) changes no list a
+        client sees: no ``list_changed`` for it.
+        """
         self._cache.pop(kind, None)
+        if not listed:
+            return
         changed = LIST_OF.get(kind, kind)
         deferred = self._deferred.get()
         if deferred is not None:
@@ -337,7 +344,7 @@ class Registry:
             if self._taken("resources", resource.uri):
                 raise ValueError(f"A resource with URI {resource.uri!r} is already registered.")
             self.resources[resource.uri] = resource
-        self._changed("resources")
+        self._changed("resources", resource.listed)
 
     def add_template(self, template: ResourceTemplate) -> None:
         """Register a resource template; its template text must be unique."""
@@ -347,7 +354,7 @@ class Registry:
                     f"A resource template {template.uri_template!r} is already registered."
                 )
             self.templates[template.uri_template] = template
-        self._changed("resourceTemplates")
+        self._changed("resourceTemplates", template.listed)
 
     def add_prompt(self, prompt: Prompt) -> None:
         """Register a prompt; its name must be unique."""
@@ -370,14 +377,15 @@ class Registry:
         """Remove a tool, resource, template or prompt; tell whether it existed."""
         table = self._table(kind)
         with self._lock:
-            found = table.pop(key, None) is not None
+            record = table.pop(key, None)
+            found = record is not None
             hidden = self.disabled[kind].pop(key, None) is not None
         if found or hidden:
             # The sessions were told the capability (and list_changed asks them to list
             # again): its methods answer with an empty list, not "Method not found".
             self.removed.add(kind)
         if found:
-            self._changed(kind)
+            self._changed(kind, getattr(record, "listed", True))
         return found or hidden
 
     def set_enabled(
@@ -392,6 +400,8 @@ class Registry:
         """
         wanted, labels = set(names), set(tags)
         moved: list[tuple[Kind, str]] = []
+        #: Whether a listed record moved, by kind (an unlisted one changes no list).
+        listed: dict[Kind, bool] = {}
         with self._lock:
             for kind in KINDS:
                 source, target = (
@@ -403,9 +413,10 @@ class Registry:
                     if key in wanted or labels & record.tags:
                         target[key] = source.pop(key)
                         moved.append((kind, key))
+                        listed[kind] = listed.get(kind, False) or getattr(record, "listed", True)
         with self.batch():  # a resource and a template: one change of the resource list
-            for kind in dict.fromkeys(kind for kind, _ in moved):
-                self._changed(kind)
+            for kind, changed in listed.items():
+                self._changed(kind, changed)
         return moved
 
     def known(self, name: str) -> bool:
