@@ -150,3 +150,26 @@ def test_celery_task_runs_under_the_callers_auth(
         refused = outcomes[("alice-run", True)]  # the step-up is refused under the grant
         assert refused["status"] == "failed", refused
         assert "jobs:admin" in refused["error"]["message"], refused
+
+
+@pytest.mark.e2e
+def test_celery_task_past_mcp_task_timeout_fails(
+    serve: t.Any, redis_url: str, tmp_path: Path
+) -> None:
+    """``MCP_TASK_TIMEOUT`` ends a task on a Celery worker as in the web worker.
+
+    The worker serves no HTTP request, so nothing had started the app's supervisor
+    there, which is what times runs out: the task ran to its end.
+    """
+    env = {"FLASK_MCP_BACKEND": redis_url, "CELERY_BROKER_URL": redis_url,
+           "FLASK_MCP_TASK_TIMEOUT": "1"}  # fmt: skip
+    server = serve("examples.tasks_celery:app", "gevent", env=env)
+    with celery_worker(env, tmp_path / "celery.log"):
+        created = post_2026(
+            server.url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 8}}
+        )
+        task_id = created["result"]["taskId"]
+        done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL, 30)
+        assert done["status"] == "failed", done
+        assert "MCP_TASK_TIMEOUT (1 s)" in done["error"]["message"], done
+        assert "statusMessage" in done

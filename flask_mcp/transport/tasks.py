@@ -66,8 +66,12 @@ class InProcessExecutor:
     ) -> None:
         """Run a task to its end in the calling thread (a Celery worker's, for example).
 
+        The app's supervisor, which ends a run past ``MCP_TASK_TIMEOUT``, is started
+        here: a Celery worker serves no request that would have started it.
+
         :param auth: the caller's :class:`~flask_mcp.AuthInfo`, rebuilt where the task runs.
         """
+        ensure_supervisor(state)
         call = _tasks.task_call(state, record, auth)
         run = self._begin(dispatcher, call, record, _tasks.record_body(dispatcher, record))
         self._watch(state, record["taskId"], run)
@@ -115,7 +119,7 @@ class InProcessExecutor:
             except BackendUnavailable as exc:  # kept, and recorded once the backend answers
                 logger.warning("Task %s: its outcome waits for the backend: %s", task_id, exc)
                 OWED.add(outcome)
-                ensure_supervisor(state)  # it writes what is owed (a Celery worker has none yet)
+                ensure_supervisor(state)  # it writes what is owed
         except Exception:
             logger.exception("Task %s: recording its outcome failed", task_id)
         finally:
