@@ -18,13 +18,26 @@ import typing as t
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("celery")
+
+from celery import Celery
+from flask import Flask
 from tasks_wire import TERMINAL
 from tasks_wire import post_2026
 from tasks_wire import wait_task
+from wire import make_app
+
+from flask_mcp import MCP
+from flask_mcp import Extension
+from flask_mcp import ToolError
+from flask_mcp.contrib.celery import CeleryExecutor
+from flask_mcp.runtime.tasks import RELATED_TASK
+from flask_mcp.server.call import ToolCall
+from flask_mcp.server.call import ToolCallNext
+from flask_mcp.testing import MCPTestClient
 
 ISSUER = "https://issuer.example"
-
-pytest.importorskip("celery")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -173,3 +186,56 @@ def test_celery_task_past_mcp_task_timeout_fails(
         assert done["status"] == "failed", done
         assert "MCP_TASK_TIMEOUT (1 s)" in done["error"]["message"], done
         assert "statusMessage" in done
+
+
+class _Stamp(Extension):
+    """Refuses ``x=13`` and stamps every other result, around each tool run."""
+
+    id = "com.example/stamp"
+
+    def intercept_tool_call(self, tool_call: ToolCall, call_next: ToolCallNext) -> dict[str, t.Any]:
+        if tool_call.arguments.get("x") == 13:
+            raise ToolError("13 is refused")
+        result = dict(call_next(tool_call))
+        result["_meta"] = {**(result.get("_meta") or {}), "stamped": True}
+        return result
+
+
+def _stamped_app(on_celery: bool) -> Flask:
+    executor = None
+    if on_celery:
+        eager = Celery("eager", broker="memory://")
+        eager.conf.task_always_eager = True  # the worker's code, in this process
+        executor = CeleryExecutor(eager)
+    mcp = MCP(name="stamped", version="1", task_executor=executor)
+    mcp.add_extension(_Stamp())
+
+    @mcp.tool(task="optional")
+    def double(x: int) -> int:
+        return 2 * x
+
+    return make_app(mcp)
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_celery_task_runs_the_extensions_interceptors_as_in_process(version: str) -> None:
+    """The interceptors of extensions added after Tasks wrap a task's run on Celery too.
+
+    The run rebuilt on the worker called the tool directly: the result was not stamped
+    and the refused call completed.
+    """
+    outcomes = []
+    for on_celery in (False, True):
+        with MCPTestClient(_stamped_app(on_celery), protocol_version=version) as client:
+            done = [client.wait_for_task(client.call_tool_as_task("double", {"x": x}))
+                    for x in (2, 13)]  # fmt: skip
+        for task in done:
+            task.pop("taskId")
+            for key in ("createdAt", "lastUpdatedAt"):
+                task.pop(key)
+            task.get("result", {}).get("_meta", {}).pop(RELATED_TASK, None)
+        outcomes.append(done)
+    assert outcomes[1] == outcomes[0]
+    stamped, refused = outcomes[1]
+    assert stamped["result"]["_meta"]["stamped"] is True, stamped
+    assert refused["result"]["isError"] is True, refused

@@ -137,8 +137,13 @@ class Dispatcher:
         self.core.authorize(scopes, call)
 
     def run_tool(self, tool_call: ToolCall) -> dict[str, t.Any]:
-        """Call a tool with its validated arguments (a task's run, see ``CoreMethods``)."""
-        return self.core.run_tool(tool_call)
+        """Run a task's validated tool call as Tasks' ``call_next`` does.
+
+        The interceptors of the extensions added after Tasks wrap it, then the tool
+        runs (see ``CoreMethods.after_first``): a task rebuilt on a Celery worker runs
+        as it does in the worker that created it.
+        """
+        return self.core.after_first()(tool_call)
 
     def placement(self, call: Call) -> str:
         """Decide where a call's handler runs: the one place that decides.

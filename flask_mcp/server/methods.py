@@ -308,12 +308,21 @@ class CoreMethods:
         interceptors = self.tool_interceptors
         if not interceptors:
             return self.run_tool(tool_call)
-        first = interceptors[0]
-        if len(interceptors) == 1 and getattr(first, "keeps_tool_results", False) is True:
-            try:
-                return first(tool_call, self.run_tool)  # Tasks alone, as on most apps: no chain
-            except ToolError as exc:
-                return _refused(exc)
+        try:
+            return interceptors[0](tool_call, self.after_first())
+        except ToolError as exc:
+            return _refused(exc)
+
+    def after_first(self) -> ToolCallNext:
+        """Return the ``call_next`` of the first interceptor (Tasks'): the others, then the tool.
+
+        A task rebuilt in another process (a Celery worker) goes on with it, as the
+        task's run in the worker that created it goes on with Tasks' ``call_next``.
+        """
+        interceptors = self.tool_interceptors
+        alone = len(interceptors) == 1
+        if alone and getattr(interceptors[0], "keeps_tool_results", False) is True:
+            return self.run_tool  # Tasks alone, as on most apps: no chain
         # The innermost interceptor gets run_tool itself, or, when an interceptor may
         # change the result, a run without stale encoded bytes (see json_codec.EncodedJSON).
         call_next: ToolCallNext = self.run_tool
@@ -323,10 +332,7 @@ class CoreMethods:
                 break
         for interceptor in reversed(interceptors[1:]):
             call_next = _then(interceptor, call_next)
-        try:
-            return first(tool_call, call_next)
-        except ToolError as exc:
-            return _refused(exc)
+        return call_next
 
     def _run_tool_plain(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """:meth:`run_tool`, its ``structuredContent`` a plain dict (see :func:`plain_result`)."""
