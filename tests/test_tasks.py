@@ -374,6 +374,36 @@ def test_2025_tool_error_fails_the_task_but_result_is_the_tool_result() -> None:
     )
 
 
+def test_2025_params_task_is_ignored_by_a_server_without_the_tasks_capability() -> None:
+    """A receiver that declares no ``tasks`` capability processes the call normally.
+
+    2025-11-25, tasks, Task Support and Handling: such a receiver "MUST process requests
+    of that type normally, ignoring any task-augmentation metadata"; -32601 for a
+    ``forbidden`` tool is for servers that declare ``tasks.requests.tools.call``.
+    """
+    mcp = MCP(name="no-tasks", version="1")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    assert mcp.extension("io.modelcontextprotocol/tasks").capability() is None
+    client = make_app(mcp).test_client()
+    session = initialize(client)
+    arguments = {"a": 1, "b": 2}
+    called = call_2025(
+        client, session, "tools/call", {"name": "add", "arguments": arguments, "task": {}}
+    )
+    assert called["result"]["structuredContent"] == {"result": 3}, called
+    _, app, _ = build()  # a server with task tools declares the capability: -32601
+    client = app.test_client()
+    session = initialize(client)
+    refused = call_2025(
+        client, session, "tools/call", {"name": "plain", "arguments": {}, "task": {}}
+    )
+    assert refused["error"]["code"] == -32601
+
+
 # -- end to end: conformance and worker death ---------------------------------------------
 
 TASK_SCENARIOS = (

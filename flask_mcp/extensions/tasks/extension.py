@@ -92,6 +92,9 @@ class Tasks(Extension):
     def flavour(self, call: Call, tool: t.Any) -> str | None:
         """Return the task flavour a ``tools/call`` asks for, or ``None`` for a plain call.
 
+        A server that declares no ``tasks`` capability (every tool is ``"forbidden"``)
+        ignores ``params.task``, as the 2025-11-25 spec requires of such a receiver.
+
         :raises MCPError: the tool's ``task`` mode and the request disagree.
         """
         mode = getattr(tool, "task", "forbidden")
@@ -109,6 +112,8 @@ class Tasks(Extension):
             if not isinstance(asked, dict):
                 raise InvalidParams("Invalid params: task must be an object {ttl?}.")
             if mode == "forbidden":
+                if self.capability(call.era) is None:
+                    return None  # no tasks capability: the spec says to ignore params.task
                 raise MCPError(
                     -32601,
                     f"Tool {name!r} does not support tasks (execution.taskSupport is "
