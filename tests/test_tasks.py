@@ -404,6 +404,28 @@ def test_2025_params_task_is_ignored_by_a_server_without_the_tasks_capability() 
     assert refused["error"]["code"] == -32601
 
 
+def test_2025_task_result_blocks_past_the_request_timeout_until_the_task_ends() -> None:
+    """``tasks/result`` of a working task MUST block until the task is terminal.
+
+    It answered -32001 once ``MCP_REQUEST_TIMEOUT`` passed, while the task went on: a
+    client cannot tell that error from the task's own. It waits until the task ends,
+    bounded by the task's ``ttl``: an expired task is -32602.
+    """
+    _, app, _ = build(MCP_REQUEST_TIMEOUT=1.0)
+    client = app.test_client()
+    session = initialize(client)
+    params = {"name": "work", "arguments": {"seconds": 3}, "task": {}}
+    task_id = call_2025(client, session, "tools/call", params)["result"]["task"]["taskId"]
+    result = call_2025(client, session, "tasks/result", {"taskId": task_id})
+    assert result["result"]["content"][0]["text"] == "worked 3", result
+    params = {"name": "work", "arguments": {"seconds": 30}, "task": {"ttl": 1000}}
+    task_id = call_2025(client, session, "tools/call", params)["result"]["task"]["taskId"]
+    started = time.monotonic()
+    expired = call_2025(client, session, "tasks/result", {"taskId": task_id})
+    assert expired["error"]["code"] == -32602, expired
+    assert time.monotonic() - started < 5
+
+
 # -- end to end: conformance and worker death ---------------------------------------------
 
 TASK_SCENARIOS = (

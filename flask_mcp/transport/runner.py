@@ -337,12 +337,29 @@ def run_to_completion(
         elif on_message is not None:
             on_message(message)
 
-    ended = reader.collect((), run.deadline + GRACE, take)
+    ended = _collect(reader, run, (), take)
     reader.close()
     if not ended:
         run.cancel()
         return _timeout(call)
     return final[0] if final else None
+
+
+def _collect(
+    reader: sse.StreamReader,
+    run: RequestRun,
+    pending: t.Sequence[t.Any],
+    take: t.Callable[[dict[str, t.Any]], None],
+) -> bool:
+    """Collect the run's messages until it ends; ``False`` past its deadline (and ``GRACE``).
+
+    The deadline is read again when it passes: the handler may have moved it
+    (``tasks/result`` waits for its task past ``MCP_REQUEST_TIMEOUT``).
+    """
+    ended = reader.collect(pending, run.deadline + GRACE, take)
+    while not ended and time.monotonic() < run.deadline + GRACE:
+        ended = reader.collect((), run.deadline + GRACE, take)
+    return ended
 
 
 def _timeout(call: Call) -> dict[str, t.Any]:
@@ -503,7 +520,7 @@ def _buffered(
         if is_response(message, call.request_id):
             final.append(message)
 
-    ended = reader.collect(pending, run.deadline + GRACE, take)
+    ended = _collect(reader, run, pending, take)
     reader.close()
     with contextlib.suppress(BackendUnavailable):
         t.cast(Outbox, reader.outbox).drop()

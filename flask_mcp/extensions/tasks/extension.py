@@ -292,10 +292,17 @@ class Tasks(Extension):
 
     @Extension.method("tasks/result", eras=[protocol.HANDSHAKE], user_code=True)
     def tasks_result(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        """Block until the task ends; carry its requests to the client on this stream."""
+        """Block until the task ends; carry its requests to the client on this stream.
+
+        It waits past ``MCP_REQUEST_TIMEOUT``, as the spec has it block until the task
+        ends: at most until the task expires (its ``ttl``), when it answers -32602.
+        """
         call = _call_of(ctx)
         record = self._task(call)
         task_id = record["taskId"]
+        if call.run is not None:
+            expires = record["created"] + record["ttlMs"] / 1000 - time.time()
+            call.run.deadline = max(call.run.deadline, time.monotonic() + expires + 1.0)
         context = call.ctx
         sent: set[str] = set()
         while record["status"] not in _tasks.TERMINAL:
