@@ -807,6 +807,34 @@ def test_a_large_finished_result_is_kept_only_for_a_while(store: TaskStore) -> N
     assert store.get(small["taskId"]) is not None  # a small one stays for its TTL
 
 
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_large_finished_result_reports_its_actual_ttl(backend: str, request: t.Any) -> None:
+    """``tasks/get`` MUST include the actual ``ttl``: the shorter one of a large result.
+
+    A finished record above ``MCP_TASK_LARGE_RESULT_SIZE`` is kept only
+    ``MCP_TASK_LARGE_RESULT_TTL`` seconds, but the task still reported its whole TTL.
+    """
+    mcp = MCP(name="large", version="1")
+
+    @mcp.tool(task="optional")
+    def big(size: int) -> str:
+        return "z" * size
+
+    config: dict[str, t.Any] = {"MCP_TASK_LARGE_RESULT_SIZE": 1000, "MCP_TASK_LARGE_RESULT_TTL": 30}
+    if backend == "redis":
+        config["MCP_BACKEND"] = request.getfixturevalue("redis_url")
+    client = make_app(mcp, **config).test_client()
+    session = initialize(client)
+    ttls = {}
+    for size in (10, 5000):
+        params = {"name": "big", "arguments": {"size": size}, "task": {"ttl": 600_000}}
+        task_id = call_2025(client, session, "tools/call", params)["result"]["task"]["taskId"]
+        call_2025(client, session, "tasks/result", {"taskId": task_id})
+        ttls[size] = call_2025(client, session, "tasks/get", {"taskId": task_id})["result"]["ttl"]
+    assert ttls[10] == 600_000  # a small result is kept for the whole TTL
+    assert 30_000 <= ttls[5000] <= 40_000, ttls  # a large one: done within 10 s, then 30 s
+
+
 def test_the_memory_store_copies_no_record_deeply(monkeypatch: pytest.MonkeyPatch) -> None:
     """Records are kept as JSON: a read decodes, a change encodes once (issue 34 measured
     9.2 s per task with a 4 MB result deep-copied on every read and change)."""

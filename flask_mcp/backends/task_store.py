@@ -79,11 +79,25 @@ def encoded(record: dict[str, t.Any]) -> bytes:
     return dumps_bytes(record)
 
 
-def kept_for(record: dict[str, t.Any], size: int, limits: TaskLimits) -> float | None:
-    """Seconds a record must be kept from now, if less than its TTL: a finished large one."""
-    if record.get("status") in TERMINAL and size > limits.large_result:
-        return limits.large_result_ttl
-    return None
+def kept_for(
+    record: dict[str, t.Any], data: bytes, limits: TaskLimits
+) -> tuple[bytes, float | None]:
+    """Return what to store for a changed record, and the seconds it must be kept from now
+    if less than its TTL: a finished large one.
+
+    Such a record's ``ttlMs`` becomes its actual retention (from its creation), which
+    ``tasks/get`` must report; ``data`` is then encoded again.
+    """
+    if record.get("status") not in TERMINAL or len(data) <= limits.large_result:
+        return data, None
+    shorter = limits.large_result_ttl
+    created, ttl_ms = record.get("created"), record.get("ttlMs")
+    if isinstance(created, (int, float)) and isinstance(ttl_ms, int):
+        actual = int((time.time() - created + shorter) * 1000)
+        if actual < ttl_ms:
+            record["ttlMs"] = actual
+            data = encoded(record)
+    return data, shorter
 
 
 class TaskStore(abc.ABC):
@@ -214,14 +228,13 @@ class MemoryTaskStore(TaskStore):
             draft = t.cast("dict[str, t.Any]", loads_stored(entry.data))
             if not change(draft):
                 return draft
-            data = encoded(draft)
+            data, shorter = kept_for(draft, encoded(draft), limits)
             grown = len(data) - len(entry.data)
             if grown > 0 and limits.max_bytes is not None and entry.caller is not None:
                 _, size = self._held(entry.caller)
                 if size + grown > limits.max_bytes:
                     raise TaskQuotaExceeded("bytes", limits.max_bytes, size, grown)
             expires = entry.expires
-            shorter = kept_for(draft, len(data), limits)
             if shorter is not None:
                 until = time.monotonic() + shorter
                 expires = until if expires is None else min(expires, until)

@@ -156,9 +156,8 @@ class RedisTaskStore(TaskStore):
                         if not change(record):
                             pipe.unwatch()
                             return record
-                        data = encoded(record)
+                        data, shorter = kept_for(record, encoded(record), self.limits)
                         self._check_growth(record, len(data) - len(raw), pipe)
-                        shorter = kept_for(record, len(data), self.limits)
                         px = None if shorter is None else max(1, int(shorter * 1000))
                         left = None if px is None else int(self.client.pttl(key))
                         pipe.multi()
