@@ -426,6 +426,35 @@ def test_2025_task_result_blocks_past_the_request_timeout_until_the_task_ends() 
     assert time.monotonic() - started < 5
 
 
+def test_a_task_past_its_timeout_fails_though_its_thread_runs_on() -> None:
+    """``MCP_TASK_TIMEOUT`` fails the task on time even if its handler cannot be interrupted.
+
+    A thread is not interrupted: the task stayed ``working`` until the handler returned
+    (for ever, for a handler that hangs), and ``tasks/result`` waited as long.
+    """
+    mcp = MCP(name="stuck", version="1")
+    release = threading.Event()
+
+    @mcp.tool(task="optional")
+    def stuck() -> str:
+        release.wait(30)  # checks no cancellation: a thread runs it to its end
+        return "finally"
+
+    client = make_app(mcp, MCP_TASK_TIMEOUT=1.0).test_client()
+    session = initialize(client)
+    params = {"name": "stuck", "arguments": {}, "task": {}}
+    try:
+        task_id = call_2025(client, session, "tools/call", params)["result"]["task"]["taskId"]
+        started = time.monotonic()
+        failed = call_2025(client, session, "tasks/result", {"taskId": task_id})
+        assert time.monotonic() - started < 10
+        assert "MCP_TASK_TIMEOUT (1 s)" in failed["error"]["message"], failed
+    finally:
+        release.set()
+    task = call_2025(client, session, "tasks/get", {"taskId": task_id})["result"]
+    assert task["status"] == "failed", task
+
+
 # -- end to end: conformance and worker death ---------------------------------------------
 
 TASK_SCENARIOS = (

@@ -99,10 +99,19 @@ class InProcessExecutor:
         store = _tasks.store_of(state)
         renew_every = max(state.settings.task_lease / 3, WATCH)
         renewed = time.monotonic()
+        timed_out = False
         try:
             work = t.cast(_concurrency.Task, run.task)
             while not work.done.wait(WATCH):
                 try:
+                    if (
+                        not timed_out
+                        and run.cancelled.is_set()
+                        and time.monotonic() >= run.deadline
+                    ):
+                        # The supervisor timed it out; a thread runs on until the handler
+                        # returns, but its task fails now, not then.
+                        timed_out = _Outcome(state, task_id, None).settle()
                     record = store.get(task_id)
                     if record is None or record["status"] in _tasks.TERMINAL:
                         run.cancel()  # cancelled (or expired): stop the handler
