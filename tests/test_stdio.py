@@ -43,6 +43,14 @@ def pipes() -> t.Iterator[Pipes]:
             time.sleep(0.1)
         return "finished anyway"
 
+    @mcp.tool()
+    def hold(ctx: Context) -> str:
+        """Runs until cancelled (or 10 seconds)."""
+        deadline = time.monotonic() + 10
+        while not ctx.cancelled and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return "cancelled" if ctx.cancelled else "never cancelled"
+
     app = Flask("pipes")
     app.config["SECRET_KEY"] = "pipes"
     mcp.init_app(app)
@@ -159,6 +167,21 @@ def test_batches_only_on_a_2025_03_26_session(pipes: Pipes) -> None:
     assert "JSON-RPC batch" in refused["result"]["content"][0]["text"]
 
 
+def test_a_cancel_reaches_a_request_of_a_batch(pipes: Pipes) -> None:
+    """As over HTTP, where the cancel comes in a POST of its own, the session cancels it."""
+    old = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}}
+    pipes.send(old)
+    assert pipes.receive()["result"]["protocolVersion"] == "2025-03-26"
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send([call(1, "hold", {}), call(2, "add", {"a": 1, "b": 1})])
+    time.sleep(0.2)
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    started = time.monotonic()
+    answers = pipes.receive()
+    assert [answer["id"] for answer in answers] == [2]  # the cancelled request is not answered
+    assert time.monotonic() - started < 5
+
+
 def test_initialize_over_stdio_runs_through_the_middleware() -> None:
     mcp = MCP(name="pipes", version="1")
     seen: list[str] = []
@@ -195,6 +218,14 @@ def test_listen_over_stdio_honours_the_callers_task_ids() -> None:
     def work(ctx: Context) -> str:
         time.sleep(0.3)
         return "worked"
+
+    @mcp.tool()
+    def hold(ctx: Context) -> str:
+        """Runs until cancelled (or 10 seconds)."""
+        deadline = time.monotonic() + 10
+        while not ctx.cancelled and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return "cancelled" if ctx.cancelled else "never cancelled"
 
     app = Flask("pipes")
     app.config["SECRET_KEY"] = "pipes"

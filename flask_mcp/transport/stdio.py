@@ -236,6 +236,11 @@ class StdioServer(LineChannel):
             self.send(answers)
 
     def _notification(self, message: dict[str, t.Any]) -> None:
+        """Handle a notification: a cancel here, else the session's, as over HTTP.
+
+        A cancel naming no request this channel runs (the member of a 2025-03-26
+        batch) goes to the session, which cancels it through the backend.
+        """
         method = message["method"]
         params = message.get("params") or {}
         if method == "notifications/cancelled":
@@ -248,7 +253,8 @@ class StdioServer(LineChannel):
             call = self.active.get(request_id)
             if call is not None:
                 self._cancel(call)
-            return
+            if stop is not None or call is not None:
+                return
         record = self._record()
         if record is not None:
             self.handshake.notification(self.state, record, message)
