@@ -17,6 +17,7 @@ from wire import meta
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp.errors import BackendUnavailable
 
 
 @pytest.fixture
@@ -180,6 +181,23 @@ def test_a_cancel_reaches_a_request_of_a_batch(pipes: Pipes) -> None:
     answers = pipes.receive()
     assert [answer["id"] for answer in answers] == [2]  # the cancelled request is not answered
     assert time.monotonic() - started < 5
+
+
+def test_a_batch_is_answered_when_the_backend_is_unreachable(
+    pipes: Pipes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}}
+    pipes.send(old)
+    assert pipes.receive()["result"]["protocolVersion"] == "2025-03-26"
+
+    def down(*args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        raise BackendUnavailable("connection refused")
+
+    monkeypatch.setattr(pipes.server.state.backend, "get_session", down)
+    pipes.send([call(1, "add", {"a": 1, "b": 1})])
+    answer = pipes.receive(timeout=5)
+    assert answer["id"] is None and "backend is unreachable" in answer["error"]["message"]
+    monkeypatch.undo()
 
 
 def test_initialize_over_stdio_runs_through_the_middleware() -> None:

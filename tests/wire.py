@@ -491,8 +491,19 @@ class Pipes:
         self.to_server.write(json.dumps(message).encode() + b"\n")
         self.to_server.flush()
 
-    def receive(self) -> t.Any:
-        line = self.from_server.readline()
+    def receive(self, timeout: float | None = None) -> t.Any:
+        """Read the server's next message; with ``timeout``, fail when none comes in time."""
+        if timeout is None:
+            line = self.from_server.readline()
+        else:
+            lines: list[bytes] = []
+            reader = threading.Thread(
+                target=lambda: lines.append(self.from_server.readline()), daemon=True
+            )
+            reader.start()
+            reader.join(timeout)
+            assert lines, f"the server wrote nothing in {timeout} seconds"
+            line = lines[0]
         assert line, "the server closed stdout"
         return json.loads(line)
 

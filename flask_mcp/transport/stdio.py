@@ -216,7 +216,18 @@ class StdioServer(LineChannel):
         self._run(intake.session_call(self.state, record, message, None))
 
     def _batch(self, messages: list[t.Any]) -> None:
-        """Answer a batch, allowed only on a 2025-03-26 session (as over HTTP)."""
+        """Answer a batch, allowed only on a 2025-03-26 session (as over HTTP).
+
+        A backend that cannot be reached answers the whole batch with one error, as
+        the 503 of a batch POST does.
+        """
+        try:
+            self._answer_batch(messages)
+        except BackendUnavailable as exc:
+            self.send(unavailable(None, exc))
+
+    def _answer_batch(self, messages: list[t.Any]) -> None:
+        """Answer a batch, or refuse it unless the session negotiated 2025-03-26."""
         record = self._record()
         if (
             record is None
