@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import typing as t
 
 import pytest
 from flask import Flask
+from flask import request
 
 import flask_mcp
 import flask_mcp.testing
@@ -157,6 +159,26 @@ def test_stateless_rounds_are_bounded(app: Flask) -> None:
     with pytest.raises(RuntimeError, match="InputRequiredResult 3 times.*max_rounds"):
         client.call_tool("insatiable")
     assert len(ASKED) == 3
+
+
+def test_input_required_on_a_method_that_cannot_carry_it_fails(app: Flask) -> None:
+    """MRTR: only tools/call, prompts/get and resources/read may answer InputRequiredResult;
+    a real client rejects it on tools/list, so the test client must not retry it away."""
+    answered: list[str] = []
+
+    @app.after_request
+    def asks_on_tools_list(response: t.Any) -> t.Any:
+        if b'"tools/list"' in request.get_data() and not answered:
+            answered.append("input_required")
+            message = json.loads(response.get_data())
+            message["result"] = {"resultType": "input_required", "requestState": "s"}
+            response.set_data(json.dumps(message))
+        return response
+
+    client = make_client(app, "2026-07-28")
+    with pytest.raises(AssertionError, match="answered tools/list with an InputRequiredResult"):
+        client.list_tools()
+    assert answered == ["input_required"]
 
 
 def test_stateless_input_without_a_handler(app: Flask) -> None:

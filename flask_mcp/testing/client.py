@@ -211,14 +211,17 @@ class MCPTestClient:
     ) -> dict[str, t.Any]:
         """Send a request, answer the server's requests on the way, and return the result.
 
-        In 2026-07-28 an ``InputRequiredResult`` is answered with the handlers
-        and retried, up to ``max_rounds`` times; the request carries the
+        In 2026-07-28 an ``InputRequiredResult`` to ``tools/call``, ``prompts/get`` or
+        ``resources/read`` is answered with the handlers and retried, up to
+        ``max_rounds`` times (to another method it fails the test); the request carries the
         ``Mcp-Method`` and ``Mcp-Name`` headers its method needs (``tasks/*``:
         ``Mcp-Name: <taskId>``).
 
         :param timeout: most seconds to wait for an answer on a stream (default:
             the client's ``timeout``).
         :raises flask_mcp.MCPError: the server answered with a JSON-RPC error.
+        :raises AssertionError: the server answered a method that cannot carry one
+            with an ``InputRequiredResult``.
         """
         params = dict(params or {})
         if self.stateless:
@@ -226,6 +229,12 @@ class MCPTestClient:
         result = self._exchange(method, params, timeout)
         rounds = 0
         while self.stateless and result.get("resultType") == "input_required":
+            if method not in protocol.INPUT_REQUIRED_METHODS:
+                raise AssertionError(
+                    f"The server answered {method} with an InputRequiredResult, which only "
+                    f"{', '.join(sorted(protocol.INPUT_REQUIRED_METHODS))} may carry (MRTR); a "
+                    "client rejects it: fix the server to answer with the method's own result."
+                )
             rounds += 1
             if rounds > self.max_rounds:
                 raise RuntimeError(
