@@ -181,6 +181,25 @@ def test_input_required_on_a_method_that_cannot_carry_it_fails(app: Flask) -> No
     assert answered == ["input_required"]
 
 
+def test_a_task_the_request_did_not_allow_fails(app: Flask) -> None:
+    """The tasks extension: a server MUST NOT answer CreateTaskResult to a request that did
+    not declare the extension; a real client rejects it, so the test client must too."""
+
+    @app.after_request
+    def creates_a_task(response: t.Any) -> t.Any:
+        if b'"tools/call"' in request.get_data():
+            message = json.loads(response.get_data())
+            task = {"taskId": "t1", "status": "working", "createdAt": "", "lastUpdatedAt": ""}
+            message["result"] = {"resultType": "task", **task, "ttlMs": None}
+            response.set_data(json.dumps(message))
+        return response
+
+    client = make_client(app, "2026-07-28")
+    with pytest.raises(AssertionError, match="tools/call with a CreateTaskResult.*did not decl"):
+        client.call_tool("add", {"a": 1, "b": 2})
+    assert client.call_tool_as_task("add", {"a": 1, "b": 2})["taskId"] == "t1"  # declared
+
+
 def test_stateless_input_without_a_handler(app: Flask) -> None:
     client = MCPTestClient(app, protocol_version="2026-07-28", capabilities={"sampling": {}})
     with pytest.raises(MCPError, match="no handler") as info:

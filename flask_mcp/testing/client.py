@@ -29,6 +29,7 @@ from ..protocol.headers import validate_x_mcp_header_schema
 from .streams import END
 from .streams import EventStream
 from .streams import Subscription
+from .tasks import TASKS_EXTENSION
 from .tasks import TaskError
 from .tasks import created_task
 from .tasks import declaring_tasks
@@ -221,7 +222,8 @@ class MCPTestClient:
             the client's ``timeout``).
         :raises flask_mcp.MCPError: the server answered with a JSON-RPC error.
         :raises AssertionError: the server answered a method that cannot carry one
-            with an ``InputRequiredResult``.
+            with an ``InputRequiredResult``, or with a ``CreateTaskResult`` a request
+            that did not declare the tasks extension.
         """
         params = dict(params or {})
         if self.stateless:
@@ -252,7 +254,28 @@ class MCPTestClient:
             if "requestState" in result:
                 retry["requestState"] = result["requestState"]
             result = self._exchange(method, retry, timeout)
+        if self.stateless and result.get("resultType") == "task":
+            self._check_created_task(method, params)
         return result
+
+    @staticmethod
+    def _check_created_task(method: str, params: dict[str, t.Any]) -> None:
+        """Fail on a ``CreateTaskResult`` the request did not allow, as a client does.
+
+        :raises AssertionError: the request is not ``tools/call``, or did not declare
+            the tasks extension in its ``_meta`` capabilities.
+        """
+        meta = params.get("_meta") or {}
+        capabilities = meta.get(protocol.META_CLIENT_CAPABILITIES) or {}
+        declared = TASKS_EXTENSION in (capabilities.get("extensions") or {})
+        if method == "tools/call" and declared:
+            return
+        why = "is not tools/call" if method != "tools/call" else "did not declare the extension"
+        raise AssertionError(
+            f'The server answered {method} with a CreateTaskResult (resultType "task"), '
+            f"but the request {why}: the tasks extension allows one only to a tools/call "
+            f"that declares {TASKS_EXTENSION!r}; fix the server to answer with the result."
+        )
 
     def _exchange(
         self, method: str, params: dict[str, t.Any], timeout: float | None = None
