@@ -324,3 +324,30 @@ def test_the_task_shape_is_one_for_both_wires() -> None:
     assert (old.ttl_ms, old.poll_interval_ms, old.terminal) == (1000, 200, False)
     assert (new.ttl_ms, new.poll_interval_ms, new.terminal) == (1000, 200, True)
     assert text(new.result) == "ok" and isinstance(new, Task)
+
+
+def test_polls_no_more_often_than_the_server_suggests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tasks extension: clients SHOULD respect ``pollIntervalMs``, even a long one (a
+    server MAY rate-limit faster polling); only a missing or tiny one is bounded."""
+    from flask_mcp.client import tasks as module
+
+    slept: list[float] = []
+    done = Task("t1", "completed", result=types.CallToolResult(content=[]))
+    states = iter([Task("t1", "working", poll_interval_ms=30_000), done])
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    async def get(session: t.Any, task: t.Any) -> Task:
+        return next(states)
+
+    monkeypatch.setattr(module.anyio, "sleep", sleep)
+    monkeypatch.setattr(module, "get_task", get)
+    session = t.cast(ClientSession, type("S", (), {"protocol_version": "2026-07-28"})())
+    start = Task("t1", "working", poll_interval_ms=60_000)
+
+    async def main() -> None:
+        assert await module._wait(session, start) is done
+
+    run(main)
+    assert slept == [60.0, 30.0]  # the interval each tasks/get suggested, in turn

@@ -48,9 +48,9 @@ from .wire import session_of
 
 #: Rounds of multi-round requests (``InputRequiredResult``) before a task is created.
 MAX_INPUT_ROUNDS = 10
-#: Bounds on the wait between two ``tasks/get`` (the server suggests ``pollIntervalMs``).
+#: The shortest wait between two ``tasks/get``, and the wait when the server suggests
+#: none; otherwise the client waits the ``pollIntervalMs`` the server suggests.
 MIN_POLL = 0.05
-MAX_POLL = 5.0
 DEFAULT_POLL = 0.5
 
 
@@ -162,12 +162,13 @@ async def wait_for_task(
 ) -> Task:
     """Poll the task until it is over, answering its questions; return it with its outcome.
 
-    Polls ``tasks/get`` as often as the server suggests (``pollIntervalMs``, between
-    0.05 and 5 s). The task's questions are answered with the client's callbacks:
-    at 2026-07-28 each new ``inputRequests`` key is answered once by ``tasks/update``;
-    at 2025-11-25 an ``input_required`` task is followed on the ``tasks/result``
-    stream, where the server sends them. The task returned is terminal and carries
-    ``result`` (``completed``, or a 2025-11-25 tool error) or ``error``.
+    Polls ``tasks/get`` as often as the server suggests (``pollIntervalMs``, at most
+    every 0.05 s; every 0.5 s when it suggests none). The task's questions are
+    answered with the client's callbacks: at 2026-07-28 each new ``inputRequests``
+    key is answered once by ``tasks/update``; at 2025-11-25 an ``input_required``
+    task is followed on the ``tasks/result`` stream, where the server sends them.
+    The task returned is terminal and carries ``result`` (``completed``, or a
+    2025-11-25 tool error) or ``error``.
 
     :param timeout: seconds to wait in all; the task goes on running after it.
     :raises TimeoutError: the task is not over after ``timeout`` seconds.
@@ -200,7 +201,7 @@ async def _wait(session: ClientSession, current: Task) -> Task:
                 await answer_task(session, current, await answer_inputs(session, pending))
                 answered.update(pending)
         interval = (current.poll_interval_ms or DEFAULT_POLL * 1000) / 1000
-        await anyio.sleep(min(max(interval, MIN_POLL), MAX_POLL))
+        await anyio.sleep(max(interval, MIN_POLL))
         current = await get_task(session, current)
     if not modern and current.created and current.status != "cancelled":
         return await _follow_2025(session, current)
