@@ -8,6 +8,7 @@ import typing as t
 
 import pytest
 from flask import Flask
+from flask import Response
 from flask import request
 
 import flask_mcp
@@ -198,6 +199,29 @@ def test_a_task_the_request_did_not_allow_fails(app: Flask) -> None:
     with pytest.raises(AssertionError, match="tools/call with a CreateTaskResult.*did not decl"):
         client.call_tool("add", {"a": 1, "b": 2})
     assert client.call_tool_as_task("add", {"a": 1, "b": 2})["taskId"] == "t1"  # declared
+
+
+def test_a_request_on_a_2026_stream_fails(app: Flask) -> None:
+    """2026-07-28 Streamable HTTP: the server MUST NOT send independent JSON-RPC requests on
+    a response stream (MRTR replaces them); the test client must not answer one."""
+    replies: list[bytes] = []
+
+    @app.after_request
+    def asks_on_the_stream(response: t.Any) -> t.Any:
+        body = request.get_data()
+        if b'"tools/call"' in body:
+            answer = json.loads(response.get_data())
+            ask = {"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create", "params": {}}
+            events = [f"data: {json.dumps(m)}\n\n".encode() for m in (ask, answer)]
+            return Response(events, mimetype="text/event-stream")
+        if b'"result"' in body or b'"error"' in body:
+            replies.append(body)
+        return response
+
+    client = make_client(app, "2026-07-28")
+    with pytest.raises(AssertionError, match="elicitation/create request on the stream"):
+        client.call_tool("add", {"a": 1, "b": 2})
+    assert replies == []  # nothing was posted back to the server
 
 
 def test_stateless_input_without_a_handler(app: Flask) -> None:

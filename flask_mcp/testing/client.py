@@ -335,6 +335,12 @@ class MCPTestClient:
                     stream.join(self.timeout)  # it ends right after its answer: settle it
                     return t.cast(dict[str, t.Any], message)
                 if "method" in message and "id" in message:
+                    if self.stateless:
+                        raise AssertionError(
+                            f"The server sent a {message['method']} request on the stream of "
+                            f"request {request_id}, which 2026-07-28 forbids: fix the server "
+                            "to ask in an InputRequiredResult (inputRequests) instead."
+                        )
                     self._reply(message)
                 elif "method" in message:
                     self.notifications.append(message)
