@@ -237,14 +237,6 @@ def test_listen_over_stdio_honours_the_callers_task_ids() -> None:
         time.sleep(0.3)
         return "worked"
 
-    @mcp.tool()
-    def hold(ctx: Context) -> str:
-        """Runs until cancelled (or 10 seconds)."""
-        deadline = time.monotonic() + 10
-        while not ctx.cancelled and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return "cancelled" if ctx.cancelled else "never cancelled"
-
     app = Flask("pipes")
     app.config["SECRET_KEY"] = "pipes"
     mcp.init_app(app)
