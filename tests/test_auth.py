@@ -692,8 +692,9 @@ def raw_http_server(*replies: bytes) -> t.Iterator[tuple[str, list[int]]]:
                 return
             with conn:
                 conn.recv(65536)
-                conn.sendall(replies[min(len(hits), len(replies) - 1)])
-                hits.append(1)
+                reply = replies[min(len(hits), len(replies) - 1)]
+                hits.append(1)  # counted before the reply: the client may look at once
+                conn.sendall(reply)
 
     threading.Thread(target=serve, daemon=True).start()
     try:
