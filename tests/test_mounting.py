@@ -56,6 +56,59 @@ def flask_app(mcp_server: MCP) -> Flask:
     return app
 
 
+def test_view_tools_run_under_the_prefix() -> None:
+    """A view tool's request keeps ``SCRIPT_NAME``: its ``url_for`` and redirects are below it."""
+    from flask import url_for
+    from flask_login import LoginManager
+    from flask_login import login_required
+
+    from flask_mcp.contrib.view_tools import ViewTools
+
+    app = Flask("inner")
+    app.config.update(SECRET_KEY="test", USE_SESSION_FOR_NEXT=True)  # no next= in the redirect
+    login = LoginManager(app)
+    login.login_view = "enter"
+    login.user_loader(lambda user_id: None)
+
+    @app.get("/where")
+    def where() -> t.Any:
+        """Say where this view lives."""
+        return {"url": url_for("where", _external=True)}
+
+    @app.get("/enter")
+    def enter() -> str:
+        return "sign in here"
+
+    @app.get("/orders")
+    @login_required
+    def orders() -> t.Any:
+        """The user's orders."""
+        return []
+
+    server = MCP(name="views", version="1")
+    views = ViewTools(server)
+    views.add_view("where")
+    views.add_view("orders")
+    server.init_app(app)
+    views.init_app(app)
+    site = mounted.mount(mounted.plain_main, app)
+    session = open_session(site)
+
+    def call_tool(name: str) -> dict[str, t.Any]:
+        params = {"name": name, "arguments": {}}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        reply = mcp_post(site, message, session)
+        assert reply.status == 200, reply.body
+        return t.cast("dict[str, t.Any]", reply.json()["result"])
+
+    assert call_tool("where")["structuredContent"] == {"url": "http://localhost/api/where"}
+    refused = call_tool("orders")
+    assert refused["isError"] is True
+    text = refused["content"][0]["text"]
+    assert text.startswith("The view redirected to /api/enter (HTTP 302"), text
+    assert "this tool needs a login" in text
+
+
 # -- DispatcherMiddleware: a plain WSGI app and Django --------------------------------------
 
 

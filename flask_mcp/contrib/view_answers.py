@@ -115,12 +115,17 @@ def looks_like_login(endpoint: str | None, path: str) -> bool:
     return any(name.lower().replace("-", "").replace("_", "") in LOGIN_NAMES for name in names)
 
 
-def _redirect_endpoint(app: Flask | None, location: str) -> str | None:
+def _redirect_endpoint(app: Flask | None, location: str, script_root: str = "") -> str | None:
     if app is None:
         return None
     parts = urlsplit(location)
+    path = parts.path or "/"
+    if script_root:  # the app is mounted under a prefix: its rules are below it
+        if path != script_root and not path.startswith(script_root + "/"):
+            return None
+        path = path[len(script_root) :] or "/"
     try:
-        endpoint, _ = app.url_map.bind(parts.netloc or "localhost").match(parts.path or "/")
+        endpoint, _ = app.url_map.bind(parts.netloc or "localhost").match(path)
     except Exception:  # another site, a 404, a method mismatch: no endpoint of this app
         return None
     return str(endpoint)
@@ -134,7 +139,13 @@ def _retry_after(headers: t.Any) -> str:
 
 
 def explain_status(
-    code: int, status: str, headers: t.Any, detail: str, app: Flask | None = None
+    code: int,
+    status: str,
+    headers: t.Any,
+    detail: str,
+    app: Flask | None = None,
+    *,
+    script_root: str = "",
 ) -> str:
     """Return one line that tells a model what a non-2xx answer of a view means and what to do.
 
@@ -143,13 +154,15 @@ def explain_status(
     :param headers: the response headers (``Location``, ``Retry-After``).
     :param detail: the body, already cut short (may be empty).
     :param app: the app whose view answered, to recognise its login page.
+    :param script_root: the prefix the app is mounted under (``SCRIPT_NAME``), which
+        its redirects start with.
     """
     suffix = f" The view said: {detail}" if detail else ""
     if 300 <= code < 400:
         location = str(headers.get("Location") or "")
         shown = shorten(location, 200) or "(no Location)"
         parts = urlsplit(location)
-        endpoint = _redirect_endpoint(app, location)
+        endpoint = _redirect_endpoint(app, location, script_root)
         query = parse_qs(parts.query)
         if (
             (endpoint is not None and endpoint in login_views(app))
@@ -194,7 +207,13 @@ def explain_status(
 
 
 def map_response(
-    status: str, headers: t.Any, data: bytes, path: str, app: Flask | None = None
+    status: str,
+    headers: t.Any,
+    data: bytes,
+    path: str,
+    app: Flask | None = None,
+    *,
+    script_root: str = "",
 ) -> ToolResult:
     """Turn a view's response into a tool result.
 
@@ -214,6 +233,7 @@ def map_response(
     :param data: the body.
     :param path: the path the view was called at (for the log and resource URIs).
     :param app: the app whose view answered (recognises its login page).
+    :param script_root: the prefix the app is mounted under (``SCRIPT_NAME``).
     """
     code = int(status.split(None, 1)[0])
     mime = (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
@@ -223,7 +243,7 @@ def map_response(
             detail = ""
         else:
             detail = _body_detail(mime, data) if data else ""
-        text = explain_status(code, status, headers, detail, app)
+        text = explain_status(code, status, headers, detail, app, script_root=script_root)
         structured = None
         if 400 <= code < 500 and (mime == "application/json" or mime.endswith("+json")):
             try:

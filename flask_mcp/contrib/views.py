@@ -21,6 +21,7 @@ import json
 import logging
 import re
 import typing as t
+from urllib.parse import urlsplit
 
 from flask import has_request_context
 from flask import request
@@ -349,7 +350,9 @@ class ViewTool:
             return "http://localhost/", {}, {}
         headers = {k: request.headers[k] for k in IDENTITY_HEADERS if k in request.headers}
         extra = {k: request.environ[k] for k in ("REMOTE_ADDR",) if k in request.environ}
-        return request.host_url, headers, extra
+        # The root URL, with the prefix the app is mounted under (SCRIPT_NAME): the view's
+        # url_for() and redirects point below it, as in a request of its own.
+        return request.url_root, headers, extra
 
     def run(
         self, app: Flask, path_values: dict[str, t.Any], query: dict[str, t.Any], body: t.Any
@@ -384,7 +387,8 @@ class ViewTool:
                 close = getattr(app_iter, "close", None)
                 if close is not None:
                     close()
-        return map_response(status, response_headers, data, path, app)
+        script_root = urlsplit(base_url).path.rstrip("/")
+        return map_response(status, response_headers, data, path, app, script_root=script_root)
 
 
 def _query_value(value: t.Any) -> t.Any:
