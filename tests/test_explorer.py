@@ -123,6 +123,15 @@ def test_a_path_overlapping_the_endpoint_is_refused(path: str) -> None:
         make_app(debug=True, MCP_EXPLORER_PATH=path, **config)
 
 
+def test_an_endpoint_at_the_root_keeps_the_explorer() -> None:
+    """``MCP_PATH = "/"`` (a site that is only an MCP server) overlaps no explorer path."""
+    client = make_app(MCP_PATH="/").test_client()  # outside debug: no explorer, no error
+    assert client.get(PAGE).status_code == 404
+    client = make_app(debug=True, MCP_PATH="/").test_client()
+    assert client.get(PAGE).status_code == 200
+    assert client.post("/", json={}).status_code != 404  # the endpoint answers at "/"
+
+
 def test_another_path() -> None:
     client = make_app(debug=True, MCP_EXPLORER_PATH="/admin/mcp-explorer").test_client()
     assert client.get("/admin/mcp-explorer/").status_code == 200

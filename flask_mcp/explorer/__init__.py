@@ -79,8 +79,10 @@ def explorer_mode(app: Flask, settings: Settings) -> str | None:
 
 
 def _overlaps(path: str, endpoint: str) -> bool:
-    if path == "/" or endpoint == "/":
+    if path == "/":  # the explorer's page, assets and proxy at the root of the site
         return True
+    if endpoint == "/":  # the endpoint is only "/" (its card "/server-card")
+        return False
     return path == endpoint or path.startswith(endpoint + "/") or endpoint.startswith(path + "/")
 
 
