@@ -117,6 +117,48 @@ def string_list(value: t.Any) -> tuple[str, ...] | None:
     return tuple(str(item) for item in value)
 
 
+def origin(value: str) -> str:
+    """Return a browser origin as an ``Origin`` header writes it, or ``*`` or ``null``.
+
+    ``https://App.example.com/`` becomes ``https://app.example.com``: the scheme and
+    host lower-cased, without a trailing ``/`` or a default port (443, 80), which
+    browsers never send. A path, query or fragment is refused: an origin has none.
+    """
+    text = value.strip()
+    if text in ("*", "null"):
+        return text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        parts, port = urlsplit(""), None
+    if (
+        not parts.scheme
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+    ):
+        raise ValueError(
+            f"{value!r} is not an origin: list scheme://host[:port] without a path, "
+            "for example 'https://app.example.com' ('*' for any)"
+        )
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    if port is not None and (scheme, port) not in (("https", 443), ("http", 80)):
+        host = f"{host}:{port}"
+    return f"{scheme}://{host}"
+
+
+def origin_list(value: t.Any) -> tuple[str, ...] | None:
+    """Return a tuple of origins (:func:`origin`), from a sequence or a comma-separated string."""
+    items = string_list(value)
+    return None if items is None else tuple(dict.fromkeys(origin(item) for item in items))
+
+
 def log_level(value: t.Any) -> str:
     """Return one of the MCP log levels, lower-cased."""
     level = str(value).lower()
@@ -295,8 +337,9 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_ALLOWED_ORIGINS",
         None,
-        string_list,
-        "Accepted ``Origin`` values (``*`` for any). None: no Origin, or a localhost origin.",
+        origin_list,
+        "Accepted ``Origin`` values, ``scheme://host[:port]`` (``*`` for any). None: no "
+        "Origin, or a localhost origin.",
     ),
     Key(
         "MCP_EXPOSE_INTERNAL_ERRORS",

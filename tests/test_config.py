@@ -109,6 +109,45 @@ def test_numbers_are_refused_rather_than_bent(key: str, value: t.Any, says: str)
     assert init({"MCP_PAGE_SIZE": 50.0, "MCP_SSE_HEARTBEAT": "2.5"}).config["MCP_PAGE_SIZE"] == 50.0
 
 
+def test_allowed_origins_are_written_as_browsers_send_them() -> None:
+    """An origin copied with a trailing ``/``, capitals or a default port still matches the
+    ``Origin`` header: each was refused with 403 "add it to MCP_ALLOWED_ORIGINS" while it
+    was there."""
+    listed = ["https://App.example.com/", "https://other.example.com:443", "http://dev.local:8080"]
+    app = init({"MCP_ALLOWED_ORIGINS": listed})
+    assert app.extensions["mcp"].state(app).settings.allowed_origins == (
+        "https://app.example.com",
+        "https://other.example.com",
+        "http://dev.local:8080",
+    )
+    client = app.test_client()
+    headers = {"Accept": "application/json, text/event-stream"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "browser", "version": "1"},
+        },
+    }
+    for sent in ("https://app.example.com", "https://other.example.com", "http://dev.local:8080"):
+        response = client.post("/mcp", json=body, headers={**headers, "Origin": sent})
+        assert response.status_code == 200, (sent, response.get_json())
+    response = client.post("/mcp", json=body, headers={**headers, "Origin": "http://dev.local"})
+    assert response.status_code == 403
+    assert init({"MCP_ALLOWED_ORIGINS": "*, null"}).config["MCP_ALLOWED_ORIGINS"] == "*, null"
+
+
+@pytest.mark.parametrize(
+    "value", ["https://app.example.com/mcp", "app.example.com", "https://app.example.com/?x=1"]
+)
+def test_an_allowed_origin_with_a_path_is_refused_with_the_fix(value: str) -> None:
+    with pytest.raises(ValueError, match=r"Invalid MCP_ALLOWED_ORIGINS=.*scheme://host\[:port\]"):
+        init({"MCP_ALLOWED_ORIGINS": [value]})
+
+
 # -- optional dependencies -----------------------------------------------------------------
 
 
