@@ -117,6 +117,27 @@ def string_list(value: t.Any) -> tuple[str, ...] | None:
     return tuple(str(item) for item in value)
 
 
+def host_list(value: t.Any) -> tuple[str, ...] | None:
+    """Return a tuple of ``Host`` values (``host`` or ``host:port``), lower-cased as the
+    header is compared; a URL is refused with the host it names.
+    """
+    items = string_list(value)
+    if items is None:
+        return None
+    hosts = []
+    for item in items:
+        host = item.strip().lower()
+        if "/" in host or "@" in host or not host:
+            name = urlsplit(host).netloc if "//" in host else ""
+            hint = f" {name!r}" if name else ""
+            raise ValueError(
+                f"{item!r} is not a host: list the host name{hint} or host:port, "
+                "without a scheme or a path, for example 'mcp.example.com'"
+            )
+        hosts.append(host)
+    return tuple(dict.fromkeys(hosts))
+
+
 def origin(value: str) -> str:
     """Return a browser origin as an ``Origin`` header writes it, or ``*`` or ``null``.
 
@@ -330,7 +351,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "MCP_ALLOWED_HOSTS",
         None,
-        string_list,
+        host_list,
         "Accepted ``Host`` values (``host`` or ``host:port``, ``*`` for any). "
         "None: on a loopback connection only localhost names are accepted.",
     ),

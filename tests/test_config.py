@@ -148,6 +148,24 @@ def test_an_allowed_origin_with_a_path_is_refused_with_the_fix(value: str) -> No
         init({"MCP_ALLOWED_ORIGINS": [value]})
 
 
+def test_allowed_hosts_match_whatever_their_case() -> None:
+    """Host names are case-insensitive: the Host header was lower-cased before the check but
+    the list was not, so ``MCP_ALLOWED_HOSTS = ["MCP.example.com"]`` refused its own host."""
+    app = init({"MCP_ALLOWED_HOSTS": ["MCP.Example.com", "*.unused"]})
+    response = app.test_client().post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={"Accept": "application/json, text/event-stream", "Host": "mcp.example.com"},
+        environ_base={"REMOTE_ADDR": "10.0.0.1"},
+    )
+    assert response.status_code != 421, response.get_json()
+
+
+def test_an_allowed_host_given_as_a_url_is_refused_with_the_fix() -> None:
+    with pytest.raises(ValueError, match="list the host name 'mcp.example.com' or host:port"):
+        init({"MCP_ALLOWED_HOSTS": ["https://mcp.example.com/"]})
+
+
 # -- optional dependencies -----------------------------------------------------------------
 
 
