@@ -239,3 +239,22 @@ def test_a_celery_task_runs_the_extensions_interceptors_as_in_process(version: s
     stamped, refused = outcomes[1]
     assert stamped["result"]["_meta"]["stamped"] is True, stamped
     assert refused["result"]["isError"] is True, refused
+
+
+def test_a_celery_task_runs_on_the_app_of_the_factory_that_created_it() -> None:
+    """One server on two apps of a factory (each its own backend): a task of the first app
+    was queued for no server (the second app had replaced it) and stayed ``working``."""
+    eager = Celery("eager", broker="memory://")
+    eager.conf.task_always_eager = True  # the worker's code, in this process
+    mcp = MCP(name="factory", version="1", task_executor=CeleryExecutor(eager))
+
+    @mcp.tool(task="optional")
+    def double(x: int) -> int:
+        return 2 * x
+
+    first, second = make_app(mcp), make_app(mcp)
+    for app, x in ((first, 2), (second, 5), (first, 7)):
+        with MCPTestClient(app, protocol_version="2026-07-28") as client:
+            task = client.get_task(client.call_tool_as_task("double", {"x": x}))
+            assert task["status"] == "completed", task
+            assert task["result"]["structuredContent"] == {"result": 2 * x}

@@ -65,7 +65,8 @@ class CeleryExecutor:
             celery = Celery("flask_mcp", broker=broker_url)
         self.celery = celery
         self.queue = queue
-        self._targets: dict[str, tuple[Flask, AppState, t.Any]] = {}
+        #: Per server name, every app it is served on (an app factory may make several).
+        self._targets: dict[str, list[tuple[Flask, AppState, t.Any]]] = {}
         self._runner = InProcessExecutor()
 
         def run_task(server: str, task_id: str) -> None:
@@ -74,8 +75,12 @@ class CeleryExecutor:
         self.task = celery.task(name=TASK_NAME, ignore_result=True)(run_task)
 
     def bind(self, server: str, app: Flask, state: AppState, dispatcher: t.Any) -> None:
-        """Remember the app a server is served on, so that a worker can run its tasks."""
-        self._targets[server] = (app, state, dispatcher)
+        """Remember an app a server is served on, so that a worker can run its tasks.
+
+        A server served on several apps (an app factory) keeps them all: a task runs
+        on the app whose backend holds its record.
+        """
+        self._targets.setdefault(server, []).append((app, state, dispatcher))
 
     def has_room(self, state: AppState) -> bool:
         """Celery queues what its workers cannot run yet."""
@@ -91,7 +96,12 @@ class CeleryExecutor:
         """
         _tasks.store_of(call.state).mutate(record["taskId"], _unleased)
         server = next(
-            (name for name, (_, state, _) in self._targets.items() if state is call.state), ""
+            (
+                name
+                for name, targets in self._targets.items()
+                if any(state is call.state for _, state, _ in targets)
+            ),
+            "",
         )
         try:
             self.task.apply_async(args=[server, record["taskId"]], queue=self.queue)
@@ -104,14 +114,18 @@ class CeleryExecutor:
             raise MCPError(INTERNAL_ERROR, f"{text}. Is the broker running?") from exc
 
     def _run(self, server: str, task_id: str) -> None:
-        target = self._targets.get(server)
-        if target is None:
+        targets = self._targets.get(server)
+        if not targets:
             raise LookupError(
                 f"This Celery worker serves no Flask-MCP server named {server!r}: start it on "
                 "the module that creates the Flask app (celery -A yourapp worker)."
             )
-        app, state, dispatcher = target
-        record = _tasks.store_of(state).get(task_id)
+        # the app whose backend holds the task's record
+        found = ((target, _tasks.store_of(target[1]).get(task_id)) for target in targets)
+        (app, state, dispatcher), record = next(
+            ((target, record) for target, record in found if record is not None),
+            (targets[0], None),
+        )
         if record is None or record["status"] in _tasks.TERMINAL:
             return  # expired or cancelled while queued
         with app.app_context():
