@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import time
 import typing as t
 
@@ -734,6 +735,13 @@ def find_endpoint(app: Flask, path: str | None) -> str:
             "mcp.init_app(app) (or pass the app to MCP(...)) before making the test client."
         )
     served = t.cast(str, mcp.state(app).settings.path)
+    if path is None and "<" in served:
+        # Werkzeug would match the rule's text itself, handlers seeing "<tenant>" as a value
+        example = re.sub(r"<(?:[^<>:]+:)?([^<>]+)>", r"\1-1", served)
+        raise RuntimeError(
+            f"The MCP endpoint of {app.name!r} has URL variables (MCP_PATH = {served!r}): "
+            f"pass the path of one endpoint, such as MCPTestClient(app, path={example!r})."
+        )
     path = path or served
     adapter = app.url_map.bind(app.config.get("SERVER_NAME") or "localhost")
     try:
