@@ -487,17 +487,9 @@ class Registry:
 
     def offers(self, method: str) -> bool:
         """Tell whether a method belongs to a capability this server declares."""
-        # Every call asks twice: for tools/call, no split; for tools, no tuple of kinds.
+        # Every call asks: for tools/call, no split.
         family = "tools" if method == "tools/call" else method.split("/", 1)[0]
-        if family == "tools":
-            return bool(self.tools) or bool(self.disabled["tools"]) or "tools" in self.removed
-        if family == "resources":
-            return self._has("resources", "resourceTemplates")
-        if family == "prompts":
-            return self._has("prompts")
-        if family == "completion":
-            return bool(self.completions)
-        return True
+        return self.provides("completions" if family == "completion" else family)
 
     def scoped(self) -> list[str]:
         """Return the names of the tools, resources, templates and prompts that declare scopes."""
