@@ -9,6 +9,7 @@ a 503, after which the official client stops asking: that session never heard
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 import typing as t
@@ -23,7 +24,9 @@ from harness import delete_keys
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from wire import debug_stats
+from wire import headers_2026
 from wire import http_session as open_session
+from wire import meta
 
 pytestmark = [
     pytest.mark.e2e,
@@ -169,3 +172,52 @@ def test_a_vanished_client_frees_its_stream_on_redis_under_gevent(
         for sock in socks:
             sock.close()
         delete_keys(redis_url, f"{prefix}*")
+
+
+def post_2026_call(port: int, request_id: int, name: str, **arguments: t.Any) -> socket.socket:
+    """POST a 2026-07-28 ``tools/call`` (with a progress token) on a raw socket; return it."""
+    params = {"name": name, "arguments": arguments, "_meta": {**meta(), "progressToken": 1}}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    body = json.dumps(message)
+    headers = {
+        "Host": f"{HOST}:{port}",
+        "Content-Type": "application/json",
+        "Content-Length": str(len(body)),
+        **headers_2026("tools/call", params),
+    }
+    head = "".join(f"{key}: {value}\r\n" for key, value in headers.items())
+    sock = socket.create_connection((HOST, port), timeout=10)
+    sock.sendall(f"POST /mcp HTTP/1.1\r\n{head}\r\n{body}".encode())
+    return sock
+
+
+def test_a_stateless_call_answered_whole_is_cancelled_when_its_client_leaves(
+    serve: t.Any,
+) -> None:
+    """With every stream slot held, a 2026-07-28 call that sends progress is answered with
+    one JSON response; its client leaving cancels it, as it cancels a streamed call.
+
+    It ran on, holding its handler (and on gthread the view's thread), until it ended or
+    ``MCP_REQUEST_TIMEOUT`` passed.
+    """
+    server = serve("tests._apps.backchannel:app", "gevent", env={"FLASK_MCP_MAX_STREAMS": "1"})
+    holder = post_2026_call(server.port, 1, "slow_chatty", seconds=60)
+    received = b""
+    while b"notifications/progress" not in received:  # it holds the only stream slot
+        chunk = holder.recv(4096)
+        assert chunk, received
+        received += chunk
+    assert debug_stats(server.port)["open_streams"] == 1
+    left = post_2026_call(server.port, 2, "slow_chatty", seconds=60)
+    deadline = time.monotonic() + 10
+    while debug_stats(server.port)["running_requests"] != 2:
+        assert time.monotonic() < deadline, "the second call never started"
+        time.sleep(0.05)
+    left.close()  # the client is gone while its call runs, answered whole
+
+    deadline = time.monotonic() + 10  # its handler sleeps 60 s
+    while debug_stats(server.port)["running_requests"] != 1:
+        assert time.monotonic() < deadline, "the call of the client that left still runs"
+        time.sleep(0.05)
+    assert debug_stats(server.port)["open_streams"] == 1  # the streamed call runs on
+    holder.close()

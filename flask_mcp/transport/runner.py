@@ -350,15 +350,18 @@ def _collect(
     run: RequestRun,
     pending: t.Sequence[t.Any],
     take: t.Callable[[dict[str, t.Any]], None],
-) -> bool:
+    watch_client: bool = False,
+) -> bool | None:
     """Collect the run's messages until it ends; ``False`` past its deadline (and ``GRACE``).
 
     The deadline is read again when it passes: the handler may have moved it
-    (``tasks/result`` waits for its task past ``MCP_REQUEST_TIMEOUT``).
+    (``tasks/result`` waits for its task past ``MCP_REQUEST_TIMEOUT``). With
+    ``watch_client``, ``None`` as soon as the client left (see
+    :meth:`~flask_mcp.transport.sse.StreamReader.collect`).
     """
-    ended = reader.collect(pending, run.deadline + GRACE, take)
-    while not ended and time.monotonic() < run.deadline + GRACE:
-        ended = reader.collect((), run.deadline + GRACE, take)
+    ended = reader.collect(pending, run.deadline + GRACE, take, watch_client)
+    while ended is False and time.monotonic() < run.deadline + GRACE:
+        ended = reader.collect((), run.deadline + GRACE, take, watch_client)
     return ended
 
 
@@ -513,6 +516,8 @@ def _buffered(
 
     What the handler sends before its response (progress, log messages) is
     dropped, as the spec allows when no stream is open: memory stays bounded.
+    A 2026-07-28 call is cancelled when its client leaves meanwhile, as it is
+    when the client closes its stream.
     """
     final: list[dict[str, t.Any]] = []
 
@@ -520,10 +525,14 @@ def _buffered(
         if is_response(message, call.request_id):
             final.append(message)
 
-    ended = _collect(reader, run, pending, take)
+    outbox = t.cast(Outbox, reader.outbox)
+    ended = _collect(reader, run, pending, take, watch_client=not outbox.resumable)
     reader.close()
     with contextlib.suppress(BackendUnavailable):
-        t.cast(Outbox, reader.outbox).drop()
+        outbox.drop()
+    if ended is None:  # the client left: that cancels the request
+        run.cancel()
+        return Response(status=499)
     if not ended:
         run.cancel()
         return json_response(_timeout(call))

@@ -290,11 +290,15 @@ class StreamReader:
         pending: t.Iterable[Event],
         until: float,
         emit: t.Callable[[dict[str, t.Any]], None],
-    ) -> bool:
+        watch_client: bool = False,
+    ) -> bool | None:
         """Hand each message to ``emit`` until the stream ends; ``False`` if ``until`` came first.
 
         For a response that cannot be streamed (it is sent whole) and for
         callers without HTTP. ``pending`` are events read already.
+
+        With ``watch_client`` the client's connection is checked every
+        :data:`LIVENESS_INTERVAL` seconds meanwhile: ``None`` when it left.
         """
         events: t.Iterable[Event] = pending
         while True:
@@ -311,6 +315,8 @@ class StreamReader:
             if found.missing or found.superseded:
                 return True
             events = found.events
+            if not events and watch_client and client_gone(self.sock):
+                return None
 
     def close(self) -> None:
         """Give up the stream so another connection may read it."""
