@@ -826,3 +826,44 @@ def test_require_scopes_at_run_time(client: t.Any) -> None:
     assert challenge(response)["scope"] == "notes:read notes:admin"
     assert "tools/call needs" in challenge(response)["error_description"]
     assert response.get_json()["id"] == 3
+
+
+def test_a_jwks_that_trickles_in_fails_within_the_timeout(keys: Keys) -> None:
+    """``timeout`` bounds the whole fetch, not each wait for a byte.
+
+    An issuer (or a proxy before it) that sends its answer a byte at a time held the
+    fetch for as long as it went on, and every request with a token waited behind it.
+    """
+    body = json.dumps({"keys": [keys.jwk()]}).encode()
+    sock = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = sock.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body))
+            for byte in body:  # 0.1 s a byte: far longer than the fetch's 1 s
+                if stop.wait(0.1):
+                    return
+                with contextlib.suppress(OSError):
+                    conn.sendall(bytes([byte]))
+
+    threading.Thread(target=trickle, daemon=True).start()
+    outcome: list[BaseException | None] = []
+
+    def fetch() -> None:
+        try:
+            JWKSCache(f"http://127.0.0.1:{sock.getsockname()[1]}/jwks.json", timeout=1).fetch()
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    fetching = threading.Thread(target=fetch, daemon=True)
+    fetching.start()
+    fetching.join(10)  # a bound on the wait, not a speed
+    stop.set()
+    sock.close()
+    assert outcome, "the fetch of a trickling JWKS ran past its timeout"
+    assert isinstance(outcome[0], OSError), outcome
+    assert "1 s" in str(outcome[0])

@@ -116,16 +116,33 @@ class JWKSCache:
     def fetch(self) -> list[dict[str, t.Any]]:
         """Download and parse the key set.
 
+        ``timeout`` bounds the whole fetch: an answer that trickles in fails too,
+        as it would otherwise hold every request with a token that waits for the keys.
+
         :raises ValueError: the answer is not a JWKS.
-        :raises OSError: the URL cannot be reached in ``timeout`` seconds, or what
+        :raises OSError: the key set did not arrive within ``timeout`` seconds, or what
             answers there does not speak HTTP.
         """
         fetch = urllib.request.Request(self.url, headers={"Accept": "application/json"})
+        deadline = time.monotonic() + self.timeout
+        parts: list[bytes] = []
+        size = 0
         try:
             with urllib.request.urlopen(fetch, timeout=self.timeout) as response:  # noqa: S310
-                body = response.read(self.max_bytes + 1)
+                while size <= self.max_bytes:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(
+                            f"the JWKS did not arrive within {self.timeout:g} s; raise the "
+                            "authorizer's timeout if the issuer is that slow"
+                        )
+                    part = response.read1(self.max_bytes + 1 - size)
+                    if not part:
+                        break
+                    parts.append(part)
+                    size += len(part)
         except http.client.HTTPException as exc:  # urllib passes these on unwrapped
             raise OSError(f"not an HTTP answer ({type(exc).__name__}: {exc})") from exc
+        body = b"".join(parts)
         if len(body) > self.max_bytes:
             raise ValueError(f"the JWKS is larger than {self.max_bytes} bytes")
         document = json.loads(body)
