@@ -386,3 +386,44 @@ def test_a_connection_closed_under_the_listener_is_a_lost_connection(
     assert a.read(sid, GENERAL_STREAM, 0, token, 0.05).events == []
     b.append(sid, GENERAL_STREAM, MESSAGE, {"n": 1})
     assert [e.seq for e in a.read(sid, GENERAL_STREAM, 0, token, 5).events] == [1]
+
+
+class _Killed(BaseException):
+    """What a killed greenlet raises (``GreenletExit``), as a thread can raise it."""
+
+
+def test_a_call_queued_behind_a_killed_sender_is_still_sent() -> None:
+    """A sender killed mid-send (its request was cancelled) leaves no caller it had not
+    taken waiting for traffic that may never come: the caller sends its call itself."""
+    from flask_mcp.backends.redis.reader import Batches
+
+    entered, release = threading.Event(), threading.Event()
+
+    def run_many(batch: list[tuple[str, list[str], tuple[t.Any, ...]]]) -> list[t.Any]:
+        if batch[0][0] == "first":
+            entered.set()
+            release.wait(10)
+            raise _Killed
+        return [f"reply to {name}" for name, _, _ in batch]
+
+    batches = Batches(run_many, slots=1)
+    outcomes: dict[str, t.Any] = {}
+
+    def ask(name: str) -> None:
+        try:
+            outcomes[name] = batches.call(name, ["k"])
+        except BaseException as exc:  # the killed sender's own end
+            outcomes[name] = type(exc).__name__
+
+    first = threading.Thread(target=ask, args=("first",), daemon=True)
+    first.start()
+    assert entered.wait(10)
+    second = threading.Thread(target=ask, args=("second",), daemon=True)
+    second.start()
+    while not batches.queue:  # queued behind the sender, which holds the only slot
+        time.sleep(0.01)
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert outcomes == {"first": "_Killed", "second": "reply to second"}
+    assert batches.sending == 0

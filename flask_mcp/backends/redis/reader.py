@@ -57,6 +57,8 @@ logger = logging.getLogger("flask_mcp")
 FETCH_SLOTS = 4
 #: Most commands in one pipeline.
 BATCH = 256
+#: Seconds a caller of :meth:`Batches.call` waits before it checks that its call is sent.
+RECHECK = 1.0
 #: Seconds between the questions of a reader while the pub/sub connection is down.
 POLL = 1.0
 #: Seconds an established reader rides out an unreachable Redis before its stream ends.
@@ -129,7 +131,16 @@ class Batches:
                 self.sending += 1
         if send:
             self._send()
-        t.cast(threading.Event, call.done).wait()
+        done = t.cast(threading.Event, call.done)
+        while not done.wait(RECHECK):
+            # The sender that took the queue may have been killed (its request was
+            # cancelled) before sending this call: send it, rather than wait for traffic.
+            with self.lock:
+                send = self.sending < self.slots and call in self.queue
+                if send:
+                    self.sending += 1
+            if send:
+                self._send()
         if call.error is not None:
             raise call.error
         return call.reply
