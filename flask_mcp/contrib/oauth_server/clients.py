@@ -29,6 +29,7 @@ from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError
 from authlib.oauth2.rfc7591.errors import InvalidRedirectURIError
 
+from .grants import error_description
 from .storage import Storage
 
 #: The loopback hosts of RFC 8252 section 7.3 (``localhost`` is NOT one: section 8.3).
@@ -162,7 +163,7 @@ class MCPClientMetadataClaims(ClientMetadataClaims):  # type: ignore[misc]
         for uri in uris:
             problem = check_redirect_uri_shape(str(uri))
             if problem:
-                raise InvalidRedirectURIError(problem)
+                raise InvalidRedirectURIError(error_description(problem))
 
     def validate_token_endpoint_auth_method(self) -> None:
         """Default to ``none`` (a public client, as MCP clients usually are)."""

@@ -15,6 +15,7 @@ redeemed atomically (:meth:`~.storage.Storage.redeem_grant`): one redemption win
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import time
 import typing as t
@@ -70,6 +71,21 @@ class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
 
     error = "invalid_target"
     status_code = 400
+
+
+#: What an ``error_description`` may not hold (RFC 6749 4.1.2.1: %x20-21 / %x23-5B / %x5D-7E).
+_NOT_IN_DESCRIPTION = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
+
+
+def error_description(text: str) -> str:
+    """Return ``text`` with what an OAuth ``error_description`` may not hold replaced.
+
+    Descriptions quote what the client sent (a redirect URI, a scope, a resource);
+    Authlib refuses to build an error whose description holds ``"``, ``\\`` or a
+    character outside printable ASCII, which would turn the refusal into a 500.
+    ``"`` becomes ``'``, anything else ``?``.
+    """
+    return _NOT_IN_DESCRIPTION.sub("?", text.replace('"', "'"))
 
 
 def digest(secret: str) -> str:
@@ -143,7 +159,9 @@ def requested_resource(app_server: AppServer, values: t.Any) -> str:
     for asked in resources:
         if app_server.canonical(asked) != resource:
             raise InvalidTargetError(
-                description=f"this server issues tokens for {resource} only, not {asked}"
+                description=error_description(
+                    f"this server issues tokens for {resource} only, not {asked}"
+                )
             )
     return resource
 
@@ -382,5 +400,6 @@ __all__ = [
     "StoredGrant",
     "User",
     "digest",
+    "error_description",
     "requested_resource",
 ]

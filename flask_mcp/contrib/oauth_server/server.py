@@ -30,6 +30,7 @@ from .grants import AuthorizationCodeGrant
 from .grants import RefreshTokenGrant
 from .grants import RevocationEndpoint
 from .grants import digest
+from .grants import error_description
 from .keys import ALGORITHM
 from .keys import SigningKeys
 from .revocations import CHANNEL
@@ -226,7 +227,9 @@ class AppServer:
                 from authlib.oauth2.rfc6749.errors import InvalidClientError
 
                 raise InvalidClientError(
-                    description=f"The client metadata document cannot be used: {exc}."
+                    description=error_description(
+                        f"The client metadata document cannot be used: {exc}."
+                    )
                 ) from None
         record = self.storage.load_client(client_id)
         return None if record is None else Client(record)
@@ -257,7 +260,8 @@ class AppServer:
             unknown = set(scope.split()) - set(self.scopes())
             if unknown:
                 raise InvalidScopeError(
-                    description=f"Unknown scope: {', '.join(sorted(unknown))}.", state=state
+                    description=error_description(f"Unknown scope: {', '.join(sorted(unknown))}."),
+                    state=state,
                 )
 
     # -- tokens ------------------------------------------------------------------------

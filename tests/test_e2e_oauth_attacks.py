@@ -1,0 +1,116 @@
+"""The built-in authorization server attacked over HTTP: gunicorn, one gthread worker.
+
+Each test plays a hostile client (or a hostile page) against ``tests/_apps/oauth_notes.py``
+with ``httpx``: registrations, authorization and token requests a well-behaved client
+would never send, and what the user is shown on the consent page.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import secrets
+import typing as t
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from harness import free_port
+from harness import start_server
+
+pytestmark = [pytest.mark.e2e]
+
+CALLBACK = "http://127.0.0.1:9/callback"
+
+
+@pytest.fixture(scope="module")
+def base() -> t.Iterator[str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        "OAUTH_APP_BASE": url,
+        # every test registers clients: the limits would refuse some
+        "FLASK_MCP_OAUTH_REGISTRATION_RATE_LIMIT": "null",
+        "FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT": "null",
+    }
+    with start_server("tests._apps.oauth_notes:app", "gthread", env=env, port=port):
+        yield url
+
+
+def challenge() -> tuple[str, str]:
+    """A PKCE verifier and its S256 challenge."""
+    verifier = secrets.token_urlsafe(40)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def register(base: str, redirect_uris: list[str], **metadata: t.Any) -> httpx.Response:
+    body = {"redirect_uris": redirect_uris, "client_name": "Attacker", **metadata}
+    return httpx.post(f"{base}/oauth/register", json=body)
+
+
+@contextlib.contextmanager
+def logged_in(base: str, user: str = "ada") -> t.Iterator[httpx.Client]:
+    """A browser with ``user`` signed in to the app (its session cookie)."""
+    with httpx.Client(base_url=base) as browser:
+        answer = browser.post("/login", data={"username": user, "password": f"pw-{user}"})
+        assert answer.status_code == 302, answer.text
+        yield browser
+
+
+def authorize_params(client_id: str, redirect_uri: str = CALLBACK, **extra: str) -> dict[str, str]:
+    return {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "scope": "notes:read",
+        "state": "s",
+        "code_challenge": challenge()[1],
+        "code_challenge_method": "S256",
+        **extra,
+    }
+
+
+def redirected_error(answer: httpx.Response) -> str:
+    assert answer.status_code == 302, answer.text
+    return parse_qs(urlsplit(answer.headers["Location"]).query)["error"][0]
+
+
+def test_what_the_client_sent_in_an_error_description_is_no_500(base: str) -> None:
+    """A quote in a redirect URI, scope, resource or client_id is quoted back, not a crash.
+
+    Authlib refuses an ``error_description`` holding ``"`` (RFC 6749 allows no ``"``,
+    ``\\`` or non-ASCII there): an attacker could answer every such request with a 500.
+    """
+    refused = register(base, ["http://evil.example/it's"])
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "invalid_redirect_uri"
+
+    client_id = register(base, [CALLBACK]).json()["client_id"]
+    with logged_in(base) as browser:
+        quoted_resource = authorize_params(client_id, resource='https://evil.example/"x')
+        assert redirected_error(browser.get("/oauth/authorize", params=quoted_resource)) == (
+            "invalid_target"
+        )
+        quoted_scope = authorize_params(client_id, scope='notes:read "x\\')
+        assert redirected_error(browser.get("/oauth/authorize", params=quoted_scope)) == (
+            "invalid_scope"
+        )
+        document = authorize_params("https://a'b.example/client.json")
+        page = browser.get("/oauth/authorize", params=document)
+        assert page.status_code == 400, page.text
+        assert "invalid_client" in page.text
+
+    token = httpx.post(
+        f"{base}/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "client_id": "https://a'b.example/client.json",
+            "code": "x",
+            "code_verifier": "v" * 43,
+        },
+    )
+    assert token.status_code in (400, 401), token.text
+    assert token.json()["error"] == "invalid_client"
