@@ -20,6 +20,8 @@ import pytest
 from harness import free_port
 from harness import start_server
 
+from flask_mcp.contrib.oauth_server.clients import redirect_host
+
 pytestmark = [pytest.mark.e2e]
 
 CALLBACK = "http://127.0.0.1:9/callback"
@@ -114,3 +116,26 @@ def test_what_the_client_sent_in_an_error_description_is_no_500(base: str) -> No
     )
     assert token.status_code in (400, 401), token.text
     assert token.json()["error"] == "invalid_client"
+
+
+def test_a_redirect_uri_with_user_info_is_refused(base: str) -> None:
+    """``https://trusted.example@evil.example/cb`` sends the code to ``evil.example``.
+
+    The consent page said "It sends you back to trusted.example@evil.example", while
+    the MCP authorization spec has the server clearly display the redirect URI's host.
+    Registration refuses such a URI, and the page shows the host alone.
+    """
+    lookalike = "https://claude.ai@evil.example/callback"
+    refused = register(base, [lookalike])
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "invalid_redirect_uri"
+    assert "user info" in refused.json()["error_description"]
+
+    assert redirect_host(lookalike) == "evil.example"
+    assert redirect_host("http://[::1]:8123/cb") == "[::1]:8123"
+    assert redirect_host("com.example.app:/cb") == "com.example.app:/cb"
+    client_id = register(base, [CALLBACK]).json()["client_id"]
+    with logged_in(base) as browser:
+        page = browser.get("/oauth/authorize", params=authorize_params(client_id))
+    assert page.status_code == 200, page.text
+    assert "sends you back to\n    <code>127.0.0.1:9</code>" in page.text

@@ -74,11 +74,30 @@ def redirect_uri_matches(registered: str, requested: str) -> bool:
     return (want.path, want.query, want.fragment) == (got.path, got.query, got.fragment)
 
 
+def redirect_host(uri: str) -> str:
+    """Return the host the browser is sent to by ``uri``, as the consent page shows it.
+
+    The host name and port, never the user info before an ``@`` (the MCP authorization
+    spec: the server MUST clearly display the redirect URI's host name); the whole URI
+    when it has no host (a private-use scheme such as ``com.example.app:/cb``).
+    """
+    try:
+        parts = urlsplit(uri)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # not a URL (an unclosed "[", a port out of range): show it all
+        return uri
+    if not host:
+        return uri
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port is None else f"{shown}:{port}"
+
+
 def check_redirect_uri_shape(uri: str) -> str | None:
     """Return why ``uri`` may not be registered, or ``None`` when it may.
 
     https URIs, loopback http URIs and private-use schemes (``com.example.app:/cb``,
-    RFC 8252 section 7.1) are accepted; http on other hosts and fragments are not.
+    RFC 8252 section 7.1) are accepted; http on other hosts, fragments and user info
+    (``https://trusted.example@evil.example/``) are not.
     """
     try:
         parts = urlsplit(uri)
@@ -86,6 +105,10 @@ def check_redirect_uri_shape(uri: str) -> str | None:
         return f"{uri!r} is not a valid URI ({exc})"
     if not parts.scheme or parts.fragment:
         return f"{uri!r} is not an absolute URI without a fragment"
+    if "@" in parts.netloc:
+        # https://trusted.example@evil.example/cb goes to evil.example: user info only
+        # serves to make the consent page's "sends you back to" read as another host
+        return f"{uri!r} holds user info (user@host): a redirect URI names its host alone"
     if parts.scheme == "http":
         host = parts.hostname or ""
         if host not in ("127.0.0.1", "::1", "localhost"):
@@ -277,6 +300,7 @@ __all__ = [
     "MCPClientMetadataClaims",
     "RegistrationEndpoint",
     "check_redirect_uri_shape",
+    "redirect_host",
     "redirect_uri_matches",
     "secret_digest",
 ]
