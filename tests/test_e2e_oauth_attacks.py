@@ -139,3 +139,22 @@ def test_a_redirect_uri_with_user_info_is_refused(base: str) -> None:
         page = browser.get("/oauth/authorize", params=authorize_params(client_id))
     assert page.status_code == 200, page.text
     assert "sends you back to\n    <code>127.0.0.1:9</code>" in page.text
+
+
+def test_the_consent_page_warns_of_a_loopback_redirect(base: str) -> None:
+    """Any local program may listen on a loopback port and claim to be any client.
+
+    The MCP authorization spec ("Localhost Redirect URI Risks") has the server SHOULD
+    warn of loopback redirect URIs: a Client ID Metadata Document proves nothing there,
+    as an attacker can use the legitimate client's URL with a port of its own.
+    """
+    loopback = register(base, [CALLBACK]).json()["client_id"]
+    remote = register(base, ["https://app.example/callback"]).json()["client_id"]
+    with logged_in(base) as browser:
+        warned = browser.get("/oauth/authorize", params=authorize_params(loopback))
+        params = authorize_params(remote, redirect_uri="https://app.example/callback")
+        plain = browser.get("/oauth/authorize", params=params)
+    assert warned.status_code == plain.status_code == 200
+    assert 'id="loopback-warning"' in warned.text
+    assert "127.0.0.1:9" in warned.text.split('id="loopback-warning"')[1]
+    assert 'id="loopback-warning"' not in plain.text

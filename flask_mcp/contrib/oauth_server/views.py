@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import typing as t
+from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749.errors import OAuth2Error
@@ -28,6 +29,7 @@ from itsdangerous import SignatureExpired
 from itsdangerous import URLSafeTimedSerializer
 from werkzeug.wrappers import Response
 
+from ...protocol import is_local_host
 from .clients import redirect_host
 from .grants import User
 from .registration import app_server
@@ -143,6 +145,7 @@ def authorize() -> Response | t.Any:
         client_name=client.client_name,
         client_id=client.get_client_id(),
         client_host=redirect_host(str(grant.redirect_uri)),
+        loopback=is_local_host(urlsplit(str(grant.redirect_uri)).hostname),
         scopes=[(scope, descriptions.get(scope, "")) for scope in scopes],
         csrf_token=token,
         resource=server.resource,
