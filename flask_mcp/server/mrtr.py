@@ -37,6 +37,7 @@ from ..errors import InvalidParams
 from ..errors import MissingClientCapability as MissingClientCapability
 from ..errors import URLElicitationRequired
 from .call import client_facts
+from .context import ASKABLE_METHODS
 from .context import EXPECTED_ANSWERS
 from .context import check_capabilities as check_capabilities
 from .context import valid_answer
@@ -55,11 +56,6 @@ logger = logging.getLogger("flask_mcp")
 
 #: One question: ``(method, params)``.
 InputRequest = tuple[str, dict[str, t.Any]]
-_SHORT = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
 
 
 class InputRequired(BaseException):  # noqa: N818 - it is a control-flow signal
@@ -128,7 +124,7 @@ class MRTRBackChannel:
     ) -> dict[str, t.Any]:
         if key is None:
             self._auto += 1
-            key = f"{_SHORT.get(method, 'input')}-{self._auto}"
+            key = f"{method.partition('/')[0]}-{self._auto}"
         return self.request_many(ctx, {key: (method, params)})[key]
 
     def request_many(
@@ -142,7 +138,7 @@ class MRTRBackChannel:
         answers: dict[str, dict[str, t.Any]] = {}
         missing: dict[str, dict[str, t.Any]] = {}
         for key, (method, params) in requests.items():
-            if method not in _SHORT:
+            if method not in ASKABLE_METHODS:
                 raise ClientRequestError(
                     f"Cannot send {method} to the client: in protocol {ctx.protocol_version} a "
                     "server only asks for elicitation/create, sampling/createMessage and "
