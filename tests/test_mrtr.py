@@ -381,12 +381,13 @@ def test_ask_refuses_a_form_that_is_not_flat(server: MCP) -> None:
         assert "MCP forms are flat" in client.call_tool("ask_nested")["content"][0]["text"]
 
 
-def test_a_url_elicitation_needs_an_absolute_url(server: MCP) -> None:
+@pytest.mark.parametrize("url", ["/login", "https://[example.com/login"])
+def test_a_url_elicitation_needs_an_absolute_url(server: MCP, url: str) -> None:
     @server.tool()
     def relative(ctx: Context) -> str:
-        """Send the user to a relative URL, which a client cannot open."""
+        """Send the user to a URL a client cannot open (relative, or not parseable)."""
         try:
-            return str(ctx.elicit_url("Sign in", "/login", "e-2")["action"])
+            return str(ctx.elicit_url("Sign in", url, "e-2")["action"])
         except ValueError as exc:
             return str(exc)
 

@@ -586,7 +586,10 @@ def checked_answers(
 
 def _check_url(url: t.Any) -> None:
     """Refuse a URL elicitation whose ``url`` is not absolute (the spec: "a valid URL")."""
-    parts = urlsplit(url) if isinstance(url, str) else None
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else None
+    except ValueError:  # an unclosed "[", say
+        parts = None
     if parts is None or not parts.scheme or not parts.netloc or any(c.isspace() for c in url):
         raise ValueError(
             f"A URL elicitation needs an absolute URL the user can open, such as "
