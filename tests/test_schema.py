@@ -925,6 +925,28 @@ def test_formatted_types_report_every_malformed_field() -> None:
         spec.validate({"when": 5, "ref": "x", "price": 1, "day": "2024-01-01"})
 
 
+def test_a_union_converts_to_the_member_its_value_is() -> None:
+    def fn(
+        at: datetime.datetime | int,
+        label: datetime.date | str,
+        ref: uuid.UUID | list[datetime.date] | None = None,
+    ) -> None: ...
+
+    spec = input_spec_from_function(fn)
+    values = spec.validate({"at": "2024-05-01T12:30:00Z", "label": "2024-05-01"})
+    assert values == {
+        "at": datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.timezone.utc),
+        "label": datetime.date(2024, 5, 1),
+    }
+    values = spec.validate({"at": 5.0, "label": "soon", "ref": ["2024-01-02"]})
+    assert values == {"at": 5, "label": "soon", "ref": [datetime.date(2024, 1, 2)]}
+    assert type(values["at"]) is int
+    values = spec.validate({"at": 7, "label": "x", "ref": "123e4567-e89b-12d3-a456-426614174000"})
+    assert values["ref"] == uuid.UUID("123e4567-e89b-12d3-a456-426614174000")
+    with pytest.raises(ArgumentError, match="'at': 'noon' is not an ISO 8601 date-time"):
+        spec.validate({"at": "noon", "label": "x"})
+
+
 def test_formatted_types_as_results() -> None:
     cases: list[tuple[t.Any, t.Any, dict[str, t.Any], t.Any]] = [
         (

@@ -106,8 +106,8 @@ def input_spec_from_function(
     counts ``1.0`` as an integer; the handler gets ``1``), Enum members (also those of
     a ``Literal``), tuples, sets, dataclasses, NamedTuples, datetime/date/time (ISO
     8601), UUID, Decimal, Path and pydantic models (validated by the model). TypedDict
-    values stay dicts. A value that cannot be converted is an :class:`ArgumentError`
-    naming the field.
+    values stay dicts. A union's value becomes the first member it is. A value that
+    cannot be converted is an :class:`ArgumentError` naming the field.
 
     :param fn: The handler.
     :param exclude: Parameters to leave out, such as the injected context.

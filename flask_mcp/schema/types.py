@@ -36,6 +36,7 @@ from ..convert import to_json
 from .from_pydantic import model_schema
 from .from_pydantic import model_validator
 from .validation import _Convert
+from .validation import compile_validator
 
 #: Values to plain JSON: the table of :mod:`flask_mcp.convert`.
 _jsonable = to_json
@@ -240,10 +241,15 @@ def _converter(hint: t.Any, integral: bool = False) -> _Convert | None:
         rest = [arg for arg in args if arg is not NoneType]
         if len(rest) == 1:
             inner = _converter(rest[0], integral)
-        else:  # int | str: only the int member may need its float turned back
+        else:
             convs = [_converter(arg, integral) for arg in rest]
-            only_int = float not in rest and [c for c in convs if c] == [_to_int]
-            inner = _to_int if only_int else None
+            needed = [c for c in convs if c]
+            if not needed or (float in rest and needed == [_to_int]):
+                inner = None  # int | float: 1.0 stays the float it may well be
+            elif needed == [_to_int]:  # int | str: only the int member turns its float back
+                inner = _to_int
+            else:
+                inner = _union_converter(rest, convs)
         return None if inner is None else (lambda v: None if v is None else inner(v))
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint
@@ -285,6 +291,33 @@ def _converter(hint: t.Any, integral: bool = False) -> _Convert | None:
             **{k: c(x) if (c := by_name[k]) else x for k, x in v.items() if k in by_name}
         )
     return None
+
+
+def _union_converter(members: list[t.Any], convs: list[_Convert | None]) -> _Convert:
+    """Convert a union's value as the first member it is, in the union's order.
+
+    A member's JSON Schema picks the candidates (``5`` is not a ``datetime``); a
+    candidate whose conversion fails gives way to the next (``"soon"`` is not a
+    ``date`` but is a ``str``). When none converts, the first failure is raised.
+    """
+    checks = [compile_validator(type_schema(member)) for member in members]
+
+    def convert(value: t.Any) -> t.Any:
+        failure: Exception | None = None
+        for check, conv in zip(checks, convs, strict=True):
+            if check(value):
+                continue
+            if conv is None:
+                return value
+            try:
+                return conv(value)
+            except (TypeError, ValueError) as e:
+                failure = failure or e
+        if failure is not None:
+            raise failure
+        return value
+
+    return convert
 
 
 def param_docs(doc: str) -> dict[str, str]:
