@@ -128,6 +128,14 @@ def build_server() -> MCP:
     def complete_topic(argument: str, value: str, context: dict[str, str]) -> list[str]:
         return [json.dumps(facts())]
 
+    @mcp.completion("prompt", "topic", "other")
+    def complete_with_context(
+        argument: str, value: str, context: dict[str, str], ctx: Context
+    ) -> list[str]:
+        """Declares a Context: it gets one, as a tool would."""
+        ctx.info("completing")
+        return [type(ctx).__name__, json.dumps([current_context() is ctx, ctx.request_id])]
+
     @mcp.tool()
     def inline_context() -> str:
         """current_context() without a Context parameter: facts, no messages."""
@@ -305,6 +313,17 @@ def test_current_context_is_the_declared_context(env_app: Flask) -> None:
     with UserClient(env_app) as client:
         same, request_id = text(client.call_tool("same_context"))
     assert same is True and isinstance(request_id, int)
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_completion_handler_gets_the_context_it_declares(env_app: Flask, version: str) -> None:
+    """Its ``ctx`` was ``None``: completions always ran in the view, without a context."""
+    with UserClient(env_app, protocol_version=version, log_level="info") as client:
+        ref = {"type": "ref/prompt", "name": "topic"}
+        kind, facts = client.complete(ref, "other", "")["values"]
+        notes = [n["params"]["data"] for n in client.notifications]
+    assert kind == "Context" and json.loads(facts)[0] is True
+    assert isinstance(json.loads(facts)[1], int) and notes == ["completing"]
 
 
 def test_current_context_without_a_declared_context(env_app: Flask) -> None:

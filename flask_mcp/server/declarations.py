@@ -503,7 +503,8 @@ class Declarations:
 
         The function is called as ``fn(argument_name, value, context_arguments)``
         and returns a list of strings (capped at 100) or a ``{values, total,
-        hasMore}`` dict.
+        hasMore}`` dict. A parameter annotated with :class:`~flask_mcp.Context`
+        receives the request's context, as a tool's does.
 
         :param kind: ``"prompt"`` or ``"resource"``.
         :param target: the prompt name or the template text.

@@ -166,7 +166,7 @@ class Dispatcher:
         a stream of their own.
         """
         if method == "completion/complete":
-            return False  # a completion handler sends nothing before its values
+            return self._completion_context(params) is not None
         if method not in ("tools/call", "prompts/get", "resources/read"):
             return True  # an extension's user-code method (tasks/result): it may emit
         name = params.get("uri" if method == "resources/read" else "name")
@@ -181,6 +181,29 @@ class Dispatcher:
             if record is None:
                 return True  # a template: the match decides, in the handler's task
         return record is not None and record.context_param is not None
+
+    def _completion_context(self, params: dict[str, t.Any]) -> str | None:
+        """Return the ``Context`` parameter of the completion handler a request names.
+
+        A completion handler that declares one gets a full ``Context`` (it runs
+        spawned, as a tool would), not ``None``; ``None`` here also for invalid
+        params, which are answered with an error.
+        """
+        ref, argument = params.get("ref"), params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            return None
+        if ref.get("type") == "ref/prompt":
+            key, target = "prompt", ref.get("name")
+        elif ref.get("type") == "ref/resource":
+            key, target = "resource", ref.get("uri")
+        else:
+            return None
+        name = argument.get("name")
+        if not isinstance(target, str) or not isinstance(name, str):
+            return None
+        completions = self.registry.completions
+        handler = completions.get((key, target, name)) or completions.get((key, target, ""))
+        return None if handler is None else handler[1]
 
     # -- entry point ----------------------------------------------------------
 
