@@ -44,6 +44,7 @@ from flask_mcp.backends.task_store import TaskStore
 from flask_mcp.errors import BackendUnavailable
 from flask_mcp.runtime.settle import settle_owed
 from flask_mcp.server import tasks as tasks_mod
+from flask_mcp.testing import MCPTestClient
 
 EXT = {"io.modelcontextprotocol/tasks": {}}
 CAPS = {"elicitation": {}, "sampling": {}, "extensions": EXT}
@@ -1053,6 +1054,36 @@ def test_an_immediate_task_error_is_the_plain_calls_error() -> None:
     immediate = result_of(wire.post("tools/call", {"name": "refuse", "arguments": {}}, caps=CAPS))
     assert plain["error"]["data"] == {"region": "mars", "known": ["eu", "us"]}
     assert immediate["error"] == plain["error"]
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_prepare_gets_the_context_of_a_tool_that_declares_none(version: str) -> None:
+    """``prepare=`` runs with the request's ``Context`` in a plain call and before a task,
+    whether the tool declares a ``Context`` or not (without one it was skipped in a plain
+    call, and handed ``None`` before a task)."""
+    mcp = MCP(name="tasks", version="1")
+
+    def confirm(ctx: Context) -> bool:
+        answer = ctx.elicit("Sure?", SCHEMA)
+        if not answer["content"]["ok"]:
+            raise ToolError("not confirmed")
+        return True
+
+    @mcp.tool(task="optional", prepare=confirm)
+    def reset() -> str:
+        return "reset"
+
+    client = MCPTestClient(
+        make_app(mcp), protocol_version=version, elicitation=lambda params: {
+            "action": "accept", "content": {"ok": False}
+        },
+    )  # fmt: skip
+    with client:
+        plain = client.call_tool("reset", {})
+        task = client.task_result(client.call_tool_as_task("reset", {}))
+    refused = {"content": [{"type": "text", "text": "not confirmed"}], "isError": True}
+    assert {k: plain[k] for k in refused} == refused
+    assert {k: task[k] for k in refused} == refused
 
 
 class _TenantWire(Wire):

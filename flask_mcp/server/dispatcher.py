@@ -162,8 +162,9 @@ class Dispatcher:
     def may_emit(self, method: str, params: dict[str, t.Any]) -> bool:
         """Tell whether the handler of a request can send anything before its result.
 
-        Only handlers that take a ``Context`` can; the others may run without
-        a stream of their own.
+        Only handlers that take a ``Context`` can (and a tool with a ``prepare``
+        function, which takes the request's); the others may run without a stream
+        of their own.
         """
         if method == "completion/complete":
             return self._completion_context(params) is not None
@@ -180,7 +181,10 @@ class Dispatcher:
             record = self.registry.resources.get(name)
             if record is None:
                 return True  # a template: the match decides, in the handler's task
-        return record is not None and record.context_param is not None
+        if record is None:
+            return False
+        # A tool's prepare function gets the request's Context, even if the tool takes none.
+        return record.context_param is not None or getattr(record, "prepare", None) is not None
 
     def _completion_context(self, params: dict[str, t.Any]) -> str | None:
         """Return the ``Context`` parameter of the completion handler a request names.
