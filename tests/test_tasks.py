@@ -1086,6 +1086,23 @@ def test_prepare_gets_the_context_of_a_tool_that_declares_none(version: str) -> 
     assert {k: task[k] for k in refused} == refused
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_task_sees_the_session_a_plain_call_sees(version: str) -> None:
+    """``ctx.session_id`` in a 2025-11-25 task is the session that created it (it was
+    ``None``), as in a plain call; at 2026-07-28 there is none either way."""
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def whose(ctx: Context) -> str:
+        return str(ctx.session_id)
+
+    with MCPTestClient(make_app(mcp), protocol_version=version) as client:
+        plain = client.call_tool("whose", {})["content"][0]["text"]
+        task = client.task_result(client.call_tool_as_task("whose", {}))["content"][0]["text"]
+        session = str(client.session_id)
+    assert plain == task == session
+
+
 class _TenantWire(Wire):
     """A :class:`Wire` posting to one tenant's endpoint (``MCP_PATH="/t/<tenant>/mcp"``)."""
 

@@ -414,7 +414,14 @@ def task_context(call: TaskCall, record: dict[str, t.Any]) -> ContextFactory:
 
     def context(run: RequestRun) -> Context:
         channel = TaskBackChannel(call.state, call.task_id, call.task_flavour)
-        ctx = new_context(call, run, channel, context_class=TaskContext, state=call.state)
+        ctx = new_context(
+            call,
+            run,
+            channel,
+            context_class=TaskContext,
+            state=call.state,
+            session_id=record.get("session"),
+        )
         ctx.prepared = record.get("prepared")
         return ctx
 

@@ -219,11 +219,28 @@ class TaskContext(Context):
     Built by the kernel's one factory (:func:`flask_mcp.kernel.intake.task_context`).
     """
 
-    def __init__(self, *, state: AppState, back_channel: TaskBackChannel, **kwargs: t.Any) -> None:
+    def __init__(
+        self,
+        *,
+        state: AppState,
+        back_channel: TaskBackChannel,
+        session_id: str | None = None,
+        **kwargs: t.Any,
+    ) -> None:
         super().__init__(back_channel=back_channel, **kwargs)
         self._state = state
+        self._session_id = session_id
         #: The id of the task this handler runs for.
         self.task_id = back_channel.task_id
+
+    @property
+    def session_id(self) -> str | None:
+        """The id of the session that created the task (2025-11-25), else ``None``.
+
+        The task's run itself belongs to no session's stream, but the handler sees the
+        session it serves, as in a plain call.
+        """
+        return self._session_id
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
