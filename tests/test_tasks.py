@@ -1103,6 +1103,23 @@ def test_a_task_sees_the_session_a_plain_call_sees(version: str) -> None:
     assert plain == task == session
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_task_sees_the_meta_of_the_request_that_created_it(version: str) -> None:
+    """``ctx.meta`` in a task is the ``_meta`` of its ``tools/call``, as in a plain call
+    (it was empty: a trace id sent there was lost when the call became a task)."""
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def trace(ctx: Context) -> str:
+        return str(ctx.meta.get("com.example/trace"))
+
+    meta = {"com.example/trace": "t-1"}
+    with MCPTestClient(make_app(mcp), protocol_version=version) as client:
+        plain = client.call_tool("trace", {}, **meta)["content"][0]["text"]
+        task = client.task_result(client.call_tool_as_task("trace", {}, **meta))
+    assert plain == task["content"][0]["text"] == "t-1"
+
+
 class _TenantWire(Wire):
     """A :class:`Wire` posting to one tenant's endpoint (``MCP_PATH="/t/<tenant>/mcp"``)."""
 

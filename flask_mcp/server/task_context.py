@@ -310,8 +310,8 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
     """Rebuild the ``tools/call`` a task runs from its record.
 
     Its facts are those the record kept of the request that created the task (the task
-    may run in another worker, or in a Celery worker, long after the request); no log
-    level: a task has no stream for log messages.
+    may run in another worker, or in a Celery worker, long after the request), its
+    ``_meta`` included; no log level: a task has no stream for log messages.
 
     :param auth: the caller's authorization; default: rebuilt from the record's grant.
     """
@@ -319,6 +319,8 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
         auth = auth_of(record)
     request = record["request"]
     params = {"name": request["name"], "arguments": request.get("arguments") or {}}
+    if request.get("meta"):
+        params["_meta"] = request["meta"]
     return TaskCall(
         "tools/call",
         params,

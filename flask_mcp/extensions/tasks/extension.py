@@ -171,6 +171,7 @@ class Tasks(Extension):
         ):
             ttl = min(ttl, max(asked["ttl"], 1000) / 1000)
         facts = client_facts(call)
+        meta = call.params.get("_meta")  # the handler's ctx.meta, as in a plain call
         created = time.time()
         record: dict[str, t.Any] = {
             "taskId": secrets.token_urlsafe(24),
@@ -191,6 +192,7 @@ class Tasks(Extension):
             "request": {
                 "name": tool.name,
                 "arguments": tool_call.arguments,
+                "meta": meta if isinstance(meta, dict) else {},
                 "version": call.version,
                 "era": call.era,
                 "capabilities": facts.capabilities,
