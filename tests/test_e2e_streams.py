@@ -89,6 +89,46 @@ def test_request_timeout_ends_the_call_with_an_error(serve: t.Any, worker: str) 
     anyio.run(main)
 
 
+def post_json(port: int, body: t.Any, headers: dict[str, str]) -> tuple[dict[str, str], t.Any]:
+    """POST ``body`` to ``/mcp``; return the response headers and its JSON (``None``: empty)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        sent = {"Content-Type": "application/json", "Accept": ACCEPT, **headers}
+        conn.request("POST", "/mcp", json.dumps(body), sent)
+        response = conn.getresponse()
+        data = response.read()
+        return dict(response.getheaders()), json.loads(data) if data else None
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("worker", SERVERS)
+def test_request_timeout_ends_a_call_of_a_batch_without_context(serve: t.Any, worker: str) -> None:
+    """A 2025-03-26 batch's call of a tool without ``Context`` ran past
+    ``MCP_REQUEST_TIMEOUT`` to its end, while the same call alone, or of a tool with a
+    ``Context``, gets the timeout error."""
+    server = serve(APP, worker, env={"FLASK_MCP_REQUEST_TIMEOUT": "1"})
+    init = {
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                   "clientInfo": {"name": "batch", "version": "1"}},
+    }  # fmt: skip
+    headers, _ = post_json(server.port, init, {})
+    session = {"Mcp-Session-Id": headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-03-26"}
+    post_json(server.port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "sleeper", "arguments": {"seconds": 3}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "add", "arguments": {"a": 1, "b": 1}}},
+    ]  # fmt: skip
+    _, answers = post_json(server.port, batch, session)
+    slept, added = answers
+    assert slept["id"] == 1 and slept["result"]["isError"] is True
+    assert "timed out" in slept["result"]["content"][0]["text"]
+    assert added["result"]["content"][0]["text"] == '{"result":2}'
+
+
 def test_abandoned_streams_do_not_leak(serve: t.Any) -> None:
     """Abandon 1,000 POST streams, three times: counters return to zero, RSS stops growing."""
     server = serve(APP, "gevent", env={"FLASK_MCP_SSE_HEARTBEAT": "0.2"})

@@ -32,6 +32,8 @@ from ..runtime import concurrency as _concurrency
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_session_id
 from ..server.call import Call
+from ..server.dispatcher import EXECUTE
+from ..server.dispatcher import INLINE
 from ..server.dispatcher import SPAWN
 from . import runner
 from . import sse
@@ -262,10 +264,14 @@ class Handshake:
 
         A handler taking a ``Context`` runs in a task of its own: what it sends before
         its answer is dropped (the batch is answered at once), and it cannot ask the
-        client.
+        client. One taking none runs here, registered as any inline run is, so that
+        ``MCP_REQUEST_TIMEOUT`` and a ``notifications/cancelled`` reach it.
         """
-        if self.dispatcher.placement(call) != SPAWN:
+        where = self.dispatcher.placement(call)
+        if where == EXECUTE:
             return runner.execute(self.dispatcher, call)
+        if where == INLINE:
+            return runner.run_inline(self.dispatcher, call)
         message = runner.run_to_completion(self.dispatcher, call, context=intake.context_for(call))
         return runner.answer_of_run(call.run, message)  # a refusal included
 
