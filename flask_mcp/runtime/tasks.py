@@ -132,11 +132,25 @@ def settle(state: AppState, task_id: str, message: dict[str, t.Any] | None) -> N
             record is not None and record.get("flavour") == V2025 and bool(result.get("isError"))
         )
         status = "failed" if failed else "completed"  # 2025-11-25: isError fails the task
+        why = {"statusMessage": _error_text(result)} if failed else {}
         try:
-            set_status(state, task_id, status, result=result)
+            set_status(state, task_id, status, result=result, **why)
         except TaskQuotaExceeded as exc:  # the result would pass the caller's byte bound
             error = {"code": exc.code, "message": exc.message, "data": exc.data}
             set_status(state, task_id, "failed", error=error, statusMessage=exc.message)
+
+
+def _error_text(result: dict[str, t.Any]) -> str:
+    """Return what a failed task's ``statusMessage`` says of a tool's ``isError`` result.
+
+    The spec: the ``tasks/get`` of a failed task SHOULD carry diagnostic information.
+    It is the text the tool reported (its first text block, its first 1,000 characters),
+    as ``tasks/result`` gives it.
+    """
+    for block in result.get("content") or ():
+        if isinstance(block, dict) and block.get("type") == "text" and block.get("text"):
+            return str(block["text"])[:1000]
+    return "The tool reported an error (isError)."
 
 
 def check_lease(state: AppState, record: dict[str, t.Any]) -> dict[str, t.Any]:
