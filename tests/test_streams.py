@@ -227,7 +227,8 @@ def test_a_handler_that_cannot_start_leaves_no_stream(
     client: t.Any, app: t.Any, mcp_server: MCP, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A call whose handler cannot be started (no thread left) fails, and leaves neither its
-    stream nor its stream slot behind: nobody would ever write that stream."""
+    stream nor its stream slot behind: nobody would ever write that stream. Nor does it
+    stay among the running requests, where it kept its session busy, so never reaped."""
     from flask_mcp.runtime import concurrency
 
     def cannot_start(fn: t.Callable[[], None]) -> t.Any:
@@ -241,5 +242,8 @@ def test_a_handler_that_cannot_start_leaves_no_stream(
     monkeypatch.undo()
     after = mcp_server.stats(app)
     assert (after["streams"], after["open_streams"]) == (before["streams"], before["open_streams"])
+    assert after["running_requests"] == before["running_requests"]
+    record = mcp_server.state(app).backend.get_session(session)
+    assert record is not None and record.busy == 0
     messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty", "arguments": {}}))
     assert messages[-1]["result"]["content"][0]["text"] == "done"

@@ -300,7 +300,14 @@ def spawn(
                 with contextlib.suppress(BackendUnavailable):  # settled when it is back
                     state.backend.touch_session(session_id, -1)
 
-    run.task = _concurrency.spawn(work)
+    try:
+        run.task = _concurrency.spawn(work)
+    except BaseException:  # no thread left, say: nothing runs, so nothing stays running
+        state.inflight.remove(run)
+        if session_id is not None:
+            with contextlib.suppress(BackendUnavailable):
+                state.backend.touch_session(session_id, -1)
+        raise
     return run
 
 
