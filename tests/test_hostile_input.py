@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import random
+import time
 import typing as t
 
 import pytest
 from wire import HEADERS
+from wire import debug_stats
+from wire import http_post
 from wire import initialize
+from wire import initialize_request
 from wire import post
+
+BACKCHANNEL = "tests._apps.backchannel:app"
 
 TOOLS_CALL = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
 BODIES: list[bytes] = [
@@ -146,3 +153,57 @@ def test_random_stateless_fuzz(client: t.Any) -> None:
             continue  # an open stream by design; covered by test_stateless
         response = post(client, message, **headers)
         assert response.status_code < 500, (message, response.get_data(as_text=True)[:300])
+
+
+def _wait_running(port: int, count: int) -> None:
+    """Wait until ``count`` requests run in the server (its ``/debug/stats``)."""
+    deadline = time.monotonic() + 30
+    while debug_stats(port)["running_requests"] < count:
+        assert time.monotonic() < deadline, "the request never started"
+        time.sleep(0.05)
+
+
+def _session(port: int, version: str) -> str:
+    """Initialize a session of ``version`` over plain HTTP; return its id."""
+    status, headers, data = http_post(port, initialize_request(version))
+    assert status == 200, data
+    session = headers["Mcp-Session-Id"]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert http_post(port, initialized, session)[0] == 202
+    return session
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_reused_request_id_cannot_escape_the_request_timeout(serve: t.Any, worker: str) -> None:
+    """A request reusing the id of a running one of its session is refused (-32600), alone
+    or in a batch: it used to take the first one's place among the running requests, and
+    the first then ran past ``MCP_REQUEST_TIMEOUT``, out of reach of cancellation and of
+    DELETE."""
+    server = serve(BACKCHANNEL, worker, env={"FLASK_MCP_REQUEST_TIMEOUT": "2"})
+    session = _session(server.port, "2025-03-26")
+
+    def call(name: str, arguments: dict[str, t.Any], id: int = 7) -> dict[str, t.Any]:
+        params = {"name": name, "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+
+    def send(body: t.Any) -> tuple[int, t.Any]:
+        status, _, data = http_post(server.port, body, session)
+        return status, json.loads(data)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        first = pool.submit(send, call("sleeper", {"seconds": 20}))
+        _wait_running(server.port, 1)
+        status, second = send(call("add", {"a": 1, "b": 2}))
+        assert status == 400, second
+        assert second["id"] == 7
+        assert second["error"]["code"] == -32600
+        assert "already in use" in second["error"]["message"]
+        status, batch = send([call("add", {"a": 1, "b": 2}), call("add", {"a": 2, "b": 2}, 8)])
+        assert status == 200, batch
+        assert batch[0]["id"] == 7
+        assert batch[0]["error"]["code"] == -32600
+        assert batch[1]["result"]["content"][0]["text"] == '{"result":4}'
+        _, answer = first.result(timeout=60)
+    assert answer["result"]["isError"], answer
+    assert "timed out" in answer["result"]["content"][0]["text"]
+    assert send(call("add", {"a": 1, "b": 2}))[1]["result"]["content"][0]["text"] == '{"result":3}'

@@ -350,7 +350,15 @@ class InFlight:
         self._lock = _concurrency.native_lock()
 
     def add(self, run: RequestRun) -> None:
+        """Add a run; one whose key another run holds gets a key of its own.
+
+        A reused request id of a session is refused before it runs, but two requests
+        racing with one id may both get here: neither may drop out of the table, which
+        times runs out and ends them with their session.
+        """
         with self._lock:
+            if self._runs.get(run.key, run) is not run:
+                run.key = (run.session_id, object())
             self._runs[run.key] = run
 
     def remove(self, run: RequestRun) -> None:

@@ -58,6 +58,21 @@ SESSION_KEY = "HTTP_MCP_SESSION_ID"
 VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 
 
+def _id_in_use(state: AppState, record: SessionRecord, request_id: t.Any) -> str | None:
+    """Say why a request may not run when its id is that of a request of the session still
+    running in this process (``None``: it may).
+
+    Request ids must be unique within a session; a run under a reused id would shadow the
+    first in the table of running requests, which times runs out and cancels them.
+    """
+    if state.inflight.get(record.id, request_id) is None:
+        return None
+    return (
+        f"Invalid Request: request id {request_id!r} is already in use by a request of this "
+        "session that is still running; use a new id for each request."
+    )
+
+
 class Handshake:
     """The handshake era of one server's endpoint on one app.
 
@@ -95,6 +110,9 @@ class Handshake:
         record = self.session(environ, auth=auth, path_args=path_args)
         assert record is not None
         if kind == jsonrpc.REQUEST:
+            in_use = _id_in_use(state, record, message["id"])
+            if in_use is not None:
+                return http_error(400, in_use, request_id=message["id"])
             return self._request(state, req, record, message, auth, path_args)
         if kind == jsonrpc.NOTIFICATION:
             self.notification(state, record, message)
@@ -251,6 +269,11 @@ class Handshake:
                 else:
                     self.client_response(state, record, message)
             else:
+                in_use = _id_in_use(state, record, message["id"])
+                if in_use is not None:
+                    error = {"code": INVALID_REQUEST, "message": in_use}
+                    answers.append(jsonrpc.error(message["id"], error))
+                    continue
                 call = intake.session_call(state, record, message, auth, path_args, client_address)
                 answer = self._batch_call(call)
                 if answer.refused is not None:  # a refusal answers the whole POST
