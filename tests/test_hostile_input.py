@@ -17,6 +17,7 @@ from wire import initialize_request
 from wire import post
 
 BACKCHANNEL = "tests._apps.backchannel:app"
+INITIALIZE_PARAMS = initialize_request("2025-03-26")["params"]
 
 TOOLS_CALL = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
 BODIES: list[bytes] = [
@@ -207,3 +208,17 @@ def test_reused_request_id_cannot_escape_the_request_timeout(serve: t.Any, worke
     assert answer["result"]["isError"], answer
     assert "timed out" in answer["result"]["content"][0]["text"]
     assert send(call("add", {"a": 1, "b": 2}))[1]["result"]["content"][0]["text"] == '{"result":3}'
+
+
+def test_initialize_in_a_batch_is_an_invalid_request(client: t.Any) -> None:
+    """``initialize`` must not be part of a 2025-03-26 batch: -32600 saying to send it alone,
+    not -32601 "Method not found", which sent the client looking for a missing method."""
+    session = initialize(client, "2025-03-26")
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+    ]
+    answers = post(client, batch, session).get_json()
+    assert answers[0]["error"]["code"] == -32600
+    assert "send it alone" in answers[0]["error"]["message"]
+    assert answers[1] == {"jsonrpc": "2.0", "id": 2, "result": {}}

@@ -269,9 +269,14 @@ class Handshake:
                 else:
                     self.client_response(state, record, message)
             else:
-                in_use = _id_in_use(state, record, message["id"])
-                if in_use is not None:
-                    error = {"code": INVALID_REQUEST, "message": in_use}
+                refused = _id_in_use(state, record, message["id"])
+                if message["method"] == "initialize":
+                    refused = (
+                        "Invalid Request: initialize must not be part of a JSON-RPC batch; "
+                        "send it alone, without Mcp-Session-Id, to start a new session."
+                    )
+                if refused is not None:
+                    error = {"code": INVALID_REQUEST, "message": refused}
                     answers.append(jsonrpc.error(message["id"], error))
                     continue
                 call = intake.session_call(state, record, message, auth, path_args, client_address)
