@@ -3,6 +3,7 @@ in-memory exporter and metric reader."""
 
 from __future__ import annotations
 
+import time
 import typing as t
 
 import pytest
@@ -54,7 +55,7 @@ class Telemetry:
         return found
 
 
-def make(telemetry: Telemetry) -> tuple[MCP, Flask]:
+def make(telemetry: Telemetry, **config: t.Any) -> tuple[MCP, Flask]:
     mcp = MCP(name="traced", version="1")
     otel = MCPInstrumentor(
         mcp,
@@ -91,7 +92,7 @@ def make(telemetry: Telemetry) -> tuple[MCP, Flask]:
         return f"Hello {name}"
 
     app = Flask(__name__)
-    app.config.update(TESTING=True, SECRET_KEY="s")
+    app.config.update(TESTING=True, SECRET_KEY="s", **config)
     mcp.init_app(app)
     otel.init_app(app)
     return mcp, app
@@ -377,3 +378,30 @@ def test_an_app_without_init_app_is_not_traced(telemetry: Telemetry) -> None:
     assert telemetry.mcp_spans() == []
     with pytest.raises(RuntimeError, match="already registered"):
         t.cast(MCPInstrumentor, mcp.dispatcher.middleware.items[0]).init_app(app)
+
+
+def test_sessions_ended_unseen_are_not_kept(telemetry: Telemetry) -> None:
+    """A session ended without ``session_closed`` here (one whose handshake never finished,
+    ended for room; one another worker reaped) is not kept for ever: bare ``initialize``
+    requests at ``MCP_MAX_SESSIONS`` made the instrumentor's table grow one a request."""
+    from flask_mcp.contrib.opentelemetry import EXTENSION_KEY
+
+    mcp, app = make(telemetry, MCP_MAX_SESSIONS=2, MCP_HANDSHAKE_TIMEOUT=0.001)
+    client = app.test_client()
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "loop", "version": "1"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    for _ in range(300):
+        time.sleep(0.002)  # the oldest session is past its handshake timeout
+        assert client.post("/mcp", json=body, headers=headers).status_code == 200
+    assert mcp.stats(app)["sessions"] == 2
+    kept = app.extensions[EXTENSION_KEY]._of(app).sessions
+    assert len(kept) < 100, len(kept)

@@ -72,6 +72,7 @@ from flask import has_request_context
 from flask import request
 
 from .. import signals
+from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..transport.stdio_channel import TRANSPORT_KEY
 from .labels import MAX_LENGTH
@@ -95,6 +96,8 @@ _OPERATIONS = {"tools/call": "execute_tool"}
 MAX_URI_LENGTH = 1024
 #: The key of the :class:`MCPInstrumentor` in ``app.extensions``.
 EXTENSION_KEY = "mcp_opentelemetry"
+#: Sessions an app's table holds before those that ended unseen are looked for.
+PRUNE_AT = 64
 #: The ``network.*`` attributes of a request that came over HTTP.
 _HTTP = {"network.transport": "tcp", "network.protocol.name": "http"}
 
@@ -107,6 +110,9 @@ class AppTelemetry:
         #: session id -> (monotonic start, protocol version, ``network.transport`` or
         #: ``None``), for the session duration.
         self.sessions: dict[str, tuple[float, str, str | None]] = {}
+        #: The size of :attr:`sessions` at which the sessions that ended unseen are
+        #: forgotten (twice the number kept at the last look).
+        self.prune_at = PRUNE_AT
         self.lock = threading.Lock()
 
 
@@ -379,6 +385,30 @@ class MCPInstrumentor:
         transport = _network().get("network.transport")
         with telemetry.lock:
             telemetry.sessions[session_id] = (time.monotonic(), protocol_version, transport)
+            known = (
+                list(telemetry.sessions) if len(telemetry.sessions) >= telemetry.prune_at else []
+            )
+        if known:
+            self._forget_ended(sender, telemetry, known)
+
+    def _forget_ended(self, app: t.Any, telemetry: AppTelemetry, known: list[str]) -> None:
+        """Forget the sessions among ``known`` that no longer exist.
+
+        A session may end without ``session_closed`` in this worker: another worker
+        reaped or deleted it, or it never finished its handshake and was ended to make
+        room. Looked for once the table doubled since the last look, so that it holds
+        at most about twice the live sessions, at a constant cost per session.
+        """
+        try:
+            live = self.mcp.state(app).backend.get_sessions(known)
+        except BackendUnavailable:  # look again after as many sessions more
+            live = None
+        with telemetry.lock:
+            if live is not None:
+                for session_id in known:
+                    if session_id not in live:
+                        telemetry.sessions.pop(session_id, None)
+            telemetry.prune_at = max(PRUNE_AT, 2 * len(telemetry.sessions))
 
     def _on_session_closed(
         self, sender: t.Any, *, session_id: str, reason: str = "", **_: t.Any
