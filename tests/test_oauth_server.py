@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import re
 import secrets
 import typing as t
@@ -947,3 +948,17 @@ def test_a_refused_refresh_leaves_the_refresh_token_usable(app: t.Any, refused: 
     retry = client.post("/oauth/token", data={**form, "refresh_token": first["refresh_token"]})
     assert retry.status_code == 200, retry.json
     assert call_tool(app.test_client(), retry.json["access_token"], "whoami").status_code == 200
+
+
+def test_issued_tokens_stay_out_of_debug_logs(app: t.Any, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)  # every logger, Authlib's too, as basicConfig(DEBUG) does
+    client = app.test_client()
+    client_id, first = tokens(client)
+    form = {"grant_type": "refresh_token", "client_id": client_id}
+    second = client.post("/oauth/token", data={**form, "refresh_token": first["refresh_token"]})
+    assert second.status_code == 200
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "Issue token" in logged  # the records are there, their secrets are not
+    for issued in (first, second.json):
+        for name in ("access_token", "refresh_token"):
+            assert issued[name] not in logged, f"the {name} is in the log"

@@ -15,6 +15,7 @@ redeemed atomically (:meth:`~.storage.Storage.redeem_grant`): one redemption win
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 import time
@@ -31,6 +32,47 @@ from authlib.oauth2.rfc7636 import CodeChallenge
 
 if t.TYPE_CHECKING:
     from .storage import Storage
+
+
+#: Authlib's loggers that write each token they issue, in clear, at DEBUG
+#: (``"Issue token %r to %r"``): the grants this server uses.
+AUTHLIB_TOKEN_LOGGERS = (
+    "authlib.oauth2.rfc6749.grants.authorization_code",
+    "authlib.oauth2.rfc6749.grants.refresh_token",
+)
+#: The fields of a token response that are credentials.
+_SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token"})
+
+
+class RedactIssuedTokens(logging.Filter):
+    """Replace the credentials of Authlib's ``Issue token`` records with ``"<redacted>"``.
+
+    The record stays (its scope, lifetime and client help a debugging operator); an
+    access or refresh token in a log is one anyone reading the log can use.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact the token dict among the record's arguments; keep the record."""
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(arg, dict) for arg in args):
+            record.args = tuple(
+                {k: "<redacted>" if k in _SECRET_FIELDS else v for k, v in arg.items()}
+                if isinstance(arg, dict)
+                else arg
+                for arg in args
+            )
+        return True
+
+
+def redact_authlib_token_logs() -> None:
+    """Put :class:`RedactIssuedTokens` on Authlib's token loggers, once."""
+    for name in AUTHLIB_TOKEN_LOGGERS:
+        found = logging.getLogger(name)
+        if not any(isinstance(f, RedactIssuedTokens) for f in found.filters):
+            found.addFilter(RedactIssuedTokens())
+
+
+redact_authlib_token_logs()
 
 
 class Lifetimes(t.Protocol):
