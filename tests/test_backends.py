@@ -1087,3 +1087,11 @@ def test_memory_quota_forgets_the_clients_whose_sessions_ended() -> None:
     assert backend.create_session(
         SessionRecord(id="t3", protocol_version="2025-11-25"), 1000, owner="one", quota=2
     )
+
+
+def test_an_unknown_backend_url_is_named_without_its_password() -> None:
+    with pytest.raises(ValueError, match="Unknown MCP_BACKEND") as refused:
+        from_setting("redis-cluster://admin:s3cret-pw@cache.internal:6379/0", buffer_size=10)
+    message = str(refused.value)
+    assert "s3cret-pw" not in message
+    assert "***@cache.internal:6379" in message  # still says which URL to fix

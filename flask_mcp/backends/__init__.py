@@ -7,6 +7,7 @@ import typing as t
 from .base import RESUME_BYTES
 from .base import Backend
 from .base import SessionRecord
+from .base import describe_url
 from .memory import MemoryBackend
 
 __all__ = ["REDIS_SCHEMES", "Backend", "MemoryBackend", "SessionRecord", "from_setting"]
@@ -54,7 +55,7 @@ def from_setting(
             from .redis import RedisBackend  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:
             raise ValueError(
-                f"MCP_BACKEND={url!r} needs the Redis backend: "
+                f"MCP_BACKEND={describe_url(url)!r} needs the Redis backend: "
                 f"pip install 'Flask-MCP[redis]' ({exc})."
             ) from None
         return t.cast(
@@ -69,6 +70,6 @@ def from_setting(
             ),
         )
     raise ValueError(
-        f"Unknown MCP_BACKEND {url!r}: use 'memory://', 'redis://host:port/db', "
+        f"Unknown MCP_BACKEND {describe_url(url)!r}: use 'memory://', 'redis://host:port/db', "
         "'redis+cluster://host:port/' or 'redis+sentinel://host:26379,.../MASTER_NAME/db'."
     )

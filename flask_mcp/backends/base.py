@@ -15,6 +15,8 @@ import dataclasses
 import secrets
 import time
 import typing as t
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 from ..errors import INVALID_PARAMS
 from ..errors import INVALID_REQUEST
@@ -488,6 +490,14 @@ class Backend(abc.ABC):
         return store
 
 
+def describe_url(url: str) -> str:
+    """``url`` without its user info's password, for messages and logs."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+
+
 __all__ = [
     "DISCONNECT",
     "END",
@@ -505,5 +515,6 @@ __all__ = [
     "SharedLog",
     "Subscription",
     "TooManySubscriptions",
+    "describe_url",
     "new_write_id",
 ]

@@ -30,6 +30,7 @@ from redis.sentinel import Sentinel
 from redis.sentinel import SentinelConnectionPool
 
 from ...errors import BackendUnavailable
+from ..base import describe_url
 from .codec import UNAVAILABLE
 from .codec import text
 from .connections import IDLE_TIMEOUT
@@ -143,14 +144,6 @@ def sentinel_clients(
         service, socket_timeout=block, max_connections=most
     )
     return client, blocking
-
-
-def describe_url(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
 
 
 def describe(client: t.Any) -> str:
