@@ -113,6 +113,21 @@ def test_loads_refuses_what_json_forbids(codec: str, body: bytes) -> None:
     assert caught.value.message.startswith("Parse error:")
 
 
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b'\xef\xbb\xbf{"jsonrpc": "2.0"}', "byte-order mark"),
+        (b'{"id": 1, "n": ' + b"7" * 5000 + b"}", "more than 4300 digits"),
+    ],
+    ids=["bom", "long-number"],
+)
+def test_a_parse_error_says_what_the_sender_can_change(codec: str, body: bytes, says: str) -> None:
+    with pytest.raises(MCPError) as caught:
+        jsonrpc.loads(body)
+    assert says in caught.value.message
+    assert "set_int_max_str_digits" not in caught.value.message
+
+
 def test_a_tool_echoing_a_lone_surrogate_is_answered(codec: str) -> None:
     mcp = MCP(name="echo", version="1")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import typing as t
 
 from .. import json_codec
@@ -27,9 +28,24 @@ def loads(body: bytes) -> t.Any:
     try:
         return json_codec.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise MCPError(PARSE_ERROR, f"Parse error: the body is not valid JSON ({exc}).") from None
+        raise MCPError(PARSE_ERROR, f"Parse error: {_why_not_json(body, exc)}.") from None
     except RecursionError:
         raise MCPError(PARSE_ERROR, "Parse error: the JSON is nested too deeply.") from None
+
+
+def _why_not_json(body: bytes, exc: Exception) -> str:
+    """Say what is wrong with a body that is not JSON, in terms the sender can act on."""
+    if body[:3] == b"\xef\xbb\xbf":
+        return (
+            "the body starts with a UTF-8 byte-order mark, which JSON text must not have "
+            "(RFC 8259, section 8.1); send the JSON without it"
+        )
+    if "int_max_str_digits" in str(exc):  # the interpreter's own limit, not the sender's to set
+        return (
+            f"a number has more than {sys.get_int_max_str_digits()} digits, more than this "
+            "server reads; send it as a string"
+        )
+    return f"the body is not valid JSON ({exc})"
 
 
 def valid_id(value: t.Any) -> bool:
