@@ -360,6 +360,20 @@ def test_2025_task_result_list_cancel_and_session_binding() -> None:
     assert cancelled["result"]["status"] == "cancelled"
 
 
+def test_2025_task_ttl_is_a_number_of_milliseconds() -> None:
+    _, app, _ = build()
+    client = app.test_client()
+    session = initialize(client)
+    for ttl in ("5", True, -1, [60000], {"ms": 1}):
+        params = {"name": "work", "arguments": {}, "task": {"ttl": ttl}}
+        refused = call_2025(client, session, "tools/call", params)
+        assert refused["error"]["code"] == -32602, ttl
+        assert "task.ttl must be a number of milliseconds" in refused["error"]["message"]
+    params = {"name": "work", "arguments": {}, "task": {"ttl": 90000.5}}
+    task = call_2025(client, session, "tools/call", params)["result"]["task"]
+    assert task["ttl"] == 90000
+
+
 def test_2025_tool_error_fails_the_task_but_result_is_the_tool_result() -> None:
     _, app, _ = build()
     client = app.test_client()

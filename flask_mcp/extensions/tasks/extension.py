@@ -111,6 +111,12 @@ class Tasks(Extension):
         if asked is not None:
             if not isinstance(asked, dict):
                 raise InvalidParams("Invalid params: task must be an object {ttl?}.")
+            ttl = asked.get("ttl")
+            if ttl is not None and (type(ttl) not in (int, float) or not 0 <= ttl < float("inf")):
+                raise InvalidParams(
+                    f"Invalid params: task.ttl must be a number of milliseconds, not {ttl!r}"
+                    " (leave it out for the server's default)."
+                )
             if mode == "forbidden":
                 if self.capability(call.era) is None:
                     return None  # no tasks capability: the spec says to ignore params.task
@@ -164,11 +170,7 @@ class Tasks(Extension):
             prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
         ttl = settings.task_ttl
         asked = call.params.get("task")
-        if (
-            flavour == _tasks.V2025
-            and isinstance(asked, dict)
-            and isinstance(asked.get("ttl"), int)
-        ):
+        if flavour == _tasks.V2025 and isinstance(asked, dict) and asked.get("ttl") is not None:
             ttl = min(ttl, max(asked["ttl"], 1000) / 1000)
         facts = client_facts(call)
         meta = call.params.get("_meta")  # the handler's ctx.meta, as in a plain call
