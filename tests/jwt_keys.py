@@ -1,13 +1,16 @@
 """Signing keys and JWTs for the authorization tests (``test_auth``, ``test_e2e_auth``).
 
-:class:`Keys` is an RSA key that mints RS256 tokens and publishes its JWK; :func:`unsigned`
+:class:`Keys` is an RSA key that mints RS256 tokens and publishes its JWK; :class:`JWKSHost`
+serves that JWK over HTTP on 127.0.0.1 for a server in another process; :func:`unsigned`
 and :func:`tampered` turn a good token into the two classic forgeries.
 """
 
 from __future__ import annotations
 
 import base64
+import http.server
 import json
+import threading
 import time
 import typing as t
 
@@ -50,6 +53,38 @@ class Keys:
         payload = {"iss": issuer, "sub": subject, "aud": audience, "iat": now,
                    "exp": now + int(expires_in), "scope": scope, **claims}  # fmt: skip
         return jwt.encode(payload, self.private, algorithm="RS256", headers={"kid": self.kid})
+
+
+class JWKSHost:
+    """Serves the JWKS of ``keys`` at :attr:`url` on 127.0.0.1 while the block runs."""
+
+    def __init__(self, keys: Keys) -> None:
+        body = json.dumps({"keys": [keys.jwk()]}).encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: t.Any) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/jwks.json"
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def __enter__(self) -> JWKSHost:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 def unsigned(token: str) -> str:

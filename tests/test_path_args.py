@@ -10,6 +10,7 @@ its own app (``tests.test_path_args:app``).
 
 from __future__ import annotations
 
+import json
 import typing as t
 import uuid
 
@@ -19,9 +20,13 @@ import pytest
 from flask import Flask
 from flask import request
 from harness import GUNICORN_READY_ARGS
+from harness import free_port
 from harness import redis_env
 from harness import start_server
 from harness import wait_for_workers_ready
+from jwt_keys import ISSUER
+from jwt_keys import JWKSHost
+from jwt_keys import Keys
 from wire import headers_2026
 from wire import meta
 
@@ -82,6 +87,15 @@ def create_app() -> Flask:
 
 
 app = create_app()
+
+
+def create_secured_app() -> Flask:
+    """The same server behind JWT authorization, set up by ``FLASK_MCP_AUTH_*`` variables."""
+    secured = Flask(__name__)
+    secured.config.update(SECRET_KEY="tenants", MCP_PATH="/t/<tenant>/mcp")
+    secured.config.from_prefixed_env()
+    mcp.init_app(secured)
+    return secured
 
 
 # -- in process ------------------------------------------------------------------------------
@@ -274,3 +288,57 @@ def test_a_session_belongs_to_its_path(server: t.Any) -> None:
             assert response.headers["content-type"].startswith("text/event-stream")
         assert http.delete(endpoint(server, "globex"), headers=headers).status_code == 404
         assert http.delete(endpoint(server, "acme"), headers=headers).status_code in (200, 204)
+
+
+# -- end to end: authorization per tenant, on gunicorn -------------------------------------------
+
+
+class Secured(t.NamedTuple):
+    base: str
+    keys: Keys
+
+
+@pytest.fixture(scope="module")
+def secured() -> t.Iterator[Secured]:
+    """``create_secured_app`` on gunicorn: ``MCP_AUTH_RESOURCE`` names the tenant's endpoint."""
+    keys = Keys("tenants")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with JWKSHost(keys) as jwks:
+        env = {
+            "FLASK_MCP_AUTH_RESOURCE": f"{base}/t/<tenant>/mcp",
+            "FLASK_MCP_AUTH_AUTHORIZATION_SERVERS": json.dumps([ISSUER]),
+            "FLASK_MCP_AUTH_JWT_JWKS_URL": jwks.url,
+        }
+        with start_server("tests.test_path_args:create_secured_app()", "gthread", port=port,
+                          env=env):  # fmt: skip
+            yield Secured(base, keys)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Accept": ACCEPT, "Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.e2e
+def test_a_tenant_token_is_accepted_at_its_endpoint_only(secured: Secured) -> None:
+    """The JWT's audience is the tenant's own endpoint: accepted there (also from the verified
+    token cache), refused at another tenant's, and a token for the literal placeholder URL
+    works nowhere."""
+    acme = secured.keys.mint(audience=f"{secured.base}/t/acme/mcp")
+    with httpx.Client(timeout=10) as http:
+        for _ in range(2):
+            opened = http.post(f"{secured.base}/t/acme/mcp", json=INIT, headers=bearer(acme))
+            assert opened.status_code == 200, opened.text
+            refused = http.post(f"{secured.base}/t/globex/mcp", json=INIT, headers=bearer(acme))
+            assert refused.status_code == 401
+            challenge = refused.headers["WWW-Authenticate"]
+            assert 'error="invalid_token"' in challenge
+            assert "another resource" in challenge
+            assert (
+                f'resource_metadata="{secured.base}/.well-known/oauth-protected-resource/t/globex/mcp"'
+                in challenge
+            )
+        literal = secured.keys.mint(audience=f"{secured.base}/t/<tenant>/mcp")
+        for tenant in TENANTS:
+            answer = http.post(f"{secured.base}/t/{tenant}/mcp", json=INIT, headers=bearer(literal))
+            assert answer.status_code == 401

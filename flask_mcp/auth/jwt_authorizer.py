@@ -30,6 +30,7 @@ from .info import AuthError
 from .info import AuthInfo
 from .info import auth_info_from_claims
 from .metadata import check_https
+from .metadata import fill_path_args
 
 try:
     import jwt
@@ -51,10 +52,11 @@ KEY_TYPES = {
     **dict.fromkeys(("ES256", "ES384", "ES512", "ES256K"), "EC"),
     "EdDSA": "OKP",
 }
+_WRONG_AUDIENCE = "the token was issued for another resource (aud)"
 _REASONS: tuple[tuple[type[Exception], str], ...] = (
     (jwt.ExpiredSignatureError, "the token expired"),
     (jwt.ImmatureSignatureError, "the token is not valid yet"),
-    (jwt.InvalidAudienceError, "the token was issued for another resource (aud)"),
+    (jwt.InvalidAudienceError, _WRONG_AUDIENCE),
     (jwt.InvalidIssuerError, "the token was issued by an unexpected issuer (iss)"),
     (jwt.InvalidSignatureError, "the token's signature does not verify"),
     (jwt.InvalidAlgorithmError, "the token's algorithm does not match its key"),
@@ -286,7 +288,10 @@ class JWTAuthorizer:
     :param issuer: accepted ``iss`` values. Registered on a server without it, the
         authorizer of each app takes ``MCP_AUTH_AUTHORIZATION_SERVERS`` (see
         :meth:`with_defaults`).
-    :param audience: accepted ``aud`` values (the same way: ``MCP_AUTH_RESOURCE``).
+    :param audience: accepted ``aud`` values (the same way: ``MCP_AUTH_RESOURCE``). A value
+        may hold the placeholders of ``MCP_PATH``'s URL variables
+        (``https://mcp.example.com/t/<tenant>/mcp``): each request fills them with its own
+        values, so a token for one tenant's endpoint is refused at another's.
     :param algorithms: accepted signature algorithms (asymmetric only).
     :param leeway: seconds of clock skew allowed on ``exp``, ``nbf`` and ``iat``.
     :param required_claims: claims a token must have besides ``exp``, ``iss`` and ``aud``.
@@ -390,13 +395,38 @@ class JWTAuthorizer:
             )
         return self.issuer, self.audience
 
-    def decode(self, token: str) -> dict[str, t.Any]:
+    def audience_for(self, request: Request | None) -> tuple[str, ...]:
+        """Return the audiences a token must name for ``request``.
+
+        The placeholders of ``MCP_PATH``'s URL variables are filled with the request's
+        values (``request.view_args``); an audience left with placeholders (a request
+        outside the MCP endpoint) accepts no token.
+        """
+        audience = self.audience
+        if not any("<" in value for value in audience):
+            return audience
+        values = getattr(request, "view_args", None) or {}
+        filled = (fill_path_args(value, values) for value in audience)
+        return tuple(value for value in filled if "<" not in value)
+
+    def _digest(self, token: str, audience: tuple[str, ...]) -> bytes:
+        """Return the cache key of ``token`` verified for ``audience``."""
+        if audience == self.audience:
+            return self.verified.digest(token)
+        return self.verified.digest("\n".join((token, *audience)))  # one entry per tenant
+
+    def decode(self, token: str, *, audience: t.Sequence[str] | None = None) -> dict[str, t.Any]:
         """Return the verified claims of ``token``.
 
+        :param audience: the audiences accepted (default: :attr:`audience`); see
+            :meth:`audience_for`.
         :raises AuthError: the token is not acceptable (the reason never quotes it).
         """
-        issuer, audience = self._expected()
-        digest = self.verified.digest(token)
+        issuer, expected = self._expected()
+        audience = expected if audience is None else tuple(audience)
+        if not audience:
+            raise AuthError(INVALID_TOKEN, _WRONG_AUDIENCE)
+        digest = self._digest(token, audience)
         cached = self.verified.get(digest)
         if cached is not None:
             return cached
@@ -430,11 +460,12 @@ class JWTAuthorizer:
 
     def __call__(self, token: str, request: Request) -> AuthInfo:
         """Check ``token`` and return the caller, or raise :class:`~flask_mcp.auth.AuthError`."""
-        digest = self.verified.digest(token)
+        audience = self.audience_for(request)
+        digest = self._digest(token, audience)
         info = self.verified.infos.get(digest)
         if info is not None and self.verified.fresh(digest):
             return info
-        info = auth_info_from_claims(self.decode(token))
+        info = auth_info_from_claims(self.decode(token, audience=audience))
         if digest in self.verified._entries:
             self.verified.infos[digest] = info
         return info
