@@ -201,6 +201,43 @@ def test_oauth_metadata_is_served_per_tenant() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        (  # listed by hand: acme's token would open globex's endpoint
+            {"MCP_AUTH_JWT_AUDIENCE": ["https://x/t/acme/mcp", "https://x/t/globex/mcp"]},
+            "every tenant's endpoint",
+        ),
+        ({"MCP_AUTH_RESOURCE": "https://x/mcp"}, "does not name <tenant>"),
+        ({"MCP_AUTH_RESOURCE": "https://x/t/<team>/mcp"}, "not a URL variable"),
+        ({"authorizer": "https://x/t/acme/mcp"}, r"The authorizer \(JWTAuthorizer\)"),
+    ],
+)
+def test_authorization_that_mixes_tenants_is_refused(config: dict[str, t.Any], says: str) -> None:
+    from flask_mcp.auth.jwt_authorizer import JWTAuthorizer
+
+    secured = Flask(__name__)
+    secured.config.update(
+        MCP_PATH="/t/<tenant>/mcp",
+        MCP_AUTH_RESOURCE="https://x/t/<tenant>/mcp",
+        MCP_AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+    )
+    audience = config.pop("authorizer", None)
+    server = MCP(name="mixed", version="1")
+    if audience is None:
+        secured.config["MCP_AUTH_JWT_JWKS_URL"] = "https://auth.example.com/jwks.json"
+    else:
+        server.authorizer(JWTAuthorizer("https://auth.example.com/jwks.json", audience=audience))
+    secured.config.update(config)
+    with pytest.raises(ValueError, match=says):
+        server.init_app(secured)
+    secured.config["MCP_AUTH_RESOURCE"] = "https://x/t/<tenant>/mcp"
+    secured.config.pop("MCP_AUTH_JWT_AUDIENCE", None)
+    if audience is None:  # the placeholders in the audience too: one per tenant, accepted
+        secured.config["MCP_AUTH_JWT_AUDIENCE"] = ["https://x/t/<tenant>/mcp"]
+        MCP(name="per-tenant", version="1").init_app(secured)
+
+
 # -- end to end: gunicorn, two workers on Redis --------------------------------------------------
 
 

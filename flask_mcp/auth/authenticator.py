@@ -31,6 +31,7 @@ from .info import Authorizer
 from .info import auth_info_from_claims
 from .metadata import auth_enabled
 from .metadata import canonical_resource
+from .metadata import check_audiences
 from .metadata import fill_path_args
 from .metadata import metadata_document
 from .metadata import metadata_url
@@ -316,7 +317,8 @@ def build_authenticator(
     settings, here, once.
 
     :raises ValueError: the ``MCP_AUTH_*`` configuration is incomplete or
-        unsafe; the message says how to fix it.
+        unsafe, or lets a token for one endpoint of ``MCP_PATH``'s URL variables (one
+        tenant's) in at another's; the message says how to fix it.
     """
     if not auth_enabled(settings, authorizer is not None):
         return None
@@ -326,10 +328,13 @@ def build_authenticator(
         from .jwt_authorizer import JWTAuthorizer
 
         authorizer = JWTAuthorizer.from_settings(settings, issuer=issuer, audience=(resource,))
+        check_audiences(authorizer.audience, resource, "MCP_AUTH_JWT_AUDIENCE")
     else:
         with_defaults = getattr(authorizer, "with_defaults", None)
         if callable(with_defaults):
             authorizer = with_defaults(issuer=issuer, audience=(resource,))
+            audience = getattr(authorizer, "audience", ())
+            check_audiences(audience, resource, f"The authorizer ({type(authorizer).__name__})")
     return Authenticator(t.cast(Authorizer, authorizer), settings, resource_name, sender=sender)
 
 

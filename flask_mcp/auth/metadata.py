@@ -57,6 +57,65 @@ def fill_path_args(url: str, path_args: t.Mapping[str, t.Any]) -> str:
     )
 
 
+def path_variables(url: str) -> list[str]:
+    """Return the names of the ``<name>`` (or ``<converter:name>``) placeholders of ``url``."""
+    return [match[1] for match in _PLACEHOLDER.finditer(url)]
+
+
+def check_tenant_resource(resource: str, mcp_path: str) -> None:
+    """Refuse an ``MCP_AUTH_RESOURCE`` that is not one resource per endpoint of ``MCP_PATH``.
+
+    With URL variables in ``MCP_PATH`` (``/t/<tenant>/mcp``) each tenant's endpoint is a
+    protected resource of its own (RFC 8707, RFC 9728: the resource is the URL the client
+    uses), so ``MCP_AUTH_RESOURCE`` must name every variable, and only those.
+
+    :raises ValueError: the message says how to write ``MCP_AUTH_RESOURCE``.
+    """
+    variables = path_variables(mcp_path)
+    named = path_variables(resource)
+    unknown = [name for name in named if name not in variables]
+    parts = urlsplit(resource)
+    example = urlunsplit((parts.scheme, parts.netloc, mcp_path, "", ""))
+    if unknown:
+        raise ValueError(
+            f"MCP_AUTH_RESOURCE={resource!r} holds <{unknown[0]}>, which is not a URL variable "
+            f"of MCP_PATH={mcp_path!r}, so nothing fills it. Use the variables of MCP_PATH "
+            f"({example!r}), or none."
+        )
+    missing = [name for name in variables if name not in named]
+    if missing:
+        names = ", ".join(f"<{name}>" for name in missing)
+        raise ValueError(
+            f"MCP_PATH={mcp_path!r} has URL variables (one endpoint per tenant), but "
+            f"MCP_AUTH_RESOURCE={resource!r} does not name {names}: a token would be accepted "
+            "at every tenant's endpoint, and a tenant's metadata would name a resource other "
+            "than the URL its clients use (RFC 9728). Write the same variables in "
+            f"MCP_AUTH_RESOURCE, for example {example!r}."
+        )
+
+
+def check_audiences(audience: t.Iterable[str], resource: str, where: str) -> None:
+    """Refuse accepted audiences that would let one tenant's token in at another's endpoint.
+
+    When ``resource`` names URL variables (one resource per tenant), each audience must
+    name them too: it is filled per request, as the resource is.
+
+    :param where: what accepts ``audience``, for the message (``MCP_AUTH_JWT_AUDIENCE``).
+    :raises ValueError: the message says how to fix it.
+    """
+    named = set(path_variables(resource))
+    if not named:
+        return
+    for value in audience:
+        if not named <= set(path_variables(value)):
+            raise ValueError(
+                f"{where} accepts the audience {value!r}, but MCP_AUTH_RESOURCE={resource!r} "
+                "is one resource per tenant: a token for that audience would be accepted at "
+                "every tenant's endpoint. Write the same placeholders in each audience "
+                f"({resource!r}), or leave the audience unset to accept MCP_AUTH_RESOURCE."
+            )
+
+
 def metadata_url(resource: str) -> str:
     """Return the metadata URL of ``resource``: the well-known path inserted before its path."""
     parts = urlsplit(resource)
@@ -105,6 +164,7 @@ def auth_enabled(settings: Settings, has_authorizer: bool) -> bool:
         )
     insecure = settings.auth_insecure_http
     check_https(settings.auth_resource, "MCP_AUTH_RESOURCE", insecure)
+    check_tenant_resource(settings.auth_resource, settings.path)
     for server in servers:
         check_https(server, "MCP_AUTH_AUTHORIZATION_SERVERS", insecure)
         if urlsplit(server).query:
@@ -146,9 +206,12 @@ __all__ = [
     "WELL_KNOWN",
     "auth_enabled",
     "canonical_resource",
+    "check_audiences",
     "check_https",
+    "check_tenant_resource",
     "fill_path_args",
     "metadata_document",
     "metadata_paths",
     "metadata_url",
+    "path_variables",
 ]
