@@ -10,9 +10,16 @@ its own app (``tests.test_path_args:app``).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
+import secrets
 import typing as t
 import uuid
+from urllib.parse import parse_qs
+from urllib.parse import urlencode
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -379,3 +386,87 @@ def test_a_tenant_token_is_accepted_at_its_endpoint_only(secured: Secured) -> No
         for tenant in TENANTS:
             answer = http.post(f"{secured.base}/t/{tenant}/mcp", json=INIT, headers=bearer(literal))
             assert answer.status_code == 401
+
+
+REDIRECT = "http://127.0.0.1:9999/callback"
+
+
+@pytest.fixture(scope="module")
+def notes() -> t.Iterator[str]:
+    """``tests/_apps/oauth_notes.py`` (the built-in authorization server) on gunicorn, with
+    one endpoint and one resource per tenant."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        "OAUTH_APP_BASE": base,
+        "FLASK_MCP_PATH": "/t/<tenant>/mcp",
+        "FLASK_MCP_AUTH_RESOURCE": f"{base}/t/<tenant>/mcp",
+    }
+    with start_server("_apps.oauth_notes:app", "gthread", port=port, env=env):
+        yield base
+
+
+def call_whoami(http: httpx.Client, url: str, token: str) -> httpx.Response:
+    params = {"name": "whoami", "arguments": {}, "_meta": meta()}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {**headers_2026("tools/call", params), "Authorization": f"Bearer {token}"}
+    return http.post(url, json=body, headers=headers)
+
+
+@pytest.mark.e2e
+def test_the_built_in_authorization_server_issues_tokens_per_tenant(notes: str) -> None:
+    """``resource=<acme's endpoint>`` gets a token for acme's endpoint (and its refresh and
+    revocation work); globex's endpoint refuses it, and a request naming no tenant is refused."""
+    acme, globex = f"{notes}/t/acme/mcp", f"{notes}/t/globex/mcp"
+    with httpx.Client(base_url=notes, timeout=10) as http:
+        registered = http.post("/oauth/register", json={"redirect_uris": [REDIRECT]})
+        client_id = registered.json()["client_id"]
+        assert http.post("/login", data={"username": "ada", "password": "pw-ada"}).is_redirect
+        verifier = secrets.token_urlsafe(48)
+        digest = hashlib.sha256(verifier.encode()).digest()
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT,
+            "code_challenge": base64.urlsafe_b64encode(digest).rstrip(b"=").decode(),
+            "code_challenge_method": "S256",
+            "state": "st",
+            "resource": acme,
+        }
+        page = http.get("/oauth/authorize?" + urlencode(params))
+        assert page.status_code == 200, page.headers.get("location", page.text)
+        assert acme in page.text  # the consent page names the tenant's endpoint
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert csrf is not None
+        allowed = http.post(
+            "/oauth/authorize?" + urlencode(params),
+            data={"csrf_token": csrf[1], "decision": "allow"},
+        )
+        code = parse_qs(urlsplit(allowed.headers["location"]).query)["code"][0]
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+                "client_id": client_id, "code_verifier": verifier, "resource": acme}  # fmt: skip
+        issued = http.post("/oauth/token", data=form)
+        assert issued.status_code == 200, issued.text
+        token = issued.json()
+        assert call_whoami(http, acme, token["access_token"]).status_code == 200
+        assert call_whoami(http, globex, token["access_token"]).status_code == 401
+
+        refresh = {"grant_type": "refresh_token", "client_id": client_id,
+                   "refresh_token": token["refresh_token"]}  # fmt: skip
+        other = http.post("/oauth/token", data={**refresh, "resource": globex})
+        assert other.status_code == 400 and other.json()["error"] == "invalid_target"
+        refreshed = http.post("/oauth/token", data={**refresh, "resource": acme})
+        assert refreshed.status_code == 200, refreshed.text
+        access = refreshed.json()["access_token"]
+        assert call_whoami(http, acme, access).status_code == 200
+        assert call_whoami(http, globex, access).status_code == 401
+
+        revoked = http.post("/oauth/revoke", data={"token": access, "client_id": client_id})
+        assert revoked.status_code == 200
+        assert call_whoami(http, acme, access).status_code == 401
+
+        unnamed = {name: value for name, value in params.items() if name != "resource"}
+        no_tenant = http.get("/oauth/authorize?" + urlencode(unnamed))
+        assert parse_qs(urlsplit(no_tenant.headers["location"]).query)["error"] == [
+            "invalid_target"
+        ]

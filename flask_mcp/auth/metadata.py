@@ -62,6 +62,25 @@ def path_variables(url: str) -> list[str]:
     return [match[1] for match in _PLACEHOLDER.finditer(url)]
 
 
+def resource_pattern(resource: str) -> re.Pattern[str] | None:
+    """Return what the resources of ``resource`` look like when it holds placeholders of
+    ``MCP_PATH``'s URL variables (one resource per tenant), or ``None`` without any.
+
+    A placeholder stands for one path segment (a ``<path:...>`` one for several); the
+    pattern matches canonical resources (:func:`canonical_resource`).
+    """
+    if not _PLACEHOLDER.search(resource):
+        return None
+    parts, end = [], 0
+    for match in _PLACEHOLDER.finditer(resource):
+        parts.append(re.escape(resource[end : match.start()]))
+        several = match[0].startswith("<path:")
+        parts.append("[^?#]+" if several else "[^/?#]+")
+        end = match.end()
+    parts.append(re.escape(resource[end:]))
+    return re.compile("".join(parts))
+
+
 def check_tenant_resource(resource: str, mcp_path: str) -> None:
     """Refuse an ``MCP_AUTH_RESOURCE`` that is not one resource per endpoint of ``MCP_PATH``.
 
@@ -214,4 +233,5 @@ __all__ = [
     "metadata_paths",
     "metadata_url",
     "path_variables",
+    "resource_pattern",
 ]

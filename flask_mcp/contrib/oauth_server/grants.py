@@ -87,8 +87,11 @@ class AppServer(t.Protocol):
     storage: Storage
     settings: Lifetimes
     resource: str
+    resources: re.Pattern[str] | None
 
     def canonical(self, resource: str) -> str: ...
+
+    def owns(self, resource: str) -> bool: ...
 
     def issue_tokens(
         self,
@@ -99,6 +102,7 @@ class AppServer(t.Protocol):
         family: str,
         refresh_expires_at: float | None = None,
         refresh_scope: str | None = None,
+        resource: str | None = None,
     ) -> dict[str, t.Any]: ...
 
     def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]: ...
@@ -191,21 +195,55 @@ class StoredGrant(TokenMixin):  # type: ignore[misc]
         raise NotImplementedError
 
 
-def requested_resource(app_server: AppServer, values: t.Any) -> str:
+def requested_resource(app_server: AppServer, values: t.Any, granted: str | None = None) -> str:
     """Return the ``resource`` of a request (RFC 8707), checked against this server's.
 
-    :raises InvalidTargetError: the request names another resource, or several.
+    With placeholders in ``MCP_AUTH_RESOURCE`` (one resource per tenant) the request
+    must name its tenant's endpoint, and a code or refresh token is good for the
+    resource it was issued for only.
+
+    :param granted: the resource of the code or refresh token the request redeems.
+    :raises InvalidTargetError: the request names another resource, several, or (per
+        tenant) none to begin with.
     """
     resources = values.getlist("resource") if hasattr(values, "getlist") else []
-    resource = app_server.resource
+    found = {app_server.canonical(asked) for asked in resources}
     for asked in resources:
-        if app_server.canonical(asked) != resource:
+        if not app_server.owns(app_server.canonical(asked)):
             raise InvalidTargetError(
                 description=error_description(
-                    f"this server issues tokens for {resource} only, not {asked}"
+                    f"this server issues tokens for {app_server.resource} only, not {asked}"
                 )
             )
+    if len(found) > 1:
+        raise InvalidTargetError(
+            description=error_description(
+                f"ask for one resource at a time, not {', '.join(sorted(found))}"
+            )
+        )
+    resource = found.pop() if found else granted
+    if granted is not None and resource != granted:
+        raise InvalidTargetError(
+            description=error_description(f"the grant is for {granted}, not for {resource}")
+        )
+    if resource is None:
+        if app_server.resources is not None:
+            raise InvalidTargetError(
+                description=error_description(
+                    "name the resource (RFC 8707): this server issues tokens for each "
+                    f"endpoint of {app_server.resource}"
+                )
+            )
+        resource = app_server.resource
     return resource
+
+
+def granted_resource(grant: StoredGrant | dict[str, t.Any]) -> str | None:
+    """Return the resource a code or refresh token was issued for (``None``: stored before
+    grants kept it, when ``MCP_AUTH_RESOURCE`` was the only one)."""
+    record = grant.record if isinstance(grant, StoredGrant) else grant
+    resource = record.get("resource")
+    return resource if isinstance(resource, str) and resource else None
 
 
 class PKCE(CodeChallenge):  # type: ignore[misc]
@@ -269,7 +307,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
             "user_id": request.user.get_user_id(),
             "code_challenge": data.get("code_challenge"),
             "code_challenge_method": data.get("code_challenge_method"),
-            "resource": self.app_server.resource,
+            "resource": requested_resource(self.app_server, self.request.args),
             "family": secrets.token_urlsafe(16),
             "exp": time.time() + lifetime,
         }
@@ -290,7 +328,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         grant = StoredGrant(redeemed.record)
         if grant.is_expired() or not grant.check_client(client):
             return None
-        requested_resource(self.app_server, self.request.form)
+        requested_resource(self.app_server, self.request.form, granted_resource(grant))
         if grant.get_redirect_uri() and not self.request.payload.redirect_uri:
             raise InvalidGrantError(
                 "Missing 'redirect_uri': send the one of the authorization request."
@@ -319,6 +357,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
             user_id=user.get_user_id(),
             scope=scope or "",
             family=record["family"],
+            resource=granted_resource(self.request.authorization_code),
         )
 
 
@@ -351,7 +390,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
         if record is not None:
             if not StoredGrant(record).check_client(client):
                 raise InvalidGrantError("The refresh token was issued to another client.")
-            requested_resource(self.app_server, self.request.form)
+            requested_resource(self.app_server, self.request.form, granted_resource(record))
             self._validate_token_scope(StoredGrant(record))
         refresh_token = self._validate_request_token(client)
         self._validate_token_scope(refresh_token)
@@ -371,7 +410,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
             return None
         if self.app_server.family_revoked(record["family"]):
             return None
-        requested_resource(self.app_server, self.request.form)
+        requested_resource(self.app_server, self.request.form, granted_resource(record))
         return StoredGrant(record)
 
     def authenticate_user(self, refresh_token: StoredGrant) -> User:
@@ -395,6 +434,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
             family=refresh_token.record["family"],
             refresh_expires_at=refresh_token.record["exp"],
             refresh_scope=refresh_token.get_scope(),
+            resource=granted_resource(refresh_token),
         )
 
 
@@ -443,5 +483,6 @@ __all__ = [
     "User",
     "digest",
     "error_description",
+    "granted_resource",
     "requested_resource",
 ]

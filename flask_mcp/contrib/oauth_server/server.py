@@ -18,6 +18,7 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2.rfc9207 import IssuerParameter
 
 from ...auth.metadata import canonical_resource
+from ...auth.metadata import resource_pattern
 from ...config import OAUTH_SERVER_KEYS
 from ...server.sealing import secret_keys
 from .client_documents import ClientDocumentError
@@ -109,6 +110,8 @@ class AppServer:
     :param app: the app.
     :param settings: its ``MCP_OAUTH_*`` settings.
     :param resource: the MCP server's canonical URI (``MCP_AUTH_RESOURCE``): the audience.
+        With placeholders of ``MCP_PATH``'s URL variables (``https://x/t/<tenant>/mcp``)
+        each tenant's endpoint is a resource of its own: a token names the one asked for.
     :param issuer: the issuer URL (no trailing slash).
     :param storage: where its records live.
     :param scopes: returns the scopes the server supports now (tools may add some).
@@ -127,6 +130,8 @@ class AppServer:
         self.app = app
         self.settings = settings
         self.resource = canonical_resource(resource)
+        #: The resources of a per-tenant ``resource``; ``None``: ``resource`` only.
+        self.resources = resource_pattern(self.resource)
         self.issuer = issuer.rstrip("/")
         self.storage = storage
         self.scopes = scopes
@@ -174,6 +179,13 @@ class AppServer:
     def canonical(self, resource: str) -> str:
         """Return ``resource`` canonicalized the way ``MCP_AUTH_RESOURCE`` is."""
         return canonical_resource(resource)
+
+    def owns(self, resource: str) -> bool:
+        """Tell whether this server issues tokens for the canonical ``resource``: it is
+        ``MCP_AUTH_RESOURCE``, or one tenant's endpoint of it."""
+        if self.resources is None:
+            return resource == self.resource
+        return "<" not in resource and self.resources.fullmatch(resource) is not None
 
     def endpoint(self, name: str) -> str:
         """Return the absolute URL of an endpoint (``authorize``, ``token``...)."""
@@ -278,6 +290,7 @@ class AppServer:
         family: str,
         refresh_expires_at: float | None = None,
         refresh_scope: str | None = None,
+        resource: str | None = None,
     ) -> dict[str, t.Any]:
         """Sign an access token and store a refresh token, both of ``family``.
 
@@ -288,13 +301,18 @@ class AppServer:
         :param refresh_scope: the scopes of the refresh token, when the access token
             has fewer: a refresh that narrows the scope keeps the refresh token's
             (RFC 6749 section 6, kept by OAuth 2.1). Default: ``scope``.
+        :param resource: the token's audience, the resource the grant is for (default:
+            ``MCP_AUTH_RESOURCE``, which must then name no tenant).
         """
+        resource = resource or self.resource
+        if not self.owns(resource):
+            raise ValueError(f"Cannot issue a token for {resource!r}: name one of this server's.")
         now = time.time()
         lifetime = self.settings.access_token_lifetime
         claims = {
             "iss": self.issuer,
             "sub": user_id,
-            "aud": self.resource,
+            "aud": resource,
             "client_id": client.get_client_id(),
             "scope": scope,
             "iat": int(now),
@@ -316,6 +334,7 @@ class AppServer:
                 "user_id": user_id,
                 "scope": scope if refresh_scope is None else refresh_scope,
                 "family": family,
+                "resource": resource,
                 "exp": expires_at,
             }
             self.storage.save_grant("refresh", digest(refresh), record, expires_at - now)
@@ -338,10 +357,13 @@ class AppServer:
             token,
             key,
             algorithms=[ALGORITHM],
-            audience=self.resource,
+            audience=self.resource if self.resources is None else None,
             issuer=self.issuer,
-            options={"verify_exp": verify_exp},
+            options={"verify_exp": verify_exp, "verify_aud": self.resources is None},
         )
+        audience = claims.get("aud")
+        if self.resources is not None and not (isinstance(audience, str) and self.owns(audience)):
+            raise jwt.InvalidAudienceError("the token was issued for another resource")
         return claims
 
     def mcp_backend(self) -> Backend | None:

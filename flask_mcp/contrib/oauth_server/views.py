@@ -32,6 +32,7 @@ from werkzeug.wrappers import Response
 from ...protocol import is_local_host
 from .clients import redirect_host
 from .grants import User
+from .grants import requested_resource
 from .registration import app_server
 from .registration import registration
 
@@ -148,7 +149,7 @@ def authorize() -> Response | t.Any:
         loopback=is_local_host(urlsplit(str(grant.redirect_uri)).hostname),
         scopes=[(scope, descriptions.get(scope, "")) for scope in scopes],
         csrf_token=token,
-        resource=server.resource,
+        resource=requested_resource(t.cast(t.Any, server), request.args),
     )
     response = _no_store(Response(body, mimetype="text/html"))
     response.headers["X-Frame-Options"] = "DENY"
