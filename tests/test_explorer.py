@@ -270,3 +270,20 @@ def test_under_a_prefix_the_page_points_below_it() -> None:
     assert config["endpoint"] == "/api/mcp"
     assert config["sandbox"] == "/api/_mcp/explorer/sandbox"
     assert 'src="/api/_mcp/explorer/static/explorer.js"' in body
+
+
+def test_with_url_variables_the_page_explores_one_named_endpoint() -> None:
+    """``MCP_PATH = "/t/<tenant>/mcp"``: the query string names the tenant whose endpoint
+    the page talks to; without it, a form asks for it (the literal ``/t/<tenant>/mcp``
+    would be a tenant named ``<tenant>``)."""
+    client = make_app(debug=True, MCP_PATH="/t/<tenant>/mcp").test_client()
+    response = client.get(PAGE + "?tenant=acme", environ_overrides={"SCRIPT_NAME": "/api"})
+    assert response.status_code == 200
+    body = response.get_data(as_text=True)
+    config = json.loads(body.split('data-config="', 1)[1].split('"', 1)[0].replace("&#34;", '"'))
+    assert config["endpoint"] == "/api/t/acme/mcp"
+    asked = client.get(PAGE)
+    assert asked.status_code == 400
+    text = asked.get_data(as_text=True)
+    assert '<input name="tenant"' in text and "data-config" not in text
+    assert "form-action 'self'" in asked.headers["Content-Security-Policy"]

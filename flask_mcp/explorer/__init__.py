@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import typing as t
+from html import escape
 
 from flask import Blueprint
 from flask import Flask
@@ -27,7 +28,9 @@ from flask import current_app
 from flask import render_template
 from flask import request
 from flask import url_for
+from werkzeug.routing import BuildError
 
+from ..auth.metadata import path_variables
 from ..transport.security import check_host
 from .csp import page_policy
 from .csp import view_policy
@@ -132,11 +135,22 @@ def make_blueprint(settings: Settings, *, debug_only: bool = False) -> Blueprint
             response.headers.setdefault(name, value)
         return response
 
+    variables = path_variables(settings.path)
+
     @blueprint.get("/", strict_slashes=False)
     def page() -> Response:
         # under a prefix (SCRIPT_NAME, DispatcherMiddleware) the endpoint is below it too
+        endpoint = request.script_root + settings.path
+        if variables:  # one endpoint per tenant: the query string names the one to explore
+            values: dict[str, t.Any] = {name: request.args.get(name, "") for name in variables}
+            try:
+                endpoint = url_for("mcp.endpoint", **values) if all(values.values()) else ""
+            except (BuildError, ValueError):
+                endpoint = ""
+            if not endpoint:
+                return _choose_endpoint(settings.path, variables, values)
         config = {
-            "endpoint": request.script_root + settings.path,
+            "endpoint": endpoint,
             "sandbox": _sandbox_url(settings),
             "sandboxSameOrigin": settings.explorer_sandbox_origin is not None,
         }
@@ -162,6 +176,27 @@ def make_blueprint(settings: Settings, *, debug_only: bool = False) -> Blueprint
         return response
 
     return blueprint
+
+
+def _choose_endpoint(path: str, variables: list[str], values: dict[str, t.Any]) -> Response:
+    """Return the form that asks for the values of ``MCP_PATH``'s URL variables (400)."""
+    fields = "".join(
+        f'<label>{escape(name)} <input name="{escape(name)}" value="{escape(values[name])}" '
+        "required></label> "
+        for name in variables
+    )
+    body = (
+        '<!doctype html><html lang="en"><meta charset="utf-8"><title>MCP explorer</title>'
+        f"<p>The MCP endpoint has URL variables (<code>MCP_PATH = {escape(path)}</code>): "
+        "name the endpoint to explore, for example "
+        f"<code>?{escape(variables[0])}=acme</code>.</p>"
+        f'<form method="get">{fields}<button type="submit">Explore</button></form></html>'
+    )
+    response = Response(body, status=400, mimetype="text/html")
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    )
+    return response
 
 
 def _sandbox_url(settings: Settings) -> str:
