@@ -39,6 +39,7 @@ from wire import meta
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp import require_scopes
 from flask_mcp.testing import MCPTestClient
 
 MODES = ["legacy", "2026-07-28"]
@@ -83,6 +84,13 @@ def wipe(ctx: Context) -> str:
 def tenant_report(ctx: Context) -> str:
     """Run as a task: the task knows its tenant, in whichever worker runs it."""
     return f"report of {ctx.path_args['tenant']}"
+
+
+@mcp.tool()
+def purge() -> str:
+    """Ask for a wider scope at run time (a step-up)."""
+    require_scopes("tenants:admin")
+    return "purged"
 
 
 def create_app() -> Flask:
@@ -382,6 +390,15 @@ def test_a_tenant_token_is_accepted_at_its_endpoint_only(secured: Secured) -> No
                 f'resource_metadata="{secured.base}/.well-known/oauth-protected-resource/t/globex/mcp"'
                 in challenge
             )
+        params = {"name": "purge", "arguments": {}, "_meta": meta()}
+        body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+        headers = {**headers_2026("tools/call", params), "Authorization": f"Bearer {acme}"}
+        step_up = http.post(f"{secured.base}/t/acme/mcp", json=body, headers=headers)
+        assert step_up.status_code == 403  # require_scopes in the handler: acme's metadata
+        assert (
+            f'resource_metadata="{secured.base}/.well-known/oauth-protected-resource/t/acme/mcp"'
+            in step_up.headers["WWW-Authenticate"]
+        )
         literal = secured.keys.mint(audience=f"{secured.base}/t/<tenant>/mcp")
         for tenant in TENANTS:
             answer = http.post(f"{secured.base}/t/{tenant}/mcp", json=INIT, headers=bearer(literal))

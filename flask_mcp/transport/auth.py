@@ -103,11 +103,16 @@ def require_scopes(*scopes: str) -> None:
         authenticator = call.state.authenticator
         if authenticator is not None:
             needed = tuple(dict.fromkeys([*call.scopes, *scopes]))  # one challenge for the call
-            authenticator.require(call.auth, needed, call.method, call.request_id)
+            authenticator.require(
+                call.auth, needed, call.method, call.request_id, path_args=call.path_args
+            )
         return
     authenticator = current_authenticator()
     if authenticator is not None:
-        authenticator.require(current_auth(), tuple(dict.fromkeys(scopes)), "this call")
+        path_args = request.view_args if has_request_context() else None
+        authenticator.require(
+            current_auth(), tuple(dict.fromkeys(scopes)), "this call", path_args=path_args
+        )
 
 
 def register_metadata_routes(app: Flask, authenticator: Authenticator, mcp_path: str) -> None:
