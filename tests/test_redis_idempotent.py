@@ -1,9 +1,10 @@
-"""A write whose reply the connection lost is not appended twice.
+"""A write whose reply the connection lost is not made twice.
 
 redis-py sends a command (or a pipeline) once more when the connection breaks, also one
 that Redis ran before the break took its reply; an answer the backend could not take is
-written again once Redis returns (the owed answers). Each write to a stream carries an
-id, and the scripts append a write they have seen once only. A TCP proxy on 127.0.0.1
+written again once Redis returns (the owed answers), and so is a change of a busy count.
+Each write to a stream, and each change of a busy count, carries an id, and the scripts
+make a write they have seen once only. A TCP proxy on 127.0.0.1
 between the backend and Redis forwards the command and drops the connection in place of
 Redis's reply.
 """
@@ -268,3 +269,62 @@ def test_an_unreachable_redis_still_fails_the_write(rig: Rig) -> None:
         rig.proxied.append(sid, GENERAL_STREAM, MESSAGE, answer(marker))
     # Sent again by its caller without the write's id, it is a new write.
     assert rig.proxied.append(sid, GENERAL_STREAM, MESSAGE, answer(marker)) == 2
+
+
+def busy(backend: RedisBackend, sid: str, worker: str) -> int:
+    """The busy count ``worker`` holds in the session's record (0: none)."""
+    raw = backend.client.hget(backend.keys.record(sid), f"b:{worker}")
+    return 0 if raw is None else int(raw)
+
+
+def test_a_session_lookup_whose_reply_is_lost_counts_its_request_once(rig: Rig) -> None:
+    sid = session(rig.proxied)
+    worker = rig.proxied.worker
+    rig.proxy(sid, 1)  # the lookup (``load``, with the worker's registration): reply lost
+    assert rig.proxied.get_session(sid, touch=True) is not None
+    assert busy(rig.direct, sid, worker) == 1
+    rig.proxied.touch_session(sid, 1)  # the request claims the lookup's count
+    rig.proxied.touch_session(sid, -1)
+    rig.proxied.flush(everything=True)
+    assert busy(rig.direct, sid, worker) == 0  # idle: the reaper may end it
+
+
+def test_a_busy_count_change_whose_reply_is_lost_is_made_once(rig: Rig) -> None:
+    sid = session(rig.proxied)
+    worker = rig.proxied.worker
+    rig.proxied.touch_session(sid, 1)
+    rig.proxied.touch_session(sid, 1)
+    rig.proxy(sid, 1)  # ``touch``: its reply is lost, redis-py sends it again
+    rig.proxied.touch_session(sid, 1)
+    assert busy(rig.direct, sid, worker) == 3
+    rig.proxy(sid, 1)
+    rig.proxied.touch_session(sid, -1)
+    assert busy(rig.direct, sid, worker) == 2  # not 1: a running request stays counted
+
+
+def test_a_busy_count_change_that_got_no_reply_is_made_once_when_redis_is_back(
+    rig: Rig,
+) -> None:
+    """Both tries lose their reply: Redis made the change (twice, as things were), or not;
+    sent again with its id once Redis answers, it counts once."""
+    sid = session(rig.proxied)
+    worker = rig.proxied.worker
+    rig.proxied.touch_session(sid, 1)
+    rig.proxied.touch_session(sid, 1)
+    rig.proxy(sid, 2)  # a request ends
+    with pytest.raises(BackendUnavailable):
+        rig.proxied.touch_session(sid, -1)
+    rig.proxied.flush(everything=True)
+    assert busy(rig.direct, sid, worker) == 1
+    rig.proxy(sid, 2)  # a request starts: it does not run
+    with pytest.raises(BackendUnavailable):
+        rig.proxied.touch_session(sid, 1)
+    rig.proxied.flush(everything=True)
+    assert busy(rig.direct, sid, worker) == 1
+    rig.proxy(sid, 2)  # a session lookup: its request fails
+    with pytest.raises(BackendUnavailable):
+        rig.proxied.get_session(sid, touch=True)
+    rig.proxied.flush(everything=True)
+    assert busy(rig.direct, sid, worker) == 1  # the one request still running
+    rig.proxied.touch_session(sid, -1)
+    assert busy(rig.direct, sid, worker) == 0

@@ -319,23 +319,26 @@ class RedisBackend(Backend):
     def _load(self, sid: str) -> t.Any:
         """Count a request of ``sid`` ahead and return its hash (field, value, ...): one round
         trip, with what the ledger owes for it and its streams' detaches and drops."""
-        commands = self.commands
+        commands, ledger = self.commands, self.ledger
         keys = commands.keys.session(sid)
-        owed = self.ledger.take(sid)
+        owed = ledger.take(sid)
+        change = ledger.change_id()
         later = self.own_streams.take(sid)  # detaches and drops ride along
         try:
             if not later:
-                return commands.run_counted("load", keys, 1 + owed)
+                return commands.run_counted("load", keys, 1 + owed, change)
             batch = commands.batch()
             self.own_streams.queue_into(batch, later)
-            index, registering = commands.counted(batch, "load", keys, 1 + owed)
+            index, registering = commands.counted(batch, "load", keys, 1 + owed, change)
             replies = commands.send(batch)
             if registering:
                 commands.registered_now()
             self.own_streams.settled(later, replies)
             return replies[index]
         except BackendUnavailable:
-            self.ledger.owe(sid, owed)
+            # Made or not: send it again with its id, then take back the request's count
+            # (the request fails).
+            ledger.doubt([(sid, change, 1 + owed), (sid, ledger.change_id(), -1)])
             self.own_streams.give_back(later)
             raise
 
@@ -350,22 +353,28 @@ class RedisBackend(Backend):
 
         :param everything: also give back the counts taken ahead and not claimed yet.
         """
-        due = self.ledger.due(everything)
+        ledger = self.ledger
+        due = ledger.due(everything)
+        doubts = ledger.take_doubts()  # first: before the changes made after them
         later = self.own_streams.take()
-        if not due and not later:
+        if not due and not later and not doubts:
             return
         commands = self.commands
         batch = commands.batch()
         self.own_streams.queue_into(batch, later)
-        touched = {
-            sid: batch.script("touch", commands.keys.session(sid), delta)
-            for sid, delta in due.items()
-        }
+        sent = [*doubts, *((sid, ledger.change_id(), d) for sid, d in due.items() if d)]
+        touched: dict[str, int] = {}
+        for sid, change, delta in sent:
+            index = batch.script("touch", commands.keys.session(sid), delta, change)
+            touched.setdefault(sid, index)
+        for sid in due.keys() - touched.keys():  # the traffic alone: its last_seen
+            touched[sid] = batch.script("touch", commands.keys.session(sid), 0, "")
         asked = time.monotonic()
         try:
             replies = commands.send(batch)
         except BackendUnavailable:
-            self.ledger.give_back(due)
+            ledger.doubt(sent)
+            ledger.give_back(dict.fromkeys(due, 0))  # their traffic
             self.own_streams.give_back(later)
             raise
         self.own_streams.settled(later, replies)
@@ -474,11 +483,15 @@ class RedisBackend(Backend):
                 return  # the session lookup counted it already
         elif busy_delta < 0 and self.ledger.release(session_id):
             return  # written with a later command
+        change = self.ledger.change_id() if busy_delta else ""
         try:
-            self.commands.run_counted("touch", self.keys.session(session_id), busy_delta)
+            self.commands.run_counted("touch", self.keys.session(session_id), busy_delta, change)
         except BackendUnavailable:
-            if busy_delta < 0:  # a request ended: settle its count when Redis is back
-                self.ledger.owe(session_id, busy_delta)
+            if busy_delta:  # made or not: send it again with its id when Redis is back
+                changes = [(session_id, change, busy_delta)]
+                if busy_delta > 0:  # the request does not run: take its count back
+                    changes.append((session_id, self.ledger.change_id(), -busy_delta))
+                self.ledger.doubt(changes)
             raise
 
     def delete_session(self, session_id: str) -> bool:

@@ -11,6 +11,7 @@ costs one round trip; see :meth:`~flask_mcp.backends.redis.RedisBackend.get_sess
 from __future__ import annotations
 
 import collections
+import itertools
 import threading
 import time
 import typing as t
@@ -187,6 +188,12 @@ class Ledger:
     second by the listener. Redis's count is never below the true one: an
     unclaimed credit or an unwritten ``-1`` only keeps a session busy a
     little longer.
+
+    Every change sent carries an id (:meth:`change_id`) that Redis remembers for a
+    while: a change sent again with its id (redis-py resending a command whose reply
+    the connection lost) is made once. A change whose reply never came is *in doubt*:
+    it is sent again with its id (:meth:`doubt`), first in the next write of the
+    counts, made if Redis never saw it and skipped if it did.
     """
 
     def __init__(self) -> None:
@@ -194,6 +201,9 @@ class Ledger:
         self.credits: dict[str, collections.deque[float]] = {}
         self.claimed: dict[str, int] = {}
         self.owed: dict[str, int] = {}
+        #: Changes sent whose reply never came, in order: ``(session id, change id, delta)``.
+        self.doubts: list[tuple[str, str, int]] = []
+        self._ids = itertools.count(1)
         #: Sessions served without a lookup (:mod:`~.hot`): their traffic is owed.
         self.seen: set[str] = set()
 
@@ -241,6 +251,22 @@ class Ledger:
             with self.lock:
                 self.owed[sid] = self.owed.get(sid, 0) + delta
 
+    def change_id(self) -> str:
+        """A new id of a change of this process's busy counts (unique in the process)."""
+        return f"{next(self._ids):x}"
+
+    def doubt(self, changes: t.Iterable[tuple[str, str, int]]) -> None:
+        """Send ``(session id, change id, delta)`` changes again with their ids, in order:
+        they were sent, and Redis may have made them or not."""
+        with self.lock:
+            self.doubts.extend(changes)
+
+    def take_doubts(self) -> list[tuple[str, str, int]]:
+        """Remove and return the changes in doubt (to send them again now)."""
+        with self.lock:
+            doubts, self.doubts = self.doubts, []
+        return doubts
+
     def take(self, sid: str) -> int:
         """Remove and return what is owed for ``sid`` (to write it now)."""
         with self.lock:
@@ -284,7 +310,7 @@ class Ledger:
     @property
     def pending(self) -> bool:
         """Whether anything waits to be written."""
-        return bool(self.owed or self.credits or self.seen)
+        return bool(self.owed or self.credits or self.seen or self.doubts)
 
 
 __all__ = ["CREDIT_LIFETIME", "GROUP", "KEYLESS", "Batch", "Ledger", "Runner", "runs", "spread"]

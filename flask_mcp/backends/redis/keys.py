@@ -11,7 +11,9 @@ pipelined. Scripts receive every key they touch in ``KEYS``.
 ``P{SID}:s``       hash: the session record (JSON values) and ``b:WORKER`` busy counts
 ``P{SID}:m``       hash: ``id`` (request ids), ``tok`` (reader tokens), per stream ``n:ST``
                    last seq, ``r:ST`` reader token, ``c:ST`` cursor, ``w:ST`` the worker that
-                   owns it, ``q:ST`` the JSON id of the request it answers
+                   owns it, ``q:ST`` the JSON id of the request it answers, ``d:ST``
+                   the ids of its last writes, ``i:WORKER`` the ids of the last changes
+                   of a worker's busy count (a change sent again is made once)
 ``P{SID}:o``       list: the stream id of every retained message, oldest first
 ``P{SID}:x:ST``    stream: the events of a stream, entry id ``0-SEQ``, fields ``k``, ``m``
 ``P{SID}:z:ST``    stream: wake-up signals for readers (attach, detach, drop), id ``TOKEN-0``

@@ -192,15 +192,18 @@ local function repeated(st, wid)
   if not at then return false, ids end
   return tonumber(string.match(ids, '^%d+', at + #wid + 2)), ids
 end
+-- ``ids`` (' a b c...') without its oldest ids past the last ``n``.
+local function last(ids, n)
+  local _, count = string.gsub(ids, ' ', ' ')
+  while count > n do
+    ids = string.sub(ids, string.find(ids, ' ', 2, true))
+    count = count - 1
+  end
+  return ids
+end
 local function remember(st, wid, seq, ids)
   if not wid or wid == '' then return end
-  ids = (ids or '') .. ' ' .. wid .. '=' .. int(seq)
-  local _, n = string.gsub(ids, ' ', ' ')
-  while n > WRITES do
-    ids = string.sub(ids, string.find(ids, ' ', 2, true))
-    n = n - 1
-  end
-  redis.call('HSET', M, 'd:' .. st, ids)
+  redis.call('HSET', M, 'd:' .. st, last((ids or '') .. ' ' .. wid .. '=' .. int(seq), WRITES))
 end
 
 local function append_event(st, x, kind, msg, now, owners)
@@ -241,11 +244,26 @@ local function delete_session()
   return out
 end
 
--- Record traffic on the session and change this worker's count of its running requests.
-local function touch(delta, now)
+-- The ids of this worker's last COUNTS changes of its busy count, in M: 'i:WORKER' =
+-- ' id id...' (forgotten with the worker's count when it dies). A change sent again with its
+-- id (redis-py resending a command whose reply the connection lost, a change the Ledger
+-- sends again because no reply came) is found there and not made twice. ``counted`` tells
+-- whether the change ``wid`` was made before, and remembers it.
+local COUNTS = 32
+local function counted(wid)
+  if not wid or wid == '' then return false end
+  local f = 'i:' .. ME
+  local ids = redis.call('HGET', M, f) or ''
+  if string.find(ids .. ' ', ' ' .. wid .. ' ', 1, true) then return true end
+  redis.call('HSET', M, f, last(ids .. ' ' .. wid, COUNTS))
+  return false
+end
+-- Record traffic on the session and change this worker's count of its running requests by
+-- ``delta`` unless the change ``wid`` was made before (see counted).
+local function touch(delta, now, wid)
   if not exists() then return false end
   redis.call('HSET', S, 'last_seen', fmt(now))
-  if delta ~= 0 then
+  if delta ~= 0 and not counted(wid) then
     local f = 'b:' .. ME
     if redis.call('HINCRBY', S, f, delta) <= 0 then redis.call('HDEL', S, f) end
   end

@@ -17,6 +17,7 @@ for i = 1, #h, 2 do
       if tonumber(h[i + 1]) > 0 then busy = true end
     else
       redis.call('HDEL', S, h[i])
+      redis.call('HDEL', M, 'i:' .. string.sub(h[i], 3))
     end
   end
 end

@@ -2,6 +2,7 @@
 local w, st = A[1], A[2]
 if not exists() then return 0 end
 redis.call('HDEL', S, 'b:' .. w)
+redis.call('HDEL', M, 'i:' .. w)
 if redis.call('HGET', M, 'w:' .. st) ~= w then return 0 end
 local now, owners = clock(), {}
 local rid = redis.call('HGET', M, 'q:' .. st)
