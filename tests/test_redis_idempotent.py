@@ -328,3 +328,15 @@ def test_a_busy_count_change_that_got_no_reply_is_made_once_when_redis_is_back(
     assert busy(rig.direct, sid, worker) == 1  # the one request still running
     rig.proxied.touch_session(sid, -1)
     assert busy(rig.direct, sid, worker) == 0
+
+
+def test_a_shared_log_append_whose_reply_is_lost_is_appended_once(rig: Rig) -> None:
+    """The registry's log: a change stored twice is replayed twice by every other worker,
+    and once more by its own (it knows the second position only)."""
+    name = f"registry:app:{uuid.uuid4().hex[:8]}"
+    log = rig.proxied.shared_log(name)
+    assert log.append('{"op": "warmup"}') == 1
+    marker = uuid.uuid4().hex
+    rig.proxy(marker, 1)
+    assert log.append(f'{{"op": "{marker}"}}') == 2
+    assert rig.direct.shared_log(name).read(0) == ['{"op": "warmup"}', f'{{"op": "{marker}"}}']

@@ -137,7 +137,8 @@ def test_the_shared_registry_log_is_tagged(redis_backend_url: str) -> None:
             assert client.call_tool("echo", {"text": "hi"})["content"][0]["text"] == "hi"
         backend = mcp.state(app).backend
         logs = list(backend.client.scan_iter(match=f"{prefix}*registry*", count=1000))
-        assert [key.decode() for key in logs] == [backend.keys.registry("tagged", os.getppid())]
+        log = backend.keys.registry("tagged", os.getppid())
+        assert sorted(key.decode() for key in logs) == [log, f"{log}:ids"]
         assert untagged_keys(redis_backend_url, prefix) == []
     finally:
         mcp.state(app).backend.close()

@@ -31,7 +31,8 @@ pipelined. Scripts receive every key they touch in ``KEYS``.
 ``P{g}:tasks:live`` / ``P{g}:tasks:OWNER``  sorted sets of task ids
 ``P{g}:taskbytes:OWNER``                   hash: the size of each of the owner's records
 ``P{g}:registry:NAME:GEN:ops``  list: the runtime registry changes of server ``NAME`` made
-                   by the workers of master process ``GEN`` (see ``server.shared_registry``)
+                   by the workers of master process ``GEN`` (see ``server.shared_registry``);
+                   ``...:ops:ids`` string: the ids of its last appends (one is stored once)
 
 Pub/sub channels are no keys (a cluster sends them to every node): ``Pcancel``,
 ``Pwake``, ``Ppub:CHANNEL``.

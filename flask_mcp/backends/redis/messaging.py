@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import typing as t
 
+from ..base import new_write_id
 from .codec import dumps
 from .codec import loads
 from .codec import text
@@ -100,6 +101,10 @@ class Messaging:
 class SharedLog:
     """An append-only log of JSON text every worker reads (a Redis list).
 
+    Each append carries an id, kept with the ids of the log's last appends in the key
+    ``key + ":ids"``: an append sent again (redis-py resending a command whose reply the
+    connection lost) is stored once.
+
     :param commands: the backend's commands.
     :param key: the list's key.
     :param ttl: seconds the log is kept after its last append.
@@ -112,10 +117,8 @@ class SharedLog:
 
     def append(self, item: str) -> int:
         """Append ``item``; return its position, counted from 1."""
-        batch = self.commands.batch()
-        index = batch.command("RPUSH", self.key, item)
-        batch.command("EXPIRE", self.key, self.ttl)
-        return int(self.commands.send(batch)[index])
+        keys = [self.key, self.key + ":ids"]
+        return int(self.commands.run("log", keys, item, new_write_id(), self.ttl))
 
     def read(self, start: int) -> list[str]:
         """Return the items from position ``start`` (counted from 0) to the end."""
