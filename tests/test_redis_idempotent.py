@@ -39,7 +39,8 @@ pytestmark = pytest.mark.redis
 
 class Proxy:
     """A TCP proxy to the Redis at ``target`` that, when armed, forwards the next commands
-    holding ``marker`` and drops their connection in place of Redis's reply."""
+    holding ``marker`` and drops their connection in place of Redis's reply (after the
+    first ``skip`` of them, which it lets through)."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
@@ -47,14 +48,15 @@ class Proxy:
         self.port = self.server.getsockname()[1]
         self.marker = b""
         self.armed = 0
+        self.skip = 0
         self.dropped = 0
         self.lock = threading.Lock()
         self.sockets: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def arm(self, marker: str, times: int = 1) -> None:
+    def arm(self, marker: str, times: int = 1, skip: int = 0) -> None:
         with self.lock:
-            self.marker, self.armed = marker.encode(), times
+            self.marker, self.armed, self.skip = marker.encode(), times, skip
 
     def close(self) -> None:
         for sock in [self.server, *self.sockets]:
@@ -79,8 +81,11 @@ class Proxy:
                 with self.lock:
                     # (not a cluster client's COMMAND GETKEYS, which finds the keys)
                     if self.armed and self.marker in data and b"GETKEYS" not in data.upper():
-                        self.armed -= 1
-                        drop.set()  # before Redis can answer
+                        if self.skip:
+                            self.skip -= 1
+                        else:
+                            self.armed -= 1
+                            drop.set()  # before Redis can answer
                 upstream.sendall(data)
         _close(client, upstream)
 
@@ -106,7 +111,7 @@ def _close(*socks: socket.socket) -> None:
 class Rig(t.NamedTuple):
     proxied: RedisBackend  # through the proxies
     direct: RedisBackend  # straight to Redis, to look
-    proxy: t.Callable[[str, int], None]  # arm every proxy: marker, times
+    proxy: t.Callable[..., None]  # arm every proxy: marker, times, skip
 
 
 @pytest.fixture(params=["standalone", pytest.param("cluster", marks=pytest.mark.cluster)])
@@ -119,9 +124,9 @@ def rig(request: pytest.FixtureRequest) -> t.Iterator[Rig]:
             proxies[address] = Proxy(address)
         return proxies[address]
 
-    def arm(marker: str, times: int) -> None:
+    def arm(marker: str, times: int, skip: int = 0) -> None:
         for each in list(proxies.values()):
-            each.arm(marker, times)
+            each.arm(marker, times, skip)
 
     if request.param == "standalone":
         url = request.getfixturevalue("redis_url")
@@ -340,3 +345,27 @@ def test_a_shared_log_append_whose_reply_is_lost_is_appended_once(rig: Rig) -> N
     rig.proxy(marker, 1)
     assert log.append(f'{{"op": "{marker}"}}') == 2
     assert rig.direct.shared_log(name).read(0) == ['{"op": "warmup"}', f'{{"op": "{marker}"}}']
+
+
+def test_a_client_answer_taken_by_a_poll_whose_reply_is_lost_reaches_its_waiter(
+    rig: Rig,
+) -> None:
+    sid = session(rig.proxied)
+    rid = rig.proxied.next_request_id(sid)
+    rig.proxied.expect_response(sid, rid)
+    message = {"jsonrpc": "2.0", "id": rid, "result": {"action": "accept"}}
+    assert rig.direct.deliver_response(sid, rid, message)
+    rig.proxy(f"{{{sid}}}:a:", 1)  # ``poll`` takes the answer; its reply is lost
+    assert rig.proxied.wait_response(sid, rid, 1.0) == message
+
+
+def test_a_client_answer_taken_by_a_blocking_wait_whose_reply_is_lost_reaches_its_waiter(
+    rig: Rig,
+) -> None:
+    sid = session(rig.proxied)
+    rid = rig.proxied.next_request_id(sid)
+    rig.proxied.expect_response(sid, rid)
+    message = {"jsonrpc": "2.0", "id": rid, "result": {"action": "accept"}}
+    rig.proxy(f"{{{sid}}}:a:", 1, 1)  # not ``poll`` (no answer yet): the blocking wait
+    threading.Timer(0.2, rig.direct.deliver_response, (sid, rid, message)).start()
+    assert rig.proxied.wait_response(sid, rid, 1.0) == message

@@ -2,8 +2,10 @@
 cancellations, pub/sub and the shared operation logs.
 
 A server-to-client request has a marker and a list for the answer, both with the
-session's hash tag: the worker that sent the request waits with ``BLPOP`` on the
-list; the worker that receives the client's answer pushes it there.
+session's hash tag: the worker that sent the request waits on the list (``BLMOVE`` from
+the list to itself, which leaves the answer there); the worker that receives the client's
+answer pushes it there. Nothing takes the answer away when it is read: a read sent again
+because its reply was lost (a Redis failover) reads it again; it is kept a minute once read.
 """
 
 from __future__ import annotations
@@ -61,14 +63,10 @@ class Messaging:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            with commands.errors():
-                found = commands.blocking.blpop(
-                    [keys[6]], timeout=max(0.01, min(remaining, self.block_slice))
+            with commands.errors():  # wakes when the answer comes; the poll takes it
+                commands.blocking.blmove(
+                    keys[6], keys[6], max(0.01, min(remaining, self.block_slice))
                 )
-            if found is not None:
-                with commands.errors():
-                    commands.client.delete(keys[5])
-                return t.cast("dict[str, t.Any]", loads(found[1]))
 
     def deliver_response(
         self, session_id: str, request_id: t.Any, message: dict[str, t.Any]
