@@ -369,3 +369,28 @@ def test_a_client_answer_taken_by_a_blocking_wait_whose_reply_is_lost_reaches_it
     rig.proxy(f"{{{sid}}}:a:", 1, 1)  # not ``poll`` (no answer yet): the blocking wait
     threading.Timer(0.2, rig.direct.deliver_response, (sid, rid, message)).start()
     assert rig.proxied.wait_response(sid, rid, 1.0) == message
+
+
+def test_a_task_change_whose_reply_is_lost_is_made_once_and_seen_made(rig: Rig) -> None:
+    """A task's input answers taken by a change whose ``EXEC`` reply is lost: redis-py
+    reports a conflict, and the change must not run again on the record it already made."""
+    store = rig.proxied.task_store()
+    task_id = uuid.uuid4().hex
+    record = {"taskId": task_id, "status": "input_required", "responses": {"k": "yes"}}
+    store.create(record, 60)
+    marker = uuid.uuid4().hex
+    taken: dict[str, t.Any] = {}
+
+    def take(record: dict[str, t.Any]) -> bool:
+        taken.clear()
+        if "k" not in record.get("responses", {}):
+            return False
+        taken["k"] = record["responses"].pop("k")
+        record["status"], record["mark"] = "working", marker
+        return True
+
+    rig.proxy(marker, 1)
+    changed = store.mutate(task_id, take)
+    assert taken == {"k": "yes"}
+    assert changed is not None and changed["mark"] == marker
+    assert rig.direct.task_store().get(task_id) == changed

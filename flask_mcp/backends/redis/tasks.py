@@ -146,6 +146,7 @@ class RedisTaskStore(TaskStore):
         try:
             with self.client.pipeline(transaction=True) as pipe:
                 for _ in range(_ATTEMPTS):
+                    data = None
                     try:
                         pipe.watch(key)
                         raw = pipe.get(key)
@@ -171,11 +172,21 @@ class RedisTaskStore(TaskStore):
                             # another slot than the record's: after its transaction
                             self.client.hset(self.keys.task_sizes(caller), task_id, len(data))
                         return record
-                    except redis.WatchError:
+                    except redis.WatchError as exc:
+                        if self._landed(key, exc, data):
+                            return record  # its reply was lost: never make it twice
                         continue
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
         raise BackendUnavailable(f"Task {task_id!r} changed too often to be updated; retry.")
+
+    def _landed(self, key: str, exc: redis.WatchError, data: bytes | None) -> bool:
+        """Whether a transaction that redis-py reports as a conflict because its connection
+        broke (Redis may have run it, its reply lost: a failover) wrote ``data``."""
+        broke = exc.__cause__ or exc.__context__  # redis-py raises it handling the break
+        if data is None or not isinstance(broke, _UNAVAILABLE):
+            return False
+        return bool(self.client.get(key) == data)
 
     def _check_growth(self, record: dict[str, t.Any], grown: int, pipe: t.Any) -> None:
         """Refuse a change that grows the record past its caller's byte bound."""
