@@ -482,6 +482,11 @@ def test_the_built_in_authorization_server_issues_tokens_per_tenant(notes: str) 
         assert revoked.status_code == 200
         assert call_whoami(http, acme, access).status_code == 401
 
+        # ada's consent to acme's endpoint is none to globex's: she is asked again
+        again = http.get("/oauth/authorize?" + urlencode({**params, "resource": globex}))
+        assert again.status_code == 200, again.headers.get("location")
+        assert globex in again.text and 'name="csrf_token"' in again.text
+
         unnamed = {name: value for name, value in params.items() if name != "resource"}
         no_tenant = http.get("/oauth/authorize?" + urlencode(unnamed))
         assert parse_qs(urlsplit(no_tenant.headers["location"]).query)["error"] == [

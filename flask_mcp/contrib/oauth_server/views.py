@@ -135,7 +135,14 @@ def authorize() -> Response | t.Any:
             return server.authlib.create_authorization_response(grant=grant, grant_user=None)
         server.remember_consent(user_id, client, scopes)
         return server.authlib.create_authorization_response(grant=grant, grant_user=user)
-    granted = server.consented_scopes(user_id, client.get_client_id())
+    # A consent is remembered per client, not per resource: with one resource per tenant
+    # (MCP_AUTH_RESOURCE with placeholders) a consent to one tenant's endpoint would
+    # grant the others', so the user is asked each time.
+    granted = (
+        None
+        if server.resources is not None
+        else server.consented_scopes(user_id, client.get_client_id())
+    )
     if granted is not None and set(scopes) <= granted:
         return server.authlib.create_authorization_response(grant=grant, grant_user=user)
     token = _serializer().dumps([user_id, _request_digest()])
