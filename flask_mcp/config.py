@@ -403,6 +403,14 @@ KEYS: tuple[Key, ...] = (
         "Close an SSE connection after this many seconds; the client resumes (None: never).",
     ),
     Key(
+        "MCP_SSE_WRITE_TIMEOUT",
+        60.0,
+        seconds,
+        "Seconds a write to an SSE stream may wait for a client that reads nothing (its "
+        "connection open, its buffers full); then the connection is closed and its stream "
+        "(on a threaded server, its thread) freed. The client may resume the stream.",
+    ),
+    Key(
         "MCP_REQUEST_TIMEOUT",
         600.0,
         seconds,
@@ -873,6 +881,7 @@ class Settings:
     sse_buffer_events: int
     sse_resume_bytes: int
     sse_max_stream_seconds: float | None
+    sse_write_timeout: float
     request_timeout: float
     client_request_timeout: float
     default_log_level: str

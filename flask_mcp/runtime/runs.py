@@ -9,9 +9,12 @@ stateless revision) it is a small in-process buffer.
 
 from __future__ import annotations
 
+import _socket
 import collections
+import contextlib
 import logging
 import secrets
+import socket
 import threading
 import time
 import typing as t
@@ -431,11 +434,82 @@ class StreamSlots:
                 self.open_general = max(0, self.open_general - 1)
 
 
+class PendingWrite:
+    """One SSE response's connection, and since when the server's write to it waits."""
+
+    __slots__ = ("since", "sock")
+
+    def __init__(self, sock: t.Any) -> None:
+        self.sock = sock
+        #: When the write of the chunk handed to the server began (``None``: none pending).
+        self.since: float | None = None
+
+
+class PendingWrites:
+    """The connections of the SSE responses open in this process, to end stalled ones.
+
+    The WSGI server writes each chunk of a response with no timeout: a client
+    that keeps its connection open but reads nothing blocks that write for
+    ever once the socket's buffers are full, and its stream (on a threaded
+    server, its thread) is never given back. The supervisor calls
+    :meth:`end_stalled` every second: a write waiting longer than
+    ``MCP_SSE_WRITE_TIMEOUT`` has its connection shut down, so the write fails
+    and the response's clean-up runs.
+    """
+
+    def __init__(self) -> None:
+        self._open: set[PendingWrite] = set()
+        self._lock = _concurrency.native_lock()  # nothing waits while holding it
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def open(self, sock: t.Any) -> PendingWrite | None:
+        """Watch the writes to ``sock``; ``None`` when it cannot be shut down (not a socket
+        of ours to end: waitress and uWSGI write from their own buffers)."""
+        if not callable(getattr(sock, "shutdown", None)):
+            return None
+        write = PendingWrite(sock)
+        with self._lock:
+            self._open.add(write)
+        return write
+
+    def close(self, write: PendingWrite | None) -> None:
+        """Stop watching ``write`` (its response was closed)."""
+        if write is not None:
+            with self._lock:
+                self._open.discard(write)
+
+    def end_stalled(self, now: float, timeout: float) -> int:
+        """Shut down the connections whose write has waited ``timeout`` seconds; return how
+        many."""
+        with self._lock:
+            stalled = [w for w in self._open if w.since is not None and now - w.since >= timeout]
+            self._open.difference_update(stalled)
+        for write in stalled:
+            # The socket gevent wraps, shut down as the kernel's: gevent's own shutdown
+            # would fail the waiting write with EBADF, which servers log as an error.
+            raw = getattr(write.sock, "_sock", None)
+            sock = raw if isinstance(raw, _socket.socket) else write.sock
+            with contextlib.suppress(OSError):  # closed meanwhile
+                sock.shutdown(socket.SHUT_RDWR)  # the blocked write fails (EPIPE)
+        if stalled:
+            logger.info(
+                "Closed %d SSE connection(s) whose client read nothing for %s s "
+                "(MCP_SSE_WRITE_TIMEOUT).",
+                len(stalled),
+                timeout,
+            )
+        return len(stalled)
+
+
 __all__ = [
     "InFlight",
-    "InlineOutbox",
     "InProcessOutbox",
+    "InlineOutbox",
     "Outbox",
+    "PendingWrite",
+    "PendingWrites",
     "RequestRun",
     "StreamOutbox",
     "StreamSlots",

@@ -17,6 +17,7 @@ from .. import backends
 from .. import signals
 from . import concurrency
 from .runs import InFlight
+from .runs import PendingWrites
 from .runs import StreamSlots
 
 if t.TYPE_CHECKING:
@@ -63,6 +64,8 @@ class AppState:
         self.authenticator = authenticator
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams)
+        #: The open SSE responses' connections, whose stalled writes the supervisor ends.
+        self.writes = PendingWrites()
         #: The supervisor task of this process (:mod:`flask_mcp.runtime.supervisor`), once started.
         self.supervisor: t.Any = None
         #: Set when the process exits: the supervisor's loop ends at its next tick.

@@ -12,6 +12,7 @@ the connection).
 from __future__ import annotations
 
 import _socket
+import itertools
 import logging
 import select
 import socket
@@ -371,21 +372,31 @@ def event_stream(
             reason=reader.reason,
         )
 
+    # The server writes each chunk with no timeout: the supervisor ends a connection whose
+    # write waits past MCP_SSE_WRITE_TIMEOUT (a client that reads nothing).
+    write = state.writes.open(reader.sock)
+
     def generate() -> t.Iterator[bytes]:
         try:
-            if opening:
-                yield opening
-            yield from reader.iterate(pending)
+            chunks = reader.iterate(pending)
+            for chunk in itertools.chain((opening,), chunks) if opening else chunks:
+                if write is not None:
+                    write.since = time.monotonic()
+                yield chunk
+                if write is not None:
+                    write.since = None
         except BackendUnavailable as exc:  # too late for a 503: end it, the client resumes
             reader.reason = "backend-unavailable"
             logger.warning("Closed an SSE stream: %s", exc)
         finally:
+            if write is not None:  # the server's last write (the body's end) follows
+                write.since = time.monotonic()
             cleanup()
 
     # ClosingIterator: a server that closes the response before reading it (the
     # generator never started, so its finally never runs) frees the slot too.
     return Response(
-        ClosingIterator(generate(), [cleanup]),
+        ClosingIterator(generate(), [cleanup, lambda: state.writes.close(write)]),
         mimetype="text/event-stream",
         headers=HEADERS,
         direct_passthrough=True,

@@ -1,0 +1,77 @@
+"""What one client can hold on a real server: streams it stops reading, waits it leaves.
+
+The rule: no client can hold what the others need (stream slots, threads) for ever;
+every wait has a timeout, and every stream notices a client that is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import typing as t
+
+import pytest
+from wire import debug_stats
+from wire import http_session
+
+pytestmark = pytest.mark.e2e
+APP = "tests._apps.held:app"
+HOST = "127.0.0.1"
+VERSION = "2025-11-25"
+
+
+def post(port: int, session: str, message: dict[str, t.Any], rcvbuf: int = 0) -> socket.socket:
+    """POST ``message`` in ``session`` on a raw socket and return it, unread.
+
+    :param rcvbuf: a small receive buffer, for a client that reads nothing.
+    """
+    body = json.dumps(message)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    sock.settimeout(10)
+    sock.connect((HOST, port))
+    sock.sendall(
+        (
+            f"POST /mcp HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\n"
+            f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n{body}"
+        ).encode()
+    )
+    return sock
+
+
+def wait_for(port: int, key: str, value: int, why: str, seconds: float = 15) -> None:
+    """Wait until the worker's ``/debug/stats`` shows ``key`` at ``value``."""
+    deadline = time.monotonic() + seconds
+    while (stats := debug_stats(port))[key] != value:
+        assert time.monotonic() < deadline, f"{why}: {stats}"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_a_client_that_stops_reading_frees_its_stream(serve: t.Any, worker: str) -> None:
+    """A client that keeps its connection open but reads nothing loses it once a write
+    waited ``MCP_SSE_WRITE_TIMEOUT``.
+
+    The server's write to it blocked for ever once the socket's buffers were full:
+    ``MCP_SSE_MAX_STREAM_SECONDS`` and the liveness checks never ran again, and the
+    stream's slot (on gthread, its thread) was held until the client closed.
+    """
+    env = {"FLASK_MCP_SSE_WRITE_TIMEOUT": "1", "FLASK_MCP_SSE_MAX_STREAM_SECONDS": "1"}
+    server = serve(APP, worker, threads=3, env=env)
+    session = http_session(server.port)
+    params = {
+        "name": "flood",
+        "arguments": {"count": 400, "size": 65536},  # 26 MB: more than the buffers hold
+        "_meta": {"progressToken": 1},
+    }
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+    sock = post(server.port, session, message, rcvbuf=4096)
+    try:
+        assert sock.recv(12).startswith(b"HTTP/1.1 200")
+        wait_for(server.port, "open_streams", 0, "the stream nobody reads still holds its slot")
+    finally:
+        sock.close()
