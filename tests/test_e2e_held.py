@@ -13,6 +13,7 @@ import typing as t
 
 import pytest
 from wire import debug_stats
+from wire import http_post
 from wire import http_session
 
 pytestmark = pytest.mark.e2e
@@ -75,3 +76,52 @@ def test_a_client_that_stops_reading_frees_its_stream(serve: t.Any, worker: str)
         wait_for(server.port, "open_streams", 0, "the stream nobody reads still holds its slot")
     finally:
         sock.close()
+
+
+def read_head(sock: socket.socket) -> bytes:
+    """Read until the response's head and its first event came; return what was read."""
+    data = b""
+    while b"\r\n\r\n" not in data or b"\n\n" not in data.partition(b"\r\n\r\n")[2]:
+        chunk = sock.recv(4096)  # the socket's timeout bounds the wait
+        assert chunk, f"the server closed the connection: {data!r}"
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_tasks_result_left_by_its_client_waits_once_per_task(serve: t.Any, worker: str) -> None:
+    """Each ``tasks/result`` whose client left waited on for the task (up to its ttl).
+
+    A client that asked again and again for the result of one task, each time leaving,
+    left one handler per request polling the task store ten times a second until the
+    task ended: nothing bounded how many. A later ``tasks/result`` of the same task in
+    the same session now ends the wait of the one before it.
+    """
+    # The stream opens after a heartbeat of silence.
+    server = serve(APP, worker, threads=4, env={"FLASK_MCP_SSE_HEARTBEAT": "0.2"})
+    session = http_session(server.port)
+    created = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"seconds": 60}, "task": {"ttl": 120000}},
+    }
+    status, _, data = http_post(server.port, created, session)
+    assert status == 200, data
+    task_id = json.loads(data)["result"]["task"]["taskId"]
+    wait_for(server.port, "running_requests", 1, "the task does not run")
+
+    for request_id in range(2, 7):
+        message = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tasks/result",
+            "params": {"taskId": task_id},
+        }
+        sock = post(server.port, session, message)
+        head = read_head(sock)  # the stream is open: the handler waits for the task
+        assert head.startswith(b"HTTP/1.1 200"), head
+        sock.close()  # the client is gone: no DELETE, no cancel
+
+    # The task, and the one tasks/result its client may still come back for.
+    wait_for(server.port, "running_requests", 2, "tasks/result waits pile up")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from flask import Flask
 
 from flask_mcp import MCP
@@ -17,6 +19,13 @@ def flood(count: int, size: int, ctx: Context) -> str:
     for step in range(count):
         ctx.progress(step + 1, count, message)
     return "flooded"
+
+
+@mcp.tool(task="optional")
+def slow(seconds: float) -> str:
+    """Work ``seconds`` (as a task: the task a ``tasks/result`` waits for)."""
+    time.sleep(seconds)
+    return "slow"
 
 
 app = Flask(__name__)

@@ -68,6 +68,10 @@ class Tasks(Extension):
 
     def __init__(self) -> None:
         self._mcp: t.Any = None
+        #: The ``tasks/result`` waiting in this process, one per session and task: the
+        #: token of each (see :meth:`tasks_result`).
+        self._waiting: dict[tuple[str | None, str], object] = {}
+        self._waiting_lock = _concurrency.native_lock()  # nothing waits while holding it
 
     def capability(self, era: str = protocol.HANDSHAKE) -> dict[str, t.Any] | None:
         """Return the tasks capability of ``era``, or ``None`` while every tool is ``forbidden``.
@@ -300,9 +304,35 @@ class Tasks(Extension):
 
         It waits past ``MCP_REQUEST_TIMEOUT``, as the spec has it block until the task
         ends: at most until the task expires (its ``ttl``), when it answers -32602.
+
+        One waits per session and task in a process: a later ``tasks/result`` of the
+        same task ends the wait of the one before (whose client most likely left: a
+        connection dropped is no cancellation, so nothing else would end it), which
+        answers with an error saying so.
         """
         call = _call_of(ctx)
         record = self._task(call)
+        task_id = record["taskId"]
+        waiter = (None if call.session is None else call.session.id, task_id)
+        token = object()
+        with self._waiting_lock:
+            self._waiting[waiter] = token
+        try:
+            return self._wait_for_result(call, record, waiter, token)
+        finally:
+            with self._waiting_lock:
+                if self._waiting.get(waiter) is token:
+                    del self._waiting[waiter]
+
+    def _wait_for_result(
+        self,
+        call: Call,
+        record: dict[str, t.Any],
+        waiter: tuple[str | None, str],
+        token: object,
+    ) -> dict[str, t.Any]:
+        """Wait for the task of ``record`` to end while ``token`` is the one waiting as
+        ``waiter``; carry its requests to the client meanwhile."""
         task_id = record["taskId"]
         if call.run is not None:
             expires = record["created"] + record["ttlMs"] / 1000 - time.time()
@@ -310,6 +340,14 @@ class Tasks(Extension):
         context = call.ctx
         sent: set[str] = set()
         while record["status"] not in _tasks.TERMINAL:
+            if self._waiting.get(waiter) is not token:
+                raise MCPError(
+                    INTERNAL_ERROR,
+                    f"A later tasks/result of task {task_id!r} in this session waits for its "
+                    "result instead of this one: read the answer there, or send tasks/result "
+                    "again.",
+                    {_tasks.RELATED_TASK: {"taskId": task_id}},
+                )
             pending = {
                 k: v for k, v in (record.get("inputRequests") or {}).items() if k not in sent
             }
