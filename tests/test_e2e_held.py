@@ -125,3 +125,39 @@ def test_tasks_result_left_by_its_client_waits_once_per_task(serve: t.Any, worke
 
     # The task, and the one tasks/result its client may still come back for.
     wait_for(server.port, "running_requests", 2, "tasks/result waits pile up")
+
+
+def test_a_call_answered_whole_frees_its_thread_when_its_client_leaves(serve: t.Any) -> None:
+    """On gthread with every stream slot held, a 2025-11-25 call that may stream is
+    answered with one JSON response; its client leaving frees the thread that waits for it.
+
+    The view's thread waited for the call's end (up to ``MCP_REQUEST_TIMEOUT``, or the
+    task's ttl for ``tasks/result``) whether its client was still there or not: a client
+    that sent such calls and left took every thread of the worker, and nobody else was
+    answered. The call itself runs on (a dropped connection is no cancellation).
+    """
+    env = {"FLASK_MCP_MAX_STREAMS": "1", "FLASK_MCP_SSE_HEARTBEAT": "0.2"}
+    server = serve(APP, "gthread", threads=4, env=env)  # one thread left for /debug/stats
+    session = http_session(server.port)
+
+    def nap(request_id: int) -> socket.socket:
+        params = {"name": "nap", "arguments": {"seconds": 60}}
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        return post(server.port, session, message)
+
+    holder = nap(1)
+    try:
+        read_head(holder)  # it holds the only stream slot, and a thread
+        left = [nap(2), nap(3)]  # answered whole: each waits in a thread of its own
+        wait_for(server.port, "running_requests", 3, "the calls did not start")
+        for sock in left:
+            sock.close()  # the client is gone
+
+        # Their threads are given back: their responses end (499, logged when they do).
+        deadline = time.monotonic() + 10
+        while server.log().count('"POST /mcp HTTP/1.1" 499') < 2:
+            assert time.monotonic() < deadline, "the calls of the client that left hold threads"
+            time.sleep(0.1)
+        assert debug_stats(server.port)["running_requests"] == 3  # they run on
+    finally:
+        holder.close()

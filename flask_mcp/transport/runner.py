@@ -462,8 +462,10 @@ def serve_http(
     try:
         if resumable:
             # A session's stream can start at once: after a heartbeat of silence it does.
+            # Without a stream the wait holds a thread until the call ends: while the
+            # client is there (see _buffered).
             wait = settings.sse_heartbeat if can_stream else settings.request_timeout + 1
-            first = reader.first(wait)
+            first = reader.first(wait, watch_client=not can_stream)
         else:
             first = reader.first(run.deadline + GRACE - time.monotonic(), watch_client=True)
     except BackendUnavailable:
@@ -473,13 +475,11 @@ def serve_http(
         if can_stream:
             state.slots.release()
         raise
-    if first is None:  # the client left before anything was sent: that cancels the request
-        run.cancel()
+    if first is None:  # the client left before anything was sent
         reader.close()
-        outbox.drop()
         if can_stream:
             state.slots.release()
-        return Response(status=499)
+        return _left(run, outbox)
     if first and first[0].kind == MESSAGE and is_response(first[0].message, call.request_id):
         reader.close()
         outbox.drop()
@@ -523,8 +523,7 @@ def _buffered(
 
     What the handler sends before its response (progress, log messages) is
     dropped, as the spec allows when no stream is open: memory stays bounded.
-    A 2026-07-28 call is cancelled when its client leaves meanwhile, as it is
-    when the client closes its stream.
+    The wait ends when the client leaves (see :func:`_left`).
     """
     final: list[dict[str, t.Any]] = []
 
@@ -533,19 +532,32 @@ def _buffered(
             final.append(message)
 
     outbox = t.cast(Outbox, reader.outbox)
-    ended = _collect(reader, run, pending, take, watch_client=not outbox.resumable)
+    ended = _collect(reader, run, pending, take, watch_client=True)
     reader.close()
+    if ended is None:
+        return _left(run, outbox)
     with contextlib.suppress(BackendUnavailable):
         outbox.drop()
-    if ended is None:  # the client left: that cancels the request
-        run.cancel()
-        return Response(status=499)
     if not ended:
         run.cancel()
         return json_response(_timeout(call))
     if not final:  # cancelled: no answer, as on a stream
         return answer_response(Answer(None), call.era)
     return _response_of(run, final[0])
+
+
+def _left(run: RequestRun, outbox: Outbox) -> Response:
+    """Return the response of a call answered whole whose client left while it waited.
+
+    A 2026-07-28 call is cancelled, as closing its stream cancels it. A session's
+    runs on, as one whose stream the client left does (a dropped connection is no
+    cancellation): its stream is left, bounded as theirs (``MCP_SSE_RESUME_BYTES``),
+    and the thread that waited for it is free.
+    """
+    if not outbox.resumable:
+        run.cancel()
+        outbox.drop()
+    return Response(status=499)
 
 
 def _streamed(

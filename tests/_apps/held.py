@@ -21,6 +21,13 @@ def flood(count: int, size: int, ctx: Context) -> str:
     return "flooded"
 
 
+@mcp.tool()
+def nap(seconds: float, ctx: Context) -> str:
+    """Work ``seconds`` (with a ``Context``: a call that may stream)."""
+    time.sleep(seconds)
+    return "napped"
+
+
 @mcp.tool(task="optional")
 def slow(seconds: float) -> str:
     """Work ``seconds`` (as a task: the task a ``tasks/result`` waits for)."""
