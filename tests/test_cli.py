@@ -31,8 +31,11 @@ from flask_mcp.cli import cli
 from flask_mcp.cli.arguments import convert_arguments
 from flask_mcp.cli.arguments import convert_value
 from flask_mcp.cli.local import CLIENT_INFO
+from flask_mcp.cli.local import InProcessClient
 from flask_mcp.server.call import client_facts
 from flask_mcp.testing import MCPTestClient
+from flask_mcp.transport.path_args import EndpointError
+from tests._apps import tenants
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FLASK = str(pathlib.Path(sys.executable).parent / "flask")
@@ -281,6 +284,26 @@ def test_a_handler_sees_the_same_call_and_facts_from_the_cli_as_over_http(tool: 
     assert from_cli["client"]["info"] == CLIENT_INFO
     assert from_cli["client"]["log_level"] == "info"
     assert from_cli["facts_of_the_call"] and from_cli["current"] == (tool == "spawned")
+
+
+ACME = {"path_args": {"tenant": "acme"}, "view_args": {"tenant": "acme"}, "path": "/t/acme/mcp"}
+
+
+def test_the_in_process_client_calls_the_endpoint_at_its_path() -> None:
+    """Its calls get the ``path_args`` and ``request.view_args`` of the path, as over HTTP.
+
+    The request context was built from the rule's text: ``view_args`` were
+    ``{'tenant': '<tenant>'}`` and ``ctx.path_args`` ``{}``.
+    """
+    app = tenants.create_app()
+    with app.app_context():
+        in_process = InProcessClient(app.extensions["mcp"], app, path="/t/acme/mcp")
+        answer = in_process.request("tools/call", {"name": "where", "arguments": {}})
+        assert answer["result"]["structuredContent"] == ACME
+        with pytest.raises(EndpointError, match="URL variables"):
+            InProcessClient(app.extensions["mcp"], app)
+    with MCPTestClient(app, path="/t/acme/mcp") as client:  # the same over HTTP
+        assert client.call_tool("where", {})["structuredContent"] == ACME
 
 
 # -- read and prompt ----------------------------------------------------------------------

@@ -6,6 +6,7 @@ client; these drive the same server object line by line, fast.
 
 from __future__ import annotations
 
+import os
 import time
 import typing as t
 
@@ -296,3 +297,62 @@ def test_initialize_over_stdio_runs_in_a_request_context() -> None:
         assert seen == [("initialize", "pipes", "/mcp"), ("tools/call", "pipes", "/mcp")]
     finally:
         pipes.close()
+
+
+def tenant_app() -> tuple[Flask, MCP]:
+    """An app whose endpoint is per tenant (``/t/<tenant>/mcp``); its tool tells which."""
+    from flask import request
+
+    mcp = MCP(name="tenants", version="1")
+
+    @mcp.tool()
+    def where(ctx: Context) -> dict[str, t.Any]:
+        return {"path_args": ctx.path_args, "view_args": request.view_args, "path": request.path}
+
+    app = Flask("tenants")
+    app.config.update(SECRET_KEY="tenants", MCP_PATH="/t/<tenant>/mcp")
+    mcp.init_app(app)
+    return app, mcp
+
+
+ACME = {"path_args": {"tenant": "acme"}, "view_args": {"tenant": "acme"}, "path": "/t/acme/mcp"}
+
+
+def test_a_tenants_endpoint_over_stdio_in_both_eras() -> None:
+    """The path chosen gives every call its ``path_args`` and ``request.view_args``, as the
+    URL does over HTTP; the handshake-era session belongs to it, as over HTTP.
+
+    The request context was built from the rule's text: ``view_args`` were
+    ``{'tenant': '<tenant>'}`` and ``ctx.path_args`` ``{}``.
+    """
+    app, mcp = tenant_app()
+    pipes = Pipes(app, mcp, path="/t/acme/mcp")
+    try:
+        pipes.send(call(1, "where", {}, _meta=meta()))
+        assert pipes.receive()["result"]["structuredContent"] == ACME
+        pipes.send(INIT)
+        assert pipes.receive()["result"]["serverInfo"]["name"] == "tenants"
+        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        pipes.send(call(2, "where", {}))
+        assert pipes.receive()["result"]["structuredContent"] == ACME
+        session_id = pipes.server.session_id
+        assert session_id is not None
+        record = mcp.state(app).backend.get_session(session_id)
+        assert record is not None and record.path_args == {"tenant": "acme"}
+    finally:
+        pipes.close()
+
+
+def test_a_tenants_endpoint_needs_its_path_over_stdio() -> None:
+    from flask_mcp.transport.path_args import EndpointError
+    from flask_mcp.transport.stdio import StdioServer
+
+    app, mcp = tenant_app()
+    read, write = os.pipe()
+    with os.fdopen(read, "rb") as stdin, os.fdopen(write, "wb") as stdout:
+        with pytest.raises(EndpointError, match=r"URL variables \(tenant\)") as missing:
+            StdioServer(mcp.dispatcher, mcp.state(app), stdin, stdout)
+        assert missing.value.example == "/t/TENANT/mcp"
+        for wrong in ("/t/acme/other", "/mcp", "t/acme/mcp"):
+            with pytest.raises(EndpointError, match="is not a path of the MCP endpoint"):
+                StdioServer(mcp.dispatcher, mcp.state(app), stdin, stdout, path=wrong)

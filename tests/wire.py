@@ -473,7 +473,7 @@ STDIO_INIT = {
 class Pipes:
     """A :class:`~flask_mcp.transport.stdio.StdioServer` on two pipes, and the client's ends."""
 
-    def __init__(self, app: Flask, mcp: MCP) -> None:
+    def __init__(self, app: Flask, mcp: MCP, path: str | None = None) -> None:
         read_in, self._write_in = os.pipe()
         self._read_out, write_out = os.pipe()
         self.to_server = os.fdopen(self._write_in, "wb")
@@ -483,6 +483,7 @@ class Pipes:
             mcp.state(app),
             os.fdopen(read_in, "rb"),
             os.fdopen(write_out, "wb"),
+            path=path,
         )
         self.thread = threading.Thread(target=self.server.serve, daemon=True)
         self.thread.start()

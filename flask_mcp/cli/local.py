@@ -23,6 +23,7 @@ from ..kernel import intake
 from ..server.context import ClientFacts
 from ..server.context import Context
 from ..transport import runner
+from ..transport.path_args import match_endpoint
 from ..transport.stdio_channel import stdio_context
 
 if t.TYPE_CHECKING:
@@ -56,6 +57,11 @@ class InProcessClient:
     :param app: the app it is registered on.
     :param on_message: receives each progress or log notification a handler sends.
     :param log_level: the lowest level of log messages to receive.
+    :param path: the path of the endpoint called (``/t/acme/mcp`` for ``MCP_PATH``
+        ``/t/<tenant>/mcp``): its URL variables are each call's ``path_args`` and
+        ``request.view_args``. Needed when ``MCP_PATH`` has variables.
+    :raises ~flask_mcp.transport.path_args.EndpointError: ``path`` is not a path of
+        the MCP endpoint, or is missing while ``MCP_PATH`` has variables.
     """
 
     def __init__(
@@ -64,9 +70,12 @@ class InProcessClient:
         app: t.Any,
         on_message: t.Callable[[dict[str, t.Any]], None] | None = None,
         log_level: str = "info",
+        path: str | None = None,
     ) -> None:
         self.server = server
         self.state = server.state(app)
+        #: The endpoint called: its path, and the URL variables it gives each call.
+        self.endpoint = match_endpoint(app, self.state.settings.path, path)
         self.on_message = on_message
         self.log_level = log_level
         self.version = protocol.LATEST_HANDSHAKE_VERSION
@@ -79,10 +88,12 @@ class InProcessClient:
         request_id = next(self._ids)
         params = dict(params or {})
         params.setdefault("_meta", {"progressToken": request_id})
-        call = intake.local_call(self.state, method, params, request_id, self.facts)
+        endpoint = self.endpoint
+        call = intake.local_call(
+            self.state, method, params, request_id, self.facts, endpoint.path_args
+        )
         context = intake.context_for(call, NO_CLIENT)
-        app = self.state.app
-        with stdio_context(app, self.state.settings.path, transport="local"):
+        with stdio_context(self.state.app, endpoint.path, transport="local"):
             response = runner.run_to_completion(
                 self.server.dispatcher, call, context=context, on_message=self.on_message
             )

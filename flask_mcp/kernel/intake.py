@@ -233,6 +233,7 @@ def local_call(
     params: dict[str, t.Any],
     request_id: t.Any,
     facts: ClientFacts,
+    path_args: dict[str, t.Any] | None = None,
 ) -> Call:
     """Build the call of a request made in this process (the command line's client).
 
@@ -240,6 +241,9 @@ def local_call(
     ``initialize`` kept and no ``_meta`` carries, are given as ``facts`` and travel
     with the call, so :func:`client_facts` (and so every ``Context`` of the call) reads
     them as it reads a session's.
+
+    :param path_args: the values of ``MCP_PATH``'s URL variables of the endpoint
+        called (``flask mcp --path``).
     """
     return Call(
         method,
@@ -249,6 +253,7 @@ def local_call(
         protocol.HANDSHAKE,
         None,
         state=state,
+        path_args=path_args or {},
         facts=facts,
     )
 

@@ -70,6 +70,8 @@ class StdioServer(LineChannel):
     :param stdin: where the client's messages come from, one per line.
     :param stdout: where messages to the client go, one per line.
     :param roots_changed_hooks: called with the session id when the client's roots change.
+    :param path: the path of the endpoint served (``/t/acme/mcp`` for ``MCP_PATH``
+        ``/t/<tenant>/mcp``): see :class:`~flask_mcp.transport.stdio_channel.LineChannel`.
     """
 
     def __init__(
@@ -79,8 +81,9 @@ class StdioServer(LineChannel):
         stdin: t.BinaryIO,
         stdout: t.BinaryIO,
         roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
+        path: str | None = None,
     ) -> None:
-        super().__init__(dispatcher, state, stdin, stdout)
+        super().__init__(dispatcher, state, stdin, stdout, path)
         self.handshake = Handshake(dispatcher, state, roots_changed_hooks)
         self.session_id: str | None = None
 
@@ -159,7 +162,7 @@ class StdioServer(LineChannel):
         # request context as every other request: a middleware or a session_created
         # receiver that uses ``g``, ``request`` or ``current_app`` works here too.
         app = state.app
-        scope = stdio_context(app, state.settings.path) if app else contextlib.nullcontext()
+        scope = stdio_context(app, self.endpoint.path) if app else contextlib.nullcontext()
         with scope:
             # One client per process: no quota by address (the owner is the process itself).
             answer, record = start_session(
@@ -213,7 +216,8 @@ class StdioServer(LineChannel):
             )
             self.send(jsonrpc.error(request_id, {"code": INVALID_REQUEST, "message": text}))
             return
-        self._run(intake.session_call(self.state, record, message, None))
+        path_args = self.endpoint.path_args
+        self._run(intake.session_call(self.state, record, message, None, path_args))
 
     def _batch(self, messages: list[t.Any]) -> None:
         """Answer a batch, allowed only on a 2025-03-26 session (as over HTTP).
@@ -241,7 +245,13 @@ class StdioServer(LineChannel):
             self.send(jsonrpc.error(None, {"code": INVALID_REQUEST, "message": text}))
             return
         answers = self.handshake.batch_answers(
-            self.state, record, messages, None, self._notification, self._client_response
+            self.state,
+            record,
+            messages,
+            None,
+            self._notification,
+            self._client_response,
+            path_args=self.endpoint.path_args,
         )
         if answers:
             self.send(answers)
@@ -289,6 +299,7 @@ class StdioServer(LineChannel):
         method = message["method"]
         params = message.get("params")
         state = self.state
+        path_args = self.endpoint.path_args
         try:
             meta = intake.request_meta(params)
             assert isinstance(params, dict)
@@ -296,12 +307,14 @@ class StdioServer(LineChannel):
             intake.check_stateless_version(version)
             if method == "subscriptions/listen":
                 # the state finds the caller's own tasks among notifications.taskIds
-                agreed = listen.honoured(self.dispatcher.registry, params, state)
+                agreed = listen.honoured(self.dispatcher.registry, params, state, None, path_args)
                 stop = self.listening[request_id] = threading.Event()
                 self._spawn(lambda: self._listen(request_id, agreed, stop))
                 return
             record = intake.offered(self.dispatcher, method, protocol.STATELESS)
-            call = intake.stateless_call(state, message, version, None, method_record=record)
+            call = intake.stateless_call(
+                state, message, version, None, path_args, method_record=record
+            )
             context = intake.round_context(call) if record.user_code else None
         except MCPError as exc:
             self.send(jsonrpc.error_from(request_id, exc))
@@ -340,15 +353,22 @@ def serve_stdio(
     roots_changed_hooks: t.Sequence[t.Callable[[str], None]] = (),
     *,
     stdout: t.BinaryIO | None = None,
+    path: str | None = None,
 ) -> None:
     """Serve the process's stdin and stdout until stdin closes (``flask mcp stdio``).
 
     :param stdout: what :func:`protect_stdout` returned, when it was called
         earlier (before the app was imported); by default it is called here.
+    :param path: the path of the endpoint served (``flask mcp --path``), needed when
+        ``MCP_PATH`` has URL variables: see :class:`StdioServer`.
+    :raises ~flask_mcp.transport.path_args.EndpointError: ``path`` is not a path of
+        the MCP endpoint, or is missing while ``MCP_PATH`` has variables.
     """
     if stdout is None:
         stdout = protect_stdout()
-    server = StdioServer(dispatcher, state, sys.stdin.buffer, stdout, roots_changed_hooks)
+    server = StdioServer(
+        dispatcher, state, sys.stdin.buffer, stdout, roots_changed_hooks, path=path
+    )
     server.serve()
 
 

@@ -24,6 +24,8 @@ from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime.supervisor import ensure_supervisor
 from . import runner
+from .path_args import Endpoint
+from .path_args import match_endpoint
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -59,8 +61,10 @@ def protect_stdout() -> t.BinaryIO:
 def stdio_context(app: Flask, path: str, transport: str = "stdio") -> t.ContextManager[t.Any]:
     """A request context for one message that came without HTTP: a bare POST to ``path``.
 
-    It has no headers, no cookies and no remote address: ``request.path`` is the
-    endpoint's, ``session`` starts empty, ``url_for`` builds URLs (with ``SERVER_NAME``
+    ``path`` is the endpoint's (:attr:`LineChannel.endpoint`): the app's URL map
+    matches it, so ``request.view_args`` holds the URL variables of ``MCP_PATH``. It
+    has no headers, no cookies and no remote address: ``request.path`` is ``path``,
+    ``session`` starts empty, ``url_for`` builds URLs (with ``SERVER_NAME``
     when set), ``g`` is fresh and ``teardown_request`` functions run after the message.
     ``request.environ[TRANSPORT_KEY]`` says how the message came, for telemetry.
 
@@ -77,15 +81,33 @@ class LineChannel:
         backend and supervisor apply as under HTTP.
     :param stdin: where the client's messages come from, one per line.
     :param stdout: where messages to the client go, one per line.
+    :param path: the path of the endpoint served, which ``MCP_PATH`` must match
+        (``/t/acme/mcp`` for ``/t/<tenant>/mcp``): its URL variables are the
+        ``path_args`` of every call and the ``view_args`` of every request context.
+        Needed when ``MCP_PATH`` has variables; by default ``MCP_PATH`` itself.
+    :raises ~flask_mcp.transport.path_args.EndpointError: ``path`` is not a path of
+        the MCP endpoint, or is missing while ``MCP_PATH`` has variables.
     """
 
     def __init__(
-        self, dispatcher: Dispatcher, state: AppState, stdin: t.BinaryIO, stdout: t.BinaryIO
+        self,
+        dispatcher: Dispatcher,
+        state: AppState,
+        stdin: t.BinaryIO,
+        stdout: t.BinaryIO,
+        path: str | None = None,
     ) -> None:
         self.dispatcher = dispatcher
         self.state = state
         self.stdin = stdin
         self.stdout = stdout
+        rule = state.settings.path
+        #: The endpoint served: its path, and the URL variables it gives each call.
+        self.endpoint = (
+            match_endpoint(state.app, rule, path)
+            if state.app is not None
+            else Endpoint(path or rule, {})
+        )
         #: Requests running now, by JSON-RPC id: their calls (to cancel them).
         self.active: dict[t.Any, Call] = {}
         #: ``subscriptions/listen`` requests open now, by id: what stops each.
@@ -192,7 +214,7 @@ class LineChannel:
         so code written for views (``request``, ``g``, ``session``, ``url_for``) runs.
         """
         app = self.state.app
-        path = self.state.settings.path
+        path = self.endpoint.path
 
         def work() -> None:
             try:
