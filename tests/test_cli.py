@@ -306,6 +306,55 @@ def test_the_in_process_client_calls_the_endpoint_at_its_path() -> None:
         assert client.call_tool("where", {})["structuredContent"] == ACME
 
 
+def test_every_command_uses_the_endpoint_at_path() -> None:
+    """``flask mcp --path /t/acme/mcp ...``: handlers get acme's ``path_args`` and
+    ``view_args``, as over HTTP, whichever command calls them."""
+    runner = tenants.create_app().test_cli_runner()
+
+    def run(*args: str) -> t.Any:
+        result = runner.invoke(cli, args=["--path", "/t/acme/mcp", *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    assert json.loads(run("call", "where")) == ACME
+    assert run("read", "tenant://name").strip() == "acme"
+    assert "Hello acme" in run("prompt", "greet")
+    assert [tool["name"] for tool in json.loads(run("list", "tools", "--json"))] == ["where"]
+    assert json.loads(run("inspect", "--json"))["serverInfo"]["name"] == "tenants"
+    assert "ok    --path /t/acme/mcp is the MCP endpoint (tenant='acme')" in run("check")
+
+
+@pytest.mark.parametrize(
+    "command", [["list"], ["inspect"], ["call", "where"], ["read", "tenant://name"]]
+)
+def test_url_variables_without_path_are_refused_naming_one(command: list[str]) -> None:
+    """They ran against the rule's text (``{'tenant': '<tenant>'}``), silently (``stdio``:
+    tests/test_e2e_stdio.py)."""
+    result = tenants.create_app().test_cli_runner().invoke(cli, args=command)
+    assert result.exit_code == 2, result.output
+    assert "MCP_PATH '/t/<tenant>/mcp' has URL variables (tenant)" in result.stderr
+    assert f"flask mcp --path /t/TENANT/mcp {command[0]} ..." in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("app", "path"), [("tenants", "/t/acme/other"), ("tenants", "/t/a/b/mcp"), ("plain", "/other")]
+)
+def test_a_path_that_is_not_the_endpoints_is_refused(app: str, path: str) -> None:
+    flask_app = tenants.create_app() if app == "tenants" else make_app()
+    runner = flask_app.test_cli_runner()
+    result = runner.invoke(cli, args=["--path", path, "list"])
+    assert result.exit_code == 2, result.output
+    assert f"{path!r} is not a path of the MCP endpoint" in result.stderr
+    checked = runner.invoke(cli, args=["--path", path, "check"])
+    assert checked.exit_code == 1
+    assert f"FAIL  --path: {path!r} is not a path of the MCP endpoint" in checked.stdout
+
+
+def test_without_url_variables_path_is_mcp_path(run: t.Any) -> None:
+    assert run("--path", "/mcp", "call", "add", "a=1", "b=2").stdout.strip() == '{"result":3}'
+    assert run("call", "add", "a=1", "b=2").stdout.strip() == '{"result":3}'
+
+
 # -- read and prompt ----------------------------------------------------------------------
 
 

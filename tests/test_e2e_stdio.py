@@ -250,6 +250,45 @@ def test_listen_over_stdio() -> None:
     assert isinstance(anyio.run(main), ToolsListChanged)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tenants_endpoint_over_stdio(mode: str) -> None:
+    """``flask mcp --path /t/acme/mcp stdio`` serves acme's endpoint of ``/t/<tenant>/mcp``:
+    handlers get its ``path_args`` and ``view_args``, as over HTTP (they got ``{}`` and
+    ``{'tenant': '<tenant>'}``)."""
+    server = StdioServerParameters(
+        command=FLASK,
+        args=["--app", "tests._apps.tenants", "mcp", "--path", "/t/acme/mcp", "stdio"],
+        env={"PYTHONPATH": str(ROOT)},  # this checkout's flask_mcp, wherever it is installed
+        cwd=ROOT,
+    )
+
+    async def main() -> t.Any:
+        async with Client(server, mode=mode, read_timeout_seconds=30) as c:
+            return (await c.call_tool("where", {})).structured_content
+
+    assert anyio.run(main) == {
+        "path_args": {"tenant": "acme"},
+        "view_args": {"tenant": "acme"},
+        "path": "/t/acme/mcp",
+    }
+
+
+def test_a_tenants_endpoint_needs_its_path_over_stdio() -> None:
+    """Without ``--path`` the server does not start, and says what to pass."""
+    done = subprocess.run(
+        [FLASK, "--app", "tests._apps.tenants", "mcp", "stdio"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "flask mcp --path /t/TENANT/mcp stdio ..." in done.stderr
+
+
 @pytest.mark.parametrize("kind", ["claude-desktop", "vscode"])
 def test_the_installed_entry_starts_the_server(tmp_path: pathlib.Path, kind: str) -> None:
     """What `install` writes runs from anywhere, as a desktop client runs it."""

@@ -7,6 +7,7 @@ Flask-MCP installed has it::
     flask --app examples.quickstart mcp call add a=1 b=2
     flask --app examples.quickstart mcp stdio
     flask --app examples.quickstart mcp install claude-desktop
+    flask --app tenants mcp --path /t/acme/mcp call whoami   # MCP_PATH = "/t/<tenant>/mcp"
 
 Every command but ``stdio`` and ``install`` runs in process (no server, no
 port) through the same runner as HTTP requests, and exits with status 1 when
@@ -26,6 +27,7 @@ from flask.cli import AppGroup
 from flask.cli import ScriptInfo
 
 from .. import protocol
+from ..transport.path_args import EndpointError
 from . import install as _install
 from . import output
 from .arguments import convert_arguments
@@ -38,7 +40,24 @@ from .skills import skills_command
 if t.TYPE_CHECKING:
     from ..extension import MCP
 
-cli = AppGroup("mcp", help="Inspect, call and serve the app's MCP server (Flask-MCP).")
+#: The key of ``click.Context.meta`` holding the ``--path`` of ``flask mcp``.
+PATH_KEY = "flask_mcp.path"
+
+
+@click.group("mcp", cls=AppGroup)
+@click.option(
+    "--path",
+    metavar="PATH",
+    help="The endpoint to serve or call, matched against MCP_PATH: needed when MCP_PATH has "
+    "URL variables (/t/acme/mcp for /t/<tenant>/mcp), whose values the handlers get as "
+    "ctx.path_args and request.view_args.",
+)
+@click.pass_context
+def cli(ctx: click.Context, path: str | None) -> None:
+    """Inspect, call and serve the app's MCP server (Flask-MCP)."""
+    ctx.meta[PATH_KEY] = path
+
+
 KINDS = {
     "tools": ("tools/list", "tools"),
     "resources": ("resources/list", "resources"),
@@ -62,14 +81,37 @@ def server() -> MCP:
     return t.cast("MCP", found)
 
 
-def in_process_client(log_level: str = "info", quiet: bool = False) -> InProcessClient:
-    """An in-process client of the current app's server; notifications go to stderr."""
-    return InProcessClient(
-        server(),
-        current_app._get_current_object(),  # type: ignore[attr-defined]
-        on_message=None if quiet else output.notification,
-        log_level=log_level,
+def endpoint_path() -> str | None:
+    """The ``--path`` given to ``flask mcp`` (``None`` when none was)."""
+    return t.cast("str | None", click.get_current_context().meta.get(PATH_KEY))
+
+
+def wrong_path(exc: EndpointError) -> click.UsageError:
+    """The usage error of a ``--path`` that is missing or names no MCP endpoint."""
+    ctx = click.get_current_context()
+    return click.UsageError(
+        f"{exc} Pass it before the command: flask mcp --path {exc.example} {ctx.info_name} ...",
+        ctx,
     )
+
+
+def in_process_client(log_level: str = "info", quiet: bool = False) -> InProcessClient:
+    """An in-process client of the current app's server at ``--path``; notifications go
+    to stderr.
+
+    :raises click.UsageError: ``--path`` is missing while ``MCP_PATH`` has URL
+        variables, or names no MCP endpoint.
+    """
+    try:
+        return InProcessClient(
+            server(),
+            current_app._get_current_object(),  # type: ignore[attr-defined]
+            on_message=None if quiet else output.notification,
+            log_level=log_level,
+            path=endpoint_path(),
+        )
+    except EndpointError as exc:
+        raise wrong_path(exc) from None
 
 
 def _offered(method: str) -> bool:
@@ -301,7 +343,8 @@ def stdio_command(ctx: click.Context) -> None:
     """Serve the MCP server on stdin and stdout, for a client that starts it (both eras).
 
     Nothing but JSON-RPC messages is written to stdout; prints and logs go to
-    stderr, from the app's import on. It stops when stdin closes.
+    stderr, from the app's import on. It stops when stdin closes. With URL variables
+    in MCP_PATH, name the endpoint served: flask mcp --path /t/acme/mcp stdio.
     """
     from ..transport.stdio import protect_stdout
     from ..transport.stdio import serve_stdio
@@ -310,7 +353,16 @@ def stdio_command(ctx: click.Context) -> None:
     app = ctx.ensure_object(ScriptInfo).load_app()
     with app.app_context():
         mcp = server()
-        serve_stdio(mcp.dispatcher, mcp.state(app), mcp.roots_changed_hooks, stdout=stdout)
+        try:
+            serve_stdio(
+                mcp.dispatcher,
+                mcp.state(app),
+                mcp.roots_changed_hooks,
+                stdout=stdout,
+                path=endpoint_path(),
+            )
+        except EndpointError as exc:  # raised before a line is read
+            raise wrong_path(exc) from None
 
 
 # -- install -------------------------------------------------------------------------------
@@ -441,7 +493,7 @@ def check_command(ctx: click.Context) -> None:
         sys.exit(1)
     problems = 0
     with app.app_context():
-        for ok, text in run_checks(server(), app):
+        for ok, text in run_checks(server(), app, endpoint_path()):
             click.echo(f"{'ok  ' if ok else 'FAIL'}  {text}")
             problems += not ok
     if problems:
@@ -452,4 +504,4 @@ def check_command(ctx: click.Context) -> None:
 
 cli.add_command(skills_command)
 
-__all__ = ["cli"]
+__all__ = ["PATH_KEY", "cli", "endpoint_path", "in_process_client", "wrong_path"]

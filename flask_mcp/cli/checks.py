@@ -8,6 +8,8 @@ import warnings
 from ..config import warn_unknown_keys
 from ..errors import BackendUnavailable
 from ..errors import ConfigWarning
+from ..transport.path_args import EndpointError
+from ..transport.path_args import match_endpoint
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -18,11 +20,16 @@ if t.TYPE_CHECKING:
 Check = tuple[bool, str]
 
 
-def run_checks(mcp: MCP, app: Flask) -> t.Iterator[Check]:
-    """Check the server on ``app``; yield one line per check."""
+def run_checks(mcp: MCP, app: Flask, path: str | None = None) -> t.Iterator[Check]:
+    """Check the server on ``app``; yield one line per check.
+
+    :param path: the ``--path`` given, checked against ``MCP_PATH`` when given.
+    """
     state = mcp.state(app)
     settings = state.settings
     yield True, f"MCP_* settings are valid; the endpoint is {settings.path}"
+    if path is not None:
+        yield _path(app, settings.path, path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConfigWarning)
         warn_unknown_keys(app.config)
@@ -59,6 +66,15 @@ def _offered(registry: t.Any) -> Check:
         False,
         f"the server offers {offered}: declare some with @mcp.tool(), @mcp.resource()...",
     )
+
+
+def _path(app: Flask, rule: str, path: str) -> Check:
+    try:
+        found = match_endpoint(app, rule, path)
+    except EndpointError as exc:
+        return False, f"--path: {exc}"
+    values = ", ".join(f"{name}={value!r}" for name, value in found.path_args.items())
+    return True, f"--path {path} is the MCP endpoint" + (f" ({values})" if values else "")
 
 
 def _backend(backend: t.Any, configured: t.Any) -> Check:
