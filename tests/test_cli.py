@@ -616,6 +616,41 @@ def test_install_print(tmp_path: pathlib.Path) -> None:
     assert secret.stdout.startswith("claude mcp add --scope user cli-test ")
 
 
+def test_install_writes_the_path_into_the_entry(tmp_path: pathlib.Path) -> None:
+    """The client starts ``flask mcp --path /t/acme/mcp stdio``: acme's endpoint; without
+    ``--path`` an ``MCP_PATH`` with URL variables is refused, as ``stdio`` would refuse it."""
+    from flask.cli import ScriptInfo
+
+    app = tenants.create_app()
+    info = ScriptInfo(app_import_path="tests._apps.tenants", create_app=lambda: app)
+    runner = app.test_cli_runner()
+    config = tmp_path / "config.json"
+    result = runner.invoke(
+        cli,
+        args=["--path", "/t/acme/mcp", "install", "cursor", "--config", str(config)],
+        obj=info,
+    )
+    assert result.exit_code == 0, result.output
+    entry = json.loads(config.read_text())["mcpServers"]["tenants"]
+    assert entry["args"] == [
+        "--app",
+        "tests._apps.tenants",
+        "mcp",
+        "--path",
+        "/t/acme/mcp",
+        "stdio",
+    ]
+    shown = runner.invoke(
+        cli, args=["--path", "/t/acme/mcp", "install", "claude-code", "--print"], obj=info
+    )
+    assert shown.stdout.rstrip().endswith("mcp --path /t/acme/mcp stdio")
+    for args in (["install", "cursor"], ["--path", "/t/acme", "install", "cursor"]):
+        refused = runner.invoke(cli, args=[*args, "--config", str(config)], obj=info)
+        assert refused.exit_code == 2, refused.output
+        assert "flask mcp --path /t/TENANT/mcp install ..." in refused.stderr
+    assert json.loads(config.read_text())["mcpServers"]["tenants"] == entry
+
+
 @pytest.mark.parametrize("client", ["claude-desktop", "cursor", "claude-code", "vscode"])
 def test_install_print_works_for_every_client(tmp_path: pathlib.Path, client: str) -> None:
     """--print with --env and --env-file: the entry names the env file, holds no secret,

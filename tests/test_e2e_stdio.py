@@ -317,6 +317,30 @@ def test_the_installed_entry_starts_the_server(tmp_path: pathlib.Path, kind: str
     assert anyio.run(main) == '{"result":42}'
 
 
+def test_the_installed_entry_serves_its_tenants_endpoint(tmp_path: pathlib.Path) -> None:
+    """`flask mcp --path /t/acme/mcp install` writes an entry that serves acme's endpoint."""
+    config = tmp_path / "config.json"
+    subprocess.run(
+        [FLASK, "--app", "tests._apps.tenants", "mcp", "--path", "/t/acme/mcp"]
+        + ["install", "claude-desktop", "--config", str(config)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    entry = json.loads(config.read_text())["mcpServers"]["tenants"]
+    server = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=entry["env"], cwd=tmp_path
+    )
+
+    async def main() -> t.Any:
+        async with Client(server, mode="legacy", read_timeout_seconds=30) as c:
+            return (await c.call_tool("where", {})).structured_content
+
+    assert anyio.run(main)["path_args"] == {"tenant": "acme"}
+
+
 # -- the wire itself ------------------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ from flask.cli import ScriptInfo
 
 from .. import protocol
 from ..transport.path_args import EndpointError
+from ..transport.path_args import match_endpoint
 from . import install as _install
 from . import output
 from .arguments import convert_arguments
@@ -415,6 +416,8 @@ def install_command(
     ~/.claude.json with --scope local/user) or vscode (the workspace's
     .vscode/mcp.json). Other entries of the file are kept; an entry of the same
     name is replaced. --env values are never written into a file of the project.
+    The --path of `flask mcp --path PATH install` goes into the entry: the client
+    starts `flask --app ... mcp --path PATH stdio`.
     """
     kind = _install.CLIENTS[client_name]
     info = ctx.find_object(ScriptInfo)
@@ -424,7 +427,14 @@ def install_command(
             "Name the app with `flask --app MODULE mcp install ...` (or FLASK_APP), so the "
             "client can start it."
         )
-    entry_name = name or server().name
+    mcp = server()
+    path = endpoint_path()
+    try:  # checked now: the client would start a server that refuses it
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        match_endpoint(app, mcp.state(app).settings.path, path)
+    except EndpointError as exc:
+        raise wrong_path(exc) from None
+    entry_name = name or mcp.name
     env = _install.parse_env(env_pairs)
     cwd = pathlib.Path.cwd()
     where = _install.target(kind, scope, config_path, cwd)
@@ -438,7 +448,7 @@ def install_command(
     elif env and where.shared and not print_only:
         _install.refuse_secrets(where, kind, env)
     entry_env = {} if env_file is not None else env
-    entry = _install.entry(kind, app_path, entry_env, str(cwd), env_file)
+    entry = _install.entry(kind, app_path, entry_env, str(cwd), env_file, path)
     if print_only:
         shown = _install.masked(entry, entry_env)
         if kind.name == "claude-code":

@@ -1,4 +1,5 @@
-"""``flask mcp install CLIENT``: the config entry that starts ``flask --app ... mcp stdio``.
+"""``flask mcp install CLIENT``: the config entry that starts ``flask --app ... mcp stdio``
+(``mcp --path PATH stdio`` for one endpoint of an ``MCP_PATH`` with URL variables).
 
 Desktop clients start local servers from a JSON file of their own. Each client
 here is where its file lives and the shape of its entry; :func:`install` adds
@@ -161,6 +162,7 @@ def entry(
     env: dict[str, str],
     cwd: str,
     env_file: pathlib.Path | None = None,
+    path: str | None = None,
 ) -> dict[str, t.Any]:
     """The config entry that starts the app's server over stdio.
 
@@ -168,14 +170,16 @@ def entry(
     project's directory, which a client does not start in: ``PYTHONPATH`` is
     set to it unless ``env`` sets it already (and ``cwd`` too where the client
     takes one). With ``env_file``, ``flask --env-file`` loads it when the
-    client starts the server (Flask's option; it needs python-dotenv).
+    client starts the server (Flask's option; it needs python-dotenv). With
+    ``path``, the server serves that endpoint (``flask mcp --path PATH stdio``).
     """
     server: dict[str, t.Any] = {}
     if kind.typed:
         server["type"] = "stdio"
     server["command"] = flask_command()
     loads = ["--env-file", str(env_file)] if env_file is not None else []
-    server["args"] = ["--app", app_path, *loads, "mcp", "stdio"]
+    endpoint = ["--path", path] if path is not None else []
+    server["args"] = ["--app", app_path, *loads, "mcp", *endpoint, "stdio"]
     environment = {"PYTHONPATH": cwd, **env}
     server["env"] = environment
     if kind.cwd:
