@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 import time
 import typing as t
 
@@ -27,6 +26,7 @@ from ..protocol.headers import HeaderParam
 from ..protocol.headers import encode_header_value
 from ..protocol.headers import expected_name
 from ..protocol.headers import validate_x_mcp_header_schema
+from ..transport.path_args import example_path
 from .streams import END
 from .streams import EventStream
 from .streams import Subscription
@@ -737,7 +737,7 @@ def find_endpoint(app: Flask, path: str | None) -> str:
     served = t.cast(str, mcp.state(app).settings.path)
     if path is None and "<" in served:
         # Werkzeug would match the rule's text itself, handlers seeing "<tenant>" as a value
-        example = re.sub(r"<(?:[^<>:]+:)?([^<>]+)>", r"\1-1", served)
+        example = example_path(served)
         raise RuntimeError(
             f"The MCP endpoint of {app.name!r} has URL variables (MCP_PATH = {served!r}): "
             f"pass the path of one endpoint, such as MCPTestClient(app, path={example!r})."
