@@ -279,6 +279,16 @@ def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:
         server = serve(APP, "gthread", workers=1, env=env)
         with httpx.Client(timeout=HANG) as http:
             headers = start_session(http, server.url)
+            # The registry watcher's subscription reads the log once more when it is made
+            # (an announcement may have been lost before it): let that read happen now,
+            # not under the frozen Redis (a loaded machine starts the listener late).
+            watcher = redis_client(f"redis://127.0.0.1:{port}/0")
+            deadline = time.monotonic() + HANG
+            while int(watcher.execute_command("PUBSUB", "NUMPAT")) < 1:
+                assert time.monotonic() < deadline, "the worker's listener never subscribed"
+                time.sleep(0.05)
+            watcher.close()
+            time.sleep(0.5)  # the watcher registers its channel once the listener is up
             assert call(http, server.url, headers, "pid").status_code == 200
             time.sleep(1.5)  # past the old one-second interval of the registry read
             os.kill(proc.pid, signal.SIGSTOP)
