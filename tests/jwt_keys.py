@@ -1,6 +1,6 @@
 """Signing keys and JWTs for the authorization tests (``test_auth``, ``test_e2e_auth``).
 
-:class:`Keys` is an RSA key that mints RS256 tokens and publishes its JWK; :class:`JWKSHost`
+:class:`Keys` is an RSA key that mints RS256 tokens and publishes its JWK; :class:`JWKSServer`
 serves that JWK over HTTP on 127.0.0.1 for a server in another process; :func:`unsigned`
 and :func:`tampered` turn a good token into the two classic forgeries.
 """
@@ -55,14 +55,21 @@ class Keys:
         return jwt.encode(payload, self.private, algorithm="RS256", headers={"kid": self.kid})
 
 
-class JWKSHost:
-    """Serves the JWKS of ``keys`` at :attr:`url` on 127.0.0.1 while the block runs."""
+class JWKSServer:
+    """A JWKS document of ``keys`` served on 127.0.0.1 by a tiny ``http.server`` thread.
 
-    def __init__(self, keys: Keys) -> None:
-        body = json.dumps({"keys": [keys.jwk()]}).encode()
+    :attr:`keys` may change while it serves; :attr:`hits` counts the fetches.
+    """
+
+    def __init__(self, *keys: Keys) -> None:
+        self.keys = list(keys)
+        self.hits = 0
+        outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
+                outer.hits += 1
+                body = json.dumps({"keys": [k.jwk() for k in outer.keys]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -78,7 +85,7 @@ class JWKSHost:
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
 
-    def __enter__(self) -> JWKSHost:
+    def __enter__(self) -> JWKSServer:
         self.thread.start()
         return self
 

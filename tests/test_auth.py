@@ -6,7 +6,6 @@ import base64
 import contextlib
 import hashlib
 import hmac
-import http.server
 import json
 import logging
 import socket
@@ -19,6 +18,7 @@ import pytest
 from flask import Flask
 from jwt_keys import ISSUER
 from jwt_keys import RESOURCE
+from jwt_keys import JWKSServer
 from jwt_keys import Keys
 from jwt_keys import tampered
 from jwt_keys import unsigned
@@ -51,42 +51,6 @@ def hs256_with_public_key(keys: Keys) -> str:
     signing_input = _b64(json.dumps(header).encode()) + b"." + _b64(json.dumps(payload).encode())
     signature = hmac.new(keys.public_pem(), signing_input, hashlib.sha256).digest()
     return (signing_input + b"." + _b64(signature)).decode()
-
-
-class JWKSServer:
-    """A JWKS document served on 127.0.0.1 by a tiny ``http.server`` thread."""
-
-    def __init__(self, *keys: Keys) -> None:
-        self.keys = list(keys)
-        self.hits = 0
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                outer.hits += 1
-                body = json.dumps({"keys": [k.jwk() for k in outer.keys]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: t.Any) -> None:
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/jwks.json"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def __enter__(self) -> JWKSServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 # -- apps ------------------------------------------------------------------------------------

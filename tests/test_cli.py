@@ -8,7 +8,6 @@ app that cannot be found, an app factory.
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
 import os
 import pathlib
@@ -16,7 +15,6 @@ import shlex
 import stat
 import subprocess
 import sys
-import threading
 import typing as t
 
 import click
@@ -505,29 +503,11 @@ def test_check_fetches_the_jwks() -> None:
 @contextlib.contextmanager
 def jwks_server() -> t.Iterator[str]:
     """Serve one key's JWKS on 127.0.0.1; yield its URL."""
+    from jwt_keys import JWKSServer
     from jwt_keys import Keys
 
-    body = json.dumps({"keys": [Keys().jwk()]}).encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: t.Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with JWKSServer(Keys()) as served:
+        yield served.url
 
 
 # -- install --------------------------------------------------------------------------------

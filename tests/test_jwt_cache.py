@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
 import time
 import typing as t
 
@@ -14,6 +11,7 @@ jwt = pytest.importorskip("jwt")
 
 from jwt_keys import ISSUER  # noqa: E402
 from jwt_keys import RESOURCE  # noqa: E402
+from jwt_keys import JWKSServer  # noqa: E402
 from jwt_keys import Keys  # noqa: E402
 from jwt_keys import tampered  # noqa: E402
 
@@ -29,25 +27,8 @@ def keys() -> Keys:
 
 @pytest.fixture
 def jwks_url(keys: Keys) -> t.Iterator[str]:
-    body = json.dumps({"keys": [keys.jwk()]}).encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: t.Any) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/jwks.json"
-    httpd.shutdown()
-    thread.join(5)
+    with JWKSServer(keys) as served:
+        yield served.url
 
 
 def counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:

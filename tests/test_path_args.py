@@ -32,7 +32,7 @@ from harness import redis_env
 from harness import start_server
 from harness import wait_for_workers_ready
 from jwt_keys import ISSUER
-from jwt_keys import JWKSHost
+from jwt_keys import JWKSServer
 from jwt_keys import Keys
 from wire import headers_2026
 from wire import meta
@@ -356,7 +356,7 @@ def secured() -> t.Iterator[Secured]:
     keys = Keys("tenants")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    with JWKSHost(keys) as jwks:
+    with JWKSServer(keys) as jwks:
         env = {
             "FLASK_MCP_AUTH_RESOURCE": f"{base}/t/<tenant>/mcp",
             "FLASK_MCP_AUTH_AUTHORIZATION_SERVERS": json.dumps([ISSUER]),
