@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
+from wire import initialize_request
 
 from flask_mcp import MCP
 from flask_mcp import ConfigWarning
@@ -122,16 +123,7 @@ def test_allowed_origins_are_written_as_browsers_send_them() -> None:
     )
     client = app.test_client()
     headers = {"Accept": "application/json, text/event-stream"}
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "browser", "version": "1"},
-        },
-    }
+    body = initialize_request()
     for sent in ("https://app.example.com", "https://other.example.com", "http://dev.local:8080"):
         response = client.post("/mcp", json=body, headers={**headers, "Origin": sent})
         assert response.status_code == 200, (sent, response.get_json())

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 from opentelemetry.trace import StatusCode
+from wire import initialize_request
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -388,16 +389,7 @@ def test_sessions_ended_unseen_are_not_kept(telemetry: Telemetry) -> None:
 
     mcp, app = make(telemetry, MCP_MAX_SESSIONS=2, MCP_HANDSHAKE_TIMEOUT=0.001)
     client = app.test_client()
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "loop", "version": "1"},
-        },
-    }
+    body = initialize_request()
     headers = {"Accept": "application/json, text/event-stream"}
     for _ in range(300):
         time.sleep(0.002)  # the oldest session is past its handshake timeout
