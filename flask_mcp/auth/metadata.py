@@ -13,6 +13,7 @@ from urllib.parse import quote
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
+from .. import url_rules
 from ..protocol import is_local_host
 
 if t.TYPE_CHECKING:
@@ -44,22 +45,17 @@ def canonical_resource(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
 
 
-_PLACEHOLDER = re.compile(r"<(?:[^<>:]+:)?([A-Za-z_]\w*)>")
-
-
 def fill_path_args(url: str, path_args: t.Mapping[str, t.Any]) -> str:
     """Fill the ``<name>`` (or ``<converter:name>``) placeholders of ``url`` with the values of
     ``MCP_PATH``'s URL variables; a placeholder without a value stays as it is."""
     if not path_args or "<" not in url:
         return url
-    return _PLACEHOLDER.sub(
-        lambda m: quote(str(path_args[m[1]]), safe="") if m[1] in path_args else m[0], url
+    return url_rules.substitute(
+        url,
+        lambda _converter, name: (
+            quote(str(path_args[name]), safe="") if name in path_args else None
+        ),
     )
-
-
-def path_variables(url: str) -> list[str]:
-    """Return the names of the ``<name>`` (or ``<converter:name>``) placeholders of ``url``."""
-    return [match[1] for match in _PLACEHOLDER.finditer(url)]
 
 
 def resource_pattern(resource: str) -> re.Pattern[str] | None:
@@ -69,13 +65,12 @@ def resource_pattern(resource: str) -> re.Pattern[str] | None:
     A placeholder stands for one path segment (a ``<path:...>`` one for several); the
     pattern matches canonical resources (:func:`canonical_resource`).
     """
-    if not _PLACEHOLDER.search(resource):
+    if not url_rules.has_variables(resource):
         return None
     parts, end = [], 0
-    for match in _PLACEHOLDER.finditer(resource):
+    for match in url_rules.VARIABLE.finditer(resource):
         parts.append(re.escape(resource[end : match.start()]))
-        several = match[0].startswith("<path:")
-        parts.append("[^?#]+" if several else "[^/?#]+")
+        parts.append("[^?#]+" if match[1] == "path" else "[^/?#]+")
         end = match.end()
     parts.append(re.escape(resource[end:]))
     return re.compile("".join(parts))
@@ -90,8 +85,8 @@ def check_tenant_resource(resource: str, mcp_path: str) -> None:
 
     :raises ValueError: the message says how to write ``MCP_AUTH_RESOURCE``.
     """
-    variables = path_variables(mcp_path)
-    named = path_variables(resource)
+    variables = url_rules.variables(mcp_path)
+    named = url_rules.variables(resource)
     unknown = [name for name in named if name not in variables]
     parts = urlsplit(resource)
     example = urlunsplit((parts.scheme, parts.netloc, mcp_path, "", ""))
@@ -122,11 +117,11 @@ def check_audiences(audience: t.Iterable[str], resource: str, where: str) -> Non
     :param where: what accepts ``audience``, for the message (``MCP_AUTH_JWT_AUDIENCE``).
     :raises ValueError: the message says how to fix it.
     """
-    named = set(path_variables(resource))
+    named = set(url_rules.variables(resource))
     if not named:
         return
     for value in audience:
-        if not named <= set(path_variables(value)):
+        if not named <= set(url_rules.variables(value)):
             raise ValueError(
                 f"{where} accepts the audience {value!r}, but MCP_AUTH_RESOURCE={resource!r} "
                 "is one resource per tenant: a token for that audience would be accepted at "
@@ -216,7 +211,7 @@ def metadata_paths(resource: str, mcp_path: str) -> list[str]:
     tenant): no URL variable fills them there, and ``resource`` must be a URL (RFC 9728).
     """
     paths = [WELL_KNOWN + p for p in (mcp_path, urlsplit(resource).path) if p not in ("", "/")]
-    if not _PLACEHOLDER.search(resource):
+    if not url_rules.has_variables(resource):
         paths.append(WELL_KNOWN)
     return list(dict.fromkeys(paths))
 
@@ -232,6 +227,5 @@ __all__ = [
     "metadata_document",
     "metadata_paths",
     "metadata_url",
-    "path_variables",
     "resource_pattern",
 ]

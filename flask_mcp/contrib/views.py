@@ -29,6 +29,7 @@ from werkzeug.routing import Rule
 from werkzeug.test import EnvironBuilder
 from werkzeug.test import run_wsgi_app
 
+from .. import url_rules
 from ..content import ToolResult
 from .view_answers import map_response
 
@@ -54,8 +55,6 @@ DEFAULT_EXCLUDE = ("static", "*.static", "api-docs.*", "mcp", "mcp.*", "mcp_*", 
 #: URL prefixes never turned into tools: the OAuth and other well-known metadata documents.
 EXCLUDED_PATHS = ("/.well-known/",)
 
-_VARIABLE = re.compile(r"<(?:[^<>:]+:)?([^<>]+)>")
-
 
 def annotations_for(method: str) -> dict[str, t.Any]:
     """Return the tool annotations of an HTTP method (``readOnlyHint``, ``destructiveHint``)."""
@@ -73,7 +72,7 @@ def annotations_for(method: str) -> dict[str, t.Any]:
 
 def openapi_path(rule: Rule) -> str:
     """Return the OpenAPI path of a URL rule: ``/pets/<int:pet_id>`` -> ``/pets/{pet_id}``."""
-    return _VARIABLE.sub(r"{\1}", rule.rule)
+    return url_rules.substitute(rule.rule, lambda _converter, name: f"{{{name}}}")
 
 
 def default_name(endpoint: str, method: str, methods: t.Collection[str]) -> str:

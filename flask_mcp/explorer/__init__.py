@@ -30,7 +30,7 @@ from flask import request
 from flask import url_for
 from werkzeug.routing import BuildError
 
-from ..auth.metadata import path_variables
+from .. import url_rules
 from ..transport.security import check_host
 from .csp import page_policy
 from .csp import view_policy
@@ -135,7 +135,7 @@ def make_blueprint(settings: Settings, *, debug_only: bool = False) -> Blueprint
             response.headers.setdefault(name, value)
         return response
 
-    variables = path_variables(settings.path)
+    variables = url_rules.variables(settings.path)
 
     @blueprint.get("/", strict_slashes=False)
     def page() -> Response:

@@ -14,20 +14,18 @@ the app's URL map (:func:`match_endpoint`) as a request's URL is.
 from __future__ import annotations
 
 import dataclasses
-import re
 import typing as t
 
 from flask import request
 from werkzeug.exceptions import HTTPException
 
+from .. import url_rules
 from ..convert import to_json
 
 if t.TYPE_CHECKING:
     from flask import Flask
     from flask import Request
 
-#: A URL variable of a Flask rule: ``<name>``, ``<int:name>``, ``<string(length=2):name>``.
-_VARIABLE = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
 #: A value each converter accepts, for an example path; others get the variable's name.
 _EXAMPLES = {"int": "1", "float": "1.5", "uuid": "00000000-0000-0000-0000-000000000000"}
 
@@ -86,7 +84,9 @@ class Endpoint:
 def example_path(rule: str) -> str:
     """Return a path ``rule`` matches: each URL variable is its name in capitals, or a
     value its converter accepts (``/t/<tenant>/mcp`` gives ``/t/TENANT/mcp``)."""
-    return _VARIABLE.sub(lambda m: _EXAMPLES.get(m[1] or "", m[2].upper()), rule)
+    return url_rules.substitute(
+        rule, lambda converter, name: _EXAMPLES.get(converter or "", name.upper())
+    )
 
 
 def match_endpoint(app: Flask, rule: str, path: str | None = None) -> Endpoint:
@@ -100,7 +100,7 @@ def match_endpoint(app: Flask, rule: str, path: str | None = None) -> Endpoint:
     """
     example = example_path(rule)
     if path is None:
-        names = [m[2] for m in _VARIABLE.finditer(rule)]
+        names = url_rules.variables(rule)
         if names:
             raise EndpointError(
                 f"MCP_PATH {rule!r} has URL variables ({', '.join(names)}): name the endpoint "
