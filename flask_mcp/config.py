@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from .backends.base import RESUME_BYTES
 from .protocol import CACHE_SCOPES
 from .protocol import LOG_LEVELS
+from .protocol import netloc
 
 # -- converters: each checks a value and returns it in its type, or raises ValueError
 # saying what the value must be. KEYS below names the converter of every key.
@@ -166,12 +167,9 @@ def origin(value: str) -> str:
             "for example 'https://app.example.com' ('*' for any)"
         )
     scheme = parts.scheme.lower()
-    host = parts.hostname
-    if ":" in host:
-        host = f"[{host}]"  # an IPv6 address
-    if port is not None and (scheme, port) not in (("https", 443), ("http", 80)):
-        host = f"{host}:{port}"
-    return f"{scheme}://{host}"
+    if (scheme, port) in (("https", 443), ("http", 80)):
+        port = None
+    return f"{scheme}://{netloc(parts.hostname, port)}"
 
 
 def origin_list(value: t.Any) -> tuple[str, ...] | None:

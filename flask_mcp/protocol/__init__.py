@@ -9,6 +9,7 @@ local-host rule (:mod:`.hosts`); :mod:`.jsonrpc` decodes and builds messages,
 from __future__ import annotations
 
 from .hosts import is_local_host
+from .hosts import netloc
 from .versions import CACHE_SCOPES
 from .versions import CACHEABLE_METHODS
 from .versions import DEFAULT_HEADER_VERSION
@@ -75,6 +76,7 @@ __all__ = [
     "has_method",
     "has_sessions",
     "is_local_host",
+    "netloc",
     "is_stateless_version",
     "is_supported_header",
     "missing_capability_is_error",

@@ -1,4 +1,5 @@
-"""Which hosts are this machine: the one rule of the Host and Origin checks and auth URLs."""
+"""Hosts: which are this machine (the one rule of the Host and Origin checks and auth URLs),
+and how a URL writes one."""
 
 from __future__ import annotations
 
@@ -28,4 +29,15 @@ def is_local_host(host: str | None) -> bool:
         return False
 
 
-__all__ = ["is_local_host"]
+def netloc(host: str, port: int | None = None) -> str:
+    """Return ``host[:port]`` as a URL writes it: an IPv6 address in brackets.
+
+    :param host: a host name or an IP address, without brackets (as
+        :attr:`urllib.parse.SplitResult.hostname` gives it).
+    :param port: the port, or ``None`` to write none.
+    """
+    literal = f"[{host}]" if ":" in host else host
+    return literal if port is None else f"{literal}:{port}"
+
+
+__all__ = ["is_local_host", "netloc"]

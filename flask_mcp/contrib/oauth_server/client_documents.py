@@ -32,6 +32,7 @@ import typing as t
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
+from ...protocol import netloc
 from .clients import check_redirect_uri_shape
 from .storage import Storage
 
@@ -163,8 +164,7 @@ class ClientDocuments:
             raise ClientDocumentError(f"the client_id URL has an invalid port ({exc})") from None
         started = time.monotonic()
         address = self._address(host, port)
-        literal = f"[{address}]" if ":" in address else address
-        pinned = urlunsplit(("https", f"{literal}:{port}", parts.path, parts.query, ""))
+        pinned = urlunsplit(("https", netloc(address, port), parts.path, parts.query, ""))
         headers = {"Host": parts.netloc, "Accept": "application/json"}
         timeout = httpx.Timeout(self.timeout)
         body = bytearray()

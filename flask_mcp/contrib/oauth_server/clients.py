@@ -29,6 +29,7 @@ from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError
 from authlib.oauth2.rfc7591.errors import InvalidRedirectURIError
 
+from ...protocol import netloc
 from .grants import error_description
 from .storage import Storage
 
@@ -88,8 +89,7 @@ def redirect_host(uri: str) -> str:
         return uri
     if not host:
         return uri
-    shown = f"[{host}]" if ":" in host else host
-    return shown if port is None else f"{shown}:{port}"
+    return netloc(host, port)
 
 
 def check_redirect_uri_shape(uri: str) -> str | None:
