@@ -84,7 +84,7 @@ class Unconvertible(TypeError):
         self.path: list[t.Any] = []
 
     def __str__(self) -> str:
-        where = f" at {_render(self.path)!r}" if self.path else ""
+        where = f" at {location(self.path)!r}" if self.path else ""
         reason = self.reason or (
             f"cannot be converted to JSON. Return {ACCEPTED} (see docs/results.md)."
         )
@@ -99,8 +99,8 @@ def type_name(value: t.Any) -> str:
     return name if module in (None, "builtins") else f"{module}.{name}"
 
 
-def _render(path: list[t.Any]) -> str:
-    """Render a location inside a value as ``a.b[0]``."""
+def location(path: t.Iterable[t.Any]) -> str:
+    """Render a location inside a value (keys and list indexes) as ``a.b[0]``."""
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -347,6 +347,7 @@ __all__ = [
     "Unconvertible",
     "convert_encoded",
     "converted_json_bytes",
+    "location",
     "plain_json_bytes",
     "pydantic_base",
     "to_json",

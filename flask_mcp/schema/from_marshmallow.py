@@ -10,13 +10,13 @@ import contextlib
 import sys
 import typing as t
 
+from ..convert import location
 from .types import _enum_schema
 from .types import _jsonable
 from .validation import ArgumentError
 from .validation import InputSpec
 from .validation import _as_dict
 from .validation import _error_text
-from .validation import _path
 
 if t.TYPE_CHECKING:
     import marshmallow as ma
@@ -178,7 +178,7 @@ def _ma_messages(messages: t.Any, path: tuple[t.Any, ...] = ()) -> list[str]:
         ]
     if isinstance(messages, list):
         return [m for item in messages for m in _ma_messages(item, path)]
-    return [f"'{_path(path)}': {messages}" if path else str(messages)]
+    return [f"'{location(path)}': {messages}" if path else str(messages)]
 
 
 def input_spec_from_marshmallow(schema: type[ma.Schema] | ma.Schema) -> InputSpec:

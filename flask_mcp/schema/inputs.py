@@ -10,6 +10,7 @@ import collections.abc as cabc
 import inspect
 import typing as t
 
+from ..convert import location
 from .from_marshmallow import input_spec_from_marshmallow as _from_marshmallow
 from .from_marshmallow import marshmallow_schema
 from .types import _converter
@@ -24,7 +25,6 @@ from .validation import InputSpec
 from .validation import _as_dict
 from .validation import _Convert
 from .validation import _error_text
-from .validation import _path
 
 if t.TYPE_CHECKING:
     import marshmallow as ma
@@ -66,7 +66,9 @@ class _FunctionInputSpec(InputSpec):
                 try:
                     values[name] = convert(values[name])
                 except ConversionError as e:
-                    messages += [f"'{_path((name, *where))}': {text}" for where, text in e.errors]
+                    messages += [
+                        f"'{location((name, *where))}': {text}" for where, text in e.errors
+                    ]
                 except (TypeError, ValueError) as e:
                     messages.append(f"'{name}': {e}")
         if messages:

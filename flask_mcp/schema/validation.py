@@ -17,6 +17,7 @@ import referencing
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
+from ..convert import location
 from .fast import compile_fast
 
 if t.TYPE_CHECKING:
@@ -49,14 +50,6 @@ class ArgumentError(Exception):
     """
 
 
-def _path(parts: cabc.Iterable[t.Any]) -> str:
-    """Render a location inside a JSON document as ``a.b[0]``."""
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _error_text(messages: list[str]) -> str:
     """Join error messages into the text of an :class:`ArgumentError`."""
     text = "; ".join(messages[:_MAX_ERRORS])
@@ -73,7 +66,7 @@ def _make_validator(schema: dict[str, t.Any]) -> Validator:
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as e:
-        where = _path(e.absolute_path) or "the top level"
+        where = location(e.absolute_path) or "the top level"
         raise ValueError(
             f"Invalid JSON Schema at {where}: {e.message}. Fix the schema so it is valid"
             f" {cls.__name__.removesuffix('Validator')} JSON Schema."
@@ -99,7 +92,7 @@ def _check(validator: Validator, instance: t.Any, top: str = "argument") -> list
     for error in errors:
         if error.context:  # anyOf / oneOf: report the most relevant branch's error
             error = best_match([error])
-        where = _path(error.absolute_path)
+        where = location(error.absolute_path)
         if error.validator == "required" and isinstance(error.instance, dict):
             for name in error.validator_value:
                 if name not in error.instance:
