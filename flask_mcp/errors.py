@@ -95,6 +95,8 @@ class URLElicitationRequired(MCPError):
     At 2026-07-28, which has no error ``-32042``, a ``tools/call``, ``prompts/get`` or
     ``resources/read`` answers with an ``InputRequiredResult`` carrying the elicitations
     instead (keyed by ``elicitationId``); the handler runs again on the client's retry.
+    A 2026-07-28 task asks for them in its ``inputRequests`` and runs the handler again
+    once the client accepts them (see :doc:`/tasks`).
 
     :param elicitations: the ``ElicitRequestURLParams`` objects to complete.
     :raises ValueError: an elicitation is not URL mode with a ``url`` and an

@@ -13,16 +13,21 @@ TERMINAL = ("completed", "failed", "cancelled")
 
 
 def post_2026(
-    url: str, method: str, params: dict[str, t.Any], token: str | None = None
+    url: str,
+    method: str,
+    params: dict[str, t.Any],
+    token: str | None = None,
+    caps: dict[str, t.Any] | None = None,
 ) -> dict[str, t.Any]:
     """POST one 2026-07-28 request declaring the tasks extension; return the final message.
 
     :param token: a bearer token to send.
+    :param caps: the client capabilities to declare instead of :data:`CAPS`.
     """
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": CAPS,
+        "io.modelcontextprotocol/clientCapabilities": CAPS if caps is None else caps,
     }
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
     headers = {

@@ -20,16 +20,20 @@ import typing as t
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 from harness import pinned_node
 from harness import redis_client
 from harness import run_suite
+from tasks_wire import TERMINAL
 from tasks_wire import post_2026
+from tasks_wire import wait_task
 from wire import Wire
 from wire import initialize
 from wire import make_app
 from wire import rpc
 from wire import sse_messages
+from wire import start_session
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -1169,3 +1173,68 @@ def test_listen_honours_only_the_tasks_of_its_own_path() -> None:
         (ack,) = _frames(iter(response.response), lambda message: True)
         response.close()
         assert ack["params"]["notifications"] == {"taskIds": agreed}
+
+
+# -- what a task asks its client, on a real server (tests/_apps/task_inputs.py) ----------
+
+URL_CAPS = {"elicitation": {"url": {}}, "extensions": EXT}
+
+
+def _connect_2026(url: str, account: str, caps: dict[str, t.Any] = URL_CAPS) -> dict[str, t.Any]:
+    """Call ``connect`` of ``tests/_apps/task_inputs.py`` at 2026-07-28; return the result."""
+    params = {"name": "connect", "arguments": {"account": account}}
+    return t.cast("dict[str, t.Any]", post_2026(url, "tools/call", params, caps=caps)["result"])
+
+
+def _answer_2026(url: str, task_id: str, answers: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Send ``tasks/update`` with ``answers``; return the final message."""
+    return post_2026(url, "tasks/update", {"taskId": task_id, "inputResponses": answers})
+
+
+@pytest.mark.e2e
+def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve: t.Any) -> None:
+    """``URLElicitationRequired`` means "retry once the user has been to the page" in every
+    era: -32042 in 2025-11-25 (a task fails with it, as its request would); at 2026-07-28,
+    which has no -32042, a plain call answers ``input_required`` and a task moves to
+    ``input_required`` with the URL elicitation in its ``inputRequests``, then runs the
+    handler again once the client accepts (or ends, cancelled, when the user declines)."""
+    server = serve("tests._apps.task_inputs:app", "gevent")
+    with httpx.Client(timeout=30) as http:
+        headers = start_session(http, server.url, {"elicitation": {"url": {}}, "tasks": {}})
+
+        def send(method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            return t.cast(
+                "dict[str, t.Any]", http.post(server.url, headers=headers, json=body).json()
+            )
+
+        plain = send("tools/call", {"name": "connect", "arguments": {"account": "a"}})
+        assert plain["error"]["code"] == -32042
+        task = {"name": "connect", "arguments": {"account": "b"}, "task": {}}
+        task_id = send("tools/call", task)["result"]["task"]["taskId"]
+        assert send("tasks/result", {"taskId": task_id})["error"]["code"] == -32042
+
+    plain_2026 = _connect_2026(server.url, "c", caps={"elicitation": {"url": {}}})
+    assert plain_2026["resultType"] == "input_required"
+    (asked,) = plain_2026["inputRequests"].values()
+    assert asked["params"]["url"] == "https://example.com/connect?account=c"
+
+    task_id = _connect_2026(server.url, "d")["taskId"]
+    waiting = wait_task(server.url, task_id, lambda task: task["status"] != "working")
+    assert waiting["status"] == "input_required", waiting
+    ((key, request),) = waiting["inputRequests"].items()
+    expected = {"mode": "url", "url": "https://example.com/connect?account=d",
+                "message": "Connect d."}  # fmt: skip
+    assert request == {"method": "elicitation/create", "params": expected}  # no elicitationId
+    assert _answer_2026(server.url, task_id, {key: {"action": "accept"}})["result"]
+    done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL)
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == "d connected on run 2"
+
+    task_id = _connect_2026(server.url, "e")["taskId"]
+    waiting = wait_task(server.url, task_id, lambda task: task["status"] != "working")
+    (key,) = waiting["inputRequests"]
+    _answer_2026(server.url, task_id, {key: {"action": "decline"}})
+    ended = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL)
+    assert ended["status"] == "cancelled", ended
+    assert "answered decline" in ended["statusMessage"]

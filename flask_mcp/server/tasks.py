@@ -35,6 +35,8 @@ import typing as t
 from ..content import error_result
 from ..errors import INTERNAL_ERROR
 from ..errors import MCPError
+from ..errors import RequestCancelled
+from ..errors import URLElicitationRequired
 from ..runtime.tasks import RELATED_TASK
 from ..runtime.tasks import TERMINAL
 from ..runtime.tasks import V2025
@@ -48,6 +50,7 @@ from ..runtime.tasks import wire
 from ..schema import ArgumentError
 from .call import Call
 from .call import ToolCall
+from .mrtr import url_elicitations
 from .task_context import EXTENSION as EXTENSION
 from .task_context import MODES as MODES
 from .task_context import POLL as POLL
@@ -89,6 +92,45 @@ def finished_within(state: t.Any, task_id: str, wait_ms: int) -> dict[str, t.Any
         time.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
 
 
+def asking_url_elicitations(body: TaskBody) -> TaskBody:
+    """Return ``body`` asking a 2026-07-28 task's client for a ``URLElicitationRequired``.
+
+    2026-07-28 has no error -32042: a task asks for input in its ``inputRequests``
+    (status ``input_required``), as a plain call answers ``input_required`` with the
+    :exc:`~flask_mcp.URLElicitationRequired`'s elicitations. Once the client accepts them
+    all (``tasks/update``) the handler runs again, as on the plain call's retry, and
+    decides whether the user completed the flow; a decline or a cancel ends the task
+    ``cancelled``. A 2025-11-25 task fails with -32042, which is what its request would
+    have answered.
+
+    :raises MissingClientCapability: the client did not declare ``elicitation.url``
+        (the task fails with -32021, as the plain call would).
+    """
+
+    def run(call: Call) -> dict[str, t.Any]:
+        while True:
+            try:
+                return body(call)
+            except URLElicitationRequired as exc:
+                ctx = call.ctx
+                if not isinstance(call, TaskCall) or call.task_flavour != V2026 or ctx is None:
+                    raise
+                asked = url_elicitations(call, exc).requests
+                answers = ctx.ask({key: (r["method"], r["params"]) for key, r in asked.items()})
+                refused = sorted(
+                    {str(answer.get("action")) for answer in answers.values()} - {"accept"}
+                )
+                if refused:
+                    message = (
+                        f"The user answered {' and '.join(refused)} to the URL elicitation "
+                        "this task needs (URLElicitationRequired); call the tool again to retry."
+                    )
+                    set_status(call.state, call.task_id, "cancelled", statusMessage=message)
+                    raise RequestCancelled() from None
+
+    return run
+
+
 def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
     """Return the run of a task rebuilt from its record, in another process (Celery).
 
@@ -115,7 +157,7 @@ def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
             "dict[str, t.Any]", dispatcher.run_tool(ToolCall(call, tool, arguments, values))
         )
 
-    return body
+    return asking_url_elicitations(body)
 
 
 __all__ = [
@@ -132,6 +174,7 @@ __all__ = [
     "TaskContext",
     "answer_inputs",
     "auth_grant",
+    "asking_url_elicitations",
     "auth_of",
     "finished_within",
     "now_iso",

@@ -216,7 +216,7 @@ class Tasks(Extension):
             task_call.scopes = call.scopes  # what require_scopes() adds to
             return call_next(dataclasses.replace(tool_call, call=task_call))
 
-        executor.start(dispatcher, call, record, body)
+        executor.start(dispatcher, call, record, _tasks.asking_url_elicitations(body))
         if flavour == _tasks.V2026 and settings.task_immediate_ms:
             finished = _tasks.finished_within(state, record["taskId"], settings.task_immediate_ms)
             if finished is not None:
