@@ -24,6 +24,22 @@ def post_2026(
     :param token: a bearer token to send.
     :param caps: the client capabilities to declare instead of :data:`CAPS`.
     """
+    request = _request_2026(url, method, params, token, caps)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+    if text.startswith("{"):
+        return t.cast("dict[str, t.Any]", json.loads(text))
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return t.cast("dict[str, t.Any]", json.loads(data[-1]))
+
+
+def _request_2026(
+    url: str,
+    method: str,
+    params: dict[str, t.Any],
+    token: str | None = None,
+    caps: dict[str, t.Any] | None = None,
+) -> urllib.request.Request:
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
@@ -41,13 +57,27 @@ def post_2026(
         headers["Mcp-Name"] = name
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers)
+    return urllib.request.Request(url, json.dumps(body).encode(), headers)
+
+
+def listen_2026(
+    url: str, notifications: dict[str, t.Any], until: t.Callable[[dict[str, t.Any]], bool]
+) -> list[dict[str, t.Any]]:
+    """Open a ``subscriptions/listen`` stream; return its messages up to ``until(message)``.
+
+    The first message is the acknowledgement. The stream is closed once ``until`` holds;
+    it fails when the stream ends first.
+    """
+    request = _request_2026(url, "subscriptions/listen", {"notifications": notifications})
+    found: list[dict[str, t.Any]] = []
     with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read().decode()
-    if text.startswith("{"):
-        return t.cast("dict[str, t.Any]", json.loads(text))
-    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-    return t.cast("dict[str, t.Any]", json.loads(data[-1]))
+        for raw in response:
+            line = raw.decode().strip()
+            if line.startswith("data:") and line[5:].strip():
+                found.append(json.loads(line[5:]))
+                if until(found[-1]):
+                    return found
+    raise AssertionError(f"the listen stream ended early: {found}")
 
 
 def wait_task(

@@ -26,12 +26,14 @@ from harness import pinned_node
 from harness import redis_client
 from harness import run_suite
 from tasks_wire import TERMINAL
+from tasks_wire import listen_2026
 from tasks_wire import post_2026
 from tasks_wire import wait_task
 from wire import Wire
 from wire import initialize
 from wire import make_app
 from wire import rpc
+from wire import sse_data
 from wire import sse_messages
 from wire import start_session
 
@@ -1238,3 +1240,146 @@ def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve:
     ended = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL)
     assert ended["status"] == "cancelled", ended
     assert "answered decline" in ended["statusMessage"]
+
+
+@pytest.mark.e2e
+def test_2026_task_keys_answers_notifications_and_errors_on_a_real_server(serve: t.Any) -> None:
+    """The tasks extension's MUSTs and SHOULDs that the conformance suite leaves out.
+
+    - a key of ``inputRequests`` is unique over the task's life: a second question under
+      the handler's same key gets a new one, and an answer sent again to a key already
+      answered is ignored (it does not answer the next question);
+    - ``tasks/update`` of an unknown task is -32602, of a finished one an ignored ack;
+    - a failed task has its ``error`` and a ``statusMessage``;
+    - ``notifications/tasks`` carries what ``tasks/get`` returns, and no
+      ``notifications/progress`` or ``notifications/message`` goes on a task's listen stream.
+    """
+    server = serve("tests._apps.task_inputs:app", "gevent")
+    url = server.url
+    created = post_2026(url, "tools/call", {"name": "twice", "arguments": {}})["result"]
+    task_id = created["taskId"]
+    first = wait_task(url, task_id, lambda task: task["status"] == "input_required")
+    (key_1,) = first["inputRequests"]
+    yes = {"action": "accept", "content": {"yes": True}}
+    post_2026(url, "tasks/update", {"taskId": task_id, "inputResponses": {key_1: yes}})
+    second = wait_task(url, task_id, lambda task: set(task.get("inputRequests") or ()) - {key_1})
+    (key_2,) = second["inputRequests"]
+    assert key_2 != key_1
+    again = {key_1: {"action": "accept", "content": {"yes": False}}}
+    assert post_2026(url, "tasks/update", {"taskId": task_id, "inputResponses": again})["result"]
+    assert post_2026(url, "tasks/get", {"taskId": task_id})["result"]["inputRequests"] == {
+        key_2: second["inputRequests"][key_2]
+    }  # still asked: the answer to the answered key was ignored
+    no = {key_2: {"action": "accept", "content": {"yes": False}}}
+    post_2026(url, "tasks/update", {"taskId": task_id, "inputResponses": no})
+    done = wait_task(url, task_id, lambda task: task["status"] in TERMINAL)
+    assert done["result"]["content"][0]["text"] == "True False"
+    late = post_2026(url, "tasks/update", {"taskId": task_id, "inputResponses": no})
+    assert late["result"]["resultType"] == "complete"
+    unknown = post_2026(url, "tasks/update", {"taskId": "x" * 32, "inputResponses": no})
+    assert unknown["error"]["code"] == -32602
+
+    broken = post_2026(url, "tools/call", {"name": "broken", "arguments": {}})["result"]
+    failed = wait_task(url, broken["taskId"], lambda task: task["status"] in TERMINAL)
+    assert failed["status"] == "failed"
+    assert failed["error"] == {"code": -32603, "message": "broken on purpose"}
+    assert failed["statusMessage"] == "broken on purpose"
+
+    chatty = post_2026(url, "tools/call", {"name": "chatty", "arguments": {}})["result"]
+    task_id = chatty["taskId"]
+    asking = wait_task(url, task_id, lambda task: task["status"] == "input_required")
+    (key,) = asking["inputRequests"]
+    answer = {"taskId": task_id, "inputResponses": {key: yes}}
+
+    def watch(message: dict[str, t.Any]) -> bool:
+        if message["method"] == "notifications/subscriptions/acknowledged":
+            post_2026(url, "tasks/update", answer)  # the task goes on once the listen is on
+            return False
+        return bool(message["params"].get("status") == "completed")
+
+    seen = listen_2026(url, {"taskIds": [task_id]}, watch)
+    ack, *notes = seen
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert {note["method"] for note in notes} == {"notifications/tasks"}
+    assert any(note["params"].get("statusMessage") == "step 2" for note in notes)
+    final = post_2026(url, "tasks/get", {"taskId": task_id})["result"]
+    del final["resultType"], final["_meta"]
+    note = dict(notes[-1]["params"])
+    note.pop("_meta")  # the listen's subscription id
+    assert note == final
+
+
+@pytest.mark.e2e
+def test_2025_task_meta_timestamps_paging_and_cancel_on_a_real_server(serve: t.Any) -> None:
+    """2025-11-25 tasks MUSTs and SHOULDs that no other test drives, on gthread (where a
+    cancelled handler's thread runs on to its end):
+
+    - ``createdAt`` and ``lastUpdatedAt`` in every task response (create, get, list, cancel);
+    - ``tasks/get`` goes by ``params.taskId``, ignoring a related-task ``_meta``; the results
+      of ``tasks/get``, ``tasks/list`` and ``tasks/cancel`` carry no related-task ``_meta``;
+    - the elicitation a task sends on the ``tasks/result`` stream carries the related task;
+    - ``tasks/list`` pages with ``nextCursor`` and lists every task ``tasks/get`` finds;
+    - a cancelled task answers ``cancelled`` to ``tasks/cancel`` and stays cancelled after
+      its handler, which ignored the cancellation, returned.
+    """
+    related = "io.modelcontextprotocol/related-task"
+    server = serve("tests._apps.task_inputs:app", "gthread", env={"FLASK_MCP_PAGE_SIZE": "2"})
+    with httpx.Client(timeout=30) as http:
+        headers = start_session(http, server.url, {"elicitation": {}, "tasks": {}})
+
+        def send(method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            reply = http.post(server.url, headers=headers, json=body)
+            if reply.headers["content-type"].startswith("text/event-stream"):
+                return t.cast("dict[str, t.Any]", sse_data(reply.text)[-1])
+            return t.cast("dict[str, t.Any]", reply.json())
+
+        def stamped(task: dict[str, t.Any]) -> dict[str, t.Any]:
+            assert {"createdAt", "lastUpdatedAt", "ttl"} <= set(task), task
+            assert related not in task.get("_meta", {}), task
+            return task
+
+        ids = []
+        for _ in range(3):
+            params = {"name": "stubborn", "arguments": {"seconds": 0}, "task": {}}
+            ids.append(stamped(send("tools/call", params)["result"]["task"])["taskId"])
+        other = {"taskId": ids[0], "_meta": {related: {"taskId": ids[1]}}}
+        assert stamped(send("tasks/get", other)["result"])["taskId"] == ids[0]
+        listed, cursor = [], None
+        while True:
+            page = send("tasks/list", {} if cursor is None else {"cursor": cursor})["result"]
+            assert related not in page.get("_meta", {})
+            assert len(page["tasks"]) <= 2
+            listed += [stamped(task)["taskId"] for task in page["tasks"]]
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                break
+        assert sorted(listed) == sorted(ids)
+
+        params = {"name": "chatty", "arguments": {"steps": 1}, "task": {}}
+        task_id = send("tools/call", params)["result"]["task"]["taskId"]
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tasks/result", "params": {"taskId": task_id}}
+        with http.stream("POST", server.url, headers=headers, json=body) as stream:
+            lines = stream.iter_lines()
+            asked = next(
+                message
+                for message in (sse_data(line + "\n") for line in lines)
+                if message and message[0].get("method") == "elicitation/create"
+            )[0]
+            assert asked["params"]["_meta"][related] == {"taskId": task_id}
+            answer = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept",
+                      "content": {"yes": True}}}  # fmt: skip
+            assert http.post(server.url, headers=headers, json=answer).status_code == 202
+            final = next(m for m in (sse_data(line + "\n") for line in lines) if m)[-1]
+        assert final["result"]["content"][0]["text"] == "1 steps"
+        assert final["result"]["_meta"][related] == {"taskId": task_id}
+
+        params = {"name": "stubborn", "arguments": {"seconds": 1}, "task": {}}
+        task_id = send("tools/call", params)["result"]["task"]["taskId"]
+        cancelled = send("tasks/cancel", {"taskId": task_id})["result"]
+        assert stamped(cancelled)["status"] == "cancelled"
+        deadline = time.monotonic() + 30
+        while http.get(f"{server.url.rsplit('/', 1)[0]}/finished").json()["stubborn"] < 4:
+            assert time.monotonic() < deadline, "the cancelled handler never returned"
+            time.sleep(0.05)
+        assert send("tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 
 from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp import MCPError
 from flask_mcp import URLElicitationRequired
 
 mcp = MCP(name="task-inputs", version="1.0.0")
@@ -37,7 +39,52 @@ def connect(account: str, ctx: Context) -> str:
     return f"{account} connected on run {runs}"
 
 
+YES = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
+
+
+@mcp.tool(task="optional")
+def twice(ctx: Context) -> str:
+    """Ask the same question twice, under the same key of the handler's."""
+    first = ctx.elicit("First?", YES, key="confirm")
+    second = ctx.elicit("Second?", YES, key="confirm")
+    return f"{first['content']['yes']} {second['content']['yes']}"
+
+
+@mcp.tool(task="optional")
+def chatty(ctx: Context, steps: int = 3) -> str:
+    """Ask to go on, then report progress and log at each step (neither goes on a task's
+    listen stream: a listen opened while the task waits sees every step)."""
+    ctx.elicit("Go?", YES)
+    for step in range(steps):
+        ctx.progress(step + 1, steps, f"step {step + 1}")
+        ctx.info(f"did step {step + 1}")
+        time.sleep(0.05)
+    return f"{steps} steps"
+
+
+@mcp.tool(task="optional")
+def broken() -> str:
+    """Fail with a JSON-RPC error."""
+    raise MCPError(-32603, "broken on purpose")
+
+
+@mcp.tool(task="optional")
+def stubborn(seconds: float = 1.0) -> str:
+    """Work ``seconds`` without looking at ``ctx.cancelled`` (a thread runs on when
+    cancelled; see ``GET /finished``)."""
+    time.sleep(seconds)
+    with _lock:
+        RUNS["stubborn"] += 1
+    return "finished anyway"
+
+
 app = Flask(__name__)
 app.config.from_prefixed_env()
 app.config.update(SECRET_KEY="task-inputs")
 mcp.init_app(app)
+
+
+@app.get("/finished")
+def finished() -> dict[str, int]:
+    """How many ``stubborn`` runs went to their end in this worker."""
+    return {"stubborn": RUNS["stubborn"]}
