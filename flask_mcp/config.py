@@ -269,6 +269,14 @@ def url_list(value: t.Any) -> tuple[str, ...] | None:
     return None if items is None else tuple(url(item) for item in items)
 
 
+#: The converters that give ``None`` a meaning of its own (never, no bound, off, unset).
+_NONE_MEANS_SOMETHING: frozenset[t.Callable[[t.Any], t.Any]] = frozenset(
+    (optional_positive_int, optional_seconds, optional_bool, optional_str, optional_url)
+)
+#: What a key takes, by the type of its default: named when ``None`` is refused.
+_EXPECTED = ((bool, "True or False"), (int, "an integer"), (float, "a number"), (str, "a string"))
+
+
 @dataclasses.dataclass(frozen=True)
 class Key:
     """One configuration key: name, default, converter and documentation."""
@@ -277,6 +285,36 @@ class Key:
     default: t.Any
     convert: t.Callable[[t.Any], t.Any]
     doc: str
+
+    @property
+    def takes_none(self) -> bool:
+        """Tell whether ``None`` is a value of this key: its default, or a documented
+        meaning (never, no bound, off), which the ``optional_*`` converters give it.
+        """
+        return self.default is None or self.convert in _NONE_MEANS_SOMETHING
+
+    def read(self, raw: t.Any) -> t.Any:
+        """Return ``raw`` converted, or raise an error naming the key and what it takes.
+
+        ``None`` is refused for a key that gives it no meaning (``MCP_ENABLE_GET_STREAM``,
+        ``MCP_PAGE_SIZE``...): it would read as false, or as some other value than the
+        default, where it is most often an unset variable of the app's own.
+
+        :raises ValueError: ``raw`` is not a value of this key.
+        """
+        if raw is None and not self.takes_none:
+            expected = next(
+                (name for kind, name in _EXPECTED if isinstance(self.default, kind)), "a list"
+            )
+            raise ValueError(
+                f"Invalid {self.name}=None: None is not a value of this key. Set it to "
+                f"{expected}, or remove it from the config for its default, "
+                f"{self.default!r}. {self.doc}"
+            )
+        try:
+            return self.convert(raw)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"Invalid {self.name}={raw!r}: {exc}. {self.doc}") from None
 
 
 KEYS: tuple[Key, ...] = (
@@ -933,14 +971,23 @@ def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:
 
     :raises ValueError: a key has an invalid value; the message names the key.
     """
-    values: dict[str, t.Any] = {}
-    for key in KEYS:
-        raw = config.setdefault(key.name, key.default)
-        try:
-            values[key.name[4:].lower()] = key.convert(raw)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"Invalid {key.name}={raw!r}: {exc}. {key.doc}") from None
-    return Settings(**values)
+    return Settings(**read_keys(config, KEYS, "MCP_"))
+
+
+def read_keys(
+    config: t.MutableMapping[str, t.Any], keys: t.Iterable[Key], prefix: str
+) -> dict[str, t.Any]:
+    """Apply the defaults of ``keys`` to ``config`` and return their values (:meth:`Key.read`).
+
+    Each value is named as its key without ``prefix``, lower-cased: ``MCP_PAGE_SIZE`` with
+    the prefix ``MCP_`` is ``page_size``.
+
+    :raises ValueError: a key has an invalid value; the message names the key.
+    """
+    return {
+        key.name[len(prefix) :].lower(): key.read(config.setdefault(key.name, key.default))
+        for key in keys
+    }
 
 
 def warn_unknown_keys(config: t.Mapping[str, t.Any]) -> None:
@@ -990,5 +1037,6 @@ __all__ = [
     "Key",
     "Settings",
     "load_settings",
+    "read_keys",
     "warn_unknown_keys",
 ]

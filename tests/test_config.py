@@ -15,6 +15,9 @@ from wire import initialize_request
 from flask_mcp import MCP
 from flask_mcp import ConfigWarning
 from flask_mcp.config import KEYS
+from flask_mcp.config import OAUTH_SERVER_KEYS
+from flask_mcp.config import Key
+from flask_mcp.contrib.oauth_server.server import load_oauth_settings
 
 SETUP_CFG = Path(__file__).resolve().parent.parent / "setup.cfg"
 AUTH = {
@@ -108,6 +111,37 @@ def test_numbers_are_refused_rather_than_bent(key: str, value: t.Any, says: str)
     with pytest.raises(ValueError, match=f"Invalid {key}=.*{says}"):
         init({key: value})
     assert init({"MCP_PAGE_SIZE": 50.0, "MCP_SSE_HEARTBEAT": "2.5"}).config["MCP_PAGE_SIZE"] == 50.0
+
+
+def none_means_something(key: Key) -> bool:
+    """Tell whether ``None`` is a documented value of ``key``: its default, or "(None: ...)"."""
+    return key.default is None or "None:" in key.doc
+
+
+@pytest.mark.parametrize(
+    "key",
+    [key for key in (*KEYS, *OAUTH_SERVER_KEYS) if not none_means_something(key)],
+    ids=lambda key: key.name,
+)
+def test_none_is_refused_where_it_means_nothing(key: Key) -> None:
+    """``None`` (an unset variable of the app's own, ``FLASK_MCP_X=null``) read as false for
+    a boolean (``MCP_ENABLE_GET_STREAM = None`` turned the GET stream off) and as "no
+    algorithms" or "no backend" elsewhere; it is refused now with what the key takes."""
+    says = rf"Invalid {key.name}=None: None is not a value of this key\. Set it to .*its default"
+    with pytest.raises(ValueError, match=says):
+        if key in OAUTH_SERVER_KEYS:
+            load_oauth_settings({key.name: None})
+        else:
+            init({key.name: None})
+
+
+def test_none_keeps_its_documented_meaning() -> None:
+    documented = [k for k in KEYS if k.default is not None and none_means_something(k)]
+    assert documented, "keys whose None is not their default (never, no bound)"
+    app = init({key.name: None for key in documented})
+    settings = app.extensions["mcp"].state(app).settings
+    assert settings.session_idle_timeout is None and settings.max_sessions_per_client is None
+    assert load_oauth_settings({"MCP_OAUTH_TOKEN_RATE_LIMIT": None}).token_rate_limit is None
 
 
 def test_allowed_origins_are_written_as_browsers_send_them() -> None:

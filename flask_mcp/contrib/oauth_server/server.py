@@ -20,6 +20,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 from ...auth.metadata import canonical_resource
 from ...auth.metadata import resource_pattern
 from ...config import OAUTH_SERVER_KEYS
+from ...config import read_keys
 from ...server.sealing import secret_keys
 from .client_documents import ClientDocumentError
 from .client_documents import ClientDocuments
@@ -79,14 +80,7 @@ def load_oauth_settings(config: t.MutableMapping[str, t.Any]) -> OAuthSettings:
 
     :raises ValueError: a key has an invalid value; the message names it.
     """
-    values: dict[str, t.Any] = {}
-    for key in OAUTH_SERVER_KEYS:
-        raw = config.setdefault(key.name, key.default)
-        try:
-            values[key.name[len("MCP_OAUTH_") :].lower()] = key.convert(raw)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"Invalid {key.name}={raw!r}: {exc}. {key.doc}") from None
-    return OAuthSettings(**values)
+    return OAuthSettings(**read_keys(config, OAUTH_SERVER_KEYS, "MCP_OAUTH_"))
 
 
 #: The most families :meth:`AppServer.family_live` remembers per process.
