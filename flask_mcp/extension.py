@@ -26,6 +26,7 @@ from .backends.base import SHARED_LOG
 from .config import Settings
 from .config import load_settings
 from .config import warn_unknown_keys
+from .explorer import explorer_mode
 from .explorer import register_explorer
 from .extensions.apps import Apps
 from .extensions.apps import View
@@ -54,6 +55,7 @@ from .server.shared_registry import SharedDeclarations
 from .server.shared_registry import catch_up
 from .server.shared_registry import replaying
 from .transport.auth import register_metadata_routes
+from .transport.health import check_health_paths
 from .transport.health import register_health_routes
 from .transport.tasks import InProcessExecutor
 from .transport.views import make_blueprint
@@ -206,8 +208,12 @@ class MCP(SharedDeclarations):
         the endpoint at ``MCP_PATH``. With ``MCP_AUTH_RESOURCE`` set it also
         serves the RFC 9728 metadata at ``/.well-known/oauth-protected-resource``.
 
+        When it raises, nothing is left on ``app``: fix the configuration or the
+        declarations and call it again.
+
         :raises RuntimeError: an MCP server is already registered on ``app``.
-        :raises ValueError: a key is invalid, or authorization is half configured.
+        :raises ValueError: a key is invalid, or authorization is half configured, or
+            an extension refuses a declaration (a tool's view that is not declared).
         :raises ImportError: the configuration needs an optional dependency that
             is not installed; the message names the extra to install.
         :warns ~flask_mcp.ConfigWarning: an ``MCP_*`` key is unknown (misspelled?).
@@ -217,6 +223,8 @@ class MCP(SharedDeclarations):
                 "An MCP extension is already registered on this app. Call init_app only once "
                 "per app; to serve a second server, register it on another app."
             )
+        # Everything that may be refused is checked before anything is registered on the
+        # app, so that a failed init_app leaves the app as it was: fixed, it may be retried.
         warn_unknown_keys(app.config)
         settings = load_settings(app.config)
         check_dependencies(settings, has_authorizer=self._authorizer is not None)
@@ -226,16 +234,26 @@ class MCP(SharedDeclarations):
             resource_name=self.server_info.get("title") or self.name,
             sender=app,
         )
+        check_health_paths(settings)
+        explorer = explorer_mode(app, settings)
         state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
         #: Runs task handlers (in this worker, or on Celery: ``flask_mcp.contrib.celery``).
         state.task_executor = self.task_executor or InProcessExecutor()
-        bind = getattr(state.task_executor, "bind", None)
-        if bind is not None:
-            bind(self.name, app, state, self.dispatcher)
         if settings.server_card and ServerCard.id not in self.extensions.by_id:
             self.add_extension(ServerCard())  # MCP_SERVER_CARD: see docs/server-card.md
         app.extensions["mcp"] = self
         self._states[app] = state
+        try:
+            # the extensions check the declarations (a tool's view) before adding routes
+            for added in self.extensions:
+                added.init_app(app, self)
+        except BaseException:
+            del app.extensions["mcp"]
+            del self._states[app]
+            raise
+        bind = getattr(state.task_executor, "bind", None)
+        if bind is not None:
+            bind(self.name, app, state, self.dispatcher)
         endpoint = make_blueprint(self.dispatcher, state, self.roots_changed_hooks)
         app.register_blueprint(endpoint)
         if SHARED_LOG in state.backend.capabilities:
@@ -249,13 +267,11 @@ class MCP(SharedDeclarations):
                 type(state.backend).__name__,
             )
         register_health_routes(app, state)
-        register_explorer(app, settings)  # the explorer page, when MCP_EXPLORER is on
+        register_explorer(app, settings, explorer)  # the explorer page, when MCP_EXPLORER is on
         if authenticator is not None:
             register_metadata_routes(app, authenticator, settings.path)
         else:
             unenforced_scopes(self.registry.scoped())
-        for added in self.extensions:
-            added.init_app(app, self)
 
     def state(self, app: Flask | None = None) -> AppState:
         """Return the runtime state for ``app`` (default: the current app).

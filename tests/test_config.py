@@ -236,3 +236,71 @@ def test_jwt_authorization_needs_pyjwt_crypto(monkeypatch: pytest.MonkeyPatch) -
     config = {**AUTH, "MCP_AUTH_JWT_JWKS_URL": "https://auth.example.com/jwks"}
     with pytest.raises(ImportError, match=r"'cryptography'.*'Flask-MCP\[jwt\]'"):
         init(config)
+
+
+# -- a failed init_app -----------------------------------------------------------------------
+
+
+def registered(app: Flask) -> dict[str, t.Any]:
+    """Return what an extension may leave on ``app``: extensions, blueprints, routes, hooks."""
+    return {
+        "extensions": sorted(app.extensions),
+        "blueprints": sorted(app.blueprints),
+        "rules": sorted(rule.rule for rule in app.url_map.iter_rules()),
+        "views": sorted(app.view_functions),
+        "before_request": {k: len(v) for k, v in app.before_request_funcs.items()},
+        "after_request": {k: len(v) for k, v in app.after_request_funcs.items()},
+        "teardown": len(app.teardown_appcontext_funcs),
+        "commands": sorted(app.cli.commands),
+    }
+
+
+def declare_view(mcp: MCP) -> None:
+    mcp.ui_template("ui://board/view", "board.html")
+
+
+@pytest.mark.parametrize(
+    ("bad", "fix", "says"),
+    [
+        (
+            {"MCP_HEALTH_LIVENESS_PATH": "/mcp"},
+            {"MCP_HEALTH_LIVENESS_PATH": "/livez"},
+            "is MCP_PATH",
+        ),
+        ({"MCP_EXPLORER": True}, {"MCP_EXPLORER": False}, "MCP_EXPLORER is on outside debug"),
+        ({"MCP_SERVER_CARD": True}, {"MCP_SERVER_CARD": False}, "Server Card cannot be built"),
+        ({}, declare_view, "not declared"),
+    ],
+    ids=["probe", "explorer", "server card", "view"],
+)
+def test_a_failed_init_app_leaves_nothing_behind(bad: t.Any, fix: t.Any, says: str) -> None:
+    """A bad configuration refused by ``init_app`` left the app half registered (the endpoint's
+    blueprint, ``app.extensions["mcp"]``): fixed and registered again, it was refused as
+    "already registered". It leaves the app as it was now, and a second ``init_app`` serves."""
+    mcp = MCP(name="no-reverse-dns", version="1")
+
+    @mcp.tool(ui="ui://board/view")
+    def board() -> str:
+        return "board"
+
+    if bad:
+        declare_view(mcp)
+    app = Flask(__name__)
+    app.config.update(bad)
+    before = registered(app)
+    with pytest.raises(ValueError, match=says):
+        mcp.init_app(app)
+    assert registered(app) == before
+    if callable(fix):
+        fix(mcp)
+    else:
+        app.config.update(fix)
+    mcp.init_app(app)
+    assert app.extensions["mcp"] is mcp
+    client = app.test_client()
+    response = client.post(
+        "/mcp",
+        json=initialize_request(),
+        headers={"Accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)

@@ -89,9 +89,10 @@ def _overlaps(path: str, endpoint: str) -> bool:
     return path == endpoint or path.startswith(endpoint + "/") or endpoint.startswith(path + "/")
 
 
-def register_explorer(app: Flask, settings: Settings) -> None:
-    """Mount the explorer on ``app`` unless ``MCP_EXPLORER`` is false (:func:`explorer_mode`)."""
-    mode = explorer_mode(app, settings)
+def register_explorer(app: Flask, settings: Settings, mode: str | None) -> None:
+    """Mount the explorer on ``app`` in the ``mode`` :func:`explorer_mode` returned (``None``:
+    not at all).
+    """
     if mode is not None:
         app.register_blueprint(make_blueprint(settings, debug_only=mode == "debug"))
 

@@ -177,7 +177,11 @@ class Extension:
         """Declare what the extension adds to ``mcp`` (once, from ``mcp.add_extension``)."""
 
     def init_app(self, app: Flask, mcp: t.Any) -> None:
-        """Check the declarations and add routes for ``app`` (from ``MCP.init_app``)."""
+        """Check the declarations and add routes for ``app`` (from ``MCP.init_app``).
+
+        It runs before ``MCP.init_app`` registers anything of its own, which it undoes
+        when this raises: check everything before adding anything to ``app``.
+        """
 
     def check_tool(self, tool: t.Any, options: dict[str, t.Any]) -> None:
         """Check this extension's options of a tool being registered.

@@ -77,18 +77,25 @@ def readiness(state: AppState) -> Response:
     return json_response(ready, headers=_NO_CACHE)
 
 
-def register_health_routes(app: Flask, state: AppState) -> None:
-    """Add the probes whose paths the settings name to ``app`` (none by default).
+def check_health_paths(settings: Settings) -> None:
+    """Check that the probes' paths leave ``MCP_PATH`` alone (before anything is registered).
 
     :raises ValueError: a probe's path is ``MCP_PATH``.
     """
-    settings = state.settings
     for path in (settings.health_liveness_path, settings.health_readiness_path):
         if path is not None and path == settings.path:
             raise ValueError(
                 f"MCP_HEALTH_*_PATH = {path!r} is MCP_PATH: serve the probes on paths of "
                 "their own, such as '/livez' and '/readyz'."
             )
+
+
+def register_health_routes(app: Flask, state: AppState) -> None:
+    """Add the probes whose paths the settings name to ``app`` (none by default).
+
+    Their paths are checked first, by :func:`check_health_paths`.
+    """
+    settings = state.settings
     if settings.health_liveness_path is not None:
 
         def live() -> Response:
@@ -105,4 +112,10 @@ def register_health_routes(app: Flask, state: AppState) -> None:
         app.add_url_rule(settings.health_readiness_path, "mcp_readiness", ready, methods=["GET"])
 
 
-__all__ = ["check_request_host", "liveness", "readiness", "register_health_routes"]
+__all__ = [
+    "check_health_paths",
+    "check_request_host",
+    "liveness",
+    "readiness",
+    "register_health_routes",
+]

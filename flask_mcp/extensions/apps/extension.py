@@ -136,12 +136,12 @@ class Apps(Extension):
         :raises ValueError: a tool names a view that is not declared, or a resource that
             is not served as ``text/html;profile=mcp-app``.
         """
-        for name, helper in TEMPLATE_HELPERS.items():
-            app.jinja_env.globals.setdefault(name, helper)
         tools = _tool_names(mcp)
         for tool_name, uri in self._bindings.items():
             if tool_name in tools:
                 self._check_binding(mcp, tool_name, uri)
+        for name, helper in TEMPLATE_HELPERS.items():
+            app.jinja_env.globals.setdefault(name, helper)
         self._final = True
 
     def check_tool(self, tool: t.Any, options: dict[str, t.Any]) -> None:
