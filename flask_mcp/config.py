@@ -521,7 +521,7 @@ KEYS: tuple[Key, ...] = (
         None,
         lambda v: None if v in (None, "") else path(v),
         "Serve a liveness probe here (200 while the process answers; e.g. ``/livez``); "
-        "None: off. Outside ``MCP_PATH``, never behind MCP authorization.",
+        "None: off. Not on a path of the MCP endpoint; never behind MCP authorization.",
     ),
     Key(
         "MCP_HEALTH_READINESS_PATH",

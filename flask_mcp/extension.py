@@ -234,7 +234,7 @@ class MCP(SharedDeclarations):
             resource_name=self.server_info.get("title") or self.name,
             sender=app,
         )
-        check_health_paths(settings)
+        check_health_paths(app, settings)
         explorer = explorer_mode(app, settings)
         state = AppState(settings, app=app, authenticator=authenticator, server_name=self.name)
         #: Runs task handlers (in this worker, or on Celery: ``flask_mcp.contrib.celery``).

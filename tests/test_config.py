@@ -265,7 +265,7 @@ def declare_view(mcp: MCP) -> None:
         (
             {"MCP_HEALTH_LIVENESS_PATH": "/mcp"},
             {"MCP_HEALTH_LIVENESS_PATH": "/livez"},
-            "is MCP_PATH",
+            "is a path of the MCP endpoint",
         ),
         ({"MCP_EXPLORER": True}, {"MCP_EXPLORER": False}, "MCP_EXPLORER is on outside debug"),
         ({"MCP_SERVER_CARD": True}, {"MCP_SERVER_CARD": False}, "Server Card cannot be built"),

@@ -12,6 +12,7 @@ from harness import redis_cluster
 from harness import redis_server
 from jwt_keys import ISSUER
 from jwt_keys import RESOURCE
+from wire import initialize_request
 
 from flask_mcp import MCP
 from flask_mcp.transport.health import PROBE_ID
@@ -120,8 +121,51 @@ def test_readiness_follows_the_cluster_master_it_reads() -> None:
 
 
 def test_probe_on_the_mcp_path_is_refused() -> None:
-    with pytest.raises(ValueError, match="paths of their own"):
+    with pytest.raises(ValueError, match="MCP_HEALTH_READINESS_PATH = '/mcp' is a path of"):
         make_app(MCP_HEALTH_READINESS_PATH="/mcp")
+
+
+@pytest.mark.parametrize(
+    ("mcp_path", "probe", "suggested"),
+    [
+        ("/t/<tenant>/mcp", "/t/acme/mcp", "/livez"),
+        ("/t/<tenant>/mcp", "/t/<tenant>/mcp", "/livez"),
+        ("/<tenant>", "/livez", "/_health/livez"),
+        ("/<int:tenant>/mcp", "/7/mcp", "/livez"),
+    ],
+)
+def test_probe_on_a_path_of_an_endpoint_with_url_variables_is_refused(
+    mcp_path: str, probe: str, suggested: str
+) -> None:
+    """With URL variables in MCP_PATH a probe on a path the rule matches took that
+    endpoint's place (``/t/acme/mcp``: acme's endpoint answered 405 to every POST), where
+    the check compared the two paths' text only."""
+    says = rf"MCP_HEALTH_LIVENESS_PATH = '{probe}' is a path of .*such as '{suggested}'"
+    with pytest.raises(ValueError, match=says):
+        make_app(MCP_PATH=mcp_path, MCP_HEALTH_LIVENESS_PATH=probe)
+
+
+def test_probe_with_url_variables_is_refused() -> None:
+    """A probe's view takes no URL variables: one in its path made every probe a 500."""
+    with pytest.raises(ValueError, match=r"MCP_HEALTH_READINESS_PATH = '/ready/<x>'.*fixed path"):
+        make_app(MCP_HEALTH_READINESS_PATH="/ready/<x>")
+
+
+@pytest.mark.parametrize(
+    ("mcp_path", "endpoint", "probe"),
+    [("/mcp", "/mcp", "/mcp/livez"), ("/t/<tenant>/mcp", "/t/acme/mcp", "/livez")],
+)
+def test_probes_beside_the_endpoint_are_served(mcp_path: str, endpoint: str, probe: str) -> None:
+    """A probe below a fixed MCP_PATH, or outside the paths of one with URL variables,
+    takes no endpoint's place: both answer."""
+    client = make_app(MCP_PATH=mcp_path, MCP_HEALTH_LIVENESS_PATH=probe).test_client()
+    assert client.get(probe).get_json() == {"status": "ok"}
+    response = client.post(
+        endpoint,
+        json=initialize_request(),
+        headers={"Accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
 
 
 @pytest.mark.e2e

@@ -28,7 +28,9 @@ from flask import Flask
 from flask import Response
 from flask import request
 
+from .. import url_rules
 from ..errors import BackendUnavailable
+from .path_args import rule_values
 from .responses import json_response
 from .security import check_host
 
@@ -77,16 +79,39 @@ def readiness(state: AppState) -> Response:
     return json_response(ready, headers=_NO_CACHE)
 
 
-def check_health_paths(settings: Settings) -> None:
-    """Check that the probes' paths leave ``MCP_PATH`` alone (before anything is registered).
+def check_health_paths(app: Flask, settings: Settings) -> None:
+    """Check that each probe has a fixed path of its own (before anything is registered).
 
-    :raises ValueError: a probe's path is ``MCP_PATH``.
+    A probe on a path of the MCP endpoint would take its place: ``MCP_PATH`` itself,
+    or with URL variables any path its rule matches (``/t/acme/mcp`` for
+    ``/t/<tenant>/mcp``: acme's endpoint). A path below the endpoint's
+    (``/mcp/livez``) is served beside it.
+
+    :raises ValueError: a probe's path is a path of the MCP endpoint, or has URL variables.
     """
-    for path in (settings.health_liveness_path, settings.health_readiness_path):
-        if path is not None and path == settings.path:
+    probes = (
+        ("MCP_HEALTH_LIVENESS_PATH", settings.health_liveness_path, "livez"),
+        ("MCP_HEALTH_READINESS_PATH", settings.health_readiness_path, "readyz"),
+    )
+    converters = app.url_map.converters
+    for key, path, name in probes:
+        if path is None:
+            continue
+        if rule_values(settings.path, path, converters) is not None:
+            free = [
+                f"such as {candidate!r}"
+                for candidate in (f"/{name}", f"/_health/{name}")
+                if rule_values(settings.path, candidate, converters) is None
+            ]
             raise ValueError(
-                f"MCP_HEALTH_*_PATH = {path!r} is MCP_PATH: serve the probes on paths of "
-                "their own, such as '/livez' and '/readyz'."
+                f"{key} = {path!r} is a path of the MCP endpoint (MCP_PATH = "
+                f"{settings.path!r} matches it): the probe would take the endpoint's place. "
+                f"Serve it on a path MCP_PATH does not match, {(free or ['of its own'])[0]}."
+            )
+        if url_rules.has_variables(path):
+            raise ValueError(
+                f"{key} = {path!r} has URL variables: a probe is served at one fixed path, "
+                f"such as '/{name}'."
             )
 
 

@@ -18,6 +18,9 @@ import typing as t
 
 from flask import request
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import BaseConverter
+from werkzeug.routing import Map
+from werkzeug.routing import Rule
 
 from .. import url_rules
 from ..convert import to_json
@@ -89,6 +92,25 @@ def example_path(rule: str) -> str:
     )
 
 
+def rule_values(
+    rule: str, path: str, converters: t.Mapping[str, type[BaseConverter]] | None = None
+) -> dict[str, t.Any] | None:
+    """Return the values of ``rule``'s URL variables when it matches ``path``, else ``None``.
+
+    ``rule`` is matched alone, as the app's URL map matches the endpoint's rule
+    (``/t/<tenant>/mcp`` matches ``/t/acme/mcp``: ``{"tenant": "acme"}``), before it is
+    registered.
+
+    :param converters: the app's URL converters (``app.url_map.converters``), for a
+        converter of the app's own in ``rule``.
+    """
+    urls = Map([Rule(rule, endpoint="mcp", strict_slashes=False)], converters=converters)
+    try:
+        return dict(urls.bind("localhost").match(path, method="POST")[1])
+    except HTTPException:  # not found, or a redirect to another path
+        return None
+
+
 def match_endpoint(app: Flask, rule: str, path: str | None = None) -> Endpoint:
     """Return the endpoint at ``path``, matched against the app's URL map as a request is.
 
@@ -131,5 +153,6 @@ __all__ = [
     "current_path_args",
     "example_path",
     "match_endpoint",
+    "rule_values",
     "stored_path_args",
 ]
