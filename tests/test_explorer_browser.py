@@ -17,9 +17,12 @@ from urllib.parse import parse_qs
 from urllib.parse import urljoin
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from harness import free_port
 from harness import start_server
+from wire import headers_2026
+from wire import meta
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -233,6 +236,35 @@ def test_a_tool_declared_while_serving_appears_in_the_list(explorer: Explorer) -
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
     assert page.text_content("#call-outcome .text-block") == f"I am {name}, made at run time."
     assert "list_changed" in page.text_content("#exchange")
+
+
+def test_a_tool_removed_while_serving_can_no_longer_be_called(explorer: Explorer) -> None:
+    """The page kept a tool the server removed in its tool map: its open form still called
+    it, and a view could call it; it is marked removed now and its Call button is off."""
+    page = explorer.page
+    name = "gone_" + explorer.era.replace("-", "_")
+    explorer.tool("add_a_tool")
+    page.get_by_label("name (required)").fill(name)
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    explorer.tool(name)
+    params = {"name": "remove_a_tool", "arguments": {"name": name}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {**params, "_meta": meta()},
+    }
+    with httpx.Client(timeout=WAIT_MS / 1000) as http:
+        response = http.post(
+            explorer.server.url, headers=headers_2026("tools/call", params), json=message
+        )
+    assert f"removed {name}" in response.text, response.text
+    listed = page.locator(f"#tool-list button:has(.item-name:text-is('{name}'))")
+    listed.wait_for(state="detached", timeout=WAIT_MS)
+    page.wait_for_selector("#tool-form[data-removed]", timeout=WAIT_MS)
+    assert page.is_disabled("#call-tool")
+    assert f"The server removed {name}" in page.text_content("#tool-form .error-text")
 
 
 def test_a_progress_reporting_tool_shows_progress_and_logs(explorer: Explorer) -> None:

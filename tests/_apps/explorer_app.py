@@ -174,6 +174,12 @@ def add_a_tool(name: str) -> str:
     return f"declared {name}"
 
 
+@mcp.tool()
+def remove_a_tool(name: str) -> str:
+    """Remove the tool named ``name`` while serving: clients hear that the tool list changed."""
+    return f"removed {name}" if mcp.remove_tool(name) else f"no tool {name}"
+
+
 #: A 1x1 PNG, returned as an image block.
 DOT_PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"

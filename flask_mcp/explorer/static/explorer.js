@@ -1340,14 +1340,24 @@
     return badges.childNodes.length ? badges : null;
   }
 
+  // The server's tools, as its last tools/list gave them: the map forgets a removed tool,
+  // which neither the page nor a view may call any more.
   function renderTools(tools) {
     var list = clear($("tool-list"));
+    client.tools = {};
     tools.forEach(function (tool) {
       client.tools[tool.name] = tool;
       var title = tool.title || (tool.annotations && tool.annotations.title);
       list.appendChild(listButton(title || tool.name, title && title !== tool.name ? tool.name : null, function () { openTool(tool); }));
     });
     if (!tools.length) list.appendChild(el("li", { class: "muted", text: "No tools." }));
+    var form = $("tool-form");
+    var open = form && form.getAttribute("data-tool");
+    if (open && !client.tools[open]) {
+      form.setAttribute("data-removed", "");
+      $("call-tool").disabled = true;
+      form.querySelector(".error-text").textContent = "The server removed " + open + " (its tool list changed): it can no longer be called.";
+    }
   }
 
   function openTool(tool) {
@@ -1357,7 +1367,7 @@
     if (tool.description) detail.appendChild(el("p", { class: "description", text: tool.description }));
     append(detail, annotationBadges(tool));
     var form = argumentsForm(tool.inputSchema, "Arguments");
-    var formNode = el("form", { id: "tool-form", "aria-labelledby": "tool-heading", novalidate: true }, form.node);
+    var formNode = el("form", { id: "tool-form", "data-tool": tool.name, "aria-labelledby": "tool-heading", novalidate: true }, form.node);
     var errors = el("p", { class: "error-text", role: "alert" });
     var callButton = el("button", { type: "submit", id: "call-tool", text: "Call " + tool.name });
     var cancelButton = el("button", { type: "button", id: "cancel-call", text: "Cancel", disabled: true });
@@ -1399,6 +1409,7 @@
     });
     formNode.addEventListener("submit", function (event) {
       event.preventDefault();
+      if (formNode.hasAttribute("data-removed")) return;
       var args = readArguments();
       if (args === null) return;
       callTool(tool, args, run, callButton, cancelButton, asTask.checked);
@@ -1537,7 +1548,7 @@
       exchangeListeners.splice(exchangeListeners.indexOf(onExchange), 1);
       if (activeCall === call) activeCall = null;
       if (asTask) call.abort.abort(); // a tasks/result stream still open (2025-11-25)
-      callButton.disabled = false;
+      callButton.disabled = !client.tools[tool.name]; // the server may have removed it meanwhile
       cancelButton.disabled = true;
       Array.prototype.forEach.call(questions.querySelectorAll("form"), function (form) { form.remove(); });
     });
