@@ -429,6 +429,30 @@ def test_a_view_removed_as_a_resource_is_gone() -> None:
     assert client.read_resource("ui://v")[0]["text"] == PAGE.format("two")
 
 
+@pytest.mark.parametrize("remove", ["remove_resource", "remove_view"])
+def test_a_view_a_tool_shows_is_not_removed(remove: str) -> None:
+    """Removing the view a tool's ``ui=`` names left ``_meta.ui.resourceUri`` in tools/list
+    naming a resource that does not exist, which the spec forbids ("Resource MUST exist on
+    the server"); the removal is refused now, naming the tools, until they go first."""
+    mcp, apps, app = declared()
+    mcp.ui("ui://v")(lambda: PAGE.format("one"))
+    mcp.tool(name="shown", ui="ui://v")(lambda: "shown")
+    mcp.tool(name="hidden", ui="ui://v")(lambda: "hidden")
+    mcp.disable("hidden")  # a disabled tool comes back with its view
+    mcp.init_app(app)
+    owner = mcp if remove == "remove_resource" else apps
+    with pytest.raises(ValueError, match=r"'ui://v' is the view of the tools 'hidden', 'shown'"):
+        getattr(owner, remove)("ui://v")
+    client = MCPTestClient(app)
+    client.initialize()
+    (tool,) = client.list_tools()
+    assert tool["_meta"]["ui"]["resourceUri"] == "ui://v"
+    assert client.read_resource("ui://v")[0]["text"] == PAGE.format("one")
+    assert mcp.remove_tool("shown") and mcp.remove_tool("hidden")
+    assert getattr(owner, remove)("ui://v")
+    assert client.list_resources() == []
+
+
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_a_plain_resource_view_is_advertised_like_a_declared_one(version: str) -> None:
     mcp, apps, app = declared()

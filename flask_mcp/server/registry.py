@@ -283,6 +283,9 @@ class Registry:
         #: order they were added: ``hook(mcp, blueprint, prefix, uri_prefix)`` returns what
         #: undoes it, or ``None`` (:meth:`flask_mcp.Extension.register_blueprint`).
         self.blueprint_hooks: list[BlueprintHook] = []
+        #: Called as ``check(kind, key)`` before a record is removed; one that raises
+        #: refuses the removal (MCP Apps: a view a tool's ``ui=`` names).
+        self.removal_checks: list[t.Callable[[str, str], None]] = []
 
     def _taken(self, kind: str, key: str) -> bool:
         return key in self._table(kind) or key in self.disabled[kind]
@@ -374,8 +377,15 @@ class Registry:
         return tables[kind]
 
     def remove(self, kind: Kind, key: str) -> bool:
-        """Remove a tool, resource, template or prompt; tell whether it existed."""
+        """Remove a tool, resource, template or prompt; tell whether it existed.
+
+        :raises ValueError: a check of :attr:`removal_checks` refuses it; the message
+            says what to do first.
+        """
         table = self._table(kind)
+        if self._taken(kind, key):
+            for check in list(self.removal_checks):
+                check(kind, key)
         with self._lock:
             record = table.pop(key, None)
             found = record is not None

@@ -125,8 +125,10 @@ class Apps(Extension):
         return {} if self.views else None
 
     def setup(self, mcp: t.Any) -> None:
-        """Declare the views declared so far as resources of ``mcp``."""
+        """Declare the views declared so far as resources of ``mcp``; refuse to remove a
+        view a tool shows (:meth:`check_removal`)."""
         self._mcp = mcp
+        mcp.registry.removal_checks.append(self.check_removal)
         for view in self.views.values():
             mcp.add_resource(view.read, view.uri, **view.resource_options())
 
@@ -335,8 +337,11 @@ class Apps(Extension):
         return view
 
     def remove_view(self, uri: str) -> bool:
-        """Remove a view and its resource; return whether there was one."""
-        if self.views.pop(uri, None) is None:
+        """Remove a view and its resource; return whether there was one.
+
+        :raises ValueError: a tool shows the view (:meth:`check_removal`).
+        """
+        if uri not in self.views:
             return False
         if self._mcp is not None:
             token = unshared.set(True)
@@ -344,7 +349,30 @@ class Apps(Extension):
                 self._mcp.remove_resource(uri)
             finally:
                 unshared.reset(token)
+        del self.views[uri]
         return True
+
+    def check_removal(self, kind: str, key: str) -> None:
+        """Refuse to remove the resource ``key`` while a tool's ``ui=`` names it.
+
+        The spec says a tool's ``_meta.ui.resourceUri`` names a resource that exists on
+        the server; a disabled tool counts, as it may be enabled again.
+
+        :raises ValueError: tools name it; the message says to remove them first.
+        """
+        if kind != "resources" or self._mcp is None:
+            return
+        tools = _tool_names(self._mcp)
+        showing = sorted(
+            name for name, uri in self._bindings.items() if uri == key and name in tools
+        )
+        if showing:
+            names = ", ".join(map(repr, showing))
+            raise ValueError(
+                f"{key!r} is the view of the tools {names} (ui=): removed, it would leave "
+                "their _meta.ui.resourceUri naming a resource that does not exist. Remove "
+                "those tools first (mcp.remove_tool; add one back without ui= to keep it)."
+            )
 
     def register_blueprint(
         self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
