@@ -37,8 +37,9 @@ session_created = _signals.signal("mcp-session-created")
 """A session was created. Kwargs: ``session_id``, ``protocol_version``, ``client_info``."""
 
 session_closed = _signals.signal("mcp-session-closed")
-"""A session ended. Kwargs: ``session_id``, ``reason`` (``"deleted"``,
-``"idle"``, ``"lifetime"``)."""
+"""A session ended, once. Kwargs: ``session_id``, ``reason`` (``"deleted"``,
+``"idle"``, ``"lifetime"``, or ``"handshake"``: ended to make room under
+``MCP_MAX_SESSIONS`` before its handshake finished)."""
 
 notification_sent = _signals.signal("mcp-notification-sent")
 """A notification was queued for a client. Kwargs: ``method``, ``session_id``."""

@@ -382,8 +382,8 @@ def test_an_app_without_init_app_is_not_traced(telemetry: Telemetry) -> None:
 
 
 def test_sessions_ended_unseen_are_not_kept(telemetry: Telemetry) -> None:
-    """A session ended without ``session_closed`` here (one whose handshake never finished,
-    ended for room; one another worker reaped) is not kept for ever: bare ``initialize``
+    """A session ended without ``session_closed`` here (one another worker reaped, or ended
+    for room before its handshake finished) is not kept for ever: bare ``initialize``
     requests at ``MCP_MAX_SESSIONS`` made the instrumentor's table grow one a request."""
     from flask_mcp.contrib.opentelemetry import EXTENSION_KEY
 

@@ -8,6 +8,7 @@ import typing as t
 import pytest
 from wire import HEADERS
 from wire import initialize
+from wire import initialize_request
 from wire import post
 from wire import rpc
 from wire import sse_messages
@@ -453,3 +454,51 @@ def test_sessions_a_flood_left_idle_free_the_server_within_30_minutes(
     admitted = post(newcomer, body)
     assert admitted.status_code == 200, admitted.get_data(as_text=True)
     assert all(rpc(client_at("10.0.0.0"), s, "ping").status_code == 404 for s in flood)
+
+
+@pytest.mark.parametrize("backend", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_session_ended_for_room_before_its_handshake_signals_once(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A session whose handshake never finished, ended to make room under
+    MCP_MAX_SESSIONS, sent no ``session_closed``, while sessions deleted, idle or past
+    their lifetime do: a receiver counting live sessions (metrics, OpenTelemetry) kept it
+    for ever. It signals once, with the reason ``"handshake"``."""
+    import time
+    import uuid
+
+    from flask import Flask
+
+    from flask_mcp import MCP
+    from flask_mcp import signals
+
+    config: dict[str, t.Any] = {"MCP_MAX_SESSIONS": 1, "MCP_HANDSHAKE_TIMEOUT": 30}
+    if backend == "redis":
+        url = request.getfixturevalue("redis_url")
+        config["MCP_BACKEND"] = f"{url}?prefix=room-{uuid.uuid4().hex[:10]}:"
+    mcp = MCP(name="room", version="1")
+    app = Flask(__name__)
+    app.config.update(TESTING=True, **config)
+    mcp.init_app(app)
+    client = app.test_client()
+    closed: list[tuple[str, str]] = []
+
+    def receiver(sender: t.Any, *, session_id: str, reason: str, **_: t.Any) -> None:
+        closed.append((session_id, reason))
+
+    state = mcp.state(app)
+    with signals.session_closed.connected_to(receiver, app):
+        first = initialize(client, initialized=False)
+        second = post(client, initialize_request())
+        assert second.status_code == 503  # the first is still within its handshake timeout
+        state.backend.update_session(first, created=time.time() - 60)
+        if backend == "redis":  # Redis orders pending handshakes by creation time
+            state.backend.client.zadd(state.backend.keys.hs, {first: 1})
+        third = post(client, initialize_request())
+        assert third.status_code == 200, third.get_data(as_text=True)
+        assert state.backend.get_session(first) is None
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        session = third.headers["Mcp-Session-Id"]
+        assert post(client, initialized, session).status_code == 202
+        assert client.delete("/mcp", headers={"Mcp-Session-Id": session}).status_code == 204
+    assert closed == [(first, "handshake"), (session, "deleted")]

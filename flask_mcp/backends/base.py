@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import abc
 import collections.abc as cabc
+import contextlib
+import contextvars
 import dataclasses
 import secrets
 import time
@@ -166,6 +168,36 @@ class SharedLog(t.Protocol):
         """Return the items from position ``start`` (counted from 0) to the end."""
 
 
+#: The sessions a backend ended within the current call (:func:`collect_ended`).
+_ENDED: contextvars.ContextVar[list[tuple[str, str]] | None] = contextvars.ContextVar(
+    "mcp_ended_sessions", default=None
+)
+
+
+def session_ended(session_id: str, reason: str) -> None:
+    """Report a session a backend ended within another call, for its caller to signal it.
+
+    :meth:`Backend.create_session` ends the sessions whose handshake never finished
+    to make room (``reason`` ``"handshake"``); the transport sends
+    :data:`~flask_mcp.signals.session_closed` for each, as for every ended session.
+    Outside :func:`collect_ended` the report goes nowhere.
+    """
+    ended = _ENDED.get()
+    if ended is not None:
+        ended.append((session_id, reason))
+
+
+@contextlib.contextmanager
+def collect_ended() -> cabc.Iterator[list[tuple[str, str]]]:
+    """Collect the ``(session id, reason)`` pairs :func:`session_ended` reports in the block."""
+    ended: list[tuple[str, str]] = []
+    token = _ENDED.set(ended)
+    try:
+        yield ended
+    finally:
+        _ENDED.reset(token)
+
+
 class Backend(abc.ABC):
     """Shared state of an MCP server, for one process or many."""
 
@@ -248,7 +280,8 @@ class Backend(abc.ABC):
         """Store a new session unless ``limit`` sessions exist; tell whether it was stored.
 
         :param handshake_timeout: seconds a session may stay uninitialized: older
-            uninitialized sessions are ended first (they count toward no limit).
+            uninitialized sessions are ended first (they count toward no limit), each
+            reported to :func:`session_ended` with the reason ``"handshake"``.
         :param owner: who asks (a principal, or a client address), for ``quota``.
         :param quota: most live sessions of ``owner`` (``None``: no quota).
         :raises SessionQuotaExceeded: ``owner`` holds ``quota`` sessions already.
@@ -515,6 +548,8 @@ __all__ = [
     "SharedLog",
     "Subscription",
     "TooManySubscriptions",
+    "collect_ended",
     "describe_url",
     "new_write_id",
+    "session_ended",
 ]

@@ -20,6 +20,7 @@ from .base import Event
 from .base import ReadResult
 from .base import SessionQuotaExceeded
 from .base import SessionRecord
+from .base import session_ended
 from .channels import ProcessChannels
 from .channels import QueueSubscription
 
@@ -137,7 +138,8 @@ class MemoryBackend(Backend):
             if not session.record.initialized:
                 stale.append(session_id)
         for session_id in stale:
-            self.delete_session(session_id)
+            if self.delete_session(session_id):
+                session_ended(session_id, "handshake")
 
     def get_session(self, session_id: str, touch: bool = False) -> SessionRecord | None:
         session = self._sessions.get(session_id)

@@ -395,9 +395,9 @@ class MCPInstrumentor:
         """Forget the sessions among ``known`` that no longer exist.
 
         A session may end without ``session_closed`` in this worker: another worker
-        reaped or deleted it, or it never finished its handshake and was ended to make
-        room. Looked for once the table doubled since the last look, so that it holds
-        at most about twice the live sessions, at a constant cost per session.
+        reaped or deleted it, or ended it to make room before its handshake finished.
+        Looked for once the table doubled since the last look, so that it holds at most
+        about twice the live sessions, at a constant cost per session.
         """
         try:
             live = self.mcp.state(app).backend.get_sessions(known)
@@ -425,7 +425,9 @@ class MCPInstrumentor:
         if transport is not None:
             attributes["network.transport"] = transport
         if reason not in ("", "deleted"):
-            attributes["error.type"] = reason  # "idle" or "lifetime": the server ended it
+            attributes["error.type"] = (
+                reason  # "idle", "lifetime", "handshake": the server ended it
+            )
         self.session_duration.record(time.monotonic() - started, attributes)
 
 

@@ -22,6 +22,7 @@ from ..auth.info import principal_of
 from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionQuotaExceeded
 from ..backends.base import SessionRecord
+from ..backends.base import collect_ended
 from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
 from ..errors import MCPError
@@ -509,22 +510,28 @@ def open_session(
             principal=principal_of(auth),
             path_args=stored_path_args(),
         )
-        try:
-            stored = state.backend.create_session(
-                record,
-                settings.max_sessions,
-                handshake_timeout=settings.handshake_timeout,
-                owner=owner,
-                quota=settings.max_sessions_per_client,
-            )
-        except SessionQuotaExceeded:
-            raise MCPError(
-                INVALID_REQUEST,
-                f"Too Many Requests: this client holds {settings.max_sessions_per_client} "
-                "sessions (MCP_MAX_SESSIONS_PER_CLIENT); end one with DELETE, or retry later.",
-                http_status=429,
-                headers={"Retry-After": "5"},
-            ) from None
+        with collect_ended() as ended:
+            try:
+                stored = state.backend.create_session(
+                    record,
+                    settings.max_sessions,
+                    handshake_timeout=settings.handshake_timeout,
+                    owner=owner,
+                    quota=settings.max_sessions_per_client,
+                )
+            except SessionQuotaExceeded:
+                raise MCPError(
+                    INVALID_REQUEST,
+                    f"Too Many Requests: this client holds {settings.max_sessions_per_client} "
+                    "sessions (MCP_MAX_SESSIONS_PER_CLIENT); end one with DELETE, or retry later.",
+                    http_status=429,
+                    headers={"Retry-After": "5"},
+                ) from None
+            finally:  # the sessions ended to make room, whatever became of this one
+                for session_id, reason in ended:
+                    signals.send(
+                        signals.session_closed, state.app, session_id=session_id, reason=reason
+                    )
         if not stored:
             raise MCPError(
                 INVALID_REQUEST,

@@ -7,6 +7,7 @@ slot (see :mod:`~.streams`).
 
 from __future__ import annotations
 
+from ..base import session_ended
 from .codec import text
 from .commands import RedisCommands
 from .streams import StreamLogs
@@ -65,6 +66,7 @@ class SessionIndex:
             if int(reply[0]):
                 dropped += 1
                 self.logs.forget(cleanup, sid, reply[1:])
+                session_ended(sid, "handshake")
         commands.send(cleanup)
         return dropped
 
