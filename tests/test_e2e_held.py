@@ -12,6 +12,7 @@ import time
 import typing as t
 
 import pytest
+from harness import SERVERS
 from wire import debug_stats
 from wire import http_post
 from wire import http_session
@@ -52,14 +53,17 @@ def wait_for(port: int, key: str, value: int, why: str, seconds: float = 15) -> 
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+@pytest.mark.parametrize("worker", [*SERVERS, "uwsgi-router"])
 def test_a_client_that_stops_reading_frees_its_stream(serve: t.Any, worker: str) -> None:
     """A client that keeps its connection open but reads nothing loses it once a write
     waited ``MCP_SSE_WRITE_TIMEOUT``.
 
     The server's write to it blocked for ever once the socket's buffers were full:
     ``MCP_SSE_MAX_STREAM_SECONDS`` and the liveness checks never ran again, and the
-    stream's slot (on gthread, its thread) was held until the client closed.
+    stream's slot (on a threaded server, its thread) was held until the client closed.
+    waitress and uWSGI write from their own buffers, so the supervisor did not watch
+    them: waitress's write waits once it buffered ``outbuf_high_watermark`` (16 MB), and
+    uWSGI in gevent mode (alone or behind its HTTP router) has no write timeout of its own.
     """
     env = {"FLASK_MCP_SSE_WRITE_TIMEOUT": "1", "FLASK_MCP_SSE_MAX_STREAM_SECONDS": "1"}
     server = serve(APP, worker, threads=3, env=env)

@@ -279,8 +279,9 @@ class PeerSocket:
     """A client connection that the WSGI server owns, lent for liveness checks.
 
     It has what a check needs (``fileno`` and ``recv``, as in
-    :func:`flask_mcp.transport.sse.client_gone`), never blocks and never closes the
-    connection.
+    :func:`flask_mcp.transport.sse.client_gone`) and never blocks. It never closes
+    the descriptor, which stays the server's; :meth:`shutdown` ends the connection
+    of a client that reads nothing (see :class:`flask_mcp.runtime.runs.PendingWrites`).
 
     :param conn: the server's socket, or a file descriptor to borrow.
     """
@@ -312,6 +313,24 @@ class PeerSocket:
                 borrowed.detach()
         except (BlockingIOError, InterruptedError):
             return b"\0"
+
+    def shutdown(self, how: int) -> None:
+        """Shut the connection down (``socket.SHUT_RDWR``: both ways), leaving the descriptor
+        open for the server to close.
+
+        A write of the server's that waits on it fails then (waitress's, which waits for
+        its buffers to drain, and uWSGI's).
+
+        :raises OSError: the connection is closed already.
+        """
+        if not isinstance(self._conn, int):
+            self._conn.shutdown(how)
+            return
+        borrowed = _socket.socket(fileno=self._conn)  # _socket's: see recv
+        try:
+            borrowed.shutdown(how)
+        finally:
+            borrowed.detach()
 
 
 def client_socket(environ: t.Mapping[str, t.Any]) -> t.Any:

@@ -455,6 +455,10 @@ class PendingWrites:
     :meth:`end_stalled` every second: a write waiting longer than
     ``MCP_SSE_WRITE_TIMEOUT`` has its connection shut down, so the write fails
     and the response's clean-up runs.
+
+    waitress writes into its own buffers, so its write waits only once they hold
+    its ``outbuf_high_watermark`` (16 MB by default); uWSGI's write waits as
+    gunicorn's (with threads, its ``--socket-timeout`` ends it first).
     """
 
     def __init__(self) -> None:
@@ -465,8 +469,8 @@ class PendingWrites:
         return len(self._open)
 
     def open(self, sock: t.Any) -> PendingWrite | None:
-        """Watch the writes to ``sock``; ``None`` when it cannot be shut down (not a socket
-        of ours to end: waitress and uWSGI write from their own buffers)."""
+        """Watch the writes to ``sock``; ``None`` when it cannot be shut down (the server
+        shows no connection: see :func:`~flask_mcp.runtime.concurrency.client_socket`)."""
         if not callable(getattr(sock, "shutdown", None)):
             return None
         write = PendingWrite(sock)
@@ -483,16 +487,19 @@ class PendingWrites:
     def end_stalled(self, now: float, timeout: float) -> int:
         """Shut down the connections whose write has waited ``timeout`` seconds; return how
         many."""
+        # Shut down while holding the lock: a response stops being watched (close) before
+        # the server closes its connection, so a descriptor that uWSGI lends (a number)
+        # cannot have been closed and given to another client meanwhile.
         with self._lock:
             stalled = [w for w in self._open if w.since is not None and now - w.since >= timeout]
             self._open.difference_update(stalled)
-        for write in stalled:
-            # The socket gevent wraps, shut down as the kernel's: gevent's own shutdown
-            # would fail the waiting write with EBADF, which servers log as an error.
-            raw = getattr(write.sock, "_sock", None)
-            sock = raw if isinstance(raw, _socket.socket) else write.sock
-            with contextlib.suppress(OSError):  # closed meanwhile
-                sock.shutdown(socket.SHUT_RDWR)  # the blocked write fails (EPIPE)
+            for write in stalled:
+                # The socket gevent wraps, shut down as the kernel's: gevent's own shutdown
+                # would fail the waiting write with EBADF, which servers log as an error.
+                raw = getattr(write.sock, "_sock", None)
+                sock = raw if isinstance(raw, _socket.socket) else write.sock
+                with contextlib.suppress(OSError):  # closed meanwhile
+                    sock.shutdown(socket.SHUT_RDWR)  # the blocked write fails (EPIPE)
         if stalled:
             logger.info(
                 "Closed %d SSE connection(s) whose client read nothing for %s s "
