@@ -442,9 +442,10 @@ KEYS: tuple[Key, ...] = (
         "MCP_SSE_WRITE_TIMEOUT",
         60.0,
         seconds,
-        "Seconds a write to an SSE stream may wait for a client that reads nothing (its "
-        "connection open, its buffers full); then the connection is closed and its stream "
-        "(on a threaded server, its thread) freed. The client may resume the stream.",
+        "Seconds a write to an SSE stream, or of a JSON response larger than 16 KiB, may "
+        "wait for a client that reads nothing (its connection open, its buffers full); then "
+        "the connection is closed and its stream (on a threaded server, its thread) freed. "
+        "The client may resume the stream.",
     ),
     Key(
         "MCP_REQUEST_TIMEOUT",

@@ -82,6 +82,26 @@ def test_a_client_that_stops_reading_frees_its_stream(serve: t.Any, worker: str)
         sock.close()
 
 
+@pytest.mark.parametrize("worker", SERVERS)
+def test_a_client_that_reads_no_large_response_frees_its_worker(serve: t.Any, worker: str) -> None:
+    """A JSON response larger than the socket's buffers, to a client that reads nothing,
+    is closed once its write waited ``MCP_SSE_WRITE_TIMEOUT``.
+
+    The server's write of it blocked for ever (on gthread, a thread; on gevent and uWSGI
+    in gevent mode, a greenlet and the response in memory) until the client left.
+    """
+    server = serve(APP, worker, threads=3, env={"FLASK_MCP_SSE_WRITE_TIMEOUT": "1"})
+    session = http_session(server.port)
+    closed = debug_stats(server.port)["posts_closed"]  # initialize, initialized
+    params = {"name": "big", "arguments": {"size": 24 * 1024 * 1024}}  # more than any buffer
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+    sock = post(server.port, session, message, rcvbuf=4096)
+    try:
+        wait_for(server.port, "posts_closed", closed + 1, "the unread response is still written")
+    finally:
+        sock.close()
+
+
 def read_head(sock: socket.socket) -> bytes:
     """Read until the response's head and its first event came; return what was read."""
     data = b""

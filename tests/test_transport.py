@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import socket
 import typing as t
 
 import pytest
+from flask import Response
 from wire import HEADERS
 from wire import initialize
 from wire import initialize_request
+from wire import make_app
 from wire import post
 from wire import rpc
 from wire import sse_messages
+
+from flask_mcp import MCP
+from flask_mcp.transport.responses import WATCHED_BODY_SIZE
 
 
 def test_initialize_negotiates_and_issues_session(client: t.Any) -> None:
@@ -502,3 +508,44 @@ def test_a_session_ended_for_room_before_its_handshake_signals_once(
         assert post(client, initialized, session).status_code == 202
         assert client.delete("/mcp", headers={"Mcp-Session-Id": session}).status_code == 204
     assert closed == [(first, "handshake"), (session, "deleted")]
+
+
+@pytest.mark.parametrize("hook_reads_body", [False, True])
+def test_a_large_json_body_is_watched_while_the_server_writes_it(hook_reads_body: bool) -> None:
+    """The supervisor watches the write of a large JSON body only while the server writes
+    it: it ends with the body, also when an ``after_request`` hook read the body first."""
+    mcp = MCP(name="big", version="1.0.0")
+
+    @mcp.tool()
+    def big(size: int) -> str:
+        """Return ``size`` bytes."""
+        return "x" * size
+
+    app = make_app(mcp)
+    if hook_reads_body:
+
+        @app.after_request
+        def read_body(response: Response) -> Response:
+            response.get_data()
+            return response
+
+    client = app.test_client()
+    session = initialize(client)
+    writes = mcp.state(app).writes
+    params = {"name": "big", "arguments": {"size": 2 * WATCHED_BODY_SIZE}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    server_side, client_side = socket.socketpair()  # the connection the server shows
+    with server_side, client_side:
+        response = client.post(
+            "/mcp",
+            data=json.dumps(message),
+            headers={**HEADERS, "Mcp-Session-Id": session},
+            environ_overrides={"werkzeug.socket": server_side},
+            buffered=False,
+        )
+        body = next(iter(response.response))
+        assert len(writes) == (0 if hook_reads_body else 1)
+        response.close()
+        assert len(writes) == 0
+    assert len(body) > 2 * WATCHED_BODY_SIZE
+    assert int(response.headers["Content-Length"]) == len(body)

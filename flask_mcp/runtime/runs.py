@@ -435,7 +435,7 @@ class StreamSlots:
 
 
 class PendingWrite:
-    """One SSE response's connection, and since when the server's write to it waits."""
+    """One response's connection, and since when the server's write to it waits."""
 
     __slots__ = ("since", "sock")
 
@@ -444,9 +444,19 @@ class PendingWrite:
         #: When the write of the chunk handed to the server began (``None``: none pending).
         self.since: float | None = None
 
+    def timed(self, chunks: t.Iterable[bytes]) -> t.Iterator[bytes]:
+        """Yield ``chunks``, each marked as waiting (:attr:`since`) while the server writes it."""
+        for chunk in chunks:
+            self.since = time.monotonic()
+            yield chunk
+            self.since = None
+
 
 class PendingWrites:
-    """The connections of the SSE responses open in this process, to end stalled ones.
+    """The connections of the responses being written in this process, to end stalled ones.
+
+    They are those of the SSE responses and of the JSON responses larger than
+    :data:`~flask_mcp.transport.responses.WATCHED_BODY_SIZE`.
 
     The WSGI server writes each chunk of a response with no timeout: a client
     that keeps its connection open but reads nothing blocks that write for
@@ -484,6 +494,23 @@ class PendingWrites:
             with self._lock:
                 self._open.discard(write)
 
+    def body(self, sock: t.Any, chunks: t.Iterable[bytes]) -> t.Iterator[bytes]:
+        """Yield the chunks of a response body whose length the server sent ahead, their
+        writes to ``sock`` watched.
+
+        The watch begins with the first chunk and ends with the body (its last
+        chunk written, or the body closed): a body that other code reads first
+        (``Response.get_data``) leaves nothing watched.
+        """
+        write = self.open(sock)
+        if write is None:
+            yield from chunks
+            return
+        try:
+            yield from write.timed(chunks)
+        finally:
+            self.close(write)
+
     def end_stalled(self, now: float, timeout: float) -> int:
         """Shut down the connections whose write has waited ``timeout`` seconds; return how
         many."""
@@ -502,7 +529,7 @@ class PendingWrites:
                     sock.shutdown(socket.SHUT_RDWR)  # the blocked write fails (EPIPE)
         if stalled:
             logger.info(
-                "Closed %d SSE connection(s) whose client read nothing for %s s "
+                "Closed %d connection(s) whose client read nothing for %s s "
                 "(MCP_SSE_WRITE_TIMEOUT).",
                 len(stalled),
                 timeout,

@@ -9,6 +9,17 @@ from werkzeug.datastructures import Headers
 
 from ..errors import INVALID_REQUEST
 from ..protocol import jsonrpc
+from ..runtime import concurrency as _concurrency
+
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
+    from ..runtime.state import AppState
+
+#: JSON bodies larger than this have their write watched (:func:`watch_large_body`); a
+#: smaller one fits in a new connection's send buffer (Linux starts it at 16 KiB, and
+#: the client's receive window adds to it), so the server's write of it does not wait.
+WATCHED_BODY_SIZE = 16 * 1024
 
 
 def json_response(
@@ -82,6 +93,24 @@ def http_error(
     return json_response(jsonrpc.error(request_id, error), status, headers)
 
 
+def watch_large_body(state: AppState, environ: WSGIEnvironment, response: Response) -> Response:
+    """Have the supervisor watch the write of ``response`` if its body is a large JSON one.
+
+    The server writes a body with no timeout: one larger than the socket's
+    buffers, to a client that reads nothing, held the server's thread (or
+    greenlet) for ever. Its connection is closed once a write waited
+    ``MCP_SSE_WRITE_TIMEOUT``, as an SSE stream's is (see
+    :class:`~flask_mcp.runtime.runs.PendingWrites`). SSE responses, watched
+    already, and smaller bodies are returned as they are.
+    """
+    body = response.response
+    if type(body) is list and len(body) == 1 and len(body[0]) > WATCHED_BODY_SIZE:
+        # Its Content-Length is set: the server writes nothing after the body. An
+        # after_request hook may still read it (get_data), which ends the watch.
+        response.response = state.writes.body(_concurrency.client_socket(environ), body)
+    return response
+
+
 def no_content() -> Response:
     """Return 204 No Content, without a ``Content-Type`` (RFC 9110)."""
     response = Response(status=204)
@@ -89,4 +118,4 @@ def no_content() -> Response:
     return response
 
 
-__all__ = ["http_error", "json_response", "no_content"]
+__all__ = ["WATCHED_BODY_SIZE", "http_error", "json_response", "no_content", "watch_large_body"]

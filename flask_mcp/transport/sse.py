@@ -379,12 +379,9 @@ def event_stream(
     def generate() -> t.Iterator[bytes]:
         try:
             chunks = reader.iterate(pending)
-            for chunk in itertools.chain((opening,), chunks) if opening else chunks:
-                if write is not None:
-                    write.since = time.monotonic()
-                yield chunk
-                if write is not None:
-                    write.since = None
+            if opening:
+                chunks = itertools.chain((opening,), chunks)
+            yield from chunks if write is None else write.timed(chunks)
         except BackendUnavailable as exc:  # too late for a 503: end it, the client resumes
             reader.reason = "backend-unavailable"
             logger.warning("Closed an SSE stream: %s", exc)

@@ -32,6 +32,7 @@ from .handshake import VERSION_KEY
 from .handshake import Handshake
 from .responses import http_error
 from .responses import no_content
+from .responses import watch_large_body
 from .stateless import handle_stateless
 
 if t.TYPE_CHECKING:
@@ -286,7 +287,7 @@ def make_blueprint(
             req = request._get_current_object()  # type: ignore[attr-defined]
             method = req.method
             if method == "POST":
-                return transport.post(req)
+                return watch_large_body(state, req.environ, transport.post(req))
             if method == "GET":
                 return transport.get()
             if method == "DELETE":

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+import typing as t
 
 from flask import Flask
+from werkzeug.wsgi import ClosingIterator
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -28,6 +30,12 @@ def nap(seconds: float, ctx: Context) -> str:
     return "napped"
 
 
+@mcp.tool()
+def big(size: int) -> str:
+    """Return ``size`` bytes (no ``Context``: answered with one JSON response)."""
+    return "x" * size
+
+
 @mcp.tool(task="optional")
 def slow(seconds: float) -> str:
     """Work ``seconds`` (as a task: the task a ``tasks/result`` waits for)."""
@@ -38,9 +46,26 @@ def slow(seconds: float) -> str:
 app = Flask(__name__)
 app.config.from_prefixed_env()
 mcp.init_app(app)
+#: POSTs whose response the server has written (or given up) and closed.
+posts_closed = [0]
+
+
+def count_closed(wsgi_app: t.Any) -> t.Any:
+    """Count in ``posts_closed`` the POSTs whose response the server closed."""
+
+    def middleware(environ: t.Any, start_response: t.Any) -> t.Any:
+        body = wsgi_app(environ, start_response)
+        if environ["REQUEST_METHOD"] != "POST":
+            return body
+        return ClosingIterator(body, lambda: posts_closed.__setitem__(0, posts_closed[0] + 1))
+
+    return middleware
+
+
+app.wsgi_app = count_closed(app.wsgi_app)  # type: ignore[method-assign]
 
 
 @app.get("/debug/stats")
 def debug_stats() -> dict[str, object]:
-    """Live-state counters of this worker: open streams, running requests."""
-    return mcp.stats()
+    """Live-state counters of this worker: open streams, running requests, POSTs closed."""
+    return {**mcp.stats(), "posts_closed": posts_closed[0]}
