@@ -439,7 +439,7 @@ KEYS: tuple[Key, ...] = (
         "Close an SSE connection after this many seconds; the client resumes (None: never).",
     ),
     Key(
-        "MCP_SSE_WRITE_TIMEOUT",
+        "MCP_WRITE_TIMEOUT",
         60.0,
         seconds,
         "Seconds a write to an SSE stream, or of a JSON response larger than 16 KiB, may "
@@ -918,7 +918,7 @@ class Settings:
     sse_buffer_events: int
     sse_resume_bytes: int
     sse_max_stream_seconds: float | None
-    sse_write_timeout: float
+    write_timeout: float
     request_timeout: float
     client_request_timeout: float
     default_log_level: str

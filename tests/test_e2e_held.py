@@ -56,7 +56,7 @@ def wait_for(port: int, key: str, value: int, why: str, seconds: float = 15) -> 
 @pytest.mark.parametrize("worker", [*SERVERS, "uwsgi-router"])
 def test_a_client_that_stops_reading_frees_its_stream(serve: t.Any, worker: str) -> None:
     """A client that keeps its connection open but reads nothing loses it once a write
-    waited ``MCP_SSE_WRITE_TIMEOUT``.
+    waited ``MCP_WRITE_TIMEOUT``.
 
     The server's write to it blocked for ever once the socket's buffers were full:
     ``MCP_SSE_MAX_STREAM_SECONDS`` and the liveness checks never ran again, and the
@@ -65,7 +65,7 @@ def test_a_client_that_stops_reading_frees_its_stream(serve: t.Any, worker: str)
     them: waitress's write waits once it buffered ``outbuf_high_watermark`` (16 MB), and
     uWSGI in gevent mode (alone or behind its HTTP router) has no write timeout of its own.
     """
-    env = {"FLASK_MCP_SSE_WRITE_TIMEOUT": "1", "FLASK_MCP_SSE_MAX_STREAM_SECONDS": "1"}
+    env = {"FLASK_MCP_WRITE_TIMEOUT": "1", "FLASK_MCP_SSE_MAX_STREAM_SECONDS": "1"}
     server = serve(APP, worker, threads=3, env=env)
     session = http_session(server.port)
     params = {
@@ -85,12 +85,12 @@ def test_a_client_that_stops_reading_frees_its_stream(serve: t.Any, worker: str)
 @pytest.mark.parametrize("worker", SERVERS)
 def test_a_client_that_reads_no_large_response_frees_its_worker(serve: t.Any, worker: str) -> None:
     """A JSON response larger than the socket's buffers, to a client that reads nothing,
-    is closed once its write waited ``MCP_SSE_WRITE_TIMEOUT``.
+    is closed once its write waited ``MCP_WRITE_TIMEOUT``.
 
     The server's write of it blocked for ever (on gthread, a thread; on gevent and uWSGI
     in gevent mode, a greenlet and the response in memory) until the client left.
     """
-    server = serve(APP, worker, threads=3, env={"FLASK_MCP_SSE_WRITE_TIMEOUT": "1"})
+    server = serve(APP, worker, threads=3, env={"FLASK_MCP_WRITE_TIMEOUT": "1"})
     session = http_session(server.port)
     closed = debug_stats(server.port)["posts_closed"]  # initialize, initialized
     params = {"name": "big", "arguments": {"size": 24 * 1024 * 1024}}  # more than any buffer

@@ -463,7 +463,7 @@ class PendingWrites:
     ever once the socket's buffers are full, and its stream (on a threaded
     server, its thread) is never given back. The supervisor calls
     :meth:`end_stalled` every second: a write waiting longer than
-    ``MCP_SSE_WRITE_TIMEOUT`` has its connection shut down, so the write fails
+    ``MCP_WRITE_TIMEOUT`` has its connection shut down, so the write fails
     and the response's clean-up runs.
 
     waitress writes into its own buffers, so its write waits only once they hold
@@ -529,8 +529,7 @@ class PendingWrites:
                     sock.shutdown(socket.SHUT_RDWR)  # the blocked write fails (EPIPE)
         if stalled:
             logger.info(
-                "Closed %d connection(s) whose client read nothing for %s s "
-                "(MCP_SSE_WRITE_TIMEOUT).",
+                "Closed %d connection(s) whose client read nothing for %s s (MCP_WRITE_TIMEOUT).",
                 len(stalled),
                 timeout,
             )

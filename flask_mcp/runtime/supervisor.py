@@ -127,7 +127,7 @@ def tick(state: AppState, now: float, reap: bool) -> None:
     """Do one round of supervision."""
     for run in state.inflight.overdue(now):
         time_out(state, run)
-    state.writes.end_stalled(now, state.settings.sse_write_timeout)
+    state.writes.end_stalled(now, state.settings.write_timeout)
     settle.settle_owed()
     if reap:
         settings = state.settings

@@ -99,7 +99,7 @@ def watch_large_body(state: AppState, environ: WSGIEnvironment, response: Respon
     The server writes a body with no timeout: one larger than the socket's
     buffers, to a client that reads nothing, held the server's thread (or
     greenlet) for ever. Its connection is closed once a write waited
-    ``MCP_SSE_WRITE_TIMEOUT``, as an SSE stream's is (see
+    ``MCP_WRITE_TIMEOUT``, as an SSE stream's is (see
     :class:`~flask_mcp.runtime.runs.PendingWrites`). SSE responses, watched
     already, and smaller bodies are returned as they are.
     """

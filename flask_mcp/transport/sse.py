@@ -373,7 +373,7 @@ def event_stream(
         )
 
     # The server writes each chunk with no timeout: the supervisor ends a connection whose
-    # write waits past MCP_SSE_WRITE_TIMEOUT (a client that reads nothing).
+    # write waits past MCP_WRITE_TIMEOUT (a client that reads nothing).
     write = state.writes.open(reader.sock)
 
     def generate() -> t.Iterator[bytes]:
