@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import re
+import time
 import typing as t
 import uuid
 
@@ -16,8 +17,11 @@ from harness import start_server
 from prometheus_client import CollectorRegistry
 
 from flask_mcp import MCP
+from flask_mcp import Context
 from flask_mcp import MCPError
 from flask_mcp import signals
+from flask_mcp.contrib.prometheus import EXTENSION_KEY
+from flask_mcp.contrib.prometheus import PRUNE_AT
 from flask_mcp.contrib.prometheus import PrometheusMetrics
 from flask_mcp.testing import MCPTestClient
 
@@ -88,6 +92,33 @@ def test_streams_and_tasks_gauges_fed_by_signals() -> None:
     assert sample(text, "mcp_server_tasks", status="working") == 0
     assert sample(text, "mcp_server_tasks", status="input_required") == 1
     assert sample(text, "mcp_server_task_status_changes_total", status="completed") == 1
+
+
+def test_tasks_that_ended_unseen_are_not_counted_for_ever() -> None:
+    """A task whose record expired before its handler ended sends no terminal
+    ``task_status_changed`` (nor does one another worker ended): the table of live tasks
+    kept one entry per such task for ever, and the ``tasks`` gauge counted it."""
+    mcp, app = make(MCP_TASK_TTL=0.05, MCP_TASK_MAX_RUNNING=100)
+
+    @mcp.tool(task="optional")
+    def held(ctx: Context) -> str:
+        ctx.progress(1, 2)  # task_status_changed: working
+        while True:  # until its record expires: the executor cancels its run then
+            ctx.check_cancelled()
+            time.sleep(0.01)
+
+    with MCPTestClient(app, protocol_version="2026-07-28") as client:
+        for _ in range(4):
+            for _ in range(40):
+                assert client.call_tool_as_task("held")["status"] == "working"
+            deadline = time.monotonic() + 30
+            while mcp.stats(app)["running_requests"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert mcp.stats(app)["running_requests"] == 0
+    live = app.extensions[EXTENSION_KEY].metrics(app).live_tasks
+    assert len(live) <= PRUNE_AT, len(live)
+    text = app.test_client().get("/metrics").get_data(as_text=True)
+    assert sample(text, "mcp_server_tasks", status="working") == len(live)
 
 
 def test_client_chosen_names_add_no_series() -> None:

@@ -79,6 +79,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     ) from exc
 
 from .. import signals
+from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..transport.health import check_request_host
 from .labels import MAX_LENGTH
@@ -96,6 +97,8 @@ BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 #: The key of the :class:`PrometheusMetrics` in ``app.extensions``.
 EXTENSION_KEY = "mcp_prometheus"
+#: Tasks an app's table holds before those that ended unseen are looked for.
+PRUNE_AT = 64
 
 
 def multiprocess_dir() -> str | None:
@@ -183,6 +186,9 @@ class AppMetrics:
         self.sessions: _Sessions | None = None
         #: The live status of each task this worker saw change.
         self.live_tasks: dict[t.Any, str] = {}
+        #: The size of :attr:`live_tasks` at which the tasks that ended unseen are
+        #: forgotten (twice the number kept at the last look).
+        self.prune_at = PRUNE_AT
         self.lock = threading.Lock()
 
 
@@ -337,16 +343,49 @@ class PrometheusMetrics:
             previous = metrics.live_tasks.pop(task_id, None)
             if status not in TERMINAL:
                 metrics.live_tasks[task_id] = status
+            known = list(metrics.live_tasks) if len(metrics.live_tasks) >= metrics.prune_at else []
         if previous is not None:
             metrics.tasks.labels(previous).dec()
         if status not in TERMINAL:
             metrics.tasks.labels(status).inc()
         metrics.task_changes.labels(status).inc()
+        if known:
+            self._forget_ended(sender, metrics, known)
+
+    def _forget_ended(self, app: Flask, metrics: AppMetrics, known: list[t.Any]) -> None:
+        """Stop counting the tasks among ``known`` that ended unseen.
+
+        A task may end without a terminal ``task_status_changed`` in this worker: its
+        record expired (its ttl ran out before its handler ended, or while it waited
+        for input), or another worker cancelled or finished it. Such tasks are looked
+        for once the table doubled since the last look, so that it holds at most about
+        twice the tasks live here, at a constant cost per task; each leaves the
+        ``tasks`` gauge.
+        """
+        store = self.mcp.state(app).backend.task_store()
+        ended = []
+        try:
+            for task_id in known:
+                record = store.get(task_id)
+                if record is None or record.get("status") in TERMINAL:
+                    ended.append(task_id)
+        except BackendUnavailable:  # look again after as many tasks more
+            ended = []
+        gone = []
+        with metrics.lock:
+            for task_id in ended:
+                status = metrics.live_tasks.pop(task_id, None)
+                if status is not None:
+                    gone.append(status)
+            metrics.prune_at = max(PRUNE_AT, 2 * len(metrics.live_tasks))
+        for status in gone:
+            metrics.tasks.labels(status).dec()
 
 
 __all__ = [
     "BUCKETS",
     "EXTENSION_KEY",
+    "PRUNE_AT",
     "TERMINAL",
     "AppMetrics",
     "PrometheusMetrics",
