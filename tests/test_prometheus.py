@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import re
+import threading
 import time
 import typing as t
 import uuid
@@ -91,6 +92,31 @@ def test_streams_and_tasks_gauges_fed_by_signals() -> None:
     assert sample(text, "mcp_server_open_streams", kind="get") == 1
     assert sample(text, "mcp_server_tasks", status="working") == 0
     assert sample(text, "mcp_server_tasks", status="input_required") == 1
+    assert sample(text, "mcp_server_task_status_changes_total", status="completed") == 1
+
+
+def test_a_task_is_counted_from_its_creation() -> None:
+    """A task whose handler changes no status (no progress, no question) is ``working``
+    from ``task_created`` on: the gauge counted no task until its first change."""
+    mcp, app = make()
+    release = threading.Event()
+
+    @mcp.tool(task="optional")
+    def quiet() -> str:
+        release.wait(30)
+        return "done"
+
+    with MCPTestClient(app, protocol_version="2026-07-28") as client:
+        task = client.call_tool_as_task("quiet")
+        assert task["status"] == "working"
+        text = app.test_client().get("/metrics").get_data(as_text=True)
+        assert sample(text, "mcp_server_tasks", status="working") == 1
+        release.set()
+        deadline = time.monotonic() + 30
+        while mcp.stats(app)["running_requests"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+    text = app.test_client().get("/metrics").get_data(as_text=True)
+    assert sample(text, "mcp_server_tasks", status="working") == 0
     assert sample(text, "mcp_server_task_status_changes_total", status="completed") == 1
 
 

@@ -27,7 +27,8 @@ Metrics (``mcp_server_`` prefix):
                                                        at scrape time (every worker's with
                                                        Redis)
 ``open_streams``                            gauge      kind (post, get, resume, listen)
-``tasks``                                   gauge      status, fed by ``task_status_changed``
+``tasks``                                   gauge      status, fed by ``task_created`` and
+                                                       ``task_status_changed``
 ``task_status_changes_total``               counter    status
 ==========================================  =========  ==================================
 
@@ -172,7 +173,7 @@ class AppMetrics:
         )
         self.tasks = Gauge(
             "mcp_server_tasks",
-            "Tasks in each status, as seen by task_status_changed.",
+            "Tasks in each status, as seen by task_created and task_status_changed.",
             ["status"],
             registry=registry,
             multiprocess_mode="livesum",
@@ -227,6 +228,7 @@ class PrometheusMetrics:
         mcp.middleware(self)
         signals.stream_opened.connect(self._on_stream_opened, weak=False)
         signals.stream_closed.connect(self._on_stream_closed, weak=False)
+        signals.task_created.connect(self._on_task_created, weak=False)
         signals.task_status_changed.connect(self._on_task_status, weak=False)
         if app is not None:
             self.init_app(app)
@@ -334,11 +336,23 @@ class PrometheusMetrics:
         if metrics is not None:
             metrics.open_streams.labels(metrics.bounds.bounded("kind", kind)).dec()
 
+    def _on_task_created(self, sender: t.Any, *, task_id: t.Any, **_: t.Any) -> None:
+        metrics = self._of(sender)
+        if metrics is not None:  # a task is created working (both flavours of the spec)
+            self._set_task_status(sender, metrics, task_id, "working")
+
     def _on_task_status(self, sender: t.Any, *, task_id: t.Any, status: str, **_: t.Any) -> None:
         metrics = self._of(sender)
         if metrics is None:
             return
         status = metrics.bounds.bounded("status", status)
+        self._set_task_status(sender, metrics, task_id, status)
+        metrics.task_changes.labels(status).inc()
+
+    def _set_task_status(
+        self, app: Flask, metrics: AppMetrics, task_id: t.Any, status: str
+    ) -> None:
+        """Count ``task_id`` in the ``tasks`` gauge under ``status`` (none once it ended)."""
         with metrics.lock:
             previous = metrics.live_tasks.pop(task_id, None)
             if status not in TERMINAL:
@@ -348,9 +362,8 @@ class PrometheusMetrics:
             metrics.tasks.labels(previous).dec()
         if status not in TERMINAL:
             metrics.tasks.labels(status).inc()
-        metrics.task_changes.labels(status).inc()
         if known:
-            self._forget_ended(sender, metrics, known)
+            self._forget_ended(app, metrics, known)
 
     def _forget_ended(self, app: Flask, metrics: AppMetrics, known: list[t.Any]) -> None:
         """Stop counting the tasks among ``known`` that ended unseen.
