@@ -125,6 +125,18 @@ def test_a_request_id_in_use_is_refused(pipes: Pipes) -> None:
     assert pipes.receive()["id"] == 6  # nothing more came for the cancelled request
 
 
+def test_a_malformed_response_is_answered_with_an_error_of_no_request(pipes: Pipes) -> None:
+    """The error carries no id: id 5 is the server's request, not one of the client's."""
+    pipes.send(INIT)
+    pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "id": 5, "error": "x"})
+    pipes.send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
+    refused = pipes.receive()
+    assert refused["id"] is None and refused["error"]["code"] == -32600
+    assert '"error" of a response must be an object' in refused["error"]["message"]
+    assert pipes.receive() == {"jsonrpc": "2.0", "id": 6, "result": {}}
+
+
 def test_nothing_more_is_sent_for_a_cancelled_request(pipes: Pipes) -> None:
     pipes.send(INIT)
     pipes.receive()

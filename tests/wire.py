@@ -336,14 +336,15 @@ def initialize_request(version: str = "2025-11-25") -> dict[str, t.Any]:
 
 
 def http_post(
-    port: int, body: dict[str, t.Any], session: str | None = None
+    port: int, body: t.Any, session: str | None = None, **extra: str
 ) -> tuple[int, dict[str, str], bytes]:
-    """POST one message to the server's ``/mcp`` on a connection of its own; return the
-    status, the headers and the whole body."""
+    """POST one message (or a batch) to the server's ``/mcp`` on a connection of its own;
+    return the status, the headers and the whole body.  ``extra`` headers go on top."""
     conn = http.client.HTTPConnection(HOST, port, timeout=30)
     headers = dict(HEADERS)
     if session:
         headers.update({"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+    headers.update(extra)
     try:
         conn.request("POST", "/mcp", json.dumps(body), headers)
         response = conn.getresponse()
@@ -381,9 +382,9 @@ def start_session(
     return headers
 
 
-def http_session(port: int) -> str:
-    """Initialize a 2025-11-25 session over plain HTTP and return its id."""
-    status, headers, data = http_post(port, initialize_request())
+def http_session(port: int, version: str = "2025-11-25") -> str:
+    """Initialize a session (2025-11-25 unless told) over plain HTTP and return its id."""
+    status, headers, data = http_post(port, initialize_request(version))
     assert status == 200, data
     session = headers["Mcp-Session-Id"]
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}

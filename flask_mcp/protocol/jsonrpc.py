@@ -78,9 +78,8 @@ def classify(message: t.Any) -> str:
         if type(request_id) is not int and type(request_id) is not str and not valid_id(request_id):
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.')
         return REQUEST
-    if "id" in message and ("result" in message or "error" in message):
-        if not valid_id(request_id):
-            raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.')
+    if _answers(message):
+        _check_response(message)
         return RESPONSE
     raise MCPError(
         INVALID_REQUEST,
@@ -89,9 +88,54 @@ def classify(message: t.Any) -> str:
     )
 
 
+def _answers(message: dict[str, t.Any]) -> bool:
+    """Tell whether a message without ``method`` is meant as a response."""
+    return "result" in message or "error" in message
+
+
+def _check_response(message: dict[str, t.Any]) -> None:
+    """Check the shape of a client's response: the id it answers, a result or an error.
+
+    :raises MCPError: -32600 saying what is wrong with it.
+    """
+    if not valid_id(message.get("id")):
+        raise MCPError(
+            INVALID_REQUEST,
+            'Invalid Request: a response needs the "id" (a string or an integer) of the '
+            "request it answers.",
+        )
+    if "result" in message and "error" in message:
+        raise MCPError(
+            INVALID_REQUEST,
+            'Invalid Request: a response has "result" or "error", not both; send "error" '
+            "alone for a request that failed.",
+        )
+    if "result" in message:
+        if not isinstance(message["result"], dict):
+            raise MCPError(
+                INVALID_REQUEST, 'Invalid Request: the "result" of a response must be an object.'
+            )
+        return
+    error = message["error"]
+    if (
+        not isinstance(error, dict)
+        or type(error.get("code")) is not int
+        or not isinstance(error.get("message"), str)
+    ):
+        raise MCPError(
+            INVALID_REQUEST,
+            'Invalid Request: the "error" of a response must be an object with an integer '
+            '"code" and a string "message".',
+        )
+
+
 def request_id_of(message: t.Any) -> t.Any:
-    """Return the id of a message if it has a usable one, else ``None``."""
-    if isinstance(message, dict):
+    """Return the id of a message if it has a usable one, else ``None``.
+
+    A response's id is not returned: an error about a response answers no request of
+    the client's, so it carries no id.
+    """
+    if isinstance(message, dict) and ("method" in message or not _answers(message)):
         value = message.get("id")
         if valid_id(value):
             return value

@@ -59,6 +59,23 @@ SESSION_KEY = "HTTP_MCP_SESSION_ID"
 VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 
 
+def _refusal_of_batch(messages: list[t.Any]) -> str | None:
+    """Say why a batch of responses and notifications only cannot be accepted, if it cannot.
+
+    Such a batch is answered with 202, or with 400 and none of it handled (2025-03-26
+    transports); one with a request is answered member by member, an invalid one with
+    an error of its own.
+    """
+    refused = None
+    for message in messages:
+        try:
+            if jsonrpc.classify(message) == jsonrpc.REQUEST:
+                return None
+        except MCPError as exc:
+            refused = refused or exc.message
+    return refused
+
+
 def _id_in_use(state: AppState, record: SessionRecord, request_id: t.Any) -> str | None:
     """Say why a request may not run when its id is that of a request of the session still
     running in this process (``None``: it may).
@@ -226,6 +243,9 @@ class Handshake:
                 "Invalid Request: JSON-RPC batches are only accepted on sessions that negotiated "
                 "protocol 2025-03-26; send one message per POST.",
             )
+        refused = _refusal_of_batch(messages)
+        if refused is not None:
+            return http_error(400, refused)
         answers = self.batch_answers(
             state, record, messages, auth, path_args=path_args, client_address=req.remote_addr
         )
