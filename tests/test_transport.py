@@ -9,6 +9,7 @@ import typing as t
 import pytest
 from flask import Response
 from wire import HEADERS
+from wire import Wire
 from wire import initialize
 from wire import initialize_request
 from wire import make_app
@@ -110,6 +111,22 @@ def test_no_progress_without_token(client: t.Any) -> None:
     session = initialize(client)
     messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty"}))
     assert [m.get("method") for m in messages[:-1]] == ["notifications/message"]
+
+
+@pytest.mark.parametrize("token", [{"a": 1}, 1.5, True, [7]])
+def test_a_progress_token_of_another_type_is_invalid_params(app: t.Any, token: t.Any) -> None:
+    """Neither a string nor an integer: refused in both eras, not echoed in progress."""
+    client = app.test_client()
+    session = initialize(client)
+    params = {"name": "chatty", "_meta": {"progressToken": token}}
+    response = rpc(client, session, "tools/call", params)
+    assert response.mimetype == "application/json"
+    assert response.get_json()["error"]["code"] == -32602
+    assert "progressToken must be a string or an integer" in response.get_json()["error"]["message"]
+    status, answer, sent = Wire(app).call("tools/call", {"name": "chatty"}, progressToken=token)
+    assert (status, answer["error"]["code"], sent) == (400, -32602, [])
+    status, answer, sent = Wire(app).call("tools/call", {"name": "chatty"}, progressToken=None)
+    assert status == 200 and "error" not in answer  # null: no token, as if left out
 
 
 def test_truncated_json_is_a_parse_error(client: t.Any) -> None:

@@ -15,10 +15,12 @@ import typing as t
 
 from .. import protocol
 from ..errors import INTERNAL_ERROR
+from ..errors import INVALID_PARAMS
 from ..errors import INVALID_REQUEST
 from ..errors import MCPError
 from ..errors import MethodNotFound
 from ..errors import URLElicitationRequired
+from ..protocol import jsonrpc
 from . import mrtr
 from .call import Call as Call
 from .call import MethodRecord
@@ -41,6 +43,23 @@ INLINE = "inline"
 SPAWN = "spawn"
 #: The methods that run a tool, resource or prompt whose ``scopes=`` are checked first.
 SCOPED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+
+
+def check_progress_token(token: t.Any) -> None:
+    """Check a request's ``_meta.progressToken``: a string or an integer (or ``null``: none).
+
+    :raises MCPError: -32602 (HTTP 400 at 2026-07-28) for any other value: the spec
+        requires one of the two, and a token of another type would be echoed in every
+        progress notification of the request.
+    """
+    if token is not None and not jsonrpc.valid_id(token):
+        raise MCPError(
+            INVALID_PARAMS,
+            "Invalid params: _meta.progressToken must be a string or an integer, not "
+            f"{jsonrpc.dumps(token)[:40]}; send one to get notifications/progress, or leave "
+            "it out.",
+            http_status=400,
+        )
 
 
 class Dispatcher:
@@ -225,6 +244,9 @@ class Dispatcher:
 
         :raises MCPError: the request fails with a JSON-RPC error.
         """
+        meta = call.params.get("_meta")
+        if isinstance(meta, dict) and "progressToken" in meta:
+            check_progress_token(meta["progressToken"])
         if self.middleware.items:  # the list itself: no __bool__ call per request
             if call.state.authenticator is not None and call.method in SCOPED_METHODS:
                 self.authorize_target(call)
