@@ -62,6 +62,17 @@ def test_progress_needs_a_token_and_goes_to_the_outbox() -> None:
     ]
 
 
+def test_progress_that_does_not_increase_is_not_sent(caplog: pytest.LogCaptureFixture) -> None:
+    ctx, outbox, _ = make(meta={"progressToken": "tok"})
+    for value in (5, 5, 4, 6, 6):
+        ctx.progress(value)
+    assert [m["params"]["progress"] for m in messages(outbox)] == [5, 6]
+    (warning,) = caplog.records  # once per call, not once per skipped value
+    assert warning.levelname == "WARNING"
+    assert "ctx.progress(5) was not reported" in warning.getMessage()
+    assert "Pass a larger value each time" in warning.getMessage()
+
+
 def test_log_messages_below_the_client_level_are_dropped() -> None:
     ctx, outbox, _ = make(log_level="warning")
     ctx.info("quiet")

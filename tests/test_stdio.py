@@ -137,6 +137,31 @@ def test_a_malformed_response_is_answered_with_an_error_of_no_request(pipes: Pip
     assert pipes.receive() == {"jsonrpc": "2.0", "id": 6, "result": {}}
 
 
+def test_progress_that_does_not_increase_is_skipped_over_stdio() -> None:
+    mcp = MCP(name="steps", version="1")
+
+    @mcp.tool()
+    def steps(ctx: Context) -> str:
+        for value in (5, 5, 6):
+            ctx.progress(value)
+        return "done"
+
+    app = Flask("steps")
+    app.config["SECRET_KEY"] = "steps"
+    mcp.init_app(app)
+    pipes = Pipes(app, mcp)
+    try:
+        pipes.send(INIT)
+        pipes.receive()
+        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        pipes.send(call(1, "steps", {}, _meta={"progressToken": "p"}))
+        sent = [pipes.receive(), pipes.receive(), pipes.receive()]
+    finally:
+        pipes.close()
+    assert [m.get("params", {}).get("progress") for m in sent] == [5, 6, None]
+    assert sent[2]["id"] == 1
+
+
 def test_nothing_more_is_sent_for_a_cancelled_request(pipes: Pipes) -> None:
     pipes.send(INIT)
     pipes.receive()

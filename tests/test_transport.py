@@ -9,6 +9,7 @@ import typing as t
 import pytest
 from flask import Response
 from wire import HEADERS
+from wire import V2026
 from wire import Wire
 from wire import initialize
 from wire import initialize_request
@@ -18,6 +19,8 @@ from wire import rpc
 from wire import sse_messages
 
 from flask_mcp import MCP
+from flask_mcp import Context
+from flask_mcp.testing import MCPTestClient
 from flask_mcp.transport.responses import WATCHED_BODY_SIZE
 
 
@@ -127,6 +130,30 @@ def test_a_progress_token_of_another_type_is_invalid_params(app: t.Any, token: t
     assert (status, answer["error"]["code"], sent) == (400, -32602, [])
     status, answer, sent = Wire(app).call("tools/call", {"name": "chatty"}, progressToken=None)
     assert status == 200 and "error" not in answer  # null: no token, as if left out
+
+
+def steps_app() -> t.Any:
+    """An app whose tool reports 5 twice and 6 twice, as a call or as a task."""
+    mcp = MCP(name="steps", version="1")
+
+    @mcp.tool(task="optional")
+    def steps(ctx: Context) -> str:
+        for value, note in ((5, "a"), (5, "b"), (6, "c"), (6, "d")):
+            ctx.progress(value, 10, note)
+        return "done"
+
+    return make_app(mcp)
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", V2026])
+def test_progress_that_does_not_increase_is_skipped_in_calls_and_tasks(version: str) -> None:
+    with MCPTestClient(steps_app(), protocol_version=version) as client:
+        result = client.call_tool("steps", progressToken="t")
+        assert result["content"][0]["text"] == "done"  # the call goes on
+        progress = [n["params"] for n in client.notifications if "progress" in n["method"]]
+        assert [(p["progress"], p["message"]) for p in progress] == [(5, "a"), (6, "c")]
+        task = client.wait_for_task(client.call_tool_as_task("steps", progressToken="t"))
+        assert (task["status"], task["statusMessage"]) == ("completed", "c")
 
 
 def test_truncated_json_is_a_parse_error(client: t.Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 import typing as t
 from urllib.parse import urlsplit
@@ -28,6 +29,8 @@ if t.TYPE_CHECKING:
     from ..backends.base import SessionRecord
     from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
+
+logger = logging.getLogger("flask_mcp")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -282,6 +285,8 @@ class Context:
         self.input_responses: dict[str, t.Any] = {}
         #: What the tool's ``prepare`` function returned (see :doc:`tasks`), else ``None``.
         self.prepared: t.Any = None
+        self._last_progress: t.Any = None
+        self._progress_warned = False
 
     @property
     def session_id(self) -> str | None:
@@ -350,7 +355,43 @@ class Context:
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress, if the client asked for it with a ``progressToken``."""
+        """Report progress, if the client asked for it with a ``progressToken``.
+
+        ``progress`` must increase from one call to the next, as the spec requires of
+        progress notifications: a value not above the last one reported is not sent
+        (a warning is logged, once per call), and the handler goes on.
+        """
+        if self._progress_increases(progress):
+            self._report_progress(progress, total, message)
+
+    def _progress_increases(self, progress: t.Any) -> bool:
+        """Tell whether ``progress`` is above the last value reported, and remember it."""
+        last = self._last_progress
+        try:
+            stalled = last is not None and not progress > last
+        except TypeError:  # not a number: reported as given, as it always was
+            stalled = False
+        if not stalled:
+            self._last_progress = progress
+            return True
+        if not self._progress_warned:
+            self._progress_warned = True
+            call = self.call
+            name = call.params.get("name") if call is not None else None
+            where = f" in {name!r}" if isinstance(name, str) else ""
+            logger.warning(
+                "ctx.progress(%r)%s was not reported: the progress value must increase with "
+                "each notification, and %r was reported before. Pass a larger value each time "
+                "(the work done so far, such as items processed) and say what changed in "
+                "message=; further such calls of this request are skipped without a warning.",
+                progress,
+                where,
+                last,
+            )
+        return False
+
+    def _report_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Send ``notifications/progress``, if the client asked for it."""
         token = self.meta.get("progressToken")
         if token is None:
             return

@@ -213,9 +213,10 @@ def answer_inputs(
 class TaskContext(Context):
     """The ``Context`` of a handler running as a task.
 
-    ``progress()`` sets the task's ``statusMessage``; log messages have no
-    stream to go to and are dropped (SEP-2663 forbids them on tasks); requests
-    to the client go through the task record (``input_required``).
+    ``progress()`` sets the task's ``statusMessage`` (a value not above the last one
+    is skipped, as in any call); log messages have no stream to go to and are
+    dropped (SEP-2663 forbids them on tasks); requests to the client go through the
+    task record (``input_required``).
     Built by the kernel's one factory (:func:`flask_mcp.kernel.intake.task_context`).
     """
 
@@ -242,9 +243,7 @@ class TaskContext(Context):
         """
         return self._session_id
 
-    def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    def _report_progress(self, progress: float, total: float | None, message: str | None) -> None:
         """Set the task's ``statusMessage`` (``message``, or ``"progress/total"``)."""
         text = message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}")
 
