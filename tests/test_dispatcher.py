@@ -8,6 +8,7 @@ same way, without HTTP.
 
 from __future__ import annotations
 
+import base64
 import typing as t
 
 import flask
@@ -144,6 +145,9 @@ def test_tools_list_is_paginated(dispatcher: Dispatcher, state: AppState) -> Non
     assert "nextCursor" not in second
     bad = error_of(dispatcher, call(state, "tools/list", {"cursor": "not-a-cursor"}))
     assert bad.code == -32602
+    for changed in (first["nextCursor"] + "==", base64.b64encode(b"tools:+3").decode()):
+        bad = error_of(dispatcher, call(state, "tools/list", {"cursor": changed}))
+        assert bad.code == -32602, changed  # another spelling of the offset: not ours
 
 
 def test_a_cursor_of_another_list_is_invalid() -> None:

@@ -50,6 +50,7 @@ from flask_mcp.backends.task_store import TaskStore
 from flask_mcp.errors import BackendUnavailable
 from flask_mcp.runtime.settle import settle_owed
 from flask_mcp.server import tasks as tasks_mod
+from flask_mcp.server.registry import encode_cursor
 from flask_mcp.testing import MCPTestClient
 
 EXT = {"io.modelcontextprotocol/tasks": {}}
@@ -1002,19 +1003,45 @@ def test_arguments_nested_600_deep_run_as_a_task(
 
 
 @pytest.mark.parametrize("backend", BACKENDS[:2])
-@pytest.mark.parametrize("cursor", [str(2**63), str(2**64 + 5), "-1", "x"])
+@pytest.mark.parametrize("offset", [2**63, 2**64 + 5])
 def test_a_cursor_out_of_range_is_invalid_params(
-    request: pytest.FixtureRequest, backend: str, cursor: str
+    request: pytest.FixtureRequest, backend: str, offset: int
 ) -> None:
     """A cursor above 2**63 reached Redis's signed ranges and gave -32603."""
     config = {} if backend == "memory" else {"MCP_BACKEND": request.getfixturevalue(backend)}
     _, app, _ = build(**config)
     client = app.test_client()
     session = initialize(client)
+    cursor = encode_cursor(offset, "tasks")
     answer = call_2025(client, session, "tasks/list", {"cursor": cursor})
     assert answer["error"]["code"] == -32602
-    assert "unknown cursor" in answer["error"]["message"]
-    assert call_2025(client, session, "tasks/list", {"cursor": "0"})["result"]["tasks"] == []
+    assert "Invalid cursor" in answer["error"]["message"]
+    start = encode_cursor(0, "tasks")
+    assert call_2025(client, session, "tasks/list", {"cursor": start})["result"]["tasks"] == []
+
+
+@pytest.mark.parametrize("cursor", ["0", "+0", " 0", "0_0", "\u0660", 0, True, 0.5, "x", "b286MA"])
+def test_every_list_refuses_a_garbled_cursor_alike(cursor: t.Any) -> None:
+    """Invalid cursors get -32602 (pagination); tasks/list read any int() took as an offset."""
+    mcp, app, _ = build(MCP_PAGE_SIZE=1)
+    mcp.prompt(name="p")(lambda: "p")
+    mcp.resource("test://r")(lambda: "r")
+    mcp.resource("test://r/{name}")(lambda name: name)
+    client = app.test_client()
+    session = initialize(client)
+    for _ in range(2):
+        call_2025(client, session, "tools/call", {"name": "plain", "arguments": {}, "task": {}})
+    lists = ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]
+    for method in [*lists, "tasks/list"]:
+        answer = call_2025(client, session, method, {"cursor": cursor})
+        assert answer.get("error", {}).get("code") == -32602, (method, answer)
+        assert answer["error"]["message"].startswith("Invalid cursor"), method
+        following = call_2025(client, session, method, {})["result"].get("nextCursor")
+        if following is not None:  # and a real one of this list, of no other
+            assert "result" in call_2025(client, session, method, {"cursor": following})
+            for other in {*lists, "tasks/list"} - {method}:
+                mixed = call_2025(client, session, other, {"cursor": following})
+                assert mixed["error"]["code"] == -32602, (method, other)
 
 
 class _FlakyTaskStore(MemoryTaskStore):

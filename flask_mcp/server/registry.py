@@ -536,7 +536,8 @@ def decode_cursor(cursor: t.Any, kind: str = "o") -> int:
     """Return the offset behind a cursor of the list named ``kind``.
 
     :raises InvalidParams: the cursor was not made by :func:`encode_cursor` for ``kind``
-        (a cursor of another list is refused, not read as an offset in this one).
+        (a cursor of another list is refused, not read as an offset in this one, and so
+        is one changed in any way, even to another spelling of the same offset).
     """
     if not isinstance(cursor, str):
         raise InvalidParams("Invalid cursor: it must be the string from a previous nextCursor.")
@@ -544,7 +545,7 @@ def decode_cursor(cursor: t.Any, kind: str = "o") -> int:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         prefix, _, number = raw.rpartition(":")
         offset = int(number)
-        if prefix != kind or offset < 0:
+        if prefix != kind or offset < 0 or encode_cursor(offset, kind) != cursor:
             raise ValueError
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise InvalidParams(

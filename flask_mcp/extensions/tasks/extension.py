@@ -35,6 +35,8 @@ from ...kernel.extension import Extension
 from ...runtime import concurrency as _concurrency
 from ...server import tasks as _tasks
 from ...server.call import client_facts
+from ...server.registry import decode_cursor
+from ...server.registry import encode_cursor
 
 if t.TYPE_CHECKING:
     from ...server.call import Call
@@ -45,6 +47,8 @@ if t.TYPE_CHECKING:
 
 #: The largest ``tasks/list`` cursor: an offset, far below the signed 64-bit ranges of Redis.
 MAX_CURSOR = 2**53
+#: Names the ``tasks/list`` cursors, so that the other lists refuse them (and it theirs).
+CURSOR_KIND = "tasks"
 
 
 def _call_of(ctx: Context) -> Call:
@@ -282,12 +286,13 @@ class Tasks(Extension):
     def tasks_list(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
         call = _call_of(ctx)
         cursor = params.get("cursor")
-        try:
-            start = int(cursor) if cursor is not None else 0
-        except (TypeError, ValueError):
-            start = -1
-        if not 0 <= start <= MAX_CURSOR:  # Redis ranges are signed 64-bit: -32603 past it
-            raise InvalidParams("Invalid params: unknown cursor; send the nextCursor returned.")
+        start = 0 if cursor is None else decode_cursor(cursor, CURSOR_KIND)
+        if start > MAX_CURSOR:  # Redis ranges are signed 64-bit: -32603 past it
+            raise InvalidParams(
+                "Invalid cursor: pass the nextCursor of a previous page of the same list unchanged."
+            )
+        # Past the end is an empty page, not an error: tasks expire, so the list may
+        # have shrunk since the cursor was given.
         records, following = _tasks.store_of(call.state).list(
             _tasks.owner_of(call), start, call.state.settings.page_size
         )
@@ -295,7 +300,7 @@ class Tasks(Extension):
             "tasks": [_tasks.wire(_tasks.check_lease(call.state, r)) for r in records]
         }
         if following is not None:
-            result["nextCursor"] = str(following)
+            result["nextCursor"] = encode_cursor(following, CURSOR_KIND)
         return result
 
     @Extension.method("tasks/result", eras=[protocol.HANDSHAKE], user_code=True)
