@@ -284,7 +284,9 @@ def test_resume_without_a_free_slot_keeps_its_place(
     slots.open = limit  # every stream this worker can hold is taken
     busy = open_get(client, session, last)
     assert (busy.status_code, busy.mimetype) == (200, "text/event-stream")
-    assert fields_of(busy.get_data())["id"] == last  # come back from the same place
+    again = fields_of(busy.get_data())["id"]
+    assert sse.parse_event_id(again) == sse.parse_event_id(last)  # the same place...
+    assert again != last  # ... with an id of its own
 
     slots.open = 0
     resumed = open_get(client, session, last)

@@ -66,6 +66,7 @@ def test_last_event_id_errors(client: t.Any) -> None:
     session = initialize(client)
     assert open_get(client, session, "garbage").status_code == 400
     assert open_get(client, session, "nosuchstream-3").status_code == 400
+    assert open_get(client, session, "g-0.not-a-tag").status_code == 400
     other = initialize(client)
     response = rpc(client, other, "tools/call", {"name": "chatty"})
     foreign_id = response.get_data(as_text=True).split("\n", 1)[0][4:]

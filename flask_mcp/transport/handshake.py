@@ -420,7 +420,7 @@ class Handshake:
         )
         opening = b""
         if protocol.sends_priming_event(record.protocol_version):
-            opening = sse.priming(sse.event_id(stream_id, after), settings.sse_retry_ms)
+            opening = sse.priming(stream_id, after, settings.sse_retry_ms)
 
         def on_close(reason: str) -> None:
             if reason == "end" and not general:
@@ -454,7 +454,7 @@ class Handshake:
             after = state.backend.get_cursor(record.id, stream_id)
         retry_ms = max(state.settings.sse_retry_ms, sse.BUSY_RETRY_MS)
         if protocol.sends_priming_event(record.protocol_version):
-            body = sse.priming(sse.event_id(stream_id, after), retry_ms)
+            body = sse.priming(stream_id, after, retry_ms)
         else:
             body = sse.retry(retry_ms)
         logger.debug(

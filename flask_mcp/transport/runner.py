@@ -569,7 +569,7 @@ def _streamed(
     resumable = outbox.resumable
     opening = b""
     if resumable and protocol.sends_priming_event(call.version):
-        opening = sse.priming(sse.event_id(outbox.stream_id, 0), state.settings.sse_retry_ms)
+        opening = sse.priming(outbox.stream_id, 0, state.settings.sse_retry_ms)
 
     def on_close(reason: str) -> None:
         if not resumable and reason != "end":  # the client closed the stream: that cancels

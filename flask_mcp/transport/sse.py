@@ -14,6 +14,7 @@ from __future__ import annotations
 import _socket
 import itertools
 import logging
+import secrets
 import select
 import socket
 import time
@@ -61,9 +62,13 @@ def event_id(stream_id: str, seq: int) -> str:
 
 
 def parse_event_id(value: str) -> tuple[str, int] | None:
-    """Split an event id into stream id and sequence number; ``None`` if malformed."""
-    stream_id, sep, seq = value.strip().rpartition("-")
+    """Split an event id (a priming event's too) into stream id and sequence number;
+    ``None`` if malformed."""
+    position, _, tag = value.strip().partition(".")
+    stream_id, sep, seq = position.rpartition("-")
     if not sep or not stream_id or not seq.isdigit() or len(value) > 200:
+        return None
+    if tag and not (tag.isascii() and tag.isalnum()):
         return None
     return stream_id, int(seq)
 
@@ -74,8 +79,16 @@ def frame(message: dict[str, t.Any], ident: str | None = None) -> bytes:
     return head.encode() + jsonrpc.dumps_bytes(message) + b"\n\n"
 
 
-def priming(ident: str, retry_ms: int) -> bytes:
-    """Return the priming event: an id, a retry hint and empty data."""
+def priming(stream_id: str, seq: int, retry_ms: int) -> bytes:
+    """Return a priming event: an id to resume after event ``seq``, a retry hint, empty data.
+
+    Its id is that position with a random tag (``g-4.9f2c...``), which
+    :func:`parse_event_id` reads as the position: event ids must be unique across the
+    session's streams, and a stream is primed again each time it is opened or
+    resumed from the same position, so the position alone would repeat an id the
+    client already got.
+    """
+    ident = f"{event_id(stream_id, seq)}.{secrets.token_hex(8)}"
     return f"id: {ident}\nretry: {retry_ms}\ndata: \n\n".encode()
 
 
@@ -208,7 +221,7 @@ class StreamReader:
                     if self.with_ids:
                         # Give the close an id, so a resume starts after it
                         # instead of reading this DISCONNECT again.
-                        yield priming(event_id(self.outbox.stream_id, event.seq), self.retry_ms)
+                        yield priming(self.outbox.stream_id, event.seq, self.retry_ms)
                     else:
                         yield retry(self.retry_ms)
                     return
