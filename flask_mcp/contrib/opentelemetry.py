@@ -424,10 +424,8 @@ class MCPInstrumentor:
         attributes: dict[str, t.Any] = {"mcp.protocol.version": version}
         if transport is not None:
             attributes["network.transport"] = transport
-        if reason not in ("", "deleted"):
-            attributes["error.type"] = (
-                reason  # "idle", "lifetime", "handshake": the server ended it
-            )
+        if reason not in ("", "deleted"):  # "idle", "lifetime", "handshake": the server's
+            attributes["error.type"] = reason
         self.session_duration.record(time.monotonic() - started, attributes)
 
 
