@@ -1337,6 +1337,43 @@ def test_2026_task_keys_answers_notifications_and_errors_on_a_real_server(serve:
 
 
 @pytest.mark.e2e
+def test_2025_task_progress_reaches_the_client_waiting_for_its_result(serve: t.Any) -> None:
+    """A 2025-11-25 task's ``ctx.progress()`` only set its ``statusMessage``: the client that
+    gave a ``progressToken`` got no ``notifications/progress``, though the spec keeps the
+    token valid until the task ends. They come on the ``tasks/result`` stream now, with the
+    token and the related task, increasing, before the result."""
+    related = "io.modelcontextprotocol/related-task"
+    server = serve("tests._apps.task_inputs:app", "gevent")
+    with httpx.Client(timeout=30) as http:
+        headers = start_session(http, server.url, {"elicitation": {}, "tasks": {}})
+        params = {"name": "gauged", "arguments": {}, "task": {}, "_meta": {"progressToken": "p-1"}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        task_id = http.post(server.url, headers=headers, json=body).json()["result"]["task"][
+            "taskId"
+        ]
+        body = {"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id}}
+        seen: list[dict[str, t.Any]] = []
+        with http.stream("POST", server.url, headers=headers, json=body) as stream:
+            messages = (m for line in stream.iter_lines() for m in sse_data(line + "\n"))
+            for message in messages:
+                seen.append(message)
+                if message.get("method") == "elicitation/create":
+                    answer = {"jsonrpc": "2.0", "id": message["id"],
+                              "result": {"action": "accept", "content": {"yes": True}}}  # fmt: skip
+                    assert http.post(server.url, headers=headers, json=answer).status_code == 202
+                if "result" in message:
+                    break
+    methods = [m.get("method", "result") for m in seen]
+    assert methods[:2] == ["notifications/progress", "elicitation/create"], methods
+    assert methods[-1] == "result" and seen[-1]["result"]["content"][0]["text"] == "gauged"
+    progress = [m["params"] for m in seen if m.get("method") == "notifications/progress"]
+    assert progress[0] == {"progressToken": "p-1", "progress": 1, "total": 3,
+                           "message": "asked", "_meta": {related: {"taskId": task_id}}}  # fmt: skip
+    values = [p["progress"] for p in progress]
+    assert values == sorted(set(values)) and set(values) <= {1, 2, 3}, values
+    assert all(p["progressToken"] == "p-1" for p in progress)
+
+
 def test_2025_task_meta_timestamps_paging_and_cancel_on_a_real_server(serve: t.Any) -> None:
     """2025-11-25 tasks MUSTs and SHOULDs that no other test drives, on gthread (where a
     cancelled handler's thread runs on to its end):

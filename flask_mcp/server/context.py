@@ -348,7 +348,12 @@ class Context:
         if self._run.cancelled.is_set():
             raise RequestCancelled()
 
-    def _notify(self, method: str, params: dict[str, t.Any]) -> None:
+    def send_notification(self, method: str, params: dict[str, t.Any]) -> None:
+        """Send a notification to the client with this request's messages (its stream).
+
+        ``notifications/progress`` and ``notifications/message`` have their own methods,
+        :meth:`progress` and :meth:`log`, which follow the spec's rules for them.
+        """
         self._run.outbox.emit(jsonrpc.notification(method, params))
         signals.send(signals.notification_sent, self.app, method=method, session_id=self.session_id)
 
@@ -392,15 +397,24 @@ class Context:
 
     def _report_progress(self, progress: float, total: float | None, message: str | None) -> None:
         """Send ``notifications/progress``, if the client asked for it."""
+        params = self._progress_params(progress, total, message)
+        if params is not None:
+            self.send_notification("notifications/progress", params)
+
+    def _progress_params(
+        self, progress: float, total: float | None, message: str | None
+    ) -> dict[str, t.Any] | None:
+        """Return the params of a ``notifications/progress``, or ``None`` without a
+        ``progressToken`` in the request."""
         token = self.meta.get("progressToken")
         if token is None:
-            return
+            return None
         params: dict[str, t.Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self._notify("notifications/progress", params)
+        return params
 
     def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
         """Send a log message to the client if its level is at or above the client's."""
@@ -411,7 +425,7 @@ class Context:
         params: dict[str, t.Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self._notify("notifications/message", params)
+        self.send_notification("notifications/message", params)
 
     def debug(self, data: t.Any) -> None:
         """Send a ``debug`` log message."""

@@ -244,13 +244,25 @@ class TaskContext(Context):
         return self._session_id
 
     def _report_progress(self, progress: float, total: float | None, message: str | None) -> None:
-        """Set the task's ``statusMessage`` (``message``, or ``"progress/total"``)."""
+        """Set the task's ``statusMessage`` (``message``, or ``"progress/total"``).
+
+        In a 2025-11-25 task whose request carried a ``progressToken``, the record keeps
+        the ``notifications/progress`` too: a ``tasks/result`` waiting for the task sends
+        it to the client (the spec: the token stays valid until the task ends).
+        """
         text = message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}")
+        notification = None
+        if t.cast(TaskBackChannel, self._back_channel).flavour == V2025:
+            notification = self._progress_params(progress, total, message)
+        if notification is not None:
+            notification["_meta"] = {RELATED_TASK: {"taskId": self.task_id}}
 
         def change(record: dict[str, t.Any]) -> bool:
             if record["status"] in TERMINAL:
                 return False
             record["statusMessage"] = text
+            if notification is not None:
+                record["progress"] = notification
             touch(record)
             return True
 

@@ -63,6 +63,17 @@ def chatty(ctx: Context, steps: int = 3) -> str:
 
 
 @mcp.tool(task="optional")
+def gauged(ctx: Context) -> str:
+    """Report progress, ask to go on, then report twice more."""
+    ctx.progress(1, 3, "asked")
+    ctx.elicit("Go on?", YES)
+    for step in (2, 3):
+        ctx.progress(step, 3)
+        time.sleep(0.3)
+    return "gauged"
+
+
+@mcp.tool(task="optional")
 def broken() -> str:
     """Fail with a JSON-RPC error."""
     raise MCPError(-32603, "broken on purpose")

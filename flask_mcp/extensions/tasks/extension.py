@@ -305,7 +305,8 @@ class Tasks(Extension):
 
     @Extension.method("tasks/result", eras=[protocol.HANDSHAKE], user_code=True)
     def tasks_result(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        """Block until the task ends; carry its requests to the client on this stream.
+        """Block until the task ends; carry its requests and progress to the client on this
+        stream.
 
         It waits past ``MCP_REQUEST_TIMEOUT``, as the spec has it block until the task
         ends: at most until the task expires (its ``ttl``), when it answers -32602.
@@ -344,6 +345,7 @@ class Tasks(Extension):
             call.run.deadline = max(call.run.deadline, time.monotonic() + expires + 1.0)
         context = call.ctx
         sent: set[str] = set()
+        progress_sent = None
         while record["status"] not in _tasks.TERMINAL:
             if self._waiting.get(waiter) is not token:
                 raise MCPError(
@@ -353,6 +355,10 @@ class Tasks(Extension):
                     "again.",
                     {_tasks.RELATED_TASK: {"taskId": task_id}},
                 )
+            progress = record.get("progress")
+            if progress is not None and progress != progress_sent and context is not None:
+                progress_sent = progress  # the handler's last ctx.progress(), with its token
+                context.send_notification("notifications/progress", progress)
             pending = {
                 k: v for k, v in (record.get("inputRequests") or {}).items() if k not in sent
             }
