@@ -393,3 +393,17 @@ def test_a_tenants_endpoint_needs_its_path_over_stdio() -> None:
         for wrong in ("/t/acme/other", "/mcp", "t/acme/mcp"):
             with pytest.raises(EndpointError, match="is not a path of the MCP endpoint"):
                 StdioServer(mcp.dispatcher, mcp.state(app), stdin, stdout, path=wrong)
+
+
+def test_a_cancel_that_crosses_the_answer_leaves_nothing_behind(pipes: Pipes) -> None:
+    """A cancel read just as its request ends (the reader found it running) keeps no id."""
+    pipes.send(INIT)
+    pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send(call(1, "stubborn", {}, _meta={"progressToken": "s"}))
+    assert pipes.receive()["params"]["progress"] == 0
+    running = pipes.server.active[1]  # what the reader looks up for a cancel of id 1
+    while pipes.receive().get("id") != 1:  # the request ends and is answered
+        pass
+    pipes.server._cancel(running)  # the reader's cancel, a moment too late
+    assert pipes.server.cancel_requested == set()

@@ -119,6 +119,9 @@ class LineChannel:
         #: Whether stdout is broken: nothing more can be sent.
         self.gone = False
         self._write_lock = threading.Lock()
+        #: Guards :attr:`active` and :attr:`cancel_requested` together: a cancel read
+        #: just as its request ends must not leave its id behind.
+        self._calls_lock = threading.Lock()
         self._tasks: list[_concurrency.Task] = []
 
     # -- the two streams ---------------------------------------------------------
@@ -236,7 +239,10 @@ class LineChannel:
         before it notices; a call whose handler has not started yet is cancelled
         as it starts.
         """
-        self.cancel_requested.add(call.request_id)
+        with self._calls_lock:
+            if self.active.get(call.request_id) is not call:
+                return  # it ended meanwhile: there is nothing to cancel
+            self.cancel_requested.add(call.request_id)
         if call.session is not None:
             self.state.backend.cancel(call.session.id, call.request_id)
             return
@@ -250,8 +256,9 @@ class LineChannel:
             (:func:`~flask_mcp.kernel.intake.context_for`), built only if it is spawned.
         """
         request_id = call.request_id
-        self.active[request_id] = call
-        self.cancel_requested.discard(request_id)
+        with self._calls_lock:
+            self.active[request_id] = call
+            self.cancel_requested.discard(request_id)
 
         def start(run: RequestRun) -> Context:
             ctx = (intake.context_for(call) if context is None else context)(run)
@@ -276,10 +283,12 @@ class LineChannel:
             except BackendUnavailable as exc:
                 response = unavailable(request_id, exc)
             finally:
-                self.active.pop(request_id, None)
-            if response is not None and request_id not in self.cancel_requested:
+                with self._calls_lock:
+                    self.active.pop(request_id, None)
+                    cancelled = request_id in self.cancel_requested
+                    self.cancel_requested.discard(request_id)
+            if response is not None and not cancelled:
                 self.send(response)
-            self.cancel_requested.discard(request_id)
 
         self._spawn(work)
 
