@@ -91,6 +91,8 @@ def test_changes_made_while_serving_reach_the_other_worker(redis_backend_url: st
         two.enable("echo")  # the other direction
     expected = ["base", "echo", "import_time", "late"]
     assert eventually(app_one, expected) == expected
+    # what a worker remembers of its own changes ends once it has read past them
+    assert one._syncs[app_one].own == set() and two._syncs[app_two].own == set()
 
 
 def test_a_change_is_judged_after_the_changes_other_workers_made_before(

@@ -126,6 +126,7 @@ class RegistrySync:
         self.log = state.backend.shared_log(f"registry:{server_name}:{generation}")
         self.channel = f"flask-mcp:{server_name}:registry"
         self.applied = 0
+        #: Log positions of this worker's own changes that it has not read past yet.
         self.own: set[int] = set()
         self._lock = threading.Lock()
         self._pid = 0
@@ -204,8 +205,9 @@ class RegistrySync:
         done = 0
         token = replaying.set(True)
         try:
-            for offset, item in enumerate(raw):
-                if start + offset + 1 in self.own:
+            for seq, item in enumerate(raw, start + 1):
+                if seq in self.own:  # applied when made; never read again
+                    self.own.discard(seq)
                     continue
                 try:
                     self.server.apply_operation(json.loads(item), self.state)
