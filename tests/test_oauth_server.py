@@ -201,13 +201,18 @@ def test_code_flow_tokens_name_the_user(app: t.Any) -> None:
 
 def test_login_redirect_then_remembered_consent(app: t.Any) -> None:
     client = app.test_client()
-    client_id = register(client)["client_id"]
+    web = "https://client.example/callback"
+    client_id = register(client, redirect_uris=[web, REDIRECT])["client_id"]
     _, challenge = pkce()
-    params = authorize_params(client_id, challenge)
+    params = authorize_params(client_id, challenge, redirect_uri=web)
     page = client.get("/oauth/authorize?" + urlencode(params))
     assert page.status_code == 302 and "/login?next=" in page.headers["Location"]
     login(client)
-    code_from(consent(client, params))
+    consent(client, params)
+    # RFC 8252 (8.6): any local program can take a loopback port under this client's id,
+    # so a loopback redirect is asked each time, the host shown (MCP authorization page).
+    local = client.get("/oauth/authorize?" + urlencode({**params, "redirect_uri": REDIRECT}))
+    assert local.status_code == 200 and b"127.0.0.1" in local.data
     again = client.get("/oauth/authorize?" + urlencode(params))
     assert again.status_code == 302 and "code=" in again.headers["Location"]  # remembered
     server = oauth_notes.oauth.app_server(app)
@@ -269,7 +274,7 @@ def test_loopback_redirect_with_user_info_is_not_followed(app: t.Any) -> None:
     login(client)
     _, challenge = pkce()
     code_from(consent(client, authorize_params(client_id, challenge)))
-    # The consent is remembered: a redirect accepted here would get a code unseen.
+    # A redirect accepted here would send the code to evil.example.
     evil = "http://127.0.0.1:9999@evil.example/callback"
     page = client.get(
         "/oauth/authorize?" + urlencode(authorize_params(client_id, challenge, redirect_uri=evil))
@@ -303,9 +308,7 @@ def test_redirect_uri_in_the_token_request_only_if_the_authorization_request_sen
     assert exchange(client, client_id, code, verifier, redirect_uri="").status_code == 200
     # Sent with the authorization request: required with the token request.
     verifier, challenge = pkce()
-    code = code_from(
-        client.get("/oauth/authorize?" + urlencode(authorize_params(client_id, challenge)))
-    )
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
     missing = exchange(client, client_id, code, verifier, redirect_uri="")
     assert missing.status_code == 400 and missing.json["error"] == "invalid_grant"
     assert "Missing 'redirect_uri'" in missing.json["error_description"]

@@ -96,6 +96,19 @@ def _login_redirect() -> Response:
     return redirect(url_for(view, next=request.script_root + request.full_path.rstrip("?")))
 
 
+def _redirect_identifies_client(redirect_uri: object) -> bool:
+    """Tell whether only the client itself can receive a code at ``redirect_uri``.
+
+    An ``https://`` URI on a public host is the client's own. A loopback port or a
+    private-use scheme can be taken by any program on the user's computer under the
+    client's id (RFC 8252, section 8.6; MCP's "Localhost Redirect URI Risks"): a
+    consent given before proves nothing about who asks now, so the page is shown,
+    with the host, each time.
+    """
+    parts = urlsplit(str(redirect_uri))
+    return parts.scheme == "https" and not is_local_host(parts.hostname)
+
+
 def authorize() -> Response | t.Any:
     """The authorization endpoint: log in, show the consent page, issue a code."""
     registered = registration()
@@ -140,7 +153,7 @@ def authorize() -> Response | t.Any:
     # grant the others', so the user is asked each time.
     granted = (
         None
-        if server.resources is not None
+        if server.resources is not None or not _redirect_identifies_client(grant.redirect_uri)
         else server.consented_scopes(user_id, client.get_client_id())
     )
     if granted is not None and set(scopes) <= granted:
