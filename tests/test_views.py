@@ -188,7 +188,10 @@ def test_smorest_example_schemas_and_auth() -> None:
         body = tools["pets_pets_post"]["inputSchema"]["properties"]["body"]
         assert "id" not in body["properties"]  # dump_only
         assert body["required"] == ["name", "species"]
-        assert tools["pets_pets_get"]["description"].startswith("List pets")
+        # summary and description read as the docstring they came from, not run together
+        assert tools["pets_pets_get"]["description"] == (
+            "List pets\n\nPets in id order, optionally of one species."
+        )
         taken = client.call_tool("pets_pets_post", {"body": {"name": "Rex", "species": "dog"}})
         assert taken["isError"] is True and taken["structuredContent"]["code"] == 422
         refused = client.call_tool("pets_petsbyid_delete", {"pet_id": 1})

@@ -163,7 +163,8 @@ class ViewTools:
         :param method: the HTTP method, when the route has several.
         :param name: the tool's name (default: the endpoint in snake case, plus
             the method when the route has several).
-        :param description: default: the OpenAPI summary, else the view's docstring.
+        :param description: default: the OpenAPI summary and description, else the
+            view's docstring.
         :param spec: an ``apispec.APISpec`` or OpenAPI dict describing the view;
             flask-smorest's are found on their own.
         :param tags: tags of the tool.

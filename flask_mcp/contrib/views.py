@@ -523,7 +523,8 @@ def describe_view(
         operation, document = found
         path_item = document["paths"].get(openapi_path(rule), {})
         schema, places = operation_schema(operation, document, path_item)
-        summary = " ".join(
+        # apispec splits a docstring at its first blank line: join them back the same way
+        summary = "\n\n".join(
             part for part in (operation.get("summary"), operation.get("description")) if part
         )
         text = summary or view_doc(app, endpoint, method)
