@@ -836,9 +836,17 @@ def test_install_bad_arguments(tmp_path: pathlib.Path, args: list[str], message:
 # -- the real `flask` command ----------------------------------------------------------------
 
 
-def flask(*args: str, cwd: pathlib.Path = ROOT) -> subprocess.CompletedProcess[str]:
+def flask(
+    *args: str, cwd: pathlib.Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [FLASK, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
+        [FLASK, *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -847,6 +855,18 @@ def test_the_entry_point_registers_the_group() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == '{"result":3}'
     assert "mcp" in flask("--app", "examples.quickstart", "--help").stdout
+
+
+def test_flask_mcp_path_in_the_environment_is_mcp_path_not_the_path_option() -> None:
+    """Flask reads ``FLASK_*`` variables as its commands' options, and ``FLASK_MCP_PATH``,
+    the documented way to set ``MCP_PATH``, was taken as ``flask mcp --path``: with URL
+    variables the command ran silently at the rule's own text (tenant ``'<tenant>'``)."""
+    done = flask(
+        "--app", "examples.quickstart", "mcp", "call", "add", "a=1", "b=2",
+        env={"FLASK_MCP_PATH": "/t/<tenant>/mcp"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout
+    assert "MCP_PATH '/t/<tenant>/mcp' has URL variables (tenant)" in done.stderr
 
 
 def test_an_app_factory_is_found() -> None:

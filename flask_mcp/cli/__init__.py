@@ -49,6 +49,9 @@ PATH_KEY = "flask_mcp.path"
 @click.option(
     "--path",
     metavar="PATH",
+    # Flask reads FLASK_<GROUP>_<OPTION> variables as options: this one's, FLASK_MCP_PATH,
+    # is the app's MCP_PATH through from_prefixed_env(), not the endpoint a command names.
+    allow_from_autoenv=False,
     help="The endpoint to serve or call, matched against MCP_PATH: needed when MCP_PATH has "
     "URL variables (/t/acme/mcp for /t/<tenant>/mcp), whose values the handlers get as "
     "ctx.path_args and request.view_args.",
