@@ -282,6 +282,7 @@ def test_with_url_variables_the_page_explores_one_named_endpoint() -> None:
     body = response.get_data(as_text=True)
     config = json.loads(body.split('data-config="', 1)[1].split('"', 1)[0].replace("&#34;", '"'))
     assert config["endpoint"] == "/api/t/acme/mcp"
+    assert config["cliPath"] == "/t/acme/mcp"  # "Copy as flask mcp call" names it (--path)
     asked = client.get(PAGE)
     assert asked.status_code == 400
     text = asked.get_data(as_text=True)

@@ -155,6 +155,8 @@ def make_blueprint(settings: Settings, *, debug_only: bool = False) -> Blueprint
             "sandbox": _sandbox_url(settings),
             "sandboxSameOrigin": settings.explorer_sandbox_origin is not None,
         }
+        if variables:  # what `flask mcp --path` names: the endpoint below any prefix
+            config["cliPath"] = endpoint[len(request.script_root) :]
         body = render_template("mcp_explorer/page.html", config=json.dumps(config))
         response = Response(body, mimetype="text/html")
         response.headers["Content-Security-Policy"] = page_policy(settings.explorer_sandbox_origin)

@@ -553,7 +553,9 @@
   }
 
   function asFlaskCall(name, args) {
-    return "flask mcp call " + shellQuote(name) + " --json " + shellQuote(JSON.stringify(args || {}));
+    // with URL variables in MCP_PATH, the command names the endpoint explored (--path)
+    var path = CONFIG.cliPath ? "--path " + shellQuote(CONFIG.cliPath) + " " : "";
+    return "flask mcp " + path + "call " + shellQuote(name) + " --json " + shellQuote(JSON.stringify(args || {}));
   }
 
   function copyText(text, output) {
