@@ -453,6 +453,37 @@ def test_sql_storage_keeps_rows_the_app_can_query(
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
 
 
+def test_sql_storage_keeps_the_tenant_of_a_refresh_token(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: t.Any
+) -> None:
+    """With one resource per tenant, an SQL refresh token stays acme's: its refresh is
+    for acme's endpoint (named or not), and one naming globex's gets ``invalid_target``."""
+    import jwt
+
+    acme, globex = f"{BASE}/t/acme/mcp", f"{BASE}/t/globex/mcp"
+    monkeypatch.setenv("FLASK_MCP_OAUTH_STORAGE", f"sqlite:///{tmp_path}/oauth.db")
+    monkeypatch.setenv("FLASK_MCP_PATH", "/t/<tenant>/mcp")
+    monkeypatch.setenv("FLASK_MCP_AUTH_RESOURCE", f"{BASE}/t/<tenant>/mcp")
+    client = oauth_notes.create_app().test_client()
+    client_id = register(client)["client_id"]
+    login(client)
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge, resource=acme)))
+    token = exchange(client, client_id, code, verifier, resource=acme).json
+    refresh = {"grant_type": "refresh_token", "client_id": client_id}
+    other = client.post(
+        "/oauth/token",
+        data={**refresh, "refresh_token": token["refresh_token"], "resource": globex},
+    )
+    assert other.status_code == 400 and other.json["error"] == "invalid_target", other.json
+    for named in ({"resource": acme}, {}):
+        form = {**refresh, "refresh_token": token["refresh_token"], **named}
+        answer = client.post("/oauth/token", data=form)
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        token = answer.json
+        assert jwt.decode(token["access_token"], options={"verify_signature": False})["aud"] == acme
+
+
 @pytest.mark.redis
 @pytest.mark.cluster
 def test_records_go_to_the_redis_cluster_of_the_backend(

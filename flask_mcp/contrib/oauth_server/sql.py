@@ -169,6 +169,7 @@ def oauth_tables(metadata: sa.MetaData, prefix: str = TABLE_PREFIX) -> OAuthTabl
             sa.Column("user_id", sa.String(_ID), nullable=False),
             sa.Column("family", sa.String(64), nullable=False, index=True),
             sa.Column("scope", sa.Text(), nullable=False),
+            sa.Column("resource", sa.Text(), nullable=False),
             sa.Column("used_at", sa.DateTime(), nullable=True),
             expires(),
         ),
@@ -221,6 +222,7 @@ def _refresh_row(grant: Record) -> dict[str, t.Any]:
         "user_id": grant["user_id"],
         "family": grant["family"],
         "scope": grant.get("scope") or "",
+        "resource": grant.get("resource") or "",
     }
 
 
