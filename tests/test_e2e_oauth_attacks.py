@@ -123,13 +123,20 @@ def test_a_redirect_uri_with_user_info_is_refused(base: str) -> None:
 
     The consent page said "It sends you back to trusted.example@evil.example", while
     the MCP authorization spec has the server clearly display the redirect URI's host.
-    Registration refuses such a URI, and the page shows the host alone.
+    Registration refuses such a URI, and the page shows the host alone. So it does a
+    URI with characters RFC 3986 has none of, which browsers and Python read apart.
     """
     lookalike = "https://claude.ai@evil.example/callback"
     refused = register(base, [lookalike])
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"] == "invalid_redirect_uri"
     assert "user info" in refused.json()["error_description"]
+    # a browser reads a backslash as "/" (the host is evil.example), Python as part of
+    # the host: the page showed "evil.example\\.claude.ai". A URI holds no "\\" nor space.
+    for disguised in ["https://evil.example\\.claude.ai/callback", "https://evil.example/c b"]:
+        refused = register(base, [disguised])
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"] == "invalid_redirect_uri"
 
     assert redirect_host(lookalike) == "evil.example"
     assert redirect_host("http://[::1]:8123/cb") == "[::1]:8123"

@@ -666,6 +666,7 @@ def test_client_document_checks() -> None:
         ({**good, "redirect_uris": []}, "redirect_uris"),
         ({k: v for k, v in good.items() if k != "client_name"}, "client_name"),
         ({**good, "token_endpoint_auth_method": "client_secret_post"}, "public client"),
+        ({**good, "redirect_uris": ["https://evil.example\\.app.example/cb"]}, "RFC 3986"),
     ]:
         with pytest.raises(ClientDocumentError, match=reason):
             ClientDocuments.check(url, json.dumps(bad).encode())

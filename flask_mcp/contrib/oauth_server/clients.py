@@ -92,13 +92,26 @@ def redirect_host(uri: str) -> str:
     return netloc(host, port)
 
 
+#: A character no URI holds (RFC 3986, section 2): a browser and Python read a URI that
+#: has one apart (``https://evil.example\\.trusted.example/`` is a URL of ``evil.example``
+#: to a browser, of ``evil.example\\.trusted.example`` to :func:`~urllib.parse.urlsplit`).
+_NOT_IN_URI = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
+
+
 def check_redirect_uri_shape(uri: str) -> str | None:
     """Return why ``uri`` may not be registered, or ``None`` when it may.
 
     https URIs, loopback http URIs and private-use schemes (``com.example.app:/cb``,
-    RFC 8252 section 7.1) are accepted; http on other hosts, fragments and user info
-    (``https://trusted.example@evil.example/``) are not.
+    RFC 8252 section 7.1) are accepted; http on other hosts, fragments, user info
+    (``https://trusted.example@evil.example/``) and characters no URI holds (a
+    backslash, a space, a control character, non-ASCII: percent-encode them) are not.
     """
+    found = _NOT_IN_URI.search(uri)
+    if found is not None:
+        return (
+            f"{uri!r} holds {found.group()!r}, which no URI holds (RFC 3986): browsers "
+            "read such a URI differently (a backslash as '/'); percent-encode it"
+        )
     try:
         parts = urlsplit(uri)
     except ValueError as exc:
