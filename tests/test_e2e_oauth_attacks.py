@@ -85,10 +85,12 @@ def test_what_the_client_sent_in_an_error_description_is_no_500(base: str) -> No
 
     Authlib refuses an ``error_description`` holding ``"`` (RFC 6749 allows no ``"``,
     ``\\`` or non-ASCII there): an attacker could answer every such request with a 500.
+    So did Werkzeug a redirect to a port past 65535.
     """
-    refused = register(base, ["http://evil.example/it's"])
-    assert refused.status_code == 400, refused.text
-    assert refused.json()["error"] == "invalid_redirect_uri"
+    for unsafe in ["http://evil.example/it's", "https://app.example:99999/cb"]:
+        refused = register(base, [unsafe])
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"] == "invalid_redirect_uri"
 
     client_id = register(base, [CALLBACK]).json()["client_id"]
     with logged_in(base) as browser:
@@ -100,6 +102,11 @@ def test_what_the_client_sent_in_an_error_description_is_no_500(base: str) -> No
         assert redirected_error(browser.get("/oauth/authorize", params=quoted_scope)) == (
             "invalid_scope"
         )
+        # a loopback port past 65535: its consent made a code, then the redirect a 500
+        no_port = authorize_params(client_id, redirect_uri="http://127.0.0.1:99999/callback")
+        page = browser.get("/oauth/authorize", params=no_port)
+        assert page.status_code == 400, page.text
+        assert "invalid_request" in page.text
         document = authorize_params("https://a'b.example/client.json")
         page = browser.get("/oauth/authorize", params=document)
         assert page.status_code == 400, page.text

@@ -266,6 +266,8 @@ def test_loopback_redirect_any_port_rfc_8252() -> None:
     assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:1@evil.example/cb")
     assert not redirect_uri_matches("http://[::1]/cb", "http://[::1]:1@evil.example/cb")
     assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1@evil.example/cb")
+    assert redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:65535/cb")
+    assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:65536/cb")  # no port
 
 
 def test_loopback_redirect_with_user_info_is_not_followed(app: t.Any) -> None:

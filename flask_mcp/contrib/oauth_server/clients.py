@@ -46,17 +46,20 @@ def secret_digest(secret: str) -> str:
 
 
 #: A loopback ``netloc``: the host and an optional port, nothing else (no user info).
-_LOOPBACK_NETLOC = re.compile(f"({'|'.join(map(re.escape, LOOPBACK_HOSTS))})(?::[0-9]{{1,5}})?")
+_LOOPBACK_NETLOC = re.compile(f"({'|'.join(map(re.escape, LOOPBACK_HOSTS))})(?::([0-9]{{1,5}}))?")
 
 
 def _loopback_host(netloc: str) -> str | None:
     """Return the loopback host of ``netloc``, or ``None`` if it is anything else.
 
     The whole ``netloc`` must match: ``127.0.0.1:1@evil.example`` is a URL of
-    ``evil.example`` (user info ``127.0.0.1:1``), not of the loopback host.
+    ``evil.example`` (user info ``127.0.0.1:1``), not of the loopback host; and its
+    port must be one (at most 65535: no redirect can be made to another).
     """
     found = _LOOPBACK_NETLOC.fullmatch(netloc)
-    return None if found is None else found.group(1)
+    if found is None or int(found.group(2) or 0) > 65535:
+        return None
+    return found.group(1)
 
 
 def redirect_uri_matches(registered: str, requested: str) -> bool:
@@ -114,6 +117,7 @@ def check_redirect_uri_shape(uri: str) -> str | None:
         )
     try:
         parts = urlsplit(uri)
+        parts.port  # noqa: B018 (raises ValueError past 65535: no redirect goes there)
     except ValueError as exc:
         return f"{uri!r} is not a valid URI ({exc})"
     if not parts.scheme or parts.fragment:
