@@ -642,14 +642,21 @@ def test_a_redirect_uri_that_is_not_a_url_is_refused(app: t.Any) -> None:
 
 
 def test_client_documents_refuse_private_addresses() -> None:
+    """The refusal names no address, and reads the same for a host that does not resolve:
+    anyone may send a ``client_id``, and must not map the internal network's names with it."""
     documents = ClientDocuments(MemoryStorage())
+    said = set()
     for url in (
         "https://127.0.0.1/client.json",
         "https://10.0.0.8/c.json",
         "https://169.254.169.254/c",
+        "https://localhost/c.json",
+        "https://no-such-host.invalid/c.json",
     ):
-        with pytest.raises(ClientDocumentError, match="private, loopback or link-local"):
+        with pytest.raises(ClientDocumentError, match="private, loopback or link-local") as info:
             documents.fetch(url)
+        said.add(str(info.value).replace(repr(urlsplit(url).hostname), "HOST"))
+    assert len(said) == 1, said  # the same words for each host: no address, no DNS error
     with pytest.raises(ClientDocumentError, match="https:// with a path"):
         documents.fetch("http://example.com/client.json")
 

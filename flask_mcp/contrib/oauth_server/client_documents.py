@@ -128,21 +128,28 @@ class ClientDocuments:
         return document
 
     def _address(self, host: str, port: int) -> str:
+        """Return the address to fetch from: the first of ``host``'s, all of them public.
+
+        The refusal is the same whether the host does not resolve or resolves to a
+        private address, and names no address: anyone may send a ``client_id``, and
+        would otherwise learn which internal names exist and their addresses.
+        """
         try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            raise ClientDocumentError(f"the host {host!r} does not resolve: {exc}") from None
-        addresses = [str(info[4][0]) for info in infos]
-        if not addresses:
-            raise ClientDocumentError(f"the host {host!r} does not resolve")
-        if not self.allow_private:
-            refused = [a for a in addresses if not _public(a)]
-            if refused:
-                raise ClientDocumentError(
-                    f"the host {host!r} resolves to a private, loopback or link-local address "
-                    f"({refused[0]}); client metadata documents must be on the public internet "
-                    "(MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE=True allows them, for development)"
-                )
+            addresses = [
+                str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            ]
+        except OSError:
+            addresses = []
+        if not addresses or (
+            not self.allow_private and not all(_public(address) for address in addresses)
+        ):
+            raise ClientDocumentError(
+                f"the host {host!r} does not resolve to public addresses only (it does not "
+                "resolve, or to a private, loopback or link-local address); client metadata "
+                "documents must be on the public internet "
+                "(MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE=True allows the others, for "
+                "development)"
+            )
         return addresses[0]
 
     def fetch(self, client_id: str) -> tuple[dict[str, t.Any], float]:
