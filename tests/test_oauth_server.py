@@ -370,6 +370,33 @@ def test_refresh_rotates_and_reuse_revokes_the_family(app: t.Any) -> None:
     assert third.status_code == 400 and third.json["error"] == "invalid_grant"
 
 
+def test_two_refreshes_at_once_revoke_the_family(
+    app: t.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stolen refresh token used just as its client uses it: the one that comes second,
+    right after the first took the token, is a reuse and revokes the family (RFC 9700,
+    4.14.2), where it found neither the token nor the record of its use."""
+    client = app.test_client()
+    client_id, first = tokens(client)
+    form = {"grant_type": "refresh_token", "client_id": client_id, **first}
+    storage = oauth_notes.oauth.app_server(app).storage
+    take, racing = storage._take, []
+
+    def take_then_race(key: str) -> t.Any:
+        found = take(key)
+        if key.startswith("refresh:") and not racing:
+            racing.append(None)  # the racing request takes (finds nothing) and races no more
+            racing[0] = app.test_client().post("/oauth/token", data=form)
+        return found
+
+    monkeypatch.setattr(storage, "_take", take_then_race)
+    client.post("/oauth/token", data=form)
+    assert racing[0].status_code == 400, racing[0].get_data(as_text=True)
+    assert racing[0].json["error"] == "invalid_grant"
+    # the family is revoked: the first access token is refused (as any the winner got)
+    assert call_tool(app.test_client(), first["access_token"], "whoami").status_code == 401
+
+
 def test_a_narrower_refresh_keeps_the_refresh_tokens_scope(app: t.Any) -> None:
     client = app.test_client()
     client_id, first = tokens(client, scope="notes:read notes:write")

@@ -201,14 +201,20 @@ class KeyValueStorage:
         return self._get(f"{kind}:{digest}")
 
     def redeem_grant(self, kind: GrantKind, digest: str, keep_used: float) -> Redemption:
-        """See :meth:`Storage.redeem_grant`: the grant is taken (one caller gets it), then
-        a ``<kind>-used:`` record names its family."""
+        """See :meth:`Storage.redeem_grant`: a ``<kind>-used:`` record names the grant's
+        family, then the grant is taken (one caller gets it).
+
+        The used record comes first: once the grant is gone, whoever finds it gone
+        finds its family, even a redemption racing the one that took it.
+        """
+        found = self._get(f"{kind}:{digest}")
+        if found is not None:
+            keep = max(keep_used, float(found.get("exp", 0)) - time.time(), 1.0)
+            self._put(f"{kind}-used:{digest}", {"family": found["family"]}, keep)
         record = self._take(f"{kind}:{digest}")
         if record is None:
             used = self._get(f"{kind}-used:{digest}")
             return Redemption(reused_family=None if used is None else str(used["family"]))
-        keep = max(keep_used, float(record.get("exp", 0)) - time.time(), 1.0)
-        self._put(f"{kind}-used:{digest}", {"family": record["family"]}, keep)
         return Redemption(record=record)
 
     def add_family(self, user_id: str, client_id: str, family: str, ttl: float) -> None:
