@@ -21,6 +21,7 @@ import secrets
 import sqlite3
 import typing as t
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from flask import Flask
 from flask import current_app
@@ -175,8 +176,10 @@ def create_app(config: dict[str, t.Any] | None = None) -> Flask:
             if row and check_password_hash(row[0], request.form.get("password", "")):
                 login_user(User(name))
                 target = request.args.get("next", "")
-                # only a path of this app: never an open redirect
-                if not target.startswith("/") or target.startswith("//"):
+                # only a path of this app: never an open redirect. A browser drops tabs
+                # and newlines and reads "\\" as "/": "/\t/evil.example" is "//evil.example"
+                parts = urlsplit(target.replace("\\", "/"))  # urlsplit drops them too
+                if not target.startswith("/") or parts.scheme or parts.netloc:
                     target = url_for("account")
                 return redirect(target)
             error = "Wrong user name or password."

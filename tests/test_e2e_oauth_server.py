@@ -314,7 +314,17 @@ def test_the_example_on_two_workers_with_sqlite_storage(serve: t.Any, tmp_path: 
     with httpx.Client(base_url=base, timeout=30) as http:
         registered = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]}).json()
         params["client_id"] = registered["client_id"]
-        http.post("/login", data={"username": "ada", "password": "ada-password"})
+        # the login page's next= stays on the app: a browser drops the tab and reads
+        # "/\t/evil.example" as "//evil.example", "/\\evil.example" as well
+        for hostile in [
+            "/\t/evil.example",
+            "/\\evil.example",
+            "//evil.example",
+            "/\n/evil.example",
+        ]:
+            login = {"username": "ada", "password": "ada-password"}
+            went = http.post("/login", params={"next": hostile}, data=login)
+            assert http.base_url.join(went.headers["Location"]).host == "127.0.0.1", hostile
         page = http.get("/oauth/authorize", params=params)
         assert page.status_code == 200, page.text
         token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
