@@ -630,6 +630,14 @@ def test_registration_metadata_is_bounded(app: t.Any) -> None:
     assert response.status_code == 400
     assert response.json["error"] == "invalid_client_metadata"
     assert "more than the 5120" in response.json["error_description"]
+    # a body is bounded before it is read (unknown fields would be dropped after): no
+    # unauthenticated client can make a worker hold megabytes
+    for path in ("/oauth/register", "/oauth/token", "/oauth/revoke"):
+        huge = client.post(path, json={"redirect_uris": [REDIRECT], "padding": "x" * 300_000})
+        assert huge.status_code == 413, path
+        assert huge.json["error"] == "invalid_request"
+        assert "larger than 65536 bytes" in huge.json["error_description"]
+        assert huge.headers["Cache-Control"] == "no-store"
     assert oauth_notes.oauth.app_server(app).storage.count_clients() == 0
 
 

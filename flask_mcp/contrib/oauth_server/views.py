@@ -27,6 +27,7 @@ from flask import url_for
 from itsdangerous import BadSignature
 from itsdangerous import SignatureExpired
 from itsdangerous import URLSafeTimedSerializer
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Response
 
 from ...protocol import is_local_host
@@ -229,9 +230,36 @@ def register() -> Response:
     return t.cast(Response, server.authlib.create_endpoint_response("client_registration"))
 
 
+#: The largest request body an endpoint reads: a registration, a token or revocation
+#: request and a consent form are a few KiB; anyone may send one, unauthenticated.
+MAX_REQUEST_BYTES = 64 * 1024
+
+
+def _bound_the_body() -> None:
+    """Read at most :data:`MAX_REQUEST_BYTES` of a body (less if the app's
+    ``MAX_CONTENT_LENGTH`` says so): Flask reads a JSON body whole otherwise."""
+    most = request.max_content_length
+    request.max_content_length = MAX_REQUEST_BYTES if most is None else min(most, MAX_REQUEST_BYTES)
+
+
+def _too_large(error: RequestEntityTooLarge) -> Response:
+    """Say the body is too large, as the endpoint answers its other errors."""
+    description = (
+        f"The request body is larger than {request.max_content_length} bytes, more than "
+        "an OAuth request needs: send only the parameters of the request."
+    )
+    if request.endpoint == "mcp_oauth.authorize":
+        return _error_page("invalid_request", description, 413)
+    response = jsonify(error="invalid_request", error_description=description)
+    response.status_code = 413
+    return _no_store(response)
+
+
 def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
     """Return the blueprint of the endpoints, for one app."""
     blueprint = Blueprint("mcp_oauth", __name__, template_folder="templates")
+    blueprint.before_request(_bound_the_body)
+    blueprint.register_error_handler(RequestEntityTooLarge, _too_large)
     paths = dict.fromkeys([WELL_KNOWN, WELL_KNOWN + issuer_path.rstrip("/")])
     for number, path in enumerate(paths):
         blueprint.add_url_rule(path, f"metadata_{number}", metadata)
