@@ -123,7 +123,7 @@ def test_grants_are_redeemed_once_and_reuse_names_the_family(storage: t.Any, kin
     record = (
         code()
         if kind == "code"
-        else {k: code()[k] for k in ("client_id", "user_id", "family", "scope", "exp")}
+        else {k: code()[k] for k in ("client_id", "user_id", "family", "scope", "resource", "exp")}
     )
     storage.save_grant(kind, "d1", record, 60)
     assert storage.load_grant(kind, "d1") == pytest.approx(record)
