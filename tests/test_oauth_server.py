@@ -448,6 +448,13 @@ def test_revoking_consent_revokes_the_clients_tokens(app: t.Any) -> None:
     oauth_notes.oauth.revoke_consent("ada", client_id, app=app)
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 401
     assert client_id not in oauth_notes.oauth.consents("ada", app=app)
+    # a code given before the withdrawal and not redeemed yet is withdrawn with it
+    verifier, challenge = pkce()
+    code = code_from(consent(client, authorize_params(client_id, challenge)))
+    oauth_notes.oauth.revoke_consent("ada", client_id, app=app)
+    late = exchange(client, client_id, code, verifier)
+    assert late.status_code == 400 and late.json["error"] == "invalid_grant"
+    assert "withdrawn" in late.json["error_description"]
 
 
 def test_sql_storage_keeps_rows_the_app_can_query(

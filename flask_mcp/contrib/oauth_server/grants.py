@@ -311,6 +311,10 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
             "family": secrets.token_urlsafe(16),
             "exp": time.time() + lifetime,
         }
+        # indexed now, as its tokens will be: withdrawing the consent withdraws the code too
+        self.app_server.storage.add_family(
+            record["user_id"], record["client_id"], record["family"], lifetime
+        )
         self.app_server.storage.save_grant("code", digest(code), record, lifetime)
 
     def query_authorization_code(self, code: str, client: t.Any) -> StoredGrant | None:
@@ -328,6 +332,10 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
         grant = StoredGrant(redeemed.record)
         if grant.is_expired() or not grant.check_client(client):
             return None
+        if self.app_server.family_revoked(redeemed.record["family"]):
+            raise InvalidGrantError(
+                "The consent this code was given under was withdrawn: authorize again."
+            )
         requested_resource(self.app_server, self.request.form, granted_resource(grant))
         if grant.get_redirect_uri() and not self.request.payload.redirect_uri:
             raise InvalidGrantError(
