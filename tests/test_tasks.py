@@ -1268,6 +1268,43 @@ def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve:
     assert ended["status"] == "cancelled", ended
     assert "answered decline" in ended["statusMessage"]
 
+    # A question answered before the URLElicitationRequired is not asked again on the
+    # run after it: the plain call's retry replays its answer, and so does the task; the
+    # run after it sees the URL elicitation's answer in ctx.input_responses in both.
+    caps = {"elicitation": {"form": {}, "url": {}}}
+    name = {"action": "accept", "content": {"name": "Ada"}}
+    params = {"name": "sign_in", "arguments": {"account": "x", "tag": "plain"}}
+    answers: dict[str, t.Any] = {"elicitation-1": name, "sign-in": {"action": "accept"}}
+    rounds: list[dict[str, t.Any]] = []
+    for _ in range(3):
+        rounds.append(post_2026(server.url, "tools/call", params, caps=caps)["result"])
+        pending = rounds[-1].get("inputRequests") or {}
+        params = {**params, "requestState": rounds[-1].get("requestState"),
+                  "inputResponses": {key: answers[key] for key in pending}}  # fmt: skip
+    assert [list(r.get("inputRequests") or ()) for r in rounds] == [
+        ["elicitation-1"],
+        ["sign-in"],
+        [],
+    ]
+    params = {"name": "sign_in", "arguments": {"account": "x", "tag": "task"}}
+    caps = {**caps, "extensions": EXT}
+    task_id = post_2026(server.url, "tools/call", params, caps=caps)["result"]["taskId"]
+    seen: set[str] = set()
+
+    def news(task: dict[str, t.Any]) -> bool:
+        return task["status"] in TERMINAL or bool(set(task.get("inputRequests") or ()) - seen)
+
+    for answer in (name, {"action": "accept"}):
+        asking = wait_task(server.url, task_id, news)
+        ((key, request),) = asking["inputRequests"].items()
+        seen.add(key)
+        assert request["params"]["mode"] == ("form" if answer is name else "url"), asking
+        _answer_2026(server.url, task_id, {key: answer})
+    done = wait_task(server.url, task_id, news)
+    assert done["status"] == "completed", done  # not input_required: "Your name?" again
+    assert done["result"]["content"] == rounds[-1]["content"]
+    assert rounds[-1]["content"][0]["text"] == "Ada signed in to x on run 2 (accept)"
+
 
 @pytest.mark.e2e
 def test_2026_task_keys_answers_notifications_and_errors_on_a_real_server(serve: t.Any) -> None:

@@ -281,7 +281,8 @@ class Context:
         #: (integrity protected and expiring, but readable by the client unless
         #: ``MCP_STATE_ENCRYPT`` is set). Always empty in the handshake era.
         self.request_state: dict[str, t.Any] = {}
-        #: The ``inputResponses`` of a 2026-07-28 retry, by key (read-only view).
+        #: The ``inputResponses`` of a 2026-07-28 retry, by key (read-only view); in a
+        #: 2026-07-28 task's run after a ``URLElicitationRequired``, the answers to it.
         self.input_responses: dict[str, t.Any] = {}
         #: What the tool's ``prepare`` function returned (see :doc:`tasks`), else ``None``.
         self.prepared: t.Any = None

@@ -103,21 +103,70 @@ def opted_in(call: Call) -> bool:
 
 
 class TaskBackChannel:
-    """Asks the client through the task record: ``input_required`` until answered."""
+    """Asks the client through the task record: ``input_required`` until answered.
+
+    The answers are kept by the handler's key (its ``key=``, else ``elicitation-1``,
+    ``sampling-2``... in call order, as a 2026-07-28 call numbers them): when the handler
+    runs again (:meth:`run_again`, after a ``URLElicitationRequired``), a question it asks
+    again under the key of an earlier run gets that run's answer, as a plain call's retry
+    replays the answers of its earlier rounds from ``requestState``. Within one run each
+    question is asked (a key of the task's ``inputRequests`` is never reused).
+    """
 
     def __init__(self, state: AppState, task_id: str, flavour: str) -> None:
         self.state = state
         self.task_id = task_id
         self.flavour = flavour
+        #: The answers of the handler's earlier runs by its key, replayed in this run.
+        self.answered: dict[str, dict[str, t.Any]] = {}
+        self._this_run: dict[str, dict[str, t.Any]] = {}
+        self._auto = 0
+
+    def run_again(self, answers: dict[str, dict[str, t.Any]]) -> None:
+        """Get ready for the handler's next run: it replays this run's answers and
+        ``answers`` (by key), and numbers its questions from 1 again."""
+        self.answered.update(self._this_run)
+        self.answered.update(answers)
+        self._this_run.clear()
+        self._auto = 0
 
     def request(
         self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
     ) -> dict[str, t.Any]:
-        return self.request_many(ctx, {key or "": (method, params)})[key or ""]
+        replay_key = key
+        if replay_key is None:
+            self._auto += 1
+            replay_key = f"{method.partition('/')[0]}-{self._auto}"
+        wanted = key or ""
+        return self._replaying(ctx, {wanted: (method, params)}, {wanted: replay_key})[wanted]
 
     def request_many(
         self, ctx: Context, requests: dict[str, tuple[str, dict[str, t.Any]]]
     ) -> dict[str, dict[str, t.Any]]:
+        return self._replaying(ctx, requests, {key: key for key in requests})
+
+    def _replaying(
+        self,
+        ctx: Context,
+        requests: dict[str, tuple[str, dict[str, t.Any]]],
+        replay_keys: dict[str, str],
+    ) -> dict[str, dict[str, t.Any]]:
+        """Answer from :attr:`answered` what it holds; ask the client for the rest."""
+        answers: dict[str, dict[str, t.Any]] = {}
+        for wanted, (method, _) in requests.items():
+            earlier = self.answered.get(replay_keys[wanted])
+            if earlier is not None and valid_answer(method, earlier):
+                answers[wanted] = earlier
+        missing = {k: request for k, request in requests.items() if k not in answers}
+        if missing:
+            for wanted, answer in self.ask(ctx, missing).items():
+                answers[wanted] = self._this_run[replay_keys[wanted]] = answer
+        return {wanted: answers[wanted] for wanted in requests}
+
+    def ask(
+        self, ctx: Context, requests: dict[str, tuple[str, dict[str, t.Any]]]
+    ) -> dict[str, dict[str, t.Any]]:
+        """Put ``requests`` in the task's ``inputRequests`` and wait for all the answers."""
         if self.flavour == V2026:
             for method, _ in requests.values():
                 if method not in ASKABLE_METHODS:

@@ -55,6 +55,7 @@ from .task_context import EXTENSION as EXTENSION
 from .task_context import MODES as MODES
 from .task_context import POLL as POLL
 from .task_context import Executor as Executor
+from .task_context import TaskBackChannel
 from .task_context import TaskBody as TaskBody
 from .task_context import TaskCall as TaskCall
 from .task_context import TaskContext as TaskContext
@@ -99,7 +100,9 @@ def asking_url_elicitations(body: TaskBody) -> TaskBody:
     (status ``input_required``), as a plain call answers ``input_required`` with the
     :exc:`~flask_mcp.URLElicitationRequired`'s elicitations. Once the client accepts them
     all (``tasks/update``) the handler runs again, as on the plain call's retry, and
-    decides whether the user completed the flow; a decline or a cancel ends the task
+    decides whether the user completed the flow: as on the retry, what it asked before is
+    answered from the earlier runs (:class:`TaskBackChannel`) and ``ctx.input_responses``
+    holds the URL elicitations' answers. A decline or a cancel ends the task
     ``cancelled``. A 2025-11-25 task fails with -32042, which is what its request would
     have answered.
 
@@ -116,7 +119,12 @@ def asking_url_elicitations(body: TaskBody) -> TaskBody:
                 if not isinstance(call, TaskCall) or call.task_flavour != V2026 or ctx is None:
                     raise
                 asked = url_elicitations(call, exc).requests
-                answers = ctx.ask({key: (r["method"], r["params"]) for key, r in asked.items()})
+                channel = t.cast(TaskBackChannel, ctx._back_channel)
+                # Asked each time, as the plain call's InputRequiredResult does, whatever
+                # was answered under the same elicitationId before.
+                answers = channel.ask(
+                    ctx, {key: (r["method"], r["params"]) for key, r in asked.items()}
+                )
                 refused = sorted(
                     {str(answer.get("action")) for answer in answers.values()} - {"accept"}
                 )
@@ -127,6 +135,10 @@ def asking_url_elicitations(body: TaskBody) -> TaskBody:
                     )
                     set_status(call.state, call.task_id, "cancelled", statusMessage=message)
                     raise RequestCancelled() from None
+                # The next run has what the plain call's retry has: the answers of the
+                # earlier runs, replayed, and these in ctx.input_responses.
+                channel.run_again(answers)
+                ctx.input_responses = answers
 
     return run
 

@@ -40,6 +40,24 @@ def connect(account: str, ctx: Context) -> str:
 
 
 YES = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@mcp.tool(task="optional")
+def sign_in(account: str, tag: str, ctx: Context) -> str:
+    """Ask the user's name, then need them to connect ``account`` on a page: the first run
+    of each ``tag`` past the question asks; the next says what the user answered."""
+    name = ctx.elicit("Your name?", NAME)["content"]["name"]
+    with _lock:
+        RUNS[tag] += 1
+        runs = RUNS[tag]
+    if runs == 1:
+        url = f"https://example.com/connect?account={account}"
+        raise URLElicitationRequired(
+            [{"mode": "url", "elicitationId": "sign-in", "url": url, "message": "Sign in."}]
+        )
+    action = ctx.input_responses.get("sign-in", {}).get("action")
+    return f"{name} signed in to {account} on run {runs} ({action})"
 
 
 @mcp.tool(task="optional")
