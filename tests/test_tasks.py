@@ -1270,7 +1270,8 @@ def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve:
 
     # A question answered before the URLElicitationRequired is not asked again on the
     # run after it: the plain call's retry replays its answer, and so does the task; the
-    # run after it sees the URL elicitation's answer in ctx.input_responses in both.
+    # run after it sees the URL elicitation's answer in ctx.input_responses in both, and
+    # reports its progress from the start, as a new request does.
     caps = {"elicitation": {"form": {}, "url": {}}}
     name = {"action": "accept", "content": {"name": "Ada"}}
     params = {"name": "sign_in", "arguments": {"account": "x", "tag": "plain"}}
@@ -1302,6 +1303,7 @@ def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve:
         _answer_2026(server.url, task_id, {key: answer})
     done = wait_task(server.url, task_id, news)
     assert done["status"] == "completed", done  # not input_required: "Your name?" again
+    assert done["statusMessage"] == "run 2"  # ctx.progress(1) on the next run is reported
     assert done["result"]["content"] == rounds[-1]["content"]
     assert rounds[-1]["content"][0]["text"] == "Ada signed in to x on run 2 (accept)"
 

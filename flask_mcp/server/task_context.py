@@ -319,6 +319,20 @@ class TaskContext(Context):
         if record is not None:
             status_changed(self._state, record)
 
+    def run_again(self, answers: dict[str, dict[str, t.Any]]) -> None:
+        """Get ready for the handler's next run, after a ``URLElicitationRequired`` whose
+        elicitations the client answered with ``answers``.
+
+        The run starts as the plain call's retry does: the questions of the earlier runs
+        are answered from them (:class:`TaskBackChannel`), ``answers`` are in
+        :attr:`input_responses`, and progress is reported from the start (a new request's
+        ``ctx.progress(1)`` is not "below the last value").
+        """
+        t.cast(TaskBackChannel, self._back_channel).run_again(answers)
+        self.input_responses = answers
+        self._last_progress = None
+        self._progress_warned = False
+
     def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
         """Dropped: a task has no stream for log messages."""
 

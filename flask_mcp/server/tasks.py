@@ -100,9 +100,8 @@ def asking_url_elicitations(body: TaskBody) -> TaskBody:
     (status ``input_required``), as a plain call answers ``input_required`` with the
     :exc:`~flask_mcp.URLElicitationRequired`'s elicitations. Once the client accepts them
     all (``tasks/update``) the handler runs again, as on the plain call's retry, and
-    decides whether the user completed the flow: as on the retry, what it asked before is
-    answered from the earlier runs (:class:`TaskBackChannel`) and ``ctx.input_responses``
-    holds the URL elicitations' answers. A decline or a cancel ends the task
+    decides whether the user completed the flow; that run starts as the retry does
+    (:meth:`TaskContext.run_again`). A decline or a cancel ends the task
     ``cancelled``. A 2025-11-25 task fails with -32042, which is what its request would
     have answered.
 
@@ -135,10 +134,7 @@ def asking_url_elicitations(body: TaskBody) -> TaskBody:
                     )
                     set_status(call.state, call.task_id, "cancelled", statusMessage=message)
                     raise RequestCancelled() from None
-                # The next run has what the plain call's retry has: the answers of the
-                # earlier runs, replayed, and these in ctx.input_responses.
-                channel.run_again(answers)
-                ctx.input_responses = answers
+                t.cast(TaskContext, ctx).run_again(answers)  # as the plain call's retry
 
     return run
 

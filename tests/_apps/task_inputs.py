@@ -46,11 +46,13 @@ NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required"
 @mcp.tool(task="optional")
 def sign_in(account: str, tag: str, ctx: Context) -> str:
     """Ask the user's name, then need them to connect ``account`` on a page: the first run
-    of each ``tag`` past the question asks; the next says what the user answered."""
+    of each ``tag`` past the question asks; the next says what the user answered. Each
+    run reports its progress from the start."""
     name = ctx.elicit("Your name?", NAME)["content"]["name"]
     with _lock:
         RUNS[tag] += 1
         runs = RUNS[tag]
+    ctx.progress(1, 2, f"run {runs}")
     if runs == 1:
         url = f"https://example.com/connect?account={account}"
         raise URLElicitationRequired(
