@@ -1307,6 +1307,17 @@ def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve:
     assert done["result"]["content"] == rounds[-1]["content"]
     assert rounds[-1]["content"][0]["text"] == "Ada signed in to x on run 2 (accept)"
 
+    # A URL elicitation asked with ctx.ask() has no elicitationId at 2026-07-28 (the
+    # schema has none), in a plain call's inputRequests and in a task's alike.
+    params = {"name": "visit", "arguments": {}}
+    plain = post_2026(server.url, "tools/call", params, caps={"elicitation": {"url": {}}})
+    assert "elicitationId" not in plain["result"]["inputRequests"]["visit"]["params"]
+    task_id = post_2026(server.url, "tools/call", params, caps=URL_CAPS)["result"]["taskId"]
+    asking = wait_task(server.url, task_id, lambda task: task["status"] != "working")
+    ((key, request),) = asking["inputRequests"].items()
+    assert request == plain["result"]["inputRequests"]["visit"]
+    _answer_2026(server.url, task_id, {key: {"action": "accept"}})
+
 
 @pytest.mark.e2e
 def test_2026_task_keys_answers_notifications_and_errors_on_a_real_server(serve: t.Any) -> None:

@@ -189,6 +189,9 @@ class TaskBackChannel:
                 if self.flavour == V2025:
                     meta = {**params.get("_meta", {}), RELATED_TASK: {"taskId": self.task_id}}
                     params = {**params, "_meta": meta}
+                elif not protocol.uses_elicitation_ids(ctx.protocol_version):
+                    # 2026-07-28 has no elicitationId: left out, as in a call's inputRequests
+                    params = {k: v for k, v in params.items() if k != "elicitationId"}
                 pending[key] = {"method": method, "params": params}
                 keys[wanted] = key
             touch(record, "input_required")

@@ -39,6 +39,14 @@ def connect(account: str, ctx: Context) -> str:
     return f"{account} connected on run {runs}"
 
 
+@mcp.tool(task="optional")
+def visit(ctx: Context) -> str:
+    """Ask the user to visit a page with a URL elicitation built by hand (``ctx.ask``)."""
+    url = "https://example.com/visit"
+    params = {"mode": "url", "message": "Visit.", "url": url, "elicitationId": "visit-1"}
+    return str(ctx.ask({"visit": ("elicitation/create", params)})["visit"]["action"])
+
+
 YES = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
