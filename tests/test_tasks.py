@@ -1221,15 +1221,17 @@ def _answer_2026(url: str, task_id: str, answers: dict[str, t.Any]) -> dict[str,
 
 
 @pytest.mark.e2e
-def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve: t.Any) -> None:
+def test_a_task_asks_its_client_as_the_plain_call_does(serve: t.Any) -> None:
     """``URLElicitationRequired`` means "retry once the user has been to the page" in every
     era: -32042 in 2025-11-25 (a task fails with it, as its request would); at 2026-07-28,
     which has no -32042, a plain call answers ``input_required`` and a task moves to
     ``input_required`` with the URL elicitation in its ``inputRequests``, then runs the
-    handler again once the client accepts (or ends, cancelled, when the user declines)."""
+    handler again once the client accepts (or ends, cancelled, when the user declines),
+    as the call's retry runs it. A client's error answer reaches the handler alike."""
     server = serve("tests._apps.task_inputs:app", "gevent")
     with httpx.Client(timeout=30) as http:
-        headers = start_session(http, server.url, {"elicitation": {"url": {}}, "tasks": {}})
+        caps = {"elicitation": {"url": {}}, "sampling": {}, "tasks": {}}
+        headers = start_session(http, server.url, caps)
 
         def send(method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
             body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
@@ -1242,6 +1244,32 @@ def test_a_url_elicitation_required_in_a_task_asks_as_the_plain_call_does(serve:
         task = {"name": "connect", "arguments": {"account": "b"}, "task": {}}
         task_id = send("tools/call", task)["result"]["task"]["taskId"]
         assert send("tasks/result", {"taskId": task_id})["error"]["code"] == -32042
+
+        # The user rejects sampling (the client answers with a JSON-RPC error, as the
+        # sampling page has it): the handler gets the ClientRequestError in a plain call
+        # and in a task alike, and the task ends as the call does.
+        def refusing(method: str, params: dict[str, t.Any]) -> list[dict[str, t.Any]]:
+            body = {"jsonrpc": "2.0", "id": 2, "method": method, "params": params}
+            seen = []
+            with http.stream("POST", server.url, headers=headers, json=body) as stream:
+                for message in (m for line in stream.iter_lines() for m in sse_data(line + "\n")):
+                    seen.append(message)
+                    if message.get("method") == "sampling/createMessage":
+                        error = {"code": -1, "message": "User rejected sampling request"}
+                        answer = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+                        http.post(server.url, headers=headers, json=answer)
+                    if "method" not in message:  # the answer to the request
+                        break
+            return seen
+
+        *_, plain = refusing("tools/call", {"name": "summary", "arguments": {}})
+        assert "User rejected sampling request" in plain["result"]["content"][0]["text"]
+        task = {"name": "summary", "arguments": {}, "task": {}}
+        task_id = send("tools/call", task)["result"]["task"]["taskId"]
+        asked, ended = refusing("tasks/result", {"taskId": task_id})
+        assert asked["method"] == "sampling/createMessage"
+        assert "result" in ended, ended  # not an error of tasks/result's own
+        assert ended["result"]["content"] == plain["result"]["content"]
 
     plain_2026 = _connect_2026(server.url, "c", caps={"elicitation": {"url": {}}})
     assert plain_2026["resultType"] == "input_required"

@@ -203,14 +203,20 @@ class TaskBackChannel:
         status_changed(self.state, record)
         wanted_keys = set(keys.values())
         taken: dict[str, t.Any] = {}
+        refused: dict[str, t.Any] = {}
 
         def take(record: dict[str, t.Any]) -> bool:
             taken.clear()
+            refused.clear()
             answers = record.get("responses") or {}
-            if record["status"] in TERMINAL or not wanted_keys <= set(answers):
+            errors = record.get("inputErrors") or {}
+            if record["status"] in TERMINAL or not wanted_keys <= set(answers) | set(errors):
                 return False
             for key in wanted_keys:
-                taken[key] = answers.pop(key)
+                if key in answers:
+                    taken[key] = answers.pop(key)
+                else:
+                    taken[key] = refused[key] = errors.pop(key)
             if not record.get("inputRequests") and record["status"] == "input_required":
                 touch(record, "working")
             return True
@@ -224,6 +230,8 @@ class TaskBackChannel:
             if taken:
                 if record["status"] == "working":
                     status_changed(self.state, record)
+                for error in refused.values():  # as a plain call's handler gets it
+                    raise ClientRequestError(error["message"], error["error"])
                 return {wanted: taken[key] for wanted, key in keys.items()}
             _concurrency.sleep(POLL)
 
@@ -255,6 +263,32 @@ def answer_inputs(
         answers = record.setdefault("responses", {})
         for key in used:
             answers[key] = responses[key]
+            del pending[key]
+        touch(record)
+        return True
+
+    return store_of(state).mutate(task_id, change)
+
+
+def refuse_inputs(
+    state: AppState, task_id: str, errors: dict[str, ClientRequestError]
+) -> dict[str, t.Any] | None:
+    """Record that the client answered outstanding ``inputRequests`` with a JSON-RPC error.
+
+    2025-11-25: ``tasks/result`` sends the task's requests to the client, which may
+    answer one with an error (a user rejecting a sampling request gets ``-1``). The
+    handler's request raises the same :exc:`~flask_mcp.ClientRequestError` a plain
+    call's would, and the handler decides what the task answers.
+    """
+
+    def change(record: dict[str, t.Any]) -> bool:
+        pending = record.get("inputRequests") or {}
+        used = [key for key in errors if key in pending]
+        if not used or record["status"] in TERMINAL:
+            return False
+        refused = record.setdefault("inputErrors", {})
+        for key in used:
+            refused[key] = {"message": str(errors[key]), "error": errors[key].error}
             del pending[key]
         touch(record)
         return True
@@ -429,6 +463,7 @@ __all__ = [
     "TaskContext",
     "answer_inputs",
     "opted_in",
+    "refuse_inputs",
     "owner_of",
     "task_call",
 ]

@@ -65,6 +65,7 @@ from .task_context import auth_of as auth_of
 from .task_context import caller_of as caller_of
 from .task_context import opted_in as opted_in
 from .task_context import owner_of as owner_of
+from .task_context import refuse_inputs as refuse_inputs
 from .task_context import task_call as task_call
 
 
@@ -190,6 +191,7 @@ __all__ = [
     "owner_of",
     "caller_of",
     "record_body",
+    "refuse_inputs",
     "check_lease",
     "settle",
     "set_status",

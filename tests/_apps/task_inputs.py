@@ -9,6 +9,7 @@ import time
 from flask import Flask
 
 from flask_mcp import MCP
+from flask_mcp import ClientRequestError
 from flask_mcp import Context
 from flask_mcp import MCPError
 from flask_mcp import URLElicitationRequired
@@ -45,6 +46,17 @@ def visit(ctx: Context) -> str:
     url = "https://example.com/visit"
     params = {"mode": "url", "message": "Visit.", "url": url, "elicitationId": "visit-1"}
     return str(ctx.ask({"visit": ("elicitation/create", params)})["visit"]["action"])
+
+
+@mcp.tool(task="optional")
+def summary(ctx: Context) -> str:
+    """Ask the client's model for a summary; say why there is none if the client refuses."""
+    prompt = [{"role": "user", "content": {"type": "text", "text": "Sum it up."}}]
+    try:
+        answer = ctx.create_message(prompt, 50)
+    except ClientRequestError as exc:
+        return f"no summary: {exc} ({exc.error})"
+    return str(answer["content"]["text"])
 
 
 YES = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}

@@ -309,7 +309,9 @@ class Tasks(Extension):
         stream.
 
         It waits past ``MCP_REQUEST_TIMEOUT``, as the spec has it block until the task
-        ends: at most until the task expires (its ``ttl``), when it answers -32602.
+        ends: at most until the task expires (its ``ttl``), when it answers -32602. A
+        request the client answers with a JSON-RPC error raises
+        :exc:`~flask_mcp.ClientRequestError` in the handler, as in a plain call.
 
         One waits per session and task in a process: a later ``tasks/result`` of the
         same task ends the wait of the one before (whose client most likely left: a
@@ -368,8 +370,11 @@ class Tasks(Extension):
                     try:
                         answer = context.send_request(request["method"], request["params"])
                     except ClientRequestError as exc:
-                        raise MCPError(INTERNAL_ERROR, str(exc)) from None
-                    _tasks.answer_inputs(call.state, task_id, {key: answer})
+                        if exc.error is None:  # no error answer: a later tasks/result asks
+                            raise MCPError(INTERNAL_ERROR, str(exc)) from None
+                        _tasks.refuse_inputs(call.state, task_id, {key: exc})
+                    else:
+                        _tasks.answer_inputs(call.state, task_id, {key: answer})
             else:
                 if context is not None:
                     context.check_cancelled()
