@@ -1452,6 +1452,7 @@ def test_2025_task_progress_reaches_the_client_waiting_for_its_result(serve: t.A
     assert all(p["progressToken"] == "p-1" for p in progress)
 
 
+@pytest.mark.e2e
 def test_2025_task_meta_timestamps_paging_and_cancel_on_a_real_server(serve: t.Any) -> None:
     """2025-11-25 tasks MUSTs and SHOULDs that no other test drives, on gthread (where a
     cancelled handler's thread runs on to its end):
