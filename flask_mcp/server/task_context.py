@@ -463,7 +463,7 @@ __all__ = [
     "TaskContext",
     "answer_inputs",
     "opted_in",
-    "refuse_inputs",
     "owner_of",
+    "refuse_inputs",
     "task_call",
 ]
