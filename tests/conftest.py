@@ -26,6 +26,7 @@ from collections.abc import Generator
 from collections.abc import Iterator
 from pathlib import Path
 
+import harness
 import pytest
 from browser import launch_chromium
 from harness import TASKS_CLIENT
@@ -57,6 +58,11 @@ def pytest_runtest_makereport(
     report = yield
     item.stash.setdefault(_REPORTS, {})[report.when] = report
     return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    harness.running_test[:] = [item]
 
 
 def node_failed(node: pytest.Item) -> bool:

@@ -328,6 +328,20 @@ def wait_for_workers_ready(server: Server, count: int, timeout: float = 30.0) ->
         time.sleep(0.05)
 
 
+#: The test running now (set by ``conftest.py``): a real server may start for an ``e2e`` one only.
+running_test: list[pytest.Item] = []
+
+
+def _check_marked_e2e() -> None:
+    """Fail a test that starts a real server unmarked: ``-m "not e2e"`` must start none."""
+    if running_test and running_test[0].get_closest_marker("e2e") is None:
+        pytest.fail(
+            f"{running_test[0].nodeid} starts a real server: mark it @pytest.mark.e2e "
+            '(the README\'s fast selection, -m "not e2e ...", starts no server)',
+            pytrace=False,
+        )
+
+
 @contextlib.contextmanager
 def start_server(
     app_spec: str,
@@ -354,6 +368,7 @@ def start_server(
     means the port accepts connections and a ``GET ready_path`` gets any HTTP response
     (``None``: skip that).
     """
+    _check_marked_e2e()
     module = _SERVER_MODULES.get(worker)
     if module is not None and importlib.util.find_spec(module) is None:
         skip_or_fail(f"the {worker} server needs {module}: pip install -e '.[test]'")

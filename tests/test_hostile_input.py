@@ -174,6 +174,7 @@ def _session(port: int, version: str) -> str:
     return session
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])
 def test_reused_request_id_cannot_escape_the_request_timeout(serve: t.Any, worker: str) -> None:
     """A request reusing the id of a running one of its session is refused (-32600), alone

@@ -149,6 +149,7 @@ def test_a_task_and_its_result_leave_no_cycle(version: str) -> None:
 app = app_of()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 def test_calls_served_by_gunicorn_leave_no_cycle(worker: str, mode: str) -> None:
