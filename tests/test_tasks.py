@@ -654,6 +654,45 @@ def test_expired_tasks_are_gone_and_the_running_limit_holds() -> None:
     assert gone["error"]["code"] == -32602
 
 
+def test_the_running_limit_holds_for_tasks_created_together() -> None:
+    """Two tasks created at once under MCP_TASK_MAX_RUNNING=1 both passed the check (made
+    before ``prepare`` and the record's creation) and both ran: the slot is taken when the
+    run starts, and the one that finds it taken is refused."""
+    mcp = MCP(name="tasks", version="1")
+    inside, go, release = threading.Event(), threading.Event(), threading.Event()
+
+    def hold(ctx: Context) -> None:
+        if not inside.is_set():  # the first request waits here, past the check
+            inside.set()
+            go.wait(10)
+
+    @mcp.tool(task="optional", prepare=hold)
+    def busy() -> str:
+        release.wait(10)
+        return "done"
+
+    app = make_app(mcp, MCP_TASK_MAX_RUNNING=1)
+    answers: list[dict[str, t.Any]] = []
+    first = threading.Thread(
+        target=lambda: answers.append(
+            result_of(Wire(app).post("tools/call", {"name": "busy"}, caps=CAPS))
+        )
+    )
+    first.start()
+    try:
+        assert inside.wait(10)
+        second = result_of(Wire(app).post("tools/call", {"name": "busy"}, caps=CAPS))
+        assert second["result"]["status"] == "working"  # it runs, and holds the slot
+        go.set()
+        first.join(10)
+        (refused,) = answers
+        assert "MCP_TASK_MAX_RUNNING" in refused["error"]["message"], refused
+    finally:
+        go.set()
+        release.set()
+        first.join(10)
+
+
 def test_tasks_are_bound_to_the_principal() -> None:
     """With authorization, another principal cannot see, update or cancel a task."""
     from flask_mcp import AuthInfo

@@ -59,6 +59,10 @@ class TaskCall(Call):
 TaskBody = t.Callable[[Call], dict[str, t.Any]]
 
 
+#: The error of a ``tools/call`` that would start more tasks than ``MCP_TASK_MAX_RUNNING``.
+BUSY = "Too many tasks are running in this worker (MCP_TASK_MAX_RUNNING); retry later."
+
+
 class Executor(t.Protocol):
     """Runs the handler of a task somewhere and records its outcome in the store."""
 

@@ -51,6 +51,7 @@ from ..schema import ArgumentError
 from .call import Call
 from .call import ToolCall
 from .mrtr import url_elicitations
+from .task_context import BUSY as BUSY
 from .task_context import EXTENSION as EXTENSION
 from .task_context import MODES as MODES
 from .task_context import POLL as POLL
@@ -170,6 +171,7 @@ def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
 
 
 __all__ = [
+    "BUSY",
     "EXTENSION",
     "MODES",
     "POLL",

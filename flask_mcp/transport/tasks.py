@@ -23,6 +23,7 @@ import typing as t
 
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
+from ..errors import MCPError
 from ..kernel import intake
 from ..runtime import concurrency as _concurrency
 from ..runtime.runs import InProcessOutbox
@@ -48,18 +49,43 @@ class InProcessExecutor:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.running: dict[str, RequestRun] = {}
+        #: The runs by task id (``None``: its slot is taken, its run not started yet).
+        self.running: dict[str, RequestRun | None] = {}
 
     def has_room(self, state: AppState) -> bool:
+        """Tell whether a task may start now: the early check, before ``prepare`` and the
+        record; :meth:`start` takes the slot."""
         with self._lock:
             return len(self.running) < state.settings.task_max_running
 
     def start(
         self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: _tasks.TaskBody
     ) -> None:
-        """Start the task's run; it outlives the request that created the task."""
-        run = self._begin(dispatcher, call, record, body)
-        _concurrency.spawn(lambda: self._watch(call.state, record["taskId"], run))
+        """Start the task's run; it outlives the request that created the task.
+
+        The slot is taken here, checked and taken under one lock: tasks created
+        together all pass :meth:`has_room`, and those past ``MCP_TASK_MAX_RUNNING``
+        fail here.
+
+        :raises MCPError: this process runs ``MCP_TASK_MAX_RUNNING`` tasks already; the
+            task's record is marked failed.
+        """
+        task_id = record["taskId"]
+        with self._lock:
+            room = len(self.running) < call.state.settings.task_max_running
+            if room:
+                self.running[task_id] = None  # the slot, until _begin puts the run there
+        if not room:
+            error = {"code": INTERNAL_ERROR, "message": _tasks.BUSY}
+            _tasks.set_status(call.state, task_id, "failed", error=error, statusMessage=_tasks.BUSY)
+            raise MCPError(INTERNAL_ERROR, _tasks.BUSY)
+        try:
+            run = self._begin(dispatcher, call, record, body)
+        except BaseException:
+            with self._lock:
+                self.running.pop(task_id, None)
+            raise
+        _concurrency.spawn(lambda: self._watch(call.state, task_id, run))
 
     def run(
         self, dispatcher: t.Any, state: AppState, record: dict[str, t.Any], auth: t.Any = None

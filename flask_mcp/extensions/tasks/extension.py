@@ -169,10 +169,7 @@ class Tasks(Extension):
         if executor is None:
             raise MCPError(INTERNAL_ERROR, "No task executor is configured for this app.")
         if not executor.has_room(state):
-            raise MCPError(
-                INTERNAL_ERROR,
-                "Too many tasks are running in this worker (MCP_TASK_MAX_RUNNING); retry later.",
-            )
+            raise MCPError(INTERNAL_ERROR, _tasks.BUSY)
         prepared = None
         if tool.prepare is not None:
             prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
