@@ -215,3 +215,40 @@ def test_the_exit_hook_ends_the_supervisor_before_it_closes_the_backend() -> Non
     supervisor.ensure_supervisor(state)  # a request after that starts it again
     assert state.supervisor is not task and not state.supervisor.done.wait(0.1)
     supervisor.stop_supervisor(state)
+
+
+def test_requests_arriving_together_start_one_supervisor(monkeypatch: t.Any) -> None:
+    """The first requests of a threaded worker, arriving together, each found no supervisor
+    and each started one: every overdue request was timed out (and signalled) once per loop.
+    The check and the start are one step now: the second request waits, then finds it."""
+    import threading
+
+    from flask_mcp.config import load_settings
+    from flask_mcp.runtime import supervisor
+    from flask_mcp.runtime.state import AppState
+
+    state = AppState(load_settings({}), backend=MemoryBackend())
+    real = supervisor._concurrency.spawn
+    inside, second = threading.Event(), threading.Event()
+    started: list[t.Any] = []
+
+    def spawn(fn: t.Any) -> t.Any:
+        started.append(fn)
+        if len(started) == 1:  # the first request starts it: the second one checks meanwhile
+            inside.set()
+            second.wait(0.5)  # it never comes once the check waits for the start
+        else:
+            second.set()
+        return real(fn)
+
+    monkeypatch.setattr(supervisor._concurrency, "spawn", spawn)
+    first = threading.Thread(target=supervisor.ensure_supervisor, args=(state,))
+    first.start()
+    try:
+        assert inside.wait(10)
+        supervisor.ensure_supervisor(state)
+        first.join(10)
+        assert len(started) == 1, "two supervisors started"
+    finally:
+        supervisor.stop_supervisor(state)
+        first.join(10)

@@ -35,23 +35,30 @@ REAP_EVERY = 10.0
 #: Called with ``(state, now)`` after every round, each on its own (an exception is logged):
 #: how other parts of the runtime add periodic work (the tasks' lease sweep).
 HOOKS: list[t.Callable[[AppState, float], None]] = []
+#: Held while a supervisor is checked for and started (nothing waits under it).
+_STARTING = _concurrency.native_lock()
 
 
 def ensure_supervisor(state: AppState) -> None:
     """Start the app's supervisor in this process if it is not running.
 
     It starts lazily, on the first request, so that it runs in each worker
-    after gunicorn forked it.
+    after gunicorn forked it. The first requests of a threaded worker arrive
+    together: the check and the start are one step, so that one of them starts it.
     """
     task = state.supervisor
     if task is not None and not task.done.is_set():
         return
-    state.supervisor_stopped = False
-    state.supervisor = _concurrency.spawn(lambda: _loop(state))
-    pid = os.getpid()
-    if state.exit_hook_pid != pid:
-        state.exit_hook_pid = pid
-        atexit.register(_at_exit, weakref.ref(state), pid)
+    with _STARTING:
+        task = state.supervisor
+        if task is not None and not task.done.is_set():
+            return  # another request started it meanwhile
+        state.supervisor_stopped = False
+        state.supervisor = _concurrency.spawn(lambda: _loop(state))
+        pid = os.getpid()
+        if state.exit_hook_pid != pid:
+            state.exit_hook_pid = pid
+            atexit.register(_at_exit, weakref.ref(state), pid)
 
 
 def stop_supervisor(state: AppState) -> None:
