@@ -853,6 +853,36 @@ def test_records_created_while_another_grows_are_all_counted(store: TaskStore) -
     assert made == 40 and refused.value.data["held"] == 40
 
 
+@pytest.mark.redis
+def test_records_created_together_by_two_workers_stay_bounded(redis_url: str) -> None:
+    """In Redis, a create read what the caller held, then wrote its record: another worker's
+    create in between passed the same check, and the caller kept one task past
+    MCP_TASK_MAX_PER_CLIENT (any number, with as many workers). The check and the count
+    are one script now."""
+    from flask_mcp.backends.redis import RedisBackend
+
+    url = f"{redis_url}?prefix=bounds-{uuid.uuid4().hex[:8]}:"
+    one, two = RedisBackend.from_url(url), RedisBackend.from_url(url)
+    try:
+        mine, theirs = one.task_store(), two.task_store()
+        mine.limits = theirs.limits = TaskLimits(max_records=1, max_bytes=None)
+        read = mine._held
+
+        def read_then_the_other_creates(caller: str) -> tuple[int, int]:
+            held = read(caller)
+            theirs.create(record("erin"), 60)  # the other worker, between check and write
+            return held
+
+        mine._held = read_then_the_other_creates  # type: ignore[method-assign]
+        with pytest.raises(TaskQuotaExceeded) as refused:
+            mine.create(record("erin"), 60)
+        assert refused.value.data == {"bound": "records", "limit": 1, "held": 1}
+        assert len(theirs.list("erin", 0, 10)[0]) == 1
+    finally:
+        one.close()
+        two.close()
+
+
 def test_bytes_per_caller_are_bounded_on_create_and_on_change(store: TaskStore) -> None:
     store.limits = TaskLimits(max_records=None, max_bytes=20_000)
     first = record("carol", 8_000)

@@ -675,7 +675,7 @@ class RedisBackend(Backend):
     # -- tasks and shared logs ----------------------------------------------
 
     def task_store(self) -> RedisTaskStore:  # noqa: D102 (see Backend.task_store)
-        return RedisTaskStore(self.client, self.keys)
+        return RedisTaskStore(self.commands)
 
     def shared_log(self, name: str) -> SharedLog:
         """Return the log ``name`` that every worker sharing this Redis reads (a list)."""

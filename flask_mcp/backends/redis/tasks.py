@@ -37,7 +37,7 @@ from ..task_store import kept_for
 from .codec import UNAVAILABLE as _UNAVAILABLE
 from .codec import loads
 from .codec import text
-from .keys import Keys
+from .commands import RedisCommands
 
 #: Retries of a change that keeps losing the race against other workers.
 _ATTEMPTS = 50
@@ -46,14 +46,14 @@ _ATTEMPTS = 50
 class RedisTaskStore(TaskStore):
     """Task records in Redis.
 
-    :param client: the backend's Redis (or Redis Cluster) client.
-    :param keys: the backend's key names.
+    :param commands: the backend's commands (its client, key names and scripts).
     """
 
-    def __init__(self, client: t.Any, keys: Keys) -> None:
-        self.client = client
-        self.keys = keys
-        self.prefix = keys.prefix
+    def __init__(self, commands: RedisCommands) -> None:
+        self.commands = commands
+        self.client = commands.client
+        self.keys = commands.keys
+        self.prefix = commands.keys.prefix
 
     def _key(self, task_id: str) -> str:
         return self.keys.task(task_id)
@@ -78,8 +78,8 @@ class RedisTaskStore(TaskStore):
         """The records and bytes ``caller`` keeps now; forgets the expired ones' entries.
 
         An entry is forgotten only when its record is gone: a record another worker
-        creates meanwhile enters both indexes in one transaction, and one found in
-        either index here is counted, never dropped, while its record exists.
+        creates meanwhile is written before it enters both indexes in one script, and
+        one found in either index here is counted, never dropped, while its record exists.
         """
         index, sizes = self._counted(caller), self.keys.task_sizes(caller)
         pipe = self.client.pipeline(transaction=False)
@@ -101,35 +101,45 @@ class RedisTaskStore(TaskStore):
         return len(live), sum(by_id.get(i, 0) for i in live)
 
     def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
-        key, data = self._key(record["taskId"]), encoded(record)
+        """Store a new record (see :meth:`TaskStore.create`).
+
+        The record is written first, then counted against its caller's bounds by one
+        script (``task_count``) that checks and counts at once, so that workers creating
+        tasks of one caller together cannot all pass the check; a refused record is
+        deleted again. Until it is counted, nobody can know its id.
+        """
+        task_id, key, data = record["taskId"], self._key(record["taskId"]), encoded(record)
         owner, caller, limits = record.get("owner"), caller_of(record), self.limits
         created = record.get("created", time.time())
         try:
-            if isinstance(caller, str) and (limits.max_records or limits.max_bytes):
-                count, size = self._held(caller)
-                if limits.max_records is not None and count >= limits.max_records:
-                    raise TaskQuotaExceeded("records", limits.max_records, count)
-                if limits.max_bytes is not None and size + len(data) > limits.max_bytes:
-                    raise TaskQuotaExceeded("bytes", limits.max_bytes, size, len(data))
-            pipe = self.client.pipeline()
+            first = self.client.pipeline(transaction=False)
             if ttl is None:
-                pipe.set(key, data)
+                first.set(key, data)
             else:
-                pipe.set(key, data, px=max(1, int(ttl * 1000)))
-            pipe.zadd(self._live_index(), {record["taskId"]: created})
-            kept = []
-            if isinstance(owner, str):  # tasks/list of the owner
-                pipe.zadd(self._index(owner), {record["taskId"]: created})
-                kept.append(self._index(owner))
+                first.set(key, data, px=max(1, int(ttl * 1000)))
+            first.execute()
             if isinstance(caller, str):  # the per-caller bounds
-                pipe.zadd(self._counted(caller), {record["taskId"]: created})
-                pipe.hset(self.keys.task_sizes(caller), record["taskId"], len(data))
-                kept += [self._counted(caller), self.keys.task_sizes(caller)]
-            if ttl is not None:
-                # Keep each index as long as its longest-lived task (EXPIRE GT needs Redis 7).
-                for index in kept:
-                    left = max(int(ttl) + 60, int(self.client.ttl(index) or 0))
-                    pipe.expire(index, left)
+                if limits.max_records or limits.max_bytes:
+                    self._held(caller)  # forgets the entries of expired records first
+                counted = [self._counted(caller), self.keys.task_sizes(caller)]
+                most, most_bytes = limits.max_records or 0, limits.max_bytes or 0
+                secs = 0 if ttl is None else int(ttl) + 60
+                verdict = self.commands.run(
+                    "task_count", counted, task_id, created, len(data), most, most_bytes, secs
+                )
+                bound, held = text(verdict[0]), int(verdict[1])
+                if bound != "ok":
+                    self.client.delete(key)
+                    most = most if bound == "records" else most_bytes
+                    raise TaskQuotaExceeded(bound, most, held, len(data))
+            pipe = self.client.pipeline()
+            pipe.zadd(self._live_index(), {task_id: created})
+            if isinstance(owner, str):  # tasks/list of the owner
+                index = self._index(owner)
+                pipe.zadd(index, {task_id: created})
+                if ttl is not None:
+                    # Keep it as long as its longest-lived task (EXPIRE GT needs Redis 7).
+                    pipe.expire(index, max(int(ttl) + 60, int(self.client.ttl(index) or 0)))
             pipe.execute()
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
