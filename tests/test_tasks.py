@@ -883,6 +883,44 @@ def test_records_created_together_by_two_workers_stay_bounded(redis_url: str) ->
         two.close()
 
 
+@pytest.mark.redis
+def test_records_growing_together_in_two_workers_stay_bounded(redis_url: str) -> None:
+    """In Redis, a change that grew a record read the caller's bytes, then wrote the record:
+    two of the caller's tasks finishing with large results on two workers both passed,
+    past MCP_TASK_MAX_BYTES_PER_CLIENT. The check and the new size are one script now."""
+    from flask_mcp.backends.redis import RedisBackend
+
+    url = f"{redis_url}?prefix=bounds-{uuid.uuid4().hex[:8]}:"
+    one, two = RedisBackend.from_url(url), RedisBackend.from_url(url)
+    try:
+        mine, theirs = one.task_store(), two.task_store()
+        mine.limits = theirs.limits = TaskLimits(max_records=None, max_bytes=20_000)
+        first, second = record("fred"), record("fred")
+        for each in (first, second):
+            mine.create(each, 60)
+
+        def big_result(found: dict[str, t.Any]) -> bool:
+            found["result"] = {"content": [{"type": "text", "text": "y" * 12_000}]}
+            return True
+
+        read = mine._held
+
+        def read_then_the_other_grows(caller: str) -> tuple[int, int]:
+            held = read(caller)
+            theirs.mutate(second["taskId"], big_result)  # the other worker, meanwhile
+            mine._held = read  # type: ignore[method-assign]
+            return held
+
+        mine._held = read_then_the_other_grows  # type: ignore[method-assign]
+        with pytest.raises(TaskQuotaExceeded):
+            mine.mutate(first["taskId"], big_result)
+        kept = mine.get(first["taskId"])
+        assert kept is not None and "result" not in kept
+    finally:
+        one.close()
+        two.close()
+
+
 def test_bytes_per_caller_are_bounded_on_create_and_on_change(store: TaskStore) -> None:
     store.limits = TaskLimits(max_records=None, max_bytes=20_000)
     first = record("carol", 8_000)

@@ -168,7 +168,7 @@ class RedisTaskStore(TaskStore):
                             pipe.unwatch()
                             return record
                         data, shorter = kept_for(record, encoded(record), self.limits)
-                        self._check_growth(record, len(data) - len(raw), pipe)
+                        self._check_growth(record, task_id, len(data), len(raw), pipe)
                         px = None if shorter is None else max(1, int(shorter * 1000))
                         left = None if px is None else int(self.client.pttl(key))
                         pipe.multi()
@@ -198,15 +198,21 @@ class RedisTaskStore(TaskStore):
             return False
         return bool(self.client.get(key) == data)
 
-    def _check_growth(self, record: dict[str, t.Any], grown: int, pipe: t.Any) -> None:
-        """Refuse a change that grows the record past its caller's byte bound."""
+    def _check_growth(
+        self, record: dict[str, t.Any], task_id: str, size: int, before: int, pipe: t.Any
+    ) -> None:
+        """Refuse a change that grows the record past its caller's byte bound, else record
+        its new size: one script checks and records, so that the caller's tasks growing
+        together on several workers cannot all pass the bound."""
         caller, most = caller_of(record), self.limits.max_bytes
-        if grown <= 0 or most is None or not isinstance(caller, str):
+        if size <= before or most is None or not isinstance(caller, str):
             return
-        _, size = self._held(caller)
-        if size + grown > most:
+        self._held(caller)  # forgets the entries of expired records first
+        sizes = [self.keys.task_sizes(caller)]
+        fits, held = self.commands.run("task_grow", sizes, task_id, size, most)
+        if not int(fits):
             pipe.unwatch()
-            raise TaskQuotaExceeded("bytes", most, size, grown)
+            raise TaskQuotaExceeded("bytes", most, int(held), size - before)
 
     def live(self, limit: int) -> list[dict[str, t.Any]]:
         index = self._live_index()
