@@ -259,19 +259,7 @@ def answer_inputs(
                 f"{EXPECTED_ANSWERS[request['method']]} answering {request['method']}."
             )
 
-    def change(record: dict[str, t.Any]) -> bool:
-        pending = record.get("inputRequests") or {}
-        used = [key for key in responses if key in pending]
-        if not used or record["status"] in TERMINAL:
-            return False
-        answers = record.setdefault("responses", {})
-        for key in used:
-            answers[key] = responses[key]
-            del pending[key]
-        touch(record)
-        return True
-
-    return store_of(state).mutate(task_id, change)
+    return _settle_inputs(state, task_id, "responses", responses)
 
 
 def refuse_inputs(
@@ -285,14 +273,25 @@ def refuse_inputs(
     call's would, and the handler decides what the task answers.
     """
 
+    refused = {key: {"message": str(exc), "error": exc.error} for key, exc in errors.items()}
+    return _settle_inputs(state, task_id, "inputErrors", refused)
+
+
+def _settle_inputs(
+    state: AppState, task_id: str, field: str, outcomes: dict[str, t.Any]
+) -> dict[str, t.Any] | None:
+    """Move the outstanding ``inputRequests`` that ``outcomes`` names into ``field`` of
+    the record (``responses``, or ``inputErrors``); return the record, or ``None`` if
+    nothing changed (none outstanding, or the task ended)."""
+
     def change(record: dict[str, t.Any]) -> bool:
         pending = record.get("inputRequests") or {}
-        used = [key for key in errors if key in pending]
+        used = [key for key in outcomes if key in pending]
         if not used or record["status"] in TERMINAL:
             return False
-        refused = record.setdefault("inputErrors", {})
+        settled = record.setdefault(field, {})
         for key in used:
-            refused[key] = {"message": str(errors[key]), "error": errors[key].error}
+            settled[key] = outcomes[key]
             del pending[key]
         touch(record)
         return True
