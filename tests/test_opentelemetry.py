@@ -256,7 +256,6 @@ def test_network_attributes_say_how_the_request_came(telemetry: Telemetry) -> No
 
     Spans and metrics of calls over stdio said ``tcp`` and ``http`` as well.
     """
-    from wire import STDIO_INIT as INIT
     from wire import Pipes
 
     mcp, app = make(telemetry)
@@ -264,9 +263,7 @@ def test_network_attributes_say_how_the_request_came(telemetry: Telemetry) -> No
         client.call_tool("add", {"a": 1, "b": 2})
     pipes = Pipes(app, mcp)
     try:
-        pipes.send(INIT)
-        assert pipes.receive()["result"]
-        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert pipes.handshake()
         params = {"name": "sample", "arguments": {}}
         pipes.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
         asked = pipes.receive()

@@ -67,9 +67,7 @@ def call(request_id: int, name: str, arguments: dict[str, t.Any], **extra: t.Any
 
 
 def test_handshake_round_trip_over_pipes(pipes: Pipes) -> None:
-    pipes.send(INIT)
-    assert pipes.receive()["result"]["serverInfo"]["name"] == "pipes"
-    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert pipes.handshake()["serverInfo"]["name"] == "pipes"
     pipes.send(call(1, "sample", {"prompt": "hi"}, _meta={"progressToken": "p"}))
     progress = pipes.receive()
     assert progress["method"] == "notifications/progress"
@@ -112,9 +110,7 @@ def test_2026_round_trip_over_pipes(pipes: Pipes) -> None:
 
 
 def test_a_request_id_in_use_is_refused(pipes: Pipes) -> None:
-    pipes.send(INIT)
-    pipes.receive()
-    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.handshake()
     pipes.send(call(5, "sample", {"prompt": "x"}))
     assert pipes.receive()["method"] == "sampling/createMessage"
     pipes.send(call(5, "add", {"a": 1, "b": 1}))
@@ -151,9 +147,7 @@ def test_progress_that_does_not_increase_is_skipped_over_stdio() -> None:
     mcp.init_app(app)
     pipes = Pipes(app, mcp)
     try:
-        pipes.send(INIT)
-        pipes.receive()
-        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        pipes.handshake()
         pipes.send(call(1, "steps", {}, _meta={"progressToken": "p"}))
         sent = [pipes.receive(), pipes.receive(), pipes.receive()]
     finally:
@@ -163,9 +157,7 @@ def test_progress_that_does_not_increase_is_skipped_over_stdio() -> None:
 
 
 def test_nothing_more_is_sent_for_a_cancelled_request(pipes: Pipes) -> None:
-    pipes.send(INIT)
-    pipes.receive()
-    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.handshake()
     pipes.send(call(1, "stubborn", {}, _meta={"progressToken": "s"}))
     assert pipes.receive()["params"]["progress"] == 0
     pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
@@ -175,9 +167,7 @@ def test_nothing_more_is_sent_for_a_cancelled_request(pipes: Pipes) -> None:
 
 
 def test_a_session_request_with_other_meta_stays_in_the_session(pipes: Pipes) -> None:
-    pipes.send(INIT)
-    pipes.receive()
-    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.handshake()
     task = {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}
     pipes.send(call(1, "add", {"a": 1, "b": 1}, _meta=task))
     answer = pipes.receive()
@@ -255,9 +245,7 @@ def test_initialize_over_stdio_runs_through_the_middleware() -> None:
     mcp.init_app(app)
     pipes = Pipes(app, mcp)
     try:
-        pipes.send(INIT)
-        assert pipes.receive()["result"]["serverInfo"]["name"] == "pipes"
-        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert pipes.handshake()["serverInfo"]["name"] == "pipes"
         call = {"name": "add", "arguments": {"a": 1, "b": 2}}
         pipes.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
         assert pipes.receive()["result"]["structuredContent"] == {"result": 3}
@@ -326,9 +314,7 @@ def test_initialize_over_stdio_runs_in_a_request_context() -> None:
     mcp.init_app(app)
     pipes = Pipes(app, mcp)
     try:
-        pipes.send(INIT)
-        assert pipes.receive()["result"]["serverInfo"]["name"] == "pipes"
-        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert pipes.handshake()["serverInfo"]["name"] == "pipes"
         pipes.send(call(1, "add", {"a": 1, "b": 2}))
         assert pipes.receive()["result"]["structuredContent"] == {"result": 3}
         assert seen == [("initialize", "pipes", "/mcp"), ("tools/call", "pipes", "/mcp")]
@@ -367,9 +353,7 @@ def test_a_tenants_endpoint_over_stdio_in_both_eras() -> None:
     try:
         pipes.send(call(1, "where", {}, _meta=meta()))
         assert pipes.receive()["result"]["structuredContent"] == ACME
-        pipes.send(INIT)
-        assert pipes.receive()["result"]["serverInfo"]["name"] == "tenants"
-        pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert pipes.handshake()["serverInfo"]["name"] == "tenants"
         pipes.send(call(2, "where", {}))
         assert pipes.receive()["result"]["structuredContent"] == ACME
         session_id = pipes.server.session_id
@@ -397,9 +381,7 @@ def test_a_tenants_endpoint_needs_its_path_over_stdio() -> None:
 
 def test_a_cancel_that_crosses_the_answer_leaves_nothing_behind(pipes: Pipes) -> None:
     """A cancel read just as its request ends (the reader found it running) keeps no id."""
-    pipes.send(INIT)
-    pipes.receive()
-    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.handshake()
     pipes.send(call(1, "stubborn", {}, _meta={"progressToken": "s"}))
     assert pipes.receive()["params"]["progress"] == 0
     running = pipes.server.active[1]  # what the reader looks up for a cancel of id 1

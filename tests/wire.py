@@ -509,6 +509,13 @@ class Pipes:
         assert line, "the server closed stdout"
         return json.loads(line)
 
+    def handshake(self) -> t.Any:
+        """Send ``initialize`` and ``notifications/initialized``; return the initialize result."""
+        self.send(STDIO_INIT)
+        result = self.receive()["result"]
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return result
+
     def close(self) -> None:
         self.to_server.close()
         self.thread.join(10)
