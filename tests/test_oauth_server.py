@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
+import json
 import logging
 import re
 import secrets
@@ -645,6 +647,14 @@ def test_registration_metadata_is_bounded(app: t.Any) -> None:
         assert huge.json["error"] == "invalid_request"
         assert "larger than 65536 bytes" in huge.json["error_description"]
         assert huge.headers["Cache-Control"] == "no-store"
+    # the same without Content-Length (chunked), which Werkzeug would cut short unsaid
+    chunked = client.post(
+        "/oauth/register",
+        input_stream=io.BytesIO(json.dumps({"padding": "x" * 300_000}).encode()),
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+    assert chunked.status_code == 413 and chunked.json["error"] == "invalid_request"
     assert oauth_notes.oauth.app_server(app).storage.count_clients() == 0
 
 

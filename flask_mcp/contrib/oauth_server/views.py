@@ -237,9 +237,17 @@ MAX_REQUEST_BYTES = 64 * 1024
 
 def _bound_the_body() -> None:
     """Read at most :data:`MAX_REQUEST_BYTES` of a body (less if the app's
-    ``MAX_CONTENT_LENGTH`` says so): Flask reads a JSON body whole otherwise."""
+    ``MAX_CONTENT_LENGTH`` says so): Flask reads a JSON body whole otherwise.
+
+    A body without ``Content-Length`` (chunked) is read here: Werkzeug stops at the
+    bound without a word (the JSON then fails to parse), so one more byte is asked
+    for, which raises :exc:`~werkzeug.exceptions.RequestEntityTooLarge` past it.
+    """
     most = request.max_content_length
     request.max_content_length = MAX_REQUEST_BYTES if most is None else min(most, MAX_REQUEST_BYTES)
+    if request.content_length is None and request.method == "POST":
+        request.get_data(cache=True)  # what the endpoint reads, from this copy
+        request.stream.read(1)
 
 
 def _too_large(error: RequestEntityTooLarge) -> Response:
