@@ -491,11 +491,16 @@ def test_json_schema_remote_ref_is_not_fetched(monkeypatch: pytest.MonkeyPatch) 
         ({"properties": {}}, '"type": "object"'),
         ({"type": "object", "properties": {"a": {"type": "nope"}}}, "Invalid JSON Schema"),
         ({"type": "object", "required": "a"}, "Invalid JSON Schema at required"),
+        ({"$schema": "https://example.com/dialect", "type": "object"}, "Unsupported JSON Sch"),
+        ({"$schema": {"draft": 7}, "type": "object"}, "Unsupported JSON Schema dialect"),
     ],
 )
 def test_json_schema_refused(schema: dict[str, t.Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         input_spec_from_json_schema(schema)
+    if "$schema" in schema:  # an output schema of a dialect the validator lacks, likewise
+        with pytest.raises(ValueError, match=message):
+            output_spec_from_schema(schema)
 
 
 # -- marshmallow -------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Validating JSON data against JSON Schema: the checks behind input and output specs.
 
-Validators never fetch remote ``$ref`` targets. Flat object schemas (the common tool
+A schema is validated in the dialect its ``$schema`` declares (2020-12 without one);
+a dialect outside :data:`DIALECTS` is refused, never read as another one. Validators
+never fetch remote ``$ref`` targets. Flat object schemas (the common tool
 input) are checked with plain ``type()`` tests; anything else goes to jsonschema, which
 also explains what is wrong.
 """
@@ -25,6 +27,16 @@ if t.TYPE_CHECKING:
 
 _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _MAX_ERRORS = 10
+#: The JSON Schema dialects a ``$schema`` may declare, by their meta-schema URIs (a
+#: trailing ``#`` is allowed); a schema without ``$schema`` is 2020-12.
+DIALECTS = (
+    _DRAFT_2020_12,
+    "https://json-schema.org/draft/2019-09/schema",
+    "http://json-schema.org/draft-07/schema",
+    "http://json-schema.org/draft-06/schema",
+    "http://json-schema.org/draft-04/schema",
+    "http://json-schema.org/draft-03/schema",
+)
 
 
 #: Converts a validated JSON value to the Python type a handler expects.
@@ -62,7 +74,7 @@ def _make_validator(schema: dict[str, t.Any]) -> Validator:
     """Check a JSON Schema and compile a validator for it that never fetches remote refs."""
     if not isinstance(schema, dict):
         raise TypeError(f"A JSON Schema must be a dict, not {type(schema).__name__}.")
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls = _dialect(schema)
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as e:
@@ -72,6 +84,22 @@ def _make_validator(schema: dict[str, t.Any]) -> Validator:
             f" {cls.__name__.removesuffix('Validator')} JSON Schema."
         ) from None
     return cls(schema, registry=referencing.Registry())
+
+
+def _dialect(schema: dict[str, t.Any]) -> type[Validator]:
+    """Return the validator class of the dialect ``schema`` declares (2020-12 by default).
+
+    :raises ValueError: ``$schema`` names a dialect outside :data:`DIALECTS`: the schema
+        would otherwise be read by the rules of another dialect.
+    """
+    declared = schema.get("$schema", _DRAFT_2020_12)
+    if isinstance(declared, str) and declared.removesuffix("#") in DIALECTS:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        return t.cast("type[Validator]", cls)
+    raise ValueError(
+        f'Unsupported JSON Schema dialect {declared!r} in "$schema": declare one of '
+        f'{", ".join(DIALECTS)}, or leave "$schema" out for 2020-12.'
+    )
 
 
 def _check(validator: Validator, instance: t.Any, top: str = "argument") -> list[str]:
@@ -228,6 +256,7 @@ class InputSpec:
 __all__ = [
     "ArgumentError",
     "ConversionError",
+    "DIALECTS",
     "InputSpec",
     "compile_validator",
 ]
