@@ -6,6 +6,7 @@ client; these drive the same server object line by line, fast.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import typing as t
@@ -285,6 +286,32 @@ def test_listen_over_stdio_honours_the_callers_task_ids() -> None:
         pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
     finally:
         pipes.close()
+
+
+def test_the_server_ending_a_listen_over_stdio_cancels_it(pipes: Pipes) -> None:
+    """The server ends each open listen with ``notifications/cancelled`` when stdin closes.
+
+    The spec's rule (``basic/patterns/cancellation.mdx``): a server tearing down a
+    ``subscriptions/listen`` stream MUST send the cancel referencing it; the client has
+    no other way to learn that its subscription ended. One the client cancelled gets
+    nothing more.
+    """
+    for listen_id in ("kept", "dropped"):
+        params = {"notifications": {"toolsListChanged": True}, "_meta": meta()}
+        listen = {"jsonrpc": "2.0", "id": listen_id, "method": "subscriptions/listen"}
+        pipes.send({**listen, "params": params})
+        assert pipes.receive()["method"] == "notifications/subscriptions/acknowledged"
+    cancel = {"requestId": "dropped"}
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+    pipes.to_server.close()  # how a client shuts its server down
+    pipes.thread.join(10)
+    pipes.server.stdout.close()
+    rest = [json.loads(line) for line in pipes.from_server]
+    assert [(m["method"], m["params"]["requestId"]) for m in rest] == [
+        ("notifications/cancelled", "kept")
+    ]
+    assert rest[0]["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "kept"}
+    assert "shutting down" in rest[0]["params"]["reason"]
 
 
 def test_initialize_over_stdio_runs_in_a_request_context() -> None:

@@ -268,7 +268,8 @@ class StdioServer(LineChannel):
             request_id = params.get("requestId") if isinstance(params, dict) else None
             if not jsonrpc.valid_id(request_id):
                 return  # names no request: nothing to do, as over HTTP
-            stop = self.listening.get(request_id)
+            with self._calls_lock:  # the client ends it: no cancel goes back
+                stop = self.listening.pop(request_id, None)
             if stop is not None:
                 stop.set()
             call = self.active.get(request_id)
@@ -322,7 +323,13 @@ class StdioServer(LineChannel):
         self._run(call, context)
 
     def _listen(self, request_id: t.Any, agreed: dict[str, t.Any], stop: threading.Event) -> None:
-        """Serve ``subscriptions/listen``: the chosen notifications until the client cancels."""
+        """Serve ``subscriptions/listen``: the chosen notifications until the client cancels.
+
+        A listen the server ends (stdin closed, or its backend failed) ends with
+        ``notifications/cancelled`` naming it, as the spec requires of a server tearing
+        down a subscription (``basic/patterns/cancellation.mdx``); one the client
+        cancelled gets nothing more.
+        """
         state = self.state
         try:
             subscription = state.backend.subscribe(state.listen_channel)
@@ -332,11 +339,9 @@ class StdioServer(LineChannel):
             return
         source = listen.ListenSource(subscription, agreed, request_id)
         meta = {protocol.META_SUBSCRIPTION_ID: request_id}
-        self.send(
-            jsonrpc.notification(
-                "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": agreed}
-            )
-        )
+        if not stop.is_set():
+            ack = {"_meta": meta, "notifications": agreed}
+            self.send(jsonrpc.notification("notifications/subscriptions/acknowledged", ack))
         try:
             while not stop.is_set() and not self.closed.is_set():
                 for event in source.read(0, 1, POLL).events:
@@ -344,7 +349,19 @@ class StdioServer(LineChannel):
                         self.send(event.message)
         finally:
             subscription.close()
-            self.listening.pop(request_id, None)
+            with self._calls_lock:  # still listed: the client did not cancel it
+                ours = self.listening.get(request_id) is stop
+                if ours:
+                    del self.listening[request_id]
+            if ours:
+                reason = (
+                    "The server is shutting down."
+                    if self.closed.is_set()
+                    else "The server could not go on serving this subscription; send "
+                    "subscriptions/listen again."
+                )
+                cancel = {"requestId": request_id, "reason": reason, "_meta": meta}
+                self.send(jsonrpc.notification("notifications/cancelled", cancel))
 
 
 def serve_stdio(

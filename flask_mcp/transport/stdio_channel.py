@@ -120,7 +120,8 @@ class LineChannel:
         self.gone = False
         self._write_lock = threading.Lock()
         #: Guards :attr:`active` and :attr:`cancel_requested` together: a cancel read
-        #: just as its request ends must not leave its id behind.
+        #: just as its request ends must not leave its id behind; and :attr:`listening`,
+        #: which tells whether the client or the server ended a listen.
         self._calls_lock = threading.Lock()
         self._tasks: list[_concurrency.Task] = []
 
