@@ -24,6 +24,7 @@ from jwt_keys import tampered
 from jwt_keys import unsigned
 from werkzeug.datastructures import WWWAuthenticate
 from wire import ACCEPT
+from wire import sse_data
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -516,6 +517,31 @@ def test_stateless_requests_are_authenticated_too(client: t.Any) -> None:
     assert response.get_json()["error"]["message"].startswith("Forbidden")
     assert challenge(response)["scope"] == "notes:write"
     assert CALLS == []
+
+
+def test_a_listen_follows_only_the_resources_the_callers_scopes_allow() -> None:
+    """A 2026-07-28 listen leaves out what ``resources/subscribe`` refuses (2025-11-25).
+
+    ``notes://secret`` needs ``notes:admin``: a caller without it is refused its
+    updates in one era and must not get them in the other. A URI no resource
+    serves is left as it was.
+    """
+    client = make_app(MCP_SSE_MAX_STREAM_SECONDS=0.1).test_client()
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+    wanted = {"resourceSubscriptions": ["notes://secret", "notes://other"]}
+    body = rpc("subscriptions/listen", {"notifications": wanted, "_meta": meta})
+    headers = {"Accept": ACCEPT, "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": "subscriptions/listen"}  # fmt: skip
+    everything = wanted["resourceSubscriptions"]
+    for token, honoured in (("alice-read", ["notes://other"]), ("admin", everything)):
+        auth = {**headers, "Authorization": f"Bearer {token}"}
+        response = client.post("/mcp", json=body, headers=auth, multithread=True)
+        ack = sse_data(response.get_data(as_text=True))[0]
+        assert ack["params"]["notifications"] == {"resourceSubscriptions": honoured}
+    session = open_session(client, "alice-read")
+    subscribe = rpc("resources/subscribe", {"uri": "notes://secret"})
+    assert post(client, subscribe, "alice-read", session).status_code == 403
 
 
 # -- the JWT authorizer -------------------------------------------------------------------------

@@ -52,6 +52,8 @@ def honoured(
 ) -> dict[str, t.Any]:
     """Return the part of a listen filter this server honours.
 
+    ``notifications.resourceSubscriptions`` keeps the resources the caller's scopes
+    allow it to read (see :func:`_readable`).
     ``notifications.taskIds`` (when the server serves the tasks extension) is honoured
     for the caller's own tasks, created under the endpoint's path (``path_args``) as
     ``tasks/get`` finds them; asking for it without declaring the extension fails
@@ -80,7 +82,7 @@ def honoured(
             )
         uris = _distinct("resourceSubscriptions", uris, limit)
         if caps.get("resources", {}).get("subscribe"):
-            agreed["resourceSubscriptions"] = uris
+            agreed["resourceSubscriptions"] = _readable(registry, uris, state, auth)
     task_ids = wanted.get("taskIds")
     if task_ids is not None and tasks.EXTENSION in caps.get("extensions", {}):
         if not isinstance(task_ids, list) or not all(isinstance(i, str) for i in task_ids):
@@ -103,6 +105,35 @@ def honoured(
                 and record.get("request", {}).get("pathArgs", {}) == path
             ]
     return agreed
+
+
+def _readable(
+    registry: Registry, uris: list[str], state: AppState | None, auth: AuthInfo | None
+) -> list[str]:
+    """Return the URIs of ``uris`` whose resource the caller's scopes allow it to read.
+
+    ``resources/subscribe`` (2025-11-25) refuses a resource (or template) declared with
+    ``scopes=`` the caller lacks, and a URI its template's ``security`` refuses; a
+    listen leaves them out of what it acknowledges and follows. A URI no resource
+    serves is kept, as before.
+    """
+    authenticator = None if state is None else state.authenticator
+    if authenticator is None:
+        return uris
+    kept = []
+    for uri in uris:
+        resource = registry.resources.get(uri)
+        if resource is not None:
+            scopes = resource.scopes
+        else:
+            try:
+                found = registry.find_template(uri)
+            except InvalidParams:  # a value the template's security refuses: not followed
+                continue
+            scopes = () if found is None else found[0].scopes
+        if not scopes or authenticator.allows(auth, scopes):
+            kept.append(uri)
+    return kept
 
 
 def _distinct(field: str, values: list[str], limit: int | None) -> list[str]:
