@@ -427,7 +427,10 @@ def test_listen_ends_gracefully_and_checks_its_filter(server: MCP) -> None:
     response = wire.post("subscriptions/listen", {"notifications": {}}, request_id="s")
     ack, end = parse(response)
     assert ack["params"]["notifications"] == {}
-    tag = {"io.modelcontextprotocol/subscriptionId": "s"}
+    tag = {  # the subscription id, and the serverInfo every result carries
+        "io.modelcontextprotocol/subscriptionId": "s",
+        "io.modelcontextprotocol/serverInfo": {"name": "stateless", "version": "2.0.0"},
+    }
     assert end == {"jsonrpc": "2.0", "id": "s", "result": {"resultType": "complete", "_meta": tag}}
     status, message, _ = wire.call(
         "subscriptions/listen", {"notifications": {"toolsListChanged": 1}}

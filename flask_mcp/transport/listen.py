@@ -210,11 +210,13 @@ def open_stream(
     sock: t.Any = None,
     auth: AuthInfo | None = None,
     path_args: dict[str, t.Any] | None = None,
+    server_info: dict[str, t.Any] | None = None,
 ) -> Response:
     """Answer ``subscriptions/listen`` with a stream that stays open.
 
     It starts with ``notifications/subscriptions/acknowledged``; after
-    ``MCP_SSE_MAX_STREAM_SECONDS`` it ends with the listen request's result.
+    ``MCP_SSE_MAX_STREAM_SECONDS`` it ends with the listen request's result, which
+    carries ``server_info`` in ``_meta`` as every 2026-07-28 result does.
 
     :param sock: the client's connection, checked while the stream is idle.
     :param path_args: the endpoint's path variables (``MCP_PATH``): only tasks created
@@ -242,7 +244,10 @@ def open_stream(
     ack = jsonrpc.notification(
         "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": agreed}
     )
-    result = jsonrpc.result(request_id, {"resultType": "complete", "_meta": meta})
+    closing_meta = dict(meta)
+    if server_info is not None:
+        closing_meta[protocol.META_SERVER_INFO] = server_info
+    result = jsonrpc.result(request_id, {"resultType": "complete", "_meta": closing_meta})
     reader = sse.StreamReader(
         ListenSource(subscription, agreed, request_id),
         after=0,

@@ -152,6 +152,7 @@ def _serve(
             sock,
             auth=auth,
             path_args=current_path_args(req),
+            server_info=dispatcher.info.fields,
         )
     record = intake.offered(dispatcher, method, protocol.STATELESS)
     call = intake.stateless_call(
