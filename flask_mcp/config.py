@@ -493,7 +493,8 @@ KEYS: tuple[Key, ...] = (
         "MCP_CACHE_SCOPE",
         "private",
         cache_scope,
-        "``cacheScope`` of 2026-07-28 list and ``server/discover`` results.",
+        "``cacheScope`` of 2026-07-28 list and ``server/discover`` results; ``'public'`` "
+        "only for lists the same for every caller (not with MCP_AUTH_HIDE_UNAUTHORIZED).",
     ),
     Key(
         "MCP_READ_CACHE_TTL_MS",
@@ -970,9 +971,19 @@ class Settings:
 def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:
     """Apply defaults to ``config`` and return the validated :class:`Settings`.
 
-    :raises ValueError: a key has an invalid value; the message names the key.
+    :raises ValueError: a key has an invalid value, or two keys contradict each other;
+        the message names the keys.
     """
-    return Settings(**read_keys(config, KEYS, "MCP_"))
+    settings = Settings(**read_keys(config, KEYS, "MCP_"))
+    if settings.cache_scope == "public" and settings.auth_hide_unauthorized:
+        raise ValueError(
+            "MCP_CACHE_SCOPE = 'public' says the 2026-07-28 lists are the same for every "
+            "caller, and any shared cache may serve them to anyone; with "
+            "MCP_AUTH_HIDE_UNAUTHORIZED they differ by the caller's scopes. Leave "
+            "MCP_CACHE_SCOPE unset or set MCP_CACHE_SCOPE = 'private' (or show every "
+            "caller the whole list)."
+        )
+    return settings
 
 
 def read_keys(

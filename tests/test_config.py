@@ -192,6 +192,14 @@ def test_an_allowed_host_given_as_a_url_is_refused_with_the_fix() -> None:
         init({"MCP_ALLOWED_HOSTS": ["https://mcp.example.com/"]})
 
 
+def test_public_lists_that_vary_by_caller_are_refused_with_the_fix() -> None:
+    """A ``public`` list may be shared with any caller: one filtered by scopes may not."""
+    config = {"MCP_CACHE_SCOPE": "public", "MCP_AUTH_HIDE_UNAUTHORIZED": True}
+    with pytest.raises(ValueError, match="set MCP_CACHE_SCOPE = 'private'"):
+        init(config)
+    init({**config, "MCP_CACHE_SCOPE": "private"})
+
+
 # -- optional dependencies -----------------------------------------------------------------
 
 
