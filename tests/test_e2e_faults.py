@@ -532,12 +532,19 @@ def test_gthread_with_every_slot_held_buffers_streaming_calls(serve: t.Any) -> N
     )
 
 
+#: Seconds of each ``chatty`` call of the busy tests (one progress report, then a pause).
+#: 160 calls at once overflow 8 threads and their stream slots however long each lasts; they
+#: queue for the threads, so a busy test lasts in proportion to it: it is kept short.
+BUSY_SECONDS = 0.5
+
+
 def busy_calls(
     url: str, clients: int, calls: int, fastmcp_mode: str | None = None
 ) -> list[Outcome]:
-    """``calls`` concurrent ``chatty`` calls on each of ``clients`` clients at once, each with
-    a progress handler: the official client, or with ``fastmcp_mode`` the FastMCP client
-    (``"auto"``, its default, speaks 2026-07-28 to Flask-MCP; ``"legacy"`` 2025-11-25)."""
+    """``calls`` concurrent ``chatty`` calls (:data:`BUSY_SECONDS`) on each of ``clients``
+    clients at once, each with a progress handler: the official client, or with
+    ``fastmcp_mode`` the FastMCP client (``"auto"``, its default, speaks 2026-07-28 to
+    Flask-MCP; ``"legacy"`` 2025-11-25)."""
     outcomes: list[Outcome] = []
     progress_seen = [0]
 
@@ -553,9 +560,11 @@ def busy_calls(
 
     async def call(c: t.Any) -> t.Any:
         if fastmcp_mode is None:
-            return await c.call_tool("chatty", {"seconds": 1}, progress_callback=progress)
+            return await c.call_tool(
+                "chatty", {"seconds": BUSY_SECONDS}, progress_callback=progress
+            )
         return await c.call_tool(
-            "chatty", {"seconds": 1}, progress_handler=progress, raise_on_error=False
+            "chatty", {"seconds": BUSY_SECONDS}, progress_handler=progress, raise_on_error=False
         )
 
     async def one(c: t.Any) -> None:
@@ -633,7 +642,7 @@ def test_gthread_busy_degrades_without_failing_typescript_sdk(
     server = serve(APP, "gthread", threads=8, env=env)
     for clients, calls in ((1, 20), (8, 20)):
         done = subprocess.run(
-            [pinned_node(), "busy.mjs", server.url, str(clients), str(calls)],
+            [pinned_node(), "busy.mjs", server.url, str(clients), str(calls), str(BUSY_SECONDS)],
             cwd=tasks_client, capture_output=True, text=True, timeout=HANG * 3,
             check=False,
         )  # fmt: skip
