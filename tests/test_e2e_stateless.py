@@ -18,6 +18,7 @@ from flask import Flask
 from harness import SERVERS
 from harness import run_suite
 from harness import start_server
+from wire import debug_stats
 from wire import headers_2026
 from wire import http_post
 from wire import http_session
@@ -78,6 +79,12 @@ app = Flask(__name__)
 app.config.update(SECRET_KEY="e2e-stateless-secret")
 app.config.from_prefixed_env()
 mcp.init_app(app)
+
+
+@app.get("/debug/stats")
+def debug_stats_view() -> dict[str, t.Any]:
+    """This worker's live-state counters (``open_streams``: the stream slots held)."""
+    return mcp.stats()
 
 
 # -- the official client ---------------------------------------------------------------
@@ -150,9 +157,18 @@ def raw_post(server: t.Any, method: str, params: dict[str, t.Any]) -> http.clien
     return conn
 
 
+def wait_for_free_slots(server: t.Any, seconds: float) -> None:
+    """Wait until the (single) worker holds at most 2 stream slots, so that 5 of the 7 its
+    8 threads give are free; fail after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while (held := debug_stats(server.port)["open_streams"]) > 2:
+        assert time.monotonic() < deadline, f"{held} stream slots still held after {seconds}s"
+        time.sleep(0.05)
+
+
 def test_dropped_listen_streams_free_their_worker(server: t.Any) -> None:
     # 8 threads hold 7 streams: 5 leaked ones would make the next round a 503.
-    time.sleep(1.5)  # streams of earlier tests are noticed gone within a second
+    wait_for_free_slots(server, 10)  # streams of earlier tests are noticed gone within a second
     for _ in range(2):
         conns = [raw_post(server, "subscriptions/listen", {"notifications": {}}) for _ in range(5)]
         for conn in conns:
@@ -160,7 +176,7 @@ def test_dropped_listen_streams_free_their_worker(server: t.Any) -> None:
             assert response.status == 200
             assert b"notifications/subscriptions/acknowledged" in response.read1(65536)
             conn.close()
-        time.sleep(2.5)
+        wait_for_free_slots(server, 2.5)
 
 
 def test_a_session_id_is_ignored_and_get_and_delete_are_405(server: t.Any) -> None:
