@@ -193,7 +193,9 @@ def test_reused_request_id_cannot_escape_the_request_timeout(serve: t.Any, worke
         return status, json.loads(data)
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        first = pool.submit(send, call("sleeper", {"seconds": 20}))
+        # 8 s: well past the timeout (2 s, seen at the supervisor's next tick); a thread
+        # cannot be interrupted, so on gthread the answer comes when the sleep is over.
+        first = pool.submit(send, call("sleeper", {"seconds": 8}))
         _wait_running(server.port, 1)
         status, second = send(call("add", {"a": 1, "b": 2}))
         assert status == 400, second
