@@ -170,12 +170,21 @@ class Server:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def stop(self, grace: float = 5.0) -> int | None:
-        """SIGTERM the server, SIGKILL its whole process group after ``grace`` seconds."""
+    def stop(self, grace: float = 5.0, *, quick: bool = False) -> int | None:
+        """SIGTERM the server, SIGKILL its whole process group after ``grace`` seconds.
+
+        ``quick``: gunicorn's gevent workers get SIGINT, its quick shutdown, not the
+        graceful one (a gevent worker sees SIGTERM only at its next one-second tick, then
+        waits up to ``--graceful-timeout`` for its open streams): about a second less. The
+        workers still leave through ``sys.exit``, so the app's exit hooks run. Every other
+        server gets SIGTERM either way (a gthread worker quits no sooner on SIGINT: it
+        waits for its threads). :func:`start_server` stops its server so when done.
+        """
         proc = self.process
         if proc.poll() is None:
+            sig = signal.SIGINT if quick and self.worker == "gevent" else signal.SIGTERM
             with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
+                proc.send_signal(sig)
             try:
                 proc.wait(timeout=grace)
             except subprocess.TimeoutExpired:
@@ -397,7 +406,7 @@ def start_server(
         _wait_until_ready(server, time.monotonic() + timeout, ready_path)
         yield server
     finally:
-        server.stop()
+        server.stop(quick=True)
 
 
 class ServeFactory(Protocol):
