@@ -373,6 +373,14 @@ class TaskContext(Context):
         self._last_progress = None
         self._progress_warned = False
 
+    def ask_anew(
+        self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]
+    ) -> dict[str, dict[str, t.Any]]:
+        """Ask ``requests`` whatever earlier runs answered under the same keys: the URL
+        elicitations of a ``URLElicitationRequired``, asked on each run as the plain
+        call's ``InputRequiredResult`` asks them."""
+        return t.cast(TaskBackChannel, self._back_channel).ask(self, dict(requests))
+
     def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
         """Dropped: a task has no stream for log messages."""
 

@@ -56,7 +56,6 @@ from .task_context import EXTENSION as EXTENSION
 from .task_context import MODES as MODES
 from .task_context import POLL as POLL
 from .task_context import Executor as Executor
-from .task_context import TaskBackChannel
 from .task_context import TaskBody as TaskBody
 from .task_context import TaskCall as TaskCall
 from .task_context import TaskContext as TaskContext
@@ -120,11 +119,9 @@ def asking_url_elicitations(body: TaskBody) -> TaskBody:
                 if not isinstance(call, TaskCall) or call.task_flavour != V2026 or ctx is None:
                     raise
                 asked = url_elicitations(call, exc).requests
-                channel = t.cast(TaskBackChannel, ctx._back_channel)
-                # Asked each time, as the plain call's InputRequiredResult does, whatever
-                # was answered under the same elicitationId before.
-                answers = channel.ask(
-                    ctx, {key: (r["method"], r["params"]) for key, r in asked.items()}
+                task_ctx = t.cast(TaskContext, ctx)
+                answers = task_ctx.ask_anew(
+                    {key: (r["method"], r["params"]) for key, r in asked.items()}
                 )
                 refused = sorted(
                     {str(answer.get("action")) for answer in answers.values()} - {"accept"}
@@ -136,7 +133,7 @@ def asking_url_elicitations(body: TaskBody) -> TaskBody:
                     )
                     set_status(call.state, call.task_id, "cancelled", statusMessage=message)
                     raise RequestCancelled() from None
-                t.cast(TaskContext, ctx).run_again(answers)  # as the plain call's retry
+                task_ctx.run_again(answers)  # as the plain call's retry
 
     return run
 
