@@ -665,6 +665,25 @@ def test_registration_refuses_unsafe_redirects(app: t.Any) -> None:
         assert response.status_code == 400 and response.json["error"] == "invalid_redirect_uri"
 
 
+def test_registration_refuses_metadata_of_the_wrong_type(app: t.Any) -> None:
+    """RFC 7591 names strings and arrays of strings: a name the consent page would show as
+    a Python dict, or contacts that are no list, is refused, not stored."""
+    client = app.test_client()
+    for wrong in (
+        {"client_name": {"a": 1}},
+        {"client_name": ["Claude"]},
+        {"software_id": 7},
+        {"software_version": 1.5},
+        {"contacts": "ops@example.com"},
+        {"contacts": [{"email": "ops@example.com"}]},
+    ):
+        response = client.post("/oauth/register", json={"redirect_uris": [REDIRECT], **wrong})
+        assert response.status_code == 400, wrong
+        assert response.json["error"] == "invalid_client_metadata"
+        assert next(iter(wrong)) in response.json["error_description"]
+    assert oauth_notes.oauth.app_server(app).storage.count_clients() == 0
+
+
 @pytest.mark.parametrize(
     "client_id", ["https://[::1/client.json", "https://example.com:99999/client.json"]
 )

@@ -205,6 +205,30 @@ class MCPClientMetadataClaims(ClientMetadataClaims):  # type: ignore[misc]
             if problem:
                 raise InvalidRedirectURIError(error_description(problem))
 
+    def validate_client_name(self) -> None:
+        """A string (RFC 7591): the consent page shows it to the user."""
+        self._validate_string("client_name")
+
+    def validate_software_id(self) -> None:
+        """A string (RFC 7591)."""
+        self._validate_string("software_id")
+
+    def validate_software_version(self) -> None:
+        """A string (RFC 7591)."""
+        self._validate_string("software_version")
+
+    def validate_contacts(self) -> None:
+        """An array of strings (RFC 7591)."""
+        contacts = self.get("contacts")
+        if contacts is not None and (
+            not isinstance(contacts, list) or not all(isinstance(c, str) for c in contacts)
+        ):
+            raise InvalidClientMetadataError("contacts must be an array of strings (RFC 7591)")
+
+    def _validate_string(self, name: str) -> None:
+        if name in self and not isinstance(self[name], str):
+            raise InvalidClientMetadataError(f"{name} must be a string (RFC 7591)")
+
     def validate_token_endpoint_auth_method(self) -> None:
         """Default to ``none`` (a public client, as MCP clients usually are)."""
         self.setdefault("token_endpoint_auth_method", "none")
