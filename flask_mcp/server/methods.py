@@ -421,10 +421,7 @@ class CoreMethods:
     def resolve_resource(self, uri: str, call: Call) -> tuple[t.Any, dict[str, t.Any]]:
         """Return the resource or template serving ``uri`` and its variables."""
         _check_uri_length(uri, call.state.settings.max_uri_length)
-        resource = self.registry.resources.get(uri)
-        if resource is not None:
-            return resource, {}
-        found = self.registry.find_template(uri)
+        found = self.registry.find_resource(uri)
         if found is None:
             raise self.resource_not_found(uri, call)
         return found

@@ -506,6 +506,15 @@ class Registry:
         tables = (self.tools, self.resources, self.templates, self.prompts)
         return [name for table in tables for name, record in table.items() if record.scopes]
 
+    def find_resource(self, uri: str) -> tuple[t.Any, dict[str, t.Any]] | None:
+        """Return what serves ``uri``: its resource (no variables), else the first template
+        matching it and its variables (see :meth:`find_template`); ``None``: nothing.
+
+        :raises InvalidParams: the template's ``security`` refuses a value.
+        """
+        resource = self.resources.get(uri)
+        return (resource, {}) if resource is not None else self.find_template(uri)
+
     def find_template(self, uri: str) -> tuple[ResourceTemplate, dict[str, t.Any]] | None:
         """Return the first template matching ``uri`` and its variables.
 

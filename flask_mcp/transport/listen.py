@@ -122,15 +122,11 @@ def _readable(
         return uris
     kept = []
     for uri in uris:
-        resource = registry.resources.get(uri)
-        if resource is not None:
-            scopes = resource.scopes
-        else:
-            try:
-                found = registry.find_template(uri)
-            except InvalidParams:  # a value the template's security refuses: not followed
-                continue
-            scopes = () if found is None else found[0].scopes
+        try:
+            found = registry.find_resource(uri)
+        except InvalidParams:  # a value the template's security refuses: not followed
+            continue
+        scopes = () if found is None else found[0].scopes
         if not scopes or authenticator.allows(auth, scopes):
             kept.append(uri)
     return kept
