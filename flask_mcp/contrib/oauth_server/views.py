@@ -178,9 +178,15 @@ def authorize() -> Response | t.Any:
     return response
 
 
-def _refused(status: int, description: str, retry_after: int | None = None) -> Response:
-    """An OAuth error answer (``temporarily_unavailable``) that no token or client follows."""
-    response = jsonify(error="temporarily_unavailable", error_description=description)
+def _refused(
+    status: int,
+    description: str,
+    retry_after: int | None = None,
+    error: str = "temporarily_unavailable",
+) -> Response:
+    """An OAuth error answer (``error``, by default ``temporarily_unavailable``) that no
+    token or client follows."""
+    response = jsonify(error=error, error_description=description)
     response.status_code = status
     if retry_after is not None:
         response.headers["Retry-After"] = str(retry_after)
@@ -258,9 +264,7 @@ def _too_large(error: RequestEntityTooLarge) -> Response:
     )
     if request.endpoint == "mcp_oauth.authorize":
         return _error_page("invalid_request", description, 413)
-    response = jsonify(error="invalid_request", error_description=description)
-    response.status_code = 413
-    return _no_store(response)
+    return _refused(413, description, error="invalid_request")
 
 
 def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
