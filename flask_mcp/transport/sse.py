@@ -52,8 +52,11 @@ HEARTBEAT = b": ping\n\n"
 #: gevent, a stream whose reads' waits watch the client's socket needs no such checks).
 LIVENESS_INTERVAL = 1.0
 #: The least ``retry`` hint (milliseconds) on a GET answered without a stream, so a
-#: client that polls for a free stream cannot keep a worker busy.
-BUSY_RETRY_MS = 2000
+#: client that polls for a free stream cannot keep a worker busy. It keeps clear of
+#: gunicorn's default keep-alive (2 s; a gthread worker closes an idle connection up to
+#: a second later): a client back after exactly that long sends its requests on
+#: connections the server is closing, and gets "connection reset".
+BUSY_RETRY_MS = 1500
 
 
 def event_id(stream_id: str, seq: int) -> str:
