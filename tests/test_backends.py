@@ -1089,6 +1089,34 @@ def test_memory_quota_forgets_the_clients_whose_sessions_ended() -> None:
     )
 
 
+# -- the memory backend under two threads at once -----------------------------------------
+#
+# Each test forces one interleaving, not a timing: a hook inside the first call makes
+# the second happen at the worst moment, between the first's look and its write.
+
+
+def test_memory_reap_spares_a_session_a_request_started_on_meanwhile() -> None:
+    """A request that starts on a session after the reaper found it idle, before the
+    reaper ends it, keeps it: the reaper judges again, as Redis's script does."""
+    backend = MemoryBackend()
+    sid = new_session(backend)
+    backend.update_session(sid, last_seen=time.time() - 100)
+    started: list[bool] = []
+
+    class Idle(float):
+        def __lt__(self, other: t.Any) -> bool:  # the reaper compares the idle time to it
+            if not started:
+                started.append(True)
+                backend.touch_session(sid, +1)  # a request starts on it
+            return float(self) < other
+
+    assert backend.reap(Idle(50.0), None) == []
+    assert backend.get_session(sid) is not None
+    backend.touch_session(sid, -1)
+    backend.update_session(sid, last_seen=time.time() - 100)
+    assert backend.reap(50.0, None) == [(sid, "idle")]
+
+
 def test_an_unknown_backend_url_is_named_without_its_password() -> None:
     with pytest.raises(ValueError, match="Unknown MCP_BACKEND") as refused:
         from_setting("redis-cluster://admin:s3cret-pw@cache.internal:6379/0", buffer_size=10)

@@ -81,6 +81,25 @@ class _Session:
         self.left: dict[str, None] = {}
 
 
+def _verdict(
+    session_id: str,
+    session: _Session,
+    idle: float | None,
+    lifetime: float | None,
+    keep: cabc.Container[str],
+) -> str | None:
+    """Tell why a session is past its limits (``"lifetime"``, ``"idle"``), or ``None``."""
+    record = session.record
+    if record.busy > 0 or session_id in keep:
+        return None
+    now = time.time()
+    if lifetime is not None and now - record.created > lifetime:
+        return "lifetime"
+    if idle is not None and now - record.last_seen > idle:
+        return "idle"
+    return None
+
+
 class MemoryBackend(Backend):
     """Keeps sessions, event logs and waiters in dictionaries.
 
@@ -166,22 +185,32 @@ class MemoryBackend(Backend):
 
     def delete_session(self, session_id: str) -> bool:
         with self._lock:
-            session = self._sessions.pop(session_id, None)
-            if session is not None and session.owner is not None:
-                owned = self._owned.get(session.owner)
-                if owned is not None:
-                    owned.discard(session_id)
-                    if not owned:  # a client gone for good leaves nothing behind
-                        del self._owned[session.owner]
+            session = self._unlink(session_id)
         if session is None:
             return False
+        self._wake(session)
+        return True
+
+    def _unlink(self, session_id: str) -> _Session | None:
+        """Take a session out of the tables (under ``self._lock``); return it."""
+        session = self._sessions.pop(session_id, None)
+        if session is not None and session.owner is not None:
+            owned = self._owned.get(session.owner)
+            if owned is not None:
+                owned.discard(session_id)
+                if not owned:  # a client gone for good leaves nothing behind
+                    del self._owned[session.owner]
+        return session
+
+    @staticmethod
+    def _wake(session: _Session) -> None:
+        """Wake whatever waits on a session taken out of the tables: it ended."""
         with session.lock:
             for stream in session.streams.values():
                 stream.reader = -1
                 stream.cond.notify_all()
             for slot in session.waiters.values():
                 slot[0].set()
-        return True
 
     def session_ids(self) -> list[str]:
         return list(self._sessions)
@@ -189,17 +218,25 @@ class MemoryBackend(Backend):
     def reap(
         self, idle: float | None, lifetime: float | None, keep: cabc.Container[str] = ()
     ) -> list[tuple[str, str]]:
-        now = time.time()
         ended = []
         for session_id, session in list(self._sessions.items()):
-            record = session.record
-            if record.busy > 0 or session_id in keep:
+            if _verdict(session_id, session, idle, lifetime, keep) is None:
                 continue
-            if lifetime is not None and now - record.created > lifetime:
-                ended.append((session_id, "lifetime"))
-            elif idle is not None and now - record.last_seen > idle:
-                ended.append((session_id, "idle"))
-        return [(sid, reason) for sid, reason in ended if self.delete_session(sid)]
+            # Judged again under the session's lock, which a request starting takes to
+            # count itself busy, and taken out under it: a request that came since the
+            # first look (it made the session busy or seen) keeps it, as the Redis
+            # backend's script does.
+            with session.lock:
+                reason = _verdict(session_id, session, idle, lifetime, keep)
+                if reason is not None:
+                    with self._lock:
+                        if self._sessions.get(session_id) is not session:
+                            continue  # deleted meanwhile: ended by whoever did it
+                        self._unlink(session_id)
+            if reason is not None:
+                self._wake(session)
+                ended.append((session_id, reason))
+        return ended
 
     # -- streams ------------------------------------------------------------
 
