@@ -1095,6 +1095,75 @@ def test_memory_quota_forgets_the_clients_whose_sessions_ended() -> None:
 # the second happen at the worst moment, between the first's look and its write.
 
 
+class _WatchedLock:
+    """A session lock that tells when another thread waits for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.waited = threading.Event()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self._lock.acquire(False):
+            return True
+        if not blocking:
+            return False
+        self.waited.set()
+        return self._lock.acquire(True, timeout)
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _meanwhile(lock: _WatchedLock, fn: t.Callable[[], t.Any]) -> tuple[threading.Thread, list]:
+    """Run ``fn`` in another thread until it ends, or waits for ``lock`` (which the
+    caller holds: then ``fn`` runs once the caller lets it go)."""
+    thread, out = in_thread(fn)
+    deadline = time.monotonic() + 5
+    while thread.is_alive() and not lock.waited.is_set():
+        assert time.monotonic() < deadline, "the other call neither ended nor waited"
+        time.sleep(0.001)
+    return thread, out
+
+
+def _watched_session(backend: MemoryBackend, sid: str) -> _WatchedLock:
+    lock = _WatchedLock()
+    backend._sessions[sid].lock = lock  # type: ignore[assignment]
+    return lock
+
+
+def test_memory_two_answers_to_one_request_are_not_both_taken() -> None:
+    """Two reply POSTs for one id: the second is refused, and the waiter gets the first,
+    even when the second comes between the first's look at the slot and its write."""
+    backend = MemoryBackend()
+    sid = new_session(backend)
+    backend.expect_response(sid, 7)
+    lock = _watched_session(backend, sid)
+    first = {"jsonrpc": "2.0", "id": 7, "result": {"n": 1}}
+    second = {"jsonrpc": "2.0", "id": 7, "result": {"n": 2}}
+    others: list[t.Any] = []
+
+    class Slot(list):  # type: ignore[type-arg]
+        def __getitem__(self, index: t.Any) -> t.Any:
+            value = super().__getitem__(index)
+            if index == 1 and not others:  # the first call looked: the second comes now
+                others.append(None)
+                others[0] = _meanwhile(lock, lambda: backend.deliver_response(sid, 7, second))
+            return value
+
+    backend._sessions[sid].waiters[7] = Slot(backend._sessions[sid].waiters[7])
+    taken = backend.deliver_response(sid, 7, first)
+    thread, out = others[0]
+    thread.join(5)
+    assert [taken, *out] == [True, False]
+    assert backend.wait_response(sid, 7, 1) == first
+
+
 def test_memory_reap_spares_a_session_a_request_started_on_meanwhile() -> None:
     """A request that starts on a session after the reaper found it idle, before the
     reaper ends it, keeps it: the reaper judges again, as Redis's script does."""

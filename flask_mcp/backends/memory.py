@@ -451,10 +451,13 @@ class MemoryBackend(Backend):
         self, session_id: str, request_id: t.Any, message: dict[str, t.Any]
     ) -> bool:
         session = self._sessions.get(session_id)
-        slot = None if session is None else session.waiters.get(request_id)
-        if slot is None or slot[1] is not None:
+        if session is None:
             return False
-        slot[1] = message
+        with session.lock:  # of two answers at once, only the first is taken
+            slot = session.waiters.get(request_id)
+            if slot is None or slot[1] is not None:
+                return False
+            slot[1] = message
         slot[0].set()
         return True
 
