@@ -1164,6 +1164,27 @@ def test_memory_two_answers_to_one_request_are_not_both_taken() -> None:
     assert backend.wait_response(sid, 7, 1) == first
 
 
+def test_memory_a_cursor_never_steps_back_under_two_writers() -> None:
+    """A cursor saved by a stream behind another one that saved a later one stays later."""
+    backend = MemoryBackend()
+    sid = new_session(backend)
+    backend.open_stream(sid, GENERAL_STREAM)
+    backend.set_cursor(sid, GENERAL_STREAM, 5)
+    lock = _watched_session(backend, sid)
+    others: list[t.Any] = []
+
+    class Seq(int):
+        def __gt__(self, other: t.Any) -> bool:  # max() compares it to the cursor it read
+            if not others:
+                others.append(None)
+                others[0] = _meanwhile(lock, lambda: backend.set_cursor(sid, GENERAL_STREAM, 10))
+            return int(self) > other
+
+    backend.set_cursor(sid, GENERAL_STREAM, Seq(7))
+    others[0][0].join(5)
+    assert backend.get_cursor(sid, GENERAL_STREAM) == 10
+
+
 def test_memory_reap_spares_a_session_a_request_started_on_meanwhile() -> None:
     """A request that starts on a session after the reaper found it idle, before the
     reaper ends it, keeps it: the reaper judges again, as Redis's script does."""

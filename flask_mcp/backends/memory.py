@@ -419,9 +419,12 @@ class MemoryBackend(Backend):
 
     def set_cursor(self, session_id: str, stream_id: str, seq: int) -> None:
         session = self._sessions.get(session_id)
-        stream = None if session is None else session.streams.get(stream_id)
-        if stream is not None:
-            stream.cursor = max(stream.cursor, seq)
+        if session is None:
+            return
+        with session.lock:  # two streams may save at once: the later cursor stays
+            stream = session.streams.get(stream_id)
+            if stream is not None:
+                stream.cursor = max(stream.cursor, seq)
 
     # -- server-to-client requests -----------------------------------------
 
