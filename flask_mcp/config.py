@@ -381,7 +381,8 @@ KEYS: tuple[Key, ...] = (
         optional_positive_int,
         "Most live sessions of one client: its token's subject when authorization is on, "
         "else its address (``REMOTE_ADDR``, which ``ProxyFix`` sets from the proxy's "
-        "``X-Forwarded-For``); ``initialize`` past it gets 429 (None: no quota). On by "
+        "``X-Forwarded-For``; an IPv6 address counts as its /64); ``initialize`` past it "
+        "gets 429 (None: no quota). On by "
         "default, so that one client cannot take every session of ``MCP_MAX_SESSIONS``.",
     ),
     Key(
@@ -694,7 +695,8 @@ KEYS: tuple[Key, ...] = (
         1000,
         optional_positive_int,
         "Task records one caller keeps at once, running or finished (a caller: its principal, "
-        "else its address, REMOTE_ADDR, which ProxyFix sets, as for "
+        "else its address, REMOTE_ADDR, which ProxyFix sets, an IPv6 one counted as its /64, "
+        "as for "
         "MCP_MAX_SESSIONS_PER_CLIENT); a task-augmented tools/call past it gets a JSON-RPC "
         "error (None: no bound).",
     ),

@@ -1,5 +1,5 @@
 """Hosts: which are this machine (the one rule of the Host and Origin checks and auth URLs),
-and how a URL writes one."""
+how a URL writes one, and which addresses are one client's."""
 
 from __future__ import annotations
 
@@ -40,4 +40,28 @@ def netloc(host: str, port: int | None = None) -> str:
     return literal if port is None else f"{literal}:{port}"
 
 
-__all__ = ["is_local_host", "netloc"]
+@functools.lru_cache(maxsize=4096)
+def client_network(address: str | None) -> str:
+    """Return what a client's address says of who it is, for the per-client bounds.
+
+    An IPv4 address is one client. An IPv6 address is not: the smallest network a
+    subscriber gets is a /64 (RFC 6177), whose 2**64 addresses one client may take in
+    turn, so an IPv6 address stands for its /64 (``2001:db8:1:2::/64``). An
+    IPv4-mapped IPv6 address is its IPv4 address. Anything else is kept as it is.
+
+    :param address: ``REMOTE_ADDR`` (which ``ProxyFix`` sets), or ``None`` (none known).
+    """
+    if not address:
+        return "local"
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+__all__ = ["client_network", "is_local_host", "netloc"]

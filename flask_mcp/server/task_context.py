@@ -19,6 +19,7 @@ from ..auth import AuthInfo
 from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import RequestCancelled
+from ..protocol.hosts import client_network
 from ..runtime import concurrency as _concurrency
 from ..runtime.tasks import EXTENSION as EXTENSION
 from ..runtime.tasks import RELATED_TASK
@@ -83,15 +84,16 @@ def caller_of(call: Call) -> str:
     """Return whom a task of ``call`` counts against for ``MCP_TASK_MAX_PER_CLIENT`` and
     ``MCP_TASK_MAX_BYTES_PER_CLIENT``: the principal, else the client's address.
 
-    The address is ``REMOTE_ADDR`` (which ``ProxyFix`` sets), as for
-    ``MCP_MAX_SESSIONS_PER_CLIENT``: anonymous callers share one owner (who may
-    read a task) but not one quota. Off HTTP (stdio) it is the one local client.
+    The address is ``REMOTE_ADDR`` (which ``ProxyFix`` sets), an IPv6 one standing
+    for its /64, as for ``MCP_MAX_SESSIONS_PER_CLIENT``: anonymous callers share one
+    owner (who may read a task) but not one quota. Off HTTP (stdio) it is the one
+    local client.
     """
     principal = None if call.auth is None else call.auth.principal
     if principal is not None:
         who = f"principal:{principal}"
     else:
-        who = f"addr:{call.client_address or 'local'}"
+        who = f"addr:{client_network(call.client_address)}"
     return hashlib.sha256(who.encode()).hexdigest()[:32]
 
 

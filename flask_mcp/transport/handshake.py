@@ -29,6 +29,7 @@ from ..errors import MCPError
 from ..errors import MCPHTTPError
 from ..kernel import intake
 from ..protocol import jsonrpc
+from ..protocol.hosts import client_network
 from ..runtime import concurrency as _concurrency
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_session_id
@@ -332,7 +333,7 @@ class Handshake:
             state,
             message,
             auth,
-            owner=principal_of(auth) or f"addr:{request.remote_addr}",
+            owner=principal_of(auth) or f"addr:{client_network(request.remote_addr)}",
         )
         if record is None:
             return runner.answer_response(answer, protocol.HANDSHAKE)
