@@ -951,6 +951,15 @@ def test_token_requests_are_limited_per_client_address(monkeypatch: pytest.Monke
     assert token_attempt(client, "10.0.0.2").status_code == 400  # another address counts anew
 
 
+def test_an_ipv6_client_is_limited_as_its_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client given a /64 (RFC 6177) cannot pass the limit by changing address."""
+    monkeypatch.setenv("FLASK_MCP_OAUTH_TOKEN_RATE_LIMIT", "2/minute")
+    client = oauth_notes.create_app().test_client()
+    statuses = [token_attempt(client, f"2001:db8:1:2::{host}").status_code for host in "abc"]
+    assert statuses == [400, 400, 429]
+    assert token_attempt(client, "2001:db8:1:3::a").status_code == 400  # another network
+
+
 def test_registration_is_limited_and_the_clients_kept_are_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

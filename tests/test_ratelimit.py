@@ -126,6 +126,21 @@ def test_a_session_rule_counts_the_client_across_sessions_and_eras(backend_url: 
     assert wire.post("tools/call", {"name": "other", "arguments": {}}).status_code == 200
 
 
+def test_a_session_rule_counts_an_ipv6_client_as_its_network() -> None:
+    """A client given a /64 (RFC 6177) that changes address per request is one client."""
+    _, limiter, app = make()
+    limiter.limit("2/minute", per="session")
+
+    def call_from(address: str) -> int:
+        wire = Wire(app)
+        wire.client.environ_base["REMOTE_ADDR"] = address
+        return int(wire.post("tools/call", {"name": "other", "arguments": {}}).status_code)
+
+    statuses = [call_from(f"2001:db8:1:2::{host}") for host in ("a", "b", "c")]
+    assert statuses == [200, 200, 429]
+    assert call_from("2001:db8:1:3::a") == 200  # another network is another client
+
+
 def test_a_session_rule_counts_each_principal(backend_url: str) -> None:
     from flask_mcp import AuthInfo
 

@@ -54,6 +54,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from ..errors import MCPError
 from ..errors import RateLimited
+from ..protocol import client_network
 from .labels import SPEC_METHODS
 from .labels import UNKNOWN
 
@@ -177,14 +178,18 @@ def caller(call: CallInfo) -> str:
 
 
 def _remote_addr() -> str:
-    """The client's address of the current HTTP request (``-`` outside one)."""
+    """The client's address of the current HTTP request (``-`` outside one).
+
+    An IPv6 address stands for its /64, as for ``MCP_MAX_SESSIONS_PER_CLIENT``: a
+    client given a network may take any address of it in turn.
+    """
     try:
         from flask import has_request_context
         from flask import request
     except ImportError:  # pragma: no cover - Flask is a dependency
         return "-"
     if has_request_context():
-        return request.remote_addr or "-"
+        return client_network(request.remote_addr)
     return "-"
 
 

@@ -8,6 +8,7 @@ local-host rule (:mod:`.hosts`); :mod:`.jsonrpc` decodes and builds messages,
 
 from __future__ import annotations
 
+from .hosts import client_network
 from .hosts import is_local_host
 from .hosts import netloc
 from .versions import CACHE_SCOPES
@@ -72,6 +73,7 @@ __all__ = [
     "STATELESS_VERSIONS",
     "SUPPORTED_VERSIONS",
     "allows_input_required",
+    "client_network",
     "era_of_request",
     "has_method",
     "has_sessions",

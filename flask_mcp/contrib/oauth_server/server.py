@@ -21,6 +21,7 @@ from ...auth.metadata import canonical_resource
 from ...auth.metadata import resource_pattern
 from ...config import OAUTH_SERVER_KEYS
 from ...config import read_keys
+from ...protocol import client_network
 from ...server.sealing import secret_keys
 from .client_documents import ClientDocumentError
 from .client_documents import ClientDocuments
@@ -251,7 +252,7 @@ class AppServer:
         from flask import has_request_context
         from flask import request
 
-        address = (request.remote_addr if has_request_context() else None) or "-"
+        address = client_network(request.remote_addr) if has_request_context() else "-"
         refusal = self.limits.check("register", address)
         if refusal is not None:
             raise ClientDocumentError(

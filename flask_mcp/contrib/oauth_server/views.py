@@ -30,6 +30,7 @@ from itsdangerous import URLSafeTimedSerializer
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Response
 
+from ...protocol import client_network
 from ...protocol import is_local_host
 from .clients import redirect_host
 from .grants import User
@@ -194,8 +195,8 @@ def _refused(
 
 
 def _over_limit(endpoint: str) -> Response | None:
-    """Count the request against the client address's limit: a 429 answer past it."""
-    refusal = app_server().limits.check(endpoint, request.remote_addr or "-")
+    """Count the request against the client address's limit (an IPv6 one: its /64); 429 past it."""
+    refusal = app_server().limits.check(endpoint, client_network(request.remote_addr))
     if refusal is None:
         return None
     return _refused(
