@@ -492,3 +492,20 @@ def test_the_example_server(mode: str) -> None:
     assert files == 7
     assert response.status == 200 and card["name"] == "com.example/platform-runbooks"
     jsonschema.Draft202012Validator(SCHEMA).validate(card)
+
+
+def test_the_card_refuses_a_host_the_endpoint_refuses(server: t.Any) -> None:
+    # The card's remote URL is built from Host: a name the endpoint answers 421 (here, from
+    # a loopback connection without MCP_ALLOWED_HOSTS) must not be published in a
+    # document shared caches keep for an hour.
+    endpoint = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    endpoint.request("POST", "/mcp", body=b"{}", headers={"Host": "evil.example"})
+    refused = endpoint.getresponse()
+    refused.read()
+    assert refused.status == 421
+    for path in ("/mcp/server-card", "/.well-known/ai-catalog.json"):
+        response = get(server, path, Host="evil.example")
+        body = response.read()
+        assert response.status == 421, body
+        assert b"evil.example" in body and b"MCP_ALLOWED_HOSTS" in body
+    assert get(server, "/mcp/server-card", Host=f"localhost:{server.port}").status == 200

@@ -30,6 +30,9 @@ SCHEMA = json.loads(
     (pathlib.Path(__file__).parent / "schemas" / "server-card.schema.json").read_text()
 )
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+#: The names the tests reach the app under: the test client connects from 127.0.0.1, where
+#: only localhost names pass the Host check without MCP_ALLOWED_HOSTS.
+HOSTS = ["localhost", "mcp.example.com", "internal:8000", "example.com", "w.example"]
 
 
 def make_app(
@@ -47,7 +50,7 @@ def make_app(
     if card is not None:
         mcp.add_extension(card)
     app = Flask(__name__)
-    app.config.update(**config)
+    app.config.update({"MCP_ALLOWED_HOSTS": HOSTS, **config})
     mcp.init_app(app)
     return app, mcp
 

@@ -25,7 +25,8 @@ Both documents carry the headers the draft asks for: ``Access-Control-Allow-*``
 for browsers (``*``: the documents are public), ``Cache-Control: public,
 max-age=3600``, a strong ``ETag``, and ``304 Not Modified`` to an
 ``If-None-Match`` that matches. They are served outside the MCP endpoint: no
-authorization, no session.
+authorization, no session; but a ``Host`` the endpoint refuses (``MCP_ALLOWED_HOSTS``)
+gets its 421 here too, since the card's URL is built from it.
 
 The routes are plain WSGI applications handed to Flask, so this module reads
 no Flask request (the layers: an extension sits below the transport).
@@ -46,7 +47,9 @@ from werkzeug.http import quote_etag
 from werkzeug.wrappers import Request
 
 from .. import protocol
+from ..errors import MCPHTTPError
 from ..kernel.extension import Extension
+from ..protocol.hosts import check_host
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse
@@ -256,17 +259,32 @@ class JSONDocument:
     :param build: returns the document for the URL the application is served
         at (``scheme://host`` plus the script root, without trailing slash).
     :param media_type: the document's own media type.
+    :param allowed_hosts: ``MCP_ALLOWED_HOSTS``: a ``Host`` the MCP endpoint refuses
+        gets the same 421 here, as the URL in the document is built from it.
     """
 
-    def __init__(self, build: Builder, media_type: str) -> None:
+    def __init__(
+        self,
+        build: Builder,
+        media_type: str,
+        allowed_hosts: tuple[str, ...] | None = None,
+    ) -> None:
         self.build = build
         self.media_type = media_type
+        self.allowed_hosts = allowed_hosts
 
-    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:
+    def __call__(
+        self, environ: WSGIEnvironment, start_response: StartResponse
+    ) -> t.Iterable[bytes]:
+        request = Request(environ)
+        try:
+            check_host(request.host, request.remote_addr, self.allowed_hosts)
+        except MCPHTTPError as refused:
+            return refused(environ, start_response)
         if environ.get("REQUEST_METHOD") == "OPTIONS":  # a browser's preflight
             start_response("204 No Content", [*CORS_HEADERS, ("Access-Control-Max-Age", "86400")])
             return []
-        base = Request(environ).root_url.rstrip("/")
+        base = request.root_url.rstrip("/")
         content_type = negotiate(environ.get("HTTP_ACCEPT"), self.media_type)
         body = encode(self.build(base))
         tag = entity_tag(body, content_type)
@@ -388,7 +406,8 @@ class ServerCard(Extension):
         def card_url(base: str) -> str:
             return endpoint(base).rstrip("/") + CARD_SUFFIX
 
-        card = JSONDocument(lambda base: self.card(mcp, endpoint(base)), CARD_MEDIA_TYPE)
+        hosts = settings.allowed_hosts
+        card = JSONDocument(lambda base: self.card(mcp, endpoint(base)), CARD_MEDIA_TYPE, hosts)
         methods = ["GET", "OPTIONS"]
         app.add_url_rule(
             path, "mcp_server_card", lambda: card, methods=methods, provide_automatic_options=False
@@ -396,7 +415,9 @@ class ServerCard(Extension):
         if self.catalog:
             identifier = catalog_identifier(self.name or mcp.name)
             catalog = JSONDocument(
-                lambda base: build_catalog([(identifier, card_url(base))]), CATALOG_MEDIA_TYPE
+                lambda base: build_catalog([(identifier, card_url(base))]),
+                CATALOG_MEDIA_TYPE,
+                hosts,
             )
             app.add_url_rule(
                 CATALOG_PATH,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import ipaddress
 
+from ..errors import MCPHTTPError
+
 
 @functools.lru_cache(maxsize=1024)
 def is_local_host(host: str | None) -> bool:
@@ -27,6 +29,59 @@ def is_local_host(host: str | None) -> bool:
         return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
     except ValueError:
         return False
+
+
+def _split_host(value: str) -> str:
+    """Return the host part of a ``Host`` header value (no port, brackets kept off)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_loopback(address: str | None) -> bool:
+    if not address:
+        return False
+    try:
+        return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def host_allowed(
+    host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None
+) -> bool:
+    """Tell whether a request's ``Host`` may be served (``MCP_ALLOWED_HOSTS``).
+
+    With no allow-list, a connection from a loopback address must name a local host
+    (a DNS rebinding attack names another); with one, the host (or ``host:port``) must
+    be listed, or the list hold ``*``. The verdict is cached: a client sends the same
+    values on every request.
+    """
+    if allowed is not None and "*" in allowed:
+        return True
+    raw = (host or "").strip().lower()
+    name = _split_host(raw)
+    if allowed is None:
+        return not _is_loopback(remote_addr) or is_local_host(name)
+    return raw in allowed or name in allowed
+
+
+def check_host(host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None) -> None:
+    """Refuse a ``Host`` header that could come from DNS rebinding (:func:`host_allowed`).
+
+    The one check of the MCP endpoint and of every route served beside it.
+
+    :raises MCPHTTPError: 421 Misdirected Request.
+    """
+    if not host_allowed(host, remote_addr, allowed):
+        raise MCPHTTPError(
+            421,
+            f"Host {host!r} is not allowed. If this server is reached under that name, add it to "
+            "MCP_ALLOWED_HOSTS (use '*' to accept any host behind a trusted proxy).",
+        )
 
 
 def netloc(host: str, port: int | None = None) -> str:
@@ -64,4 +119,4 @@ def client_network(address: str | None) -> str:
     return str(ip)
 
 
-__all__ = ["client_network", "is_local_host", "netloc"]
+__all__ = ["check_host", "client_network", "host_allowed", "is_local_host", "netloc"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import ipaddress
 import typing as t
 from urllib.parse import urlsplit
 
@@ -12,54 +11,7 @@ from werkzeug.http import parse_accept_header
 
 from ..errors import MCPHTTPError
 from ..protocol import is_local_host
-
-
-def _split_host(value: str) -> str:
-    """Return the host part of a ``Host`` header value (no port, brackets kept off)."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-@functools.lru_cache(maxsize=1024)
-def _is_loopback(address: str | None) -> bool:
-    if not address:
-        return False
-    try:
-        return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
-
-
-def check_host(host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None) -> None:
-    """Refuse a ``Host`` header that could come from DNS rebinding.
-
-    With no allow-list, a connection from a loopback address must name a
-    local host; with one, the host (or ``host:port``) must be listed. The
-    verdict is cached: a client sends the same values on every request.
-
-    :raises MCPHTTPError: 421 Misdirected Request.
-    """
-    if not _host_allowed(host, remote_addr, allowed):
-        raise MCPHTTPError(
-            421,
-            f"Host {host!r} is not allowed. If this server is reached under that name, add it to "
-            "MCP_ALLOWED_HOSTS (use '*' to accept any host behind a trusted proxy).",
-        )
-
-
-@functools.lru_cache(maxsize=1024)
-def _host_allowed(
-    host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None
-) -> bool:
-    if allowed is not None and "*" in allowed:
-        return True
-    raw = (host or "").strip().lower()
-    name = _split_host(raw)
-    if allowed is None:
-        return not _is_loopback(remote_addr) or is_local_host(name)
-    return raw in allowed or name in allowed
+from ..protocol.hosts import check_host as check_host
 
 
 def check_origin(origin: str | None, allowed: tuple[str, ...] | None) -> None:
