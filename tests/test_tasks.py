@@ -1633,3 +1633,38 @@ def test_2025_task_meta_timestamps_paging_and_cancel_on_a_real_server(serve: t.A
             assert time.monotonic() < deadline, "the cancelled handler never returned"
             time.sleep(0.05)
         assert send("tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26", "2024-11-05"])
+def test_versions_before_tasks_are_told_of_no_tasks(serve: t.Any, version: str) -> None:
+    # Tasks came with 2025-11-25: before it params.task is ignored and a "required" tool
+    # runs inline, so neither the tasks capability nor execution.taskSupport is advertised.
+    server = serve("tests._apps.task_inputs:app", "gevent")
+    with httpx.Client(timeout=30) as http:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "old", "version": "1"},
+            },
+        }
+        headers = {"Accept": "application/json, text/event-stream"}
+        response = http.post(server.url, headers=headers, json=body)
+        assert response.json()["result"]["protocolVersion"] == version
+        assert "tasks" not in response.json()["result"]["capabilities"]
+        headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
+        headers["MCP-Protocol-Version"] = version
+        http.post(
+            server.url,
+            headers=headers,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        )
+        listed = http.post(
+            server.url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        )
+        tools = listed.json()["result"]["tools"]
+        assert tools and all("execution" not in tool for tool in tools), tools

@@ -41,6 +41,7 @@ from .versions import missing_capability_is_error
 from .versions import negotiate
 from .versions import sends_priming_event
 from .versions import server_info_fields
+from .versions import shape_capabilities
 from .versions import shape_result
 from .versions import shape_tool
 from .versions import shape_tool_result
@@ -48,6 +49,7 @@ from .versions import supports_batching
 from .versions import supports_elicitation
 from .versions import supports_sampling_tools
 from .versions import supports_structured_output
+from .versions import supports_tasks
 from .versions import timeout_answer
 from .versions import uses_elicitation_ids
 
@@ -86,12 +88,14 @@ __all__ = [
     "sends_priming_event",
     "server_info_fields",
     "shape_result",
+    "shape_capabilities",
     "shape_tool",
     "shape_tool_result",
     "supports_batching",
     "supports_elicitation",
     "supports_sampling_tools",
     "supports_structured_output",
+    "supports_tasks",
     "timeout_answer",
     "uses_elicitation_ids",
 ]

@@ -146,11 +146,38 @@ def supports_sampling_tools(version: str) -> bool:
     return version >= "2025-11-25"
 
 
+def supports_tasks(version: str) -> bool:
+    """Tasks (the ``tasks`` capability, ``params.task``, ``execution``) exist from 2025-11-25 on.
+
+    The 2026-07-28 tasks extension is negotiated per request instead.
+    """
+    return version >= _TASKS_SINCE
+
+
+#: The version that brought tasks (experimental), with ``Tool.execution.taskSupport``.
+_TASKS_SINCE = "2025-11-25"
+
+
 def shape_tool(version: str, tool: dict[str, t.Any]) -> dict[str, t.Any]:
     """Drop fields of a tool description that ``version`` does not know."""
-    if supports_structured_output(version):
+    if version >= _TASKS_SINCE:
         return tool
-    return {k: v for k, v in tool.items() if k not in ("outputSchema", "title", "icons")}
+    if supports_structured_output(version):
+        return {k: v for k, v in tool.items() if k != "execution"}
+    return {
+        k: v for k, v in tool.items() if k not in ("outputSchema", "title", "icons", "execution")
+    }
+
+
+def shape_capabilities(version: str, capabilities: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Drop server capabilities that ``version`` does not know (``tasks`` before 2025-11-25).
+
+    A session of an earlier version has no tasks: its ``params.task`` is ignored and a
+    tool whose tasks are ``"required"`` runs as a plain call.
+    """
+    if supports_tasks(version) or "tasks" not in capabilities:
+        return capabilities
+    return {k: v for k, v in capabilities.items() if k != "tasks"}
 
 
 def shape_tool_result(version: str, result: dict[str, t.Any]) -> dict[str, t.Any]:
@@ -284,6 +311,7 @@ __all__ = [
     "negotiate",
     "sends_priming_event",
     "server_info_fields",
+    "shape_capabilities",
     "shape_result",
     "shape_tool",
     "shape_tool_result",
@@ -291,6 +319,7 @@ __all__ = [
     "supports_elicitation",
     "supports_sampling_tools",
     "supports_structured_output",
+    "supports_tasks",
     "timeout_answer",
     "uses_elicitation_ids",
 ]

@@ -564,7 +564,9 @@ def open_session(
         call.session = record  # the middleware outside sees the new session's id
         result: dict[str, t.Any] = {
             "protocolVersion": version,
-            "capabilities": dispatcher.registry.capabilities(),
+            "capabilities": protocol.shape_capabilities(
+                version, dispatcher.registry.capabilities()
+            ),
             "serverInfo": protocol.server_info_fields(version, dispatcher.info.fields),
         }
         if dispatcher.info.instructions:
