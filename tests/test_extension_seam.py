@@ -165,6 +165,23 @@ def test_an_identifier_must_have_a_vendor_prefix() -> None:
             id = "echo"
 
 
+@pytest.mark.parametrize(
+    "identifier",
+    ["com.example/echo-", "com.example/echo.", "com.example-/echo", "com.-x/echo", "com.1x/echo"],
+)
+def test_an_identifier_follows_the_meta_key_rules(identifier: str) -> None:
+    # 2026-07-28 basic/versioning: extension identifiers MUST follow the _meta key naming
+    # rules: labels start with a letter and end with a letter or digit, and the name
+    # begins and ends with an alphanumeric character.
+    with pytest.raises(TypeError, match="is not an extension identifier"):
+        type("Bad", (Extension,), {"id": identifier})
+
+
+def test_an_identifier_may_use_capitals_and_inner_punctuation() -> None:
+    for identifier in ("com.Example/echo", "io.example-2.x/Echo_v2.1", "a.b/c"):
+        assert type("Good", (Extension,), {"id": identifier}).id == identifier
+
+
 def test_two_claims_name_both() -> None:
     mcp = MCP(name="s", version="1")
     mcp.add_extension(Echo())

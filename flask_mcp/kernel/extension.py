@@ -39,8 +39,11 @@ if t.TYPE_CHECKING:
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
-#: ``{vendor-prefix}/{name}``: a reverse-DNS prefix, a slash and a name.
-EXTENSION_ID = re.compile(r"^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+/[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: ``{vendor-prefix}/{name}``: a reverse-DNS prefix, a slash and a name, as the ``_meta`` key
+#: rules (2026-07-28 ``basic/index``) have them: each label starts with a letter and ends
+#: with a letter or digit, the name begins and ends with a letter or digit.
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+EXTENSION_ID = re.compile(rf"^{_LABEL}(?:\.{_LABEL})+/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 #: The keywords of ``@mcp.tool(...)`` itself: an extension cannot claim them.
 CORE_TOOL_OPTIONS = frozenset(
@@ -110,7 +113,9 @@ class Extension:
         if not EXTENSION_ID.match(cls.id):
             raise TypeError(
                 f"{cls.__name__}.id = {cls.id!r} is not an extension identifier: use "
-                "'{vendor-prefix}/{name}', for example 'com.example/echo'."
+                "'{vendor-prefix}/{name}', for example 'com.example/echo' (each dotted label "
+                "of the prefix starts with a letter and ends with a letter or digit; the name "
+                "begins and ends with a letter or digit)."
             )
 
     @staticmethod
