@@ -29,6 +29,7 @@ from tasks_wire import TERMINAL
 from tasks_wire import listen_2026
 from tasks_wire import post_2026
 from tasks_wire import wait_task
+from wire import ThreadedTestClient
 from wire import Wire
 from wire import initialize
 from wire import make_app
@@ -365,6 +366,39 @@ def test_2025_task_result_list_cancel_and_session_binding() -> None:
         client, session, "tasks/cancel", {"taskId": long["result"]["task"]["taskId"]}
     )
     assert cancelled["result"]["status"] == "cancelled"
+
+
+def test_2025_task_logs_wait_for_tasks_result_bounded() -> None:
+    """A 2025-11-25 task's log messages wait in its record for ``tasks/result``: the
+    last ``MAX_LOGS`` at the session's level (no ``tasks/result`` took them while the
+    task ran), sent once, in order."""
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def chatty(ctx: Context) -> str:
+        for i in range(tasks_mod.MAX_LOGS + 20):
+            ctx.debug(f"skipped {i}")
+            ctx.info(i)
+        return "done"
+
+    app = make_app(mcp)
+    client = ThreadedTestClient(app, app.response_class)  # tasks/result may stream
+    session = initialize(client)
+    assert call_2025(client, session, "logging/setLevel", {"level": "info"})["result"] == {}
+    created = call_2025(client, session, "tools/call", {"name": "chatty", "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    deadline = time.monotonic() + 10
+    get = {"taskId": task_id}
+    while call_2025(client, session, "tasks/get", get)["result"]["status"] == "working":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    sent = sse_messages(rpc(client, session, "tasks/result", {"taskId": task_id}))
+    logs = [m["params"] for m in sent if m.get("method") == "notifications/message"]
+    assert [p["data"] for p in logs] == list(range(20, tasks_mod.MAX_LOGS + 20))
+    assert logs[0]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+    assert sent[-1]["result"]["content"][0]["text"] == "done"
+    again = rpc(client, session, "tasks/result", {"taskId": task_id})
+    assert again.is_json and again.json["result"]["content"][0]["text"] == "done"  # alone
 
 
 def test_2025_task_ttl_is_a_number_of_milliseconds() -> None:
@@ -1620,7 +1654,8 @@ def test_2025_task_meta_timestamps_paging_and_cancel_on_a_real_server(serve: t.A
             answer = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept",
                       "content": {"yes": True}}}  # fmt: skip
             assert http.post(server.url, headers=headers, json=answer).status_code == 202
-            final = next(m for m in (sse_data(line + "\n") for line in lines) if m)[-1]
+            after = (m for line in lines for m in sse_data(line + "\n"))
+            final = next(m for m in after if "result" in m)  # after the task's log messages
         assert final["result"]["content"][0]["text"] == "1 steps"
         assert final["result"]["_meta"][related] == {"taskId": task_id}
 

@@ -419,14 +419,24 @@ class Context:
 
     def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
         """Send a log message to the client if its level is at or above the client's."""
+        params = self._log_params(level, data, logger)
+        if params is not None:
+            self.send_notification("notifications/message", params)
+
+    def _log_params(self, level: str, data: t.Any, logger: str | None) -> dict[str, t.Any] | None:
+        """Return the params of a ``notifications/message``, or ``None`` below the client's
+        level (or when it asked for none).
+
+        :raises ValueError: ``level`` is not a log level of the protocol.
+        """
         if level not in LOG_LEVELS:
             raise ValueError(f"Unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}.")
         if self.log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
-            return
+            return None
         params: dict[str, t.Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self.send_notification("notifications/message", params)
+        return params
 
     def debug(self, data: t.Any) -> None:
         """Send a ``debug`` log message."""

@@ -1,14 +1,16 @@
 """Inside a task: the ``tools/call`` it runs, its ``Context`` and how that asks the client.
 
 The handler of a task runs as a plain ``tools/call`` (:class:`TaskCall`) with a
-:class:`TaskContext`: ``progress()`` sets the task's ``statusMessage``, requests to the
-client become the task's ``inputRequests`` (status ``input_required``) until
+:class:`TaskContext`: ``progress()`` sets the task's ``statusMessage``, a 2025-11-25
+task's log messages wait in its record for ``tasks/result`` (:func:`take_logs`), requests
+to the client become the task's ``inputRequests`` (status ``input_required``) until
 ``tasks/update`` (2026-07-28) or ``tasks/result`` (2025-11-25) brings the answers through
 the task record, wherever the handler runs (this worker, another one, a Celery worker).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -16,6 +18,7 @@ import typing as t
 
 from .. import protocol
 from ..auth import AuthInfo
+from ..backends.task_store import TaskQuotaExceeded
 from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import RequestCancelled
@@ -43,6 +46,8 @@ if t.TYPE_CHECKING:
     from ..runtime.state import AppState
 
 MODES = ("forbidden", "optional", "required")
+#: Log messages a 2025-11-25 task's record keeps for ``tasks/result`` (the oldest go first).
+MAX_LOGS = 100
 #: Seconds between two looks at the store while a handler waits for answers.
 POLL = 0.1
 
@@ -305,9 +310,10 @@ class TaskContext(Context):
     """The ``Context`` of a handler running as a task.
 
     ``progress()`` sets the task's ``statusMessage`` (a value not above the last one
-    is skipped, as in any call); log messages have no stream to go to and are
-    dropped (SEP-2663 forbids them on tasks); requests to the client go through the
-    task record (``input_required``).
+    is skipped, as in any call); the log messages of a 2025-11-25 task wait in its
+    record for the ``tasks/result`` that sends them, those of a 2026-07-28 task are
+    dropped (SEP-2663 has no log messages on tasks); requests to the client go through
+    the task record (``input_required``).
     Built by the kernel's one factory (:func:`flask_mcp.kernel.intake.task_context`).
     """
 
@@ -384,7 +390,29 @@ class TaskContext(Context):
         return t.cast(TaskBackChannel, self._back_channel).ask(self, dict(requests))
 
     def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
-        """Dropped: a task has no stream for log messages."""
+        """Keep a log message of a 2025-11-25 task for ``tasks/result`` to send.
+
+        It is filtered by the level the session asked for when the task was created, as
+        a call's messages are, and carries the related task. The record keeps the last
+        :data:`MAX_LOGS` not sent yet; one that would pass the caller's
+        ``MCP_TASK_MAX_BYTES_PER_CLIENT`` is dropped. A 2026-07-28 task drops them all:
+        the tasks extension has no log messages.
+        """
+        params = self._log_params(level, data, logger)
+        if params is None or t.cast(TaskBackChannel, self._back_channel).flavour != V2025:
+            return
+        params["_meta"] = {RELATED_TASK: {"taskId": self.task_id}}
+
+        def change(record: dict[str, t.Any]) -> bool:
+            if record["status"] in TERMINAL:
+                return False
+            kept = record.setdefault("logs", [])
+            kept.append(params)
+            del kept[:-MAX_LOGS]
+            return True
+
+        with contextlib.suppress(TaskQuotaExceeded):  # not worth failing the task for
+            store_of(self._state).mutate(self.task_id, change)
 
     def ask(
         self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]
@@ -394,6 +422,19 @@ class TaskContext(Context):
             check_capabilities(self, method, params)
         channel = t.cast(TaskBackChannel, self._back_channel)
         return checked_answers(requests, channel.request_many(self, dict(requests)))
+
+
+def take_logs(state: AppState, task_id: str) -> list[dict[str, t.Any]]:
+    """Remove the log messages a 2025-11-25 task's record keeps and return them, oldest
+    first: the params of the ``notifications/message`` that ``tasks/result`` sends."""
+    taken: list[dict[str, t.Any]] = []
+
+    def change(record: dict[str, t.Any]) -> bool:
+        taken[:] = record.pop("logs", None) or []
+        return bool(taken)
+
+    store_of(state).mutate(task_id, change)
+    return taken
 
 
 def auth_grant(auth: AuthInfo | None) -> dict[str, t.Any] | None:
@@ -435,7 +476,8 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
 
     Its facts are those the record kept of the request that created the task (the task
     may run in another worker, or in a Celery worker, long after the request), its
-    ``_meta`` included; no log level: a task has no stream for log messages.
+    ``_meta`` and the session's log level included (a 2025-11-25 task's messages go to
+    ``tasks/result``).
 
     :param auth: the caller's authorization; default: rebuilt from the record's grant.
     """
@@ -461,7 +503,7 @@ def task_call(state: AppState, record: dict[str, t.Any], auth: t.Any = None) -> 
             request["version"],
             request.get("capabilities") or {},
             request.get("clientInfo") or {},
-            None,
+            request.get("logLevel"),
         ),
     )
 
@@ -478,5 +520,6 @@ __all__ = [
     "opted_in",
     "owner_of",
     "refuse_inputs",
+    "take_logs",
     "task_call",
 ]

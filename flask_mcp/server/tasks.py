@@ -53,6 +53,7 @@ from .call import ToolCall
 from .mrtr import url_elicitations
 from .task_context import BUSY as BUSY
 from .task_context import EXTENSION as EXTENSION
+from .task_context import MAX_LOGS as MAX_LOGS
 from .task_context import MODES as MODES
 from .task_context import POLL as POLL
 from .task_context import Executor as Executor
@@ -66,6 +67,7 @@ from .task_context import caller_of as caller_of
 from .task_context import opted_in as opted_in
 from .task_context import owner_of as owner_of
 from .task_context import refuse_inputs as refuse_inputs
+from .task_context import take_logs as take_logs
 from .task_context import task_call as task_call
 
 
@@ -170,6 +172,7 @@ def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
 __all__ = [
     "BUSY",
     "EXTENSION",
+    "MAX_LOGS",
     "MODES",
     "POLL",
     "RELATED_TASK",
@@ -195,6 +198,7 @@ __all__ = [
     "settle",
     "set_status",
     "store_of",
+    "take_logs",
     "task_call",
     "wire",
 ]

@@ -204,6 +204,7 @@ class Tasks(Extension):
                 "era": call.era,
                 "capabilities": facts.capabilities,
                 "clientInfo": facts.info,
+                "logLevel": facts.log_level,
                 "principal": None if call.auth is None else call.auth.principal,
                 "pathArgs": to_json(call.path_args),
                 "auth": _tasks.auth_grant(call.auth),
@@ -302,8 +303,8 @@ class Tasks(Extension):
 
     @Extension.method("tasks/result", eras=[protocol.HANDSHAKE], user_code=True)
     def tasks_result(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
-        """Block until the task ends; carry its requests and progress to the client on this
-        stream.
+        """Block until the task ends; carry its requests, progress and log messages to the
+        client on this stream.
 
         It waits past ``MCP_REQUEST_TIMEOUT``, as the spec has it block until the task
         ends: at most until the task expires (its ``ttl``), when it answers -32602. A
@@ -354,6 +355,8 @@ class Tasks(Extension):
                     "again.",
                     {_tasks.RELATED_TASK: {"taskId": task_id}},
                 )
+            if record.get("logs") and context is not None:
+                self._send_logs(call, task_id)
             progress = record.get("progress")
             if progress is not None and progress != progress_sent and context is not None:
                 progress_sent = progress  # the handler's last ctx.progress(), with its token
@@ -377,6 +380,8 @@ class Tasks(Extension):
                     context.check_cancelled()
                 _concurrency.sleep(_tasks.POLL)
             record = self._task(call)
+        if record.get("logs") and context is not None:
+            self._send_logs(call, task_id)  # those logged last, before the result
         related = {_tasks.RELATED_TASK: {"taskId": task_id}}
         if record["status"] == "cancelled":
             raise MCPError(INTERNAL_ERROR, f"Task {task_id!r} was cancelled.", related)
@@ -388,6 +393,13 @@ class Tasks(Extension):
         result = dict(record.get("result") or {})
         result["_meta"] = {**(result.get("_meta") or {}), **related}
         return result
+
+    @staticmethod
+    def _send_logs(call: Call, task_id: str) -> None:
+        """Send the log messages the task's handler kept since the last look, in order."""
+        assert call.ctx is not None
+        for params in _tasks.take_logs(call.state, task_id):
+            call.ctx.send_notification("notifications/message", params)
 
 
 __all__ = ["Tasks"]

@@ -1,0 +1,35 @@
+"""An app for comparing what a client sees of one tool called plainly and as a task,
+over stdio and HTTP (tests/test_e2e_parity.py).
+
+Served as ``flask --app tests._apps.parity mcp stdio`` and ``tests._apps.parity:app``.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp import Context
+
+mcp = MCP(name="parity", version="1.0.0")
+LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
+@mcp.tool(task="optional")
+def logs(ctx: Context) -> str:
+    """Log once at every level, then report progress twice."""
+    for level in LEVELS:
+        ctx.log(level, f"at {level}", logger="parity")
+    ctx.progress(1, 2, "half")
+    ctx.progress(2, 2, "all")
+    return "logged"
+
+
+def create_app() -> Flask:
+    """The app, as ``flask --app tests._apps.parity`` finds it."""
+    app = Flask(__name__)
+    mcp.init_app(app)
+    return app
+
+
+app = create_app()

@@ -1,0 +1,78 @@
+"""One handler, one behaviour: a call and a task, over stdio and streamable HTTP.
+
+The official ``mcp`` client drives ``tests._apps.parity`` under ``flask mcp stdio`` and on
+gunicorn, and compares what it sees of the same tool called plainly and as a task.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import typing as t
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from flask_mcp.client import TasksExtension
+from flask_mcp.client import call_tool_as_task
+from flask_mcp.client import task_result
+
+pytestmark = pytest.mark.e2e
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FLASK = str(pathlib.Path(sys.executable).parent / "flask")
+RELATED = "io.modelcontextprotocol/related-task"
+APP = "tests._apps.parity"
+
+
+@pytest.fixture(params=["stdio", "gevent", "gthread"])
+def target(request: pytest.FixtureRequest, serve: t.Any) -> t.Any:
+    """Where the client connects: ``flask mcp stdio`` (``flask_mcp`` imported from this
+    checkout, not from wherever the ``flask`` command's entry point finds it), or a
+    gunicorn server."""
+    if request.param == "stdio":
+        args = ["--app", APP, "mcp", "stdio"]
+        env = {"PYTHONPATH": str(ROOT)}
+        return StdioServerParameters(command=FLASK, args=args, cwd=ROOT, env=env)
+    return serve(f"{APP}:app", request.param).url
+
+
+def test_a_2025_task_logs_as_its_call_does(target: t.Any) -> None:
+    """A 2025-11-25 task dropped every ``ctx.log()``, where the same tool called plainly
+    sent its messages. They come on the ``tasks/result`` stream now, filtered by the
+    session's ``logging/setLevel`` as a call's are, each with the related task, before
+    the result."""
+    logs: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async def main() -> tuple[list[t.Any], list[t.Any], str]:
+        async with Client(
+            target,
+            mode="legacy",
+            logging_callback=on_log,
+            extensions=[TasksExtension()],
+            read_timeout_seconds=30,
+        ) as client:
+            await client.set_logging_level("warning")
+            await client.call_tool("logs", {})
+            from_call = list(logs)
+            logs.clear()
+            task = await call_tool_as_task(client, "logs", {})
+            result = await task_result(client, task, timeout=20)
+            assert result.content[0].text == "logged"  # type: ignore[union-attr]
+        return from_call, list(logs), task.task_id  # the client handled every message
+
+    from_call, from_task, task_id = anyio.run(main)
+    levels = ["warning", "error", "critical", "alert", "emergency"]
+    assert [(p.level, p.logger, p.data) for p in from_call] == [
+        (level, "parity", f"at {level}") for level in levels
+    ]
+    assert [(p.level, p.logger, p.data) for p in from_task] == [
+        (p.level, p.logger, p.data) for p in from_call
+    ]
+    assert all(p.meta is not None and p.meta[RELATED] == {"taskId": task_id} for p in from_task)
