@@ -24,6 +24,7 @@ from .validation import ArgumentError
 from .validation import ConversionError
 from .validation import InputSpec
 from .validation import compile_validator
+from .validation import validate_arguments
 
 __all__ = [
     "ArgumentError",
@@ -39,4 +40,5 @@ __all__ = [
     "output_spec_from_function",
     "output_spec_from_schema",
     "param_docs",
+    "validate_arguments",
 ]

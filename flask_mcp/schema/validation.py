@@ -54,6 +54,13 @@ class ConversionError(ValueError):
         self.errors = errors
 
 
+#: What is wrong with a value nested more deeply than validation can follow.
+TOO_DEEP = (
+    "the value is nested too deeply to check (too many levels of arrays and objects); "
+    "send a flatter value"
+)
+
+
 class ArgumentError(Exception):
     """Arguments did not match a tool's input schema.
 
@@ -116,6 +123,8 @@ def _check(validator: Validator, instance: t.Any, top: str = "argument") -> list
             f"the schema has a $ref that cannot be resolved ({e}); only references"
             " within the schema document itself are supported"
         ]
+    except RecursionError:  # the client's JSON, parsed, is deeper than the checks recurse
+        return [TOO_DEEP]
     messages: list[str] = []
     for error in errors:
         if error.context:  # anyOf / oneOf: report the most relevant branch's error
@@ -217,6 +226,21 @@ def _as_dict(arguments: cabc.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
     return dict(arguments)
 
 
+def validate_arguments(spec: InputSpec, arguments: t.Any) -> dict[str, t.Any]:
+    """Return ``spec.validate(arguments)``, refusing arguments too deep to validate.
+
+    Arguments nested less deeply than the JSON parser refuses may still be deeper than
+    the checks and conversions can recurse (a recursive ``$ref``, the ``repr`` in a
+    message): that is the client's input, refused as arguments, not an internal error.
+
+    :raises ArgumentError: the arguments do not match the schema, or are too deep.
+    """
+    try:
+        return spec.validate(arguments)
+    except RecursionError:
+        raise ArgumentError(_error_text([TOO_DEEP])) from None
+
+
 class InputSpec:
     """The input schema of a tool and the check of call arguments against it.
 
@@ -259,4 +283,5 @@ __all__ = [
     "DIALECTS",
     "InputSpec",
     "compile_validator",
+    "validate_arguments",
 ]

@@ -32,6 +32,7 @@ from ..errors import ClientRequestError
 from ..schema import ArgumentError
 from ..schema import InputSpec
 from ..schema import input_spec_from_function
+from ..schema import validate_arguments
 from ..schema.types import type_schema
 
 T = t.TypeVar("T")
@@ -110,7 +111,7 @@ class ElicitationForm(t.Generic[T]):
             if self._spec is not None and answer.get("action") == "accept":
                 content = answer.get("content")
                 try:
-                    self._spec.validate({} if content is None else content)
+                    validate_arguments(self._spec, {} if content is None else content)
                 except ArgumentError as exc:
                     raise ElicitationError(
                         f"The answer to the form does not fit the requested schema: {exc}"
@@ -179,7 +180,7 @@ def _dataclass_form(cls: type[t.Any]) -> ElicitationForm[t.Any]:
 
     def load(content: dict[str, t.Any]) -> t.Any:
         try:
-            return cls(**spec.validate(content))
+            return cls(**validate_arguments(spec, content))
         except ArgumentError as exc:
             raise ElicitationError(f"The answer to the form does not fit {name}: {exc}") from None
 

@@ -35,6 +35,7 @@ from ..json_codec import plain_result
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
+from ..schema import validate_arguments
 from .call import MethodRecord
 from .call import ToolCall
 from .call import running_handler
@@ -292,7 +293,7 @@ class CoreMethods:
         arguments = _optional_dict(call.params, "arguments")
         self.authorize(tool.scopes, call)
         try:
-            values = tool.input.validate(arguments)
+            values = validate_arguments(tool.input, arguments)
         except ArgumentError as exc:
             if signals.tool_called.receivers:
                 self._emit(signals.tool_called, call, tool=name, duration=0.0, is_error=True)

@@ -48,6 +48,7 @@ from ..runtime.tasks import settle as settle
 from ..runtime.tasks import store_of
 from ..runtime.tasks import wire
 from ..schema import ArgumentError
+from ..schema import validate_arguments
 from .call import Call
 from .call import ToolCall
 from .mrtr import url_elicitations
@@ -159,7 +160,7 @@ def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
         arguments = call.params.get("arguments") or {}
         call.scopes = tool.scopes  # what require_scopes() adds to
         try:
-            values = tool.input.validate(arguments)
+            values = validate_arguments(tool.input, arguments)
         except ArgumentError as exc:
             return error_result(str(exc))
         return t.cast(
