@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import pathlib
+import subprocess
+import sys
 import typing as t
 
 import httpx
@@ -15,6 +18,8 @@ from wire import meta
 pytestmark = pytest.mark.e2e
 APP = "tests._apps.backchannel:app"
 OLD = "2025-11-25"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FLASK = str(pathlib.Path(sys.executable).parent / "flask")
 
 
 def start(http: httpx.Client, url: str, version: str = OLD) -> dict[str, str]:
@@ -62,3 +67,38 @@ def test_deeply_nested_arguments_are_refused_as_arguments(serve: t.Any, worker: 
             assert "nested too deeply" in text, (version, text[:300])
             good = http.post(url, headers=headers, content=add_call('{"a":1,"b":2}', version))
             assert good.json()["result"]["structuredContent"] == {"result": 3}, good.text
+
+
+def stdio_exchange(lines: list[bytes]) -> list[t.Any]:
+    """Write ``lines`` to ``flask mcp stdio`` and close stdin; return what it wrote."""
+    proc = subprocess.Popen(
+        [FLASK, "--app", APP.partition(":")[0], "mcp", "stdio"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = proc.communicate(b"".join(lines), timeout=30)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_an_empty_batch_on_a_batching_session_says_it_is_empty(serve: t.Any) -> None:
+    url = serve(APP, "gevent").url
+    ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    with httpx.Client(timeout=30) as http:
+        session = start(http, url, "2025-03-26")
+        answer = http.post(url, headers=session, content=b"[]")
+        assert answer.status_code == 400
+        error = answer.json()["error"]
+        assert error["code"] == -32600 and "empty" in error["message"], error
+        assert http.post(url, headers=session, json=[ping]).json() == [
+            {"jsonrpc": "2.0", "id": 9, "result": {}}
+        ]
+    init = initialize_request("2025-03-26")
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    lines = [json.dumps(m).encode() + b"\n" for m in (init, initialized)]
+    messages = stdio_exchange([*lines, b"[]\n", json.dumps([ping]).encode() + b"\n"])
+    assert messages[1]["error"]["code"] == -32600, messages
+    assert "empty" in messages[1]["error"]["message"], messages
+    assert messages[2] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]

@@ -60,6 +60,14 @@ SESSION_KEY = "HTTP_MCP_SESSION_ID"
 VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 
 
+#: The error of an empty batch on a session that takes batches: one Invalid Request
+#: (JSON-RPC 2.0, section 6).
+EMPTY_BATCH = (
+    "Invalid Request: the JSON-RPC batch is empty; put at least one message in the array, "
+    "or send the message alone."
+)
+
+
 def _refusal_of_batch(messages: list[t.Any]) -> str | None:
     """Say why a batch of responses and notifications only cannot be accepted, if it cannot.
 
@@ -234,16 +242,14 @@ class Handshake:
     ) -> Response:
         path_args = current_path_args(req)
         record = self.session(req.environ, required=False, auth=auth, path_args=path_args)
-        if (
-            record is None
-            or not protocol.supports_batching(record.protocol_version)
-            or not messages
-        ):
+        if record is None or not protocol.supports_batching(record.protocol_version):
             return http_error(
                 400,
                 "Invalid Request: JSON-RPC batches are only accepted on sessions that negotiated "
                 "protocol 2025-03-26; send one message per POST.",
             )
+        if not messages:
+            return http_error(400, EMPTY_BATCH)
         refused = _refusal_of_batch(messages)
         if refused is not None:
             return http_error(400, refused)

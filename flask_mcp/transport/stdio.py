@@ -45,6 +45,7 @@ from ..protocol import jsonrpc
 from ..runtime.runs import StreamOutbox
 from . import listen
 from . import sse
+from .handshake import EMPTY_BATCH
 from .handshake import Handshake
 from .handshake import start_session
 from .stdio_channel import LineChannel
@@ -233,16 +234,15 @@ class StdioServer(LineChannel):
     def _answer_batch(self, messages: list[t.Any]) -> None:
         """Answer a batch, or refuse it unless the session negotiated 2025-03-26."""
         record = self._record()
-        if (
-            record is None
-            or not protocol.supports_batching(record.protocol_version)
-            or not messages
-        ):
+        if record is None or not protocol.supports_batching(record.protocol_version):
             text = (
                 "Invalid Request: JSON-RPC batches are only accepted on sessions that "
                 "negotiated protocol 2025-03-26; send one message per line."
             )
             self.send(jsonrpc.error(None, {"code": INVALID_REQUEST, "message": text}))
+            return
+        if not messages:
+            self.send(jsonrpc.error(None, {"code": INVALID_REQUEST, "message": EMPTY_BATCH}))
             return
         answers = self.handshake.batch_answers(
             self.state,
