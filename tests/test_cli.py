@@ -186,6 +186,9 @@ def test_call_with_json_arguments(run: t.Any) -> None:
         (["shape", "items=[]", "options={}", "loud=maybe"], "argument 'loud' must be true or"),
         (["add", "--json", "[1]"], "must be a JSON object"),
         (["add", "--json", "{oops"], "is not valid JSON"),
+        (["add", "--json", "[" * 5000 + "]" * 5000], "is not valid JSON (it is nested too deeply)"),
+        (["add", "--json", '{"a": NaN, "b": 1}'], "is not valid JSON (NaN is not a JSON value)"),
+        (["shape", "items=[]", 'options={"x": Infinity}'], "'options' must be a JSON object"),
         (["nope"], "No tool named 'nope'. Tools: add, chatty, fail, needs_model, shape."),
     ],
 )

@@ -8,11 +8,12 @@ that does not fit names the argument and what it should look like.
 
 from __future__ import annotations
 
-import json
 import math
 import typing as t
 
 import click
+
+from .. import json_codec
 
 #: Spellings of a boolean on the command line.
 TRUE = frozenset({"true", "1", "yes", "y", "on"})
@@ -85,6 +86,17 @@ def _json_type(value: t.Any) -> str:
     return "string"
 
 
+def _loads(text: str) -> t.Any:
+    """Decode ``text`` as strict JSON, as a request body is read: no ``NaN`` or ``Infinity``.
+
+    :raises ValueError: it is not JSON, or is nested too deeply to decode.
+    """
+    try:
+        return json_codec.loads(text)
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+
+
 def _as(kind: str, text: str) -> t.Any:
     """Return ``text`` as a value of JSON type ``kind``; raise ``ValueError`` if it is not one."""
     if kind == "string":
@@ -99,10 +111,7 @@ def _as(kind: str, text: str) -> t.Any:
         if text == "null":
             return None
         raise ValueError
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        raise ValueError from None
+    value = _loads(text)
     if kind == "integer":
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -127,8 +136,8 @@ def convert_value(name: str, text: str, schema: t.Any) -> t.Any:
     kinds = _types(schema)
     if not kinds:  # the schema does not say: JSON if it parses, else the text
         try:
-            return json.loads(text)
-        except json.JSONDecodeError:
+            return _loads(text)
+        except ValueError:
             return text
     for kind in kinds:
         try:
@@ -185,8 +194,8 @@ def load_json_object(text: str | None, option: str) -> dict[str, t.Any]:
     if text is None:
         return {}
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
+        value = _loads(text)
+    except ValueError as exc:
         raise click.BadParameter(f"is not valid JSON ({exc}).", param_hint=option) from None
     if not isinstance(value, dict):
         raise click.BadParameter("must be a JSON object, e.g. '{\"a\": 1}'.", param_hint=option)
