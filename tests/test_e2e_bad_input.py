@@ -102,3 +102,17 @@ def test_an_empty_batch_on_a_batching_session_says_it_is_empty(serve: t.Any) -> 
     assert messages[1]["error"]["code"] == -32600, messages
     assert "empty" in messages[1]["error"]["message"], messages
     assert messages[2] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
+
+
+@pytest.mark.parametrize("bad", [[1], "progress", 5])
+def test_a_meta_that_is_no_object_is_invalid_params_in_a_session(serve: t.Any, bad: t.Any) -> None:
+    url = serve(APP, "gevent").url
+    with httpx.Client(timeout=30) as http:
+        session = start(http, url)
+        params = {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": bad}
+        message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+        error = http.post(url, headers=session, json=message).json()["error"]
+        assert error["code"] == -32602 and "_meta must be an object" in error["message"], error
+        params["_meta"] = {"progressToken": 1}
+        good = http.post(url, headers=session, json=message)
+        assert "structuredContent" in good.text, good.text

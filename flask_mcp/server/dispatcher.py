@@ -62,6 +62,21 @@ def check_progress_token(token: t.Any) -> None:
         )
 
 
+def refuse_meta(meta: t.Any) -> t.NoReturn:
+    """Refuse a request whose ``params._meta`` is neither an object nor ``null``.
+
+    :raises MCPError: -32602 (HTTP 400 at 2026-07-28): the schema makes ``_meta`` an
+        object; read as none, the ``progressToken`` or other keys the client meant
+        to send in it would be lost without a word.
+    """
+    raise MCPError(
+        INVALID_PARAMS,
+        f"Invalid params: _meta must be an object, not {jsonrpc.dumps(meta)[:40]}; put "
+        'its keys in one ({"progressToken": 1}), or leave it out.',
+        http_status=400,
+    )
+
+
 class Dispatcher:
     """Routes the requests of one server to their handlers, by method record.
 
@@ -245,8 +260,11 @@ class Dispatcher:
         :raises MCPError: the request fails with a JSON-RPC error.
         """
         meta = call.params.get("_meta")
-        if isinstance(meta, dict) and "progressToken" in meta:
-            check_progress_token(meta["progressToken"])
+        if isinstance(meta, dict):
+            if "progressToken" in meta:
+                check_progress_token(meta["progressToken"])
+        elif meta is not None:
+            refuse_meta(meta)
         if self.middleware.items:  # the list itself: no __bool__ call per request
             if call.state.authenticator is not None and call.method in SCOPED_METHODS:
                 self.authorize_target(call)
