@@ -83,10 +83,17 @@ class InvalidParams(MCPError):
 
 
 class MethodNotFound(MCPError):
-    """The method does not exist or is not offered by this server."""
+    """The method does not exist or is not offered by this server.
+
+    A ``notifications/...`` method sent with an ``id`` is a request of a method no
+    server has: the message says to send the notification without one.
+    """
 
     def __init__(self, method: str) -> None:
-        super().__init__(METHOD_NOT_FOUND, f"Method not found: {method}", http_status=404)
+        text = f"Method not found: {method}"
+        if method.startswith("notifications/"):
+            text += '; it is a notification: send it without an "id" (no answer comes back).'
+        super().__init__(METHOD_NOT_FOUND, text, http_status=404)
 
 
 class URLElicitationRequired(MCPError):

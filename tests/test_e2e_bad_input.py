@@ -116,3 +116,18 @@ def test_a_meta_that_is_no_object_is_invalid_params_in_a_session(serve: t.Any, b
         params["_meta"] = {"progressToken": 1}
         good = http.post(url, headers=session, json=message)
         assert "structuredContent" in good.text, good.text
+
+
+def test_a_notification_sent_with_an_id_is_told_to_drop_it(serve: t.Any) -> None:
+    url = serve(APP, "gevent").url
+    cancel = {"requestId": 1, "_meta": meta()}
+    message = {"jsonrpc": "2.0", "id": 4, "method": "notifications/cancelled", "params": cancel}
+    with httpx.Client(timeout=30) as http:
+        session = start(http, url)
+        for headers in (session, headers_2026("notifications/cancelled")):
+            error = http.post(url, headers=headers, json=message).json()["error"]
+            assert error["code"] == -32601, error
+            assert 'send it without an "id"' in error["message"], error
+            del message["id"]
+            assert http.post(url, headers=headers, json=message).status_code == 202
+            message["id"] = 4
