@@ -201,6 +201,29 @@ class Server:
         print(f"\n{header:-^100}\n{self.log_tail(lines)}\n{'-' * 100}")
 
 
+#: The ``flask`` command of the interpreter running the tests.
+FLASK = str(Path(sys.executable).parent / "flask")
+
+
+def flask_mcp_stdio(app: str, *options: str, env: Mapping[str, str] | None = None) -> t.Any:
+    """Return the parameters that spawn ``flask --app APP mcp [OPTIONS] stdio``, as a client does.
+
+    The official client gives the server a cleaned environment, without
+    ``PYTHONPATH``: ``flask_mcp`` would come from wherever the ``flask`` command's
+    install points (an editable install may be another checkout). This checkout and
+    its ``tests`` come first.
+    """
+    from mcp.client.stdio import StdioServerParameters
+
+    path = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
+    return StdioServerParameters(
+        command=FLASK,
+        args=["--app", app, "mcp", *options, "stdio"],
+        env={"PYTHONPATH": path, **(env or {})},
+        cwd=ROOT,
+    )
+
+
 @functools.cache
 def _gunicorn_has_control_socket() -> bool:
     """gunicorn >= 25.1 starts a control socket at one fixed path per user; parallel test

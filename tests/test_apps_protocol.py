@@ -11,7 +11,6 @@ out of ``resources/list`` on request, blueprint views, and the registration erro
 from __future__ import annotations
 
 import pathlib
-import sys
 import typing as t
 
 import anyio
@@ -19,10 +18,10 @@ import jinja2
 import mcp_types as types
 import pytest
 from flask import Flask
+from harness import flask_mcp_stdio
 from harness import start_server
 from mcp import Client
 from mcp.client import advertise
-from mcp.client.stdio import StdioServerParameters
 from pydantic import TypeAdapter
 
 from flask_mcp import MCP
@@ -199,12 +198,7 @@ def extensions(renders_views: bool) -> list[t.Any]:
 @pytest.mark.parametrize("renders_views", [True, False], ids=["ui-client", "text-client"])
 @pytest.mark.parametrize("mode", MODES)
 def test_over_stdio(mode: str, renders_views: bool) -> None:
-    parameters = StdioServerParameters(
-        command=str(pathlib.Path(sys.executable).parent / "flask"),
-        args=["--app", APP, "mcp", "stdio"],
-        env={"PYTHONPATH": str(ROOT / "tests")},
-        cwd=ROOT,
-    )
+    parameters = flask_mcp_stdio(APP)
 
     async def main() -> dict[str, int]:
         async with Client(

@@ -13,8 +13,8 @@ import typing as t
 import anyio
 import mcp_types as types
 import pytest
+from harness import flask_mcp_stdio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from flask_mcp.client import TasksExtension
 from flask_mcp.client import call_tool_as_task
@@ -34,9 +34,7 @@ def target(request: pytest.FixtureRequest, serve: t.Any) -> t.Any:
     checkout, not from wherever the ``flask`` command's entry point finds it), or a
     gunicorn server."""
     if request.param == "stdio":
-        args = ["--app", APP, "mcp", "stdio"]
-        env = {"PYTHONPATH": str(ROOT)}
-        return StdioServerParameters(command=FLASK, args=args, cwd=ROOT, env=env)
+        return flask_mcp_stdio(APP)
     return serve(f"{APP}:app", request.param).url
 
 

@@ -24,6 +24,7 @@ import anyio
 import jsonschema
 import mcp_types as types
 import pytest
+from harness import flask_mcp_stdio
 from harness import free_port
 from harness import server_argv
 from harness import skip_or_fail
@@ -184,12 +185,7 @@ def test_over_stdio(mode: str) -> None:
 
 def stdio_parameters(env: dict[str, str] | None = None) -> StdioServerParameters:
     """``flask mcp stdio`` of the skills app, as a client spawns it."""
-    return StdioServerParameters(
-        command=str(pathlib.Path(sys.executable).parent / "flask"),
-        args=["--app", APP, "mcp", "stdio"],
-        env={"PYTHONPATH": str(ROOT / "tests"), **LISTING, **(env or {})},
-        cwd=ROOT,
-    )
+    return t.cast(StdioServerParameters, flask_mcp_stdio(APP, env={**LISTING, **(env or {})}))
 
 
 async def until_resources_change(client: Client, mode: str, change: t.Callable[[], None]) -> None:

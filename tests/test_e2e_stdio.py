@@ -13,26 +13,24 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 import typing as t
 
 import anyio
 import mcp_types as types
 import pytest
+from harness import FLASK
+from harness import flask_mcp_stdio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 pytestmark = pytest.mark.e2e
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FLASK = str(pathlib.Path(sys.executable).parent / "flask")
 MODES = ["legacy", "2026-07-28"]
 
 
 def params(app: str, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=FLASK, args=["--app", app, "mcp", "stdio"], env=env or None, cwd=ROOT
-    )
+    return t.cast(StdioServerParameters, flask_mcp_stdio(app, env=env))
 
 
 async def _sampling(context: t.Any, params: types.CreateMessageRequestParams) -> t.Any:
@@ -255,12 +253,7 @@ def test_a_tenants_endpoint_over_stdio(mode: str) -> None:
     """``flask mcp --path /t/acme/mcp stdio`` serves acme's endpoint of ``/t/<tenant>/mcp``:
     handlers get its ``path_args`` and ``view_args``, as over HTTP (they got ``{}`` and
     ``{'tenant': '<tenant>'}``)."""
-    server = StdioServerParameters(
-        command=FLASK,
-        args=["--app", "tests._apps.tenants", "mcp", "--path", "/t/acme/mcp", "stdio"],
-        env={"PYTHONPATH": str(ROOT)},  # this checkout's flask_mcp, wherever it is installed
-        cwd=ROOT,
-    )
+    server = flask_mcp_stdio("tests._apps.tenants", "--path", "/t/acme/mcp")
 
     async def main() -> t.Any:
         async with Client(server, mode=mode, read_timeout_seconds=30) as c:

@@ -11,17 +11,16 @@ below check the registration errors, tool options and ``listed=False``.
 from __future__ import annotations
 
 import pathlib
-import sys
 import typing as t
 
 import anyio
 import mcp_types as types
 import pytest
 from flask import Flask
+from harness import flask_mcp_stdio
 from harness import start_server
 from mcp import Client
 from mcp.client.extension import advertise
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
@@ -126,12 +125,7 @@ def test_echo_over_gunicorn_gevent(server: t.Any, mode: str) -> None:
 @pytest.mark.e2e
 @pytest.mark.parametrize("mode", MODES)
 def test_echo_over_stdio(mode: str) -> None:
-    parameters = StdioServerParameters(
-        command=str(pathlib.Path(sys.executable).parent / "flask"),
-        args=["--app", APP, "mcp", "stdio"],
-        env={"PYTHONPATH": str(ROOT / "tests")},
-        cwd=ROOT,
-    )
+    parameters = flask_mcp_stdio(APP)
     seen = anyio.run(check, parameters, mode)
     assert strip(seen) == expected(mode)
 
