@@ -25,6 +25,7 @@ import httpx
 import pytest
 from harness import free_port
 from harness import redis_env
+from harness import redis_server
 from harness import skip_or_fail
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
@@ -482,3 +483,51 @@ def test_typescript_client(
         OAuthToken(access_token=tokens["access_token"], refresh_token=tokens["refresh_token"]),
         result["clientId"],
     )
+
+
+@pytest.mark.redis
+def test_the_endpoints_answer_503_while_their_redis_is_down(serve: t.Any) -> None:
+    """Redis killed: registration, the token endpoint and the authorization page answer
+    503 ``temporarily_unavailable`` with ``Retry-After`` (they answered a bare 500 page);
+    once Redis is back on its port they serve again, without a restart."""
+    port = free_port()
+    redirect_uri = "http://127.0.0.1:9/cb"
+    missing = "needs redis-server for the Redis fault tests"
+    with redis_server(port, missing=missing) as proc:
+        base = start(serve, f"redis://127.0.0.1:{port}/0")
+        with httpx.Client(base_url=base, timeout=WAIT) as http:
+            registered = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]})
+            assert registered.status_code == 201, registered.text
+            client_id = registered.json()["client_id"]
+            http.post("/login", data={"username": "ada", "password": "pw-ada"})
+            proc.kill()
+            proc.wait(10)
+            token = {
+                "grant_type": "authorization_code",
+                "code": "x",
+                "redirect_uri": redirect_uri,
+                "client_id": client_id,
+                "code_verifier": "v" * 43,
+            }
+            for answer in [
+                http.post("/oauth/register", json={"redirect_uris": [redirect_uri]}),
+                http.post("/oauth/token", data=token),
+            ]:
+                assert answer.status_code == 503, answer.text
+                assert answer.headers["Retry-After"] == "2"
+                assert answer.json()["error"] == "temporarily_unavailable", answer.text
+                assert "retry" in answer.json()["error_description"]
+            params = {
+                "response_type": "code",
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "code_challenge": "c" * 43,
+                "code_challenge_method": "S256",
+                "state": "s",
+            }
+            page = http.get("/oauth/authorize", params=params)
+            assert page.status_code == 503, page.text
+            assert "temporarily_unavailable" in page.text
+    with redis_server(port, missing=missing), httpx.Client(base_url=base, timeout=WAIT) as http:
+        again = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]})
+        assert again.status_code == 201, again.text

@@ -34,6 +34,8 @@ import threading
 import time
 import typing as t
 
+from ...errors import BackendUnavailable
+
 #: A stored record: a small JSON object.
 Record = dict[str, t.Any]
 #: The two kinds of grant the token endpoint redeems.
@@ -439,6 +441,21 @@ class RedisStorage(KeyValueStorage):
 MAX_CONNECTIONS = 50
 
 
+def unreachable_errors() -> tuple[type[Exception], ...]:
+    """The exceptions that say a storage does not answer now (not that a request is wrong).
+
+    :class:`~flask_mcp.errors.BackendUnavailable`, and with redis-py installed the
+    errors of a Redis that cannot be reached, times out or is failing over (those
+    :class:`RedisStorage` raises). The endpoints answer them with 503
+    ``temporarily_unavailable`` and ``Retry-After``.
+    """
+    try:
+        from ...backends.redis.codec import UNAVAILABLE
+    except ImportError:  # no redis-py: no Redis storage either
+        return (BackendUnavailable,)
+    return (BackendUnavailable, *UNAVAILABLE)
+
+
 __all__ = [
     "GRANT_KINDS",
     "MAX_CONNECTIONS",
@@ -449,4 +466,5 @@ __all__ = [
     "RedisStorage",
     "Redemption",
     "Storage",
+    "unreachable_errors",
 ]

@@ -12,6 +12,7 @@ request, that expires after ``MCP_OAUTH_CONSENT_MAX_AGE`` seconds.
 from __future__ import annotations
 
 import hashlib
+import logging
 import typing as t
 from urllib.parse import urlsplit
 
@@ -37,7 +38,9 @@ from .grants import User
 from .grants import requested_resource
 from .registration import app_server
 from .registration import registration
+from .storage import unreachable_errors
 
+logger = logging.getLogger("flask_mcp")
 WELL_KNOWN = "/.well-known/oauth-authorization-server"
 CSRF_SALT = "flask-mcp-oauth-consent"
 
@@ -268,11 +271,29 @@ def _too_large(error: RequestEntityTooLarge) -> Response:
     return _refused(413, description, error="invalid_request")
 
 
+def _unreachable(error: Exception) -> Response:
+    """Say the storage does not answer and when to retry; where and why go to the log."""
+    logger.warning(
+        "Answered %s %s with 503: the authorization server's storage is unavailable: %s",
+        request.method,
+        request.path,
+        error,
+    )
+    description = "The authorization server's storage is unavailable; retry in a few seconds."
+    if request.endpoint == "mcp_oauth.authorize":
+        response = _error_page("temporarily_unavailable", description, 503)
+        response.headers["Retry-After"] = "2"
+        return response
+    return _refused(503, description, 2)
+
+
 def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
     """Return the blueprint of the endpoints, for one app."""
     blueprint = Blueprint("mcp_oauth", __name__, template_folder="templates")
     blueprint.before_request(_bound_the_body)
     blueprint.register_error_handler(RequestEntityTooLarge, _too_large)
+    for error in unreachable_errors():
+        blueprint.register_error_handler(error, _unreachable)
     paths = dict.fromkeys([WELL_KNOWN, WELL_KNOWN + issuer_path.rstrip("/")])
     for number, path in enumerate(paths):
         blueprint.add_url_rule(path, f"metadata_{number}", metadata)
