@@ -49,7 +49,9 @@ from harness import wait_for_workers_ready
 from mcp.shared.exceptions import MCPError
 from wire import call
 from wire import client
+from wire import headers_2026
 from wire import initialize_request
+from wire import meta
 from wire import sse_events
 from wire import start_session
 from wire import text_of
@@ -262,6 +264,44 @@ def test_redis_restart_and_stall_during_calls(serve: t.Any) -> None:
         )
         assert server.alive()
         assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+def test_a_task_rides_out_a_redis_restart_that_keeps_its_data(serve: t.Any) -> None:
+    """Redis killed and restarted from its AOF while a 2026-07-28 task reports progress:
+    the task completes (a status message it could not write was skipped); it used to
+    fail with the "session store is unavailable" error of the progress write."""
+    port, data = free_port(), tempfile.mkdtemp(prefix="flask-mcp-aof-")
+    with contextlib.ExitStack() as stack:
+        first = stack.enter_context(aof_redis(port, data))
+        server = serve_two(serve, backend_env(f"redis://127.0.0.1:{port}/0"))
+        caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+        def post(http: httpx.Client, method: str, params: dict[str, t.Any], name: str) -> t.Any:
+            body = {"jsonrpc": "2.0", "id": 1, "method": method}
+            body["params"] = {**params, "_meta": meta(caps)}
+            headers = {**headers_2026(method, {}), "Mcp-Name": name}
+            return http.post(server.url, json=body, headers=headers)
+
+        with httpx.Client(timeout=HANG) as http:
+            created = post(http, "tools/call", {"name": "job", "arguments": {"seconds": 4}}, "job")
+            task_id = created.json()["result"]["taskId"]
+            time.sleep(1)  # the task reports progress
+            first.kill()
+            first.wait(10)
+            time.sleep(0.5)
+            stack.enter_context(aof_redis(port, data))
+            deadline = time.monotonic() + HANG
+            while True:
+                answer = post(http, "tasks/get", {"taskId": task_id}, task_id)
+                status = answer.json().get("result", {}).get("status")
+                if status in ("completed", "failed", "cancelled"):
+                    break
+                assert answer.status_code in (200, 503), answer.text  # 503: Redis is away
+                assert "result" in answer.json() or answer.status_code == 503, answer.text
+                assert time.monotonic() < deadline, answer.text
+                time.sleep(0.2)
+        assert status == "completed", answer.text
+        assert server.alive()
 
 
 def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:

@@ -14,11 +14,13 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
 import typing as t
 
 from .. import protocol
 from ..auth import AuthInfo
 from ..backends.task_store import TaskQuotaExceeded
+from ..errors import BackendUnavailable
 from ..errors import ClientRequestError
 from ..errors import InvalidParams
 from ..errors import RequestCancelled
@@ -44,6 +46,8 @@ from .context import valid_answer
 
 if t.TYPE_CHECKING:
     from ..runtime.state import AppState
+
+logger = logging.getLogger("flask_mcp")
 
 MODES = ("forbidden", "optional", "required")
 #: Log messages a 2025-11-25 task's record keeps for ``tasks/result`` (the oldest go first).
@@ -345,7 +349,8 @@ class TaskContext(Context):
 
         In a 2025-11-25 task whose request carried a ``progressToken``, the record keeps
         the ``notifications/progress`` too: a ``tasks/result`` waiting for the task sends
-        it to the client (the spec: the token stays valid until the task ends).
+        it to the client (the spec: the token stays valid until the task ends). While the
+        backend is unreachable the report is skipped (logged), and the task runs on.
         """
         text = message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}")
         notification = None
@@ -363,9 +368,16 @@ class TaskContext(Context):
             touch(record)
             return True
 
-        record = store_of(self._state).mutate(self.task_id, change)
-        if record is not None:
-            status_changed(self._state, record)
+        try:
+            record = store_of(self._state).mutate(self.task_id, change)
+            if record is not None:
+                status_changed(self._state, record)
+        except BackendUnavailable as exc:
+            # A status message is advisory (the next one replaces it): a task outlives a
+            # Redis restart or failover rather than failing for one it could not write.
+            logger.warning(
+                "Task %s: progress skipped, the backend is unreachable: %s", self.task_id, exc
+            )
 
     def run_again(self, answers: dict[str, dict[str, t.Any]]) -> None:
         """Get ready for the handler's next run, after a ``URLElicitationRequired`` whose

@@ -50,6 +50,16 @@ def mark(key: str, seconds: float, ctx: Context) -> str:
     return key
 
 
+@mcp.tool(task="optional")
+def job(seconds: float, ctx: Context) -> str:
+    """A task that reports progress (the task's status message) every 0.2 s for ``seconds``."""
+    steps = max(1, int(seconds * 5))
+    for step in range(steps):
+        ctx.progress(step + 1, steps)
+        time.sleep(0.2)
+    return f"job done on {os.getpid()}"
+
+
 app = Flask(__name__)
 app.config.from_prefixed_env()
 mcp.init_app(app)
