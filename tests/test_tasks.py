@@ -401,6 +401,44 @@ def test_2025_task_logs_wait_for_tasks_result_bounded() -> None:
     assert again.is_json and again.json["result"]["content"][0]["text"] == "done"  # alone
 
 
+def test_a_2025_task_log_the_backend_cannot_take_is_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A log message is as advisory as a progress report: Redis down or failing over
+    while a task logs skips the message, not the task."""
+    from flask_mcp.errors import BackendUnavailable
+
+    mcp = MCP(name="tasks", version="1")
+    outage = threading.Event()
+
+    @mcp.tool(task="optional")
+    def chatty(ctx: Context) -> str:
+        outage.set()
+        ctx.info("lost in the outage")
+        outage.clear()
+        ctx.info("kept")
+        return "done"
+
+    app = make_app(mcp)
+    store = tasks_mod.store_of(mcp.state(app))
+    mutate = store.mutate
+
+    def failing_mutate(*args: t.Any, **kwargs: t.Any) -> t.Any:
+        if outage.is_set():
+            raise BackendUnavailable("the session store is unavailable")
+        return mutate(*args, **kwargs)
+
+    monkeypatch.setattr(type(store), "mutate", lambda self, *a, **k: failing_mutate(*a, **k))
+    client = ThreadedTestClient(app, app.response_class)
+    session = initialize(client)
+    created = call_2025(client, session, "tools/call", {"name": "chatty", "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    sent = sse_messages(rpc(client, session, "tasks/result", {"taskId": task_id}))
+    logs = [m["params"]["data"] for m in sent if m.get("method") == "notifications/message"]
+    assert logs == ["kept"]
+    assert sent[-1]["result"]["content"][0]["text"] == "done"
+
+
 def test_2025_task_ttl_is_a_number_of_milliseconds() -> None:
     _, app, _ = build()
     client = app.test_client()

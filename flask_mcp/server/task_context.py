@@ -10,7 +10,6 @@ the task record, wherever the handler runs (this worker, another one, a Celery w
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -407,7 +406,8 @@ class TaskContext(Context):
         It is filtered by the level the session asked for when the task was created, as
         a call's messages are, and carries the related task. The record keeps the last
         :data:`MAX_LOGS` not sent yet; one that would pass the caller's
-        ``MCP_TASK_MAX_BYTES_PER_CLIENT`` is dropped. A 2026-07-28 task drops them all:
+        ``MCP_TASK_MAX_BYTES_PER_CLIENT`` is dropped, and so is one the backend cannot
+        take (Redis down or failing over). A 2026-07-28 task drops them all:
         the tasks extension has no log messages.
         """
         params = self._log_params(level, data, logger)
@@ -423,8 +423,14 @@ class TaskContext(Context):
             del kept[:-MAX_LOGS]
             return True
 
-        with contextlib.suppress(TaskQuotaExceeded):  # not worth failing the task for
+        try:
             store_of(self._state).mutate(self.task_id, change)
+        except TaskQuotaExceeded:  # not worth failing the task for
+            pass
+        except BackendUnavailable as exc:  # advisory, as a progress report is
+            logging.getLogger("flask_mcp").warning(
+                "Task %s: log message skipped, the backend is unreachable: %s", self.task_id, exc
+            )
 
     def ask(
         self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]
