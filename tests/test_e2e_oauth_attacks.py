@@ -172,3 +172,36 @@ def test_the_consent_page_warns_of_a_loopback_redirect(base: str) -> None:
     assert 'id="loopback-warning"' in warned.text
     assert "127.0.0.1:9" in warned.text.split('id="loopback-warning"')[1]
     assert 'id="loopback-warning"' not in plain.text
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ("not json", "application/json"),  # Flask's HTML 400 page
+        ('"a string"', "application/json"),  # a 500
+        ("[1]", "application/json"),  # a 500
+        ("7", "application/json"),  # a 500
+        ('{"redirect_uris": ["https://app.example/cb"]}', "text/plain"),  # Flask's HTML 415
+        ('{"redirect_uris": ["https://app.example/cb"], "response_types": [1]}', None),
+        (
+            '{"redirect_uris": ["https://app.example/cb"], "grant_types": "authorization_code"}',
+            None,
+        ),
+        ('{"redirect_uris": ["https://app.example/cb"], "jwks_uri": 5}', None),
+        ('{"redirect_uris": ["https://app.example/cb"], "logo_uri": {}}', None),
+        ('{"redirect_uris": ["https://app.example/cb"], "scope": 5}', None),  # was stored
+        ('{"redirect_uris": ["https://app.example/cb"], "jwks": "keys"}', None),
+    ],
+)
+def test_a_registration_of_the_wrong_shape_gets_an_oauth_error(
+    base: str, body: str, content_type: str | None
+) -> None:
+    """RFC 7591 answers a registration it refuses with a JSON error: never an HTML page, a
+    500, or a client stored with a member no other code expects."""
+    headers = {"Content-Type": content_type or "application/json"}
+    answer = httpx.post(f"{base}/oauth/register", content=body, headers=headers)
+    assert answer.status_code == 400, answer.text
+    assert answer.headers["Content-Type"] == "application/json"
+    assert answer.headers["Cache-Control"] == "no-store"
+    assert answer.json()["error"] == "invalid_client_metadata", answer.json()
+    assert "RFC 7591" in answer.json()["error_description"]

@@ -28,6 +28,8 @@ from authlib.oauth2.rfc7591 import ClientMetadataClaims
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError
 from authlib.oauth2.rfc7591.errors import InvalidRedirectURIError
+from werkzeug.exceptions import BadRequest
+from werkzeug.exceptions import UnsupportedMediaType
 
 from ...protocol import netloc
 from .grants import error_description
@@ -192,8 +194,39 @@ class Client(ClientMixin):  # type: ignore[misc]
         return grant_type in grants and grant_type in ("authorization_code", "refresh_token")
 
 
+#: The members RFC 7591 (section 2) defines as strings, beyond those checked one by one.
+STRING_MEMBERS = (
+    "token_endpoint_auth_method",
+    "scope",
+    "client_uri",
+    "logo_uri",
+    "tos_uri",
+    "policy_uri",
+    "jwks_uri",
+)
+#: The members RFC 7591 defines as arrays of strings, beyond ``redirect_uris`` and ``contacts``.
+STRING_ARRAY_MEMBERS = ("grant_types", "response_types")
+
+
 class MCPClientMetadataClaims(ClientMetadataClaims):  # type: ignore[misc]
     """RFC 7591 metadata with the checks an MCP authorization server adds."""
+
+    def validate(self, now: t.Any = None, leeway: int = 0) -> None:
+        """Check the JSON type of each member first: Authlib's checks assume it.
+
+        :raises InvalidClientMetadataError: a member is not of the type RFC 7591 gives it.
+        """
+        for name in STRING_MEMBERS:
+            self._validate_string(name)
+        for name in STRING_ARRAY_MEMBERS:
+            value = self.get(name)
+            if value is not None and (
+                not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+            ):
+                raise InvalidClientMetadataError(f"{name} must be an array of strings (RFC 7591)")
+        if "jwks" in self and not isinstance(self["jwks"], dict):
+            raise InvalidClientMetadataError("jwks must be a JSON object, a JWK Set (RFC 7591)")
+        super().validate(now, leeway)
 
     def validate_redirect_uris(self) -> None:
         """Require redirect URIs, each https, loopback http or a private-use scheme."""
@@ -266,10 +299,21 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
         self.max_bytes = max_bytes
 
     def extract_client_metadata(self, request: t.Any) -> dict[str, t.Any]:
-        """Authlib's checks, then the size: every registration is stored for months.
+        """A JSON object, Authlib's checks, then the size: every registration is stored
+        for months.
 
-        :raises InvalidClientMetadataError: the metadata is larger than ``max_bytes``.
+        :raises InvalidClientMetadataError: the body is not a JSON object, or the
+            metadata is larger than ``max_bytes``.
         """
+        try:
+            body = request.payload.data
+        except (BadRequest, UnsupportedMediaType):  # not JSON, or not sent as JSON
+            body = None
+        if not isinstance(body, dict):
+            raise InvalidClientMetadataError(
+                "the body must be a JSON object of client metadata, sent with "
+                "Content-Type: application/json (RFC 7591)"
+            )
         metadata: dict[str, t.Any] = super().extract_client_metadata(request)
         size = len(json.dumps(metadata).encode())
         if size > self.max_bytes:
