@@ -45,6 +45,37 @@ WELL_KNOWN = "/.well-known/oauth-authorization-server"
 CSRF_SALT = "flask-mcp-oauth-consent"
 
 
+#: What a cross-origin page may read of the answers of the endpoints a browser-based client
+#: calls itself (RFC 9700, "Usage of CORS"): any origin, as no cookie is involved.
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "WWW-Authenticate, Retry-After",
+}
+#: What a preflight of theirs is told: the client authenticates with ``Authorization``
+#: (Basic, or a registration's initial access token), registers with a JSON body, and MCP
+#: clients send ``MCP-Protocol-Version`` when they read the metadata.
+PREFLIGHT_HEADERS = {
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
+    "Access-Control-Max-Age": "86400",
+}
+
+
+def _cross_origin(response: Response) -> Response:
+    """Let browser-based clients read the metadata, the keys, and the answers of the token,
+    revocation and registration endpoints, and answer their preflights.
+
+    Not the authorization endpoint: the browser is sent there, no page reads it, and
+    RFC 9700 forbids CORS on it.
+    """
+    if request.endpoint is None or request.endpoint == "mcp_oauth.authorize":
+        return response
+    response.headers.update(CORS_HEADERS)
+    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+        response.headers.update(PREFLIGHT_HEADERS)
+        response.headers["Access-Control-Allow-Methods"] = response.headers.get("Allow", "")
+    return response
+
+
 def _no_store(response: Response) -> Response:
     response.headers["Cache-Control"] = "no-store"
     response.headers["Pragma"] = "no-cache"
@@ -53,15 +84,12 @@ def _no_store(response: Response) -> Response:
 
 def metadata() -> Response:
     """RFC 8414 Authorization Server Metadata."""
-    response = jsonify(app_server().metadata())
-    response.headers["Access-Control-Allow-Origin"] = "*"
-    return response
+    return jsonify(app_server().metadata())
 
 
 def jwks() -> Response:
     """The public signing keys (previous, current, next)."""
     response = jsonify(app_server().keys.jwks())
-    response.headers["Access-Control-Allow-Origin"] = "*"
     response.headers["Cache-Control"] = "public, max-age=300"
     return response
 
@@ -291,6 +319,7 @@ def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
     """Return the blueprint of the endpoints, for one app."""
     blueprint = Blueprint("mcp_oauth", __name__, template_folder="templates")
     blueprint.before_request(_bound_the_body)
+    blueprint.after_request(_cross_origin)
     blueprint.register_error_handler(RequestEntityTooLarge, _too_large)
     for error in unreachable_errors():
         blueprint.register_error_handler(error, _unreachable)
@@ -305,4 +334,4 @@ def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
     return blueprint
 
 
-__all__ = ["WELL_KNOWN", "make_blueprint"]
+__all__ = ["CORS_HEADERS", "PREFLIGHT_HEADERS", "WELL_KNOWN", "make_blueprint"]

@@ -1,0 +1,79 @@
+"""Every route Flask-MCP adds to an app, checked alike over HTTP: gunicorn, httpx.
+
+The app is ``tests/_apps/every_route.py``: the MCP endpoint with authorization, the RFC
+9728 metadata, the built-in authorization server, the Server Card and AI Catalog, the
+probes, the explorer and ``/metrics``. Each test asks the same question of the routes
+it concerns (the Host check, CORS, methods, error bodies).
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+import httpx
+import pytest
+from harness import free_port
+from harness import start_server
+
+pytestmark = [pytest.mark.e2e]
+
+ORIGIN = "https://web-client.example"
+
+
+@pytest.fixture(scope="module")
+def base() -> t.Iterator[str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {"OAUTH_APP_BASE": url}
+    with start_server("tests._apps.every_route:app", "gthread", env=env, port=port):
+        yield url
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("/.well-known/oauth-authorization-server", "GET"),
+        ("/oauth/jwks", "GET"),
+        ("/oauth/register", "POST"),
+        ("/oauth/token", "POST"),
+        ("/oauth/revoke", "POST"),
+    ],
+)
+def test_a_browser_client_reaches_the_authorization_servers_endpoints(
+    base: str, path: str, method: str
+) -> None:
+    """RFC 9700 ("Usage of CORS"): a browser-based client (a web inspector, a chat UI)
+    reads the metadata and the keys, registers, and exchanges and revokes its tokens
+    from its own origin; its preflights ask for ``Content-Type`` (JSON) and
+    ``Authorization`` (client authentication, an initial access token)."""
+    preflight = httpx.options(
+        base + path,
+        headers={
+            "Origin": ORIGIN,
+            "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+        },
+    )
+    assert preflight.is_success, preflight.text
+    assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+    assert method in preflight.headers["Access-Control-Allow-Methods"]
+    allowed = preflight.headers["Access-Control-Allow-Headers"].lower()
+    assert {"authorization", "content-type", "mcp-protocol-version"} <= {
+        name.strip() for name in allowed.split(",")
+    }
+    answer = httpx.request(method, base + path, headers={"Origin": ORIGIN}, data={})
+    assert answer.headers["Access-Control-Allow-Origin"] == "*", answer.text
+    if answer.status_code == 401:  # the client's authentication failed: it reads why
+        assert "WWW-Authenticate" in answer.headers["Access-Control-Expose-Headers"]
+
+
+def test_the_authorization_endpoint_allows_no_cross_origin_read(base: str) -> None:
+    """RFC 9700: CORS MUST NOT be supported at the authorization endpoint, which the
+    browser is sent to: no page may read its consent form."""
+    preflight = httpx.options(
+        base + "/oauth/authorize",
+        headers={"Origin": ORIGIN, "Access-Control-Request-Method": "POST"},
+    )
+    page = httpx.get(base + "/oauth/authorize", headers={"Origin": ORIGIN})
+    for answer in (preflight, page):
+        assert "Access-Control-Allow-Origin" not in answer.headers
