@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import typing as t
 
@@ -389,6 +390,17 @@ class MCPHTTPError(HTTPException):
         self.request_id = request_id
         self.data = data
         self.extra_headers = headers or {}
+
+    def get_body(self, environ: t.Any = None, scope: t.Any = None) -> str:
+        """Return the body: a JSON-RPC error, on every route (not Werkzeug's HTML page)."""
+        error: dict[str, t.Any] = {"code": self.rpc_code, "message": self.description or ""}
+        if self.data is not None:
+            error["data"] = self.data
+        return json.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
+
+    def get_headers(self, environ: t.Any = None, scope: t.Any = None) -> list[tuple[str, str]]:
+        """Return the headers: JSON, and :attr:`extra_headers`."""
+        return [("Content-Type", "application/json"), *self.extra_headers.items()]
 
 
 class MissingClientCapability(CapabilityNotDeclared, MCPError):

@@ -77,3 +77,25 @@ def test_the_authorization_endpoint_allows_no_cross_origin_read(base: str) -> No
     page = httpx.get(base + "/oauth/authorize", headers={"Origin": ORIGIN})
     for answer in (preflight, page):
         assert "Access-Control-Allow-Origin" not in answer.headers
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/mcp",
+        "/livez",
+        "/readyz",
+        "/metrics",
+        "/mcp/server-card",
+        "/.well-known/ai-catalog.json",
+        "/_mcp/explorer/",
+    ],
+)
+def test_a_refused_host_gets_the_same_answer_on_every_route(base: str, path: str) -> None:
+    """Every route refuses a Host that could come from DNS rebinding as the endpoint does:
+    421 with a JSON body saying to list the name in ``MCP_ALLOWED_HOSTS`` (the probes,
+    ``/metrics``, the card and the explorer answered Werkzeug's HTML page)."""
+    refused = httpx.get(base + path, headers={"Host": "evil.example", "Accept": "*/*"})
+    assert refused.status_code == 421
+    assert refused.headers["Content-Type"].startswith("application/json")
+    assert "MCP_ALLOWED_HOSTS" in refused.json()["error"]["message"]
