@@ -279,6 +279,26 @@ def test_every_wait_has_a_timeout(app: Flask, server: MCP) -> None:
         release.set()
 
 
+@pytest.mark.parametrize("version", ERAS)
+def test_a_json_answer_has_a_timeout_too(app: Flask, server: MCP, version: str) -> None:
+    """A handler that cannot emit answers in JSON, run in the request: the client still
+    gives up after ``timeout`` (it used to wait for the handler however long it took)."""
+    release = threading.Event()
+
+    @server.tool()
+    def stuck() -> str:
+        """Wait for the test (10 s at most), then answer in one JSON response."""
+        release.wait(10)
+        return "late"
+
+    try:
+        client = MCPTestClient(app, protocol_version=version, timeout=0.3)
+        with client, pytest.raises(TimeoutError, match="timeout="):
+            client.call_tool("stuck")
+    finally:
+        release.set()
+
+
 def test_a_stream_closed_by_the_server_is_resumed(app: Flask, server: MCP) -> None:
     @server.tool()
     def two_phase(ctx: Context) -> str:

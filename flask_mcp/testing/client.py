@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import threading
 import time
 import typing as t
 
@@ -194,7 +195,9 @@ class MCPTestClient:
         """POST one raw message with this client's headers; return the unread response.
 
         The request declares a multithreaded server (``wsgi.multithread``), as
-        the handler runs in a spawned thread while the response streams.
+        the handler runs in a spawned thread while the response streams. It is
+        sent from the calling thread and waits for the response without a
+        timeout (the other methods bound their waits with ``timeout``).
         """
         return self.client.post(
             self.path,
@@ -283,7 +286,46 @@ class MCPTestClient:
     ) -> dict[str, t.Any]:
         request_id = next(self._ids)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        return result_of(*self._read(self.post(message), request_id, timeout))
+        wait = self.timeout if timeout is None else timeout
+        return result_of(*self._read(self._post_within(message, wait), request_id, timeout))
+
+    def _post_within(self, message: dict[str, t.Any], timeout: float) -> t.Any:
+        """:meth:`post` the request ``message`` from a helper thread; wait ``timeout`` at most.
+
+        A handler that cannot emit runs in the request itself and is answered in one
+        JSON response, so the wait for the response is bounded here as the wait for
+        an answer on a stream is. A response that comes after the timeout is closed.
+
+        :raises TimeoutError: no response within ``timeout`` seconds.
+        """
+        lock = threading.Lock()
+        arrived = threading.Event()
+        outcome: list[t.Any] = []
+
+        def send() -> None:
+            try:
+                response = self.post(message)
+            except BaseException as exc:  # handed to the waiting thread, which raises it
+                response = exc
+            with lock:
+                late = bool(outcome)
+                outcome.append(response)
+                arrived.set()
+            if late and not isinstance(response, BaseException):
+                response.close()
+
+        threading.Thread(target=send, daemon=True, name="mcp-test-request").start()
+        arrived.wait(timeout)
+        with lock:
+            if not outcome:
+                outcome.append(None)  # the helper thread closes what comes too late
+                raise TimeoutError(
+                    f"No answer to request {message.get('id')} ({message.get('method')}) "
+                    f"within {timeout:g} seconds; pass a larger timeout= if the handler is slow."
+                )
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     def _read(
         self, response: t.Any, request_id: int, timeout: float | None = None
@@ -405,7 +447,7 @@ class MCPTestClient:
                 "clientInfo": self.client_info,
             },
         }
-        response = self.post(message)
+        response = self._post_within(message, self.timeout)
         session_id = response.headers.get("Mcp-Session-Id")
         self.server_result = result_of(*self._read(response, 0))
         self.session_id = session_id
@@ -642,6 +684,12 @@ class MCPTestClient:
             )
         except MCPError as exc:
             found["error"] = exc.to_error()
+        except TimeoutError:
+            raise TimeoutError(
+                f"Task {current['taskId']!r} is not over after {timeout:g} seconds; it goes "
+                "on running: wait again, pass a larger timeout=, or cancel it with "
+                "cancel_task()."
+            ) from None
         final = self.get_task(current)
         if final["status"] == "cancelled":
             return final
