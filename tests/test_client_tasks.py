@@ -14,6 +14,7 @@ import typing as t
 from pathlib import Path
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from harness import GUNICORN_READY_ARGS
@@ -237,6 +238,38 @@ def test_2026_call_tool_cancels_a_task_it_stops_waiting_for(everything: Server) 
             task_id = re.search(r"Task '([^']+)' of tool 'slow_compute'", str(late.value))
             assert task_id, late.value
             done = await wait_for_task(c, task_id[1], timeout=30)
+            assert done.status == "cancelled"
+
+    run(main)
+
+
+def test_2026_call_tool_cancels_a_task_whose_wait_failed(everything: Server) -> None:
+    """A question the client's callback refuses ends ``call_tool()`` with ``MCPError``:
+    the task it started is cancelled too, not left in ``input_required`` until its TTL
+    with an id the caller never saw."""
+    asked: list[str] = []
+
+    async def refuse(context: t.Any, params: t.Any) -> types.ErrorData:
+        return types.ErrorData(code=-32603, message="the dialog was closed")
+
+    async def record(request: httpx2.Request) -> None:
+        if request.headers.get("mcp-method") == "tasks/get":
+            asked.append(request.headers["mcp-name"])
+
+    async def main() -> None:
+        http = httpx2.AsyncClient(event_hooks={"request": [record]}, timeout=30)
+        transport = streamable_http_client(everything.url, http_client=http)
+        extension = TasksExtension(timeout=30)
+        async with http, Client(transport, mode="2026-07-28", extensions=[extension],
+                                elicitation_callback=refuse) as c:  # fmt: skip
+            with pytest.raises(MCPError, match="the dialog was closed"):
+                await c.call_tool("confirm_delete", {"filename": "a.txt"})
+            assert asked, "call_tool() never polled its task"
+            done = await get_task(c, asked[0])
+            with anyio.move_on_after(10):  # cancelling is cooperative: it may take a poll
+                while not done.terminal:
+                    await anyio.sleep(0.05)
+                    done = await get_task(c, asked[0])
             assert done.status == "cancelled"
 
     run(main)

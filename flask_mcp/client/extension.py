@@ -11,7 +11,6 @@ from contextlib import suppress
 
 import anyio
 import mcp_types as types
-from mcp import MCPError
 from mcp.client import ClaimContext
 from mcp.client import ClientExtension
 from mcp.client import ResultClaim
@@ -19,7 +18,8 @@ from mcp.client import ResultClaim
 from .task import Task
 from .task import from_2026
 from .tasks import cancel_task
-from .tasks import task_result
+from .tasks import outcome
+from .tasks import wait_for_task
 from .wire import CreatedTask
 
 #: The identifier of the 2026-07-28 tasks extension.
@@ -42,8 +42,9 @@ class TasksExtension(ClientExtension):
         ClientSession(read, write, **TasksExtension().session_options())
 
     :param timeout: seconds ``call_tool()`` waits for a task; a task not over by then,
-        or whose wait is cancelled, is cancelled on the server (``tasks/cancel``) and
-        the call raises.
+        or whose wait is cancelled or fails (a question the client's callbacks refuse,
+        a failed poll), is cancelled on the server (``tasks/cancel``) and the call
+        raises.
     """
 
     identifier = TASKS_EXTENSION
@@ -65,22 +66,27 @@ class TasksExtension(ClientExtension):
     async def _resolve(self, created: CreatedTask, context: ClaimContext) -> types.CallToolResult:
         task = from_2026(created.model_dump(by_alias=True, mode="json", exclude_none=True))
         try:
-            return await task_result(context.session, task, timeout=self.timeout)
+            done = await wait_for_task(context.session, task, timeout=self.timeout)
         except TimeoutError:
             await self._cancel(context, task)
             raise TimeoutError(
                 f"Task {task.task_id!r} of tool {context.tool_name!r} was not over after "
                 f"{self.timeout:g} s (TasksExtension(timeout=...)): it was cancelled."
             ) from None
-        except anyio.get_cancelled_exc_class():
+        except BaseException:
+            # cancelled, or the wait failed (a question the callbacks refused, a poll the
+            # server refused): the caller never saw the task's id, so nobody else can
+            # cancel it, and an unanswered task would wait in input_required until its TTL
             await self._cancel(context, task)
             raise
+        return outcome(done)
 
     @staticmethod
     async def _cancel(context: ClaimContext, task: Task) -> None:
         """Cancel the task nobody will wait for any more (at most 5 s, even when the
-        caller is being cancelled); a task already over or gone is left as it is."""
-        with anyio.CancelScope(shield=True), anyio.move_on_after(5), suppress(MCPError):
+        caller is being cancelled); a task already over or gone is left as it is, and a
+        cancel that fails (the connection broke) does not hide why the wait ended."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5), suppress(Exception):
             await cancel_task(context.session, task)
 
 

@@ -238,7 +238,16 @@ async def task_result(
     :raises TaskCancelled: the task was cancelled.
     :raises TimeoutError: the task is not over after ``timeout`` seconds.
     """
-    done = await wait_for_task(client, task, timeout=timeout)
+    return outcome(await wait_for_task(client, task, timeout=timeout))
+
+
+def outcome(done: Task) -> types.CallToolResult:
+    """The tool's result of a task that is over (see :func:`task_result`).
+
+    :raises MCPError: the task failed with a JSON-RPC error.
+    :raises TaskCancelled: the task was cancelled.
+    :raises TaskError: the task ended without a result or an error.
+    """
     if done.result is not None:
         return done.result
     if done.status == "cancelled":
@@ -314,6 +323,7 @@ __all__ = [
     "cancel_task",
     "get_task",
     "list_tasks",
+    "outcome",
     "task_result",
     "wait_for_task",
 ]
