@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import typing as t
 
 import pytest
@@ -297,6 +298,31 @@ def test_a_json_answer_has_a_timeout_too(app: Flask, server: MCP, version: str) 
             client.call_tool("stuck")
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("emits", [True, False])
+def test_a_request_that_timed_out_is_cancelled(app: Flask, server: MCP, emits: bool) -> None:
+    """Handshake era: the client that gives up sends ``notifications/cancelled``, as the
+    spec asks of a sender whose request timed out, so the handler stops."""
+    stopped = threading.Event()
+
+    @server.tool()
+    def endless(ctx: Context) -> str:
+        """Work until cancelled (10 s at most), reporting progress first if ``emits``."""
+        if emits:
+            ctx.progress(0)
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            if ctx.cancelled:
+                stopped.set()
+                return "stopped"
+            time.sleep(0.01)
+        return "ran out"
+
+    with MCPTestClient(app, timeout=0.3) as client:
+        with pytest.raises(TimeoutError, match="timeout="):
+            client.call_tool("endless")
+        assert stopped.wait(10)
 
 
 def test_a_stream_closed_by_the_server_is_resumed(app: Flask, server: MCP) -> None:

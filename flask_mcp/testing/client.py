@@ -287,7 +287,21 @@ class MCPTestClient:
         request_id = next(self._ids)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         wait = self.timeout if timeout is None else timeout
-        return result_of(*self._read(self._post_within(message, wait), request_id, timeout))
+        try:
+            return result_of(*self._read(self._post_within(message, wait), request_id, timeout))
+        except TimeoutError:
+            self._cancel(request_id, f"MCPTestClient stopped waiting after {wait:g} seconds")
+            raise
+
+    def _cancel(self, request_id: int, reason: str) -> None:
+        """Tell the server the client gave up on a request, so that its handler stops.
+
+        A handshake-era session gets ``notifications/cancelled``. At 2026-07-28 closing
+        the request's stream is the signal, which the server notices at the stream's
+        next chunk (a test client has no socket to watch).
+        """
+        if not self.stateless and self.session_id:
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
 
     def _post_within(self, message: dict[str, t.Any], timeout: float) -> t.Any:
         """:meth:`post` the request ``message`` from a helper thread; wait ``timeout`` at most.
