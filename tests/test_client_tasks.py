@@ -384,3 +384,31 @@ def test_polls_no_more_often_than_the_server_suggests(monkeypatch: pytest.Monkey
 
     run(main)
     assert slept == [60.0, 30.0]  # the interval each tasks/get suggested, in turn
+
+
+@pytest.mark.parametrize(
+    ("refusal", "hint"),
+    [("Elicitation not supported", True), ("The user declined to answer", False)],
+)
+def test_a_refused_input_request_names_the_callback_only_when_there_is_none(
+    refusal: str, hint: bool
+) -> None:
+    """The SDK answers "... not supported" for a kind the client has no callback for:
+    that error says to give one; a callback's own refusal is passed on as it is."""
+    from flask_mcp.client.wire import answer_inputs
+
+    class Session:
+        async def dispatch_input_request(self, context: t.Any, request: t.Any) -> t.Any:
+            return types.ErrorData(code=-32600, message=refusal)
+
+    request = {
+        "method": "elicitation/create",
+        "params": {
+            "message": "Name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+    }
+    with pytest.raises(MCPError) as info:
+        anyio.run(answer_inputs, t.cast(t.Any, Session()), {"ask": request})
+    assert refusal in str(info.value)
+    assert ("callback" in str(info.value)) is hint

@@ -152,7 +152,8 @@ async def answer_inputs(
 ) -> dict[str, types.InputResponse]:
     """Answer each input request with the session's own callbacks (elicitation, sampling...).
 
-    :raises MCPError: a callback declined (the client has none for that kind).
+    :raises MCPError: a callback declined, or the client has none for that kind (the
+        message then says to give one).
     """
     answers: dict[str, types.InputResponse] = {}
     for key, raw in requests.items():
@@ -161,13 +162,14 @@ async def answer_inputs(
         context = ClientRequestContext(session=session, request_id=key, meta=meta)
         answer = await session.dispatch_input_request(context, request)
         if isinstance(answer, types.ErrorData):
-            raise MCPError(
-                answer.code,
-                f"The client cannot answer the server's {request.method} request {key!r}: "
-                f"{answer.message}. Give the client a callback for it (elicitation_callback=, "
-                "sampling_callback=, list_roots_callback=).",
-                answer.data,
-            )
+            text = f"The client cannot answer the server's {request.method} request {key!r}: "
+            text += answer.message.rstrip(".")
+            if answer.message.endswith("not supported"):  # the SDK's answer where none is given
+                text += (
+                    ". Give the client a callback for it (elicitation_callback=, "
+                    "sampling_callback=, list_roots_callback=)"
+                )
+            raise MCPError(answer.code, text + ".", answer.data)
         answers[key] = answer
     return answers
 
