@@ -368,6 +368,42 @@ def test_2025_task_result_list_cancel_and_session_binding() -> None:
     assert cancelled["result"]["status"] == "cancelled"
 
 
+@pytest.mark.parametrize("ended", ["completed", "expired"])
+def test_2025_cancel_of_a_task_ending_meanwhile_is_refused(
+    monkeypatch: pytest.MonkeyPatch, ended: str
+) -> None:
+    """A ``tasks/cancel`` whose task completes (or expires) between its read of the task
+    and its change is refused with -32602, as the spec has a cancel of a terminal task
+    refused: it answered with success and the task ``completed``, as if cancelled."""
+    from flask_mcp.extensions.tasks.extension import Tasks
+
+    mcp, app, _ = build()
+    client = app.test_client()
+    session = initialize(client)
+    params = {"name": "work", "arguments": {"seconds": 30}, "task": {}}
+    task_id = call_2025(client, session, "tools/call", params)["result"]["task"]["taskId"]
+    found = Tasks._task
+
+    def ending_meanwhile(self: Tasks, call: t.Any) -> dict[str, t.Any]:
+        record = found(self, call)
+        if call.method == "tasks/cancel":  # the handler returns right after the read
+            if ended == "completed":
+                result = {"content": [{"type": "text", "text": "done"}]}
+                tasks_mod.settle(call.state, task_id, {"result": result})
+            else:  # its TTL ran out
+                call.state.backend.task_store()._records.pop(task_id)
+        return t.cast("dict[str, t.Any]", record)
+
+    monkeypatch.setattr(Tasks, "_task", ending_meanwhile)
+    refused = call_2025(client, session, "tasks/cancel", {"taskId": task_id})
+    assert refused.get("error", {}).get("code") == -32602, refused
+    monkeypatch.undo()
+    if ended == "completed":
+        task = call_2025(client, session, "tasks/get", {"taskId": task_id})["result"]
+        assert task["status"] == "completed", task
+        assert "completed" in refused["error"]["message"], refused
+
+
 def test_2025_task_logs_wait_for_tasks_result_bounded() -> None:
     """A 2025-11-25 task's log messages wait in its record for ``tasks/result``: the
     last ``MAX_LOGS`` at the session's level (no ``tasks/result`` took them while the

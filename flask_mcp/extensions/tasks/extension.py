@@ -270,15 +270,24 @@ class Tasks(Extension):
                 call.state, record["taskId"], "cancelled", statusMessage="Cancelled by the client."
             )
             return {}
-        if record["status"] in _tasks.TERMINAL:
-            raise InvalidParams(
-                f"Invalid params: task {record['taskId']!r} is already {record['status']}; "
-                "only a working or input_required task can be cancelled."
+        if record["status"] not in _tasks.TERMINAL:
+            updated = _tasks.set_status(
+                call.state, record["taskId"], "cancelled", statusMessage="Cancelled by the client."
             )
-        updated = _tasks.set_status(
-            call.state, record["taskId"], "cancelled", statusMessage="Cancelled by the client."
+            if updated is None:  # it expired meanwhile
+                raise InvalidParams(
+                    f"Failed to retrieve task: task {record['taskId']!r} not found (it may "
+                    "have expired)."
+                )
+            record = updated
+            if record["status"] == "cancelled":
+                return _tasks.wire(record)
+        # Terminal before the cancel, or it ended meanwhile (its handler returned between
+        # the read and the change): the spec refuses a cancel of a terminal task.
+        raise InvalidParams(
+            f"Invalid params: task {record['taskId']!r} is already {record['status']}; "
+            "only a working or input_required task can be cancelled."
         )
-        return _tasks.wire(updated or record)
 
     @Extension.method("tasks/list", eras=[protocol.HANDSHAKE])
     def tasks_list(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
