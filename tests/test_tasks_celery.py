@@ -103,6 +103,29 @@ def test_celery_task_survives_sigkill_of_the_web_worker(
 
 
 @pytest.mark.e2e
+def test_sigkill_of_the_celery_worker_running_a_task_fails_it_saying_so(
+    serve: t.Any, redis_url: str, tmp_path: Path
+) -> None:
+    """The Celery worker dies mid-task: its lease runs out and the task fails, with an
+    error about the Celery worker; it said to "run tasks on Celery", which they were."""
+    env = {"FLASK_MCP_BACKEND": redis_url, "CELERY_BROKER_URL": redis_url,
+           "FLASK_MCP_TASK_LEASE": "3"}  # fmt: skip
+    server = serve("examples.tasks_celery:app", "gevent", workers=2, env=env)
+    with celery_worker(env, tmp_path / "celery.log") as worker:
+        created = post_2026(
+            server.url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 60}}
+        )
+        task_id = created["result"]["taskId"]
+        wait_task(server.url, task_id, lambda task: "statusMessage" in task)
+        os.killpg(worker.pid, signal.SIGKILL)
+        done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL, 30)
+    assert done["status"] == "failed", done
+    message = done["error"]["message"]
+    assert "Celery worker running this task stopped" in message, message
+    assert "Run tasks on Celery" not in message, message
+
+
+@pytest.mark.e2e
 def test_celery_task_asks_for_input_through_the_backend(
     serve: t.Any, redis_url: str, tmp_path: Path
 ) -> None:

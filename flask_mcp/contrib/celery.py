@@ -134,6 +134,7 @@ class CeleryExecutor:
 
 def _unleased(record: dict[str, t.Any]) -> bool:
     record["lease"] = None
+    record["executor"] = "celery"  # what a lease that runs out tells (check_lease)
     return True
 
 

@@ -154,19 +154,27 @@ def _error_text(result: dict[str, t.Any]) -> str:
 
 
 def check_lease(state: AppState, record: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Fail a task whose executor stopped renewing its lease (its worker died)."""
+    """Fail a task whose executor stopped renewing its lease (its worker died).
+
+    The error names the worker that stopped: a web worker's, or (``executor`` is
+    ``"celery"`` in the record) a Celery worker's.
+    """
     if record["status"] in TERMINAL:
         return record
     lease = record.get("lease")
     if lease is None or time.time() - lease <= state.settings.task_lease:
         return record
-    error = {
-        "code": INTERNAL_ERROR,
-        "message": (
+    if record.get("executor") == "celery":
+        text = (
+            "The Celery worker running this task stopped (it died or was restarted) before "
+            "the task ended; call the tool again."
+        )
+    else:
+        text = (
             "The worker running this task stopped (it died or was restarted) before the task "
             "ended; call the tool again. Run tasks on Celery to survive web worker restarts."
-        ),
-    }
+        )
+    error = {"code": INTERNAL_ERROR, "message": text}
     updated = set_status(
         state, record["taskId"], "failed", error=error, statusMessage=error["message"]
     )
