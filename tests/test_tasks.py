@@ -295,6 +295,33 @@ def test_dead_worker_fails_the_task() -> None:
     assert "worker running this task stopped" in task["error"]["message"]
 
 
+def test_a_lease_renewal_the_store_refuses_once_does_not_fail_the_live_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A renewal refused otherwise than by an outage (a caller at its byte bound, whose
+    record a longer lease value grows) ended the task's watcher: the lease ran out and
+    the live task failed as if its worker had died, its result lost."""
+    from flask_mcp.transport import tasks as executor_mod
+
+    renew, refused = executor_mod._renew, []
+
+    def refusing_once(record: dict[str, t.Any]) -> bool:
+        if not refused:
+            refused.append(True)
+            raise TaskQuotaExceeded("bytes", 100, 100, 1)
+        return renew(record)
+
+    monkeypatch.setattr(executor_mod, "_renew", refusing_once)
+    _, app, _ = build(MCP_TASK_LEASE=1)
+    wire = Wire(app)
+    created = result_of(
+        wire.post("tools/call", {"name": "work", "arguments": {"seconds": 3}}, caps=CAPS)
+    )
+    done = poll(wire, created["result"]["taskId"], terminal)
+    assert refused
+    assert done["status"] == "completed", done
+
+
 class _Anonymous:
     auth = None
     session = None

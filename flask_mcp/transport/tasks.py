@@ -125,7 +125,7 @@ class InProcessExecutor:
         store = _tasks.store_of(state)
         renew_every = max(state.settings.task_lease / 3, WATCH)
         renewed = time.monotonic()
-        timed_out = False
+        timed_out = troubled = False
         try:
             work = t.cast(_concurrency.Task, run.task)
             while not work.done.wait(WATCH):
@@ -147,6 +147,13 @@ class InProcessExecutor:
                         renewed = time.monotonic()
                 except BackendUnavailable as exc:
                     logger.warning("Task %s: the backend is unreachable: %s", task_id, exc)
+                except Exception:
+                    # Any other refusal (a renewal past the caller's byte bound, a Redis
+                    # error reply) must not end the watch: the lease would run out and the
+                    # live task fail as if its worker had died, its outcome never recorded.
+                    log = logger.debug if troubled else logger.exception
+                    log("Task %s: watching it failed; it goes on", task_id)
+                    troubled = True
             answer = run.result
             outcome = _Outcome(state, task_id, answer.message if answer is not None else None)
             try:
