@@ -502,6 +502,26 @@ def test_a_2025_task_log_the_backend_cannot_take_is_skipped(
     assert sent[-1]["result"]["content"][0]["text"] == "done"
 
 
+def test_a_progress_report_past_the_callers_bytes_is_skipped_not_the_task() -> None:
+    """A status message that would pass ``MCP_TASK_MAX_BYTES_PER_CLIENT`` is skipped,
+    as a log message is: it is advisory, and the task's result still fits."""
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def chatty(ctx: Context) -> str:
+        ctx.progress(1, 2, "x" * 20_000)  # more than the caller may keep
+        ctx.info("still here")
+        return "done"
+
+    app = make_app(mcp, MCP_TASK_MAX_BYTES_PER_CLIENT=8_000)
+    client = ThreadedTestClient(app, app.response_class)
+    session = initialize(client)
+    created = call_2025(client, session, "tools/call", {"name": "chatty", "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    sent = sse_messages(rpc(client, session, "tasks/result", {"taskId": task_id}))
+    assert sent[-1]["result"]["content"][0]["text"] == "done"
+
+
 def test_2025_task_ttl_is_a_number_of_milliseconds() -> None:
     _, app, _ = build()
     client = app.test_client()

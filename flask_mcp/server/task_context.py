@@ -371,6 +371,8 @@ class TaskContext(Context):
             record = store_of(self._state).mutate(self.task_id, change)
             if record is not None:
                 status_changed(self._state, record)
+        except TaskQuotaExceeded:  # advisory: past the caller's bytes, skipped as a log is
+            pass
         except BackendUnavailable as exc:
             # A status message is advisory (the next one replaces it): a task outlives a
             # Redis restart or failover rather than failing for one it could not write.
