@@ -9,6 +9,7 @@ it completes on the Celery worker.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -281,3 +282,17 @@ def test_a_celery_task_runs_on_the_app_of_the_factory_that_created_it() -> None:
             task = client.get_task(client.call_tool_as_task("double", {"x": x}))
             assert task["status"] == "completed", task
             assert task["result"]["structuredContent"] == {"result": 2 * x}
+
+
+def test_a_queued_task_whose_record_is_gone_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """A Celery worker that finds no record for a queued task (it expired while queued, or
+    the worker reads another ``MCP_BACKEND`` or prefix than the web workers) says so:
+    it returned without a word, and the misconfiguration left no trace."""
+    eager = Celery("eager", broker="memory://")
+    eager.conf.task_always_eager = True
+    executor = CeleryExecutor(eager)
+    mcp = MCP(name="gone", version="1", task_executor=executor)
+    make_app(mcp)
+    with caplog.at_level(logging.WARNING, logger="flask_mcp"):
+        executor._run("gone", "no-such-task")
+    assert "no-such-task" in caplog.text and "MCP_BACKEND" in caplog.text

@@ -126,8 +126,17 @@ class CeleryExecutor:
             ((target, record) for target, record in found if record is not None),
             (targets[0], None),
         )
-        if record is None or record["status"] in _tasks.TERMINAL:
-            return  # expired or cancelled while queued
+        if record is None:
+            logger.warning(
+                "Task %s of %r has no record in this Celery worker's backend: it expired "
+                "while queued, or this worker reads another MCP_BACKEND (or key prefix) than "
+                "the web workers; not run.",
+                task_id,
+                server,
+            )
+            return
+        if record["status"] in _tasks.TERMINAL:
+            return  # cancelled (or failed as dead) while queued
         with app.app_context():
             self._runner.run(dispatcher, state, record)
 
