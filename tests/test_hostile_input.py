@@ -225,3 +225,19 @@ def test_initialize_in_a_batch_is_an_invalid_request(client: t.Any) -> None:
     assert answers[0]["error"]["code"] == -32600
     assert "send it alone" in answers[0]["error"]["message"]
     assert answers[1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+def test_a_batch_with_one_id_twice_answers_the_second_as_invalid(client: t.Any) -> None:
+    """Two requests of one 2025-03-26 batch under one id both ran, and the client got two
+    answers it could not tell apart; the second is an Invalid Request naming the id."""
+    session = initialize(client, "2025-03-26")
+    batch = [
+        {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "5", "method": "ping"},  # another id: a string is not 5
+    ]
+    answers = post(client, batch, session).get_json()
+    assert answers[0] == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    assert answers[1]["id"] == 5 and answers[1]["error"]["code"] == -32600
+    assert "twice" in answers[1]["error"]["message"]
+    assert answers[2] == {"jsonrpc": "2.0", "id": "5", "result": {}}

@@ -280,6 +280,7 @@ class Handshake:
             whole batch with the challenge.
         """
         answers = []
+        ids: set[t.Any] = set()  # of the batch's requests: each answer must name its own
         for message in messages:
             try:
                 kind = jsonrpc.classify(message)
@@ -298,6 +299,12 @@ class Handshake:
                     self.client_response(state, record, message)
             else:
                 refused = _id_in_use(state, record, message["id"])
+                if message["id"] in ids:
+                    refused = (
+                        f"Invalid Request: request id {message['id']!r} appears twice in this "
+                        "batch; give each request its own id, or its answers cannot be told apart."
+                    )
+                ids.add(message["id"])
                 if message["method"] == "initialize":
                     refused = (
                         "Invalid Request: initialize must not be part of a JSON-RPC batch; "
