@@ -23,6 +23,7 @@ from .types import param_docs
 from .validation import ArgumentError
 from .validation import ConversionError
 from .validation import InputSpec
+from .validation import argument_error
 from .validation import compile_validator
 from .validation import validate_arguments
 
@@ -32,6 +33,7 @@ __all__ = [
     "InputSpec",
     "OutputError",
     "OutputSpec",
+    "argument_error",
     "compile_validator",
     "input_spec",
     "input_spec_from_function",

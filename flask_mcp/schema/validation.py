@@ -237,8 +237,16 @@ def validate_arguments(spec: InputSpec, arguments: t.Any) -> dict[str, t.Any]:
     """
     try:
         return spec.validate(arguments)
-    except RecursionError:
-        raise ArgumentError(_error_text([TOO_DEEP])) from None
+    except RecursionError as exc:
+        raise argument_error(exc) from None
+
+
+def argument_error(error: ArgumentError | RecursionError) -> ArgumentError:
+    """Return the :class:`ArgumentError` of a failed ``spec.validate()``: ``error`` itself,
+    or, for arguments deeper than the checks can recurse, one saying so."""
+    if isinstance(error, RecursionError):
+        return ArgumentError(_error_text([TOO_DEEP]))
+    return error
 
 
 class InputSpec:
@@ -282,6 +290,7 @@ __all__ = [
     "ConversionError",
     "DIALECTS",
     "InputSpec",
+    "argument_error",
     "compile_validator",
     "validate_arguments",
 ]

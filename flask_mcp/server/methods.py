@@ -35,7 +35,7 @@ from ..json_codec import plain_result
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
 from ..schema import OutputError
-from ..schema import validate_arguments
+from ..schema import argument_error
 from .call import MethodRecord
 from .call import ToolCall
 from .call import running_handler
@@ -293,11 +293,11 @@ class CoreMethods:
         arguments = _optional_dict(call.params, "arguments")
         self.authorize(tool.scopes, call)
         try:
-            values = validate_arguments(tool.input, arguments)
-        except ArgumentError as exc:
+            values = tool.input.validate(arguments)  # not validate_arguments: one call less
+        except (ArgumentError, RecursionError) as exc:
             if signals.tool_called.receivers:
                 self._emit(signals.tool_called, call, tool=name, duration=0.0, is_error=True)
-            return content_mod.error_result(str(exc))
+            return content_mod.error_result(str(argument_error(exc)))
         return self.intercept(ToolCall(call, tool, arguments, values))
 
     def intercept(self, tool_call: ToolCall) -> dict[str, t.Any]:
