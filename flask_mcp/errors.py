@@ -357,6 +357,26 @@ class BackendUnavailable(Exception):
     """The shared-state backend (for example Redis) cannot be reached."""
 
 
+#: The message of the 503 that refuses a request meeting an unreachable shared-state backend.
+STORE_UNAVAILABLE = "Service Unavailable: the session store is unavailable; retry later."
+
+
+def store_unavailable() -> MCPError:
+    """Return the refusal of a request that met an unreachable backend before it started.
+
+    Nothing was done, so the client may simply send it again: answered in both eras
+    with HTTP 503, ``Retry-After: 2`` and the retryable JSON-RPC error -32603, as the
+    transport answers a request whose session it cannot look up.
+    """
+    return MCPError(
+        INTERNAL_ERROR,
+        STORE_UNAVAILABLE,
+        {"retryable": True},
+        http_status=503,
+        headers={"Retry-After": "2"},
+    )
+
+
 class MCPHTTPError(HTTPException):
     """An HTTP-level refusal with an optional JSON-RPC error body.
 
@@ -438,6 +458,7 @@ __all__ = [
     "RATE_LIMITED",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "STORE_UNAVAILABLE",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "BackendUnavailable",
@@ -463,4 +484,5 @@ __all__ = [
     "http_exception_text",
     "http_status_of",
     "resource_not_found",
+    "store_unavailable",
 ]

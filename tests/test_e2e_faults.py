@@ -304,6 +304,41 @@ def test_a_task_rides_out_a_redis_restart_that_keeps_its_data(serve: t.Any) -> N
         assert server.alive()
 
 
+def test_a_task_call_during_an_outage_answers_503_like_tasks_get(serve: t.Any) -> None:
+    """A 2026-07-28 task ``tools/call`` that meets a stopped Redis creates nothing: it is
+    refused as every request that meets the outage before it starts is, with 503 and
+    ``Retry-After``, as ``tasks/get`` is. It used to answer 200 with the retryable error
+    of a handler that failed (the record is written inside the handler's run)."""
+    port = free_port()
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    with redis_server(port, missing="needs redis-server for the Redis fault tests") as proc:
+        server = serve(APP, "gthread", workers=1, env=backend_env(f"redis://127.0.0.1:{port}/0"))
+        with httpx.Client(timeout=HANG) as http:
+
+            def post(method: str, params: dict[str, t.Any], name: str) -> httpx.Response:
+                body = {"jsonrpc": "2.0", "id": 9, "method": method}
+                body["params"] = {**params, "_meta": meta(caps)}
+                headers = {**headers_2026(method, {}), "Mcp-Name": name}
+                return http.post(server.url, json=body, headers=headers)
+
+            created = post("tools/call", {"name": "job", "arguments": {"seconds": 0}}, "job")
+            assert created.status_code == 200, created.text  # Redis is up: a task
+            task_id = created.json()["result"]["taskId"]
+            proc.kill()
+            proc.wait(10)
+            for method, params, name in [
+                ("tasks/get", {"taskId": task_id}, task_id),
+                ("tools/call", {"name": "job", "arguments": {"seconds": 0}}, "job"),
+            ]:
+                answer = post(method, params, name)
+                assert answer.status_code == 503, (method, answer.status_code, answer.text)
+                assert answer.headers.get("Retry-After") == "2", (method, answer.headers)
+                error = answer.json()["error"]
+                assert answer.json()["id"] == 9 and error["code"] == -32603, answer.text
+                assert STORE in error["message"] and error["data"] == {"retryable": True}
+    assert "Traceback" not in server.log(), server.log_tail(80)
+
+
 def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:
     """With Redis frozen (SIGSTOP), a request waits for the session lookup alone.
 

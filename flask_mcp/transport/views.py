@@ -19,6 +19,7 @@ from werkzeug.wsgi import get_content_length
 from .. import protocol
 from ..errors import INTERNAL_ERROR
 from ..errors import PARSE_ERROR
+from ..errors import STORE_UNAVAILABLE
 from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import MCPHTTPError
@@ -318,7 +319,7 @@ def make_blueprint(
             )
             return http_error(
                 503,
-                "Service Unavailable: the session store is unavailable; retry later.",
+                STORE_UNAVAILABLE,
                 code=INTERNAL_ERROR,
                 request_id=request_id,
                 data={"retryable": True},

@@ -19,6 +19,7 @@ from there (``call_next`` in the executor), so a task call passes each of them o
 from __future__ import annotations
 
 import dataclasses
+import logging
 import secrets
 import time
 import typing as t
@@ -27,10 +28,12 @@ from ... import protocol
 from ... import signals
 from ...convert import to_json
 from ...errors import INTERNAL_ERROR
+from ...errors import BackendUnavailable
 from ...errors import ClientRequestError
 from ...errors import InvalidParams
 from ...errors import MCPError
 from ...errors import MissingClientCapability
+from ...errors import store_unavailable
 from ...kernel.extension import Extension
 from ...runtime import concurrency as _concurrency
 from ...server import tasks as _tasks
@@ -44,6 +47,7 @@ if t.TYPE_CHECKING:
     from ...server.call import ToolCallNext
     from ...server.context import Context
 
+logger = logging.getLogger("flask_mcp")
 
 #: The largest ``tasks/list`` cursor: an offset, far below the signed 64-bit ranges of Redis.
 MAX_CURSOR = 2**53
@@ -210,7 +214,20 @@ class Tasks(Extension):
                 "auth": _tasks.auth_grant(call.auth),
             },
         }
-        _tasks.store_of(state).create(record, ttl)
+        try:
+            _tasks.store_of(state).create(record, ttl)
+        except BackendUnavailable as exc:
+            # Nothing was created and nothing runs: the request met the outage before it
+            # started, so it is refused as the transport refuses one (503, Retry-After),
+            # not answered as a handler that failed. Where and why go to the log.
+            logger.warning(
+                "Refused a task tools/call of %r (id %r) with 503: the task store is "
+                "unavailable: %s",
+                tool.name,
+                call.request_id,
+                exc,
+            )
+            raise store_unavailable() from exc
         call.created_task = record["taskId"]
         signals.send(signals.task_created, state.app, task_id=record["taskId"], tool=tool.name)
 
