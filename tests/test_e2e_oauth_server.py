@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import queue
 import shutil
+import sqlite3
 import subprocess
 import threading
 import typing as t
@@ -529,5 +530,59 @@ def test_the_endpoints_answer_503_while_their_redis_is_down(serve: t.Any) -> Non
             assert page.status_code == 503, page.text
             assert "temporarily_unavailable" in page.text
     with redis_server(port, missing=missing), httpx.Client(base_url=base, timeout=WAIT) as http:
+        again = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]})
+        assert again.status_code == 201, again.text
+
+
+def test_the_endpoints_answer_503_while_their_sql_database_is_locked(
+    serve: t.Any, tmp_path: Path
+) -> None:
+    """The SQL storage's database refusing every statement (an SQLite file another process
+    holds locked: SQLAlchemy's ``OperationalError``, as a database server gone gives):
+    registration, the token endpoint and the authorization page answer 503
+    ``temporarily_unavailable`` with ``Retry-After``, as with Redis (they answered a bare
+    500 page); once the lock is let go they serve again."""
+    database = tmp_path / "oauth.db"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {"OAUTH_APP_BASE": base, "FLASK_MCP_OAUTH_STORAGE": f"sqlite:///{database}?timeout=0.2"}
+    serve(APP, "gthread", workers=1, env=env, port=port)
+    redirect_uri = "http://127.0.0.1:9/cb"
+    with httpx.Client(base_url=base, timeout=WAIT) as http:
+        registered = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]})
+        assert registered.status_code == 201, registered.text
+        client_id = registered.json()["client_id"]
+        http.post("/login", data={"username": "ada", "password": "pw-ada"})
+        lock = sqlite3.connect(database, isolation_level=None)
+        try:
+            lock.execute("BEGIN EXCLUSIVE")  # nobody else reads or writes it now
+            token = {
+                "grant_type": "authorization_code",
+                "code": "x",
+                "redirect_uri": redirect_uri,
+                "client_id": client_id,
+                "code_verifier": "v" * 43,
+            }
+            for answer in [
+                http.post("/oauth/register", json={"redirect_uris": [redirect_uri]}),
+                http.post("/oauth/token", data=token),
+            ]:
+                assert answer.status_code == 503, answer.text
+                assert answer.headers["Retry-After"] == "2"
+                assert answer.json()["error"] == "temporarily_unavailable", answer.text
+                assert "locked" not in answer.text  # the reason goes to the log only
+            params = {
+                "response_type": "code",
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "code_challenge": "c" * 43,
+                "code_challenge_method": "S256",
+                "state": "s",
+            }
+            page = http.get("/oauth/authorize", params=params)
+            assert page.status_code == 503, page.text
+            assert "temporarily_unavailable" in page.text
+        finally:
+            lock.close()
         again = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]})
         assert again.status_code == 201, again.text

@@ -115,16 +115,17 @@ class OAuthServer:
         app.config.setdefault("MCP_AUTH_AUTHORIZATION_SERVERS", [issuer])
         if self.mcp is not None:
             self._default_scopes(app)
+        storage = self._storage(app, settings.storage)
         app_server = AppServer(
             app,
             settings,
             resource=str(resource),
             issuer=issuer,
-            storage=self._storage(app, settings.storage),
+            storage=storage,
             scopes=lambda: self.scopes(app),
         )
         app.extensions[EXTENSION_KEY] = Registration(self, app_server)
-        app.register_blueprint(make_blueprint(settings.prefix, urlsplit(issuer).path))
+        app.register_blueprint(make_blueprint(settings.prefix, urlsplit(issuer).path, storage))
 
     def _default_scopes(self, app: Flask) -> None:
         """Advertise the tools' scopes in the protected resource metadata, unless set."""

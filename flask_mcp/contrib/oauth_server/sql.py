@@ -239,6 +239,15 @@ class SQLStorage:
         (``False`` when migrations, such as Alembic's, create them).
     """
 
+    #: SQLAlchemy's errors of a database that does not answer now (its server is gone or
+    #: restarting, the connection broke, a lock or the pool's wait timed out): the
+    #: endpoints answer them with 503 ``temporarily_unavailable`` and ``Retry-After``, as
+    #: a Redis outage (see :func:`~.storage.unreachable_errors`).
+    unreachable: t.ClassVar[tuple[type[Exception], ...]] = (
+        sa.exc.OperationalError,
+        sa.exc.TimeoutError,
+    )
+
     def __init__(
         self,
         bind: t.Any,

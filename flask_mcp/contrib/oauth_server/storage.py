@@ -441,19 +441,25 @@ class RedisStorage(KeyValueStorage):
 MAX_CONNECTIONS = 50
 
 
-def unreachable_errors() -> tuple[type[Exception], ...]:
+def unreachable_errors(storage: object = None) -> tuple[type[Exception], ...]:
     """The exceptions that say a storage does not answer now (not that a request is wrong).
 
-    :class:`~flask_mcp.errors.BackendUnavailable`, and with redis-py installed the
+    :class:`~flask_mcp.errors.BackendUnavailable`, with redis-py installed the
     errors of a Redis that cannot be reached, times out or is failing over (those
-    :class:`RedisStorage` raises). The endpoints answer them with 503
+    :class:`RedisStorage` raises), and those ``storage`` names in its optional
+    ``unreachable`` attribute (:class:`~.sql.SQLStorage`: SQLAlchemy's errors of a
+    database that does not answer). The endpoints answer them with 503
     ``temporarily_unavailable`` and ``Retry-After``.
     """
+    found: list[type[Exception]] = [BackendUnavailable]
     try:
         from ...backends.redis.codec import UNAVAILABLE
     except ImportError:  # no redis-py: no Redis storage either
-        return (BackendUnavailable,)
-    return (BackendUnavailable, *UNAVAILABLE)
+        pass
+    else:
+        found.extend(UNAVAILABLE)
+    found.extend(getattr(storage, "unreachable", ()))
+    return tuple(dict.fromkeys(found))
 
 
 __all__ = [

@@ -315,13 +315,17 @@ def _unreachable(error: Exception) -> Response:
     return _refused(503, description, 2)
 
 
-def make_blueprint(prefix: str, issuer_path: str) -> Blueprint:
-    """Return the blueprint of the endpoints, for one app."""
+def make_blueprint(prefix: str, issuer_path: str, storage: object = None) -> Blueprint:
+    """Return the blueprint of the endpoints, for one app.
+
+    :param storage: the app's storage: the errors it names as its own "does not
+        answer now" are answered with 503 too (see :func:`.storage.unreachable_errors`).
+    """
     blueprint = Blueprint("mcp_oauth", __name__, template_folder="templates")
     blueprint.before_request(_bound_the_body)
     blueprint.after_request(_cross_origin)
     blueprint.register_error_handler(RequestEntityTooLarge, _too_large)
-    for error in unreachable_errors():
+    for error in unreachable_errors(storage):
         blueprint.register_error_handler(error, _unreachable)
     paths = dict.fromkeys([WELL_KNOWN, WELL_KNOWN + issuer_path.rstrip("/")])
     for number, path in enumerate(paths):
