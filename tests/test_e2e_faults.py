@@ -381,6 +381,65 @@ def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:
     print(f"Redis SIGSTOP: 503 after {waited:.1f}s (one socket timeout: 5 s)")
 
 
+def test_a_post_stream_ends_during_a_long_redis_stall_and_resumes_after(serve: t.Any) -> None:
+    """Redis frozen (SIGSTOP) while a 2025-11-25 call runs: its POST stream, read in the
+    worker that runs the call, ends once the outage outlasts the readers' grace, as the
+    streams read from Redis do; after SIGCONT a resume with ``Last-Event-ID`` gets the
+    answer the worker kept meanwhile.
+
+    The stream used to stay open, heartbeat after heartbeat, for as long as Redis was
+    stopped: its reader waited for the kept answer without limit.
+    """
+    port = free_port()
+    with redis_server(port, missing="needs redis-server for the Redis fault tests") as proc:
+        url = f"redis://127.0.0.1:{port}/0"
+        env = {
+            **backend_env(url, worker_timeout=2, socket_timeout=1),
+            "FLASK_MCP_SSE_HEARTBEAT": "1",
+        }
+        server = serve(APP, "gevent", workers=1, env=env, extra_args=GUNICORN_READY_ARGS)
+        wait_for_workers_ready(server, 1)
+        params = {"name": "quiet", "arguments": {"seconds": 1}, "_meta": {"progressToken": 1}}
+        message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+        last_id, ended, stopped = "", False, False
+        with httpx.Client(timeout=HANG) as http:
+            headers = start_session(http, server.url)
+            try:
+                with http.stream("POST", server.url, headers=headers, json=message) as response:
+                    assert response.status_code == 200, response.read()
+                    deadline = time.monotonic() + HANG / 2
+                    for line in response.iter_lines():
+                        assert time.monotonic() < deadline, "the stream stayed open"
+                        if line.startswith("id:"):
+                            last_id = line[3:].strip()
+                        elif line.startswith("data:") and "pid" in line and not stopped:
+                            os.kill(proc.pid, signal.SIGSTOP)  # the call is running
+                            stopped = True
+                        assert '"result"' not in line, line  # Redis is stopped: kept
+                    ended = True
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+            assert stopped and ended and last_id
+            resumed = {k: v for k, v in headers.items() if k != "Content-Type"}
+            deadline = time.monotonic() + HANG
+            answer: dict[str, t.Any] = {}
+            while not answer:  # the kept answer is written within a second or so
+                assert time.monotonic() < deadline, "the answer was never written"
+                get = http.get(server.url, headers={**resumed, "Last-Event-ID": last_id})
+                assert get.status_code in (200, 503), get.text
+                for event in sse_events(iter(get.text.splitlines())):
+                    if event.get("data"):
+                        last_id = event.get("id", last_id)
+                        found = json.loads(event["data"])
+                        if found.get("id") == 7:
+                            answer = found
+                time.sleep(0.2)
+    assert answer["result"]["content"][0]["text"].startswith("quiet on"), answer
+    log = server.log()
+    assert "Closed an SSE stream" in log, server.log_tail(40)
+    assert "Traceback" not in log, server.log_tail(80)
+
+
 def owned_entries(url: str, prefix: str) -> int:
     """How many request streams the workers' owned-streams sets hold."""
     client = redis_client(url)

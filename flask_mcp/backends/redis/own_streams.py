@@ -42,6 +42,7 @@ from ..base import ReadResult
 from .batch import Batch
 from .codec import dumps as _dumps
 from .commands import RedisCommands
+from .reader import OUTAGE_GRACE
 from .reader import POLL
 from .reader import REFRESH
 from .reader import RedisStreamReader
@@ -139,6 +140,9 @@ class OwnStreams:
         self.later: dict[str, dict[str, tuple[str, str]]] = {}
         self._tokens = itertools.count(-1, -1)
         self._next_sweep = 0.0
+        #: When Redis was first found unreachable by a write or a question (0: it answers),
+        #: and last found so.
+        self._down_since = self._down_last = 0.0
 
     # -- the writer ------------------------------------------------------------
 
@@ -188,7 +192,16 @@ class OwnStreams:
         index = batch.script("emit", entry.keys, *args)
         if opening:  # for the sweep, should this process die
             batch.command("SADD", commands.owned(), f"{entry.sid} {entry.st}")
-        reply = commands.send(batch)[index]
+        try:
+            reply = commands.send(batch)[index]
+        except BackendUnavailable:
+            # The reader waits for what could not be written (an answer kept for later,
+            # say): wake it, so that it counts the outage from now (see read).
+            self._unreachable()
+            with entry.cond:
+                entry.cond.notify_all()
+            raise
+        self._down_since = 0.0
         entry.opened = True
         entry.left = False
         entry.used = time.monotonic()
@@ -264,7 +277,15 @@ class OwnStreams:
     def read(self, entry: OwnStream, after: int, timeout: float) -> ReadResult:
         """Return the events after ``after``, waiting up to ``timeout`` seconds.
 
-        :raises BackendUnavailable: opening the stream, or attaching the reader, failed.
+        While Redis is unreachable (a write failed, or the pub/sub connection is
+        down) the reader asks it every :data:`~.reader.POLL` seconds; once it has
+        been unreachable for :data:`~.reader.OUTAGE_GRACE` seconds the stream ends
+        here, as the streams read from Redis do: what the handler sends meanwhile
+        (its answer, kept in this process) is written once Redis is back, and the
+        client resumes with ``Last-Event-ID`` to read it.
+
+        :raises BackendUnavailable: opening the stream, or attaching the reader, failed;
+            or Redis has been unreachable for :data:`~.reader.OUTAGE_GRACE` seconds.
         """
         deadline = time.monotonic() + timeout
         if entry.opened and not entry.token:
@@ -286,7 +307,7 @@ class OwnStreams:
                     events = list(entry.events)
                     entry.end_seen = entry.end_seen or any(e.kind == END for e in events)
                     return ReadResult(events)
-                live = self.live()
+                live = self.live() and not self._down_since
                 since = now - entry.asked
                 ask = bool(entry.token) and (entry.stale or since >= (REFRESH if live else POLL))
                 if not ask:
@@ -311,13 +332,34 @@ class OwnStreams:
         return ReadResult([])
 
     def _ask(self, entry: OwnStream, after: int) -> ReadResult | None:
-        """Ask Redis what changed; ``None``: nothing, or it did not answer (ask again soon)."""
+        """Ask Redis what changed; ``None``: nothing, or it did not answer (ask again in
+        :data:`~.reader.POLL` seconds).
+
+        :raises BackendUnavailable: Redis has been unreachable for
+            :data:`~.reader.OUTAGE_GRACE` seconds (a short outage is ridden out).
+        """
         try:
-            return parse_check(self.check("check", entry.keys, entry.st, after, entry.token))
-        except BackendUnavailable:  # the events come from here: ride the outage out
+            found = parse_check(self.check("check", entry.keys, entry.st, after, entry.token))
+        except BackendUnavailable:
+            if self._unreachable() >= OUTAGE_GRACE:
+                raise
             with entry.cond:
-                entry.asked = time.monotonic() - REFRESH + POLL
+                entry.asked = time.monotonic()
             return None
+        self._down_since = 0.0
+        return found
+
+    def _unreachable(self) -> float:
+        """Note that Redis did not answer; return for how long it has not (this outage).
+
+        A failure :data:`~.reader.REFRESH` seconds after the last one, with no answer
+        seen between them, starts a new outage: nothing asked meanwhile.
+        """
+        now = time.monotonic()
+        if not self._down_since or now - self._down_last > REFRESH:
+            self._down_since = now
+        self._down_last = now
+        return now - self._down_since
 
     def wake(self, data: bytes | str) -> None:
         """A ``P wake`` message named these event logs (one a line): ask Redis on next read."""
@@ -330,7 +372,8 @@ class OwnStreams:
                 entry.cond.notify_all()
 
     def wake_all(self) -> None:
-        """Wake-ups may have been lost: every reader asks Redis."""
+        """Wake-ups may have been lost: every reader asks Redis (which answers again)."""
+        self._down_since = 0.0
         with self.lock:
             found = list(self.streams.values())
         for entry in found:
