@@ -524,6 +524,44 @@ def test_a_progress_report_past_the_callers_bytes_is_skipped_not_the_task() -> N
     assert sent[-1]["result"]["content"][0]["text"] == "done"
 
 
+@pytest.mark.parametrize("refusal", ["outage", "quota"])
+def test_a_task_whose_worker_note_fails_runs_on(
+    monkeypatch: pytest.MonkeyPatch, refusal: str
+) -> None:
+    """The note of which process runs a task is for operators: its write failing (Redis
+    down, the caller's bytes) failed the call of a task that existed and whose handler
+    ran on unrecorded, outside ``MCP_TASK_MAX_RUNNING``. The task runs on now."""
+    from flask_mcp.backends.task_store import TaskQuotaExceeded
+    from flask_mcp.errors import BackendUnavailable
+    from flask_mcp.transport import tasks as executor_mod
+
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def work() -> str:
+        return "done"
+
+    app = make_app(mcp)
+    store = tasks_mod.store_of(mcp.state(app))
+    mutate = type(store).mutate
+
+    def refusing(self: t.Any, task_id: str, change: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        if change is executor_mod._mark_worker:
+            if refusal == "outage":
+                raise BackendUnavailable("the session store is unavailable")
+            raise TaskQuotaExceeded("bytes", 1000, 2000)
+        return mutate(self, task_id, change, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "mutate", refusing)
+    client = ThreadedTestClient(app, app.response_class)
+    session = initialize(client)
+    created = call_2025(client, session, "tools/call", {"name": "work", "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    answer = rpc(client, session, "tasks/result", {"taskId": task_id})
+    final = answer.json if answer.is_json else sse_messages(answer)[-1]
+    assert final["result"]["content"][0]["text"] == "done", final
+
+
 def test_2025_task_ttl_is_a_number_of_milliseconds() -> None:
     _, app, _ = build()
     client = app.test_client()

@@ -21,6 +21,7 @@ import threading
 import time
 import typing as t
 
+from ..backends.task_store import TaskQuotaExceeded
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..errors import MCPError
@@ -116,7 +117,12 @@ class InProcessExecutor:
             body=body,
         )
         run.deadline = time.monotonic() + state.settings.task_timeout
-        _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
+        try:
+            _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
+        except (BackendUnavailable, TaskQuotaExceeded) as exc:
+            # The note is for operators (the lease was set when the task was created, and
+            # the watcher renews it): the run started and goes on, recorded as it ends.
+            logger.warning("Task %s: its worker was not noted: %s", record["taskId"], exc)
         with self._lock:
             self.running[record["taskId"]] = run
         return run
