@@ -1086,3 +1086,27 @@ def test_issued_tokens_stay_out_of_debug_logs(app: t.Any, caplog: pytest.LogCapt
     for issued in (first, second.json):
         for name in ("access_token", "refresh_token"):
             assert issued[name] not in logged, f"the {name} is in the log"
+
+
+def test_a_token_check_its_storage_cannot_answer_is_503_not_500(
+    app: t.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP endpoint checks an issued token's family in the authorization server's
+    storage: with that storage down it answered 500 "Internal error"; it answers 503 with
+    ``Retry-After``, as for the backend's outage, and serves once the storage is back."""
+    import redis
+
+    client = app.test_client()
+    _, token = tokens(client)
+    server = oauth_notes.oauth.app_server(app)
+    live = server.family_live
+
+    def down(*args: t.Any) -> bool:
+        raise redis.ConnectionError("Error 111 connecting to 127.0.0.1:6379")
+
+    monkeypatch.setattr(server, "family_live", down)
+    refused = call_tool(app.test_client(), token["access_token"], "whoami")
+    assert refused.status_code == 503, refused.get_data(as_text=True)
+    assert refused.headers["Retry-After"] and "6379" not in refused.get_data(as_text=True)
+    monkeypatch.setattr(server, "family_live", live)
+    assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200

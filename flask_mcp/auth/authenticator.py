@@ -18,6 +18,7 @@ from werkzeug.http import quote_header_value
 
 from .. import signals
 from ..errors import INVALID_REQUEST as INVALID_REQUEST_CODE
+from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import MCPHTTPError
 from .info import INSUFFICIENT_SCOPE
@@ -234,7 +235,7 @@ class Authenticator:
         except AuthError as exc:
             reason = exc.description or exc.kind
             raise self.challenge(exc.kind, reason, exc.scopes or None) from None
-        except MCPHTTPError:
+        except (MCPHTTPError, BackendUnavailable):  # a store that does not answer: 503
             raise
         except Exception:
             logger.exception("The MCP authorizer raised; refusing the request.")

@@ -23,8 +23,10 @@ from ...auth.info import INVALID_TOKEN
 from ...auth.info import AuthError
 from ...auth.info import AuthInfo
 from ...auth.jwt_authorizer import JWTAuthorizer
+from ...errors import BackendUnavailable
 from .keys import ALGORITHM
 from .registration import app_server
+from .storage import unreachable_errors
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -93,12 +95,24 @@ class IssuedTokenAuthorizer(JWTAuthorizer):
             )
 
     def __call__(self, token: str, request: Request) -> AuthInfo:
-        """Verify ``token``, refuse a revoked family, and log its user in for this request."""
-        info = super().__call__(token, request)
+        """Verify ``token``, refuse a revoked family, and log its user in for this request.
+
+        :raises BackendUnavailable: the authorization server's storage (its keys, the
+            token's family) does not answer: the transport answers 503 with
+            ``Retry-After``, as when its own backend does not, not 500.
+        """
         app = current_app._get_current_object()  # type: ignore[attr-defined]
-        family = info.claims.get("fid")
-        expires_at = float(info.claims.get("exp", 0))
-        if not isinstance(family, str) or not app_server(app).family_live(family, expires_at):
+        server = app_server(app)
+        try:
+            info = super().__call__(token, request)
+            family = info.claims.get("fid")
+            expires_at = float(info.claims.get("exp", 0))
+            live = isinstance(family, str) and server.family_live(family, expires_at)
+        except unreachable_errors(server.storage) as exc:
+            raise BackendUnavailable(
+                f"the authorization server's storage does not answer: {exc}"
+            ) from exc
+        if not live:
             raise AuthError(INVALID_TOKEN, "the token was revoked")
         loader = self.load_user
         if loader is None:
