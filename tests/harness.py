@@ -13,6 +13,7 @@ Plain functions and classes, no fixtures (``conftest.py`` wraps them as ``serve`
 :func:`untagged_keys`       the keys under a prefix without the backend's hash tag
 :func:`redis_backends`      context manager: Redis backends on a fresh key prefix
 :func:`new_session`         a session record in a backend; :func:`listening` waits for its listener
+:func:`silent_peer`         context manager: a port that accepts connections and never answers
 :func:`conformance_runner`  installs the pinned conformance suites, returns a runner
 :func:`run_suite`           runs one suite and reads its ``checks.json``
 
@@ -102,6 +103,17 @@ def free_port() -> int:
         sock.bind((HOST, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@contextlib.contextmanager
+def silent_peer() -> Iterator[int]:
+    """Yield the port of a listener that accepts connections and never answers them.
+
+    A stuck Redis (frozen, or a network that drops its replies) looks like this to a
+    client: the connection opens and what it sends is taken, but no reply ever comes.
+    """
+    with socket.create_server((HOST, 0), backlog=64) as sock:
+        yield sock.getsockname()[1]
 
 
 # --------------------------------------------------------------------------------------------

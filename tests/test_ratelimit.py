@@ -7,15 +7,19 @@ import collections
 import concurrent.futures
 import json
 import re
+import threading
 import typing as t
 import uuid
 
 import httpx
 import pytest
+import redis
 from flask import Flask
 from harness import GUNICORN_READY_ARGS
+from harness import silent_peer
 from harness import start_server
 from harness import wait_for_workers_ready
+from limits import parse_many
 from wire import V2026
 from wire import Wire
 from wire import initialize
@@ -25,6 +29,7 @@ from flask_mcp import MCP
 from flask_mcp import Context
 from flask_mcp import MCPError
 from flask_mcp import RateLimited
+from flask_mcp.contrib.ratelimit import REDIS_TIMEOUTS
 from flask_mcp.contrib.ratelimit import RateLimiter
 from flask_mcp.errors import RATE_LIMITED
 from flask_mcp.testing import MCPTestClient
@@ -270,14 +275,53 @@ def test_bad_rules_and_storage_choice() -> None:
     # a master behind Sentinels: limits takes the master's name, its db as an option
     app.config["MCP_BACKEND"] = "redis+sentinel://:pw@h1:26379,h2:26380/mymaster/2?prefix=x:"
     assert limiter.storage_uri_for(app) == "redis+sentinel://:pw@h1:26379,h2:26380/mymaster"
-    assert limiter.storage_options_for(app) == {"db": 2}
+    sentinels = {**REDIS_TIMEOUTS, "sentinel_kwargs": REDIS_TIMEOUTS}
+    assert limiter.storage_options_for(app) == {**sentinels, "db": 2}
     app.config["MCP_BACKEND"] = "rediss+sentinel://h1:26379/mymaster"
     assert limiter.storage_uri_for(app) == "redis+sentinel://h1:26379/mymaster"
-    assert limiter.storage_options_for(app) == {"db": 0, "ssl": True}
+    assert limiter.storage_options_for(app) == {**sentinels, "db": 0, "ssl": True}
+    app.config["MCP_BACKEND"] = "redis+cluster://h1:7000/"
+    assert limiter.storage_options_for(app) == REDIS_TIMEOUTS
+    app.config["MCP_RATELIMIT_STORAGE_URI"] = "redis://h2:6379/1?socket_timeout=30"
+    assert limiter.storage_options_for(app) == REDIS_TIMEOUTS  # the URL's timeout wins
     app.config["MCP_RATELIMIT_STORAGE_URI"] = "memory://"
     assert limiter.storage_options_for(app) == {}
     assert limiter.storage_uri_for(app) == "memory://"
     assert RateLimited(0, "1 per 1 second", "tool").retry_after == 1
+
+
+def test_a_redis_storage_that_stops_answering_fails_the_count_within_seconds() -> None:
+    """The counters' Redis client has the backend's socket timeouts.
+
+    ``limits`` makes its client with redis-py's defaults, which wait for ever: a Redis
+    that stopped answering held every limited request (and every OAuth registration or
+    token request) for good, where the backend's own clients give up after 5 s.
+    """
+    limiter = RateLimiter()
+    app = Flask(__name__)
+    outcome: list[BaseException | None] = []
+    with silent_peer() as port:
+        app.config["MCP_BACKEND"] = f"redis://127.0.0.1:{port}/0"
+        counters = limiter.limiter_for(app)
+        item = parse_many("5/minute")[0]
+
+        def count() -> None:
+            try:
+                counters.hit(item, "caller")
+                outcome.append(None)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        counting = threading.Thread(target=count, daemon=True)
+        counting.start()
+        counting.join(20)  # a bound on the wait, not a speed
+    assert outcome, "a count on a Redis that never answers waited past 20 s"
+    assert isinstance(outcome[0], redis.exceptions.TimeoutError), outcome
+    # set here, not left to the redis-py version (before 8, no timeout at all)
+    client = counters.storage.storage  # type: ignore[attr-defined]
+    options = client.connection_pool.connection_kwargs
+    assert (options["socket_timeout"], options["socket_connect_timeout"]) == (5.0, 2.0)
+    assert limiter.storage_options_for(app) == REDIS_TIMEOUTS
 
 
 @pytest.mark.e2e

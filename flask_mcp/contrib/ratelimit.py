@@ -83,6 +83,10 @@ REDIS_STORAGE = {
     "rediss+sentinel": "redis+sentinel",
     "unix": "redis+unix",
 }
+#: The socket timeouts of a Redis storage's client: those of the backend's own clients.
+#: redis-py before 8 waits for ever by default, so a Redis that stopped answering (frozen,
+#: or its replies lost) held every limited request for good instead of failing it.
+REDIS_TIMEOUTS: dict[str, float] = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -328,20 +332,32 @@ class RateLimiter:
         return "memory://"
 
     def storage_options_for(self, app: t.Any) -> dict[str, t.Any]:
-        """Return the storage options a ``limits`` URL cannot carry: for the Redis behind the
-        Sentinels of ``MCP_BACKEND``, its database and whether it speaks TLS."""
+        """Return the storage options a ``limits`` URL cannot carry.
+
+        A Redis storage gets the socket timeouts of the backend's clients
+        (:data:`REDIS_TIMEOUTS`; its Sentinels too), so that a Redis that stops
+        answering fails a count within seconds (a timeout in a ``redis://`` URL's
+        query wins). For the Redis behind the Sentinels of ``MCP_BACKEND``: its
+        database and whether it speaks TLS.
+        """
+        scheme = urlsplit(self.storage_uri_for(app)).scheme.lower()
+        options: dict[str, t.Any] = {}
+        if scheme in REDIS_STORAGE.values():
+            options.update(REDIS_TIMEOUTS)
+        if scheme == "redis+sentinel":
+            options["sentinel_kwargs"] = dict(REDIS_TIMEOUTS)
         if self.storage_uri is not None or getattr(app, "config", {}).get(
             "MCP_RATELIMIT_STORAGE_URI"
         ):
-            return {}
+            return options
         backend = getattr(app, "config", {}).get("MCP_BACKEND")
         if not isinstance(backend, str):
-            return {}
+            return options
         parts = urlsplit(backend)
         if REDIS_STORAGE.get(parts.scheme.lower()) != "redis+sentinel":
-            return {}
+            return options
         names = [p for p in parts.path.split("/") if p]
-        options: dict[str, t.Any] = {"db": int(names[1]) if len(names) > 1 else 0}
+        options["db"] = int(names[1]) if len(names) > 1 else 0
         if parts.scheme.lower().startswith("rediss"):
             options["ssl"] = True
         return options
@@ -418,6 +434,7 @@ class RateLimiter:
 __all__ = [
     "EXTENSION_KEY",
     "REDIS_STORAGE",
+    "REDIS_TIMEOUTS",
     "SCOPES",
     "STRATEGIES",
     "RateLimiter",
