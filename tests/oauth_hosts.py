@@ -48,6 +48,7 @@ class Callback:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -102,9 +103,12 @@ class DocumentHost:
         delay: float = 0.0,
         chunked: bool = False,
         cache_control: str = "max-age=3600",
+        trickle: float = 0.0,
     ) -> None:
         self.cert, key = self_signed(directory)
         self.fetches = 0
+        #: Set by :meth:`close`: a trickling answer stops.
+        self.stopping = threading.Event()
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -112,6 +116,13 @@ class DocumentHost:
 
             def do_GET(self) -> None:  # noqa: N802
                 outer.fetches += 1
+                if trickle:  # the head a byte at a time, ``trickle`` seconds apart, no end
+                    head = b"HTTP/1.1 200 OK\r\nX-Padding: " + b"x" * 60000
+                    for byte in head:
+                        if outer.stopping.wait(trickle):
+                            return
+                        self.wfile.write(bytes([byte]))
+                    return
                 document = (
                     {**outer.document, "padding": "x" * padding} if padding else outer.document
                 )

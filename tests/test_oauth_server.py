@@ -14,6 +14,7 @@ import json
 import logging
 import re
 import secrets
+import threading
 import typing as t
 from urllib.parse import parse_qs
 from urllib.parse import urlencode
@@ -787,6 +788,37 @@ def test_client_documents_too_large_or_slow(
             plain.close()
     finally:
         host.close()
+
+
+def test_a_document_whose_headers_trickle_in_fails_within_the_timeout(tmp_path: t.Any) -> None:
+    """The timeout bounds the whole fetch, its status line and headers included.
+
+    httpx's timeout bounds each wait for a byte: a host (anyone may name one as a
+    ``client_id``) that sent its headers a byte at a time held the request that
+    fetched the document, a server thread, for as long as it went on.
+    """
+    host = DocumentHost(tmp_path, REDIRECT, trickle=0.05)
+    documents = ClientDocuments(
+        MemoryStorage(), allow_private=True, timeout=0.5, verify=str(host.cert)
+    )
+    outcome: list[BaseException | None] = []
+
+    def fetch() -> None:
+        try:
+            documents.get(host.url)
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    fetching = threading.Thread(target=fetch, daemon=True)
+    try:
+        fetching.start()
+        fetching.join(20)  # a bound on the wait, not a speed (the head lasts 50 minutes)
+    finally:
+        host.close()
+    assert outcome, "the fetch of a document whose headers trickle in ran past its timeout"
+    assert isinstance(outcome[0], ClientDocumentError), outcome
+    assert "longer than 0.5 s" in str(outcome[0])
 
 
 def test_a_refused_document_is_an_invalid_client_error(
