@@ -394,3 +394,89 @@ def test_sessions_ended_unseen_are_not_kept(telemetry: Telemetry) -> None:
     assert mcp.stats(app)["sessions"] == 2
     kept = app.extensions[EXTENSION_KEY]._of(app).sessions
     assert len(kept) < 100, len(kept)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_a_timed_out_request_is_the_error_the_client_got_in_spans_and_metrics(
+    serve: t.Any, worker: str, tmp_path: t.Any
+) -> None:
+    """A request ``MCP_REQUEST_TIMEOUT`` ended is an ERROR span, and a Prometheus error, of the
+    answer the client got: ``tool_error`` for a tool, the JSON-RPC code for another method, in
+    both eras. Both said ``RequestCancelled`` on gevent (the handler interrupted) and success
+    on gthread (the handler ran on and returned)."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+    from wire import headers_2026
+    from wire import meta
+    from wire import sse_data
+    from wire import start_session
+
+    spans_file = tmp_path / "spans.jsonl"
+    env = {
+        "OBSERVE_OTEL": str(spans_file),
+        "OBSERVE_PROMETHEUS": "1",
+        "FLASK_MCP_REQUEST_TIMEOUT": "0.2",
+    }
+    server = serve("tests._apps.observe:app", worker, env=env)
+    tool = {"name": "dawdle", "arguments": {"seconds": 2}}
+    prompt = {"name": "dawdling", "arguments": {"seconds": "2"}}
+    with httpx.Client(timeout=30) as http:
+        session = start_session(http, server.url)
+        posts = [
+            (session, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": tool}),
+            (session, {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": prompt}),
+            (
+                {**headers_2026("tools/call", tool), "Content-Type": "application/json"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {**tool, "_meta": meta()},
+                },
+            ),
+        ]
+        with ThreadPoolExecutor(3) as pool:
+            answers = list(
+                pool.map(lambda post: http.post(server.url, headers=post[0], json=post[1]), posts)
+            )
+    replies = [
+        sse_data(a.text)[-1] if "event-stream" in a.headers["content-type"] else a.json()
+        for a in answers
+    ]
+    assert replies[0]["result"]["isError"] is True and replies[2]["result"]["isError"] is True
+    assert replies[1]["error"]["code"] == -32001
+    deadline = time.monotonic() + 10  # a thread's handler runs on to its end: its span then
+    calls: list[dict[str, t.Any]] = []
+    while len(calls) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        lines = spans_file.read_text().splitlines() if spans_file.exists() else []
+        spans = [json.loads(line) for line in lines]
+        calls = [s for s in spans if s["name"] in ("tools/call dawdle", "prompts/get dawdling")]
+    got = sorted(
+        (
+            s["attributes"]["mcp.protocol.version"],
+            s["name"],
+            s["status"],
+            s["attributes"].get("error.type"),
+            s["attributes"].get("rpc.response.status_code"),
+        )
+        for s in calls
+    )
+    assert got == [
+        ("2025-11-25", "prompts/get dawdling", "ERROR", "-32001", "-32001"),
+        ("2025-11-25", "tools/call dawdle", "ERROR", "tool_error", None),
+        ("2026-07-28", "tools/call dawdle", "ERROR", "tool_error", None),
+    ]
+    scrape = httpx.get(server.url.rsplit("/", 1)[0] + "/metrics").text
+    errors = sorted(
+        line.split("{", 1)[1]
+        for line in scrape.splitlines()
+        if line.startswith("mcp_server_errors_total{")
+    )
+    assert errors == [
+        'error_type="-32001",method="prompts/get",tool="dawdling"} 1.0',
+        'error_type="tool_error",method="tools/call",tool="dawdle"} 2.0',
+    ]

@@ -22,7 +22,10 @@ import typing as t
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
+    from ..server.middleware import CallInfo
 
+#: The error type of a request cancelled before it was answered.
+CANCELLED = "cancelled"
 #: The value of a label whose name the server does not declare.
 UNKNOWN = "unknown"
 #: The value of a label once it has :attr:`LabelBounds.max_values` distinct values.
@@ -118,4 +121,40 @@ class LabelBounds:
         return self.bounded("error_type", value)
 
 
-__all__ = ["MAX_LENGTH", "MAX_VALUES", "OTHER", "SPEC_METHODS", "UNKNOWN", "LabelBounds"]
+def ended_early(call: CallInfo) -> tuple[str, str | None, str] | None:
+    """Tell how the server ended a request before its handler did, if it did.
+
+    A request ``MCP_REQUEST_TIMEOUT`` ended was answered with the timeout's answer,
+    and a cancelled one was not answered, whatever the handler returns or raises
+    later (on gevent it is interrupted with ``RequestCancelled``; a thread runs on
+    and returns). Its error type is the client's: ``tool_error`` for the timeout's
+    ``isError`` result of a ``tools/call``, the JSON-RPC code of the timeout error of
+    another method, or :data:`CANCELLED`.
+
+    :returns: the error type, the JSON-RPC code (or ``None``) and the answer's text,
+        or ``None`` when the handler's own outcome is what the client got.
+    """
+    run = call.call.run
+    if run is None or not run.cancelled.is_set():
+        return None
+    answer = run.timed_out
+    if answer is None:
+        return CANCELLED, None, "The request was cancelled."
+    error = answer.get("error")
+    if isinstance(error, dict):
+        code = str(error.get("code"))
+        return code, code, str(error.get("message", ""))
+    blocks = answer.get("result", {}).get("content") or [{}]
+    return "tool_error", None, str(blocks[0].get("text", ""))
+
+
+__all__ = [
+    "CANCELLED",
+    "MAX_LENGTH",
+    "MAX_VALUES",
+    "OTHER",
+    "SPEC_METHODS",
+    "UNKNOWN",
+    "LabelBounds",
+    "ended_early",
+]

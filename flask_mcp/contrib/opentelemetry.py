@@ -11,7 +11,9 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
   ``network.transport`` (``tcp`` over HTTP, ``pipe`` over stdio) and
   ``network.protocol.name`` (``http``, over HTTP only), and on failure
   ``error.type`` (the JSON-RPC code, or ``tool_error`` for an ``isError`` tool
-  result) and ``rpc.response.status_code``;
+  result) and ``rpc.response.status_code``: those of the answer the client got,
+  also when ``MCP_REQUEST_TIMEOUT`` ended the request before its handler
+  returned, and ``cancelled`` for a request cancelled before it was answered;
 - its parent is the trace context in ``params._meta`` (``traceparent``,
   ``tracestate``) when the client sent one, linked to the HTTP span; else the
   HTTP span of ``opentelemetry-instrumentation-flask`` (also from a handler's own
@@ -79,6 +81,7 @@ from .labels import MAX_LENGTH
 from .labels import MAX_VALUES
 from .labels import UNKNOWN
 from .labels import LabelBounds
+from .labels import ended_early
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -281,6 +284,14 @@ class MCPInstrumentor:
                 span.set_status(Status(StatusCode.ERROR))
             return result
         finally:
+            ended = ended_early(call)
+            if ended is not None:  # what the client got, not what the handler returned
+                error_type, status_code, description = ended
+                error_type = bounds.error_type(error_type)
+                if status_code is not None:
+                    status_code = bounds.error_type(status_code)
+                    span.set_attribute("rpc.response.status_code", status_code)
+                span.set_status(Status(StatusCode.ERROR, description))
             self._end_children("no_response")
             self._children.reset(children_token)
             if session_id is None and call.session_id is not None:  # initialize made one

@@ -86,6 +86,7 @@ from ..transport.health import check_request_host
 from .labels import MAX_LENGTH
 from .labels import MAX_VALUES
 from .labels import LabelBounds
+from .labels import ended_early
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -313,6 +314,9 @@ class PrometheusMetrics:
                 error_type = "tool_error"
             return result
         finally:
+            ended = ended_early(call)
+            if ended is not None:  # what the client got, not what the handler returned
+                error_type = bounds.error_type(ended[0])
             metrics.requests.labels(method, tool).inc()
             if error_type:
                 metrics.errors.labels(method, tool, error_type).inc()

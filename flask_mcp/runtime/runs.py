@@ -300,6 +300,7 @@ class RequestRun:
         "key",
         "era",
         "result",
+        "timed_out",
     )
 
     def __init__(
@@ -331,6 +332,9 @@ class RequestRun:
         self.era = era
         #: What the runner recorded when the handler ended (its answer), if it did.
         self.result: t.Any = None
+        #: The response the supervisor sent when the run overran ``MCP_REQUEST_TIMEOUT``
+        #: (the handler's own answer, if it comes, is dropped), else ``None``.
+        self.timed_out: dict[str, t.Any] | None = None
 
     def cancel(self) -> None:
         """Flag the run as cancelled, interrupt its handler and end its stream silently."""

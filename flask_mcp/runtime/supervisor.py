@@ -116,6 +116,7 @@ def time_out(state: AppState, run: RequestRun) -> None:
     """
     timeout = state.settings.request_timeout
     response = protocol.timeout_answer(run.era, run.method, run.request_id, timeout)
+    run.timed_out = response
     run.outbox.finish(response)
     run.cancelled.set()
     if run.task is not None:

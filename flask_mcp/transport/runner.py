@@ -347,8 +347,9 @@ def run_to_completion(
     ended = _collect(reader, run, (), take)
     reader.close()
     if not ended:
+        answer = _timeout(call)
         run.cancel()
-        return _timeout(call)
+        return answer
     return final[0] if final else None
 
 
@@ -373,9 +374,13 @@ def _collect(
 
 
 def _timeout(call: Call) -> dict[str, t.Any]:
-    """The era's answer to a call that overran ``MCP_REQUEST_TIMEOUT``."""
+    """The era's answer to a call that overran ``MCP_REQUEST_TIMEOUT``, noted on its run."""
     seconds = call.state.settings.request_timeout
-    return protocol.timeout_answer(call.era, call.method, call.request_id, seconds)
+    answer = protocol.timeout_answer(call.era, call.method, call.request_id, seconds)
+    run = call.run
+    if run is not None and run.timed_out is None:
+        run.timed_out = answer
+    return answer
 
 
 # -- over HTTP ---------------------------------------------------------------------
@@ -487,12 +492,13 @@ def serve_http(
             state.slots.release()
         return _response_of(run, first[0].message)
     if not first and not resumable:  # the supervisor did not answer in time: answer here
+        answer = _timeout(call)
         run.cancel()
         reader.close()
         outbox.drop()
         if can_stream:
             state.slots.release()
-        return json_response(_timeout(call))
+        return json_response(answer)
     if not can_stream:
         return _buffered(call, run, reader, first)
     return _streamed(call, run, reader, first)
@@ -539,8 +545,9 @@ def _buffered(
     with contextlib.suppress(BackendUnavailable):
         outbox.drop()
     if not ended:
+        answer = _timeout(call)
         run.cancel()
-        return json_response(_timeout(call))
+        return json_response(answer)
     if not final:  # cancelled: no answer, as on a stream
         return answer_response(Answer(None), call.era)
     return _response_of(run, final[0])

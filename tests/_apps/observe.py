@@ -50,6 +50,7 @@ if os.environ.get("OBSERVE_OTEL"):
                         "span_id": f"{span.context.span_id:016x}",
                         "parent_id": f"{span.parent.span_id:016x}" if span.parent else None,
                         "attributes": dict(span.attributes or {}),
+                        "status": span.status.status_code.name,
                     }
                     out.write(json.dumps(record) + "\n")
             return SpanExportResult.SUCCESS
@@ -77,6 +78,20 @@ def work() -> str:
     """Work for 50 ms (other requests run meanwhile); return the worker's process id."""
     time.sleep(0.05)
     return str(os.getpid())
+
+
+@mcp.tool()
+def dawdle(seconds: float) -> str:
+    """Sleep ``seconds``: past a short ``MCP_REQUEST_TIMEOUT``, the request times out."""
+    time.sleep(seconds)
+    return "woke"
+
+
+@mcp.prompt()
+def dawdling(seconds: str) -> str:
+    """Sleep ``seconds``, as ``dawdle`` does, for a method that times out with an error."""
+    time.sleep(float(seconds))
+    return "woke"
 
 
 if os.environ.get("OBSERVE_AUDIT"):
