@@ -165,6 +165,20 @@ def test_errors(telemetry: Telemetry, version: str) -> None:
     assert any(p.attributes.get("rpc.response.status_code") == "-32602" for p in points)
 
 
+def test_resource_subscriptions_name_their_resource(telemetry: Telemetry) -> None:
+    """``mcp.resource.uri`` is conditionally required on every request with a resource URI:
+    ``resources/subscribe`` and ``resources/unsubscribe`` spans had none."""
+    _, app = make(telemetry)
+    with MCPTestClient(app) as client:
+        client.request("resources/subscribe", {"uri": "data://one"})
+        client.request("resources/unsubscribe", {"uri": "data://one"})
+    spans = {s.name: dict(s.attributes or {}) for s in telemetry.mcp_spans()}
+    assert spans["resources/subscribe"]["mcp.resource.uri"] == "data://one"
+    assert spans["resources/unsubscribe"]["mcp.resource.uri"] == "data://one"
+    points = telemetry.points("mcp.server.operation.duration")
+    assert all("mcp.resource.uri" not in p.attributes for p in points)  # spans only
+
+
 def test_sampling_round_trip_is_a_child_client_span(telemetry: Telemetry) -> None:
     _, app = make(telemetry)
 

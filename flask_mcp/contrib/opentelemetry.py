@@ -7,7 +7,8 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
   methods are named by the method alone, as the URI would make too many names),
   with ``mcp.method.name``, ``mcp.session.id``, ``mcp.protocol.version``,
   ``jsonrpc.request.id``, ``gen_ai.tool.name``, ``gen_ai.prompt.name``,
-  ``mcp.resource.uri``, ``gen_ai.operation.name`` (``execute_tool``),
+  ``mcp.resource.uri`` (``resources/read``, ``resources/subscribe`` and
+  ``resources/unsubscribe``), ``gen_ai.operation.name`` (``execute_tool``),
   ``network.transport`` (``tcp`` over HTTP, ``pipe`` over stdio) and
   ``network.protocol.name`` (``http``, over HTTP only), and on failure
   ``error.type`` (the JSON-RPC code, or ``tool_error`` for an ``isError`` tool
@@ -95,6 +96,8 @@ DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 
 #: Where ``opentelemetry-instrumentation-flask`` keeps the request's span in the WSGI environ.
 FLASK_SPAN_KEY = "opentelemetry-flask.span_key"
 _OPERATIONS = {"tools/call": "execute_tool"}
+#: The methods besides ``resources/read`` whose span carries ``mcp.resource.uri``.
+_SUBSCRIPTIONS = frozenset({"resources/subscribe", "resources/unsubscribe"})
 #: The longest ``mcp.resource.uri`` span attribute kept (it is never a metric attribute).
 MAX_URI_LENGTH = 1024
 #: The key of the :class:`MCPInstrumentor` in ``app.extensions``.
@@ -251,6 +254,10 @@ class MCPInstrumentor:
                 attributes["gen_ai.prompt.name"] = target = bounds.name(self.mcp, kind, name)
             else:
                 attributes["mcp.resource.uri"] = name[:MAX_URI_LENGTH]
+        elif method in _SUBSCRIPTIONS:
+            uri = call.params.get("uri")
+            if isinstance(uri, str):
+                attributes["mcp.resource.uri"] = uri[:MAX_URI_LENGTH]
         operation = _OPERATIONS.get(method)
         if operation is not None:
             attributes["gen_ai.operation.name"] = operation
