@@ -303,10 +303,18 @@ def test_network_attributes_say_how_the_request_came(telemetry: Telemetry) -> No
         if "gen_ai.tool.name" in p.attributes
     }
     assert transports == {"add": "tcp", "sample": "pipe"}
+    # network.protocol.name is on the metrics as well (recommended by the conventions).
+    protocols = {
+        p.attributes["gen_ai.tool.name"]: p.attributes.get("network.protocol.name")
+        for p in points
+        if "gen_ai.tool.name" in p.attributes
+    }
+    assert protocols == {"add": "http", "sample": None}
     sessions = sorted(
-        p.attributes["network.transport"] for p in telemetry.points("mcp.server.session.duration")
+        (p.attributes["network.transport"], p.attributes.get("network.protocol.name", ""))
+        for p in telemetry.points("mcp.server.session.duration")
     )
-    assert sessions == ["pipe", "tcp"]
+    assert sessions == [("pipe", ""), ("tcp", "http")]
 
 
 @pytest.mark.e2e

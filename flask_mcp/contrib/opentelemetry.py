@@ -23,7 +23,7 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
   child spans of kind ``CLIENT``, ``sampling/createMessage`` and so on, whose
   trace context goes to the client in the request's ``params._meta``;
 - histograms ``mcp.server.operation.duration`` and ``mcp.server.session.duration``
-  (seconds).
+  (seconds), with the ``network.*`` attributes of the spans.
 
 Span names and the tool, prompt and method attributes come only from names the
 server declares (``unknown`` for the others), each attribute takes at most
@@ -113,9 +113,9 @@ class AppTelemetry:
 
     def __init__(self, bounds: LabelBounds) -> None:
         self.bounds = bounds
-        #: session id -> (monotonic start, protocol version, ``network.transport`` or
-        #: ``None``), for the session duration.
-        self.sessions: dict[str, tuple[float, str, str | None]] = {}
+        #: session id -> (monotonic start, protocol version, ``network.*`` attributes),
+        #: for the session duration.
+        self.sessions: dict[str, tuple[float, str, dict[str, str]]] = {}
         #: The size of :attr:`sessions` at which the sessions that ended unseen are
         #: forgotten (twice the number kept at the last look).
         self.prune_at = PRUNE_AT
@@ -310,7 +310,6 @@ class MCPInstrumentor:
             otel_context.detach(token)
             for key in ("jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri"):
                 attributes.pop(key, None)  # too many values for a metric's attributes
-            attributes.pop("network.protocol.name", None)
             if status_code is not None:
                 attributes["rpc.response.status_code"] = status_code
             self.operation_duration.record(time.perf_counter() - started, attributes)
@@ -400,9 +399,9 @@ class MCPInstrumentor:
         telemetry = self._of(sender)
         if telemetry is None:
             return
-        transport = _network().get("network.transport")
+        network = _network()
         with telemetry.lock:
-            telemetry.sessions[session_id] = (time.monotonic(), protocol_version, transport)
+            telemetry.sessions[session_id] = (time.monotonic(), protocol_version, network)
             known = (
                 list(telemetry.sessions) if len(telemetry.sessions) >= telemetry.prune_at else []
             )
@@ -438,10 +437,8 @@ class MCPInstrumentor:
             opened = telemetry.sessions.pop(session_id, None)
         if opened is None:
             return  # made by another worker: its start is not known here
-        started, version, transport = opened
-        attributes: dict[str, t.Any] = {"mcp.protocol.version": version}
-        if transport is not None:
-            attributes["network.transport"] = transport
+        started, version, network = opened
+        attributes: dict[str, t.Any] = {"mcp.protocol.version": version, **network}
         if reason not in ("", "deleted"):  # "idle", "lifetime", "handshake": the server's
             attributes["error.type"] = reason
         self.session_duration.record(time.monotonic() - started, attributes)
