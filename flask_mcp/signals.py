@@ -20,9 +20,11 @@ request_started = _signals.signal("mcp-request-started")
 """A JSON-RPC request arrived. Kwargs: ``method``, ``request_id``, ``session_id``."""
 
 request_finished = _signals.signal("mcp-request-finished")
-"""A JSON-RPC request finished. Kwargs: ``method``, ``request_id``,
-``session_id``, ``duration`` (seconds), ``error`` (the JSON-RPC error dict or
-``None``)."""
+"""A JSON-RPC request finished, once for each ``request_started``, also when it was
+cancelled or timed out. Kwargs: ``method``, ``request_id``, ``session_id``,
+``duration`` (seconds), ``error`` (the JSON-RPC error dict the client got, the
+timeout's for a request ``MCP_REQUEST_TIMEOUT`` ended, or ``None``: a result, or no
+answer after a cancellation, which ``request_cancelled`` tells)."""
 
 tool_called = _signals.signal("mcp-tool-called")
 """A tool ran. Kwargs: ``tool`` (name), ``duration``, ``is_error``."""

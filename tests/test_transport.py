@@ -593,3 +593,47 @@ def test_a_large_json_body_is_watched_while_the_server_writes_it(hook_reads_body
         assert len(writes) == 0
     assert len(body) > 2 * WATCHED_BODY_SIZE
     assert int(response.headers["Content-Length"]) == len(body)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_request_finished_once_with_the_timeout_error(
+    serve: t.Any, worker: str, tmp_path: t.Any
+) -> None:
+    """A request ``MCP_REQUEST_TIMEOUT`` ended sends ``request_finished`` once, with the
+    timeout error the client got. On gevent (the handler interrupted) it was never sent; on
+    gthread it came when the handler returned, with ``error=None``."""
+    import time
+
+    import httpx
+    from wire import start_session
+
+    signals_file = tmp_path / "signals.jsonl"
+    env = {"OBSERVE_SIGNALS": str(signals_file), "FLASK_MCP_REQUEST_TIMEOUT": "0.2"}
+    server = serve("tests._apps.observe:app", worker, env=env)
+    prompt = {"name": "dawdling", "arguments": {"seconds": "2"}}
+    with httpx.Client(timeout=30) as http:
+        headers = start_session(http, server.url)
+        message = {"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": prompt}
+        answer = http.post(server.url, headers=headers, json=message)
+    assert '"code":-32001' in answer.text.replace(" ", "")
+    deadline = time.monotonic() + 10  # a thread's handler runs on to its end
+    seen: list[dict[str, t.Any]] = []
+    while time.monotonic() < deadline:
+        lines = signals_file.read_text().splitlines()
+        seen = [json.loads(line) for line in lines]
+        seen = [s for s in seen if s.get("request_id") == 7]
+        if any(s["signal"] == "request_finished" for s in seen):
+            time.sleep(0.3)  # a second one would come now
+            seen = [json.loads(line) for line in signals_file.read_text().splitlines()]
+            seen = [s for s in seen if s.get("request_id") == 7]
+            break
+        time.sleep(0.1)
+    assert sorted(s["signal"] for s in seen) == [
+        "request_cancelled",
+        "request_finished",
+        "request_started",
+    ]
+    (finished,) = [s for s in seen if s["signal"] == "request_finished"]
+    assert finished["error"]["code"] == -32001
+    assert finished["method"] == "prompts/get"

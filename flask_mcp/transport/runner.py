@@ -133,17 +133,26 @@ def execute(
             session_id=call.session.id if call.session is not None else None,
         )
     run = dispatcher.dispatch if route is None else lambda call: dispatcher.dispatch(call, route)
-    answer, error = answer_of(dispatcher, call, run)  # no closure to build for a plain call
-    if signals.request_finished.receivers:
-        signals.send(
-            signals.request_finished,
-            state.app,
-            method=method,
-            request_id=request_id,
-            session_id=call.session.id if call.session is not None else None,
-            duration=time.perf_counter() - started,
-            error=error,
-        )
+    error: dict[str, t.Any] | None = None
+    try:
+        answer, error = answer_of(dispatcher, call, run)  # no closure to build for a plain call
+    except BackendUnavailable:
+        error = {"code": INTERNAL_ERROR, "message": settle.STORE_UNAVAILABLE}
+        raise
+    finally:  # once, also when the request was cancelled or timed out (gevent interrupts)
+        if signals.request_finished.receivers:
+            timed_out = call.run.timed_out if call.run is not None else None
+            if timed_out is not None:  # the client got the timeout's answer, not the handler's
+                error = timed_out.get("error")
+            signals.send(
+                signals.request_finished,
+                state.app,
+                method=method,
+                request_id=request_id,
+                session_id=call.session.id if call.session is not None else None,
+                duration=time.perf_counter() - started,
+                error=error,
+            )
     return answer
 
 

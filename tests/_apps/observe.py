@@ -7,7 +7,9 @@
   (``PROMETHEUS_MULTIPROC_DIR`` for several workers);
 - ``OBSERVE_OTEL=<file>``: OpenTelemetry spans of the Flask instrumentation and of
   ``MCPInstrumentor``, one JSON line per finished span appended to ``<file>``;
-- ``OBSERVE_AUDIT=1``: a middleware that appends ``"audited"`` to tool results.
+- ``OBSERVE_AUDIT=1``: a middleware that appends ``"audited"`` to tool results;
+- ``OBSERVE_SIGNALS=<file>``: the request signals (``request_started``,
+  ``request_finished``, ``request_cancelled``), one JSON line each appended to ``<file>``.
 
 ``GET /pid`` answers with the worker's process id.
 """
@@ -129,6 +131,23 @@ if os.environ.get("OBSERVE_OTEL"):
 
     otel.init_app(app)
     FlaskInstrumentor().instrument_app(app, tracer_provider=provider)
+
+
+if os.environ.get("OBSERVE_SIGNALS"):
+    import json
+
+    from flask_mcp import signals
+
+    def record(name: str) -> t.Callable[..., None]:
+        def receiver(sender: t.Any, **kwargs: t.Any) -> None:
+            kwargs.pop("duration", None)
+            with open(os.environ["OBSERVE_SIGNALS"], "a") as out:
+                out.write(json.dumps({"signal": name, **kwargs}) + "\n")
+
+        return receiver
+
+    for name in ("request_started", "request_finished", "request_cancelled"):
+        getattr(signals, name).connect(record(name), app, weak=False)
 
 
 @app.get("/pid")
