@@ -165,6 +165,33 @@ def test_errors(telemetry: Telemetry, version: str) -> None:
     assert any(p.attributes.get("rpc.response.status_code") == "-32602" for p in points)
 
 
+@pytest.mark.parametrize("version", ERAS)
+def test_an_exception_is_the_internal_error_the_client_got(
+    telemetry: Telemetry, version: str
+) -> None:
+    """A middleware's bug is answered with -32603: that is the span's ``error.type`` and
+    ``rpc.response.status_code`` (it had the exception's class and no status code)."""
+    mcp, app = make(telemetry)
+
+    @mcp.middleware
+    def broken(call: t.Any, call_next: t.Any) -> dict[str, t.Any]:
+        if call.method == "prompts/list":
+            raise ValueError("a bug")
+        return t.cast(dict[str, t.Any], call_next(call))
+
+    with MCPTestClient(app, protocol_version=version) as client, pytest.raises(MCPError) as raised:
+        client.request("prompts/list", {})
+    assert raised.value.code == -32603
+    (span,) = [s for s in telemetry.mcp_spans() if s.name == "prompts/list"]
+    attributes = dict(span.attributes or {})
+    assert attributes["error.type"] == attributes["rpc.response.status_code"] == "-32603"
+    assert span.status.status_code == StatusCode.ERROR
+    assert [event.name for event in span.events] == ["exception"]  # the class is there
+    points = telemetry.points("mcp.server.operation.duration")
+    (point,) = [p for p in points if p.attributes["mcp.method.name"] == "prompts/list"]
+    assert point.attributes["error.type"] == point.attributes["rpc.response.status_code"]
+
+
 def test_resource_subscriptions_name_their_resource(telemetry: Telemetry) -> None:
     """``mcp.resource.uri`` is conditionally required on every request with a resource URI:
     ``resources/subscribe`` and ``resources/unsubscribe`` spans had none."""

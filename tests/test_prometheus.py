@@ -59,6 +59,24 @@ def make(**config: t.Any) -> tuple[MCP, Flask]:
     return mcp, app
 
 
+def test_an_exception_counts_as_the_internal_error_the_client_got() -> None:
+    """A middleware's bug is answered with -32603, its ``error_type`` (it was the class)."""
+    mcp, app = make()
+
+    @mcp.middleware
+    def broken(call: t.Any, call_next: t.Any) -> dict[str, t.Any]:
+        if call.method == "prompts/list":
+            raise ValueError("a bug")
+        return t.cast(dict[str, t.Any], call_next(call))
+
+    with MCPTestClient(app) as client:
+        with pytest.raises(MCPError):
+            client.request("prompts/list", {})
+        text = app.test_client().get("/metrics").get_data(as_text=True)
+    assert sample(text, "mcp_server_errors_total", method="prompts/list", error_type="-32603") == 1
+    assert "ValueError" not in text
+
+
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_requests_errors_durations_sessions(version: str) -> None:
     _, app = make()

@@ -20,6 +20,9 @@ from __future__ import annotations
 import threading
 import typing as t
 
+from ..errors import INTERNAL_ERROR
+from ..errors import BackendUnavailable
+
 if t.TYPE_CHECKING:
     from ..extension import MCP
     from ..server.middleware import CallInfo
@@ -121,6 +124,20 @@ class LabelBounds:
         return self.bounded("error_type", value)
 
 
+def raised_error(exc: BaseException) -> tuple[str, str | None]:
+    """The error type and JSON-RPC code of a request whose chain raised ``exc`` (not an
+    :class:`~flask_mcp.MCPError`).
+
+    An exception is a bug the client is answered with a redacted ``-32603``: that is its
+    error type, as the MCP semantic conventions ask of an error response. The others
+    (``RequestCancelled``, a backend outage answered with HTTP 503) sent no JSON-RPC
+    error: their class names them.
+    """
+    if isinstance(exc, Exception) and not isinstance(exc, BackendUnavailable):
+        return str(INTERNAL_ERROR), str(INTERNAL_ERROR)
+    return type(exc).__qualname__, None
+
+
 def ended_early(call: CallInfo) -> tuple[str, str | None, str] | None:
     """Tell how the server ended a request before its handler did, if it did.
 
@@ -157,4 +174,5 @@ __all__ = [
     "UNKNOWN",
     "LabelBounds",
     "ended_early",
+    "raised_error",
 ]

@@ -11,10 +11,11 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
   ``resources/unsubscribe``), ``gen_ai.operation.name`` (``execute_tool``),
   ``network.transport`` (``tcp`` over HTTP, ``pipe`` over stdio) and
   ``network.protocol.name`` (``http``, over HTTP only), and on failure
-  ``error.type`` (the JSON-RPC code, or ``tool_error`` for an ``isError`` tool
-  result) and ``rpc.response.status_code``: those of the answer the client got,
-  also when ``MCP_REQUEST_TIMEOUT`` ended the request before its handler
-  returned, and ``cancelled`` for a request cancelled before it was answered;
+  ``error.type`` (the JSON-RPC code, ``-32603`` for an exception, or
+  ``tool_error`` for an ``isError`` tool result) and ``rpc.response.status_code``:
+  those of the answer the client got, also when ``MCP_REQUEST_TIMEOUT`` ended the
+  request before its handler returned, and ``cancelled`` for a request cancelled
+  before it was answered;
 - its parent is the trace context in ``params._meta`` (``traceparent``,
   ``tracestate``) when the client sent one, linked to the HTTP span; else the
   HTTP span of ``opentelemetry-instrumentation-flask`` (also from a handler's own
@@ -83,6 +84,7 @@ from .labels import MAX_VALUES
 from .labels import UNKNOWN
 from .labels import LabelBounds
 from .labels import ended_early
+from .labels import raised_error
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -280,7 +282,10 @@ class MCPInstrumentor:
             span.set_status(Status(StatusCode.ERROR, exc.message))
             raise
         except BaseException as exc:
-            error_type = bounds.error_type(type(exc).__qualname__)
+            error_type, status_code = raised_error(exc)
+            error_type = bounds.error_type(error_type)
+            if status_code is not None:
+                span.set_attribute("rpc.response.status_code", status_code)
             span.set_status(Status(StatusCode.ERROR, str(exc)))
             if isinstance(exc, Exception):
                 span.record_exception(exc)

@@ -87,6 +87,7 @@ from .labels import MAX_LENGTH
 from .labels import MAX_VALUES
 from .labels import LabelBounds
 from .labels import ended_early
+from .labels import raised_error
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -307,7 +308,7 @@ class PrometheusMetrics:
             error_type = bounds.error_type(str(exc.code))
             raise
         except BaseException as exc:
-            error_type = bounds.error_type(type(exc).__qualname__)
+            error_type = bounds.error_type(raised_error(exc)[0])
             raise
         else:
             if call.method == "tools/call" and result.get("isError") is True:
