@@ -964,7 +964,55 @@ def test_the_supervisor_sweep_fails_dead_tasks_without_a_poll(
     swept = store.get(task_id)
     assert swept is not None and swept["status"] == "failed"
     assert finished == [f"{task_id}:failed"]
-    assert task_id not in [r["taskId"] for r in store.live(100)]
+    assert task_id not in [r["taskId"] for r in store.live(100)[0]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_sweep_reaches_dead_tasks_behind_many_long_lived_ones(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Past the first batch of the live index: 520 queued tasks (no lease yet) before a
+    dead one and an ended one, which the sweep fails and forgets in later rounds."""
+    from flask_mcp.runtime import supervisor
+
+    config: dict[str, t.Any] = {"MCP_TASK_LEASE": 1}
+    if backend != "memory":
+        prefix = f"sweep-{uuid.uuid4().hex[:8]}:"
+        config["MCP_BACKEND"] = f"{request.getfixturevalue(backend)}?prefix={prefix}"
+    mcp, app, _ = build(**config)
+    state = mcp.state(app)
+    store = tasks_mod.store_of(state)
+    now = time.time()
+
+    def task(status: str, lease: float | None, n: int) -> dict[str, t.Any]:
+        return {
+            "taskId": f"{status}-{n}-" + uuid.uuid4().hex, "status": status,
+            "createdAt": tasks_mod.now_iso(now), "lastUpdatedAt": tasks_mod.now_iso(now),
+            "ttlMs": 60000, "pollIntervalMs": 100, "created": now + n / 1e6, "lease": lease,
+            "flavour": "2026", "request": {},
+        }  # fmt: skip
+
+    for n in range(520):  # queued on Celery: no lease, alive as long as they wait
+        store.create(task("working", None, n), 60)
+    dead, ended = task("working", now - 5, 600), task("completed", None, 601)
+    store.create(dead, 60)
+    store.create(ended, 60)
+    finished: list[str] = []
+
+    def on_finished(sender: t.Any, task_id: str, status: str, **extra: t.Any) -> None:
+        finished.append(f"{task_id}:{status}")
+
+    signals.task_finished.connect(on_finished, app)
+    later = time.monotonic() + 1000
+    for round_ in range(4):
+        supervisor.tick(state, later + 1000 * round_, reap=False)
+    swept = store.get(dead["taskId"])
+    assert swept is not None and swept["status"] == "failed"
+    assert finished == [f"{dead['taskId']}:failed"]
+    if backend != "memory":
+        live = redis_client(config["MCP_BACKEND"]).zrange(f"{prefix}{{g}}:tasks:live", 0, -1)
+        ids = {i.decode() for i in live}
+        assert len(ids) == 520 and dead["taskId"] not in ids and ended["taskId"] not in ids
 
 
 # -- bounds on one caller's records (issue 33): both stores, a precise error past a bound,
@@ -1134,6 +1182,30 @@ def test_bytes_per_caller_are_bounded_on_create_and_on_change(store: TaskStore) 
         store.mutate(first["taskId"], big_result)
     kept = store.get(first["taskId"])
     assert kept is not None and kept["status"] == "working" and "result" not in kept
+
+
+def test_the_live_batches_move_on_past_a_batch_that_ended_on_an_ended_task(
+    store: TaskStore,
+) -> None:
+    first, second, third = (record("o") for _ in range(3))
+    second["created"] = first["created"] + 1
+    third["created"] = first["created"] + 2
+    for each in (first, second, third):
+        store.create(each, 60)
+
+    def end(found: dict[str, t.Any]) -> bool:
+        found["status"] = "completed"
+        return True
+
+    store.mutate(second["taskId"], end)
+    seen: list[str] = []
+    cursor = None
+    for _ in range(3):  # Redis: the first batch ends on the ended one, dropped as it is read
+        records, cursor = store.live(2, cursor)
+        seen += [r["taskId"] for r in records]
+        if cursor is None:
+            break
+    assert seen == [first["taskId"], third["taskId"]] and cursor is None
 
 
 def test_a_large_finished_result_is_kept_only_for_a_while(store: TaskStore) -> None:

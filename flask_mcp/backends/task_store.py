@@ -130,8 +130,14 @@ class TaskStore(abc.ABC):
         """
 
     @abc.abstractmethod
-    def live(self, limit: int) -> list[dict[str, t.Any]]:
-        """Return up to ``limit`` records that are not terminal yet (for the lease sweep)."""
+    def live(
+        self, limit: int, cursor: str | None = None
+    ) -> tuple[list[dict[str, t.Any]], str | None]:
+        """Return the records not terminal yet among the next ``limit`` from ``cursor``
+        (``None``: the oldest), oldest first, and the cursor of the batch after them
+        (``None``: this batch reached the end). For the lease sweep, which goes through
+        every live task a batch at a time, however many live tasks come first.
+        """
 
     @abc.abstractmethod
     def list(
@@ -154,12 +160,20 @@ def caller_of(record: dict[str, t.Any]) -> t.Any:
 class _Entry:
     """One record kept in memory: its JSON (immutable: nothing is copied to share it)."""
 
-    __slots__ = ("caller", "data", "done", "expires", "owner")
+    __slots__ = ("caller", "data", "done", "expires", "owner", "seq")
 
     def __init__(
-        self, data: bytes, expires: float | None, owner: t.Any, done: bool, caller: t.Any = None
+        self,
+        data: bytes,
+        expires: float | None,
+        owner: t.Any,
+        done: bool,
+        caller: t.Any = None,
+        seq: int = 0,
     ) -> None:
         self.data, self.expires, self.owner = data, expires, owner
+        #: The record's place in creation order (the lease sweep's cursor).
+        self.seq = seq
         #: Whom the record counts against for the per-caller bounds (:func:`caller_of`).
         self.caller = owner if caller is None else caller
         #: Whether the task's status is terminal (the lease sweep skips it undecoded).
@@ -176,6 +190,7 @@ class MemoryTaskStore(TaskStore):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._records: dict[str, _Entry] = {}
+        self._created = 0
 
     def _live(self, task_id: str) -> _Entry | None:
         entry = self._records.get(task_id)
@@ -208,7 +223,11 @@ class MemoryTaskStore(TaskStore):
                     raise TaskQuotaExceeded("bytes", limits.max_bytes, size, len(data))
             expires = None if ttl is None else time.monotonic() + ttl
             done = record.get("status") in TERMINAL
-            self._records[record["taskId"]] = _Entry(data, expires, owner, done, caller)
+            self._created += 1
+            self._records.pop(record["taskId"], None)  # a new record goes last
+            self._records[record["taskId"]] = _Entry(
+                data, expires, owner, done, caller, self._created
+            )
             # Drop expired records now and then, so memory stays bounded.
             if len(self._records) % 64 == 0:
                 for task_id in list(self._records):
@@ -239,22 +258,29 @@ class MemoryTaskStore(TaskStore):
                 until = time.monotonic() + shorter
                 expires = until if expires is None else min(expires, until)
             done = draft.get("status") in TERMINAL
-            self._records[task_id] = _Entry(data, expires, entry.owner, done, entry.caller)
+            self._records[task_id] = _Entry(
+                data, expires, entry.owner, done, entry.caller, entry.seq
+            )
             return t.cast("dict[str, t.Any]", loads_stored(data))
 
-    def live(self, limit: int) -> list[dict[str, t.Any]]:
-        found = []
-        with self._lock:
+    def live(
+        self, limit: int, cursor: str | None = None
+    ) -> tuple[list[dict[str, t.Any]], str | None]:
+        after = 0 if cursor is None else int(cursor)
+        with self._lock:  # creation order: a changed record keeps its place
             entries = [
-                e for i in list(self._records) if (e := self._live(i)) is not None and not e.done
+                e
+                for i in list(self._records)
+                if (e := self._live(i)) is not None and not e.done and e.seq > after
             ]
-        for entry in entries:
-            record = t.cast("dict[str, t.Any]", loads_stored(entry.data))
-            if record["status"] not in TERMINAL:
-                found.append(record)
-                if len(found) >= limit:
-                    break
-        return found
+        batch = entries[:limit]
+        found = [
+            record
+            for entry in batch
+            if (record := t.cast("dict[str, t.Any]", loads_stored(entry.data)))["status"]
+            not in TERMINAL
+        ]
+        return found, (str(batch[-1].seq) if len(entries) > limit else None)
 
     def list(
         self, owner: str, cursor: int, limit: int

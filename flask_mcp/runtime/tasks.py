@@ -209,23 +209,33 @@ def wire(record: dict[str, t.Any], *, detailed: bool = True) -> dict[str, t.Any]
     return task
 
 
-#: When each app's tasks were last swept for dead leases.
+#: When each app's last pass over its live tasks started.
 _swept: weakref.WeakKeyDictionary[AppState, float] = weakref.WeakKeyDictionary()
-#: Records one sweep looks at.
+#: Where each app's pass under way goes on (absent: no pass under way).
+_cursors: weakref.WeakKeyDictionary[AppState, str] = weakref.WeakKeyDictionary()
+#: Records one round of the sweep looks at.
 SWEEP_BATCH = 500
 
 
 def sweep(state: AppState, now: float) -> None:
-    """Fail the running tasks whose lease ran out (a supervisor hook, every ``lease / 3`` s).
+    """Fail the running tasks whose lease ran out (a supervisor hook).
 
-    Without it a dead worker's task would fail only when someone looks at it; with it
-    ``task_finished`` and the status notifications go out within about ``MCP_TASK_LEASE``.
+    A pass goes through every live task, :data:`SWEEP_BATCH` of them a round (a round
+    every supervisor tick while the pass lasts), and starts every ``lease / 3`` s: however
+    many long-lived tasks come first (queued on Celery, waiting for input), a dead
+    worker's task fails, and ``task_finished`` and the status notifications go out, within
+    about ``MCP_TASK_LEASE`` plus the pass, not only when someone looks at it.
     """
-    lease = state.settings.task_lease
-    if now - _swept.get(state, float("-inf")) < max(lease / 3, 1.0):
-        return
-    _swept[state] = now
-    for record in store_of(state).live(SWEEP_BATCH):
+    cursor = _cursors.pop(state, None)
+    if cursor is None:
+        lease = state.settings.task_lease
+        if now - _swept.get(state, float("-inf")) < max(lease / 3, 1.0):
+            return
+        _swept[state] = now
+    records, following = store_of(state).live(SWEEP_BATCH, cursor)
+    if following is not None:
+        _cursors[state] = following
+    for record in records:
         check_lease(state, record)
 
 

@@ -4,8 +4,9 @@ Keys (``P`` is the backend's prefix; see :mod:`flask_mcp.backends.redis.keys`):
 
 - ``P{<id>}:task``: the record, one JSON string, expiring with the task's TTL, tagged by
   the task id (one cluster slot per task);
-- ``P{g}:tasks:live``: a sorted set of the ids of tasks not known to have ended (the lease
-  sweep reads it and drops the ids of tasks that ended or expired);
+- ``P{g}:tasks:live``: a sorted set of the ids of tasks not known to have ended, by
+  creation time (the lease sweep reads it a batch at a time, from a cursor that moves on
+  through it, and drops the ids of tasks that ended or expired);
 - ``P{g}:tasks:<owner>``: a sorted set of the owner's task ids by creation time
   (``tasks/list``), trimmed of ids whose record expired;
 - ``P{g}:tasks:caller:<caller>`` and ``P{g}:taskbytes:<caller>``: the ids and sizes of the
@@ -214,13 +215,21 @@ class RedisTaskStore(TaskStore):
             pipe.unwatch()
             raise TaskQuotaExceeded("bytes", most, int(held), size - before)
 
-    def live(self, limit: int) -> list[dict[str, t.Any]]:
+    def live(
+        self, limit: int, cursor: str | None = None
+    ) -> tuple[list[dict[str, t.Any]], str | None]:
+        """Read the next ``limit`` ids of the live index after ``cursor`` (see
+        :meth:`TaskStore.live`) and their records; drop the ids of the ended or expired.
+
+        The cursor is the last id read and its score (``task_live``): it moves on past
+        the tasks that live long (queued on Celery, waiting for input), so that the sweep
+        reaches the dead ones behind them.
+        """
         index = self._live_index()
+        last, _, score = (cursor or "").partition(" ")
         try:
-            ids = [
-                i.decode() if isinstance(i, bytes) else str(i)
-                for i in self.client.zrange(index, 0, limit - 1)
-            ]
+            page = self.commands.run("task_live", [index], last, score or "-inf", limit)
+            ids = [text(i) for i in page[0::2]]
             raws = self._get_many(ids) if ids else []
             records, done = [], []
             for task_id, raw in zip(ids, raws, strict=True):
@@ -233,7 +242,8 @@ class RedisTaskStore(TaskStore):
                 self.client.zrem(index, *done)
         except _UNAVAILABLE as exc:
             raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
-        return records
+        following = f"{ids[-1]} {text(page[-1])}" if len(ids) >= limit else None
+        return records, following
 
     def list(
         self, owner: str, cursor: int, limit: int
