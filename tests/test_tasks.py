@@ -1827,6 +1827,60 @@ def test_2025_task_progress_reaches_the_client_waiting_for_its_result(serve: t.A
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_2025_tasks_result_relaying_a_question_ends_with_its_cancelled_task(
+    serve: t.Any, worker: str
+) -> None:
+    """A ``tasks/result`` that relays the task's question waited for the client's answer
+    (``MCP_CLIENT_REQUEST_TIMEOUT``, two minutes) though the task was cancelled meanwhile;
+    it answers at once with what ``tasks/result`` of the cancelled task answers, and tells
+    the client its question is moot. So does one that a later ``tasks/result`` replaced."""
+    related = "io.modelcontextprotocol/related-task"
+    env = {"FLASK_MCP_CLIENT_REQUEST_TIMEOUT": "30"}  # the default is 120
+    server = serve("tests._apps.task_inputs:app", worker, threads=4, env=env)
+    with httpx.Client(timeout=60) as http:
+        headers = start_session(http, server.url, {"elicitation": {}, "tasks": {}})
+
+        def send(method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            return t.cast(
+                "dict[str, t.Any]", http.post(server.url, headers=headers, json=body).json()
+            )
+
+        params = {"name": "chatty", "arguments": {"steps": 1}, "task": {}}
+        task_id = send("tools/call", params)["result"]["task"]["taskId"]
+
+        def result(request_id: int) -> t.Any:
+            body = {"jsonrpc": "2.0", "id": request_id, "method": "tasks/result",
+                    "params": {"taskId": task_id}}  # fmt: skip
+            return http.stream("POST", server.url, headers=headers, json=body)
+
+        def messages(stream: t.Any) -> t.Iterator[dict[str, t.Any]]:
+            return (m for line in stream.iter_lines() for m in sse_data(line + "\n"))
+
+        with result(7) as first:
+            earlier = messages(first)
+            asked = next(m for m in earlier if m.get("method") == "elicitation/create")
+            with result(8) as second:  # the client asks again: the first waits no more
+                later = messages(second)
+                asked = next(m for m in later if m.get("method") == "elicitation/create")
+                replaced = list(earlier)
+                assert send("tasks/cancel", {"taskId": task_id})["result"]["status"] == "cancelled"
+                rest = list(later)  # the question unanswered: its stream ends all the same
+        assert replaced[0].get("method") == "notifications/cancelled", replaced
+        assert "A later tasks/result" in replaced[-1]["error"]["message"]
+        cancel, final = rest[0], rest[-1]
+        assert asked["params"]["_meta"][related] == {"taskId": task_id}
+        assert cancel.get("method") == "notifications/cancelled", rest  # drop the question
+        assert cancel["params"]["requestId"] == asked["id"]
+        assert final["id"] == 8 and final["error"]["code"] == -32603
+        assert "cancelled" in final["error"]["message"]
+        assert final["error"]["data"][related] == {"taskId": task_id}
+        again = send("tasks/result", {"taskId": task_id})  # what a later tasks/result answers
+        assert again["error"] == final["error"]
+
+
+@pytest.mark.e2e
 def test_2025_task_meta_timestamps_paging_and_cancel_on_a_real_server(serve: t.Any) -> None:
     """2025-11-25 tasks MUSTs and SHOULDs that no other test drives, on gthread (where a
     cancelled handler's thread runs on to its end):

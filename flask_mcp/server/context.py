@@ -159,6 +159,20 @@ class SessionBackChannel:
     def request(
         self, ctx: Context, method: str, params: dict[str, t.Any], key: str | None = None
     ) -> dict[str, t.Any]:
+        return t.cast("dict[str, t.Any]", self.ask(ctx, method, params))
+
+    def ask(
+        self,
+        ctx: Context,
+        method: str,
+        params: dict[str, t.Any],
+        until: t.Callable[[], bool] | None = None,
+    ) -> dict[str, t.Any] | None:
+        """Send the request and return the client's result, or ``None`` once ``until()``
+        (called every half second while the answer is awaited) is true first: then the
+        client is told, with ``notifications/cancelled``, that the answer is no longer
+        needed.
+        """
         run = ctx._run
         session_id = t.cast(str, run.session_id)
         if not run.can_round_trip:
@@ -202,6 +216,11 @@ class SessionBackChannel:
                     raise ClientRequestError(
                         f"The session ended before the client answered {method}."
                     )
+                if answer is None and until is not None and until():
+                    reason = f"The server no longer needs the answer to {method}."
+                    cancel = {"requestId": request_id, "reason": reason}
+                    run.outbox.emit(jsonrpc.notification("notifications/cancelled", cancel))
+                    return None
         finally:
             if answer is None:
                 self.backend.forget_response(session_id, request_id)
@@ -233,6 +252,24 @@ class SessionBackChannel:
                 f"The client answered {method} with a malformed result{expected}."
             )
         return result
+
+
+def relay_request(
+    ctx: Context, method: str, params: dict[str, t.Any], until: t.Callable[[], bool]
+) -> dict[str, t.Any] | None:
+    """Send a request to the client as :meth:`Context.send_request` does, and stop waiting
+    for the answer once ``until()`` is true: then return ``None``.
+
+    For a 2025-11-25 ``tasks/result`` relaying its task's questions: the task may end
+    (cancelled, its worker dead) while the client has not answered, and the wait must
+    end with it rather than at ``MCP_CLIENT_REQUEST_TIMEOUT``.
+    """
+    channel = ctx._back_channel
+    if not isinstance(channel, SessionBackChannel):
+        return ctx.send_request(method, params)
+    if method in ASKABLE_METHODS:
+        check_capabilities(ctx, method, params)
+    return channel.ask(ctx, method, params, until)
 
 
 class Context:
@@ -708,5 +745,6 @@ __all__ = [
     "SessionBackChannel",
     "check_capabilities",
     "checked_answers",
+    "relay_request",
     "valid_answer",
 ]

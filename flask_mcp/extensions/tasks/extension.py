@@ -38,6 +38,7 @@ from ...kernel.extension import Extension
 from ...runtime import concurrency as _concurrency
 from ...server import tasks as _tasks
 from ...server.call import client_facts
+from ...server.context import relay_request
 from ...server.registry import decode_cursor
 from ...server.registry import encode_cursor
 
@@ -334,6 +335,9 @@ class Tasks(Extension):
 
         It waits past ``MCP_REQUEST_TIMEOUT``, as the spec has it block until the task
         ends: at most until the task expires (its ``ttl``), when it answers -32602. A
+        question of the task it relays is given up (``notifications/cancelled`` to the
+        client) when the task ends before the client answers: it answers what the ended
+        task answers then, not after ``MCP_CLIENT_REQUEST_TIMEOUT``. A
         request the client answers with a JSON-RPC error raises
         :exc:`~flask_mcp.ClientRequestError` in the handler, as in a plain call.
 
@@ -372,6 +376,14 @@ class Tasks(Extension):
         context = call.ctx
         sent: set[str] = set()
         progress_sent = None
+
+        def moot() -> bool:
+            """Whether a relayed question's answer is no longer needed: the task ended
+            (cancelled, its worker dead) or a later tasks/result waits instead."""
+            if self._waiting.get(waiter) is not token:
+                return True
+            return self._task(call)["status"] in _tasks.TERMINAL
+
         while record["status"] not in _tasks.TERMINAL:
             if self._waiting.get(waiter) is not token:
                 raise MCPError(
@@ -394,12 +406,14 @@ class Tasks(Extension):
                 for key, request in pending.items():
                     sent.add(key)
                     try:
-                        answer = context.send_request(request["method"], request["params"])
+                        answer = relay_request(context, request["method"], request["params"], moot)
                     except ClientRequestError as exc:
                         if exc.error is None:  # no error answer: a later tasks/result asks
                             raise MCPError(INTERNAL_ERROR, str(exc)) from None
                         _tasks.refuse_inputs(call.state, task_id, {key: exc})
                     else:
+                        if answer is None:  # the task's end, or the later wait, says more
+                            break
                         _tasks.answer_inputs(call.state, task_id, {key: answer})
             else:
                 if context is not None:
