@@ -6,7 +6,13 @@ import time
 import typing as t
 
 import pytest
+from wire import ThreadedTestClient
+from wire import make_app
+from wire import post
+from wire import rpc
+from wire import sse_messages
 
+from flask_mcp import MCP
 from flask_mcp import CapabilityNotDeclared
 from flask_mcp import Context
 from flask_mcp import RequestCancelled
@@ -107,3 +113,30 @@ def test_closing_a_stream_that_cannot_be_resumed_does_nothing() -> None:
     ctx, outbox, _ = make()
     ctx.close_sse_stream()
     assert messages(outbox) == []
+
+
+def test_a_client_request_that_times_out_is_cancelled_on_the_client() -> None:
+    """A request to the client unanswered within ``MCP_CLIENT_REQUEST_TIMEOUT``: the server
+    stops waiting and, as the lifecycle's timeouts say it SHOULD, tells the client with
+    ``notifications/cancelled`` (a roots or elicitation request left pending there)."""
+    mcp = MCP(name="asks", version="1")
+
+    @mcp.tool()
+    def roots(ctx: Context) -> str:
+        return str(ctx.list_roots())
+
+    app = make_app(mcp, MCP_CLIENT_REQUEST_TIMEOUT=0.5)
+    client = ThreadedTestClient(app, app.response_class)
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"roots": {}},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    opened = post(client, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+    session = opened.headers["Mcp-Session-Id"]
+    post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    sent = sse_messages(rpc(client, session, "tools/call", {"name": "roots", "arguments": {}}))
+    asked = next(m for m in sent if m.get("method") == "roots/list")
+    cancels = [m["params"] for m in sent if m.get("method") == "notifications/cancelled"]
+    assert cancels and cancels[0]["requestId"] == asked["id"], sent
+    assert "MCP_CLIENT_REQUEST_TIMEOUT" in sent[-1]["result"]["content"][0]["text"], sent[-1]

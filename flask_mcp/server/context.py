@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
@@ -10,6 +11,7 @@ from urllib.parse import urlsplit
 
 from .. import protocol
 from .. import signals
+from ..errors import BackendUnavailable
 from ..errors import CapabilityNotDeclared
 from ..errors import ClientRequestError
 from ..errors import ClientRequestTimeout
@@ -149,6 +151,13 @@ def valid_answer(method: str, answer: t.Any) -> bool:
     )
 
 
+def _withdraw(run: RequestRun, request_id: t.Any, reason: str) -> None:
+    """Tell the client, with ``notifications/cancelled``, that the server no longer waits
+    for the answer to its request ``request_id``."""
+    cancel = {"requestId": request_id, "reason": reason}
+    run.outbox.emit(jsonrpc.notification("notifications/cancelled", cancel))
+
+
 class SessionBackChannel:
     """Handshake era: send the request on the run's stream, wait for the reply POST."""
 
@@ -217,14 +226,17 @@ class SessionBackChannel:
                         f"The session ended before the client answered {method}."
                     )
                 if answer is None and until is not None and until():
-                    reason = f"The server no longer needs the answer to {method}."
-                    cancel = {"requestId": request_id, "reason": reason}
-                    run.outbox.emit(jsonrpc.notification("notifications/cancelled", cancel))
+                    _withdraw(
+                        run, request_id, f"The server no longer needs the answer to {method}."
+                    )
                     return None
         finally:
             if answer is None:
                 self.backend.forget_response(session_id, request_id)
         if answer is None:
+            # The lifecycle's timeouts: the sender SHOULD cancel a request it stops waiting for.
+            with contextlib.suppress(BackendUnavailable):  # the timeout error says enough
+                _withdraw(run, request_id, f"No answer to {method} came in time.")
             raise ClientRequestTimeout(
                 f"The client did not answer {method} within {self.timeout:g} seconds "
                 "(MCP_CLIENT_REQUEST_TIMEOUT)."
