@@ -267,6 +267,30 @@ def test_a_tool_removed_while_serving_can_no_longer_be_called(explorer: Explorer
     assert f"The server removed {name}" in page.text_content("#tool-form .error-text")
 
 
+def test_a_session_the_server_ended_is_replaced_by_a_new_one(browser: t.Any, server: t.Any) -> None:
+    """2025-11-25: a 404 to a request with a session id means the session is gone (the dev
+    server reloaded, say); the client MUST start a new one. The page kept sending the dead
+    id and every call failed until the user connected again."""
+    tab = Explorer(browser, server, "2025-11-25")
+    tab.open()
+    page = tab.page
+    old = page.text_content("#server-protocol").rsplit(" ", 1)[-1]
+    with httpx.Client(timeout=WAIT_MS / 1000) as http:
+        ended = http.delete(
+            server.url, headers={"Mcp-Session-Id": old, "MCP-Protocol-Version": "2025-11-25"}
+        )
+    assert ended.status_code in (200, 202, 204), ended.text
+    tab.tool("add")
+    page.get_by_label("a (required)").fill("2")
+    page.get_by_label("b (required)").fill("3")
+    tab.call()
+    assert tab.wait_state("finished|failed") == "finished", tab.explain()
+    assert json.loads(page.text_content("#call-structured")) == {"result": 5}
+    assert old not in page.text_content("#server-protocol")
+    tab.console = [line for line in tab.console if "404" not in line]
+    tab.close()
+
+
 def test_a_progress_reporting_tool_shows_progress_and_logs(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("count_slowly")

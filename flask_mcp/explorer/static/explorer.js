@@ -221,10 +221,37 @@
     });
   };
 
-  // Send one message and return the JSON-RPC answer to it (null for a notification).
-  Client.prototype.exchange = function (message, call) {
+  // 2025-11-25: a 404 to a request carrying session id `sent` means the server ended that
+  // session (a reloaded dev server, say): the client MUST start a new one. Requests that
+  // meet the same 404 meanwhile share the new handshake; onRenew(result) follows it.
+  Client.prototype.renew = function (sent) {
     var self = this;
+    if (this.closed) return Promise.reject(RpcError({ code: -32600, message: "the explorer disconnected" }));
+    if (this.sessionId !== sent) return this.renewing || Promise.resolve();
+    this.sessionId = null;
+    setStatus("the server ended session " + sent + "; starting a new one");
+    this.renewing = this.connect().then(function (result) {
+      self.renewing = null;
+      if (self.listener) { // the change notifications of the new session
+        self.listening.abort();
+        self.listen(self.listener);
+      }
+      if (self.onRenew) self.onRenew(result);
+      return result;
+    }, function (error) { self.renewing = null; throw error; });
+    return this.renewing;
+  };
+
+  // Send one message and return the JSON-RPC answer to it (null for a notification).
+  Client.prototype.exchange = function (message, call, renewed) {
+    var self = this;
+    var sent = this.stateless ? null : this.sessionId;
     return this.post(message, call.abort && call.abort.signal).then(function (response) {
+      if (response.status === 404 && sent && !renewed && message.method !== undefined) {
+        return response.text().then(function () { return self.renew(sent); }).then(function () {
+          return self.exchange(message, call, true);
+        });
+      }
       if (!self.stateless && message.method === "initialize") {
         self.sessionId = response.headers.get("Mcp-Session-Id");
       }
@@ -377,6 +404,7 @@
   Client.prototype.listen = function (onNotification) {
     var self = this;
     if (this.closed) return;
+    this.listener = onNotification;
     var abort = this.listening = new AbortController();
     var opened;
     if (this.stateless) {
@@ -391,7 +419,12 @@
       delete headers["Content-Type"];
       opened = fetch(ENDPOINT, { method: "GET", headers: headers, signal: abort.signal, credentials: "same-origin" });
     }
+    var sent = this.stateless ? null : this.sessionId;
     opened.then(function (response) {
+      if (response.status === 404 && sent) {
+        // the session is gone: renew() listens again on the new one
+        return response.text().then(function () { return self.renew(sent); }).then(function () { return false; });
+      }
       if ((response.headers.get("Content-Type") || "").indexOf("text/event-stream") !== 0) {
         return response.text().then(function () { return false; }); // no stream offered: stop
       }
@@ -404,8 +437,14 @@
         else if (message.method !== undefined) onNotification(message);
       }).then(function () { return true; });
     }).then(function (again) {
+      self.listenFailures = 0;
       if (again && !abort.signal.aborted) setTimeout(function () { self.listen(onNotification); }, 1000);
-    }, function () { return null; });
+    }, function () {
+      // the connection broke (the server restarted, say): try again, less and less often
+      if (abort.signal.aborted) return;
+      self.listenFailures = (self.listenFailures || 0) + 1;
+      setTimeout(function () { self.listen(onNotification); }, Math.min(1000 * Math.pow(2, self.listenFailures), 30000));
+    });
   };
 
   Client.prototype.close = function () {
@@ -1789,6 +1828,19 @@
     }
   }
 
+  // List the server's tools, resources, templates, prompts and skills.
+  function listEverything() {
+    var steps = [];
+    steps.push(has("tools") ? client.listAll("tools/list", "tools").then(renderTools) : Promise.resolve(renderTools([])));
+    steps.push(has("resources")
+      ? Promise.all([client.listAll("resources/list", "resources"), client.listAll("resources/templates/list", "resourceTemplates")])
+        .then(function (both) { renderResources(both[0], both[1]); })
+      : Promise.resolve(renderResources([], [])));
+    steps.push(has("prompts") ? client.listAll("prompts/list", "prompts").then(renderPrompts) : Promise.resolve(renderPrompts([])));
+    steps.push(renderSkills());
+    return Promise.all(steps);
+  }
+
   function connect() {
     var version = $("era").value;
     var previous = client;
@@ -1798,17 +1850,16 @@
     var closing = previous ? previous.close() : Promise.resolve();
     client = new Client(version, HANDLERS, $("token").value.trim());
     var connecting = client;
+    connecting.onRenew = function (result) {
+      if (client !== connecting) return;
+      renderServer(result);
+      listEverything().then(function () {
+        setStatus("connected (" + (client.negotiated || client.version) + ", new session)");
+      });
+    };
     return closing.then(function () { return connecting.connect(); }).then(function (result) {
       renderServer(result);
-      var steps = [];
-      steps.push(has("tools") ? client.listAll("tools/list", "tools").then(renderTools) : Promise.resolve(renderTools([])));
-      steps.push(has("resources")
-        ? Promise.all([client.listAll("resources/list", "resources"), client.listAll("resources/templates/list", "resourceTemplates")])
-          .then(function (both) { renderResources(both[0], both[1]); })
-        : Promise.resolve(renderResources([], [])));
-      steps.push(has("prompts") ? client.listAll("prompts/list", "prompts").then(renderPrompts) : Promise.resolve(renderPrompts([])));
-      steps.push(renderSkills());
-      return Promise.all(steps);
+      return listEverything();
     }).then(function () {
       var capabilities = serverCapabilities();
       var changes = ["tools", "resources", "prompts"].some(function (kind) {
