@@ -291,6 +291,23 @@ def test_a_session_the_server_ended_is_replaced_by_a_new_one(browser: t.Any, ser
     tab.close()
 
 
+def test_a_question_the_server_withdrew_leaves_the_page(browser: t.Any) -> None:
+    """2025-11-25: past MCP_CLIENT_REQUEST_TIMEOUT the server sends notifications/cancelled
+    for its elicitation and the tool goes on; the form stayed, its answer going nowhere."""
+    env = {"MCP_TEST_EXPLORER": "debug", "MCP_TEST_EXPLORER_CLIENT_TIMEOUT": "1"}
+    with start_server(APP, "gevent", env=env) as served:
+        tab = Explorer(browser, served, "2025-11-25")
+        tab.open()
+        tab.tool("ask_briefly")
+        tab.call()
+        tab.page.locator("form.question").wait_for(timeout=WAIT_MS)
+        tab.page.wait_for_selector("#call-logs li", timeout=WAIT_MS)
+        assert tab.page.locator("form.question").count() == 0
+        assert "withdrew its elicitation/create" in tab.page.text_content("#call-questions")
+        assert tab.wait_state("finished|failed") == "finished", tab.explain()
+        tab.close()
+
+
 def test_a_progress_reporting_tool_shows_progress_and_logs(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("count_slowly")

@@ -5,7 +5,8 @@ template with completion and a prompt.
 ``MCP_TEST_EXPLORER`` picks the configuration: ``debug`` (the default: app.debug, no
 access check), ``off`` (MCP_EXPLORER = False under debug), ``guarded`` (outside debug, the
 access check lets in requests with the cookie ``explorer=yes``). ``MCP_TEST_EXPLORER_SANDBOX``
-sets ``MCP_EXPLORER_SANDBOX_ORIGIN``.
+sets ``MCP_EXPLORER_SANDBOX_ORIGIN``, ``MCP_TEST_EXPLORER_CLIENT_TIMEOUT``
+``MCP_CLIENT_REQUEST_TIMEOUT``.
 
 The views are declared with the MCP Apps API (``@mcp.ui``, ``mcp.ui_template``,
 ``@mcp.tool(ui=..., visibility=[...])``), so the explorer reads what the extension emits.
@@ -24,6 +25,7 @@ import typing as t
 from flask import Flask
 
 from flask_mcp import MCP
+from flask_mcp import ClientRequestTimeout
 from flask_mcp import Context
 from flask_mcp import ToolError
 from flask_mcp import ToolResult
@@ -113,6 +115,18 @@ def book_table(restaurant: str, ctx: Context) -> str:
         raise ToolError(f"Booking {answer['action']}ed by the user.")
     content = answer["content"]
     return f"Booked {restaurant} for {content['guests']} ({content.get('seating', 'any seat')})."
+
+
+@mcp.tool()
+def ask_briefly(ctx: Context) -> str:
+    """Ask a question, go on without the answer once MCP_CLIENT_REQUEST_TIMEOUT is over."""
+    try:
+        ctx.elicit("Answer quickly?", {"type": "object", "properties": {}})
+    except ClientRequestTimeout:
+        ctx.info("went on without an answer")
+        time.sleep(1)
+        return "no answer"
+    return "answered"
 
 
 @mcp.tool()
@@ -371,6 +385,9 @@ def create_app() -> Flask:
         flask_app.config["MCP_EXPLORER_ACCESS"] = lambda request: (
             request.cookies.get("explorer") == "yes"
         )
+    if "MCP_TEST_EXPLORER_CLIENT_TIMEOUT" in os.environ:
+        timeout = float(os.environ["MCP_TEST_EXPLORER_CLIENT_TIMEOUT"])
+        flask_app.config["MCP_CLIENT_REQUEST_TIMEOUT"] = timeout
     flask_app.config["MCP_EXPLORER_SANDBOX_ORIGIN"] = os.environ.get("MCP_TEST_EXPLORER_SANDBOX")
     mcp.init_app(flask_app)
     return flask_app

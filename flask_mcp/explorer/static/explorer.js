@@ -154,6 +154,7 @@
     this.serverResult = null;
     this.tools = {};
     this.ids = 0;
+    this.asked = {};
   }
 
   // The _meta of a 2026-07-28 request; withTasks declares the tasks extension too (only on
@@ -287,6 +288,7 @@
       try { message = JSON.parse(event.data); } catch (e) { return; }
       recordExchange("in", message, "SSE");
       if (message.method === undefined && message.id === id) answer = message;
+      else if (message.method === "notifications/cancelled") self.withdrawn(message.params || {});
       else if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, call);
       else if (message.method !== undefined && call.onNotification) call.onNotification(message);
     }
@@ -305,22 +307,43 @@
     });
   };
 
-  // A server-to-client request on a 2025-11-25 stream: answer it with a POST.
+  // A server-to-client request on a 2025-11-25 stream: answer it with a POST. Its ticket
+  // gets the form that asks the user (ticket.form), taken away if the server withdraws it.
   Client.prototype.answerServerRequest = function (message, call) {
     var self = this;
-    this.handle(message.method, message.params || {}, call).then(
+    var key = JSON.stringify(message.id);
+    var ticket = this.asked[key] = { method: message.method };
+    this.handle(message.method, message.params || {}, call, ticket).then(
       function (result) { return { jsonrpc: "2.0", id: message.id, result: result }; },
       function (error) { return { jsonrpc: "2.0", id: message.id, error: { code: error.code || -32603, message: error.message } }; }
     ).then(function (reply) {
+      if (self.asked[key] === ticket) delete self.asked[key];
+      if (ticket.withdrawn) return null;
       return self.post(reply).then(function (response) { return response.text(); });
     }).catch(function (error) { setStatus("could not answer " + message.method + ": " + error.message); });
   };
 
-  Client.prototype.handle = function (method, params, call) {
+  Client.prototype.handle = function (method, params, call, ticket) {
     if (method === "ping") return Promise.resolve({});
     var handler = this.handlers[method];
     if (!handler) return Promise.reject(RpcError({ code: -32601, message: "The explorer does not handle " + method }));
-    return Promise.resolve(handler(params, call));
+    return Promise.resolve(handler(params, call, ticket || {}));
+  };
+
+  // notifications/cancelled from the server: it no longer waits for the answer to one of
+  // its requests (its MCP_CLIENT_REQUEST_TIMEOUT is over, say). Its form leaves the page
+  // and no answer is sent.
+  Client.prototype.withdrawn = function (params) {
+    var key = JSON.stringify(params.requestId);
+    var ticket = this.asked[key];
+    if (!ticket) return;
+    delete this.asked[key];
+    ticket.withdrawn = true;
+    var form = ticket.form;
+    if (form && form.parentNode) {
+      form.parentNode.replaceChild(el("p", { class: "muted withdrawn", text: "The server withdrew its " + ticket.method +
+        (params.reason ? ": " + params.reason : "") }), form);
+    }
   };
 
   // Send a request; answer what the server asks on the way; return its result.
@@ -433,7 +456,8 @@
         var message;
         try { message = JSON.parse(event.data); } catch (e) { return; }
         recordExchange("in", message, self.stateless ? "subscriptions/listen" : "GET stream");
-        if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, {});
+        if (message.method === "notifications/cancelled") self.withdrawn(message.params || {});
+        else if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, {});
         else if (message.method !== undefined) onNotification(message);
       }).then(function () { return true; });
     }).then(function (again) {
@@ -996,7 +1020,7 @@
     return (call && call.questions) || $("server-info");
   }
 
-  function elicit(params, call) {
+  function elicit(params, call, ticket) {
     return new Promise(function (resolvePromise) {
       var area = questionArea(call);
       var form = el("form", { class: "question", "aria-label": "Elicitation", novalidate: true });
@@ -1027,12 +1051,13 @@
       form.appendChild(errors);
       form.appendChild(el("div", { class: "buttons" }, accept, decline, cancel));
       area.appendChild(form);
+      ticket.form = form;
       var first = form.querySelector("input, select, textarea, button");
       if (first) first.focus();
     });
   }
 
-  function sample(params, call) {
+  function sample(params, call, ticket) {
     return new Promise(function (resolvePromise, reject) {
       var area = questionArea(call);
       var id = nextId("sample");
@@ -1055,11 +1080,12 @@
       });
       form.appendChild(el("div", { class: "buttons" }, send, refuse));
       area.appendChild(form);
+      ticket.form = form;
       text.focus();
     });
   }
 
-  function listRoots(params, call) {
+  function listRoots(params, call, ticket) {
     return new Promise(function (resolvePromise) {
       var area = questionArea(call);
       var id = nextId("roots");
@@ -1080,6 +1106,7 @@
         resolvePromise({ roots: roots });
       });
       area.appendChild(form);
+      ticket.form = form;
       text.focus();
     });
   }
