@@ -486,6 +486,39 @@ def test_typescript_client(
     )
 
 
+def assert_unavailable(http: httpx.Client, client_id: str, redirect_uri: str, hidden: str) -> None:
+    """Registration, the token endpoint and the authorization page answer 503
+    ``temporarily_unavailable`` with ``Retry-After``; the reason (``hidden``) goes to the
+    log only."""
+    token = {
+        "grant_type": "authorization_code",
+        "code": "x",
+        "redirect_uri": redirect_uri,
+        "client_id": client_id,
+        "code_verifier": "v" * 43,
+    }
+    for answer in [
+        http.post("/oauth/register", json={"redirect_uris": [redirect_uri]}),
+        http.post("/oauth/token", data=token),
+    ]:
+        assert answer.status_code == 503, answer.text
+        assert answer.headers["Retry-After"] == "2"
+        assert answer.json()["error"] == "temporarily_unavailable", answer.text
+        assert "retry" in answer.json()["error_description"]
+        assert hidden not in answer.text
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "code_challenge": "c" * 43,
+        "code_challenge_method": "S256",
+        "state": "s",
+    }
+    page = http.get("/oauth/authorize", params=params)
+    assert page.status_code == 503, page.text
+    assert "temporarily_unavailable" in page.text
+
+
 @pytest.mark.redis
 def test_the_endpoints_answer_503_while_their_redis_is_down(serve: t.Any) -> None:
     """Redis killed: registration, the token endpoint and the authorization page answer
@@ -503,32 +536,7 @@ def test_the_endpoints_answer_503_while_their_redis_is_down(serve: t.Any) -> Non
             http.post("/login", data={"username": "ada", "password": "pw-ada"})
             proc.kill()
             proc.wait(10)
-            token = {
-                "grant_type": "authorization_code",
-                "code": "x",
-                "redirect_uri": redirect_uri,
-                "client_id": client_id,
-                "code_verifier": "v" * 43,
-            }
-            for answer in [
-                http.post("/oauth/register", json={"redirect_uris": [redirect_uri]}),
-                http.post("/oauth/token", data=token),
-            ]:
-                assert answer.status_code == 503, answer.text
-                assert answer.headers["Retry-After"] == "2"
-                assert answer.json()["error"] == "temporarily_unavailable", answer.text
-                assert "retry" in answer.json()["error_description"]
-            params = {
-                "response_type": "code",
-                "client_id": client_id,
-                "redirect_uri": redirect_uri,
-                "code_challenge": "c" * 43,
-                "code_challenge_method": "S256",
-                "state": "s",
-            }
-            page = http.get("/oauth/authorize", params=params)
-            assert page.status_code == 503, page.text
-            assert "temporarily_unavailable" in page.text
+            assert_unavailable(http, client_id, redirect_uri, hidden="6379")
     with redis_server(port, missing=missing), httpx.Client(base_url=base, timeout=WAIT) as http:
         again = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]})
         assert again.status_code == 201, again.text
@@ -556,32 +564,7 @@ def test_the_endpoints_answer_503_while_their_sql_database_is_locked(
         lock = sqlite3.connect(database, isolation_level=None)
         try:
             lock.execute("BEGIN EXCLUSIVE")  # nobody else reads or writes it now
-            token = {
-                "grant_type": "authorization_code",
-                "code": "x",
-                "redirect_uri": redirect_uri,
-                "client_id": client_id,
-                "code_verifier": "v" * 43,
-            }
-            for answer in [
-                http.post("/oauth/register", json={"redirect_uris": [redirect_uri]}),
-                http.post("/oauth/token", data=token),
-            ]:
-                assert answer.status_code == 503, answer.text
-                assert answer.headers["Retry-After"] == "2"
-                assert answer.json()["error"] == "temporarily_unavailable", answer.text
-                assert "locked" not in answer.text  # the reason goes to the log only
-            params = {
-                "response_type": "code",
-                "client_id": client_id,
-                "redirect_uri": redirect_uri,
-                "code_challenge": "c" * 43,
-                "code_challenge_method": "S256",
-                "state": "s",
-            }
-            page = http.get("/oauth/authorize", params=params)
-            assert page.status_code == 503, page.text
-            assert "temporarily_unavailable" in page.text
+            assert_unavailable(http, client_id, redirect_uri, hidden="locked")
         finally:
             lock.close()
         again = http.post("/oauth/register", json={"redirect_uris": [redirect_uri]})

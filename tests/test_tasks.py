@@ -32,6 +32,7 @@ from tasks_wire import wait_task
 from wire import ThreadedTestClient
 from wire import Wire
 from wire import initialize
+from wire import initialize_request
 from wire import make_app
 from wire import rpc
 from wire import sse_data
@@ -1964,18 +1965,8 @@ def test_versions_before_tasks_are_told_of_no_tasks(serve: t.Any, version: str) 
     # runs inline, so neither the tasks capability nor execution.taskSupport is advertised.
     server = serve("tests._apps.task_inputs:app", "gevent")
     with httpx.Client(timeout=30) as http:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "old", "version": "1"},
-            },
-        }
         headers = {"Accept": "application/json, text/event-stream"}
-        response = http.post(server.url, headers=headers, json=body)
+        response = http.post(server.url, headers=headers, json=initialize_request(version))
         assert response.json()["result"]["protocolVersion"] == version
         assert "tasks" not in response.json()["result"]["capabilities"]
         headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
