@@ -48,7 +48,6 @@ class Callback:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
-        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -166,5 +165,6 @@ class DocumentHost:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
