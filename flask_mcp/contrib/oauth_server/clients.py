@@ -219,11 +219,7 @@ class MCPClientMetadataClaims(ClientMetadataClaims):  # type: ignore[misc]
         for name in STRING_MEMBERS:
             self._validate_string(name)
         for name in STRING_ARRAY_MEMBERS:
-            value = self.get(name)
-            if value is not None and (
-                not isinstance(value, list) or not all(isinstance(v, str) for v in value)
-            ):
-                raise InvalidClientMetadataError(f"{name} must be an array of strings (RFC 7591)")
+            self._validate_string_array(name)
         if "jwks" in self and not isinstance(self["jwks"], dict):
             raise InvalidClientMetadataError("jwks must be a JSON object, a JWK Set (RFC 7591)")
         super().validate(now, leeway)
@@ -252,15 +248,18 @@ class MCPClientMetadataClaims(ClientMetadataClaims):  # type: ignore[misc]
 
     def validate_contacts(self) -> None:
         """An array of strings (RFC 7591)."""
-        contacts = self.get("contacts")
-        if contacts is not None and (
-            not isinstance(contacts, list) or not all(isinstance(c, str) for c in contacts)
-        ):
-            raise InvalidClientMetadataError("contacts must be an array of strings (RFC 7591)")
+        self._validate_string_array("contacts")
 
     def _validate_string(self, name: str) -> None:
         if name in self and not isinstance(self[name], str):
             raise InvalidClientMetadataError(f"{name} must be a string (RFC 7591)")
+
+    def _validate_string_array(self, name: str) -> None:
+        value = self.get(name)
+        if value is not None and (
+            not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+        ):
+            raise InvalidClientMetadataError(f"{name} must be an array of strings (RFC 7591)")
 
     def validate_token_endpoint_auth_method(self) -> None:
         """Default to ``none`` (a public client, as MCP clients usually are)."""
