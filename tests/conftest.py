@@ -106,7 +106,8 @@ def serve(
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
-    """URL of a Redis database (db 15, or ``MCP_TEST_REDIS_DB``) flushed at session start.
+    """URL of a Redis database claimed for this run (db 15, or the next free one down to 10;
+    ``MCP_TEST_REDIS_DB``: that one) and flushed at session start.
 
     See :func:`harness.redis_database`: the Redis on 127.0.0.1:6379, else a private one.
     """

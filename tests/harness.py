@@ -478,16 +478,6 @@ def _redis_ping(url: str) -> bool:
         return False
 
 
-def _flushdb(url: str) -> None:
-    import redis
-
-    client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=5)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-
-
 @contextlib.contextmanager
 def redis_server(
     port: int, *, missing: str, extra_args: Sequence[str] = ()
@@ -697,12 +687,73 @@ def _wait_for_sentinels(setup: SentinelSetup, timeout: float = 30) -> None:
     raise AssertionError("the Sentinels did not find each other and the replica in time")
 
 
+#: The key a test run sets in the Redis database it uses: a second run at the same time
+#: (another checkout, a run left going) takes another database instead of flushing this
+#: one and consuming its Celery queue.
+CLAIM_KEY = "flask-mcp-tests:claimed-by"
+#: How long a claim lasts unless renewed (a run that died frees its database so).
+CLAIM_TTL = 60
+#: The databases a run without ``MCP_TEST_REDIS_DB`` may take, in order (never 0-9,
+#: where a developer's own data lives).
+TEST_DATABASES = (15, 14, 13, 12, 11, 10)
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end"
+
+
+@contextlib.contextmanager
+def _claimed_database(base: str, databases: Sequence[int]) -> Iterator[str]:
+    """Claim the first of ``databases`` on ``base`` (``redis://host:port``) no other test
+    run holds, flush it, and yield its URL; keep the claim until the block exits.
+
+    Fails, saying who holds them, when every one is taken.
+    """
+    import threading
+
+    import redis
+
+    me = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
+    holders: dict[int, str] = {}
+    for db in databases:
+        client = redis.Redis.from_url(f"{base}/{db}", socket_connect_timeout=2, socket_timeout=5)
+        if client.set(CLAIM_KEY, me, nx=True, ex=CLAIM_TTL):
+            break
+        holders[db] = (client.get(CLAIM_KEY) or b"?").decode(errors="replace")
+        client.close()
+    else:
+        taken = ", ".join(f"db {db} by {who}" for db, who in holders.items())
+        pytest.fail(
+            f"every Redis database the tests may use on {base} is taken by another test run "
+            f"({taken}): wait for it, stop it, or set MCP_TEST_REDIS_DB to a free database",
+            pytrace=False,
+        )
+    client.flushdb()
+    client.set(CLAIM_KEY, me, ex=CLAIM_TTL)
+    done = threading.Event()
+
+    def renew() -> None:  # a test may flush the database: set the claim, not only extend it
+        while not done.wait(CLAIM_TTL / 4):
+            with contextlib.suppress(redis.RedisError):
+                client.set(CLAIM_KEY, me, ex=CLAIM_TTL)
+
+    renewer = threading.Thread(target=renew, name="redis-claim", daemon=True)
+    renewer.start()
+    try:
+        yield f"{base}/{db}"
+    finally:
+        done.set()
+        renewer.join(timeout=10)
+        with contextlib.suppress(redis.RedisError):
+            client.eval(_RELEASE, 1, CLAIM_KEY, me)
+        client.close()
+
+
 @contextlib.contextmanager
 def redis_database() -> Iterator[str]:
-    """URL of a Redis database (db 15) that tests may use, flushed before it is yielded.
+    """URL of a Redis database that tests may use, claimed for this run and flushed.
 
-    ``MCP_TEST_REDIS_DB`` picks another database number, so that test runs in two
-    checkouts at once do not flush each other's data.
+    The first of :data:`TEST_DATABASES` (15 down to 10) no other test run claims
+    (:data:`CLAIM_KEY`): two runs at once, in two checkouts or beside a run left going,
+    neither flush each other's data nor take each other's Celery tasks.
+    ``MCP_TEST_REDIS_DB`` names the one database to use instead.
     Uses the Redis on 127.0.0.1:6379 when it answers PING, else starts a private
     ``redis-server`` on a free port; else fails in CI and skips elsewhere.
     """
@@ -711,18 +762,19 @@ def redis_database() -> Iterator[str]:
     except ImportError:
         skip_or_fail('needs the redis package (redis-py): pip install -e ".[test]"')
 
-    db = int(os.environ.get("MCP_TEST_REDIS_DB", "15"))
-    url = f"redis://{HOST}:6379/{db}"
-    if _redis_ping(url):
-        _flushdb(url)
-        yield url
+    chosen = os.environ.get("MCP_TEST_REDIS_DB")
+    databases = TEST_DATABASES if chosen is None else (int(chosen),)
+    if _redis_ping(f"redis://{HOST}:6379/0"):
+        with _claimed_database(f"redis://{HOST}:6379", databases) as url:
+            yield url
         return
 
     port = free_port()
     missing = f"needs Redis: nothing answers on {HOST}:6379; {REDIS_HINT}"
-    with redis_server(port, missing=missing):
-        url = f"redis://{HOST}:{port}/{db}"
-        _flushdb(url)
+    with (
+        redis_server(port, missing=missing),
+        _claimed_database(f"redis://{HOST}:{port}", databases) as url,
+    ):
         yield url
 
 

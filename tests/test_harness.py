@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from harness import CLAIM_KEY
+from harness import TEST_DATABASES
+from harness import _claimed_database
 
 if TYPE_CHECKING:
     from harness import ConformanceRunner
@@ -67,12 +70,36 @@ def test_redis_url_answers_ping(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     try:
         assert client.ping()
-        expected_db = int(os.environ.get("MCP_TEST_REDIS_DB", "15"))
-        assert client.connection_pool.connection_kwargs["db"] == expected_db
+        chosen = os.environ.get("MCP_TEST_REDIS_DB")
+        expected = TEST_DATABASES if chosen is None else (int(chosen),)
+        assert client.connection_pool.connection_kwargs["db"] in expected
         client.set("flask-mcp:harness", "ok", ex=10)
         assert client.get("flask-mcp:harness") == b"ok"
         client.delete("flask-mcp:harness")
     finally:
+        client.close()
+
+
+@pytest.mark.redis
+def test_a_second_test_run_takes_another_redis_database(redis_url: str) -> None:
+    """A run's database is claimed: a second run at once skips it (it would flush this
+    one's data and take its Celery tasks), and fails, naming the holder, when none is free."""
+    import redis
+
+    base, _, mine = redis_url.rpartition("/")
+    others = [db for db in TEST_DATABASES if db != int(mine)]
+    client = redis.Redis.from_url(redis_url)
+    try:
+        client.set("flask-mcp:kept", "1", ex=30)
+        with _claimed_database(base, (int(mine), *others)) as second:
+            assert second.rpartition("/")[2] != mine
+            assert client.get("flask-mcp:kept") == b"1"  # not flushed
+        taken = pytest.raises(pytest.fail.Exception, match=r"taken by another test run \(db ")
+        with taken, _claimed_database(base, (int(mine),)):
+            pass
+        assert client.get(CLAIM_KEY) is not None  # the second run left this one's claim
+    finally:
+        client.delete("flask-mcp:kept")
         client.close()
 
 
