@@ -66,7 +66,13 @@ stream_opened = _signals.signal("mcp-stream-opened")
 (``"post"``, ``"get"``, ``"resume"``, ``"listen"``)."""
 
 stream_closed = _signals.signal("mcp-stream-closed")
-"""An SSE stream closed. Kwargs: ``session_id``, ``stream_id``, ``kind``, ``reason``."""
+"""An SSE stream closed. Kwargs: ``session_id``, ``stream_id``, ``kind``, ``reason``:
+``"end"`` (the stream ended: a request's answer was sent), ``"timeout"``
+(``MCP_SSE_MAX_STREAM_SECONDS``), ``"disconnect"`` (the server closed it, the client
+resumes), ``"client-gone"`` (the client closed its connection), ``"superseded"``
+(another connection took the stream over), ``"missing"`` (the stream expired or was
+evicted), ``"session-ended"`` (its session ended: the client's ``DELETE``, or the
+server's idle or lifetime bound), or ``"backend-unavailable"``."""
 
 roots_list_changed = _signals.signal("mcp-roots-list-changed")
 """The client said its roots changed. Kwargs: ``session_id``."""

@@ -8,7 +8,9 @@ import time
 import typing as t
 
 import pytest
+from flask import Flask
 from wire import HEADERS
+from wire import ThreadedTestClient
 from wire import initialize
 from wire import open_get
 from wire import post
@@ -248,3 +250,43 @@ def test_a_handler_that_cannot_start_leaves_no_stream(
     assert record is not None and record.busy == 0
     messages = sse_messages(rpc(client, session, "tools/call", {"name": "chatty", "arguments": {}}))
     assert messages[-1]["result"]["content"][0]["text"] == "done"
+
+
+def test_a_get_stream_ended_by_the_sessions_delete_says_the_session_ended(
+    mcp_server: MCP, backend_config: dict[str, t.Any]
+) -> None:
+    """The client's DELETE ends its GET stream: ``stream_closed`` said ``superseded``, as if
+    another GET had taken the stream over, and a monitor could not tell the two apart."""
+    app = Flask("streams")
+    app.config.update(TESTING=True, SECRET_KEY="s", **backend_config)
+    app.test_client_class = ThreadedTestClient
+    mcp_server.init_app(app)
+    client = app.test_client()
+    closed: list[dict[str, t.Any]] = []
+
+    def on_closed(sender: t.Any, **kwargs: t.Any) -> None:
+        closed.append(kwargs)
+
+    signals.stream_closed.connect(on_closed, app)
+    try:
+        taken_over = initialize(client)
+        first = open_get(client, taken_over)
+        second = open_get(client, taken_over)  # takes the GET stream over
+        assert b"".join(first.response) is not None
+        first.close()
+        deleted = initialize(client)
+        response = open_get(client, deleted)
+        chunks = iter(response.response)
+        next(chunks)  # the priming event: the stream is open
+        reading = threading.Thread(target=lambda: b"".join(chunks))
+        reading.start()  # reading, or about to read, when the DELETE comes
+        assert client.delete("/mcp", headers={"Mcp-Session-Id": deleted}).status_code == 204
+        reading.join(10)
+        assert not reading.is_alive()
+        response.close()
+        second.close()
+    finally:
+        signals.stream_closed.disconnect(on_closed, app)
+    reasons = {(c["session_id"], c["reason"]) for c in closed}
+    assert (taken_over, "superseded") in reasons
+    assert (deleted, "session-ended") in reasons, closed

@@ -57,6 +57,8 @@ LIVENESS_INTERVAL = 1.0
 #: a second later): a client back after exactly that long sends its requests on
 #: connections the server is closing, and gets "connection reset".
 BUSY_RETRY_MS = 1500
+#: The ``stream_closed`` reason of a stream whose session ended (its DELETE, the reaper).
+SESSION_ENDED = "session-ended"
 
 
 def event_id(stream_id: str, seq: int) -> str:
@@ -197,7 +199,7 @@ class StreamReader:
         self.token = outbox.attach()
         self._watch: ClientWatch | None = None
         #: Why the iteration ended: "end", "disconnect", "superseded", "missing", "timeout",
-        #: "client-gone".
+        #: "client-gone" (see :data:`~flask_mcp.signals.stream_closed`).
         self.reason = "client-gone"
 
     def iterate(self, pending: t.Sequence[t.Any] = ()) -> t.Iterator[bytes]:
@@ -342,6 +344,24 @@ class StreamReader:
         self.outbox.detach(self.token)
 
 
+#: The reasons a reader gives for a stream it can no longer read: another reader took it,
+#: or it is gone. Either may be the end of the stream's session.
+_TAKEN_AWAY = frozenset({"superseded", "missing"})
+
+
+def _why_taken_away(state: AppState, session_id: str, reason: str) -> str:
+    """Return ``"session-ended"`` when the session of a stream taken away no longer exists.
+
+    Ending a session (the client's DELETE, the idle reaper) wakes its readers, which
+    then see their stream taken over or gone; only the session's absence tells it.
+    """
+    try:
+        ended = state.backend.get_session(session_id) is None
+    except BackendUnavailable:  # not known: the reader's own reason
+        return reason
+    return SESSION_ENDED if ended else reason
+
+
 def event_stream(
     state: AppState,
     reader: StreamReader,
@@ -377,6 +397,8 @@ def event_stream(
         closed[0] = True
         reader.close()
         state.slots.release(general=general)
+        if reader.reason in _TAKEN_AWAY and session_id is not None:
+            reader.reason = _why_taken_away(state, session_id, reader.reason)
         if on_close is not None:
             on_close(reader.reason)
         signals.send(
@@ -421,6 +443,7 @@ __all__ = [
     "HEADERS",
     "HEARTBEAT",
     "LIVENESS_INTERVAL",
+    "SESSION_ENDED",
     "Source",
     "StreamReader",
     "client_gone",
