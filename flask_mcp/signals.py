@@ -87,6 +87,25 @@ task_status_changed = _signals.signal("mcp-task-status-changed")
 task_created = _signals.signal("mcp-task-created")
 """A ``tools/call`` became a task. Kwargs: ``task_id``, ``tool``."""
 
+task_creating = _signals.signal("mcp-task-creating")
+"""A ``tools/call`` is becoming a task, in the request that creates it, before its record
+is stored. Kwargs: ``task_id``, ``tool``, ``trace`` (an empty dict a receiver may fill
+with string fields: a tracer adds the request's trace context, ``traceparent`` and
+``tracestate``; it is kept in the task's record and given to ``task_run_started``
+wherever the task runs, a Celery worker included)."""
+
+task_run_started = _signals.signal("mcp-task-run-started")
+"""A task's handler starts running, in the greenlet or thread that runs it (on a Celery
+worker too). Kwargs: ``task_id``, ``tool``, ``trace`` (what the receivers of
+``task_creating`` put in it)."""
+
+task_run_finished = _signals.signal("mcp-task-run-finished")
+"""A task's handler ended, in the greenlet or thread that ran it, once for each
+``task_run_started`` however it ended. Kwargs: ``task_id``, ``tool``, ``error`` (the
+JSON-RPC error dict of a run that failed, else ``None``), ``is_error`` (the tool's
+result is an ``isError`` result), ``cancelled`` (the run was cancelled or interrupted
+by ``MCP_TASK_TIMEOUT`` and has no outcome of its own)."""
+
 task_finished = _signals.signal("mcp-task-finished")
 """A task reached a terminal status (completed, failed, cancelled). Kwargs: ``task_id``,
 ``status``."""
@@ -121,7 +140,10 @@ __all__ = [
     "stream_closed",
     "stream_opened",
     "task_created",
+    "task_creating",
     "task_finished",
+    "task_run_finished",
+    "task_run_started",
     "task_status_changed",
     "tool_called",
 ]

@@ -3,6 +3,7 @@ in-memory exporter and metric reader."""
 
 from __future__ import annotations
 
+import threading
 import time
 import typing as t
 
@@ -281,6 +282,72 @@ def test_parent_from_the_flask_http_span(telemetry: Telemetry, version: str, too
     assert len(linked) == 1 and linked[0].links
     http_ids = {s.context.span_id for s in http if s.context}
     assert linked[0].links[0].context.span_id in http_ids
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_task_runs_in_a_span_of_the_request_that_created_it(
+    telemetry: Telemetry, version: str
+) -> None:
+    """The work of a task was traced apart from its ``tools/call``: the task's handler runs
+    in a greenlet or thread of its own, after the request, and a span made there was the
+    root of a trace of its own. The run is a span now, child of the ``tools/call`` span
+    and linked to it, and the handler's spans are its children."""
+    mcp, app = make(telemetry)
+    tracer = telemetry.tracer_provider.get_tracer("tests")
+
+    @mcp.tool(task="optional")
+    def crunch(fail: bool = False) -> str:
+        with tracer.start_as_current_span("crunching"):
+            if fail:
+                raise MCPError(-32602, "bad input")
+            return "crunched"
+
+    with MCPTestClient(app, protocol_version=version) as client:
+        done = client.wait_for_task(client.call_tool_as_task("crunch"))
+        assert done["status"] == "completed", done
+        failed = client.wait_for_task(client.call_tool_as_task("crunch", {"fail": True}))
+        assert failed["status"] == "failed", failed
+    spans = telemetry.spans(kind=None)
+    calls = [s for s in spans if s.name == "tools/call crunch"]
+    runs = [s for s in spans if s.name == "execute_tool crunch"]
+    inner = [s for s in spans if s.name == "crunching"]
+    assert len(calls) == len(runs) == len(inner) == 2, [s.name for s in spans]
+    for call, run, work in zip(calls, runs, inner, strict=True):
+        assert call.context is not None and run.context is not None
+        assert run.parent is not None and run.parent.span_id == call.context.span_id
+        assert run.context.trace_id == call.context.trace_id
+        assert [link.context.span_id for link in run.links] == [call.context.span_id]
+        assert run.kind == SpanKind.INTERNAL
+        assert run.attributes is not None and run.attributes["gen_ai.tool.name"] == "crunch"
+        assert work.parent is not None and work.parent.span_id == run.context.span_id
+    assert runs[0].status.status_code == StatusCode.UNSET
+    assert runs[1].status.status_code == StatusCode.ERROR
+    assert runs[1].attributes is not None and runs[1].attributes["error.type"] == "-32602"
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_cancelled_task_run_ends_its_span_once(telemetry: Telemetry, version: str) -> None:
+    mcp, app = make(telemetry)
+    started = threading.Event()
+
+    @mcp.tool(task="optional")
+    def wait(ctx: Context) -> str:
+        started.set()
+        while True:
+            ctx.check_cancelled()
+            time.sleep(0.01)
+
+    with MCPTestClient(app, protocol_version=version) as client:
+        task = client.call_tool_as_task("wait")
+        assert started.wait(10)
+        client.cancel_task(task)
+        deadline = time.monotonic() + 10
+        while not [s for s in telemetry.spans(kind=None) if s.name == "execute_tool wait"]:
+            assert time.monotonic() < deadline, "the run's span never ended"
+            time.sleep(0.01)
+    (run,) = [s for s in telemetry.spans(kind=None) if s.name == "execute_tool wait"]
+    assert run.attributes is not None and run.attributes["error.type"] == "cancelled"
+    assert run.status.status_code == StatusCode.ERROR
 
 
 def test_session_duration(telemetry: Telemetry) -> None:

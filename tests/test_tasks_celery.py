@@ -9,6 +9,7 @@ it completes on the Celery worker.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -296,3 +297,35 @@ def test_a_queued_task_whose_record_is_gone_is_logged(caplog: pytest.LogCaptureF
     with caplog.at_level(logging.WARNING, logger="flask_mcp"):
         executor._run("gone", "no-such-task")
     assert "no-such-task" in caplog.text and "MCP_BACKEND" in caplog.text
+
+
+@pytest.mark.e2e
+def test_a_celery_task_is_traced_in_the_trace_of_the_request_that_created_it(
+    serve: t.Any, redis_url: str, tmp_path: Path
+) -> None:
+    """The spans of a task's run on a Celery worker started a trace of their own: the
+    creating request's trace context stayed in the web worker. It travels in the task's
+    record (``traceparent``) now, and the run's span on the worker is a child of the
+    ``tools/call`` span, linked to it, with the handler's spans below it."""
+    env = {"FLASK_MCP_BACKEND": redis_url, "CELERY_BROKER_URL": redis_url}
+    web_spans, worker_spans = tmp_path / "web.jsonl", tmp_path / "worker.jsonl"
+    server = serve(
+        "tests._apps.celery_traced:app", "gevent", env={**env, "MCP_TEST_SPANS": str(web_spans)}
+    )
+    worker_env = {**env, "MCP_TEST_SPANS": str(worker_spans), "PYTHONPATH": str(ROOT / "tests")}
+    with celery_worker(worker_env, tmp_path / "celery.log", "tests._apps.celery_traced") as worker:
+        created = post_2026(server.url, "tools/call", {"name": "crunch", "arguments": {}})
+        task_id = created["result"]["taskId"]
+        done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL, 60)
+        assert done["status"] == "completed", done
+        assert done["result"]["content"][0]["text"] == f"crunched in process {worker.pid}"
+    spans = {}
+    for path in (web_spans, worker_spans):
+        for line in path.read_text().splitlines():
+            span = json.loads(line)
+            spans[span["name"]] = span
+    call, run, work = spans["tools/call crunch"], spans["execute_tool crunch"], spans["crunching"]
+    assert run["pid"] == work["pid"] == worker.pid != call["pid"]
+    assert run["trace"] == work["trace"] == call["trace"]
+    assert run["parent"] == call["span"] and run["links"] == [call["span"]]
+    assert work["parent"] == run["span"]

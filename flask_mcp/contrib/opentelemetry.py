@@ -23,6 +23,9 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
 - requests the server sends to the client (sampling, elicitation, roots) are
   child spans of kind ``CLIENT``, ``sampling/createMessage`` and so on, whose
   trace context goes to the client in the request's ``params._meta``;
+- a task's run is an ``INTERNAL`` span ``execute_tool {gen_ai.tool.name}``, wherever it
+  runs (a Celery worker too): a child of the ``tools/call`` span that created the task,
+  and linked to it, its trace context kept in the task's record;
 - histograms ``mcp.server.operation.duration`` and ``mcp.server.session.duration``
   (seconds), with the ``network.*`` attributes of the spans.
 
@@ -79,6 +82,7 @@ from .. import signals
 from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..transport.stdio_channel import TRANSPORT_KEY
+from .labels import CANCELLED
 from .labels import MAX_LENGTH
 from .labels import MAX_VALUES
 from .labels import UNKNOWN
@@ -199,7 +203,14 @@ class MCPInstrumentor:
         self._children: contextvars.ContextVar[dict[t.Any, trace.Span] | None] = (
             contextvars.ContextVar(f"flask_mcp_otel_children_{id(self)}", default=None)
         )
+        #: The spans of the task runs of this greenlet or thread, and their context tokens.
+        self._task_runs: contextvars.ContextVar[tuple[tuple[trace.Span, object], ...]] = (
+            contextvars.ContextVar(f"flask_mcp_otel_task_runs_{id(self)}", default=())
+        )
         mcp.middleware(self)
+        signals.task_creating.connect(self._on_task_creating, weak=False)
+        signals.task_run_started.connect(self._on_task_run_started, weak=False)
+        signals.task_run_finished.connect(self._on_task_run_finished, weak=False)
         signals.client_request_sending.connect(self._on_client_request, weak=False)
         signals.client_response_received.connect(self._on_client_response, weak=False)
         signals.session_created.connect(self._on_session_created, weak=False)
@@ -395,6 +406,74 @@ class MCPInstrumentor:
             span.set_status(Status(StatusCode.ERROR, "the client did not answer"))
             span.end()
         children.clear()
+
+    # -- task runs ---------------------------------------------------------------
+
+    def _on_task_creating(self, sender: t.Any, **kwargs: t.Any) -> None:
+        """Keep the creating request's trace context (its ``tools/call`` span) in the task.
+
+        In the W3C form of the configured propagators (``traceparent``, ``tracestate``),
+        so that the record carries it to another process (a Celery worker).
+        """
+        if self._of(sender) is None:
+            return
+        if trace.get_current_span().get_span_context().is_valid:
+            propagate.inject(kwargs["trace"])
+
+    def _on_task_run_started(self, sender: t.Any, *, tool: str, **kwargs: t.Any) -> None:
+        """Start the run's span, a child of the creating request's span and linked to it.
+
+        The OpenTelemetry guidance for deferred work (messaging, OTEP 0220) links the
+        span that processes a message to its creation context, and allows that context
+        as the parent as well when it would otherwise start a new trace: one task, one
+        trace, with the link telling that the run outlives its request.
+        """
+        telemetry = self._of(sender)
+        if telemetry is None:
+            return
+        carrier = kwargs["trace"]
+        parent = propagate.extract(carrier) if carrier else None
+        created = trace.get_current_span(parent).get_span_context()
+        name = telemetry.bounds.name(self.mcp, "tool", tool)
+        span = self.tracer.start_span(
+            f"execute_tool {name}",
+            context=parent if created.is_valid else None,
+            kind=SpanKind.INTERNAL,
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name},
+            links=[Link(created)] if created.is_valid else [],
+        )
+        token = otel_context.attach(trace.set_span_in_context(span))
+        self._task_runs.set((*self._task_runs.get(), (span, token)))
+
+    def _on_task_run_finished(
+        self,
+        sender: t.Any,
+        *,
+        error: dict[str, t.Any] | None,
+        is_error: bool,
+        cancelled: bool,
+        **_: t.Any,
+    ) -> None:
+        runs = self._task_runs.get()
+        telemetry = self._of(sender)
+        if not runs or telemetry is None:
+            return
+        span, token = runs[-1]
+        self._task_runs.set(runs[:-1])
+        error_type = None
+        if error is not None:
+            error_type = telemetry.bounds.error_type(str(error.get("code")))
+            span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
+        elif is_error:
+            error_type = "tool_error"
+            span.set_status(Status(StatusCode.ERROR))
+        elif cancelled:
+            error_type = CANCELLED
+            span.set_status(Status(StatusCode.ERROR, "the task's run was cancelled"))
+        if error_type is not None:
+            span.set_attribute("error.type", error_type)
+        span.end()
+        otel_context.detach(t.cast(t.Any, token))
 
     # -- sessions ------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import threading
 import time
 import typing as t
 
+from .. import signals
 from ..backends.task_store import TaskQuotaExceeded
 from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
@@ -114,7 +115,7 @@ class InProcessExecutor:
             InProcessOutbox(new_stream_id()),
             context=intake.task_context(task_call, record),
             can_round_trip=False,
-            body=body,
+            body=_signalled(body, record),
         )
         run.deadline = time.monotonic() + state.settings.task_timeout
         try:
@@ -199,6 +200,52 @@ class _Outcome:
                 message = {"error": {"code": INTERNAL_ERROR, "message": text}}
         _tasks.settle(self.state, self.task_id, message)
         return True
+
+
+def _signalled(body: _tasks.TaskBody, record: dict[str, t.Any]) -> _tasks.TaskBody:
+    """Return ``body`` between the ``task_run_started`` and ``task_run_finished`` signals.
+
+    Both are sent where the handler runs (its greenlet or thread, a Celery worker's), so
+    a receiver can make the run's context there (a tracer: the run's span, child of the
+    request that created the task, from the record's ``trace``).
+    """
+    task_id = record["taskId"]
+    tool = record["request"]["name"]
+    trace = record.get("trace") or {}
+
+    def run(call: Call) -> dict[str, t.Any]:
+        app = call.state.app
+        signals.send(signals.task_run_started, app, task_id=task_id, tool=tool, trace=trace)
+        error: dict[str, t.Any] | None = None
+        is_error = answered = False
+        try:
+            result = body(call)
+            answered = True
+            is_error = result.get("isError") is True
+            return result
+        except MCPError as exc:
+            error = exc.to_error()
+            raise
+        except Exception:
+            error = {"code": INTERNAL_ERROR, "message": "Internal error."}
+            raise
+        finally:
+            cancelled = not answered and error is None
+            if call.run is not None and call.run.cancelled.is_set():
+                # Cancelled, or past MCP_TASK_TIMEOUT: a thread that ran on to its end has
+                # no say in the task's outcome.
+                error, is_error, cancelled = None, False, True
+            signals.send(
+                signals.task_run_finished,
+                app,
+                task_id=task_id,
+                tool=tool,
+                error=error,
+                is_error=is_error,
+                cancelled=cancelled,
+            )
+
+    return run
 
 
 def _mark_worker(record: dict[str, t.Any]) -> bool:

@@ -185,8 +185,11 @@ class Tasks(Extension):
         facts = client_facts(call)
         meta = call.params.get("_meta")  # the handler's ctx.meta, as in a plain call
         created = time.time()
+        task_id = secrets.token_urlsafe(24)
+        trace: dict[str, t.Any] = {}
+        signals.send(signals.task_creating, state.app, task_id=task_id, tool=tool.name, trace=trace)
         record: dict[str, t.Any] = {
-            "taskId": secrets.token_urlsafe(24),
+            "taskId": task_id,
             "status": "working",
             "createdAt": _tasks.now_iso(created),
             "lastUpdatedAt": _tasks.now_iso(created),
@@ -201,6 +204,7 @@ class Tasks(Extension):
             "inputRequests": {},
             "responses": {},
             "prepared": prepared,
+            "trace": {k: v for k, v in trace.items() if isinstance(v, str)},
             "request": {
                 "name": tool.name,
                 "arguments": tool_call.arguments,
