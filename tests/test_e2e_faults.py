@@ -56,6 +56,8 @@ from wire import sse_events
 from wire import start_session
 from wire import text_of
 
+from flask_mcp.transport import sse
+
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
 VERSION = "2025-11-25"
@@ -438,6 +440,38 @@ def test_a_post_stream_ends_during_a_long_redis_stall_and_resumes_after(serve: t
     log = server.log()
     assert "Closed an SSE stream" in log, server.log_tail(40)
     assert "Traceback" not in log, server.log_tail(80)
+
+
+def test_a_stream_ended_by_a_redis_outage_says_when_to_come_back(serve: t.Any) -> None:
+    """A GET stream that a Redis outage ends (past the readers' grace) sends a ``retry``
+    hint suited to the outage before it ends, as the transport's resumability section
+    asks: the client resumes when Redis is likely back. It used to end with only the
+    priming event's hint (here 500 ms, ``MCP_SSE_RETRY_MS``): the client resumed into the
+    outage's 503, and the official clients give up a stream after two failed resumes.
+    """
+    redis_port, server_port = 18401, 18402  # (this review's range)
+    with redis_server(redis_port, missing="needs redis-server for the Redis fault tests") as proc:
+        env = backend_env(f"redis://127.0.0.1:{redis_port}/0")
+        server = serve(
+            APP, "gevent", workers=1, env=env, port=server_port, extra_args=GUNICORN_READY_ARGS
+        )
+        wait_for_workers_ready(server, 1)
+        hints: list[int] = []
+        with httpx.Client(timeout=HANG) as http:
+            headers = start_session(http, server.url)
+            del headers["Content-Type"]
+            with http.stream("GET", server.url, headers=headers) as response:
+                assert response.status_code == 200, response.read()
+                deadline = time.monotonic() + HANG / 2
+                for line in response.iter_lines():
+                    assert time.monotonic() < deadline, "the stream stayed open"
+                    if line.startswith("retry:"):
+                        hints.append(int(line[6:]))
+                        if len(hints) == 1:  # primed: Redis goes away
+                            proc.kill()
+                            proc.wait(10)
+    assert hints[0] == 500 and hints[-1] >= sse.OUTAGE_RETRY_MS, hints
+    assert "Closed an SSE stream" in server.log(), server.log_tail(40)
 
 
 def owned_entries(url: str, prefix: str) -> int:

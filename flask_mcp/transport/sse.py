@@ -59,6 +59,13 @@ LIVENESS_INTERVAL = 1.0
 BUSY_RETRY_MS = 1500
 #: The ``stream_closed`` reason of a stream whose session ended (its DELETE, the reaper).
 SESSION_ENDED = "session-ended"
+#: The least ``retry`` hint (milliseconds) sent before ending a stream because the backend
+#: has been unreachable past the readers' grace (2 s): a failover takes a few seconds
+#: (Sentinel's ``down-after-milliseconds`` or a cluster's node timeout, then the election),
+#: a client resuming sooner meets the outage's 503, and the official clients give up a
+#: stream after two failed resumes. Above gunicorn's keep-alive (see
+#: :data:`BUSY_RETRY_MS`), a connection it closed meanwhile is long closed.
+OUTAGE_RETRY_MS = 5000
 
 
 def event_id(stream_id: str, seq: int) -> str:
@@ -423,6 +430,8 @@ def event_stream(
         except BackendUnavailable as exc:  # too late for a 503: end it, the client resumes
             reader.reason = "backend-unavailable"
             logger.warning("Closed an SSE stream: %s", exc)
+            hint = (retry(max(reader.retry_ms, OUTAGE_RETRY_MS)),)  # when to resume
+            yield from hint if write is None else write.timed(hint)
         finally:
             if write is not None:  # the server's last write (the body's end) follows
                 write.since = time.monotonic()
@@ -443,6 +452,7 @@ __all__ = [
     "HEADERS",
     "HEARTBEAT",
     "LIVENESS_INTERVAL",
+    "OUTAGE_RETRY_MS",
     "SESSION_ENDED",
     "Source",
     "StreamReader",
