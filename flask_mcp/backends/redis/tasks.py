@@ -92,9 +92,10 @@ class RedisTaskStore(TaskStore):
         pipe = self.client.pipeline(transaction=False)
         for task_id in ids:
             pipe.exists(self._key(task_id))
-        found = pipe.execute() if ids else []
-        live = [i for i, there in zip(ids, found, strict=True) if there]
-        gone = [i for i, there in zip(ids, found, strict=True) if not there]
+        live: list[str] = []
+        gone: list[str] = []
+        for task_id, there in zip(ids, pipe.execute() if ids else [], strict=True):
+            (live if there else gone).append(task_id)
         if gone:
             with contextlib.suppress(*_UNAVAILABLE):
                 self.client.zrem(index, *gone)
