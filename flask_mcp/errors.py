@@ -357,8 +357,12 @@ class BackendUnavailable(Exception):
     """The shared-state backend (for example Redis) cannot be reached."""
 
 
-#: The message of the 503 that refuses a request meeting an unreachable shared-state backend.
-STORE_UNAVAILABLE = "Service Unavailable: the session store is unavailable; retry later."
+#: The message of the 503 that refuses a request meeting an unreachable shared-state backend
+#: before it started (nothing was done); a request whose run met it is answered with
+#: :data:`flask_mcp.runtime.settle.STORE_UNAVAILABLE_WHILE_RUNNING`.
+STORE_UNAVAILABLE_BEFORE_START = (
+    "Service Unavailable: the session store is unavailable; retry later."
+)
 
 
 def store_unavailable() -> MCPError:
@@ -370,7 +374,7 @@ def store_unavailable() -> MCPError:
     """
     return MCPError(
         INTERNAL_ERROR,
-        STORE_UNAVAILABLE,
+        STORE_UNAVAILABLE_BEFORE_START,
         {"retryable": True},
         http_status=503,
         headers={"Retry-After": "2"},
@@ -458,7 +462,7 @@ __all__ = [
     "RATE_LIMITED",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
-    "STORE_UNAVAILABLE",
+    "STORE_UNAVAILABLE_BEFORE_START",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "BackendUnavailable",

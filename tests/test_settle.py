@@ -62,7 +62,7 @@ def test_an_answer_the_backend_cannot_take_is_written_when_it_returns() -> None:
     assert store.create_session(record("s"), 10)
     outbox = StreamOutbox(store, "s", "r", request_id=3)
     store.down = True
-    answer = settle.error_answer(3, settle.STORE_UNAVAILABLE)
+    answer = settle.error_answer(3, settle.STORE_UNAVAILABLE_WHILE_RUNNING)
     assert outbox.finish(answer)  # kept, not lost, not raised
     assert not outbox.finish(None)  # answered once
     assert settle.settle_owed() >= 1  # still down: still owed

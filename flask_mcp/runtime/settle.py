@@ -23,8 +23,10 @@ logger = logging.getLogger("flask_mcp")
 
 #: The text of the error that answers a request whose worker stopped before it answered.
 WORKER_STOPPED = "The worker running this request stopped before it answered; retry the request."
-#: The text of the error that answers a request that met an unreachable session store.
-STORE_UNAVAILABLE = (
+#: The text of the error that answers a request whose run met an unreachable session store
+#: (one refused before it started gets
+#: :data:`flask_mcp.errors.STORE_UNAVAILABLE_BEFORE_START`, with a 503).
+STORE_UNAVAILABLE_WHILE_RUNNING = (
     "Service Unavailable: the session store is unavailable; retry the request later."
 )
 
@@ -93,7 +95,7 @@ def error_answer(request_id: t.Any, text: str) -> dict[str, t.Any]:
 
 __all__ = [
     "OWED",
-    "STORE_UNAVAILABLE",
+    "STORE_UNAVAILABLE_WHILE_RUNNING",
     "WORKER_STOPPED",
     "Settleable",
     "error_answer",

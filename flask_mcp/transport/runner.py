@@ -137,7 +137,7 @@ def execute(
     try:
         answer, error = answer_of(dispatcher, call, run)  # no closure to build for a plain call
     except BackendUnavailable:
-        error = {"code": INTERNAL_ERROR, "message": settle.STORE_UNAVAILABLE}
+        error = {"code": INTERNAL_ERROR, "message": settle.STORE_UNAVAILABLE_WHILE_RUNNING}
         raise
     finally:  # once, also when the request was cancelled or timed out (gevent interrupts)
         if signals.request_finished.receivers:
@@ -290,7 +290,9 @@ def spawn(
                 call.request_id,
                 exc,
             )
-            answer = Answer(settle.error_answer(call.request_id, settle.STORE_UNAVAILABLE))
+            answer = Answer(
+                settle.error_answer(call.request_id, settle.STORE_UNAVAILABLE_WHILE_RUNNING)
+            )
         except Exception:
             logger.exception("Request %r failed outside its handler", call.method)
             error = {"code": INTERNAL_ERROR, "message": "Internal error."}

@@ -19,7 +19,7 @@ from werkzeug.wsgi import get_content_length
 from .. import protocol
 from ..errors import INTERNAL_ERROR
 from ..errors import PARSE_ERROR
-from ..errors import STORE_UNAVAILABLE
+from ..errors import STORE_UNAVAILABLE_BEFORE_START
 from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import MCPHTTPError
@@ -319,7 +319,7 @@ def make_blueprint(
             )
             return http_error(
                 503,
-                STORE_UNAVAILABLE,
+                STORE_UNAVAILABLE_BEFORE_START,
                 code=INTERNAL_ERROR,
                 request_id=request_id,
                 data={"retryable": True},
