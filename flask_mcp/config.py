@@ -76,6 +76,16 @@ def optional_seconds(value: t.Any) -> float | None:
     return number
 
 
+def fraction(value: t.Any) -> float:
+    """Return a number above 0 and at most 1, from a number or a string (``"0.5"``)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a fraction above 0 and at most 1, not a boolean")
+    number = float(value)
+    if not 0 < number <= 1:
+        raise ValueError("must be a fraction above 0 and at most 1 (1: no share)")
+    return number
+
+
 def seconds(value: t.Any) -> float:
     """Return a positive number of seconds."""
     number = number_of_seconds(value)
@@ -520,6 +530,19 @@ KEYS: tuple[Key, ...] = (
         "threads - 1 on gthread).",
     ),
     Key(
+        "MCP_STREAM_SHARE_PER_CLIENT",
+        0.5,
+        fraction,
+        "Share of a threaded worker's stream slots (``MCP_MAX_STREAMS``) one client may "
+        "hold, rounded up and never fewer than 3 (with ``--threads 8``: 4 of 7), and of its "
+        "GET stream slots (half of them), rounded up; past it the client is answered as by "
+        "a full worker (a GET: come back later; a call: one JSON response; "
+        "``subscriptions/listen``: 503), and the others keep the rest. A "
+        "client is its token's subject when authorization is on, else its address "
+        "(``REMOTE_ADDR``, which ``ProxyFix`` sets; an IPv6 address counts as its /64). "
+        "1: no share. Unused on gevent, whose streams take no thread.",
+    ),
+    Key(
         "MCP_HEALTH_LIVENESS_PATH",
         None,
         lambda v: None if v in (None, "") else path(v),
@@ -933,6 +956,7 @@ class Settings:
     read_cache_ttl_ms: int
     read_cache_scope: str
     max_streams: int | None
+    stream_share_per_client: float
     health_liveness_path: str | None
     health_readiness_path: str | None
     server_card: bool

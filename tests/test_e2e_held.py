@@ -11,11 +11,14 @@ import socket
 import time
 import typing as t
 
+import anyio
 import pytest
 from harness import SERVERS
 from wire import debug_stats
 from wire import http_post
 from wire import http_session
+from wire import listen_for_list_changed
+from wire import try_get_stream
 
 pytestmark = pytest.mark.e2e
 APP = "tests._apps.held:app"
@@ -23,15 +26,24 @@ HOST = "127.0.0.1"
 VERSION = "2025-11-25"
 
 
-def post(port: int, session: str, message: dict[str, t.Any], rcvbuf: int = 0) -> socket.socket:
+def post(
+    port: int,
+    session: str,
+    message: dict[str, t.Any],
+    rcvbuf: int = 0,
+    source: str | None = None,
+) -> socket.socket:
     """POST ``message`` in ``session`` on a raw socket and return it, unread.
 
     :param rcvbuf: a small receive buffer, for a client that reads nothing.
+    :param source: the address to connect from (``None``: any).
     """
     body = json.dumps(message)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     if rcvbuf:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    if source is not None:
+        sock.bind((source, 0))
     sock.settimeout(10)
     sock.connect((HOST, port))
     sock.sendall(
@@ -185,3 +197,45 @@ def test_a_call_answered_whole_frees_its_thread_when_its_client_leaves(serve: t.
         assert debug_stats(server.port)["running_requests"] == 3  # they run on
     finally:
         holder.close()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # handshake-era calls in mcp 2.3
+def test_a_client_holding_its_share_of_streams_leaves_others_their_get_stream(
+    serve: t.Any,
+) -> None:
+    """One client may hold only its share of a threaded worker's stream slots
+    (``MCP_STREAM_SHARE_PER_CLIENT``): the official client of another still gets its GET
+    stream and hears ``notifications/tools/list_changed``.
+
+    A client that opened session after session, each with its GET stream, took every
+    GET stream slot of the worker, and its streamed calls the rest: every other client's
+    GET was told to come back later for as long as it held them.
+    """
+    # --threads 8: 7 stream slots, 3 of them for GET streams; one client may hold 4 and 2.
+    env = {"FLASK_MCP_SSE_HEARTBEAT": "0.2"}  # a streamed call's stream opens at once
+    server = serve(APP, "gthread", threads=8, env=env)
+    hostile = "127.0.0.2"  # another client than the official one's 127.0.0.1
+    held: list[socket.socket] = []
+    told_later = 0
+    try:
+        for _ in range(3):  # as many GET streams as the worker holds
+            sock = try_get_stream(server.port, http_session(server.port), source=hostile)
+            if sock is None:
+                told_later += 1
+            else:
+                held.append(sock)
+        session = http_session(server.port)
+        for request_id in (1, 2):  # and streamed calls for the other slots it may hold
+            params = {"name": "nap", "arguments": {"seconds": 60}}
+            message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+            held.append(post(server.port, session, message, source=hostile))
+            read_head(held[-1])
+        stats = debug_stats(server.port)
+
+        gets = anyio.run(listen_for_list_changed, server.url)
+
+        assert [r.status_code for r in gets][:1] == [200]
+        assert (told_later, stats["open_streams"]) == (1, 4)  # 2 GET streams, 2 calls
+    finally:
+        for sock in held:
+            sock.close()

@@ -17,16 +17,15 @@ import uuid
 
 import anyio
 import httpx2
-import mcp_types as types
 import pytest
 from harness import SERVERS
 from harness import delete_keys
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from wire import debug_stats
 from wire import headers_2026
 from wire import http_session as open_session
+from wire import listen_for_list_changed
 from wire import meta
+from wire import open_get_stream
 
 pytestmark = [
     pytest.mark.e2e,
@@ -39,68 +38,8 @@ VERSION = "2025-11-25"
 THREADS = 3
 
 
-def open_get_stream(port: int, session: str) -> socket.socket:
-    """Open the session's GET stream on a raw socket; return once its priming event came."""
-    sock = socket.create_connection((HOST, port), timeout=10)
-    sock.sendall(
-        (
-            f"GET /mcp HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n"
-            f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n\r\n"
-        ).encode()
-    )
-    data = b""
-    while b"\r\n\r\n" not in data or b"\n\n" not in data.partition(b"\r\n\r\n")[2]:
-        chunk = sock.recv(4096)  # the socket's timeout bounds the wait
-        assert chunk, f"the server closed the GET stream: {data!r}"
-        data += chunk
-    head = data.partition(b"\r\n\r\n")[0]
-    assert head.startswith(b"HTTP/1.1 200"), head
-    assert b"text/event-stream" in head
-    assert b"id: " in data  # a stream the server holds, not a "come back later" answer
-    return sock
-
-
 def open_streams(port: int) -> int:
     return debug_stats(port)["open_streams"]
-
-
-async def listen_for_list_changed(
-    url: str, on_get: t.Callable[[httpx2.Response], t.Awaitable[None]] | None = None
-) -> list[httpx2.Response]:
-    """Open a session with the official client, add a tool, wait for ``list_changed``.
-
-    Returns the responses to the client's GET requests.
-    """
-    gets: list[httpx2.Response] = []
-    heard = anyio.Event()
-
-    async def record(response: httpx2.Response) -> None:
-        if response.request.method == "GET":
-            gets.append(response)
-            if on_get is not None:
-                await on_get(response)
-
-    async def on_message(message: t.Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            heard.set()
-
-    timeout = httpx2.Timeout(30, read=300)
-    async with (
-        httpx2.AsyncClient(timeout=timeout, event_hooks={"response": [record]}) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write, message_handler=on_message) as session,
-    ):
-        await session.initialize()
-        assert not (await session.call_tool("add_tool", {"name": "late"})).is_error
-        try:
-            with anyio.fail_after(20):
-                await heard.wait()
-        except TimeoutError:
-            statuses = [r.status_code for r in gets]
-            raise AssertionError(f"no list_changed; the GET requests got {statuses}") from None
-        names = [tool.name for tool in (await session.list_tools()).tools]
-        assert "late" in names
-    return gets
 
 
 def test_session_after_a_vanished_client_hears_list_changed(serve: t.Any) -> None:

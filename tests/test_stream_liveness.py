@@ -17,9 +17,11 @@ from wire import read_events
 from wire import rpc
 
 from flask_mcp import MCP
+from flask_mcp.auth import AuthInfo
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.base import Event
 from flask_mcp.backends.base import ReadResult
+from flask_mcp.runtime.runs import StreamSlots
 from flask_mcp.transport import sse
 from flask_mcp.wakeup import GreenWakeup
 
@@ -195,6 +197,42 @@ def small_app(mcp_server: MCP) -> Flask:
 
 def fields_of(body: bytes) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in body.decode().splitlines() if ": " in line)
+
+
+def test_one_client_holds_only_its_share_of_the_slots() -> None:
+    """``--threads 8``: 7 slots, 3 of them for GET streams; one client may hold 4 and 2."""
+    slots = StreamSlots(7, share=0.5)
+    hostile = [slots.acquire(None, "192.0.2.1", general=True) for _ in range(3)]
+    assert hostile == ["addr:192.0.2.1", "addr:192.0.2.1", None]  # 2 of the 3 GET streams
+    assert [slots.acquire(None, "192.0.2.1") for _ in range(3)] == [*hostile[:2], None]
+    # Its IPv6 neighbours in one /64 are one client, another one.
+    assert slots.acquire(None, "2001:db8::1") == "addr:2001:db8::/64"
+    assert slots.acquire(None, "2001:db8::2", general=True) == "addr:2001:db8::/64"
+    # An authenticated client is its principal, wherever it connects from.
+    alice = AuthInfo(principal="https://as.example|alice")
+    assert slots.acquire(alice, "192.0.2.1") == "https://as.example|alice"
+    assert slots.acquire(alice, "192.0.2.1") is None  # every slot of the worker is held
+    assert (slots.open, slots.open_general) == (7, 3)
+
+    slots.release("addr:192.0.2.1", general=True)
+    slots.release("addr:192.0.2.1")
+    assert slots.acquire(None, "192.0.2.1", general=True) == "addr:192.0.2.1"
+    assert slots.acquire(None, "192.0.2.1") == "addr:192.0.2.1"
+    assert slots.acquire(None, "192.0.2.1") is None  # 4 again, 2 of them GET streams
+    for general in (True, True, False, False):
+        slots.release("addr:192.0.2.1", general=general)
+    # A client that holds no slot has no entry.
+    assert slots.held == {"addr:2001:db8::/64": 2, "https://as.example|alice": 1}
+    assert slots.held_general == {"addr:2001:db8::/64": 1}
+
+
+def test_a_lone_client_keeps_every_slot_of_a_small_worker() -> None:
+    """``--threads 4`` (3 slots): one client keeps its GET stream and two streamed calls."""
+    slots = StreamSlots(3, share=0.5)
+    assert slots.acquire(None, "192.0.2.1", general=True) is not None
+    assert slots.acquire(None, "192.0.2.1") is not None
+    assert slots.acquire(None, "192.0.2.1") is not None
+    assert slots.acquire(None, "192.0.2.1") is None  # the worker is full
 
 
 def test_get_without_a_free_slot_is_a_stream_that_says_come_back(

@@ -8,8 +8,10 @@ One place for the raw wire of both eras, so that no test module imports another:
   :func:`parse` and the app factory :func:`make_app`;
 - any WSGI app through :mod:`wsgiref.validate` (PEP 3333): :func:`wsgi_call`, :class:`Reply`;
 - an app served in a subprocess (``harness.start_server``), over plain ``http.client``:
-  :func:`http_post`, :func:`http_session`, :func:`debug_stats`;
+  :func:`http_post`, :func:`http_session`, :func:`debug_stats`, and GET streams on raw
+  sockets: :func:`try_get_stream`, :func:`open_get_stream`;
 - the official ``mcp`` client with answering callbacks: :func:`client`, :func:`text_of`;
+  a session that waits for ``list_changed``: :func:`listen_for_list_changed`;
 - a stdio server on two pipes: :class:`Pipes`, :data:`STDIO_INIT`.
 
 Where a test only needs a well-behaved client, :class:`flask_mcp.testing.MCPTestClient` does
@@ -23,6 +25,7 @@ import http.client
 import io
 import json
 import os
+import socket
 import threading
 import time
 import typing as t
@@ -33,10 +36,14 @@ from wsgiref.util import is_hop_by_hop
 from wsgiref.validate import WSGIWarning
 from wsgiref.validate import validator
 
+import anyio
+import httpx2
 import mcp_types as types
 from flask import Flask
 from flask.testing import FlaskClient
 from mcp import Client
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from flask_mcp import MCP
 from flask_mcp import Context
@@ -392,6 +399,47 @@ def http_session(port: int, version: str = "2025-11-25") -> str:
     return session
 
 
+def try_get_stream(
+    port: int, session: str, source: str | None = None, version: str = "2025-11-25"
+) -> socket.socket | None:
+    """Open the session's GET stream on a raw socket; return once its priming event came.
+
+    :param source: the address to connect from (``127.0.0.2``: another client of the
+        server's per-client bounds); ``None``: any.
+    :return: the socket, or ``None`` when the server told the client to come back later (a
+        whole response with a ``retry`` hint: its head gives its ``Content-Length``).
+    """
+    sock = socket.create_connection(
+        (HOST, port), timeout=10, source_address=None if source is None else (source, 0)
+    )
+    sock.sendall(
+        (
+            f"GET /mcp HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n"
+            f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {version}\r\n\r\n"
+        ).encode()
+    )
+    data = b""
+    while b"\r\n\r\n" not in data or b"\n\n" not in data.partition(b"\r\n\r\n")[2]:
+        chunk = sock.recv(4096)  # the socket's timeout bounds the wait
+        assert chunk, f"the server closed the GET stream: {data!r}"
+        data += chunk
+    head = data.partition(b"\r\n\r\n")[0]
+    assert head.startswith(b"HTTP/1.1 200"), head
+    assert b"text/event-stream" in head
+    if b"\r\ncontent-length:" in head.lower():  # come back later
+        sock.close()
+        return None
+    assert b"id: " in data  # a stream the server holds
+    return sock
+
+
+def open_get_stream(port: int, session: str, source: str | None = None) -> socket.socket:
+    """Open the session's GET stream (:func:`try_get_stream`), which the server must hold."""
+    sock = try_get_stream(port, session, source)
+    assert sock is not None, "the GET was told to come back later"
+    return sock
+
+
 def debug_stats(port: int) -> dict[str, int]:
     """The live-state counters of a test app's ``GET /debug/stats`` (``tests/_apps``)."""
     conn = http.client.HTTPConnection(HOST, port, timeout=10)
@@ -422,6 +470,45 @@ async def _roots(context: t.Any) -> types.ListRootsResult:
     return types.ListRootsResult(
         roots=[types.Root(uri="file:///tmp/a"), types.Root(uri="file:///tmp/b")]
     )
+
+
+async def listen_for_list_changed(
+    url: str, on_get: t.Callable[[httpx2.Response], t.Awaitable[None]] | None = None
+) -> list[httpx2.Response]:
+    """Open a session with the official client, add a tool, wait for ``list_changed``.
+
+    Returns the responses to the client's GET requests.
+    """
+    gets: list[httpx2.Response] = []
+    heard = anyio.Event()
+
+    async def record(response: httpx2.Response) -> None:
+        if response.request.method == "GET":
+            gets.append(response)
+            if on_get is not None:
+                await on_get(response)
+
+    async def on_message(message: t.Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.set()
+
+    timeout = httpx2.Timeout(30, read=300)
+    async with (
+        httpx2.AsyncClient(timeout=timeout, event_hooks={"response": [record]}) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write, message_handler=on_message) as session,
+    ):
+        await session.initialize()
+        assert not (await session.call_tool("add_tool", {"name": "late"})).is_error
+        try:
+            with anyio.fail_after(20):
+                await heard.wait()
+        except TimeoutError:
+            statuses = [r.status_code for r in gets]
+            raise AssertionError(f"no list_changed; the GET requests got {statuses}") from None
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert "late" in names
+    return gets
 
 
 def client(url: str, **kwargs: t.Any) -> Client:

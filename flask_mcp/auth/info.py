@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import typing as t
 
+from ..protocol.hosts import client_network
+
 if t.TYPE_CHECKING:
     from flask import Request
 
@@ -95,6 +97,20 @@ def principal_of(auth: AuthInfo | None) -> str | None:
     return None if auth is None else auth.principal
 
 
+def client_of(auth: AuthInfo | None, address: str | None) -> str:
+    """Return who a request counts against for the per-client bounds.
+
+    The principal when the caller is authenticated, else its network
+    (:func:`~flask_mcp.protocol.hosts.client_network`: an IPv6 address stands for its /64).
+
+    :param auth: what the authorizer established, or ``None`` for an anonymous caller.
+    :param address: ``REMOTE_ADDR`` (which ``ProxyFix`` sets), or ``None`` (none known).
+    """
+    if auth is not None and auth.principal:
+        return auth.principal
+    return f"addr:{client_network(address)}"
+
+
 __all__ = [
     "INSUFFICIENT_SCOPE",
     "INVALID_REQUEST",
@@ -105,6 +121,7 @@ __all__ = [
     "AuthInfo",
     "Authorizer",
     "auth_info_from_claims",
+    "client_of",
     "principal_of",
     "scopes_of",
 ]

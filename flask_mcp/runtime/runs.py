@@ -13,6 +13,7 @@ import _socket
 import collections
 import contextlib
 import logging
+import math
 import secrets
 import socket
 import threading
@@ -20,6 +21,8 @@ import time
 import typing as t
 
 from .. import protocol
+from ..auth.info import AuthInfo
+from ..auth.info import client_of
 from ..backends.base import DISCONNECT
 from ..backends.base import END
 from ..backends.base import MESSAGE
@@ -406,36 +409,106 @@ class StreamSlots:
     GET streams may hold only half of the slots: they stay open for a session's
     whole life, and a client that never closes its sessions would otherwise
     starve the request streams that sampling and elicitation need.
+
+    One client (:func:`~flask_mcp.auth.info.client_of`) may hold only ``share`` of
+    the slots, rounded up and never fewer than :attr:`MIN_PER_CLIENT`, and ``share``
+    of the GET streams' half, rounded up: a client that opens session after session,
+    each with its GET stream, would otherwise take every slot, and every other
+    client's GET would be told to come back later for ever.
+
+    :param limit: the most slots (``None``: no limit, nothing counted per client).
+    :param share: the share of them one client may hold (1: no share).
     """
 
-    def __init__(self, limit: int | None) -> None:
-        self.limit = limit
+    #: What :meth:`acquire` returns for a slot counted against no client (no limit).
+    UNCOUNTED: t.ClassVar[str] = ""
+    #: The fewest slots a client may hold: its GET stream and two streamed calls, so that
+    #: a lone client of a worker with 3 slots (``--threads 4``, whose one GET stream slot
+    #: a share cannot split) loses none of them.
+    MIN_PER_CLIENT: t.ClassVar[int] = 3
+
+    def __init__(self, limit: int | None, share: float = 1.0) -> None:
+        self.share = share
         self.open = 0
         self.open_general = 0
+        #: The slots (and GET stream slots) each client holds; a client holding none has
+        #: no entry, so the tables hold only the clients with a stream open.
+        self.held: dict[str, int] = {}
+        self.held_general: dict[str, int] = {}
+        #: The most slots, and GET stream slots, one client may hold (``None``: no limit).
+        self.per_client: int | None = None
+        self.general_per_client: int | None = None
+        #: How many GET streams may be open at once (``None``: no limit).
+        self.general_limit: int | None = None
+        self._limit: int | None = None
         self._lock = _concurrency.native_lock()  # nothing waits while holding it
+        self.limit = limit
 
     @property
-    def general_limit(self) -> int | None:
-        """How many GET streams may be open at once (``None``: no limit)."""
-        return None if self.limit is None else self.limit // 2
+    def limit(self) -> int | None:
+        """The most slots open at once (``None``: no limit)."""
+        return self._limit
 
-    def acquire(self, general: bool = False) -> bool:
+    @limit.setter
+    def limit(self, limit: int | None) -> None:
+        self._limit = limit
+        if limit is None:
+            self.per_client = self.general_limit = self.general_per_client = None
+            return
+        general = limit // 2
+        self.general_limit = general
+        self.per_client = min(limit, max(self.MIN_PER_CLIENT, math.ceil(limit * self.share)))
+        self.general_per_client = min(general, max(1, math.ceil(general * self.share)))
+
+    def acquire(
+        self, auth: AuthInfo | None = None, address: str | None = None, general: bool = False
+    ) -> str | None:
+        """Take a slot for the client of ``auth`` and ``address``, if it may have one.
+
+        :param general: the slot is a GET stream's.
+        :return: whom the slot counts against, to hand to :meth:`release`; ``None``
+            when every slot is held, or the client holds its share.
+        """
+        if self._limit is None:
+            with self._lock:
+                self.open += 1
+                if general:
+                    self.open_general += 1
+            return self.UNCOUNTED
+        client = client_of(auth, address)
         with self._lock:
-            if self.limit is not None:
-                if self.open >= self.limit:
-                    return False
-                if general and self.open_general >= t.cast(int, self.general_limit):
-                    return False
-            self.open += 1
+            held = self.held.get(client, 0)
+            if self.open >= self._limit or held >= t.cast(int, self.per_client):
+                return None
             if general:
+                held_general = self.held_general.get(client, 0)
+                if self.open_general >= t.cast(int, self.general_limit) or held_general >= t.cast(
+                    int, self.general_per_client
+                ):
+                    return None
                 self.open_general += 1
-            return True
+                self.held_general[client] = held_general + 1
+            self.open += 1
+            self.held[client] = held + 1
+            return client
 
-    def release(self, general: bool = False) -> None:
+    def release(self, client: str, general: bool = False) -> None:
+        """Give back a slot that :meth:`acquire` gave ``client``."""
         with self._lock:
             self.open = max(0, self.open - 1)
             if general:
                 self.open_general = max(0, self.open_general - 1)
+            if client:  # counted against a client (there is a limit)
+                _give_back(self.held, client)
+                if general:
+                    _give_back(self.held_general, client)
+
+
+def _give_back(held: dict[str, int], client: str) -> None:
+    """Count one slot fewer for ``client`` in ``held``, dropping the entry at none."""
+    count = held.pop(client, 0) - 1
+    if count > 0:
+        held[client] = count
 
 
 class PendingWrite:

@@ -63,7 +63,7 @@ class AppState:
         self.backend.max_subscriptions = settings.max_subscriptions
         self.authenticator = authenticator
         self.inflight = InFlight()
-        self.slots = StreamSlots(settings.max_streams)
+        self.slots = StreamSlots(settings.max_streams, settings.stream_share_per_client)
         #: The open SSE responses' connections, whose stalled writes the supervisor ends.
         self.writes = PendingWrites()
         #: The supervisor task of this process (:mod:`flask_mcp.runtime.supervisor`), once started.

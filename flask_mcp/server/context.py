@@ -187,7 +187,8 @@ class SessionBackChannel:
         if not run.can_round_trip:
             raise ClientRequestError(
                 f"Cannot send {method}: this response cannot be streamed (a sync worker, "
-                "every thread of a gthread worker is busy, or a request of a JSON-RPC batch). "
+                "every thread of a gthread worker is busy, this client holds its share of them "
+                "(MCP_STREAM_SHARE_PER_CLIENT), or a request of a JSON-RPC batch). "
                 "Run gunicorn with -k gevent or more --threads, and send such requests one "
                 "per message."
             )

@@ -18,6 +18,7 @@ from flask import request
 
 from .. import protocol
 from .. import signals
+from ..auth.info import client_of
 from ..auth.info import principal_of
 from ..backends.base import GENERAL_STREAM
 from ..backends.base import SessionQuotaExceeded
@@ -29,7 +30,6 @@ from ..errors import MCPError
 from ..errors import MCPHTTPError
 from ..kernel import intake
 from ..protocol import jsonrpc
-from ..protocol.hosts import client_network
 from ..runtime import concurrency as _concurrency
 from ..runtime.runs import StreamOutbox
 from ..runtime.runs import new_session_id
@@ -346,7 +346,7 @@ class Handshake:
             state,
             message,
             auth,
-            owner=principal_of(auth) or f"addr:{client_network(request.remote_addr)}",
+            owner=client_of(auth, request.remote_addr),
         )
         if record is None:
             return runner.answer_response(answer, protocol.HANDSHAKE)
@@ -380,8 +380,14 @@ class Handshake:
         if not state.backend.deliver_response(record.id, message["id"], message):
             logger.info("Dropped a client response to unknown request id %r", message["id"])
 
-    def open_stream(self, environ: WSGIEnvironment, record: SessionRecord) -> Response:
-        """Open the session's general stream, or resume a stream from ``Last-Event-ID``."""
+    def open_stream(
+        self, environ: WSGIEnvironment, record: SessionRecord, auth: AuthInfo | None = None
+    ) -> Response:
+        """Open the session's general stream, or resume a stream from ``Last-Event-ID``.
+
+        :param auth: the caller, whose share of the stream slots the stream counts against
+            (``MCP_STREAM_SHARE_PER_CLIENT``), with its address.
+        """
         state = self.app_state
         settings = state.settings
         last_event_id = environ.get("HTTP_LAST_EVENT_ID")
@@ -407,7 +413,8 @@ class Handshake:
                     "(MCP_SSE_BUFFER_EVENTS); the stream cannot be resumed.",
                 )
         general = stream_id == GENERAL_STREAM
-        if not state.slots.acquire(general=general):
+        holder = state.slots.acquire(auth, environ.get("REMOTE_ADDR"), general=general)
+        if holder is None:
             if state.slots.limit == 0:
                 return http_error(
                     405,
@@ -449,6 +456,7 @@ class Handshake:
             opening=opening,
             on_close=on_close,
             general=general,
+            holder=holder,
         )
 
     def _stream_later(
@@ -472,8 +480,8 @@ class Handshake:
         else:
             body = sse.retry(retry_ms)
         logger.debug(
-            "Every stream slot of this worker is taken (MCP_MAX_STREAMS, --threads); told the "
-            "client to come back for its GET stream in %d ms.",
+            "No stream slot of this worker is free for this client (MCP_MAX_STREAMS, --threads, "
+            "MCP_STREAM_SHARE_PER_CLIENT); told it to come back for its GET stream in %d ms.",
             retry_ms,
         )
         return Response(body, mimetype="text/event-stream", headers=sse.HEADERS)

@@ -207,6 +207,7 @@ def open_stream(
     auth: AuthInfo | None = None,
     path_args: dict[str, t.Any] | None = None,
     server_info: dict[str, t.Any] | None = None,
+    address: str | None = None,
 ) -> Response:
     """Answer ``subscriptions/listen`` with a stream that stays open.
 
@@ -215,18 +216,23 @@ def open_stream(
     carries ``server_info`` in ``_meta`` as every 2026-07-28 result does.
 
     :param sock: the client's connection, checked while the stream is idle.
+    :param auth: the caller, whose share of the stream slots the stream counts against
+        (``MCP_STREAM_SHARE_PER_CLIENT``), with its ``address`` (``REMOTE_ADDR``).
     :param path_args: the endpoint's path variables (``MCP_PATH``): only tasks created
         under them are honoured.
     :raises InvalidParams: the filter is malformed.
-    :raises MCPHTTPError: 503 when this worker cannot hold another stream.
+    :raises MCPHTTPError: 503 when this worker cannot hold another stream for this client.
     """
     agreed = honoured(registry, params, state, auth, path_args)
     settings = state.settings
-    if not state.slots.acquire():
+    holder = state.slots.acquire(auth, address)
+    if holder is None:
         raise MCPHTTPError(
             503,
-            "Service Unavailable: this worker cannot hold another stream; retry later, add "
-            "--threads, or run gunicorn with -k gevent.",
+            "Service Unavailable: this worker cannot hold another stream for this client (its "
+            "stream slots are held, or this client holds its share of them: "
+            "MCP_STREAM_SHARE_PER_CLIENT); close a stream or retry later, add --threads, or "
+            "run gunicorn with -k gevent.",
             code=-32603,
             request_id=request_id,
             headers={"Retry-After": "2"},
@@ -234,7 +240,7 @@ def open_stream(
     try:
         subscription = state.backend.subscribe(state.listen_channel)
     except BaseException:
-        state.slots.release()
+        state.slots.release(holder)
         raise
     meta = {protocol.META_SUBSCRIPTION_ID: request_id}
     ack = jsonrpc.notification(
@@ -261,6 +267,7 @@ def open_stream(
         session_id=None,
         opening=sse.frame(ack),
         on_close=lambda reason: subscription.close(),
+        holder=holder,
     )
 
 

@@ -442,10 +442,12 @@ def serve_http(
     resumable = call.session is not None
     outbox: Outbox
     # A call that may stream holds a thread of a threaded server until it ends. With every
-    # stream slot held it still runs, on its own thread, and answers with one buffered JSON
-    # response: its notifications are dropped (the spec allows it when no stream is open),
-    # and a request to the client fails with an error that says why.
-    can_stream = state.slots.acquire()
+    # stream slot held (or its client's share of them) it still runs, on its own thread, and
+    # answers with one buffered JSON response: its notifications are dropped (the spec allows
+    # it when no stream is open), and a request to the client fails with an error that says
+    # why.
+    holder = state.slots.acquire(call.auth, call.client_address)  # None: no slot for it
+    can_stream = holder is not None
     reader: sse.StreamReader | None = None
     try:
         if call.session is not None:
@@ -472,8 +474,8 @@ def serve_http(
             with contextlib.suppress(BackendUnavailable):
                 reader.close()
                 outbox.drop()
-        if can_stream:
-            state.slots.release()
+        if holder is not None:
+            state.slots.release(holder)
         raise
     try:
         if resumable:
@@ -488,31 +490,31 @@ def serve_http(
         run.cancelled.set()  # the client gets a 503: the handler's work is void
         if run.task is not None:
             run.task.kill()
-        if can_stream:
-            state.slots.release()
+        if holder is not None:
+            state.slots.release(holder)
         raise
     if first is None:  # the client left before anything was sent
         reader.close()
-        if can_stream:
-            state.slots.release()
+        if holder is not None:
+            state.slots.release(holder)
         return _left(run, outbox)
     if first and first[0].kind == MESSAGE and is_response(first[0].message, call.request_id):
         reader.close()
         outbox.drop()
-        if can_stream:
-            state.slots.release()
+        if holder is not None:
+            state.slots.release(holder)
         return _response_of(run, first[0].message)
     if not first and not resumable:  # the supervisor did not answer in time: answer here
         answer = _timeout(call)
         run.cancel()
         reader.close()
         outbox.drop()
-        if can_stream:
-            state.slots.release()
+        if holder is not None:
+            state.slots.release(holder)
         return json_response(answer)
-    if not can_stream:
+    if holder is None:
         return _buffered(call, run, reader, first)
-    return _streamed(call, run, reader, first)
+    return _streamed(call, run, reader, first, holder)
 
 
 def answer_of_run(run: RequestRun | None, message: dict[str, t.Any] | None) -> Answer:
@@ -579,9 +581,16 @@ def _left(run: RequestRun, outbox: Outbox) -> Response:
 
 
 def _streamed(
-    call: Call, run: RequestRun, reader: sse.StreamReader, pending: t.Sequence[t.Any]
+    call: Call,
+    run: RequestRun,
+    reader: sse.StreamReader,
+    pending: t.Sequence[t.Any],
+    holder: str,
 ) -> Response:
-    """Stream the run's messages as the response; it holds a stream slot until it ends."""
+    """Stream the run's messages as the response; it holds a stream slot until it ends.
+
+    :param holder: whom the slot counts against.
+    """
     state = call.state
     outbox = t.cast(Outbox, reader.outbox)
     resumable = outbox.resumable
@@ -604,6 +613,7 @@ def _streamed(
         session_id=run.session_id,
         opening=opening,
         on_close=on_close,
+        holder=holder,
     )
 
 

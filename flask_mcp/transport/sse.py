@@ -379,6 +379,7 @@ def event_stream(
     opening: bytes = b"",
     on_close: t.Callable[[str], None] | None = None,
     general: bool = False,
+    holder: str = "",
 ) -> Response:
     """Return the streaming response of ``reader``, which holds one of ``state.slots``.
 
@@ -391,6 +392,8 @@ def event_stream(
     :param kind: ``"post"``, ``"get"``, ``"resume"`` or ``"listen"``.
     :param opening: bytes sent first (a priming event, a listen acknowledgement).
     :param general: the slot is a GET stream's.
+    :param holder: whom the slot counts against (what
+        :meth:`~flask_mcp.runtime.runs.StreamSlots.acquire` returned).
     """
     stream_id = reader.outbox.stream_id
     closed = [False]
@@ -403,7 +406,7 @@ def event_stream(
             return
         closed[0] = True
         reader.close()
-        state.slots.release(general=general)
+        state.slots.release(holder, general=general)
         if reader.reason in _TAKEN_AWAY and session_id is not None:
             reader.reason = _why_taken_away(state, session_id, reader.reason)
         if on_close is not None:

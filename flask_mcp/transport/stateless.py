@@ -151,6 +151,7 @@ def _serve(
             params,
             sock,
             auth=auth,
+            address=req.remote_addr,
             path_args=current_path_args(req),
             server_info=dispatcher.info.fields,
         )

@@ -167,7 +167,7 @@ class Transport:
             )
         record = self.handshake.session(environ, auth=auth)
         assert record is not None
-        return self.handshake.open_stream(environ, record)
+        return self.handshake.open_stream(environ, record, auth)
 
     # -- DELETE ----------------------------------------------------------------------
 

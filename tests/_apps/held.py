@@ -10,8 +10,10 @@ from werkzeug.wsgi import ClosingIterator
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from tests._apps import add_tool_adder
 
 mcp = MCP(name="held", version="1.0.0")
+add_tool_adder(mcp)
 
 
 @mcp.tool()
