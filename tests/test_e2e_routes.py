@@ -12,8 +12,11 @@ import typing as t
 
 import httpx
 import pytest
+from harness import ServeFactory
 from harness import free_port
 from harness import start_server
+from wire import ACCEPT
+from wire import initialize_request
 
 pytestmark = [pytest.mark.e2e]
 
@@ -99,3 +102,30 @@ def test_a_refused_host_gets_the_same_answer_on_every_route(base: str, path: str
     assert refused.status_code == 421
     assert refused.headers["Content-Type"].startswith("application/json")
     assert "MCP_ALLOWED_HOSTS" in refused.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("worker", ["gthread", "waitress"])
+def test_a_method_the_endpoint_does_not_take_gets_a_json_405(
+    serve: ServeFactory, worker: str
+) -> None:
+    """PUT and PATCH on the endpoint are answered as every other refusal of it is: 405 with
+    a JSON-RPC error body and an ``Allow`` naming the methods it takes (they got
+    Werkzeug's HTML page); a CORS preflight still offers neither."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    serve("tests._apps.every_route:app", worker, env={"OAUTH_APP_BASE": base}, port=port)
+    for method in ("PUT", "PATCH"):
+        refused = httpx.request(
+            method, base + "/mcp", json=initialize_request(), headers={"Accept": ACCEPT}
+        )
+        assert refused.status_code == 405, refused.text
+        assert refused.headers["Content-Type"] == "application/json"
+        assert method in refused.json()["error"]["message"]
+        assert refused.headers["Allow"] == "GET, POST, DELETE"
+    preflight = httpx.options(
+        base + "/mcp", headers={"Origin": ORIGIN, "Access-Control-Request-Method": "POST"}
+    )
+    assert preflight.status_code == 200
+    offered = {name.strip() for name in preflight.headers["Allow"].split(",")}
+    assert {"GET", "POST", "DELETE"} <= offered
+    assert not offered & {"PUT", "PATCH"}

@@ -88,6 +88,7 @@ def test_get_stream_and_delete(app: Flask, mcp_server: MCP) -> None:
         (400, "POST", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {}),  # no session
         (404, "POST", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"Mcp-Session-Id": "x"}),
         (405, "PUT", b"{}", {}),
+        (405, "PATCH", b"{}", {}),
         (406, "POST", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"Accept": "text/html"}),
         (413, "POST", b"[" + b" " * 5000 + b"]", {}),
         (415, "POST", b"{}", {"Content-Type": "text/plain"}),
@@ -102,9 +103,8 @@ def test_errors(app: Flask, status: int, method: str, body: t.Any, headers: dict
     sent.update(headers)
     reply = call(app, method, body, headers=sent)
     assert reply.status == status, reply.body
-    if method != "PUT":  # Flask's own 405 is HTML
-        assert reply.headers["Content-Type"] == "application/json"
-        assert reply.json()["error"]["message"]
+    assert reply.headers["Content-Type"] == "application/json"
+    assert reply.json()["error"]["message"]
 
 
 def test_413_from_flask_max_content_length(mcp_server: MCP) -> None:

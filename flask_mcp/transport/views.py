@@ -12,6 +12,7 @@ import typing as t
 
 from flask import Blueprint
 from flask import Response
+from flask import current_app
 from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wsgi import get_content_length
@@ -44,6 +45,9 @@ if t.TYPE_CHECKING:
     from ..server.dispatcher import Dispatcher
 
 logger = logging.getLogger("flask_mcp")
+#: Methods the endpoint's rule takes only to refuse them with a JSON 405 (with Werkzeug's
+#: HTML page otherwise); ``OPTIONS`` does not offer them.
+REFUSED_METHODS = ("PUT", "PATCH")
 #: The WSGI environ key holding the id of the request a POST carries, once decoded.
 REQUEST_ID_KEY = "flask_mcp.request_id"
 
@@ -182,6 +186,18 @@ class Transport:
         return no_content()
 
 
+def _options_response() -> Response:
+    """Return Flask's answer to ``OPTIONS``, without offering :data:`REFUSED_METHODS`.
+
+    The endpoint's rule takes them only to refuse them in JSON; an ``Allow`` (or a
+    CORS layer reading it) must not offer them.
+    """
+    response = current_app.make_default_options_response()
+    offered = [method for method in response.allow if method not in REFUSED_METHODS]
+    response.headers["Allow"] = ", ".join(offered)
+    return response
+
+
 def _refuse_stateless(environ: WSGIEnvironment) -> None:
     """Refuse a GET or DELETE of the 2026-07-28 revision, which has neither.
 
@@ -293,6 +309,18 @@ def make_blueprint(
                 return transport.get()
             if method == "DELETE":
                 return transport.delete()
+            if method == "OPTIONS":
+                return _options_response()
+            if method in REFUSED_METHODS:
+                allowed = (
+                    "GET, POST, DELETE" if state.settings.enable_get_stream else "POST, DELETE"
+                )
+                return http_error(
+                    405,
+                    f"Method Not Allowed: the MCP endpoint takes no {method}; POST JSON-RPC "
+                    "messages to it, GET it to open a stream, DELETE it to end a session.",
+                    headers={"Allow": allowed},
+                )
             return http_error(  # HEAD, which Flask routes here with GET: it opens no stream
                 405,
                 "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
@@ -327,7 +355,12 @@ def make_blueprint(
             )
 
     blueprint.add_url_rule(
-        path, "endpoint", endpoint, methods=["GET", "POST", "DELETE"], strict_slashes=False
+        path,
+        "endpoint",
+        endpoint,
+        methods=["GET", "POST", "DELETE", "OPTIONS", *REFUSED_METHODS],
+        strict_slashes=False,
+        provide_automatic_options=False,  # Flask's would offer REFUSED_METHODS
     )
     return blueprint
 
