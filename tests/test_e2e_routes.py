@@ -104,6 +104,38 @@ def test_a_refused_host_gets_the_same_answer_on_every_route(base: str, path: str
     assert "MCP_ALLOWED_HOSTS" in refused.json()["error"]["message"]
 
 
+@pytest.fixture(scope="module")
+def proxied_base() -> t.Iterator[str]:
+    """The app behind ``ProxyFix``, allowing one ``host:port`` (the proxy forwards the port)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {"OAUTH_APP_BASE": url, "FLASK_MCP_ALLOWED_HOSTS": '["mcp.example.com:443"]'}
+    with start_server("tests._apps.every_route:proxied", "gthread", env=env, port=port):
+        yield url
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/mcp",
+        "/livez",
+        "/readyz",
+        "/metrics",
+        "/mcp/server-card",
+        "/.well-known/ai-catalog.json",
+        "/_mcp/explorer/",
+    ],
+)
+def test_every_route_checks_the_host_a_proxy_forwards_alike(proxied_base: str, path: str) -> None:
+    """Behind ``ProxyFix``, a forwarded ``host:port`` listed in ``MCP_ALLOWED_HOSTS`` is
+    accepted on every route: the endpoint checked the Host header, the other routes
+    Werkzeug's ``request.host``, which drops ``:443`` from an ``https`` request's, so they
+    answered 421 to a host the endpoint served."""
+    forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "mcp.example.com:443"}
+    answer = httpx.get(proxied_base + path, headers={**forwarded, "Accept": "*/*"})
+    assert answer.status_code != 421, answer.text
+
+
 @pytest.mark.parametrize("worker", ["gthread", "waitress"])
 def test_a_method_the_endpoint_does_not_take_gets_a_json_405(
     serve: ServeFactory, worker: str

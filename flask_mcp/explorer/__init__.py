@@ -31,7 +31,7 @@ from flask import url_for
 from werkzeug.routing import BuildError
 
 from .. import url_rules
-from ..transport.security import check_host
+from ..transport.security import check_request_host
 from .csp import page_policy
 from .csp import view_policy
 
@@ -118,7 +118,7 @@ def make_blueprint(settings: Settings, *, debug_only: bool = False) -> Blueprint
         # init_app (explorer_mode checked it then): app.run(debug=False) may turn it off
         if (debug_only or access is None) and not current_app.debug:
             abort(404)
-        check_host(request.host, request.remote_addr, settings.allowed_hosts)
+        check_request_host(request.environ, settings.allowed_hosts)
         # The sandbox proxy holds nothing of the app and may be asked for from another
         # origin (MCP_EXPLORER_SANDBOX_ORIGIN) that carries no cookies of the page's.
         if request.endpoint == f"{BLUEPRINT_NAME}.sandbox":

@@ -49,7 +49,7 @@ from werkzeug.wrappers import Request
 from .. import protocol
 from ..errors import MCPHTTPError
 from ..kernel.extension import Extension
-from ..protocol.hosts import check_host
+from ..protocol.hosts import check_request_host
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse
@@ -278,7 +278,7 @@ class JSONDocument:
     ) -> t.Iterable[bytes]:
         request = Request(environ)
         try:
-            check_host(request.host, request.remote_addr, self.allowed_hosts)
+            check_request_host(environ, self.allowed_hosts)
         except MCPHTTPError as refused:
             return refused(environ, start_response)
         if environ.get("REQUEST_METHOD") == "OPTIONS":  # a browser's preflight

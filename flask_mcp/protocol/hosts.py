@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import typing as t
+
+from werkzeug.wsgi import get_host
 
 from ..errors import MCPHTTPError
 
@@ -72,16 +75,40 @@ def host_allowed(
 def check_host(host: str | None, remote_addr: str | None, allowed: tuple[str, ...] | None) -> None:
     """Refuse a ``Host`` header that could come from DNS rebinding (:func:`host_allowed`).
 
-    The one check of the MCP endpoint and of every route served beside it.
+    A route checks its request with :func:`check_request_host`, which reads the
+    ``Host`` from the request as every other route does.
 
     :raises MCPHTTPError: 421 Misdirected Request.
     """
     if not host_allowed(host, remote_addr, allowed):
-        raise MCPHTTPError(
-            421,
-            f"Host {host!r} is not allowed. If this server is reached under that name, add it to "
-            "MCP_ALLOWED_HOSTS (use '*' to accept any host behind a trusted proxy).",
-        )
+        raise _misdirected(host)
+
+
+def check_request_host(environ: t.Mapping[str, t.Any], allowed: tuple[str, ...] | None) -> None:
+    """Refuse a WSGI request whose ``Host`` could come from DNS rebinding (:func:`host_allowed`).
+
+    The one check of the MCP endpoint and of every route served beside it (the
+    Server Card, the explorer, the probes, ``/metrics``), so that they all decide
+    alike. The host checked is the ``Host`` header as the app received it, port
+    included (behind ``ProxyFix(x_host=1)`` the forwarded one): not Werkzeug's
+    ``request.host``, which drops a default port (``:443`` of an ``https``
+    request, after ``ProxyFix(x_proto=1)``) and makes a host with characters it
+    refuses empty. A request without one (HTTP/1.0) is checked under the
+    server's address (``SERVER_NAME:SERVER_PORT``), as Werkzeug gives it.
+
+    :raises MCPHTTPError: 421 Misdirected Request.
+    """
+    host = environ.get("HTTP_HOST") or get_host(environ)  # type: ignore[arg-type]
+    if not host_allowed(host, environ.get("REMOTE_ADDR"), allowed):
+        raise _misdirected(host)
+
+
+def _misdirected(host: str | None) -> MCPHTTPError:
+    return MCPHTTPError(
+        421,
+        f"Host {host!r} is not allowed. If this server is reached under that name, add it to "
+        "MCP_ALLOWED_HOSTS (use '*' to accept any host behind a trusted proxy).",
+    )
 
 
 def netloc(host: str, port: int | None = None) -> str:
@@ -119,4 +146,11 @@ def client_network(address: str | None) -> str:
     return str(ip)
 
 
-__all__ = ["check_host", "client_network", "host_allowed", "is_local_host", "netloc"]
+__all__ = [
+    "check_host",
+    "check_request_host",
+    "client_network",
+    "host_allowed",
+    "is_local_host",
+    "netloc",
+]

@@ -2,7 +2,7 @@
 
 Both are plain Flask routes of the app, outside ``MCP_PATH``: no MCP
 authorization, no session. They get the Host check of the MCP endpoint
-(:func:`~flask_mcp.transport.security.check_host`: 421 for a Host that could
+(:func:`~flask_mcp.protocol.hosts.check_request_host`: 421 for a Host that could
 come from DNS rebinding; a kubelet probing the pod's IP from the node passes
 it when ``MCP_ALLOWED_HOSTS`` is unset, and must send a listed ``Host`` when it
 is set). They are served only when their ``MCP_HEALTH_*_PATH`` key is set.
@@ -30,9 +30,9 @@ from flask import request
 
 from .. import url_rules
 from ..errors import BackendUnavailable
+from . import security
 from .path_args import rule_values
 from .responses import json_response
-from .security import check_host
 
 if t.TYPE_CHECKING:
     from ..config import Settings
@@ -51,7 +51,7 @@ def check_request_host(settings: Settings) -> None:
 
     :raises ~flask_mcp.errors.MCPHTTPError: 421 Misdirected Request.
     """
-    check_host(request.host, request.remote_addr, settings.allowed_hosts)
+    security.check_request_host(request.environ, settings.allowed_hosts)
 
 
 def liveness() -> Response:

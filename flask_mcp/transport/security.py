@@ -12,6 +12,7 @@ from werkzeug.http import parse_accept_header
 from ..errors import MCPHTTPError
 from ..protocol import is_local_host
 from ..protocol.hosts import check_host as check_host
+from ..protocol.hosts import check_request_host as check_request_host
 
 
 def check_origin(origin: str | None, allowed: tuple[str, ...] | None) -> None:
@@ -107,4 +108,5 @@ __all__ = [
     "check_content_type",
     "check_host",
     "check_origin",
+    "check_request_host",
 ]

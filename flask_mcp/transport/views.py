@@ -74,11 +74,7 @@ class Transport:
 
     def _guard(self, state: AppState, environ: WSGIEnvironment) -> None:
         settings = state.settings
-        security.check_host(
-            environ.get("HTTP_HOST") or request.host,
-            environ.get("REMOTE_ADDR"),
-            settings.allowed_hosts,
-        )
+        security.check_request_host(environ, settings.allowed_hosts)
         origin = environ.get("HTTP_ORIGIN")
         if origin is not None:
             security.check_origin(origin, settings.allowed_origins)
