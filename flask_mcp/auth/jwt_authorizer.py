@@ -24,6 +24,7 @@ import time
 import typing as t
 import urllib.request
 
+from .deadline import Deadline
 from .info import INVALID_TOKEN
 from .info import TEMPORARILY_UNAVAILABLE
 from .info import AuthError
@@ -118,32 +119,40 @@ class JWKSCache:
     def fetch(self) -> list[dict[str, t.Any]]:
         """Download and parse the key set.
 
-        ``timeout`` bounds the whole fetch: an answer that trickles in fails too,
-        as it would otherwise hold every request with a token that waits for the keys.
+        ``timeout`` bounds the whole fetch, from the connection to the last byte
+        (a :class:`~flask_mcp.auth.deadline.Deadline`): an answer whose head or
+        body trickles in fails too, as it would otherwise hold every request with
+        a token that waits for the keys.
 
         :raises ValueError: the answer is not a JWKS.
         :raises OSError: the key set did not arrive within ``timeout`` seconds, or what
             answers there does not speak HTTP.
         """
         fetch = urllib.request.Request(self.url, headers={"Accept": "application/json"})
-        deadline = time.monotonic() + self.timeout
+        deadline = Deadline(time.monotonic() + self.timeout)
         parts: list[bytes] = []
         size = 0
         try:
-            with urllib.request.urlopen(fetch, timeout=self.timeout) as response:  # noqa: S310
+            with deadline, deadline.urlopen(fetch, self.timeout) as response:
                 while size <= self.max_bytes:
-                    if time.monotonic() >= deadline:
-                        raise TimeoutError(
-                            f"the JWKS did not arrive within {self.timeout:g} s; raise the "
-                            "authorizer's timeout if the issuer is that slow"
-                        )
+                    if time.monotonic() >= deadline.at:
+                        deadline.cut = True
+                        break
                     part = response.read1(self.max_bytes + 1 - size)
                     if not part:
                         break
                     parts.append(part)
                     size += len(part)
-        except http.client.HTTPException as exc:  # urllib passes these on unwrapped
-            raise OSError(f"not an HTTP answer ({type(exc).__name__}: {exc})") from exc
+        except (OSError, http.client.HTTPException) as exc:  # urllib passes these on unwrapped
+            if not deadline.cut:
+                if isinstance(exc, OSError):
+                    raise
+                raise OSError(f"not an HTTP answer ({type(exc).__name__}: {exc})") from exc
+        if deadline.cut:  # what it read of the body, if anything, is cut short
+            raise TimeoutError(
+                f"the JWKS did not arrive within {self.timeout:g} s; raise the "
+                "authorizer's timeout if the issuer is that slow"
+            )
         body = b"".join(parts)
         if len(body) > self.max_bytes:
             raise ValueError(f"the JWKS is larger than {self.max_bytes} bytes")

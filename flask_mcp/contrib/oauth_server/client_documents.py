@@ -21,20 +21,18 @@ A document must name the URL it was fetched from as its ``client_id``, have a
 
 from __future__ import annotations
 
-import _socket
-import contextlib
 import email.utils
 import ipaddress
 import json
 import re
 import socket
 import ssl
-import threading
 import time
 import typing as t
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
+from ...auth.deadline import Deadline
 from ...protocol import netloc
 from .clients import check_redirect_uri_shape
 from .storage import Storage
@@ -81,66 +79,6 @@ def cache_seconds(headers: t.Mapping[str, str], now: float) -> float:
     else:
         return DEFAULT_CACHE_SECONDS
     return min(MAX_CACHE_SECONDS, max(MIN_CACHE_SECONDS, seconds))
-
-
-class _Deadline:
-    """Shuts down a fetch's connection at ``at`` (a :func:`time.monotonic` time).
-
-    Its :meth:`trace` is an httpx ``trace`` extension: once the TCP connection is
-    made it keeps a duplicate of its descriptor (TLS takes the socket object over,
-    and a descriptor number httpx closed could be another connection's by the
-    deadline); shutting that down fails the fetch's waiting read or handshake at
-    once. Used as a context manager around the fetch, it waits for the deadline in
-    a timer thread (a greenlet under gevent).
-    """
-
-    def __init__(self, at: float) -> None:
-        self.at = at
-        #: Whether the deadline came before the fetch ended (its connection was cut).
-        self.cut = False
-        self._sock: _socket.socket | None = None
-        self._over = False
-        self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-
-    def trace(self, event: str, info: dict[str, t.Any]) -> None:
-        """Keep the connection's descriptor once it is made."""
-        if event != "connection.connect_tcp.complete":
-            return
-        stream = info.get("return_value")
-        raw = stream.get_extra_info("socket") if stream is not None else None
-        if raw is None:
-            return
-        with self._lock:
-            if not self._over and self._sock is None:
-                self._sock = _socket.socket(fileno=_socket.dup(raw.fileno()))
-                if self.cut:  # the deadline came while connecting
-                    self._shut()
-
-    def _fire(self) -> None:
-        with self._lock:
-            if not self._over:
-                self.cut = True
-                self._shut()
-
-    def _shut(self) -> None:
-        if self._sock is not None:
-            with contextlib.suppress(OSError):  # the peer closed it meanwhile
-                self._sock.shutdown(socket.SHUT_RDWR)
-
-    def __enter__(self) -> _Deadline:
-        self._timer = threading.Timer(max(0.0, self.at - time.monotonic()), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        with self._lock:
-            self._over = True
-            if self._sock is not None:
-                self._sock.close()  # the duplicate only: httpx closes the connection
 
 
 class ClientDocuments:
@@ -241,7 +179,7 @@ class ClientDocuments:
         # httpx's timeout bounds each wait for a byte: a host that sends its TLS handshake
         # or its headers a byte at a time would hold the fetch (and the request that
         # made it) for as long as it goes on. The connection is cut at the deadline.
-        deadline = _Deadline(started + self.timeout)
+        deadline = Deadline(started + self.timeout)
         extensions = {"sni_hostname": host, "trace": deadline.trace}
         try:
             http = httpx.Client(verify=self.verify, timeout=timeout, follow_redirects=False)
