@@ -456,7 +456,8 @@ KEYS: tuple[Key, ...] = (
         "Seconds a write to an SSE stream, or of a JSON response larger than 16 KiB, may "
         "wait for a client that reads nothing (its connection open, its buffers full); then "
         "the connection is closed and its stream (on a threaded server, its thread) freed. "
-        "The client may resume the stream.",
+        "The client may resume the stream. Over stdio, a write to stdout the client does "
+        "not read: then its session ends (nothing more written, running requests cancelled).",
     ),
     Key(
         "MCP_REQUEST_TIMEOUT",

@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 import typing as t
 
 import anyio
@@ -442,3 +443,44 @@ def test_exits_when_stdin_closes() -> None:
     assert proc.stdin is not None
     proc.stdin.close()
     assert proc.wait(timeout=30) == 0
+
+
+def test_a_client_that_reads_nothing_has_its_session_ended(tmp_path: pathlib.Path) -> None:
+    """A client that stops reading stdout gets its session ended after
+    ``MCP_WRITE_TIMEOUT``, as an HTTP client that reads nothing has its connection closed:
+    the server's write waited for ever, and every handler with something to write piled
+    up behind it."""
+    log = tmp_path / "stderr.log"
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [FLASK, "--app", "tests._apps.stdio_tools", "mcp", "stdio"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,  # never read
+            stderr=stderr,
+            env={**os.environ, "FLASK_MCP_WRITE_TIMEOUT": "1"},
+        )
+    assert proc.stdin is not None
+    try:
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        calls = [
+            {
+                "jsonrpc": "2.0",
+                "id": 10 + number,
+                "method": "tools/call",
+                "params": {"name": "bulky", "arguments": {"size": 200_000}},
+            }
+            for number in range(4)
+        ]
+        proc.stdin.write(b"".join(map(line, [INIT, initialized, *calls])))
+        proc.stdin.flush()
+        for _ in range(200):  # a bound on the wait, not a speed
+            if "MCP_WRITE_TIMEOUT" in log.read_text(errors="replace"):
+                break
+            time.sleep(0.1)
+        assert "MCP_WRITE_TIMEOUT" in log.read_text(errors="replace"), log.read_text()
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    finally:
+        proc.kill()
+        proc.wait()

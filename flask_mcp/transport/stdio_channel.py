@@ -30,6 +30,7 @@ from .path_args import match_endpoint
 if t.TYPE_CHECKING:
     from flask import Flask
 
+    from ..runtime.runs import PendingWrite
     from ..runtime.runs import RequestRun
     from ..runtime.state import AppState
     from ..server.call import Call
@@ -119,6 +120,9 @@ class LineChannel:
         #: Whether stdout is broken: nothing more can be sent.
         self.gone = False
         self._write_lock = threading.Lock()
+        #: The channel's writes, watched by the supervisor while :meth:`serve` runs: one
+        #: that waits ``MCP_WRITE_TIMEOUT`` ends the session (:meth:`write_stalled`).
+        self._watched: PendingWrite | None = None
         #: Guards :attr:`active` and :attr:`cancel_requested` together: a cancel read
         #: just as its request ends must not leave its id behind; and :attr:`listening`,
         #: which tells whether the client or the server ended a listen.
@@ -128,21 +132,71 @@ class LineChannel:
     # -- the two streams ---------------------------------------------------------
 
     def send(self, message: t.Any) -> None:
-        """Write one message as a line; drop it once the client has gone."""
+        """Write one message as a line; drop it once the client has gone.
+
+        A write the client does not read holds the others back; once it has waited
+        ``MCP_WRITE_TIMEOUT`` the session ends (:meth:`write_stalled`) and they return.
+        """
         data = jsonrpc.dumps_bytes(message) + b"\n"
-        with self._write_lock:
+        while not self._write_lock.acquire(timeout=1.0):
+            if self.gone:  # the write holding the lock stalled: it may never end
+                return
+        try:
             if self.gone:
                 return
-            try:
-                self.stdout.write(data)
-                self.stdout.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                self.gone = True  # the client stopped reading: stop as if stdin had closed
-                self.closed.set()
+            watched = self._watched
+            if watched is not None:
+                watched.since = time.monotonic()
+            if _concurrency.gevent_active():  # a blocked write would stop every greenlet
+                import gevent
+
+                gevent.get_hub().threadpool.apply(self._write, (data,))
+            else:
+                self._write(data)
+            if watched is not None:
+                watched.since = None
+        except (BrokenPipeError, ValueError, OSError):
+            self.gone = True  # the client stopped reading: stop as if stdin had closed
+            self.closed.set()
+        finally:
+            self._write_lock.release()
+
+    def _write(self, data: bytes) -> None:
+        self.stdout.write(data)
+        self.stdout.flush()
+
+    def write_stalled(self) -> None:
+        """End the session of a client that has read nothing for ``MCP_WRITE_TIMEOUT``.
+
+        As over HTTP, where such a client's connection is closed: nothing more is
+        written, running requests are cancelled and listens end, so that handlers
+        do not pile up behind the write. The write itself cannot be taken back (a
+        pipe cannot be shut down); stdin is still read until it closes, and the
+        session ends then.
+        """
+        if self.gone:
+            return
+        self.gone = True
+        self.closed.set()
+        logger.warning(
+            "The stdio client has read nothing for %g s (MCP_WRITE_TIMEOUT): nothing more is "
+            "written to it, and its running requests are cancelled. Check that the client "
+            "reads the server's stdout; the server exits when its stdin closes.",
+            self.state.settings.write_timeout,
+        )
+        self._tasks.append(_concurrency.spawn(self._cancel_everything))
+
+    def _cancel_everything(self) -> None:
+        for stop in list(self.listening.values()):
+            stop.set()
+        for call in list(self.active.values()):
+            with contextlib.suppress(BackendUnavailable):
+                self._cancel(call)
 
     def serve(self) -> None:
         """Read and answer messages until stdin ends, then end the session and return."""
         ensure_supervisor(self.state)
+        self._watched = self.state.writes.open(_StalledWrite(self))
         limit = self.state.settings.max_body_size
         try:
             while not self.closed.is_set():
@@ -203,6 +257,7 @@ class LineChannel:
             task.join(1.0)
         with contextlib.suppress(BackendUnavailable):
             self.end_session()
+        self.state.writes.close(self._watched)
 
     def end_session(self) -> None:
         """End what the client started (its session), once stdin has ended."""
@@ -292,6 +347,20 @@ class LineChannel:
                 self.send(response)
 
         self._spawn(work)
+
+
+class _StalledWrite:
+    """What the supervisor shuts down when a channel's write stalls: it ends the session.
+
+    :class:`~flask_mcp.runtime.runs.PendingWrites` shuts a stalled connection down; a
+    pipe has no such thing, so this stands for it.
+    """
+
+    def __init__(self, channel: LineChannel) -> None:
+        self.channel = channel
+
+    def shutdown(self, how: int) -> None:
+        self.channel.write_stalled()
 
 
 def unavailable(request_id: t.Any, exc: Exception) -> dict[str, t.Any]:

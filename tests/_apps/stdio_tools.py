@@ -93,6 +93,12 @@ def app_facts() -> dict[str, str]:
 
 
 @mcp.tool()
+def bulky(size: int) -> str:
+    """Answer ``size`` bytes of text: a few fill a client's pipe that nobody reads."""
+    return "x" * size
+
+
+@mcp.tool()
 def change_tools() -> str:
     """Tell the client that the tool list changed."""
     mcp.notify_list_changed("tools")
