@@ -181,6 +181,18 @@ def test_2026_without_extension_runs_inline_or_refuses(wire: Wire) -> None:
     assert gated["error"]["code"] == -32021
 
 
+def test_a_2026_tools_list_carries_no_task_support() -> None:
+    """The tasks extension (SEP-2663) removed the tool-level ``execution.taskSupport`` of
+    2025-11-25, and the 2026-07-28 ``Tool`` has no ``execution``: the server alone decides
+    per request, so the list no longer tells which tools may become tasks."""
+    _, app, _ = build()
+    wire = Wire(app)
+    for caps in (CAPS, None):
+        tools = result_of(wire.post("tools/list", {}, caps=caps))["result"]["tools"]
+        assert {tool["name"] for tool in tools} >= {"work", "must"}
+        assert all("execution" not in tool for tool in tools), tools
+
+
 def test_2026_tool_error_completes_protocol_error_fails(wire: Wire) -> None:
     tool = result_of(wire.post("tools/call", {"name": "must", "arguments": {}}, caps=CAPS))
     done = poll(wire, tool["result"]["taskId"], terminal)

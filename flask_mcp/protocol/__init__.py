@@ -45,6 +45,7 @@ from .versions import shape_capabilities
 from .versions import shape_result
 from .versions import shape_tool
 from .versions import shape_tool_result
+from .versions import shapes_tools
 from .versions import supports_batching
 from .versions import supports_elicitation
 from .versions import supports_sampling_tools
@@ -90,6 +91,7 @@ __all__ = [
     "shape_result",
     "shape_capabilities",
     "shape_tool",
+    "shapes_tools",
     "shape_tool_result",
     "supports_batching",
     "supports_elicitation",

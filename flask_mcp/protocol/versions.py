@@ -158,10 +158,28 @@ def supports_tasks(version: str) -> bool:
 _TASKS_SINCE = "2025-11-25"
 
 
+def shapes_tools(version: str) -> bool:
+    """Tell whether :func:`shape_tool` changes anything under ``version``.
+
+    Only 2025-11-25 knows every field of a tool description: the versions before it
+    know fewer, and 2026-07-28 dropped ``execution`` (see :func:`shape_tool`).
+    """
+    return version != _TASKS_SINCE
+
+
 def shape_tool(version: str, tool: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Drop fields of a tool description that ``version`` does not know."""
-    if version >= _TASKS_SINCE:
+    """Drop fields of a tool description that ``version`` does not know.
+
+    ``execution.taskSupport`` exists in 2025-11-25 only: the 2026-07-28 ``Tool`` has
+    no ``execution``, as the tasks extension (SEP-2663) lets the server alone decide,
+    per request, whether a call becomes a task.
+    """
+    if version == _TASKS_SINCE:
         return tool
+    if version > _TASKS_SINCE:
+        if "execution" not in tool:
+            return tool
+        return {k: v for k, v in tool.items() if k != "execution"}
     if supports_structured_output(version):
         return {k: v for k, v in tool.items() if k != "execution"}
     return {
@@ -314,6 +332,7 @@ __all__ = [
     "shape_capabilities",
     "shape_result",
     "shape_tool",
+    "shapes_tools",
     "shape_tool_result",
     "supports_batching",
     "supports_elicitation",

@@ -275,7 +275,7 @@ class CoreMethods:
 
     def tools_list(self, call: Call) -> dict[str, t.Any]:
         result = self._page("tools", call)
-        if not protocol.supports_tasks(call.version):  # shape_tool changes nothing from there
+        if protocol.shapes_tools(call.version):
             result["tools"] = [protocol.shape_tool(call.version, tool) for tool in result["tools"]]
         return result
 

@@ -1282,7 +1282,8 @@
           }
           self.log("view calls " + params.name + " " + JSON.stringify(params.arguments || {}));
           var forwarded = { name: params.name, arguments: params.arguments || {} };
-          var calling = taskSupport(tool) === "required"
+          var support = taskSupport(tool);
+          var calling = support === "required" || support === "server"
             ? client.callAsTask(forwarded, { abort: new AbortController() }, function (task) { self.log("task " + task.taskId + ": " + task.status); })
             : client.request("tools/call", forwarded);
           return calling.then(function (result) {
@@ -1443,10 +1444,11 @@
     var copyFlask = el("button", { type: "button", id: "copy-flask", text: "Copy as flask mcp call" });
     var copyOutput = el("textarea", { id: "copy-output", rows: 4, readonly: true, hidden: true, "aria-label": "Command to copy" });
     var support = taskSupport(tool);
-    var asTask = el("input", { type: "checkbox", id: "as-task", checked: support === "required", disabled: support === "required" });
-    if (support === "required" || support === "optional") {
-      formNode.appendChild(el("div", { class: "field field-check" }, asTask,
-        el("label", { for: "as-task", text: support === "required" ? "Run as a task (the tool requires it)" : "Run as a task" })));
+    var asTask = el("input", { type: "checkbox", id: "as-task", checked: support === "required" || support === "server", disabled: support === "required" });
+    if (support !== "forbidden") {
+      var label = { required: "Run as a task (the tool requires it)", optional: "Run as a task",
+        server: "Run as a task if the server chooses to (declare the tasks extension)" }[support];
+      formNode.appendChild(el("div", { class: "field field-check" }, asTask, el("label", { for: "as-task", text: label })));
     }
     formNode.appendChild(errors);
     formNode.appendChild(el("div", { class: "buttons" }, callButton, cancelButton, copyCurl, copyFlask));
@@ -1484,8 +1486,11 @@
     });
   }
 
-  // execution.taskSupport of a tool: "forbidden" (the default), "optional" or "required".
+  // Whether a call of the tool may run as a task. 2025-11-25: its execution.taskSupport,
+  // "forbidden" (the default), "optional" or "required". 2026-07-28 lists no such thing (the
+  // tasks extension lets the server decide per call): "server" when it offers the extension.
   function taskSupport(tool) {
+    if (client && client.stateless) return client.runsTasks() ? "server" : "forbidden";
     return (tool && tool.execution && tool.execution.taskSupport) || "forbidden";
   }
 
