@@ -596,3 +596,62 @@ def test_a_timed_out_request_is_the_error_the_client_got_in_spans_and_metrics(
         'error_type="-32001",method="prompts/get",tool="dawdling"} 1.0',
         'error_type="tool_error",method="tools/call",tool="dawdle"} 2.0',
     ]
+
+
+@pytest.mark.parametrize("failing", ["ended_early", "error_type"])
+def test_a_span_ends_and_its_context_is_detached_when_its_bookkeeping_raises(
+    telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """The middleware ends its span and detaches its context whatever its last steps raise.
+
+    Both came after ``ended_early`` and ``LabelBounds.error_type`` in its ``finally``: if
+    either raised, the span never ended (never exported) and stayed the current span of
+    what ran next in the worker, the parent of its spans.
+    """
+    from opentelemetry import trace
+
+    from flask_mcp.contrib import labels
+    from flask_mcp.contrib import opentelemetry as instrumentation
+
+    mcp = MCP(name="traced", version="1")
+    current_after: list[bool] = []
+
+    @mcp.middleware  # outside the instrumentor's: sees the context it leaves behind
+    def outer(call: t.Any, call_next: t.Any) -> dict[str, t.Any]:
+        try:
+            return t.cast(dict[str, t.Any], call_next(call))
+        finally:
+            if call.method == "tools/call":
+                current_after.append(trace.get_current_span().get_span_context().is_valid)
+
+    otel = MCPInstrumentor(
+        mcp, tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+
+    @mcp.tool()
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    otel.init_app(app)
+
+    def broken(*args: t.Any) -> t.Any:
+        raise RuntimeError("a bug in the instrumentor's bookkeeping")
+
+    from wire import send_2026
+
+    if failing == "ended_early":
+        monkeypatch.setattr(instrumentation, "ended_early", broken)
+    else:  # the error type of a request the server ended early (cancelled)
+        ended = ("cancelled", None, "The request was cancelled.")
+        monkeypatch.setattr(instrumentation, "ended_early", lambda call: ended)
+        monkeypatch.setattr(labels.LabelBounds, "error_type", broken)
+    response = send_2026(
+        app.test_client(), "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}
+    )
+    assert response.json["error"]["code"] == -32603  # the raise is answered as any bug
+    assert current_after == [False]
+    assert [s.name for s in telemetry.mcp_spans() if s.name.startswith("tools/call")] == [
+        "tools/call add"
+    ]

@@ -307,23 +307,27 @@ class MCPInstrumentor:
                 span.set_status(Status(StatusCode.ERROR))
             return result
         finally:
-            ended = ended_early(call)
-            if ended is not None:  # what the client got, not what the handler returned
-                error_type, status_code, description = ended
-                error_type = bounds.error_type(error_type)
-                if status_code is not None:
-                    status_code = bounds.error_type(status_code)
-                    span.set_attribute("rpc.response.status_code", status_code)
-                span.set_status(Status(StatusCode.ERROR, description))
-            self._end_children("no_response")
-            self._children.reset(children_token)
-            if session_id is None and call.session_id is not None:  # initialize made one
-                span.set_attribute("mcp.session.id", call.session_id)
-            if error_type is not None:
-                span.set_attribute("error.type", error_type)
-                attributes["error.type"] = error_type
-            span.end()
-            otel_context.detach(token)
+            try:
+                ended = ended_early(call)
+                if ended is not None:  # what the client got, not what the handler returned
+                    error_type, status_code, description = ended
+                    error_type = bounds.error_type(error_type)
+                    if status_code is not None:
+                        status_code = bounds.error_type(status_code)
+                        span.set_attribute("rpc.response.status_code", status_code)
+                    span.set_status(Status(StatusCode.ERROR, description))
+                self._end_children("no_response")
+                if session_id is None and call.session_id is not None:  # initialize made one
+                    span.set_attribute("mcp.session.id", call.session_id)
+                if error_type is not None:
+                    span.set_attribute("error.type", error_type)
+                    attributes["error.type"] = error_type
+            finally:  # whatever the above raised: the span ends, the context is restored
+                self._children.reset(children_token)
+                try:
+                    span.end()
+                finally:
+                    otel_context.detach(token)
             for key in ("jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri"):
                 attributes.pop(key, None)  # too many values for a metric's attributes
             if status_code is not None:
