@@ -24,7 +24,8 @@ request_finished = _signals.signal("mcp-request-finished")
 cancelled or timed out. Kwargs: ``method``, ``request_id``, ``session_id``,
 ``duration`` (seconds), ``error`` (the JSON-RPC error dict the client got, the
 timeout's for a request ``MCP_REQUEST_TIMEOUT`` ended, or ``None``: a result, or no
-answer after a cancellation, which ``request_cancelled`` tells)."""
+answer after a cancellation, which ``request_cancelled`` tells). A
+``subscriptions/listen`` finishes when its stream ends (``listen_finished`` tells how)."""
 
 tool_called = _signals.signal("mcp-tool-called")
 """A tool ran. Kwargs: ``tool`` (name), ``duration``, ``is_error``."""
@@ -73,6 +74,24 @@ resumes), ``"client-gone"`` (the client closed its connection), ``"superseded"``
 (another connection took the stream over), ``"missing"`` (the stream expired or was
 evicted), ``"session-ended"`` (its session ended: the client's ``DELETE``, or the
 server's idle or lifetime bound), or ``"backend-unavailable"``."""
+
+listen_started = _signals.signal("mcp-listen-started")
+"""A ``subscriptions/listen`` request (2026-07-28) arrived, before its filter is checked, in
+the view that serves it (over stdio, in a request context of its own), after
+``request_started``. Kwargs: ``request_id``, ``stream_id`` (this listen's alone: many
+clients use id 1; ``listen_finished``, ``stream_opened`` and ``stream_closed`` name it
+too), ``protocol_version``, ``meta`` (the request's ``params._meta``: a tracer reads
+the client's trace context, ``traceparent`` and ``tracestate``, in it)."""
+
+listen_finished = _signals.signal("mcp-listen-finished")
+"""A ``subscriptions/listen`` ended, once for each ``listen_started``, where its stream ended
+(the worker's greenlet or thread that wrote it), before ``request_finished``. Kwargs:
+``request_id``, ``stream_id``, ``duration`` (seconds), ``reason``: ``"timeout"``
+(``MCP_SSE_MAX_STREAM_SECONDS`` ended it with its result), ``"client-gone"`` (the client
+closed its connection, or stdin), ``"cancelled"`` (the client's
+``notifications/cancelled``, over stdio), ``"backend-unavailable"`` or ``"refused"`` (it
+was answered with the JSON-RPC error ``error``: a malformed filter, a worker that holds
+no more streams); ``error`` (the JSON-RPC error dict, or ``None``)."""
 
 roots_list_changed = _signals.signal("mcp-roots-list-changed")
 """The client said its roots changed. Kwargs: ``session_id``."""
@@ -127,6 +146,8 @@ __all__ = [
     "client_request_sending",
     "client_request_sent",
     "client_response_received",
+    "listen_finished",
+    "listen_started",
     "notification_sent",
     "prompt_rendered",
     "request_cancelled",

@@ -655,3 +655,198 @@ def test_a_span_ends_and_its_context_is_detached_when_its_bookkeeping_raises(
     assert [s.name for s in telemetry.mcp_spans() if s.name.startswith("tools/call")] == [
         "tools/call add"
     ]
+
+
+# -- subscriptions/listen ----------------------------------------------------------------
+
+LISTEN = {"notifications": {"toolsListChanged": True}}
+
+
+def listen_spans(telemetry: Telemetry) -> dict[str, dict[str, t.Any]]:
+    """The ``subscriptions/listen`` spans, by request id: attributes, status, parent."""
+    found = {}
+    for span in telemetry.mcp_spans():
+        if span.name == "subscriptions/listen":
+            attributes = dict(span.attributes or {})
+            parent = f"{span.parent.span_id:016x}" if span.parent else None
+            found[attributes["jsonrpc.request.id"]] = {
+                **attributes,
+                "status": span.status.status_code,
+                "parent": parent,
+                "trace": f"{span.context.trace_id:032x}" if span.context else None,
+            }
+    return found
+
+
+def listen_points(telemetry: Telemetry) -> list[tuple[str, str, int]]:
+    """The listens' ``mcp.server.operation.duration`` points: error type, transport, count."""
+    return sorted(
+        (p.attributes.get("error.type", ""), p.attributes["network.transport"], p.count)
+        for p in telemetry.points("mcp.server.operation.duration")
+        if p.attributes["mcp.method.name"] == "subscriptions/listen"
+    )
+
+
+def test_a_listen_over_http_is_a_span_from_its_opening_to_its_end(telemetry: Telemetry) -> None:
+    """A listen is a SERVER span as every other request, ended with the stream: ok when
+    ``MCP_SSE_MAX_STREAM_SECONDS`` ended it with its result, ``cancelled`` when the client
+    left, the JSON-RPC code of a refusal. Its parent is the client's trace context.
+
+    A listen had no span, no duration and no request signals at all: the middleware
+    cannot wrap a stream that outlives its view.
+    """
+    from wire import Wire
+
+    _, app = make(telemetry, MCP_SSE_MAX_STREAM_SECONDS=0.3, MCP_MAX_STREAMS=1)
+    wire = Wire(app)
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    held = wire.post(
+        "subscriptions/listen", LISTEN, request_id="a", buffered=False, traceparent=traceparent
+    )
+    chunks = iter(held.response)
+    assert b"acknowledged" in next(chunks)
+    busy = wire.post("subscriptions/listen", LISTEN, request_id="a")  # the one slot is held
+    assert busy.status_code == 503
+    bad = wire.post("subscriptions/listen", {"notifications": []}, request_id="b")
+    assert bad.status_code == 400
+    held.close()  # the client leaves
+    whole = wire.post("subscriptions/listen", LISTEN, request_id="c")  # to its graceful end
+    assert whole.get_data().count(b"data: ") == 2
+    spans = listen_spans(telemetry)
+    assert sorted(spans) == ["a", "b", "c"]  # "a" twice: the refused one, the one that left
+    (left,) = [
+        s
+        for s in telemetry.mcp_spans()
+        if s.attributes and s.attributes.get("error.type") == "cancelled"
+    ]
+    assert left.context is not None and f"{left.context.trace_id:032x}" == TRACE_ID
+    assert left.parent is not None and f"{left.parent.span_id:016x}" == PARENT_ID
+    assert left.status.status_code == StatusCode.ERROR
+    refused = [
+        dict(s.attributes or {})
+        for s in telemetry.mcp_spans()
+        if s.name == "subscriptions/listen" and s.status.status_code == StatusCode.ERROR
+    ]
+    assert sorted(
+        (a["jsonrpc.request.id"], a["error.type"], a.get("rpc.response.status_code"))
+        for a in refused
+    ) == [("a", "-32603", "-32603"), ("a", "cancelled", None), ("b", "-32602", "-32602")]
+    ended = spans["c"]
+    assert ended["status"] == StatusCode.UNSET and "error.type" not in ended
+    assert ended["mcp.method.name"] == "subscriptions/listen"
+    assert ended["mcp.protocol.version"] == "2026-07-28"
+    assert (ended["network.transport"], ended["network.protocol.name"]) == ("tcp", "http")
+    assert "mcp.session.id" not in ended
+    assert listen_points(telemetry) == [
+        ("", "tcp", 1), ("-32602", "tcp", 1), ("-32603", "tcp", 1), ("cancelled", "tcp", 1)
+    ]  # fmt: skip
+
+
+def test_a_listen_over_stdio_is_a_span_from_its_opening_to_its_end(telemetry: Telemetry) -> None:
+    """Over stdio as over HTTP: the client's cancel and a closed stdin are ``cancelled``,
+    a refusal its JSON-RPC code; the parent is the client's trace context."""
+    from wire import Pipes
+    from wire import meta
+
+    mcp, app = make(telemetry)
+    pipes = Pipes(app, mcp)
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    try:
+        for request_id, params in (
+            ("a", {**LISTEN, "_meta": meta(traceparent=traceparent)}),
+            ("b", {"notifications": [], "_meta": meta()}),
+            ("c", {**LISTEN, "_meta": meta()}),
+        ):
+            message = {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen"}
+            pipes.send({**message, "params": params})
+            answer = pipes.receive()
+            if request_id == "b":
+                assert answer["error"]["code"] == -32602
+            else:
+                assert answer["method"] == "notifications/subscriptions/acknowledged"
+        pipes.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "a"}}
+        )
+    finally:
+        pipes.close()  # "c" ends with stdin
+    spans = listen_spans(telemetry)
+    assert sorted(
+        (i, s["error.type"], s.get("rpc.response.status_code"), s["network.transport"])
+        for i, s in spans.items()
+    ) == [
+        ("a", "cancelled", None, "pipe"),
+        ("b", "-32602", "-32602", "pipe"),
+        ("c", "cancelled", None, "pipe"),
+    ]
+    assert spans["a"]["trace"] == TRACE_ID and spans["a"]["parent"] == PARENT_ID
+    assert spans["c"]["trace"] != TRACE_ID
+    assert spans["a"]["mcp.protocol.version"] == "2026-07-28"
+    assert "network.protocol.name" not in spans["a"]
+    assert listen_points(telemetry) == [("-32602", "pipe", 1), ("cancelled", "pipe", 2)]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_listen_spans_on_gunicorn(serve: t.Any, worker: str, tmp_path: t.Any) -> None:
+    """On a real server a listen's span ends with its stream: ok at its graceful end
+    (``MCP_SSE_MAX_STREAM_SECONDS``), ``cancelled`` when the client closed the connection,
+    ``-32602`` for a malformed filter; a child of the client's trace context, else of the
+    HTTP span of its POST."""
+    import http.client
+    import json
+
+    from wire import headers_2026
+    from wire import meta
+
+    spans_file = tmp_path / "spans.jsonl"
+    env = {"OBSERVE_OTEL": str(spans_file), "FLASK_MCP_SSE_MAX_STREAM_SECONDS": "1"}
+    server = serve("tests._apps.observe:app", worker, env=env)
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+
+    def post(request_id: str, params: dict[str, t.Any], **extra: str) -> t.Any:
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen"}
+        body["params"] = {**params, "_meta": meta(**extra)}
+        headers = {
+            **headers_2026("subscriptions/listen", params),
+            "Content-Type": "application/json",
+        }
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("POST", "/mcp", json.dumps(body), headers)
+        return conn, conn.getresponse()
+
+    conn, left = post("gone", LISTEN)
+    assert left.readline() == b"event: message\n"
+    assert b"notifications/subscriptions/acknowledged" in left.readline()
+    left.close()
+    conn.close()  # the client leaves
+    conn, whole = post("ok", LISTEN, traceparent=traceparent)
+    assert whole.read().count(b"data: ") == 2  # the acknowledgement, the result
+    conn.close()
+    conn, bad = post("bad", {"notifications": []})
+    assert bad.status == 400
+    conn.close()
+    deadline = time.monotonic() + 15  # the server sees the client gone within a second
+    listens: dict[str, dict[str, t.Any]] = {}
+    while len(listens) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        lines = spans_file.read_text().splitlines() if spans_file.exists() else []
+        spans = {s["span_id"]: s for s in map(json.loads, lines)}
+        listens = {
+            s["attributes"]["jsonrpc.request.id"]: s
+            for s in spans.values()
+            if s["name"] == "subscriptions/listen"
+        }
+    got = {
+        request_id: (span["status"], span["attributes"].get("error.type"))
+        for request_id, span in listens.items()
+    }
+    assert got == {
+        "ok": ("UNSET", None),
+        "gone": ("ERROR", "cancelled"),
+        "bad": ("ERROR", "-32602"),
+    }
+    ok = listens["ok"]
+    assert (ok["trace_id"], ok["parent_id"]) == (TRACE_ID, PARENT_ID)
+    assert ok["attributes"]["network.transport"] == "tcp"
+    http_span = spans[listens["gone"]["parent_id"]]  # no trace context: the POST's span
+    assert http_span["kind"] == "SERVER" and "mcp.method.name" not in http_span["attributes"]

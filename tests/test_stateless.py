@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -420,6 +421,84 @@ def test_listen(server: MCP) -> None:
     assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 42
     response.close()
     assert not app.extensions["mcp"].state(app).backend._channels.subscribers  # unsubscribed
+
+
+def test_a_listen_sends_the_request_and_listen_signals(server: MCP) -> None:
+    """A listen sends ``request_started`` and ``request_finished`` as every request, and
+    ``listen_started``/``listen_finished`` with a stream id of its own (``stream_opened``
+    and ``stream_closed`` name it too) and its ``_meta``, however it ends.
+
+    A listen sent none of them, and its stream id was ``listen-{request id}``: two
+    listens with id 1 could not be told apart.
+    """
+    from flask_mcp import signals
+
+    app = make_app(server, MCP_SSE_MAX_STREAM_SECONDS=0.2)
+    seen: list[tuple[str, dict[str, t.Any]]] = []
+    names = (
+        "request_started", "request_finished", "listen_started", "listen_finished",
+        "stream_opened", "stream_closed",
+    )  # fmt: skip
+    wire = Wire(app)
+    with contextlib.ExitStack() as connected:
+        for name in names:
+
+            def receiver(sender: t.Any, name: str = name, **kwargs: t.Any) -> None:
+                seen.append((name, kwargs))
+
+            connected.enter_context(getattr(signals, name).connected_to(receiver, app))
+        held = wire.post(
+            "subscriptions/listen", {"notifications": {}}, request_id=1, buffered=False
+        )
+        chunks = iter(held.response)
+        next(chunks)
+        ended = wire.post("subscriptions/listen", {"notifications": {}}, request_id=1)
+        assert parse(ended)[-1]["result"]["resultType"] == "complete"
+        held.close()
+        refused = wire.post("subscriptions/listen", {"notifications": []}, request_id=2)
+        assert refused.status_code == 400
+    requests = [
+        (
+            name,
+            kwargs["request_id"],
+            kwargs["method"],
+            (kwargs.get("error") or {}).get("code"),
+        )
+        for name, kwargs in seen
+        if name.startswith("request_")
+    ]
+    assert requests == [
+        ("request_started", 1, "subscriptions/listen", None),
+        ("request_started", 1, "subscriptions/listen", None),
+        ("request_finished", 1, "subscriptions/listen", None),
+        ("request_finished", 1, "subscriptions/listen", None),
+        ("request_started", 2, "subscriptions/listen", None),
+        ("request_finished", 2, "subscriptions/listen", -32602),
+    ]
+    started = [kwargs for name, kwargs in seen if name == "listen_started"]
+    finished = {kwargs["stream_id"]: kwargs for name, kwargs in seen if name == "listen_finished"}
+    assert len(started) == len(finished) == 3  # each of its own stream id
+    outcomes = [
+        (
+            opened["request_id"],
+            opened["protocol_version"],
+            opened["meta"]["io.modelcontextprotocol/clientInfo"]["name"],
+            finished[opened["stream_id"]]["reason"],
+        )
+        for opened in started
+    ]
+    assert outcomes == [
+        (1, "2026-07-28", "test", "client-gone"),
+        (1, "2026-07-28", "test", "timeout"),
+        (2, "2026-07-28", "test", "refused"),
+    ]
+    streams = [(name, kwargs["stream_id"]) for name, kwargs in seen if name.startswith("stream_")]
+    assert streams == [
+        ("stream_opened", started[0]["stream_id"]),
+        ("stream_opened", started[1]["stream_id"]),
+        ("stream_closed", started[1]["stream_id"]),
+        ("stream_closed", started[0]["stream_id"]),
+    ]
 
 
 def test_listen_ends_gracefully_and_checks_its_filter(server: MCP) -> None:

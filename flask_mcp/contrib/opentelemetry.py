@@ -125,6 +125,9 @@ class AppTelemetry:
         #: The size of :attr:`sessions` at which the sessions that ended unseen are
         #: forgotten (twice the number kept at the last look).
         self.prune_at = PRUNE_AT
+        #: stream id -> (span, perf_counter start, metric attributes) of the open
+        #: ``subscriptions/listen`` requests.
+        self.listens: dict[str, tuple[trace.Span, float, dict[str, t.Any]]] = {}
         self.lock = threading.Lock()
 
 
@@ -214,6 +217,8 @@ class MCPInstrumentor:
         signals.client_request_sending.connect(self._on_client_request, weak=False)
         signals.client_response_received.connect(self._on_client_response, weak=False)
         signals.session_created.connect(self._on_session_created, weak=False)
+        signals.listen_started.connect(self._on_listen_started, weak=False)
+        signals.listen_finished.connect(self._on_listen_finished, weak=False)
         signals.session_closed.connect(self._on_session_closed, weak=False)
         if app is not None:
             self.init_app(app)
@@ -274,7 +279,7 @@ class MCPInstrumentor:
         operation = _OPERATIONS.get(method)
         if operation is not None:
             attributes["gen_ai.operation.name"] = operation
-        parent, links = self._parent(call)
+        parent, links = self._parent(call.meta)
         span = self.tracer.start_span(
             f"{method} {target}" if target and method != UNKNOWN else method,
             context=parent,
@@ -334,16 +339,17 @@ class MCPInstrumentor:
                 attributes["rpc.response.status_code"] = status_code
             self.operation_duration.record(time.perf_counter() - started, attributes)
 
-    def _parent(self, call: CallInfo) -> tuple[otel_context.Context | None, list[Link]]:
+    def _parent(
+        self, meta: t.Mapping[str, t.Any]
+    ) -> tuple[otel_context.Context | None, list[Link]]:
         """The parent context of a request's span, and its links.
 
-        The trace context of ``params._meta`` wins (the HTTP span becomes a
-        link); else the current span; else the Flask request's HTTP span.
+        The trace context of ``params._meta`` (``meta``) wins (the HTTP span becomes
+        a link); else the current span; else the Flask request's HTTP span.
         """
         current = trace.get_current_span()
         in_span = current.get_span_context().is_valid
         http_span = current if in_span else _flask_span()
-        meta = call.meta
         if "traceparent" in meta:
             carrier = {k: v for k, v in meta.items() if isinstance(v, str)}
             extracted = propagate.extract(carrier)
@@ -355,6 +361,92 @@ class MCPInstrumentor:
         if http_span is not None:
             return trace.set_span_in_context(http_span), []
         return None, []
+
+    # -- subscriptions/listen --------------------------------------------------------
+
+    def _on_listen_started(
+        self,
+        sender: t.Any,
+        *,
+        request_id: t.Any,
+        stream_id: str,
+        protocol_version: t.Any,
+        meta: dict[str, t.Any],
+        **_: t.Any,
+    ) -> None:
+        """Start the SERVER span of a listen, as :meth:`__call__` does for other requests.
+
+        It stays open, not current (the listen runs no handler), until
+        ``listen_finished`` names its stream.
+        """
+        telemetry = self._of(sender)
+        if telemetry is None:
+            return
+        method = "subscriptions/listen"
+        attributes: dict[str, t.Any] = {
+            "mcp.method.name": method,
+            "mcp.protocol.version": str(protocol_version),
+            **_network(),
+        }
+        parent, links = self._parent(meta)
+        span = self.tracer.start_span(
+            method,
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes={
+                **attributes,
+                "jsonrpc.request.id": str(request_id)[: telemetry.bounds.max_length],
+            },
+            links=links,
+        )
+        with telemetry.lock:
+            telemetry.listens[stream_id] = (span, time.perf_counter(), attributes)
+
+    def _on_listen_finished(
+        self,
+        sender: t.Any,
+        *,
+        stream_id: str,
+        reason: str,
+        error: dict[str, t.Any] | None,
+        **_: t.Any,
+    ) -> None:
+        """End a listen's span and record its duration, with the outcome the client saw.
+
+        Its result after ``MCP_SSE_MAX_STREAM_SECONDS`` is a success; a client that left
+        or cancelled it is ``cancelled``, as a request cancelled before its answer; a
+        refusal has its JSON-RPC code, and a backend failure ``BackendUnavailable``, as
+        for other requests.
+        """
+        telemetry = self._of(sender)
+        if telemetry is None:
+            return
+        with telemetry.lock:
+            opened = telemetry.listens.pop(stream_id, None)
+        if opened is None:
+            return
+        span, started, attributes = opened
+        bounds = telemetry.bounds
+        error_type = status_code = None
+        try:
+            if reason == "backend-unavailable":
+                error_type = bounds.error_type(BackendUnavailable.__qualname__)
+                span.set_status(Status(StatusCode.ERROR, str((error or {}).get("message", ""))))
+            elif error is not None:
+                error_type = status_code = bounds.error_type(str(error.get("code")))
+                span.set_attribute("rpc.response.status_code", status_code)
+                span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
+            elif reason != "timeout":  # the client ended it
+                error_type = CANCELLED
+                span.set_status(Status(StatusCode.ERROR, "The client ended the listen."))
+            if error_type is not None:
+                span.set_attribute("error.type", error_type)
+                attributes["error.type"] = error_type
+            if status_code is not None:
+                attributes["rpc.response.status_code"] = status_code
+        finally:
+            span.end()
+        self.operation_duration.record(time.perf_counter() - started, attributes)
 
     # -- server-to-client requests -------------------------------------------------
 

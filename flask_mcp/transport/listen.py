@@ -12,20 +12,27 @@ such as Redis; the in-memory backend reaches the streams of its own process).
 
 from __future__ import annotations
 
+import secrets
+import time
 import typing as t
 
 from flask import Response
 
 from .. import protocol
+from .. import signals
 from ..backends.base import MESSAGE
 from ..backends.base import Event
 from ..backends.base import ReadResult
 from ..convert import to_json
+from ..errors import INTERNAL_ERROR
+from ..errors import BackendUnavailable
 from ..errors import InvalidParams
+from ..errors import MCPError
 from ..errors import MCPHTTPError
 from ..errors import MissingClientCapability
 from ..protocol import jsonrpc
 from ..runtime import tasks
+from ..runtime.settle import STORE_UNAVAILABLE_WHILE_RUNNING
 from . import sse
 from .sse import client_gone as client_gone
 
@@ -169,18 +176,104 @@ def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> di
     return jsonrpc.notification(method, tagged)
 
 
+#: The method this module serves.
+METHOD = "subscriptions/listen"
+#: The ``error`` of a listen the backend failed (``listen_finished``, ``request_finished``).
+BACKEND_FAILED = {"code": INTERNAL_ERROR, "message": STORE_UNAVAILABLE_WHILE_RUNNING}
+
+
+class ListenCall:
+    """One ``subscriptions/listen``, from its arrival to its end: the signals that tell it.
+
+    Made as the request arrives, over HTTP and stdio alike, it sends ``request_started``
+    and :data:`~flask_mcp.signals.listen_started`; :meth:`finish` (or :meth:`fail`) sends
+    ``listen_finished`` and ``request_finished`` once, however the listen ended. The
+    middleware cannot do it: the stream outlives the view.
+
+    :param state: the state of the app serving it.
+    :param request_id: the listen's JSON-RPC id (its subscription id).
+    :param params: its params, whose ``_meta`` was checked already.
+    """
+
+    def __init__(self, state: AppState, request_id: t.Any, params: dict[str, t.Any]) -> None:
+        self.app = state.app
+        self.request_id = request_id
+        #: This listen's alone (many clients use id 1), for the signals and its stream.
+        self.stream_id = f"listen-{secrets.token_hex(8)}"
+        self.started = time.perf_counter()
+        self.finished = False
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        signals.send(
+            signals.request_started, self.app, method=METHOD, request_id=request_id, session_id=None
+        )
+        signals.send(
+            signals.listen_started,
+            self.app,
+            request_id=request_id,
+            stream_id=self.stream_id,
+            protocol_version=meta.get(protocol.META_PROTOCOL_VERSION),
+            meta=meta,
+        )
+
+    def finish(self, reason: str, error: dict[str, t.Any] | None = None) -> None:
+        """Tell that the listen ended, once: ``reason`` and ``error`` as ``listen_finished``
+        documents them."""
+        if self.finished:
+            return
+        self.finished = True
+        duration = time.perf_counter() - self.started
+        signals.send(
+            signals.listen_finished,
+            self.app,
+            request_id=self.request_id,
+            stream_id=self.stream_id,
+            duration=duration,
+            reason=reason,
+            error=error,
+        )
+        signals.send(
+            signals.request_finished,
+            self.app,
+            method=METHOD,
+            request_id=self.request_id,
+            session_id=None,
+            duration=duration,
+            error=error,
+        )
+
+    def fail(self, exc: BaseException) -> None:
+        """Tell that the listen was answered with the error of ``exc`` instead of a stream."""
+        if isinstance(exc, BackendUnavailable):
+            self.finish("backend-unavailable", dict(BACKEND_FAILED))
+        elif isinstance(exc, MCPError):
+            self.finish("refused", exc.to_error())
+        elif isinstance(exc, MCPHTTPError):
+            self.finish("refused", {"code": exc.rpc_code, "message": exc.description or ""})
+        else:  # a bug: answered with a redacted -32603
+            self.finish("refused", {"code": INTERNAL_ERROR, "message": "Internal error"})
+
+
 class ListenSource:
     """A listen stream's subscription, read by a :class:`~flask_mcp.transport.sse.StreamReader`.
 
     It yields only the notifications the client opted in to, tagged with the
     subscription id; a notification it drops reads as silence.
+
+    :param stream_id: the stream's id (:attr:`ListenCall.stream_id`); default: a new one.
     """
 
-    def __init__(self, subscription: Subscription, agreed: dict[str, t.Any], request_id: t.Any):
+    def __init__(
+        self,
+        subscription: Subscription,
+        agreed: dict[str, t.Any],
+        request_id: t.Any,
+        stream_id: str | None = None,
+    ):
         self.subscription = subscription
         self.agreed = agreed
         self.request_id = request_id
-        self.stream_id = f"listen-{request_id}"
+        self.stream_id = stream_id or f"listen-{secrets.token_hex(8)}"
         self._seq = 0
 
     def attach(self) -> int:
@@ -223,25 +316,30 @@ def open_stream(
     :raises InvalidParams: the filter is malformed.
     :raises MCPHTTPError: 503 when this worker cannot hold another stream for this client.
     """
-    agreed = honoured(registry, params, state, auth, path_args)
-    settings = state.settings
-    holder = state.slots.acquire(auth, address)
-    if holder is None:
-        raise MCPHTTPError(
-            503,
-            "Service Unavailable: this worker cannot hold another stream for this client (its "
-            "stream slots are held, or this client holds its share of them: "
-            "MCP_STREAM_SHARE_PER_CLIENT); close a stream or retry later, add --threads, or "
-            "run gunicorn with -k gevent.",
-            code=-32603,
-            request_id=request_id,
-            headers={"Retry-After": "2"},
-        )
+    call = ListenCall(state, request_id, params)
     try:
-        subscription = state.backend.subscribe(state.listen_channel)
-    except BaseException:
-        state.slots.release(holder)
+        agreed = honoured(registry, params, state, auth, path_args)
+        holder = state.slots.acquire(auth, address)
+        if holder is None:
+            raise MCPHTTPError(
+                503,
+                "Service Unavailable: this worker cannot hold another stream for this client "
+                "(its stream slots are held, or this client holds its share of them: "
+                "MCP_STREAM_SHARE_PER_CLIENT); close a stream or retry later, add --threads, "
+                "or run gunicorn with -k gevent.",
+                code=-32603,
+                request_id=request_id,
+                headers={"Retry-After": "2"},
+            )
+        try:
+            subscription = state.backend.subscribe(state.listen_channel)
+        except BaseException:
+            state.slots.release(holder)
+            raise
+    except BaseException as exc:
+        call.fail(exc)
         raise
+    settings = state.settings
     meta = {protocol.META_SUBSCRIPTION_ID: request_id}
     ack = jsonrpc.notification(
         "notifications/subscriptions/acknowledged", {"_meta": meta, "notifications": agreed}
@@ -251,7 +349,7 @@ def open_stream(
         closing_meta[protocol.META_SERVER_INFO] = server_info
     result = jsonrpc.result(request_id, {"resultType": "complete", "_meta": closing_meta})
     reader = sse.StreamReader(
-        ListenSource(subscription, agreed, request_id),
+        ListenSource(subscription, agreed, request_id, call.stream_id),
         after=0,
         with_ids=False,
         heartbeat=settings.sse_heartbeat,
@@ -266,9 +364,33 @@ def open_stream(
         kind="listen",
         session_id=None,
         opening=sse.frame(ack),
-        on_close=lambda reason: subscription.close(),
+        on_close=lambda reason: _closed(call, subscription, reason),
         holder=holder,
     )
 
 
-__all__ = ["ListenSource", "client_gone", "honoured", "open_stream"]
+def _closed(call: ListenCall, subscription: Subscription, reason: str) -> None:
+    """Let go of a listen's subscription when its stream ends, and tell how it ended.
+
+    ``reason`` is the reader's: ``timeout`` (the listen's result was sent),
+    ``backend-unavailable``, or ``client-gone`` (any other: a listen's stream ends only
+    on its timeout or when its connection does).
+    """
+    try:
+        subscription.close()
+    finally:
+        if reason == "backend-unavailable":
+            call.finish(reason, dict(BACKEND_FAILED))
+        else:
+            call.finish("timeout" if reason == "timeout" else "client-gone")
+
+
+__all__ = [
+    "BACKEND_FAILED",
+    "METHOD",
+    "ListenCall",
+    "ListenSource",
+    "client_gone",
+    "honoured",
+    "open_stream",
+]

@@ -307,10 +307,7 @@ class StdioServer(LineChannel):
             version = meta[protocol.META_PROTOCOL_VERSION]
             intake.check_stateless_version(version)
             if method == "subscriptions/listen":
-                # the state finds the caller's own tasks among notifications.taskIds
-                agreed = listen.honoured(self.dispatcher.registry, params, state, None, path_args)
-                stop = self.listening[request_id] = threading.Event()
-                self._spawn(lambda: self._listen(request_id, agreed, stop))
+                self._open_listen(request_id, params)
                 return
             record = intake.offered(self.dispatcher, method, protocol.STATELESS)
             call = intake.stateless_call(
@@ -322,7 +319,34 @@ class StdioServer(LineChannel):
             return
         self._run(call, context)
 
-    def _listen(self, request_id: t.Any, agreed: dict[str, t.Any], stop: threading.Event) -> None:
+    def _open_listen(self, request_id: t.Any, params: dict[str, t.Any]) -> None:
+        """Check a ``subscriptions/listen`` filter and serve the listen in a task of its own.
+
+        It starts in a request context, as over HTTP (where the view checks it), and
+        sends the same signals (:class:`~flask_mcp.transport.listen.ListenCall`).
+
+        :raises MCPError: the filter is malformed (-32602), or names task ids without
+            the tasks extension.
+        """
+        state = self.state
+        app = state.app
+        scope = stdio_context(app, self.endpoint.path) if app else contextlib.nullcontext()
+        with scope:
+            call = listen.ListenCall(state, request_id, params)
+            try:
+                # the state finds the caller's own tasks among notifications.taskIds
+                agreed = listen.honoured(
+                    self.dispatcher.registry, params, state, None, self.endpoint.path_args
+                )
+            except BaseException as exc:
+                call.fail(exc)
+                raise
+        stop = self.listening[request_id] = threading.Event()
+        self._spawn(lambda: self._listen(call, agreed, stop))
+
+    def _listen(
+        self, call: listen.ListenCall, agreed: dict[str, t.Any], stop: threading.Event
+    ) -> None:
         """Serve ``subscriptions/listen``: the chosen notifications until the client cancels.
 
         A listen the server ends (stdin closed, or its backend failed) ends with
@@ -331,22 +355,28 @@ class StdioServer(LineChannel):
         cancelled gets nothing more.
         """
         state = self.state
+        request_id = call.request_id
         try:
             subscription = state.backend.subscribe(state.listen_channel)
         except BackendUnavailable as exc:
             self.listening.pop(request_id, None)
+            call.fail(exc)
             self.send(unavailable(request_id, exc))
             return
-        source = listen.ListenSource(subscription, agreed, request_id)
+        source = listen.ListenSource(subscription, agreed, request_id, call.stream_id)
         meta = {protocol.META_SUBSCRIPTION_ID: request_id}
         if not stop.is_set():
             ack = {"_meta": meta, "notifications": agreed}
             self.send(jsonrpc.notification("notifications/subscriptions/acknowledged", ack))
+        failed = False
         try:
             while not stop.is_set() and not self.closed.is_set():
                 for event in source.read(0, 1, POLL).events:
                     if event.message is not None and not stop.is_set():
                         self.send(event.message)
+        except BackendUnavailable as exc:
+            failed = True
+            logger.warning("Ended a subscriptions/listen: %s", exc)
         finally:
             subscription.close()
             with self._calls_lock:  # still listed: the client did not cancel it
@@ -362,6 +392,12 @@ class StdioServer(LineChannel):
                 )
                 cancel = {"requestId": request_id, "reason": reason, "_meta": meta}
                 self.send(jsonrpc.notification("notifications/cancelled", cancel))
+            if failed:
+                call.finish("backend-unavailable", dict(listen.BACKEND_FAILED))
+            elif ours:  # stdin closed: the client went away
+                call.finish("client-gone")
+            else:
+                call.finish("cancelled")
 
 
 def serve_stdio(
