@@ -440,8 +440,8 @@ KEYS: tuple[Key, ...] = (
         RESUME_BYTES,
         non_negative_int,
         "Bytes of messages kept per session on streams whose client left, for it to resume "
-        "them with ``Last-Event-ID``; past it the streams left first are dropped, never the "
-        "one left last (0: no bound).",
+        "them with ``Last-Event-ID``; past it the streams left first are dropped, then the "
+        "oldest messages of the one left last (0: no bound).",
     ),
     Key(
         "MCP_SSE_MAX_STREAM_SECONDS",

@@ -356,9 +356,10 @@ SMALL = {"jsonrpc": "2.0", "id": 2, "result": {"text": "y" * 200}}
 
 def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> None:
     """Past ``resume_bytes`` of messages on streams whose reader left (a client that may
-    resume them), the streams left first are dropped, never the one left last: at the
-    session's next message, and when a reader leaves (then the streams left before it
-    count). A stream read to its end, or read again, counts nothing."""
+    resume them), the streams left first are dropped, then the oldest messages of the one
+    left last (see test_the_stream_left_last_is_bounded_too): at the session's next
+    message, and when a reader leaves (then the streams left before it count). A stream read
+    to its end, or read again, counts nothing."""
     a, b = workers(resume_bytes=2500)
     sid = new_session(a)
 
@@ -402,17 +403,53 @@ def test_streams_left_by_their_reader_are_bounded_in_bytes(workers: Pair) -> Non
     assert a.first_seq(sid, "s4") is None
     assert (a.first_seq(sid, "s3"), a.first_seq(sid, "s5")) == (1, 1)
 
-    leave("s6", copies=4)  # over the bound alone: the stream left last stays
+    leave("s6", copies=4)  # over the bound alone: the stream left last loses its oldest
     a.append(sid, "live", MESSAGE, LARGE)
     assert a.first_seq(sid, "s5") is None
-    assert a.first_seq(sid, "s6") == 1
+    assert a.first_seq(sid, "s6") == 3  # two messages went: about 2,100 bytes stay
     a.append(sid, "live", MESSAGE, LARGE)
-    assert a.first_seq(sid, "s6") == 1
+    assert a.first_seq(sid, "s6") == 3
     assert a.first_seq(sid, "s3") == 1
     assert a.first_seq(sid, GENERAL_STREAM) == 1
     token = b.attach(sid, "s6")
-    assert [e.kind for e in b.read(sid, "s6", 0, token, 1).events] == [MESSAGE] * 4 + [END]
+    assert [e.kind for e in b.read(sid, "s6", 2, token, 1).events] == [MESSAGE] * 2 + [END]
     b.detach(sid, "live", live)
+
+
+def test_the_stream_left_last_is_bounded_too(workers: Pair) -> None:
+    """The stream left last counts toward ``resume_bytes`` as the others: alone over it, its
+    oldest messages go (a resume from before them gets 410), all of them when its newest
+    alone is over; ended with none kept, it is forgotten (a resume gets 400), still
+    written, it keeps its numbering. The session's order of messages follows: what
+    ``buffer_size`` evicts next is the oldest message still kept."""
+    a, b = workers(buffer_size=6, resume_bytes=2500)
+    sid = new_session(a)
+    a.open_stream(sid, "long")
+    token = b.attach(sid, "long")
+    for _ in range(5):  # about 5,250 bytes
+        a.append(sid, "long", MESSAGE, LARGE)
+    a.append(sid, "long", END)
+    b.detach(sid, "long", token)
+    a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)
+    assert a.first_seq(sid, "long") == 4  # three went: about 2,100 bytes stay
+    for _ in range(3):  # long's two and four on the general stream: none evicted
+        a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)
+    assert a.first_seq(sid, "long") == 4
+    a.append(sid, GENERAL_STREAM, MESSAGE, SMALL)  # the 7th evicts long's 4th, its oldest
+    assert a.first_seq(sid, "long") == 5
+    token = b.attach(sid, "long")
+    assert [e.seq for e in b.read(sid, "long", 4, token, 1).events] == [5, 6]
+    b.detach(sid, "long", token)
+    b.drop_stream(sid, "long")
+
+    huge = {"jsonrpc": "2.0", "id": 3, "result": {"text": "h" * 3000}}
+    a.open_stream(sid, "huge", request_id=3)  # its one message alone is over the bound
+    a.detach(sid, "huge", a.attach(sid, "huge"))
+    a.append(sid, "huge", MESSAGE, huge)
+    # still written: kept, empty, numbered on (Redis: once the leave is written)
+    assert waited(a, lambda: a.first_seq(sid, "huge"), 2) == 2
+    a.append(sid, "huge", END)  # ended with nothing kept: forgotten
+    assert a.first_seq(sid, "huge") is None
 
 
 def test_messages_sent_to_a_stream_after_its_reader_left_count(workers: Pair) -> None:

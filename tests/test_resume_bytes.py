@@ -2,10 +2,11 @@
 
 A 2025-11-25 client that drops a POST stream may come back with ``Last-Event-ID``,
 so the stream's messages are kept. Past ``MCP_SSE_RESUME_BYTES`` of them in one
-session, the streams left first are dropped, never the one left last: when a client
-leaves a stream, and at the session's next message (an answer that comes after its
-client left). A client cannot pile up answers it never reads until its session ends.
-Driven end to end: gunicorn (gevent and threads, memory and Redis), raw HTTP clients
+session, the streams left first are dropped, then the oldest messages of the one left
+last (it counts too): when a client leaves a stream, and at the session's next message
+(an answer that comes after its client left). A client cannot pile up answers it never
+reads until its session ends. Driven end to end: gunicorn (gevent and threads, memory
+and Redis), raw HTTP clients
 that leave each stream at its first progress notification (before the answer, or
 while the server is stuck writing an answer they do not read), then resume.
 """
@@ -46,7 +47,7 @@ def app_of(**config: t.Any) -> Flask:
     app = Flask(__name__)
     # A keep-alive comment every 0.1 s: the server notices a client gone long before the
     # answer (a stream whose answer went out whole before that would be read to its end).
-    app.config.update(MCP_SSE_RESUME_BYTES=BOUND, MCP_SSE_HEARTBEAT=0.1, **config)
+    app.config.update({"MCP_SSE_RESUME_BYTES": BOUND, "MCP_SSE_HEARTBEAT": 0.1, **config})
     app.config.from_prefixed_env()  # FLASK_MCP_BACKEND
     mcp.init_app(app)
     return app
@@ -55,6 +56,12 @@ def app_of(**config: t.Any) -> Flask:
 app = app_of()
 #: Four messages kept per session: a stream left while its work runs loses them early.
 small_buffer_app = app_of(MCP_SSE_BUFFER_EVENTS=4)
+#: Characters of each answer the client does not read: more than the socket buffers of a
+#: loopback connection whose client reads nothing hold (a few MB), so the server is stuck
+#: writing it.
+UNREAD = 8_000_000
+#: A bound one :data:`UNREAD` answer is under, two are over.
+unread_app = app_of(MCP_SSE_RESUME_BYTES=12_000_000)
 
 
 def call(size: int, request_id: int, pause: float = 2.0) -> dict[str, t.Any]:
@@ -111,12 +118,6 @@ def check_resume_bound(url: str) -> None:
         assert status == 200, answer
         assert '"id":3' in answer.replace(" ", "")
         assert "z" * ANSWER in answer
-
-
-#: Characters of each answer the client does not read: more than the socket buffers of a
-#: loopback connection whose client reads nothing hold (a few MB), so the server is stuck
-#: writing it.
-UNREAD = 8_000_000
 
 
 def open_unread(url: str, headers: dict[str, str], n: int) -> tuple[socket.socket, str]:
@@ -205,7 +206,7 @@ def check_cancelled_stream_is_forgotten(url: str) -> None:
 def test_streams_left_are_bounded_in_memory(serve: t.Any, worker: str) -> None:
     server = serve("tests.test_resume_bytes:app", worker)
     check_resume_bound(server.url)
-    check_bound_when_left(server.url)
+    check_bound_when_left(serve("tests.test_resume_bytes:unread_app", worker).url)
     small = serve("tests.test_resume_bytes:small_buffer_app", worker).url
     check_sequence_goes_on(small)
     check_cancelled_stream_is_forgotten(small)
@@ -216,7 +217,7 @@ def test_streams_left_are_bounded_in_redis(serve: t.Any, redis_backend_url: str)
     env = redis_env(redis_backend_url)
     server = serve("tests.test_resume_bytes:app", "gevent", env=env)
     check_resume_bound(server.url)
-    check_bound_when_left(server.url)
+    check_bound_when_left(serve("tests.test_resume_bytes:unread_app", "gevent", env=env).url)
     small = serve("tests.test_resume_bytes:small_buffer_app", "gevent", env=env)
     check_sequence_goes_on(small.url)
     check_cancelled_stream_is_forgotten(small.url)

@@ -386,8 +386,9 @@ class Backend(abc.ABC):
         messages the oldest goes; past ``MCP_SSE_RESUME_BYTES`` of messages on
         streams whose reader left (:meth:`detach` before :meth:`drop_stream`: a
         client that may resume them), the streams left longest ago are dropped,
-        never the one left last. A :meth:`detach` applies the second bound to the
-        streams left before. A stream whose request still writes it (opened with
+        then the oldest messages of the one left last (a resume from before them gets
+        410). A :meth:`detach` applies the second bound to the streams left before. A stream
+        whose request still writes it (opened with
         :meth:`open_stream`, not ended) loses only its messages to either bound: its
         sequence numbers go on (a client resuming from its last event gets what
         comes later, one resuming from before gets 410), and it stays among the
@@ -428,7 +429,8 @@ class Backend(abc.ABC):
         toward ``MCP_SSE_RESUME_BYTES`` (see :meth:`append`): its client left, and
         may resume it. The streams left before it are bounded then, without waiting
         for the session's next message (a shared backend may do it within a second):
-        past the bound, those left longest ago are dropped, never the last of them.
+        past the bound, those left longest ago are dropped, then the oldest messages
+        of the last of them.
         The one left now does not count until that message: it may be read to its end
         and dropped in a moment, and must not push the others out meanwhile. A stream
         that ended keeping no message is forgotten instead. This holds however early

@@ -301,24 +301,25 @@ class MemoryBackend(Backend):
             self._forget_stream(session, stream_id)
 
     def _shed_left(self, session: _Session, leaving: bool = False) -> None:
-        """Drop the streams left longest ago while those left hold over ``resume_bytes``
-        (only the messages of one a request still writes, see :meth:`Backend.append`).
+        """Bound the messages of the streams left to ``resume_bytes`` (hold ``session.lock``;
+        only the messages of one a request still writes, see :meth:`Backend.append`).
 
-        The stream left last is kept whatever its size. With ``leaving``, its reader
-        is leaving the stream left last now: the bound applies to the streams left
-        before it (a stream read to its end is left, then dropped, and must not
-        push the others out meanwhile). Sizes are measured only when two streams or
-        more count, so a stream read to its end costs nothing.
+        The streams left longest ago are dropped first; when the stream left last alone
+        is over the bound, its oldest messages go (see :meth:`_trim_stream`). With
+        ``leaving``, its reader is leaving the stream left last now: the bound applies to
+        the streams left before it (a stream read to its end is left, then dropped, and
+        must not push the others out meanwhile). Sizes are measured only when a stream
+        counts, so a stream read to its end costs nothing.
         """
         counted = len(session.left) - leaving
-        if not self.resume_bytes or counted < 2:
+        if not self.resume_bytes or counted < 1:
             return
         left = list(session.left)[:counted]
         sizes = {sid: session.streams[sid].message_bytes() for sid in left}
         total = sum(sizes.values())
         for stream_id in left[:-1]:
             if total <= self.resume_bytes:
-                break
+                return
             if not sizes[stream_id]:
                 continue
             total -= sizes[stream_id]
@@ -327,6 +328,34 @@ class MemoryBackend(Backend):
                 self._empty_stream(session, stream_id, stream)
             else:
                 self._forget_stream(session, stream_id)
+        if total > self.resume_bytes:
+            self._trim_stream(session, left[-1], total - self.resume_bytes)
+
+    def _trim_stream(self, session: _Session, stream_id: str, excess: int) -> None:
+        """Drop the oldest messages of a stream left (and the events before each) until
+        ``excess`` bytes of them went (hold ``session.lock``). Its sequence numbers go on:
+        a client resuming from before them gets 410. Left with no message and no request
+        writing it, it is forgotten (a resume gets 400)."""
+        stream = session.streams[stream_id]
+        size = stream.message_bytes()
+        trimmed = 0
+        while stream.events and excess > 0:
+            event = stream.events.popleft()
+            if event.kind == MESSAGE:
+                taken = 0 if event.message is None else len(dumps_bytes(event.message))
+                size -= taken
+                excess -= taken
+                trimmed += 1
+        stream.size = size
+        order: collections.deque[str] = collections.deque()
+        for entry in session.order:  # each message trimmed was its stream's first entry
+            if trimmed and entry == stream_id:
+                trimmed -= 1
+            else:
+                order.append(entry)
+        session.order = order
+        if _spent(stream_id, stream):
+            self._forget_stream(session, stream_id)
 
     def _empty_stream(self, session: _Session, stream_id: str, stream: _Stream) -> None:
         """Drop the messages of a stream a request still writes, keeping its sequence

@@ -410,7 +410,8 @@ class Handshake:
                 return http_error(
                     410,
                     "Gone: the events after this Last-Event-ID were evicted "
-                    "(MCP_SSE_BUFFER_EVENTS); the stream cannot be resumed.",
+                    "(MCP_SSE_BUFFER_EVENTS, MCP_SSE_RESUME_BYTES); the stream cannot be "
+                    "resumed.",
                 )
         general = stream_id == GENERAL_STREAM
         holder = state.slots.acquire(auth, environ.get("REMOTE_ADDR"), general=general)

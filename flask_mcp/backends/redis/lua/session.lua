@@ -83,16 +83,17 @@ local function unleave(st)
     redis.call('HINCRBY', M, 'ab', 0 - size_of(st))
   end
 end
--- The stream left longest ago that holds messages while the streams left hold over BYTES,
--- never the one left last; false when none. ``leaving``: the stream whose reader leaves now
--- (left last), which counts for nothing: it may be read to its end and dropped in a moment.
+-- While the streams left hold over BYTES: the stream left longest ago that holds messages,
+-- else the one left last with the bytes over (its oldest messages go, see trim); false when
+-- under. ``leaving``: the stream whose reader leaves now (left last), which counts for
+-- nothing: it may be read to its end and dropped in a moment.
 local function overflow(leaving)
   local count = tonumber(redis.call('HGET', M, 'al') or '0')
   local bytes = tonumber(redis.call('HGET', M, 'ab') or '0')
   if leaving and redis.call('HEXISTS', M, 'a:' .. leaving) == 1 then
     count, bytes = count - 1, bytes - size_of(leaving)
   end
-  if BYTES <= 0 or count < 2 or bytes <= BYTES then return false end
+  if BYTES <= 0 or count < 1 or bytes <= BYTES then return false end
   local fields, when, size = redis.call('HGETALL', M), {}, {}
   local newest, high = false, false
   for i = 1, #fields, 2 do
@@ -109,7 +110,8 @@ local function overflow(leaving)
   for st, n in pairs(when) do
     if st ~= newest and (size[st] or 0) > 0 and (not low or n < low) then oldest, low = st, n end
   end
-  return oldest
+  if oldest then return oldest, false end
+  return newest, bytes - BYTES
 end
 
 local function forget_stream(st, x, owners)
@@ -131,6 +133,28 @@ local function holds_messages(st) return size_of(st) > 0 end
 -- Whether a stream can give nobody anything more: not the general stream, no request writes
 -- it, and it keeps no message.
 local function spent(st) return st ~= 'g' and not writing(st) and not holds_messages(st) end
+
+-- Drop the oldest messages of a stream left (and the events before each) until ``excess``
+-- bytes of them went: its sequence goes on, so a resume from before them gets 410. Left with
+-- no message and no request writing it, it is forgotten.
+local function trim(st, x, excess, owners)
+  local start = '-'
+  while excess > 0 do
+    local entries = redis.call('XRANGE', x, start, '+', 'COUNT', 32)
+    if #entries == 0 then break end
+    for _, e in ipairs(entries) do
+      redis.call('XDEL', x, e[1])
+      start = '(' .. e[1]
+      if e[2][2] == 'message' then
+        grow(st, 0 - #e[2][4])
+        redis.call('LREM', O, 1, st)  -- its first entry in the session's order of messages
+        excess = excess - #e[2][4]
+        if excess <= 0 then break end
+      end
+    end
+  end
+  if spent(st) then forget_stream(st, x, owners) end
+end
 
 -- Drop the oldest retained messages (and the control events before each) while the session
 -- holds more than BUF, then the streams left longest ago while those left hold more than
@@ -162,18 +186,20 @@ local function evict(xs, owners, leaving)
       forget_stream(victim, x, owners)
     end
   end
-  local left = overflow(leaving)
+  local left, over = overflow(leaving)
   while left do
     local x = xs[left]
     if not x then return left end
-    if writing(left) then  -- its messages go; its sequence and its place among those left stay
+    if over then
+      trim(left, x, over, owners)
+    elseif writing(left) then  -- its messages go; its sequence and its place among those left stay
       redis.call('LREM', O, 0, left)
       redis.call('DEL', x)
       grow(left, 0 - size_of(left))
     else
       drop_stream(left, x, owners)
     end
-    left = overflow(leaving)
+    left, over = overflow(leaving)
   end
   return false
 end
