@@ -17,6 +17,7 @@ import warnings
 from urllib.parse import urlsplit
 
 from .backends.base import RESUME_BYTES
+from .backends.base import RESUME_BYTES_PER_CLIENT
 from .protocol import CACHE_SCOPES
 from .protocol import LOG_LEVELS
 from .protocol import netloc
@@ -442,6 +443,17 @@ KEYS: tuple[Key, ...] = (
         "Bytes of messages kept per session on streams whose client left, for it to resume "
         "them with ``Last-Event-ID``; past it the streams left first are dropped, then the "
         "oldest messages of the one left last (0: no bound).",
+    ),
+    Key(
+        "MCP_SSE_RESUME_BYTES_PER_CLIENT",
+        RESUME_BYTES_PER_CLIENT,
+        non_negative_int,
+        "Bytes of messages kept on streams whose client left across all the sessions of "
+        "one client, counted as MCP_SSE_RESUME_BYTES is (a client: as for "
+        "MCP_MAX_SESSIONS_PER_CLIENT, not applied when that is None); past it the streams "
+        "that client left first are dropped, in whichever of its sessions. The memory "
+        "backend only: with Redis one client keeps up to MCP_MAX_SESSIONS_PER_CLIENT times "
+        "MCP_SSE_RESUME_BYTES (0: no bound).",
     ),
     Key(
         "MCP_SSE_MAX_STREAM_SECONDS",
@@ -944,6 +956,7 @@ class Settings:
     sse_retry_ms: int
     sse_buffer_events: int
     sse_resume_bytes: int
+    sse_resume_bytes_per_client: int
     sse_max_stream_seconds: float | None
     write_timeout: float
     request_timeout: float

@@ -452,6 +452,54 @@ def test_the_stream_left_last_is_bounded_too(workers: Pair) -> None:
     assert a.first_seq(sid, "huge") is None
 
 
+def test_the_streams_one_client_left_are_bounded_across_its_sessions() -> None:
+    """``resume_bytes_per_client`` bounds the streams left in all the sessions of one
+    client (the memory backend; Redis keeps each session apart): past it, the streams
+    that client left first go, in whichever session (the one whose reader leaves now
+    counts nothing yet), then the oldest messages of the one left last. Another
+    client's streams are not touched."""
+    backend = MemoryBackend(resume_bytes=2500)
+    backend.resume_bytes_per_client = 3000
+
+    def session(session_id: str, owner: str) -> str:
+        record = SessionRecord(
+            id=session_id,
+            protocol_version="2025-11-25",
+            client_info={"name": "c", "version": "1"},
+            client_capabilities={},
+        )
+        assert backend.create_session(record, 100, owner=owner, quota=10)
+        return session_id
+
+    def leave(session_id: str, stream: str, copies: int = 1) -> None:
+        backend.open_stream(session_id, stream)
+        token = backend.attach(session_id, stream)
+        for _ in range(copies):
+            backend.append(session_id, stream, MESSAGE, LARGE)
+        backend.append(session_id, stream, END)
+        backend.detach(session_id, stream, token)
+
+    other = session("other", "192.0.2.2")
+    leave(other, "o", copies=2)
+    c0, c1, c2, c3 = (session(f"c{n}", "192.0.2.1") for n in range(4))
+    for session_id in (c0, c1, c2):  # about 3,150 bytes, the last leaving counts nothing
+        leave(session_id, "s")
+    assert [backend.first_seq(sid, "s") for sid in (c0, c1, c2)] == [1, 1, 1]
+    leave(c3, "s")  # c0, c1 and c2 count: over the bound, c0's goes
+    assert [backend.first_seq(sid, "s") for sid in (c0, c1, c2, c3)] == [None, 1, 1, 1]
+    assert backend.first_seq(other, "o") == 1
+
+    backend.open_stream(c1, "run", request_id=1)  # left while its request runs
+    backend.detach(c1, "run", backend.attach(c1, "run"))  # c3's counts now: c1's goes
+    assert [backend.first_seq(sid, "s") for sid in (c1, c2, c3)] == [None, 1, 1]
+    backend.append(c1, "run", MESSAGE, LARGE)  # a message to a stream left: c2's goes
+    assert [backend.first_seq(sid, "s") for sid in (c2, c3)] == [None, 1]
+    backend.resume_bytes_per_client = 1500
+    backend.append(c1, "run", MESSAGE, LARGE)  # c3's goes, then run's oldest message
+    assert (backend.first_seq(c3, "s"), backend.first_seq(c1, "run")) == (None, 2)
+    assert backend.first_seq(other, "o") == 1
+
+
 def test_messages_sent_to_a_stream_after_its_reader_left_count(workers: Pair) -> None:
     """A handler still running after its client left adds to what the session keeps."""
     a, b = workers(resume_bytes=2500)

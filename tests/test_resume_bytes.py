@@ -62,6 +62,8 @@ small_buffer_app = app_of(MCP_SSE_BUFFER_EVENTS=4)
 UNREAD = 8_000_000
 #: A bound one :data:`UNREAD` answer is under, two are over.
 unread_app = app_of(MCP_SSE_RESUME_BYTES=12_000_000)
+#: A bound of one client's sessions together that two answers are under, three over.
+per_client_app = app_of(MCP_SSE_RESUME_BYTES_PER_CLIENT=250_000)
 
 
 def call(size: int, request_id: int, pause: float = 2.0) -> dict[str, t.Any]:
@@ -199,6 +201,28 @@ def check_cancelled_stream_is_forgotten(url: str) -> None:
         time.sleep(2.5)  # a thread cannot be interrupted: its handler ends with its pause
         status, text = resume(http, url, headers, slow)
         assert status == 400 and "names no stream" in text, (status, text[:200])
+
+
+def check_client_bound(url: str) -> None:
+    """Three sessions of one client (one address), each leaving a call's stream before its
+    answer: with the third answer the three are over the client's bound, so the stream it
+    left first, in the first session, is dropped (a resume gets 400), the others kept."""
+    with httpx.Client(timeout=30) as http:
+        sessions = [start_session(http, url) for _ in range(3)]
+        left = [leave_at_progress(http, url, headers, n) for n, headers in enumerate(sessions, 1)]
+        time.sleep(2.5)  # the answers arrive on the streams their client left
+        status, text = resume(http, url, sessions[0], left[0])
+        assert status == 400 and "names no stream" in text, (status, text[:200])
+        for n in (2, 3):
+            status, answer = resume(http, url, sessions[n - 1], left[n - 1])
+            assert status == 200, answer[:200]
+            assert f'"id":{n}' in answer.replace(" ", "")
+            assert "z" * ANSWER in answer
+
+
+@pytest.mark.e2e
+def test_streams_one_client_left_are_bounded_across_its_sessions(serve: t.Any) -> None:
+    check_client_bound(serve("tests.test_resume_bytes:per_client_app", "gevent").url)
 
 
 @pytest.mark.e2e

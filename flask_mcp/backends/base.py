@@ -108,6 +108,9 @@ DISCONNECT = "disconnect"
 #: Default ``MCP_SSE_RESUME_BYTES``: bytes of messages a session keeps on the streams
 #: whose reader left, for a client that resumes them.
 RESUME_BYTES = 16 * 1024 * 1024
+#: Default ``MCP_SSE_RESUME_BYTES_PER_CLIENT``: bytes of messages the sessions of one
+#: client keep together on the streams whose reader left (four sessions' worth).
+RESUME_BYTES_PER_CLIENT = 64 * 1024 * 1024
 #: Writes of a stream whose ids it remembers: a write repeated with one of them is not
 #: appended again (see :meth:`Backend.append`).
 WRITE_IDS = 16
@@ -217,6 +220,12 @@ class Backend(abc.ABC):
     #: The most resource subscriptions a session holds (``MCP_MAX_SUBSCRIPTIONS``;
     #: ``None``: no bound).
     max_subscriptions: int | None = 1000
+    #: The most bytes of messages the sessions of one client (the ``owner`` of
+    #: :meth:`create_session`, counted under a ``quota``) keep together on the streams whose
+    #: reader left (``MCP_SSE_RESUME_BYTES_PER_CLIENT``; 0: no bound). The memory backend
+    #: applies it; a shared backend may not (the Redis backend keeps each session's keys
+    #: apart, see ``docs/reliability.md``).
+    resume_bytes_per_client: int = RESUME_BYTES_PER_CLIENT
 
     def check_client_info(self, record: SessionRecord) -> None:
         """Refuse a session whose client facts are larger than :attr:`max_client_info`.
@@ -539,6 +548,7 @@ __all__ = [
     "GENERAL_STREAM",
     "MESSAGE",
     "RESUME_BYTES",
+    "RESUME_BYTES_PER_CLIENT",
     "SHARED_LOG",
     "WRITE_IDS",
     "Backend",

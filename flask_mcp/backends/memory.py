@@ -77,8 +77,10 @@ class _Session:
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
         self.waiters: dict[t.Any, list[t.Any]] = {}
-        #: The streams whose reader left before they were dropped, in the order they were left.
-        self.left: dict[str, None] = {}
+        #: The streams whose reader left before they were dropped, in the order they were
+        #: left, each with its place in the process's order of streams left (see
+        #: :meth:`MemoryBackend._shed_client`).
+        self.left: dict[str, int] = {}
 
 
 def _verdict(
@@ -118,6 +120,8 @@ class MemoryBackend(Backend):
         self._owned: dict[str, set[str]] = {}
         self._lock = threading.Lock()
         self._readers = itertools.count(1)
+        #: The order of streams left, across sessions: older streams left get lower numbers.
+        self._left_order = itertools.count(1)
         self._channels = ProcessChannels()
 
     def _session(self, session_id: str) -> _Session | None:
@@ -264,6 +268,7 @@ class MemoryBackend(Backend):
             stream = session.streams.get(stream_id)
             if stream is None:
                 stream = session.streams[stream_id] = _Stream(session.lock)
+            grows_left = kind == MESSAGE and stream_id in session.left
             if write_id:
                 seen = stream.writes.get(write_id)
                 if seen is not None:  # the same write again: appended once
@@ -285,7 +290,10 @@ class MemoryBackend(Backend):
                 if stream_id in session.left and _spent(stream_id, stream):
                     self._forget_stream(session, stream_id)  # ended with nothing to resume
             stream.cond.notify_all()
-            return stream.last_seq
+            seq = stream.last_seq
+        if grows_left and session.owner is not None and self.resume_bytes_per_client:
+            self._shed_client(session.owner)
+        return seq
 
     def _evict_oldest(self, session: _Session) -> None:
         stream_id = session.order.popleft()
@@ -392,17 +400,70 @@ class MemoryBackend(Backend):
 
     def detach(self, session_id: str, stream_id: str, token: int) -> None:
         session = self._sessions.get(session_id)
-        if session is not None:
+        if session is None:
+            return
+        with session.lock:
+            stream = session.streams.get(stream_id)
+            if stream is None or stream.reader != token:
+                return
+            stream.reader = 0
+            if _spent(stream_id, stream):  # it ended with nothing a resume would get
+                self._forget_stream(session, stream_id)
+                return
+            if stream_id == GENERAL_STREAM:
+                return
+            session.left[stream_id] = next(self._left_order)
+            self._shed_left(session, leaving=True)
+        if session.owner is not None and self.resume_bytes_per_client:
+            self._shed_client(session.owner, leaving=(session, stream_id))
+
+    def _shed_client(self, owner: str, leaving: tuple[_Session, str] | None = None) -> None:
+        """Bound the messages of the streams left in all the sessions of ``owner`` to
+        ``resume_bytes_per_client``: the streams left longest ago are dropped first (or
+        lose their messages, while a request writes them), then the oldest messages of
+        the one left last (see :meth:`_trim_stream`).
+
+        Hold no session's lock: each session is visited under its own, one at a time, and
+        a stream read again or dropped between the count and the drop is passed over.
+        ``leaving``: the stream whose reader is leaving now, which counts for nothing (see
+        :meth:`_shed_left`).
+        """
+        with self._lock:
+            session_ids = list(self._owned.get(owner, ()))
+        held: list[tuple[int, _Session, str, int]] = []
+        for session_id in session_ids:
+            session = self._sessions.get(session_id)
+            if session is None:
+                continue
             with session.lock:
-                stream = session.streams.get(stream_id)
-                if stream is None or stream.reader != token:
-                    return
-                stream.reader = 0
-                if _spent(stream_id, stream):  # it ended with nothing a resume would get
+                for stream_id, order in session.left.items():
+                    if (session, stream_id) != leaving:
+                        size = session.streams[stream_id].message_bytes()
+                        held.append((order, session, stream_id, size))
+        bound = self.resume_bytes_per_client
+        total = sum(size for *_, size in held)
+        if total <= bound:
+            return
+        held.sort(key=lambda entry: entry[0])
+        for order, session, stream_id, _ in held[:-1]:
+            with session.lock:
+                if session.left.get(stream_id) != order:
+                    continue  # read again, or dropped, meanwhile
+                stream = session.streams[stream_id]
+                size = stream.message_bytes()
+                if not size:
+                    continue
+                total -= size
+                if stream.writing:
+                    self._empty_stream(session, stream_id, stream)
+                else:
                     self._forget_stream(session, stream_id)
-                elif stream_id != GENERAL_STREAM:
-                    session.left[stream_id] = None
-                    self._shed_left(session, leaving=True)
+            if total <= bound:
+                return
+        order, session, stream_id, _ = held[-1]
+        with session.lock:
+            if session.left.get(stream_id) == order:
+                self._trim_stream(session, stream_id, total - bound)
 
     def read(
         self, session_id: str, stream_id: str, after: int, token: int, timeout: float

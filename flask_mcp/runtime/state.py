@@ -61,6 +61,7 @@ class AppState:
         )
         self.backend.max_client_info = settings.max_client_info_size
         self.backend.max_subscriptions = settings.max_subscriptions
+        self.backend.resume_bytes_per_client = settings.sse_resume_bytes_per_client
         self.authenticator = authenticator
         self.inflight = InFlight()
         self.slots = StreamSlots(settings.max_streams, settings.stream_share_per_client)
