@@ -203,6 +203,46 @@ def test_an_optional_string_left_empty_is_left_out(explorer: Explorer) -> None:
     assert page.text_content("#call-outcome .text-block") == "flask in any language"
 
 
+def test_array_items_are_numbered_again_after_one_is_removed(explorer: Explorer) -> None:
+    """Removing an item renumbers the rest: no two fields share a label or a path."""
+    page = explorer.page
+    explorer.tool("describe_trip")
+    page.get_by_label("city (required)").fill("Lisbon")
+    page.get_by_label("nights (required)").fill("3")
+    traveller = page.locator("fieldset:has(legend:text-is('traveller'))")
+    traveller.get_by_label("name (required)").fill("Ada")
+    traveller.get_by_label("age (required)").fill("36")
+    add = page.get_by_role("button", name="Add item to stops")
+    for _ in range(3):
+        add.click()
+    for number, stop in enumerate(["Sintra", "Cascais", "Porto"], 1):
+        page.get_by_label(f"stops item {number} (required)").fill(stop)
+    items = page.locator("fieldset.array:has(legend:text-is('stops')) .array-item")
+    items.nth(0).get_by_role("button").click()
+    add.click()
+    labels = items.locator("label").all_text_contents()
+    assert labels == [f"stops item {n} (required)" for n in (1, 2, 3)]
+    removers = [items.nth(n).get_by_role("button").get_attribute("aria-label") for n in range(3)]
+    assert removers == [f"Remove stops item {n}" for n in (1, 2, 3)]
+    page.get_by_label("stops item 3 (required)").fill("Braga")
+    names = [items.nth(n).locator("input").get_attribute("name") for n in range(3)]
+    assert names == ["stops[0]", "stops[1]", "stops[2]"]
+    assert [items.nth(n).locator("input").input_value() for n in range(3)] == [
+        "Cascais",
+        "Porto",
+        "Braga",
+    ]
+    # an empty item is named by its place in the list as it is now
+    page.get_by_role("button", name="Remove stops item 1").click()
+    add.click()
+    explorer.call()
+    assert page.text_content("#tool-form .error-text") == "stops[2] is required"
+    page.get_by_label("stops item 3 (required)").fill("Faro")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert json.loads(page.text_content("#call-structured"))["stops"] == ["Porto", "Braga", "Faro"]
+
+
 def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
     """2026-07-28 requires Mcp-Param-Region (base64 when not plain ASCII); the server checks it."""
     page = explorer.page

@@ -686,8 +686,9 @@
     return schema.description ? el("small", { class: "hint", id: id, text: schema.description }) : null;
   }
 
-  // Build the field of one value; returns {node, read(), set(value)}. read() returns
-  // undefined when an optional field is left empty, and throws with what is wrong.
+  // Build the field of one value; returns {node, read(), set(value), rename(name, path)}.
+  // read() returns undefined when an optional field is left empty, and throws with what is
+  // wrong; rename() gives the field another name and path (an array item renumbered).
   function buildField(schema, name, required, root, path) {
     schema = titledEnum(unwrapNullable(schema, root));
     var id = nextId("field");
@@ -695,6 +696,15 @@
     var label = fieldLabel(name, schema, required);
     var where = path || name;
     var type = schema.type;
+    // rename(newName, newPath) of a field: its label and path change, update() shows them
+    function renamer(update) {
+      return function (newName, newPath) {
+        name = newName;
+        where = newPath;
+        label = fieldLabel(name, schema, required);
+        update();
+      };
+    }
 
     if (Array.isArray(schema.enum)) {
       var select = el("select", { id: id, name: where, "aria-describedby": schema.description ? hintId : null, required: required });
@@ -707,8 +717,9 @@
         var index = schema.enum.indexOf(schema.default);
         if (index >= 0) select.value = String(index);
       }
+      var selectLabel = el("label", { for: id, text: label });
       return {
-        node: el("div", { class: "field" }, el("label", { for: id, text: label }), select, describe(schema, hintId)),
+        node: el("div", { class: "field" }, selectLabel, select, describe(schema, hintId)),
         read: function () {
           if (select.value === "") {
             if (required) throw new Error(where + " is required");
@@ -717,6 +728,7 @@
           return schema.enum[Number(select.value)];
         },
         set: function (value) { var i = schema.enum.indexOf(value); select.value = i >= 0 ? String(i) : ""; },
+        rename: renamer(function () { select.name = where; selectLabel.textContent = label; }),
       };
     }
 
@@ -725,10 +737,12 @@
       var touched = false;
       box.checked = schema.default === true;
       box.addEventListener("change", function () { touched = true; });
+      var boxLabel = el("label", { for: id, text: label });
       return {
-        node: el("div", { class: "field field-check" }, box, el("label", { for: id, text: label }), describe(schema, hintId)),
+        node: el("div", { class: "field field-check" }, box, boxLabel, describe(schema, hintId)),
         read: function () { return required || touched ? box.checked : undefined; },
         set: function (value) { box.checked = value === true; touched = true; },
+        rename: renamer(function () { box.name = where; boxLabel.textContent = label; }),
       };
     }
 
@@ -740,8 +754,9 @@
         "aria-describedby": schema.description ? hintId : null,
       });
       if (schema.default !== undefined) number.value = String(schema.default);
+      var numberLabel = el("label", { for: id, text: label });
       return {
-        node: el("div", { class: "field" }, el("label", { for: id, text: label }), number, describe(schema, hintId)),
+        node: el("div", { class: "field" }, numberLabel, number, describe(schema, hintId)),
         read: function () {
           if (number.value.trim() === "") {
             if (required) throw new Error(where + " is required");
@@ -754,6 +769,7 @@
           return value;
         },
         set: function (value) { number.value = value === undefined ? "" : String(value); },
+        rename: renamer(function () { number.name = where; numberLabel.textContent = label; }),
       };
     }
 
@@ -765,8 +781,9 @@
       if (schema.description) input.setAttribute("aria-describedby", hintId);
       if (schema.default !== undefined) input.value = String(schema.default);
       if (schema.format) input.setAttribute("placeholder", schema.format);
+      var inputLabel = el("label", { for: id, text: label });
       return {
-        node: el("div", { class: "field" }, el("label", { for: id, text: label }), input, describe(schema, hintId)),
+        node: el("div", { class: "field" }, inputLabel, input, describe(schema, hintId)),
         read: function () {
           if (input.value === "") {
             if (required) throw new Error(where + " is required");
@@ -775,6 +792,7 @@
           return input.value;
         },
         set: function (value) { input.value = value === undefined ? "" : String(value); },
+        rename: renamer(function () { input.name = where; inputLabel.textContent = label; }),
         input: input,
       };
     }
@@ -782,7 +800,8 @@
     if (type === "object" && schema.properties) {
       var requiredNames = schema.required || [];
       var fields = {};
-      var fieldset = el("fieldset", { class: "object" }, el("legend", { text: label }), describe(schema, hintId));
+      var legend = el("legend", { text: label });
+      var fieldset = el("fieldset", { class: "object" }, legend, describe(schema, hintId));
       Object.keys(schema.properties).forEach(function (key) {
         var child = buildField(schema.properties[key], key, requiredNames.indexOf(key) >= 0, root, where ? where + "." + key : key);
         fields[key] = child;
@@ -802,6 +821,10 @@
         set: function (value) {
           Object.keys(fields).forEach(function (key) { fields[key].set(value ? value[key] : undefined); });
         },
+        rename: renamer(function () {
+          legend.textContent = label;
+          Object.keys(fields).forEach(function (key) { fields[key].rename(key, where + "." + key); });
+        }),
         fields: fields,
       };
     }
@@ -809,16 +832,30 @@
     if (type === "array" && schema.items && typeof schema.items === "object") {
       var items = [];
       var list = el("ol", { class: "array-items" });
-      var addButton = el("button", { type: "button", class: "small", text: "Add item to " + (schema.title || name) });
-      var arrayFieldset = el("fieldset", { class: "array" }, el("legend", { text: label }), describe(schema, hintId), list, addButton);
+      var arrayLegend = el("legend", { text: label });
+      var addButton = el("button", { type: "button", class: "small" });
+      var arrayFieldset = el("fieldset", { class: "array" }, arrayLegend, describe(schema, hintId), list, addButton);
+      // The name and path of item i: numbered by its place in the list as it is now.
+      function itemName(i) { return (schema.title || name) + " item " + (i + 1); }
+      function itemPath(i) { return where + "[" + i + "]"; }
+      // Name the array and its items again (after a removal, or when the array is renamed).
+      function renumber() {
+        arrayLegend.textContent = label;
+        addButton.textContent = "Add item to " + (schema.title || name);
+        items.forEach(function (entry, i) {
+          entry.field.rename(itemName(i), itemPath(i));
+          entry.remove.setAttribute("aria-label", "Remove " + itemName(i));
+        });
+      }
       function addItem(value) {
-        var item = buildField(schema.items, (schema.title || name) + " item " + (items.length + 1), true, root, where + "[" + items.length + "]");
+        var item = buildField(schema.items, itemName(items.length), true, root, itemPath(items.length));
         var row = el("li", { class: "array-item" }, item.node);
-        var entry = { field: item, row: row };
-        var remove = el("button", { type: "button", class: "small", text: "Remove item", "aria-label": "Remove item from " + (schema.title || name) });
+        var remove = el("button", { type: "button", class: "small", text: "Remove item", "aria-label": "Remove " + itemName(items.length) });
+        var entry = { field: item, row: row, remove: remove };
         remove.addEventListener("click", function () {
           items.splice(items.indexOf(entry), 1);
           list.removeChild(row);
+          renumber();
           addButton.focus();
         });
         row.appendChild(remove);
@@ -832,6 +869,7 @@
         var focusable = list.lastChild.querySelector("input, select, textarea");
         if (focusable) focusable.focus();
       });
+      renumber();
       (Array.isArray(schema.default) ? schema.default : []).forEach(addItem);
       return {
         node: arrayFieldset,
@@ -845,14 +883,16 @@
           items = [];
           (Array.isArray(value) ? value : []).forEach(addItem);
         },
+        rename: renamer(renumber),
       };
     }
 
     // Anything else (unions, free objects, tuples): JSON text.
     var area = el("textarea", { id: id, name: where, rows: 3, class: "json", required: required, "aria-describedby": hintId });
     if (schema.default !== undefined) area.value = JSON.stringify(schema.default);
+    var areaLabel = el("label", { for: id, text: label + " (JSON)" });
     return {
-      node: el("div", { class: "field" }, el("label", { for: id, text: label + " (JSON)" }), area,
+      node: el("div", { class: "field" }, areaLabel, area,
         el("small", { class: "hint", id: hintId, text: (schema.description ? schema.description + " " : "") + "Enter a JSON value." })),
       read: function () {
         if (area.value.trim() === "") {
@@ -862,6 +902,7 @@
         try { return JSON.parse(area.value); } catch (e) { throw new Error(where + " is not valid JSON: " + e.message); }
       },
       set: function (value) { area.value = value === undefined ? "" : JSON.stringify(value); },
+      rename: renamer(function () { area.name = where; areaLabel.textContent = label + " (JSON)"; }),
     };
   }
 
