@@ -243,6 +243,26 @@ def test_array_items_are_numbered_again_after_one_is_removed(explorer: Explorer)
     assert json.loads(page.text_content("#call-structured"))["stops"] == ["Porto", "Braga", "Faro"]
 
 
+def test_integers_past_2_to_the_53_are_shown_exactly(explorer: Explorer) -> None:
+    """JSON.parse would round 9007199254740993 to ...992: the page shows the server's digits."""
+    page = explorer.page
+    explorer.tool("big_numbers")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    expected = {
+        "exact": 2**53 + 1,
+        "negative": -(2**60) - 1,
+        "listed": [2**62 + 7],
+        "safe": 2**53 - 1,
+    }
+    assert json.loads(page.text_content("#call-structured")) == expected
+    assert page.text_content("#call-schema-check") == "Matches the output schema."
+    answer = page.locator("#call-exchange .exchange-in pre").last.text_content()
+    assert json.loads(answer)["result"]["structuredContent"] == expected
+    page.click("button.tab[data-section=exchange]")
+    assert "9007199254740993" in page.text_content("#exchange")
+
+
 def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
     """2026-07-28 requires Mcp-Param-Region (base64 when not plain ASCII); the server checks it."""
     page = explorer.page

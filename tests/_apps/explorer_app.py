@@ -178,6 +178,12 @@ def find(query: str, language: str | None = None) -> str:
 
 
 @mcp.tool()
+def big_numbers() -> dict[str, t.Any]:
+    """Return integers past 2**53, which a JavaScript number cannot hold exactly."""
+    return {"exact": 2**53 + 1, "negative": -(2**60) - 1, "listed": [2**62 + 7], "safe": 2**53 - 1}
+
+
+@mcp.tool()
 def add_a_tool(name: str) -> str:
     """Declare a tool named ``name`` while serving: clients hear that the tool list changed."""
 

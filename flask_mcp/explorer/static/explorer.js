@@ -65,7 +65,66 @@
   }
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
-  function pretty(value) { return JSON.stringify(value, null, 2); }
+
+  // -- JSON with exact big integers -------------------------------------------------------------
+
+  // JSON.parse rounds an integer past 2^53 to the nearest double (9007199254740993 becomes
+  // ...992). parseJson keeps it a number, for the page's logic and its views, and remembers
+  // its source text, by holder object and key; pretty() and compact() show that text.
+  var EXACT = new WeakMap();
+  var EXACT_TAG = "exact-integer-" + Math.random().toString(36).slice(2) + ":";
+  var EXACT_SHOWN = new RegExp('"' + EXACT_TAG + '(-?[0-9]+)"', "g");
+  var JSON_NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+
+  function reviveExact(key, value) {
+    if (typeof value !== "string" || value.indexOf(EXACT_TAG) !== 0) return value;
+    var digits = value.slice(EXACT_TAG.length);
+    var exact = EXACT.get(this);
+    if (!exact) { exact = {}; EXACT.set(this, exact); }
+    exact[key] = digits;
+    return Number(digits);
+  }
+
+  function parseJson(text) {
+    if (!/[0-9]{16}/.test(text)) return JSON.parse(text);
+    // outside strings, put each integer a double cannot hold in a tagged string
+    var tagged = "";
+    var start = 0;
+    var i = 0;
+    while (i < text.length) {
+      var c = text.charAt(i);
+      if (c === '"') {
+        for (i += 1; i < text.length && text.charAt(i) !== '"'; i += text.charAt(i) === "\\" ? 2 : 1);
+        i += 1;
+      } else if (c === "-" || (c >= "0" && c <= "9")) {
+        JSON_NUMBER.lastIndex = i;
+        var match = JSON_NUMBER.exec(text);
+        if (!match) { i += 1; continue; }
+        if (!match[1] && !match[2] && !Number.isSafeInteger(Number(match[0]))) {
+          tagged += text.slice(start, i) + '"' + EXACT_TAG + match[0] + '"';
+          start = i + match[0].length;
+        }
+        i += match[0].length;
+      } else i += 1;
+    }
+    return JSON.parse(tagged + text.slice(start), reviveExact);
+  }
+
+  function stringify(value, indent) {
+    var shown = false;
+    var text = JSON.stringify(value, function (key, item) {
+      var exact = typeof item === "number" && this && typeof this === "object" ? EXACT.get(this) : undefined;
+      if (exact && Object.prototype.hasOwnProperty.call(exact, key) && Number(exact[key]) === item) {
+        shown = true;
+        return EXACT_TAG + exact[key];
+      }
+      return item;
+    }, indent);
+    return shown ? text.replace(EXACT_SHOWN, "$1") : text;
+  }
+
+  function pretty(value) { return stringify(value, 2); }
+  function compact(value) { return stringify(value); }
   function $(id) { return document.getElementById(id); }
 
   function setStatus(text) { $("status").textContent = text; }
@@ -263,7 +322,7 @@
       if (type.indexOf("text/event-stream") === 0) return self.readStream(response, message.id, call);
       return response.text().then(function (text) {
         var answer;
-        try { answer = JSON.parse(text); } catch (e) { answer = null; }
+        try { answer = parseJson(text); } catch (e) { answer = null; }
         // 401: the endpoint needs a (valid) token; say where the page takes one
         var hint = response.status !== 401 ? "" : " (HTTP 401: the endpoint needs authorization: enter a bearer token" +
           (self.token ? " it accepts" : "") + " and connect again; WWW-Authenticate: " + (response.headers.get("WWW-Authenticate") || "none") + ")";
@@ -285,7 +344,7 @@
       if (event.id) lastId = event.id;
       if (!event.data) return;
       var message;
-      try { message = JSON.parse(event.data); } catch (e) { return; }
+      try { message = parseJson(event.data); } catch (e) { return; }
       recordExchange("in", message, "SSE");
       if (message.method === undefined && message.id === id) answer = message;
       else if (message.method === "notifications/cancelled") self.withdrawn(message.params || {});
@@ -454,7 +513,7 @@
       return readEvents(response, function (event) {
         if (!event.data) return;
         var message;
-        try { message = JSON.parse(event.data); } catch (e) { return; }
+        try { message = parseJson(event.data); } catch (e) { return; }
         recordExchange("in", message, self.stateless ? "subscriptions/listen" : "GET stream");
         if (message.method === "notifications/cancelled") self.withdrawn(message.params || {});
         else if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, {});
@@ -1593,7 +1652,7 @@
           progressText.textContent = params.progress + (params.total !== undefined ? " / " + params.total : "") + (params.message ? " · " + params.message : "");
         } else if (message.method === "notifications/message") {
           logsBox.hidden = false;
-          logs.appendChild(el("li", { class: "log-" + params.level, text: params.level + (params.logger ? " [" + params.logger + "]" : "") + ": " + (typeof params.data === "string" ? params.data : JSON.stringify(params.data)) }));
+          logs.appendChild(el("li", { class: "log-" + params.level, text: params.level + (params.logger ? " [" + params.logger + "]" : "") + ": " + (typeof params.data === "string" ? params.data : compact(params.data)) }));
         }
       },
     };
