@@ -24,6 +24,10 @@ from harness import start_server
 from wire import headers_2026
 from wire import meta
 
+from tests._apps.explorer_app import DOT_PNG
+from tests._apps.explorer_app import REPORT_BYTES
+from tests._apps.explorer_app import TICK_WAV
+
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 ERAS = ["2025-11-25", "2026-07-28"]
@@ -261,6 +265,33 @@ def test_integers_past_2_to_the_53_are_shown_exactly(explorer: Explorer) -> None
     assert json.loads(answer)["result"]["structuredContent"] == expected
     page.click("button.tab[data-section=exchange]")
     assert "9007199254740993" in page.text_content("#exchange")
+
+
+def test_blobs_are_shown_as_media_or_offered_as_downloads(explorer: Explorer) -> None:
+    """An embedded resource's or a read resource's ``blob``: an image, a sound, a file."""
+    page = explorer.page
+    explorer.tool("attachments")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    outcome = page.locator("#call-outcome")
+    image = outcome.get_by_role("img", name="Image files://pictures/dot.png (image/png)")
+    assert image.get_attribute("src") == f"data:image/png;base64,{DOT_PNG}"
+    assert image.evaluate("node => node.complete && node.naturalWidth") == 1
+    sound = outcome.locator("audio[aria-label='Audio files://sounds/tick.wav']")
+    assert sound.get_attribute("src") == f"data:audio/wav;base64,{TICK_WAV}"
+    size = f"application/pdf, {len(REPORT_BYTES)} bytes"
+    assert outcome.get_by_text(size).count() == 1
+    with page.expect_download() as download:
+        outcome.get_by_role("link", name="Download q3.pdf").click()
+    assert download.value.suggested_filename == "q3.pdf"
+    assert Path(download.value.path()).read_bytes() == REPORT_BYTES
+
+    page.click("button.tab[data-section=resources]")
+    page.click("#resource-list button:has(.item-detail:text-is('files://reports/q4.bin"
+               " · application/octet-stream'))")  # fmt: skip
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download q4.bin").click(timeout=WAIT_MS)
+    assert Path(download.value.path()).read_bytes() == REPORT_BYTES
 
 
 def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:

@@ -16,6 +16,7 @@ real Apps tool may: its view shows nothing without it.
 
 from __future__ import annotations
 
+import base64
 import enum
 import os
 import threading
@@ -29,6 +30,7 @@ from flask_mcp import ClientRequestTimeout
 from flask_mcp import Context
 from flask_mcp import ToolError
 from flask_mcp import ToolResult
+from flask_mcp.content import embedded
 from flask_mcp.content import image
 from flask_mcp.content import text
 from flask_mcp.extensions.apps import helper_source
@@ -222,6 +224,34 @@ def haiku(topic: str, ctx: Context) -> ToolResult:
             image(DOT_PNG, "image/png"),
         ]
     )
+
+
+#: A tiny WAV file, returned as an embedded resource's blob.
+TICK_WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+#: Bytes that no browser renders: offered as a download.
+REPORT_BYTES = b"%PDF-1.4 not really a report\n" + bytes(range(256))
+
+
+@mcp.tool()
+def attachments() -> ToolResult:
+    """Return embedded resources holding blobs: an image, a sound and a report."""
+    return ToolResult(
+        content=[
+            embedded(
+                "files://pictures/dot.png", blob=base64.b64decode(DOT_PNG), mime_type="image/png"
+            ),
+            embedded(
+                "files://sounds/tick.wav", blob=base64.b64decode(TICK_WAV), mime_type="audio/wav"
+            ),
+            embedded("files://reports/q3.pdf", blob=REPORT_BYTES, mime_type="application/pdf"),
+        ]
+    )
+
+
+@mcp.resource("files://reports/q4.bin", mime_type="application/octet-stream")
+def report_q4() -> bytes:
+    """The fourth quarter's report, in a format no browser shows."""
+    return REPORT_BYTES
 
 
 _waits = {"last": "none", "task": "none"}

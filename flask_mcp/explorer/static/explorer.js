@@ -1074,6 +1074,45 @@
 
   // -- rendering results ---------------------------------------------------------------------
 
+  // The bytes of a base64 text, or null when it is not base64.
+  function base64Bytes(text) {
+    var binary;
+    try { binary = atob(String(text).replace(/\s+/g, "")); } catch (e) { return null; }
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  }
+
+  function formatSize(count) {
+    if (count < 1024) return count + (count === 1 ? " byte" : " bytes");
+    if (count < 1024 * 1024) return (count / 1024).toFixed(1) + " KiB (" + count + " bytes)";
+    return (count / 1024 / 1024).toFixed(1) + " MiB (" + count + " bytes)";
+  }
+
+  // The name a download of the resource `uri` gets: the last segment of its path.
+  function fileName(uri) {
+    var path = String(uri || "").split(/[?#]/)[0];
+    var last = path.slice(path.lastIndexOf("/") + 1);
+    try { last = decodeURIComponent(last); } catch (e) { /* keep it encoded */ }
+    return last.replace(/[\\/:*?"<>|\x00-\x1f]/g, "_") || "resource";
+  }
+
+  // The blob of resource contents (embedded in a result, or read): an image, audio or
+  // video when its mimeType says so, anything else a download with its size.
+  function renderBlob(item) {
+    var mimeType = item.mimeType || "application/octet-stream";
+    var bytes = base64Bytes(item.blob);
+    if (bytes === null) return el("p", { class: "error-text", text: item.uri + ": its blob is not valid base64" });
+    var source = "data:" + mimeType + ";base64," + String(item.blob).replace(/\s+/g, "");
+    var kind = mimeType.split("/")[0].toLowerCase();
+    if (kind === "image") return el("img", { src: source, alt: "Image " + item.uri + " (" + mimeType + ")" });
+    if (kind === "audio") return el("audio", { controls: true, src: source, "aria-label": "Audio " + item.uri });
+    if (kind === "video") return el("video", { controls: true, src: source, "aria-label": "Video " + item.uri });
+    var name = fileName(item.uri);
+    var link = el("a", { href: URL.createObjectURL(new Blob([bytes], { type: mimeType })), download: name, text: "Download " + name });
+    return el("p", { class: "download" }, link, " (" + mimeType + ", " + formatSize(bytes.length) + ")");
+  }
+
   function renderContent(blocks) {
     var box = el("div", { class: "content" });
     (blocks || []).forEach(function (block) {
@@ -1083,7 +1122,9 @@
       else if (block.type === "resource_link") box.appendChild(el("p", { text: "Resource link: " + block.uri + (block.name ? " (" + block.name + ")" : "") }));
       else if (block.type === "resource" && block.resource) {
         box.appendChild(el("p", { text: "Embedded resource " + block.resource.uri }));
-        box.appendChild(el("pre", { text: block.resource.text !== undefined ? block.resource.text : "(" + (block.resource.mimeType || "binary") + ", base64)" }));
+        if (block.resource.text !== undefined) box.appendChild(el("pre", { text: block.resource.text }));
+        else if (block.resource.blob !== undefined) box.appendChild(renderBlob(block.resource));
+        else box.appendChild(el("pre", { text: pretty(block.resource) }));
       } else box.appendChild(el("pre", { text: pretty(block) }));
     });
     return box;
@@ -1094,8 +1135,7 @@
     (contents || []).forEach(function (item) {
       box.appendChild(el("p", { class: "muted", text: item.uri + (item.mimeType ? " · " + item.mimeType : "") }));
       if (item.text !== undefined) box.appendChild(el("pre", { class: "text-block", text: item.text }));
-      else if (item.blob !== undefined && /^image\//.test(item.mimeType || "")) box.appendChild(el("img", { src: "data:" + item.mimeType + ";base64," + item.blob, alt: item.uri }));
-      else if (item.blob !== undefined) box.appendChild(el("pre", { text: "(" + item.blob.length + " base64 characters)" }));
+      else if (item.blob !== undefined) box.appendChild(renderBlob(item));
     });
     return box;
   }
