@@ -24,6 +24,7 @@ from harness import start_server
 from wire import headers_2026
 from wire import meta
 
+from tests._apps.explorer_app import CALENDAR_URL
 from tests._apps.explorer_app import DOT_PNG
 from tests._apps.explorer_app import REPORT_BYTES
 from tests._apps.explorer_app import TICK_WAV
@@ -292,6 +293,30 @@ def test_blobs_are_shown_as_media_or_offered_as_downloads(explorer: Explorer) ->
     with page.expect_download() as download:
         page.get_by_role("link", name="Download q4.bin").click(timeout=WAIT_MS)
     assert Path(download.value.path()).read_bytes() == REPORT_BYTES
+
+
+def test_a_url_elicitation_required_error_shows_the_pages_to_open(
+    browser: t.Any, server: t.Any
+) -> None:
+    """-32042 (2025-11-25): the message and each URL, as a link only when it is http(s)."""
+    explorer = Explorer(browser, server, "2025-11-25")
+    explorer.open()
+    page = explorer.page
+    explorer.tool("connect_calendar")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "failed", explorer.explain()
+    error = page.locator("#call-outcome [role=alert]")
+    text = error.text_content()
+    assert "Your calendar is not connected." in text
+    assert "Connect your calendar to book a table." in text
+    assert '"elicitations"' not in text  # not the raw error data
+    link = error.get_by_role("link", name=CALENDAR_URL)
+    assert link.get_attribute("href") == CALENDAR_URL
+    assert link.get_attribute("rel") == "noopener noreferrer"
+    assert "A link the page must not make clickable." in text
+    assert "javascript:alert(1)" in text
+    assert error.get_by_role("link").count() == 1
+    explorer.close()  # the page opened nothing by itself: no request left the app's origin
 
 
 def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:

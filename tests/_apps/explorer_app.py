@@ -30,6 +30,7 @@ from flask_mcp import ClientRequestTimeout
 from flask_mcp import Context
 from flask_mcp import ToolError
 from flask_mcp import ToolResult
+from flask_mcp import URLElicitationRequired
 from flask_mcp.content import embedded
 from flask_mcp.content import image
 from flask_mcp.content import text
@@ -252,6 +253,32 @@ def attachments() -> ToolResult:
 def report_q4() -> bytes:
     """The fourth quarter's report, in a format no browser shows."""
     return REPORT_BYTES
+
+
+#: Where connect_calendar sends the user (a page outside the app: the tests never open it).
+CALENDAR_URL = "https://calendar.example.com/connect?elicitationId=calendar-1"
+
+
+@mcp.tool()
+def connect_calendar() -> str:
+    """Need the user to connect a calendar first: error -32042 in 2025-11-25."""
+    raise URLElicitationRequired(
+        [
+            {
+                "mode": "url",
+                "elicitationId": "calendar-1",
+                "url": CALENDAR_URL,
+                "message": "Connect your calendar to book a table.",
+            },
+            {
+                "mode": "url",
+                "elicitationId": "calendar-2",
+                "url": "javascript:alert(1)",
+                "message": "A link the page must not make clickable.",
+            },
+        ],
+        "Your calendar is not connected.",
+    )
 
 
 _waits = {"last": "none", "task": "none"}

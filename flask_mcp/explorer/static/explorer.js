@@ -35,6 +35,7 @@
   };
   CLIENT_CAPABILITIES.extensions[UI_EXTENSION] = { mimeTypes: [APP_MIME] };
   var WAIT_MS = 30000;
+  var URL_ELICITATION_REQUIRED = -32042;
 
   // -- small DOM helpers ----------------------------------------------------------------
 
@@ -1140,7 +1141,31 @@
     return box;
   }
 
+  // The URL a URL-mode elicitation asks the user to open: a link when it is http(s),
+  // shown in full (the user examines it before opening it), and never opened by the page.
+  function urlToOpen(url) {
+    var text = String(url);
+    if (!/^https?:\/\//i.test(text)) return el("code", { class: "url", text: text + " (not an http(s) URL: not opened)" });
+    return el("a", { href: text, target: "_blank", rel: "noopener noreferrer", text: text });
+  }
+
+  // A request that needs URL-mode elicitations first (-32042, 2025-11-25): the pages to
+  // open and their messages, as an elicitation asks them.
+  function urlElicitationBox(error) {
+    var box = el("div", { class: "question url-elicitations", role: "alert" },
+      el("h4", { text: "The server asks you to open " + (error.data.elicitations.length === 1 ? "a page" : "pages") + " first" }),
+      el("p", { class: "message", text: error.message }));
+    error.data.elicitations.forEach(function (elicitation) {
+      if (!elicitation || typeof elicitation !== "object") return;
+      box.appendChild(el("p", { class: "message", text: elicitation.message || "" }));
+      box.appendChild(el("p", {}, "Open ", urlToOpen(elicitation.url), " and come back."));
+    });
+    box.appendChild(el("p", { class: "muted", text: "Then try again (error " + error.code + ", URL elicitation required)." }));
+    return box;
+  }
+
   function errorBox(error) {
+    if (error.code === URL_ELICITATION_REQUIRED && error.data && Array.isArray(error.data.elicitations)) return urlElicitationBox(error);
     return el("div", { class: "error", role: "alert" },
       el("strong", { text: "Error" + (error.code !== undefined ? " " + error.code : "") + ": " }),
       error.message,
@@ -1168,7 +1193,7 @@
       form.appendChild(el("p", { class: "message", text: params.message || "" }));
       var fields = null;
       if (params.mode === "url") {
-        form.appendChild(el("p", {}, "Open ", el("a", { href: params.url, target: "_blank", rel: "noopener noreferrer", text: params.url }), " and come back."));
+        form.appendChild(el("p", {}, "Open ", urlToOpen(params.url), " and come back."));
       } else {
         fields = argumentsForm(params.requestedSchema || { type: "object", properties: {} }, "Answer");
         form.appendChild(fields.node);
