@@ -208,6 +208,24 @@ def test_an_optional_string_left_empty_is_left_out(explorer: Explorer) -> None:
     assert page.text_content("#call-outcome .text-block") == "flask in any language"
 
 
+def test_an_optional_object_left_empty_is_left_out(explorer: Explorer) -> None:
+    """``traveller: Traveller | None = None``: its required fields are required once it is
+    started, not while it is left empty."""
+    page = explorer.page
+    explorer.tool("describe_trip")
+    page.get_by_label("city (required)").fill("Lisbon")
+    page.get_by_label("nights (required)").fill("3")
+    explorer.call()
+    assert page.text_content("#tool-form .error-text") == ""
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    sent = json.loads(page.locator("#call-exchange .exchange-out pre").first.text_content())
+    assert sent["params"]["arguments"] == {"city": "Lisbon", "nights": 3, "unit": "celsius"}
+    traveller = page.locator("fieldset:has(legend:text-is('traveller'))")
+    traveller.get_by_label("name (required)").fill("Ada")
+    explorer.call()
+    assert page.text_content("#tool-form .error-text") == "traveller.age is required"
+
+
 def test_array_items_are_numbered_again_after_one_is_removed(explorer: Explorer) -> None:
     """Removing an item renumbers the rest: no two fields share a label or a path."""
     page = explorer.page

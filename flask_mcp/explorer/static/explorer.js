@@ -742,6 +742,13 @@
     return text + (required ? " (required)" : "");
   }
 
+  // The error of a required field left empty: an optional object left empty is no error.
+  function missing(where) {
+    var error = new Error(where + " is required");
+    error.empty = true;
+    return error;
+  }
+
   function describe(schema, id) {
     return schema.description ? el("small", { class: "hint", id: id, text: schema.description }) : null;
   }
@@ -782,7 +789,7 @@
         node: el("div", { class: "field" }, selectLabel, select, describe(schema, hintId)),
         read: function () {
           if (select.value === "") {
-            if (required) throw new Error(where + " is required");
+            if (required) throw missing(where);
             return undefined;
           }
           return schema.enum[Number(select.value)];
@@ -802,6 +809,7 @@
         node: el("div", { class: "field field-check" }, box, boxLabel, describe(schema, hintId)),
         read: function () { return required || touched ? box.checked : undefined; },
         set: function (value) { box.checked = value === true; touched = true; },
+        pristine: function () { return !touched; },
         rename: renamer(function () { box.name = where; boxLabel.textContent = label; }),
       };
     }
@@ -819,7 +827,7 @@
         node: el("div", { class: "field" }, numberLabel, number, describe(schema, hintId)),
         read: function () {
           if (number.value.trim() === "") {
-            if (required) throw new Error(where + " is required");
+            if (required) throw missing(where);
             return undefined;
           }
           var value = Number(number.value);
@@ -846,7 +854,7 @@
         node: el("div", { class: "field" }, inputLabel, input, describe(schema, hintId)),
         read: function () {
           if (input.value === "") {
-            if (required) throw new Error(where + " is required");
+            if (required) throw missing(where);
             return undefined;
           }
           return input.value;
@@ -869,13 +877,23 @@
       });
       return {
         node: fieldset,
+        // An optional object nothing was entered in is left out, its required fields too.
         read: function () {
           var value = {};
           var any = false;
+          var problem = null;
           Object.keys(fields).forEach(function (key) {
-            var read = fields[key].read();
-            if (read !== undefined) { value[key] = read; any = true; }
+            var read;
+            try { read = fields[key].read(); } catch (error) { problem = problem || error; return; }
+            if (read === undefined) return;
+            value[key] = read;
+            if (!(fields[key].pristine && fields[key].pristine())) any = true;
           });
+          if (problem) {
+            if (!required && !any && problem.empty) return undefined;
+            if (any && problem.empty) throw new Error(problem.message); // begun, so not empty
+            throw problem;
+          }
           return any || required ? value : undefined;
         },
         set: function (value) {
@@ -938,6 +956,7 @@
           if (!values.length && !required) return undefined;
           return values;
         },
+        pristine: function () { return !items.length; },
         set: function (value) {
           items.slice().forEach(function (entry) { list.removeChild(entry.row); });
           items = [];
@@ -956,7 +975,7 @@
         el("small", { class: "hint", id: hintId, text: (schema.description ? schema.description + " " : "") + "Enter a JSON value." })),
       read: function () {
         if (area.value.trim() === "") {
-          if (required) throw new Error(where + " is required");
+          if (required) throw missing(where);
           return undefined;
         }
         try { return JSON.parse(area.value); } catch (e) { throw new Error(where + " is not valid JSON: " + e.message); }
