@@ -233,6 +233,79 @@ def test_metrics_get_the_host_check_of_the_endpoint() -> None:
     assert ok.status_code == 200
 
 
+LISTEN = {"notifications": {"toolsListChanged": True}}
+
+
+def listen_samples(text: str) -> dict[str, float]:
+    """The ``subscriptions/listen`` samples of a scrape: requests, errors by type, durations."""
+    method = "subscriptions/listen"
+    found = {
+        "requests": sample(text, "mcp_server_requests_total", method=method, tool=""),
+        "durations": sample(text, "mcp_server_operation_duration_seconds_count", method=method),
+        "ok": sample(
+            text, "mcp_server_operation_duration_seconds_count", method=method, error_type=""
+        ),
+    }
+    for error_type in ("cancelled", "-32602", "-32603"):
+        found[error_type] = sample(
+            text, "mcp_server_errors_total", method=method, error_type=error_type
+        )
+    return found
+
+
+def test_a_listen_counts_as_a_request_when_it_ends() -> None:
+    """A ``subscriptions/listen`` counts in requests, errors and durations as other methods
+    do, when its stream ends: ok at ``MCP_SSE_MAX_STREAM_SECONDS``, ``cancelled`` when the
+    client left, the JSON-RPC code of a refusal.
+
+    The middleware cannot wrap a stream that outlives its view: a listen counted nowhere.
+    """
+    from wire import Wire
+
+    _, app = make(MCP_SSE_MAX_STREAM_SECONDS=0.3, MCP_MAX_STREAMS=1)
+    wire = Wire(app)
+    held = wire.post("subscriptions/listen", LISTEN, request_id="a", buffered=False)
+    chunks = iter(held.response)
+    assert b"acknowledged" in next(chunks)
+    scrape = app.test_client().get("/metrics").get_data(as_text=True)
+    assert listen_samples(scrape)["requests"] == 0  # counted when it ends, as other requests
+    busy = wire.post("subscriptions/listen", LISTEN, request_id="b")  # the one slot is held
+    assert busy.status_code == 503
+    bad = wire.post("subscriptions/listen", {"notifications": []}, request_id="c")
+    assert bad.status_code == 400
+    held.close()  # the client leaves
+    whole = wire.post("subscriptions/listen", LISTEN, request_id="d")  # to its graceful end
+    assert whole.get_data().count(b"data: ") == 2
+    scrape = app.test_client().get("/metrics").get_data(as_text=True)
+    assert listen_samples(scrape) == {
+        "requests": 4, "durations": 4, "ok": 1, "cancelled": 1, "-32602": 1, "-32603": 1
+    }  # fmt: skip
+
+
+@pytest.mark.e2e
+def test_a_listen_is_counted_on_gunicorn(serve: t.Any) -> None:
+    """On a real server a listen that ended (``MCP_SSE_MAX_STREAM_SECONDS``) and one refused
+    for its filter are in the scrape of ``/metrics``, by method and outcome."""
+    from wire import headers_2026
+    from wire import meta
+
+    env = {"OBSERVE_PROMETHEUS": "1", "FLASK_MCP_SSE_MAX_STREAM_SECONDS": "0.5"}
+    server = serve("tests._apps.observe:app", "gevent", env=env)
+
+    def listen(request_id: str, params: dict[str, t.Any]) -> httpx.Response:
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen"}
+        body["params"] = {**params, "_meta": meta()}
+        headers = {**headers_2026("subscriptions/listen", params), "Connection": "close"}
+        return httpx.post(server.url, json=body, headers=headers, timeout=30)
+
+    ended = listen("ok", LISTEN)
+    assert ended.status_code == 200 and ended.text.count("data: ") == 2, ended.text
+    assert listen("bad", {"notifications": []}).status_code == 400
+    scrape = httpx.get(f"{server.base_url}/metrics", headers={"Connection": "close"}).text
+    found = listen_samples(scrape)
+    assert (found["requests"], found["ok"], found["-32602"]) == (2, 1, 1), found
+
+
 @pytest.mark.e2e
 def test_two_gunicorn_workers_sum_in_one_scrape(tmp_path: t.Any) -> None:
     directory = tmp_path / "prom"

@@ -165,6 +165,27 @@ def ended_early(call: CallInfo) -> tuple[str, str | None, str] | None:
     return "tool_error", None, str(blocks[0].get("text", ""))
 
 
+def listen_ended(reason: str, error: dict[str, t.Any] | None) -> tuple[str, str | None, str] | None:
+    """Tell how a ``subscriptions/listen`` ended for its client, from ``listen_finished``.
+
+    Its result after ``MCP_SSE_MAX_STREAM_SECONDS`` is a success; a client that left or
+    cancelled it is :data:`CANCELLED`, as a request cancelled before its answer; a
+    refusal has its JSON-RPC code, and a backend failure ``BackendUnavailable``, as for
+    other requests (answered with HTTP 503).
+
+    :returns: the error type, the JSON-RPC code (or ``None``) and a description, or
+        ``None`` for a listen that ended with its result.
+    """
+    if reason == "backend-unavailable":
+        return BackendUnavailable.__qualname__, None, str((error or {}).get("message", ""))
+    if error is not None:
+        code = str(error.get("code"))
+        return code, code, str(error.get("message", ""))
+    if reason != "timeout":  # the client ended it
+        return CANCELLED, None, "The client ended the listen."
+    return None
+
+
 __all__ = [
     "CANCELLED",
     "MAX_LENGTH",
@@ -174,5 +195,6 @@ __all__ = [
     "UNKNOWN",
     "LabelBounds",
     "ended_early",
+    "listen_ended",
     "raised_error",
 ]

@@ -88,6 +88,7 @@ from .labels import MAX_VALUES
 from .labels import UNKNOWN
 from .labels import LabelBounds
 from .labels import ended_early
+from .labels import listen_ended
 from .labels import raised_error
 
 if t.TYPE_CHECKING:
@@ -411,13 +412,8 @@ class MCPInstrumentor:
         error: dict[str, t.Any] | None,
         **_: t.Any,
     ) -> None:
-        """End a listen's span and record its duration, with the outcome the client saw.
-
-        Its result after ``MCP_SSE_MAX_STREAM_SECONDS`` is a success; a client that left
-        or cancelled it is ``cancelled``, as a request cancelled before its answer; a
-        refusal has its JSON-RPC code, and a backend failure ``BackendUnavailable``, as
-        for other requests.
-        """
+        """End a listen's span and record its duration, with the outcome the client saw
+        (:func:`~flask_mcp.contrib.labels.listen_ended`)."""
         telemetry = self._of(sender)
         if telemetry is None:
             return
@@ -427,23 +423,16 @@ class MCPInstrumentor:
             return
         span, started, attributes = opened
         bounds = telemetry.bounds
-        error_type = status_code = None
         try:
-            if reason == "backend-unavailable":
-                error_type = bounds.error_type(BackendUnavailable.__qualname__)
-                span.set_status(Status(StatusCode.ERROR, str((error or {}).get("message", ""))))
-            elif error is not None:
-                error_type = status_code = bounds.error_type(str(error.get("code")))
-                span.set_attribute("rpc.response.status_code", status_code)
-                span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
-            elif reason != "timeout":  # the client ended it
-                error_type = CANCELLED
-                span.set_status(Status(StatusCode.ERROR, "The client ended the listen."))
-            if error_type is not None:
+            ended = listen_ended(reason, error)
+            if ended is not None:
+                error_type, status_code, description = ended
+                error_type = attributes["error.type"] = bounds.error_type(error_type)
                 span.set_attribute("error.type", error_type)
-                attributes["error.type"] = error_type
-            if status_code is not None:
-                attributes["rpc.response.status_code"] = status_code
+                if status_code is not None:
+                    status_code = attributes["rpc.response.status_code"] = error_type
+                    span.set_attribute("rpc.response.status_code", status_code)
+                span.set_status(Status(StatusCode.ERROR, description))
         finally:
             span.end()
         self.operation_duration.record(time.perf_counter() - started, attributes)

@@ -32,6 +32,10 @@ Metrics (``mcp_server_`` prefix):
 ``task_status_changes_total``               counter    status
 ==========================================  =========  ==================================
 
+A ``subscriptions/listen`` (2026-07-28) counts in the first three when its stream
+ends (``listen_finished``): ok at ``MCP_SSE_MAX_STREAM_SECONDS``, ``cancelled`` when
+the client left, the JSON-RPC code of a refusal.
+
 ``tool`` is the tool or prompt name when the server declares it, ``unknown``
 for a name it does not, empty for other methods (resource URIs are left out:
 templates would make too many series). ``method`` is ``unknown`` for a method
@@ -87,6 +91,7 @@ from .labels import MAX_LENGTH
 from .labels import MAX_VALUES
 from .labels import LabelBounds
 from .labels import ended_early
+from .labels import listen_ended
 from .labels import raised_error
 
 if t.TYPE_CHECKING:
@@ -102,6 +107,8 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 EXTENSION_KEY = "mcp_prometheus"
 #: Tasks an app's table holds before those that ended unseen are looked for.
 PRUNE_AT = 64
+#: The method whose requests outlive the middleware: counted from ``listen_finished``.
+LISTEN = "subscriptions/listen"
 
 
 def multiprocess_dir() -> str | None:
@@ -232,6 +239,7 @@ class PrometheusMetrics:
         signals.stream_closed.connect(self._on_stream_closed, weak=False)
         signals.task_created.connect(self._on_task_created, weak=False)
         signals.task_status_changed.connect(self._on_task_status, weak=False)
+        signals.listen_finished.connect(self._on_listen_finished, weak=False)
         if app is not None:
             self.init_app(app)
 
@@ -323,6 +331,33 @@ class PrometheusMetrics:
                 metrics.errors.labels(method, tool, error_type).inc()
             metrics.duration.labels(method, tool, error_type).observe(time.perf_counter() - started)
 
+    # -- subscriptions/listen --------------------------------------------------------
+
+    def _on_listen_finished(
+        self,
+        sender: t.Any,
+        *,
+        duration: float,
+        reason: str,
+        error: dict[str, t.Any] | None,
+        **_: t.Any,
+    ) -> None:
+        """Count and time a ``subscriptions/listen`` once its stream ended, as
+        :meth:`__call__` does other requests (the middleware cannot wrap a stream that
+        outlives its view), with the outcome the client saw
+        (:func:`~flask_mcp.contrib.labels.listen_ended`)."""
+        metrics = self._of(sender)
+        if metrics is None:
+            return
+        bounds = metrics.bounds
+        method = bounds.method(self.mcp, LISTEN)
+        ended = listen_ended(reason, error)
+        error_type = "" if ended is None else bounds.error_type(ended[0])
+        metrics.requests.labels(method, "").inc()
+        if error_type:
+            metrics.errors.labels(method, "", error_type).inc()
+        metrics.duration.labels(method, "", error_type).observe(duration)
+
     # -- signals -------------------------------------------------------------------
 
     def _of(self, sender: t.Any) -> AppMetrics | None:
@@ -403,6 +438,7 @@ class PrometheusMetrics:
 __all__ = [
     "BUCKETS",
     "EXTENSION_KEY",
+    "LISTEN",
     "PRUNE_AT",
     "TERMINAL",
     "AppMetrics",
