@@ -50,14 +50,18 @@ notification_sent = _signals.signal("mcp-notification-sent")
 client_request_sending = _signals.signal("mcp-client-request-sending")
 """A request is about to be sent to the client. Kwargs: ``method``, ``request_id``,
 ``session_id``, ``params`` (the request's params, a copy a receiver may change: a
-tracer adds its ``traceparent`` to ``params["_meta"]``)."""
+tracer adds its ``traceparent`` to ``params["_meta"]``). Also for a task's question,
+in the greenlet or thread of its run, before it is put in the task's ``inputRequests``:
+``request_id`` is its key there, ``session_id`` the session that created a 2025-11-25
+task (else ``None``)."""
 
 client_request_sent = _signals.signal("mcp-client-request-sent")
-"""A request was sent to the client. Kwargs: ``method``, ``request_id``, ``session_id``."""
+"""A request was sent to the client (a task's question: put in its ``inputRequests``).
+Kwargs: ``method``, ``request_id``, ``session_id``."""
 
 client_response_received = _signals.signal("mcp-client-response-received")
-"""The client answered a server request. Kwargs: ``request_id``,
-``session_id``, ``error`` (the error dict or ``None``)."""
+"""The client answered a server request (a task's question: its run took the answer).
+Kwargs: ``request_id``, ``session_id``, ``error`` (the error dict or ``None``)."""
 
 request_cancelled = _signals.signal("mcp-request-cancelled")
 """A request was cancelled. Kwargs: ``request_id``, ``session_id``, ``reason``."""

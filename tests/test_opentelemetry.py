@@ -350,6 +350,106 @@ def test_a_cancelled_task_run_ends_its_span_once(telemetry: Telemetry, version: 
     assert run.status.status_code == StatusCode.ERROR
 
 
+@pytest.mark.parametrize("version", ERAS)
+def test_questions_of_a_task_are_client_spans_of_its_run(
+    telemetry: Telemetry, version: str
+) -> None:
+    """``ctx.elicit`` and ``ctx.create_message`` inside a task are ``CLIENT`` spans, children
+    of the run's span, ended when answered (with the client's error, if it refused) or,
+    never answered, when the run ends (``no_response``).
+
+    A task's handler runs in a greenlet or thread of its own, with no list of open child
+    spans: its questions to the client made no span at all.
+    """
+    mcp, app = make(telemetry)
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    asking = threading.Event()
+
+    @mcp.tool(task="optional")
+    def interview(ctx: Context, refuse: bool = False, hang: bool = False) -> str:
+        if hang:
+            asking.set()
+            ctx.elicit("Never answered?", schema)
+        answer = ctx.elicit("Name?", schema)
+        try:
+            ctx.create_message([{"role": "user", "content": {"type": "text", "text": "hi"}}], 10)
+        except Exception:
+            if not refuse:
+                raise
+        return str(answer["content"]["name"])
+
+    asked: list[dict[str, t.Any]] = []
+
+    def elicitation(params: dict[str, t.Any]) -> dict[str, t.Any]:
+        asked.append(params)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    refusing = [False]
+
+    def sampling(params: dict[str, t.Any]) -> dict[str, t.Any]:
+        if refusing[0]:
+            raise MCPError(-1, "The user rejected the sampling request.")
+        return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
+
+    with MCPTestClient(
+        app, protocol_version=version, elicitation=elicitation, sampling=sampling
+    ) as client:
+        done = client.wait_for_task(client.call_tool_as_task("interview"))
+        assert done["status"] == "completed", done
+        if version == "2025-11-25":  # 2026-07-28 answers a task's questions with results only
+            refusing[0] = True
+            refused = client.wait_for_task(client.call_tool_as_task("interview", {"refuse": True}))
+            assert refused["status"] == "completed", refused
+        hung = client.call_tool_as_task("interview", {"hang": True})  # never waited for
+        assert asking.wait(10)
+        deadline = time.monotonic() + 10
+        while client.get_task(hung)["status"] != "input_required":
+            assert time.monotonic() < deadline, "the task never asked"
+            time.sleep(0.01)
+        client.cancel_task(hung)
+        runs = 3 if version == "2025-11-25" else 2
+        while len([s for s in telemetry.spans(None) if s.name == "execute_tool interview"]) < runs:
+            assert time.monotonic() < deadline, "the run's span never ended"
+            time.sleep(0.01)
+    spans = telemetry.spans(kind=None)
+    run_spans = [s for s in spans if s.name == "execute_tool interview"]
+    assert len(run_spans) == runs
+    by_run: dict[int, list[ReadableSpan]] = {}
+    for span in telemetry.spans(SpanKind.CLIENT):
+        assert span.parent is not None and span.context is not None
+        by_run.setdefault(span.parent.span_id, []).append(span)
+    got = []
+    for run in run_spans:
+        assert run.context is not None and run.end_time is not None
+        children = by_run.get(run.context.span_id, [])
+        for child in children:
+            assert child.context is not None and child.context.trace_id == run.context.trace_id
+            assert child.end_time is not None and child.end_time <= run.end_time
+        got.append(
+            [
+                (c.name, (c.attributes or {}).get("error.type"), c.status.status_code)
+                for c in sorted(children, key=lambda c: c.start_time or 0)
+            ]
+        )
+    ok, error = StatusCode.UNSET, StatusCode.ERROR
+    answered = [("elicitation/create", None, ok), ("sampling/createMessage", None, ok)]
+    refusal = [("elicitation/create", None, ok), ("sampling/createMessage", "-1", error)]
+    abandoned = [("elicitation/create", "no_response", error)]
+    if version == "2025-11-25":
+        assert got == [answered, refusal, abandoned]
+    else:
+        assert got == [answered, abandoned]
+        # The client gets the CLIENT span's context in the question's _meta (at 2025-11-25
+        # tasks/result relays the question in a CLIENT span of its own, whose context it gets).
+        first_run = run_spans[0].context
+        assert first_run is not None
+        (first,) = [c for c in by_run[first_run.span_id] if c.name == "elicitation/create"]
+        assert first.context is not None
+        assert asked[0]["_meta"]["traceparent"].startswith(
+            f"00-{first.context.trace_id:032x}-{first.context.span_id:016x}-"
+        )
+
+
 def test_session_duration(telemetry: Telemetry) -> None:
     _, app = make(telemetry)
     with MCPTestClient(app) as client:

@@ -25,7 +25,9 @@ Follows the OpenTelemetry semantic conventions for MCP (development status):
   trace context goes to the client in the request's ``params._meta``;
 - a task's run is an ``INTERNAL`` span ``execute_tool {gen_ai.tool.name}``, wherever it
   runs (a Celery worker too): a child of the ``tools/call`` span that created the task,
-  and linked to it, its trace context kept in the task's record;
+  and linked to it, its trace context kept in the task's record; the requests its handler
+  sends to the client (``ctx.elicit``, ``ctx.create_message``) are ``CLIENT`` spans, its
+  children, ended when the client answers or the run ends;
 - histograms ``mcp.server.operation.duration`` and ``mcp.server.session.duration``
   (seconds), with the ``network.*`` attributes of the spans.
 
@@ -207,8 +209,9 @@ class MCPInstrumentor:
         self._children: contextvars.ContextVar[dict[t.Any, trace.Span] | None] = (
             contextvars.ContextVar(f"flask_mcp_otel_children_{id(self)}", default=None)
         )
-        #: The spans of the task runs of this greenlet or thread, and their context tokens.
-        self._task_runs: contextvars.ContextVar[tuple[tuple[trace.Span, object], ...]] = (
+        #: The spans of the task runs of this greenlet or thread, and the tokens that
+        #: restore the context and the open child spans of what ran before.
+        self._task_runs: contextvars.ContextVar[tuple[tuple[trace.Span, object, t.Any], ...]] = (
             contextvars.ContextVar(f"flask_mcp_otel_task_runs_{id(self)}", default=())
         )
         mcp.middleware(self)
@@ -528,7 +531,8 @@ class MCPInstrumentor:
             links=[Link(created)] if created.is_valid else [],
         )
         token = otel_context.attach(trace.set_span_in_context(span))
-        self._task_runs.set((*self._task_runs.get(), (span, token)))
+        children_token = self._children.set({})  # the run's questions to the client
+        self._task_runs.set((*self._task_runs.get(), (span, token, children_token)))
 
     def _on_task_run_finished(
         self,
@@ -543,8 +547,12 @@ class MCPInstrumentor:
         telemetry = self._of(sender)
         if not runs or telemetry is None:
             return
-        span, token = runs[-1]
+        span, token, children_token = runs[-1]
         self._task_runs.set(runs[:-1])
+        try:
+            self._end_children("no_response")  # questions the run no longer waits for
+        finally:
+            self._children.reset(children_token)
         error_type = None
         if error is not None:
             error_type = telemetry.bounds.error_type(str(error.get("code")))

@@ -17,6 +17,7 @@ import logging
 import typing as t
 
 from .. import protocol
+from .. import signals
 from ..auth import AuthInfo
 from ..backends.task_store import TaskQuotaExceeded
 from ..errors import BackendUnavailable
@@ -191,6 +192,7 @@ class TaskBackChannel:
                     )
         store = store_of(self.state)
         keys: dict[str, str] = {}  # the caller's key -> the task's key (unique per task)
+        announced = self._announce(ctx, requests)
 
         def ask(record: dict[str, t.Any]) -> bool:
             keys.clear()
@@ -199,7 +201,9 @@ class TaskBackChannel:
             pending = record.setdefault("inputRequests", {})
             for wanted, (method, params) in requests.items():
                 record["seq"] = record.get("seq", 0) + 1
-                key = f"{wanted or method.split('/')[0]}-{record['seq']}"
+                key = _key(wanted, method, record["seq"])
+                if wanted in announced:  # as the receivers of client_request_sending left it
+                    params = announced[wanted][1]
                 if self.flavour == V2025:
                     meta = {**params.get("_meta", {}), RELATED_TASK: {"taskId": self.task_id}}
                     params = {**params, "_meta": meta}
@@ -214,6 +218,20 @@ class TaskBackChannel:
         record = store.mutate(self.task_id, ask)
         if record is None or not keys:
             raise RequestCancelled()
+        # The ids the requests were announced under (their keys, but for questions asked
+        # at the same time from another thread of the handler, which took the keys first).
+        ids = {
+            wanted: announced[wanted][0] if wanted in announced else key
+            for wanted, key in keys.items()
+        }
+        for wanted, (method, _) in requests.items():
+            signals.send(
+                signals.client_request_sent,
+                ctx.app,
+                method=method,
+                request_id=ids[wanted],
+                session_id=ctx.session_id,
+            )
         status_changed(self.state, record)
         wanted_keys = set(keys.values())
         taken: dict[str, t.Any] = {}
@@ -242,12 +260,63 @@ class TaskBackChannel:
             if record is None or record["status"] in TERMINAL:
                 raise RequestCancelled()
             if taken:
+                for wanted, key in keys.items():
+                    signals.send(
+                        signals.client_response_received,
+                        ctx.app,
+                        request_id=ids[wanted],
+                        session_id=ctx.session_id,
+                        error=_error_of(refused[key]) if key in refused else None,
+                    )
                 if record["status"] == "working":
                     status_changed(self.state, record)
                 for error in refused.values():  # as a plain call's handler gets it
                     raise ClientRequestError(error["message"], error["error"])
                 return {wanted: taken[key] for wanted, key in keys.items()}
             _concurrency.sleep(POLL)
+
+    def _announce(
+        self, ctx: Context, requests: dict[str, tuple[str, dict[str, t.Any]]]
+    ) -> dict[str, tuple[str, dict[str, t.Any]]]:
+        """Send ``client_request_sending`` for each of ``requests``, under the key it will
+        have in the task's ``inputRequests``, before it is stored (a receiver may add to
+        its params: a tracer's ``traceparent`` in ``_meta``, which the client gets).
+
+        :returns: the caller's key -> the announced id and the params to store; empty when
+            nothing receives the signal (the record is not read then).
+        """
+        if not signals.client_request_sending.receivers:
+            return {}
+        record = store_of(self.state).get(self.task_id)
+        if record is None:
+            return {}  # gone: the mutation that stores the requests finds it so too
+        seq = record.get("seq", 0)
+        announced = {}
+        for n, (wanted, (method, params)) in enumerate(requests.items(), 1):
+            request_id = _key(wanted, method, seq + n)
+            params = dict(params)  # receivers may change it: the caller's dict stays as it was
+            signals.send(
+                signals.client_request_sending,
+                ctx.app,
+                method=method,
+                request_id=request_id,
+                session_id=ctx.session_id,
+                params=params,
+            )
+            announced[wanted] = (request_id, params)
+        return announced
+
+
+def _key(wanted: str, method: str, seq: int) -> str:
+    """The key of a task's ``inputRequests`` entry: the caller's key (else the method's
+    prefix) and the task's sequence number, unique within the task."""
+    return f"{wanted or method.split('/')[0]}-{seq}"
+
+
+def _error_of(refusal: dict[str, t.Any]) -> dict[str, t.Any]:
+    """The JSON-RPC error dict of an answer the client refused (:func:`refuse_inputs`)."""
+    error = refusal.get("error")
+    return error if isinstance(error, dict) else {"message": refusal.get("message", "")}
 
 
 def answer_inputs(
