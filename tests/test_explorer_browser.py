@@ -337,6 +337,38 @@ def test_a_url_elicitation_required_error_shows_the_pages_to_open(
     explorer.close()  # the page opened nothing by itself: no request left the app's origin
 
 
+def test_integers_past_2_to_the_53_are_sent_as_typed(explorer: Explorer) -> None:
+    """JSON.stringify of a number would send 9007199254740993 as ...992: the typed digits go."""
+    page = explorer.page
+    explorer.tool("echo_integers")
+
+    def call_and_check(value: int, more: list[int]) -> None:
+        explorer.call()
+        assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+        expected = {"value": value, "more": more}
+        assert json.loads(page.text_content("#call-structured")) == expected
+        sent = page.locator("#call-exchange .exchange-out pre").first.text_content()
+        assert json.loads(sent)["params"]["arguments"] == expected
+
+    page.fill("input[name=value]", "9007199254740993")
+    page.click("button:text-is('Add item to more')")
+    page.fill("input[name='more[0]']", "-1152921504606846977")
+    call_and_check(2**53 + 1, [-(2**60) - 1])
+
+    page.get_by_label("Edit as raw JSON").check()
+    raw = json.loads(page.input_value("textarea[name=raw-arguments]"))
+    assert raw == {"value": 2**53 + 1, "more": [-(2**60) - 1]}
+    page.fill(
+        "textarea[name=raw-arguments]", '{"value": 9007199254740995, "more": [18014398509481985]}'
+    )
+    call_and_check(2**53 + 3, [2**54 + 1])
+
+    page.get_by_label("Edit as raw JSON").uncheck()  # back to the fields, with the digits
+    assert page.input_value("input[name=value]") == "9007199254740995"
+    assert page.input_value("input[name='more[0]']") == "18014398509481985"
+    call_and_check(2**53 + 3, [2**54 + 1])
+
+
 def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
     """2026-07-28 requires Mcp-Param-Region (base64 when not plain ASCII); the server checks it."""
     page = explorer.page

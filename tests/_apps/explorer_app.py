@@ -187,6 +187,12 @@ def big_numbers() -> dict[str, t.Any]:
 
 
 @mcp.tool()
+def echo_integers(value: int, more: list[int] | None = None) -> dict[str, t.Any]:
+    """Return the integers given, which may be past 2**53."""
+    return {"value": value, "more": more}
+
+
+@mcp.tool()
 def add_a_tool(name: str) -> str:
     """Declare a tool named ``name`` while serving: clients hear that the tool list changed."""
 

@@ -71,18 +71,44 @@
 
   // JSON.parse rounds an integer past 2^53 to the nearest double (9007199254740993 becomes
   // ...992). parseJson keeps it a number, for the page's logic and its views, and remembers
-  // its source text, by holder object and key; pretty() and compact() show that text.
+  // its source text, by holder object and key; pretty() and compact() write that text, in
+  // what the page shows and in what it sends. A form field the user typed such an integer
+  // in gives its digits (field.typed()) to the object or array that holds its value (put).
   var EXACT = new WeakMap();
   var EXACT_TAG = "exact-integer-" + Math.random().toString(36).slice(2) + ":";
   var EXACT_SHOWN = new RegExp('"' + EXACT_TAG + '(-?[0-9]+)"', "g");
   var JSON_NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 
+  function keepExact(holder, key, digits) {
+    var exact = EXACT.get(holder);
+    if (!exact) { exact = {}; EXACT.set(holder, exact); }
+    exact[key] = digits;
+  }
+
+  // The digits holder[key] was read or typed with, while it still holds their number.
+  function exactDigits(holder, key) {
+    var exact = holder && typeof holder === "object" ? EXACT.get(holder) : undefined;
+    if (!exact || !Object.prototype.hasOwnProperty.call(exact, key)) return undefined;
+    return Number(exact[key]) === holder[key] ? exact[key] : undefined;
+  }
+
+  // The digits of an integer typed as text, when a double cannot hold it.
+  function bigInteger(text) {
+    var match = /^\s*(-?)0*([0-9]+)\s*$/.exec(text);
+    return match && !Number.isSafeInteger(Number(match[0])) ? match[1] + match[2] : undefined;
+  }
+
+  // holder[key] = a value read from a field, with the digits the user typed in it.
+  function put(holder, key, field, value) {
+    holder[key] = value;
+    var digits = field.typed ? field.typed() : undefined;
+    if (digits !== undefined) keepExact(holder, key, digits);
+  }
+
   function reviveExact(key, value) {
     if (typeof value !== "string" || value.indexOf(EXACT_TAG) !== 0) return value;
     var digits = value.slice(EXACT_TAG.length);
-    var exact = EXACT.get(this);
-    if (!exact) { exact = {}; EXACT.set(this, exact); }
-    exact[key] = digits;
+    keepExact(this, key, digits);
     return Number(digits);
   }
 
@@ -114,12 +140,10 @@
   function stringify(value, indent) {
     var shown = false;
     var text = JSON.stringify(value, function (key, item) {
-      var exact = typeof item === "number" && this && typeof this === "object" ? EXACT.get(this) : undefined;
-      if (exact && Object.prototype.hasOwnProperty.call(exact, key) && Number(exact[key]) === item) {
-        shown = true;
-        return EXACT_TAG + exact[key];
-      }
-      return item;
+      var digits = typeof item === "number" ? exactDigits(this, key) : undefined;
+      if (digits === undefined) return item;
+      shown = true;
+      return EXACT_TAG + digits;
     }, indent);
     return shown ? text.replace(EXACT_SHOWN, "$1") : text;
   }
@@ -264,7 +288,7 @@
       var header = properties[key] && properties[key]["x-mcp-header"];
       var value = params.arguments ? params.arguments[key] : undefined;
       if (header && (typeof value === "string" || typeof value === "number" || typeof value === "boolean")) {
-        found["Mcp-Param-" + header] = headerValue(value);
+        found["Mcp-Param-" + header] = exactDigits(params.arguments, key) || headerValue(value);
       }
     });
     return found;
@@ -275,7 +299,7 @@
     return fetch(ENDPOINT, {
       method: "POST",
       headers: this.headers(message),
-      body: JSON.stringify(message),
+      body: compact(message),
       signal: signal,
       credentials: "same-origin",
       cache: "no-store",
@@ -671,14 +695,14 @@
       if (name === "Authorization") lines.push('  -H "Authorization: Bearer $MCP_TOKEN"');
       else lines.push("  -H " + shellQuote(name + ": " + headers[name]));
     });
-    lines.push("  --data-raw " + shellQuote(JSON.stringify(message)));
+    lines.push("  --data-raw " + shellQuote(compact(message)));
     return lines.join(" \\\n");
   }
 
   function asFlaskCall(name, args) {
     // with URL variables in MCP_PATH, the command names the endpoint explored (--path)
     var path = CONFIG.cliPath ? "--path " + shellQuote(CONFIG.cliPath) + " " : "";
-    return "flask mcp " + path + "call " + shellQuote(name) + " --json " + shellQuote(JSON.stringify(args || {}));
+    return "flask mcp " + path + "call " + shellQuote(name) + " --json " + shellQuote(compact(args || {}));
   }
 
   function copyText(text, output) {
@@ -821,7 +845,7 @@
         min: schema.minimum, max: schema.maximum,
         "aria-describedby": schema.description ? hintId : null,
       });
-      if (schema.default !== undefined) number.value = String(schema.default);
+      if (schema.default !== undefined) number.value = exactDigits(schema, "default") || String(schema.default);
       var numberLabel = el("label", { for: id, text: label });
       return {
         node: el("div", { class: "field" }, numberLabel, number, describe(schema, hintId)),
@@ -836,7 +860,8 @@
           }
           return value;
         },
-        set: function (value) { number.value = value === undefined ? "" : String(value); },
+        set: function (value, digits) { number.value = value === undefined ? "" : digits || String(value); },
+        typed: function () { return bigInteger(number.value); },
         rename: renamer(function () { number.name = where; numberLabel.textContent = label; }),
       };
     }
@@ -886,7 +911,7 @@
             var read;
             try { read = fields[key].read(); } catch (error) { problem = problem || error; return; }
             if (read === undefined) return;
-            value[key] = read;
+            put(value, key, fields[key], read);
             if (!(fields[key].pristine && fields[key].pristine())) any = true;
           });
           if (problem) {
@@ -897,7 +922,7 @@
           return any || required ? value : undefined;
         },
         set: function (value) {
-          Object.keys(fields).forEach(function (key) { fields[key].set(value ? value[key] : undefined); });
+          Object.keys(fields).forEach(function (key) { fields[key].set(value ? value[key] : undefined, exactDigits(value, key)); });
         },
         rename: renamer(function () {
           legend.textContent = label;
@@ -925,7 +950,7 @@
           entry.remove.setAttribute("aria-label", "Remove " + itemName(i));
         });
       }
-      function addItem(value) {
+      function addItem(value, digits) {
         var item = buildField(schema.items, itemName(items.length), true, root, itemPath(items.length));
         var row = el("li", { class: "array-item" }, item.node);
         var remove = el("button", { type: "button", class: "small", text: "Remove item", "aria-label": "Remove " + itemName(items.length) });
@@ -939,7 +964,7 @@
         row.appendChild(remove);
         items.push(entry);
         list.appendChild(row);
-        if (value !== undefined) item.set(value);
+        if (value !== undefined) item.set(value, digits);
         return item;
       }
       addButton.addEventListener("click", function () {
@@ -948,11 +973,15 @@
         if (focusable) focusable.focus();
       });
       renumber();
-      (Array.isArray(schema.default) ? schema.default : []).forEach(addItem);
+      function addItems(values) {
+        (Array.isArray(values) ? values : []).forEach(function (value, i) { addItem(value, exactDigits(values, i)); });
+      }
+      addItems(schema.default);
       return {
         node: arrayFieldset,
         read: function () {
-          var values = items.map(function (entry) { return entry.field.read(); });
+          var values = [];
+          items.forEach(function (entry, i) { put(values, i, entry.field, entry.field.read()); });
           if (!values.length && !required) return undefined;
           return values;
         },
@@ -960,7 +989,7 @@
         set: function (value) {
           items.slice().forEach(function (entry) { list.removeChild(entry.row); });
           items = [];
-          (Array.isArray(value) ? value : []).forEach(addItem);
+          addItems(value);
         },
         rename: renamer(renumber),
       };
@@ -968,7 +997,7 @@
 
     // Anything else (unions, free objects, tuples): JSON text.
     var area = el("textarea", { id: id, name: where, rows: 3, class: "json", required: required, "aria-describedby": hintId });
-    if (schema.default !== undefined) area.value = JSON.stringify(schema.default);
+    if (schema.default !== undefined) area.value = exactDigits(schema, "default") || compact(schema.default);
     var areaLabel = el("label", { for: id, text: label + " (JSON)" });
     return {
       node: el("div", { class: "field" }, areaLabel, area,
@@ -978,9 +1007,10 @@
           if (required) throw missing(where);
           return undefined;
         }
-        try { return JSON.parse(area.value); } catch (e) { throw new Error(where + " is not valid JSON: " + e.message); }
+        try { return parseJson(area.value); } catch (e) { throw new Error(where + " is not valid JSON: " + e.message); }
       },
-      set: function (value) { area.value = value === undefined ? "" : JSON.stringify(value); },
+      set: function (value, digits) { area.value = value === undefined ? "" : digits || compact(value); },
+      typed: function () { return bigInteger(area.value); },
       rename: renamer(function () { area.name = where; areaLabel.textContent = label + " (JSON)"; }),
     };
   }
@@ -1008,7 +1038,7 @@
       Object.keys(fields).forEach(function (key) {
         var read;
         try { read = fields[key].read(); } catch (error) { if (!lenient) throw error; }
-        if (read !== undefined) value[key] = read;
+        if (read !== undefined) put(value, key, fields[key], read);
       });
       return value;
     }
@@ -1019,8 +1049,8 @@
         box.hidden = true;
       } else {
         try {
-          var parsed = JSON.parse(raw.value || "{}");
-          Object.keys(fields).forEach(function (key) { fields[key].set(parsed[key]); });
+          var parsed = parseJson(raw.value || "{}");
+          Object.keys(fields).forEach(function (key) { fields[key].set(parsed[key], exactDigits(parsed, key)); });
         } catch (e) { /* keep the fields as they were */ }
         rawBox.hidden = true;
         box.hidden = false;
@@ -1032,7 +1062,7 @@
       read: function () {
         if (!rawToggle.checked) return readFields();
         var parsed;
-        try { parsed = JSON.parse(raw.value || "{}"); } catch (e) { throw new Error("The raw JSON is not valid: " + e.message); }
+        try { parsed = parseJson(raw.value || "{}"); } catch (e) { throw new Error("The raw JSON is not valid: " + e.message); }
         if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("The raw JSON must be an object");
         return parsed;
       },
