@@ -313,6 +313,53 @@ def test_blobs_are_shown_as_media_or_offered_as_downloads(explorer: Explorer) ->
     assert Path(download.value.path()).read_bytes() == REPORT_BYTES
 
 
+def blob_size(explorer: Explorer, href: str) -> int | str:
+    """Fetch a blob URL of the page from another tab of its origin: its size, or "gone".
+
+    The other tab is a page of the app without the explorer's policy, which allows no
+    fetch of a ``blob:`` URL.
+    """
+    tab = explorer.context.new_page()
+    try:
+        tab.goto(f"{explorer.origin}/no-such-page")
+        script = (
+            "href => fetch(href).then(r => r.arrayBuffer()).then(b => b.byteLength, () => 'gone')"
+        )
+        return t.cast("int | str", tab.evaluate(script, href))
+    finally:
+        tab.close()
+
+
+def test_download_links_are_released_with_their_result(explorer: Explorer) -> None:
+    """A blob's download link (URL.createObjectURL) is revoked once its result is replaced."""
+    page = explorer.page
+    explorer.tool("attachments")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    first = page.get_by_role("link", name="Download q3.pdf").get_attribute("href")
+    assert blob_size(explorer, first) == len(REPORT_BYTES)
+    explorer.call()  # the new result replaces the first
+    page.wait_for_function("href => !document.querySelector(`a[href='${href}']`)", arg=first)
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    second = page.get_by_role("link", name="Download q3.pdf").get_attribute("href")
+    assert second != first
+    assert blob_size(explorer, first) == "gone"
+    assert blob_size(explorer, second) == len(REPORT_BYTES)
+    explorer.tool("add")  # another tool's form replaces the result
+    assert blob_size(explorer, second) == "gone"
+
+    page.click("button.tab[data-section=resources]")
+    q4 = "#resource-list button:has(.item-detail:text-is('files://reports/q4.bin"
+    q4 += " · application/octet-stream'))"
+    page.click(q4)
+    link = page.get_by_role("link", name="Download q4.bin")
+    read = link.get_attribute("href", timeout=WAIT_MS)
+    assert blob_size(explorer, read) == len(REPORT_BYTES)
+    page.click(q4)  # read again
+    page.wait_for_function("href => !document.querySelector(`a[href='${href}']`)", arg=read)
+    assert blob_size(explorer, read) == "gone"
+
+
 def test_a_url_elicitation_required_error_shows_the_pages_to_open(
     browser: t.Any, server: t.Any
 ) -> None:

@@ -65,7 +65,13 @@
     else node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
   }
 
-  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  // Empty node. The download links made for blobs in it (renderBlob) are released: each
+  // holds its bytes in the browser until URL.revokeObjectURL.
+  function clear(node) {
+    Array.prototype.forEach.call(node.querySelectorAll("a.blob-download"), function (link) { URL.revokeObjectURL(link.href); });
+    while (node.firstChild) node.removeChild(node.firstChild);
+    return node;
+  }
 
   // -- JSON with exact big integers -------------------------------------------------------------
 
@@ -1159,7 +1165,7 @@
     if (kind === "audio") return el("audio", { controls: true, src: source, "aria-label": "Audio " + item.uri });
     if (kind === "video") return el("video", { controls: true, src: source, "aria-label": "Video " + item.uri });
     var name = fileName(item.uri);
-    var link = el("a", { href: URL.createObjectURL(new Blob([bytes], { type: mimeType })), download: name, text: "Download " + name });
+    var link = el("a", { class: "blob-download", href: URL.createObjectURL(new Blob([bytes], { type: mimeType })), download: name, text: "Download " + name });
     return el("p", { class: "download" }, link, " (" + mimeType + ", " + formatSize(bytes.length) + ")");
   }
 
