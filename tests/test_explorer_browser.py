@@ -384,6 +384,58 @@ def test_a_url_elicitation_required_error_shows_the_pages_to_open(
     explorer.close()  # the page opened nothing by itself: no request left the app's origin
 
 
+COMPLETED = "Completed: the server says the interaction at this page is done."
+
+
+def test_a_completed_url_elicitation_lets_the_call_be_tried_again(
+    browser: t.Any, server: t.Any
+) -> None:
+    """notifications/elicitation/complete (2025-11-25) marks the -32042 error's elicitation
+    completed; once all are, the page offers to try the call again, which then succeeds."""
+    explorer = Explorer(browser, server, "2025-11-25")
+    explorer.open()
+    page = explorer.page
+    explorer.tool("connect_drive")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "failed", explorer.explain()
+    error = page.locator("#call-outcome .url-elicitations")
+    assert "Not completed yet" in error.text_content()
+    again = error.get_by_role("button", name="Try again")
+    assert again.is_hidden()
+    href = error.get_by_role("link").get_attribute("href")
+    elicitation_id = parse_qs(urlsplit(href).query)["elicitationId"][0]
+    # the user finishes the flow at the server, which tells the session
+    answer = httpx.get(
+        f"{explorer.origin}/drive/connected", params={"elicitationId": elicitation_id}
+    )
+    assert answer.status_code == 200
+    page.wait_for_selector(f"#call-outcome .elicitation-status:text-is('{COMPLETED}')")
+    again.click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert "drive connected" in page.text_content("#call-outcome")
+    explorer.close()
+
+
+def test_an_accepted_url_elicitation_is_marked_completed(browser: t.Any, server: t.Any) -> None:
+    """elicitation/create in URL mode: after Accept the page to open stays, marked completed
+    when the server sends notifications/elicitation/complete for its elicitationId."""
+    explorer = Explorer(browser, server, "2025-11-25")
+    explorer.open()
+    page = explorer.page
+    explorer.tool("link_account")
+    explorer.call()
+    question = page.locator("#call-questions form")
+    question.wait_for(timeout=WAIT_MS)
+    assert "Not completed yet" in question.text_content()
+    question.get_by_role("button", name="Accept").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    asked = page.locator("#call-questions .url-elicitation")
+    asked.locator(f".elicitation-status:text-is('{COMPLETED}')").wait_for(timeout=WAIT_MS)
+    assert "Link your account." in asked.text_content()
+    assert asked.get_by_role("link").get_attribute("href") == "https://accounts.example.com/link"
+    explorer.close()
+
+
 def test_integers_past_2_to_the_53_are_sent_as_typed(explorer: Explorer) -> None:
     """JSON.stringify of a number would send 9007199254740993 as ...992: the typed digits go."""
     page = explorer.page

@@ -24,6 +24,7 @@ import time
 import typing as t
 
 from flask import Flask
+from flask import request
 
 from flask_mcp import MCP
 from flask_mcp import ClientRequestTimeout
@@ -287,6 +288,51 @@ def connect_calendar() -> str:
     )
 
 
+#: Where connect_drive sends the user (outside the app: the tests never open it).
+DRIVE_URL = "https://drive.example.com/connect"
+#: The sessions whose drive is connected (GET /drive/connected?elicitationId=drive-SESSION).
+_drives: set[str] = set()
+
+
+@mcp.tool()
+def connect_drive(ctx: Context) -> str:
+    """Need a drive connected out of band (-32042) until ``/drive/connected`` says it is."""
+    if ctx.session_id in _drives:
+        return "drive connected"
+    elicitation_id = f"drive-{ctx.session_id}"
+    raise URLElicitationRequired(
+        [
+            {
+                "mode": "url",
+                "elicitationId": elicitation_id,
+                "url": f"{DRIVE_URL}?elicitationId={elicitation_id}",
+                "message": "Connect your drive.",
+            }
+        ],
+        "Your drive is not connected.",
+    )
+
+
+def drive_connected() -> str:
+    """The end of the out-of-band flow: the drive is connected; tell the session."""
+    elicitation_id = request.args["elicitationId"]
+    session_id = elicitation_id.removeprefix("drive-")
+    _drives.add(session_id)
+    mcp.notify_elicitation_complete(session_id, elicitation_id)
+    return "connected"
+
+
+@mcp.tool()
+def link_account(ctx: Context) -> str:
+    """Ask the user to open a page (URL mode), then say its interaction completed."""
+    answer = ctx.elicit_url("Link your account.", "https://accounts.example.com/link", "account-1")
+    if answer["action"] != "accept":
+        return str(answer["action"])
+    if ctx.session_id is not None:  # 2025-11-25: the notification exists
+        mcp.notify_elicitation_complete(ctx.session_id, "account-1")
+    return "linked"
+
+
 _waits = {"last": "none", "task": "none"}
 
 
@@ -458,6 +504,7 @@ def create_app() -> Flask:
         timeout = float(os.environ["MCP_TEST_EXPLORER_CLIENT_TIMEOUT"])
         flask_app.config["MCP_CLIENT_REQUEST_TIMEOUT"] = timeout
     flask_app.config["MCP_EXPLORER_SANDBOX_ORIGIN"] = os.environ.get("MCP_TEST_EXPLORER_SANDBOX")
+    flask_app.add_url_rule("/drive/connected", view_func=drive_connected)
     mcp.init_app(flask_app)
     return flask_app
 

@@ -379,6 +379,7 @@
       recordExchange("in", message, "SSE");
       if (message.method === undefined && message.id === id) answer = message;
       else if (message.method === "notifications/cancelled") self.withdrawn(message.params || {});
+      else if (message.method === "notifications/elicitation/complete") elicitationComplete(message.params || {});
       else if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, call);
       else if (message.method !== undefined && call.onNotification) call.onNotification(message);
     }
@@ -547,6 +548,7 @@
         try { message = parseJson(event.data); } catch (e) { return; }
         recordExchange("in", message, self.stateless ? "subscriptions/listen" : "GET stream");
         if (message.method === "notifications/cancelled") self.withdrawn(message.params || {});
+        else if (message.method === "notifications/elicitation/complete") elicitationComplete(message.params || {});
         else if (message.method !== undefined && message.id !== undefined) self.answerServerRequest(message, {});
         else if (message.method !== undefined) onNotification(message);
       }).then(function () { return true; });
@@ -1204,23 +1206,62 @@
     return el("a", { href: text, target: "_blank", rel: "noopener noreferrer", text: text });
   }
 
+  // The URL-mode elicitations shown, by elicitationId: what to do when the server says one
+  // is complete (notifications/elicitation/complete, 2025-11-25). An unknown or already
+  // completed id is ignored, as the spec requires.
+  var urlElicitations = {};
+
+  function elicitationComplete(params) {
+    var id = params.elicitationId;
+    if (typeof id !== "string" || !Object.prototype.hasOwnProperty.call(urlElicitations, id)) return;
+    var waiting = urlElicitations[id];
+    delete urlElicitations[id];
+    waiting.forEach(function (onComplete) { onComplete(); });
+  }
+
+  // The line saying whether the server said the URL elicitation `id` is complete.
+  function completionStatus(id, onComplete) {
+    var status = el("p", { class: "muted elicitation-status", text: "Not completed yet (the server tells when it is)." });
+    (urlElicitations[id] = urlElicitations[id] || []).push(function () {
+      status.className = "ok-text elicitation-status";
+      status.textContent = "Completed: the server says the interaction at this page is done.";
+      if (onComplete) onComplete();
+    });
+    return status;
+  }
+
   // A request that needs URL-mode elicitations first (-32042, 2025-11-25): the pages to
-  // open and their messages, as an elicitation asks them.
-  function urlElicitationBox(error) {
+  // open and their messages, as an elicitation asks them. Once the server said each one is
+  // complete, retry (when given) is offered as a button.
+  function urlElicitationBox(error, retry) {
     var box = el("div", { class: "question url-elicitations", role: "alert" },
       el("h4", { text: "The server asks you to open " + (error.data.elicitations.length === 1 ? "a page" : "pages") + " first" }),
       el("p", { class: "message", text: error.message }));
+    var again = el("button", { type: "button", class: "retry", text: "Try again", hidden: true });
+    var pending = 0;
+    var untracked = false;
     error.data.elicitations.forEach(function (elicitation) {
       if (!elicitation || typeof elicitation !== "object") return;
       box.appendChild(el("p", { class: "message", text: elicitation.message || "" }));
       box.appendChild(el("p", {}, "Open ", urlToOpen(elicitation.url), " and come back."));
+      if (typeof elicitation.elicitationId !== "string") { untracked = true; return; }
+      pending += 1;
+      box.appendChild(completionStatus(elicitation.elicitationId, function () {
+        pending -= 1;
+        if (!pending && !untracked && retry) again.hidden = false;
+      }));
     });
     box.appendChild(el("p", { class: "muted", text: "Then try again (error " + error.code + ", URL elicitation required)." }));
+    if (retry) {
+      again.addEventListener("click", retry);
+      box.appendChild(el("div", { class: "buttons" }, again));
+    }
     return box;
   }
 
-  function errorBox(error) {
-    if (error.code === URL_ELICITATION_REQUIRED && error.data && Array.isArray(error.data.elicitations)) return urlElicitationBox(error);
+  // retry: how to send the request again, for an error that says it may be retried.
+  function errorBox(error, retry) {
+    if (error.code === URL_ELICITATION_REQUIRED && error.data && Array.isArray(error.data.elicitations)) return urlElicitationBox(error, retry);
     return el("div", { class: "error", role: "alert" },
       el("strong", { text: "Error" + (error.code !== undefined ? " " + error.code : "") + ": " }),
       error.message,
@@ -1247,14 +1288,25 @@
       form.appendChild(el("h4", { text: "The server asks" }));
       form.appendChild(el("p", { class: "message", text: params.message || "" }));
       var fields = null;
+      var status = null;
       if (params.mode === "url") {
         form.appendChild(el("p", {}, "Open ", urlToOpen(params.url), " and come back."));
+        if (typeof params.elicitationId === "string") status = form.appendChild(completionStatus(params.elicitationId));
       } else {
         fields = argumentsForm(params.requestedSchema || { type: "object", properties: {} }, "Answer");
         form.appendChild(fields.node);
       }
       var errors = el("p", { class: "error-text", role: "alert" });
-      function done(result) { area.removeChild(form); resolvePromise(result); }
+      function done(result) {
+        if (status && result.action === "accept") {
+          // the page to open stays, to show when the server says its interaction is done
+          area.replaceChild(el("div", { class: "question url-elicitation" },
+            el("h4", { text: "The server asked you to open a page" }),
+            el("p", { class: "message", text: params.message || "" }),
+            el("p", {}, "Open ", urlToOpen(params.url), " and come back."), status), form);
+        } else area.removeChild(form);
+        resolvePromise(result);
+      }
       var accept = el("button", { type: "submit", text: "Accept" });
       var decline = el("button", { type: "button", text: "Decline" });
       var cancel = el("button", { type: "button", text: "Cancel" });
@@ -1835,7 +1887,9 @@
         return;
       }
       state.textContent = "failed";
-      outcome.appendChild(errorBox(error));
+      outcome.appendChild(errorBox(error, function () {
+        if (!callButton.disabled) callTool(tool, args, run, callButton, cancelButton, asTask);
+      }));
       if (view) viewReady.then(function () { view.cancelled(error.message); });
     }).then(function () {
       exchangeListeners.splice(exchangeListeners.indexOf(onExchange), 1);
@@ -2098,6 +2152,7 @@
     var previous = client;
     setStatus("connecting");
     clear($("exchange"));
+    urlElicitations = {}; // ids of the previous session
     if (currentView) { currentView.teardown(); currentView = null; }
     var closing = previous ? previous.close() : Promise.resolve();
     client = new Client(version, HANDLERS, $("token").value.trim());
