@@ -453,6 +453,38 @@ def test_a_view_a_tool_shows_is_not_removed(remove: str) -> None:
     assert client.list_resources() == []
 
 
+def test_a_view_an_enabled_tool_shows_is_not_disabled() -> None:
+    """Disabling the view of a listed tool (or enabling a tool whose view is disabled)
+    left tools/list naming in ``_meta.ui.resourceUri`` a view that read as not found,
+    which the spec forbids ("Resource MUST exist on the server"); it is refused now,
+    unless the same call changes both, and nothing moves."""
+    mcp, apps, app = declared()
+    mcp.ui("ui://v")(lambda: PAGE.format("one"))
+    mcp.tool(name="shown", ui="ui://v", tags={"board"})(lambda: "shown")
+    mcp.tool(name="hidden", ui="ui://v")(lambda: "hidden")
+    mcp.disable("hidden")  # a disabled tool is not listed: it does not hold the view
+    mcp.init_app(app)
+    client = MCPTestClient(app)
+    client.initialize()
+    for disable in [lambda: mcp.disable("ui://v"), lambda: mcp.disable("ui://v", "hidden")]:
+        with pytest.raises(ValueError, match=r"tools 'shown' \('ui://v'\).*mcp.disable\("):
+            disable()
+    ((tool,),) = [client.list_tools()]
+    assert tool["name"] == "shown" and tool["_meta"]["ui"]["resourceUri"] == "ui://v"
+    assert client.read_resource("ui://v")[0]["text"] == PAGE.format("one")
+    assert mcp.disable("ui://v", tags=["board"]) == [("tools", "shown"), ("resources", "ui://v")]
+    assert client.list_tools() == [] and client.list_resources() == []
+    for enable in [lambda: mcp.enable("hidden"), lambda: mcp.enable("shown", "hidden")]:
+        with pytest.raises(ValueError, match=r"'hidden' \('ui://v'\).*mcp.enable\("):
+            enable()
+    assert client.list_tools() == []  # nothing was enabled
+    assert mcp.enable("hidden", "ui://v") == [("tools", "hidden"), ("resources", "ui://v")]
+    assert [tool["name"] for tool in client.list_tools()] == ["hidden"]
+    assert client.read_resource("ui://v")[0]["text"] == PAGE.format("one")
+    assert mcp.disable("hidden", "ui://v")
+    assert mcp.enable("ui://v", tags=["board"])  # the tool by its tag
+
+
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_a_plain_resource_view_is_advertised_like_a_declared_one(version: str) -> None:
     mcp, apps, app = declared()

@@ -286,6 +286,10 @@ class Registry:
         #: Called as ``check(kind, key)`` before a record is removed; one that raises
         #: refuses the removal (MCP Apps: a view a tool's ``ui=`` names).
         self.removal_checks: list[t.Callable[[str, str], None]] = []
+        #: Called as ``check(enabled, moving)`` with the (kind, key) pairs an ``enable`` or
+        #: ``disable`` of the face would move, before it moves them; one that raises
+        #: refuses the change (MCP Apps: a view a listed tool's ``ui=`` names).
+        self.enable_checks: list[t.Callable[[bool, list[tuple[Kind, str]]], None]] = []
 
     def _taken(self, kind: str, key: str) -> bool:
         return key in self._table(kind) or key in self.disabled[kind]
@@ -399,7 +403,11 @@ class Registry:
         return found or hidden
 
     def set_enabled(
-        self, enabled: bool, names: t.Iterable[str] = (), tags: t.Iterable[str] = ()
+        self,
+        enabled: bool,
+        names: t.Iterable[str] = (),
+        tags: t.Iterable[str] = (),
+        checked: bool = False,
     ) -> list[tuple[Kind, str]]:
         """Enable or disable the records named in ``names`` or carrying one of ``tags``.
 
@@ -407,23 +415,35 @@ class Registry:
         disabled record leaves its list and cannot be called, read or completed
         until it is enabled again; its name stays taken. Return the (kind, key)
         pairs that changed state.
+
+        :param checked: run :attr:`enable_checks` on what would move first (the
+            face's ``enable`` and ``disable``; not a replay of another worker's).
+        :raises ValueError: ``checked`` and a check refuses it; nothing moved.
         """
         wanted, labels = set(names), set(tags)
         moved: list[tuple[Kind, str]] = []
         #: Whether a listed record moved, by kind (an unlisted one changes no list).
         listed: dict[Kind, bool] = {}
         with self._lock:
+            moving: list[tuple[Kind, t.Any, t.Any]] = []
             for kind in KINDS:
+                source = self.disabled[kind] if enabled else self._table(kind)
+                for key, record in list(source.items()):
+                    if key in wanted or labels & record.tags:
+                        moving.append((kind, key, record))
+            if checked:
+                pairs = [(kind, key) for kind, key, _ in moving]
+                for check in list(self.enable_checks):
+                    check(enabled, pairs)
+            for kind, key, record in moving:
                 source, target = (
                     (self.disabled[kind], self._table(kind))
                     if enabled
                     else (self._table(kind), self.disabled[kind])
                 )
-                for key, record in list(source.items()):
-                    if key in wanted or labels & record.tags:
-                        target[key] = source.pop(key)
-                        moved.append((kind, key))
-                        listed[kind] = listed.get(kind, False) or getattr(record, "listed", True)
+                target[key] = source.pop(key)
+                moved.append((kind, key))
+                listed[kind] = listed.get(kind, False) or getattr(record, "listed", True)
         with self.batch():  # a resource and a template: one change of the resource list
             for kind, changed in listed.items():
                 self._changed(kind, changed)

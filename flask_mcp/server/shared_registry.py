@@ -424,6 +424,8 @@ class SharedDeclarations(Declarations):
         Clients are told the lists changed. Return the (kind, key) pairs enabled.
 
         :raises LookupError: a name or tag matches nothing registered.
+        :raises ValueError: an extension refuses it (MCP Apps: a tool whose view stays
+            disabled); the message says what to enable with it. Nothing is enabled.
         """
         return self._set_enabled(True, names, tagset(tags))
 
@@ -436,6 +438,8 @@ class SharedDeclarations(Declarations):
         disabled.
 
         :raises LookupError: a name or tag matches nothing registered.
+        :raises ValueError: an extension refuses it (MCP Apps: the view of a tool that
+            stays enabled); the message says what to disable with it. Nothing is disabled.
         """
         return self._set_enabled(False, names, tagset(tags))
 
@@ -449,7 +453,9 @@ class SharedDeclarations(Declarations):
                     f"Nothing registered is named or tagged {', '.join(map(repr, unknown))}; "
                     "pass a tool or prompt name, a resource URI, a template text, or tags=[...]."
                 )
-            moved: list[tuple[str, str]] = list(self.registry.set_enabled(enabled, names, tags))
+            moved: list[tuple[str, str]] = list(
+                self.registry.set_enabled(enabled, names, tags, checked=True)
+            )
             op: dict[str, t.Any] = {
                 "op": "enable" if enabled else "disable",
                 "names": list(names),

@@ -126,9 +126,11 @@ class Apps(Extension):
 
     def setup(self, mcp: t.Any) -> None:
         """Declare the views declared so far as resources of ``mcp``; refuse to remove a
-        view a tool shows (:meth:`check_removal`)."""
+        view a tool shows (:meth:`check_removal`), or to leave an enabled tool's view
+        disabled (:meth:`check_enabling`)."""
         self._mcp = mcp
         mcp.registry.removal_checks.append(self.check_removal)
+        mcp.registry.enable_checks.append(self.check_enabling)
         for view in self.views.values():
             mcp.add_resource(view.read, view.uri, **view.resource_options())
 
@@ -373,6 +375,46 @@ class Apps(Extension):
                 "their _meta.ui.resourceUri naming a resource that does not exist. Remove "
                 "those tools first (mcp.remove_tool; add one back without ui= to keep it)."
             )
+
+    def check_enabling(self, enabled: bool, moving: list[tuple[str, str]]) -> None:
+        """Refuse an ``enable`` or ``disable`` that leaves an enabled tool's view disabled.
+
+        A disabled view reads as not found while the tool stays listed with
+        ``_meta.ui.resourceUri`` naming it, which the spec forbids ("Resource MUST exist
+        on the server"). ``moving`` holds the (kind, key) pairs the call would move: a
+        view and its tools disabled, or enabled, in the same call are fine.
+
+        :raises ValueError: the message names the tools and views to change together.
+        """
+        if self._mcp is None:
+            return
+        registry = self._mcp.registry
+        tools = {key for kind, key in moving if kind == "tools"}
+        views = {key for kind, key in moving if kind == "resources"}
+        if enabled:  # a tool coming back whose view stays disabled
+            hidden = registry.disabled.get("resources", {})
+            stranded = {
+                name: uri
+                for name, uri in self._bindings.items()
+                if name in tools and uri in hidden and uri not in views
+            }
+        else:  # a view going away from a tool that stays enabled
+            stranded = {
+                name: uri
+                for name, uri in self._bindings.items()
+                if uri in views and name in registry.tools and name not in tools
+            }
+        if not stranded:
+            return
+        pairs = ", ".join(f"{name!r} ({uri!r})" for name, uri in sorted(stranded.items()))
+        both = sorted({*stranded, *stranded.values()})
+        together = ", ".join(map(repr, both))
+        action = "enable" if enabled else "disable"
+        raise ValueError(
+            f"The tools {pairs} would stay listed with _meta.ui.resourceUri naming a view "
+            f"that is disabled, which reads as not found. {action.capitalize()} a tool and "
+            f"its view together: mcp.{action}({together}), or give them a common tag."
+        )
 
     def register_blueprint(
         self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
