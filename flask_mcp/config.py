@@ -1026,6 +1026,17 @@ def load_settings(config: t.MutableMapping[str, t.Any]) -> Settings:
     return settings
 
 
+def read_key(config: t.Mapping[str, t.Any], name: str) -> t.Any:
+    """Return the value of the ``MCP_*`` key ``name`` in ``config`` (its default if unset),
+    for a part that reads one key before ``mcp.init_app`` loads them all (the
+    authorization server reads ``MCP_ALLOWED_HOSTS``).
+
+    :raises ValueError: the value is invalid; the message names the key.
+    """
+    key = next(key for key in KEYS if key.name == name)
+    return key.read(config.get(name, key.default))
+
+
 def read_keys(
     config: t.MutableMapping[str, t.Any], keys: t.Iterable[Key], prefix: str
 ) -> dict[str, t.Any]:

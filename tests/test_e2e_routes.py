@@ -21,6 +21,24 @@ from wire import initialize_request
 pytestmark = [pytest.mark.e2e]
 
 ORIGIN = "https://web-client.example"
+#: Every route of the app, with a method it takes.
+EVERY_ROUTE = [
+    ("/mcp", "GET"),
+    ("/livez", "GET"),
+    ("/readyz", "GET"),
+    ("/metrics", "GET"),
+    ("/mcp/server-card", "GET"),
+    ("/.well-known/ai-catalog.json", "GET"),
+    ("/_mcp/explorer/", "GET"),
+    ("/.well-known/oauth-protected-resource/mcp", "GET"),
+    ("/.well-known/oauth-protected-resource", "GET"),
+    ("/.well-known/oauth-authorization-server", "GET"),
+    ("/oauth/authorize", "GET"),
+    ("/oauth/jwks", "GET"),
+    ("/oauth/register", "POST"),
+    ("/oauth/token", "POST"),
+    ("/oauth/revoke", "POST"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -82,23 +100,17 @@ def test_the_authorization_endpoint_allows_no_cross_origin_read(base: str) -> No
         assert "Access-Control-Allow-Origin" not in answer.headers
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/mcp",
-        "/livez",
-        "/readyz",
-        "/metrics",
-        "/mcp/server-card",
-        "/.well-known/ai-catalog.json",
-        "/_mcp/explorer/",
-    ],
-)
-def test_a_refused_host_gets_the_same_answer_on_every_route(base: str, path: str) -> None:
+@pytest.mark.parametrize(("path", "method"), EVERY_ROUTE)
+def test_a_refused_host_gets_the_same_answer_on_every_route(
+    base: str, path: str, method: str
+) -> None:
     """Every route refuses a Host that could come from DNS rebinding as the endpoint does:
     421 with a JSON body saying to list the name in ``MCP_ALLOWED_HOSTS`` (the probes,
-    ``/metrics``, the card and the explorer answered Werkzeug's HTML page)."""
-    refused = httpx.get(base + path, headers={"Host": "evil.example", "Accept": "*/*"})
+    ``/metrics``, the card and the explorer answered Werkzeug's HTML page; the RFC 9728
+    metadata and the authorization server answered under any name)."""
+    refused = httpx.request(
+        method, base + path, headers={"Host": "evil.example", "Accept": "*/*"}, data={}
+    )
     assert refused.status_code == 421
     assert refused.headers["Content-Type"].startswith("application/json")
     assert "MCP_ALLOWED_HOSTS" in refused.json()["error"]["message"]
@@ -114,25 +126,18 @@ def proxied_base() -> t.Iterator[str]:
         yield url
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/mcp",
-        "/livez",
-        "/readyz",
-        "/metrics",
-        "/mcp/server-card",
-        "/.well-known/ai-catalog.json",
-        "/_mcp/explorer/",
-    ],
-)
-def test_every_route_checks_the_host_a_proxy_forwards_alike(proxied_base: str, path: str) -> None:
+@pytest.mark.parametrize(("path", "method"), EVERY_ROUTE)
+def test_every_route_checks_the_host_a_proxy_forwards_alike(
+    proxied_base: str, path: str, method: str
+) -> None:
     """Behind ``ProxyFix``, a forwarded ``host:port`` listed in ``MCP_ALLOWED_HOSTS`` is
     accepted on every route: the endpoint checked the Host header, the other routes
     Werkzeug's ``request.host``, which drops ``:443`` from an ``https`` request's, so they
     answered 421 to a host the endpoint served."""
     forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "mcp.example.com:443"}
-    answer = httpx.get(proxied_base + path, headers={**forwarded, "Accept": "*/*"})
+    answer = httpx.request(
+        method, proxied_base + path, headers={**forwarded, "Accept": "*/*"}, data={}
+    )
     assert answer.status_code != 421, answer.text
 
 

@@ -160,10 +160,31 @@ def test_metadata_names_the_server_and_its_endpoints(app: t.Any) -> None:
     assert client.get("/oauth/jwks").json["keys"][0]["alg"] == "ES256"
 
 
+def test_the_issuers_host_is_accepted_besides_the_allowed_hosts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The authorization server's routes refuse a Host the MCP endpoint refuses (421), but
+    not the issuer's own, where clients reach them, when ``MCP_ALLOWED_HOSTS`` omits it."""
+    monkeypatch.setenv("FLASK_MCP_ALLOWED_HOSTS", '["notes.example.com"]')
+    monkeypatch.setenv("FLASK_MCP_OAUTH_ISSUER", "https://auth.example.com")
+    monkeypatch.setenv("FLASK_MCP_AUTH_RESOURCE", "https://notes.example.com/mcp")
+    client = oauth_notes.create_app().test_client()
+    well_known = "/.well-known/oauth-authorization-server"
+    for host, status in [
+        ("auth.example.com", 200),
+        ("notes.example.com", 200),
+        ("evil.example", 421),
+    ]:
+        assert client.get(well_known, headers={"Host": host}).status_code == status, host
+    resource = "/.well-known/oauth-protected-resource/mcp"  # the endpoint's: its hosts
+    assert client.get(resource, headers={"Host": "auth.example.com"}).status_code == 421
+
+
 def test_metadata_under_another_path_behind_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OAUTH_APP_BASE", "https://notes.example.com/tenant")
     monkeypatch.setenv("FLASK_MCP_PATH", "/api/mcp")
     monkeypatch.setenv("FLASK_MCP_OAUTH_ISSUER", "https://notes.example.com/tenant")
+    monkeypatch.setenv("FLASK_MCP_ALLOWED_HOSTS", '["notes.example.com", "localhost"]')
     monkeypatch.setenv("FLASK_MCP_AUTH_RESOURCE", "https://notes.example.com/tenant/api/mcp")
     app = oauth_notes.create_app()
     app.wsgi_app = ProxyFix(app.wsgi_app, x_proto=1, x_host=1, x_prefix=1)  # type: ignore[method-assign]

@@ -88,13 +88,14 @@ def check_request_host(environ: t.Mapping[str, t.Any], allowed: tuple[str, ...] 
     """Refuse a WSGI request whose ``Host`` could come from DNS rebinding (:func:`host_allowed`).
 
     The one check of the MCP endpoint and of every route served beside it (the
-    Server Card, the explorer, the probes, ``/metrics``), so that they all decide
-    alike. The host checked is the ``Host`` header as the app received it, port
-    included (behind ``ProxyFix(x_host=1)`` the forwarded one): not Werkzeug's
-    ``request.host``, which drops a default port (``:443`` of an ``https``
-    request, after ``ProxyFix(x_proto=1)``) and makes a host with characters it
-    refuses empty. A request without one (HTTP/1.0) is checked under the
-    server's address (``SERVER_NAME:SERVER_PORT``), as Werkzeug gives it.
+    Server Card, the explorer, the probes, ``/metrics``, the OAuth metadata and
+    authorization server), so that they all decide alike. The host checked is the
+    ``Host`` header as the app received it, port included (behind
+    ``ProxyFix(x_host=1)`` the forwarded one): not Werkzeug's ``request.host``,
+    which drops a default port (``:443`` of an ``https`` request, after
+    ``ProxyFix(x_proto=1)``) and makes a host with characters it refuses empty. A
+    request without one (HTTP/1.0) is checked under the server's address
+    (``SERVER_NAME:SERVER_PORT``), as Werkzeug gives it.
 
     :raises MCPHTTPError: 421 Misdirected Request.
     """

@@ -21,6 +21,7 @@ from flask import request
 
 from ..auth.metadata import metadata_paths
 from ..errors import MCPHTTPError
+from ..protocol.hosts import check_request_host
 from ..server.call import running_handler
 
 if t.TYPE_CHECKING:
@@ -118,11 +119,14 @@ def require_scopes(*scopes: str) -> None:
 def register_metadata_routes(app: Flask, authenticator: Authenticator, mcp_path: str) -> None:
     """Serve the metadata document on ``app`` at its well-known paths.
 
-    Public, readable cross-origin, never cached.
+    Public, readable cross-origin, never cached; under a ``Host`` the MCP endpoint
+    refuses (``MCP_ALLOWED_HOSTS``), 421 as on every route beside it.
     """
     blueprint = Blueprint("mcp_auth", __name__)
+    allowed_hosts = authenticator.settings.allowed_hosts
 
     def metadata_view(**path_args: t.Any) -> Response:  # URL variables of MCP_PATH
+        check_request_host(request.environ, allowed_hosts)
         headers = {"Cache-Control": "no-store", "Access-Control-Allow-Origin": "*"}
         if request.method == "OPTIONS":
             headers["Access-Control-Allow-Methods"] = "GET, OPTIONS"

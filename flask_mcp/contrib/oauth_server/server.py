@@ -20,6 +20,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 from ...auth.metadata import canonical_resource
 from ...auth.metadata import resource_pattern
 from ...config import OAUTH_SERVER_KEYS
+from ...config import read_key
 from ...config import read_keys
 from ...protocol import client_network
 from ...server.sealing import secret_keys
@@ -76,6 +77,18 @@ class OAuthSettings:
     login_view: str | None
 
 
+def issuer_hosts(allowed: tuple[str, ...] | None, issuer: str) -> tuple[str, ...] | None:
+    """Return the ``Host`` values the authorization server's routes accept.
+
+    :param allowed: ``MCP_ALLOWED_HOSTS``, which the MCP endpoint accepts.
+    :param issuer: the issuer URL: its host (with its port, if it writes one) is
+        accepted too when ``allowed`` is a list, as clients reach the server there.
+    """
+    if allowed is None:
+        return None
+    return tuple(dict.fromkeys([*allowed, urlsplit(issuer).netloc.lower()]))
+
+
 def load_oauth_settings(config: t.MutableMapping[str, t.Any]) -> OAuthSettings:
     """Apply the defaults of the ``MCP_OAUTH_*`` keys to ``config`` and validate them.
 
@@ -128,6 +141,10 @@ class AppServer:
         #: The resources of a per-tenant ``resource``; ``None``: ``resource`` only.
         self.resources = resource_pattern(self.resource)
         self.issuer = issuer.rstrip("/")
+        #: The ``Host`` values its routes accept (:func:`~flask_mcp.protocol.hosts.host_allowed`):
+        #: those of ``MCP_ALLOWED_HOSTS`` and, with a list, the issuer's, where clients
+        #: reach it; ``None``: on a loopback connection, localhost names only.
+        self.allowed_hosts = issuer_hosts(read_key(app.config, "MCP_ALLOWED_HOSTS"), self.issuer)
         self.storage = storage
         self.scopes = scopes
         self.keys = SigningKeys(storage, settings.key_rotation, lambda: secret_keys(app.config))

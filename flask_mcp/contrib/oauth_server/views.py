@@ -33,6 +33,7 @@ from werkzeug.wrappers import Response
 
 from ...protocol import client_network
 from ...protocol import is_local_host
+from ...protocol.hosts import check_request_host
 from .clients import redirect_host
 from .grants import User
 from .grants import requested_resource
@@ -273,6 +274,14 @@ def register() -> Response:
 MAX_REQUEST_BYTES = 64 * 1024
 
 
+def _check_host() -> None:
+    """Refuse a ``Host`` the MCP endpoint refuses, as every route beside it does (421).
+
+    The issuer's host is accepted too (:func:`~.server.issuer_hosts`).
+    """
+    check_request_host(request.environ, app_server().allowed_hosts)
+
+
 def _bound_the_body() -> None:
     """Read at most :data:`MAX_REQUEST_BYTES` of a body (less if the app's
     ``MAX_CONTENT_LENGTH`` says so): Flask reads a JSON body whole otherwise.
@@ -322,6 +331,7 @@ def make_blueprint(prefix: str, issuer_path: str, storage: object = None) -> Blu
         answer now" are answered with 503 too (see :func:`.storage.unreachable_errors`).
     """
     blueprint = Blueprint("mcp_oauth", __name__, template_folder="templates")
+    blueprint.before_request(_check_host)
     blueprint.before_request(_bound_the_body)
     blueprint.after_request(_cross_origin)
     blueprint.register_error_handler(RequestEntityTooLarge, _too_large)
