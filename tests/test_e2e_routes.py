@@ -145,13 +145,15 @@ def test_every_route_checks_the_host_a_proxy_forwards_alike(
 def test_a_method_the_endpoint_does_not_take_gets_a_json_405(
     serve: ServeFactory, worker: str
 ) -> None:
-    """PUT and PATCH on the endpoint are answered as every other refusal of it is: 405 with
-    a JSON-RPC error body and an ``Allow`` naming the methods it takes (they got
-    Werkzeug's HTML page); a CORS preflight still offers neither."""
+    """A method the endpoint does not take (PUT, PATCH, TRACE, a WebDAV or custom one) is
+    answered as every other refusal of it is: 405 with a JSON-RPC error body and an
+    ``Allow`` naming the methods it takes (they got Werkzeug's HTML page, whose ``Allow``
+    offered PUT and PATCH); ``OPTIONS`` and a CORS preflight still offer none of them."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     serve("tests._apps.every_route:app", worker, env={"OAUTH_APP_BASE": base}, port=port)
-    for method in ("PUT", "PATCH"):
+    refused_methods = ("PUT", "PATCH", "TRACE", "PROPFIND", "PURGE")
+    for method in refused_methods:
         refused = httpx.request(
             method, base + "/mcp", json=initialize_request(), headers={"Accept": ACCEPT}
         )
@@ -163,6 +165,8 @@ def test_a_method_the_endpoint_does_not_take_gets_a_json_405(
         base + "/mcp", headers={"Origin": ORIGIN, "Access-Control-Request-Method": "POST"}
     )
     assert preflight.status_code == 200
+    offered = {method.strip() for method in preflight.headers["Allow"].split(",")}
+    assert {"GET", "POST", "DELETE"} <= offered and not offered & set(refused_methods)
     offered = {name.strip() for name in preflight.headers["Allow"].split(",")}
     assert {"GET", "POST", "DELETE"} <= offered
     assert not offered & {"PUT", "PATCH"}

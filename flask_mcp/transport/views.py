@@ -15,6 +15,7 @@ from flask import Response
 from flask import current_app
 from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.routing import Rule
 from werkzeug.wsgi import get_content_length
 
 from .. import protocol
@@ -40,14 +41,15 @@ from .stateless import handle_stateless
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
     from flask import Request
+    from flask.blueprints import BlueprintSetupState
 
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
 
 logger = logging.getLogger("flask_mcp")
-#: Methods the endpoint's rule takes only to refuse them with a JSON 405 (with Werkzeug's
-#: HTML page otherwise); ``OPTIONS`` does not offer them.
-REFUSED_METHODS = ("PUT", "PATCH")
+#: The methods of the endpoint's rule; a second rule sends every other one to the view,
+#: which refuses it with a JSON 405 (Werkzeug's HTML page otherwise).
+ENDPOINT_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
 #: The WSGI environ key holding the id of the request a POST carries, once decoded.
 REQUEST_ID_KEY = "flask_mcp.request_id"
 
@@ -183,15 +185,29 @@ class Transport:
 
 
 def _options_response() -> Response:
-    """Return Flask's answer to ``OPTIONS``, without offering :data:`REFUSED_METHODS`.
+    """Return Flask's answer to ``OPTIONS``, offering the methods of the endpoint's rule.
 
-    The endpoint's rule takes them only to refuse them in JSON; an ``Allow`` (or a
-    CORS layer reading it) must not offer them.
+    Not those of the rule taking any method (:func:`_refuse_other_methods`), whose
+    ``Allow`` (and a CORS layer reading it) would offer none or all.
     """
-    response = current_app.make_default_options_response()
-    offered = [method for method in response.allow if method not in REFUSED_METHODS]
-    response.headers["Allow"] = ", ".join(offered)
+    response = current_app.response_class()
+    rule = request.url_rule
+    response.allow.update(sorted(rule.methods or ()) if rule is not None else ())
     return response
+
+
+def _refuse_other_methods(setup: BlueprintSetupState) -> None:
+    """Add, after the endpoint's rule, the same rule for any method, to the same view.
+
+    Werkzeug answers a method no rule takes (TRACE, PUT, a WebDAV or custom one) with
+    its HTML 405 before any view runs; this rule sends them to the endpoint's view,
+    which refuses them as it refuses everything else, with a JSON-RPC error body.
+    """
+    endpoint = f"{setup.name_prefix}.{setup.name}.endpoint".lstrip(".")
+    url_map = setup.app.url_map
+    for rule in list(url_map.iter_rules(endpoint)):
+        if rule.methods is not None:
+            url_map.add(Rule(rule.rule, **{**rule.get_empty_kwargs(), "methods": None}))
 
 
 def _refuse_stateless(environ: WSGIEnvironment) -> None:
@@ -307,20 +323,18 @@ def make_blueprint(
                 return transport.delete()
             if method == "OPTIONS":
                 return _options_response()
-            if method in REFUSED_METHODS:
-                allowed = (
-                    "GET, POST, DELETE" if state.settings.enable_get_stream else "POST, DELETE"
-                )
+            if method == "HEAD":  # which Flask routes here with GET: it opens no stream
                 return http_error(
                     405,
-                    f"Method Not Allowed: the MCP endpoint takes no {method}; POST JSON-RPC "
-                    "messages to it, GET it to open a stream, DELETE it to end a session.",
-                    headers={"Allow": allowed},
+                    "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
+                    headers={"Allow": "GET, POST, DELETE"},
                 )
-            return http_error(  # HEAD, which Flask routes here with GET: it opens no stream
+            allowed = "GET, POST, DELETE" if state.settings.enable_get_stream else "POST, DELETE"
+            return http_error(  # any other method (_refuse_other_methods)
                 405,
-                "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
-                headers={"Allow": "GET, POST, DELETE"},
+                f"Method Not Allowed: the MCP endpoint takes no {method}; POST JSON-RPC "
+                "messages to it, GET it to open a stream, DELETE it to end a session.",
+                headers={"Allow": allowed},
             )
         except MCPHTTPError as exc:
             headers = dict(exc.extra_headers)
@@ -354,10 +368,11 @@ def make_blueprint(
         path,
         "endpoint",
         endpoint,
-        methods=["GET", "POST", "DELETE", "OPTIONS", *REFUSED_METHODS],
+        methods=ENDPOINT_METHODS,
         strict_slashes=False,
-        provide_automatic_options=False,  # Flask's would offer REFUSED_METHODS
+        provide_automatic_options=False,  # Flask's reads an Allow of [] off the rule below
     )
+    blueprint.record(_refuse_other_methods)
     return blueprint
 
 
