@@ -40,6 +40,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+import redis
 from harness import GUNICORN_READY_ARGS
 from harness import free_port
 from harness import pinned_node
@@ -339,6 +340,91 @@ def test_a_task_call_during_an_outage_answers_503_like_tasks_get(serve: t.Any) -
                 assert answer.json()["id"] == 9 and error["code"] == -32603, answer.text
                 assert STORE in error["message"] and error["data"] == {"retryable": True}
     assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+def fill(url: str) -> list[str]:
+    """Write to the Redis at ``url`` until it refuses a write for its ``maxmemory``, then
+    lower that 128 KiB below what it uses, so that the buffers it frees meanwhile (the
+    filler's) make no room; return the keys written (deleting them gives room back)."""
+    filler = redis_client(url)
+    names: list[str] = []
+    with contextlib.closing(filler):
+        while True:
+            name = f"fill:{len(names)}"
+            try:
+                filler.set(name, "x" * 10_000)
+            except redis.exceptions.OutOfMemoryError:
+                break
+            names.append(name)
+            assert len(names) < 10_000, "Redis took 100 MB: its maxmemory was not applied"
+        used = int(filler.info("memory")["used_memory"])
+        assert len(names) * 10_000 > 2 * 128 * 1024, f"only {len(names)} keys fit"
+        filler.config_set("maxmemory", used - 128 * 1024)
+    return names
+
+
+def test_a_full_redis_answers_503_like_an_outage_and_recovers(serve: t.Any) -> None:
+    """Redis at its ``maxmemory`` with ``maxmemory-policy noeviction`` (as the deployment
+    docs ask) refuses writes with "OOM command not allowed": ``initialize``, a call in a
+    session, a streamed call, and a task ``tools/call`` of both eras get the outage's 503
+    with ``Retry-After``, the log says Redis is full and to raise its maxmemory, no
+    traceback; once Redis has room the session started before is served again.
+
+    They used to get a 500 (a call, a streamed call) or a 200 carrying "Internal error"
+    (``initialize``, a task), with the OOM error's traceback in the log: a full Redis was
+    not among the errors taken for an unavailable store. (A gevent worker answers a plain
+    call of a session it served a moment ago from memory, writing nothing, until its
+    listener's next write is refused: that call may get its result first.)
+    """
+    port = free_port()
+    full = ["--maxmemory", "2mb", "--maxmemory-policy", "noeviction"]
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    tasks = {"tasks": {"requests": {"tools": {"call": {}}}}}
+    missing = "needs redis-server for the Redis fault tests"
+
+    def refused(what: str, answer: httpx.Response) -> None:
+        assert answer.status_code == 503, (what, answer.status_code, answer.text)
+        assert answer.headers.get("Retry-After") == "2", (what, answer.headers)
+        error = answer.json()["error"]
+        assert STORE in error["message"] and error["data"] == {"retryable": True}, what
+
+    with redis_server(port, missing=missing, extra_args=full):
+        url = f"redis://127.0.0.1:{port}/0"
+        server = serve(
+            APP, "gevent", workers=1, env=backend_env(url), extra_args=GUNICORN_READY_ARGS
+        )
+        wait_for_workers_ready(server, 1)
+        with httpx.Client(timeout=HANG) as http:
+            headers = start_session(http, server.url, tasks)
+            assert call(http, server.url, headers, "pid").status_code == 200
+            filled = fill(url)
+            refused("initialize", http.post(server.url, json=initialize_request(), headers=HEADERS))
+            deadline = time.monotonic() + HANG
+            while (answer := call(http, server.url, headers, "pid")).status_code == 200:
+                assert "result" in answer.json(), answer.text  # served from memory
+                assert time.monotonic() < deadline, "the worker never noticed Redis was full"
+                time.sleep(0.1)
+            refused("call", answer)
+            params = {"name": "chatty", "arguments": {"seconds": 0}, "_meta": {"progressToken": 1}}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            refused("streamed", http.post(server.url, json=body, headers=headers))
+            params = {"name": "job", "arguments": {"seconds": 0}, "task": {"ttl": 60_000}}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            refused("task", http.post(server.url, json=body, headers=headers))
+            params = {"name": "job", "arguments": {"seconds": 0}, "_meta": meta(caps)}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            headers_new = {**headers_2026("tools/call", {}), "Mcp-Name": "job"}
+            refused("task 2026", http.post(server.url, json=body, headers=headers_new))
+            with contextlib.closing(redis_client(url)) as cleaner:
+                cleaner.delete(*filled)  # room again: served, the session was kept
+            answer = call(http, server.url, headers, "pid")
+            assert answer.status_code == 200 and "result" in answer.json(), answer.text
+            answer = http.post(server.url, json=initialize_request(), headers=HEADERS)
+            assert answer.status_code == 200 and "result" in answer.json(), answer.text
+    log = server.log()
+    assert "Traceback" not in log, server.log_tail(80)
+    assert "is full (used memory is over its maxmemory)" in log, server.log_tail(20)
+    assert "Raise its maxmemory" in log, server.log_tail(20)
 
 
 def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:

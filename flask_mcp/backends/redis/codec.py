@@ -16,13 +16,35 @@ from ...json_codec import dumps
 from ...json_codec import loads_stored as loads
 from ..base import SessionRecord
 
-#: What a command raises while Redis is unreachable.
+#: What a command raises while Redis is unreachable, or full: at its ``maxmemory`` with
+#: ``maxmemory-policy noeviction`` (as the deployment docs ask) Redis refuses every write
+#: that may grow it ("OOM command not allowed"), keeps what it holds, and takes writes again
+#: once it has room. A refused script wrote nothing (Redis checks before its first write).
 UNAVAILABLE = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     redis.exceptions.RedisClusterException,  # no node of a cluster answers
     redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
+    redis.exceptions.OutOfMemoryError,  # full: answered as an outage until it has room
 )
+
+#: How to end a full Redis's refusals, for the log.
+FULL_FIX = (
+    "Raise its maxmemory (CONFIG SET maxmemory, and in redis.conf), or lower"
+    " MCP_MAX_SESSIONS or MCP_SSE_RESUME_BYTES; requests get 503 until"
+    " it has room again, and what it holds is kept."
+)
+
+
+def unavailable_reason(exc: BaseException, where: str) -> str:
+    """Say why Redis at ``where`` failed a command with ``exc`` (one of :data:`UNAVAILABLE`).
+
+    A full Redis is not unreachable: the message says so, and how to fix it.
+    """
+    if isinstance(exc, redis.exceptions.OutOfMemoryError):
+        return f"Redis at {where} is full (used memory is over its maxmemory): {exc} {FULL_FIX}"
+    return f"Redis at {where} is unreachable: {exc}"
+
 
 #: The stored fields of a session's hash, by name as Redis returns it (bytes or text).
 FIELDS = {
@@ -81,7 +103,17 @@ class Unreachable:
 
     def __exit__(self, kind: t.Any, exc: BaseException | None, traceback: t.Any) -> None:
         if isinstance(exc, UNAVAILABLE):
-            raise BackendUnavailable(f"Redis at {self.where()} is unreachable: {exc}") from exc
+            raise BackendUnavailable(unavailable_reason(exc, self.where())) from exc
 
 
-__all__ = ["FIELDS", "UNAVAILABLE", "Unreachable", "decode_record", "dumps", "loads", "text"]
+__all__ = [
+    "FIELDS",
+    "FULL_FIX",
+    "UNAVAILABLE",
+    "Unreachable",
+    "decode_record",
+    "dumps",
+    "loads",
+    "text",
+    "unavailable_reason",
+]

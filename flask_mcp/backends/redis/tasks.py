@@ -38,6 +38,7 @@ from ..task_store import kept_for
 from .codec import UNAVAILABLE as _UNAVAILABLE
 from .codec import loads
 from .codec import text
+from .codec import unavailable_reason
 from .commands import RedisCommands
 
 #: Retries of a change that keeps losing the race against other workers.
@@ -144,7 +145,7 @@ class RedisTaskStore(TaskStore):
                     pipe.expire(index, max(int(ttl) + 60, int(self.client.ttl(index) or 0)))
             pipe.execute()
         except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
 
     def discard(self, record: dict[str, t.Any]) -> None:
         """Remove what a :meth:`create` of ``record`` that raised may have written (see
@@ -162,13 +163,13 @@ class RedisTaskStore(TaskStore):
         try:
             pipe.execute()
         except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
 
     def get(self, task_id: str) -> dict[str, t.Any] | None:
         try:
             raw = self.client.get(self._key(task_id))
         except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
         return None if raw is None else t.cast("dict[str, t.Any]", loads(raw))
 
     def mutate(self, task_id: str, change: Mutator) -> dict[str, t.Any] | None:
@@ -207,7 +208,7 @@ class RedisTaskStore(TaskStore):
                             return record  # its reply was lost: never make it twice
                         continue
         except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
         raise BackendUnavailable(f"Task {task_id!r} changed too often to be updated; retry.")
 
     def _landed(self, key: str, exc: redis.WatchError, data: bytes | None) -> bool:
@@ -260,7 +261,7 @@ class RedisTaskStore(TaskStore):
             if done:  # ended or expired: no longer watched
                 self.client.zrem(index, *done)
         except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
         following = f"{ids[-1]} {text(page[-1])}" if len(ids) >= limit else None
         return records, following
 
@@ -275,7 +276,7 @@ class RedisTaskStore(TaskStore):
             ]
             raws = self._get_many(ids[:limit]) if ids else []
         except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
         records = []
         gone = []
         for task_id, raw in zip(ids[:limit], raws, strict=True):
