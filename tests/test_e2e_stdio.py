@@ -484,3 +484,41 @@ def test_a_client_that_reads_nothing_has_its_session_ended(tmp_path: pathlib.Pat
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("app", ["tests._apps.stdio_tools", "tests._apps.stdio_gevent"])
+def test_a_stalled_inline_answer_does_not_stop_the_reading(
+    tmp_path: pathlib.Path, app: str
+) -> None:
+    """A client that stops reading stdout while the reading loop answers inline (parse
+    errors here, as ``initialize`` is answered) still has stdin read: after
+    ``MCP_WRITE_TIMEOUT`` its session ends, and once stdin closes the process exits.
+
+    The reading loop wrote those answers itself: the write that stalled was its own, so
+    stdin was never read again, and the process never exited.
+    """
+    log = tmp_path / "stderr.log"
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [FLASK, "--app", app, "mcp", "stdio"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,  # never read
+            stderr=stderr,
+            env={**os.environ, "FLASK_MCP_WRITE_TIMEOUT": "1"},
+        )
+    assert proc.stdin is not None
+    try:
+        # Each is answered inline with a parse error of ~100 bytes: ten times a pipe's 64 KiB.
+        proc.stdin.write(b"not json\n" * 6_000)
+        proc.stdin.flush()
+        for _ in range(300):  # a bound on the wait, not a speed
+            if "MCP_WRITE_TIMEOUT" in log.read_text(errors="replace"):
+                break
+            time.sleep(0.1)
+        assert "MCP_WRITE_TIMEOUT" in log.read_text(errors="replace"), log.read_text()
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    finally:
+        proc.kill()
+        proc.wait()

@@ -100,7 +100,7 @@ class StdioServer(LineChannel):
         try:
             message = jsonrpc.loads(line)
         except MCPError as exc:
-            self.send(jsonrpc.error(None, {"code": PARSE_ERROR, "message": exc.message}))
+            self.post(jsonrpc.error(None, {"code": PARSE_ERROR, "message": exc.message}))
             return
         if isinstance(message, list):
             self._spawn(lambda: self._batch(message))
@@ -108,7 +108,7 @@ class StdioServer(LineChannel):
         try:
             kind = jsonrpc.classify(message)
         except MCPError as exc:
-            self.send(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
+            self.post(jsonrpc.error_from(jsonrpc.request_id_of(message), exc))
             return
         if kind == jsonrpc.NOTIFICATION:
             self._notification(message)
@@ -122,7 +122,7 @@ class StdioServer(LineChannel):
                 "message": f"Invalid Request: request id {message['id']!r} is already in use by "
                 "a request that has not been answered; use a new id.",
             }
-            self.send(jsonrpc.error(message["id"], error))
+            self.post(jsonrpc.error(message["id"], error))
         elif self._era(message) == protocol.STATELESS:
             self._stateless(message)
         else:
@@ -176,10 +176,10 @@ class StdioServer(LineChannel):
             )
         if record is None:
             if answer.message is not None:
-                self.send(answer.message)
+                self.post(answer.message)
             return
         self.session_id = record.id
-        self.send(answer.message)
+        self.post(answer.message)
         session_id = record.id
         self._spawn(lambda: self._general_stream(session_id))
 
@@ -207,7 +207,7 @@ class StdioServer(LineChannel):
         try:
             record = self._record()
         except BackendUnavailable as exc:
-            self.send(unavailable(request_id, exc))
+            self.post(unavailable(request_id, exc))
             return
         if record is None:
             text = (
@@ -215,7 +215,7 @@ class StdioServer(LineChannel):
                 if self.session_id is not None
                 else "Send initialize first, or a 2026-07-28 request with params._meta."
             )
-            self.send(jsonrpc.error(request_id, {"code": INVALID_REQUEST, "message": text}))
+            self.post(jsonrpc.error(request_id, {"code": INVALID_REQUEST, "message": text}))
             return
         path_args = self.endpoint.path_args
         self._run(intake.session_call(self.state, record, message, None, path_args))
@@ -315,7 +315,7 @@ class StdioServer(LineChannel):
             )
             context = intake.round_context(call) if record.user_code else None
         except MCPError as exc:
-            self.send(jsonrpc.error_from(request_id, exc))
+            self.post(jsonrpc.error_from(request_id, exc))
             return
         self._run(call, context)
 

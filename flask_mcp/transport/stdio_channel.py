@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import queue
 import sys
 import threading
 import time
@@ -43,6 +44,9 @@ logger = logging.getLogger("flask_mcp")
 TRANSPORT_KEY = "flask_mcp.transport"
 #: Seconds given to running handlers to finish after stdin closes.
 DRAIN = 5.0
+#: Lines waiting for a channel's writer, at most: past it a sender waits for room, until the
+#: write that holds them back is done or has stalled (``MCP_WRITE_TIMEOUT``).
+WRITE_QUEUE = 1024
 
 
 def protect_stdout() -> t.BinaryIO:
@@ -119,7 +123,15 @@ class LineChannel:
         self.closed = threading.Event()
         #: Whether stdout is broken: nothing more can be sent.
         self.gone = False
-        self._write_lock = threading.Lock()
+        #: The lines for the channel's one writer (:meth:`_write_all`), in order, each with
+        #: what is set once it is written or dropped (``None``: nobody waits for it).
+        self._lines: queue.Queue[tuple[bytes, threading.Event | None] | None] = queue.Queue(
+            WRITE_QUEUE
+        )
+        #: The writer, started by the first message; whether it has ended (:meth:`shutdown`).
+        self._writer: _concurrency.Task | None = None
+        self._writer_ended = False
+        self._writer_lock = threading.Lock()
         #: The channel's writes, watched by the supervisor while :meth:`serve` runs: one
         #: that waits ``MCP_WRITE_TIMEOUT`` ends the session (:meth:`write_stalled`).
         self._watched: PendingWrite | None = None
@@ -132,34 +144,85 @@ class LineChannel:
     # -- the two streams ---------------------------------------------------------
 
     def send(self, message: t.Any) -> None:
-        """Write one message as a line; drop it once the client has gone.
+        """Write one message as a line, after those handed over before it; drop it once the
+        client has gone.
 
-        A write the client does not read holds the others back; once it has waited
-        ``MCP_WRITE_TIMEOUT`` the session ends (:meth:`write_stalled`) and they return.
+        It returns once the line is written. A write the client does not read holds the
+        others back; once it has waited ``MCP_WRITE_TIMEOUT`` the session ends
+        (:meth:`write_stalled`) and they return.
         """
-        data = jsonrpc.dumps_bytes(message) + b"\n"
-        while not self._write_lock.acquire(timeout=1.0):
-            if self.gone:  # the write holding the lock stalled: it may never end
+        done = threading.Event()
+        if not self._hand_over(jsonrpc.dumps_bytes(message) + b"\n", done):
+            return
+        while not done.wait(1.0):
+            if self.gone:  # a write before it stalled: it may never end
                 return
+
+    def post(self, message: t.Any) -> None:
+        """Hand one message to the writer and return before it is written.
+
+        How the reading loop answers (a parse error, ``initialize``): it never waits for
+        a client that does not read stdout, only for room among :data:`WRITE_QUEUE` lines
+        (a client sending faster than it reads) and at most until a stalled write ends
+        the session; so stdin is read on, and its end ends the process.
+        """
+        self._hand_over(jsonrpc.dumps_bytes(message) + b"\n", None)
+
+    def _hand_over(self, data: bytes, done: threading.Event | None) -> bool:
+        """Queue ``data`` for the writer (started here the first time); tell whether it was.
+
+        After :meth:`shutdown` ended the writer, a late message is written here.
+        """
+        with self._writer_lock:
+            if not self._writer_ended:
+                if self._writer is None:
+                    self._writer = _concurrency.spawn(self._write_all)
+                return self._put((data, done))
+        self._write_line(data)
+        return False
+
+    def _put(self, item: tuple[bytes, threading.Event | None] | None) -> bool:
+        """Queue ``item``, waiting for room while the client is there; tell whether it was."""
+        while not self.gone:
+            try:
+                self._lines.put(item, timeout=1.0)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def _write_all(self) -> None:
+        """The channel's one writer: write the lines handed over, in order, until ``None``."""
+        while (item := self._lines.get()) is not None:
+            data, done = item
+            try:
+                self._write_line(data)
+            finally:
+                if done is not None:
+                    done.set()
+
+    def _write_line(self, data: bytes) -> None:
+        """Write one line, watched by the supervisor; nothing once the client has gone."""
+        if self.gone:
+            return
+        watched = self._watched
+        if watched is not None:
+            watched.since = time.monotonic()
         try:
-            if self.gone:
-                return
-            watched = self._watched
-            if watched is not None:
-                watched.since = time.monotonic()
             if _concurrency.gevent_active():  # a blocked write would stop every greenlet
                 import gevent
 
                 gevent.get_hub().threadpool.apply(self._write, (data,))
             else:
                 self._write(data)
-            if watched is not None:
-                watched.since = None
         except (BrokenPipeError, ValueError, OSError):
             self.gone = True  # the client stopped reading: stop as if stdin had closed
             self.closed.set()
+        except Exception:  # the writer must go on: senders wait for it
+            logger.exception("Writing a message to stdout failed; it is dropped.")
         finally:
-            self._write_lock.release()
+            if watched is not None:
+                watched.since = None
 
     def _write(self, data: bytes) -> None:
         self.stdout.write(data)
@@ -236,7 +299,7 @@ class LineChannel:
             "message": f"Invalid Request: the message is larger than {limit} bytes "
             "(MCP_MAX_BODY_SIZE); send smaller messages or raise the limit.",
         }
-        self.send(jsonrpc.error(None, error))
+        self.post(jsonrpc.error(None, error))
 
     def shutdown(self) -> None:
         """Let running requests finish for :data:`DRAIN` seconds, cancel the rest, end the session.
@@ -257,7 +320,20 @@ class LineChannel:
             task.join(1.0)
         with contextlib.suppress(BackendUnavailable):
             self.end_session()
+        self._end_writer()
         self.state.writes.close(self._watched)
+
+    def _end_writer(self) -> None:
+        """Let the writer write what was handed over, then end it (or leave it to a stalled
+        write, once that has ended the session)."""
+        with self._writer_lock:
+            self._writer_ended = True
+            writer = self._writer
+            if writer is None or not self._put(None):
+                return
+        while not writer.join(1.0):
+            if self.gone:  # its write stalled: it may never end
+                return
 
     def end_session(self) -> None:
         """End what the client started (its session), once stdin has ended."""
