@@ -180,6 +180,28 @@ def test_the_issuers_host_is_accepted_besides_the_allowed_hosts(
     assert client.get(resource, headers={"Host": "auth.example.com"}).status_code == 421
 
 
+def test_token_and_revoke_over_plain_http_say_how_to_fix_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An allowed public name reached over ``http`` (a proxy that ends TLS without
+    ``ProxyFix(x_proto=1)``): Authlib refuses it as insecure transport, which token and
+    revoke answered with an HTML 500; a JSON OAuth error saying what to do now."""
+    monkeypatch.delenv("AUTHLIB_INSECURE_TRANSPORT", raising=False)
+    monkeypatch.setenv("FLASK_MCP_ALLOWED_HOSTS", '["notes.example.com"]')
+    monkeypatch.setenv("FLASK_MCP_OAUTH_ISSUER", "https://notes.example.com")
+    monkeypatch.setenv("FLASK_MCP_AUTH_RESOURCE", "https://notes.example.com/mcp")
+    client = oauth_notes.create_app().test_client()
+    for path in ("/oauth/token", "/oauth/revoke"):
+        response = client.post(
+            path, data={"grant_type": "refresh_token", "token": "x", "refresh_token": "x"},
+            headers={"Host": "notes.example.com"},
+        )  # fmt: skip
+        assert response.status_code == 400, (path, response.data[:200])
+        assert response.json["error"] == "invalid_request", path
+        assert "ProxyFix(x_proto=1)" in response.json["error_description"], path
+        assert response.headers["Cache-Control"] == "no-store"
+
+
 def test_metadata_under_another_path_behind_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OAUTH_APP_BASE", "https://notes.example.com/tenant")
     monkeypatch.setenv("FLASK_MCP_PATH", "/api/mcp")

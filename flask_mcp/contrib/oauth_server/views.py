@@ -17,6 +17,7 @@ import typing as t
 from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
+from authlib.oauth2.rfc6749.errors import InsecureTransportError
 from authlib.oauth2.rfc6749.errors import OAuth2Error
 from flask import Blueprint
 from flask import current_app
@@ -308,6 +309,29 @@ def _too_large(error: RequestEntityTooLarge) -> Response:
     return _refused(413, description, error="invalid_request")
 
 
+#: What to do about a request Authlib refused for coming over plain ``http``.
+INSECURE_TRANSPORT = (
+    "The authorization server is reached over https only, and this request came over "
+    "http. Behind a proxy that ends TLS, wrap the app in werkzeug's ProxyFix(x_proto=1) so "
+    "that it sees the https the client used; in local development, use a localhost name "
+    "or set AUTHLIB_INSECURE_TRANSPORT=1."
+)
+
+
+def _insecure_transport(error: InsecureTransportError) -> Response:
+    """Say how to fix a request Authlib refused as plain ``http`` (its own error is a 500)."""
+    logger.warning(
+        "Answered %s %s with 400: it came over http under a name that is not local (%s); "
+        "behind a TLS proxy, use ProxyFix(x_proto=1).",
+        request.method,
+        request.path,
+        request.host,
+    )
+    if request.endpoint == "mcp_oauth.authorize":
+        return _error_page("invalid_request", INSECURE_TRANSPORT)
+    return _refused(400, INSECURE_TRANSPORT, error="invalid_request")
+
+
 def _unreachable(error: Exception) -> Response:
     """Say the storage does not answer and when to retry; where and why go to the log."""
     logger.warning(
@@ -335,6 +359,7 @@ def make_blueprint(prefix: str, issuer_path: str, storage: object = None) -> Blu
     blueprint.before_request(_bound_the_body)
     blueprint.after_request(_cross_origin)
     blueprint.register_error_handler(RequestEntityTooLarge, _too_large)
+    blueprint.register_error_handler(InsecureTransportError, _insecure_transport)
     for error in unreachable_errors(storage):
         blueprint.register_error_handler(error, _unreachable)
     paths = dict.fromkeys([WELL_KNOWN, WELL_KNOWN + issuer_path.rstrip("/")])
