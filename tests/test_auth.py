@@ -818,13 +818,10 @@ def test_require_scopes_at_run_time(client: t.Any) -> None:
     assert response.get_json()["id"] == 3
 
 
-def test_a_jwks_whose_headers_trickle_in_fails_within_the_timeout() -> None:
-    """``timeout`` bounds the status line and headers too, not only the body.
-
-    ``urlopen``'s timeout bounds each wait for a byte: an issuer (or its proxy) that
-    sent its head a byte at a time held the fetch, and every request with a token
-    waiting for the keys, for as long as it went on.
-    """
+def trickled_jwks_fetch(sent: bytes, trickled: bytes, every: float) -> BaseException | None:
+    """Fetch a JWKS (``timeout=1``) from a server that sends ``sent`` at once, then
+    ``trickled`` a byte every ``every`` seconds; return what the fetch raised (``None``:
+    it returned). Fails when the fetch is still going after 10 s."""
     sock = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
@@ -832,50 +829,9 @@ def test_a_jwks_whose_headers_trickle_in_fails_within_the_timeout() -> None:
         conn, _ = sock.accept()
         with conn:
             conn.recv(65536)
-            head = b"HTTP/1.1 200 OK\r\nX-Padding: " + b"x" * 60000  # 50 minutes of it
-            for byte in head:
-                if stop.wait(0.05):
-                    return
-                with contextlib.suppress(OSError):
-                    conn.sendall(bytes([byte]))
-
-    threading.Thread(target=trickle, daemon=True).start()
-    outcome: list[BaseException | None] = []
-
-    def fetch() -> None:
-        try:
-            JWKSCache(f"http://127.0.0.1:{sock.getsockname()[1]}/jwks.json", timeout=1).fetch()
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
-
-    fetching = threading.Thread(target=fetch, daemon=True)
-    fetching.start()
-    fetching.join(10)  # a bound on the wait, not a speed
-    stop.set()
-    sock.close()
-    assert outcome, "the fetch of a JWKS whose headers trickle in ran past its timeout"
-    assert isinstance(outcome[0], OSError), outcome
-    assert "1 s" in str(outcome[0])
-
-
-def test_a_jwks_that_trickles_in_fails_within_the_timeout(keys: Keys) -> None:
-    """``timeout`` bounds the whole fetch, not each wait for a byte.
-
-    An issuer (or a proxy before it) that sends its answer a byte at a time held the
-    fetch for as long as it went on, and every request with a token waited behind it.
-    """
-    body = json.dumps({"keys": [keys.jwk()]}).encode()
-    sock = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def trickle() -> None:
-        conn, _ = sock.accept()
-        with conn:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body))
-            for byte in body:  # 0.1 s a byte: far longer than the fetch's 1 s
-                if stop.wait(0.1):
+            conn.sendall(sent)
+            for byte in trickled:
+                if stop.wait(every):
                     return
                 with contextlib.suppress(OSError):
                     conn.sendall(bytes([byte]))
@@ -896,5 +852,30 @@ def test_a_jwks_that_trickles_in_fails_within_the_timeout(keys: Keys) -> None:
     stop.set()
     sock.close()
     assert outcome, "the fetch of a trickling JWKS ran past its timeout"
-    assert isinstance(outcome[0], OSError), outcome
-    assert "1 s" in str(outcome[0])
+    return outcome[0]
+
+
+def test_a_jwks_whose_headers_trickle_in_fails_within_the_timeout() -> None:
+    """``timeout`` bounds the status line and headers too, not only the body.
+
+    ``urlopen``'s timeout bounds each wait for a byte: an issuer (or its proxy) that
+    sent its head a byte at a time held the fetch, and every request with a token
+    waiting for the keys, for as long as it went on.
+    """
+    head = b"HTTP/1.1 200 OK\r\nX-Padding: " + b"x" * 60000  # 50 minutes of it
+    raised = trickled_jwks_fetch(b"", head, 0.05)
+    assert isinstance(raised, OSError), raised
+    assert "1 s" in str(raised)
+
+
+def test_a_jwks_that_trickles_in_fails_within_the_timeout(keys: Keys) -> None:
+    """``timeout`` bounds the whole fetch, not each wait for a byte.
+
+    An issuer (or a proxy before it) that sends its answer a byte at a time held the
+    fetch for as long as it went on, and every request with a token waited behind it.
+    """
+    body = json.dumps({"keys": [keys.jwk()]}).encode()
+    head = b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+    raised = trickled_jwks_fetch(head, body, 0.1)  # 0.1 s a byte: far past the fetch's 1 s
+    assert isinstance(raised, OSError), raised
+    assert "1 s" in str(raised)

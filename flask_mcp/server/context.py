@@ -35,6 +35,23 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 
 
+def announce_client_request(
+    app: t.Any, method: str, request_id: t.Any, session_id: str | None, params: dict[str, t.Any]
+) -> dict[str, t.Any]:
+    """Send ``client_request_sending`` for a request to the client; return its params as
+    the receivers left them (a copy: the caller's dict stays as it was)."""
+    params = dict(params)
+    signals.send(
+        signals.client_request_sending,
+        app,
+        method=method,
+        request_id=request_id,
+        session_id=session_id,
+        params=params,
+    )
+    return params
+
+
 @dataclasses.dataclass(frozen=True)
 class ClientFacts:
     """What the caller told about itself, the same record in both eras and over stdio.
@@ -195,15 +212,7 @@ class SessionBackChannel:
         request_id = self.backend.next_request_id(session_id)
         self.backend.expect_response(session_id, request_id)
         if signals.client_request_sending.receivers:
-            params = dict(params)  # receivers may change it: the caller's dict stays as it was
-            signals.send(
-                signals.client_request_sending,
-                ctx.app,
-                method=method,
-                request_id=request_id,
-                session_id=session_id,
-                params=params,
-            )
+            params = announce_client_request(ctx.app, method, request_id, session_id, params)
         run.outbox.emit(jsonrpc.request(request_id, method, params))
         signals.send(
             signals.client_request_sent,
@@ -756,6 +765,7 @@ __all__ = [
     "Context",
     "RequestCall",
     "SessionBackChannel",
+    "announce_client_request",
     "check_capabilities",
     "checked_answers",
     "relay_request",

@@ -40,6 +40,7 @@ from .context import ASKABLE_METHODS
 from .context import EXPECTED_ANSWERS
 from .context import ClientFacts
 from .context import Context
+from .context import announce_client_request
 from .context import check_capabilities
 from .context import checked_answers
 from .context import valid_answer
@@ -294,15 +295,7 @@ class TaskBackChannel:
         announced = {}
         for n, (wanted, (method, params)) in enumerate(requests.items(), 1):
             request_id = _key(wanted, method, seq + n)
-            params = dict(params)  # receivers may change it: the caller's dict stays as it was
-            signals.send(
-                signals.client_request_sending,
-                ctx.app,
-                method=method,
-                request_id=request_id,
-                session_id=ctx.session_id,
-                params=params,
-            )
+            params = announce_client_request(ctx.app, method, request_id, ctx.session_id, params)
             announced[wanted] = (request_id, params)
         return announced
 
