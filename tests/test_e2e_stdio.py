@@ -445,15 +445,14 @@ def test_exits_when_stdin_closes() -> None:
     assert proc.wait(timeout=30) == 0
 
 
-def test_a_client_that_reads_nothing_has_its_session_ended(tmp_path: pathlib.Path) -> None:
-    """A client that stops reading stdout gets its session ended after
-    ``MCP_WRITE_TIMEOUT``, as an HTTP client that reads nothing has its connection closed:
-    the server's write waited for ever, and every handler with something to write piled
-    up behind it."""
+def stalled_stdio(tmp_path: pathlib.Path, app: str, sent: bytes) -> None:
+    """Run ``flask mcp stdio`` on ``app`` with ``MCP_WRITE_TIMEOUT`` 1 s and a stdout
+    nobody reads, send it ``sent``: it must log that it ended the session on the write
+    timeout, then exit (0) once stdin closes."""
     log = tmp_path / "stderr.log"
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
-            [FLASK, "--app", "tests._apps.stdio_tools", "mcp", "stdio"],
+            [FLASK, "--app", app, "mcp", "stdio"],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,  # never read
@@ -462,19 +461,9 @@ def test_a_client_that_reads_nothing_has_its_session_ended(tmp_path: pathlib.Pat
         )
     assert proc.stdin is not None
     try:
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        calls = [
-            {
-                "jsonrpc": "2.0",
-                "id": 10 + number,
-                "method": "tools/call",
-                "params": {"name": "bulky", "arguments": {"size": 200_000}},
-            }
-            for number in range(4)
-        ]
-        proc.stdin.write(b"".join(map(line, [INIT, initialized, *calls])))
+        proc.stdin.write(sent)
         proc.stdin.flush()
-        for _ in range(200):  # a bound on the wait, not a speed
+        for _ in range(300):  # a bound on the wait, not a speed
             if "MCP_WRITE_TIMEOUT" in log.read_text(errors="replace"):
                 break
             time.sleep(0.1)
@@ -484,6 +473,26 @@ def test_a_client_that_reads_nothing_has_its_session_ended(tmp_path: pathlib.Pat
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_client_that_reads_nothing_has_its_session_ended(tmp_path: pathlib.Path) -> None:
+    """A client that stops reading stdout gets its session ended after
+    ``MCP_WRITE_TIMEOUT``, as an HTTP client that reads nothing has its connection closed:
+    the server's write waited for ever, and every handler with something to write piled
+    up behind it."""
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    calls = [
+        {
+            "jsonrpc": "2.0",
+            "id": 10 + number,
+            "method": "tools/call",
+            "params": {"name": "bulky", "arguments": {"size": 200_000}},
+        }
+        for number in range(4)
+    ]
+    stalled_stdio(
+        tmp_path, "tests._apps.stdio_tools", b"".join(map(line, [INIT, initialized, *calls]))
+    )
 
 
 @pytest.mark.parametrize("app", ["tests._apps.stdio_tools", "tests._apps.stdio_gevent"])
@@ -497,28 +506,5 @@ def test_a_stalled_inline_answer_does_not_stop_the_reading(
     The reading loop wrote those answers itself: the write that stalled was its own, so
     stdin was never read again, and the process never exited.
     """
-    log = tmp_path / "stderr.log"
-    with log.open("wb") as stderr:
-        proc = subprocess.Popen(
-            [FLASK, "--app", app, "mcp", "stdio"],
-            cwd=ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,  # never read
-            stderr=stderr,
-            env={**os.environ, "FLASK_MCP_WRITE_TIMEOUT": "1"},
-        )
-    assert proc.stdin is not None
-    try:
-        # Each is answered inline with a parse error of ~100 bytes: ten times a pipe's 64 KiB.
-        proc.stdin.write(b"not json\n" * 6_000)
-        proc.stdin.flush()
-        for _ in range(300):  # a bound on the wait, not a speed
-            if "MCP_WRITE_TIMEOUT" in log.read_text(errors="replace"):
-                break
-            time.sleep(0.1)
-        assert "MCP_WRITE_TIMEOUT" in log.read_text(errors="replace"), log.read_text()
-        proc.stdin.close()
-        assert proc.wait(timeout=30) == 0, log.read_text()
-    finally:
-        proc.kill()
-        proc.wait()
+    # Each is answered inline with a parse error of ~100 bytes: ten times a pipe's 64 KiB.
+    stalled_stdio(tmp_path, app, b"not json\n" * 6_000)
