@@ -134,24 +134,33 @@ local function holds_messages(st) return size_of(st) > 0 end
 -- it, and it keeps no message.
 local function spent(st) return st ~= 'g' and not writing(st) and not holds_messages(st) end
 
--- Drop the oldest messages of a stream left (and the events before each) until ``excess``
--- bytes of them went: its sequence goes on, so a resume from before them gets 410. Left with
--- no message and no request writing it, it is forgotten.
-local function trim(st, x, excess, owners)
+-- Drop the oldest message of stream ``st`` (event log ``x``) and the control events before
+-- it; return its size, or nil when the stream holds no message.
+local function drop_first_message(st, x)
   local start = '-'
-  while excess > 0 do
+  while true do
     local entries = redis.call('XRANGE', x, start, '+', 'COUNT', 32)
-    if #entries == 0 then break end
+    if #entries == 0 then return nil end
     for _, e in ipairs(entries) do
       redis.call('XDEL', x, e[1])
       start = '(' .. e[1]
       if e[2][2] == 'message' then
         grow(st, 0 - #e[2][4])
-        redis.call('LREM', O, 1, st)  -- its first entry in the session's order of messages
-        excess = excess - #e[2][4]
-        if excess <= 0 then break end
+        return #e[2][4]
       end
     end
+  end
+end
+
+-- Drop the oldest messages of a stream left (and the events before each) until ``excess``
+-- bytes of them went: its sequence goes on, so a resume from before them gets 410. Left with
+-- no message and no request writing it, it is forgotten.
+local function trim(st, x, excess, owners)
+  while excess > 0 do
+    local size = drop_first_message(st, x)
+    if not size then break end
+    redis.call('LREM', O, 1, st)  -- its first entry in the session's order of messages
+    excess = excess - size
   end
   if spent(st) then forget_stream(st, x, owners) end
 end
@@ -167,20 +176,7 @@ local function evict(xs, owners, leaving)
     local x = xs[victim]
     if not x then return victim end
     redis.call('LPOP', O)
-    local start, done = '-', false
-    while not done do
-      local entries = redis.call('XRANGE', x, start, '+', 'COUNT', 32)
-      if #entries == 0 then break end
-      for _, e in ipairs(entries) do
-        redis.call('XDEL', x, e[1])
-        start = '(' .. e[1]
-        if e[2][2] == 'message' then
-          grow(victim, 0 - #e[2][4])
-          done = true
-          break
-        end
-      end
-    end
+    drop_first_message(victim, x)
     local reader = redis.call('HGET', M, 'r:' .. victim)
     if (not reader or reader == '0') and spent(victim) then
       forget_stream(victim, x, owners)
