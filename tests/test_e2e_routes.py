@@ -170,3 +170,33 @@ def test_a_method_the_endpoint_does_not_take_gets_a_json_405(
     offered = {name.strip() for name in preflight.headers["Allow"].split(",")}
     assert {"GET", "POST", "DELETE"} <= offered
     assert not offered & {"PUT", "PATCH"}
+
+
+@pytest.mark.parametrize("get_stream", [True, False])
+@pytest.mark.parametrize("worker", ["gthread", "waitress"])
+def test_the_endpoint_offers_exactly_the_methods_it_takes(
+    serve: ServeFactory, worker: str, get_stream: bool
+) -> None:
+    """``OPTIONS`` and every 405 of the endpoint name the same methods, those it takes:
+    ``OPTIONS`` offered ``HEAD`` (always refused with 405) and, with
+    ``MCP_ENABLE_GET_STREAM = False``, ``GET`` (refused too), and a ``HEAD``'s 405
+    offered ``GET`` in that configuration."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {"OAUTH_APP_BASE": base, "FLASK_MCP_ENABLE_GET_STREAM": str(get_stream).lower()}
+    serve("tests._apps.every_route:app", worker, env=env, port=port)
+    taken = ["GET", "POST", "DELETE"] if get_stream else ["POST", "DELETE"]
+    preflight = httpx.options(
+        base + "/mcp", headers={"Origin": ORIGIN, "Access-Control-Request-Method": "POST"}
+    )
+    assert preflight.status_code == 200
+    assert _methods(preflight.headers["Allow"]) == {*taken, "OPTIONS"}
+    for method in ("HEAD", "PUT"):
+        refused = httpx.request(method, base + "/mcp", headers={"Accept": ACCEPT})
+        assert refused.status_code == 405, (method, refused.text)
+        assert _methods(refused.headers["Allow"]) == set(taken), method
+
+
+def _methods(allow: str) -> set[str]:
+    """The methods an ``Allow`` header names."""
+    return {method.strip() for method in allow.split(",")}

@@ -43,6 +43,7 @@ if t.TYPE_CHECKING:
     from flask import Request
     from flask.blueprints import BlueprintSetupState
 
+    from ..config import Settings
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
 
@@ -165,7 +166,7 @@ class Transport:
             return http_error(
                 405,
                 "Method Not Allowed: this server offers no GET stream.",
-                headers={"Allow": "POST, DELETE"},
+                headers={"Allow": _taken_methods(settings)},
             )
         record = self.handshake.session(environ, auth=auth)
         assert record is not None
@@ -184,15 +185,25 @@ class Transport:
         return no_content()
 
 
-def _options_response() -> Response:
-    """Return Flask's answer to ``OPTIONS``, offering the methods of the endpoint's rule.
+def _taken_methods(settings: Settings) -> str:
+    """Return the ``Allow`` of the endpoint's 405s: the methods it answers other than ``OPTIONS``.
 
-    Not those of the rule taking any method (:func:`_refuse_other_methods`), whose
-    ``Allow`` (and a CORS layer reading it) would offer none or all.
+    ``GET`` only with ``MCP_ENABLE_GET_STREAM``; never ``HEAD``, which Werkzeug's rule
+    adds to ``GET`` and the endpoint refuses (a ``HEAD`` opens no stream).
+    """
+    return "GET, POST, DELETE" if settings.enable_get_stream else "POST, DELETE"
+
+
+def _options_response(settings: Settings) -> Response:
+    """Return the answer to ``OPTIONS``, offering the methods the endpoint takes.
+
+    Not those of its rule, which has ``HEAD`` (and ``GET`` without
+    ``MCP_ENABLE_GET_STREAM``), nor those of the rule taking any method
+    (:func:`_refuse_other_methods`): an ``Allow`` (and a CORS layer reading it) offers
+    only what the endpoint answers.
     """
     response = current_app.response_class()
-    rule = request.url_rule
-    response.allow.update(sorted(rule.methods or ()) if rule is not None else ())
+    response.headers["Allow"] = f"{_taken_methods(settings)}, OPTIONS"
     return response
 
 
@@ -322,18 +333,19 @@ def make_blueprint(
             if method == "DELETE":
                 return transport.delete()
             if method == "OPTIONS":
-                return _options_response()
-            if method == "HEAD":  # which Flask routes here with GET: it opens no stream
+                return _options_response(state.settings)
+            allowed = _taken_methods(state.settings)
+            if method == "HEAD" and state.settings.enable_get_stream:  # it opens no stream
                 return http_error(
                     405,
                     "Method Not Allowed: send GET with Accept: text/event-stream to open a stream.",
-                    headers={"Allow": "GET, POST, DELETE"},
+                    headers={"Allow": allowed},
                 )
-            allowed = "GET, POST, DELETE" if state.settings.enable_get_stream else "POST, DELETE"
+            stream = ", GET it to open a stream" if state.settings.enable_get_stream else ""
             return http_error(  # any other method (_refuse_other_methods)
                 405,
                 f"Method Not Allowed: the MCP endpoint takes no {method}; POST JSON-RPC "
-                "messages to it, GET it to open a stream, DELETE it to end a session.",
+                f"messages to it{stream}, DELETE it to end a session.",
                 headers={"Allow": allowed},
             )
         except MCPHTTPError as exc:
