@@ -357,6 +357,14 @@ class BackendUnavailable(Exception):
     """The shared-state backend (for example Redis) cannot be reached."""
 
 
+class BackendFull(BackendUnavailable):
+    """The shared-state backend answers but refuses writes: it is full.
+
+    Redis at its ``maxmemory`` with ``maxmemory-policy noeviction`` still answers reads;
+    requests are answered as in an outage (HTTP 503) until it has room again.
+    """
+
+
 #: The message of the 503 that refuses a request meeting an unreachable shared-state backend
 #: before it started (nothing was done); a request whose run met it is answered with
 #: :data:`flask_mcp.runtime.settle.STORE_UNAVAILABLE_WHILE_RUNNING`.
@@ -465,6 +473,7 @@ __all__ = [
     "STORE_UNAVAILABLE_BEFORE_START",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
+    "BackendFull",
     "BackendUnavailable",
     "CapabilityNotDeclared",
     "ClientRequestError",

@@ -427,6 +427,41 @@ def test_a_full_redis_answers_503_like_an_outage_and_recovers(serve: t.Any) -> N
     assert "Raise its maxmemory" in log, server.log_tail(20)
 
 
+def test_readiness_answers_503_while_redis_is_full(serve: t.Any) -> None:
+    """A full Redis (``maxmemory``, ``noeviction``) answers reads but refuses every write,
+    so every request that writes gets 503: readiness says so too (503, ``Retry-After``,
+    ``"backend": "full"`` and why, no address), liveness stays 200, and readiness is 200
+    again once Redis has room. It read a key that does not exist, and answered "ready"."""
+    port = free_port()
+    full = ["--maxmemory", "2mb", "--maxmemory-policy", "noeviction"]
+    with redis_server(
+        port, missing="needs redis-server for the Redis fault tests", extra_args=full
+    ):
+        url = f"redis://127.0.0.1:{port}/0"
+        probes = {
+            "FLASK_MCP_HEALTH_LIVENESS_PATH": "/livez",
+            "FLASK_MCP_HEALTH_READINESS_PATH": "/readyz",
+        }
+        server = serve(APP, "gthread", env={**backend_env(url), **probes})
+        with httpx.Client(base_url=server.base_url, timeout=HANG) as http:
+            assert http.get("/readyz").status_code == 200
+            filled = fill(url)
+            ready = http.get("/readyz")
+            assert ready.status_code == 503, ready.text
+            assert ready.headers["Retry-After"] == "2"
+            body = ready.json()
+            assert body["status"] == "unavailable" and body["backend"] == "full", body
+            assert "refuses writes" in body["reason"], body
+            assert "127.0.0.1" not in ready.text and str(port) not in ready.text
+            assert http.get("/livez").status_code == 200
+            with contextlib.closing(redis_client(url)) as cleaner:
+                cleaner.delete(*filled)
+            assert http.get("/readyz").status_code == 200
+    log = server.log()
+    assert "Traceback" not in log, server.log_tail(80)
+    assert "Readiness probe: the backend refuses writes: Redis at" in log, server.log_tail(20)
+
+
 def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:
     """With Redis frozen (SIGSTOP), a request waits for the session lookup alone.
 

@@ -108,6 +108,9 @@ DISCONNECT = "disconnect"
 #: Default ``MCP_SSE_RESUME_BYTES``: bytes of messages a session keeps on the streams
 #: whose reader left, for a client that resumes them.
 RESUME_BYTES = 16 * 1024 * 1024
+#: The session id the readiness probe looks up: no session has it, so the lookup
+#: changes nothing (:meth:`Backend.check_ready`).
+READINESS_PROBE_ID = "flask-mcp-readiness-probe"
 #: Default ``MCP_SSE_RESUME_BYTES_PER_CLIENT``: bytes of messages the sessions of one
 #: client keep together on the streams whose reader left (four sessions' worth).
 RESUME_BYTES_PER_CLIENT = 64 * 1024 * 1024
@@ -250,6 +253,17 @@ class Backend(abc.ABC):
     def where(self) -> str:
         """Where the backend keeps its state, for messages (no password)."""
         return type(self).__name__
+
+    def check_ready(self) -> None:
+        """Make sure the backend serves requests now (the readiness probe); cheap.
+
+        Reads the session :data:`READINESS_PROBE_ID`, which no session has. A backend
+        that may refuse writes while it answers reads checks a write too.
+
+        :raises BackendUnavailable: it does not (:class:`~flask_mcp.errors.BackendFull`:
+            it answers, but refuses writes).
+        """
+        self.get_session(READINESS_PROBE_ID)
 
     def check(self) -> None:
         """Make sure the backend answers now (``flask mcp check``, start-up).
@@ -547,6 +561,7 @@ __all__ = [
     "END",
     "GENERAL_STREAM",
     "MESSAGE",
+    "READINESS_PROBE_ID",
     "RESUME_BYTES",
     "RESUME_BYTES_PER_CLIENT",
     "SHARED_LOG",

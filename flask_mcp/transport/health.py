@@ -10,12 +10,14 @@ is set). They are served only when their ``MCP_HEALTH_*_PATH`` key is set.
 - liveness (``MCP_HEALTH_LIVENESS_PATH``): ``200 {"status": "ok"}`` whenever the
   worker answers at all; it touches nothing shared, so a Redis outage never gets
   a healthy pod restarted;
-- readiness (``MCP_HEALTH_READINESS_PATH``): pings the backend (one read of a
-  key that does not exist; bounded by the backend's socket timeout) and answers
+- readiness (``MCP_HEALTH_READINESS_PATH``): checks the backend
+  (:meth:`~flask_mcp.backends.base.Backend.check_ready`: Redis takes one write of a
+  short-lived key, bounded by its socket timeout) and answers
   ``200 {"status": "ready", ...}`` or ``503 {"status": "unavailable", ...}``
   with ``Retry-After``, so the pod leaves the Service's endpoints while it
-  cannot serve sessions. The body never names the backend's address; the
-  reason goes to the log.
+  cannot serve sessions: while Redis cannot be reached, and while it is full
+  (it answers reads then, but refuses every write). The body never names the
+  backend's address; the reason goes to the log.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from flask import Response
 from flask import request
 
 from .. import url_rules
+from ..backends.base import READINESS_PROBE_ID
+from ..errors import BackendFull
 from ..errors import BackendUnavailable
 from . import security
 from .path_args import rule_values
@@ -40,7 +44,12 @@ if t.TYPE_CHECKING:
 
 logger = logging.getLogger("flask_mcp")
 #: The session id readiness looks up: no session has it, so the lookup changes nothing.
-PROBE_ID = "flask-mcp-readiness-probe"
+PROBE_ID = READINESS_PROBE_ID
+#: Why readiness answers 503 while the backend is full, for whoever reads the probe.
+FULL_REASON = (
+    "The session store is full: it refuses writes, so requests get 503 until it has room "
+    "(raise Redis's maxmemory); the log says more."
+)
 _NO_CACHE = {"Cache-Control": "no-store"}
 
 
@@ -60,10 +69,17 @@ def liveness() -> Response:
 
 
 def readiness(state: AppState) -> Response:
-    """Ping the backend; ``200`` when it answers, ``503`` with ``Retry-After`` when not."""
+    """Check the backend; ``200`` when it serves, ``503`` with ``Retry-After`` when not.
+
+    Not when it cannot be reached, nor when it is full (:class:`~flask_mcp.errors.BackendFull`).
+    """
     started = time.perf_counter()
     try:
-        state.backend.get_session(PROBE_ID)
+        state.backend.check_ready()
+    except BackendFull as exc:
+        logger.warning("Readiness probe: the backend refuses writes: %s", exc)
+        body = {"status": "unavailable", "backend": "full", "reason": FULL_REASON}
+        return json_response(body, 503, {**_NO_CACHE, "Retry-After": "2"})
     except BackendUnavailable as exc:
         # The reason names the backend's address: the log has it, the body (served to
         # whoever reaches the port) does not.

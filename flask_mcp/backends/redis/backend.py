@@ -33,6 +33,7 @@ import typing as t
 import weakref
 
 from ...errors import BackendUnavailable
+from ..base import READINESS_PROBE_ID
 from ..base import RESUME_BYTES
 from ..base import SHARED_LOG
 from ..base import Backend
@@ -68,6 +69,8 @@ from .urls import check_version
 from .urls import clients_from_url
 
 logger = logging.getLogger("flask_mcp")
+#: Milliseconds the readiness probe's key lives: Redis drops it on its own.
+READINESS_PROBE_TTL_MS = 10_000
 #: Connections per pool and process: redis-py 8 caps a pool at 100 by default, fewer
 #: than a gevent worker's concurrent requests and open streams.
 MAX_CONNECTIONS = 50_000
@@ -287,6 +290,22 @@ class RedisBackend(Backend):
                 "Redis at %s cannot be reached while this worker starts; it starts anyway "
                 "and answers 503 (the session store is unavailable) until Redis is back.",
                 self.where,
+            )
+
+    def check_ready(self) -> None:
+        """Make sure Redis takes a write now (the readiness probe): one ``SET`` of a short
+        key that expires in :data:`READINESS_PROBE_TTL_MS`, bounded by the socket timeout.
+
+        A full Redis (``maxmemory``, ``noeviction``) answers reads but refuses every write,
+        so every request that writes gets 503: reading alone would answer "ready". The key
+        has the hash tag of :data:`~flask_mcp.backends.base.READINESS_PROBE_ID`.
+
+        :raises BackendUnavailable: Redis does not answer (:class:`~flask_mcp.errors.BackendFull`:
+            it refuses the write, full).
+        """
+        with self.commands.errors():
+            self.client.set(
+                self.keys.tagged(READINESS_PROBE_ID) + "w", b"1", px=READINESS_PROBE_TTL_MS
             )
 
     # -- this process ---------------------------------------------------------

@@ -11,6 +11,7 @@ import typing as t
 
 import redis
 
+from ...errors import BackendFull
 from ...errors import BackendUnavailable
 from ...json_codec import dumps
 from ...json_codec import loads_stored as loads
@@ -103,7 +104,9 @@ class Unreachable:
 
     def __exit__(self, kind: t.Any, exc: BaseException | None, traceback: t.Any) -> None:
         if isinstance(exc, UNAVAILABLE):
-            raise BackendUnavailable(unavailable_reason(exc, self.where())) from exc
+            full = isinstance(exc, redis.exceptions.OutOfMemoryError)
+            error = BackendFull if full else BackendUnavailable
+            raise error(unavailable_reason(exc, self.where())) from exc
 
 
 __all__ = [
