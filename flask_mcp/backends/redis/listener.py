@@ -23,12 +23,16 @@ import threading
 import time
 import typing as t
 
+import redis
+
+from ...errors import BackendFull
 from ...errors import BackendUnavailable
 from ..channels import ProcessChannels
 from ..channels import QueueSubscription
 from .codec import UNAVAILABLE
 from .codec import loads
 from .codec import text
+from .codec import unavailable_reason
 from .reader import RedisStreamReader
 
 if t.TYPE_CHECKING:
@@ -230,7 +234,16 @@ class Listener:
                     logger.exception("The Redis listener of Flask-MCP failed; restarting it.")
                     stop.wait(1.0)
                     continue
-                if ready_before:
+                if ready_before and isinstance(
+                    exc, (BackendFull, redis.exceptions.OutOfMemoryError)
+                ):
+                    # Not a lost connection: Redis answered, refusing a write (it is full).
+                    full = isinstance(exc, BackendFull)
+                    logger.warning(
+                        "Redis refused a write of the pub/sub listener: %s",
+                        exc if full else unavailable_reason(exc, backend.where),
+                    )
+                elif ready_before:
                     logger.warning(
                         "Lost the pub/sub connection to Redis at %s: %s",
                         backend.where,
