@@ -1474,44 +1474,6 @@ def test_a_task_ending_while_the_backend_fails_over_keeps_its_result() -> None:
     assert done["result"]["content"][0]["text"] == "survived"
 
 
-class _LostReplyTaskStore(MemoryTaskStore):
-    """Task records in memory whose creation is kept but reported failed (its reply lost in
-    a failover), and which the backend cannot reach while ``down``."""
-
-    down = False
-
-    def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
-        super().create(record, ttl)
-        self.down = True
-        raise BackendUnavailable("Redis is unreachable: Connection closed by server.")
-
-    def discard(self, record: dict[str, t.Any]) -> None:
-        if self.down:
-            raise BackendUnavailable("Redis is unreachable: failing over")
-        with self._lock:
-            self._records.pop(record["taskId"], None)
-
-
-def test_a_refused_task_is_discarded_when_the_store_answers_again() -> None:
-    """A task ``tools/call`` refused with 503 because its creation met an outage keeps no
-    record, also when the store stays unreachable past the refusal: it is removed as soon
-    as the store answers (the supervisor retries every second)."""
-    backend = MemoryBackend()
-    store = backend._task_store = _LostReplyTaskStore()
-    mcp = MCP(name="tasks", version="1")
-
-    @mcp.tool(task="optional")
-    def slow() -> str:
-        return "never run"
-
-    wire = Wire(make_app(mcp, MCP_BACKEND=backend))
-    response = wire.post("tools/call", {"name": "slow", "arguments": {}}, caps=CAPS)
-    assert response.status_code == 503
-    store.down = False
-    settle_owed()  # what the supervisor does every second
-    assert store._records == {}  # nothing listed, counted or swept
-
-
 def test_an_immediate_task_error_is_the_plain_calls_error() -> None:
     """A task that fails within ``MCP_TASK_IMMEDIATE_MS`` is answered with the JSON-RPC
     error a plain call gets, its ``data`` included (what ``tasks/get`` would show)."""

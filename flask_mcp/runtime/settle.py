@@ -6,8 +6,7 @@ end of its stream) because the backend is unreachable, it registers itself
 here; the supervisor of each app calls :func:`settle_owed` once a second and
 writes what is owed as soon as the backend answers again. The same answers
 are written by the process's exit hooks (:mod:`.supervisor`) when a worker
-stops with requests still running. The removal of a task record whose creation
-its client was refused waits here too (:func:`flask_mcp.runtime.tasks.create`).
+stops with requests still running.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ STORE_UNAVAILABLE_WHILE_RUNNING = (
 
 
 class Settleable(t.Protocol):
-    """An outbox (or another writer) that may owe writes to the backend."""
+    """An outbox that may owe writes to the backend."""
 
     def settle(self) -> bool:
         """Write what is owed; tell whether nothing is owed any more.

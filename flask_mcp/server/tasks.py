@@ -42,7 +42,6 @@ from ..runtime.tasks import TERMINAL
 from ..runtime.tasks import V2025
 from ..runtime.tasks import V2026
 from ..runtime.tasks import check_lease
-from ..runtime.tasks import create as create
 from ..runtime.tasks import now_iso
 from ..runtime.tasks import set_status
 from ..runtime.tasks import settle as settle
@@ -197,7 +196,6 @@ __all__ = [
     "record_body",
     "refuse_inputs",
     "check_lease",
-    "create",
     "settle",
     "set_status",
     "store_of",
