@@ -537,7 +537,7 @@ def test_a_progress_report_past_the_callers_bytes_is_skipped_not_the_task() -> N
     assert sent[-1]["result"]["content"][0]["text"] == "done"
 
 
-@pytest.mark.parametrize("refusal", ["outage", "quota"])
+@pytest.mark.parametrize("refusal", ["outage", "quota", "other"])
 def test_a_task_whose_worker_note_fails_runs_on(
     monkeypatch: pytest.MonkeyPatch, refusal: str
 ) -> None:
@@ -562,6 +562,8 @@ def test_a_task_whose_worker_note_fails_runs_on(
         if change is executor_mod._mark_worker:
             if refusal == "outage":
                 raise BackendUnavailable("the session store is unavailable")
+            if refusal == "other":  # a Redis error reply, a bug: the run is watched still
+                raise RuntimeError("unexpected")
             raise TaskQuotaExceeded("bytes", 1000, 2000)
         return mutate(self, task_id, change, *args, **kwargs)
 

@@ -25,6 +25,7 @@ pytest.importorskip("celery")
 
 from celery import Celery
 from flask import Flask
+from harness import redis_client
 from tasks_wire import TERMINAL
 from tasks_wire import post_2026
 from tasks_wire import wait_task
@@ -40,6 +41,8 @@ from flask_mcp.server.call import ToolCallNext
 from flask_mcp.testing import MCPTestClient
 
 ISSUER = "https://issuer.example"
+#: What a task record holds about who runs it (shown when a test about leases fails).
+LEASE_FIELDS = ("status", "lease", "worker", "executor", "statusMessage")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -120,7 +123,13 @@ def test_sigkill_of_the_celery_worker_running_a_task_fails_it_saying_so(
         task_id = created["result"]["taskId"]
         wait_task(server.url, task_id, lambda task: "statusMessage" in task)
         os.killpg(worker.pid, signal.SIGKILL)
-        done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL, 30)
+        try:
+            done = wait_task(server.url, task_id, lambda task: task["status"] in TERMINAL, 30)
+        except AssertionError as exc:  # say what the record holds and what the worker said
+            kept = redis_client(redis_url).get(f"mcp:{{{task_id}}}:task")
+            fields = {k: v for k, v in json.loads(kept or "{}").items() if k in LEASE_FIELDS}
+            log = (tmp_path / "celery.log").read_text(errors="replace")[-4000:]
+            raise AssertionError(f"{exc}\nrecord: {fields}\nCelery worker log:\n{log}") from None
     assert done["status"] == "failed", done
     message = done["error"]["message"]
     assert "Celery worker running this task stopped" in message, message

@@ -124,6 +124,11 @@ class InProcessExecutor:
             # The note is for operators (the lease was set when the task was created, and
             # the watcher renews it): the run started and goes on, recorded as it ends.
             logger.warning("Task %s: its worker was not noted: %s", record["taskId"], exc)
+        except Exception:
+            # Any other refusal too: raised from here, the run would go on unwatched, its
+            # lease never renewed (a Celery task's is unset until now), so a task whose
+            # worker then died would never fail.
+            logger.exception("Task %s: its worker was not noted; it runs on", record["taskId"])
         with self._lock:
             self.running[record["taskId"]] = run
         return run
