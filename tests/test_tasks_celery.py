@@ -294,6 +294,28 @@ def test_a_celery_task_runs_on_the_app_of_the_factory_that_created_it() -> None:
             assert task["result"]["structuredContent"] == {"result": 2 * x}
 
 
+def test_two_servers_on_celery_each_run_their_tasks() -> None:
+    """Two servers in one process, each with its ``CeleryExecutor`` (on one Celery app, or
+    on two): Celery kept the first executor's task under ``flask_mcp.run_task`` for every
+    app (a shared task), so the second server's tasks reached the first executor, which
+    serves no such server, and stayed ``working``."""
+    one = Celery("one", broker="memory://")
+    two = Celery("two", broker="memory://")
+    for celery in (one, two):
+        celery.conf.task_always_eager = True  # the worker's code, in this process
+    for name, celery in (("first", one), ("second", one), ("third", two)):
+        mcp = MCP(name=name, version="1", task_executor=CeleryExecutor(celery))
+
+        @mcp.tool(task="optional")
+        def double(x: int) -> int:
+            return 2 * x
+
+        with MCPTestClient(make_app(mcp), protocol_version="2026-07-28") as client:
+            task = client.get_task(client.call_tool_as_task("double", {"x": 4}))
+        assert task["status"] == "completed", (name, task)
+        assert task["result"]["structuredContent"] == {"result": 8}
+
+
 def test_a_queued_task_whose_record_is_gone_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     """A Celery worker that finds no record for a queued task (it expired while queued, or
     the worker reads another ``MCP_BACKEND`` or prefix than the web workers) says so:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import typing as t
+import weakref
 
 from celery import Celery
 
@@ -68,11 +69,18 @@ class CeleryExecutor:
         #: Per server name, every app it is served on (an app factory may make several).
         self._targets: dict[str, list[tuple[Flask, AppState, t.Any]]] = {}
         self._runner = InProcessExecutor()
+        executors = _EXECUTORS.get(celery)
+        if executors is None:  # the first executor on this Celery app registers the task
+            executors = _EXECUTORS[celery] = []
 
-        def run_task(server: str, task_id: str) -> None:
-            self._run(server, task_id)
+            def run_task(server: str, task_id: str) -> None:
+                _executor_of(celery, server)._run(server, task_id)
 
-        self.task = celery.task(name=TASK_NAME, ignore_result=True)(run_task)
+            # Not shared (Celery's default): a shared task is registered on every Celery
+            # app of the process, and another app's executor would get its tasks.
+            _TASKS[celery] = celery.task(name=TASK_NAME, ignore_result=True, shared=False)(run_task)
+        executors.append(self)
+        self.task = _TASKS[celery]
 
     def bind(self, server: str, app: Flask, state: AppState, dispatcher: t.Any) -> None:
         """Remember an app a server is served on, so that a worker can run its tasks.
@@ -139,6 +147,20 @@ class CeleryExecutor:
             return  # cancelled (or failed as dead) while queued
         with app.app_context():
             self._runner.run(dispatcher, state, record)
+
+
+#: The executors made on each Celery app, and the one task each app has registered: a
+#: worker runs a task of a server on the executor that serves it (several servers in one
+#: process may each have theirs on one Celery app).
+_EXECUTORS: weakref.WeakKeyDictionary[Celery, list[CeleryExecutor]] = weakref.WeakKeyDictionary()
+_TASKS: weakref.WeakKeyDictionary[Celery, t.Any] = weakref.WeakKeyDictionary()
+
+
+def _executor_of(celery: Celery, server: str) -> CeleryExecutor:
+    """Return the executor of ``celery`` that serves ``server`` (else the first, whose
+    :meth:`~CeleryExecutor._run` says no server of that name is served here)."""
+    executors = _EXECUTORS[celery]
+    return next((e for e in executors if server in e._targets), executors[0])
 
 
 def _unleased(record: dict[str, t.Any]) -> bool:
