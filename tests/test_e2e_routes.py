@@ -151,7 +151,8 @@ def test_a_method_the_endpoint_does_not_take_gets_a_json_405(
     offered PUT and PATCH); ``OPTIONS`` and a CORS preflight still offer none of them."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    serve("tests._apps.every_route:app", worker, env={"OAUTH_APP_BASE": base}, port=port)
+    env = {"OAUTH_APP_BASE": base, "FLASK_MCP_ALLOWED_ORIGINS": f'["{ORIGIN}"]'}
+    serve("tests._apps.every_route:app", worker, env=env, port=port)
     refused_methods = ("PUT", "PATCH", "TRACE", "PROPFIND", "PURGE")
     for method in refused_methods:
         refused = httpx.request(
@@ -183,7 +184,11 @@ def test_the_endpoint_offers_exactly_the_methods_it_takes(
     offered ``GET`` in that configuration."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {"OAUTH_APP_BASE": base, "FLASK_MCP_ENABLE_GET_STREAM": str(get_stream).lower()}
+    env = {
+        "OAUTH_APP_BASE": base,
+        "FLASK_MCP_ENABLE_GET_STREAM": str(get_stream).lower(),
+        "FLASK_MCP_ALLOWED_ORIGINS": f'["{ORIGIN}"]',  # the preflight's
+    }
     serve("tests._apps.every_route:app", worker, env=env, port=port)
     taken = ["GET", "POST", "DELETE"] if get_stream else ["POST", "DELETE"]
     preflight = httpx.options(
@@ -200,3 +205,34 @@ def test_the_endpoint_offers_exactly_the_methods_it_takes(
 def _methods(allow: str) -> set[str]:
     """The methods an ``Allow`` header names."""
     return {method.strip() for method in allow.split(",")}
+
+
+@pytest.mark.parametrize("worker", ["gthread", "waitress"])
+def test_options_on_the_endpoint_checks_the_host_and_the_origin(
+    serve: ServeFactory, worker: str
+) -> None:
+    """``OPTIONS`` (a CORS preflight) and the methods the endpoint refuses are checked as
+    ``POST``, ``GET`` and ``DELETE`` are: a ``Host`` outside ``MCP_ALLOWED_HOSTS`` gets 421
+    and an ``Origin`` outside ``MCP_ALLOWED_ORIGINS`` 403 (the spec: servers MUST validate
+    the ``Origin`` of every incoming connection). Both were answered 200 with an ``Allow``,
+    as if allowed; a preflight of an allowed origin still is."""
+    port = 18401 if worker == "gthread" else 18402
+    base = f"http://127.0.0.1:{port}"
+    env = {"OAUTH_APP_BASE": base, "FLASK_MCP_ALLOWED_ORIGINS": f'["{ORIGIN}"]'}
+    serve("tests._apps.every_route:app", worker, env=env, port=port)
+    preflight = {"Access-Control-Request-Method": "POST"}
+    for method in ("OPTIONS", "PUT"):
+        rebound = httpx.request(
+            method, base + "/mcp", headers={**preflight, "Host": f"evil.example:{port}"}
+        )
+        assert rebound.status_code == 421, (method, rebound.text)
+        assert "MCP_ALLOWED_HOSTS" in rebound.json()["error"]["message"]
+        stranger = httpx.request(
+            method, base + "/mcp", headers={**preflight, "Origin": "https://evil.example"}
+        )
+        assert stranger.status_code == 403, (method, stranger.text)
+        assert "MCP_ALLOWED_ORIGINS" in stranger.json()["error"]["message"]
+    allowed = httpx.options(base + "/mcp", headers={**preflight, "Origin": ORIGIN})
+    assert allowed.status_code == 200, allowed.text
+    assert {"GET", "POST", "DELETE"} <= _methods(allowed.headers["Allow"])
+    assert httpx.options(base + "/mcp").status_code == 200  # no Origin: not a browser

@@ -194,6 +194,22 @@ def _taken_methods(settings: Settings) -> str:
     return "GET, POST, DELETE" if settings.enable_get_stream else "POST, DELETE"
 
 
+def _check_caller(settings: Settings, environ: WSGIEnvironment) -> None:
+    """Refuse the ``Host`` and ``Origin`` of any method but ``POST``, ``GET`` and ``DELETE``.
+
+    Those three run :meth:`Transport._guard`; an ``OPTIONS`` (a CORS preflight) and a
+    refused method are checked alike, so that a page reached by DNS rebinding or from an
+    origin not allowed is not answered as if it were (the spec: servers MUST validate the
+    ``Origin`` of every incoming connection).
+
+    :raises MCPHTTPError: 421 for the ``Host``, 403 for the ``Origin``.
+    """
+    security.check_request_host(environ, settings.allowed_hosts)
+    origin = environ.get("HTTP_ORIGIN")
+    if origin is not None:
+        security.check_origin(origin, settings.allowed_origins)
+
+
 def _options_response(settings: Settings) -> Response:
     """Return the answer to ``OPTIONS``, offering the methods the endpoint takes.
 
@@ -332,6 +348,7 @@ def make_blueprint(
                 return transport.get()
             if method == "DELETE":
                 return transport.delete()
+            _check_caller(state.settings, req.environ)  # as _guard does for the three above
             if method == "OPTIONS":
                 return _options_response(state.settings)
             allowed = _taken_methods(state.settings)
