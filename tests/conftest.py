@@ -8,6 +8,7 @@ Harness fixtures:
 ``redis_backend_url``  ``redis_url``, then ``redis_cluster_url``: a test taking it runs on both
 ``conformance``  session-scoped callable running ``tests/conformance/run``
 ``browser``      module-scoped headless Chromium (a Playwright ``Browser``; ``browser.py``)
+``stuck_name_resolution``  ``socket.getaddrinfo`` of a name (not an address) hangs until teardown
 
 For module- or session-scoped servers use the context manager :func:`harness.start_server`
 directly (it is what ``serve`` uses).  Application fixtures: ``mcp_server``, ``app``, ``client``.
@@ -19,6 +20,7 @@ import contextlib
 import gc
 import os
 import shutil
+import socket
 import subprocess
 import threading
 import typing as t
@@ -269,6 +271,25 @@ def app(mcp_server: t.Any) -> t.Any:
 def client(app: t.Any) -> t.Any:
     """A :class:`flask_mcp.testing.MCPTestClient`-free raw Flask test client."""
     return app.test_client()
+
+
+@pytest.fixture
+def stuck_name_resolution(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Make ``socket.getaddrinfo`` of a host name hang until the test ends (a DNS server
+    that never answers); an IP address still resolves at once."""
+    released = threading.Event()
+    resolve = socket.getaddrinfo
+
+    def stuck(host: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        try:
+            resolve(host, None, flags=socket.AI_NUMERICHOST)
+        except (OSError, UnicodeError):
+            released.wait(60)
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", stuck)
+    yield
+    released.set()
 
 
 @pytest.fixture(scope="module")

@@ -868,6 +868,31 @@ def test_a_jwks_whose_headers_trickle_in_fails_within_the_timeout() -> None:
     assert "1 s" in str(raised)
 
 
+@pytest.mark.usefixtures("stuck_name_resolution")
+def test_a_jwks_whose_name_does_not_resolve_fails_within_the_timeout() -> None:
+    """``timeout`` bounds the name resolution too.
+
+    The resolution of the issuer's name came before the deadline's connection: a DNS
+    server that did not answer held the fetch, and every request with a token waiting
+    for the keys, for as long as the system resolver waited.
+    """
+    outcome: list[BaseException | None] = []
+
+    def fetch() -> None:
+        try:
+            JWKSCache("http://jwks.localhost:1/jwks.json", timeout=0.5).fetch()
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    fetching = threading.Thread(target=fetch, daemon=True)
+    fetching.start()
+    fetching.join(5)  # a bound on the wait, not a speed (the resolution lasts 60 s)
+    assert outcome, "the fetch of a JWKS whose name does not resolve ran past its timeout"
+    assert isinstance(outcome[0], TimeoutError), outcome
+    assert "0.5 s" in str(outcome[0])
+
+
 def test_a_jwks_that_trickles_in_fails_within_the_timeout(keys: Keys) -> None:
     """``timeout`` bounds the whole fetch, not each wait for a byte.
 

@@ -864,6 +864,29 @@ def test_a_document_whose_headers_trickle_in_fails_within_the_timeout(tmp_path: 
     assert "longer than 0.5 s" in str(outcome[0])
 
 
+@pytest.mark.usefixtures("stuck_name_resolution")
+def test_a_document_whose_name_does_not_resolve_fails_within_the_timeout() -> None:
+    """The timeout bounds the name resolution too: a ``client_id`` naming a host whose
+    DNS server never answers held the request that fetched it, a server thread, for as
+    long as the system resolver waited."""
+    documents = ClientDocuments(MemoryStorage(), timeout=0.5)
+    outcome: list[BaseException | None] = []
+
+    def fetch() -> None:
+        try:
+            documents.get("https://slow-dns.example/client.json")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    fetching = threading.Thread(target=fetch, daemon=True)
+    fetching.start()
+    fetching.join(5)  # a bound on the wait, not a speed (the resolution lasts 60 s)
+    assert outcome, "the fetch of a document whose name does not resolve ran past its timeout"
+    assert isinstance(outcome[0], ClientDocumentError), outcome
+    assert "longer than 0.5 s" in str(outcome[0])
+
+
 def test_a_refused_document_is_an_invalid_client_error(
     tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,7 +8,8 @@ waiting read at once. The JWKS fetch of :mod:`~flask_mcp.auth.jwt_authorizer`
 (urllib, :meth:`Deadline.urlopen`) and the Client ID Metadata Document fetch of
 the authorization server (httpx, :meth:`Deadline.trace`) use it.
 
-Name resolution is not bounded: it happens before there is a connection to cut.
+Name resolution comes before there is a connection to cut: :meth:`Deadline.resolve`
+runs it in a thread of its own and stops waiting for it at the deadline.
 """
 
 from __future__ import annotations
@@ -67,16 +68,63 @@ class Deadline:
         if raw is not None:
             self.watch(raw)
 
+    def resolve(self, host: str, port: int) -> list[tuple[t.Any, ...]]:
+        """Return :func:`socket.getaddrinfo` of ``host`` for a TCP connection to ``port``.
+
+        The resolution runs in a daemon thread (a greenlet under gevent, whose resolver
+        then answers): the system resolver takes as long as its own timeouts say, and a
+        DNS server that does not answer would hold the fetch for all of it. One that
+        outlives the deadline ends in its thread, unwaited for.
+
+        :raises TimeoutError: the deadline came first.
+        :raises OSError: the name does not resolve.
+        """
+        outcome: list[t.Any] = []
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+            except (OSError, UnicodeError) as exc:  # UnicodeError: a label IDNA refuses
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name=f"flask-mcp resolve {host}", daemon=True).start()
+        if not done.wait(max(0.0, self.at - time.monotonic())):
+            self.cut = True
+            raise TimeoutError(f"the name {host!r} did not resolve before the deadline")
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return t.cast("list[tuple[t.Any, ...]]", outcome[0])
+
     def create_connection(
         self,
         address: tuple[str, int],
         timeout: float | None = None,
         source_address: tuple[str, int] | None = None,
     ) -> socket.socket:
-        """Return :func:`socket.create_connection`'s socket, watched."""
-        sock = socket.create_connection(address, timeout, source_address)
-        self.watch(sock)
-        return sock
+        """Return a socket connected as by :func:`socket.create_connection`, watched.
+
+        The name is resolved by :meth:`resolve`; each of its addresses is tried in turn.
+        """
+        host, port = address
+        error: OSError | None = None
+        for family, kind, proto, _, sockaddr in self.resolve(host, port):
+            sock = socket.socket(family, kind, proto)
+            try:
+                if timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:  # type: ignore[attr-defined]
+                    sock.settimeout(timeout)
+                if source_address is not None:
+                    sock.bind(source_address)
+                sock.connect(sockaddr)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                continue
+            self.watch(sock)
+            return sock
+        raise error if error is not None else OSError(f"{host!r} resolves to no address")
 
     def urlopen(self, request: urllib.request.Request, timeout: float) -> http.client.HTTPResponse:
         """Open ``request`` as :func:`urllib.request.urlopen` does, its connections watched.

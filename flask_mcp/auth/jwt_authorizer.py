@@ -119,7 +119,7 @@ class JWKSCache:
     def fetch(self) -> list[dict[str, t.Any]]:
         """Download and parse the key set.
 
-        ``timeout`` bounds the whole fetch, from the connection to the last byte
+        ``timeout`` bounds the whole fetch, from the name's resolution to the last byte
         (a :class:`~flask_mcp.auth.deadline.Deadline`): an answer whose head or
         body trickles in fails too, as it would otherwise hold every request with
         a token that waits for the keys.

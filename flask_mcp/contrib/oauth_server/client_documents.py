@@ -10,7 +10,8 @@ a server-side request forgery risk, so the fetch:
   development), then connects to the address it checked (no DNS rebinding), with
   TLS still verified against the host name;
 - follows no redirects, reads at most ``MCP_OAUTH_CLIENT_METADATA_MAX_BYTES`` and
-  gives up after ``MCP_OAUTH_CLIENT_METADATA_TIMEOUT`` seconds in total;
+  gives up after ``MCP_OAUTH_CLIENT_METADATA_TIMEOUT`` seconds in total, the host's
+  resolution included;
 - keeps the document as long as its ``Cache-Control``/``Expires`` allow (between
   :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept).
 
@@ -25,7 +26,6 @@ import email.utils
 import ipaddress
 import json
 import re
-import socket
 import ssl
 import time
 import typing as t
@@ -128,18 +128,21 @@ class ClientDocuments:
             self.storage.cache_client_document(client_id, document, keep)
         return document
 
-    def _address(self, host: str, port: int) -> str:
+    def _address(self, host: str, port: int, deadline: Deadline) -> str:
         """Return the address to fetch from: the first of ``host``'s, all of them public.
 
         The refusal is the same whether the host does not resolve or resolves to a
         private address, and names no address: anyone may send a ``client_id``, and
-        would otherwise learn which internal names exist and their addresses.
+        would otherwise learn which internal names exist and their addresses. The
+        resolution ends at the fetch's ``deadline``.
         """
         try:
-            addresses = [
-                str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            ]
-        except OSError:
+            addresses = [str(info[4][0]) for info in deadline.resolve(host, port)]
+        except TimeoutError:
+            raise ClientDocumentError(
+                f"the document took longer than {self.timeout:g} s to arrive"
+            ) from None
+        except (OSError, UnicodeError):
             addresses = []
         if not addresses or (
             not self.allow_private and not all(_public(address) for address in addresses)
@@ -171,15 +174,16 @@ class ClientDocuments:
         except ValueError as exc:
             raise ClientDocumentError(f"the client_id URL has an invalid port ({exc})") from None
         started = time.monotonic()
-        address = self._address(host, port)
+        # httpx's timeout bounds each wait for a byte: a host that sends its TLS handshake
+        # or its headers a byte at a time would hold the fetch (and the request that
+        # made it) for as long as it goes on. The connection is cut at the deadline,
+        # which the name's resolution does not pass either.
+        deadline = Deadline(started + self.timeout)
+        address = self._address(host, port, deadline)
         pinned = urlunsplit(("https", netloc(address, port), parts.path, parts.query, ""))
         headers = {"Host": parts.netloc, "Accept": "application/json"}
         timeout = httpx.Timeout(self.timeout)
         body = bytearray()
-        # httpx's timeout bounds each wait for a byte: a host that sends its TLS handshake
-        # or its headers a byte at a time would hold the fetch (and the request that
-        # made it) for as long as it goes on. The connection is cut at the deadline.
-        deadline = Deadline(started + self.timeout)
         extensions = {"sni_hostname": host, "trace": deadline.trace}
         try:
             http = httpx.Client(verify=self.verify, timeout=timeout, follow_redirects=False)
