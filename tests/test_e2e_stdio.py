@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import time
 import typing as t
@@ -508,3 +509,48 @@ def test_a_stalled_inline_answer_does_not_stop_the_reading(
     """
     # Each is answered inline with a parse error of ~100 bytes: ten times a pipe's 64 KiB.
     stalled_stdio(tmp_path, app, b"not json\n" * 6_000)
+
+
+LISTEN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def open_listen(proc: subprocess.Popen[bytes]) -> None:
+    """Open ``subscriptions/listen`` (id ``"changes"``) and read its acknowledgment."""
+    assert proc.stdin is not None and proc.stdout is not None
+    params = {"notifications": {"toolsListChanged": True}, "_meta": LISTEN_META}
+    listen = {"jsonrpc": "2.0", "id": "changes", "method": "subscriptions/listen"}
+    proc.stdin.write(line({**listen, "params": params}))
+    proc.stdin.flush()
+    ack = json.loads(proc.stdout.readline())
+    assert ack["method"] == "notifications/subscriptions/acknowledged", ack
+
+
+def test_a_client_closing_stdin_gets_nothing_more_for_its_listen() -> None:
+    """Closing stdin is how the client ends the session (``basic/transports/stdio.mdx``,
+    Shutdown): its subscriptions end with the transport, which carries nothing more
+    (``basic/patterns/subscriptions.mdx``, Cancellation). The server wrote a
+    ``notifications/cancelled`` "shutting down" for each open listen, as if it had torn
+    them down itself, to a client that asked it to end and may read nothing more."""
+    proc = start()
+    open_listen(proc)
+    out, err = proc.communicate(timeout=30)  # closes stdin, reads stdout to its end
+    assert out == b"", out
+    assert proc.returncode == 0, err.decode()
+
+
+def test_a_server_interrupted_cancels_its_open_listens() -> None:
+    """A server ended on its own side (Ctrl-C: SIGINT) tears its listens down: each gets
+    the ``notifications/cancelled`` the spec requires of it (``cancellation.mdx``)."""
+    proc = start()
+    open_listen(proc)
+    proc.send_signal(signal.SIGINT)
+    assert proc.stdout is not None
+    cancel = json.loads(proc.stdout.readline())
+    assert cancel["method"] == "notifications/cancelled", cancel
+    assert cancel["params"]["requestId"] == "changes"
+    assert "shutting down" in cancel["params"]["reason"]
+    proc.communicate(timeout=30)

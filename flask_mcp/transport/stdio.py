@@ -349,10 +349,13 @@ class StdioServer(LineChannel):
     ) -> None:
         """Serve ``subscriptions/listen``: the chosen notifications until the client cancels.
 
-        A listen the server ends (stdin closed, or its backend failed) ends with
+        A listen the server ends (it is interrupted, or its backend failed) ends with
         ``notifications/cancelled`` naming it, as the spec requires of a server tearing
-        down a subscription (``basic/patterns/cancellation.mdx``); one the client
-        cancelled gets nothing more.
+        down a subscription (``basic/patterns/cancellation.mdx``). One the client
+        cancelled gets nothing more, nor do those open when the client closes stdin:
+        that ends the session (``basic/transports/stdio.mdx``, Shutdown), and a
+        subscription ends with its transport without a message
+        (``basic/patterns/subscriptions.mdx``, Cancellation).
         """
         state = self.state
         request_id = call.request_id
@@ -383,7 +386,7 @@ class StdioServer(LineChannel):
                 ours = self.listening.get(request_id) is stop
                 if ours:
                     del self.listening[request_id]
-            if ours:
+            if ours and not self.stdin_closed:
                 reason = (
                     "The server is shutting down."
                     if self.closed.is_set()
@@ -394,7 +397,7 @@ class StdioServer(LineChannel):
                 self.send(jsonrpc.notification("notifications/cancelled", cancel))
             if failed:
                 call.finish("backend-unavailable", dict(listen.BACKEND_FAILED))
-            elif ours:  # stdin closed: the client went away
+            elif ours:  # stdin closed (the client went away), or the server is interrupted
                 call.finish("client-gone")
             else:
                 call.finish("cancelled")

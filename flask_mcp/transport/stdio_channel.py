@@ -121,6 +121,9 @@ class LineChannel:
         self.cancel_requested: set[t.Any] = set()
         #: Set once stdin ended (or stdout broke): background loops stop.
         self.closed = threading.Event()
+        #: Whether the client closed stdin: it ended the session, and what it had open
+        #: ends with the transport, with nothing more written for it.
+        self.stdin_closed = False
         #: Whether stdout is broken: nothing more can be sent.
         self.gone = False
         #: The lines for the channel's one writer (:meth:`_write_all`), in order, each with
@@ -265,6 +268,7 @@ class LineChannel:
             while not self.closed.is_set():
                 line = self._readline(limit + 1)
                 if not line:
+                    self.stdin_closed = True
                     break
                 if len(line) > limit:
                     self._skip_long_line(line, limit)
