@@ -505,3 +505,22 @@ def test_the_card_refuses_a_host_the_endpoint_refuses(server: t.Any) -> None:
         assert response.status == 421, body
         assert b"evil.example" in body and b"MCP_ALLOWED_HOSTS" in body
     assert get(server, "/mcp/server-card", Host=f"localhost:{server.port}").status == 200
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_entry_types_frontmatter_scalars_as_yaml_1_2_hosts_read_them(mode: str) -> None:
+    # A host parses SKILL.md itself and compares it field by field with the entry: a
+    # mismatch is a verification failure and the skill is not loaded. Hosts read YAML 1.2
+    # (the JavaScript yaml package): yes, on and 1:30 are strings there, 017 is 17.
+    extra = "metadata:\n  reviewed: yes\n  window: 1:30\n  build: 017\n"
+    with tempfile.TemporaryDirectory(prefix="skills-yaml-") as folder:
+        write(pathlib.Path(folder), {"notes/SKILL.md": skill_md("notes", extra=extra)})
+
+        async def main(url: str) -> dict[str, t.Any]:
+            async with Client(url, mode=mode) as client:
+                got = await call(client, "skills/get", uri="skill://watched/notes/SKILL.md")
+                return t.cast(dict[str, t.Any], got["skill"]["frontmatter"])
+
+        with start_server(f"{APP}:app", "gthread", env={"SKILLS_WATCH_FOLDER": folder}) as running:
+            found = anyio.run(main, running.url)
+    assert found["metadata"] == {"reviewed": "yes", "window": "1:30", "build": 17}

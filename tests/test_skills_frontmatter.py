@@ -44,6 +44,35 @@ def test_a_date_stays_the_text_the_author_wrote() -> None:
     assert found is not None and found["updated"] == "2025-01-31"
 
 
+def test_scalars_are_read_as_yaml_1_2_reads_them() -> None:
+    # A host checks the entry's frontmatter against its own reading of SKILL.md, field by
+    # field, and hosts read YAML 1.2 (the JavaScript yaml package, js-yaml 4): PyYAML's
+    # YAML 1.1 readings (yes as true, 1:30 as 90, 017 as 15) would fail that check.
+    found, problems = parse(
+        "---\nname: demo\ndescription: d\n"
+        "metadata:\n  reviewed: yes\n  window: 1:30\n  off: on\n  build: 017\n"
+        "  mask: 0o17\n  flags: 0b11\n  big: 1_000\n  hex: 0x1F\n  ratio: 1e3\n"
+        "  real: -2.5\n  sure: True\n  none: ~\n  eq: =\n  merged: {<<: {a: 1}, b: 2}\n---\n"
+    )
+    assert problems == []
+    assert found is not None and found["metadata"] == {
+        "reviewed": "yes",
+        "window": "1:30",
+        "off": "on",
+        "build": 17,
+        "mask": 15,
+        "flags": "0b11",
+        "big": "1_000",
+        "hex": 31,
+        "ratio": 1000.0,
+        "real": -2.5,
+        "sure": True,
+        "none": None,
+        "eq": "=",
+        "merged": {"<<": {"a": 1}, "b": 2},
+    }
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

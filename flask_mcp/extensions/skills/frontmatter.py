@@ -10,8 +10,13 @@ verbatim as JSON in ``skills/list`` entries, so it must also be JSON: string
 keys, no dates, bytes or sets.
 
 YAML is read with PyYAML's safe loader (``pip install 'Flask-MCP[skills]'``),
-with two changes: a date stays the string the author wrote (``2025-01-31`` is
-not turned into a date the entry could not publish verbatim), and a key written
+with two changes. Plain scalars are typed as YAML 1.2 types them (its core
+schema), not as PyYAML's YAML 1.1: a host checks the entry's frontmatter field
+by field against its own reading of ``SKILL.md``, and hosts read YAML 1.2 (the
+JavaScript ``yaml`` package, ``js-yaml`` 4). So ``yes``, ``on``, ``1:30``,
+``0b11``, ``1_000``, ``=`` and ``<<`` stay strings, ``017`` is 17 and ``0o17``
+is 15, and a date stays the string the author wrote (``2025-01-31`` is not
+turned into a date the entry could not publish verbatim). And a key written
 twice is an error instead of the last one silently winning.
 """
 
@@ -37,12 +42,29 @@ RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 #: A skill name: lowercase ASCII letters and digits, single hyphens inside.
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MERGE_TAG = "tag:yaml.org,2002:merge"
+#: The YAML 1.1 tags PyYAML gives plain scalars that YAML 1.2's core schema types
+#: otherwise (or leaves strings): they are resolved with :data:`CORE_SCHEMA` instead.
+YAML_1_1_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "timestamp", "value", "merge")
+)
+#: YAML 1.2 core schema resolvers (tag, pattern, first characters), in the order tried.
+CORE_SCHEMA = (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+)
+_CORE_INT = re.compile(CORE_SCHEMA[1][1])
 _FENCE = re.compile(r"^---[ \t]*\r?\n?$")
 _yaml_loader: t.Any = None
 
 
 def yaml_loader() -> t.Any:
-    """Return the YAML loader class (PyYAML's safe loader, dates as text, no duplicate keys).
+    """Return the YAML loader class (PyYAML's safe loader, YAML 1.2 scalars, no duplicate keys).
 
     :raises ImportError: PyYAML is not installed; the message names the extra.
     """
@@ -59,7 +81,7 @@ def yaml_loader() -> t.Any:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class FrontmatterLoader(base):  # type: ignore[misc,valid-type]
-        """The safe loader without timestamps, refusing a key written twice."""
+        """The safe loader typing scalars as YAML 1.2 does, refusing a key written twice."""
 
         def construct_mapping(self, node: t.Any, deep: bool = False) -> t.Any:
             seen: set[t.Any] = set()
@@ -76,10 +98,24 @@ def yaml_loader() -> t.Any:
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+        def construct_yaml_int(self, node: t.Any) -> int:
+            """Read an integer as YAML 1.2 writes it: decimal, ``0o`` octal, ``0x`` hex."""
+            value = self.construct_scalar(node)
+            if not _CORE_INT.match(value):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{value!r} is not an integer", node.start_mark
+                )
+            if value.startswith(("0o", "0x")):
+                return int(value[2:], 8 if value[1] == "o" else 16)
+            return int(value, 10)
+
     FrontmatterLoader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        first: [(tag, rx) for tag, rx in resolvers if tag not in YAML_1_1_TAGS]
         for first, resolvers in base.yaml_implicit_resolvers.items()
     }
+    for tag, pattern, first in CORE_SCHEMA:
+        FrontmatterLoader.add_implicit_resolver(tag, re.compile(pattern), list(first))
+    FrontmatterLoader.add_constructor("tag:yaml.org,2002:int", FrontmatterLoader.construct_yaml_int)
     _yaml_loader = FrontmatterLoader
     return FrontmatterLoader
 
@@ -279,12 +315,14 @@ def check(frontmatter: dict[str, t.Any], directory: str, where: str) -> list[Pro
 
 
 __all__ = [
+    "CORE_SCHEMA",
     "KNOWN_FIELDS",
     "MAX_COMPATIBILITY_LENGTH",
     "MAX_DESCRIPTION_LENGTH",
     "MAX_NAME_LENGTH",
     "NAME",
     "RESERVED_METADATA_PREFIX",
+    "YAML_1_1_TAGS",
     "check",
     "name_problems",
     "parse",
