@@ -524,3 +524,32 @@ def test_the_entry_types_frontmatter_scalars_as_yaml_1_2_hosts_read_them(mode: s
         with start_server(f"{APP}:app", "gthread", env={"SKILLS_WATCH_FOLDER": folder}) as running:
             found = anyio.run(main, running.url)
     assert found["metadata"] == {"reviewed": "yes", "window": "1:30", "build": 17}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("tool", ["disable_resource", "remove_resource"])
+def test_a_skill_file_is_not_taken_away_from_under_its_manifest(mode: str, tool: str) -> None:
+    # A skill's entry lists every file with its digest, and a host treats a file of it that
+    # cannot be read as a failed verification: the registry's disable and remove_resource
+    # must not make a file of a served skill unreadable while the entry still lists it.
+    skill_uri = "skill://flask-deploy/SKILL.md"
+
+    async def main(url: str) -> tuple[str, list[str]]:
+        async with Client(url, mode=mode) as client:
+            answer = await client.call_tool(tool, {"uri": skill_uri})
+            entry = (await call(client, "skills/get", uri=skill_uri))["skill"]
+            listed = await every_skill(client)
+            assert skill_uri in [found["uri"] for found in listed]
+            digests = []
+            for item in entry["resources"]:
+                data = raw((await client.read_resource(item["uri"])).contents[0])
+                digests.append("sha256:" + hashlib.sha256(data).hexdigest())
+            assert digests == [item["digest"] for item in entry["resources"]]
+            text = answer.content[0]
+            assert isinstance(text, types.TextContent)
+            return text.text, digests
+
+    with start_server(f"{APP}:app", "gthread", env={"SKILLS_ADMIN_TOOLS": "1"}) as running:
+        answer, digests = anyio.run(main, running.url)
+    assert answer.startswith("refused: ") and skill_uri in answer
+    assert len(digests) == 3

@@ -5,7 +5,8 @@
 - the dynamic skill ``reports/daily``, whose files a function makes;
 - ``$SKILLS_WATCH_FOLDER`` under ``watched/`` when set (the debug-mode tests edit it);
 - a Server Card when ``FLASK_MCP_SERVER_CARD`` is true (added by ``init_app``);
-- debug mode (the folders are watched) when ``SKILLS_DEBUG`` is ``1``.
+- debug mode (the folders are watched) when ``SKILLS_DEBUG`` is ``1``;
+- tools that disable or remove a resource while serving when ``SKILLS_ADMIN_TOOLS`` is ``1``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,27 @@ def daily_report() -> dict[str, str | bytes]:
 def ping() -> str:
     """Answer pong."""
     return "pong"
+
+
+if os.environ.get("SKILLS_ADMIN_TOOLS") == "1":
+
+    @mcp.tool()
+    def disable_resource(uri: str) -> str:
+        """Disable the resource ``uri`` while serving, as an admin tool of the app might."""
+        try:
+            mcp.disable(uri)
+        except ValueError as exc:
+            return f"refused: {exc}"
+        return "disabled"
+
+    @mcp.tool()
+    def remove_resource(uri: str) -> str:
+        """Remove the resource ``uri`` while serving."""
+        try:
+            mcp.remove_resource(uri)
+        except ValueError as exc:
+            return f"refused: {exc}"
+        return "removed"
 
 
 mcp.add_extension(

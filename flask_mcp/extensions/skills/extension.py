@@ -292,10 +292,54 @@ class Skills(Extension):
         return lambda: self.remove_sources(added)
 
     def setup(self, mcp: t.Any) -> None:
-        """Declare the skills' files as resources on ``mcp`` and watch the folders in debug mode."""
+        """Declare the skills' files as resources on ``mcp`` and watch the folders in debug mode.
+
+        The registry refuses to remove or disable one of those resources
+        (:meth:`check_removal`, :meth:`check_enabling`).
+        """
         self._mcp = mcp
+        mcp.registry.removal_checks.append(self.check_removal)
+        mcp.registry.enable_checks.append(self.check_enabling)
         self._declare_all()
         mcp.middleware(self._watch)
+
+    def _owned(self, key: str) -> bool:
+        """Tell whether the resource or template ``key`` serves a file of a skill."""
+        if key in self._declared:
+            return True
+        return any(
+            key == f"{skill.directory_uri}/{{+file}}"
+            for skill in self.catalog.skills
+            if skill.dynamic and skill.uri in self._declared
+        )
+
+    def _refuse(self, key: str, action: str) -> t.NoReturn:
+        raise ValueError(
+            f"{key!r} is a file of a skill: {action}, it would read as not found while the "
+            "skill's skills/list and skills/get entry still lists it, which hosts take for a "
+            "failed verification. A skill's files are served with it: to stop serving a "
+            "skill, take its folder away (Skills.remove_sources); to keep it out of the "
+            "listings, serve it with listed=False."
+        )
+
+    def check_removal(self, kind: str, key: str) -> None:
+        """Refuse to remove the resource of a skill file with ``mcp.remove_resource``.
+
+        :raises ValueError: ``key`` serves a file of a skill; the message says what to do.
+        """
+        if kind in ("resources", "resourceTemplates") and self._owned(key):
+            self._refuse(key, "removed")
+
+    def check_enabling(self, enabled: bool, moving: list[tuple[str, str]]) -> None:
+        """Refuse to disable the resource of a skill file with ``mcp.disable``.
+
+        :raises ValueError: it would disable a file of a skill; the message says what to do.
+        """
+        if enabled:
+            return
+        for kind, key in moving:
+            if kind in ("resources", "resourceTemplates") and self._owned(key):
+                self._refuse(key, "disabled")
 
     def init_app(self, app: Flask, mcp: t.Any) -> None:
         """Nothing per app: the skills are the server's; debug mode is read per request."""
@@ -409,8 +453,8 @@ class Skills(Extension):
         try:
             with mcp.registry.batch():
                 for uri in (*change.removed, *change.modified):
+                    self._declared.discard(uri)  # first: check_removal lets it go
                     mcp.remove_resource(uri)
-                    self._declared.discard(uri)
                 for uri in (*change.modified, *change.added):
                     self._declare_file(uri)
         finally:
