@@ -22,8 +22,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from harness import free_port
 from harness import pinned_node
 from harness import redis_client
+from harness import redis_server
 from harness import run_suite
 from tasks_wire import TERMINAL
 from tasks_wire import listen_2026
@@ -49,6 +51,7 @@ from flask_mcp.backends.task_store import MemoryTaskStore
 from flask_mcp.backends.task_store import TaskLimits
 from flask_mcp.backends.task_store import TaskQuotaExceeded
 from flask_mcp.backends.task_store import TaskStore
+from flask_mcp.errors import BackendFull
 from flask_mcp.errors import BackendUnavailable
 from flask_mcp.runtime.settle import settle_owed
 from flask_mcp.server import tasks as tasks_mod
@@ -1177,6 +1180,42 @@ def test_records_growing_together_in_two_workers_stay_bounded(redis_url: str) ->
     finally:
         one.close()
         two.close()
+
+
+@pytest.mark.redis
+def test_a_full_redis_is_reported_full_by_the_task_store() -> None:
+    """Redis at its ``maxmemory`` (``noeviction``) refuses a task's creation and change with
+    :class:`BackendFull`, whose message says to raise its maxmemory, and still answers reads.
+    The task store turned the refusal into a plain :class:`BackendUnavailable`: the one kind
+    of backend error not told apart from an outage (the readiness probe tells them apart)."""
+    from flask_mcp.backends.redis import RedisBackend
+
+    missing = "needs redis-server for the full-Redis test"
+    with redis_server(
+        port := free_port(), missing=missing, extra_args=["--maxmemory-policy", "noeviction"]
+    ):
+        url = f"redis://127.0.0.1:{port}/0"
+        backend = RedisBackend.from_url(url)
+        try:
+            store = backend.task_store()
+            store.limits = TaskLimits(max_records=10, max_bytes=None)
+            kept = record("gina")
+            store.create(kept, 60)
+            with redis_client(url) as admin:
+                admin.config_set("maxmemory", 1)  # far below what it holds: full
+
+            def finish(found: dict[str, t.Any]) -> bool:
+                found["status"] = "completed"
+                return True
+
+            with pytest.raises(BackendFull, match="Raise its maxmemory"):
+                store.create(record("gina"), 60)
+            with pytest.raises(BackendFull, match="is full"):
+                store.mutate(kept["taskId"], finish)
+            assert store.get(kept["taskId"]) == kept  # reads are served
+            assert store.list("gina", 0, 10)[0] == [kept]
+        finally:
+            backend.close()
 
 
 def test_bytes_per_caller_are_bounded_on_create_and_on_change(store: TaskStore) -> None:

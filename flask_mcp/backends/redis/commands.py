@@ -89,7 +89,8 @@ class RedisCommands:
         self._worker = ""
 
     def errors(self) -> Unreachable:
-        """Turn the errors of an unreachable Redis into :class:`BackendUnavailable`."""
+        """Turn the errors of an unreachable Redis into :class:`BackendUnavailable`, and
+        a full Redis's refusal into :class:`~flask_mcp.errors.BackendFull`."""
         return self.unreachable
 
     def head(self) -> tuple[t.Any, ...]:

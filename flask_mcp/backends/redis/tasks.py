@@ -38,7 +38,6 @@ from ..task_store import kept_for
 from .codec import UNAVAILABLE as _UNAVAILABLE
 from .codec import loads
 from .codec import text
-from .codec import unavailable_reason
 from .commands import RedisCommands
 
 #: Retries of a change that keeps losing the race against other workers.
@@ -114,7 +113,7 @@ class RedisTaskStore(TaskStore):
         task_id, key, data = record["taskId"], self._key(record["taskId"]), encoded(record)
         owner, caller, limits = record.get("owner"), caller_of(record), self.limits
         created = record.get("created", time.time())
-        try:
+        with self.commands.errors():
             first = self.client.pipeline(transaction=False)
             if ttl is None:
                 first.set(key, data)
@@ -144,53 +143,46 @@ class RedisTaskStore(TaskStore):
                     # Keep it as long as its longest-lived task (EXPIRE GT needs Redis 7).
                     pipe.expire(index, max(int(ttl) + 60, int(self.client.ttl(index) or 0)))
             pipe.execute()
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
 
     def get(self, task_id: str) -> dict[str, t.Any] | None:
-        try:
+        with self.commands.errors():
             raw = self.client.get(self._key(task_id))
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
         return None if raw is None else t.cast("dict[str, t.Any]", loads(raw))
 
     def mutate(self, task_id: str, change: Mutator) -> dict[str, t.Any] | None:
         key = self._key(task_id)
-        try:
-            with self.client.pipeline(transaction=True) as pipe:
-                for _ in range(_ATTEMPTS):
-                    data = None
-                    try:
-                        pipe.watch(key)
-                        raw = pipe.get(key)
-                        if raw is None:
-                            pipe.unwatch()
-                            return None
-                        record = t.cast("dict[str, t.Any]", loads(raw))
-                        if not change(record):
-                            pipe.unwatch()
-                            return record
-                        data, shorter = kept_for(record, encoded(record), self.limits)
-                        self._check_growth(record, task_id, len(data), len(raw), pipe)
-                        px = None if shorter is None else max(1, int(shorter * 1000))
-                        left = None if px is None else int(self.client.pttl(key))
-                        pipe.multi()
-                        if px is not None and left is not None and (left < 0 or left > px):
-                            pipe.set(key, data, px=px, xx=True)
-                        else:
-                            pipe.set(key, data, keepttl=True, xx=True)
-                        pipe.execute()
-                        caller = caller_of(record)
-                        if isinstance(caller, str) and len(data) != len(raw):
-                            # another slot than the record's: after its transaction
-                            self.client.hset(self.keys.task_sizes(caller), task_id, len(data))
+        with self.commands.errors(), self.client.pipeline(transaction=True) as pipe:
+            for _ in range(_ATTEMPTS):
+                data = None
+                try:
+                    pipe.watch(key)
+                    raw = pipe.get(key)
+                    if raw is None:
+                        pipe.unwatch()
+                        return None
+                    record = t.cast("dict[str, t.Any]", loads(raw))
+                    if not change(record):
+                        pipe.unwatch()
                         return record
-                    except redis.WatchError as exc:
-                        if self._landed(key, exc, data):
-                            return record  # its reply was lost: never make it twice
-                        continue
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
+                    data, shorter = kept_for(record, encoded(record), self.limits)
+                    self._check_growth(record, task_id, len(data), len(raw), pipe)
+                    px = None if shorter is None else max(1, int(shorter * 1000))
+                    left = None if px is None else int(self.client.pttl(key))
+                    pipe.multi()
+                    if px is not None and left is not None and (left < 0 or left > px):
+                        pipe.set(key, data, px=px, xx=True)
+                    else:
+                        pipe.set(key, data, keepttl=True, xx=True)
+                    pipe.execute()
+                    caller = caller_of(record)
+                    if isinstance(caller, str) and len(data) != len(raw):
+                        # another slot than the record's: after its transaction
+                        self.client.hset(self.keys.task_sizes(caller), task_id, len(data))
+                    return record
+                except redis.WatchError as exc:
+                    if self._landed(key, exc, data):
+                        return record  # its reply was lost: never make it twice
+                    continue
         raise BackendUnavailable(f"Task {task_id!r} changed too often to be updated; retry.")
 
     def _landed(self, key: str, exc: redis.WatchError, data: bytes | None) -> bool:
@@ -229,7 +221,7 @@ class RedisTaskStore(TaskStore):
         """
         index = self._live_index()
         last, _, score = (cursor or "").partition(" ")
-        try:
+        with self.commands.errors():
             page = self.commands.run("task_live", [index], last, score or "-inf", limit)
             ids = [text(i) for i in page[0::2]]
             raws = self._get_many(ids) if ids else []
@@ -242,8 +234,6 @@ class RedisTaskStore(TaskStore):
                     records.append(record)
             if done:  # ended or expired: no longer watched
                 self.client.zrem(index, *done)
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
         following = f"{ids[-1]} {text(page[-1])}" if len(ids) >= limit else None
         return records, following
 
@@ -251,14 +241,12 @@ class RedisTaskStore(TaskStore):
         self, owner: str, cursor: int, limit: int
     ) -> tuple[list[dict[str, t.Any]], int | None]:
         index = self._index(owner)
-        try:
+        with self.commands.errors():
             ids = [
                 i.decode() if isinstance(i, bytes) else str(i)
                 for i in self.client.zrange(index, cursor, cursor + limit)
             ]
             raws = self._get_many(ids[:limit]) if ids else []
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(unavailable_reason(exc, self.commands.where)) from exc
         records = []
         gone = []
         for task_id, raw in zip(ids[:limit], raws, strict=True):
