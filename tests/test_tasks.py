@@ -1114,6 +1114,17 @@ def test_records_created_while_another_grows_are_all_counted(store: TaskStore) -
     assert made == 40 and refused.value.data["held"] == 40
 
 
+def test_an_expired_record_frees_its_callers_place(store: TaskStore) -> None:
+    """A record that expired no longer counts against its caller's bounds: the next
+    creation forgets it first (in Redis, its entries in the caller's counts)."""
+    store.limits = TaskLimits(max_records=1, max_bytes=12_000)
+    store.create(record("hank", 8_000), 0.2)
+    with pytest.raises(TaskQuotaExceeded):
+        store.create(record("hank"), 60)
+    time.sleep(0.3)
+    store.create(record("hank", 8_000), 60)
+
+
 @pytest.mark.redis
 def test_records_created_together_by_two_workers_stay_bounded(redis_url: str) -> None:
     """In Redis, a create read what the caller held, then wrote its record: another worker's
@@ -1127,14 +1138,13 @@ def test_records_created_together_by_two_workers_stay_bounded(redis_url: str) ->
     try:
         mine, theirs = one.task_store(), two.task_store()
         mine.limits = theirs.limits = TaskLimits(max_records=1, max_bytes=None)
-        read = mine._held
+        forget = mine._forget_expired
 
-        def read_then_the_other_creates(caller: str) -> tuple[int, int]:
-            held = read(caller)
+        def forget_then_the_other_creates(caller: str) -> None:
+            forget(caller)
             theirs.create(record("erin"), 60)  # the other worker, between check and write
-            return held
 
-        mine._held = read_then_the_other_creates  # type: ignore[method-assign]
+        mine._forget_expired = forget_then_the_other_creates  # type: ignore[method-assign]
         with pytest.raises(TaskQuotaExceeded) as refused:
             mine.create(record("erin"), 60)
         assert refused.value.data == {"bound": "records", "limit": 1, "held": 1}
@@ -1164,15 +1174,14 @@ def test_records_growing_together_in_two_workers_stay_bounded(redis_url: str) ->
             found["result"] = {"content": [{"type": "text", "text": "y" * 12_000}]}
             return True
 
-        read = mine._held
+        forget = mine._forget_expired
 
-        def read_then_the_other_grows(caller: str) -> tuple[int, int]:
-            held = read(caller)
+        def forget_then_the_other_grows(caller: str) -> None:
+            forget(caller)
             theirs.mutate(second["taskId"], big_result)  # the other worker, meanwhile
-            mine._held = read  # type: ignore[method-assign]
-            return held
+            mine._forget_expired = forget  # type: ignore[method-assign]
 
-        mine._held = read_then_the_other_grows  # type: ignore[method-assign]
+        mine._forget_expired = forget_then_the_other_grows  # type: ignore[method-assign]
         with pytest.raises(TaskQuotaExceeded):
             mine.mutate(first["taskId"], big_result)
         kept = mine.get(first["taskId"])

@@ -75,32 +75,29 @@ class RedisTaskStore(TaskStore):
         """The sorted set of the task ids counted against ``caller``'s bounds."""
         return self.keys.tasks(f"caller:{caller}")
 
-    def _held(self, caller: str) -> tuple[int, int]:
-        """The records and bytes ``caller`` keeps now; forgets the expired ones' entries.
+    def _forget_expired(self, caller: str) -> None:
+        """Take the ids of ``caller``'s expired records out of its per-caller counts.
 
         An entry is forgotten only when its record is gone: a record another worker
         creates meanwhile is written before it enters both indexes in one script, and
-        one found in either index here is counted, never dropped, while its record exists.
+        one found in either index here is kept, never dropped, while its record exists.
         """
         index, sizes = self._counted(caller), self.keys.task_sizes(caller)
         pipe = self.client.pipeline(transaction=False)
         pipe.zrange(index, 0, -1)
-        pipe.hgetall(sizes)
-        raw_ids, raw_sizes = pipe.execute()
-        by_id = {text(k): int(v) for k, v in (raw_sizes or {}).items()}
-        ids = list(dict.fromkeys([*(text(i) for i in raw_ids), *by_id]))
+        pipe.hkeys(sizes)
+        raw_ids, sized = pipe.execute()
+        ids = list(dict.fromkeys(text(i) for i in [*raw_ids, *sized]))
+        if not ids:
+            return
         pipe = self.client.pipeline(transaction=False)
         for task_id in ids:
             pipe.exists(self._key(task_id))
-        live: list[str] = []
-        gone: list[str] = []
-        for task_id, there in zip(ids, pipe.execute() if ids else [], strict=True):
-            (live if there else gone).append(task_id)
+        gone = [i for i, there in zip(ids, pipe.execute(), strict=True) if not there]
         if gone:
             with contextlib.suppress(*_UNAVAILABLE):
                 self.client.zrem(index, *gone)
                 self.client.hdel(sizes, *gone)
-        return len(live), sum(by_id.get(i, 0) for i in live)
 
     def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
         """Store a new record (see :meth:`TaskStore.create`).
@@ -122,7 +119,7 @@ class RedisTaskStore(TaskStore):
             first.execute()
             if isinstance(caller, str):  # the per-caller bounds
                 if limits.max_records or limits.max_bytes:
-                    self._held(caller)  # forgets the entries of expired records first
+                    self._forget_expired(caller)
                 counted = [self._counted(caller), self.keys.task_sizes(caller)]
                 most, most_bytes = limits.max_records or 0, limits.max_bytes or 0
                 secs = 0 if ttl is None else int(ttl) + 60
@@ -202,7 +199,7 @@ class RedisTaskStore(TaskStore):
         caller, most = caller_of(record), self.limits.max_bytes
         if size <= before or most is None or not isinstance(caller, str):
             return
-        self._held(caller)  # forgets the entries of expired records first
+        self._forget_expired(caller)
         sizes = [self.keys.task_sizes(caller)]
         fits, held = self.commands.run("task_grow", sizes, task_id, size, most)
         if not int(fits):
