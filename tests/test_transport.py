@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import typing as t
 
@@ -20,7 +21,11 @@ from wire import sse_messages
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp.backends import MemoryBackend
+from flask_mcp.errors import BackendFull
+from flask_mcp.errors import BackendUnavailable
 from flask_mcp.testing import MCPTestClient
+from flask_mcp.transport import views
 from flask_mcp.transport.responses import WATCHED_BODY_SIZE
 
 
@@ -637,3 +642,44 @@ def test_request_finished_once_with_the_timeout_error(
     (finished,) = [s for s in seen if s["signal"] == "request_finished"]
     assert finished["error"]["code"] == -32001
     assert finished["method"] == "prompts/get"
+
+
+def test_a_backend_refusing_every_request_is_logged_once_per_while(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full (or unreachable) Redis refuses every request with 503: each logged a warning
+    of the same reason, a line per request under load. The first refusal of a cause is
+    logged, then one line per ``REFUSALS_LOGGED_EVERY`` seconds with how many came since;
+    each refusal still at ``DEBUG``, and a new cause at once."""
+    app = make_app(MCP(name="refusals", version="1"))
+    client = app.test_client()
+    refusal: list[Exception] = [BackendFull("Redis at here is full. Raise its maxmemory.")]
+
+    def refuse(self: t.Any, *args: t.Any, **kwargs: t.Any) -> t.NoReturn:
+        raise refusal[0]
+
+    monkeypatch.setattr(MemoryBackend, "create_session", refuse)
+
+    def warnings() -> list[str]:
+        found = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        caplog.clear()
+        return [m for m in found if "with 503" in m]
+
+    with caplog.at_level(logging.DEBUG, logger="flask_mcp"):
+        for _ in range(5):
+            answer = post(client, initialize_request())
+            assert answer.status_code == 503 and answer.headers["Retry-After"] == "2"
+        debug = [r for r in caplog.records if r.levelno == logging.DEBUG and "503" in r.message]
+        assert len(debug) == 4
+        (first,) = warnings()
+        assert "Raise its maxmemory" in first and "more since" not in first
+        monkeypatch.setattr(views, "REFUSALS_LOGGED_EVERY", 0.0)  # the while is over
+        post(client, initialize_request())
+        (later,) = warnings()
+        assert "with 503 (4 more since the last line)" in later, later
+        monkeypatch.setattr(views, "REFUSALS_LOGGED_EVERY", 10.0)
+        refusal[0] = BackendUnavailable("Redis at here is unreachable")
+        post(client, initialize_request())
+        post(client, initialize_request())
+        (other,) = warnings()
+        assert "is unreachable" in other and "more since" not in other

@@ -8,6 +8,7 @@ era's ladder takes it: :mod:`.handshake` or :mod:`.stateless`.
 from __future__ import annotations
 
 import logging
+import time
 import typing as t
 
 from flask import Blueprint
@@ -53,6 +54,51 @@ logger = logging.getLogger("flask_mcp")
 ENDPOINT_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
 #: The WSGI environ key holding the id of the request a POST carries, once decoded.
 REQUEST_ID_KEY = "flask_mcp.request_id"
+#: Seconds between two warnings about the 503s one cause (an outage, a full Redis) gives.
+REFUSALS_LOGGED_EVERY = 10.0
+
+
+class RefusalLog:
+    """Logs the 503s of an unavailable backend: the first refusal of a cause, then at most
+    one line every :data:`REFUSALS_LOGGED_EVERY` seconds saying how many came since.
+
+    A full or unreachable Redis refuses every request: one warning each flooded the log
+    with one reason. Each refusal is still logged at ``DEBUG``, with its request id.
+    """
+
+    __slots__ = ("cause", "last_line", "quiet")
+
+    def __init__(self) -> None:
+        #: The class of the error of the last warning (a new cause is logged at once).
+        self.cause: type[BaseException] | None = None
+        #: When (``time.monotonic()``) the last warning was logged.
+        self.last_line = 0.0
+        #: The refusals answered since the last warning.
+        self.quiet = 0
+
+    def refused(self, exc: BackendUnavailable, request_id: t.Any) -> None:
+        """Log that the current request was answered with 503 for ``exc``."""
+        now, cause = time.monotonic(), type(exc)
+        if cause is self.cause and now - self.last_line < REFUSALS_LOGGED_EVERY:
+            self.quiet += 1
+            logger.debug(
+                "Answered %s %s (request id %r) with 503: %s",
+                request.method,
+                request.path,
+                request_id,
+                exc,
+            )
+            return
+        since = f" ({self.quiet} more since the last line)" if self.quiet else ""
+        self.cause, self.last_line, self.quiet = cause, now, 0
+        logger.warning(
+            "Answered %s %s (request id %r) with 503%s: the session store is unavailable: %s",
+            request.method,
+            request.path,
+            request_id,
+            since,
+            exc,
+        )
 
 
 class Transport:
@@ -337,6 +383,7 @@ def make_blueprint(
     path = state.settings.path
     transport = Transport(dispatcher, state, roots_changed_hooks)
     blueprint = Blueprint("mcp", __name__)
+    refusals = RefusalLog()
 
     def endpoint(**path_args: t.Any) -> Response:  # MCP_PATH's URL variables: request.view_args
         try:
@@ -377,13 +424,7 @@ def make_blueprint(
             )
         except BackendUnavailable as exc:  # where and why go to the log, not to the client
             request_id = request.environ.get(REQUEST_ID_KEY)
-            logger.warning(
-                "Answered %s %s (request id %r) with 503: the session store is unavailable: %s",
-                request.method,
-                request.path,
-                request_id,
-                exc,
-            )
+            refusals.refused(exc, request_id)
             return http_error(
                 503,
                 STORE_UNAVAILABLE_BEFORE_START,
@@ -405,4 +446,4 @@ def make_blueprint(
     return blueprint
 
 
-__all__ = ["Transport", "make_blueprint"]
+__all__ = ["REFUSALS_LOGGED_EVERY", "RefusalLog", "Transport", "make_blueprint"]
