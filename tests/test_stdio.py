@@ -225,7 +225,7 @@ def test_a_batch_is_answered_when_the_backend_is_unreachable(
     monkeypatch.setattr(pipes.server.state.backend, "get_session", down)
     pipes.send([call(1, "add", {"a": 1, "b": 1})])
     answer = pipes.receive(timeout=5)
-    assert answer["id"] is None and "backend is unreachable" in answer["error"]["message"]
+    assert answer["id"] is None and "backend is unavailable" in answer["error"]["message"]
     monkeypatch.undo()
 
 

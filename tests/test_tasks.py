@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import os
 import re
 import signal
@@ -518,6 +519,46 @@ def test_a_2025_task_log_the_backend_cannot_take_is_skipped(
     logs = [m["params"]["data"] for m in sent if m.get("method") == "notifications/message"]
     assert logs == ["kept"]
     assert sent[-1]["result"]["content"][0]["text"] == "done"
+
+
+def test_a_task_report_a_full_backend_refuses_is_not_logged_as_unreachable(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A progress report and a log message that a full Redis refuses are skipped, and the
+    warnings say it is full, not "the backend is unreachable: Redis ... is full"."""
+    mcp = MCP(name="tasks", version="1")
+    full = threading.Event()
+    handler: list[int] = []
+
+    @mcp.tool(task="optional")
+    def chatty(ctx: Context) -> str:
+        handler.append(threading.get_ident())
+        full.set()
+        ctx.progress(1, 2, "lost")
+        ctx.info("lost too")
+        full.clear()
+        return "done"
+
+    app = make_app(mcp)
+    store = tasks_mod.store_of(mcp.state(app))
+    mutate = store.mutate
+
+    def refusing_mutate(*args: t.Any, **kwargs: t.Any) -> t.Any:
+        if full.is_set() and threading.get_ident() in handler:
+            raise BackendFull("Redis at here is full (used memory is over its maxmemory)")
+        return mutate(*args, **kwargs)
+
+    monkeypatch.setattr(type(store), "mutate", lambda self, *a, **k: refusing_mutate(*a, **k))
+    client = ThreadedTestClient(app, app.response_class)
+    session = initialize(client)
+    with caplog.at_level(logging.WARNING, logger="flask_mcp"):
+        created = call_2025(client, session, "tools/call", {"name": "chatty", "task": {}})
+        task_id = created["result"]["task"]["taskId"]
+        answer = rpc(client, session, "tasks/result", {"taskId": task_id})
+    assert answer.is_json and answer.json["result"]["content"][0]["text"] == "done"
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(skipped) == 2 and all("is full" in m for m in skipped), skipped
+    assert not [m for m in skipped if "unreachable" in m], skipped
 
 
 def test_a_progress_report_past_the_callers_bytes_is_skipped_not_the_task() -> None:

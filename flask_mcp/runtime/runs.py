@@ -125,7 +125,7 @@ class StreamOutbox:
             self.settle()
         except BackendUnavailable as exc:
             logger.warning(
-                "The session store is unreachable (%s); the answer on stream %s is kept and "
+                "The session store is unavailable (%s); the answer on stream %s is kept and "
                 "written when it returns.",
                 exc,
                 self.stream_id,

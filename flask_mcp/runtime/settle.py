@@ -82,7 +82,7 @@ def settle_owed() -> int:
         return 0
     remaining = OWED.settle()
     if not remaining:
-        logger.info("Flask-MCP wrote every answer kept while the session store was unreachable.")
+        logger.info("Flask-MCP wrote every answer kept while the session store was unavailable.")
     return remaining
 
 

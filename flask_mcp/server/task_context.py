@@ -439,7 +439,7 @@ class TaskContext(Context):
             # A status message is advisory (the next one replaces it): a task outlives a
             # Redis restart or failover rather than failing for one it could not write.
             logger.warning(
-                "Task %s: progress skipped, the backend is unreachable: %s", self.task_id, exc
+                "Task %s: progress skipped, the backend is unavailable: %s", self.task_id, exc
             )
 
     def run_again(self, answers: dict[str, dict[str, t.Any]]) -> None:
@@ -493,7 +493,7 @@ class TaskContext(Context):
             pass
         except BackendUnavailable as exc:  # advisory, as a progress report is
             logging.getLogger("flask_mcp").warning(
-                "Task %s: log message skipped, the backend is unreachable: %s", self.task_id, exc
+                "Task %s: log message skipped, the backend is unavailable: %s", self.task_id, exc
             )
 
     def ask(

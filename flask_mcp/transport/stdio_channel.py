@@ -445,7 +445,7 @@ class _StalledWrite:
 
 def unavailable(request_id: t.Any, exc: Exception) -> dict[str, t.Any]:
     """The error answering a request the backend failed."""
-    text = f"Service Unavailable: the backend is unreachable ({exc}); retry later."
+    text = f"Service Unavailable: the backend is unavailable ({exc}); retry later."
     return jsonrpc.error(request_id, {"code": INTERNAL_ERROR, "message": text})
 
 

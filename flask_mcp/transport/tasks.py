@@ -158,7 +158,7 @@ class InProcessExecutor:
                         store.mutate(task_id, _renew)
                         renewed = time.monotonic()
                 except BackendUnavailable as exc:
-                    logger.warning("Task %s: the backend is unreachable: %s", task_id, exc)
+                    logger.warning("Task %s: the backend is unavailable: %s", task_id, exc)
                 except Exception:
                     # Any other refusal (a renewal past the caller's byte bound, a Redis
                     # error reply) must not end the watch: the lease would run out and the
