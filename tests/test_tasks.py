@@ -1235,7 +1235,8 @@ def test_records_growing_together_in_two_workers_stay_bounded(redis_url: str) ->
 @pytest.mark.redis
 def test_a_full_redis_is_reported_full_by_the_task_store() -> None:
     """Redis at its ``maxmemory`` (``noeviction``) refuses a task's creation and change with
-    :class:`BackendFull`, whose message says to raise its maxmemory, and still answers reads.
+    :class:`BackendFull`, whose message says to raise its maxmemory or lower the bound of
+    the task records a caller keeps, and still answers reads.
     The task store turned the refusal into a plain :class:`BackendUnavailable`: the one kind
     of backend error not told apart from an outage (the readiness probe tells them apart)."""
     from flask_mcp.backends.redis import RedisBackend
@@ -1258,8 +1259,9 @@ def test_a_full_redis_is_reported_full_by_the_task_store() -> None:
                 found["status"] = "completed"
                 return True
 
-            with pytest.raises(BackendFull, match="Raise its maxmemory"):
+            with pytest.raises(BackendFull, match="Raise its maxmemory") as refused:
                 store.create(record("gina"), 60)
+            assert "MCP_TASK_MAX_BYTES_PER_CLIENT" in str(refused.value)
             with pytest.raises(BackendFull, match="is full"):
                 store.mutate(kept["taskId"], finish)
             assert store.get(kept["taskId"]) == kept  # reads are served

@@ -32,8 +32,8 @@ UNAVAILABLE = (
 #: How to end a full Redis's refusals, for the log.
 FULL_FIX = (
     "Raise its maxmemory (CONFIG SET maxmemory, and in redis.conf), or lower"
-    " MCP_MAX_SESSIONS or MCP_SSE_RESUME_BYTES; requests get 503 until"
-    " it has room again, and what it holds is kept."
+    " MCP_MAX_SESSIONS, MCP_SSE_RESUME_BYTES or MCP_TASK_MAX_BYTES_PER_CLIENT; requests"
+    " get 503 until it has room again, and what it holds is kept."
 )
 
 
