@@ -468,6 +468,38 @@ def test_integers_past_2_to_the_53_are_sent_as_typed(explorer: Explorer) -> None
     call_and_check(2**53 + 3, [2**54 + 1])
 
 
+def test_an_enum_of_integers_past_2_to_the_53_sends_the_chosen_digits(explorer: Explorer) -> None:
+    """9007199254740993 and ...992 are one JavaScript number: each option shows and sends
+    the digits the schema lists, also through the raw JSON."""
+    page = explorer.page
+    explorer.tool("pick_big")
+    choice = page.get_by_label("choice (required)")
+    assert choice.locator("option").all_text_contents() == [
+        "9007199254740993",
+        "9007199254740992",
+        "7",
+    ]
+
+    def call_and_check(value: int) -> None:
+        explorer.call()
+        assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+        assert json.loads(page.text_content("#call-structured")) == {"choice": value}
+        sent = page.locator("#call-exchange .exchange-out pre").first.text_content()
+        assert json.loads(sent)["params"]["arguments"] == {"choice": value}
+
+    choice.select_option(label="9007199254740993")
+    call_and_check(2**53 + 1)
+    choice.select_option(label="9007199254740992")
+    call_and_check(2**53)
+
+    page.get_by_label("Edit as raw JSON").check()
+    assert json.loads(page.input_value("textarea[name=raw-arguments]")) == {"choice": 2**53}
+    page.fill("textarea[name=raw-arguments]", '{"choice": 9007199254740993}')
+    page.get_by_label("Edit as raw JSON").uncheck()  # back to the select, on that option
+    assert choice.evaluate("select => select.selectedOptions[0].text") == "9007199254740993"
+    call_and_check(2**53 + 1)
+
+
 def test_an_argument_mirrored_in_a_header(explorer: Explorer) -> None:
     """2026-07-28 requires Mcp-Param-Region (base64 when not plain ASCII); the server checks it."""
     page = explorer.page

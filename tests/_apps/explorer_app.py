@@ -194,6 +194,12 @@ def echo_integers(value: int, more: list[int] | None = None) -> dict[str, t.Any]
 
 
 @mcp.tool()
+def pick_big(choice: t.Literal[9007199254740993, 9007199254740992, 7]) -> dict[str, int]:
+    """Return the choice given, of an enum of integers past 2**53."""
+    return {"choice": choice}
+
+
+@mcp.tool()
 def add_a_tool(name: str) -> str:
     """Declare a tool named ``name`` while serving: clients hear that the tool list changed."""
 

@@ -763,8 +763,13 @@
     if (Array.isArray(schema.enum) || !Array.isArray(options) || !options.length) return schema;
     var titled = options.every(function (option) { return option && typeof option === "object" && option.const !== undefined; });
     if (!titled) return schema;
+    var values = options.map(function (option) { return option.const; });
+    options.forEach(function (option, i) {
+      var digits = exactDigits(option, "const");
+      if (digits !== undefined) keepExact(values, i, digits);
+    });
     return Object.assign({}, schema, {
-      enum: options.map(function (option) { return option.const; }),
+      enum: values,
       enumNames: options.map(function (option) { return option.title !== undefined ? String(option.title) : String(option.const); }),
     });
   }
@@ -808,12 +813,22 @@
     if (Array.isArray(schema.enum)) {
       var select = el("select", { id: id, name: where, "aria-describedby": schema.description ? hintId : null, required: required });
       if (!required) select.appendChild(el("option", { value: "", text: "(not set)" }));
+      // an integer past 2^53 is shown, matched and sent with the digits the schema lists:
+      // 9007199254740993 and ...992 are one JavaScript number
+      var enumDigits = function (i) { return exactDigits(schema.enum, i); };
+      var enumIndex = function (value, digits) {
+        for (var i = 0; i < schema.enum.length; i += 1) {
+          var listed = enumDigits(i);
+          if (schema.enum[i] === value && (digits === undefined || listed === undefined || listed === digits)) return i;
+        }
+        return -1;
+      };
       schema.enum.forEach(function (value, i) {
         var title = Array.isArray(schema.enumNames) && typeof schema.enumNames[i] === "string" ? schema.enumNames[i] : null;
-        select.appendChild(el("option", { value: String(i), text: title !== null ? title : typeof value === "string" ? value : JSON.stringify(value) }));
+        select.appendChild(el("option", { value: String(i), text: title !== null ? title : typeof value === "string" ? value : enumDigits(i) || compact(value) }));
       });
       if (schema.default !== undefined) {
-        var index = schema.enum.indexOf(schema.default);
+        var index = enumIndex(schema.default, exactDigits(schema, "default"));
         if (index >= 0) select.value = String(index);
       }
       var selectLabel = el("label", { for: id, text: label });
@@ -826,7 +841,8 @@
           }
           return schema.enum[Number(select.value)];
         },
-        set: function (value) { var i = schema.enum.indexOf(value); select.value = i >= 0 ? String(i) : ""; },
+        set: function (value, digits) { var i = enumIndex(value, digits); select.value = i >= 0 ? String(i) : ""; },
+        typed: function () { return select.value === "" ? undefined : enumDigits(Number(select.value)); },
         rename: renamer(function () { select.name = where; selectLabel.textContent = label; }),
       };
     }
