@@ -416,6 +416,44 @@ def test_a_completed_url_elicitation_lets_the_call_be_tried_again(
     explorer.close()
 
 
+@pytest.mark.parametrize("method", ["resources/read", "prompts/get"])
+def test_a_url_elicitation_required_by_a_read_or_a_prompt_lets_it_be_tried_again(
+    browser: t.Any, server: t.Any, method: str
+) -> None:
+    """-32042 on resources/read or prompts/get is shown as on tools/call: the pages to
+    open, then, once the server says they are done, a "Try again" that succeeds."""
+    explorer = Explorer(browser, server, "2025-11-25")
+    explorer.open()
+    page = explorer.page
+    if method == "resources/read":
+        page.click("button.tab[data-section=resources]")
+        page.click("#resource-list button:has(.item-name:text-is('drive_files'))")
+        detail = page.locator("#resource-contents")
+        done = "the drive's files"
+    else:
+        page.click("button.tab[data-section=prompts]")
+        page.click("#prompt-list button:has(.item-detail:text-is('drive_summary'))")
+        page.click("#prompt-form button[type=submit]")
+        detail = page.locator("#prompt-messages")
+        done = "Summarize the drive."
+    error = detail.locator(".url-elicitations")
+    error.wait_for(timeout=WAIT_MS)
+    assert "Your drive is not connected." in error.text_content()
+    again = error.get_by_role("button", name="Try again")
+    assert again.is_hidden()
+    href = error.get_by_role("link").get_attribute("href")
+    elicitation_id = parse_qs(urlsplit(href).query)["elicitationId"][0]
+    answer = httpx.get(
+        f"{explorer.origin}/drive/connected", params={"elicitationId": elicitation_id}
+    )
+    assert answer.status_code == 200
+    error.locator(f".elicitation-status:text-is('{COMPLETED}')").wait_for(timeout=WAIT_MS)
+    again.click()
+    detail.get_by_text(done).wait_for(timeout=WAIT_MS)
+    assert detail.locator(".url-elicitations").count() == 0
+    explorer.close()
+
+
 def test_an_accepted_url_elicitation_is_marked_completed(browser: t.Any, server: t.Any) -> None:
     """elicitation/create in URL mode: after Accept the page to open stays, marked completed
     when the server sends notifications/elicitation/complete for its elicitationId."""

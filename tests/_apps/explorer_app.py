@@ -303,8 +303,28 @@ _drives: set[str] = set()
 @mcp.tool()
 def connect_drive(ctx: Context) -> str:
     """Need a drive connected out of band (-32042) until ``/drive/connected`` says it is."""
+    require_drive(ctx)
+    return "drive connected"
+
+
+@mcp.resource("drive://files")
+def drive_files(ctx: Context) -> str:
+    """The files of the drive, once connected out of band (-32042, as ``connect_drive``)."""
+    require_drive(ctx)
+    return "the drive's files"
+
+
+@mcp.prompt()
+def drive_summary(ctx: Context) -> str:
+    """Summarize the drive, once connected out of band (-32042, as ``connect_drive``)."""
+    require_drive(ctx)
+    return "Summarize the drive."
+
+
+def require_drive(ctx: Context) -> None:
+    """Raise -32042 until ``/drive/connected`` says the session's drive is connected."""
     if ctx.session_id in _drives:
-        return "drive connected"
+        return
     elicitation_id = f"drive-{ctx.session_id}"
     raise URLElicitationRequired(
         [

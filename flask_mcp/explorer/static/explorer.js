@@ -2001,7 +2001,9 @@
     box.appendChild(el("p", { class: "muted", text: "Reading " + uri }));
     client.request("resources/read", { uri: uri }).then(function (result) {
       clear(box).appendChild(renderResourceContents(result.contents));
-    }, function (error) { clear(box).appendChild(errorBox(error)); });
+    }, function (error) {
+      clear(box).appendChild(errorBox(error, function () { readInto(uri, box); }));
+    });
   }
 
   function openResource(resource) {
@@ -2059,6 +2061,20 @@
     if (!prompts.length) list.appendChild(el("li", { class: "muted", text: "No prompts." }));
   }
 
+  // prompts/get of `prompt` with `args`, its messages or its error shown in `box`.
+  function getPrompt(prompt, args, box) {
+    clear(box);
+    client.request("prompts/get", { name: prompt.name, arguments: args }, { questions: box }).then(function (result) {
+      if (result.description) box.appendChild(el("p", { text: result.description }));
+      (result.messages || []).forEach(function (message) {
+        box.appendChild(el("h4", { text: message.role }));
+        box.appendChild(renderContent([message.content]));
+      });
+    }, function (error) {
+      box.appendChild(errorBox(error, function () { getPrompt(prompt, args, box); }));
+    });
+  }
+
   function openPrompt(prompt) {
     var detail = clear($("prompt-detail"));
     detail.appendChild(el("h3", { id: "prompt-heading", text: prompt.title || prompt.name }));
@@ -2079,14 +2095,7 @@
       event.preventDefault();
       var args = {};
       Object.keys(inputs).forEach(function (name) { if (inputs[name].value !== "") args[name] = inputs[name].value; });
-      clear(box);
-      client.request("prompts/get", { name: prompt.name, arguments: args }, { questions: box }).then(function (result) {
-        if (result.description) box.appendChild(el("p", { text: result.description }));
-        (result.messages || []).forEach(function (message) {
-          box.appendChild(el("h4", { text: message.role }));
-          box.appendChild(renderContent([message.content]));
-        });
-      }, function (error) { box.appendChild(errorBox(error)); });
+      getPrompt(prompt, args, box);
     });
     detail.appendChild(form);
     detail.appendChild(box);
