@@ -688,6 +688,31 @@ def test_an_elicitation_offers_titled_enums_as_selects(explorer: Explorer) -> No
     assert page.text_content("#call-outcome .text-block") == "Painted #00ff00 with #ffffff trims."
 
 
+def test_a_call_cancelled_while_its_question_is_open_ends(explorer: Explorer) -> None:
+    """Cancel while the page asks the user (2026-07-28: between two rounds of the call, with
+    no request open) ends the call at once: its question goes and the page calls again."""
+    page = explorer.page
+    explorer.tool("book_table")
+    page.get_by_label("restaurant (required)").fill("Chez Flask")
+    explorer.call()
+    page.locator("form.question").wait_for(timeout=WAIT_MS)
+    calls = len([line for line in explorer.requests if line.endswith("/mcp")])
+    page.click("#cancel-call")
+    assert explorer.wait_state("^cancelled$|finished|failed") == "cancelled", explorer.explain()
+    assert page.locator("form.question").count() == 0
+    assert page.is_disabled("#cancel-call")
+    assert page.is_enabled("#call-tool")
+    if explorer.era >= "2026":  # no round answering the question was sent
+        assert len([line for line in explorer.requests if line.endswith("/mcp")]) == calls
+    page.get_by_label("restaurant (required)").fill("Chez Pallets")
+    explorer.call()
+    question = page.locator("form.question")
+    question.get_by_label("Guests (required)").fill("2", timeout=WAIT_MS)
+    question.get_by_role("button", name="Accept").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert page.text_content("#call-outcome .text-block") == "Booked Chez Pallets for 2 (any seat)."
+
+
 def test_a_declined_elicitation_ends_with_the_tools_error(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("book_table")

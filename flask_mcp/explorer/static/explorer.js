@@ -437,6 +437,23 @@
     }
   };
 
+  // `promise`, or a rejection as soon as the call is aborted: between two rounds of a
+  // 2026-07-28 request no fetch is open for the abort to end, only the user's answers.
+  function unlessAborted(call, promise) {
+    var signal = call.abort && call.abort.signal;
+    if (!signal) return promise;
+    return new Promise(function (resolvePromise, reject) {
+      function stop() {
+        var error = new Error("the call was cancelled");
+        error.cancelled = true;
+        reject(error);
+      }
+      if (signal.aborted) stop();
+      signal.addEventListener("abort", stop);
+      promise.then(resolvePromise, reject).then(function () { signal.removeEventListener("abort", stop); });
+    });
+  }
+
   // Send a request; answer what the server asks on the way; return its result.
   Client.prototype.request = function (method, params, call) {
     var self = this;
@@ -457,9 +474,9 @@
           if (rounds > 10) throw new Error("the server asked for input more than 10 times in a row");
           var asked = result.inputRequests || {};
           var keys = Object.keys(asked);
-          return Promise.all(keys.map(function (key) {
+          return unlessAborted(call, Promise.all(keys.map(function (key) {
             return self.handle(asked[key].method, asked[key].params || {}, call);
-          })).then(function (answers) {
+          }))).then(function (answers) {
             var retry = Object.assign({}, currentParams);
             delete retry.inputResponses;
             delete retry.requestState;
