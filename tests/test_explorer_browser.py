@@ -1018,6 +1018,37 @@ def test_a_resource_template_completes_its_variable_and_a_prompt_renders(
     assert re.search(r'"method": "(initialize|server/discover)"', page.text_content("#exchange"))
 
 
+@pytest.mark.parametrize("kind", ["resource template", "prompt"])
+def test_only_the_last_read_or_prompt_asked_is_shown(explorer: Explorer, kind: str) -> None:
+    """Asked again before the first answer came, the page shows the last one's answer only,
+    not also (or instead) the first one's, which arrives after it."""
+    page = explorer.page
+    if kind == "prompt":
+        page.click("button.tab[data-section=prompts]")
+        page.click("#prompt-list button:has(.item-name:text-is('echo_after'))")
+        form, shown = page.locator("#prompt-form"), page.locator("#prompt-messages")
+        text, seconds = form.get_by_label("text (required)"), form.get_by_label("seconds")
+    else:
+        page.click("button.tab[data-section=resources]")
+        page.click("#resource-list button:has(.item-name:text-is('echo_after (template)'))")
+        form, shown = page.locator("#template-form"), page.locator("#resource-contents")
+        text, seconds = form.get_by_label("text"), form.get_by_label("seconds")
+    text.fill("first")
+    seconds.fill("2")
+    form.locator("button[type=submit]").click()
+    text.fill("second")
+    seconds.fill("0")
+    form.locator("button[type=submit]").click()
+    shown.get_by_text("Echo second").wait_for(timeout=WAIT_MS)
+    # the first answer arrives: it is in the exchange log, not in what the page shows
+    page.wait_for_function(
+        "() => document.getElementById('exchange').textContent.includes('Echo first')",
+        timeout=WAIT_MS,
+    )
+    assert "Echo first" not in shown.text_content()
+    assert shown.get_by_text("Echo second").count() == 1
+
+
 @pytest.mark.parametrize(
     ("mode", "status"), [("off", 404), ("guarded", 403)], ids=["off", "access-check-says-no"]
 )

@@ -513,6 +513,20 @@ def greet(name: str) -> str:
     return f"Say hello to {name}."
 
 
+@mcp.resource("echo://{text}/after/{seconds}", name="echo_after")
+def echo_after_read(text: str, seconds: str) -> str:
+    """Echo ``text`` after ``seconds``: a slow answer may arrive after a later one."""
+    time.sleep(float(seconds))
+    return f"Echo {text}"
+
+
+@mcp.prompt()
+def echo_after(text: str, seconds: str = "0") -> str:
+    """Echo ``text`` after ``seconds``: a slow answer may arrive after a later one."""
+    time.sleep(float(seconds))
+    return f"Echo {text}"
+
+
 def create_app() -> Flask:
     mode = os.environ.get("MCP_TEST_EXPLORER", "debug")
     flask_app = Flask(__name__)

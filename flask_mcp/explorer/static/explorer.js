@@ -2013,13 +2013,22 @@
     if (!resources.length && !templates.length) list.appendChild(el("li", { class: "muted", text: "No resources." }));
   }
 
+  // Mark `box` as showing a new request's answer; the returned function tells whether it
+  // still does (no later request was made into it), so a late answer is left out.
+  function latestInto(box) {
+    var asked = (box.asked || 0) + 1;
+    box.asked = asked;
+    return function () { return box.asked === asked; };
+  }
+
   function readInto(uri, box) {
+    var latest = latestInto(box);
     clear(box);
     box.appendChild(el("p", { class: "muted", text: "Reading " + uri }));
     client.request("resources/read", { uri: uri }).then(function (result) {
-      clear(box).appendChild(renderResourceContents(result.contents));
+      if (latest()) clear(box).appendChild(renderResourceContents(result.contents));
     }, function (error) {
-      clear(box).appendChild(errorBox(error, function () { readInto(uri, box); }));
+      if (latest()) clear(box).appendChild(errorBox(error, function () { readInto(uri, box); }));
     });
   }
 
@@ -2080,15 +2089,17 @@
 
   // prompts/get of `prompt` with `args`, its messages or its error shown in `box`.
   function getPrompt(prompt, args, box) {
+    var latest = latestInto(box);
     clear(box);
     client.request("prompts/get", { name: prompt.name, arguments: args }, { questions: box }).then(function (result) {
+      if (!latest()) return;
       if (result.description) box.appendChild(el("p", { text: result.description }));
       (result.messages || []).forEach(function (message) {
         box.appendChild(el("h4", { text: message.role }));
         box.appendChild(renderContent([message.content]));
       });
     }, function (error) {
-      box.appendChild(errorBox(error, function () { getPrompt(prompt, args, box); }));
+      if (latest()) box.appendChild(errorBox(error, function () { getPrompt(prompt, args, box); }));
     });
   }
 
