@@ -713,6 +713,22 @@ def test_a_call_cancelled_while_its_question_is_open_ends(explorer: Explorer) ->
     assert page.text_content("#call-outcome .text-block") == "Booked Chez Pallets for 2 (any seat)."
 
 
+def test_an_elicitation_accepted_as_shown_answers_its_defaults(explorer: Explorer) -> None:
+    """A question's boolean shown checked (or not) from its default answers that value when
+    accepted untouched, as its other fields answer theirs (SEP-1034)."""
+    page = explorer.page
+    explorer.tool("ask_with_defaults")
+    explorer.call()
+    question = page.locator("form.question")
+    question.wait_for(timeout=WAIT_MS)
+    assert question.get_by_label("Notify").is_checked()
+    assert not question.get_by_label("Archive").is_checked()
+    question.get_by_role("button", name="Accept").click()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    answered = {"notify": True, "archive": False, "guests": 2}
+    assert json.loads(page.text_content("#call-structured"))["content"] == answered
+
+
 def test_a_declined_elicitation_ends_with_the_tools_error(explorer: Explorer) -> None:
     page = explorer.page
     explorer.tool("book_table")

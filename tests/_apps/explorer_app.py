@@ -122,6 +122,23 @@ def book_table(restaurant: str, ctx: Context) -> str:
 
 
 @mcp.tool()
+def ask_with_defaults(ctx: Context) -> dict[str, t.Any]:
+    """Ask a question whose fields have defaults (SEP-1034); return what was answered."""
+    answer = ctx.elicit(
+        "Keep these settings?",
+        {
+            "type": "object",
+            "properties": {
+                "notify": {"type": "boolean", "default": True, "title": "Notify"},
+                "archive": {"type": "boolean", "default": False, "title": "Archive"},
+                "guests": {"type": "integer", "default": 2, "title": "Guests"},
+            },
+        },
+    )
+    return {"action": answer["action"], "content": answer.get("content")}
+
+
+@mcp.tool()
 def ask_briefly(ctx: Context) -> str:
     """Ask a question, go on without the answer once MCP_CLIENT_REQUEST_TIMEOUT is over."""
     try:

@@ -810,7 +810,9 @@
   // Build the field of one value; returns {node, read(), set(value), rename(name, path)}.
   // read() returns undefined when an optional field is left empty, and throws with what is
   // wrong; rename() gives the field another name and path (an array item renumbered).
-  function buildField(schema, name, required, root, path) {
+  // answer: the field answers an elicitation, where a checkbox shown from its default
+  // answers that value untouched (in tool arguments it is left out: the server's default).
+  function buildField(schema, name, required, root, path, answer) {
     schema = titledEnum(unwrapNullable(schema, root));
     var id = nextId("field");
     var hintId = id + "-hint";
@@ -872,7 +874,7 @@
       var boxLabel = el("label", { for: id, text: label });
       return {
         node: el("div", { class: "field field-check" }, box, boxLabel, describe(schema, hintId)),
-        read: function () { return required || touched ? box.checked : undefined; },
+        read: function () { return required || touched || (answer && typeof schema.default === "boolean") ? box.checked : undefined; },
         set: function (value) { box.checked = value === true; touched = true; },
         pristine: function () { return !touched; },
         rename: renamer(function () { box.name = where; boxLabel.textContent = label; }),
@@ -937,7 +939,7 @@
       var legend = el("legend", { text: label });
       var fieldset = el("fieldset", { class: "object" }, legend, describe(schema, hintId));
       Object.keys(schema.properties).forEach(function (key) {
-        var child = buildField(schema.properties[key], key, requiredNames.indexOf(key) >= 0, root, where ? where + "." + key : key);
+        var child = buildField(schema.properties[key], key, requiredNames.indexOf(key) >= 0, root, where ? where + "." + key : key, answer);
         fields[key] = child;
         fieldset.appendChild(child.node);
       });
@@ -992,7 +994,7 @@
         });
       }
       function addItem(value, digits) {
-        var item = buildField(schema.items, itemName(items.length), true, root, itemPath(items.length));
+        var item = buildField(schema.items, itemName(items.length), true, root, itemPath(items.length), answer);
         var row = el("li", { class: "array-item" }, item.node);
         var remove = el("button", { type: "button", class: "small", text: "Remove item", "aria-label": "Remove " + itemName(items.length) });
         var entry = { field: item, row: row, remove: remove };
@@ -1056,15 +1058,16 @@
     };
   }
 
-  // A form for an input schema with a raw JSON fallback: {node, read()}.
-  function argumentsForm(schema, title) {
+  // A form for an input schema with a raw JSON fallback: {node, read()}; answer: the form
+  // answers an elicitation (see buildField).
+  function argumentsForm(schema, title, answer) {
     schema = schema || { type: "object", properties: {} };
     var properties = schema.properties || {};
     var requiredNames = schema.required || [];
     var fields = {};
     var box = el("div", { class: "fields" });
     Object.keys(properties).forEach(function (key) {
-      var field = buildField(properties[key], key, requiredNames.indexOf(key) >= 0, schema, key);
+      var field = buildField(properties[key], key, requiredNames.indexOf(key) >= 0, schema, key, answer);
       fields[key] = field;
       box.appendChild(field.node);
     });
@@ -1326,7 +1329,7 @@
         form.appendChild(el("p", {}, "Open ", urlToOpen(params.url), " and come back."));
         if (typeof params.elicitationId === "string") status = form.appendChild(completionStatus(params.elicitationId));
       } else {
-        fields = argumentsForm(params.requestedSchema || { type: "object", properties: {} }, "Answer");
+        fields = argumentsForm(params.requestedSchema || { type: "object", properties: {} }, "Answer", true);
         form.appendChild(fields.node);
       }
       var errors = el("p", { class: "error-text", role: "alert" });
