@@ -74,6 +74,76 @@ def test_an_answer_the_backend_cannot_take_is_written_when_it_returns() -> None:
     assert answer["error"]["data"] == {"retryable": True}
 
 
+class Refusing(MemoryBackend):
+    """A memory backend that counts the writes it refuses while ``down`` is true."""
+
+    down = False
+    refused = 0
+
+    def append(self, *args: t.Any, **kwargs: t.Any) -> int:
+        if self.down:
+            self.refused += 1
+            raise BackendUnavailable("down")
+        return super().append(*args, **kwargs)
+
+
+def owe(store: MemoryBackend, stream_id: str, request_id: int) -> dict[str, t.Any]:
+    """Finish a stream of session ``s`` on ``store`` while it is down; return the answer."""
+    outbox = StreamOutbox(store, "s", stream_id, request_id=request_id)
+    answer = settle.error_answer(request_id, settle.STORE_UNAVAILABLE_WHILE_RUNNING)
+    assert outbox.finish(answer)
+    return answer
+
+
+def written(store: MemoryBackend, stream_id: str) -> list[t.Any]:
+    token = store.attach("s", stream_id)
+    return [(e.kind, e.message) for e in store.read("s", stream_id, 0, token, 0.05).events]
+
+
+def test_a_backend_that_stays_down_holds_back_only_its_own_answers() -> None:
+    """The process-wide set of owed answers stopped a round at the first backend still
+    down: with two apps on two Redis servers, one server that stayed down (or was gone for
+    good) held back every answer owed to the other's clients. Now only its own wait, in
+    their order."""
+    down, back = Refusing(), Refusing()
+    for store in (down, back):
+        assert store.create_session(record("s"), 10)
+        store.down = True
+    owe(down, "r1", 1)  # owed first: first in the set
+    owe(down, "r2", 2)
+    answer = owe(back, "r", 3)
+    back.down = False
+    down.refused = 0
+    assert settle.settle_owed() >= 2  # the down backend's two answers
+    assert written(back, "r") == [(MESSAGE, answer), (END, None)]
+    assert down.refused == 1  # its second answer was not tried before its first
+    down.down = False
+    settle.settle_owed()
+    assert [kind for kind, _ in written(down, "r1")] == [MESSAGE, END]
+    assert [kind for kind, _ in written(down, "r2")] == [MESSAGE, END]
+
+
+def test_an_answer_owed_too_long_is_dropped(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A backend that never returns (its app torn down, its server gone) must not keep
+    its answers, and the outbox and backend they hold, for the life of the process."""
+    store = Refusing()
+    assert store.create_session(record("s"), 10)
+    store.down = True
+    owe(store, "r", 1)
+    settle.settle_owed()
+    monkeypatch.setattr(settle, "KEEP_OWED_FOR", 0.0)
+    with caplog.at_level("WARNING", logger="flask_mcp"):
+        settle.settle_owed()
+    assert "dropped" in caplog.text
+    refused = store.refused
+    store.down = False
+    settle.settle_owed()
+    assert store.refused == refused  # no more tries
+    assert written(store, "r") == []
+
+
 def test_handshake_timeout_makes_room(backend: Backend) -> None:
     assert backend.create_session(record("old"), 2, handshake_timeout=30)
     assert backend.create_session(record("done"), 2, handshake_timeout=30)

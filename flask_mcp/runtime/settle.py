@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import typing as t
 
 from ..errors import INTERNAL_ERROR
@@ -30,8 +31,18 @@ STORE_UNAVAILABLE_WHILE_RUNNING = (
 )
 
 
+#: Seconds an owed write is kept for a backend that stays unreachable. A backend that
+#: never returns (its app torn down, its server gone) would otherwise keep its outboxes,
+#: and itself, for the life of the process; an answer that late finds no client waiting.
+KEEP_OWED_FOR = 3600.0
+
+
 class Settleable(t.Protocol):
     """An outbox that may owe writes to the backend."""
+
+    @property
+    def backend(self) -> object:
+        """The backend it writes to: one that is unreachable holds back only its own writes."""
 
     def settle(self) -> bool:
         """Write what is owed; tell whether nothing is owed any more.
@@ -41,34 +52,53 @@ class Settleable(t.Protocol):
 
 
 class _Owed:
-    """The process-wide set of outboxes with writes owed to the backend."""
+    """The process-wide set of outboxes with writes owed to their backends.
+
+    Every app of the process shares it, whatever its backend: a backend still unreachable
+    holds back its own outboxes (in the order they were owed), never another's.
+    """
 
     def __init__(self) -> None:
-        self._items: dict[int, Settleable] = {}
+        #: The outboxes by id, each with the :func:`time.monotonic` it was first owed at.
+        self._items: dict[int, tuple[Settleable, float]] = {}
         self._lock = threading.Lock()
 
     def add(self, outbox: Settleable) -> None:
         with self._lock:
-            self._items[id(outbox)] = outbox
+            self._items.setdefault(id(outbox), (outbox, time.monotonic()))
 
     def __len__(self) -> int:
         return len(self._items)
 
     def settle(self) -> int:
-        """Write every owed answer the backend takes now; return how many remain owed."""
+        """Write every owed answer the backends take now; return how many remain owed."""
         with self._lock:
             items = list(self._items.items())
-        for key, outbox in items:
+        now = time.monotonic()
+        down: set[int] = set()  # the backends that refused a write this round
+        dropped = 0
+        for key, (outbox, owed_since) in items:
+            if id(outbox.backend) in down:
+                continue  # after its earlier write, in the next round
             try:
                 done = outbox.settle()
             except BackendUnavailable:
-                break  # still down: the rest waits for the next round
+                down.add(id(outbox.backend))
+                done = now - owed_since >= KEEP_OWED_FOR
+                dropped += done
             except Exception:
                 logger.exception("Writing an owed answer failed; it is dropped.")
                 done = True
             if done:
                 with self._lock:
                     self._items.pop(key, None)
+        if dropped:
+            logger.warning(
+                "%s answer(s) owed for %g s to a session store that stayed unreachable "
+                "were dropped.",
+                dropped,
+                KEEP_OWED_FOR,
+            )
         return len(self._items)
 
 

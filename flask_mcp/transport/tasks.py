@@ -190,6 +190,8 @@ class _Outcome:
 
     def __init__(self, state: AppState, task_id: str, message: dict[str, t.Any] | None) -> None:
         self.state, self.task_id, self.message = state, task_id, message
+        #: Where it is recorded (the app's task store is its backend's).
+        self.backend = state.backend
 
     def settle(self) -> bool:
         """Record the handler's answer (``None``: cancelled, or over its time); return ``True``.
