@@ -21,7 +21,10 @@ from urllib.parse import urlsplit
 import pytest
 from harness import delete_keys
 from redis.cluster import RedisCluster
+from wire import Wire
+from wire import make_app
 
+from flask_mcp import MCP
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import GENERAL_STREAM
 from flask_mcp.backends.base import MESSAGE
@@ -33,6 +36,7 @@ from flask_mcp.backends.redis.connections import fail_fast
 from flask_mcp.errors import BackendUnavailable
 from flask_mcp.runtime import settle
 from flask_mcp.runtime.runs import StreamOutbox
+from flask_mcp.runtime.tasks import owner_key
 
 pytestmark = pytest.mark.redis
 
@@ -394,3 +398,26 @@ def test_a_task_change_whose_reply_is_lost_is_made_once_and_seen_made(rig: Rig) 
     assert taken == {"k": "yes"}
     assert changed is not None and changed["mark"] == marker
     assert rig.direct.task_store().get(task_id) == changed
+
+
+def test_a_task_whose_creation_reply_is_lost_is_not_kept(rig: Rig) -> None:
+    """A task ``tools/call`` whose last creation write ran in Redis but lost its reply (and
+    its resend's): the client is refused (503), so nothing of the task may stay in Redis:
+    no record that ``tasks/list`` shows and the lease sweep fails, no per-client count."""
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def slow() -> str:
+        return "never run"
+
+    wire = Wire(make_app(mcp, MCP_BACKEND=rig.proxied))
+    # The last write of the creation: the ZADD to the tasks/list index of an anonymous
+    # 2026-07-28 caller, every time it is sent (a cluster client sends it again on other
+    # connections), and nothing of the removal that follows.
+    index = rig.direct.task_store()._index(owner_key(None, None))  # type: ignore[attr-defined]
+    rig.proxy(f"ZADD\r\n${len(index)}\r\n{index}\r\n", 10)
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    response = wire.post("tools/call", {"name": "slow", "arguments": {}}, caps=caps)
+    assert response.status_code == 503
+    keys = rig.direct.client.scan_iter(f"{rig.direct.keys.prefix}*")
+    assert [k for k in keys if b"task" in k] == []  # the record, its indexes and counts

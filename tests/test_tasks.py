@@ -1567,6 +1567,78 @@ def test_a_task_ending_while_the_backend_fails_over_keeps_its_result() -> None:
     assert done["result"]["content"][0]["text"] == "survived"
 
 
+class _LostReplyTaskStore(MemoryTaskStore):
+    """Task records in memory whose creation is kept but reported failed (its reply lost in
+    a failover), and which the backend cannot reach while ``down``."""
+
+    down = False
+
+    def create(self, record: dict[str, t.Any], ttl: float | None) -> None:
+        super().create(record, ttl)
+        self.down = True
+        raise BackendUnavailable("Redis is unreachable: Connection closed by server.")
+
+    def discard(self, record: dict[str, t.Any]) -> None:
+        if self.down:
+            raise BackendUnavailable("Redis is unreachable: failing over")
+        with self._lock:
+            self._records.pop(record["taskId"], None)
+
+
+def test_a_refused_task_is_discarded_when_the_store_answers_again() -> None:
+    """A task ``tools/call`` refused with 503 because its creation met an outage keeps no
+    record, also when the store stays unreachable past the refusal: it is removed as soon
+    as the store answers (the supervisor retries every second)."""
+    backend = MemoryBackend()
+    store = backend._task_store = _LostReplyTaskStore()
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def slow() -> str:
+        return "never run"
+
+    wire = Wire(make_app(mcp, MCP_BACKEND=backend))
+    response = wire.post("tools/call", {"name": "slow", "arguments": {}}, caps=CAPS)
+    assert response.status_code == 503
+    store.down = False
+    settle_owed()  # what the supervisor does every second
+    assert store._records == {}  # nothing listed, counted or swept
+
+
+def test_a_removal_owed_to_a_store_still_down_holds_back_no_other_app() -> None:
+    """The removal of a refused task's record, owed while its store stays down (as a
+    test's private Redis that never returns), must not hold back another app's owed
+    writes: the first try of this fix held every other backend's behind it."""
+    lost_backend, backend = MemoryBackend(), MemoryBackend()
+    lost = lost_backend._task_store = _LostReplyTaskStore()
+    store = backend._task_store = _FlakyTaskStore()
+    release = threading.Event()
+    apps = []
+    for name, app_backend in [("lost", lost_backend), ("kept", backend)]:
+        mcp = MCP(name=name, version="1")
+
+        @mcp.tool(task="optional")
+        def gated() -> str:
+            release.wait(10)
+            return "survived"
+
+        apps.append(make_app(mcp, MCP_BACKEND=app_backend, MCP_TASK_LEASE=600))
+    call = {"name": "gated", "arguments": {}}
+    assert Wire(apps[0]).post("tools/call", call, caps=CAPS).status_code == 503  # owed first
+    wire = Wire(apps[1])
+    task_id = result_of(wire.post("tools/call", call, caps=CAPS))["result"]["taskId"]
+    store.down = True
+    release.set()
+    time.sleep(1.0)  # the handler ends; its outcome meets the outage
+    store.down = False
+    settle_owed()  # what the supervisor does every second
+    assert poll(wire, task_id, terminal)["status"] == "completed"
+    assert lost._records  # still owed its removal
+    lost.down = False
+    settle_owed()
+    assert lost._records == {}
+
+
 def test_an_immediate_task_error_is_the_plain_calls_error() -> None:
     """A task that fails within ``MCP_TASK_IMMEDIATE_MS`` is answered with the JSON-RPC
     error a plain call gets, its ``data`` included (what ``tasks/get`` would show)."""

@@ -114,6 +114,20 @@ class TaskStore(abc.ABC):
             as :attr:`limits` allow.
         """
 
+    def discard(self, record: dict[str, t.Any]) -> None:
+        """Remove what a :meth:`create` of ``record`` that raised
+        :class:`~flask_mcp.errors.BackendUnavailable` may have stored: the record, and its
+        entries in the indexes and per-caller counts.
+
+        Such a create's writes may have run with their replies lost (a failover); its
+        client is refused, so the store must not keep, count or list the task. A store
+        whose :meth:`create` stores nothing when it raises (as in memory) keeps this one,
+        which does nothing.
+
+        :raises BackendUnavailable: the backend is still unreachable; call it again later.
+        """
+        return None
+
     @abc.abstractmethod
     def get(self, task_id: str) -> dict[str, t.Any] | None:
         """Return a copy of the record, or ``None`` if unknown or expired."""

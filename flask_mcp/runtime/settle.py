@@ -6,7 +6,8 @@ end of its stream) because the backend is unreachable, it registers itself
 here; the supervisor of each app calls :func:`settle_owed` once a second and
 writes what is owed as soon as the backend answers again. The same answers
 are written by the process's exit hooks (:mod:`.supervisor`) when a worker
-stops with requests still running.
+stops with requests still running. The removal of a task record whose creation
+its client was refused waits here too (:func:`flask_mcp.runtime.tasks.create`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ KEEP_OWED_FOR = 3600.0
 
 
 class Settleable(t.Protocol):
-    """An outbox that may owe writes to the backend."""
+    """An outbox (or another writer) that may owe writes to the backend."""
 
     @property
     def backend(self) -> object:

@@ -20,10 +20,13 @@ from .. import signals
 from ..backends.task_store import TaskLimits
 from ..backends.task_store import TaskQuotaExceeded
 from ..errors import INTERNAL_ERROR
+from ..errors import BackendUnavailable
 from . import supervisor
 from .notify import deliver_general
+from .settle import OWED
 
 if t.TYPE_CHECKING:
+    from ..backends.base import Backend
     from ..backends.task_store import TaskStore
     from .state import AppState
 
@@ -54,6 +57,48 @@ def store_of(state: AppState) -> TaskStore:
         large_result_ttl=settings.task_large_result_ttl,
     )
     return store
+
+
+def create(state: AppState, record: dict[str, t.Any], ttl: float | None) -> None:
+    """Store the new task ``record``, kept ``ttl`` seconds; if the store is unreachable,
+    leave nothing of it.
+
+    The store's writes may then have run with their replies lost (a failover): the
+    request is refused, so what they wrote is discarded (:meth:`TaskStore.discard`), at
+    once or, while the store stays unreachable, by the supervisor once it answers
+    (:mod:`.settle`). No record stays that ``tasks/list`` would show, the lease sweep
+    would fail or the caller's bounds would count.
+
+    :raises BackendUnavailable: the store was unreachable.
+    """
+    store = store_of(state)
+    try:
+        store.create(record, ttl)
+    except BackendUnavailable:
+        undo = _Discard(state.backend, store, record)
+        try:
+            undo.settle()
+        except BackendUnavailable:
+            OWED.add(undo)
+        raise
+
+
+class _Discard:
+    """The removal of a task record whose creation its client was refused.
+
+    :param backend: the backend whose task store holds it: while it is unreachable, the
+        removal waits in :data:`~flask_mcp.runtime.settle.OWED` with its other owed writes.
+    """
+
+    def __init__(self, backend: Backend, store: TaskStore, record: dict[str, t.Any]) -> None:
+        self.backend = backend
+        self.store = store
+        self.record = record
+
+    def settle(self) -> bool:
+        """Remove the record; :class:`BackendUnavailable` while the store is unreachable."""
+        self.store.discard(self.record)
+        return True
 
 
 def owner_key(principal: str | None, session_id: str | None) -> str:
@@ -249,6 +294,7 @@ __all__ = [
     "V2025",
     "V2026",
     "check_lease",
+    "create",
     "now_iso",
     "owner_key",
     "set_status",

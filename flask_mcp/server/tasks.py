@@ -42,6 +42,7 @@ from ..runtime.tasks import TERMINAL
 from ..runtime.tasks import V2025
 from ..runtime.tasks import V2026
 from ..runtime.tasks import check_lease
+from ..runtime.tasks import create as create
 from ..runtime.tasks import now_iso
 from ..runtime.tasks import set_status
 from ..runtime.tasks import settle as settle
@@ -196,6 +197,7 @@ __all__ = [
     "record_body",
     "refuse_inputs",
     "check_lease",
+    "create",
     "settle",
     "set_status",
     "store_of",

@@ -141,6 +141,24 @@ class RedisTaskStore(TaskStore):
                     pipe.expire(index, max(int(ttl) + 60, int(self.client.ttl(index) or 0)))
             pipe.execute()
 
+    def discard(self, record: dict[str, t.Any]) -> None:
+        """Remove what a :meth:`create` of ``record`` that raised may have written (see
+        :meth:`TaskStore.discard`): the record, its ids in the live and owner indexes and
+        its entry in its caller's counts; one pipeline, each part harmless when not there."""
+        task_id, owner, caller = record["taskId"], record.get("owner"), caller_of(record)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.delete(self._key(task_id))
+        pipe.zrem(self._live_index(), task_id)
+        if isinstance(owner, str):
+            pipe.zrem(self._index(owner), task_id)
+        if isinstance(caller, str):
+            pipe.zrem(self._counted(caller), task_id)
+            pipe.hdel(self.keys.task_sizes(caller), task_id)
+        try:
+            pipe.execute()
+        except _UNAVAILABLE as exc:
+            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
+
     def get(self, task_id: str) -> dict[str, t.Any] | None:
         with self.commands.errors():
             raw = self.client.get(self._key(task_id))

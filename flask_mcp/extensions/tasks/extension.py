@@ -220,11 +220,12 @@ class Tasks(Extension):
             },
         }
         try:
-            _tasks.store_of(state).create(record, ttl)
+            _tasks.create(state, record, ttl)
         except BackendUnavailable as exc:
-            # Nothing was created and nothing runs: the request met the outage before it
-            # started, so it is refused as the transport refuses one (503, Retry-After),
-            # not answered as a handler that failed. Where and why go to the log.
+            # Nothing is kept and nothing runs (what the store's writes left is discarded):
+            # the request met the outage before it started, so it is refused as the
+            # transport refuses one (503, Retry-After), not answered as a handler that
+            # failed. Where and why go to the log.
             logger.warning(
                 "Refused a task tools/call of %r (id %r) with 503: the task store is "
                 "unavailable: %s",
