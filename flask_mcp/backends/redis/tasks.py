@@ -154,10 +154,8 @@ class RedisTaskStore(TaskStore):
         if isinstance(caller, str):
             pipe.zrem(self._counted(caller), task_id)
             pipe.hdel(self.keys.task_sizes(caller), task_id)
-        try:
+        with self.commands.errors():
             pipe.execute()
-        except _UNAVAILABLE as exc:
-            raise BackendUnavailable(f"Redis is unreachable: {exc}") from exc
 
     def get(self, task_id: str) -> dict[str, t.Any] | None:
         with self.commands.errors():
