@@ -7,6 +7,7 @@ import threading
 import time
 import typing as t
 
+import flask
 import pytest
 from flask import Flask
 from flask import Response
@@ -402,6 +403,27 @@ def test_stateless_requests_carry_meta_and_headers(app: Flask) -> None:
     assert headers["Mcp-Param-Region"] == "=?base64?WsO8cmljaA==?="
     assert headers["X-Trace"] == "1"
     assert "Mcp-Session-Id" not in headers
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_cookie_header_reaches_the_server(version: str) -> None:
+    """``headers={"Cookie": ...}`` signs the client in as a browser session would: the
+    Werkzeug test client's cookie jar must not replace it with its own (empty) cookies."""
+    mcp = MCP(name="cookies", version="1")
+
+    @mcp.tool()
+    def signed_in_as() -> str:
+        """The user of the request's Flask session."""
+        return str(flask.session.get("user"))
+
+    app = make_app(mcp)
+    with app.test_request_context():
+        interface = app.session_interface
+        serializer = interface.get_signing_serializer(app)  # type: ignore[attr-defined]
+        assert serializer is not None
+        cookie = f"session={serializer.dumps({'user': 'ada'})}"
+    with MCPTestClient(app, protocol_version=version, headers={"Cookie": cookie}) as client:
+        assert client.call_tool("signed_in_as")["content"][0]["text"] == "ada"
 
 
 def test_stateless_errors_carry_code_data_and_status(app: Flask) -> None:

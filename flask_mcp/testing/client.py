@@ -80,6 +80,8 @@ class MCPTestClient:
     :param roots: the roots to report for ``roots/list``.
     :param path: the endpoint's path (default: the app's ``MCP_PATH``).
     :param headers: extra HTTP headers for every request (``Authorization``...).
+        A ``Cookie`` header is sent as given, on every request: the test client
+        then keeps no cookie jar of its own.
     :param client_info: the ``clientInfo`` to send.
     :param log_level: the level of log messages to receive (``logging/setLevel``
         in the handshake era, ``_meta`` in 2026-07-28); ``None`` keeps the default.
@@ -106,7 +108,11 @@ class MCPTestClient:
     ) -> None:
         self.app = app
         self.path = find_endpoint(app, path)
-        self.client = app.test_client()
+        self.extra_headers = dict(headers or {})
+        # Werkzeug's cookie jar replaces a request's Cookie header with its own cookies
+        # (none, before a response set one): a Cookie given here is sent as it is instead.
+        given_cookie = any(name.lower() == "cookie" for name in self.extra_headers)
+        self.client = app.test_client(use_cookies=not given_cookie)
         self.protocol_version = protocol_version
         self.stateless = protocol.is_stateless_version(protocol_version)
         self.handlers: dict[str, Handler] = {}
@@ -122,7 +128,6 @@ class MCPTestClient:
             self.handlers["roots/list"] = lambda params: {"roots": self.roots}
             caps["roots"] = {"listChanged": True}
         self.capabilities = capabilities if capabilities is not None else caps
-        self.extra_headers = dict(headers or {})
         self.client_info = client_info or {"name": "flask-mcp-test-client", "version": "1.0"}
         self.log_level = log_level
         self.max_rounds = max_rounds
