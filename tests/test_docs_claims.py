@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import typing as t
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,24 @@ def test_readme_fast_test_selection_leaves_out_every_slow_marker() -> None:
                 expression,
                 marker,
             )
+
+
+def test_tasks_page_declares_the_deploy_tool_of_its_example() -> None:
+    """docs/tasks.md says its ``deploy`` is ``examples/tasks.py`` and that the Python client
+    example gets "api: deployed and live" from it: the page's tool must answer the same."""
+    from flask_mcp.testing import MCPTestClient
+
+    text = page("tasks.md").split("## Declaring a task tool\n", 1)[1]
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, t.Any] = {"__name__": "docs_tasks"}
+    exec(compile(code, "docs/tasks.md", "exec"), namespace)
+    app = Flask("docs_tasks")
+    namespace["mcp"].init_app(app)
+    for go, said in (
+        (True, "api: deployed and live"),
+        (False, "api: deployed, traffic not switched"),
+    ):
+        answer = {"action": "accept", "content": {"go": go}}
+        with MCPTestClient(app, elicitation=lambda params, answer=answer: answer) as client:
+            result = client.call_tool("deploy", {"service": "api", "steps": 1})
+        assert result["content"][0]["text"] == said
