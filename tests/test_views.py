@@ -547,3 +547,46 @@ def test_flask_mcp_routes_and_static_are_never_tools() -> None:
     rules = {rule.rule for rule in app.url_map.iter_rules()}
     assert {"/api/mcp", "/livez", "/readyz", "/metrics", "/static/<path:filename>"} <= rules
     assert any(rule.startswith("/.well-known/oauth-protected-resource") for rule in rules)
+
+
+def test_a_factory_app_whose_routes_select_other_tools_is_refused() -> None:
+    """One server offers one set of tools (docs/views.md): an app of the factory whose
+    ``add_routes`` selection gives a tool the others lack (a blueprint registered by
+    configuration), or lacks one they give, is refused at ``init_app``; accepted, the
+    other apps listed a tool they have no route for, which failed when called."""
+
+    def make(admin: bool) -> Flask:
+        app = Flask(__name__)
+        app.add_url_rule("/api/items", "items", lambda: jsonify([]))
+        if admin:
+            app.add_url_rule("/api/admin/purge", "purge", lambda: "purged", methods=["POST"])
+        return app
+
+    def factory() -> tuple[ViewTools, t.Callable[[bool], Flask]]:
+        mcp = MCP(name="shop", version="1")
+        views = ViewTools(mcp)
+        views.add_routes(include=["/api"])
+
+        def create_app(admin: bool) -> Flask:
+            app = make(admin)
+            mcp.init_app(app)
+            views.init_app(app)
+            return app
+
+        return views, create_app
+
+    views, create_app = factory()
+    plain = create_app(False)
+    with pytest.raises(ValueError, match=r"'purge'.*exclude="):
+        create_app(True)
+    with MCPTestClient(plain) as client:
+        assert [tool["name"] for tool in client.list_tools()] == ["items"]
+
+    views, create_app = factory()
+    create_app(True)
+    refused = make(admin=False)
+    views.mcp.init_app(refused)
+    with pytest.raises(ValueError, match=r"'purge'"):
+        views.init_app(refused)
+    refused.add_url_rule("/api/admin/purge", "purge", lambda: "purged", methods=["POST"])
+    assert sorted(tool.name for tool in views.init_app(refused)) == ["items", "purge"]

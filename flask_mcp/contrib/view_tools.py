@@ -115,6 +115,8 @@ class ViewTools:
             weakref.WeakKeyDictionary()
         )
         self._made: dict[str, _Made] = {}
+        #: Per :meth:`add_routes` declaration (by id): the tools its selection gave.
+        self._selected: dict[int, frozenset[str]] = {}
         if app is not None:
             self.init_app(app)
 
@@ -128,7 +130,9 @@ class ViewTools:
         :raises RuntimeError: a ViewTools is already registered on ``app``.
         :raises LookupError: a declared view is not served by ``app``.
         :raises ValueError: a tool name is taken by another tool, or the app's
-            view gives a tool another app's view does not (a different schema).
+            view gives a tool another app's view does not (a different schema), or
+            the app's routes selected by :meth:`add_routes` give other tools than
+            those of the apps before it. Nothing is registered on ``app`` then.
         """
         if EXTENSION_KEY in app.extensions:
             raise RuntimeError(
@@ -138,9 +142,14 @@ class ViewTools:
         app.extensions[EXTENSION_KEY] = self
         self._bound[app] = {}
         tools: list[Tool] = []
-        with self.mcp.registry.batch():  # one list_changed, not one per view
-            for declaration in self.declarations:
-                tools += self._apply(declaration, app)
+        try:
+            with self.mcp.registry.batch():  # one list_changed, not one per view
+                for declaration in self.declarations:
+                    tools += self._apply(declaration, app)
+        except BaseException:  # refused: the app may register again once fixed
+            del app.extensions[EXTENSION_KEY]
+            del self._bound[app]
+            raise
         return tools
 
     # -- declarations ----------------------------------------------------------------
@@ -230,8 +239,12 @@ class ViewTools:
         tools: list[Tool] = []
         what = f"The view tools of {declaration!r}"
         with self.mcp.integration_change(EXTENSION_KEY, what) as shared:
-            for app in apps:
-                tools += self._apply(declaration, app)
+            try:
+                for app in apps:
+                    tools += self._apply(declaration, app)
+            except BaseException:
+                self._selected.pop(id(declaration), None)  # not kept: its id may be reused
+                raise
             self.declarations.append(declaration)
             if shareable and isinstance(declaration, ViewDeclaration):
                 shared.update(
@@ -287,12 +300,34 @@ class ViewTools:
             ]
         bound = self._bound[app]
         fresh = [f for f in found if bound.get(f.name) is None or not _same(bound[f.name], f)]
+        selected = frozenset(f.name for f in found)
+        if isinstance(declaration, RoutesDeclaration):
+            self._check_selection(declaration, selected, app)
         self._check_names(fresh, app)
         tools: list[Tool] = []
         with self.mcp.registry.batch():
             for spec in fresh:
                 tools.append(self._bind(app, spec, declaration.tags, declaration.scopes))
+        if isinstance(declaration, RoutesDeclaration):
+            self._selected.setdefault(id(declaration), selected)
         return tools
+
+    def _check_selection(
+        self, declaration: RoutesDeclaration, selected: frozenset[str], app: Flask
+    ) -> None:
+        """Refuse an app whose routes give another set of tools than the apps before it."""
+        before = self._selected.get(id(declaration))
+        if before is None or before == selected:
+            return
+        extra = ", ".join(map(repr, sorted(selected - before))) or "none"
+        missing = ", ".join(map(repr, sorted(before - selected))) or "none"
+        raise ValueError(
+            f"The routes of the app {app.name!r} selected by add_routes() give other tools "
+            f"than those of the apps registered before it (extra: {extra}; missing: "
+            f"{missing}). One server offers one set of tools: register the same routes on "
+            "every app of the factory, leave the ones some apps lack out with exclude=, or "
+            "give each kind of app its own MCP and ViewTools."
+        )
 
     def _check_names(self, found: list[views_mod.ViewToolSpec], app: Flask) -> None:
         names = [f.name for f in found]
