@@ -8,6 +8,7 @@ import pytest
 from flask import Flask
 from flask import Response
 from flask import abort
+from flask import current_app
 from flask import jsonify
 from flask import request
 
@@ -590,3 +591,26 @@ def test_a_factory_app_whose_routes_select_other_tools_is_refused() -> None:
         views.init_app(refused)
     refused.add_url_rule("/api/admin/purge", "purge", lambda: "purged", methods=["POST"])
     assert sorted(tool.name for tool in views.init_app(refused)) == ["items", "purge"]
+
+
+def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
+    """``add_view`` after ``init_app`` on two apps of a factory makes one tool (bound on
+    both): it returns that tool once, not once per app."""
+    mcp = MCP(name="shop", version="1")
+    views = ViewTools(mcp)
+    apps = []
+    for store in ("north", "south"):
+        app = Flask(__name__)
+        app.config["STORE"] = store
+        app.add_url_rule("/stock", "stock", lambda: jsonify(current_app.config["STORE"]))
+        mcp.init_app(app)
+        views.init_app(app)
+        apps.append(app)
+    (tool,) = views.add_view("stock")
+    assert tool.name == "stock"
+    for app, store in zip(apps, ("north", "south"), strict=True):
+        with MCPTestClient(app) as client:
+            assert client.call_tool("stock")["structuredContent"] == {"result": store}
+    assert [made.name for made in views.add_routes(include=["/stock"], name=lambda e, m: "s2")] == [
+        "s2"
+    ]

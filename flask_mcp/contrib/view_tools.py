@@ -178,8 +178,8 @@ class ViewTools:
             flask-smorest's are found on their own.
         :param tags: tags of the tool.
         :param scopes: OAuth scopes the caller needs.
-        :returns: the tools made for the apps registered so far (none before
-            the first :meth:`init_app`).
+        :returns: the tool, bound on the apps registered so far, in a list (empty
+            before the first :meth:`init_app`).
         :raises LookupError: an app registered so far has no route for ``view``,
             or ``method`` is needed to choose one.
         """
@@ -217,7 +217,7 @@ class ViewTools:
         :param name: called as ``name(endpoint, method)``; returns the tool's
             name, or ``None`` for the default.
         :param scopes: OAuth scopes the caller needs, for every tool.
-        :returns: the tools made for the apps registered so far.
+        :returns: the tools made for the apps registered so far, each once.
         :raises ValueError: a tool name is taken (nothing is added then).
         """
         declaration = RoutesDeclaration(
@@ -241,7 +241,8 @@ class ViewTools:
         with self.mcp.integration_change(EXTENSION_KEY, what) as shared:
             try:
                 for app in apps:
-                    tools += self._apply(declaration, app)
+                    # each app binds the tools the first one made: return each tool once
+                    tools += [made for made in self._apply(declaration, app) if made not in tools]
             except BaseException:
                 self._selected.pop(id(declaration), None)  # not kept: its id may be reused
                 raise
