@@ -886,6 +886,14 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "Seconds a client metadata document may take to arrive, in total.",
     ),
     Key(
+        "MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES",
+        8,
+        positive_int,
+        "Client metadata documents one process fetches at once (a name resolution that "
+        "outlived its fetch's timeout counts until it ends); past it, a request naming a "
+        "document not cached yet is answered ``temporarily_unavailable``, to retry.",
+    ),
+    Key(
         "MCP_OAUTH_CONSENT_MAX_AGE",
         900.0,
         seconds,

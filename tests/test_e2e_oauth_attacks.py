@@ -205,3 +205,56 @@ def test_a_registration_of_the_wrong_shape_gets_an_oauth_error(
     assert answer.headers["Cache-Control"] == "no-store"
     assert answer.json()["error"] == "invalid_client_metadata", answer.json()
     assert "RFC 7591" in answer.json()["error_description"]
+
+
+def test_slow_client_metadata_documents_cannot_take_every_thread(tmp_path: t.Any) -> None:
+    """Anyone may name a slow host as a ``client_id``: each fetch of its document holds a
+    server thread (and a socket) until its timeout. Past
+    ``MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES`` fetches at once the request is refused at
+    once, with ``temporarily_unavailable`` and ``Retry-After``, instead of taking another
+    thread; a registered client is still served meanwhile."""
+    import threading
+
+    from oauth_hosts import DocumentHost
+
+    host = DocumentHost(tmp_path, CALLBACK, trickle=0.05)  # its headers never end
+    port = 18601
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        "OAUTH_APP_BASE": url,
+        "FLASK_MCP_OAUTH_REGISTRATION_RATE_LIMIT": "null",
+        "FLASK_MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE": "true",
+        "FLASK_MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE": str(host.cert),
+        "FLASK_MCP_OAUTH_CLIENT_METADATA_TIMEOUT": "4",
+        "FLASK_MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES": "2",
+    }
+    slow: list[httpx.Response] = []
+
+    def authorize_slow() -> None:
+        slow.append(httpx.get(f"{url}/oauth/authorize", params=authorize_params(host.url)))
+
+    try:
+        with start_server("tests._apps.oauth_notes:app", "gthread", env=env, port=port):
+            fetching = [threading.Thread(target=authorize_slow) for _ in range(2)]
+            for thread in fetching:
+                thread.start()
+            for _ in range(100):  # a bound on the wait for both fetches to be under way
+                if host.fetches == 2:
+                    break
+                threading.Event().wait(0.05)
+            assert host.fetches == 2
+            refused = httpx.get(f"{url}/oauth/authorize", params=authorize_params(host.url))
+            registered = register(url, [CALLBACK]).json()["client_id"]
+            served = httpx.get(f"{url}/oauth/authorize", params=authorize_params(registered))
+            for thread in fetching:
+                thread.join(30)
+    finally:
+        host.close()
+    assert host.fetches == 2  # the third was refused before fetching
+    assert refused.status_code == 503, refused.text
+    assert '<code id="error">temporarily_unavailable</code>' in refused.text
+    assert "retry" in refused.text and refused.headers["Retry-After"] == "4"
+    assert "Location" not in refused.headers
+    assert served.status_code in (200, 302)  # the login page, for a known client
+    assert [answer.status_code for answer in slow] == [400, 400]
+    assert all("longer than 4 s" in answer.text for answer in slow)

@@ -887,6 +887,45 @@ def test_a_document_whose_name_does_not_resolve_fails_within_the_timeout() -> No
     assert "longer than 0.5 s" in str(outcome[0])
 
 
+def test_a_resolution_that_outlives_its_fetch_holds_its_place_until_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fetch gives up on a name that does not resolve at its timeout, but the resolution
+    goes on in its thread until the system resolver gives up: it counts among the
+    ``max_fetches`` until then, so hosts whose DNS never answers cannot pile up threads."""
+    import socket
+
+    released = threading.Event()
+    resolve = socket.getaddrinfo
+
+    def stuck(host: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        if str(host).endswith(".example"):
+            released.wait(30)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", stuck)
+    documents = ClientDocuments(MemoryStorage(), timeout=0.2, max_fetches=1)
+    try:
+        with pytest.raises(ClientDocumentError, match="longer than 0.2 s"):
+            documents.get("https://slow-dns.example/client.json")
+        with pytest.raises(ClientDocumentError, match="retry in a few seconds") as busy:
+            documents.get("https://other.example/client.json")
+        assert "MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES" in str(busy.value)
+    finally:
+        released.set()
+    for _ in range(100):  # the resolution's thread ends, and gives its place back
+        try:
+            documents.fetch("https://no-such-host.invalid/client.json")
+        except ClientDocumentError as exc:
+            if "retry" not in str(exc):
+                assert "does not resolve" in str(exc)
+                break
+        threading.Event().wait(0.05)
+    else:
+        pytest.fail("the place of the resolution was not given back when it ended")
+
+
 def test_a_refused_document_is_an_invalid_client_error(
     tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

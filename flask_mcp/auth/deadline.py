@@ -9,7 +9,8 @@ waiting read at once. The JWKS fetch of :mod:`~flask_mcp.auth.jwt_authorizer`
 the authorization server (httpx, :meth:`Deadline.trace`) use it.
 
 Name resolution comes before there is a connection to cut: :meth:`Deadline.resolve`
-runs it in a thread of its own and stops waiting for it at the deadline.
+runs it in a thread of its own and stops waiting for it at the deadline; one that
+outlives it ends in that thread, and :meth:`Deadline.when_resolved` tells when.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ class Deadline:
         self._over = False
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
+        #: Resolutions of :meth:`resolve` whose threads still run.
+        self._resolving = 0
+        #: What :meth:`when_resolved` was given, to call once none runs.
+        self._after_resolving: list[t.Callable[[], None]] = []
 
     def watch(self, sock: socket.socket) -> None:
         """Cut ``sock`` at the deadline (at once if it is over); a redirect's replaces it."""
@@ -89,7 +94,10 @@ class Deadline:
                 outcome.append(exc)
             finally:
                 done.set()
+                self._resolved()
 
+        with self._lock:
+            self._resolving += 1
         threading.Thread(target=run, name=f"flask-mcp resolve {host}", daemon=True).start()
         if not done.wait(max(0.0, self.at - time.monotonic())):
             self.cut = True
@@ -97,6 +105,28 @@ class Deadline:
         if isinstance(outcome[0], BaseException):
             raise outcome[0]
         return t.cast("list[tuple[t.Any, ...]]", outcome[0])
+
+    def when_resolved(self, callback: t.Callable[[], None]) -> None:
+        """Call ``callback`` once no name resolution of this deadline runs: now, or when
+        the last one that outlived the deadline ends, in its thread.
+
+        What a fetch holds for as long as its threads run (a slot among a bounded
+        number of fetches) is given back this way.
+        """
+        with self._lock:
+            if self._resolving:
+                self._after_resolving.append(callback)
+                return
+        callback()
+
+    def _resolved(self) -> None:
+        with self._lock:
+            self._resolving -= 1
+            if self._resolving:
+                return
+            callbacks, self._after_resolving = self._after_resolving, []
+        for callback in callbacks:
+            callback()
 
     def create_connection(
         self,

@@ -13,7 +13,11 @@ a server-side request forgery risk, so the fetch:
   gives up after ``MCP_OAUTH_CLIENT_METADATA_TIMEOUT`` seconds in total, the host's
   resolution included;
 - keeps the document as long as its ``Cache-Control``/``Expires`` allow (between
-  :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept).
+  :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept);
+- runs at most ``MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES`` fetches at once per process,
+  a name resolution that outlived its fetch's deadline counted until it ends: past
+  that, :exc:`ClientDocumentsBusy` (anyone may name a slow host, each fetch holding
+  a thread and a socket).
 
 A document must name the URL it was fetched from as its ``client_id``, have a
 ``client_name``, list ``redirect_uris`` and be a public client
@@ -27,6 +31,7 @@ import ipaddress
 import json
 import re
 import ssl
+import threading
 import time
 import typing as t
 from urllib.parse import urlsplit
@@ -44,6 +49,18 @@ DEFAULT_CACHE_SECONDS = 300.0
 
 class ClientDocumentError(Exception):
     """The document cannot be used; the message says why (shown as ``invalid_client``)."""
+
+
+class ClientDocumentsBusy(ClientDocumentError):
+    """As many fetches as allowed run already; the message says to retry (shown as
+    ``temporarily_unavailable``).
+
+    :param retry_after: seconds after which to retry.
+    """
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 def is_document_client_id(client_id: str) -> bool:
@@ -89,6 +106,8 @@ class ClientDocuments:
     :param max_bytes: the largest document accepted.
     :param timeout: seconds for the whole fetch.
     :param verify: ``True``, or the path of a CA bundle to verify TLS with.
+    :param max_fetches: the most fetches run at once (by all the app's requests in
+        this process), a name resolution that outlived its fetch counted until it ends.
     """
 
     def __init__(
@@ -99,6 +118,7 @@ class ClientDocuments:
         max_bytes: int = 5120,
         timeout: float = 5.0,
         verify: bool | str = True,
+        max_fetches: int = 8,
     ) -> None:
         self.storage = storage
         self.allow_private = allow_private
@@ -108,6 +128,8 @@ class ClientDocuments:
         self.verify: bool | ssl.SSLContext = (
             ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
         )
+        self.max_fetches = max_fetches
+        self._fetch_slots = threading.BoundedSemaphore(max_fetches)
 
     def get(
         self, client_id: str, before_fetch: t.Callable[[], None] | None = None
@@ -159,10 +181,9 @@ class ClientDocuments:
     def fetch(self, client_id: str) -> tuple[dict[str, t.Any], float]:
         """Download and check the document; return it and how long it may be cached.
 
+        :raises ClientDocumentsBusy: ``max_fetches`` fetches run already.
         :raises ClientDocumentError: the URL or the document is refused.
         """
-        import httpx
-
         parts = urlsplit(client_id)
         if not is_document_client_id(client_id) or parts.fragment:
             raise ClientDocumentError("a client metadata document URL is https:// with a path")
@@ -173,12 +194,32 @@ class ClientDocuments:
             port = parts.port or 443
         except ValueError as exc:
             raise ClientDocumentError(f"the client_id URL has an invalid port ({exc})") from None
-        started = time.monotonic()
+        if not self._fetch_slots.acquire(blocking=False):
+            raise ClientDocumentsBusy(
+                f"this server is fetching {self.max_fetches} client metadata documents "
+                "already (MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES): retry in a few seconds",
+                retry_after=max(1, round(self.timeout)),
+            )
+        deadline = Deadline(time.monotonic() + self.timeout)
+        try:
+            return self._download(client_id, host, port, deadline)
+        finally:
+            # a resolution that outlived the deadline still holds a thread: its slot
+            # comes back when it ends
+            deadline.when_resolved(self._fetch_slots.release)
+
+    def _download(
+        self, client_id: str, host: str, port: int, deadline: Deadline
+    ) -> tuple[dict[str, t.Any], float]:
+        """Fetch ``client_id`` from ``host`` within ``deadline``; see :meth:`fetch`."""
+        import httpx
+
+        parts = urlsplit(client_id)
+        started = deadline.at - self.timeout
         # httpx's timeout bounds each wait for a byte: a host that sends its TLS handshake
         # or its headers a byte at a time would hold the fetch (and the request that
         # made it) for as long as it goes on. The connection is cut at the deadline,
         # which the name's resolution does not pass either.
-        deadline = Deadline(started + self.timeout)
         address = self._address(host, port, deadline)
         pinned = urlunsplit(("https", netloc(address, port), parts.path, parts.query, ""))
         headers = {"Host": parts.netloc, "Accept": "application/json"}
@@ -265,6 +306,7 @@ __all__ = [
     "MIN_CACHE_SECONDS",
     "ClientDocumentError",
     "ClientDocuments",
+    "ClientDocumentsBusy",
     "cache_seconds",
     "is_document_client_id",
 ]

@@ -119,6 +119,26 @@ class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
     status_code = 400
 
 
+class TemporarilyUnavailableError(OAuth2Error):  # type: ignore[misc]
+    """The server cannot take the request now (RFC 6749 4.1.2.1): HTTP 503, with when
+    to retry.
+
+    :param retry_after: seconds after which to retry, sent as ``Retry-After``.
+    """
+
+    error = "temporarily_unavailable"
+    status_code = 503
+
+    def __init__(self, description: str, retry_after: int) -> None:
+        super().__init__(description=description)
+        self.retry_after = retry_after
+
+    def get_headers(self) -> list[tuple[str, str]]:
+        """The JSON headers, ``Retry-After``, and no caching."""
+        headers: list[tuple[str, str]] = super().get_headers()
+        return [*headers, ("Retry-After", str(self.retry_after))]
+
+
 #: What an ``error_description`` may not hold (RFC 6749 4.1.2.1: %x20-21 / %x23-5B / %x5D-7E).
 _NOT_IN_DESCRIPTION = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
 
@@ -488,6 +508,7 @@ __all__ = [
     "RefreshTokenGrant",
     "RevocationEndpoint",
     "StoredGrant",
+    "TemporarilyUnavailableError",
     "User",
     "digest",
     "error_description",

@@ -26,6 +26,7 @@ from ...protocol import client_network
 from ...server.sealing import secret_keys
 from .client_documents import ClientDocumentError
 from .client_documents import ClientDocuments
+from .client_documents import ClientDocumentsBusy
 from .client_documents import is_document_client_id
 from .clients import Client
 from .clients import RegistrationEndpoint
@@ -33,6 +34,7 @@ from .grants import PKCE
 from .grants import AuthorizationCodeGrant
 from .grants import RefreshTokenGrant
 from .grants import RevocationEndpoint
+from .grants import TemporarilyUnavailableError
 from .grants import digest
 from .grants import error_description
 from .keys import ALGORITHM
@@ -69,6 +71,7 @@ class OAuthSettings:
     client_metadata_ca_bundle: str | None
     client_metadata_max_bytes: int
     client_metadata_timeout: float
+    client_metadata_max_fetches: int
     consent_max_age: float
     revocation_cache_seconds: float
     registration_rate_limit: str | None
@@ -166,6 +169,7 @@ class AppServer:
             max_bytes=settings.client_metadata_max_bytes,
             timeout=settings.client_metadata_timeout,
             verify=settings.client_metadata_ca_bundle or True,
+            max_fetches=settings.client_metadata_max_fetches,
         )
         server = AuthorizationServer(query_client=self.query_client, save_token=self._saved)
         server.app_server = self
@@ -247,6 +251,13 @@ class AppServer:
                 return None
             try:
                 return Client(self.documents.get(client_id, self._count_document_fetch))
+            except ClientDocumentsBusy as exc:
+                raise TemporarilyUnavailableError(
+                    description=error_description(
+                        f"The client metadata document cannot be fetched now: {exc}."
+                    ),
+                    retry_after=exc.retry_after,
+                ) from None
             except ClientDocumentError as exc:
                 from authlib.oauth2.rfc6749.errors import InvalidClientError
 

@@ -36,6 +36,7 @@ from ...protocol import client_network
 from ...protocol import is_local_host
 from ...protocol.hosts import check_request_host
 from .clients import redirect_host
+from .grants import TemporarilyUnavailableError
 from .grants import User
 from .grants import requested_resource
 from .registration import app_server
@@ -156,7 +157,11 @@ def authorize() -> Response | t.Any:
             response = server.authlib.handle_error_response(None, error)
             response.location = add_params_to_uri(response.location, {"iss": server.issuer})
             return response
-        return _error_page(error.error, error.get_error_description() or error.error)
+        response = _error_page(error.error, error.get_error_description() or error.error)
+        if isinstance(error, TemporarilyUnavailableError):
+            response.status_code = error.status_code
+            response.headers["Retry-After"] = str(error.retry_after)
+        return response
     if user_id is None:
         return _login_redirect()
     client = grant.client
