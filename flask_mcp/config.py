@@ -929,7 +929,8 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         10_000,
         non_negative_int,
         "Most clients kept from Dynamic Client Registration; registration is refused at "
-        "that number until some expire (0: no bound).",
+        "that number until some expire (0: no bound). As many fetched client metadata "
+        "documents are cached at most; past it, one is used without being cached.",
     ),
     Key(
         "MCP_OAUTH_LOGIN_VIEW",

@@ -974,6 +974,37 @@ def test_document_fetches_count_as_registrations_of_the_address(
     assert b"at most 2 per 1 minute" in refused.data
 
 
+def test_cached_documents_are_bounded_like_registered_clients(
+    tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anyone may have documents fetched and cached (a day, if their ``Cache-Control``
+    says so), from as many addresses as they have: the cache keeps at most
+    ``MCP_OAUTH_MAX_CLIENTS`` of them; past it a document is used, not kept."""
+    host = DocumentHost(tmp_path, REDIRECT)
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE", "true")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE", str(host.cert))
+    monkeypatch.setenv("FLASK_MCP_OAUTH_MAX_CLIENTS", "1")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REGISTRATION_RATE_LIMIT", "null")
+    fetches = []
+    try:
+        app = oauth_notes.create_app()
+        client = app.test_client()
+        login(client)
+        for url in (host.url, f"{host.url}?another=client"):
+            host.document = {**host.document, "client_id": url}
+            _, challenge = pkce()
+            query = urlencode(authorize_params(url, challenge))
+            pages = [client.get(f"/oauth/authorize?{query}") for _ in "ab"]
+            assert [page.status_code for page in pages] == [200] * 2, pages[0].data
+            fetches.append(host.fetches - sum(fetches))
+        storage = oauth_notes.oauth.app_server(app).storage
+    finally:
+        host.close()
+    # the first is cached; the second is used, not kept: the cache holds its one document
+    assert fetches == [1, 2]
+    assert storage.count_client_documents() == 1
+
+
 def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) -> None:
     """With MCP_OAUTH_REVOCATION_CACHE_SECONDS another worker's revocation waits its turn."""
     monkeypatch.setenv("FLASK_MCP_OAUTH_REVOCATION_CACHE_SECONDS", "3600")

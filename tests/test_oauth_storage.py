@@ -162,6 +162,19 @@ def test_families_revocations_and_consents(storage: t.Any) -> None:
     assert storage.load_consent("ada", "c1") is None and list(storage.consents("ada")) == ["c2"]
 
 
+def test_cached_client_documents_are_counted(storage: t.Any) -> None:
+    """The cache is bounded by its count (``MCP_OAUTH_MAX_CLIENTS``): expired ones leave it."""
+    assert storage.count_client_documents() == 0
+    for number in range(3):
+        url = f"https://app{number}.example/client.json"
+        storage.cache_client_document(url, {"client_id": url}, 60)
+    url = "https://app0.example/client.json"
+    storage.cache_client_document(url, {"client_id": url, "client_name": "again"}, 60)
+    storage.cache_client_document("https://gone.example/c.json", {}, 0.05)
+    time.sleep(0.1)
+    assert storage.count_client_documents() == 3
+
+
 def test_signing_keys_and_client_documents(storage: t.Any) -> None:
     assert storage.add_signing_key(7, {"kid": "7-a", "d": "secret"}, 60)
     assert not storage.add_signing_key(7, {"kid": "7-b", "d": "other"}, 60)

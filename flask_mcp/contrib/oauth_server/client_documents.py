@@ -13,7 +13,8 @@ a server-side request forgery risk, so the fetch:
   gives up after ``MCP_OAUTH_CLIENT_METADATA_TIMEOUT`` seconds in total, the host's
   resolution included;
 - keeps the document as long as its ``Cache-Control``/``Expires`` allow (between
-  :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept);
+  :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept),
+  while fewer than ``MCP_OAUTH_MAX_CLIENTS`` are kept;
 - runs at most ``MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES`` fetches at once per process,
   a name resolution that outlived its fetch's deadline counted until it ends: past
   that, :exc:`ClientDocumentsBusy` (anyone may name a slow host, each fetch holding
@@ -106,6 +107,8 @@ class ClientDocuments:
     :param max_bytes: the largest document accepted.
     :param timeout: seconds for the whole fetch.
     :param verify: ``True``, or the path of a CA bundle to verify TLS with.
+    :param max_cached: the most documents kept in ``storage`` (0: no bound); past it,
+        a document is used without being kept.
     :param max_fetches: the most fetches run at once (by all the app's requests in
         this process), a name resolution that outlived its fetch counted until it ends.
     """
@@ -118,6 +121,7 @@ class ClientDocuments:
         max_bytes: int = 5120,
         timeout: float = 5.0,
         verify: bool | str = True,
+        max_cached: int = 10_000,
         max_fetches: int = 8,
     ) -> None:
         self.storage = storage
@@ -128,6 +132,7 @@ class ClientDocuments:
         self.verify: bool | ssl.SSLContext = (
             ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
         )
+        self.max_cached = max_cached
         self.max_fetches = max_fetches
         self._fetch_slots = threading.BoundedSemaphore(max_fetches)
 
@@ -146,7 +151,11 @@ class ClientDocuments:
         if before_fetch is not None:
             before_fetch()
         document, keep = self.fetch(client_id)
-        if keep > 0:
+        # anyone may have documents fetched (from as many addresses as they have):
+        # the storage keeps as many as it keeps registered clients
+        if keep > 0 and (
+            not self.max_cached or self.storage.count_client_documents() < self.max_cached
+        ):
             self.storage.cache_client_document(client_id, document, keep)
         return document
 

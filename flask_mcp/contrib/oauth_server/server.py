@@ -169,6 +169,7 @@ class AppServer:
             max_bytes=settings.client_metadata_max_bytes,
             timeout=settings.client_metadata_timeout,
             verify=settings.client_metadata_ca_bundle or True,
+            max_cached=settings.max_clients,
             max_fetches=settings.client_metadata_max_fetches,
         )
         server = AuthorizationServer(query_client=self.query_client, save_token=self._saved)

@@ -641,6 +641,15 @@ class SQLStorage:
             ).scalar()
         return None if found is None else dict(found)
 
+    def count_client_documents(self) -> int:
+        """See :meth:`~.storage.Storage.count_client_documents`."""
+        table = self.tables.client_documents
+        with self.engine.connect() as conn:
+            count = conn.execute(
+                sa.select(sa.func.count()).select_from(table).where(self._live(table))
+            ).scalar()
+        return int(count or 0)
+
 
 __all__ = [
     "PURGE_EVERY",

@@ -138,6 +138,9 @@ class Storage(t.Protocol):
     def cached_client_document(self, client_id: str) -> Record | None:
         """Return a cached client metadata document, or ``None``."""
 
+    def count_client_documents(self) -> int:
+        """Return how many client metadata documents are cached (for ``MCP_OAUTH_MAX_CLIENTS``)."""
+
 
 class KeyValueStorage:
     """A :class:`Storage` on JSON values under string keys, with sets and indexes.
@@ -146,8 +149,8 @@ class KeyValueStorage:
     and ``refresh:<digest>`` (``code-used:``, ``refresh-used:`` once redeemed),
     ``families:<user>:<client>`` (a set), ``revoked:<family>``,
     ``consent:<user>:<client>`` (and the set ``consents:<user>``), ``key:<period>``,
-    ``cimd:<client_id>``. Each operation touches one key at a time, so on a Redis
-    Cluster the keys may live in any slot.
+    ``cimd:<client_id>`` (and the index ``cimds``). Each operation touches one key at a
+    time, so on a Redis Cluster the keys may live in any slot.
 
     Subclasses provide the primitive operations.
     """
@@ -267,10 +270,15 @@ class KeyValueStorage:
     def cache_client_document(self, client_id: str, document: Record, ttl: float) -> None:
         """See :meth:`Storage.cache_client_document`."""
         self._put(f"cimd:{client_id}", document, ttl)
+        self._index("cimds", client_id, time.time() + ttl)
 
     def cached_client_document(self, client_id: str) -> Record | None:
         """See :meth:`Storage.cached_client_document`."""
         return self._get(f"cimd:{client_id}")
+
+    def count_client_documents(self) -> int:
+        """See :meth:`Storage.count_client_documents`."""
+        return self._count("cimds")
 
 
 class MemoryStorage(KeyValueStorage):
