@@ -350,3 +350,22 @@ def test_workers_creating_the_tables_at_once(
         workers[0].tables.clients.metadata.drop_all(workers[0].engine)
         for storage in workers:
             storage.engine.dispose()
+
+
+def test_memory_storage_lets_go_of_expired_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records that expire unread (a code never redeemed, a client metadata document
+    anyone had cached, a registration not used again) are deleted from memory, not only
+    hidden: a long-running single-process server would hold every one it ever made."""
+    from flask_mcp.contrib.oauth_server import storage as storage_module
+
+    monkeypatch.setattr(storage_module, "PURGE_EVERY", 0.0)
+    storage = MemoryStorage()
+    for number in range(50):
+        storage.save_grant("code", f"d{number}", code(), 0.01)
+        storage.cache_client_document(f"https://app{number}.example/c.json", {}, 0.01)
+        storage.save_consent("ada", f"c{number}", {"scopes": []}, 0.01)
+    time.sleep(0.05)
+    storage.save_client({"client_id": "kept"}, 60)
+    assert set(storage._records) == {"client:kept"}
+    assert storage._sets == {}
+    assert storage.count_client_documents() == 0 and storage.load_client("kept") is not None

@@ -281,17 +281,41 @@ class KeyValueStorage:
         return self._count("cimds")
 
 
+#: Seconds between two deletions of the expired records of a :class:`MemoryStorage`.
+PURGE_EVERY = 60.0
+
+
 class MemoryStorage(KeyValueStorage):
-    """Records in this process only: for tests and a single-process server."""
+    """Records in this process only: for tests and a single-process server.
+
+    A record past its lifetime is gone at once; its memory is given back on the next
+    write, at most every :data:`PURGE_EVERY` seconds, when every expired record is
+    deleted (most expire unread: codes never redeemed, documents cached for anyone).
+    """
 
     def __init__(self) -> None:
         self._records: dict[str, tuple[float, Record]] = {}
         self._sets: dict[str, tuple[float, set[str]]] = {}
         self._indexes: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
+        self._purge_at = 0.0
+
+    def _purge(self) -> None:
+        """Delete the expired records and sets, once per :data:`PURGE_EVERY` seconds;
+        under the lock."""
+        now = time.monotonic()
+        if now < self._purge_at:
+            return
+        self._purge_at = now + PURGE_EVERY
+        wall = time.time()
+        for key in [key for key, (until, _) in self._records.items() if until <= wall]:
+            del self._records[key]
+        for key in [key for key, (until, _) in self._sets.items() if until <= wall]:
+            del self._sets[key]
 
     def _put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
         with self._lock:
+            self._purge()
             if only_new and self._live(key) is not None:
                 return False
             self._records[key] = (time.time() + ttl, json.loads(json.dumps(value)))
@@ -324,6 +348,7 @@ class MemoryStorage(KeyValueStorage):
 
     def _add(self, key: str, member: str, ttl: float) -> None:
         with self._lock:
+            self._purge()
             until, members = self._sets.get(key, (0.0, set()))
             members.add(member)
             self._sets[key] = (max(until, time.time() + ttl), members)
@@ -473,6 +498,7 @@ def unreachable_errors(storage: object = None) -> tuple[type[Exception], ...]:
 __all__ = [
     "GRANT_KINDS",
     "MAX_CONNECTIONS",
+    "PURGE_EVERY",
     "GrantKind",
     "KeyValueStorage",
     "MemoryStorage",
