@@ -1278,3 +1278,32 @@ def test_a_token_check_its_storage_cannot_answer_is_503_not_500(
     assert refused.headers["Retry-After"] and "6379" not in refused.get_data(as_text=True)
     monkeypatch.setattr(server, "family_live", live)
     assert call_tool(app.test_client(), token["access_token"], "whoami").status_code == 200
+
+
+def test_a_document_url_with_dot_segments_is_refused(
+    tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Client ID Metadata Document draft (section 3), which the MCP spec makes a MUST:
+    a ``client_id`` URL has no ``.`` or ``..`` path segment (it names its document
+    once, the way it is written)."""
+    host = DocumentHost(tmp_path, REDIRECT)
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE", "true")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE", str(host.cert))
+    pages = []
+    try:
+        app = oauth_notes.create_app()
+        client = app.test_client()
+        login(client)
+        for segment in ("..", ".", "%2e%2E", "%2E"):
+            url = host.url.replace("/oauth/", f"/oauth/x/{segment}/")
+            host.document = {**host.document, "client_id": url}
+            _, challenge = pkce()
+            pages.append(
+                client.get("/oauth/authorize?" + urlencode(authorize_params(url, challenge)))
+            )
+    finally:
+        host.close()
+    assert host.fetches == 0
+    for page in pages:
+        assert page.status_code == 400 and b'<code id="error">invalid_client</code>' in page.data
+        assert b"dot segment" in page.data

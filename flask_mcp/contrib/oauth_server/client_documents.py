@@ -4,7 +4,8 @@ The MCP authorization spec (2025-11-25) lets a client use the URL of a JSON
 document describing it as its ``client_id``. Fetching a URL a stranger chose is
 a server-side request forgery risk, so the fetch:
 
-- takes ``https://`` URLs only, with a path, no credentials, no fragment;
+- takes ``https://`` URLs only, with a path, no ``.`` or ``..`` path segment, no
+  credentials, no fragment (the Client ID Metadata Document draft, section 3);
 - resolves the host once and refuses private, loopback, link-local, multicast
   and reserved addresses (unless ``MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE``, for
   development), then connects to the address it checked (no DNS rebinding), with
@@ -35,6 +36,7 @@ import ssl
 import threading
 import time
 import typing as t
+from urllib.parse import unquote
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
@@ -198,6 +200,11 @@ class ClientDocuments:
             raise ClientDocumentError("a client metadata document URL is https:// with a path")
         if parts.username is not None or parts.password is not None:
             raise ClientDocumentError("a client metadata document URL has no credentials")
+        if any(unquote(segment) in (".", "..") for segment in parts.path.split("/")):
+            raise ClientDocumentError(
+                "a client metadata document URL has no '.' or '..' path segment (dot segment): "
+                "write the path of the document as it is"
+            )
         host = parts.hostname or ""
         try:
             port = parts.port or 443
