@@ -553,3 +553,26 @@ def test_a_skill_file_is_not_taken_away_from_under_its_manifest(mode: str, tool:
         answer, digests = anyio.run(main, running.url)
     assert answer.startswith("refused: ") and skill_uri in answer
     assert len(digests) == 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_directory_above_unlisted_skills_does_not_list_them(server: t.Any, mode: str) -> None:
+    # The app serves examples/skills again under internal/, unlisted: skills/list and
+    # resources/list leave them out, and so must a directory read of the prefix.
+    async def main() -> None:
+        async with Client(server.url, mode=mode) as client:
+            for hidden in ("skill://internal", "skill://internal/ops"):
+                with pytest.raises(MCPError) as caught:
+                    await call(client, "resources/directory/read", uri=hidden)
+                assert caught.value.error.code == -32602
+                assert caught.value.error.message == f"No directory resource at {hidden}"
+            known = await call(
+                client, "resources/directory/read", uri="skill://internal/ops/incident-triage"
+            )  # a client that knows the skill's URI reads its directories
+            assert "SKILL.md" in [item["name"] for item in known["resources"]]
+            top = await call(client, "resources/directory/read", uri="skill://ops")
+            assert [item["uri"] for item in top["resources"]] == ["skill://ops/incident-triage"]
+            listed = [resource.uri for resource in (await client.list_resources()).resources]
+            assert listed and not [uri for uri in listed if uri.startswith("skill://internal")]
+
+    anyio.run(main)

@@ -113,10 +113,14 @@ def _index(loaded: list[_Loaded]) -> _Index:
     skills: dict[str, Skill] = {}
     files: dict[str, PublishedFile] = {}
     children: dict[str, set[str]] = {}
+    #: The directories above listed skills, with only the children that lead to one.
+    shown: dict[str, set[str]] = {}
     dynamic: dict[str, Skill] = {}
     for entry in loaded:
         for skill in entry.skills:
             skills[skill.uri] = skill
+            if skill.listed:
+                _add_parents(shown, skill.directory_uri, leaf_is_directory=True)
             if skill.dynamic:
                 dynamic[skill.directory_uri] = skill
                 _add_parents(children, skill.directory_uri, leaf_is_directory=True)
@@ -136,8 +140,22 @@ def _index(loaded: list[_Loaded]) -> _Index:
                     )
                 files[file.uri] = published
                 _add_parents(children, file.uri, leaf_is_directory=False)
-    directories = {uri: tuple(sorted(found)) for uri, found in children.items()}
+    # A directory above the skills (a prefix) shows only what leads to a listed skill, as
+    # skills/list does: an unlisted skill is served to a client that knows its URI, and
+    # the skill's own directories are read in full (its entry lists every file anyway).
+    roots = {skill.directory_uri for skill in skills.values()}
+    directories = {
+        uri: tuple(sorted(found if _within(uri, roots) else shown[uri]))
+        for uri, found in children.items()
+        if uri in shown or _within(uri, roots)
+    }
     return _Index(skills, files, directories, dynamic)
+
+
+def _within(uri: str, roots: set[str]) -> bool:
+    """Tell whether the directory ``uri`` is the root of a skill in ``roots`` or below one."""
+    segments = uri[len(_PREFIX) :].split("/")
+    return any(_PREFIX + "/".join(segments[:end]) in roots for end in range(1, len(segments) + 1))
 
 
 def _add_parents(children: dict[str, set[str]], uri: str, *, leaf_is_directory: bool) -> None:
