@@ -576,3 +576,29 @@ def test_a_directory_above_unlisted_skills_does_not_list_them(server: t.Any, mod
             assert listed and not [uri for uri in listed if uri.startswith("skill://internal")]
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_failing_dynamic_skill_is_left_out_of_the_listing(mode: str) -> None:
+    # The spec lets a listing be partial: one skill whose function raises must not take
+    # the others away. The error goes to the log with its traceback; skills/get of that
+    # skill is an internal error.
+    async def main(url: str) -> tuple[list[str], MCPError]:
+        async with Client(url, mode=mode) as client:
+            listed = [entry["uri"] for entry in await every_skill(client)]
+            with pytest.raises(MCPError) as caught:
+                await call(client, "skills/get", uri="skill://reports/broken/SKILL.md")
+            return listed, caught.value
+
+    with start_server(f"{APP}:app", "gthread", env={"SKILLS_BROKEN": "1"}) as running:
+        listed, error = anyio.run(main, running.url)
+        log = running.log()
+    assert listed == [
+        "skill://flask-deploy/SKILL.md",
+        "skill://ops/incident-triage/SKILL.md",
+        "skill://reports/daily/SKILL.md",
+    ]
+    assert error.error.code == -32603 and "server log" in error.error.message
+    assert "reports database is down" not in error.error.message
+    assert "Traceback" in log and "RuntimeError: the reports database is down" in log
+    assert "skills/list leaves it out" in log

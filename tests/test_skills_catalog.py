@@ -277,7 +277,8 @@ def test_a_dynamic_skill(tmp_path: pathlib.Path) -> None:
 def test_a_dynamic_skill_that_returns_something_unservable(produced: object, message: str) -> None:
     catalog = catalog_of(SkillSource("dynamic", skill_path="daily", producer=lambda: produced))
     with pytest.raises(DynamicSkillError, match=message.replace("(", r"\(")):
-        catalog.list_result({}, 100)
+        catalog.get_result({"uri": "skill://daily/SKILL.md"})
+    assert catalog.list_result({}, 100) == {"skills": []}  # left out, the error logged
 
 
 def test_a_dynamic_skill_that_raises() -> None:

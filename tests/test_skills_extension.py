@@ -232,8 +232,8 @@ def test_a_dynamic_skill_directory_whose_uri_is_percent_encoded(version: str) ->
 
 @pytest.mark.parametrize("version", ERAS)
 @pytest.mark.parametrize(("debug", "shown"), [(True, True), (False, False)])
-def test_a_failing_dynamic_skill_is_an_internal_error(
-    version: str, debug: bool, shown: bool
+def test_a_failing_dynamic_skill_is_left_out_of_the_listing(
+    version: str, debug: bool, shown: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     def crash() -> dict[str, str | bytes]:
         raise RuntimeError("password=hunter2")
@@ -241,12 +241,17 @@ def test_a_failing_dynamic_skill_is_an_internal_error(
     skills = Skills()
     skills.add_dynamic("broken", lambda: {"SKILL.md": "no frontmatter"})
     skills.add_dynamic("crash", crash, listed=False)
+    skills.add_dynamic("fine", lambda: {"SKILL.md": skill_md("fine")})
     app = make_app(skills)
     app.debug = debug
     client = MCPTestClient(app, protocol_version=version)
     with client:
+        listed = client.request("skills/list")["skills"]
+        assert [entry["uri"] for entry in listed] == ["skill://fine/SKILL.md"]
+        (record,) = [record for record in caplog.records if "leaves it out" in record.message]
+        assert "does not begin with YAML frontmatter" in record.message
         with pytest.raises(MCPError) as caught:
-            client.request("skills/list")
+            client.request("skills/get", {"uri": "skill://broken/SKILL.md"})
         assert caught.value.code == INTERNAL_ERROR
         assert ("does not begin with YAML frontmatter" in caught.value.message) is shown
         with pytest.raises(MCPError) as caught:

@@ -6,7 +6,8 @@
 - ``$SKILLS_WATCH_FOLDER`` under ``watched/`` when set (the debug-mode tests edit it);
 - a Server Card when ``FLASK_MCP_SERVER_CARD`` is true (added by ``init_app``);
 - debug mode (the folders are watched) when ``SKILLS_DEBUG`` is ``1``;
-- tools that disable or remove a resource while serving when ``SKILLS_ADMIN_TOOLS`` is ``1``.
+- tools that disable or remove a resource while serving when ``SKILLS_ADMIN_TOOLS`` is ``1``;
+- the dynamic skill ``reports/broken``, whose function raises, when ``SKILLS_BROKEN`` is ``1``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ def daily_report() -> dict[str, str | bytes]:
         ),
         "data/summary.csv": f"date,requests,errors\n{today},1200,3\n",
     }
+
+
+if os.environ.get("SKILLS_BROKEN") == "1":
+
+    @mcp.dynamic_skill("reports/broken")
+    def broken_report() -> dict[str, str | bytes]:
+        """A skill whose function fails, as one whose database is down does."""
+        raise RuntimeError("the reports database is down")
 
 
 @mcp.tool()

@@ -13,6 +13,7 @@ a reader always sees one consistent set of skills.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import pathlib
 import stat
@@ -41,6 +42,7 @@ from .model import directory_uri
 from .model import file_uri
 
 _PREFIX = f"{SCHEME}://"
+logger = logging.getLogger("flask_mcp")
 
 
 class StaleFile(Exception):
@@ -316,12 +318,21 @@ class SkillCatalog:
     def list_result(self, params: dict[str, t.Any], page_size: int) -> dict[str, t.Any]:
         """Return the ``skills/list`` result: a page of the listed skills' entries.
 
+        A dynamic skill whose function fails is left out (a listing may be
+        partial) and the error is logged with its traceback: one broken skill
+        does not take the others away. ``skills/get`` of it raises.
+
         :raises InvalidParams: the cursor is not one this method returned.
-        :raises DynamicSkillError: a dynamic skill on the page failed.
         """
         listed = [skill for skill in self._index.skills.values() if skill.listed]
         page, cursor = _page(listed, params.get("cursor"), page_size)
-        result: dict[str, t.Any] = {"skills": [self.entry(skill) for skill in page]}
+        entries = []
+        for skill in page:
+            try:
+                entries.append(self.entry(skill))
+            except DynamicSkillError as exc:
+                logger.error("Skills: %s; skills/list leaves it out", exc, exc_info=exc)
+        result: dict[str, t.Any] = {"skills": entries}
         if cursor is not None:
             result["nextCursor"] = cursor
         return result
