@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import typing as t
 
 import anyio
@@ -602,3 +603,34 @@ def test_a_failing_dynamic_skill_is_left_out_of_the_listing(mode: str) -> None:
     assert "reports database is down" not in error.error.message
     assert "Traceback" in log and "RuntimeError: the reports database is down" in log
     assert "skills/list leaves it out" in log
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("mode", MODES)
+def test_every_worker_publishes_the_manifest_of_the_files_on_disk(
+    mode: str, redis_url: str
+) -> None:
+    # Not in debug mode, two workers. After a file changes on disk, a host may fetch the
+    # entry from one worker and the file from the other: skills/get on every worker must
+    # give the new digest (within the watch interval), not only on one whose read of the
+    # file happened to find the change.
+    uri = "skill://watched/notes/SKILL.md"
+    with tempfile.TemporaryDirectory(prefix="skills-workers-") as folder:
+        watched = pathlib.Path(folder)
+        write(watched, {"notes/SKILL.md": skill_md("notes"), "notes/a.md": "a"})
+
+        async def digests(url: str) -> set[str]:
+            found = set()
+            for _ in range(8):  # a client per request: each connection may go to either worker
+                async with Client(url, mode=mode) as client:
+                    entry = (await call(client, "skills/get", uri=uri))["skill"]
+                    found |= {item["digest"] for item in entry["resources"][1:]}
+            return found
+
+        env = {"SKILLS_WATCH_FOLDER": folder, "FLASK_MCP_BACKEND": redis_url}
+        with start_server(f"{APP}:app", "gthread", workers=2, env=env) as running:
+            assert anyio.run(digests, running.url) == {"sha256:" + hashlib.sha256(b"a").hexdigest()}
+            touch(watched / "notes" / "a.md", "a, rewritten")
+            time.sleep(1.1)  # Skills.watch_interval
+            after = anyio.run(digests, running.url)
+    assert after == {"sha256:" + hashlib.sha256(b"a, rewritten").hexdigest()}

@@ -326,7 +326,7 @@ def test_debug_mode_sees_the_folder_change(version: str, tmp_path: pathlib.Path)
         assert contents["text"] == "a, rewritten"
 
 
-def test_without_debug_the_folder_is_not_watched_but_reads_stay_true(
+def test_without_debug_only_manifests_and_reads_follow_the_folder(
     tmp_path: pathlib.Path,
 ) -> None:
     write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "demo/a.md": "a"})
@@ -335,15 +335,18 @@ def test_without_debug_the_folder_is_not_watched_but_reads_stay_true(
     skills.add_folder(tmp_path)
     with MCPTestClient(make_app(skills)) as client:
         write(tmp_path, {"demo/b.md": "b"})
+        uris = [item["uri"] for item in client.list_resources()]
+        assert "skill://demo/b.md" not in uris  # not looked at: no debug mode
         (entry,) = client.request("skills/list")["skills"]
-        assert len(entry["resources"]) == 2  # not looked at: no debug mode
+        assert len(entry["resources"]) == 3  # a manifest is looked at in every mode
+        write(tmp_path, {"demo/c.md": "c"})
         touch(tmp_path / "demo" / "a.md", "A")  # same size, other bytes
         (contents,) = client.read_resource("skill://demo/a.md")
         assert contents["text"] == "A"  # the read found the change and loaded the skill again
         (entry,) = client.request("skills/list")["skills"]
         digests = {item["uri"]: item["digest"] for item in entry["resources"]}
         assert digests["skill://demo/a.md"] == "sha256:" + hashlib.sha256(b"A").hexdigest()
-        assert "skill://demo/b.md" in digests  # the reload saw the whole folder
+        assert "skill://demo/c.md" in digests  # the reload saw the whole folder
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")

@@ -12,14 +12,16 @@ on the wire:
   ``cacheScope`` (they extend ``CacheableResult``: ``skills/list`` takes the
   list settings, ``MCP_CACHE_*``, ``skills/get`` those of reads,
   ``MCP_READ_CACHE_*`` or the skill's own);
-- in debug mode (``app.debug``, read at each request, as ``flask run --debug``
-  sets it late) the folders are looked at again, at most every
-  :attr:`Skills.watch_interval` seconds, when a client lists or reads
-  resources or skills: added, removed and rewritten files change the
-  resources, which sends ``notifications/resources/list_changed`` (and
+- the folders are looked at again, at most every :attr:`Skills.watch_interval`
+  seconds, before ``skills/list`` and ``skills/get`` in any mode, and in debug
+  mode (``app.debug``, read at each request, as ``flask run --debug`` sets it
+  late) before any request that lists or reads resources or skills: added,
+  removed and rewritten files change the resources, which sends
+  ``notifications/resources/list_changed`` (and
   ``notifications/resources/updated`` to the subscribers of a rewritten
   file). In any mode a read that finds a file changed on disk loads its skill
-  again first, so a manifest never describes bytes other than those served.
+  again first, so a manifest never describes bytes other than those served,
+  on any worker.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger("flask_mcp")
 P = t.TypeVar("P", bound=Producer)
 
-#: The requests after which debug mode looks at the skill folders again.
+#: The requests before which debug mode looks at the skill folders again.
 WATCHED_METHODS = frozenset(
     {
         "resources/list",
@@ -75,6 +77,9 @@ WATCHED_METHODS = frozenset(
         "skills/get",
     }
 )
+#: Those before which every mode looks: they publish manifests, which must describe the
+#: bytes every worker serves, not only those of a worker whose read found a change.
+MANIFEST_METHODS = frozenset({"skills/list", "skills/get"})
 
 
 def caller_root(stacklevel: int) -> pathlib.Path:
@@ -418,8 +423,16 @@ class Skills(Extension):
     # -- changes on disk -------------------------------------------------------------
 
     def _watch(self, call: CallInfo, call_next: CallNext) -> dict[str, t.Any]:
-        """Middleware: in debug mode, look at the folders before a request that shows them."""
-        if call.method in WATCHED_METHODS and getattr(call.app, "debug", False):
+        """Middleware: look at the folders before a request that shows them.
+
+        In debug mode before each of :data:`WATCHED_METHODS`, in any mode before
+        ``skills/list`` and ``skills/get`` (:data:`MANIFEST_METHODS`); at most every
+        :attr:`watch_interval` seconds.
+        """
+        method = call.method
+        if method in WATCHED_METHODS and (
+            method in MANIFEST_METHODS or getattr(call.app, "debug", False)
+        ):
             uri = call.params.get("uri")
             if call.method != "resources/read" or (
                 isinstance(uri, str) and uri.startswith("skill://")
@@ -501,4 +514,4 @@ class Skills(Extension):
         return self.catalog.directory_result(params, self._page_size(ctx))
 
 
-__all__ = ["SKILL_FILE", "WATCHED_METHODS", "Skills", "caller_root"]
+__all__ = ["MANIFEST_METHODS", "SKILL_FILE", "WATCHED_METHODS", "Skills", "caller_root"]
