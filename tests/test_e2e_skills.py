@@ -634,3 +634,44 @@ def test_every_worker_publishes_the_manifest_of_the_files_on_disk(
             time.sleep(1.1)  # Skills.watch_interval
             after = anyio.run(digests, running.url)
     assert after == {"sha256:" + hashlib.sha256(b"a, rewritten").hexdigest()}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("breakage", ["frontmatter", "size"])
+def test_a_skill_whose_files_no_longer_load_says_why_everywhere(mode: str, breakage: str) -> None:
+    # A file edited on disk so that its skill cannot be loaded again: the old entry (old
+    # digests) must not go on being published while the file reads as not found, and the
+    # error says why, naming the URI once.
+    uri = "skill://watched/notes/SKILL.md"
+    with tempfile.TemporaryDirectory(prefix="skills-broken-") as folder:
+        watched = pathlib.Path(folder)
+        write(watched, {"notes/SKILL.md": skill_md("notes"), "notes/a.md": "a"})
+
+        async def main(url: str) -> tuple[MCPError, MCPError, list[str], dict[str, t.Any]]:
+            async with Client(url, mode=mode) as client:
+                await call(client, "skills/get", uri=uri)
+                if breakage == "frontmatter":
+                    touch(watched / "notes" / "SKILL.md", "# no frontmatter\n")
+                    target = uri
+                else:
+                    (watched / "notes" / "a.md").write_bytes(b"a" * (16 * 1024 * 1024 + 1))
+                    target = "skill://watched/notes/a.md"
+                with pytest.raises(MCPError) as read:
+                    await client.read_resource(target)
+                with pytest.raises(MCPError) as got:
+                    await call(client, "skills/get", uri=uri)
+                listed = [entry["uri"] for entry in await every_skill(client)]
+                touch(watched / "notes" / "SKILL.md", skill_md("notes", "Fixed."))
+                (watched / "notes" / "a.md").write_bytes(b"a")
+                await anyio.sleep(1.1)  # Skills.watch_interval
+                fixed = (await call(client, "skills/get", uri=uri))["skill"]
+                return read.value, got.value, listed, fixed
+
+        env = {"SKILLS_WATCH_FOLDER": folder}
+        with start_server(f"{APP}:app", "gthread", env=env) as running:
+            read, got, listed, fixed = anyio.run(main, running.url)
+    why = "does not begin with YAML frontmatter" if breakage == "frontmatter" else "16 MiB"
+    assert why in read.error.message and read.error.message.count("skill://") == 1
+    assert got.error.code == -32602 and why in got.error.message
+    assert uri not in listed and "skill://flask-deploy/SKILL.md" in listed
+    assert fixed["frontmatter"]["description"] == "Fixed."

@@ -315,13 +315,22 @@ def test_refresh_sees_files_added_removed_and_rewritten(tmp_path: pathlib.Path) 
     assert not catalog.refresh()[0]
 
 
-def test_a_broken_edit_keeps_the_skill_as_it_was(tmp_path: pathlib.Path) -> None:
-    write(tmp_path, {"demo/SKILL.md": skill_md("demo")})
+def test_a_broken_edit_takes_away_that_skill_only(tmp_path: pathlib.Path) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "other/SKILL.md": skill_md("other")})
     catalog = catalog_of(folder(tmp_path))
     touch(tmp_path / "demo" / "SKILL.md", "---\nname: demo\n")  # saved half way
     change, problems = catalog.refresh()
     assert not change and "does not begin with YAML frontmatter" in str(problems[0])
-    assert catalog.get_result({"uri": "skill://demo/SKILL.md"})["skill"]["frontmatter"]["name"]
+    with pytest.raises(MCPError) as caught:  # its entry would describe bytes that are gone
+        catalog.get_result({"uri": "skill://demo/SKILL.md"})
+    assert caught.value.message.startswith(
+        "skill://demo/SKILL.md is not served while the skill's files changed on disk and no "
+        "longer load: SKILL.md: does not begin with YAML frontmatter"
+    )
+    assert str(tmp_path) not in caught.value.message  # no path of the server's disk
+    assert catalog.broken("skill://demo/SKILL.md") == caught.value.message.split(" while ")[1]
+    listed = [entry["uri"] for entry in catalog.list_result({}, 10)["skills"]]
+    assert listed == ["skill://other/SKILL.md"]
     assert catalog.refresh() == (change, [])  # told once, until the next change
     touch(tmp_path / "demo" / "SKILL.md", skill_md("demo", description="Fixed."))
     change, problems = catalog.refresh()

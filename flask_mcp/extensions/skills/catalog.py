@@ -102,6 +102,8 @@ class _Index:
     directories: dict[str, tuple[str, ...]]
     #: Root directory URI -> dynamic skill.
     dynamic: dict[str, Skill]
+    #: ``SKILL.md`` URI -> why the skill's files on disk no longer load.
+    broken: dict[str, str]
 
 
 @dataclasses.dataclass
@@ -109,6 +111,8 @@ class _Loaded:
     source: SkillSource
     skills: list[Skill]
     fingerprint: t.Hashable
+    #: The errors of the last reload, which failed: ``skills`` are those loaded before.
+    errors: tuple[Problem, ...] = ()
 
 
 def _index(loaded: list[_Loaded]) -> _Index:
@@ -151,7 +155,30 @@ def _index(loaded: list[_Loaded]) -> _Index:
         for uri, found in children.items()
         if uri in shown or _within(uri, roots)
     }
-    return _Index(skills, files, directories, dynamic)
+    broken = {
+        skill.uri: reason
+        for entry in loaded
+        for skill in entry.skills
+        if entry.errors and (reason := _why_broken(skill, entry.errors))
+    }
+    return _Index(skills, files, directories, dynamic, broken)
+
+
+def _why_broken(skill: Skill, errors: t.Sequence[Problem]) -> str:
+    """Return the errors about the files of ``skill``, by path in the skill ("" if none).
+
+    The paths are the skill's own (``SKILL.md``), not the server's: the text goes to clients.
+    """
+    if skill.root is None:
+        return ""
+    reasons = []
+    for problem in errors:
+        try:
+            relative = pathlib.Path(problem.path).relative_to(skill.root).as_posix()
+        except ValueError:
+            continue
+        reasons.append(problem.message if relative == "." else f"{relative}: {problem.message}")
+    return "; ".join(reasons)
 
 
 def _within(uri: str, roots: set[str]) -> bool:
@@ -320,11 +347,17 @@ class SkillCatalog:
 
         A dynamic skill whose function fails is left out (a listing may be
         partial) and the error is logged with its traceback: one broken skill
-        does not take the others away. ``skills/get`` of it raises.
+        does not take the others away. ``skills/get`` of it raises. So is a
+        skill whose files changed on disk and no longer load (:meth:`broken`).
 
         :raises InvalidParams: the cursor is not one this method returned.
         """
-        listed = [skill for skill in self._index.skills.values() if skill.listed]
+        index = self._index
+        listed = [
+            skill
+            for skill in index.skills.values()
+            if skill.listed and skill.uri not in index.broken
+        ]
         page, cursor = _page(listed, params.get("cursor"), page_size)
         entries = []
         for skill in page:
@@ -349,9 +382,15 @@ class SkillCatalog:
     def get_result(self, params: dict[str, t.Any]) -> dict[str, t.Any]:
         """Return the ``skills/get`` result for ``params["uri"]``, listed or not.
 
-        :raises InvalidParams: the URI is not the ``SKILL.md`` of a skill served here.
+        :raises InvalidParams: the URI is not the ``SKILL.md`` of a skill served here,
+            or its files changed on disk and no longer load (the message says why).
         """
         uri = _uri_param(params)
+        reason = self._index.broken.get(uri)
+        if reason is not None:
+            raise InvalidParams(
+                f"{uri} is not served while {self._unloadable(reason)}", {"uri": uri}
+            )
         skill = self._index.skills.get(uri)
         if skill is None:
             hint = ""
@@ -418,6 +457,24 @@ class SkillCatalog:
                 return dynamic_mod.read(skill, path, files)
         return None
 
+    def broken(self, uri: str) -> str | None:
+        """Return why the skill holding the file ``uri`` is not served, or ``None``.
+
+        Its files changed on disk and no longer load (an invalid frontmatter, a
+        skill grown past the limits): until they load again, its entry is not
+        published and its changed files cannot be read.
+        """
+        index = self._index
+        for skill_uri, reason in index.broken.items():
+            skill = index.skills[skill_uri]
+            if any(file.uri == uri for file in skill.files or ()):
+                return self._unloadable(reason)
+        return None
+
+    @staticmethod
+    def _unloadable(reason: str) -> str:
+        return f"the skill's files changed on disk and no longer load: {reason}"
+
     #: Read a file of a dynamic skill (:func:`.dynamic.read`).
     read_dynamic = staticmethod(dynamic_mod.read)
 
@@ -434,9 +491,10 @@ class SkillCatalog:
     def refresh(self, holding: str | None = None) -> tuple[Change, list[Problem]]:
         """Load again the sources whose files changed on disk; return the change and problems.
 
-        A source that now has errors keeps serving what it served before (a
-        file half saved in an editor must not take the skills away); its
-        problems are returned, to be logged.
+        A source that now has errors keeps serving what it served before, but
+        for the skills the errors are about (:meth:`broken`): a file half saved
+        in an editor takes no other skill away, and no entry describes bytes
+        that are gone. The problems are returned, to be logged.
 
         :param holding: the URI of a file whose source is loaded again even if
             sizes and times did not change (a read found other bytes).
@@ -461,8 +519,11 @@ class SkillCatalog:
                 current = fingerprint(entry.source)
                 skills, found = load(entry.source)
                 problems += found
-                if any(problem.error for problem in found):
-                    loaded[position] = dataclasses.replace(entry, fingerprint=current)
+                errors = tuple(problem for problem in found if problem.error)
+                if errors:
+                    loaded[position] = dataclasses.replace(
+                        entry, fingerprint=current, errors=errors
+                    )
                     continue
                 loaded[position] = _Loaded(entry.source, skills, current)
             clashes = self._clashes(loaded)

@@ -401,9 +401,10 @@ class Skills(Extension):
                 try:
                     found = catalog.read(uri)
                 except StaleFile:
-                    found = None
+                    why = catalog.broken(uri) or "it changed on disk and cannot be read"
+                    raise ResourceNotFound(why) from None
             if found is None:
-                raise ResourceNotFound(uri)
+                raise ResourceNotFound()
             return _contents(*found)
 
         return read
@@ -445,7 +446,8 @@ class Skills(Extension):
 
         At most every :attr:`watch_interval` seconds, unless ``holding`` names a
         file found changed by a read: its source is loaded again at once.
-        Problems of a folder half edited are logged; its skills stay as they were.
+        Problems of a folder half edited are logged; the skills they are about are not
+        served until they load again (:meth:`.SkillCatalog.broken`), the others stay.
         """
         now = time.monotonic()
         if holding is None and now - self._last_look < self.watch_interval:
