@@ -37,6 +37,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import typing as t
 from collections.abc import Iterator
@@ -103,6 +104,31 @@ def free_port() -> int:
         sock.bind((HOST, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def raised_within(call: t.Callable[[], object], seconds: float, what: str) -> BaseException | None:
+    """Run ``call`` in a thread of its own; return what it raised (``None``: it returned).
+
+    Fails the test, saying ``what`` ran past its bound, when ``call`` is still running
+    after ``seconds``: a bound on the wait (the thread is left to end by itself), not a
+    measure of speed.
+    """
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    running = threading.Thread(target=run, name=f"raised_within {what}", daemon=True)
+    running.start()
+    running.join(seconds)
+    if not outcome:
+        pytest.fail(f"{what} ran past {seconds:g} s")
+    return outcome[0]
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ import typing as t
 import jwt
 import pytest
 from flask import Flask
+from harness import raised_within
 from jwt_keys import ISSUER
 from jwt_keys import RESOURCE
 from jwt_keys import JWKSServer
@@ -837,22 +838,12 @@ def trickled_jwks_fetch(sent: bytes, trickled: bytes, every: float) -> BaseExcep
                     conn.sendall(bytes([byte]))
 
     threading.Thread(target=trickle, daemon=True).start()
-    outcome: list[BaseException | None] = []
-
-    def fetch() -> None:
-        try:
-            JWKSCache(f"http://127.0.0.1:{sock.getsockname()[1]}/jwks.json", timeout=1).fetch()
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
-
-    fetching = threading.Thread(target=fetch, daemon=True)
-    fetching.start()
-    fetching.join(10)  # a bound on the wait, not a speed
-    stop.set()
-    sock.close()
-    assert outcome, "the fetch of a trickling JWKS ran past its timeout"
-    return outcome[0]
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/jwks.json"
+    try:
+        return raised_within(JWKSCache(url, timeout=1).fetch, 10, "the fetch of a trickling JWKS")
+    finally:
+        stop.set()
+        sock.close()
 
 
 def test_a_jwks_whose_headers_trickle_in_fails_within_the_timeout() -> None:
@@ -876,21 +867,13 @@ def test_a_jwks_whose_name_does_not_resolve_fails_within_the_timeout() -> None:
     server that did not answer held the fetch, and every request with a token waiting
     for the keys, for as long as the system resolver waited.
     """
-    outcome: list[BaseException | None] = []
-
-    def fetch() -> None:
-        try:
-            JWKSCache("http://jwks.localhost:1/jwks.json", timeout=0.5).fetch()
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
-
-    fetching = threading.Thread(target=fetch, daemon=True)
-    fetching.start()
-    fetching.join(5)  # a bound on the wait, not a speed (the resolution lasts 60 s)
-    assert outcome, "the fetch of a JWKS whose name does not resolve ran past its timeout"
-    assert isinstance(outcome[0], TimeoutError), outcome
-    assert "0.5 s" in str(outcome[0])
+    error = raised_within(
+        JWKSCache("http://jwks.localhost:1/jwks.json", timeout=0.5).fetch,
+        5,  # the resolution lasts 60 s
+        "the fetch of a JWKS whose name does not resolve",
+    )
+    assert isinstance(error, TimeoutError), error
+    assert "0.5 s" in str(error)
 
 
 def test_a_jwks_that_trickles_in_fails_within_the_timeout(keys: Keys) -> None:

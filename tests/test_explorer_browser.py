@@ -33,6 +33,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 ERAS = ["2025-11-25", "2026-07-28"]
 WAIT_MS = 30_000
+#: What the page says of a URL elicitation the server told done.
+COMPLETED = "Completed: the server says the interaction at this page is done."
 APP = "tests._apps.explorer_app:app"
 SCREENSHOTS = os.environ.get("MCP_TEST_EXPLORER_SCREENSHOTS")
 
@@ -97,6 +99,21 @@ class Explorer:
     def wait_state(self, pattern: str) -> str:
         self.page.wait_for_selector(f"#call-state:text-matches('{pattern}')", timeout=WAIT_MS)
         return t.cast(str, self.page.text_content("#call-state"))
+
+    def finish_url_elicitation(self, shown: t.Any) -> None:
+        """Finish at the server the URL elicitation ``shown`` links to, wait until the page
+        marks it completed, then click its "Try again" (hidden until then)."""
+        again = shown.get_by_role("button", name="Try again")
+        assert again.is_hidden()
+        href = shown.get_by_role("link").get_attribute("href")
+        elicitation_id = parse_qs(urlsplit(href).query)["elicitationId"][0]
+        # the user finishes the flow at the server, which tells the session
+        answer = httpx.get(
+            f"{self.origin}/drive/connected", params={"elicitationId": elicitation_id}
+        )
+        assert answer.status_code == 200
+        shown.locator(f".elicitation-status:text-is('{COMPLETED}')").wait_for(timeout=WAIT_MS)
+        again.click()
 
     def screenshot(self, name: str, *, full_page: bool = True) -> None:
         """Save a screenshot (Chromium leaves nested iframes blank in full-page ones)."""
@@ -384,9 +401,6 @@ def test_a_url_elicitation_required_error_shows_the_pages_to_open(
     explorer.close()  # the page opened nothing by itself: no request left the app's origin
 
 
-COMPLETED = "Completed: the server says the interaction at this page is done."
-
-
 def test_a_completed_url_elicitation_lets_the_call_be_tried_again(
     browser: t.Any, server: t.Any
 ) -> None:
@@ -400,17 +414,7 @@ def test_a_completed_url_elicitation_lets_the_call_be_tried_again(
     assert explorer.wait_state("finished|failed") == "failed", explorer.explain()
     error = page.locator("#call-outcome .url-elicitations")
     assert "Not completed yet" in error.text_content()
-    again = error.get_by_role("button", name="Try again")
-    assert again.is_hidden()
-    href = error.get_by_role("link").get_attribute("href")
-    elicitation_id = parse_qs(urlsplit(href).query)["elicitationId"][0]
-    # the user finishes the flow at the server, which tells the session
-    answer = httpx.get(
-        f"{explorer.origin}/drive/connected", params={"elicitationId": elicitation_id}
-    )
-    assert answer.status_code == 200
-    page.wait_for_selector(f"#call-outcome .elicitation-status:text-is('{COMPLETED}')")
-    again.click()
+    explorer.finish_url_elicitation(error)
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
     assert "drive connected" in page.text_content("#call-outcome")
     explorer.close()
@@ -439,16 +443,7 @@ def test_a_url_elicitation_required_by_a_read_or_a_prompt_lets_it_be_tried_again
     error = detail.locator(".url-elicitations")
     error.wait_for(timeout=WAIT_MS)
     assert "Your drive is not connected." in error.text_content()
-    again = error.get_by_role("button", name="Try again")
-    assert again.is_hidden()
-    href = error.get_by_role("link").get_attribute("href")
-    elicitation_id = parse_qs(urlsplit(href).query)["elicitationId"][0]
-    answer = httpx.get(
-        f"{explorer.origin}/drive/connected", params={"elicitationId": elicitation_id}
-    )
-    assert answer.status_code == 200
-    error.locator(f".elicitation-status:text-is('{COMPLETED}')").wait_for(timeout=WAIT_MS)
-    again.click()
+    explorer.finish_url_elicitation(error)
     detail.get_by_text(done).wait_for(timeout=WAIT_MS)
     assert detail.locator(".url-elicitations").count() == 0
     explorer.close()

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from _apps import oauth_notes
+from harness import raised_within
 from oauth_hosts import DocumentHost
 from werkzeug.middleware.proxy_fix import ProxyFix
 from wire import ACCEPT
@@ -844,24 +845,16 @@ def test_a_document_whose_headers_trickle_in_fails_within_the_timeout(tmp_path: 
     documents = ClientDocuments(
         MemoryStorage(), allow_private=True, timeout=0.5, verify=str(host.cert)
     )
-    outcome: list[BaseException | None] = []
-
-    def fetch() -> None:
-        try:
-            documents.get(host.url)
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
-
-    fetching = threading.Thread(target=fetch, daemon=True)
     try:
-        fetching.start()
-        fetching.join(20)  # a bound on the wait, not a speed (the head lasts 50 minutes)
+        error = raised_within(
+            lambda: documents.get(host.url),
+            20,  # the head lasts 50 minutes
+            "the fetch of a document whose headers trickle in",
+        )
     finally:
         host.close()
-    assert outcome, "the fetch of a document whose headers trickle in ran past its timeout"
-    assert isinstance(outcome[0], ClientDocumentError), outcome
-    assert "longer than 0.5 s" in str(outcome[0])
+    assert isinstance(error, ClientDocumentError), error
+    assert "longer than 0.5 s" in str(error)
 
 
 @pytest.mark.usefixtures("stuck_name_resolution")
@@ -870,21 +863,13 @@ def test_a_document_whose_name_does_not_resolve_fails_within_the_timeout() -> No
     DNS server never answers held the request that fetched it, a server thread, for as
     long as the system resolver waited."""
     documents = ClientDocuments(MemoryStorage(), timeout=0.5)
-    outcome: list[BaseException | None] = []
-
-    def fetch() -> None:
-        try:
-            documents.get("https://slow-dns.example/client.json")
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
-
-    fetching = threading.Thread(target=fetch, daemon=True)
-    fetching.start()
-    fetching.join(5)  # a bound on the wait, not a speed (the resolution lasts 60 s)
-    assert outcome, "the fetch of a document whose name does not resolve ran past its timeout"
-    assert isinstance(outcome[0], ClientDocumentError), outcome
-    assert "longer than 0.5 s" in str(outcome[0])
+    error = raised_within(
+        lambda: documents.get("https://slow-dns.example/client.json"),
+        5,  # the resolution lasts 60 s
+        "the fetch of a document whose name does not resolve",
+    )
+    assert isinstance(error, ClientDocumentError), error
+    assert "longer than 0.5 s" in str(error)
 
 
 def test_a_resolution_that_outlives_its_fetch_holds_its_place_until_it_ends(
