@@ -404,10 +404,12 @@ def test_init_app_checks_that_every_tools_view_exists() -> None:
 
     with pytest.raises(ValueError, match=r"names the view 'ui://missing'.*@mcp.ui\('ui://missing'"):
         mcp.init_app(app)
-    apps.check_tool(Tool("show"), {"ui": "ui://plain"})
+    assert mcp.remove_tool("show")
+    mcp.tool(name="show", ui="ui://plain")(lambda: "board")
     with pytest.raises(ValueError, match="served as 'text/html'; hosts render only"):
         apps.init_app(app, mcp)
-    apps.check_tool(Tool("show"), {"ui": "ui://board"})
+    assert mcp.remove_tool("show")
+    mcp.tool(name="show", ui="ui://board")(lambda: "board")
     apps.check_tool(Tool("gone"), {"ui": "ui://missing"})  # no such tool: not checked
     apps.init_app(app, mcp)
     assert app.jinja_env.globals["mcp_app_script"].__name__ == "mcp_app_script"
@@ -451,6 +453,32 @@ def test_a_view_a_tool_shows_is_not_removed(remove: str) -> None:
     assert mcp.remove_tool("shown") and mcp.remove_tool("hidden")
     assert getattr(owner, remove)("ui://v")
     assert client.list_resources() == []
+
+
+@pytest.mark.parametrize("again", [{}, {"ui": "ui://w"}, {"ui": "ui://nope"}])
+def test_a_refused_redeclaration_keeps_the_tools_view(again: dict[str, t.Any]) -> None:
+    """Declaring a tool again under a taken name (or with a ``ui=`` naming no view) is
+    refused, but it rebound the view of the tool already registered under that name, so
+    its view could then be removed or disabled while tools/list still named it in
+    ``_meta.ui.resourceUri`` ("Resource MUST exist on the server"). The tool keeps its
+    view now: removing or disabling that view is refused."""
+    mcp, apps, app = declared()
+    mcp.ui("ui://v")(lambda: PAGE.format("one"))
+    mcp.ui("ui://w")(lambda: PAGE.format("two"))
+    mcp.tool(name="shown", ui="ui://v")(lambda: "shown")
+    mcp.init_app(app)
+    with pytest.raises(ValueError, match="'shown' is already registered|not declared"):
+        mcp.tool(name="shown", **again)(lambda: "again")
+    with pytest.raises(ValueError, match="'ui://v' is the view of the tools 'shown'"):
+        mcp.remove_resource("ui://v")
+    with pytest.raises(ValueError, match=r"tools 'shown' \('ui://v'\)"):
+        mcp.disable("ui://v")
+    assert mcp.remove_resource("ui://w")  # no tool names it
+    client = MCPTestClient(app)
+    client.initialize()
+    (tool,) = client.list_tools()
+    assert tool["_meta"]["ui"]["resourceUri"] == "ui://v"
+    assert client.read_resource("ui://v")[0]["text"] == PAGE.format("one")
 
 
 def test_a_view_an_enabled_tool_shows_is_not_disabled() -> None:

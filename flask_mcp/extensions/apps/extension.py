@@ -101,8 +101,6 @@ class Apps(Extension):
     def __init__(self) -> None:
         #: The declared views by URI.
         self.views: dict[str, View] = {}
-        # tool name -> the view its ui= names, recorded by check_tool, checked at init_app
-        self._bindings: dict[str, str] = {}
         self._mcp: t.Any = None
         # True once an app was initialised: declarations made later are checked at once
         self._final = False
@@ -140,10 +138,8 @@ class Apps(Extension):
         :raises ValueError: a tool names a view that is not declared, or a resource that
             is not served as ``text/html;profile=mcp-app``.
         """
-        tools = _tool_names(mcp)
-        for tool_name, uri in self._bindings.items():
-            if tool_name in tools:
-                self._check_binding(mcp, tool_name, uri)
+        for tool_name, uri in _bindings(mcp).items():
+            self._check_binding(mcp, tool_name, uri)
         for name, helper in TEMPLATE_HELPERS.items():
             app.jinja_env.globals.setdefault(name, helper)
         self._final = True
@@ -157,7 +153,6 @@ class Apps(Extension):
         visibility = options.get("visibility")
         name = tool.name
         if uri is None and visibility is None:
-            self._bindings.pop(name, None)
             return
         meta = getattr(tool, "meta", None) or {}
         if "ui" in meta or LEGACY_RESOURCE_URI_KEY in meta:
@@ -168,10 +163,8 @@ class Apps(Extension):
         if visibility is not None:
             check_visibility(visibility, name)
         if uri is None:
-            self._bindings.pop(name, None)
             return
         check_ui_uri(uri, f"ui= of tool {name!r}")
-        self._bindings[name] = uri
         if self._final and self._mcp is not None:
             self._check_binding(self._mcp, name, uri)
 
@@ -364,10 +357,7 @@ class Apps(Extension):
         """
         if kind != "resources" or self._mcp is None:
             return
-        tools = _tool_names(self._mcp)
-        showing = sorted(
-            name for name, uri in self._bindings.items() if uri == key and name in tools
-        )
+        showing = sorted(name for name, uri in _bindings(self._mcp).items() if uri == key)
         if showing:
             names = ", ".join(map(repr, showing))
             raise ValueError(
@@ -389,19 +379,20 @@ class Apps(Extension):
         if self._mcp is None:
             return
         registry = self._mcp.registry
+        bindings = _bindings(self._mcp)
         tools = {key for kind, key in moving if kind == "tools"}
         views = {key for kind, key in moving if kind == "resources"}
         if enabled:  # a tool coming back whose view stays disabled
             hidden = registry.disabled.get("resources", {})
             stranded = {
                 name: uri
-                for name, uri in self._bindings.items()
+                for name, uri in bindings.items()
                 if name in tools and uri in hidden and uri not in views
             }
         else:  # a view going away from a tool that stays enabled
             stranded = {
                 name: uri
-                for name, uri in self._bindings.items()
+                for name, uri in bindings.items()
                 if uri in views and name in registry.tools and name not in tools
             }
         if not stranded:
@@ -501,9 +492,20 @@ def _summary(fn: t.Callable[..., t.Any]) -> str | None:
 
 
 # The places that read the MCP's registry: the kernel refactor may move it.
-def _tool_names(mcp: t.Any) -> set[str]:
+def _bindings(mcp: t.Any) -> dict[str, str]:
+    """Return the view each tool's ``ui=`` names, by tool name, disabled tools included.
+
+    Read from the registered tools, so a declaration the registry refused (a taken
+    name) changes nothing.
+    """
     registry = mcp.registry
-    return set(registry.tools) | set(registry.disabled.get("tools", {}))
+    bound: dict[str, str] = {}
+    for table in (registry.tools, registry.disabled.get("tools", {})):
+        for name, tool in list(table.items()):  # a copy: it may change
+            uri = (getattr(tool, "options", None) or {}).get("ui")
+            if uri is not None:
+                bound[name] = uri
+    return bound
 
 
 def _serves_a_view(mcp: t.Any) -> bool:
