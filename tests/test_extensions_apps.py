@@ -513,6 +513,35 @@ def test_a_view_an_enabled_tool_shows_is_not_disabled() -> None:
     assert mcp.enable("ui://v", tags=["board"])  # the tool by its tag
 
 
+@pytest.mark.parametrize("when", ["before init_app", "after init_app"])
+def test_a_tool_is_not_declared_on_a_disabled_view(when: str) -> None:
+    """A tool declared with ``ui=`` naming a disabled view was accepted, before
+    ``init_app`` (which then passed) or after it, and listed with
+    ``_meta.ui.resourceUri`` naming a view that read as not found ("Resource MUST
+    exist on the server"). It is refused now, saying to enable the view."""
+    mcp, apps, app = declared()
+    mcp.ui("ui://v")(lambda: PAGE.format("one"))
+    if when == "after init_app":
+        mcp.init_app(app)
+    assert mcp.disable("ui://v") == [("resources", "ui://v")]
+    with pytest.raises(ValueError, match=r"'shown' names the view 'ui://v'.*disabled.*enable"):
+        mcp.tool(name="shown", ui="ui://v")(lambda: "shown")
+        mcp.init_app(Flask("refused"))
+    mcp.remove_tool("shown")  # declared before init_app, which refused it
+    assert mcp.enable("ui://v")
+    mcp.tool(name="hidden", ui="ui://v", tags={"board"})(lambda: "hidden")
+    assert mcp.disable("ui://v", tags=["board"])  # a disabled tool may name a disabled view
+    if when == "before init_app":
+        mcp.init_app(app)
+    client = MCPTestClient(app)
+    client.initialize()
+    assert client.list_tools() == []
+    assert mcp.enable("ui://v", tags=["board"])
+    (tool,) = client.list_tools()
+    assert tool["_meta"]["ui"]["resourceUri"] == "ui://v"
+    assert client.read_resource("ui://v")[0]["text"] == PAGE.format("one")
+
+
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_a_plain_resource_view_is_advertised_like_a_declared_one(version: str) -> None:
     mcp, apps, app = declared()

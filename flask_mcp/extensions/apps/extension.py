@@ -138,8 +138,9 @@ class Apps(Extension):
         :raises ValueError: a tool names a view that is not declared, or a resource that
             is not served as ``text/html;profile=mcp-app``.
         """
+        enabled = mcp.registry.tools
         for tool_name, uri in _bindings(mcp).items():
-            self._check_binding(mcp, tool_name, uri)
+            self._check_binding(mcp, tool_name, uri, enabled=tool_name in enabled)
         for name, helper in TEMPLATE_HELPERS.items():
             app.jinja_env.globals.setdefault(name, helper)
         self._final = True
@@ -166,7 +167,7 @@ class Apps(Extension):
             return
         check_ui_uri(uri, f"ui= of tool {name!r}")
         if self._final and self._mcp is not None:
-            self._check_binding(self._mcp, name, uri)
+            self._check_binding(self._mcp, name, uri, enabled=True)  # added enabled
 
     def tool_meta(self, tool: t.Any, options: dict[str, t.Any]) -> dict[str, t.Any] | None:
         """Return ``_meta.ui`` (``resourceUri``, ``visibility``) of a tool, if it has one.
@@ -470,7 +471,7 @@ class Apps(Extension):
                 "ui:// URI, or remove the resource."
             )
 
-    def _check_binding(self, mcp: t.Any, tool_name: str, uri: str) -> None:
+    def _check_binding(self, mcp: t.Any, tool_name: str, uri: str, *, enabled: bool) -> None:
         resource = _resource(mcp, uri)
         if resource is None:
             raise ValueError(
@@ -483,6 +484,13 @@ class Apps(Extension):
             raise ValueError(
                 f"Tool {tool_name!r} names {uri!r} (ui=), a resource served as {mime_type!r}; "
                 f"hosts render only {APP_MIME_TYPE!r}. Declare it with @mcp.ui({uri!r}) instead."
+            )
+        if enabled and uri not in mcp.registry.resources:
+            raise ValueError(
+                f"Tool {tool_name!r} names the view {uri!r} (ui=), which is disabled: the tool "
+                "would be listed with _meta.ui.resourceUri naming a view that reads as not "
+                f"found. mcp.enable({uri!r}) first, or declare the tool with a tag and "
+                "disable it with its view."
             )
 
 
