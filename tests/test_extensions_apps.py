@@ -116,6 +116,10 @@ def test_ui_meta_is_the_wire_shape_checked() -> None:
         ({"csp": {"connectDomains": ["https://bücher.example"]}}, ValueError, "punycode"),
         ({"csp": {"connectDomains": ["https://u:p@a.example"]}}, ValueError, "user info"),
         ({"csp": {"connectDomains": ["https://a.example:443:9"]}}, ValueError, "not an origin"),
+        # an empty label: Chromium ignores the source ("contains an invalid source")
+        ({"csp": {"connectDomains": ["https://.example.com"]}}, ValueError, "empty label"),
+        ({"csp": {"resourceDomains": ["https://cdn..example.com"]}}, ValueError, "empty label"),
+        ({"csp": {"frameDomains": ["https://*..example.com"]}}, ValueError, "empty label"),
         ({"csp": {"connectDomains": ["ftp://files.example.com"]}}, ValueError, "ws\\(s\\)"),
         ({"csp": ["https://a.io"]}, TypeError, "csp must be a dict"),
         ({"permissions": {"usb": {}}}, ValueError, "unknown key 'usb'.*clipboardWrite"),

@@ -15,13 +15,15 @@ EXTENSION_ID = "io.modelcontextprotocol/ui"
 APP_MIME_TYPE = "text/html;profile=mcp-app"
 
 #: One origin of ``_meta.ui.csp`` as a host puts it in a Content-Security-Policy: a
-#: host-source of CSP Level 3 (``scheme://host[:port][/path]``, the host ASCII letters,
-#: digits, dots and hyphens, possibly starting with ``*.``, the port digits or ``*``), over
-#: http(s) or ws(s). Browsers drop any other source from the policy (an underscore, an
-#: IPv6 literal, user info, a non-ASCII host), and nothing in it can end the directive or
-#: add a keyword.
+#: host-source of CSP Level 3 (``scheme://host[:port][/path]``, the host labels of ASCII
+#: letters, digits and hyphens joined by single dots, possibly starting with ``*.``, the
+#: port digits or ``*``), over http(s) or ws(s). Browsers drop any other source from the
+#: policy (an underscore, an empty label as in ``..``, an IPv6 literal, user info, a
+#: non-ASCII host), and nothing in it can end the directive or add a keyword.
 CSP_SOURCE = re.compile(
-    r"(?:https?|wss?)://(?:\*\.)?[a-z0-9.-]+(?::(?:[0-9]{1,5}|\*))?(?:/[^\s;,'\"]*)?", re.I
+    r"(?:https?|wss?)://(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?"
+    r"(?::(?:[0-9]{1,5}|\*))?(?:/[^\s;,'\"]*)?",
+    re.I,
 )
 
 __all__ = ["APP_MIME_TYPE", "CSP_SOURCE", "EXTENSION_ID"]

@@ -82,8 +82,8 @@ def _origins(key: str, values: t.Any) -> list[str]:
                 f"csp[{key!r}] holds {value!r}, which is not an origin a host can put in a "
                 "Content-Security-Policy: write scheme://host[:port] over http(s) or ws(s), "
                 "e.g. 'https://cdn.example.com' or 'https://*.example.com', the host in ASCII "
-                "letters, digits, '.' and '-' (punycode for other names; no spaces, "
-                "quotes, ';', ',', user info or IPv6 literal)."
+                "letters, digits, '.' and '-' (punycode for other names; no empty label "
+                "such as '..', no spaces, quotes, ';', ',', user info or IPv6 literal)."
             )
     return list(dict.fromkeys(values))
 
