@@ -274,6 +274,12 @@ def test_tool_options_are_checked_when_the_tool_is_declared() -> None:
         mcp.tool(name="d", visibility=["agent"])(lambda: "x")
     with pytest.raises(ValueError, match="use only ui= and visibility="):
         mcp.tool(name="e", ui="ui://card", meta={"ui": {"resourceUri": "ui://card"}})(lambda: "x")
+    # _meta.ui through meta= alone went unchecked: no ui:// check, no view at init_app, the
+    # view removable while the tool named it
+    for meta in [{"ui": {"resourceUri": "https://example.com"}}, {"ui/resourceUri": "ui://v"}]:
+        with pytest.raises(ValueError, match=r"_meta.ui through meta=.*ui= and visibility="):
+            mcp.tool(name="g", meta=meta)(lambda: "x")
+    mcp.tool(name="h", meta={"other": 1})(lambda: "x")  # the rest of _meta is the tool's
     with pytest.raises(TypeError, match=r"unknown option\(s\) 'view'.*'ui' \(io.modelcontext"):
         mcp.tool(name="f", view="ui://card")(lambda: "x")
 

@@ -153,14 +153,21 @@ class Apps(Extension):
         uri = options.get("ui")
         visibility = options.get("visibility")
         name = tool.name
-        if uri is None and visibility is None:
-            return
         meta = getattr(tool, "meta", None) or {}
         if "ui" in meta or LEGACY_RESOURCE_URI_KEY in meta:
+            if uri is None and visibility is None:
+                raise ValueError(
+                    f"Tool {name!r} sets _meta.ui through meta=, where it is not checked; "
+                    "use ui= and visibility= instead (@mcp.tool(ui='ui://...', "
+                    "visibility=['app'])): Flask-MCP writes _meta.ui from them, checks the "
+                    "view exists and keeps it while the tool names it."
+                )
             raise ValueError(
                 f"Tool {name!r} sets _meta.ui through meta= and ui=/visibility= too; use only "
                 "ui= and visibility= (Flask-MCP writes _meta.ui from them)."
             )
+        if uri is None and visibility is None:
+            return
         if visibility is not None:
             check_visibility(visibility, name)
         if uri is None:
