@@ -162,3 +162,27 @@ def test_login_protected_views_through_the_official_client(shop: t.Any) -> None:
             assert not report.is_error and report.structured_content == {"orders": 3}
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("forward", [False, True], ids=["default", "forward_headers"])
+def test_a_view_behind_an_api_key_header_through_the_official_client(forward: bool) -> None:
+    """A view guarded by ``X-API-Key`` refuses every MCP call unless ViewTools names the
+    header in ``forward_headers``; the MCP headers are never passed on."""
+    env = {"API_KEY_FORWARD": "1" if forward else "0"}
+    headers = {"X-API-Key": "key-of-the-e2e-test"}
+
+    async def main(url: str) -> None:
+        async with connect(url, headers) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            answer = await s.call_tool("stock", {})
+            if not forward:
+                assert answer.is_error
+                text = answer.content[0].text  # type: ignore[union-attr]
+                assert text.startswith("The view refused the call (HTTP 401 UNAUTHORIZED)")
+                return
+            assert not answer.is_error
+            assert answer.structured_content == {"items": 7, "mcp_session": None}
+
+    port = 18201 if forward else 18200
+    with start_server("tests._apps.api_key_app:app", "gthread", env=env, port=port) as server:
+        anyio.run(main, server.url)

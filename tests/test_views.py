@@ -614,3 +614,12 @@ def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
     assert [made.name for made in views.add_routes(include=["/stock"], name=lambda e, m: "s2")] == [
         "s2"
     ]
+
+
+@pytest.mark.parametrize(
+    "header", ["Host", "content-length", "Connection", "Mcp-Session-Id", "MCP-Protocol-Version"]
+)
+def test_forward_headers_refuses_the_headers_of_the_mcp_request(header: str) -> None:
+    """Only headers that say who is calling are passed on; the error says which to name."""
+    with pytest.raises(ValueError, match="such as 'X-API-Key'"):
+        ViewTools(MCP(name="x", version="1"), forward_headers=(header,))

@@ -104,10 +104,23 @@ class ViewTools:
 
     :param mcp: the server the tools are added to.
     :param app: an app to register on now (or call :meth:`init_app`).
+    :param forward_headers: more headers of the MCP request to pass on to the views,
+        besides ``Authorization``, ``Cookie``, ``User-Agent`` and ``X-Forwarded-For``:
+        those a view's auth reads, such as ``("X-API-Key",)``.
+    :raises ValueError: a header of ``forward_headers`` describes the MCP request, not
+        the caller (``Host``, ``Content-Type``, a hop-by-hop or an ``Mcp-*`` header).
     """
 
-    def __init__(self, mcp: MCP, app: Flask | None = None) -> None:
+    def __init__(
+        self,
+        mcp: MCP,
+        app: Flask | None = None,
+        *,
+        forward_headers: t.Iterable[str] = (),
+    ) -> None:
         self.mcp = mcp
+        #: The headers of the MCP request each view tool passes on to its view.
+        self.forward_headers = views_mod.forwarded_headers(forward_headers)
         #: What was declared, applied to each app in :meth:`init_app`.
         self.declarations: list[Declaration] = []
         #: Per app: the tool name -> the route and method it runs there.
@@ -282,7 +295,13 @@ class ViewTools:
             rule, method = views_mod.find_rule(app, declaration.view, declaration.method)
             found = [
                 views_mod.describe_view(
-                    app, rule, method, documents, declaration.name, declaration.description
+                    app,
+                    rule,
+                    method,
+                    documents,
+                    declaration.name,
+                    declaration.description,
+                    self.forward_headers,
                 )
             ]
         else:
@@ -294,6 +313,7 @@ class ViewTools:
                     method,
                     documents,
                     naming(rule.endpoint or "", method) if naming is not None else None,
+                    headers=self.forward_headers,
                 )
                 for rule, method in views_mod.select_routes(
                     app, declaration.include, declaration.exclude, declaration.methods

@@ -8,7 +8,8 @@ their converters, an optional ``query`` object and, for POST/PUT/PATCH, an
 optional ``body``. A call runs the view through the WSGI callable of the app
 serving the MCP request, with a request built from the arguments and carrying
 the MCP caller's identity (:data:`IDENTITY_HEADERS`: ``Authorization``, ``Cookie``,
-``User-Agent``, ``X-Forwarded-For``), so the view's own decorators decide; an
+``User-Agent``, ``X-Forwarded-For``, and those named by ``forward_headers``), so the
+view's own decorators decide; an
 answer other than 2xx becomes an ``isError`` result that says in one line what
 happened (:mod:`~flask_mcp.contrib.view_answers`).
 """
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 
 from flask import has_request_context
 from flask import request
+from werkzeug.http import is_hop_by_hop_header
 from werkzeug.routing import Rule
 from werkzeug.test import EnvironBuilder
 from werkzeug.test import run_wsgi_app
@@ -47,6 +49,11 @@ BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: hashes them with the address, and a session cookie seen with other values is no longer
 #: fresh (``"basic"``) or is logged out (``"strong"``).
 IDENTITY_HEADERS = ("Authorization", "Cookie", "User-Agent", "X-Forwarded-For")
+#: Headers never passed on, even when named in ``forward_headers``: they describe the MCP
+#: request itself (its body, its host, its connection, its MCP session), not the caller.
+UNFORWARDABLE_HEADERS = frozenset(
+    {"accept", "content-length", "content-type", "host", "last-event-id"}
+)
 #: Endpoints never turned into tools (globs): the static files, flask-smorest's documentation
 #: and Flask-MCP's own routes, whose endpoints all start with ``mcp`` or ``flask_mcp``
 #: (the MCP endpoint ``mcp.*``, ``mcp_liveness``, ``mcp_readiness``, ``mcp_metrics``, the
@@ -54,6 +61,35 @@ IDENTITY_HEADERS = ("Authorization", "Cookie", "User-Agent", "X-Forwarded-For")
 DEFAULT_EXCLUDE = ("static", "*.static", "api-docs.*", "mcp", "mcp.*", "mcp_*", "flask_mcp*")
 #: URL prefixes never turned into tools: the OAuth and other well-known metadata documents.
 EXCLUDED_PATHS = ("/.well-known/",)
+
+
+def forwarded_headers(extra: t.Iterable[str]) -> tuple[str, ...]:
+    """Return the headers a view tool passes on: :data:`IDENTITY_HEADERS` and ``extra``.
+
+    :param extra: more headers of the MCP request to pass on, such as ``"X-API-Key"``.
+    :raises ValueError: a header of ``extra`` describes the MCP request, not the caller:
+        a hop-by-hop header, ``Host``, ``Accept``, ``Content-Type``, ``Content-Length``,
+        ``Last-Event-ID`` or an MCP header (``Mcp-Session-Id``, ``MCP-Protocol-Version``,
+        ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``).
+    """
+    if isinstance(extra, str):
+        extra = (extra,)
+    refused = [
+        name
+        for name in extra
+        if name.lower() in UNFORWARDABLE_HEADERS
+        or name.lower().startswith("mcp-")
+        or is_hop_by_hop_header(name)
+    ]
+    if refused:
+        raise ValueError(
+            f"Cannot pass the header(s) {', '.join(map(repr, refused))} on to a view: they "
+            "describe the MCP request (its connection, body, host or MCP session), not the "
+            "caller. Name only headers that carry who is calling, such as 'X-API-Key'."
+        )
+    known = {name.lower() for name in IDENTITY_HEADERS}
+    added = [name for name in dict.fromkeys(extra) if name.lower() not in known]
+    return (*IDENTITY_HEADERS, *added)
 
 
 def annotations_for(method: str) -> dict[str, t.Any]:
@@ -315,12 +351,21 @@ class ViewTool:
     :param rule: the URL rule.
     :param method: the HTTP method.
     :param places: where each argument goes (``path``, ``query``, ``query*``, ``body``).
+    :param headers: the headers of the MCP request passed on to the view
+        (:func:`forwarded_headers`).
     """
 
-    def __init__(self, rule: Rule, method: str, places: dict[str, str]) -> None:
+    def __init__(
+        self,
+        rule: Rule,
+        method: str,
+        places: dict[str, str],
+        headers: tuple[str, ...] = IDENTITY_HEADERS,
+    ) -> None:
         self.rule = rule
         self.method = method
         self.places = places
+        self.headers = headers
 
     @property
     def endpoint(self) -> str:
@@ -347,7 +392,7 @@ class ViewTool:
     def _base(self) -> tuple[str, dict[str, str], dict[str, t.Any]]:
         if not has_request_context():  # stdio, a task: no caller headers to pass on
             return "http://localhost/", {}, {}
-        headers = {k: request.headers[k] for k in IDENTITY_HEADERS if k in request.headers}
+        headers = {k: request.headers[k] for k in self.headers if k in request.headers}
         extra = {k: request.environ[k] for k in ("REMOTE_ADDR",) if k in request.environ}
         # The root URL, with the prefix the app is mounted under (SCRIPT_NAME): the view's
         # url_for() and redirects point below it, as in a request of its own.
@@ -515,8 +560,9 @@ def describe_view(
     documents: t.Sequence[dict[str, t.Any]],
     name: str | None = None,
     description: str | None = None,
+    headers: tuple[str, ...] = IDENTITY_HEADERS,
 ) -> ViewToolSpec:
-    """Return the tool made from ``method`` on ``rule``."""
+    """Return the tool made from ``method`` on ``rule``, passing ``headers`` on to the view."""
     endpoint = rule.endpoint or ""
     found = find_operation(documents, rule, method)
     if found is not None:
@@ -536,7 +582,7 @@ def describe_view(
         text = view_doc(app, endpoint, method)
     text = description or text or f"{method} {rule.rule}"
     return ViewToolSpec(
-        ViewTool(rule, method, places),
+        ViewTool(rule, method, places, headers),
         name or default_name(endpoint, method, rule_methods(rule)),
         text,
         schema,
@@ -547,6 +593,8 @@ def describe_view(
 __all__ = [
     "DEFAULT_EXCLUDE",
     "EXCLUDED_PATHS",
+    "IDENTITY_HEADERS",
+    "UNFORWARDABLE_HEADERS",
     "ViewTool",
     "ViewToolSpec",
     "annotations_for",
@@ -554,6 +602,7 @@ __all__ = [
     "find_operation",
     "find_rule",
     "find_specs",
+    "forwarded_headers",
     "fills_in",
     "map_response",
     "merge_defaulted_rules",
