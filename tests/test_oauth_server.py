@@ -1292,3 +1292,27 @@ def test_a_document_url_with_dot_segments_is_refused(
     for page in pages:
         assert page.status_code == 400 and b'<code id="error">invalid_client</code>' in page.data
         assert b"dot segment" in page.data
+
+
+def test_an_unsupported_response_type_says_what_is_supported(app: t.Any) -> None:
+    """``response_type=token`` (the implicit grant) is refused with a description naming
+    ``code``, on the redirect to the client and on the page alike; a type holding ``"`` or
+    ``\\`` too (Authlib made it a 500)."""
+    client = app.test_client()
+    registered = register(client)
+    _, challenge = pkce()
+    params = authorize_params(registered["client_id"], challenge, response_type="token")
+    redirected = client.get("/oauth/authorize?" + urlencode(params))
+    assert redirected.status_code == 302
+    query = parse_qs(urlsplit(redirected.location).query)
+    assert query["error"] == ["unsupported_response_type"]
+    description = query["error_description"][0]
+    assert "'token'" in description and "response_type=code" in description
+    unknown = {**params, "client_id": "mcp-nobody"}  # no client: no redirect, the page
+    page = client.get("/oauth/authorize?" + urlencode(unknown))
+    assert page.status_code == 400
+    text = page.get_data(as_text=True)
+    assert "unsupported_response_type" in text and "response_type=code" in text
+    quoted = client.get("/oauth/authorize?" + urlencode({**params, "response_type": 'a"b\\'}))
+    assert quoted.status_code == 302  # not a 500: the description is made printable
+    assert "error=unsupported_response_type" in quoted.location

@@ -188,6 +188,7 @@ class AppServer:
                 )
             )
         server.validate_requested_scope = self._validate_requested_scope
+        server.get_authorization_grant = self._authorization_grant
         server.register_extension(_Issuer(self.issuer))
         self.authlib = server
 
@@ -288,6 +289,37 @@ class AppServer:
                 f"your address had too many clients registered or client metadata documents "
                 f"fetched (at most {refusal.limit}): retry in {refusal.retry_after} seconds"
             )
+
+    def _authorization_grant(self, request: t.Any) -> t.Any:
+        """Authlib's grant for an authorization request; a ``response_type`` other than
+        ``code`` is refused with a description that says ``code`` is the one supported.
+
+        Authlib builds that error with its arguments swapped: its description is the
+        bare type asked for, and a type holding ``"`` or ``\\`` makes the refusal a 500.
+        As Authlib does, the error goes to the client's ``redirect_uri`` only once it is
+        known to be the client's.
+        """
+        from authlib.oauth2.rfc6749.errors import OAuth2Error
+
+        response_type = request.payload.response_type
+        if response_type == "code":
+            return AuthorizationServer.get_authorization_grant(self.authlib, request)
+        redirect_uri = None
+        client = self.query_client(request.payload.client_id)
+        if client is not None:
+            asked = request.payload.redirect_uri
+            if not asked:
+                redirect_uri = client.get_default_redirect_uri()
+            elif client.check_redirect_uri(asked):
+                redirect_uri = asked
+        raise OAuth2Error(
+            description=error_description(
+                f"The response_type {response_type or ''!r} is not supported: this server "
+                "supports response_type=code only (the authorization code flow, with PKCE)."
+            ),
+            redirect_uri=redirect_uri,
+            error="unsupported_response_type",
+        )
 
     def _validate_requested_scope(self, scope: str | None, state: str | None = None) -> None:
         from authlib.oauth2.rfc6749.errors import InvalidScopeError
