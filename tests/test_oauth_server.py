@@ -1316,3 +1316,36 @@ def test_an_unsupported_response_type_says_what_is_supported(app: t.Any) -> None
     quoted = client.get("/oauth/authorize?" + urlencode({**params, "response_type": 'a"b\\'}))
     assert quoted.status_code == 302  # not a 500: the description is made printable
     assert "error=unsupported_response_type" in quoted.location
+
+
+def test_racing_registrations_keep_to_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Registrations at once past ``MCP_OAUTH_MAX_CLIENTS`` do not overshoot it: the check
+    and the save are one step of the storage, not a count taken before the save."""
+    monkeypatch.setenv("FLASK_MCP_OAUTH_REGISTRATION_RATE_LIMIT", "")
+    monkeypatch.setenv("FLASK_MCP_OAUTH_MAX_CLIENTS", "3")
+    app = oauth_notes.create_app()
+    storage = oauth_notes.oauth.app_server(app).storage
+    counted = storage.count_clients
+
+    def slow_count() -> int:  # widens the window a count-then-save check leaves open
+        found = counted()
+        threading.Event().wait(0.3)
+        return found
+
+    monkeypatch.setattr(storage, "count_clients", slow_count)
+    body = {"redirect_uris": [REDIRECT], "client_name": "Test client"}
+    statuses: list[int] = []
+
+    def attempt(address: str) -> None:
+        response = app.test_client().post(
+            "/oauth/register", json=body, environ_base={"REMOTE_ADDR": address}
+        )
+        statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=attempt, args=(f"10.0.1.{n}",)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [201] * 3 + [503] * 5
+    assert counted() == 3

@@ -118,6 +118,29 @@ def test_clients(storage: t.Any) -> None:
     assert storage.load_client("gone") is None and storage.count_clients() == 2
 
 
+def test_a_bounded_save_is_exact_under_a_race(storage: t.Any) -> None:
+    """``save_client(..., most)`` from many threads at once keeps exactly ``most``; a
+    client refused leaves no record, and a full store still takes none."""
+    storage.save_client({"client_id": "old", "redirect_uris": []}, 0.05)  # expires: no place
+    time.sleep(0.1)
+    barrier = threading.Barrier(10)
+    saved: list[bool] = []
+
+    def register(number: int) -> None:
+        barrier.wait()
+        saved.append(storage.save_client({"client_id": f"r{number}", "redirect_uris": []}, 60, 3))
+
+    threads = [threading.Thread(target=register, args=(n,)) for n in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(saved) == [False] * 7 + [True] * 3 and storage.count_clients() == 3
+    assert sum(storage.load_client(f"r{n}") is not None for n in range(10)) == 3
+    assert storage.save_client({"client_id": "late", "redirect_uris": []}, 60, 3) is False
+    assert storage.save_client({"client_id": "free", "redirect_uris": []}, 60) is True
+
+
 @pytest.mark.parametrize("kind", ["code", "refresh"])
 def test_grants_are_redeemed_once_and_reuse_names_the_family(storage: t.Any, kind: str) -> None:
     record = (

@@ -270,6 +270,17 @@ class MCPClientMetadataClaims(ClientMetadataClaims):  # type: ignore[misc]
             )
 
 
+class RegistrationClosed(Exception):
+    """As many clients as ``MCP_OAUTH_MAX_CLIENTS`` allows are kept: none is registered.
+
+    :param most: that number.
+    """
+
+    def __init__(self, most: int) -> None:
+        super().__init__(most)
+        self.most = most
+
+
 class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
     """Dynamic Client Registration: open, or gated by initial access tokens.
 
@@ -279,6 +290,7 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
     :param server_metadata: returns the RFC 8414 document (scopes, auth methods).
     :param max_bytes: the largest client metadata kept, as JSON
         (``MCP_OAUTH_CLIENT_METADATA_MAX_BYTES``, as for a metadata document).
+    :param max_clients: the most clients kept (``MCP_OAUTH_MAX_CLIENTS``; 0: no bound).
     """
 
     ENDPOINT_NAME = "client_registration"
@@ -290,9 +302,11 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
         server_metadata: t.Callable[[], dict[str, t.Any]],
         *,
         max_bytes: int = 5120,
+        max_clients: int = 0,
     ) -> None:
         super().__init__(claims_classes=[MCPClientMetadataClaims])
         self.storage = storage
+        self.max_clients = max_clients
         self.initial_access_tokens = tuple(initial_access_tokens)
         self._server_metadata = server_metadata
         self.max_bytes = max_bytes
@@ -366,13 +380,17 @@ class RegistrationEndpoint(ClientRegistrationEndpoint):  # type: ignore[misc]
     def save_client(
         self, client_info: dict[str, t.Any], client_metadata: dict[str, t.Any], request: t.Any
     ) -> Client:
-        """Store the client for :data:`CLIENT_LIFETIME`."""
+        """Store the client for :data:`CLIENT_LIFETIME`.
+
+        :raises RegistrationClosed: ``max_clients`` clients are kept already.
+        """
         record = {**client_metadata, **client_info}
         secret = record.pop("client_secret", None)
         if secret is not None:  # kept as its digest only: the storage never holds it
             record["client_secret_sha256"] = secret_digest(secret)
         record["client_id_issued_at"] = int(time.time())
-        self.storage.save_client(record, CLIENT_LIFETIME)
+        if not self.storage.save_client(record, CLIENT_LIFETIME, self.max_clients):
+            raise RegistrationClosed(self.max_clients)
         return Client(record)
 
 
@@ -382,6 +400,7 @@ __all__ = [
     "LOOPBACK_HOSTS",
     "Client",
     "MCPClientMetadataClaims",
+    "RegistrationClosed",
     "RegistrationEndpoint",
     "check_redirect_uri_shape",
     "redirect_host",

@@ -185,6 +185,7 @@ class AppServer:
                     settings.registration_tokens or (),
                     self.metadata,
                     max_bytes=settings.client_metadata_max_bytes,
+                    max_clients=settings.max_clients,
                 )
             )
         server.validate_requested_scope = self._validate_requested_scope

@@ -364,8 +364,15 @@ class SQLStorage:
 
     # -- clients ------------------------------------------------------------------
 
-    def save_client(self, client: Record, ttl: float) -> None:
-        """See :meth:`~.storage.Storage.save_client`."""
+    def save_client(self, client: Record, ttl: float, most: int = 0) -> bool:
+        """See :meth:`~.storage.Storage.save_client`.
+
+        With ``most``, one transaction inserts the client, counts the live ones and rolls
+        back past ``most``. It is exact on SQLite (one writer at a time) and on PostgreSQL
+        (the transaction locks the table against other writers first; reads go on); on
+        other databases, registrations racing each other may each see the others
+        uncommitted and overshoot ``most`` by as many as race at once.
+        """
         table = self.tables.clients
         client_id = str(client["client_id"])
         issued = client.get("client_id_issued_at")
@@ -381,9 +388,16 @@ class SQLStorage:
             "client_metadata": client,
             "expires_at": _later(ttl),
         }
-        with self.engine.begin() as conn:
+        with self.engine.connect() as conn, conn.begin() as transaction:
+            if most and conn.dialect.name == "postgresql":
+                name = conn.dialect.identifier_preparer.format_table(table)
+                conn.execute(sa.text(f"LOCK TABLE {name} IN SHARE ROW EXCLUSIVE MODE"))
             self._purge(conn, table)
             self._upsert(conn, table, {"client_id": client_id}, values)
+            if most and self._count_live(conn, table) > most:
+                transaction.rollback()
+                return False
+        return True
 
     def load_client(self, client_id: str) -> Record | None:
         """See :meth:`~.storage.Storage.load_client`."""
@@ -398,11 +412,13 @@ class SQLStorage:
 
     def count_clients(self) -> int:
         """See :meth:`~.storage.Storage.count_clients`."""
-        table = self.tables.clients
         with self.engine.connect() as conn:
-            count = conn.execute(
-                sa.select(sa.func.count()).select_from(table).where(self._live(table))
-            ).scalar()
+            return self._count_live(conn, self.tables.clients)
+
+    def _count_live(self, conn: sa.Connection, table: sa.Table) -> int:
+        count = conn.execute(
+            sa.select(sa.func.count()).select_from(table).where(self._live(table))
+        ).scalar()
         return int(count or 0)
 
     # -- codes and refresh tokens -----------------------------------------------------

@@ -5,8 +5,10 @@ with it: registered clients, authorization codes and refresh tokens (stored
 under their SHA-256), token families and their revocations, consents, signing
 keys, and the cache of Client ID Metadata Documents. Every record has a lifetime.
 
-Two operations must be atomic across workers and machines:
+Three operations must be atomic across workers and machines:
 
+- :meth:`Storage.save_client` with a bound stores a client only while fewer than
+  ``MCP_OAUTH_MAX_CLIENTS`` are kept (however many registrations race);
 - :meth:`Storage.add_signing_key` stores a key only if the period has none yet
   (one signing key per period, however many workers race for it);
 - :meth:`Storage.redeem_grant` uses a code or a refresh token once: of two
@@ -64,8 +66,12 @@ class Storage(t.Protocol):
 
     # -- clients (Dynamic Client Registration) ------------------------------------
 
-    def save_client(self, client: Record, ttl: float) -> None:
-        """Store a registered client's metadata (with its ``client_id``)."""
+    def save_client(self, client: Record, ttl: float, most: int = 0) -> bool:
+        """Store a registered client's metadata (with its ``client_id``), unless ``most``
+        clients (0: no bound) are kept already: atomic, however many workers register.
+
+        :returns: whether it was stored.
+        """
 
     def load_client(self, client_id: str) -> Record | None:
         """Return a registered client's metadata, or ``None``."""
@@ -175,7 +181,9 @@ class KeyValueStorage:
     def _members(self, key: str) -> set[str]:
         raise NotImplementedError
 
-    def _index(self, key: str, member: str, until: float) -> None:
+    def _index(self, key: str, member: str, until: float, most: int = 0) -> bool:
+        """Add ``member`` to an index of live members until ``until``, unless it holds
+        ``most`` others (0: no bound): atomic. Return whether it was added."""
         raise NotImplementedError
 
     def _count(self, key: str) -> int:
@@ -183,11 +191,17 @@ class KeyValueStorage:
 
     # -- Storage ---------------------------------------------------------------------------
 
-    def save_client(self, client: Record, ttl: float) -> None:
-        """See :meth:`Storage.save_client`."""
+    def save_client(self, client: Record, ttl: float, most: int = 0) -> bool:
+        """See :meth:`Storage.save_client`: the client is stored, then the index
+        ``clients`` takes it or, when full, refuses it and the record is deleted (its id
+        was given to no one). Stored the other way round, a failure between the two would
+        hold a place in the index for the client's lifetime."""
         client_id = str(client["client_id"])
         self._put(f"client:{client_id}", client, ttl)
-        self._index("clients", client_id, time.time() + ttl)
+        if self._index("clients", client_id, time.time() + ttl, most):
+            return True
+        self._delete(f"client:{client_id}")
+        return False
 
     def load_client(self, client_id: str) -> Record | None:
         """See :meth:`Storage.load_client`."""
@@ -360,18 +374,35 @@ class MemoryStorage(KeyValueStorage):
                 return set()
             return set(entry[1])
 
-    def _index(self, key: str, member: str, until: float) -> None:
+    def _index(self, key: str, member: str, until: float, most: int = 0) -> bool:
         with self._lock:
             index = self._indexes.setdefault(key, {})
-            index[member] = until
             now = time.time()
             for gone in [m for m, end in index.items() if end <= now]:
                 del index[gone]
+            if most and member not in index and len(index) >= most:
+                return False
+            index[member] = until
+            return True
 
     def _count(self, key: str) -> int:
         now = time.time()
         with self._lock:
             return sum(1 for end in self._indexes.get(key, {}).values() if end > now)
+
+
+#: Adds ``ARGV[2]`` to the index ``KEYS[1]`` (score ``ARGV[3]``, when it expires) unless,
+#: once the members expired at ``ARGV[1]`` are trimmed, it holds ``ARGV[4]`` others: one
+#: key, so a Redis Cluster runs it on the key's node. Returns 1 when added, else 0.
+BOUNDED_INDEX = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[2])
+    and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+return 1
+"""
 
 
 class RedisStorage(KeyValueStorage):
@@ -459,12 +490,19 @@ class RedisStorage(KeyValueStorage):
         raw = self.client.smembers(self._key(key))
         return {m.decode() if isinstance(m, bytes) else str(m) for m in raw}
 
-    def _index(self, key: str, member: str, until: float) -> None:
-        """A sorted set of members by the time they expire, trimmed as it grows."""
+    def _index(self, key: str, member: str, until: float, most: int = 0) -> bool:
+        """A sorted set of members by the time they expire, trimmed as it grows; with
+        ``most``, one script trims, counts and adds (:data:`BOUNDED_INDEX`)."""
+        if most:
+            added = self.client.eval(
+                BOUNDED_INDEX, 1, self._key(key), time.time(), member, until, most
+            )
+            return bool(added)
         pipe = self.client.pipeline(transaction=False)
         pipe.zadd(self._key(key), {member: until})
         pipe.zremrangebyscore(self._key(key), "-inf", time.time())
         pipe.execute()
+        return True
 
     def _count(self, key: str) -> int:
         return int(self.client.zcount(self._key(key), time.time(), "+inf"))
@@ -496,6 +534,7 @@ def unreachable_errors(storage: object = None) -> tuple[type[Exception], ...]:
 
 
 __all__ = [
+    "BOUNDED_INDEX",
     "GRANT_KINDS",
     "MAX_CONNECTIONS",
     "PURGE_EVERY",

@@ -35,6 +35,7 @@ from werkzeug.wrappers import Response
 from ...protocol import client_network
 from ...protocol import is_local_host
 from ...protocol.hosts import check_request_host
+from .clients import RegistrationClosed
 from .clients import redirect_host
 from .grants import TemporarilyUnavailableError
 from .grants import User
@@ -263,16 +264,17 @@ def register() -> Response:
     refused = _over_limit("register")
     if refused is not None:
         return refused
-    server = app_server()
-    most = server.settings.max_clients
-    if most and server.storage.count_clients() >= most:
+    try:
+        return t.cast(
+            Response, app_server().authlib.create_endpoint_response("client_registration")
+        )
+    except RegistrationClosed as closed:
         return _refused(
             503,
-            f"This server keeps at most {most} registered clients and has that many: "
+            f"This server keeps at most {closed.most} registered clients and has that many: "
             "registration is closed until some expire (the operator may raise "
             "MCP_OAUTH_MAX_CLIENTS).",
         )
-    return t.cast(Response, server.authlib.create_endpoint_response("client_registration"))
 
 
 #: The largest request body an endpoint reads: a registration, a token or revocation
