@@ -930,7 +930,8 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         non_negative_int,
         "Most clients kept from Dynamic Client Registration; registration is refused at "
         "that number until some expire (0: no bound). As many fetched client metadata "
-        "documents are cached at most; past it, one is used without being cached.",
+        "documents are cached at most; past it, each process keeps 256 at most, the least "
+        "recently used dropped first.",
     ),
     Key(
         "MCP_OAUTH_LOGIN_VIEW",

@@ -964,7 +964,9 @@ def test_cached_documents_are_bounded_like_registered_clients(
 ) -> None:
     """Anyone may have documents fetched and cached (a day, if their ``Cache-Control``
     says so), from as many addresses as they have: the cache keeps at most
-    ``MCP_OAUTH_MAX_CLIENTS`` of them; past it a document is used, not kept."""
+    ``MCP_OAUTH_MAX_CLIENTS`` of them; past it a document is kept in the process only,
+    not fetched again on every request (each fetch counted against the address the
+    client's users share)."""
     host = DocumentHost(tmp_path, REDIRECT)
     monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_ALLOW_PRIVATE", "true")
     monkeypatch.setenv("FLASK_MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE", str(host.cert))
@@ -985,9 +987,37 @@ def test_cached_documents_are_bounded_like_registered_clients(
         storage = oauth_notes.oauth.app_server(app).storage
     finally:
         host.close()
-    # the first is cached; the second is used, not kept: the cache holds its one document
-    assert fetches == [1, 2]
+    # the first is cached; the second is kept in the process: the cache holds one document
+    assert fetches == [1, 1]
     assert storage.count_client_documents() == 1
+
+
+def test_past_the_shared_cache_the_least_recently_used_document_goes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A document in use stays in the process while new ones (a flood of URLs) push out
+    the least recently used; the overflow holds at most ``OVERFLOW_CACHE_SIZE``."""
+    from flask_mcp.contrib.oauth_server import client_documents
+
+    monkeypatch.setattr(client_documents, "OVERFLOW_CACHE_SIZE", 2)
+    storage = MemoryStorage()
+    documents = ClientDocuments(storage, max_cached=1)
+    fetched: list[str] = []
+
+    def fetch(url: str) -> tuple[dict[str, t.Any], float]:
+        fetched.append(url)
+        return {"client_id": url}, 3600.0
+
+    monkeypatch.setattr(documents, "fetch", fetch)
+    urls = [f"https://c{n}.example/client.json" for n in range(5)]
+    documents.get(urls[0])  # the shared cache's one document
+    documents.get(urls[1])  # in use: named again between the others
+    for url in urls[2:]:
+        documents.get(url)
+        assert documents.get(urls[1]) == {"client_id": urls[1]}
+    assert fetched == urls  # each fetched once: urls[1] stayed, the others took turns
+    documents.get(urls[2])  # pushed out by urls[3] and urls[4]: fetched again
+    assert fetched == [*urls, urls[2]] and storage.count_client_documents() == 1
 
 
 def test_revocation_cache_is_bounded_staleness(monkeypatch: pytest.MonkeyPatch) -> None:

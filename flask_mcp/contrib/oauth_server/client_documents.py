@@ -15,7 +15,8 @@ a server-side request forgery risk, so the fetch:
   resolution included;
 - keeps the document as long as its ``Cache-Control``/``Expires`` allow (between
   :data:`MIN_CACHE_SECONDS` and :data:`MAX_CACHE_SECONDS`; ``no-store``: not kept),
-  while fewer than ``MCP_OAUTH_MAX_CLIENTS`` are kept;
+  while fewer than ``MCP_OAUTH_MAX_CLIENTS`` are kept; past that, in this process's
+  memory, :data:`OVERFLOW_CACHE_SIZE` at most, the least recently used dropped first;
 - runs at most ``MCP_OAUTH_CLIENT_METADATA_MAX_FETCHES`` fetches at once per process,
   a name resolution that outlived its fetch's deadline counted until it ends: past
   that, :exc:`ClientDocumentsBusy` (anyone may name a slow host, each fetch holding
@@ -28,6 +29,7 @@ A document must name the URL it was fetched from as its ``client_id``, have a
 
 from __future__ import annotations
 
+import collections
 import email.utils
 import ipaddress
 import json
@@ -44,6 +46,13 @@ from ...auth.deadline import Deadline
 from ...protocol import netloc
 from .clients import check_redirect_uri_shape
 from .storage import Storage
+
+#: The most documents a process keeps itself while the shared cache is full. Anyone may
+#: fill that cache (a document costs a fetch within their address's rate limit, from as
+#: many addresses as they have); the clients in use (a handful of applications, each one
+#: URL for all its users) then stay here, and are not fetched again on every request,
+#: each fetch counted against the address their users share.
+OVERFLOW_CACHE_SIZE = 256
 
 MIN_CACHE_SECONDS = 60.0
 MAX_CACHE_SECONDS = 86400.0
@@ -110,7 +119,8 @@ class ClientDocuments:
     :param timeout: seconds for the whole fetch.
     :param verify: ``True``, or the path of a CA bundle to verify TLS with.
     :param max_cached: the most documents kept in ``storage`` (0: no bound); past it,
-        a document is used without being kept.
+        a document is kept in this process, :data:`OVERFLOW_CACHE_SIZE` at most, the
+        least recently used dropped first.
     :param max_fetches: the most fetches run at once (by all the app's requests in
         this process), a name resolution that outlived its fetch counted until it ends.
     """
@@ -137,6 +147,12 @@ class ClientDocuments:
         self.max_cached = max_cached
         self.max_fetches = max_fetches
         self._fetch_slots = threading.BoundedSemaphore(max_fetches)
+        #: Documents kept here while ``storage`` holds ``max_cached``: the URL -> until
+        #: when (``time.monotonic()``) and the document, the least recently used first.
+        self._overflow: collections.OrderedDict[str, tuple[float, dict[str, t.Any]]] = (
+            collections.OrderedDict()
+        )
+        self._overflow_lock = threading.Lock()
 
     def get(
         self, client_id: str, before_fetch: t.Callable[[], None] | None = None
@@ -147,19 +163,42 @@ class ClientDocuments:
             it raises :exc:`ClientDocumentError` to refuse the fetch (a rate limit).
         :raises ClientDocumentError: the URL or the document is refused.
         """
-        cached = self.storage.cached_client_document(client_id)
+        cached = self.storage.cached_client_document(client_id) or self._kept_here(client_id)
         if cached is not None:
             return cached
         if before_fetch is not None:
             before_fetch()
         document, keep = self.fetch(client_id)
+        if keep <= 0:
+            return document
         # anyone may have documents fetched (from as many addresses as they have):
         # the storage keeps as many as it keeps registered clients
-        if keep > 0 and (
-            not self.max_cached or self.storage.count_client_documents() < self.max_cached
-        ):
+        if not self.max_cached or self.storage.count_client_documents() < self.max_cached:
             self.storage.cache_client_document(client_id, document, keep)
+        else:
+            self._keep_here(client_id, document, keep)
         return document
+
+    def _kept_here(self, client_id: str) -> dict[str, t.Any] | None:
+        """Return the document kept in this process, now the most recently used."""
+        with self._overflow_lock:
+            found = self._overflow.get(client_id)
+            if found is None:
+                return None
+            if found[0] <= time.monotonic():
+                del self._overflow[client_id]
+                return None
+            self._overflow.move_to_end(client_id)
+            return dict(found[1])
+
+    def _keep_here(self, client_id: str, document: dict[str, t.Any], keep: float) -> None:
+        """Keep a document in this process, dropping the least recently used past
+        :data:`OVERFLOW_CACHE_SIZE`."""
+        with self._overflow_lock:
+            self._overflow[client_id] = (time.monotonic() + keep, dict(document))
+            self._overflow.move_to_end(client_id)
+            while len(self._overflow) > OVERFLOW_CACHE_SIZE:
+                self._overflow.popitem(last=False)
 
     def _address(self, host: str, port: int, deadline: Deadline) -> str:
         """Return the address to fetch from: the first of ``host``'s, all of them public.
@@ -320,6 +359,7 @@ __all__ = [
     "DEFAULT_CACHE_SECONDS",
     "MAX_CACHE_SECONDS",
     "MIN_CACHE_SECONDS",
+    "OVERFLOW_CACHE_SIZE",
     "ClientDocumentError",
     "ClientDocuments",
     "ClientDocumentsBusy",
