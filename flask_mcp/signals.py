@@ -93,7 +93,8 @@ listen_finished = _signals.signal("mcp-listen-finished")
 ``request_id``, ``stream_id``, ``duration`` (seconds), ``reason``: ``"timeout"``
 (``MCP_SSE_MAX_STREAM_SECONDS`` ended it with its result), ``"client-gone"`` (the client
 closed its connection, or stdin), ``"cancelled"`` (the client's
-``notifications/cancelled``, over stdio), ``"backend-unavailable"`` or ``"refused"`` (it
+``notifications/cancelled``, over stdio), ``"shutdown"`` (the server, interrupted, ended
+it with ``notifications/cancelled``, over stdio), ``"backend-unavailable"`` or ``"refused"`` (it
 was answered with the JSON-RPC error ``error``: a malformed filter, a worker that holds
 no more streams); ``error`` (the JSON-RPC error dict, or ``None``)."""
 

@@ -554,3 +554,34 @@ def test_a_server_interrupted_cancels_its_open_listens() -> None:
     assert cancel["params"]["requestId"] == "changes"
     assert "shutting down" in cancel["params"]["reason"]
     proc.communicate(timeout=30)
+
+
+def test_a_listen_the_server_ended_on_sigint_is_not_told_as_the_client_gone(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A listen torn down because the server was interrupted ends, for ``listen_finished``
+    (and the telemetry that follows it), with ``"shutdown"``: the server ended it, and said
+    so to the client. It was told as ``"client-gone"``, as if the client had left."""
+    signals_file = tmp_path / "signals.jsonl"
+    proc = subprocess.Popen(
+        [FLASK, "--app", "tests._apps.observe", "mcp", "stdio"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "OBSERVE_SIGNALS": str(signals_file)},
+    )
+    try:
+        open_listen(proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.stdout is not None
+        cancel = json.loads(proc.stdout.readline())
+        assert cancel["method"] == "notifications/cancelled", cancel
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    seen = [json.loads(line) for line in signals_file.read_text().splitlines()]
+    (finished,) = [s for s in seen if s["signal"] == "listen_finished"]
+    assert finished["request_id"] == "changes"
+    assert finished["reason"] == "shutdown", finished

@@ -397,8 +397,10 @@ class StdioServer(LineChannel):
                 self.send(jsonrpc.notification("notifications/cancelled", cancel))
             if failed:
                 call.finish("backend-unavailable", dict(listen.BACKEND_FAILED))
-            elif ours:  # stdin closed (the client went away), or the server is interrupted
+            elif ours and (self.stdin_closed or self.gone):  # the client left or reads nothing
                 call.finish("client-gone")
+            elif ours:  # the server is interrupted: it ended the listen
+                call.finish("shutdown")
             else:
                 call.finish("cancelled")
 
