@@ -168,6 +168,39 @@ def test_tool_errors_are_results_protocol_errors_raise(everything: Server, mode:
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_question_the_client_cannot_answer_ends_a_task_as_it_ends_a_call(
+    everything: Server, mode: str
+) -> None:
+    """``ctx.elicit()`` to a client that declared no elicitation ends the same tool alike
+    as a plain ``tools/call`` and as a task: at 2025-11-25 an ``isError`` result (that
+    spec only forbids sending the question), at 2026-07-28 the error ``-32021`` its
+    ``basic/index.mdx`` requires."""
+
+    async def outcome(tasks: bool) -> tuple[str, str]:
+        extensions = [TasksExtension(timeout=60)] if tasks else []
+        async with Client(everything.url, mode=mode, extensions=extensions) as c:
+            arguments = {"filename": "a.txt"}
+            try:
+                if tasks:
+                    task = await call_tool_as_task(c, "confirm_delete", arguments)
+                    result = await task_result(c, task, timeout=60)
+                else:
+                    result = await c.call_tool("confirm_delete", arguments)
+            except MCPError as exc:
+                return str(exc.code), exc.message
+            assert result.is_error, result
+            return "isError", text(result)
+
+    async def main() -> None:
+        called, tasked = await outcome(tasks=False), await outcome(tasks=True)
+        assert called == tasked
+        assert called[0] == ("isError" if mode == "legacy" else "-32021"), called
+        assert "'elicitation'" in called[1]
+
+    run(main)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_wait_times_out_and_a_cancel_stops_the_task(everything: Server, mode: str) -> None:
     async def main() -> None:
         async with client(everything, mode) as c:
