@@ -940,6 +940,24 @@ def test_a_template_view_gets_the_csp_permissions_and_border_its_meta_ui_asks(
     assert "Permissions asked by the view: clipboard-write" in log
 
 
+def test_a_view_without_meta_ui_in_its_read_falls_back_to_its_list_entry(
+    explorer: Explorer,
+) -> None:
+    """The Apps spec: hosts check both, preferring the content item's ``_meta.ui`` and
+    falling back to the ``resources/list`` entry's."""
+    page = explorer.page
+    explorer.tool("listed")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    page.wait_for_selector("#call-view iframe", timeout=WAIT_MS)
+    frame = page.query_selector("#call-view iframe")
+    assert "bordered" not in (frame.get_attribute("class") or "")
+    assert frame.get_attribute("allow") == "clipboard-write"
+    src = frame.get_attribute("src") or ""
+    asked = json.loads(parse_qs(urlsplit(src).query)["csp"][0])
+    assert asked == {"connectDomains": ["https://listed.example.com"]}
+
+
 def test_the_view_cannot_reach_the_network_or_the_page(explorer: Explorer) -> None:
     page = explorer.page
     explorer.probes_csp = True

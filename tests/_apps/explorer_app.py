@@ -503,6 +503,33 @@ def note(text: str) -> str:
     return text
 
 
+LISTED_VIEW = "ui://demo/listed"
+
+
+@mcp.resource(
+    LISTED_VIEW,
+    name="listed_view",
+    mime_type="text/html;profile=mcp-app",
+    meta={
+        "ui": {
+            "csp": {"connectDomains": ["https://listed.example.com"]},
+            "permissions": {"clipboardWrite": {}},
+            "prefersBorder": False,
+        }
+    },
+)
+def listed_view() -> str:
+    """A view whose ``_meta.ui`` is on its ``resources/list`` entry only, not on what
+    ``resources/read`` returns: the host falls back to the entry's."""
+    return "<!DOCTYPE html><html><body><p id='listed'>listed</p></body></html>"
+
+
+@mcp.tool(ui=LISTED_VIEW)
+def listed(text: str = "") -> str:
+    """Show the view whose ``_meta.ui`` only ``resources/list`` carries."""
+    return text
+
+
 @mcp.tool(ui=COUNTER_VIEW, visibility=["app"], task="required")
 def bump_later(by: int = 1) -> ToolResult:
     """Bump the counter as a task (for the view only): the host follows the task."""
