@@ -1078,6 +1078,32 @@ def test_only_the_last_read_or_prompt_asked_is_shown(explorer: Explorer, kind: s
     assert shown.get_by_text("Echo second").count() == 1
 
 
+def test_a_slow_prompt_says_it_runs_and_can_be_cancelled(explorer: Explorer) -> None:
+    """As a tool call: a state while ``prompts/get`` runs, and a Cancel that stops it."""
+    page = explorer.page
+    page.click("button.tab[data-section=prompts]")
+    page.click("#prompt-list button:has(.item-name:text-is('echo_after'))")
+    form = page.locator("#prompt-form")
+    form.get_by_label("text (required)").fill("slow")
+    form.get_by_label("seconds").fill("3")
+    cancel = page.locator("#cancel-prompt")
+    assert cancel.is_disabled()
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector("#prompt-state:text-is('running')", timeout=WAIT_MS)
+    cancel.click()
+    page.wait_for_selector("#prompt-state:text-is('cancelled')", timeout=WAIT_MS)
+    assert cancel.is_disabled()
+    if explorer.era == "2025-11-25":
+        assert '"method": "notifications/cancelled"' in page.text_content("#exchange")
+    page.wait_for_timeout(3500)  # past the prompt's answer, had it not been cancelled
+    assert page.text_content("#prompt-state") == "cancelled"
+    assert page.locator("#prompt-messages").get_by_text("Echo slow").count() == 0
+    form.get_by_label("seconds").fill("0")
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector("#prompt-state:text-is('finished')", timeout=WAIT_MS)
+    assert page.text_content("#prompt-messages .text-block") == "Echo slow"
+
+
 @pytest.mark.parametrize(
     ("mode", "status"), [("off", 404), ("guarded", 403)], ids=["off", "access-check-says-no"]
 )

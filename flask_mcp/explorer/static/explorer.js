@@ -2090,19 +2090,41 @@
     if (!prompts.length) list.appendChild(el("li", { class: "muted", text: "No prompts." }));
   }
 
-  // prompts/get of `prompt` with `args`, its messages or its error shown in `box`.
-  function getPrompt(prompt, args, box) {
+  // prompts/get of `prompt` with `args`, its state, messages or error shown in `box`;
+  // `cancelButton` cancels it while it runs, as a tool call's does.
+  function getPrompt(prompt, args, box, cancelButton) {
     var latest = latestInto(box);
     clear(box);
-    client.request("prompts/get", { name: prompt.name, arguments: args }, { questions: box }).then(function (result) {
+    var state = box.appendChild(el("p", { id: "prompt-state", class: "state", text: "running" }));
+    var call = { abort: new AbortController(), questions: box };
+    var cancelled = false;
+    box.cancel = function () {
+      cancelled = true;
+      state.textContent = "cancelling";
+      return client.cancel(call, "cancelled in the explorer");
+    };
+    cancelButton.disabled = false;
+    client.request("prompts/get", { name: prompt.name, arguments: args }, call).then(function (result) {
       if (!latest()) return;
+      state.textContent = "finished";
       if (result.description) box.appendChild(el("p", { text: result.description }));
       (result.messages || []).forEach(function (message) {
         box.appendChild(el("h4", { text: message.role }));
         box.appendChild(renderContent([message.content]));
       });
     }, function (error) {
-      if (latest()) box.appendChild(errorBox(error, function () { getPrompt(prompt, args, box); }));
+      if (!latest()) return;
+      if (cancelled || error.cancelled) {
+        state.textContent = "cancelled";
+        return;
+      }
+      state.textContent = "failed";
+      box.appendChild(errorBox(error, function () { getPrompt(prompt, args, box, cancelButton); }));
+    }).then(function () {
+      if (!latest()) return;
+      box.cancel = null;
+      cancelButton.disabled = true;
+      Array.prototype.forEach.call(box.querySelectorAll("form.question"), function (form) { form.remove(); });
     });
   }
 
@@ -2121,12 +2143,14 @@
         argument.description ? el("small", { class: "hint", text: argument.description }) : null));
     });
     var box = el("div", { id: "prompt-messages" });
-    form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Get prompt" })));
+    var cancelButton = el("button", { type: "button", id: "cancel-prompt", text: "Cancel", disabled: true });
+    cancelButton.addEventListener("click", function () { if (box.cancel) box.cancel(); });
+    form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Get prompt" }), cancelButton));
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var args = {};
       Object.keys(inputs).forEach(function (name) { if (inputs[name].value !== "") args[name] = inputs[name].value; });
-      getPrompt(prompt, args, box);
+      getPrompt(prompt, args, box, cancelButton);
     });
     detail.appendChild(form);
     detail.appendChild(box);
