@@ -1104,6 +1104,34 @@ def test_a_slow_prompt_says_it_runs_and_can_be_cancelled(explorer: Explorer) -> 
     assert page.text_content("#prompt-messages .text-block") == "Echo slow"
 
 
+def test_only_the_last_prompt_asked_shows_its_questions(explorer: Explorer) -> None:
+    """A question of a ``prompts/get`` that a later one replaced does not show: the
+    explorer answers it with an error, so that the server does not wait for it."""
+    page = explorer.page
+    page.click("button.tab[data-section=prompts]")
+    page.click("#prompt-list button:has(.item-name:text-is('ask_after'))")
+    form, shown = page.locator("#prompt-form"), page.locator("#prompt-messages")
+    form.get_by_label("question (required)").fill("First?")
+    form.get_by_label("seconds").fill("2")
+    form.locator("button[type=submit]").click()
+    form.get_by_label("question (required)").fill("Second?")
+    form.get_by_label("seconds").fill("0")
+    form.locator("button[type=submit]").click()
+    shown.locator("form.question:has-text('Second?')").wait_for(timeout=WAIT_MS)
+    # the first prompt's question arrives: in the exchange log, not in the prompt box
+    page.wait_for_function(
+        "() => document.getElementById('exchange').textContent.includes('Answer First?')",
+        timeout=WAIT_MS,
+    )
+    page.wait_for_timeout(500)
+    assert shown.locator("form.question").count() == 1
+    assert shown.get_by_text("First?").count() == 0
+    if explorer.era == "2025-11-25":  # answered, so that the server does not wait for it
+        assert "The explorer dropped this elicitation/create" in page.text_content("#exchange")
+    shown.get_by_role("button", name="Accept").click()
+    shown.get_by_text("Asked Second?: accept").wait_for(timeout=WAIT_MS)
+
+
 @pytest.mark.parametrize(
     ("mode", "status"), [("off", 404), ("guarded", 403)], ids=["off", "access-check-says-no"]
 )

@@ -571,6 +571,14 @@ def echo_after(text: str, seconds: str = "0") -> str:
     return f"Echo {text}"
 
 
+@mcp.prompt()
+def ask_after(question: str, ctx: Context, seconds: str = "0") -> str:
+    """Ask ``question`` after ``seconds``: a slow question may arrive after a later one's."""
+    time.sleep(float(seconds))
+    answer = ctx.elicit(f"Answer {question}", {"type": "object", "properties": {}})
+    return f"Asked {question}: {answer['action']}"
+
+
 def create_app() -> Flask:
     mode = os.environ.get("MCP_TEST_EXPLORER", "debug")
     flask_app = Flask(__name__)

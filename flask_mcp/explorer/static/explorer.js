@@ -418,8 +418,18 @@
     if (method === "ping") return Promise.resolve({});
     var handler = this.handlers[method];
     if (!handler) return Promise.reject(RpcError({ code: -32601, message: "The explorer does not handle " + method }));
-    return Promise.resolve(handler(params, call, ticket || {}));
+    call = call || {};
+    if (call.superseded) return Promise.reject(supersededError(method));
+    var answered = Promise.resolve(handler(params, call, ticket || {}));
+    if (!call.whenSuperseded) return answered;
+    return Promise.race([answered, call.whenSuperseded.then(function () { throw supersededError(method); })]);
   };
+
+  // The answer to a question of a request that a newer one replaced: its form is gone,
+  // and the server is told not to wait for the user.
+  function supersededError(method) {
+    return RpcError({ code: -1, message: "The explorer dropped this " + method + ": a newer request replaced the one that asked" });
+  }
 
   // notifications/cancelled from the server: it no longer waits for the answer to one of
   // its requests (its MCP_CLIENT_REQUEST_TIMEOUT is over, say). Its form leaves the page
@@ -2097,6 +2107,11 @@
     clear(box);
     var state = box.appendChild(el("p", { id: "prompt-state", class: "state", text: "running" }));
     var call = { abort: new AbortController(), questions: box };
+    // only this request's questions show: those of the one it replaces are refused
+    if (box.supersede) box.supersede();
+    call.whenSuperseded = new Promise(function (resolvePromise) {
+      box.supersede = function () { call.superseded = true; resolvePromise(); };
+    });
     var cancelled = false;
     box.cancel = function () {
       cancelled = true;
