@@ -225,6 +225,37 @@ def test_an_optional_string_left_empty_is_left_out(explorer: Explorer) -> None:
     assert page.text_content("#call-outcome .text-block") == "flask in any language"
 
 
+def test_an_optional_boolean_clicked_can_be_left_not_set_again(explorer: Explorer) -> None:
+    """``refundable: bool = False`` checked, then Unset: left out of the arguments (the
+    server's default), as before it was clicked; so too from raw JSON without it."""
+    page = explorer.page
+    explorer.tool("describe_trip")
+    page.get_by_label("city (required)").fill("Lisbon")
+    page.get_by_label("nights (required)").fill("3")
+    refundable = page.get_by_label("refundable")
+    unset = page.locator(".field-check:has(label:text-is('refundable')) button.unset")
+    assert unset.is_hidden()
+    refundable.check()
+    page.click("#copy-flask")
+    assert '"refundable":true' in page.input_value("#copy-output")
+    unset.click()
+    assert unset.is_hidden() and not refundable.is_checked()
+    page.click("#copy-flask")
+    assert "refundable" not in page.input_value("#copy-output")
+    # raw JSON without it, back to the form: still not set (it was read as false)
+    refundable.check()
+    refundable.uncheck()
+    page.get_by_label("Edit as raw JSON").check()
+    assert json.loads(page.input_value("textarea[name=raw-arguments]"))["refundable"] is False
+    page.fill("textarea[name=raw-arguments]", '{"city": "Lisbon", "nights": 3}')
+    page.get_by_label("Edit as raw JSON").uncheck()
+    page.click("#copy-flask")
+    assert "refundable" not in page.input_value("#copy-output")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert json.loads(page.text_content("#call-structured"))["refundable"] is False
+
+
 def test_an_optional_object_left_empty_is_left_out(explorer: Explorer) -> None:
     """``traveller: Traveller | None = None``: its required fields are required once it is
     started, not while it is left empty."""

@@ -878,16 +878,33 @@
 
     if (type === "boolean") {
       var box = el("input", { type: "checkbox", id: id, name: where, "aria-describedby": schema.description ? hintId : null });
-      var touched = false;
-      box.checked = schema.default === true;
-      box.addEventListener("change", function () { touched = true; });
       var boxLabel = el("label", { for: id, text: label });
+      // an optional one clicked can be left not set again (left out: the server's default);
+      // without a default, not set shows as neither checked nor unchecked
+      var unset = el("button", { type: "button", class: "unset", text: "Unset", title: "Leave " + label + " not set", hidden: true });
+      var touched = false;
+      var touch = function (value) {
+        touched = value;
+        unset.hidden = required || !touched;
+        if (!touched) box.checked = schema.default === true;
+        box.indeterminate = !required && !touched && typeof schema.default !== "boolean";
+      };
+      touch(false);
+      box.addEventListener("change", function () { touch(true); });
+      unset.addEventListener("click", function () { touch(false); box.focus(); });
       return {
-        node: el("div", { class: "field field-check" }, box, boxLabel, describe(schema, hintId)),
+        node: el("div", { class: "field field-check" }, box, boxLabel, unset, describe(schema, hintId)),
         read: function () { return required || touched || (answer && typeof schema.default === "boolean") ? box.checked : undefined; },
-        set: function (value) { box.checked = value === true; touched = true; },
+        set: function (value) {
+          touch(value !== undefined);
+          if (value !== undefined) box.checked = value === true;
+        },
         pristine: function () { return !touched; },
-        rename: renamer(function () { box.name = where; boxLabel.textContent = label; }),
+        rename: renamer(function () {
+          box.name = where;
+          boxLabel.textContent = label;
+          unset.title = "Leave " + label + " not set";
+        }),
       };
     }
 
