@@ -9,11 +9,13 @@ its app factory) serves the back-channel, cancellation and a handler that prints
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
 import signal
 import subprocess
+import threading
 import time
 import typing as t
 
@@ -339,14 +341,38 @@ def test_the_installed_entry_serves_its_tenants_endpoint(tmp_path: pathlib.Path)
 # -- the wire itself ------------------------------------------------------------------
 
 
-def start(app: str = "examples.quickstart") -> subprocess.Popen[bytes]:
+def start(
+    app: str = "examples.quickstart", env: t.Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Run ``flask --app APP mcp stdio``, Ctrl-C (SIGINT) acting on it as in a terminal.
+
+    A command started in the background of a non-interactive shell (as a CI runner may
+    start the test run) inherits SIGINT ignored, and Python then leaves it so: the
+    server would never see the SIGINT a test sends.
+    """
     return subprocess.Popen(
         [FLASK, "--app", app, "mcp", "stdio"],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env=None if env is None else {**os.environ, **env},
+        preexec_fn=functools.partial(signal.signal, signal.SIGINT, signal.SIG_DFL),
     )
+
+
+def read_message(proc: subprocess.Popen[bytes], timeout: float = 30) -> t.Any:
+    """Return the next message the server writes; fail (killing it) after ``timeout``."""
+    stdout = proc.stdout
+    assert stdout is not None
+    lines: list[bytes] = []
+    reader = threading.Thread(target=lambda: lines.append(stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not lines:
+        proc.kill()
+        pytest.fail(f"the server wrote no line in {timeout:g} s")
+    return json.loads(lines[0])
 
 
 def exchange(
@@ -525,7 +551,7 @@ def open_listen(proc: subprocess.Popen[bytes]) -> None:
     listen = {"jsonrpc": "2.0", "id": "changes", "method": "subscriptions/listen"}
     proc.stdin.write(line({**listen, "params": params}))
     proc.stdin.flush()
-    ack = json.loads(proc.stdout.readline())
+    ack = read_message(proc)
     assert ack["method"] == "notifications/subscriptions/acknowledged", ack
 
 
@@ -548,8 +574,7 @@ def test_a_server_interrupted_cancels_its_open_listens() -> None:
     proc = start()
     open_listen(proc)
     proc.send_signal(signal.SIGINT)
-    assert proc.stdout is not None
-    cancel = json.loads(proc.stdout.readline())
+    cancel = read_message(proc)
     assert cancel["method"] == "notifications/cancelled", cancel
     assert cancel["params"]["requestId"] == "changes"
     assert "shutting down" in cancel["params"]["reason"]
@@ -563,19 +588,11 @@ def test_a_listen_the_server_ended_on_sigint_is_not_told_as_the_client_gone(
     (and the telemetry that follows it), with ``"shutdown"``: the server ended it, and said
     so to the client. It was told as ``"client-gone"``, as if the client had left."""
     signals_file = tmp_path / "signals.jsonl"
-    proc = subprocess.Popen(
-        [FLASK, "--app", "tests._apps.observe", "mcp", "stdio"],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "OBSERVE_SIGNALS": str(signals_file)},
-    )
+    proc = start("tests._apps.observe", {"OBSERVE_SIGNALS": str(signals_file)})
     try:
         open_listen(proc)
         proc.send_signal(signal.SIGINT)
-        assert proc.stdout is not None
-        cancel = json.loads(proc.stdout.readline())
+        cancel = read_message(proc)
         assert cancel["method"] == "notifications/cancelled", cancel
         proc.communicate(timeout=30)
     finally:
