@@ -51,6 +51,7 @@ class Counts(t.NamedTuple):
     duplicated: int
     crossed: int  # a result that is not the call's own
     error_texts: list[str]
+    refused_opens: int = 0  # sessions refused while opening (no call was sent on them)
 
 
 def describe(exc: BaseException) -> str:
@@ -66,15 +67,16 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
     """Run ``clients`` loops of ``mark`` calls (each on its own session, a new one after an
     error); once every loop has been answered once, run ``fault`` in a thread, then keep
     calling until the loops answered again after it; return the counts."""
-    sent = answered = errors = lost = crossed = 0
+    sent = answered = errors = lost = crossed = refused_opens = 0
     texts: list[str] = []
     served_after: set[int] = set()
     done_fault = threading.Event()
     started: set[int] = set()
 
     async def loop(i: int, stop: anyio.Event) -> None:
-        nonlocal sent, answered, errors, lost, crossed
+        nonlocal sent, answered, errors, lost, crossed, refused_opens
         while not stop.is_set():
+            call_failed = False
             try:
                 async with client(url) as c:
                     while not stop.is_set():
@@ -86,6 +88,9 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
                         except TimeoutError:
                             lost += 1
                             raise
+                        except Exception:
+                            call_failed = True
+                            raise
                         if text_of(result) != key:
                             crossed += 1
                         answered += 1
@@ -95,7 +100,12 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
             except TimeoutError:
                 return
             except Exception as exc:  # a JSON-RPC error or a transport failure: an answer
-                errors += 1
+                # Only a call's failure answers a call sent; a session refused while
+                # opening (initialize answered 503 while Redis fails over) sent none.
+                if call_failed:
+                    errors += 1
+                else:
+                    refused_opens += 1
                 texts.append(describe(exc)[:200])
                 await anyio.sleep(0.2)
 
@@ -118,14 +128,15 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
     with open(marks, encoding="utf-8") as file:
         runs = collections.Counter(line.strip() for line in file if line.strip())
     duplicated = sum(1 for count in runs.values() if count > 1)
-    return Counts(sent, answered, errors, lost, duplicated, crossed, texts)
+    return Counts(sent, answered, errors, lost, duplicated, crossed, texts, refused_opens)
 
 
 def report(name: str, counts: Counts, seconds: float) -> None:
     kinds = collections.Counter(counts.error_texts)
     print(
         f"{name}: sent {counts.sent}, answered {counts.answered}, errors {counts.errors}, "
-        f"lost {counts.lost}, duplicated {counts.duplicated} ({seconds:.0f}s); "
+        f"lost {counts.lost}, duplicated {counts.duplicated}, sessions refused while opening "
+        f"{counts.refused_opens} ({seconds:.0f}s); "
         f"errors: {dict(kinds.most_common(4))}"
     )
 
