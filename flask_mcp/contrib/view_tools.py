@@ -66,6 +66,11 @@ class RoutesDeclaration:
     tags: frozenset[str] = frozenset()
     name: t.Callable[[str, str], str | None] | None = None
     scopes: tuple[str, ...] = ()
+    #: The tools the routes gave on the first app they were applied to: every later
+    #: app must give the same (recorded by :class:`ViewTools`, not an option).
+    selected: frozenset[str] | None = dataclasses.field(
+        default=None, init=False, repr=False, compare=False
+    )
 
 
 Declaration = t.Union[ViewDeclaration, RoutesDeclaration]  # noqa: UP007 - a runtime alias on 3.10
@@ -128,8 +133,6 @@ class ViewTools:
             weakref.WeakKeyDictionary()
         )
         self._made: dict[str, _Made] = {}
-        #: Per :meth:`add_routes` declaration (by id): the tools its selection gave.
-        self._selected: dict[int, frozenset[str]] = {}
         if app is not None:
             self.init_app(app)
 
@@ -252,13 +255,9 @@ class ViewTools:
         tools: list[Tool] = []
         what = f"The view tools of {declaration!r}"
         with self.mcp.integration_change(EXTENSION_KEY, what) as shared:
-            try:
-                for app in apps:
-                    # each app binds the tools the first one made: return each tool once
-                    tools += [made for made in self._apply(declaration, app) if made not in tools]
-            except BaseException:
-                self._selected.pop(id(declaration), None)  # not kept: its id may be reused
-                raise
+            for app in apps:
+                # each app binds the tools the first one made: return each tool once
+                tools += [made for made in self._apply(declaration, app) if made not in tools]
             self.declarations.append(declaration)
             if shareable and isinstance(declaration, ViewDeclaration):
                 shared.update(
@@ -329,15 +328,15 @@ class ViewTools:
         with self.mcp.registry.batch():
             for spec in fresh:
                 tools.append(self._bind(app, spec, declaration.tags, declaration.scopes))
-        if isinstance(declaration, RoutesDeclaration):
-            self._selected.setdefault(id(declaration), selected)
+        if isinstance(declaration, RoutesDeclaration) and declaration.selected is None:
+            object.__setattr__(declaration, "selected", selected)  # frozen for its options only
         return tools
 
     def _check_selection(
         self, declaration: RoutesDeclaration, selected: frozenset[str], app: Flask
     ) -> None:
         """Refuse an app whose routes give another set of tools than the apps before it."""
-        before = self._selected.get(id(declaration))
+        before = declaration.selected
         if before is None or before == selected:
             return
         extra = ", ".join(map(repr, sorted(selected - before))) or "none"
