@@ -104,6 +104,8 @@ class _Index:
     dynamic: dict[str, Skill]
     #: ``SKILL.md`` URI -> why the skill's files on disk no longer load.
     broken: dict[str, str]
+    #: File URI -> the reason of the first broken skill holding it (see ``broken``).
+    broken_files: dict[str, str]
 
 
 @dataclasses.dataclass
@@ -155,13 +157,16 @@ def _index(loaded: list[_Loaded]) -> _Index:
         for uri, found in children.items()
         if uri in shown or _within(uri, roots)
     }
-    broken = {
-        skill.uri: reason
-        for entry in loaded
-        for skill in entry.skills
-        if entry.errors and (reason := _why_broken(skill, entry.errors))
-    }
-    return _Index(skills, files, directories, dynamic, broken)
+    broken: dict[str, str] = {}
+    broken_files: dict[str, str] = {}
+    for entry in loaded:
+        for skill in entry.skills:
+            reason = _why_broken(skill, entry.errors) if entry.errors else ""
+            if reason:
+                broken[skill.uri] = reason
+                for file in skill.files or ():
+                    broken_files.setdefault(file.uri, reason)
+    return _Index(skills, files, directories, dynamic, broken, broken_files)
 
 
 def _why_broken(skill: Skill, errors: t.Sequence[Problem]) -> str:
@@ -464,12 +469,8 @@ class SkillCatalog:
         skill grown past the limits): until they load again, its entry is not
         published and its changed files cannot be read.
         """
-        index = self._index
-        for skill_uri, reason in index.broken.items():
-            skill = index.skills[skill_uri]
-            if any(file.uri == uri for file in skill.files or ()):
-                return self._unloadable(reason)
-        return None
+        reason = self._index.broken_files.get(uri)
+        return None if reason is None else self._unloadable(reason)
 
     @staticmethod
     def _unloadable(reason: str) -> str:
