@@ -570,7 +570,7 @@ def test_a_stream_ended_by_a_redis_outage_says_when_to_come_back(serve: t.Any) -
     priming event's hint (here 500 ms, ``MCP_SSE_RETRY_MS``): the client resumed into the
     outage's 503, and the official clients give up a stream after two failed resumes.
     """
-    redis_port, server_port = 18401, 18402  # (this review's range)
+    redis_port, server_port = free_port(), free_port()
     with redis_server(redis_port, missing="needs redis-server for the Redis fault tests") as proc:
         env = backend_env(f"redis://127.0.0.1:{redis_port}/0")
         server = serve(

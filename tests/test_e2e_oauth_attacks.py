@@ -218,7 +218,7 @@ def test_slow_client_metadata_documents_cannot_take_every_thread(tmp_path: t.Any
     from oauth_hosts import DocumentHost
 
     host = DocumentHost(tmp_path, CALLBACK, trickle=0.05)  # its headers never end
-    port = 18601
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {
         "OAUTH_APP_BASE": url,

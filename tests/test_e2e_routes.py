@@ -216,7 +216,7 @@ def test_options_on_the_endpoint_checks_the_host_and_the_origin(
     and an ``Origin`` outside ``MCP_ALLOWED_ORIGINS`` 403 (the spec: servers MUST validate
     the ``Origin`` of every incoming connection). Both were answered 200 with an ``Allow``,
     as if allowed; a preflight of an allowed origin still is."""
-    port = 18401 if worker == "gthread" else 18402
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {"OAUTH_APP_BASE": base, "FLASK_MCP_ALLOWED_ORIGINS": f'["{ORIGIN}"]'}
     serve("tests._apps.every_route:app", worker, env=env, port=port)

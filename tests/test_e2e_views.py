@@ -7,6 +7,7 @@ import typing as t
 import anyio
 import httpx
 import pytest
+from harness import free_port
 from harness import start_server
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -183,6 +184,6 @@ def test_a_view_behind_an_api_key_header_through_the_official_client(forward: bo
             assert not answer.is_error
             assert answer.structured_content == {"items": 7, "mcp_session": None}
 
-    port = 18201 if forward else 18200
+    port = free_port()
     with start_server("tests._apps.api_key_app:app", "gthread", env=env, port=port) as server:
         anyio.run(main, server.url)
