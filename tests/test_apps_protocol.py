@@ -253,6 +253,11 @@ def test_a_view_needs_a_ui_uri_and_one_of_its_own() -> None:
 
     with pytest.raises(ValueError, match="already a resource of this server"):
         mcp.ui_template("ui://taken", "card.html")
+    with pytest.raises(
+        ValueError, match=r"template 'ui://cards/\{city\}' is served as.*fixed URI with @mcp\.ui"
+    ):
+        mcp.resource("ui://cards/{city}", mime_type=APP_MIME_TYPE)(lambda city: PAGE)
+    assert not mcp.registry.templates
     with pytest.raises(ValueError, match=r"csp has unknown key\(s\) 'scriptDomains'"):
         mcp.ui("ui://bad", csp={"scriptDomains": ["https://a.io"]})
     with pytest.raises(ValueError, match="permissions has the unknown key 'usb'"):

@@ -11,6 +11,7 @@ import typing as t
 
 from .. import protocol
 from .. import schema as schema_mod
+from ..protocol.apps import APP_MIME_TYPE
 from .handlers import LOCALNS
 from .handlers import Handler
 from .handlers import context_parameter
@@ -357,7 +358,11 @@ class Declarations:
         tags: t.Iterable[str] = (),
         listed: bool = True,
     ) -> Resource | ResourceTemplate:
-        """Register a resource or template at any time; clients are told the list changed."""
+        """Register a resource or template at any time; clients are told the list changed.
+
+        :raises ValueError: a bad caching hint, or a template served as
+            ``text/html;profile=mcp-app`` (an MCP Apps view has a fixed URI).
+        """
         if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
             raise ValueError(f"ttl_ms must be an integer >= 0 (milliseconds), got {ttl_ms!r}.")
         if cache_scope not in (None, *protocol.CACHE_SCOPES):
@@ -384,6 +389,15 @@ class Declarations:
             resource = Resource(uri=uri, size=size, **common)
             self.registry.add_resource(resource)
             return resource
+        if mime_type == APP_MIME_TYPE:
+            raise ValueError(
+                f"The resource template {uri!r} is served as {APP_MIME_TYPE!r}, the media type "
+                "of MCP Apps views, but a view is one fixed document that tools name in "
+                "_meta.ui.resourceUri (ui=), and hosts never expand a template to render one. "
+                "Declare the view at a fixed URI with @mcp.ui('ui://...') and pass the data "
+                "through the tool's result; a template that serves data takes another "
+                "mime_type."
+            )
         params = inspect.signature(fn).parameters
         accepts_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
         named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
