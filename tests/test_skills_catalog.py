@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import pathlib
+import shutil
 
 import pytest
 from skill_folders import EXAMPLES
@@ -210,6 +211,26 @@ def test_two_sources_may_not_serve_the_same_skill(tmp_path: pathlib.Path) -> Non
     assert len(catalog.skills) == 1  # nothing of the refused source is served
     catalog.add(folder(tmp_path / "b", prefix="b"))
     assert len(catalog.skills) == 2
+    # The same clash arising on disk: the skill that comes is not served, the rest is.
+    write(tmp_path / "c", {"b/SKILL.md": skill_md("b")})
+    catalog = catalog_of(folder(tmp_path / "a"), folder(tmp_path / "c"))
+    write(tmp_path / "a", {"b/SKILL.md": skill_md("b"), "demo/more.md": "more"})
+    touch(tmp_path / "c" / "b" / "SKILL.md", skill_md("b", description="New."))
+    change, problems = catalog.refresh()
+    assert change.added == ("skill://demo/more.md",)
+    assert change.modified == ("skill://b/SKILL.md",)
+    assert [str(problem) for problem in problems] == [
+        f"{tmp_path / 'a'}: serves skill://b/SKILL.md, which {tmp_path / 'c'} serves "
+        "already: give one of them another prefix"
+    ]
+    served = catalog.skill("skill://b/SKILL.md")
+    assert served is not None and served.frontmatter["description"] == "New."  # type: ignore[index]
+    assert catalog.refresh() == (Change(), [])  # told once, until the next change
+    shutil.rmtree(tmp_path / "c" / "b")  # the clash is gone: a's skill comes
+    change, problems = catalog.refresh()
+    served = catalog.skill("skill://b/SKILL.md")
+    assert not any(problem.error for problem in problems)  # a note: c holds no skill
+    assert served is not None and served.root == tmp_path / "a" / "b"
 
 
 def test_names_shared_by_two_skills_are_a_note(tmp_path: pathlib.Path) -> None:

@@ -115,6 +115,11 @@ class _Loaded:
     fingerprint: t.Hashable
     #: The errors of the last reload, which failed: ``skills`` are those loaded before.
     errors: tuple[Problem, ...] = ()
+    #: Why skills of the last reload are not served: they clash with another skill. A
+    #: skill served before keeps its old version, by URI in :attr:`refused`.
+    held: tuple[Problem, ...] = ()
+    #: ``SKILL.md`` URI -> why the new version of a skill served before is not served.
+    refused: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _index(loaded: list[_Loaded]) -> _Index:
@@ -161,7 +166,9 @@ def _index(loaded: list[_Loaded]) -> _Index:
     broken_files: dict[str, str] = {}
     for entry in loaded:
         for skill in entry.skills:
-            reason = _why_broken(skill, entry.errors) if entry.errors else ""
+            reason = entry.refused.get(skill.uri) or (
+                _why_broken(skill, entry.errors) if entry.errors else ""
+            )
             if reason:
                 broken[skill.uri] = reason
                 for file in skill.files or ():
@@ -495,7 +502,12 @@ class SkillCatalog:
         A source that now has errors keeps serving what it served before, but
         for the skills the errors are about (:meth:`broken`): a file half saved
         in an editor takes no other skill away, and no entry describes bytes
-        that are gone. The problems are returned, to be logged.
+        that are gone. A skill that now clashes with another (the same URI, or
+        one inside a dynamic skill) is not served, or keeps its old version
+        marked :meth:`broken`; the skill served before wins, and the other
+        skills' changes apply. The problems are returned once, to be logged; a source
+        holding a skill back is loaded again with every change, as the clash
+        may be gone.
 
         :param holding: the URI of a file whose source is loaded again even if
             sizes and times did not change (a read found other bytes).
@@ -512,10 +524,16 @@ class SkillCatalog:
                 ]
             if not changed:
                 return Change(), []
+            changed += [
+                position
+                for position, entry in enumerate(self._loaded)
+                if entry.held and position not in changed
+            ]
             before = self._index.files
             loaded = list(self._loaded)
             problems: list[Problem] = []
-            for position in changed:
+            fresh: dict[int, list[Skill]] = {}
+            for position in sorted(changed):
                 entry = loaded[position]
                 current = fingerprint(entry.source)
                 skills, found = load(entry.source)
@@ -523,17 +541,91 @@ class SkillCatalog:
                 errors = tuple(problem for problem in found if problem.error)
                 if errors:
                     loaded[position] = dataclasses.replace(
-                        entry, fingerprint=current, errors=errors
+                        entry, fingerprint=current, errors=errors, held=()
                     )
                     continue
                 loaded[position] = _Loaded(entry.source, skills, current)
-            clashes = self._clashes(loaded)
-            if clashes:
-                return Change(), problems + clashes
+                fresh[position] = skills
+            if fresh:
+                problems += _admit(self._loaded, loaded, fresh)
             self._loaded = loaded
             self._index = _index(loaded)
             after = self._index.files
         return _diff(before, after), problems
+
+
+def _admit(
+    old: list[_Loaded],
+    loaded: list[_Loaded],
+    fresh: dict[int, list[Skill]],
+) -> list[Problem]:
+    """Keep out of ``loaded`` the skills of a reload that clash; return the problems new.
+
+    ``fresh`` holds the skills just loaded, by position. The skills served before at
+    the same URI by the same source come first, then the others in order; a skill
+    that clashes with one admitted before it is left out, or keeps its old version
+    marked broken.
+    """
+    served = {position: {skill.uri: skill for skill in old[position].skills} for position in fresh}
+    admitted: list[tuple[Skill, str]] = []
+    for position, entry in enumerate(loaded):
+        if position not in fresh:
+            admitted += [(skill, entry.source.where) for skill in entry.skills]
+    kept: dict[int, list[Skill]] = {position: [] for position in fresh}
+    held: dict[int, list[Problem]] = {position: [] for position in fresh}
+    refused: dict[int, dict[str, str]] = {position: {} for position in fresh}
+    again = [(p, s) for p, skills in fresh.items() for s in skills if s.uri in served[p]]
+    new = [(p, s) for p, skills in fresh.items() for s in skills if s.uri not in served[p]]
+    for position, skill in again + new:
+        where = loaded[position].source.where
+        reason = _clash(skill, admitted)
+        if reason is None:
+            kept[position].append(skill)
+            admitted.append((skill, where))
+            continue
+        held[position].append(Problem(where, reason))
+        previous = served[position].get(skill.uri)
+        if previous is not None:  # its old version stays, not served until it loads again
+            kept[position].append(previous)
+            admitted.append((previous, where))
+            refused[position][skill.uri] = reason
+    problems = []
+    for position, skills in fresh.items():
+        order = {skill.uri: number for number, skill in enumerate(skills)}
+        loaded[position] = dataclasses.replace(
+            loaded[position],
+            skills=sorted(kept[position], key=lambda skill: order[skill.uri]),
+            held=tuple(held[position]),
+            refused=refused[position],
+        )
+        problems += [problem for problem in held[position] if problem not in old[position].held]
+    return problems
+
+
+def _clash(skill: Skill, admitted: list[tuple[Skill, str]]) -> str | None:
+    """Return why ``skill`` (of a folder) cannot be served next to the ``admitted`` ones.
+
+    ``None`` if it can.
+    """
+    root = skill.directory_uri
+    for other, where in admitted:
+        if other.uri == skill.uri:
+            return (
+                f"serves {skill.uri}, which {where} serves already: give one of them another prefix"
+            )
+        inside = root.startswith(other.directory_uri + "/")
+        around = other.directory_uri.startswith(root + "/")
+        if inside and other.dynamic:
+            return (
+                f"puts a skill at {root}, inside the dynamic skill {other.directory_uri} of "
+                f"{where}: a dynamic skill's function makes all of its files; use another path"
+            )
+        if around and other.dynamic:
+            return (
+                f"puts a skill at {root}, around the dynamic skill {other.directory_uri} of "
+                f"{where}: a dynamic skill's function makes all of its files; use another path"
+            )
+    return None
 
 
 def _read_loaded(path: pathlib.Path, size: int) -> bytes:
