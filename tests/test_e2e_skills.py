@@ -234,15 +234,22 @@ def test_debug_mode_tells_the_client_when_the_folder_changes(transport: str, mod
     with tempfile.TemporaryDirectory(prefix="skills-watched-") as folder:
         watched = pathlib.Path(folder)
         write(watched, {"notes/SKILL.md": skill_md("notes"), "notes/a.md": "a"})
+        write(watched, {"other/SKILL.md": skill_md("other")})
         env = {"SKILLS_DEBUG": "1", "SKILLS_WATCH_FOLDER": folder, "SKILLS_WATCH_INTERVAL": "0"}
+
+        def change() -> None:  # other/app.md takes the URI of a resource of the app
+            write(watched, {"other/app.md": "the skill's"})
+            touch(watched / "notes" / "b.md", "b")
 
         async def main(target: t.Any) -> dict[str, t.Any]:
             async with Client(target, mode=mode, message_handler=on_message) as client:
                 before = await call(client, "skills/get", uri="skill://watched/notes/SKILL.md")
                 assert len(before["skill"]["resources"]) == 2
-                await until_resources_change(
-                    client, mode, lambda: touch(watched / "notes" / "b.md", "b")
-                )
+                await until_resources_change(client, mode, change)
+                with pytest.raises(MCPError, match="other/app.md, which is another resource"):
+                    await call(client, "skills/get", uri="skill://watched/other/SKILL.md")
+                read = await client.read_resource("skill://watched/other/app.md")
+                assert read.contents[0].text == "the app's"  # type: ignore[union-attr]
                 return await call(client, "skills/get", uri="skill://watched/notes/SKILL.md")
 
         client_handler.clear()

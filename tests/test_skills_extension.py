@@ -326,6 +326,32 @@ def test_debug_mode_sees_the_folder_change(version: str, tmp_path: pathlib.Path)
         assert contents["text"] == "a, rewritten"
 
 
+def test_a_skill_file_taking_a_resource_uri_on_disk_is_not_served(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(tmp_path, {"demo/SKILL.md": skill_md("demo"), "other/SKILL.md": skill_md("other")})
+    skills = Skills()
+    skills.watch_interval = 0
+    skills.add_folder(tmp_path)
+    mcp = MCP(name="skills-test", version="1.0.0")
+    mcp.add_extension(skills)
+    mcp.resource("skill://demo/notes.md", mime_type="text/markdown")(lambda: "the app's")
+    app = Flask(__name__)
+    mcp.init_app(app)
+    with MCPTestClient(app) as client:
+        write(tmp_path, {"demo/notes.md": "the skill's"})  # as a startup would refuse
+        touch(tmp_path / "other" / "SKILL.md", skill_md("other", description="New."))
+        (entry,) = client.request("skills/list")["skills"]  # demo is held back, not other
+        assert entry["frontmatter"] == {"name": "other", "description": "New."}
+        with pytest.raises(MCPError, match="skill://demo/notes.md, which is another resource"):
+            client.request("skills/get", {"uri": "skill://demo/SKILL.md"})
+        (contents,) = client.read_resource("skill://demo/notes.md")
+        assert contents["text"] == "the app's"
+        client.request("skills/list")
+    (record,) = [r for r in caplog.records if "another resource" in r.message]  # told once
+    assert record.levelname == "ERROR" and "give the skill another prefix" in record.message
+
+
 def test_without_debug_only_manifests_and_reads_follow_the_folder(
     tmp_path: pathlib.Path,
 ) -> None:

@@ -3,7 +3,8 @@
 - ``examples/skills`` (given relative to this module's folder), listed;
 - the same folder again under ``internal/``, not listed (served to clients that know a URI);
 - the dynamic skill ``reports/daily``, whose files a function makes;
-- ``$SKILLS_WATCH_FOLDER`` under ``watched/`` when set (the debug-mode tests edit it);
+- ``$SKILLS_WATCH_FOLDER`` under ``watched/`` when set (the debug-mode tests edit it),
+  with the app's resource ``skill://watched/other/app.md``;
 - a Server Card when ``FLASK_MCP_SERVER_CARD`` is true (added by ``init_app``);
 - debug mode (the folders are watched) when ``SKILLS_DEBUG`` is ``1``;
 - tools that disable or remove a resource while serving when ``SKILLS_ADMIN_TOOLS`` is ``1``;
@@ -33,6 +34,11 @@ mcp.skills_folder("../../examples/skills", prefix="internal", listed=False)
 watched = os.environ.get("SKILLS_WATCH_FOLDER")
 if watched:
     mcp.skills_folder(watched, prefix="watched")
+
+    @mcp.resource("skill://watched/other/app.md", mime_type="text/markdown")
+    def app_notes() -> str:
+        """A resource of the app where a skill file of the watched folder may come."""
+        return "the app's"
 
 
 @mcp.dynamic_skill("reports/daily", ttl_ms=1000)

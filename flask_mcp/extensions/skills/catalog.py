@@ -115,8 +115,8 @@ class _Loaded:
     fingerprint: t.Hashable
     #: The errors of the last reload, which failed: ``skills`` are those loaded before.
     errors: tuple[Problem, ...] = ()
-    #: Why skills of the last reload are not served: they clash with another skill. A
-    #: skill served before keeps its old version, by URI in :attr:`refused`.
+    #: Why skills of the last reload are not served: they clash with another skill or
+    #: resource. A skill served before keeps its old version, by URI in :attr:`refused`.
     held: tuple[Problem, ...] = ()
     #: ``SKILL.md`` URI -> why the new version of a skill served before is not served.
     refused: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -496,21 +496,26 @@ class SkillCatalog:
             if entry.source.path is not None and fingerprint(entry.source) != entry.fingerprint
         ]
 
-    def refresh(self, holding: str | None = None) -> tuple[Change, list[Problem]]:
+    def refresh(
+        self, holding: str | None = None, taken: t.Callable[[str], bool] | None = None
+    ) -> tuple[Change, list[Problem]]:
         """Load again the sources whose files changed on disk; return the change and problems.
 
         A source that now has errors keeps serving what it served before, but
         for the skills the errors are about (:meth:`broken`): a file half saved
         in an editor takes no other skill away, and no entry describes bytes
         that are gone. A skill that now clashes with another (the same URI, or
-        one inside a dynamic skill) is not served, or keeps its old version
-        marked :meth:`broken`; the skill served before wins, and the other
-        skills' changes apply. The problems are returned once, to be logged; a source
+        one inside a dynamic skill) or whose file has the URI of another
+        resource (``taken``) is not served, or keeps its old version marked
+        :meth:`broken`; the skill served before wins, and the other skills'
+        changes apply. The problems are returned once, to be logged; a source
         holding a skill back is loaded again with every change, as the clash
         may be gone.
 
         :param holding: the URI of a file whose source is loaded again even if
             sizes and times did not change (a read found other bytes).
+        :param taken: tells whether a URI is a resource of the server that is
+            not a skill file.
         """
         with self._lock:
             changed = self.changed_sources()
@@ -547,7 +552,7 @@ class SkillCatalog:
                 loaded[position] = _Loaded(entry.source, skills, current)
                 fresh[position] = skills
             if fresh:
-                problems += _admit(self._loaded, loaded, fresh)
+                problems += _admit(self._loaded, loaded, fresh, taken)
             self._loaded = loaded
             self._index = _index(loaded)
             after = self._index.files
@@ -558,13 +563,14 @@ def _admit(
     old: list[_Loaded],
     loaded: list[_Loaded],
     fresh: dict[int, list[Skill]],
+    taken: t.Callable[[str], bool] | None,
 ) -> list[Problem]:
     """Keep out of ``loaded`` the skills of a reload that clash; return the problems new.
 
     ``fresh`` holds the skills just loaded, by position. The skills served before at
     the same URI by the same source come first, then the others in order; a skill
-    that clashes with one admitted before it is left out, or keeps its old version
-    marked broken.
+    that clashes with one admitted before it, or whose file is ``taken``, is left
+    out, or keeps its old version marked broken.
     """
     served = {position: {skill.uri: skill for skill in old[position].skills} for position in fresh}
     admitted: list[tuple[Skill, str]] = []
@@ -578,7 +584,7 @@ def _admit(
     new = [(p, s) for p, skills in fresh.items() for s in skills if s.uri not in served[p]]
     for position, skill in again + new:
         where = loaded[position].source.where
-        reason = _clash(skill, admitted)
+        reason = _clash(skill, admitted, taken)
         if reason is None:
             kept[position].append(skill)
             admitted.append((skill, where))
@@ -602,7 +608,9 @@ def _admit(
     return problems
 
 
-def _clash(skill: Skill, admitted: list[tuple[Skill, str]]) -> str | None:
+def _clash(
+    skill: Skill, admitted: list[tuple[Skill, str]], taken: t.Callable[[str], bool] | None
+) -> str | None:
     """Return why ``skill`` (of a folder) cannot be served next to the ``admitted`` ones.
 
     ``None`` if it can.
@@ -624,6 +632,12 @@ def _clash(skill: Skill, admitted: list[tuple[Skill, str]]) -> str | None:
             return (
                 f"puts a skill at {root}, around the dynamic skill {other.directory_uri} of "
                 f"{where}: a dynamic skill's function makes all of its files; use another path"
+            )
+    for file in skill.files or ():
+        if taken is not None and taken(file.uri):
+            return (
+                f"serves {file.uri}, which is another resource of the server already: give "
+                "the skill another prefix, or remove that resource"
             )
     return None
 

@@ -318,6 +318,13 @@ class Skills(Extension):
             if skill.dynamic and skill.uri in self._declared
         )
 
+    def _taken(self, uri: str) -> bool:
+        """Tell whether ``uri`` is a resource of the server that serves no skill file."""
+        if self._mcp is None or uri in self._declared:
+            return False
+        registry = self._mcp.registry
+        return uri in registry.resources or uri in registry.disabled.get("resources", {})
+
     def _refuse(self, key: str, action: str) -> t.NoReturn:
         raise ValueError(
             f"{key!r} is a file of a skill: {action}, it would read as not found while the "
@@ -447,14 +454,16 @@ class Skills(Extension):
         At most every :attr:`watch_interval` seconds, unless ``holding`` names a
         file found changed by a read: its source is loaded again at once.
         Problems of a folder half edited are logged; the skills they are about are not
-        served until they load again (:meth:`.SkillCatalog.broken`), the others stay.
+        served until they load again (:meth:`.SkillCatalog.broken`), the others stay. So
+        is a skill that now has the URI of another skill, or a file with the URI of
+        another resource of the server, which a startup would refuse.
         """
         now = time.monotonic()
         if holding is None and now - self._last_look < self.watch_interval:
             return Change()
         with self._looking:  # the registry follows the catalog in the catalog's order
             self._last_look = now
-            change, problems = self.catalog.refresh(holding)
+            change, problems = self.catalog.refresh(holding, taken=self._taken)
             if change and self._mcp is not None:
                 self._apply(change)
         for problem in problems:
