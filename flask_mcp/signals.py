@@ -77,7 +77,9 @@ stream_closed = _signals.signal("mcp-stream-closed")
 resumes), ``"client-gone"`` (the client closed its connection), ``"superseded"``
 (another connection took the stream over), ``"missing"`` (the stream expired or was
 evicted), ``"session-ended"`` (its session ended: the client's ``DELETE``, or the
-server's idle or lifetime bound), or ``"backend-unavailable"``."""
+server's idle or lifetime bound), ``"shutdown"`` (the server stopped and ended it, as
+the time bound does: a gevent worker kills its connections' greenlets after
+``--graceful-timeout``), or ``"backend-unavailable"``."""
 
 listen_started = _signals.signal("mcp-listen-started")
 """A ``subscriptions/listen`` request (2026-07-28) arrived, before its filter is checked, in
@@ -93,8 +95,9 @@ listen_finished = _signals.signal("mcp-listen-finished")
 ``request_id``, ``stream_id``, ``duration`` (seconds), ``reason``: ``"timeout"``
 (``MCP_SSE_MAX_STREAM_SECONDS`` ended it with its result), ``"client-gone"`` (the client
 closed its connection, or stdin), ``"cancelled"`` (the client's
-``notifications/cancelled``, over stdio), ``"shutdown"`` (the server, interrupted, ended
-it with ``notifications/cancelled``, over stdio), ``"backend-unavailable"`` or ``"refused"`` (it
+``notifications/cancelled``, over stdio), ``"shutdown"`` (the server ended it as it
+stopped: over stdio, interrupted, with ``notifications/cancelled``; over HTTP, a gevent
+worker that stops, with its result), ``"backend-unavailable"`` or ``"refused"`` (it
 was answered with the JSON-RPC error ``error``: a malformed filter, a worker that holds
 no more streams); ``error`` (the JSON-RPC error dict, or ``None``)."""
 

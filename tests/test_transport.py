@@ -644,6 +644,40 @@ def test_request_finished_once_with_the_timeout_error(
     assert finished["method"] == "prompts/get"
 
 
+@pytest.mark.e2e
+def test_a_listen_the_stopping_worker_ends_is_told_as_shutdown(
+    serve: t.Any, tmp_path: t.Any
+) -> None:
+    """A gevent worker told to stop (``SIGTERM``: a reload, ``--max-requests``) kills the
+    greenlets of its open streams after ``--graceful-timeout``: a listen's ends with the
+    listen's result (the spec's graceful closure) and is told as ``"shutdown"`` to
+    ``listen_finished`` and ``stream_closed``. It was told as ``"client-gone"``, though
+    the client was there, and the connection dropped without the result."""
+    import os
+    import signal
+
+    import httpx
+    from wire import headers_2026
+    from wire import meta
+
+    signals_file = tmp_path / "signals.jsonl"
+    server = serve("tests._apps.observe:app", "gevent", env={"OBSERVE_SIGNALS": str(signals_file)})
+    pid = httpx.get(f"{server.base_url}/pid", headers={"Connection": "close"}).json()["pid"]
+    params = {"notifications": {"toolsListChanged": True}}
+    body = {"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen"}
+    body["params"] = {**params, "_meta": meta()}
+    headers = {**headers_2026("subscriptions/listen", params), "Connection": "close"}
+    with httpx.stream("POST", server.url, json=body, headers=headers, timeout=30) as response:
+        data = (json.loads(line[6:]) for line in response.iter_lines() if line[:6] == "data: ")
+        assert next(data)["method"] == "notifications/subscriptions/acknowledged"
+        os.kill(pid, signal.SIGTERM)
+        rest = list(data)  # until the stream ends: the worker's graceful timeout is 2 s
+    assert [(m["id"], m["result"]["resultType"]) for m in rest] == [("L", "complete")], rest
+    seen = [json.loads(line) for line in signals_file.read_text().splitlines()]
+    ended = {s["signal"]: s["reason"] for s in seen if "reason" in s}
+    assert ended == {"listen_finished": "shutdown", "stream_closed": "shutdown"}, seen
+
+
 def test_a_backend_refusing_every_request_is_logged_once_per_while(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -169,8 +169,8 @@ def listen_ended(reason: str, error: dict[str, t.Any] | None) -> tuple[str, str 
     """Tell how a ``subscriptions/listen`` ended for its client, from ``listen_finished``.
 
     Its result after ``MCP_SSE_MAX_STREAM_SECONDS`` is a success; a client that left or
-    cancelled it, or a server that cancelled it as it shut down (``shutdown``, over
-    stdio), is :data:`CANCELLED`, as a request cancelled before its answer; a
+    cancelled it, or a server that ended it as it shut down (``shutdown``), is
+    :data:`CANCELLED`, as a request cancelled before its answer; a
     refusal has its JSON-RPC code, and a backend failure ``BackendUnavailable``, as for
     other requests (answered with HTTP 503).
 

@@ -222,6 +222,18 @@ def _import_gevent_sleep() -> t.Callable[[float], None]:
     return sleep
 
 
+def killed(exc: BaseException) -> bool:
+    """Tell whether ``exc`` is ``GreenletExit``: the server killed the greenlet it raised in.
+
+    A WSGI server under gevent kills the greenlets of the connections it still
+    serves when it stops (gunicorn's gevent worker after ``--graceful-timeout``, on
+    ``SIGTERM``, a ``SIGHUP`` reload or ``--max-requests``): nothing else kills one
+    that serves a stream.
+    """
+    greenlet = sys.modules.get("greenlet")
+    return greenlet is not None and isinstance(exc, greenlet.GreenletExit)
+
+
 def is_multithreaded_worker(environ: t.Mapping[str, t.Any]) -> bool:
     """Tell whether the WSGI server serves each connection on a real OS thread."""
     return bool(environ.get("wsgi.multithread")) and not gevent_active()
@@ -401,6 +413,7 @@ __all__ = [
     "current_task",
     "gevent_active",
     "is_multithreaded_worker",
+    "killed",
     "let_others_run",
     "server_threads",
     "sleep",

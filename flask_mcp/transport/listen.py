@@ -373,8 +373,9 @@ def _closed(call: ListenCall, subscription: Subscription, reason: str) -> None:
     """Let go of a listen's subscription when its stream ends, and tell how it ended.
 
     ``reason`` is the reader's: ``timeout`` (the listen's result was sent),
-    ``backend-unavailable``, or ``client-gone`` (any other: a listen's stream ends only
-    on its timeout or when its connection does).
+    ``backend-unavailable``, ``shutdown`` (the stopping server ended it with its result),
+    or ``client-gone`` (any other: a listen's stream ends only on its timeout, when its
+    connection does or when the server stops).
     """
     try:
         subscription.close()
@@ -382,7 +383,7 @@ def _closed(call: ListenCall, subscription: Subscription, reason: str) -> None:
         if reason == "backend-unavailable":
             call.finish(reason, dict(BACKEND_FAILED))
         else:
-            call.finish("timeout" if reason == "timeout" else "client-gone")
+            call.finish(reason if reason in ("timeout", "shutdown") else "client-gone")
 
 
 __all__ = [

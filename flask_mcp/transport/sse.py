@@ -30,6 +30,7 @@ from ..backends.base import MESSAGE
 from ..errors import BackendUnavailable
 from ..protocol import jsonrpc
 from ..runtime.concurrency import PeerSocket
+from ..runtime.concurrency import killed
 from ..wakeup import ClientReadable
 from ..wakeup import ClientWatch
 from ..wakeup import can_watch_clients
@@ -206,7 +207,8 @@ class StreamReader:
         self.token = outbox.attach()
         self._watch: ClientWatch | None = None
         #: Why the iteration ended: "end", "disconnect", "superseded", "missing", "timeout",
-        #: "client-gone" (see :data:`~flask_mcp.signals.stream_closed`).
+        #: "client-gone" (see :data:`~flask_mcp.signals.stream_closed`; :func:`event_stream`
+        #: sets "backend-unavailable" and "shutdown").
         self.reason = "client-gone"
 
     def iterate(self, pending: t.Sequence[t.Any] = ()) -> t.Iterator[bytes]:
@@ -435,6 +437,14 @@ def event_stream(
             logger.warning("Closed an SSE stream: %s", exc)
             hint = (retry(max(reader.retry_ms, OUTAGE_RETRY_MS)),)  # when to resume
             yield from hint if write is None else write.timed(hint)
+        except BaseException as exc:
+            if not killed(exc):
+                raise
+            # The server stops and kills its connections' greenlets: end the stream
+            # as its time bound does (a listen's result, else a retry hint).
+            reader.reason = "shutdown"
+            last = (reader.closing if reader.closing is not None else retry(reader.retry_ms),)
+            yield from last if write is None else write.timed(last)
         finally:
             if write is not None:  # the server's last write (the body's end) follows
                 write.since = time.monotonic()

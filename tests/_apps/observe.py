@@ -9,8 +9,8 @@
   ``MCPInstrumentor``, one JSON line per finished span appended to ``<file>``;
 - ``OBSERVE_AUDIT=1``: a middleware that appends ``"audited"`` to tool results;
 - ``OBSERVE_SIGNALS=<file>``: the request signals (``request_started``,
-  ``request_finished``, ``request_cancelled``) and ``listen_finished``, one JSON line
-  each appended to ``<file>``.
+  ``request_finished``, ``request_cancelled``), ``listen_finished`` and ``stream_closed``,
+  one JSON line each appended to ``<file>``.
 
 ``GET /pid`` answers with the worker's process id.
 """
@@ -147,7 +147,8 @@ if os.environ.get("OBSERVE_SIGNALS"):
 
         return receiver
 
-    for name in ("request_started", "request_finished", "request_cancelled", "listen_finished"):
+    recorded = ("request_started", "request_finished", "request_cancelled")
+    for name in (*recorded, "listen_finished", "stream_closed"):
         getattr(signals, name).connect(record(name), app, weak=False)
 
 
