@@ -2051,15 +2051,59 @@
     return function () { return box.asked === asked; };
   }
 
-  function readInto(uri, box) {
+  // `method` with `params` made into `box`: its state (running, then finished, failed or
+  // cancelled, in a paragraph of id `stateId`), then show(result) or its error with a
+  // retry that runs again(). `cancelButton` cancels it while it runs, the way each era
+  // cancels, as a tool call's does. Only the last request made into `box` shows, and only
+  // its questions (those of the one it replaces are refused).
+  function requestInto(box, cancelButton, stateId, method, params, show, again) {
     var latest = latestInto(box);
     clear(box);
-    box.appendChild(el("p", { class: "muted", text: "Reading " + uri }));
-    client.request("resources/read", { uri: uri }).then(function (result) {
-      if (latest()) clear(box).appendChild(renderResourceContents(result.contents));
-    }, function (error) {
-      if (latest()) clear(box).appendChild(errorBox(error, function () { readInto(uri, box); }));
+    var state = box.appendChild(el("p", { id: stateId, class: "state", text: "running" }));
+    var call = { abort: new AbortController(), questions: box };
+    if (box.supersede) box.supersede();
+    call.whenSuperseded = new Promise(function (resolvePromise) {
+      box.supersede = function () { call.superseded = true; resolvePromise(); };
     });
+    var cancelled = false;
+    box.cancel = function () {
+      cancelled = true;
+      state.textContent = "cancelling";
+      return client.cancel(call, "cancelled in the explorer");
+    };
+    cancelButton.disabled = false;
+    client.request(method, params, call).then(function (result) {
+      if (!latest()) return;
+      state.textContent = "finished";
+      show(result);
+    }, function (error) {
+      if (!latest()) return;
+      if (cancelled || error.cancelled) {
+        state.textContent = "cancelled";
+        return;
+      }
+      state.textContent = "failed";
+      box.appendChild(errorBox(error, again));
+    }).then(function () {
+      if (!latest()) return;
+      box.cancel = null;
+      cancelButton.disabled = true;
+      Array.prototype.forEach.call(box.querySelectorAll("form.question"), function (form) { form.remove(); });
+    });
+  }
+
+  // A Cancel for the request running in `box` (see requestInto).
+  function cancelInto(box, id) {
+    var button = el("button", { type: "button", id: id, class: "cancel", text: "Cancel", disabled: true });
+    button.addEventListener("click", function () { if (box.cancel) box.cancel(); });
+    return button;
+  }
+
+  // resources/read of `uri`, its state and contents shown in `box` (see requestInto).
+  function readInto(uri, box, cancelButton, stateId) {
+    requestInto(box, cancelButton, stateId, "resources/read", { uri: uri }, function (result) {
+      box.appendChild(renderResourceContents(result.contents));
+    }, function () { readInto(uri, box, cancelButton, stateId); });
   }
 
   function openResource(resource) {
@@ -2068,11 +2112,12 @@
     detail.appendChild(el("p", { class: "muted", text: resource.uri }));
     if (resource.description) detail.appendChild(el("p", { text: resource.description }));
     var box = el("div", { id: "resource-contents" });
+    var cancelButton = cancelInto(box, "cancel-read");
     var read = el("button", { type: "button", text: "Read " + resource.uri });
-    read.addEventListener("click", function () { readInto(resource.uri, box); });
-    detail.appendChild(el("div", { class: "buttons" }, read));
+    read.addEventListener("click", function () { readInto(resource.uri, box, cancelButton, "read-state"); });
+    detail.appendChild(el("div", { class: "buttons" }, read, cancelButton));
     detail.appendChild(box);
-    readInto(resource.uri, box);
+    readInto(resource.uri, box, cancelButton, "read-state");
   }
 
   function openTemplate(template) {
@@ -2089,12 +2134,13 @@
       form.appendChild(el("div", { class: "field" }, el("label", { for: id, text: variable.name }), input));
     });
     var box = el("div", { id: "resource-contents" });
-    form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Read" })));
+    var cancelButton = cancelInto(box, "cancel-read");
+    form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Read" }), cancelButton));
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var values = {};
       Object.keys(inputs).forEach(function (name) { values[name] = inputs[name].value; });
-      readInto(expandTemplate(template.uriTemplate, values), box);
+      readInto(expandTemplate(template.uriTemplate, values), box, cancelButton, "read-state");
     });
     detail.appendChild(form);
     detail.appendChild(box);
@@ -2117,47 +2163,16 @@
     if (!prompts.length) list.appendChild(el("li", { class: "muted", text: "No prompts." }));
   }
 
-  // prompts/get of `prompt` with `args`, its state, messages or error shown in `box`;
-  // `cancelButton` cancels it while it runs, as a tool call's does.
+  // prompts/get of `prompt` with `args`, its state and messages shown in `box` (see
+  // requestInto).
   function getPrompt(prompt, args, box, cancelButton) {
-    var latest = latestInto(box);
-    clear(box);
-    var state = box.appendChild(el("p", { id: "prompt-state", class: "state", text: "running" }));
-    var call = { abort: new AbortController(), questions: box };
-    // only this request's questions show: those of the one it replaces are refused
-    if (box.supersede) box.supersede();
-    call.whenSuperseded = new Promise(function (resolvePromise) {
-      box.supersede = function () { call.superseded = true; resolvePromise(); };
-    });
-    var cancelled = false;
-    box.cancel = function () {
-      cancelled = true;
-      state.textContent = "cancelling";
-      return client.cancel(call, "cancelled in the explorer");
-    };
-    cancelButton.disabled = false;
-    client.request("prompts/get", { name: prompt.name, arguments: args }, call).then(function (result) {
-      if (!latest()) return;
-      state.textContent = "finished";
+    requestInto(box, cancelButton, "prompt-state", "prompts/get", { name: prompt.name, arguments: args }, function (result) {
       if (result.description) box.appendChild(el("p", { text: result.description }));
       (result.messages || []).forEach(function (message) {
         box.appendChild(el("h4", { text: message.role }));
         box.appendChild(renderContent([message.content]));
       });
-    }, function (error) {
-      if (!latest()) return;
-      if (cancelled || error.cancelled) {
-        state.textContent = "cancelled";
-        return;
-      }
-      state.textContent = "failed";
-      box.appendChild(errorBox(error, function () { getPrompt(prompt, args, box, cancelButton); }));
-    }).then(function () {
-      if (!latest()) return;
-      box.cancel = null;
-      cancelButton.disabled = true;
-      Array.prototype.forEach.call(box.querySelectorAll("form.question"), function (form) { form.remove(); });
-    });
+    }, function () { getPrompt(prompt, args, box, cancelButton); });
   }
 
   function openPrompt(prompt) {
@@ -2175,8 +2190,7 @@
         argument.description ? el("small", { class: "hint", text: argument.description }) : null));
     });
     var box = el("div", { id: "prompt-messages" });
-    var cancelButton = el("button", { type: "button", id: "cancel-prompt", text: "Cancel", disabled: true });
-    cancelButton.addEventListener("click", function () { if (box.cancel) box.cancel(); });
+    var cancelButton = cancelInto(box, "cancel-prompt");
     form.appendChild(el("div", { class: "buttons" }, el("button", { type: "submit", text: "Get prompt" }), cancelButton));
     form.addEventListener("submit", function (event) {
       event.preventDefault();
@@ -2210,14 +2224,15 @@
       skills.forEach(function (skill) {
         var front = skill.frontmatter || {};
         var contents = el("div", { class: "skill-contents" });
+        var cancelButton = cancelInto(contents, null);
         var read = el("button", { type: "button", text: "Read " + skill.uri });
-        read.addEventListener("click", function () { readInto(skill.uri, contents); });
+        read.addEventListener("click", function () { readInto(skill.uri, contents, cancelButton, null); });
         box.appendChild(el("article", { class: "skill" },
           el("h3", { text: front.name || skill.name || skill.uri }),
           el("p", { class: "muted", text: skill.uri }),
           front.description || skill.description ? el("p", { text: front.description || skill.description }) : null,
           el("details", {}, el("summary", { text: "Entry" }), el("pre", { text: pretty(skill) })),
-          el("div", { class: "buttons" }, read), contents));
+          el("div", { class: "buttons" }, read, cancelButton), contents));
       });
     }, function (error) { box.appendChild(errorBox(error)); });
   }
