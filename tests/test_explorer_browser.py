@@ -215,7 +215,8 @@ def test_a_tool_with_a_raw_json_fallback_and_a_bad_argument(explorer: Explorer) 
 
 
 def test_an_optional_string_left_empty_is_left_out(explorer: Explorer) -> None:
-    """``language: str | None = None``: its default null is no value, not the text "null"."""
+    """``language: str | None = None``: its default null is no value, not the text "null".
+    A value that may be null can be sent as null from the form, also a required one."""
     page = explorer.page
     explorer.tool("find")
     assert page.get_by_label("language").input_value() == ""
@@ -223,6 +224,29 @@ def test_an_optional_string_left_empty_is_left_out(explorer: Explorer) -> None:
     explorer.call()
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
     assert page.text_content("#call-outcome .text-block") == "flask in any language"
+    # a value that may be null has a "null" box: an explicit null, required or not
+    explorer.tool("tag")
+    note = page.locator(".nullable:has(label:text-is('note (required)'))")
+    color = page.locator(".nullable:has(label:text-is('color'))")
+    assert color.get_by_label("color").input_value() == "blue"
+    note.get_by_label("null").check()
+    color.get_by_label("null").check()
+    assert note.get_by_label("note (required)").is_disabled()
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert json.loads(page.text_content("#call-structured")) == {"note": None, "color": None}
+    page.get_by_label("Edit as raw JSON").check()
+    raw = json.loads(page.input_value("textarea[name=raw-arguments]"))
+    assert raw == {"note": None, "color": None}
+    page.fill("textarea[name=raw-arguments]", '{"note": "hi"}')
+    page.get_by_label("Edit as raw JSON").uncheck()
+    assert (
+        not note.get_by_label("null").is_checked() and not color.get_by_label("null").is_checked()
+    )
+    assert note.get_by_label("note (required)").input_value() == "hi"
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    assert json.loads(page.text_content("#call-structured")) == {"note": "hi", "color": "blue"}
 
 
 def test_an_optional_boolean_clicked_can_be_left_not_set_again(explorer: Explorer) -> None:

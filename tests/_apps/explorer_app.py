@@ -199,6 +199,13 @@ def find(query: str, language: str | None = None) -> str:
 
 
 @mcp.tool()
+def tag(note: str | None, color: str | None = "blue") -> dict[str, t.Any]:
+    """Return the arguments given: ``note`` is required but may be null, ``color`` may be
+    null, which is not its default."""
+    return {"note": note, "color": color}
+
+
+@mcp.tool()
 def big_numbers() -> dict[str, t.Any]:
     """Return integers past 2**53, which a JavaScript number cannot hold exactly."""
     return {"exact": 2**53 + 1, "negative": -(2**60) - 1, "listed": [2**62 + 7], "safe": 2**53 - 1}

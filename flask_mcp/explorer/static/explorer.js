@@ -764,8 +764,9 @@
     return schema || {};
   }
 
-  // Optional[X] in JSON Schema: anyOf [X, {type: null}] -> X. A default of null (X | None =
-  // None) is no default of X: the field starts empty and is left out unless filled.
+  // Optional[X] in JSON Schema: anyOf [X, {type: null}] -> X, marked nullable. A default of
+  // null (X | None = None) is no default of X: the field starts empty and is left out unless
+  // filled.
   function unwrapNullable(schema, root) {
     schema = resolve(schema, root);
     var fallback = schema.default === null ? undefined : schema.default;
@@ -773,12 +774,12 @@
     if (Array.isArray(options)) {
       var rest = options.filter(function (option) { return resolve(option, root).type !== "null"; });
       if (rest.length === 1 && rest.length < options.length) {
-        return Object.assign({}, resolve(rest[0], root), { title: schema.title, description: schema.description, default: fallback });
+        return Object.assign({}, resolve(rest[0], root), { title: schema.title, description: schema.description, default: fallback, nullable: true });
       }
     }
     if (Array.isArray(schema.type)) {
       var types = schema.type.filter(function (type) { return type !== "null"; });
-      if (types.length === 1) return Object.assign({}, schema, { type: types[0], default: fallback });
+      if (types.length === 1) return Object.assign({}, schema, { type: types[0], default: fallback, nullable: types.length < schema.type.length });
     }
     return schema;
   }
@@ -824,6 +825,44 @@
   // answers that value untouched (in tool arguments it is left out: the server's default).
   function buildField(schema, name, required, root, path, answer) {
     schema = titledEnum(unwrapNullable(schema, root));
+    var field = buildValueField(schema, name, required, root, path, answer);
+    // an answer to an elicitation is never null (its values are strings, numbers, booleans)
+    return schema.nullable && !answer ? nullableField(field, schema, name, required) : field;
+  }
+
+  // The field of a value that may also be null (X | None): its "null" box sends an explicit
+  // null, the value's own inputs disabled meanwhile. Not checked, the field reads as it
+  // would without it (an optional one left empty is left out, not sent as null).
+  function nullableField(field, schema, name, required) {
+    var id = nextId("null");
+    var box = el("input", { type: "checkbox", id: id, class: "null", title: "Send " + fieldLabel(name, schema, required) + " as null" });
+    var value = el("fieldset", { class: "nullable-value" }, field.node);
+    function toggle(on) {
+      box.checked = on;
+      value.disabled = on;
+    }
+    box.addEventListener("change", function () { toggle(box.checked); });
+    return {
+      node: el("div", { class: "nullable" }, value, el("div", { class: "field field-check" }, box, el("label", { for: id, text: "null" }))),
+      read: function () { return box.checked ? null : field.read(); },
+      set: function (read, digits) {
+        toggle(read === null);
+        field.set(read === null ? undefined : read, digits);
+      },
+      typed: function () { return !box.checked && field.typed ? field.typed() : undefined; },
+      pristine: field.pristine ? function () { return !box.checked && field.pristine(); } : undefined,
+      rename: function (newName, newPath) {
+        name = newName;
+        field.rename(newName, newPath);
+        box.title = "Send " + fieldLabel(name, schema, required) + " as null";
+      },
+      input: field.input,
+      fields: field.fields,
+    };
+  }
+
+  // The field of one value, its schema unwrapped (see buildField).
+  function buildValueField(schema, name, required, root, path, answer) {
     var id = nextId("field");
     var hintId = id + "-hint";
     var label = fieldLabel(name, schema, required);
