@@ -1090,6 +1090,13 @@ def test_a_resource_template_completes_its_variable_and_a_prompt_renders(
     page.click("#template-form button[type=submit]")
     page.wait_for_selector("#resource-contents .text-block", timeout=WAIT_MS)
     assert page.text_content("#resource-contents .text-block") == "Sunny in Porto."
+    # RFC 6570: a value is percent-encoded but for unreserved characters ("'" and "(" too)
+    city.fill("Porto's (old town)")
+    page.click("#template-form button[type=submit]")
+    page.wait_for_selector("#read-state:text-matches('finished|failed')", timeout=WAIT_MS)
+    text = page.text_content("#resource-contents")
+    assert page.text_content("#read-state") == "finished", text
+    assert page.text_content("#resource-contents .text-block") == "Sunny in Porto's (old town)."
     page.click("button.tab[data-section=prompts]")
     page.click("#prompt-list button:has-text('greet')")
     page.get_by_label("name (required)").fill("Ada")

@@ -2017,14 +2017,22 @@
     return variables;
   }
 
+  // RFC 6570 encodes all but the unreserved characters: encodeURIComponent leaves
+  // ! ' ( ) * as they are, which a server matching {var} does not take as a value.
+  function encodeUnreserved(value) {
+    return encodeURIComponent(value).replace(/[!'()*]/g, function (c) {
+      return "%" + c.charCodeAt(0).toString(16).toUpperCase();
+    });
+  }
+
   function expandTemplate(template, values) {
     return template.replace(/\{([+#./;?&]?)([^}]+)\}/g, function (_, operator, list) {
       var names = list.split(",").map(function (spec) { return spec.replace(/[*]$|:\d+$/, ""); });
       var present = names.filter(function (name) { return values[name] !== undefined && values[name] !== ""; });
-      var encode = operator === "+" || operator === "#" ? encodeURI : encodeURIComponent;
+      var encode = operator === "+" || operator === "#" ? encodeURI : encodeUnreserved;
       if (operator === "?" || operator === "&") {
         if (!present.length) return "";
-        return operator + present.map(function (name) { return name + "=" + encodeURIComponent(values[name]); }).join("&");
+        return operator + present.map(function (name) { return name + "=" + encodeUnreserved(values[name]); }).join("&");
       }
       var parts = present.map(function (name) { return encode(values[name]); });
       if (!parts.length) return "";
