@@ -246,7 +246,7 @@ def listen_samples(text: str) -> dict[str, float]:
             text, "mcp_server_operation_duration_seconds_count", method=method, error_type=""
         ),
     }
-    for error_type in ("cancelled", "-32602", "-32603"):
+    for error_type in ("cancelled", "shutdown", "-32602", "-32603"):
         found[error_type] = sample(
             text, "mcp_server_errors_total", method=method, error_type=error_type
         )
@@ -256,9 +256,11 @@ def listen_samples(text: str) -> dict[str, float]:
 def test_a_listen_counts_as_a_request_when_it_ends() -> None:
     """A ``subscriptions/listen`` counts in requests, errors and durations as other methods
     do, when its stream ends: ok at ``MCP_SSE_MAX_STREAM_SECONDS``, ``cancelled`` when the
-    client left, the JSON-RPC code of a refusal.
+    client left, ``shutdown`` when the stopping server ended it, the JSON-RPC code of a
+    refusal.
 
     The middleware cannot wrap a stream that outlives its view: a listen counted nowhere.
+    One the server ended as it stopped counted as ``cancelled``, as if its client had left.
     """
     from wire import Wire
 
@@ -276,9 +278,13 @@ def test_a_listen_counts_as_a_request_when_it_ends() -> None:
     held.close()  # the client leaves
     whole = wire.post("subscriptions/listen", LISTEN, request_id="d")  # to its graceful end
     assert whole.get_data().count(b"data: ") == 2
+    # A stopping gevent worker ends a listen with its result, and says "shutdown".
+    ended = {"request_id": "e", "stream_id": "e", "duration": 1.0, "error": None}
+    signals.listen_finished.send(app, reason="shutdown", **ended)
     scrape = app.test_client().get("/metrics").get_data(as_text=True)
     assert listen_samples(scrape) == {
-        "requests": 4, "durations": 4, "ok": 1, "cancelled": 1, "-32602": 1, "-32603": 1
+        "requests": 5, "durations": 5, "ok": 1, "cancelled": 1, "shutdown": 1, "-32602": 1,
+        "-32603": 1,
     }  # fmt: skip
 
 

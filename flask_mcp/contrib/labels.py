@@ -29,6 +29,8 @@ if t.TYPE_CHECKING:
 
 #: The error type of a request cancelled before it was answered.
 CANCELLED = "cancelled"
+#: The error type of a ``subscriptions/listen`` the server ended as it stopped.
+SHUTDOWN = "shutdown"
 #: The value of a label whose name the server does not declare.
 UNKNOWN = "unknown"
 #: The value of a label once it has :attr:`LabelBounds.max_values` distinct values.
@@ -169,10 +171,12 @@ def listen_ended(reason: str, error: dict[str, t.Any] | None) -> tuple[str, str 
     """Tell how a ``subscriptions/listen`` ended for its client, from ``listen_finished``.
 
     Its result after ``MCP_SSE_MAX_STREAM_SECONDS`` is a success; a client that left or
-    cancelled it, or a server that ended it as it shut down (``shutdown``), is
-    :data:`CANCELLED`, as a request cancelled before its answer; a
+    cancelled it is :data:`CANCELLED`, as a request cancelled before its answer; a
     refusal has its JSON-RPC code, and a backend failure ``BackendUnavailable``, as for
-    other requests (answered with HTTP 503).
+    other requests (answered with HTTP 503). A server that ended it as it stopped
+    (``shutdown``: over HTTP a stopping gevent worker, with its result; over stdio,
+    interrupted, with ``notifications/cancelled``) is :data:`SHUTDOWN`, so that a
+    deploy or a reload does not read as clients cancelling.
 
     :returns: the error type, the JSON-RPC code (or ``None``) and a description, or
         ``None`` for a listen that ended with its result.
@@ -183,7 +187,7 @@ def listen_ended(reason: str, error: dict[str, t.Any] | None) -> tuple[str, str 
         code = str(error.get("code"))
         return code, code, str(error.get("message", ""))
     if reason == "shutdown":
-        return CANCELLED, None, "The server ended the listen as it shut down."
+        return SHUTDOWN, None, "The server ended the listen as it shut down."
     if reason != "timeout":  # the client ended it
         return CANCELLED, None, "The client ended the listen."
     return None
@@ -194,6 +198,7 @@ __all__ = [
     "MAX_LENGTH",
     "MAX_VALUES",
     "OTHER",
+    "SHUTDOWN",
     "SPEC_METHODS",
     "UNKNOWN",
     "LabelBounds",
