@@ -22,6 +22,7 @@ from flask_mcp import MCPBlueprint
 from flask_mcp import MCPError
 from flask_mcp.errors import INTERNAL_ERROR
 from flask_mcp.errors import INVALID_PARAMS
+from flask_mcp.extensions.skills import Problem
 from flask_mcp.extensions.skills import SkillError
 from flask_mcp.extensions.skills import Skills
 from flask_mcp.extensions.skills import SkillSource
@@ -349,7 +350,30 @@ def test_a_skill_file_taking_a_resource_uri_on_disk_is_not_served(
         assert contents["text"] == "the app's"
         client.request("skills/list")
     (record,) = [r for r in caplog.records if "another resource" in r.message]  # told once
-    assert record.levelname == "ERROR" and "give the skill another prefix" in record.message
+    assert record.levelname == "ERROR" and "give the skill source another prefix" in record.message
+    # At startup the clash is refused, naming the folder, the skill and the fixes (it was
+    # the registry's "already registered"); a folder added later leaves nothing served.
+    fix = (
+        "the skill skill://demo/SKILL.md serves skill://demo/notes.md, which is another "
+        "resource of the server already: rename the skill (its folder) or that file, give "
+        "the skill source another prefix (prefix=), or remove the other resource"
+    )
+    for added_first in (True, False):
+        late = MCP(name="skills-test", version="1.0.0")
+        late.resource("skill://demo/notes.md")(lambda: "the app's")
+        skills = Skills()
+        if added_first:
+            skills.add_folder(tmp_path)
+        with pytest.raises(SkillError) as caught:
+            late.add_extension(skills)
+            skills.add_folder(tmp_path)
+        assert caught.value.problems == (Problem(str(tmp_path), fix),)
+    assert skills.catalog.skills == [] and list(late.registry.resources) == [
+        "skill://demo/notes.md"
+    ]
+    late.resource("skill://daily/{+file}")(lambda file: file)
+    with pytest.raises(SkillError, match=r"skill://daily/\{\+file\}, which is another"):
+        skills.add_dynamic("daily", lambda: {"SKILL.md": skill_md("daily")})
 
 
 def test_without_debug_only_manifests_and_reads_follow_the_folder(

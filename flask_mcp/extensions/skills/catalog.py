@@ -299,6 +299,30 @@ class SkillCatalog:
                     )
         return problems
 
+    def resource_clashes(self, taken: t.Callable[[str], bool]) -> list[Problem]:
+        """Return a problem for each resource of a skill that is another resource already.
+
+        A folder skill's resources are its files; a dynamic skill's, its ``SKILL.md``
+        and the template of its other files.
+
+        :param taken: tells whether a URI or URI template is a resource of the server
+            that is not a skill's.
+        """
+        problems = []
+        seen: set[str] = set()
+        with self._lock:
+            for entry in self._loaded:
+                for skill in entry.skills:
+                    if skill.dynamic:
+                        uris = [skill.uri, f"{skill.directory_uri}/{{+file}}"]
+                    else:
+                        uris = [file.uri for file in skill.files or ()]
+                    for uri in uris:
+                        if uri not in seen and taken(uri):
+                            problems.append(Problem(entry.source.where, _taken_reason(skill, uri)))
+                        seen.add(uri)
+        return problems
+
     def _name_notes(self, added: list[Skill]) -> list[Problem]:
         names: dict[str, list[str]] = {}
         for skill in self._index.skills.values():
@@ -635,11 +659,18 @@ def _clash(
             )
     for file in skill.files or ():
         if taken is not None and taken(file.uri):
-            return (
-                f"serves {file.uri}, which is another resource of the server already: give "
-                "the skill another prefix, or remove that resource"
-            )
+            return _taken_reason(skill, file.uri)
     return None
+
+
+def _taken_reason(skill: Skill, uri: str) -> str:
+    """Say that ``skill`` serves ``uri``, which another resource of the server has, and
+    how to fix it."""
+    return (
+        f"the skill {skill.uri} serves {uri}, which is another resource of the server "
+        "already: rename the skill (its folder) or that file, give the skill source "
+        "another prefix (prefix=), or remove the other resource"
+    )
 
 
 def _read_loaded(path: pathlib.Path, size: int) -> bytes:

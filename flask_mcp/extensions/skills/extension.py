@@ -50,6 +50,7 @@ from .catalog import Change
 from .catalog import SkillCatalog
 from .catalog import StaleFile
 from .errors import Problem
+from .errors import SkillError
 from .loading import SkillSource
 from .model import SKILL_FILE
 from .model import Producer
@@ -241,7 +242,11 @@ class Skills(Extension):
         with self._looking:
             notes = self.catalog.add(source)
             if self._mcp is not None:
-                self._declare_all()
+                try:
+                    self._declare_all()
+                except SkillError:  # nothing was declared: serve none of its skills
+                    self.catalog.remove([source])
+                    raise
         for note in notes:
             logger.info("Skills: %s", note)
         return notes
@@ -318,12 +323,17 @@ class Skills(Extension):
             if skill.dynamic and skill.uri in self._declared
         )
 
-    def _taken(self, uri: str) -> bool:
-        """Tell whether ``uri`` is a resource of the server that serves no skill file."""
-        if self._mcp is None or uri in self._declared:
+    def _taken(self, key: str) -> bool:
+        """Tell whether ``key`` is a resource (URI) or template of the server that serves
+        no skill file."""
+        if self._mcp is None or key in self._declared:
             return False
         registry = self._mcp.registry
-        return uri in registry.resources or uri in registry.disabled.get("resources", {})
+        disabled = registry.disabled
+        if key in registry.resources or key in disabled.get("resources", {}):
+            return True
+        template = key in registry.templates or key in disabled.get("resourceTemplates", {})
+        return template and not self._owned(key)
 
     def _refuse(self, key: str, action: str) -> t.NoReturn:
         raise ValueError(
@@ -359,7 +369,14 @@ class Skills(Extension):
     # -- resources -----------------------------------------------------------------------
 
     def _declare_all(self) -> None:
-        """Declare the resources of every skill file and dynamic skill not declared yet."""
+        """Declare the resources of every skill file and dynamic skill not declared yet.
+
+        :raises ~flask_mcp.extensions.skills.SkillError: a skill would serve a URI
+            another resource of the server has; nothing is declared.
+        """
+        clashes = self.catalog.resource_clashes(self._taken)
+        if clashes:
+            raise SkillError(clashes)
         with self._mcp.registry.batch():
             for uri in self.catalog.files:
                 if uri not in self._declared:
