@@ -16,6 +16,7 @@ from skill_folders import write
 from flask_mcp.errors import INVALID_PARAMS
 from flask_mcp.errors import MCPError
 from flask_mcp.extensions.skills import DynamicSkillError
+from flask_mcp.extensions.skills import Problem
 from flask_mcp.extensions.skills import SkillCatalog
 from flask_mcp.extensions.skills import SkillError
 from flask_mcp.extensions.skills import SkillSource
@@ -312,10 +313,30 @@ def test_a_dynamic_skill_that_raises() -> None:
 
 
 def test_no_skill_inside_a_dynamic_one(tmp_path: pathlib.Path) -> None:
-    write(tmp_path, {"daily/inner/SKILL.md": skill_md("inner")})
+    """A folder skill inside a dynamic skill, or around one, is refused, each worded as it
+    lies (a skill around a dynamic one read as inside it, the two roots swapped)."""
+    write(tmp_path, {"daily/inner/SKILL.md": skill_md("inner"), "ops/SKILL.md": skill_md("ops")})
+    fix = "a dynamic skill's function makes all of its files; use another path"
     catalog = catalog_of(SkillSource("dynamic", skill_path="daily", producer=dict))
-    with pytest.raises(SkillError, match="inside the dynamic skill skill://daily"):
+    with pytest.raises(SkillError) as caught:
         catalog.add(folder(tmp_path))
+    assert caught.value.problems == (
+        Problem(
+            str(tmp_path),
+            "puts a skill at skill://daily/inner, inside the dynamic skill skill://daily of "
+            f"dynamic skill 'daily': {fix}",
+        ),
+    )
+    catalog = catalog_of(folder(tmp_path))
+    with pytest.raises(SkillError) as caught:
+        catalog.add(SkillSource("dynamic", skill_path="ops/today", producer=dict))
+    assert caught.value.problems == (
+        Problem(
+            str(tmp_path),
+            "puts a skill at skill://ops, around the dynamic skill skill://ops/today of "
+            f"dynamic skill 'ops/today': {fix}",
+        ),
+    )
 
 
 def test_refresh_sees_files_added_removed_and_rewritten(tmp_path: pathlib.Path) -> None:

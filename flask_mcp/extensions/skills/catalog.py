@@ -42,6 +42,8 @@ from .model import directory_uri
 from .model import file_uri
 
 _PREFIX = f"{SCHEME}://"
+#: How to fix a skill inside or around a dynamic one.
+_DYNAMIC_FIX = "a dynamic skill's function makes all of its files; use another path"
 logger = logging.getLogger("flask_mcp")
 
 
@@ -287,16 +289,14 @@ class SkillCatalog:
                 roots.append((skill.directory_uri, where, skill.dynamic))
         for root, where, dynamic in roots:
             for other_root, other_where, other_dynamic in roots:
-                inside = other_root.startswith(root + "/")
-                if inside and (dynamic or other_dynamic):
-                    problems.append(
-                        Problem(
-                            other_where,
-                            f"puts a skill at {other_root}, inside the dynamic skill {root} of "
-                            f"{where}: a dynamic skill's function makes all of its files; use "
-                            "another path",
-                        )
-                    )
+                if not other_root.startswith(root + "/"):  # the other lies inside root
+                    continue
+                if dynamic:
+                    place = f"puts a skill at {other_root}, inside the dynamic skill {root}"
+                    problems.append(Problem(other_where, f"{place} of {where}: {_DYNAMIC_FIX}"))
+                elif other_dynamic:
+                    place = f"puts a skill at {root}, around the dynamic skill {other_root}"
+                    problems.append(Problem(where, f"{place} of {other_where}: {_DYNAMIC_FIX}"))
         return problems
 
     def resource_clashes(self, taken: t.Callable[[str], bool]) -> list[Problem]:
@@ -650,12 +650,12 @@ def _clash(
         if inside and other.dynamic:
             return (
                 f"puts a skill at {root}, inside the dynamic skill {other.directory_uri} of "
-                f"{where}: a dynamic skill's function makes all of its files; use another path"
+                f"{where}: {_DYNAMIC_FIX}"
             )
         if around and other.dynamic:
             return (
                 f"puts a skill at {root}, around the dynamic skill {other.directory_uri} of "
-                f"{where}: a dynamic skill's function makes all of its files; use another path"
+                f"{where}: {_DYNAMIC_FIX}"
             )
     for file in skill.files or ():
         if taken is not None and taken(file.uri):
