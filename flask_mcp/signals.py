@@ -78,8 +78,9 @@ resumes), ``"client-gone"`` (the client closed its connection), ``"superseded"``
 (another connection took the stream over), ``"missing"`` (the stream expired or was
 evicted), ``"session-ended"`` (its session ended: the client's ``DELETE``, or the
 server's idle or lifetime bound), ``"shutdown"`` (the server stopped and ended it, as
-the time bound does: a gevent worker kills its connections' greenlets after
-``--graceful-timeout``), or ``"backend-unavailable"``."""
+the time bound does, as gunicorn's ``--graceful-timeout`` ran out: a gevent worker kills
+its connections' greenlets then; on a gthread worker a stream its client takes up
+again, resumable or a listen, ends), or ``"backend-unavailable"``."""
 
 listen_started = _signals.signal("mcp-listen-started")
 """A ``subscriptions/listen`` request (2026-07-28) arrived, before its filter is checked, in
@@ -97,7 +98,7 @@ listen_finished = _signals.signal("mcp-listen-finished")
 closed its connection, or stdin), ``"cancelled"`` (the client's
 ``notifications/cancelled``, over stdio), ``"shutdown"`` (the server ended it as it
 stopped: over stdio, interrupted, with ``notifications/cancelled``; over HTTP, a gevent
-worker that stops, with its result), ``"backend-unavailable"`` or ``"refused"`` (it
+or gthread worker that stops, with its result), ``"backend-unavailable"`` or ``"refused"`` (it
 was answered with the JSON-RPC error ``error``: a malformed filter, a worker that holds
 no more streams); ``error`` (the JSON-RPC error dict, or ``None``)."""
 

@@ -183,6 +183,45 @@ def test_a_busy_stream_does_not_check_the_client_per_event(
     assert len(checks) <= 1  # once, before the first read: not once per event
 
 
+@pytest.mark.parametrize("events_per_read", [0, 1], ids=["idle", "busy"])
+def test_a_stream_ends_as_the_graceful_timeout_of_its_stopping_worker_runs_out(
+    clock: Clock,
+    connection: tuple[socket.socket, socket.socket],
+    monkeypatch: pytest.MonkeyPatch,
+    events_per_read: int,
+) -> None:
+    """A gthread worker that stops gives its connections ``--graceful-timeout``, then its
+    process waits at exit for the threads that still serve them. A stream, idle or busy,
+    sees the stop at a liveness check and ends before that timeout runs out, as its time
+    bound ends it (a ``retry`` hint here), told as ``"shutdown"``. It went on."""
+    grace: list[float | None] = [None]  # the worker does not stop
+    monkeypatch.setattr(sse, "worker_grace", lambda: grace[0])
+    monkeypatch.setattr(sse, "gevent_active", lambda: False)  # a threaded worker
+    stream = reader(IdleOutbox(clock, events_per_read), connection[0])
+    chunks = stream.iterate()
+    while clock.now < 10.0:
+        next(chunks)
+    grace[0], stopped = 5.0, clock.now  # the worker stops
+    assert list(chunks)[-1] == sse.retry(1000)
+    assert stream.reason == "shutdown"
+    assert stopped + 5.0 - 2 * sse.LIVENESS_INTERVAL <= clock.now
+    assert clock.now <= stopped + 5.0 - sse.LIVENESS_INTERVAL + 0.01
+
+
+def test_a_stopping_worker_leaves_a_stream_its_client_cannot_resume_to_its_answer(
+    clock: Clock, connection: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stateless request's stream (no event ids) goes on until its answer: ended, the
+    answer would be lost to its client, which cannot resume it."""
+    monkeypatch.setattr(sse, "worker_grace", lambda: 0.0)  # stopping
+    monkeypatch.setattr(sse, "gevent_active", lambda: False)
+    stream = sse.StreamReader(
+        IdleOutbox(clock), after=0, with_ids=False, heartbeat=2.5, retry_ms=1000, sock=connection[0]
+    )
+    chunks = stream.iterate()
+    assert [next(chunks) for _ in range(4)] == [sse.HEARTBEAT] * 4
+
+
 # -- GET streams a threaded worker cannot hold ------------------------------------------------
 
 

@@ -645,14 +645,17 @@ def test_request_finished_once_with_the_timeout_error(
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
 def test_a_listen_the_stopping_worker_ends_is_told_as_shutdown(
-    serve: t.Any, tmp_path: t.Any
+    serve: t.Any, worker: str, tmp_path: t.Any
 ) -> None:
-    """A gevent worker told to stop (``SIGTERM``: a reload, ``--max-requests``) kills the
-    greenlets of its open streams after ``--graceful-timeout``: a listen's ends with the
-    listen's result (the spec's graceful closure) and is told as ``"shutdown"`` to
-    ``listen_finished`` and ``stream_closed``. It was told as ``"client-gone"``, though
-    the client was there, and the connection dropped without the result."""
+    """A worker told to stop (``SIGTERM``: a reload, ``--max-requests``) ends its open
+    streams after ``--graceful-timeout``: a listen's ends with the listen's result (the
+    spec's graceful closure) and is told as ``"shutdown"`` to ``listen_finished`` and
+    ``stream_closed``. A gevent worker kills their greenlets: that was told as
+    ``"client-gone"``, though the client was there, and the connection dropped without
+    the result. A gthread worker's stream went on until its time bound or the master
+    killed the worker, which then hung at exit, waiting for the stream's thread."""
     import os
     import signal
 
@@ -661,13 +664,14 @@ def test_a_listen_the_stopping_worker_ends_is_told_as_shutdown(
     from wire import meta
 
     signals_file = tmp_path / "signals.jsonl"
-    server = serve("tests._apps.observe:app", "gevent", env={"OBSERVE_SIGNALS": str(signals_file)})
+    server = serve("tests._apps.observe:app", worker, env={"OBSERVE_SIGNALS": str(signals_file)})
     pid = httpx.get(f"{server.base_url}/pid", headers={"Connection": "close"}).json()["pid"]
     params = {"notifications": {"toolsListChanged": True}}
     body = {"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen"}
     body["params"] = {**params, "_meta": meta()}
     headers = {**headers_2026("subscriptions/listen", params), "Connection": "close"}
-    with httpx.stream("POST", server.url, json=body, headers=headers, timeout=30) as response:
+    # A read waits less than the heartbeat (15 s): a stream that goes on fails the test.
+    with httpx.stream("POST", server.url, json=body, headers=headers, timeout=10) as response:
         data = (json.loads(line[6:]) for line in response.iter_lines() if line[:6] == "data: ")
         assert next(data)["method"] == "notifications/subscriptions/acknowledged"
         os.kill(pid, signal.SIGTERM)

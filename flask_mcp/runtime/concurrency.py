@@ -251,6 +251,23 @@ def _gunicorn_worker() -> t.Any:
     return worker if worker is not None and hasattr(worker, "cfg") else None
 
 
+def worker_grace() -> float | None:
+    """Return the graceful timeout of this process's gunicorn worker if it is stopping.
+
+    gunicorn sets its worker's ``alive`` to false when the worker is told to stop
+    (``SIGTERM``, a ``SIGHUP`` reload, ``--max-requests``, a reload on a code change),
+    then gives the connections it still serves ``--graceful-timeout`` seconds. A gevent
+    worker kills their greenlets then (see :func:`killed`); a gthread worker gives up on
+    them, and its process waits at exit for the threads that still serve them. ``None``:
+    the worker is not stopping, or this is no gunicorn worker.
+    """
+    worker = _gunicorn_worker()
+    if worker is None or getattr(worker, "alive", True) is not False:
+        return None
+    grace = getattr(worker.cfg, "graceful_timeout", None)
+    return float(grace) if isinstance(grace, (int, float)) else 0.0
+
+
 def respawned_worker() -> bool:
     """Tell whether this process is a gunicorn worker started after the server's first ones.
 
@@ -421,4 +438,5 @@ __all__ = [
     "stream_capacity",
     "uwsgi_module",
     "waitress_channel",
+    "worker_grace",
 ]

@@ -4,9 +4,9 @@
 POST streams of both eras, the GET streams and resumes of sessions, and the
 ``subscriptions/listen`` streams. :func:`event_stream` makes the HTTP response
 of a reader: the stream slot it holds, the signals, and the clean-up however
-the stream ends (its end, a server-side close, a failed write, or a client that
+the stream ends (its end, a server-side close, a failed write, a client that
 left without a word, seen within :data:`LIVENESS_INTERVAL` on servers that show
-the connection).
+the connection, or a gunicorn worker that stops).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import _socket
 import itertools
 import logging
+import math
 import secrets
 import select
 import socket
@@ -30,7 +31,9 @@ from ..backends.base import MESSAGE
 from ..errors import BackendUnavailable
 from ..protocol import jsonrpc
 from ..runtime.concurrency import PeerSocket
+from ..runtime.concurrency import gevent_active
 from ..runtime.concurrency import killed
+from ..runtime.concurrency import worker_grace
 from ..wakeup import ClientReadable
 from ..wakeup import ClientWatch
 from ..wakeup import can_watch_clients
@@ -175,7 +178,9 @@ class StreamReader:
     :param sock: the client's socket (:func:`flask_mcp.runtime.concurrency.client_socket`):
         while the stream is idle it is checked every :data:`LIVENESS_INTERVAL` seconds, so a
         client that left without a word frees its stream at once instead of at the next
-        failed write.
+        failed write. On threads, those checks also look whether the stream's gunicorn
+        worker stops: a stream its client takes up again (``with_ids``, or ``closing``)
+        ends as the worker's graceful timeout runs out (see :meth:`end`).
     :param closing: what to send when ``max_seconds`` close the connection (default: a
         ``retry`` hint, for a client that resumes).
     """
@@ -206,14 +211,44 @@ class StreamReader:
         self.closing = closing
         self.token = outbox.attach()
         self._watch: ClientWatch | None = None
+        #: When the stream ends because its worker stops (``time.monotonic()``), once seen.
+        self._ends_at: float | None = None
         #: Why the iteration ended: "end", "disconnect", "superseded", "missing", "timeout",
-        #: "client-gone" (see :data:`~flask_mcp.signals.stream_closed`; :func:`event_stream`
-        #: sets "backend-unavailable" and "shutdown").
+        #: "shutdown", "client-gone" (see :data:`~flask_mcp.signals.stream_closed`;
+        #: :func:`event_stream` sets "backend-unavailable", and "shutdown" too).
         self.reason = "client-gone"
+
+    def end(self, reason: str) -> bytes:
+        """Return the last chunk of a stream the server ends, and take ``reason`` as its reason.
+
+        A time bound (``"timeout"``) and a stopping server (``"shutdown"``) end a stream
+        alike: a ``subscriptions/listen`` with its result (:attr:`closing`), another
+        stream with a ``retry`` hint, for its client to resume.
+        """
+        self.reason = reason
+        return self.closing if self.closing is not None else retry(self.retry_ms)
+
+    def _stopping(self, now: float) -> float | None:
+        """Return when the stream ends because its worker stops (``None``: it does not stop).
+
+        A gunicorn worker told to stop gives its connections ``--graceful-timeout``
+        seconds, which a stream sees at its next liveness check, up to
+        :data:`LIVENESS_INTERVAL` late: it ends that much before, so that it has ended
+        when the worker gives up on it (a gthread worker's process would wait at exit
+        for its thread, the client's connection left open).
+        """
+        grace = worker_grace()
+        return None if grace is None else now + max(0.0, grace - 2 * LIVENESS_INTERVAL)
 
     def iterate(self, pending: t.Sequence[t.Any] = ()) -> t.Iterator[bytes]:
         """Yield SSE chunks; ``pending`` are events read before the response started."""
         opened = last_write = time.monotonic()
+        # When to look whether the worker stops, for a stream its client takes up again
+        # (it resumes it, or listens anew): a request's stream that cannot be resumed
+        # ends with its answer. A gevent worker that stops kills the stream's greenlet
+        # instead (see event_stream).
+        stops = (self.with_ids or self.closing is not None) and not gevent_active()
+        next_check = opened + LIVENESS_INTERVAL if stops else math.inf
         events: t.Sequence[t.Any] = pending
         # Under gevent the reads' waits may watch the client's socket (see _read):
         # then an idle stream waits until its heartbeat, not one liveness interval.
@@ -252,12 +287,20 @@ class StreamReader:
             if self.max_seconds is not None:
                 left = self.max_seconds - (now - opened)
                 if left <= 0:
-                    self.reason = "timeout"
-                    yield self.closing if self.closing is not None else retry(self.retry_ms)
+                    yield self.end("timeout")
                     return
                 wait = min(wait, left)
             if self.sock is not None and not watched:
+                if self._ends_at is None and now >= next_check:  # one check per interval
+                    next_check = now + LIVENESS_INTERVAL
+                    self._ends_at = self._stopping(now)
                 wait = min(wait, LIVENESS_INTERVAL)
+            if self._ends_at is not None:
+                left = self._ends_at - now
+                if left <= 0:
+                    yield self.end("shutdown")
+                    return
+                wait = min(wait, left)
             # What was delivered is let go before the wait: with thousands of streams
             # waiting, it would fill the collector's oldest generation.
             events = found = None  # type: ignore[assignment]
@@ -442,8 +485,7 @@ def event_stream(
                 raise
             # The server stops and kills its connections' greenlets: end the stream
             # as its time bound does (a listen's result, else a retry hint).
-            reader.reason = "shutdown"
-            last = (reader.closing if reader.closing is not None else retry(reader.retry_ms),)
+            last = (reader.end("shutdown"),)
             yield from last if write is None else write.timed(last)
         finally:
             if write is not None:  # the server's last write (the body's end) follows
