@@ -1,6 +1,6 @@
 """The app the explorer's browser tests open: tools of every argument shape, progress,
 elicitation, a slow tool to cancel, an MCP App view with an app-only tool, a resource
-template with completion and a prompt.
+template with completion (and one with RFC 6570 operators and modifiers) and a prompt.
 
 ``MCP_TEST_EXPLORER`` picks the configuration: ``debug`` (the default: app.debug, no
 access check), ``off`` (MCP_EXPLORER = False under debug), ``guarded`` (outside debug, the
@@ -556,6 +556,14 @@ def weather(city: str) -> str:
 def complete_city(argument: str, value: str, context: dict[str, str]) -> list[str]:
     """Cities starting with what was typed."""
     return [city for city in CITIES if city.lower().startswith(value.lower())]
+
+
+@mcp.resource("probe://{v:3}{;x,y}/{+path}{?q,tag*}", name="probe")
+def probe(
+    v: str, path: str, x: str = "-", y: str = "-", q: str = "-", tag: list[str] | None = None
+) -> str:
+    """The values the server matched in the URI: the explorer expands as RFC 6570 says."""
+    return f"v={v} x={x} y={y} path={path} q={q} tag={tag}"
 
 
 @mcp.prompt()

@@ -2005,40 +2005,83 @@
 
   // -- resources -----------------------------------------------------------------------------------
 
-  // The variables of an RFC 6570 template, with the operator of their expression.
+  // RFC 6570 level 4 (section 3.2.1 and appendix A): an operator's first character,
+  // separator, whether its values are named, what an empty named value gets after the
+  // name, and whether reserved characters (and percent-encoded triplets) pass as they are.
+  var TEMPLATE_OPERATORS = {
+    "": { first: "", sep: ",", named: false, ifEmpty: "", reserved: false },
+    "+": { first: "", sep: ",", named: false, ifEmpty: "", reserved: true },
+    "#": { first: "#", sep: ",", named: false, ifEmpty: "", reserved: true },
+    ".": { first: ".", sep: ".", named: false, ifEmpty: "", reserved: false },
+    "/": { first: "/", sep: "/", named: false, ifEmpty: "", reserved: false },
+    ";": { first: ";", sep: ";", named: true, ifEmpty: "", reserved: false },
+    "?": { first: "?", sep: "&", named: true, ifEmpty: "=", reserved: false },
+    "&": { first: "&", sep: "&", named: true, ifEmpty: "=", reserved: false },
+  };
+  var TEMPLATE_EXPRESSION = /\{([+#./;?&]?)([^}]+)\}/g;
+
+  // The variables of each expression of a template: name, prefix length, explode.
+  function templateExpressions(template, each) {
+    return template.replace(TEMPLATE_EXPRESSION, function (_, operator, list) {
+      return each(TEMPLATE_OPERATORS[operator], list.split(",").map(function (spec) {
+        var m = /^(.*?)(?::(\d+)|(\*))?$/.exec(spec);
+        return { name: m[1], prefix: m[2] ? Number(m[2]) : null, explode: !!m[3], operator: operator };
+      }));
+    });
+  }
+
+  // The variables of a template, in order, each once.
   function templateVariables(template) {
     var variables = [];
-    template.replace(/\{([+#./;?&]?)([^}]+)\}/g, function (_, operator, list) {
-      list.split(",").forEach(function (spec) {
-        variables.push({ name: spec.replace(/[*]$|:\d+$/, ""), operator: operator });
+    var seen = {};
+    templateExpressions(template, function (_, specs) {
+      specs.forEach(function (spec) {
+        if (!seen[spec.name]) variables.push(spec);
+        seen[spec.name] = true;
       });
       return "";
     });
     return variables;
   }
 
-  // RFC 6570 encodes all but the unreserved characters: encodeURIComponent leaves
-  // ! ' ( ) * as they are, which a server matching {var} does not take as a value.
-  function encodeUnreserved(value) {
-    return encodeURIComponent(value).replace(/[!'()*]/g, function (c) {
-      return "%" + c.charCodeAt(0).toString(16).toUpperCase();
-    });
+  // Percent-encode (UTF-8) all but the unreserved characters (encodeURIComponent leaves
+  // ! ' ( ) *), and, for {+x} and {#x}, the reserved ones and percent-encoded triplets.
+  function encodeTemplateValue(value, reserved) {
+    var pattern = reserved ? /%[0-9A-Fa-f]{2}|[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]/y : /[A-Za-z0-9\-._~]/y;
+    var out = "";
+    for (var i = 0; i < value.length; ) {
+      pattern.lastIndex = i;
+      var m = pattern.exec(value);
+      var text = m ? m[0] : String.fromCodePoint(value.codePointAt(i));
+      out += m ? text : new TextEncoder().encode(text).reduce(function (hex, byte) {
+        return hex + "%" + (byte < 16 ? "0" : "") + byte.toString(16).toUpperCase();
+      }, "");
+      i += text.length;
+    }
+    return out;
   }
 
+  // Expand an RFC 6570 template (levels 1 to 4). A value is a string or a list of
+  // strings; undefined, null and an empty list leave the variable out.
   function expandTemplate(template, values) {
-    return template.replace(/\{([+#./;?&]?)([^}]+)\}/g, function (_, operator, list) {
-      var names = list.split(",").map(function (spec) { return spec.replace(/[*]$|:\d+$/, ""); });
-      var present = names.filter(function (name) { return values[name] !== undefined && values[name] !== ""; });
-      var encode = operator === "+" || operator === "#" ? encodeURI : encodeUnreserved;
-      if (operator === "?" || operator === "&") {
-        if (!present.length) return "";
-        return operator + present.map(function (name) { return name + "=" + encodeUnreserved(values[name]); }).join("&");
-      }
-      var parts = present.map(function (name) { return encode(values[name]); });
-      if (!parts.length) return "";
-      var prefix = { "": "", "+": "", "#": "#", ".": ".", "/": "/", ";": ";" }[operator];
-      var separator = operator === "." ? "." : operator === "/" ? "/" : ",";
-      return prefix + parts.join(separator);
+    return templateExpressions(template, function (op, specs) {
+      var parts = [];
+      specs.forEach(function (spec) {
+        var value = values[spec.name];
+        if (value === undefined || value === null || (Array.isArray(value) && !value.length)) return;
+        function named(empty) {
+          return op.named ? spec.name + (empty ? op.ifEmpty : "=") : "";
+        }
+        if (!Array.isArray(value)) {
+          if (spec.prefix !== null) value = Array.from(value).slice(0, spec.prefix).join("");
+          parts.push(named(value === "") + encodeTemplateValue(value, op.reserved));
+        } else if (!spec.explode) {
+          parts.push(named(false) + value.map(function (item) { return encodeTemplateValue(item, op.reserved); }).join(","));
+        } else {
+          parts.push(value.map(function (item) { return named(item === "") + encodeTemplateValue(item, op.reserved); }).join(op.sep));
+        }
+      });
+      return parts.length ? op.first + parts.join(op.sep) : "";
     });
   }
 
@@ -2186,7 +2229,9 @@
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var values = {};
-      Object.keys(inputs).forEach(function (name) { values[name] = inputs[name].value; });
+      Object.keys(inputs).forEach(function (name) {
+        if (inputs[name].value !== "") values[name] = inputs[name].value; // empty: left out
+      });
       readInto(expandTemplate(template.uriTemplate, values), box, cancelButton, "read-state");
     });
     detail.appendChild(form);
