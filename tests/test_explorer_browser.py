@@ -1098,19 +1098,20 @@ def test_a_resource_template_completes_its_variable_and_a_prompt_renders(
     assert page.text_content("#read-state") == "finished", text
     assert page.text_content("#resource-contents .text-block") == "Sunny in Porto's (old town)."
     # RFC 6570 level 4, as the server matches it: {;x} names its value, {v:3} keeps three
-    # characters, {+path} keeps reserved characters and percent-encoded triplets and an
-    # empty field is left out
+    # characters, {+path} keeps reserved characters and percent-encoded triplets, an
+    # exploded {?tag*} takes a list (a value a line) and an empty field is left out
     page.click("#resource-list button:has(.item-name:text-is('probe (template)'))")
     page.get_by_label("v", exact=True).fill("Lisbon")
     page.get_by_label("x", exact=True).fill("1 2")
     page.get_by_label("path", exact=True).fill("a/b%2Fc [d] 50%")
     page.get_by_label("q", exact=True).fill("x&y")
+    page.get_by_label("tag").fill("a b\nc&d")
     page.click("#template-form button[type=submit]")
     page.wait_for_selector("#read-state:text-matches('finished|failed')", timeout=WAIT_MS)
     text = page.text_content("#resource-contents")
     assert page.text_content("#read-state") == "finished", text
     assert page.text_content("#resource-contents .text-block") == (
-        "v=Lis x=1 2 y=- path=a/b/c [d] 50% q=x&y tag=None"
+        "v=Lis x=1 2 y=- path=a/b/c [d] 50% q=x&y tag=['a b', 'c&d']"
     )
     page.click("button.tab[data-section=prompts]")
     page.click("#prompt-list button:has-text('greet')")

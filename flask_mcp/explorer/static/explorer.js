@@ -2217,11 +2217,16 @@
     if (template.description) detail.appendChild(el("p", { text: template.description }));
     var inputs = {};
     var form = el("form", { id: "template-form", "aria-labelledby": "template-heading" });
+    var lists = {}; // an exploded variable ({/path*}) takes a list: a value a line
     templateVariables(template.uriTemplate).forEach(function (variable) {
       var id = nextId("var");
-      var input = el("input", { type: "text", id: id, name: variable.name });
+      lists[variable.name] = variable.explode;
+      var input = variable.explode
+        ? el("textarea", { id: id, name: variable.name, rows: 3 })
+        : el("input", { type: "text", id: id, name: variable.name });
       inputs[variable.name] = input;
-      form.appendChild(el("div", { class: "field" }, el("label", { for: id, text: variable.name }), input));
+      var label = variable.name + (variable.explode ? " (one a line)" : "");
+      form.appendChild(el("div", { class: "field" }, el("label", { for: id, text: label }), input));
     });
     var box = el("div", { id: "resource-contents" });
     var cancelButton = cancelInto(box, "cancel-read");
@@ -2230,13 +2235,15 @@
       event.preventDefault();
       var values = {};
       Object.keys(inputs).forEach(function (name) {
-        if (inputs[name].value !== "") values[name] = inputs[name].value; // empty: left out
+        var value = inputs[name].value; // an empty field leaves its variable out
+        if (value !== "") values[name] = lists[name] ? value.split("\n") : value;
       });
       readInto(expandTemplate(template.uriTemplate, values), box, cancelButton, "read-state");
     });
     detail.appendChild(form);
     detail.appendChild(box);
     Object.keys(inputs).forEach(function (name) {
+      if (lists[name]) return; // a datalist completes an input, not a textarea
       completeInto(inputs[name], { type: "ref/resource", uri: template.uriTemplate }, name, function () {
         var others = {};
         Object.keys(inputs).forEach(function (other) { if (other !== name && inputs[other].value) others[other] = inputs[other].value; });
@@ -2293,6 +2300,7 @@
     detail.appendChild(form);
     detail.appendChild(box);
     Object.keys(inputs).forEach(function (name) {
+      if (lists[name]) return; // a datalist completes an input, not a textarea
       completeInto(inputs[name], { type: "ref/prompt", name: prompt.name }, name, function () {
         var others = {};
         Object.keys(inputs).forEach(function (other) { if (other !== name && inputs[other].value) others[other] = inputs[other].value; });
