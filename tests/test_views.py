@@ -592,10 +592,18 @@ def test_a_factory_app_whose_routes_select_other_tools_is_refused() -> None:
     refused.add_url_rule("/api/admin/purge", "purge", lambda: "purged", methods=["POST"])
     assert sorted(tool.name for tool in views.init_app(refused)) == ["items", "purge"]
 
+    views = ViewTools(MCP(name="shop", version="1"))
+    views.add_routes(include=["/api/items"])
+    views.add_view("purge")
+    with pytest.raises(LookupError, match="purge"):
+        views.init_app(make(admin=False))
+    assert not views.mcp.registry.tools  # its first declaration's 'items' is not listed
+
 
 def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
     """``add_view`` after ``init_app`` on two apps of a factory makes one tool (bound on
-    both): it returns that tool once, not once per app."""
+    both): it returns that tool once, not once per app. One refused on an app adds
+    nothing on any: accepted on the first, its tools stayed listed, bound there only."""
     mcp = MCP(name="shop", version="1")
     views = ViewTools(mcp)
     apps = []
@@ -603,6 +611,9 @@ def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
         app = Flask(__name__)
         app.config["STORE"] = store
         app.add_url_rule("/stock", "stock", lambda: jsonify(current_app.config["STORE"]))
+        app.add_url_rule("/report", "report", lambda: "ok")
+        if store == "south":
+            app.add_url_rule("/extra", "extra", lambda: "ok")
         mcp.init_app(app)
         views.init_app(app)
         apps.append(app)
@@ -614,6 +625,15 @@ def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
     assert [made.name for made in views.add_routes(include=["/stock"], name=lambda e, m: "s2")] == [
         "s2"
     ]
+    with pytest.raises(ValueError, match=r"extra: 'extra'"):
+        views.add_routes(include=["/report", "/extra"])  # the selection differs on south
+    with pytest.raises(ValueError, match="Invalid tool name 'a report'.*name="):
+        views.add_routes(
+            include=["/stock", "/report"], name=lambda e, m: f"{e}2" if e == "stock" else f"a {e}"
+        )
+    assert not mcp.registry.known("report") and not mcp.registry.known("stock2")
+    assert sorted(views.tools(apps[0])) == sorted(views.tools(apps[1])) == ["s2", "stock"]
+    assert [made.name for made in views.add_routes(include=["/report"])] == ["report"]
 
 
 @pytest.mark.parametrize(

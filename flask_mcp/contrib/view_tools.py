@@ -29,6 +29,7 @@ import weakref
 
 from flask import current_app
 
+from ..server.registry import TOOL_NAME
 from ..server.shared_registry import unshared
 from . import views as views_mod
 
@@ -82,6 +83,28 @@ class _Made(t.NamedTuple):
     endpoint: str
     method: str
     input_schema: dict[str, t.Any]
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What applying declarations to apps changes, found and checked before any change.
+
+    A declaration refused on one app then adds nothing on any: no tool is listed,
+    even for a moment, that an app does not bind.
+    """
+
+    #: Per app: the tool name -> the route and method to bind there.
+    bound: dict[Flask, dict[str, views_mod.ViewTool]] = dataclasses.field(default_factory=dict)
+    #: The tools to add to the server, and what they are made from.
+    made: dict[str, _Made] = dataclasses.field(default_factory=dict)
+    #: The tools each ``add_routes`` declaration selects (on the first app it applies to).
+    selected: dict[int, tuple[RoutesDeclaration, frozenset[str]]] = dataclasses.field(
+        default_factory=dict
+    )
+    #: What to bind, in order: the app, the tool, its tags and scopes.
+    steps: list[tuple[Flask, views_mod.ViewToolSpec, frozenset[str], tuple[str, ...]]] = (
+        dataclasses.field(default_factory=list)
+    )
 
 
 class ViewToolCall:
@@ -145,10 +168,11 @@ class ViewTools:
         :returns: the tools made or bound for ``app``.
         :raises RuntimeError: a ViewTools is already registered on ``app``.
         :raises LookupError: a declared view is not served by ``app``.
-        :raises ValueError: a tool name is taken by another tool, or the app's
-            view gives a tool another app's view does not (a different schema), or
-            the app's routes selected by :meth:`add_routes` give other tools than
-            those of the apps before it. Nothing is registered on ``app`` then.
+        :raises ValueError: a tool name is taken by another tool or is not a valid
+            tool name, or the app's view gives a tool another app's view does not (a
+            different schema), or the app's routes selected by :meth:`add_routes` give
+            other tools than those of the apps before it. Nothing is registered on
+            ``app``, nor added to the server, then.
         """
         if EXTENSION_KEY in app.extensions:
             raise RuntimeError(
@@ -157,16 +181,15 @@ class ViewTools:
             )
         app.extensions[EXTENSION_KEY] = self
         self._bound[app] = {}
-        tools: list[Tool] = []
+        plan = _Plan()
         try:
-            with self.mcp.registry.batch():  # one list_changed, not one per view
-                for declaration in self.declarations:
-                    tools += self._apply(declaration, app)
+            for declaration in self.declarations:
+                self._plan(declaration, app, plan)
+            return self._commit(plan)
         except BaseException:  # refused: the app may register again once fixed
             del app.extensions[EXTENSION_KEY]
             del self._bound[app]
             raise
-        return tools
 
     # -- declarations ----------------------------------------------------------------
 
@@ -198,6 +221,8 @@ class ViewTools:
             before the first :meth:`init_app`).
         :raises LookupError: an app registered so far has no route for ``view``,
             or ``method`` is needed to choose one.
+        :raises ValueError: as :meth:`init_app`, on any app registered so far;
+            nothing is added to the server or bound on any app then.
         """
         declaration = ViewDeclaration(
             view, method, name, description, spec, frozenset(tags), tuple(scopes)
@@ -234,7 +259,9 @@ class ViewTools:
             name, or ``None`` for the default.
         :param scopes: OAuth scopes the caller needs, for every tool.
         :returns: the tools made for the apps registered so far, each once.
-        :raises ValueError: a tool name is taken (nothing is added then).
+        :raises ValueError: as :meth:`init_app`, on any app registered so far (a
+            tool name is taken, or an app's routes give other tools than the
+            others'); nothing is added to the server or bound on any app then.
         """
         declaration = RoutesDeclaration(
             tuple(include) if include is not None else None,
@@ -252,12 +279,15 @@ class ViewTools:
         if not apps:
             self.declarations.append(declaration)
             return []
-        tools: list[Tool] = []
+        plan = _Plan()
+        for app in apps:  # every app is checked before any is changed
+            self._plan(declaration, app, plan)
         what = f"The view tools of {declaration!r}"
         with self.mcp.integration_change(EXTENSION_KEY, what) as shared:
-            for app in apps:
-                # each app binds the tools the first one made: return each tool once
-                tools += [made for made in self._apply(declaration, app) if made not in tools]
+            tools: list[Tool] = []
+            for made in self._commit(plan):
+                if made not in tools:  # each app binds the tools the first one made
+                    tools.append(made)
             self.declarations.append(declaration)
             if shareable and isinstance(declaration, ViewDeclaration):
                 shared.update(
@@ -283,12 +313,18 @@ class ViewTools:
         )
         if declaration not in self.declarations:
             self.declarations.append(declaration)
+        plan = _Plan()
         for registered in list(self._bound):
-            self._apply(declaration, registered)
+            self._plan(declaration, registered, plan)
+        self._commit(plan)
 
     # -- making and binding ----------------------------------------------------------
 
-    def _apply(self, declaration: Declaration, app: Flask) -> list[Tool]:
+    def _plan(self, declaration: Declaration, app: Flask, plan: _Plan) -> None:
+        """Add to ``plan`` what ``declaration`` makes and binds on ``app``, checked.
+
+        :raises ValueError: see :meth:`init_app`.
+        """
         documents = self._documents(app, declaration.spec)
         if isinstance(declaration, ViewDeclaration):
             rule, method = views_mod.find_rule(app, declaration.view, declaration.method)
@@ -318,25 +354,37 @@ class ViewTools:
                     app, declaration.include, declaration.exclude, declaration.methods
                 )
             ]
-        bound = self._bound[app]
+        bound = {**self._bound[app], **plan.bound.get(app, {})}
         fresh = [f for f in found if bound.get(f.name) is None or not _same(bound[f.name], f)]
         selected = frozenset(f.name for f in found)
         if isinstance(declaration, RoutesDeclaration):
-            self._check_selection(declaration, selected, app)
-        self._check_names(fresh, app)
-        tools: list[Tool] = []
-        with self.mcp.registry.batch():
-            for spec in fresh:
-                tools.append(self._bind(app, spec, declaration.tags, declaration.scopes))
-        if isinstance(declaration, RoutesDeclaration) and declaration.selected is None:
-            object.__setattr__(declaration, "selected", selected)  # frozen for its options only
+            planned = plan.selected.get(id(declaration))
+            before = declaration.selected if planned is None else planned[1]
+            self._check_selection(before, selected, app)
+            plan.selected.setdefault(id(declaration), (declaration, selected))
+        self._check_names(fresh, app, bound, {**self._made, **plan.made})
+        for spec in fresh:
+            plan.bound.setdefault(app, {})[spec.name] = spec.handler
+            if spec.name not in self._made:
+                plan.made.setdefault(
+                    spec.name,
+                    _Made(spec.handler.endpoint, spec.handler.method, spec.input_schema),
+                )
+            plan.steps.append((app, spec, declaration.tags, declaration.scopes))
+
+    def _commit(self, plan: _Plan) -> list[Tool]:
+        """Add and bind the tools of a checked ``plan``; return them, in its order."""
+        with self.mcp.registry.batch():  # one list_changed, not one per view
+            tools = [self._bind(app, spec, tags, scopes) for app, spec, tags, scopes in plan.steps]
+        for declaration, selected in plan.selected.values():
+            if declaration.selected is None:  # frozen for its options only
+                object.__setattr__(declaration, "selected", selected)
         return tools
 
     def _check_selection(
-        self, declaration: RoutesDeclaration, selected: frozenset[str], app: Flask
+        self, before: frozenset[str] | None, selected: frozenset[str], app: Flask
     ) -> None:
         """Refuse an app whose routes give another set of tools than the apps before it."""
-        before = declaration.selected
         if before is None or before == selected:
             return
         extra = ", ".join(map(repr, sorted(selected - before))) or "none"
@@ -349,14 +397,27 @@ class ViewTools:
             "give each kind of app its own MCP and ViewTools."
         )
 
-    def _check_names(self, found: list[views_mod.ViewToolSpec], app: Flask) -> None:
+    def _check_names(
+        self,
+        found: list[views_mod.ViewToolSpec],
+        app: Flask,
+        bound: dict[str, views_mod.ViewTool],
+        made_so_far: dict[str, _Made],
+    ) -> None:
         names = [f.name for f in found]
+        for name in names:
+            if not TOOL_NAME.fullmatch(name):
+                raise ValueError(
+                    f"Invalid tool name {name!r} for a view of the app {app.name!r}: use "
+                    "1-128 characters of A-Z, a-z, 0-9, '_', '-' and '.' (pass name= to "
+                    "add_view(), or a name= function to add_routes() that returns one)."
+                )
         taken = sorted({n for n in names if names.count(n) > 1})
         for spec in found:
-            if spec.name in self._bound[app]:
+            if spec.name in bound:
                 taken.append(spec.name)  # this app bound the name to another route
                 continue
-            made = self._made.get(spec.name)
+            made = made_so_far.get(spec.name)
             if made is None:
                 if self.mcp.registry.known(spec.name):
                     taken.append(spec.name)
