@@ -603,7 +603,8 @@ def test_a_factory_app_whose_routes_select_other_tools_is_refused() -> None:
 def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
     """``add_view`` after ``init_app`` on two apps of a factory makes one tool (bound on
     both): it returns that tool once, not once per app. One refused on an app adds
-    nothing on any: accepted on the first, its tools stayed listed, bound there only."""
+    nothing on any: accepted on the first, its tools stayed listed, bound there only. A
+    later app binds a disabled tool (it was refused as a name already registered)."""
     mcp = MCP(name="shop", version="1")
     views = ViewTools(mcp)
     apps = []
@@ -634,6 +635,16 @@ def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
     assert not mcp.registry.known("report") and not mcp.registry.known("stock2")
     assert sorted(views.tools(apps[0])) == sorted(views.tools(apps[1])) == ["s2", "stock"]
     assert [made.name for made in views.add_routes(include=["/report"])] == ["report"]
+    mcp.disable("stock")  # still made: a later app of the factory binds it, disabled
+    later = Flask(__name__)
+    later.config["STORE"] = "west"
+    later.add_url_rule("/stock", "stock", lambda: jsonify(current_app.config["STORE"]))
+    later.add_url_rule("/report", "report", lambda: "ok")
+    mcp.init_app(later)
+    assert sorted(tool.name for tool in views.init_app(later)) == ["report", "s2", "stock"]
+    mcp.enable("stock")
+    with MCPTestClient(later) as client:
+        assert client.call_tool("stock")["structuredContent"] == {"result": "west"}
 
 
 @pytest.mark.parametrize(

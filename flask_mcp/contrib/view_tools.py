@@ -446,7 +446,9 @@ class ViewTools:
         scopes: t.Sequence[str],
     ) -> Tool:
         made = self._made.get(spec.name)
-        tool = self.mcp.registry.tools.get(spec.name)
+        registry = self.mcp.registry
+        # a disabled tool is still made: bind it, as an enabled one
+        tool = registry.tools.get(spec.name) or registry.disabled["tools"].get(spec.name)
         if made is None or tool is None:
             token = unshared.set(True)  # shared as one declaration (integration_change)
             try:
