@@ -621,6 +621,35 @@ def test_a_task_whose_worker_note_fails_runs_on(
     assert final["result"]["content"][0]["text"] == "done", final
 
 
+def test_a_task_is_noted_before_its_handler_starts() -> None:
+    """Which process runs a task, and its lease, are written before the handler starts. They
+    were written after: a Celery worker killed as the handler began (it had set its status
+    message) left a task whose lease was never set, which the lease sweep cannot fail: it
+    stayed ``working`` until its TTL (seen in CI)."""
+    mcp = MCP(name="tasks", version="1")
+
+    @mcp.tool(task="optional")
+    def work() -> str:
+        return "done"
+
+    app = make_app(mcp)
+    store = tasks_mod.store_of(mcp.state(app))
+    noted: list[object] = []
+
+    def started(sender: t.Any, task_id: str, **kwargs: t.Any) -> None:
+        record = store.get(task_id) or {}
+        noted.append(record.get("worker"))
+
+    client = ThreadedTestClient(app, app.response_class)
+    session = initialize(client)
+    with signals.task_run_started.connected_to(started, app):
+        for _ in range(3):
+            created = call_2025(client, session, "tools/call", {"name": "work", "task": {}})
+            task_id = created["result"]["task"]["taskId"]
+            rpc(client, session, "tasks/result", {"taskId": task_id})
+    assert len(noted) == 3 and all(noted), noted
+
+
 def test_2025_task_ttl_is_a_number_of_milliseconds() -> None:
     _, app, _ = build()
     client = app.test_client()

@@ -109,6 +109,19 @@ class InProcessExecutor:
     ) -> RequestRun:
         state = call.state
         task_call = _tasks.task_call(state, record, call.auth)
+        # Noted (its lease started) before the handler starts: a worker killed as the
+        # handler began left a Celery task without a lease, which no sweep could fail.
+        try:
+            _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
+        except (BackendUnavailable, TaskQuotaExceeded) as exc:
+            # The note is for operators (the lease was set when the task was created, and
+            # the watcher renews it): the run goes on, recorded as it ends.
+            logger.warning("Task %s: its worker was not noted: %s", record["taskId"], exc)
+        except Exception:
+            # Any other refusal too: raised from here, the run would go on unwatched, its
+            # lease never renewed (a Celery task's is unset until now), so a task whose
+            # worker then died would never fail.
+            logger.exception("Task %s: its worker was not noted; it runs on", record["taskId"])
         run = runner.spawn(
             t.cast("Dispatcher", dispatcher),
             task_call,
@@ -118,17 +131,6 @@ class InProcessExecutor:
             body=_signalled(body, record),
         )
         run.deadline = time.monotonic() + state.settings.task_timeout
-        try:
-            _tasks.store_of(state).mutate(record["taskId"], _mark_worker)
-        except (BackendUnavailable, TaskQuotaExceeded) as exc:
-            # The note is for operators (the lease was set when the task was created, and
-            # the watcher renews it): the run started and goes on, recorded as it ends.
-            logger.warning("Task %s: its worker was not noted: %s", record["taskId"], exc)
-        except Exception:
-            # Any other refusal too: raised from here, the run would go on unwatched, its
-            # lease never renewed (a Celery task's is unset until now), so a task whose
-            # worker then died would never fail.
-            logger.exception("Task %s: its worker was not noted; it runs on", record["taskId"])
         with self._lock:
             self.running[record["taskId"]] = run
         return run
