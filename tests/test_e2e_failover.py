@@ -7,9 +7,10 @@ round-robin balancer, each stopped and started again in turn.
 Real gunicorn workers share a Redis master behind three Sentinels, or a Redis Cluster
 with a replica per master; clients of the official ``mcp`` SDK call a tool in loops while
 the master is killed (SIGKILL) and its replica promoted. Every call returns or raises
-within a bounded time (none is lost), none runs twice, every result is the call's own,
+within a bounded time (none is lost), none runs twice, none answered with a JSON-RPC
+error ran (its client, told to retry, would run it twice), every result is the call's own,
 and calls are answered again on the new master without a restart. The counts are printed
-(``pytest -s``): calls sent, answered, errors, lost, duplicated.
+(``pytest -s``): calls sent, answered, errors, lost, duplicated, errors whose tool ran.
 
 Slow (a failover or a restart takes seconds): 20 to 60 s each on an idle machine.
 """
@@ -52,6 +53,7 @@ class Counts(t.NamedTuple):
     crossed: int  # a result that is not the call's own
     error_texts: list[str]
     refused_opens: int = 0  # sessions refused while opening (no call was sent on them)
+    errored_ran: int = 0  # calls answered with an error whose tool ran all the same
 
 
 def describe(exc: BaseException) -> str:
@@ -69,6 +71,7 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
     calling until the loops answered again after it; return the counts."""
     sent = answered = errors = lost = crossed = refused_opens = 0
     texts: list[str] = []
+    errored: set[str] = set()  # the keys of the calls answered with a JSON-RPC error
     served_after: set[int] = set()
     done_fault = threading.Event()
     started: set[int] = set()
@@ -88,7 +91,11 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
                         except TimeoutError:
                             lost += 1
                             raise
-                        except Exception:
+                        except MCPError:  # a JSON-RPC error answered it: it must not have run
+                            call_failed = True
+                            errored.add(key)
+                            raise
+                        except Exception:  # a broken connection: it may have run
                             call_failed = True
                             raise
                         if text_of(result) != key:
@@ -128,7 +135,12 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
     with open(marks, encoding="utf-8") as file:
         runs = collections.Counter(line.strip() for line in file if line.strip())
     duplicated = sum(1 for count in runs.values() if count > 1)
-    return Counts(sent, answered, errors, lost, duplicated, crossed, texts, refused_opens)
+    # A call answered with an error must not have run: its client, told to retry, would
+    # run it twice (an answer owed by a server that ran it is delivered, not refused).
+    errored_ran = sum(1 for key in errored if key in runs)
+    return Counts(
+        sent, answered, errors, lost, duplicated, crossed, texts, refused_opens, errored_ran
+    )
 
 
 def report(name: str, counts: Counts, seconds: float) -> None:
@@ -136,7 +148,7 @@ def report(name: str, counts: Counts, seconds: float) -> None:
     print(
         f"{name}: sent {counts.sent}, answered {counts.answered}, errors {counts.errors}, "
         f"lost {counts.lost}, duplicated {counts.duplicated}, sessions refused while opening "
-        f"{counts.refused_opens} ({seconds:.0f}s); "
+        f"{counts.refused_opens}, errors whose tool ran {counts.errored_ran} ({seconds:.0f}s); "
         f"errors: {dict(kinds.most_common(4))}"
     )
 
@@ -151,6 +163,9 @@ def test_a_sentinel_failover_under_load_loses_and_repeats_no_call(serve: t.Any) 
         env = {
             "FLASK_MCP_BACKEND": f"{setup.url}?prefix={prefix}",
             "FLASK_MCP_SSE_RETRY_MS": "500",
+            # Each call's stream opens in Redis a heartbeat after the tool started (it runs
+            # 0.3 s): some open while the master is down, after their tool ran.
+            "FLASK_MCP_SSE_HEARTBEAT": "0.1",
             "FAULTS_MARKS": marks,
         }
         server = serve(APP, "gevent", workers=2, env=env, extra_args=GUNICORN_READY_ARGS)
@@ -169,6 +184,7 @@ def test_a_sentinel_failover_under_load_loses_and_repeats_no_call(serve: t.Any) 
         log = server.log()
     report("Sentinel failover (master SIGKILL)", counts, time.monotonic() - started)
     assert counts.lost == 0 and counts.duplicated == 0 and counts.crossed == 0, counts
+    assert counts.errored_ran == 0, counts
     assert counts.answered > 0 and counts.sent == counts.answered + counts.errors, counts
     assert "Traceback" not in log, log[-4000:]
 
@@ -261,6 +277,7 @@ def test_a_cluster_master_failover_under_load_loses_and_repeats_no_call(serve: t
         log = server.log()
     report("Cluster failover (master SIGKILL)", counts, time.monotonic() - started)
     assert counts.lost == 0 and counts.duplicated == 0 and counts.crossed == 0, counts
+    assert counts.errored_ran == 0, counts
     assert counts.answered > 0 and counts.sent == counts.answered + counts.errors, counts
     assert "Traceback" not in log, log[-4000:]
 
@@ -390,6 +407,7 @@ def test_a_gunicorn_reload_under_load_loses_and_repeats_no_call(
     assert server.alive()
     report("gunicorn HUP", counts, time.monotonic() - started)
     assert counts.lost == 0 and counts.duplicated == 0 and counts.crossed == 0, counts
+    assert counts.errored_ran == 0, counts
     assert counts.answered > 0 and counts.sent == counts.answered + counts.errors, counts
     assert "Traceback" not in server.log(), server.log_tail(80)
 
@@ -462,6 +480,7 @@ def test_a_gunicorn_binary_upgrade_under_load_loses_and_repeats_no_call(redis_ur
     assert upgraded and "Handling signal: usr2" in text, text[-3000:]
     report("gunicorn USR2 then TERM to the old master", counts, time.monotonic() - started)
     assert counts.lost == 0 and counts.duplicated == 0 and counts.crossed == 0, counts
+    assert counts.errored_ran == 0, counts
     assert counts.answered > 0 and counts.sent == counts.answered + counts.errors, counts
     assert "Traceback" not in text, text[-3000:]
 
@@ -505,6 +524,7 @@ def test_two_servers_restarted_in_turn_behind_a_balancer_lose_no_call(
     assert len(restarted) == 2 and all(server.alive() for server in restarted)
     report("two masters restarted in turn", counts, time.monotonic() - started)
     assert counts.lost == 0 and counts.duplicated == 0 and counts.crossed == 0, counts
+    assert counts.errored_ran == 0, counts
     assert counts.answered > 0 and counts.sent == counts.answered + counts.errors, counts
     for server in [*servers, *restarted]:
         assert "Traceback" not in server.log(), server.log_tail(80)

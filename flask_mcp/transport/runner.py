@@ -430,7 +430,7 @@ def serve_http(
         left while a 2026-07-28 request waits for its first message.
     :param where: what :meth:`~flask_mcp.server.dispatcher.Dispatcher.placement` said,
         when the caller asked already.
-    :raises BackendUnavailable: the backend failed before anything was sent (503).
+    :raises BackendUnavailable: the backend failed before the handler started (503).
     """
     where = dispatcher.placement(call) if where is None else where
     if where == EXECUTE:
@@ -486,13 +486,10 @@ def serve_http(
             first = reader.first(wait, watch_client=not can_stream)
         else:
             first = reader.first(run.deadline + GRACE - time.monotonic(), watch_client=True)
-    except BackendUnavailable:
-        run.cancelled.set()  # the client gets a 503: the handler's work is void
-        if run.task is not None:
-            run.task.kill()
+    except BackendUnavailable:  # the handler runs: its answer is the client's, not a 503
         if holder is not None:
             state.slots.release(holder)
-        raise
+        return _kept_answer(call, run, reader)
     if first is None:  # the client left before anything was sent
         reader.close()
         if holder is not None:
@@ -527,6 +524,30 @@ def answer_of_run(run: RequestRun | None, message: dict[str, t.Any] | None) -> A
     if answer is not None and answer.message == message:
         return answer
     return Answer(message)
+
+
+def _kept_answer(call: Call, run: RequestRun, reader: sse.StreamReader) -> Response:
+    """Wait for the run's answer in this process and return it as JSON: its stream could
+    not be opened in the backend (unreachable), so no client could resume it.
+
+    The handler has started (it may have done its work), so a 503 telling the client to
+    send the call again could run it twice. The answer also goes to the stream, written
+    once the backend is back (owed); the wait ends when the client leaves (see
+    :func:`_left`) or past the run's deadline (its timeout answer).
+    """
+    with contextlib.suppress(BackendUnavailable):
+        reader.close()
+    task = run.task
+    while task is not None and not task.join(sse.LIVENESS_INTERVAL):
+        if sse.client_gone(reader.sock):
+            return _left(run, t.cast(Outbox, reader.outbox))
+        if time.monotonic() >= run.deadline + GRACE:  # a thread the supervisor cannot stop
+            answer = _timeout(call)
+            run.cancel()
+            return json_response(answer)
+    if run.timed_out is not None:
+        return json_response(run.timed_out)
+    return answer_response(run.result or Answer(None), call.era)
 
 
 def _response_of(run: RequestRun, message: t.Any) -> Response:
