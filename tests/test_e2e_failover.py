@@ -85,6 +85,9 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
                     while not stop.is_set():
                         key = f"{i}-{uuid.uuid4().hex[:8]}"
                         sent += 1
+                        # Until it is answered: a transport failure may surface as the
+                        # session's, the call cancelled (not an Exception) on its way out.
+                        call_failed = True
                         try:
                             with anyio.fail_after(HANG):
                                 result = await c.call_tool("mark", {"key": key, "seconds": 0.3})
@@ -92,12 +95,9 @@ def calls_under(url: str, marks: str, fault: t.Callable[[], None], clients: int 
                             lost += 1
                             raise
                         except MCPError:  # a JSON-RPC error answered it: it must not have run
-                            call_failed = True
                             errored.add(key)
                             raise
-                        except Exception:  # a broken connection: it may have run
-                            call_failed = True
-                            raise
+                        call_failed = False
                         if text_of(result) != key:
                             crossed += 1
                         answered += 1
