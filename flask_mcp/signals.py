@@ -96,11 +96,12 @@ listen_finished = _signals.signal("mcp-listen-finished")
 ``request_id``, ``stream_id``, ``duration`` (seconds), ``reason``: ``"timeout"``
 (``MCP_SSE_MAX_STREAM_SECONDS`` ended it with its result), ``"client-gone"`` (the client
 closed its connection, or stdin), ``"cancelled"`` (the client's
-``notifications/cancelled``, over stdio), ``"shutdown"`` (the server ended it as it
-stopped: over stdio, interrupted, with ``notifications/cancelled``; over HTTP, a gevent
-or gthread worker that stops, with its result), ``"backend-unavailable"`` or ``"refused"`` (it
-was answered with the JSON-RPC error ``error``: a malformed filter, a worker that holds
-no more streams); ``error`` (the JSON-RPC error dict, or ``None``)."""
+``notifications/cancelled``, over stdio), ``"shutdown"`` (over HTTP, a gevent or gthread
+worker that stops ended it with its result, as the time bound does), ``"interrupted"``
+(over stdio, the interrupted server cancelled it with ``notifications/cancelled``: no
+result), ``"backend-unavailable"`` or ``"refused"`` (it was answered with the JSON-RPC
+error ``error``: a malformed filter, a worker that holds no more streams); ``error`` (the
+JSON-RPC error dict, or ``None``)."""
 
 roots_list_changed = _signals.signal("mcp-roots-list-changed")
 """The client said its roots changed. Kwargs: ``session_id``."""

@@ -585,8 +585,9 @@ def test_a_listen_the_server_ended_on_sigint_is_not_told_as_the_client_gone(
     tmp_path: pathlib.Path,
 ) -> None:
     """A listen torn down because the server was interrupted ends, for ``listen_finished``
-    (and the telemetry that follows it), with ``"shutdown"``: the server ended it, and said
-    so to the client. It was told as ``"client-gone"``, as if the client had left."""
+    (and the telemetry that follows it), with ``"interrupted"``: the server cancelled it,
+    and said so to the client. It was told as ``"client-gone"``, as if the client had left,
+    then as ``"shutdown"``, as a listen a stopping HTTP worker ends with its result."""
     signals_file = tmp_path / "signals.jsonl"
     proc = start("tests._apps.observe", {"OBSERVE_SIGNALS": str(signals_file)})
     try:
@@ -601,4 +602,4 @@ def test_a_listen_the_server_ended_on_sigint_is_not_told_as_the_client_gone(
     seen = [json.loads(line) for line in signals_file.read_text().splitlines()]
     (finished,) = [s for s in seen if s["signal"] == "listen_finished"]
     assert finished["request_id"] == "changes"
-    assert finished["reason"] == "shutdown", finished
+    assert finished["reason"] == "interrupted", finished

@@ -25,6 +25,8 @@ from flask_mcp import Context
 from flask_mcp import MCPError
 from flask_mcp.contrib.opentelemetry import MCPInstrumentor
 from flask_mcp.testing import MCPTestClient
+from flask_mcp.transport.listen import ListenCall
+from flask_mcp.transport.stdio_channel import TRANSPORT_KEY
 
 ERAS = ["2025-11-25", "2026-07-28"]
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -789,15 +791,18 @@ def listen_points(telemetry: Telemetry) -> list[tuple[str, str, int]]:
 
 def test_a_listen_over_http_is_a_span_from_its_opening_to_its_end(telemetry: Telemetry) -> None:
     """A listen is a SERVER span as every other request, ended with the stream: ok when
-    ``MCP_SSE_MAX_STREAM_SECONDS`` ended it with its result, ``cancelled`` when the client
-    left, the JSON-RPC code of a refusal. Its parent is the client's trace context.
+    ``MCP_SSE_MAX_STREAM_SECONDS`` or a stopping worker ended it with its result,
+    ``cancelled`` when the client left, the JSON-RPC code of a refusal. Its parent is the
+    client's trace context.
 
     A listen had no span, no duration and no request signals at all: the middleware
-    cannot wrap a stream that outlives its view.
+    cannot wrap a stream that outlives its view. One a stopping worker ended was an
+    error, though its client got its result: each deploy a burst of failed spans.
     """
     from wire import Wire
+    from wire import meta
 
-    _, app = make(telemetry, MCP_SSE_MAX_STREAM_SECONDS=0.3, MCP_MAX_STREAMS=1)
+    mcp, app = make(telemetry, MCP_SSE_MAX_STREAM_SECONDS=0.3, MCP_MAX_STREAMS=1)
     wire = Wire(app)
     traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
     held = wire.post(
@@ -812,8 +817,10 @@ def test_a_listen_over_http_is_a_span_from_its_opening_to_its_end(telemetry: Tel
     held.close()  # the client leaves
     whole = wire.post("subscriptions/listen", LISTEN, request_id="c")  # to its graceful end
     assert whole.get_data().count(b"data: ") == 2
+    # A stopping worker ends a listen with its result, as the time bound does ("shutdown").
+    ListenCall(mcp.state(app), "d", {"_meta": meta()}).finish("shutdown")
     spans = listen_spans(telemetry)
-    assert sorted(spans) == ["a", "b", "c"]  # "a" twice: the refused one, the one that left
+    assert sorted(spans) == ["a", "b", "c", "d"]  # "a" twice: refused, and left
     (left,) = [
         s
         for s in telemetry.mcp_spans()
@@ -831,20 +838,22 @@ def test_a_listen_over_http_is_a_span_from_its_opening_to_its_end(telemetry: Tel
         (a["jsonrpc.request.id"], a["error.type"], a.get("rpc.response.status_code"))
         for a in refused
     ) == [("a", "-32603", "-32603"), ("a", "cancelled", None), ("b", "-32602", "-32602")]
+    for ended in (spans["c"], spans["d"]):
+        assert ended["status"] == StatusCode.UNSET and "error.type" not in ended
     ended = spans["c"]
-    assert ended["status"] == StatusCode.UNSET and "error.type" not in ended
     assert ended["mcp.method.name"] == "subscriptions/listen"
     assert ended["mcp.protocol.version"] == "2026-07-28"
     assert (ended["network.transport"], ended["network.protocol.name"]) == ("tcp", "http")
     assert "mcp.session.id" not in ended
     assert listen_points(telemetry) == [
-        ("", "tcp", 1), ("-32602", "tcp", 1), ("-32603", "tcp", 1), ("cancelled", "tcp", 1)
+        ("", "tcp", 2), ("-32602", "tcp", 1), ("-32603", "tcp", 1), ("cancelled", "tcp", 1)
     ]  # fmt: skip
 
 
 def test_a_listen_over_stdio_is_a_span_from_its_opening_to_its_end(telemetry: Telemetry) -> None:
     """Over stdio as over HTTP: the client's cancel and a closed stdin are ``cancelled``,
-    a refusal its JSON-RPC code; the parent is the client's trace context."""
+    a refusal its JSON-RPC code; the parent is the client's trace context. A listen the
+    interrupted server cancelled (no result) is ``shutdown``."""
     from wire import Pipes
     from wire import meta
 
@@ -869,6 +878,8 @@ def test_a_listen_over_stdio_is_a_span_from_its_opening_to_its_end(telemetry: Te
         )
     finally:
         pipes.close()  # "c" ends with stdin
+    with app.test_request_context(environ_base={TRANSPORT_KEY: "stdio"}):
+        ListenCall(mcp.state(app), "d", {"_meta": meta()}).finish("interrupted")  # SIGINT
     spans = listen_spans(telemetry)
     assert sorted(
         (i, s["error.type"], s.get("rpc.response.status_code"), s["network.transport"])
@@ -877,12 +888,16 @@ def test_a_listen_over_stdio_is_a_span_from_its_opening_to_its_end(telemetry: Te
         ("a", "cancelled", None, "pipe"),
         ("b", "-32602", "-32602", "pipe"),
         ("c", "cancelled", None, "pipe"),
+        ("d", "shutdown", None, "pipe"),
     ]
+    assert spans["d"]["status"] == StatusCode.ERROR
     assert spans["a"]["trace"] == TRACE_ID and spans["a"]["parent"] == PARENT_ID
     assert spans["c"]["trace"] != TRACE_ID
     assert spans["a"]["mcp.protocol.version"] == "2026-07-28"
     assert "network.protocol.name" not in spans["a"]
-    assert listen_points(telemetry) == [("-32602", "pipe", 1), ("cancelled", "pipe", 2)]
+    assert listen_points(telemetry) == [
+        ("-32602", "pipe", 1), ("cancelled", "pipe", 2), ("shutdown", "pipe", 1)
+    ]  # fmt: skip
 
 
 @pytest.mark.e2e

@@ -256,11 +256,12 @@ def listen_samples(text: str) -> dict[str, float]:
 def test_a_listen_counts_as_a_request_when_it_ends() -> None:
     """A ``subscriptions/listen`` counts in requests, errors and durations as other methods
     do, when its stream ends: ok at ``MCP_SSE_MAX_STREAM_SECONDS``, ``cancelled`` when the
-    client left, ``shutdown`` when the stopping server ended it, the JSON-RPC code of a
-    refusal.
+    client left, ok too when a stopping worker ended it with its result, ``shutdown`` when
+    an interrupted stdio server cancelled it, the JSON-RPC code of a refusal.
 
     The middleware cannot wrap a stream that outlives its view: a listen counted nowhere.
-    One the server ended as it stopped counted as ``cancelled``, as if its client had left.
+    One the server ended as it stopped counted as ``cancelled``, as if its client had left,
+    then as an error even when its client got its result: each deploy a burst of errors.
     """
     from wire import Wire
 
@@ -278,12 +279,14 @@ def test_a_listen_counts_as_a_request_when_it_ends() -> None:
     held.close()  # the client leaves
     whole = wire.post("subscriptions/listen", LISTEN, request_id="d")  # to its graceful end
     assert whole.get_data().count(b"data: ") == 2
-    # A stopping gevent worker ends a listen with its result, and says "shutdown".
+    # A stopping worker ends a listen with its result, as the time bound does, and says
+    # "shutdown"; an interrupted stdio server cancels it, and says "interrupted".
     ended = {"request_id": "e", "stream_id": "e", "duration": 1.0, "error": None}
     signals.listen_finished.send(app, reason="shutdown", **ended)
+    signals.listen_finished.send(app, reason="interrupted", **{**ended, "stream_id": "f"})
     scrape = app.test_client().get("/metrics").get_data(as_text=True)
     assert listen_samples(scrape) == {
-        "requests": 5, "durations": 5, "ok": 1, "cancelled": 1, "shutdown": 1, "-32602": 1,
+        "requests": 6, "durations": 6, "ok": 2, "cancelled": 1, "shutdown": 1, "-32602": 1,
         "-32603": 1,
     }  # fmt: skip
 

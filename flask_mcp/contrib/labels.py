@@ -29,7 +29,7 @@ if t.TYPE_CHECKING:
 
 #: The error type of a request cancelled before it was answered.
 CANCELLED = "cancelled"
-#: The error type of a ``subscriptions/listen`` the server ended as it stopped.
+#: The error type of a ``subscriptions/listen`` the interrupted stdio server cancelled.
 SHUTDOWN = "shutdown"
 #: The value of a label whose name the server does not declare.
 UNKNOWN = "unknown"
@@ -170,13 +170,13 @@ def ended_early(call: CallInfo) -> tuple[str, str | None, str] | None:
 def listen_ended(reason: str, error: dict[str, t.Any] | None) -> tuple[str, str | None, str] | None:
     """Tell how a ``subscriptions/listen`` ended for its client, from ``listen_finished``.
 
-    Its result after ``MCP_SSE_MAX_STREAM_SECONDS`` is a success; a client that left or
-    cancelled it is :data:`CANCELLED`, as a request cancelled before its answer; a
+    Its result is a success, whether ``MCP_SSE_MAX_STREAM_SECONDS`` ended it
+    (``timeout``) or a stopping worker did over HTTP (``shutdown``: a deploy or a reload
+    is no burst of errors); a client that left or cancelled it is :data:`CANCELLED`, as a
+    request cancelled before its answer; one the interrupted stdio server cancelled, with
+    no result (``interrupted``), is :data:`SHUTDOWN`, not read as clients cancelling; a
     refusal has its JSON-RPC code, and a backend failure ``BackendUnavailable``, as for
-    other requests (answered with HTTP 503). A server that ended it as it stopped
-    (``shutdown``: over HTTP a stopping gevent worker, with its result; over stdio,
-    interrupted, with ``notifications/cancelled``) is :data:`SHUTDOWN`, so that a
-    deploy or a reload does not read as clients cancelling.
+    other requests (answered with HTTP 503).
 
     :returns: the error type, the JSON-RPC code (or ``None``) and a description, or
         ``None`` for a listen that ended with its result.
@@ -186,9 +186,9 @@ def listen_ended(reason: str, error: dict[str, t.Any] | None) -> tuple[str, str 
     if error is not None:
         code = str(error.get("code"))
         return code, code, str(error.get("message", ""))
-    if reason == "shutdown":
-        return SHUTDOWN, None, "The server ended the listen as it shut down."
-    if reason != "timeout":  # the client ended it
+    if reason == "interrupted":
+        return SHUTDOWN, None, "The server cancelled the listen as it shut down."
+    if reason not in ("timeout", "shutdown"):  # the client ended it
         return CANCELLED, None, "The client ended the listen."
     return None
 

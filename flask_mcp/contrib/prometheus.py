@@ -33,9 +33,10 @@ Metrics (``mcp_server_`` prefix):
 ==========================================  =========  ==================================
 
 A ``subscriptions/listen`` (2026-07-28) counts in the first three when its stream
-ends (``listen_finished``): ok at ``MCP_SSE_MAX_STREAM_SECONDS``, ``cancelled`` when
-the client left (or, over stdio, the server cancelled it as it shut down), the JSON-RPC
-code of a refusal.
+ends (``listen_finished``): ok when it ended with its result
+(``MCP_SSE_MAX_STREAM_SECONDS``, or a worker that stops), ``cancelled`` when the client
+left, ``shutdown`` when an interrupted stdio server cancelled it, the JSON-RPC code of
+a refusal.
 
 ``tool`` is the tool or prompt name when the server declares it, ``unknown``
 for a name it does not, empty for other methods (resource URIs are left out:

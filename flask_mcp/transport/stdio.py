@@ -399,8 +399,8 @@ class StdioServer(LineChannel):
                 call.finish("backend-unavailable", dict(listen.BACKEND_FAILED))
             elif ours and (self.stdin_closed or self.gone):  # the client left or reads nothing
                 call.finish("client-gone")
-            elif ours:  # the server is interrupted: it ended the listen
-                call.finish("shutdown")
+            elif ours:  # the server is interrupted: it cancelled the listen
+                call.finish("interrupted")
             else:
                 call.finish("cancelled")
 
