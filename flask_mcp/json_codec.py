@@ -47,6 +47,19 @@ _ORJSON_STRICT = (
 #: of 19 (ten times faster than a regular expression).
 _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _LONG_NUMBER = b"0" * 19
+#: The same for text: digits become "0" (other characters stay, none of them a digit).
+_STR_DIGITS_AS_ZEROS = str.maketrans("123456789", "0" * 9)
+
+
+def _has_long_number(text: bytes | str) -> bool:
+    """Whether ``text`` has a run of 19 digits or more: an integer orjson may read as a float.
+
+    orjson reads an integer beyond 64 bits as a float (``2**70 + 1`` loses its last
+    digits) rather than failing, so such text must go to the standard library.
+    """
+    if isinstance(text, str):
+        return "0" * 19 in text.translate(_STR_DIGITS_AS_ZEROS)
+    return text.translate(_DIGITS_AS_ZEROS).find(_LONG_NUMBER) >= 0  # `in` tries an int first
 
 
 #: orjson's ``Fragment`` (orjson 3.9+): bytes written into a document as they are.
@@ -229,12 +242,14 @@ def loads(body: bytes | str) -> t.Any:
 def loads_stored(value: bytes | str) -> t.Any:
     """Decode JSON this process or another wrote with :func:`dumps` (a backend's record).
 
-    Trusted text: no checks beyond JSON's own, orjson first when installed.
+    Trusted text: no checks beyond JSON's own, orjson first when installed, the
+    standard library for text with an integer orjson would read as a float (a tool's
+    ``2**70 + 1`` in a task's result comes back exact).
     """
-    if orjson is not None:
+    if orjson is not None and not _has_long_number(value):
         try:
             return orjson.loads(value)
-        except orjson.JSONDecodeError:  # integers beyond 64 bits: the stdlib reads them
+        except orjson.JSONDecodeError:  # a lone surrogate: the stdlib reads it
             pass
     return json.loads(value)
 

@@ -74,3 +74,25 @@ def test_a_2025_task_logs_as_its_call_does(target: t.Any) -> None:
         (p.level, p.logger, p.data) for p in from_call
     ]
     assert all(p.meta is not None and p.meta[RELATED] == {"taskId": task_id} for p in from_task)
+
+
+def test_a_task_result_is_its_call_result(target: t.Any) -> None:
+    """A task's result was read back from the backend with orjson, which turns an integer
+    beyond 64 bits into a float: ``2**70 + 1`` came back as ``1180591620717411303424.0``
+    from a task, exact from the call. A task's result is now the call's, to the digit,
+    in both eras (at 2026-07-28 the server makes both calls tasks)."""
+    arguments = {"n": 2**70 + 1, "text": "h\u00e9 \U0001f600 \x00 \u2028 end"}
+
+    async def main(mode: str) -> list[t.Any]:
+        async with Client(
+            target, mode=mode, extensions=[TasksExtension()], read_timeout_seconds=30
+        ) as client:
+            called = await client.call_tool("same", arguments)
+            task = await call_tool_as_task(client, "same", arguments)
+            return [called, await task_result(client, task, timeout=20)]
+
+    for mode in ("legacy", "2026-07-28"):
+        called, result = anyio.run(main, mode)
+        assert called.structured_content == arguments, mode
+        assert result.structured_content == arguments, mode
+        assert result.content == called.content, mode

@@ -6,6 +6,8 @@ Served as ``flask --app tests._apps.parity mcp stdio`` and ``tests._apps.parity:
 
 from __future__ import annotations
 
+import typing as t
+
 from flask import Flask
 
 from flask_mcp import MCP
@@ -23,6 +25,12 @@ def logs(ctx: Context) -> str:
     ctx.progress(1, 2, "half")
     ctx.progress(2, 2, "all")
     return "logged"
+
+
+@mcp.tool(task="optional")
+def same(n: int, text: str) -> dict[str, t.Any]:
+    """Return the arguments as they came: integers of any size, any text."""
+    return {"n": n, "text": text}
 
 
 def create_app() -> Flask:
