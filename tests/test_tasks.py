@@ -626,13 +626,7 @@ def test_a_task_is_noted_before_its_handler_starts() -> None:
     were written after: a Celery worker killed as the handler began (it had set its status
     message) left a task whose lease was never set, which the lease sweep cannot fail: it
     stayed ``working`` until its TTL (seen in CI)."""
-    mcp = MCP(name="tasks", version="1")
-
-    @mcp.tool(task="optional")
-    def work() -> str:
-        return "done"
-
-    app = make_app(mcp)
+    mcp, app, _ = build()
     store = tasks_mod.store_of(mcp.state(app))
     noted: list[object] = []
 
@@ -644,8 +638,8 @@ def test_a_task_is_noted_before_its_handler_starts() -> None:
     session = initialize(client)
     with signals.task_run_started.connected_to(started, app):
         for _ in range(3):
-            created = call_2025(client, session, "tools/call", {"name": "work", "task": {}})
-            task_id = created["result"]["task"]["taskId"]
+            params = {"name": "work", "arguments": {"seconds": 0}, "task": {}}
+            task_id = call_2025(client, session, "tools/call", params)["result"]["task"]["taskId"]
             rpc(client, session, "tasks/result", {"taskId": task_id})
     assert len(noted) == 3 and all(noted), noted
 
