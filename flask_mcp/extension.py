@@ -307,19 +307,24 @@ class MCP(SharedDeclarations):
     def add_extension(self, extension: E) -> E:
         """Add a protocol extension to this server and return it (see :doc:`/extensions`).
 
-        Its methods are routed in both eras and over stdio, its capability is
-        advertised under ``capabilities.extensions``, its tool options are accepted by
-        :meth:`tool`; then its ``setup(mcp)`` runs, and its ``init_app(app, mcp)`` runs
-        for every app (now for the apps registered already).
+        Its tool options are accepted by :meth:`tool`, its ``setup(mcp)`` runs, and its
+        ``init_app(app, mcp)`` runs for every app (now for the apps registered already);
+        then its methods are routed in both eras and over stdio, its capability is
+        advertised under ``capabilities.extensions``, and it is listed in
+        :attr:`extensions`. When ``setup`` or ``init_app`` raises, the extension is not
+        added: fix the cause and add it again.
 
         :raises TypeError: ``extension`` is not a :class:`~flask_mcp.Extension`.
         :raises ValueError: another extension has its identifier, one of its methods
             or one of its tool options.
         """
-        self.extensions.add(extension)
-        extension.setup(self)
-        for app in list(self._states):
-            extension.init_app(app, self)
+
+        def prepare() -> None:
+            extension.setup(self)
+            for app in list(self._states):
+                extension.init_app(app, self)
+
+        self.extensions.add(extension, prepare)
         return extension
 
     def extension(self, extension_id: str) -> Extension:

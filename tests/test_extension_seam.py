@@ -253,6 +253,54 @@ def test_setup_and_init_app_hooks_run() -> None:
     mcp.init_app(second)
     assert calls == ["setup", "init_app first", "init_app second"]
 
+    # A setup (or an init_app for an app registered already) that raises adds nothing:
+    # not listed, not advertised, its methods and tool options unknown; fixed, it is added.
+    class Refused(Extension):
+        id = "com.example/refused"
+        tool_options = ("stamp",)
+        fail_in = "setup"
+
+        def capability(self) -> dict[str, t.Any]:
+            return {"version": 1}
+
+        @Extension.method("refused/ping")
+        def ping(self, params: dict[str, t.Any], ctx: Context) -> dict[str, t.Any]:
+            return {}
+
+        def setup(self, mcp: t.Any) -> None:
+            @mcp.tool(stamp="x")  # its own options are accepted in setup
+            def stamped() -> str:
+                return ""
+
+            mcp.remove_tool("stamped")
+            if self.fail_in == "setup":
+                raise ValueError("refused")
+
+        def init_app(self, app: Flask, mcp: t.Any) -> None:
+            if self.fail_in == "init_app":
+                raise ValueError("refused")
+
+    for fail_in in ("setup", "init_app", None):
+        refused = Refused()
+        refused.fail_in = fail_in
+        if fail_in is None:
+            mcp.add_extension(refused)
+            break
+        with pytest.raises(ValueError, match="refused"):
+            mcp.add_extension(refused)
+        assert Refused.id not in mcp.extensions.by_id
+        assert "refused/ping" not in mcp.dispatcher.methods
+        with pytest.raises(TypeError, match="unknown option"):
+            mcp.tool(stamp="y")(lambda: "")
+        for version in ("2025-11-25", "2026-07-28"):
+            with MCPTestClient(first, protocol_version=version) as client:
+                assert Refused.id not in client.server_result["capabilities"]["extensions"]
+                with pytest.raises(Exception, match="-32601|not found"):
+                    client.request("refused/ping")
+    assert mcp.extension(Refused.id) is refused
+    with MCPTestClient(first) as client:
+        assert client.request("refused/ping") == {}
+
 
 class Badges(Extension):
     """Serves a badge resource for each badge a blueprint carries (``bp.carry``)."""

@@ -179,7 +179,12 @@ class Extension:
         return self.capability()
 
     def setup(self, mcp: t.Any) -> None:
-        """Declare what the extension adds to ``mcp`` (once, from ``mcp.add_extension``)."""
+        """Declare what the extension adds to ``mcp`` (once, from ``mcp.add_extension``).
+
+        Its tool options are accepted already; its methods and capability are not
+        wired in yet. When it raises, the extension is not added: check everything
+        before declaring anything, so that nothing is left on ``mcp`` either.
+        """
 
     def init_app(self, app: Flask, mcp: t.Any) -> None:
         """Check the declarations and add routes for ``app`` (from ``MCP.init_app``).
@@ -310,8 +315,14 @@ class ExtensionSet:
     def __len__(self) -> int:
         return len(self.by_id)
 
-    def add(self, extension: Extension) -> None:
-        """Check ``extension`` against the others and wire it in (not its ``setup``).
+    def add(self, extension: Extension, prepare: t.Callable[[], None] | None = None) -> None:
+        """Check ``extension`` against the others, run ``prepare``, then wire it in.
+
+        While ``prepare`` (the server's: ``setup``, then ``init_app`` for each app) runs,
+        only the extension's tool options are accepted, so that it may declare tools with
+        them; its methods, capability, interceptor and blueprint hook are wired in once it
+        returned. When it raises, the tool options are taken back: the extension was
+        never visible, and may be added again once fixed.
 
         :raises TypeError: it is not an :class:`Extension`.
         :raises ValueError: its identifier, a method or a tool option is taken; the
@@ -354,6 +365,16 @@ class ExtensionSet:
                     f"The tool option {option!r} is claimed by two extensions: {other.id} "
                     f"and {extension.id}. Add only one of them."
                 )
+        for option in extension.tool_options:
+            self.registry.tool_options[option] = extension
+        if prepare is not None:
+            try:
+                prepare()
+            except BaseException:
+                for option in extension.tool_options:
+                    if self.registry.tool_options.get(option) is extension:
+                        del self.registry.tool_options[option]
+                raise
         self.by_id[extension.id] = extension
         for attribute, spec in specs.items():
             self.method_owners[spec.name] = extension
@@ -363,8 +384,6 @@ class ExtensionSet:
                 eras=spec.eras,
                 user_code=spec.user_code,
             )
-        for option in extension.tool_options:
-            self.registry.tool_options[option] = extension
         self.registry.extension_capabilities[extension.id] = (
             extension.capability_in,
             extension.handshake_capability,
