@@ -364,10 +364,18 @@ def test_a_skill_file_taking_a_resource_uri_on_disk_is_not_served(
         skills = Skills()
         if added_first:
             skills.add_folder(tmp_path)
+        checks = list(late.registry.removal_checks)
         with pytest.raises(SkillError) as caught:
             late.add_extension(skills)
             skills.add_folder(tmp_path)
         assert caught.value.problems == (Problem(str(tmp_path), fix),)
+        if added_first:  # refused at setup: not added, nothing left on the server
+            assert Skills.id not in late.extensions.by_id
+            assert late.registry.removal_checks == checks
+            more = tmp_path.parent / f"{tmp_path.name}-more"
+            write(more, {"more/SKILL.md": skill_md("more")})
+            skills.add_folder(more)  # declared on no server: late is not its server
+            assert list(late.registry.resources) == ["skill://demo/notes.md"]
     assert skills.catalog.skills == [] and list(late.registry.resources) == [
         "skill://demo/notes.md"
     ]

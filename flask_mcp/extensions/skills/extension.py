@@ -306,11 +306,19 @@ class Skills(Extension):
 
         The registry refuses to remove or disable one of those resources
         (:meth:`check_removal`, :meth:`check_enabling`).
+
+        :raises ~flask_mcp.extensions.skills.SkillError: a skill would serve a URI
+            another resource of ``mcp`` has; nothing is declared or left on ``mcp``,
+            and the extension is not added.
         """
         self._mcp = mcp
+        try:
+            self._declare_all()
+        except BaseException:
+            self._mcp = None  # not this server's: later declarations are not sent to it
+            raise
         mcp.registry.removal_checks.append(self.check_removal)
         mcp.registry.enable_checks.append(self.check_enabling)
-        self._declare_all()
         mcp.middleware(self._watch)
 
     def _owned(self, key: str) -> bool:
