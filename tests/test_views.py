@@ -645,6 +645,24 @@ def test_a_declaration_after_init_app_returns_each_tool_once() -> None:
     mcp.enable("stock")
     with MCPTestClient(later) as client:
         assert client.call_tool("stock")["structuredContent"] == {"result": "west"}
+    # Removed, a view tool is removed for every app: a later app neither makes it again
+    # nor binds its view to another tool given its name; a new declaration makes it.
+    mcp.remove_tool("report")
+    mcp.remove_tool("s2")
+    mcp.tool(name="s2")(lambda: "mine")
+    last = Flask(__name__)
+    last.add_url_rule("/stock", "stock", lambda: "east")
+    last.add_url_rule("/report", "report", lambda: "ok")
+    mcp.init_app(last)
+    assert [tool.name for tool in views.init_app(last)] == ["stock"]
+    assert not mcp.registry.known("report")
+    assert sorted(views.tools(last)) == sorted(views.tools(apps[0])) == ["stock"]
+    with MCPTestClient(last) as client:
+        assert client.call_tool("s2")["content"][0]["text"] == "mine"
+    with pytest.raises(ValueError, match="'s2' already taken"):
+        views.add_routes(include=["/report"], name=lambda e, m: "s2")
+    assert [made.name for made in views.add_view("report")] == ["report"]
+    assert "report" in views.tools(last) and "report" in views.tools(apps[0])
 
 
 @pytest.mark.parametrize(

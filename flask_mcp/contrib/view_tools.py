@@ -156,6 +156,9 @@ class ViewTools:
             weakref.WeakKeyDictionary()
         )
         self._made: dict[str, _Made] = {}
+        #: The tools made here and removed from the server since (``mcp.remove_tool``):
+        #: the declarations made before do not make them again, on any app.
+        self._removed: set[str] = set()
         if app is not None:
             self.init_app(app)
 
@@ -163,7 +166,9 @@ class ViewTools:
         """Make the declared tools from the routes of ``app`` and bind them to it.
 
         The first app adds the tools to the server; each further app (another
-        ``create_app()``) binds the same tools to its own routes.
+        ``create_app()``) binds the same tools to its own routes. A tool removed from
+        the server (``mcp.remove_tool``) is removed for every app: a later app does not
+        make it again (a later :meth:`add_view` or :meth:`add_routes` that gives it does).
 
         :returns: the tools made or bound for ``app``.
         :raises RuntimeError: a ViewTools is already registered on ``app``.
@@ -179,6 +184,7 @@ class ViewTools:
                 "A ViewTools is already registered on this app. Call init_app once per app; "
                 "declare more routes with add_view() or add_routes() on the same object."
             )
+        self._forget_removed()
         app.extensions[EXTENSION_KEY] = self
         self._bound[app] = {}
         plan = _Plan()
@@ -275,13 +281,14 @@ class ViewTools:
         return self._declare(declaration, shareable=False)
 
     def _declare(self, declaration: Declaration, *, shareable: bool) -> list[Tool]:
+        self._forget_removed()
         apps = list(self._bound)
         if not apps:
             self.declarations.append(declaration)
             return []
         plan = _Plan()
         for app in apps:  # every app is checked before any is changed
-            self._plan(declaration, app, plan)
+            self._plan(declaration, app, plan, fresh_declaration=True)
         what = f"The view tools of {declaration!r}"
         with self.mcp.integration_change(EXTENSION_KEY, what) as shared:
             tools: list[Tool] = []
@@ -311,18 +318,51 @@ class ViewTools:
             frozenset(data.get("tags") or ()),
             tuple(data.get("scopes") or ()),
         )
-        if declaration not in self.declarations:
+        self._forget_removed()
+        fresh_declaration = declaration not in self.declarations
+        if fresh_declaration:
             self.declarations.append(declaration)
         plan = _Plan()
         for registered in list(self._bound):
-            self._plan(declaration, registered, plan)
+            self._plan(declaration, registered, plan, fresh_declaration=fresh_declaration)
         self._commit(plan)
 
     # -- making and binding ----------------------------------------------------------
 
-    def _plan(self, declaration: Declaration, app: Flask, plan: _Plan) -> None:
+    def _forget_removed(self) -> None:
+        """Note the tools made here that were removed from the server since.
+
+        Their names are no longer made or bound by the declarations made before; the
+        server may have given a name to another tool.
+        """
+        for name in list(self._made):
+            if self._tool(name) is None:
+                del self._made[name]
+                self._removed.add(name)
+                for bound in self._bound.values():
+                    bound.pop(name, None)
+
+    def _tool(self, name: str) -> Tool | None:
+        """Return the tool ``name`` of the server (enabled or disabled) if it was made here."""
+        registry = self.mcp.registry
+        tool = registry.tools.get(name) or registry.disabled["tools"].get(name)
+        handler = getattr(tool, "fn", None)
+        if isinstance(handler, ViewToolCall) and handler.owner is self:
+            return tool
+        return None
+
+    def _plan(
+        self,
+        declaration: Declaration,
+        app: Flask,
+        plan: _Plan,
+        *,
+        fresh_declaration: bool = False,
+    ) -> None:
         """Add to ``plan`` what ``declaration`` makes and binds on ``app``, checked.
 
+        :param fresh_declaration: ``declaration`` is being made now: it makes the tools
+            removed from the server again; else they are left out.
         :raises ValueError: see :meth:`init_app`.
         """
         documents = self._documents(app, declaration.spec)
@@ -355,8 +395,10 @@ class ViewTools:
                 )
             ]
         bound = {**self._bound[app], **plan.bound.get(app, {})}
-        fresh = [f for f in found if bound.get(f.name) is None or not _same(bound[f.name], f)]
         selected = frozenset(f.name for f in found)
+        if not fresh_declaration:
+            found = [f for f in found if f.name not in self._removed]
+        fresh = [f for f in found if bound.get(f.name) is None or not _same(bound[f.name], f)]
         if isinstance(declaration, RoutesDeclaration):
             planned = plan.selected.get(id(declaration))
             before = declaration.selected if planned is None else planned[1]
@@ -379,6 +421,7 @@ class ViewTools:
         for declaration, selected in plan.selected.values():
             if declaration.selected is None:  # frozen for its options only
                 object.__setattr__(declaration, "selected", selected)
+        self._removed.difference_update(self._made)  # made again by a new declaration
         return tools
 
     def _check_selection(
@@ -446,9 +489,8 @@ class ViewTools:
         scopes: t.Sequence[str],
     ) -> Tool:
         made = self._made.get(spec.name)
-        registry = self.mcp.registry
         # a disabled tool is still made: bind it, as an enabled one
-        tool = registry.tools.get(spec.name) or registry.disabled["tools"].get(spec.name)
+        tool = self._tool(spec.name)
         if made is None or tool is None:
             token = unshared.set(True)  # shared as one declaration (integration_change)
             try:
@@ -500,6 +542,7 @@ class ViewTools:
     def tools(self, app: Flask | None = None) -> dict[str, views_mod.ViewTool]:
         """Return the view tools bound on ``app`` (default: the current app), by tool name."""
         target = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
+        self._forget_removed()
         return dict(self._bound.get(target, {}))
 
 
