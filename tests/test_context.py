@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import typing as t
 
@@ -16,6 +17,7 @@ from flask_mcp import MCP
 from flask_mcp import CapabilityNotDeclared
 from flask_mcp import Context
 from flask_mcp import RequestCancelled
+from flask_mcp.errors import BackendUnavailable
 from flask_mcp.errors import MissingClientCapability
 from flask_mcp.runtime.runs import InProcessOutbox
 from flask_mcp.runtime.runs import RequestRun
@@ -113,6 +115,43 @@ def test_closing_a_stream_that_cannot_be_resumed_does_nothing() -> None:
     ctx, outbox, _ = make()
     ctx.close_sse_stream()
     assert messages(outbox) == []
+
+
+class DownOutbox(InProcessOutbox):
+    """A resumable stream whose session store is down: every write fails."""
+
+    resumable = True
+
+    def emit(self, message: dict[str, t.Any]) -> None:
+        raise BackendUnavailable("Redis at 127.0.0.1:6379/0 is unreachable")
+
+    def disconnect(self) -> None:
+        raise BackendUnavailable("Redis at 127.0.0.1:6379/0 is unreachable")
+
+
+def test_notifications_the_store_cannot_take_are_dropped_and_the_handler_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Progress, log messages and other notifications need no answer: during an outage
+    they are dropped with one warning per request. They used to raise
+    ``BackendUnavailable``, which ended the call with an error after its handler had run
+    in part."""
+    caplog.set_level(logging.DEBUG, "flask_mcp")
+    ctx, _, run = make(meta={"progressToken": "tok"}, log_level="debug")
+    run.outbox = DownOutbox("s")
+    run.can_round_trip = True
+    ctx.progress(1, 3, "one")
+    ctx.info("halfway")
+    ctx.log("error", {"detail": "x"})
+    ctx.send_notification("notifications/resources/updated", {"uri": "file:///a"})
+    ctx.progress(2, 3)
+    ctx.close_sse_stream()
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1, caplog.records  # once per request, not per notification
+    text = warnings[0].getMessage()
+    assert "Dropped notifications/progress (request id 3)" in text, text
+    assert "session store is unavailable" in text and "handler goes on" in text, text
+    assert sum(r.levelname == "DEBUG" for r in caplog.records if r.name == "flask_mcp") == 5
 
 
 def test_a_client_request_that_times_out_is_cancelled_on_the_client() -> None:

@@ -9,7 +9,8 @@ call returns or raises (never hangs), with the answer the design promises:
   stopped" (at exit, or from the sweep of another worker within ``worker_timeout``);
   the calls on the other workers get their results;
 - a Redis killed and restarted from its AOF, or frozen (SIGSTOP) then thawed, leaves
-  every call with its result or an error once Redis is back;
+  every call with its result once Redis is back (the progress and log messages sent
+  meanwhile are dropped);
 - a Redis outage longer than ``worker_timeout`` sweeps no live worker: the results
   of calls that ran through it are delivered;
 - a gthread worker with every stream slot held still runs new streaming calls, each
@@ -142,6 +143,7 @@ def run_calls(
         text = error = None
         try:
             async with client(url) as c:
+                await c.set_logging_level("info")  # the tool's log messages go out too
                 result = await c.call_tool(tool, {"seconds": seconds}, progress_callback=progress)
                 text = text_of(result)
         except Exception as exc:  # a transport failure is an answer too: not a hang
@@ -240,7 +242,9 @@ def test_redis_restart_and_stall_during_calls(serve: t.Any) -> None:
         outcomes = run_calls(server.url, 4, "chatty", 4, restart, when=4)
         settled = [o.at - back[0] for o in outcomes]
         for outcome in outcomes:
-            assert outcome.text is not None or STORE in (outcome.error or ""), outcome
+            # The progress and log messages sent while Redis was away are dropped, and the
+            # tool goes on: it used to end with the session store error, though it ran.
+            assert outcome.text is not None, outcome
         print(
             f"Redis restart: {sum(o.text is not None for o in outcomes)} results, "
             f"{sum(o.error is not None for o in outcomes)} errors "
@@ -258,7 +262,7 @@ def test_redis_restart_and_stall_during_calls(serve: t.Any) -> None:
         outcomes = run_calls(server.url, 4, "chatty", 4, stall, when=4)
         settled = [o.at - back[-1] for o in outcomes]
         for outcome in outcomes:
-            assert outcome.text is not None or STORE in (outcome.error or ""), outcome
+            assert outcome.text is not None, outcome
         print(
             f"Redis SIGSTOP 7s: {sum(o.text is not None for o in outcomes)} results, "
             f"{sum(o.error is not None for o in outcomes)} errors "
@@ -266,7 +270,9 @@ def test_redis_restart_and_stall_during_calls(serve: t.Any) -> None:
             f"{max(settled):.1f}s of SIGCONT"
         )
         assert server.alive()
-        assert "Traceback" not in server.log(), server.log_tail(80)
+        log = server.log()
+        assert "Dropped notifications/" in log, server.log_tail(80)
+        assert "Traceback" not in log, server.log_tail(80)
 
 
 def test_a_task_rides_out_a_redis_restart_that_keeps_its_data(serve: t.Any) -> None:

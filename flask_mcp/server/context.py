@@ -347,6 +347,7 @@ class Context:
         self.prepared: t.Any = None
         self._last_progress: t.Any = None
         self._progress_warned = False
+        self._drop_warned = False
 
     @property
     def session_id(self) -> str | None:
@@ -413,9 +414,38 @@ class Context:
 
         ``notifications/progress`` and ``notifications/message`` have their own methods,
         :meth:`progress` and :meth:`log`, which follow the spec's rules for them.
+
+        A notification asks for no answer and the client can do without it, so one that
+        the session store cannot take (Redis down or failing over) is dropped, with one
+        warning per request, and the handler goes on to its result: ending the request
+        there would leave its work half done.
         """
-        self._run.outbox.emit(jsonrpc.notification(method, params))
+        try:
+            self._run.outbox.emit(jsonrpc.notification(method, params))
+        except BackendUnavailable as exc:
+            self._dropped(method, exc)
+            return
         signals.send(signals.notification_sent, self.app, method=method, session_id=self.session_id)
+
+    def _dropped(self, what: str, exc: BackendUnavailable) -> None:
+        """Log that ``what`` was not sent because the backend is unavailable: a warning for
+        the first of the request, ``DEBUG`` for the next ones."""
+        if self._drop_warned:
+            logger.debug("Dropped %s of request id %r: %s", what, self.request_id, exc)
+            return
+        self._drop_warned = True
+        call = self.call
+        name = call.params.get("name") if call is not None else None
+        where = f" of {name!r}" if isinstance(name, str) else ""
+        logger.warning(
+            "Dropped %s%s (request id %r): the session store is unavailable (%s). The handler "
+            "goes on; this request's later messages that meet the outage are dropped too, "
+            "logged at DEBUG.",
+            what,
+            where,
+            self.request_id,
+            exc,
+        )
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -424,7 +454,9 @@ class Context:
 
         ``progress`` must increase from one call to the next, as the spec requires of
         progress notifications: a value not above the last one reported is not sent
-        (a warning is logged, once per call), and the handler goes on.
+        (a warning is logged, once per call), and the handler goes on. A report the
+        session store cannot take (Redis down) is dropped too, as
+        :meth:`send_notification` says.
         """
         if self._progress_increases(progress):
             self._report_progress(progress, total, message)
@@ -477,7 +509,11 @@ class Context:
         return params
 
     def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
-        """Send a log message to the client if its level is at or above the client's."""
+        """Send a log message to the client if its level is at or above the client's.
+
+        One the session store cannot take (Redis down) is dropped, and the handler goes
+        on, as :meth:`send_notification` says.
+        """
         params = self._log_params(level, data, logger)
         if params is not None:
             self.send_notification("notifications/message", params)
@@ -685,14 +721,19 @@ class Context:
     def close_sse_stream(self) -> None:
         """End the HTTP connection of this request's stream; the client resumes it with GET.
 
-        Only streams that can be resumed are closed; otherwise this does nothing.
+        Only streams that can be resumed are closed; otherwise this does nothing. While
+        the session store is unavailable it does nothing either (a warning is logged):
+        the outage ends the stream's connection soon enough.
         """
         if (
             self._run.outbox.resumable
             and self._run.can_round_trip  # a buffered response cannot be resumed
             and protocol.sends_priming_event(self.protocol_version)
         ):
-            self._run.outbox.disconnect()
+            try:
+                self._run.outbox.disconnect()
+            except BackendUnavailable as exc:
+                self._dropped("the end of its stream's connection", exc)
 
 
 def checked_answers(

@@ -21,10 +21,12 @@ def pid() -> int:
 
 @mcp.tool()
 def chatty(seconds: float, ctx: Context) -> str:
-    """Report progress twice a second for ``seconds`` (each report goes through the backend)."""
+    """Report progress and log a message twice a second for ``seconds`` (each goes through
+    the backend; the log message if the client set a logging level)."""
     steps = max(1, int(seconds * 2))
     for step in range(steps):
         ctx.progress(step + 1, steps, f"pid {os.getpid()}")
+        ctx.info(f"step {step + 1} of {steps}")
         time.sleep(0.5)
     return f"chatted on {os.getpid()}"
 
