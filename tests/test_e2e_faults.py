@@ -66,6 +66,8 @@ VERSION = "2025-11-25"
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 APP = "tests._apps.faults:app"
 STOPPED = "worker running this request stopped"
+#: What an error answering a call whose handler had started says instead of "retry".
+IN_PART = "the request may have been carried out in part"
 STORE = "the session store is unavailable"
 #: Seconds within which every call must return or raise; a hang fails the test.
 HANG = 60
@@ -192,6 +194,7 @@ def test_stopped_worker_answers_its_calls(serve: t.Any, redis_url: str, how: str
         assert outcome.pid is not None
         if outcome.pid in victims:
             assert outcome.error is not None and STOPPED in outcome.error, outcome
+            assert IN_PART in outcome.error, outcome  # it used to say "retry the request"
             latencies.append(outcome.at - signalled[0])
         else:
             assert outcome.text == f"chatted on {outcome.pid}", outcome
@@ -345,6 +348,46 @@ def test_a_task_call_during_an_outage_answers_503_like_tasks_get(serve: t.Any) -
                 error = answer.json()["error"]
                 assert answer.json()["id"] == 9 and error["code"] == -32603, answer.text
                 assert STORE in error["message"] and error["data"] == {"retryable": True}
+    assert "Traceback" not in server.log(), server.log_tail(80)
+
+
+def test_a_handler_that_meets_an_outage_says_the_call_may_have_run(serve: t.Any) -> None:
+    """Redis killed while a 2025-11-25 call works, before its ``ctx.elicit()``: the
+    question cannot be sent, and the call ends with an error (as one JSON response: its
+    stream could not be opened) that says the request may have been carried out in part,
+    ``retryable`` false. It used to say "retry the request later" (``retryable`` true),
+    and a client that did so ran the tool's work twice."""
+    port, marks = free_port(), os.path.join(tempfile.mkdtemp(prefix="flask-mcp-"), "marks")
+    with redis_server(port, missing="needs redis-server for the Redis fault tests") as proc:
+        env = {
+            **backend_env(f"redis://127.0.0.1:{port}/0"),
+            "FLASK_MCP_SSE_HEARTBEAT": "2",  # the stream would open after the question
+            "FAULTS_MARKS": marks,
+        }
+        server = serve(APP, "gevent", workers=1, env=env, extra_args=GUNICORN_READY_ARGS)
+        wait_for_workers_ready(server, 1)
+        answers: list[httpx.Response] = []
+        with httpx.Client(timeout=HANG) as http:
+            headers = start_session(http, server.url, {"elicitation": {}})
+            params = {"name": "ask_later", "arguments": {"key": "k", "seconds": 1.5}}
+            message = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}
+            post = threading.Thread(
+                target=lambda: answers.append(http.post(server.url, headers=headers, json=message))
+            )
+            post.start()
+            deadline = time.monotonic() + HANG
+            while not os.path.exists(marks):  # the handler runs: Redis goes away
+                assert time.monotonic() < deadline and post.is_alive(), answers
+                time.sleep(0.02)
+            proc.kill()
+            proc.wait(10)
+            post.join(HANG)
+    (answer,) = answers
+    assert answer.headers["content-type"].startswith("application/json"), answer.text
+    error = answer.json()["error"]
+    assert answer.json()["id"] == 5 and error["code"] == -32603, answer.text
+    assert IN_PART in error["message"], error
+    assert "retry the request" not in error["message"] and error["data"] == {"retryable": False}
     assert "Traceback" not in server.log(), server.log_tail(80)
 
 

@@ -14,6 +14,7 @@ from harness import redis_backends
 from flask_mcp.backends.base import END
 from flask_mcp.backends.base import MESSAGE
 from flask_mcp.backends.redis.streams import SWEEP_CHUNK
+from flask_mcp.runtime import settle
 
 pytestmark = pytest.mark.redis
 
@@ -47,7 +48,7 @@ def test_a_dead_workers_streams_end_in_chunks(redis_url: str) -> None:
             kinds = stream_messages(alive, sids[i], "r1")
             assert [k for k, _ in kinds] == [MESSAGE, MESSAGE, END]
             error = json.loads(kinds[1][1])
-            assert error["id"] == i and "stopped" in error["error"]["message"]
+            assert error == settle.error_answer(i, settle.WORKER_STOPPED)  # as at exit
 
 
 def test_an_ended_stream_leaves_the_owned_set(redis_url: str) -> None:

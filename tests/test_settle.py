@@ -71,7 +71,7 @@ def test_an_answer_the_backend_cannot_take_is_written_when_it_returns() -> None:
     token = store.attach("s", "r")
     events = store.read("s", "r", 0, token, 0.1).events
     assert [(e.kind, e.message) for e in events] == [(MESSAGE, answer), (END, None)]
-    assert answer["error"]["data"] == {"retryable": True}
+    assert answer["error"]["data"] == {"retryable": False}  # its handler had started
 
 
 class Refusing(MemoryBackend):
@@ -98,6 +98,16 @@ def owe(store: MemoryBackend, stream_id: str, request_id: int) -> dict[str, t.An
 def written(store: MemoryBackend, stream_id: str) -> list[t.Any]:
     token = store.attach("s", stream_id)
     return [(e.kind, e.message) for e in store.read("s", stream_id, 0, token, 0.05).events]
+
+
+@pytest.mark.parametrize("text", [settle.WORKER_STOPPED, settle.STORE_UNAVAILABLE_WHILE_RUNNING])
+def test_an_error_after_the_handler_started_invites_no_blind_retry(text: str) -> None:
+    """The worker stopped, or the handler met an outage it could not go on through: the
+    request may have done part of its work, so its error says so and is not retryable
+    (both used to say "retry the request", and a tool sent again did its work twice)."""
+    error = settle.error_answer(1, text)["error"]
+    assert "may have been carried out in part" in error["message"], error
+    assert "retry" not in error["message"] and error["data"] == {"retryable": False}, error
 
 
 def test_a_backend_that_stays_down_holds_back_only_its_own_answers() -> None:

@@ -23,12 +23,20 @@ from ..errors import BackendUnavailable
 logger = logging.getLogger("flask_mcp")
 
 #: The text of the error that answers a request whose worker stopped before it answered.
-WORKER_STOPPED = "The worker running this request stopped before it answered; retry the request."
-#: The text of the error that answers a request whose run met an unreachable session store
+#: Its handler had started, so the text does not simply invite a retry: sent again, a call
+#: that did part of its work would do it twice. ``session.lua`` (the sweep) writes the same.
+WORKER_STOPPED = (
+    "The worker running this request stopped before it answered: the request may have "
+    "been carried out in part. Check its effects before sending it again."
+)
+#: The text of the error that answers a request whose handler met an unreachable session
+#: store (its ``ctx.elicit()``, say) and could not go on: it may have done part of its work
 #: (one refused before it started gets
-#: :data:`flask_mcp.errors.STORE_UNAVAILABLE_BEFORE_START`, with a 503).
+#: :data:`flask_mcp.errors.STORE_UNAVAILABLE_BEFORE_START`, with a 503 to retry).
 STORE_UNAVAILABLE_WHILE_RUNNING = (
-    "Service Unavailable: the session store is unavailable; retry the request later."
+    "The session store became unavailable while this request ran, and its handler could "
+    "not go on: the request may have been carried out in part. Check its effects before "
+    "sending it again."
 )
 
 
@@ -118,8 +126,14 @@ def settle_owed() -> int:
 
 
 def error_answer(request_id: t.Any, text: str) -> dict[str, t.Any]:
-    """Return a retryable JSON-RPC error answering ``request_id`` (-32603)."""
-    error = {"code": INTERNAL_ERROR, "message": text, "data": {"retryable": True}}
+    """Return the JSON-RPC error (-32603) answering ``request_id``, whose handler started
+    and could not finish.
+
+    Its ``data`` says ``{"retryable": false}``: the request may have been carried out in
+    part, so it is not safe to send again blindly (the 503 of a request refused before it
+    started says ``true``).
+    """
+    error = {"code": INTERNAL_ERROR, "message": text, "data": {"retryable": False}}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 

@@ -565,6 +565,11 @@ class Context:
     ) -> dict[str, t.Any]:
         """Send a request to the client and return its result.
 
+        On a session, while the session store is unavailable (Redis down or failing over)
+        the request cannot reach the client nor its answer come back: this raises
+        ``flask_mcp.errors.BackendUnavailable``. Let it through: the call ends with an error
+        saying that it may have been carried out in part (not to simply send it again).
+
         :param key: the ``inputRequests`` key on a 2026-07-28 request (default:
             numbered in call order); ignored in the handshake era.
         :raises CapabilityNotDeclared: ``method`` is ``elicitation/create``,
@@ -662,7 +667,8 @@ class Context:
         :class:`~flask_mcp.server.elicitation.AcceptedElicitation` whose ``data`` is the
         validated object, a ``DeclinedElicitation`` or a ``CancelledElicitation``; with a
         JSON Schema dict, the ``{action, content?}`` answer. See
-        :mod:`flask_mcp.server.elicitation`.
+        :mod:`flask_mcp.server.elicitation`. Like every request to the client, it fails
+        while the session store is unavailable (see :meth:`send_request`).
 
         :raises ~flask_mcp.server.elicitation.ElicitationSchemaError: the model or schema
             is not a flat form.

@@ -25,6 +25,7 @@ from ..backends.base import Event
 from ..backends.base import ReadResult
 from ..convert import to_json
 from ..errors import INTERNAL_ERROR
+from ..errors import STORE_UNAVAILABLE_BEFORE_START
 from ..errors import BackendUnavailable
 from ..errors import InvalidParams
 from ..errors import MCPError
@@ -32,7 +33,6 @@ from ..errors import MCPHTTPError
 from ..errors import MissingClientCapability
 from ..protocol import jsonrpc
 from ..runtime import tasks
-from ..runtime.settle import STORE_UNAVAILABLE_WHILE_RUNNING
 from . import sse
 from .sse import client_gone as client_gone
 
@@ -178,8 +178,9 @@ def _tagged(method: str, params: dict[str, t.Any], subscription_id: t.Any) -> di
 
 #: The method this module serves.
 METHOD = "subscriptions/listen"
-#: The ``error`` of a listen the backend failed (``listen_finished``, ``request_finished``).
-BACKEND_FAILED = {"code": INTERNAL_ERROR, "message": STORE_UNAVAILABLE_WHILE_RUNNING}
+#: The ``error`` of a listen the backend failed (``listen_finished``, ``request_finished``):
+#: a listen changes nothing, so it may simply be sent again later.
+BACKEND_FAILED = {"code": INTERNAL_ERROR, "message": STORE_UNAVAILABLE_BEFORE_START}
 
 
 class ListenCall:

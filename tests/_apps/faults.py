@@ -39,17 +39,33 @@ def quiet(seconds: float, ctx: Context) -> str:
     return f"quiet on {os.getpid()}"
 
 
-@mcp.tool()
-def mark(key: str, seconds: float, ctx: Context) -> str:
-    """Note ``key`` in ``$FAULTS_MARKS`` (one line per run of the handler: a call run twice
-    shows twice), report progress, work ``seconds``, return ``key``."""
+def note(key: str) -> None:
+    """Note ``key`` in ``$FAULTS_MARKS``, if set (one line per run of a handler)."""
     marks = os.environ.get("FAULTS_MARKS")
     if marks:
         with open(marks, "a", encoding="utf-8") as file:
             file.write(f"{key}\n")
+
+
+@mcp.tool()
+def mark(key: str, seconds: float, ctx: Context) -> str:
+    """Note ``key`` in ``$FAULTS_MARKS`` (one line per run of the handler: a call run twice
+    shows twice), report progress, work ``seconds``, return ``key``."""
+    note(key)
     ctx.progress(1, 2, f"pid {os.getpid()}")
     time.sleep(seconds)
     return key
+
+
+@mcp.tool()
+def ask_later(key: str, seconds: float, ctx: Context) -> str:
+    """Note ``key`` in ``$FAULTS_MARKS``, work ``seconds`` sending nothing, then ask the user
+    for a name (an elicitation)."""
+    note(key)
+    time.sleep(seconds)
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    answer = ctx.elicit("Your name?", schema)
+    return f"hello {answer.get('content', {}).get('name')}"
 
 
 @mcp.tool(task="optional")

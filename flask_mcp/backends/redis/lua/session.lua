@@ -3,7 +3,8 @@ local S, M, O, XG, ZG, X, Z = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[
 -- The answer the sweep writes for a request whose worker stopped: these two parts around its id.
 local STOPPED_1 = '{"jsonrpc":"2.0","id":'
 local STOPPED_2 = ',"error":{"code":-32603,"message":"The worker running this request stopped '
-  .. 'before it answered; retry the request.","data":{"retryable":true}}}'
+  .. 'before it answered: the request may have been carried out in part. Check its effects '
+  .. 'before sending it again.","data":{"retryable":false}}}'
 local function exists() return redis.call('EXISTS', S) == 1 end
 local function has_stream(st) return redis.call('HEXISTS', M, 'n:' .. st) == 1 end
 
