@@ -539,21 +539,22 @@ KEYS: tuple[Key, ...] = (
         "Most SSE responses open at once in this process (GET streams: half of them). Past "
         "it nothing hangs: a call is answered with one JSON response (its notifications "
         "dropped), a GET is told to come back later (a stream that ends at once with a "
-        "``retry`` hint) and ``subscriptions/listen`` gets 503 (None: unlimited on gevent, "
-        "threads - 1 on gthread).",
+        "``retry`` hint) and ``subscriptions/listen`` gets 503 (None: half the process's "
+        "open-file limit, ``ulimit -n``, on gevent; threads - 1 on gthread).",
     ),
     Key(
         "MCP_STREAM_SHARE_PER_CLIENT",
         0.5,
         fraction,
-        "Share of a threaded worker's stream slots (``MCP_MAX_STREAMS``) one client may "
+        "Share of a worker's stream slots (``MCP_MAX_STREAMS``) one client may "
         "hold, rounded up and never fewer than 3 (with ``--threads 8``: 4 of 7), and of its "
         "GET stream slots (half of them), rounded up; past it the client is answered as by "
         "a full worker (a GET: come back later; a call: one JSON response; "
         "``subscriptions/listen``: 503), and the others keep the rest. A "
         "client is its token's subject when authorization is on, else its address "
         "(``REMOTE_ADDR``, which ``ProxyFix`` sets; an IPv6 address counts as its /64). "
-        "1: no share. Unused on gevent, whose streams take no thread.",
+        "1: no share. On gevent the slots are half the open-file limit (MCP_MAX_STREAMS): "
+        "one client cannot hold every connection the worker can open.",
     ),
     Key(
         "MCP_HEALTH_LIVENESS_PATH",

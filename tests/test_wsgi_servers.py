@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import resource
 import socket
 import threading
 import typing as t
@@ -219,8 +220,17 @@ def test_waitress_client_that_left_is_noticed() -> None:
 # -- every server, in subprocesses ------------------------------------------------------------
 
 PROBE = "tests._apps.probe:app"
-#: stream_capacity with 3 threads: unbounded (None) on greenlets, threads - 1 on threads.
-CAPACITY = {"gevent": None, "gthread": 2, "waitress": 2, "uwsgi": None, "uwsgi-threads": 2}
+#: stream_capacity with 3 threads: half the open-file limit (which a server inherits from
+#: this process) on greenlets, threads - 1 on threads.
+FILES = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+GREENLETS = None if FILES == resource.RLIM_INFINITY else FILES // 2
+CAPACITY = {
+    "gevent": GREENLETS,
+    "gthread": 2,
+    "waitress": 2,
+    "uwsgi": GREENLETS,
+    "uwsgi-threads": 2,
+}
 
 
 @pytest.mark.e2e

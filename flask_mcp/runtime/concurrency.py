@@ -404,17 +404,32 @@ def server_threads(environ: t.Mapping[str, t.Any]) -> int | None:
     return threads if isinstance(threads, int) and threads > 0 else None
 
 
+def open_file_share() -> int | None:
+    """Return half this process's open-file limit, or ``None`` when it has none."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to read
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return None
+    return max(1, soft // 2)
+
+
 def stream_capacity(environ: t.Mapping[str, t.Any]) -> int | None:
     """Return how many SSE responses this process can hold open at once.
 
-    On gevent there is no fixed limit. A threaded server (gunicorn's gthread
-    worker, waitress, uWSGI with ``--threads``) holds one thread per open
+    On gevent a stream takes no thread but one open file (its connection): half the
+    process's open-file limit (``ulimit -n``), so that one client, held to its share
+    of them (``MCP_STREAM_SHARE_PER_CLIENT``), cannot take every file and lock the
+    others out (``None`` when that limit is unlimited). A threaded server (gunicorn's
+    gthread worker, waitress, uWSGI with ``--threads``) holds one thread per open
     response and needs one free thread to receive a client's reply, so it can
     hold ``threads - 1``; ``None`` (no limit) when the thread count is unknown.
     A server without threads or greenlets (gunicorn's sync worker) can hold none.
     """
     if gevent_active():
-        return None
+        return open_file_share()
     if not environ.get("wsgi.multithread"):
         return 0
     threads = server_threads(environ)
@@ -432,6 +447,7 @@ __all__ = [
     "is_multithreaded_worker",
     "killed",
     "let_others_run",
+    "open_file_share",
     "server_threads",
     "sleep",
     "spawn",

@@ -326,8 +326,9 @@ def open_stream(
                 503,
                 "Service Unavailable: this worker cannot hold another stream for this client "
                 "(its stream slots are held, or this client holds its share of them: "
-                "MCP_STREAM_SHARE_PER_CLIENT); close a stream or retry later, add --threads, "
-                "or run gunicorn with -k gevent.",
+                "MCP_STREAM_SHARE_PER_CLIENT); close a stream or retry later. The server's "
+                "operator may add --threads, run gunicorn with -k gevent, or raise "
+                "MCP_MAX_STREAMS (on gevent: half the open-file limit, ulimit -n).",
                 code=-32603,
                 request_id=request_id,
                 headers={"Retry-After": "2"},
