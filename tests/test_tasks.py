@@ -671,6 +671,29 @@ def test_2025_tool_error_fails_the_task_but_result_is_the_tool_result() -> None:
     task = call_2025(client, session, "tasks/get", {"taskId": task_id})["result"]
     # The spec: a failed task's tasks/get SHOULD say why (it said nothing for a tool error).
     assert task["status"] == "failed" and task["statusMessage"] == "tool failure"
+    # Arguments that fail validation are a tool error too (isError), and a receiver that
+    # accepts a task-augmented request MUST answer with a CreateTaskResult: the task is
+    # created and fails with that result (it was a plain CallToolResult, which the
+    # TypeScript SDK's client rejects). The task mode is checked first, as for valid ones.
+    params = {"name": "work", "arguments": {"seconds": "soon"}, "task": {}}
+    created = call_2025(client, session, "tools/call", params)["result"]
+    assert created["task"]["status"] == "working", created
+    task_id = created["task"]["taskId"]
+    result = call_2025(client, session, "tasks/result", {"taskId": task_id})["result"]
+    assert result["isError"] is True and "'seconds'" in result["content"][0]["text"]
+    task = call_2025(client, session, "tasks/get", {"taskId": task_id})["result"]
+    assert task["status"] == "failed" and "'seconds'" in task["statusMessage"]
+    for name, task_params in (("must", None), ("plain", {})):
+        params = {"name": name, "arguments": {"seconds": "soon", "x": "y"}}
+        if task_params is not None:
+            params["task"] = task_params
+        refused = call_2025(client, session, "tools/call", params)
+        assert refused["error"]["code"] == -32601, refused
+    # 2026-07-28: the server decides; it answers at once, no task.
+    called = result_of(
+        Wire(app).post("tools/call", {"name": "work", "arguments": {"seconds": "soon"}}, caps=CAPS)
+    )["result"]
+    assert called["isError"] is True and called.get("resultType", "complete") == "complete"
 
 
 def test_2025_params_task_is_ignored_by_a_server_without_the_tasks_capability() -> None:
@@ -842,7 +865,8 @@ def test_typescript_sdk_experimental_tasks(
     serve: t.Any, conformance: t.Any, tasks_client: Path, request: pytest.FixtureRequest,
     workers: int, shared: bool,
 ) -> None:  # fmt: skip
-    """create, poll, input_required with elicitation, result, list, cancel through the TS SDK."""
+    """create, poll, input_required with elicitation, result, invalid arguments, list, cancel
+    through the TS SDK."""
     env = {"FLASK_MCP_BACKEND": request.getfixturevalue("redis_url")} if shared else {}
     server = serve("examples.everything:app", "gevent", workers=workers, env=env)
     done = subprocess.run(
@@ -855,6 +879,7 @@ def test_typescript_sdk_experimental_tasks(
     assert report["seen"]["elicitations"] == 1
     assert report["seen"]["statuses"]["slow_compute"][-1] == "completed"
     assert "input_required" in report["seen"]["statuses"]["confirm_delete"]
+    assert report["seen"]["invalid"] == "failed"  # bad arguments: a failed task, not a bare result
 
 
 def _frames(

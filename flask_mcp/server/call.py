@@ -112,6 +112,8 @@ class MethodRecord:
 ToolCallNext = t.Callable[[ToolCall], dict[str, t.Any]]
 #: An interceptor of tool runs: ``fn(tool_call, call_next)``.
 ToolCallInterceptor = t.Callable[[ToolCall, ToolCallNext], dict[str, t.Any]]
+#: Answers a call whose arguments failed validation: ``fn(tool_call, is_error_result)``.
+ToolCallRefusal = t.Callable[[ToolCall, dict[str, t.Any]], dict[str, t.Any]]
 
 
 def client_facts(call: Call) -> ClientFacts:
@@ -228,6 +230,7 @@ __all__ = [
     "MethodRecord",
     "ToolCall",
     "ToolCallInterceptor",
+    "ToolCallRefusal",
     "ToolCallNext",
     "client_facts",
     "running_handler",

@@ -49,6 +49,7 @@ if t.TYPE_CHECKING:
     from .call import Call
     from .call import ToolCallInterceptor
     from .call import ToolCallNext
+    from .call import ToolCallRefusal
     from .info import ServerInfo
     from .registry import Registry
 
@@ -120,6 +121,10 @@ class CoreMethods:
         self.info = info
         #: What wraps the run of a tool after validation, outermost first (Tasks).
         self.tool_interceptors: list[ToolCallInterceptor] = []
+        #: What answers a call whose arguments failed validation, given the call and its
+        #: ``isError`` result (Tasks: a 2025-11-25 call that asks for a task gets one,
+        #: failed with that result); ``None``: the ``isError`` result itself.
+        self.refuse_arguments: ToolCallRefusal | None = None
 
     def records(self) -> list[MethodRecord]:
         """Return the record of each core method: its handler, eras, user code, capability."""
@@ -297,7 +302,10 @@ class CoreMethods:
         except (ArgumentError, RecursionError) as exc:
             if signals.tool_called.receivers:
                 self._emit(signals.tool_called, call, tool=name, duration=0.0, is_error=True)
-            return content_mod.error_result(str(argument_error(exc)))
+            refused = content_mod.error_result(str(argument_error(exc)))
+            if self.refuse_arguments is None:
+                return refused
+            return self.refuse_arguments(ToolCall(call, tool, arguments, {}), refused)
         return self.intercept(ToolCall(call, tool, arguments, values))
 
     def intercept(self, tool_call: ToolCall) -> dict[str, t.Any]:

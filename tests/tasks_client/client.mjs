@@ -4,7 +4,8 @@
 //
 // Steps: list tools (execution.taskSupport), create a task and poll it to its result,
 // a task that needs input (input_required -> elicitation answered through tasks/result),
-// tasks/list, and tasks/cancel. Prints one JSON object with what it saw; exits 1 on the
+// arguments that fail validation (a task failed with the tool error), tasks/list, and
+// tasks/cancel. Prints one JSON object with what it saw; exits 1 on the
 // first check that fails (the message says which).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -79,6 +80,22 @@ const failing = await collect(
   tasks.callToolStream({ name: "failing_job", arguments: {} }, CallToolResultSchema, { task: {} }),
 );
 seen.failing = failing.at(-1).type;
+
+// 3b. arguments that fail validation: a task that fails at once (not a plain result,
+// which the SDK rejects as no CreateTaskResult); tasks/result is the validation error
+const invalid = await collect(
+  tasks.callToolStream({ name: "slow_compute", arguments: { seconds: "soon" } },
+    CallToolResultSchema, { task: {} }),
+);
+const invalidCreated = invalid.find((m) => m.type === "taskCreated");
+check(invalidCreated, `invalid arguments, no taskCreated: ${JSON.stringify(invalid)}`);
+const invalidStatus = invalid.filter((m) => m.type === "taskStatus").at(-1)?.task;
+check(invalidStatus?.status === "failed" && invalidStatus.statusMessage.includes("'seconds'"),
+  `invalid arguments, last status: ${JSON.stringify(invalid)}`);
+const invalidResult = await tasks.getTaskResult(invalidCreated.task.taskId, CallToolResultSchema);
+check(invalidResult.isError === true && invalidResult.content[0].text.includes("'seconds'"),
+  `invalid arguments, tasks/result: ${JSON.stringify(invalidResult)}`);
+seen.invalid = invalidStatus.status;
 
 // 4. list
 const listed = await tasks.listTasks();

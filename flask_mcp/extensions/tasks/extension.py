@@ -99,6 +99,7 @@ class Tasks(Extension):
 
     def setup(self, mcp: t.Any) -> None:
         self._mcp = mcp
+        mcp.dispatcher.core.refuse_arguments = self.refuse_arguments
 
     # -- tools/call as a task -------------------------------------------------------
 
@@ -162,21 +163,45 @@ class Tasks(Extension):
     #: (:class:`~flask_mcp.json_codec.EncodedJSON`).
     intercept_tool_call.keeps_tool_results = True  # type: ignore[attr-defined]
 
+    def refuse_arguments(self, tool_call: ToolCall, refused: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Answer a ``tools/call`` whose arguments failed validation (``refused``: its
+        ``isError`` result), in the form the call's task mode asks for.
+
+        The tool's task mode is checked first, as for valid arguments (-32601, -32021).
+        At 2025-11-25 a call that asks for a task gets one: a receiver that accepts a
+        task-augmented request MUST answer with a ``CreateTaskResult``, so the task is
+        created and fails at once with ``refused``, which ``tasks/result`` returns (a
+        plain ``CallToolResult`` is not a valid answer there: the TypeScript SDK's client
+        rejects it). At 2026-07-28 the server decides: it answers at once, nothing runs.
+        """
+        if self.flavour(tool_call.call, tool_call.tool) != _tasks.V2025:
+            return refused
+        return self.create_task(tool_call, _tasks.V2025, refused=refused)
+
     def create_task(
-        self, tool_call: ToolCall, flavour: str, call_next: ToolCallNext
+        self,
+        tool_call: ToolCall,
+        flavour: str,
+        call_next: ToolCallNext | None = None,
+        *,
+        refused: dict[str, t.Any] | None = None,
     ) -> dict[str, t.Any]:
-        """Create the task of a ``tools/call``, start it, and return the ``CreateTaskResult``."""
+        """Create the task of a ``tools/call``, start it, and return the ``CreateTaskResult``.
+
+        :param refused: the ``isError`` result the task fails with at once, instead of
+            running ``call_next`` (arguments that failed validation, 2025-11-25).
+        """
         call, tool = tool_call.call, tool_call.tool
         dispatcher = self._mcp.dispatcher
         state = call.state
         settings = state.settings
         executor: _tasks.Executor | None = getattr(state, "task_executor", None)
-        if executor is None:
+        if refused is None and executor is None:
             raise MCPError(INTERNAL_ERROR, "No task executor is configured for this app.")
-        if not executor.has_room(state):
+        if refused is None and executor is not None and not executor.has_room(state):
             raise MCPError(INTERNAL_ERROR, _tasks.BUSY)
         prepared = None
-        if tool.prepare is not None:
+        if tool.prepare is not None and refused is None:
             prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
         ttl = settings.task_ttl
         asked = call.params.get("task")
@@ -237,9 +262,16 @@ class Tasks(Extension):
         call.created_task = record["taskId"]
         signals.send(signals.task_created, state.app, task_id=record["taskId"], tool=tool.name)
 
+        if refused is not None or executor is None or call_next is None:
+            # Nothing runs: the task ends at once. The answer shows it as created.
+            task = _tasks.wire(record, detailed=False)
+            _tasks.settle(state, record["taskId"], {"result": refused or {}})
+            return {"task": task}
+        run_next = call_next
+
         def body(task_call: Call) -> dict[str, t.Any]:
             task_call.scopes = call.scopes  # what require_scopes() adds to
-            return call_next(dataclasses.replace(tool_call, call=task_call))
+            return run_next(dataclasses.replace(tool_call, call=task_call))
 
         executor.start(dispatcher, call, record, _tasks.asking_url_elicitations(body))
         if flavour == _tasks.V2026 and settings.task_immediate_ms:
