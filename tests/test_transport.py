@@ -721,3 +721,50 @@ def test_a_backend_refusing_every_request_is_logged_once_per_while(
         post(client, initialize_request())
         (other,) = warnings()
         assert "is unreachable" in other and "more since" not in other
+
+
+def test_an_outage_met_by_a_handler_is_not_answered_as_a_refusal() -> None:
+    """A handler without a ``Context`` (run inline) whose own use of the session store
+    meets an outage may have done part of its work: it is answered as a spawned handler's
+    is, not with the 503 that invites a retry (sent again, it would run twice). A request
+    refused before its handler started keeps the 503, and ``request_finished`` carries the
+    error the client got in both (it said "while this request ran" for the 503)."""
+    from flask_mcp import signals
+    from flask_mcp.errors import STORE_UNAVAILABLE_BEFORE_START
+    from flask_mcp.runtime.settle import STORE_UNAVAILABLE_WHILE_RUNNING
+
+    mcp = MCP(name="outage", version="1")
+    done: list[str] = []
+
+    @mcp.middleware
+    def refuse(call: t.Any, call_next: t.Any) -> t.Any:
+        if call.method == "prompts/list":
+            raise BackendUnavailable("Redis at here is unreachable")
+        return call_next(call)
+
+    @mcp.tool()
+    def half() -> str:
+        done.append("first half")
+        raise BackendUnavailable("Redis at here is unreachable")
+
+    app = make_app(mcp)
+    client = app.test_client()
+    finished: list[t.Any] = []
+
+    def receiver(sender: t.Any, **kwargs: t.Any) -> None:
+        finished.append(kwargs["error"])
+
+    signals.request_finished.connect(receiver, app)
+    try:
+        session = initialize(client)
+        answer = rpc(client, session, "tools/call", {"name": "half", "arguments": {}}, id=2)
+        refused = rpc(client, session, "prompts/list", id=3)
+    finally:
+        signals.request_finished.disconnect(receiver, app)
+    assert done == ["first half"] and answer.status_code == 200
+    error = answer.get_json()["error"]
+    assert error["message"] == STORE_UNAVAILABLE_WHILE_RUNNING
+    assert error["data"] == {"retryable": False}
+    assert refused.status_code == 503
+    assert refused.get_json()["error"]["message"] == STORE_UNAVAILABLE_BEFORE_START
+    assert finished[-2:] == [error, refused.get_json()["error"]]

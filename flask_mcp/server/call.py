@@ -56,6 +56,11 @@ class Call:
     scopes: tuple[str, ...] = ()
     #: Whether the running handler declared a ``Context`` parameter (``current_context()``).
     context_declared: bool = False
+    #: Whether a user handler of the call (tool, resource, prompt, completion, a tool's
+    #: ``prepare``) was called: a session store outage met after that may have left its
+    #: work half done, so the call is not answered with a retryable 503. An extension's
+    #: method (``tasks/get``...) is the library's: its outage is still that 503.
+    handler_started: bool = False
     #: The id of the task this ``tools/call`` created, if it became a task.
     created_task: str | None = None
     #: The values of ``MCP_PATH``'s URL variables (``/t/<tenant>/mcp``); ``{}`` without any.

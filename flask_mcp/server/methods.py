@@ -179,6 +179,7 @@ class CoreMethods:
         elif kwargs is None:
             kwargs = {}
         token = _set_running(call)
+        call.handler_started = True
         try:
             return fn(*args, **kwargs)
         finally:

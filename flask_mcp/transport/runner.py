@@ -41,6 +41,7 @@ from ..errors import INTERNAL_ERROR
 from ..errors import BackendUnavailable
 from ..errors import MCPError
 from ..errors import RequestCancelled
+from ..errors import store_unavailable
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
 from ..runtime import settle
@@ -117,7 +118,11 @@ def execute(
 
     :param route: answers the call instead of the dispatcher's method table,
         inside the middleware (the handshake's ``initialize``).
-    :raises BackendUnavailable: the backend failed outside the handler.
+    A session store outage met once a user handler started (its own use of the store, or
+    ``ctx.elicit()``) is answered by :func:`outage_answer`: the handler may have run in part.
+
+    :raises BackendUnavailable: the backend failed before a handler started: the transport
+        refuses the request with the retryable 503, which ``request_finished`` carries.
     :raises RequestCancelled: the request was cancelled.
     """
     state = call.state
@@ -136,9 +141,12 @@ def execute(
     error: dict[str, t.Any] | None = None
     try:
         answer, error = answer_of(dispatcher, call, run)  # no closure to build for a plain call
-    except BackendUnavailable:
-        error = {"code": INTERNAL_ERROR, "message": settle.STORE_UNAVAILABLE_WHILE_RUNNING}
-        raise
+    except BackendUnavailable as exc:
+        if not call.handler_started:  # nothing ran: the transport refuses it (503)
+            error = store_unavailable().to_error()
+            raise
+        answer = outage_answer(call, exc)  # its handler may have run in part
+        error = t.cast(dict[str, t.Any], answer.message)["error"]
     finally:  # once, also when the request was cancelled or timed out (gevent interrupts)
         if signals.request_finished.receivers:
             timed_out = call.run.timed_out if call.run is not None else None
@@ -154,6 +162,26 @@ def execute(
                 error=error,
             )
     return answer
+
+
+def outage_answer(call: Call, exc: BackendUnavailable) -> Answer:
+    """Answer ``call``, which met an unreachable session store, and log it as a store problem.
+
+    Once a user handler started it may have done part of its work: the error says so and
+    that the call is not to be sent again blindly
+    (:data:`~flask_mcp.runtime.settle.STORE_UNAVAILABLE_WHILE_RUNNING`). Before, nothing
+    ran: the error is the retryable one of the 503 (:func:`~flask_mcp.errors.store_unavailable`).
+    """
+    logger.warning(
+        "Request %r (id %r) failed: the session store is unavailable: %s",
+        call.method,
+        call.request_id,
+        exc,
+    )
+    if call.handler_started:
+        text = settle.STORE_UNAVAILABLE_WHILE_RUNNING
+        return Answer(settle.error_answer(call.request_id, text))
+    return Answer(jsonrpc.error(call.request_id, store_unavailable().to_error()))
 
 
 def answer_of(
@@ -284,15 +312,7 @@ def spawn(
         except RequestCancelled:
             answer = None
         except BackendUnavailable as exc:  # a backend problem, not a bug of the handler
-            logger.warning(
-                "Request %r (id %r) failed: the session store is unavailable: %s",
-                call.method,
-                call.request_id,
-                exc,
-            )
-            answer = Answer(
-                settle.error_answer(call.request_id, settle.STORE_UNAVAILABLE_WHILE_RUNNING)
-            )
+            answer = outage_answer(call, exc)
         except Exception:
             logger.exception("Request %r failed outside its handler", call.method)
             error = {"code": INTERNAL_ERROR, "message": "Internal error."}
@@ -644,6 +664,7 @@ __all__ = [
     "answer_response",
     "execute",
     "is_response",
+    "outage_answer",
     "run_to_completion",
     "run_inline",
     "serve_http",
