@@ -47,6 +47,11 @@ def pipes() -> t.Iterator[Pipes]:
         return "finished anyway"
 
     @mcp.tool()
+    def half() -> str:
+        """Meets a session store outage after it began its work."""
+        raise BackendUnavailable("Redis at here is unreachable")
+
+    @mcp.tool()
     def hold(ctx: Context) -> str:
         """Runs until cancelled (or 10 seconds)."""
         deadline = time.monotonic() + 10
@@ -215,9 +220,21 @@ def test_a_cancel_reaches_a_request_of_a_batch(pipes: Pipes) -> None:
 def test_a_batch_is_answered_when_the_backend_is_unreachable(
     pipes: Pipes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A request refused before it started gets the error of HTTP's 503, which invites a
+    retry, and one whose handler met the outage that of HTTP too, which does not. Over
+    stdio the refusal said "retry later" in words of its own, without ``retryable``, and
+    carried the backend's address and OS error (HTTP logs them)."""
+    from flask_mcp.errors import store_unavailable
+    from flask_mcp.runtime.settle import STORE_UNAVAILABLE_WHILE_RUNNING
+
     old = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}}
     pipes.send(old)
     assert pipes.receive()["result"]["protocolVersion"] == "2025-03-26"
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pipes.send(call(3, "half", {}))
+    answer = pipes.receive(timeout=5)
+    assert answer["error"]["message"] == STORE_UNAVAILABLE_WHILE_RUNNING
+    assert answer["error"]["data"] == {"retryable": False}
 
     def down(*args: t.Any, **kwargs: t.Any) -> t.NoReturn:
         raise BackendUnavailable("connection refused")
@@ -225,7 +242,10 @@ def test_a_batch_is_answered_when_the_backend_is_unreachable(
     monkeypatch.setattr(pipes.server.state.backend, "get_session", down)
     pipes.send([call(1, "add", {"a": 1, "b": 1})])
     answer = pipes.receive(timeout=5)
-    assert answer["id"] is None and "backend is unavailable" in answer["error"]["message"]
+    assert answer == {"jsonrpc": "2.0", "id": None, "error": store_unavailable().to_error()}
+    pipes.send(call(2, "add", {"a": 1, "b": 1}))
+    answer = pipes.receive(timeout=5)
+    assert answer == {"jsonrpc": "2.0", "id": 2, "error": store_unavailable().to_error()}
     monkeypatch.undo()
 
 

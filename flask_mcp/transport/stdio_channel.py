@@ -17,9 +17,9 @@ import threading
 import time
 import typing as t
 
-from ..errors import INTERNAL_ERROR
 from ..errors import INVALID_REQUEST
 from ..errors import BackendUnavailable
+from ..errors import store_unavailable
 from ..kernel import intake
 from ..protocol import jsonrpc
 from ..runtime import concurrency as _concurrency
@@ -444,9 +444,15 @@ class _StalledWrite:
 
 
 def unavailable(request_id: t.Any, exc: Exception) -> dict[str, t.Any]:
-    """The error answering a request the backend failed."""
-    text = f"Service Unavailable: the backend is unavailable ({exc}); retry later."
-    return jsonrpc.error(request_id, {"code": INTERNAL_ERROR, "message": text})
+    """Return the error refusing a request that met an unreachable backend before it started.
+
+    Nothing ran, so it is the retryable error of HTTP's 503
+    (:func:`~flask_mcp.errors.store_unavailable`); where the backend is and why it failed
+    go to the log, as over HTTP. A request whose handler met the outage is answered by the
+    runner (:func:`~flask_mcp.transport.runner.outage_answer`): it may have run in part.
+    """
+    logger.warning("Refused request id %r: the session store is unavailable: %s", request_id, exc)
+    return jsonrpc.error(request_id, store_unavailable().to_error())
 
 
 __all__ = [
