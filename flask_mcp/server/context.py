@@ -429,23 +429,27 @@ class Context:
 
     def _dropped(self, what: str, exc: BackendUnavailable) -> None:
         """Log that ``what`` was not sent because the backend is unavailable: a warning for
-        the first of the request, ``DEBUG`` for the next ones."""
+        the first of the request (or task: see :meth:`_whose`), ``DEBUG`` for the next ones."""
+        whose = self._whose()
         if self._drop_warned:
-            logger.debug("Dropped %s of request id %r: %s", what, self.request_id, exc)
+            logger.debug("Dropped %s of %s: %s", what, whose, exc)
             return
         self._drop_warned = True
         call = self.call
         name = call.params.get("name") if call is not None else None
         where = f" of {name!r}" if isinstance(name, str) else ""
         logger.warning(
-            "Dropped %s%s (request id %r): the session store is unavailable (%s). The handler "
-            "goes on; this request's later messages that meet the outage are dropped too, "
-            "logged at DEBUG.",
+            "Dropped %s%s (%s): the session store is unavailable (%s). The handler goes on; "
+            "its later messages that meet the outage are dropped too, logged at DEBUG.",
             what,
             where,
-            self.request_id,
+            whose,
             exc,
         )
+
+    def _whose(self) -> str:
+        """Name what the handler runs for, in the log lines of :meth:`_dropped`."""
+        return f"request id {self.request_id!r}"
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import logging
 import typing as t
 
 from .. import protocol
@@ -48,7 +47,6 @@ from .context import valid_answer
 if t.TYPE_CHECKING:
     from ..runtime.state import AppState
 
-logger = logging.getLogger("flask_mcp")
 
 MODES = ("forbidden", "optional", "required")
 #: Log messages a 2025-11-25 task's record keeps for ``tasks/result`` (the oldest go first).
@@ -137,6 +135,10 @@ class TaskBackChannel:
         self.answered: dict[str, dict[str, t.Any]] = {}
         self._this_run: dict[str, dict[str, t.Any]] = {}
         self._auto = 0
+
+    def _whose(self) -> str:
+        """Name the task in the log lines of a dropped report: once per task, not per run."""
+        return f"task {self.task_id}"
 
     def run_again(self, answers: dict[str, dict[str, t.Any]]) -> None:
         """Get ready for the handler's next run: it replays this run's answers and
@@ -411,7 +413,8 @@ class TaskContext(Context):
         In a 2025-11-25 task whose request carried a ``progressToken``, the record keeps
         the ``notifications/progress`` too: a ``tasks/result`` waiting for the task sends
         it to the client (the spec: the token stays valid until the task ends). While the
-        backend is unreachable the report is skipped (logged), and the task runs on.
+        backend is unreachable the report is skipped (one warning per task, the next ones
+        at ``DEBUG``, as in a call), and the task runs on.
         """
         text = message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}")
         notification = None
@@ -438,9 +441,7 @@ class TaskContext(Context):
         except BackendUnavailable as exc:
             # A status message is advisory (the next one replaces it): a task outlives a
             # Redis restart or failover rather than failing for one it could not write.
-            logger.warning(
-                "Task %s: progress skipped, the backend is unavailable: %s", self.task_id, exc
-            )
+            self._dropped("a progress report", exc)
 
     def run_again(self, answers: dict[str, dict[str, t.Any]]) -> None:
         """Get ready for the handler's next run, after a ``URLElicitationRequired`` whose
@@ -492,9 +493,7 @@ class TaskContext(Context):
         except TaskQuotaExceeded:  # not worth failing the task for
             pass
         except BackendUnavailable as exc:  # advisory, as a progress report is
-            logging.getLogger("flask_mcp").warning(
-                "Task %s: log message skipped, the backend is unavailable: %s", self.task_id, exc
-            )
+            self._dropped("a log message", exc)
 
     def ask(
         self, requests: t.Mapping[str, tuple[str, dict[str, t.Any]]]
