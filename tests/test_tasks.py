@@ -696,6 +696,39 @@ def test_2025_tool_error_fails_the_task_but_result_is_the_tool_result() -> None:
         Wire(app).post("tools/call", {"name": "work", "arguments": {"seconds": "soon"}}, caps=CAPS)
     )["result"]
     assert called["isError"] is True and called.get("resultType", "complete") == "complete"
+    # So is a ToolError from a tool's prepare= hook, which runs before the task is made:
+    # it answered a plain CallToolResult. An MCPError from it stays a JSON-RPC error (a
+    # refusal of the request); 2026-07-28 answers at once.
+    mcp = MCP(name="tasks", version="1")
+
+    def prepare(ctx: Context) -> None:
+        if ctx.meta.get("refuse") == "mcp":
+            raise MCPError(-32602, "prepare refused")
+        raise ToolError("prepare failure")
+
+    @mcp.tool(task="optional", prepare=prepare)
+    def prepared() -> str:
+        return "ran"
+
+    app = make_app(mcp)
+    client = app.test_client()
+    session = initialize(client)
+    for name, text in (("prepared", "prepare failure"),):
+        params = {"name": name, "arguments": {}, "task": {}}
+        created = call_2025(client, session, "tools/call", params)["result"]
+        assert "task" in created, created
+        task_id = created["task"]["taskId"]
+        result = call_2025(client, session, "tasks/result", {"taskId": task_id})["result"]
+        assert result["isError"] is True and result["content"][0]["text"] == text
+        task = call_2025(client, session, "tasks/get", {"taskId": task_id})["result"]
+        assert task["status"] == "failed" and task["statusMessage"] == text
+        params = {**params, "_meta": {"refuse": "mcp"}}
+        refused = call_2025(client, session, "tools/call", params)
+        assert refused["error"]["code"] == -32602, refused
+        wire = Wire(app)
+        called = result_of(wire.post("tools/call", {"name": name, "arguments": {}}, caps=CAPS))
+        assert called["result"]["content"][0]["text"] == text, called
+        assert called["result"].get("resultType", "complete") == "complete"
 
 
 def test_2025_params_task_is_ignored_by_a_server_without_the_tasks_capability() -> None:

@@ -26,6 +26,7 @@ import typing as t
 
 from ... import protocol
 from ... import signals
+from ...content import error_result
 from ...convert import to_json
 from ...errors import INTERNAL_ERROR
 from ...errors import BackendUnavailable
@@ -33,6 +34,7 @@ from ...errors import ClientRequestError
 from ...errors import InvalidParams
 from ...errors import MCPError
 from ...errors import MissingClientCapability
+from ...errors import ToolError
 from ...errors import store_unavailable
 from ...kernel.extension import Extension
 from ...runtime import concurrency as _concurrency
@@ -189,7 +191,9 @@ class Tasks(Extension):
         """Create the task of a ``tools/call``, start it, and return the ``CreateTaskResult``.
 
         :param refused: the ``isError`` result the task fails with at once, instead of
-            running ``call_next`` (arguments that failed validation, 2025-11-25).
+            running ``call_next`` (arguments that failed validation, 2025-11-25). A
+            :class:`~flask_mcp.ToolError` from the tool's ``prepare=`` at 2025-11-25
+            ends the same way; an :class:`~flask_mcp.MCPError` from it is the answer.
         """
         call, tool = tool_call.call, tool_call.tool
         dispatcher = self._mcp.dispatcher
@@ -202,7 +206,14 @@ class Tasks(Extension):
             raise MCPError(INTERNAL_ERROR, _tasks.BUSY)
         prepared = None
         if tool.prepare is not None and refused is None:
-            prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
+            try:
+                prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
+            except ToolError as exc:
+                if flavour != _tasks.V2025:
+                    raise  # 2026-07-28: the server decides; the isError result at once
+                # The client asked for a task: it gets one, failed with the tool error.
+                refused = error_result(str(exc) or type(exc).__name__)
+                return self.create_task(tool_call, flavour, refused=refused)
         ttl = settings.task_ttl
         asked = call.params.get("task")
         if flavour == _tasks.V2025 and isinstance(asked, dict) and asked.get("ttl") is not None:
