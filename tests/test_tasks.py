@@ -696,8 +696,9 @@ def test_2025_tool_error_fails_the_task_but_result_is_the_tool_result() -> None:
         Wire(app).post("tools/call", {"name": "work", "arguments": {"seconds": "soon"}}, caps=CAPS)
     )["result"]
     assert called["isError"] is True and called.get("resultType", "complete") == "complete"
-    # So is a ToolError from a tool's prepare= hook, which runs before the task is made:
-    # it answered a plain CallToolResult. An MCPError from it stays a JSON-RPC error (a
+    # So is a ToolError from a tool's prepare= hook, which runs before the task is made,
+    # or from a middleware before call_next (middleware runs outside Tasks): both
+    # answered a plain CallToolResult. An MCPError from either stays a JSON-RPC error (a
     # refusal of the request); 2026-07-28 answers at once.
     mcp = MCP(name="tasks", version="1")
 
@@ -710,10 +711,22 @@ def test_2025_tool_error_fails_the_task_but_result_is_the_tool_result() -> None:
     def prepared() -> str:
         return "ran"
 
+    @mcp.tool(task="optional")
+    def vetoed() -> str:
+        return "ran"
+
+    @mcp.middleware
+    def veto(call: t.Any, call_next: t.Any) -> t.Any:
+        if call.name == "vetoed":
+            if call.meta.get("refuse") == "mcp":
+                raise MCPError(-32602, "middleware refused")
+            raise ToolError("middleware failure")
+        return call_next(call)
+
     app = make_app(mcp)
     client = app.test_client()
     session = initialize(client)
-    for name, text in (("prepared", "prepare failure"),):
+    for name, text in (("prepared", "prepare failure"), ("vetoed", "middleware failure")):
         params = {"name": name, "arguments": {}, "task": {}}
         created = call_2025(client, session, "tools/call", params)["result"]
         assert "task" in created, created

@@ -346,6 +346,11 @@ class Dispatcher:
             )
         return self.shape(call, result)
 
+    def refuse_tool_call(self, call: Call, refused: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Answer a ``tools/call`` a middleware refused with a ``ToolError`` (``refused``:
+        its ``isError`` result): see ``CoreMethods.refuse_tool_call``."""
+        return self.core.refuse_tool_call(call, refused)
+
     def shape(self, call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]:
         """Add what a result carries in the call's era (see :func:`protocol.shape_result`)."""
         settings = call.state.settings

@@ -27,8 +27,9 @@ Exceptions travel outward through the chain as in any Python call stack:
   it to answer otherwise, or let it go to become the JSON-RPC error;
 - a :class:`~flask_mcp.ToolError` raised by a middleware around ``tools/call``
   becomes the ``isError`` result right there, so the middleware outside it see a
-  result, as they do when the tool itself raises it. Around another method it
-  becomes a ``-32603`` error carrying its message;
+  result, as they do when the tool itself raises it (a 2025-11-25 call with
+  ``params.task`` gets its ``CreateTaskResult``, the task failed with that result).
+  Around another method it becomes a ``-32603`` error carrying its message;
 - any other exception is a bug: logged with its traceback and answered with a
   redacted ``-32603`` (``MCP_EXPOSE_INTERNAL_ERRORS`` shows its text);
 - a cancelled request raises :class:`~flask_mcp.errors.RequestCancelled`, and a
@@ -69,11 +70,14 @@ Middleware = t.Callable[["CallInfo", CallNext], dict[str, t.Any]]
 
 
 class Routes(t.Protocol):
-    """What the chain needs of the dispatcher: the method itself and the era's shaping."""
+    """What the chain needs of the dispatcher: the method itself, the era's shaping, and
+    the answer to a ``tools/call`` a middleware refused with a ``ToolError``."""
 
     def route(self, call: Call) -> dict[str, t.Any]: ...
 
     def shape(self, call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]: ...
+
+    def refuse_tool_call(self, call: Call, refused: dict[str, t.Any]) -> dict[str, t.Any]: ...
 
 
 _KINDS = {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}
@@ -258,8 +262,8 @@ class MiddlewareChain:
                 result = items[index](info, lambda nxt: step(index + 1, nxt))
             except ToolError as exc:
                 text = str(exc) or type(exc).__name__
-                if is_tool:
-                    return content.error_result(text)
+                if is_tool:  # a 2025-11-25 task call: a task failed with it (Tasks)
+                    return dispatcher.refuse_tool_call(call, content.error_result(text))
                 raise MCPError(INTERNAL_ERROR, text) from None
             if not isinstance(result, dict):
                 raise TypeError(

@@ -166,8 +166,9 @@ class Tasks(Extension):
     intercept_tool_call.keeps_tool_results = True  # type: ignore[attr-defined]
 
     def refuse_arguments(self, tool_call: ToolCall, refused: dict[str, t.Any]) -> dict[str, t.Any]:
-        """Answer a ``tools/call`` whose arguments failed validation (``refused``: its
-        ``isError`` result), in the form the call's task mode asks for.
+        """Answer a ``tools/call`` whose arguments failed validation, or that a middleware
+        refused with a ``ToolError`` (``refused``: its ``isError`` result), in the form
+        the call's task mode asks for.
 
         The tool's task mode is checked first, as for valid arguments (-32601, -32021).
         At 2025-11-25 a call that asks for a task gets one: a receiver that accepts a
