@@ -435,9 +435,7 @@ class Context:
             logger.debug("Dropped %s of %s: %s", what, whose, exc)
             return
         self._drop_warned = True
-        call = self.call
-        name = call.params.get("name") if call is not None else None
-        where = f" of {name!r}" if isinstance(name, str) else ""
+        where = self._of_tool(" of")
         logger.warning(
             "Dropped %s%s (%s): the session store is unavailable (%s). The handler goes on; "
             "its later messages that meet the outage are dropped too, logged at DEBUG.",
@@ -446,6 +444,13 @@ class Context:
             whose,
             exc,
         )
+
+    def _of_tool(self, preposition: str) -> str:
+        """Return ``preposition`` and the called tool's name, for a log line (``""`` when
+        the request names no tool)."""
+        call = self.call
+        name = call.params.get("name") if call is not None else None
+        return f"{preposition} {name!r}" if isinstance(name, str) else ""
 
     def _whose(self) -> str:
         """Name what the handler runs for, in the log lines of :meth:`_dropped`."""
@@ -477,9 +482,7 @@ class Context:
             return True
         if not self._progress_warned:
             self._progress_warned = True
-            call = self.call
-            name = call.params.get("name") if call is not None else None
-            where = f" in {name!r}" if isinstance(name, str) else ""
+            where = self._of_tool(" in")
             logger.warning(
                 "ctx.progress(%r)%s was not reported: the progress value must increase with "
                 "each notification, and %r was reported before. Pass a larger value each time "
