@@ -264,6 +264,10 @@ def _capacity(
             "FLASK_MCP_MAX_SESSIONS": str(count + 1000),
             # every session comes from this one address: lift the per-client quota too
             "FLASK_MCP_MAX_SESSIONS_PER_CLIENT": str(count + 1000),
+            # and the stream bounds a gevent worker takes from its open files (GET streams:
+            # half of MCP_MAX_STREAMS, one client a share of them)
+            "FLASK_MCP_MAX_STREAMS": str(2 * count + 1000),
+            "FLASK_MCP_STREAM_SHARE_PER_CLIENT": "1",
             **env,
         },
         name=name,
