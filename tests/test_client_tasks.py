@@ -9,7 +9,9 @@ one worker while the other answers some of its polls, with ``mcp`` 2.3.0's ``Cli
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import typing as t
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import mcp_types as types
 import pytest
 from harness import GUNICORN_READY_ARGS
 from harness import Server
+from harness import raised_within
 from harness import redis_env
 from harness import start_server
 from harness import wait_for_workers_ready
@@ -215,6 +218,27 @@ def test_a_wait_times_out_and_a_cancel_stops_the_task(everything: Server, mode: 
                 await task_result(c, task, timeout=60)
 
     run(main)
+
+
+def test_2025_a_task_call_gives_up_after_the_sessions_read_timeout(serve: t.Any) -> None:
+    """A frozen server (gthread, SIGSTOP): the task-augmented ``tools/call`` of 2025-11-25,
+    sent beside ``send_request``, waits the client's ``read_timeout_seconds`` as every
+    other request does, not the transport's five-minute read timeout."""
+    server = serve("examples.everything:app", "gthread")
+
+    async def main() -> None:
+        async with Client(server.url, mode="legacy", read_timeout_seconds=1) as c:
+            task = await call_tool_as_task(c, "slow_compute", {"seconds": 0.1})
+            assert (await wait_for_task(c, task, timeout=60)).status == "completed"
+            os.killpg(server.process.pid, signal.SIGSTOP)
+            try:
+                with pytest.raises(MCPError, match="timed out"):
+                    await call_tool_as_task(c, "slow_compute", {"seconds": 0.1})
+            finally:
+                os.killpg(server.process.pid, signal.SIGCONT)
+            assert (await get_task(c, task)).status == "completed"  # the session goes on
+
+    assert raised_within(lambda: run(main), 60, "a 2025 task call to a frozen server") is None
 
 
 # -- one flavour -------------------------------------------------------------------------

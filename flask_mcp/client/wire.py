@@ -129,7 +129,9 @@ async def send_unvalidated(
     ``CreateTaskResult`` (``{"task": {...}}``) of a task-augmented call fails there, and
     ``ClientSession.call_tool`` has no ``task`` parameter. This sends through the
     session's dispatcher (``session._dispatcher.send_raw_request``), with the
-    ``MCP-Protocol-Version`` header the session's handshake stamp would add.
+    ``MCP-Protocol-Version`` header the session's handshake stamp would add and, when
+    ``timeout`` is ``None``, the session's read timeout (``read_timeout_seconds=``, read
+    from ``session._session_read_timeout_seconds``), as ``send_request`` would wait.
 
     :raises TaskError: the installed ``mcp`` is not shaped like 2.3.0.
     """
@@ -142,6 +144,8 @@ async def send_unvalidated(
             "pip install 'Flask-MCP[client]'."
         )
     options: dict[str, t.Any] = {"headers": {MCP_PROTOCOL_VERSION_HEADER: session.protocol_version}}
+    if timeout is None:
+        timeout = getattr(session, "_session_read_timeout_seconds", None)
     if timeout is not None:
         options["timeout"] = timeout
     return t.cast("dict[str, t.Any]", await send_raw(method, params, options))
