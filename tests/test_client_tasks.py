@@ -241,6 +241,26 @@ def test_2025_a_task_call_gives_up_after_the_sessions_read_timeout(serve: t.Any)
     assert raised_within(lambda: run(main), 60, "a 2025 task call to a frozen server") is None
 
 
+def test_2025_a_task_that_asks_then_works_outlasts_the_sessions_read_timeout(
+    serve: t.Any,
+) -> None:
+    """At 2025-11-25 ``tasks/result`` is held until the task is over: the wait's
+    ``timeout`` bounds it, not the client's per-request ``read_timeout_seconds``, which
+    a task that asks (``chatty``) and then works longer would end as a failure."""
+    server = serve("tests._apps.task_inputs:app", "gthread")
+
+    async def go(context: t.Any, params: t.Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"yes": True})
+
+    async def main() -> None:
+        async with Client(server.url, mode="legacy", elicitation_callback=go,
+                          read_timeout_seconds=2) as c:  # fmt: skip
+            task = await call_tool_as_task(c, "chatty", {"steps": 80})  # 4 s after it asks
+            assert text(await task_result(c, task, timeout=120)) == "80 steps"
+
+    run(main)
+
+
 # -- one flavour -------------------------------------------------------------------------
 
 

@@ -210,19 +210,27 @@ async def _wait(session: ClientSession, current: Task) -> Task:
 
 async def _follow_2025(session: ClientSession, current: Task) -> Task:
     """2025-11-25: ``tasks/result`` blocks until the task is over; the server sends the
-    task's questions on its stream and the session's callbacks answer them."""
+    task's questions on its stream and the session's callbacks answer them.
+
+    It is held as long as the task runs, so the session's per-request read timeout does
+    not apply (the ``timeout`` of :func:`wait_for_task` bounds it); an error that leaves
+    the task running (the connection broke) is raised, not taken for its outcome.
+    """
     request = types.GetTaskPayloadRequest(
         params=types.GetTaskPayloadRequestParams(task_id=current.task_id)
     )
     result: types.CallToolResult | None = None
-    error: types.ErrorData | None = None
+    failure: MCPError | None = None
     try:
-        result = types.CallToolResult.model_validate(await send(session, request))
+        result = types.CallToolResult.model_validate(await send(session, request, math.inf))
     except MCPError as exc:
-        error = exc.error
+        failure = exc
     final = await get_task(session, current)
     if final.status == "cancelled":
         return final
+    if failure is not None and not final.terminal:
+        raise failure
+    error = failure.error if failure is not None else None
     return dataclasses.replace(final, result=result, error=error)
 
 
