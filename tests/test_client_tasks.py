@@ -401,6 +401,40 @@ def test_2026_a_call_answered_at_once_is_a_finished_task(serve: t.Any) -> None:
     run(main)
 
 
+@pytest.mark.parametrize(
+    ("version", "status"), [("2025-11-25", "failed"), ("2026-07-28", "completed")]
+)
+def test_a_tool_error_answered_at_once_has_its_eras_status(
+    monkeypatch: pytest.MonkeyPatch, version: str, status: str
+) -> None:
+    """A server may answer a task call with a plain ``CallToolResult``: an ``isError`` one
+    is the task's end as that era states it, ``failed`` at 2025-11-25 (its tasks page:
+    a tool result with ``isError`` is ``failed``), ``completed`` at 2026-07-28 (the tasks
+    extension keeps ``failed`` for JSON-RPC errors)."""
+    from flask_mcp.client import tasks as module
+
+    plain = {"content": [{"type": "text", "text": "no such file"}], "isError": True}
+
+    async def answer(session: t.Any, *args: t.Any) -> dict[str, t.Any]:
+        return plain
+
+    monkeypatch.setattr(module, "send_unvalidated", answer)  # the 2025-11-25 task call
+    monkeypatch.setattr(module, "send", answer)  # the 2026-07-28 one
+    capabilities = types.ServerCapabilities.model_validate(
+        {"tasks": {"requests": {"tools": {"call": {}}}}}
+    )
+    fields = {"protocol_version": version, "server_capabilities": capabilities}
+    session = t.cast(ClientSession, type("S", (), fields)())
+
+    async def main() -> None:
+        task = await call_tool_as_task(session, "delete", {"filename": "a.txt"})
+        assert (task.status, task.created, task.terminal) == (status, False, True)
+        result = await task_result(session, task, timeout=5)
+        assert result.is_error and text(result) == "no such file"
+
+    run(main)
+
+
 def test_a_session_that_is_not_connected() -> None:
     send, receive = anyio.create_memory_object_stream[t.Any](1)
     session = ClientSession(receive, send)

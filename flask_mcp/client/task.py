@@ -114,10 +114,18 @@ def from_2025(raw: t.Mapping[str, t.Any]) -> Task:
     )
 
 
-def answered_at_once(raw: t.Mapping[str, t.Any]) -> Task:
-    """The ``Task`` of a call the server answered without creating a task."""
+def answered_at_once(raw: t.Mapping[str, t.Any], *, modern: bool) -> Task:
+    """The ``Task`` of a call the server answered without creating a task.
+
+    Its status is the one the era gives a task that ended with that result: a tool error
+    (``isError``) is ``failed`` at 2025-11-25 (``basic/utilities/tasks``), ``completed``
+    at 2026-07-28 (the tasks extension keeps ``failed`` for JSON-RPC errors).
+
+    :param modern: the session speaks 2026-07-28.
+    """
     result = types.CallToolResult.model_validate(raw)
-    return Task(task_id="", status="completed", result=result)
+    status: TaskStatus = "failed" if result.is_error and not modern else "completed"
+    return Task(task_id="", status=status, result=result)
 
 
 __all__ = [

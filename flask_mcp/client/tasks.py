@@ -68,8 +68,10 @@ async def call_tool_as_task(
     the server keeps the task that long at most). At 2026-07-28 the server decides: the
     client cannot ask for a ``ttl`` (the task's ``ttl_ms`` says what the server keeps),
     questions the tool asks before its task starts (multi-round requests) are answered
-    by the client's callbacks, and a call the server answers at once comes back as a
-    terminal :class:`Task` whose :attr:`Task.created` is false.
+    by the client's callbacks. A call the server answers at once (a plain
+    ``CallToolResult``, in either era) comes back as a terminal :class:`Task` whose
+    :attr:`Task.created` is false, ``completed``, or ``failed`` for a 2025-11-25 tool
+    error (``isError``), as a task of that era would end.
 
     :param read_timeout: seconds to wait for each answer (default: the session's).
     :raises MCPError: the server refused the call (-32601: the tool does not run as a
@@ -107,7 +109,7 @@ async def _call_2025(
     )
     if isinstance(raw.get("task"), dict):
         return from_2025(raw["task"])
-    return answered_at_once(raw)
+    return answered_at_once(raw, modern=False)
 
 
 async def _call_2026(
@@ -127,7 +129,7 @@ async def _call_2026(
         if kind == "task":
             return from_2026(raw)
         if kind != "input_required":
-            return answered_at_once(raw)
+            return answered_at_once(raw, modern=True)
         needed = types.InputRequiredResult.model_validate(raw)
         wire_requests = raw.get("inputRequests") or {}
         responses = await answer_inputs(session, wire_requests) if needed.input_requests else None
