@@ -867,13 +867,19 @@ def test_a_jwks_whose_name_does_not_resolve_fails_within_the_timeout() -> None:
     server that did not answer held the fetch, and every request with a token waiting
     for the keys, for as long as the system resolver waited.
     """
+    cache = JWKSCache("http://jwks.localhost:1/jwks.json", timeout=0.5)
     error = raised_within(
-        JWKSCache("http://jwks.localhost:1/jwks.json", timeout=0.5).fetch,
+        cache.fetch,
         5,  # the resolution lasts 60 s
         "the fetch of a JWKS whose name does not resolve",
     )
     assert isinstance(error, TimeoutError), error
     assert "0.5 s" in str(error)
+    # the resolution still runs in its thread: the next fetch starts no other one
+    resolving = threading.active_count()
+    error = raised_within(cache.fetch, 5, "a fetch while the last resolution runs")
+    assert isinstance(error, OSError) and "still runs" in str(error), error
+    assert threading.active_count() == resolving
 
 
 def test_a_jwks_that_trickles_in_fails_within_the_timeout(keys: Keys) -> None:

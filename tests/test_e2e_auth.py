@@ -48,6 +48,11 @@ class AuthorizationServer:
     def __init__(self) -> None:
         self.keys = Keys("as-key")
         self.token_requests: list[dict[str, str]] = []
+        #: Set: the JWKS is answered at once; clear: a fetch of it waits until it is set.
+        self.jwks_open = threading.Event()
+        self.jwks_open.set()
+        #: Set once a fetch of the JWKS arrived.
+        self.jwks_asked = threading.Event()
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -63,6 +68,8 @@ class AuthorizationServer:
                 if self.path == "/.well-known/oauth-authorization-server":
                     self._send(200, outer.metadata())
                 elif self.path == "/jwks.json":
+                    outer.jwks_asked.set()
+                    outer.jwks_open.wait(60)
                     self._send(200, {"keys": [outer.keys.jwk()]})
                 else:
                     self._send(404, {"error": "not_found"})
@@ -444,6 +451,47 @@ def test_redis_backend_with_two_workers(
         assert challenge(refused)["scope"] == "notes:write"
         writer = authorization_server.mint(url, "notes:write", subject="alice")
         assert result_of(post(url, call, writer, **headers))["content"][0]["text"] == "Saved 'a'."
+
+
+def test_a_stalled_jwks_fetch_holds_a_bounded_number_of_requests() -> None:
+    """While the JWKS fetch stalls, one request waits for it (``max_waiting=1``) and any
+    other is answered at once (503 ``temporarily_unavailable``: no keys yet): every
+    request with a token waited for the fetch in flight, each holding a server thread
+    until the fetch's timeout (a minute here), so a stalled issuer held them all."""
+    with AuthorizationServer() as issuer:
+        issuer.jwks_open.clear()
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        env = {"JWKS_URL": f"{issuer.issuer}/jwks.json", "ISSUER": issuer.issuer,
+               "RESOURCE": url}  # fmt: skip
+        answers: list[httpx.Response] = []
+        answered = threading.Condition()
+
+        init = rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                  "clientInfo": {"name": "e2e", "version": "1"}})  # fmt: skip
+
+        def call() -> None:
+            response = post(url, init, issuer.mint(url))
+            with answered:
+                answers.append(response)
+                answered.notify_all()
+
+        with start_server("tests._apps.jwks_stall:create_app()", "gthread", port=port, env=env):
+            threads = [threading.Thread(target=call, daemon=True) for _ in range(3)]
+            threads[0].start()  # it fetches the JWKS
+            assert issuer.jwks_asked.wait(20)
+            for thread in threads[1:]:  # one waits for that fetch, the other cannot
+                thread.start()
+            with answered:  # a bound on the wait, not a speed: the fetch is held
+                assert answered.wait_for(lambda: answers, timeout=20), "every request waited"
+            assert len(answers) == 1
+            refused = answers[0]
+            assert refused.status_code == 503
+            assert challenge(refused)["error"] == "temporarily_unavailable"
+            issuer.jwks_open.set()
+            for thread in threads:
+                thread.join(30)
+            assert sorted(response.status_code for response in answers) == [200, 200, 503]
 
 
 def test_example_development_issuer() -> None:

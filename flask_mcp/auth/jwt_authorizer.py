@@ -64,6 +64,7 @@ _REASONS: tuple[tuple[type[Exception], str], ...] = (
     (jwt.DecodeError, "the token is not a well-formed JWT"),
 )
 _NO_KEYS = "the signing keys cannot be fetched"
+_UNKNOWN_KEY = "the token was signed with an unknown key (kid)"
 
 
 def check_algorithms(algorithms: t.Iterable[str]) -> tuple[str, ...]:
@@ -93,6 +94,16 @@ class JWKSCache:
     fetch fails the old keys stay in use; without any, tokens are refused as
     ``temporarily_unavailable`` and the next fetch waits ``refetch_interval``
     seconds too, so that an unreachable issuer does not cost a fetch per request.
+
+    One fetch runs at a time, a name resolution that outlived its fetch counted until
+    it ends (a DNS server that never answers leaves one thread, not one per
+    ``refetch_interval``). Up to ``max_waiting`` requests wait for the fetch in flight;
+    past them a request is answered at once from the keys at hand: ``invalid_token``
+    (401) if its key is not among them, ``temporarily_unavailable`` (503) if there are
+    none yet, so that a stalled issuer cannot hold every server thread.
+
+    .. versionchanged:: 0.2.0
+        ``max_waiting``; a fetch's lingering name resolution holds its slot.
     """
 
     def __init__(
@@ -103,6 +114,7 @@ class JWKSCache:
         refetch_interval: float = 30.0,
         timeout: float = 5.0,
         max_bytes: int = 512 * 1024,
+        max_waiting: int = 8,
     ) -> None:
         self.url = url
         self.cache_seconds = cache_seconds
@@ -114,7 +126,12 @@ class JWKSCache:
         self._parsed: dict[tuple[str | None, str], jwt.PyJWK] = {}
         self._expires = 0.0
         self._fetched_at = float("-inf")
+        self.max_waiting = max_waiting
         self._lock = threading.Lock()
+        #: Places for the requests that wait while another one fetches.
+        self._waiting = threading.BoundedSemaphore(max_waiting) if max_waiting else None
+        #: Held by a fetch, and by its name resolution until that ends.
+        self._fetch_slot = threading.BoundedSemaphore(1)
 
     def fetch(self) -> list[dict[str, t.Any]]:
         """Download and parse the key set.
@@ -125,11 +142,21 @@ class JWKSCache:
         a token that waits for the keys.
 
         :raises ValueError: the answer is not a JWKS.
-        :raises OSError: the key set did not arrive within ``timeout`` seconds, or what
-            answers there does not speak HTTP.
+        :raises OSError: the key set did not arrive within ``timeout`` seconds, what
+            answers there does not speak HTTP, or the name resolution of the last fetch
+            still runs.
         """
-        fetch = urllib.request.Request(self.url, headers={"Accept": "application/json"})
+        if not self._fetch_slot.acquire(blocking=False):
+            raise OSError("the name resolution of the previous fetch still runs")
         deadline = Deadline(time.monotonic() + self.timeout)
+        try:
+            return self._download(deadline)
+        finally:
+            deadline.when_resolved(self._fetch_slot.release)
+
+    def _download(self, deadline: Deadline) -> list[dict[str, t.Any]]:
+        """Fetch and parse the key set within ``deadline``; see :meth:`fetch`."""
+        fetch = urllib.request.Request(self.url, headers={"Accept": "application/json"})
         parts: list[bytes] = []
         size = 0
         try:
@@ -180,7 +207,14 @@ class JWKSCache:
         :raises AuthError: no such key (``invalid_token``), or no keys could
             be fetched at all (``temporarily_unavailable``).
         """
-        with self._lock:
+        if not self._lock.acquire(blocking=False):  # another request is fetching
+            if self._waiting is None or not self._waiting.acquire(blocking=False):
+                return self._at_hand(kid, alg)
+            try:
+                self._lock.acquire()
+            finally:
+                self._waiting.release()
+        try:
             now = time.monotonic()
             if self._keys is None and now < self._expires:  # the last fetch failed just now
                 raise AuthError(TEMPORARILY_UNAVAILABLE, _NO_KEYS)
@@ -190,8 +224,22 @@ class JWKSCache:
             if key is None and now - self._fetched_at >= self.refetch_interval:
                 self._refresh(now)
                 key = self._find(kid, alg)
+        finally:
+            self._lock.release()
         if key is None:
-            raise AuthError(INVALID_TOKEN, "the token was signed with an unknown key (kid)")
+            raise AuthError(INVALID_TOKEN, _UNKNOWN_KEY)
+        return key
+
+    def _at_hand(self, kid: str | None, alg: str) -> dict[str, t.Any]:
+        """Return the key among those held now, without waiting for the fetch in flight.
+
+        :raises AuthError: as :meth:`key_for`.
+        """
+        if self._keys is None:
+            raise AuthError(TEMPORARILY_UNAVAILABLE, f"{_NO_KEYS} yet; retry in a few seconds")
+        key = self._find(kid, alg)
+        if key is None:
+            raise AuthError(INVALID_TOKEN, _UNKNOWN_KEY)
         return key
 
     def verifier(self, kid: str | None, alg: str) -> jwt.PyJWK:
@@ -307,6 +355,8 @@ class JWTAuthorizer:
     :param cache_seconds: how long the JWKS is kept.
     :param refetch_interval: least seconds between two fetches for an unknown ``kid``.
     :param timeout: seconds to wait for the JWKS URL.
+    :param max_waiting: requests that wait for a JWKS fetch in flight; the others are
+        answered at once from the keys at hand (see :class:`JWKSCache`).
     :param allow_insecure_http: accept an ``http://`` JWKS URL outside localhost.
     :param token_cache_size: verified tokens remembered (0: verify every request).
     :param token_cache_seconds: longest time a verified token is trusted without being
@@ -332,6 +382,7 @@ class JWTAuthorizer:
         cache_seconds: float = 300.0,
         refetch_interval: float = 30.0,
         timeout: float = 5.0,
+        max_waiting: int = 8,
         allow_insecure_http: bool = False,
         token_cache_size: int = 10_000,
         token_cache_seconds: float = 60.0,
@@ -348,6 +399,7 @@ class JWTAuthorizer:
             cache_seconds=cache_seconds,
             refetch_interval=refetch_interval,
             timeout=timeout,
+            max_waiting=max_waiting,
         )
 
     @classmethod
