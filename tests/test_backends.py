@@ -880,6 +880,48 @@ def test_lost_redis_raises_backend_unavailable_fast() -> None:
     backend.close()
 
 
+@pytest.mark.redis
+def test_a_redis_that_timed_out_fails_best_effort_writes_at_once() -> None:
+    """Once a command timed out, a best-effort write (a notification) fails at once, before
+    reaching Redis, for the socket timeout; a write that must succeed still tries, and a
+    command that succeeds ends the window. Every Redis backend shares the layer: its window
+    is the socket timeout of its client, standalone, Sentinel or Cluster (the Cluster's:
+    ``tests/test_redis_cluster.py``). End to end: ``tests/test_e2e_faults.py``."""
+    redis = pytest.importorskip("redis")
+    from flask_mcp.backends.base import best_effort
+    from flask_mcp.backends.redis import RedisBackend
+    from flask_mcp.backends.redis.codec import Unreachable
+
+    port = _closed_port()
+    for url, window in (
+        (f"redis://127.0.0.1:{port}/0?socket_timeout=1.5", 1.5),
+        (f"redis+sentinel://127.0.0.1:{port}/mymaster/0", 5.0),
+    ):
+        backend = RedisBackend.from_url(url, check=False)
+        assert backend.commands.unreachable.window == window, url
+        backend.close()
+    unreachable = Unreachable(lambda: "here", 60)
+    sent: list[str] = []
+    with pytest.raises(BackendUnavailable, match="is unreachable: Timeout"), unreachable:
+        raise redis.exceptions.TimeoutError("Timeout reading from socket")
+    for _ in range(2):
+        with (
+            pytest.raises(BackendUnavailable, match="timed out a moment ago"),
+            best_effort(),
+            unreachable,
+        ):
+            sent.append("notification")
+    with unreachable:  # must succeed: tried, and it succeeds
+        sent.append("answer")
+    with best_effort(), unreachable:
+        sent.append("notification")
+    with pytest.raises(BackendUnavailable, match="Connection refused"), unreachable:
+        raise redis.exceptions.ConnectionError("Connection refused")  # fails fast anyway
+    with best_effort(), unreachable:
+        sent.append("notification")
+    assert sent == ["answer", "notification", "notification"]
+
+
 @pytest.fixture
 def redis_pair(redis_backend_url: str) -> t.Iterator[tuple[t.Any, t.Any]]:
     """Two ``RedisBackend`` workers on a fresh prefix; their keys are deleted afterwards."""

@@ -10,7 +10,7 @@ call returns or raises (never hangs), with the answer the design promises:
   the calls on the other workers get their results;
 - a Redis killed and restarted from its AOF, or frozen (SIGSTOP) then thawed, leaves
   every call with its result once Redis is back (the progress and log messages sent
-  meanwhile are dropped);
+  meanwhile are dropped; while it is frozen, 20 in a row cost one socket timeout, not 20);
 - a Redis outage longer than ``worker_timeout`` sweeps no live worker: the results
   of calls that ran through it are delivered;
 - a gthread worker with every stream slot held still runs new streaming calls, each
@@ -69,6 +69,8 @@ STOPPED = "worker running this request stopped"
 #: What an error answering a call whose handler had started says instead of "retry".
 IN_PART = "the request may have been carried out in part"
 STORE = "the session store is unavailable"
+#: What a best-effort write says that failed at once, Redis having timed out a moment ago.
+STALLED = "timed out a moment ago"
 #: Seconds within which every call must return or raise; a hang fails the test.
 HANG = 60
 
@@ -512,17 +514,29 @@ def test_readiness_answers_503_while_redis_is_full(serve: t.Any) -> None:
 
 
 def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:
-    """With Redis frozen (SIGSTOP), a request waits for the session lookup alone.
+    """With Redis frozen (SIGSTOP), a request waits for the session lookup alone, and a
+    handler's notifications cost one socket timeout together, not one each.
 
-    It used to read the shared registry log first (every request past a second did),
-    wait the socket timeout there, log "Could not replay the other workers' registry
+    The request used to read the shared registry log first (every request past a second
+    did), wait the socket timeout there, log "Could not replay the other workers' registry
     changes", then wait the timeout again for its session: its 503 came after 10 s, not
     5. Now the log is read only when a change was announced (issue 33).
+
+    A handler reporting progress 20 times in a row while Redis is frozen used to wait the
+    socket timeout for each report it then dropped: 100 s before its result. Once a command
+    of the worker timed out, a best-effort write fails at once for a socket timeout (or
+    until a command succeeds): at most one of the 20 waits.
     """
     port = free_port()
+    marks = os.path.join(tempfile.mkdtemp(prefix="flask-mcp-marks-"), "marks")
+    Path(marks).write_text("", encoding="utf-8")
     with redis_server(port, missing="needs redis-server for the Redis fault tests") as proc:
         # gthread: a gevent worker serves a session it served a moment ago from memory
-        env = backend_env(f"redis://127.0.0.1:{port}/0")
+        env = {
+            **backend_env(f"redis://127.0.0.1:{port}/0"),
+            "FAULTS_MARKS": marks,
+            "FAULTS_DEBUG_LOG": "1",
+        }
         server = serve(APP, "gthread", workers=1, env=env)
         with httpx.Client(timeout=HANG) as http:
             headers = start_session(http, server.url)
@@ -537,20 +551,50 @@ def test_a_frozen_redis_costs_one_socket_timeout_not_two(serve: t.Any) -> None:
             watcher.close()
             time.sleep(0.5)  # the watcher registers its channel once the listener is up
             assert call(http, server.url, headers, "pid").status_code == 200
+            params = {"name": "burst", "arguments": {"count": 20}, "_meta": {"progressToken": 1}}
+            message = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}
+            bursts: list[httpx.Response] = []
+            burst = threading.Thread(
+                target=lambda: bursts.append(http.post(server.url, headers=headers, json=message))
+            )
+            burst.start()
+            deadline = time.monotonic() + HANG
+            while "burst" not in Path(marks).read_text(encoding="utf-8").split():
+                assert time.monotonic() < deadline and burst.is_alive(), bursts
+                time.sleep(0.02)
             time.sleep(1.5)  # past the old one-second interval of the registry read
             os.kill(proc.pid, signal.SIGSTOP)
             try:
+                with open(marks, "a", encoding="utf-8") as file:
+                    file.write("go\n")  # the handler reports progress 20 times
                 started = time.monotonic()
                 response = call(http, server.url, headers, "pid")
                 waited = time.monotonic() - started
+                # Four socket timeouts: one wait (two, should the lookup's and a report's
+                # overlap), not the 20 of one a report.
+                deadline = time.monotonic() + 4 * 5
+                while "sent" not in Path(marks).read_text(encoding="utf-8").split():
+                    assert time.monotonic() < deadline, "each report waited the socket timeout"
+                    time.sleep(0.05)
             finally:
                 os.kill(proc.pid, signal.SIGCONT)
+            burst.join(HANG)
             assert response.status_code == 503, response.text
             assert call(http, server.url, headers, "pid").status_code == 200  # thawed
+    (answer,) = bursts
+    assert answer.status_code == 200, answer.text
     log = server.log()
     assert "registry changes" not in log, server.log_tail(40)
     assert "Traceback" not in log, server.log_tail(80)
-    print(f"Redis SIGSTOP: 503 after {waited:.1f}s (one socket timeout: 5 s)")
+    dropped = [line for line in log.splitlines() if "Dropped notifications/progress" in line]
+    waits = [line for line in dropped if "Timeout" in line]
+    assert len(dropped) == 20, server.log_tail(40)
+    assert len(waits) <= 1 and len(dropped) - len(waits) >= 19, dropped
+    assert all(STALLED in line for line in dropped if line not in waits), dropped
+    print(
+        f"Redis SIGSTOP: 503 after {waited:.1f}s (one socket timeout: 5 s); 20 progress "
+        f"reports dropped, {len(waits)} of them after waiting the socket timeout"
+    )
 
 
 def test_a_post_stream_ends_during_a_long_redis_stall_and_resumes_after(serve: t.Any) -> None:

@@ -204,6 +204,28 @@ def collect_ended() -> cabc.Iterator[list[tuple[str, str]]]:
         _ENDED.reset(token)
 
 
+#: Whether the backend writes made now are best effort (see :func:`best_effort`).
+BEST_EFFORT: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_best_effort", default=False)
+
+
+@contextlib.contextmanager
+def best_effort() -> cabc.Iterator[None]:
+    """Mark the backend writes made in the block as best effort: a notification, which
+    the caller drops when the backend raises
+    :class:`~flask_mcp.errors.BackendUnavailable`.
+
+    A backend that knows its store stalled a moment ago may raise that at once for them,
+    instead of waiting again for a store that does not answer (the Redis backend does,
+    for a socket timeout after one of its commands timed out); the other writes, which
+    must succeed, still try.
+    """
+    token = BEST_EFFORT.set(True)
+    try:
+        yield
+    finally:
+        BEST_EFFORT.reset(token)
+
+
 class Backend(abc.ABC):
     """Shared state of an MCP server, for one process or many."""
 
@@ -557,6 +579,7 @@ def describe_url(url: str) -> str:
 
 
 __all__ = [
+    "BEST_EFFORT",
     "DISCONNECT",
     "END",
     "GENERAL_STREAM",
@@ -575,6 +598,7 @@ __all__ = [
     "SharedLog",
     "Subscription",
     "TooManySubscriptions",
+    "best_effort",
     "collect_ended",
     "describe_url",
     "new_write_id",

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from .. import protocol
 from .. import signals
+from ..backends.base import best_effort
 from ..errors import BackendUnavailable
 from ..errors import CapabilityNotDeclared
 from ..errors import ClientRequestError
@@ -418,10 +419,13 @@ class Context:
         A notification asks for no answer and the client can do without it, so one that
         the session store cannot take (Redis down or failing over) is dropped, with one
         warning per request, and the handler goes on to its result: ending the request
-        there would leave its work half done.
+        there would leave its work half done. While Redis stalls (it took a socket
+        timeout a moment ago), such a notification is dropped at once rather than after
+        waiting the timeout again.
         """
         try:
-            self._run.outbox.emit(jsonrpc.notification(method, params))
+            with best_effort():
+                self._run.outbox.emit(jsonrpc.notification(method, params))
         except BackendUnavailable as exc:
             self._dropped(method, exc)
             return
@@ -744,7 +748,8 @@ class Context:
             and protocol.sends_priming_event(self.protocol_version)
         ):
             try:
-                self._run.outbox.disconnect()
+                with best_effort():
+                    self._run.outbox.disconnect()
             except BackendUnavailable as exc:
                 self._dropped("the end of its stream's connection", exc)
 

@@ -18,6 +18,7 @@ import typing as t
 from .. import protocol
 from .. import signals
 from ..auth import AuthInfo
+from ..backends.base import best_effort
 from ..backends.task_store import TaskQuotaExceeded
 from ..errors import BackendUnavailable
 from ..errors import ClientRequestError
@@ -433,7 +434,8 @@ class TaskContext(Context):
             return True
 
         try:
-            record = store_of(self._state).mutate(self.task_id, change)
+            with best_effort():
+                record = store_of(self._state).mutate(self.task_id, change)
             if record is not None:
                 status_changed(self._state, record)
         except TaskQuotaExceeded:  # advisory: past the caller's bytes, skipped as a log is
@@ -489,7 +491,8 @@ class TaskContext(Context):
             return True
 
         try:
-            store_of(self._state).mutate(self.task_id, change)
+            with best_effort():
+                store_of(self._state).mutate(self.task_id, change)
         except TaskQuotaExceeded:  # not worth failing the task for
             pass
         except BackendUnavailable as exc:  # advisory, as a progress report is

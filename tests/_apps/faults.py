@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from pathlib import Path
 
 from flask import Flask
 
@@ -68,6 +70,20 @@ def ask_later(key: str, seconds: float, ctx: Context) -> str:
     return f"hello {answer.get('content', {}).get('name')}"
 
 
+@mcp.tool()
+def burst(count: int, ctx: Context) -> str:
+    """Note ``burst`` in ``$FAULTS_MARKS``, wait for the line ``go`` there, report progress
+    ``count`` times in a row, then note ``sent``."""
+    note("burst")
+    marks = Path(os.environ["FAULTS_MARKS"])
+    while "go" not in marks.read_text(encoding="utf-8").split():
+        time.sleep(0.05)
+    for step in range(count):
+        ctx.progress(step + 1, count)
+    note("sent")
+    return f"sent {count}"
+
+
 @mcp.tool(task="optional")
 def job(seconds: float, ctx: Context) -> str:
     """A task that reports progress (the task's status message) every 0.2 s for ``seconds``."""
@@ -77,6 +93,10 @@ def job(seconds: float, ctx: Context) -> str:
         time.sleep(0.2)
     return f"job done on {os.getpid()}"
 
+
+if os.environ.get("FAULTS_DEBUG_LOG"):  # each dropped notification, one a line
+    logging.getLogger("flask_mcp").addHandler(logging.StreamHandler())
+    logging.getLogger("flask_mcp").setLevel(logging.DEBUG)
 
 app = Flask(__name__)
 app.config.from_prefixed_env()

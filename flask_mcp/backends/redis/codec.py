@@ -7,6 +7,7 @@ when installed).
 from __future__ import annotations
 
 import dataclasses
+import time
 import typing as t
 
 import redis
@@ -15,6 +16,7 @@ from ...errors import BackendFull
 from ...errors import BackendUnavailable
 from ...json_codec import dumps
 from ...json_codec import loads_stored as loads
+from ..base import BEST_EFFORT
 from ..base import SessionRecord
 
 #: What a command raises while Redis is unreachable, or full: at its ``maxmemory`` with
@@ -28,6 +30,10 @@ UNAVAILABLE = (
     redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
     redis.exceptions.OutOfMemoryError,  # full: answered as an outage until it has room
 )
+
+#: Seconds a command waits for Redis's answer, unless the URL (``?socket_timeout=``) or
+#: the client passed in says otherwise.
+SOCKET_TIMEOUT = 5.0
 
 #: How to end a full Redis's refusals, for the log.
 FULL_FIX = (
@@ -87,36 +93,90 @@ def decode_record(session_id: str, raw: t.Any, surplus: int) -> SessionRecord | 
 
 
 class Unreachable:
-    """Turns the errors of an unreachable Redis into :class:`BackendUnavailable`.
+    """Turns the errors of an unreachable Redis into :class:`BackendUnavailable`, and
+    remembers that Redis stalled.
 
-    One per backend, entered around every command (no generator built each time).
+    One per backend, entered around every command (no generator built each time). Once
+    a command timed out (a Redis that keeps its connections but does not answer: frozen,
+    swapping, or a network that drops packets), a best-effort write
+    (:func:`~flask_mcp.backends.base.best_effort`: a notification) fails at once for
+    ``window`` seconds, instead of waiting the socket timeout again to be dropped: a
+    handler reporting progress 20 times while Redis stalls waits once, not 20 times.
+    Every other command still tries. The window ends as soon as a command succeeds.
 
     :param where: tells where Redis is, for the message.
+    :param window: seconds best-effort writes fail at once after a timeout: the socket
+        timeout (:func:`stall_window`).
     """
 
-    __slots__ = ("where",)
+    __slots__ = ("stalled_until", "where", "window")
 
-    def __init__(self, where: t.Callable[[], str]) -> None:
+    def __init__(self, where: t.Callable[[], str], window: float = SOCKET_TIMEOUT) -> None:
         self.where = where
+        self.window = window
+        #: Until when (:func:`time.monotonic`) best-effort writes fail at once (0: they try).
+        self.stalled_until = 0.0
 
     def __enter__(self) -> None:
+        if self.stalled_until and BEST_EFFORT.get():
+            if time.monotonic() < self.stalled_until:
+                raise BackendUnavailable(
+                    f"Redis at {self.where()} timed out a moment ago (no answer within its "
+                    f"socket timeout); a best-effort write is not sent until a command "
+                    f"succeeds or {self.window:g} s have passed"
+                )
+            self.stalled_until = 0.0
         return None
 
     def __exit__(self, kind: t.Any, exc: BaseException | None, traceback: t.Any) -> None:
+        if exc is None:
+            if self.stalled_until:
+                self.stalled_until = 0.0
+            return
         if isinstance(exc, UNAVAILABLE):
+            if timed_out(exc):
+                self.stalled_until = time.monotonic() + self.window
             full = isinstance(exc, redis.exceptions.OutOfMemoryError)
             error = BackendFull if full else BackendUnavailable
             raise error(unavailable_reason(exc, self.where())) from exc
 
 
+def timed_out(exc: BaseException) -> bool:
+    """Whether ``exc`` comes of a command that timed out (a Redis Cluster client raises
+    another error once its retries are spent: its cause or context then)."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        if isinstance(seen, redis.exceptions.TimeoutError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def stall_window(client: t.Any) -> float:
+    """The socket timeout of ``client`` (a standalone, Sentinel or Cluster client), for
+    :class:`Unreachable`'s window; :data:`SOCKET_TIMEOUT` when it has none."""
+    manager = getattr(client, "nodes_manager", None)  # a Redis Cluster client
+    if manager is not None:
+        kwargs = getattr(manager, "connection_kwargs", {})
+    else:
+        kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+    value = kwargs.get("socket_timeout")
+    return float(value) if value else SOCKET_TIMEOUT
+
+
 __all__ = [
     "FIELDS",
     "FULL_FIX",
+    "SOCKET_TIMEOUT",
     "UNAVAILABLE",
     "Unreachable",
     "decode_record",
     "dumps",
     "loads",
+    "stall_window",
     "text",
+    "timed_out",
     "unavailable_reason",
 ]

@@ -4,7 +4,8 @@ Every part of the backend (sessions, streams, messaging, the stream readers)
 sends through one :class:`RedisCommands`: a script by name (:meth:`RedisCommands.run`),
 many at once in a pipeline (:meth:`RedisCommands.batch`, :meth:`RedisCommands.send`),
 each turning the errors of an unreachable Redis into
-:class:`~flask_mcp.errors.BackendUnavailable`.
+:class:`~flask_mcp.errors.BackendUnavailable` (at once for a best-effort write while
+Redis stalls: see :class:`~.codec.Unreachable`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..base import RESUME_BYTES
 from .batch import Batch
 from .batch import spread
 from .codec import Unreachable
+from .codec import stall_window
 from .connections import trim
 from .keys import Keys
 from .lane import Lane
@@ -67,7 +69,8 @@ class RedisCommands:
         #: The short path of single scripts (standalone Redis only).
         self.lane: Lane | None = lane_for(client)
         self.scripts = {name: client.register_script(body) for name, body in bodies().items()}
-        self.unreachable = Unreachable(lambda: self.where)
+        #: Also remembers that Redis timed out a moment ago, for the best-effort writes.
+        self.unreachable = Unreachable(lambda: self.where, stall_window(client))
         self._worker = ""
         #: Until when this worker's registration counts as fresh, and for which worker id.
         self.registered = (0.0, "")
