@@ -18,6 +18,7 @@ from ...json_codec import dumps
 from ...json_codec import loads_stored as loads
 from ..base import BEST_EFFORT
 from ..base import SessionRecord
+from .connections import SOCKET_TIMEOUT
 
 #: What a command raises while Redis is unreachable, or full: at its ``maxmemory`` with
 #: ``maxmemory-policy noeviction`` (as the deployment docs ask) Redis refuses every write
@@ -30,10 +31,6 @@ UNAVAILABLE = (
     redis.exceptions.ClusterDownError,  # CLUSTERDOWN: slots not served (failover)
     redis.exceptions.OutOfMemoryError,  # full: answered as an outage until it has room
 )
-
-#: Seconds a command waits for Redis's answer, unless the URL (``?socket_timeout=``) or
-#: the client passed in says otherwise.
-SOCKET_TIMEOUT = 5.0
 
 #: How to end a full Redis's refusals, for the log.
 FULL_FIX = (
@@ -169,7 +166,6 @@ def stall_window(client: t.Any) -> float:
 __all__ = [
     "FIELDS",
     "FULL_FIX",
-    "SOCKET_TIMEOUT",
     "UNAVAILABLE",
     "Unreachable",
     "decode_record",

@@ -29,6 +29,11 @@ from redis.retry import Retry
 
 #: Seconds a pooled connection may stay unused before it is closed.
 IDLE_TIMEOUT = 30.0
+#: Seconds a command waits for Redis's answer, unless the URL (``?socket_timeout=``) or
+#: the client passed in says otherwise.
+SOCKET_TIMEOUT = 5.0
+#: Seconds connecting to Redis may take before it is reported unreachable.
+CONNECT_TIMEOUT = 2.0
 #: Idle connections kept open whatever their age, so that bursts do not reconnect.
 MIN_IDLE = 4
 #: Idle connections kept per node of a Redis Cluster (a worker talks to every master).
@@ -112,8 +117,8 @@ def make_client(
     unreachable Redis is reported at once rather than hanging a request.
     """
     options: dict[str, t.Any] = {
-        "socket_timeout": 5.0,
-        "socket_connect_timeout": 2.0,
+        "socket_timeout": SOCKET_TIMEOUT,
+        "socket_connect_timeout": CONNECT_TIMEOUT,
         "retry": retry,
         "max_connections": max_connections,
         "idle_timeout": idle_timeout,
@@ -163,7 +168,7 @@ def make_cluster(
     *,
     retry: t.Any,
     max_connections: int,
-    socket_timeout: float = 5.0,
+    socket_timeout: float = SOCKET_TIMEOUT,
     idle_timeout: float = IDLE_TIMEOUT,
 ) -> RedisCluster:
     """Return a :class:`redis.cluster.RedisCluster` for ``url`` (``redis://`` or ``rediss://``).
@@ -176,7 +181,7 @@ def make_cluster(
     return RedisCluster.from_url(
         url,
         socket_timeout=socket_timeout,
-        socket_connect_timeout=2.0,
+        socket_connect_timeout=CONNECT_TIMEOUT,
         retry=retry,
         max_connections=max_connections,
         connection_pool_class=pool_class,
@@ -202,8 +207,10 @@ def trim(*clients: t.Any) -> None:
 
 __all__ = [
     "CLUSTER_MIN_IDLE",
+    "CONNECT_TIMEOUT",
     "IDLE_TIMEOUT",
     "MIN_IDLE",
+    "SOCKET_TIMEOUT",
     "IdlePool",
     "blocking_twin",
     "fail_fast",

@@ -33,7 +33,9 @@ from ...errors import BackendUnavailable
 from ..base import describe_url
 from .codec import UNAVAILABLE
 from .codec import text
+from .connections import CONNECT_TIMEOUT
 from .connections import IDLE_TIMEOUT
+from .connections import SOCKET_TIMEOUT
 from .connections import make_client
 from .connections import make_cluster
 
@@ -120,8 +122,8 @@ def sentinel_clients(
             f"it takes {', '.join((*OURS, *SENTINEL_OPTIONS))}."
         )
     options: dict[str, t.Any] = {
-        "socket_timeout": 5.0,
-        "socket_connect_timeout": 2.0,
+        "socket_timeout": SOCKET_TIMEOUT,
+        "socket_connect_timeout": CONNECT_TIMEOUT,
         "retry": retry,
         "db": db,
         "ssl": tls,
