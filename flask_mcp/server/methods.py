@@ -121,11 +121,13 @@ class CoreMethods:
         self.info = info
         #: What wraps the run of a tool after validation, outermost first (Tasks).
         self.tool_interceptors: list[ToolCallInterceptor] = []
-        #: What answers a call whose arguments failed validation, or that a middleware
-        #: refused with a ``ToolError``, given the call and its ``isError`` result
-        #: (Tasks: a 2025-11-25 call that asks for a task gets one, failed with that
-        #: result); ``None``: the ``isError`` result itself.
+        #: What answers a call whose arguments failed validation, given the call and its
+        #: ``isError`` result (Tasks: a 2025-11-25 call that asks for a task gets one,
+        #: failed with that result); ``None``: the ``isError`` result itself.
         self.refuse_arguments: ToolCallRefusal | None = None
+        #: The same for a call of a known tool that a middleware refused with a
+        #: ``ToolError`` (:meth:`refuse_tool_call`).
+        self.refuse_vetoed: ToolCallRefusal | None = None
 
     def records(self) -> list[MethodRecord]:
         """Return the record of each core method: its handler, eras, user code, capability."""
@@ -314,27 +316,17 @@ class CoreMethods:
         """Answer a ``tools/call`` a middleware refused before it ran (``refused``: the
         ``isError`` result of its :class:`~flask_mcp.ToolError`).
 
-        A 2025-11-25 call with ``params.task`` of a known tool, no task made yet, goes
-        to :attr:`refuse_arguments` (Tasks: the task is created, failed with
-        ``refused``, as the spec requires a ``CreateTaskResult`` there); any other call
-        gets ``refused`` itself.
+        A call of a known tool goes to :attr:`refuse_vetoed`, which decides its form
+        (Tasks: a 2025-11-25 call that asks for a task gets one, failed with
+        ``refused``); any other call gets ``refused`` itself.
         """
-        params = call.params
-        name = params.get("name")
-        if (
-            self.refuse_arguments is None
-            or call.era != protocol.HANDSHAKE
-            or params.get("task") is None
-            or call.created_task is not None
-            or not isinstance(name, str)
-        ):
+        name = call.params.get("name")
+        tool = self.registry.tools.get(name) if isinstance(name, str) else None
+        if tool is None or self.refuse_vetoed is None:
             return refused
-        tool = self.registry.tools.get(name)
-        if tool is None:
-            return refused
-        arguments = params.get("arguments")
+        arguments = call.params.get("arguments")
         arguments = arguments if isinstance(arguments, dict) else {}
-        return self.refuse_arguments(ToolCall(call, tool, arguments, {}), refused)
+        return self.refuse_vetoed(ToolCall(call, tool, arguments, {}), refused)
 
     def intercept(self, tool_call: ToolCall) -> dict[str, t.Any]:
         """Run ``tool_call`` through the tool-call interceptors, then the tool.

@@ -102,6 +102,7 @@ class Tasks(Extension):
     def setup(self, mcp: t.Any) -> None:
         self._mcp = mcp
         mcp.dispatcher.core.refuse_arguments = self.refuse_arguments
+        mcp.dispatcher.core.refuse_vetoed = self.refuse_vetoed
 
     # -- tools/call as a task -------------------------------------------------------
 
@@ -166,9 +167,8 @@ class Tasks(Extension):
     intercept_tool_call.keeps_tool_results = True  # type: ignore[attr-defined]
 
     def refuse_arguments(self, tool_call: ToolCall, refused: dict[str, t.Any]) -> dict[str, t.Any]:
-        """Answer a ``tools/call`` whose arguments failed validation, or that a middleware
-        refused with a ``ToolError`` (``refused``: its ``isError`` result), in the form
-        the call's task mode asks for.
+        """Answer a ``tools/call`` whose arguments failed validation (``refused``: its
+        ``isError`` result) in the form the call's task mode asks for.
 
         The tool's task mode is checked first, as for valid arguments (-32601, -32021).
         At 2025-11-25 a call that asks for a task gets one: a receiver that accepts a
@@ -179,42 +179,87 @@ class Tasks(Extension):
         """
         if self.flavour(tool_call.call, tool_call.tool) != _tasks.V2025:
             return refused
-        return self.create_task(tool_call, _tasks.V2025, refused=refused)
+        return self._failed_task(tool_call, refused)
+
+    def refuse_vetoed(self, tool_call: ToolCall, refused: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Answer a ``tools/call`` of a known tool that a middleware refused with a
+        ``ToolError`` (``refused``: its ``isError`` result).
+
+        The middleware ran before the task mode was checked: only a 2025-11-25 call that
+        asks for a task (``params.task``), none made yet, is answered as
+        :meth:`refuse_arguments` answers; any other gets ``refused`` itself.
+        """
+        call = tool_call.call
+        if (
+            call.era != protocol.HANDSHAKE
+            or call.params.get("task") is None
+            or call.created_task is not None
+        ):
+            return refused
+        return self.refuse_arguments(tool_call, refused)
 
     def create_task(
-        self,
-        tool_call: ToolCall,
-        flavour: str,
-        call_next: ToolCallNext | None = None,
-        *,
-        refused: dict[str, t.Any] | None = None,
+        self, tool_call: ToolCall, flavour: str, call_next: ToolCallNext
     ) -> dict[str, t.Any]:
         """Create the task of a ``tools/call``, start it, and return the ``CreateTaskResult``.
 
-        :param refused: the ``isError`` result the task fails with at once, instead of
-            running ``call_next`` (arguments that failed validation, 2025-11-25). A
-            :class:`~flask_mcp.ToolError` from the tool's ``prepare=`` at 2025-11-25
-            ends the same way; an :class:`~flask_mcp.MCPError` from it is the answer.
+        A :class:`~flask_mcp.ToolError` from the tool's ``prepare=`` at 2025-11-25 is a
+        task failed at once with it (:meth:`_failed_task`); at 2026-07-28, and for an
+        :class:`~flask_mcp.MCPError` from it, it is the answer.
         """
         call, tool = tool_call.call, tool_call.tool
         dispatcher = self._mcp.dispatcher
         state = call.state
-        settings = state.settings
         executor: _tasks.Executor | None = getattr(state, "task_executor", None)
-        if refused is None and executor is None:
+        if executor is None:
             raise MCPError(INTERNAL_ERROR, "No task executor is configured for this app.")
-        if refused is None and executor is not None and not executor.has_room(state):
+        if not executor.has_room(state):
             raise MCPError(INTERNAL_ERROR, _tasks.BUSY)
         prepared = None
-        if tool.prepare is not None and refused is None:
+        if tool.prepare is not None:
             try:
                 prepared = dispatcher.call_user(tool.prepare, call, None, (call.ctx,))
             except ToolError as exc:
                 if flavour != _tasks.V2025:
                     raise  # 2026-07-28: the server decides; the isError result at once
                 # The client asked for a task: it gets one, failed with the tool error.
-                refused = error_result(str(exc) or type(exc).__name__)
-                return self.create_task(tool_call, flavour, refused=refused)
+                return self._failed_task(tool_call, error_result(str(exc) or type(exc).__name__))
+        record = self._store_task(tool_call, flavour, prepared)
+
+        def body(task_call: Call) -> dict[str, t.Any]:
+            task_call.scopes = call.scopes  # what require_scopes() adds to
+            return call_next(dataclasses.replace(tool_call, call=task_call))
+
+        executor.start(dispatcher, call, record, _tasks.asking_url_elicitations(body))
+        immediate_ms = state.settings.task_immediate_ms
+        if flavour == _tasks.V2026 and immediate_ms:
+            finished = _tasks.finished_within(state, record["taskId"], immediate_ms)
+            if finished is not None:
+                return finished
+        task = _tasks.wire(record, detailed=False)
+        if flavour == _tasks.V2025:
+            return {"task": task}
+        return {"resultType": "task", **task}
+
+    def _failed_task(self, tool_call: ToolCall, refused: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Create the 2025-11-25 task of a ``tools/call`` refused before it ran, failed at
+        once with ``refused`` (its ``isError`` result), and return the ``CreateTaskResult``.
+
+        Nothing runs, so no executor is needed; the answer shows the task as created.
+        """
+        record = self._store_task(tool_call, _tasks.V2025, None)
+        task = _tasks.wire(record, detailed=False)
+        _tasks.settle(tool_call.call.state, record["taskId"], {"result": refused})
+        return {"task": task}
+
+    def _store_task(self, tool_call: ToolCall, flavour: str, prepared: t.Any) -> dict[str, t.Any]:
+        """Make the record of a ``tools/call``'s task, ``working``, keep it and return it.
+
+        :raises ~flask_mcp.errors.MCPError: the task store is unavailable (503).
+        """
+        call, tool = tool_call.call, tool_call.tool
+        state = call.state
+        settings = state.settings
         ttl = settings.task_ttl
         asked = call.params.get("task")
         if flavour == _tasks.V2025 and isinstance(asked, dict) and asked.get("ttl") is not None:
@@ -273,27 +318,7 @@ class Tasks(Extension):
             raise store_unavailable() from exc
         call.created_task = record["taskId"]
         signals.send(signals.task_created, state.app, task_id=record["taskId"], tool=tool.name)
-
-        if refused is not None or executor is None or call_next is None:
-            # Nothing runs: the task ends at once. The answer shows it as created.
-            task = _tasks.wire(record, detailed=False)
-            _tasks.settle(state, record["taskId"], {"result": refused or {}})
-            return {"task": task}
-        run_next = call_next
-
-        def body(task_call: Call) -> dict[str, t.Any]:
-            task_call.scopes = call.scopes  # what require_scopes() adds to
-            return run_next(dataclasses.replace(tool_call, call=task_call))
-
-        executor.start(dispatcher, call, record, _tasks.asking_url_elicitations(body))
-        if flavour == _tasks.V2026 and settings.task_immediate_ms:
-            finished = _tasks.finished_within(state, record["taskId"], settings.task_immediate_ms)
-            if finished is not None:
-                return finished
-        task = _tasks.wire(record, detailed=False)
-        if flavour == _tasks.V2025:
-            return {"task": task}
-        return {"resultType": "task", **task}
+        return record
 
     # -- the tasks/* methods ----------------------------------------------------------
 
