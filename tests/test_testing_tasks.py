@@ -170,13 +170,32 @@ def test_2026_manual_answers_with_answer_task() -> None:
         assert client.task_result(task)["content"][0]["text"] == "ok=False"
 
 
-def test_2026_a_call_answered_at_once_is_a_finished_task() -> None:
+def test_a_call_answered_at_once_is_a_finished_task() -> None:
+    """Its status is the one its era gives a task that ended so, as flask_mcp.client has it.
+
+    2026-07-28 (the tasks extension): a tool error (``isError``) is ``completed``.
+    2025-11-25 (a server without the ``tasks`` capability ignores ``params.task``): a
+    tool error is ``failed`` (it was ``completed``).
+    """
     app, _ = build(MCP_TASK_IMMEDIATE_MS=5000)
     with MCPTestClient(app, protocol_version="2026-07-28") as client:
         task = client.call_tool_as_task("work")
         assert task["taskId"] == "" and task["status"] == "completed"
         assert client.get_task(task) == task
         assert client.task_result(task)["content"][0]["text"] == "worked 0"
+        task = client.call_tool_as_task("refuse")
+        assert task["taskId"] == "" and task["status"] == "completed", task
+        assert client.task_result(task)["isError"] is True
+    mcp = MCP(name="no-tasks", version="1")
+
+    @mcp.tool()
+    def refuse() -> str:
+        raise ToolError("tool failure")
+
+    with MCPTestClient(make_app(mcp), protocol_version="2025-11-25") as client:
+        task = client.call_tool_as_task("refuse")
+        assert task["taskId"] == "" and task["status"] == "failed", task
+        assert client.task_result(task)["content"][0]["text"] == "tool failure"
 
 
 @pytest.mark.parametrize("version", ERAS)

@@ -620,9 +620,10 @@ class MCPTestClient:
 
         At 2025-11-25 the call carries ``params.task`` (``ttl`` in seconds, when
         given). At 2026-07-28 it declares the tasks extension and the server decides:
-        questions asked before the task starts are answered with the handlers, and a
-        call answered at once comes back as a ``completed`` task without ``taskId``
-        that carries the ``result`` (the other task methods accept it).
+        questions asked before the task starts are answered with the handlers. A call
+        answered at once (in either era) comes back as a task without ``taskId`` that
+        carries the ``result`` (the other task methods accept it): ``completed``, or
+        ``failed`` for a 2025-11-25 tool error (``isError``), as a task of that era ends.
 
         :param meta: goes into ``_meta``, as for :meth:`call_tool`.
         :raises flask_mcp.MCPError: the server refused (-32601: the tool does not run

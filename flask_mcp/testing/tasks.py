@@ -65,14 +65,19 @@ def task_fields(result: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
 def created_task(result: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     """Return the task of a task-augmented ``tools/call`` result, in either flavour.
 
-    A call the server answered at once (2026-07-28: the server decides) becomes a
-    terminal task without ``taskId`` that carries the result.
+    A call the server answered at once (2026-07-28: the server decides; 2025-11-25: a
+    server without the ``tasks`` capability ignores ``params.task``) becomes a terminal
+    task without ``taskId`` that carries the result. Its status is the one the era gives
+    a task that ended with that result, as :mod:`flask_mcp.client` reads it: a tool
+    error (``isError``) is ``completed`` at 2026-07-28 (a result carries ``resultType``;
+    the tasks extension keeps ``failed`` for JSON-RPC errors), ``failed`` at 2025-11-25.
     """
     if isinstance(result.get("task"), dict):  # 2025-11-25: CreateTaskResult {task}
         return task_fields(result["task"])
     if result.get("resultType") == "task":  # 2026-07-28: the task inline
         return task_fields(result)
-    return {"taskId": "", "status": "completed", "result": dict(result)}
+    failed = result.get("isError") is True and "resultType" not in result
+    return {"taskId": "", "status": "failed" if failed else "completed", "result": dict(result)}
 
 
 def task_id_of(task: t.Mapping[str, t.Any] | str) -> str:
