@@ -19,6 +19,7 @@ from mcp import Client
 from flask_mcp.client import TasksExtension
 from flask_mcp.client import call_tool_as_task
 from flask_mcp.client import task_result
+from flask_mcp.client import wait_for_task
 
 pytestmark = pytest.mark.e2e
 
@@ -80,7 +81,13 @@ def test_a_task_result_is_its_call_result(target: t.Any) -> None:
     """A task's result was read back from the backend with orjson, which turns an integer
     beyond 64 bits into a float: ``2**70 + 1`` came back as ``1180591620717411303424.0``
     from a task, exact from the call. A task's result is now the call's, to the digit,
-    in both eras (at 2026-07-28 the server makes both calls tasks)."""
+    in both eras (at 2026-07-28 the server makes both calls tasks).
+
+    A middleware's ``ToolError`` after ``call_next`` made the task is the call's
+    ``isError`` result too. At 2025-11-25 it was that plain result, though the server had
+    accepted the task-augmented request (which MUST be answered with a
+    ``CreateTaskResult``) and the task ran on unseen: the task now fails with it, and
+    its run is stopped. At 2026-07-28 the server may answer at once: it does."""
     arguments = {"n": 2**70 + 1, "text": "h\u00e9 \U0001f600 \x00 \u2028 end"}
 
     async def main(mode: str) -> list[t.Any]:
@@ -89,10 +96,20 @@ def test_a_task_result_is_its_call_result(target: t.Any) -> None:
         ) as client:
             called = await client.call_tool("same", arguments)
             task = await call_tool_as_task(client, "same", arguments)
-            return [called, await task_result(client, task, timeout=20)]
+            vetoed = await call_tool_as_task(client, "vetoed", {})
+            return [
+                called,
+                await task_result(client, task, timeout=20),
+                vetoed,
+                await wait_for_task(client, vetoed, timeout=20),
+            ]
 
     for mode in ("legacy", "2026-07-28"):
-        called, result = anyio.run(main, mode)
+        called, result, vetoed, ended = anyio.run(main, mode)
         assert called.structured_content == arguments, mode
         assert result.structured_content == arguments, mode
         assert result.content == called.content, mode
+        assert vetoed.created is (mode == "legacy"), (mode, vetoed)
+        assert ended.status == ("failed" if mode == "legacy" else "completed"), (mode, ended)
+        assert ended.result is not None and ended.result.is_error, (mode, ended)
+        assert ended.result.content[0].text == "vetoed after the call", (mode, ended)  # type: ignore[union-attr]

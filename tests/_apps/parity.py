@@ -6,12 +6,14 @@ Served as ``flask --app tests._apps.parity mcp stdio`` and ``tests._apps.parity:
 
 from __future__ import annotations
 
+import time
 import typing as t
 
 from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp import Context
+from flask_mcp import ToolError
 
 mcp = MCP(name="parity", version="1.0.0")
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
@@ -31,6 +33,25 @@ def logs(ctx: Context) -> str:
 def same(n: int, text: str) -> dict[str, t.Any]:
     """Return the arguments as they came: integers of any size, any text."""
     return {"n": n, "text": text}
+
+
+@mcp.tool(task="optional")
+def vetoed(ctx: Context) -> str:
+    """Run until stopped (at most 30 s); the middleware refuses every call of it after."""
+    for _ in range(3000):
+        if ctx.cancelled:
+            return "stopped"
+        time.sleep(0.01)
+    return "ran"
+
+
+@mcp.middleware
+def veto_after(call: t.Any, call_next: t.Any) -> t.Any:
+    """Refuse a call of ``vetoed`` with a ``ToolError`` once ``call_next`` returned."""
+    result = call_next(call)
+    if call.name == "vetoed":
+        raise ToolError("vetoed after the call")
+    return result
 
 
 def create_app() -> Flask:

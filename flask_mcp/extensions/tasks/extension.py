@@ -185,16 +185,27 @@ class Tasks(Extension):
         """Answer a ``tools/call`` of a known tool that a middleware refused with a
         ``ToolError`` (``refused``: its ``isError`` result).
 
-        The middleware ran before the task mode was checked: only a 2025-11-25 call that
-        asks for a task (``params.task``), none made yet, is answered as
+        Before ``call_next`` the middleware ran before the task mode was checked: only a
+        2025-11-25 call that asks for a task (``params.task``) is answered as
         :meth:`refuse_arguments` answers; any other gets ``refused`` itself.
+
+        After ``call_next`` made the task, the task ends with ``refused`` (its run is
+        stopped) unless it ended first, as a call's result is replaced by it: nothing else
+        would read the task.
+        The request was accepted, so a 2025-11-25 one is answered with the task's
+        ``CreateTaskResult`` (the spec's MUST); at 2026-07-28 the server answers at once.
         """
         call = tool_call.call
-        if (
-            call.era != protocol.HANDSHAKE
-            or call.params.get("task") is None
-            or call.created_task is not None
-        ):
+        if call.created_task is not None:
+            state = call.state
+            record = _tasks.store_of(state).get(call.created_task)
+            if record is None:  # expired meanwhile: there is nothing to end
+                return refused
+            _tasks.settle(state, record["taskId"], {"result": refused})
+            if record["flavour"] != _tasks.V2025:
+                return refused
+            return {"task": _tasks.wire(record, detailed=False)}
+        if call.era != protocol.HANDSHAKE or call.params.get("task") is None:
             return refused
         return self.refuse_arguments(tool_call, refused)
 
