@@ -15,6 +15,7 @@ import mcp_types as types
 import pytest
 from harness import flask_mcp_stdio
 from mcp import Client
+from mcp import MCPError
 
 from flask_mcp.client import TasksExtension
 from flask_mcp.client import call_tool_as_task
@@ -87,7 +88,12 @@ def test_a_task_result_is_its_call_result(target: t.Any) -> None:
     ``isError`` result too. At 2025-11-25 it was that plain result, though the server had
     accepted the task-augmented request (which MUST be answered with a
     ``CreateTaskResult``) and the task ran on unseen: the task now fails with it, and
-    its run is stopped. At 2026-07-28 the server may answer at once: it does."""
+    its run is stopped. At 2026-07-28 the server may answer at once: it does.
+
+    One raised before ``call_next`` on a plain call of a ``required`` tool was that
+    ``isError`` result at 2025-11-25, where the spec says the server MUST answer -32601
+    (as it did for arguments that failed validation): the task mode is checked first
+    now. At 2026-07-28 the server can answer without a task, so it does (no -32021)."""
     arguments = {"n": 2**70 + 1, "text": "h\u00e9 \U0001f600 \x00 \u2028 end"}
 
     async def main(mode: str) -> list[t.Any]:
@@ -97,15 +103,20 @@ def test_a_task_result_is_its_call_result(target: t.Any) -> None:
             called = await client.call_tool("same", arguments)
             task = await call_tool_as_task(client, "same", arguments)
             vetoed = await call_tool_as_task(client, "vetoed", {})
+            try:
+                before: t.Any = await client.call_tool("vetoed_before", {})
+            except MCPError as exc:
+                before = exc.code
             return [
                 called,
                 await task_result(client, task, timeout=20),
                 vetoed,
                 await wait_for_task(client, vetoed, timeout=20),
+                before,
             ]
 
     for mode in ("legacy", "2026-07-28"):
-        called, result, vetoed, ended = anyio.run(main, mode)
+        called, result, vetoed, ended, before = anyio.run(main, mode)
         assert called.structured_content == arguments, mode
         assert result.structured_content == arguments, mode
         assert result.content == called.content, mode
@@ -113,3 +124,7 @@ def test_a_task_result_is_its_call_result(target: t.Any) -> None:
         assert ended.status == ("failed" if mode == "legacy" else "completed"), (mode, ended)
         assert ended.result is not None and ended.result.is_error, (mode, ended)
         assert ended.result.content[0].text == "vetoed after the call", (mode, ended)  # type: ignore[union-attr]
+        if mode == "legacy":
+            assert before == -32601, before
+        else:
+            assert before.is_error and before.content[0].text == "vetoed before the call", before

@@ -45,9 +45,18 @@ def vetoed(ctx: Context) -> str:
     return "ran"
 
 
+@mcp.tool(task="required")
+def vetoed_before() -> str:
+    """Run as a task only; the middleware refuses every call of it before it runs."""
+    return "ran"
+
+
 @mcp.middleware
-def veto_after(call: t.Any, call_next: t.Any) -> t.Any:
-    """Refuse a call of ``vetoed`` with a ``ToolError`` once ``call_next`` returned."""
+def veto(call: t.Any, call_next: t.Any) -> t.Any:
+    """Refuse a call of ``vetoed_before`` with a ``ToolError`` before ``call_next``, and
+    one of ``vetoed`` once ``call_next`` returned."""
+    if call.name == "vetoed_before":
+        raise ToolError("vetoed before the call")
     result = call_next(call)
     if call.name == "vetoed":
         raise ToolError("vetoed after the call")

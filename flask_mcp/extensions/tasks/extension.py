@@ -185,9 +185,11 @@ class Tasks(Extension):
         """Answer a ``tools/call`` of a known tool that a middleware refused with a
         ``ToolError`` (``refused``: its ``isError`` result).
 
-        Before ``call_next`` the middleware ran before the task mode was checked: only a
-        2025-11-25 call that asks for a task (``params.task``) is answered as
-        :meth:`refuse_arguments` answers; any other gets ``refused`` itself.
+        Before ``call_next``, a 2025-11-25 call is answered as :meth:`refuse_arguments`
+        answers: the task mode is checked first (-32601: the spec's MUST for a
+        ``required`` tool called without ``params.task``), and a call that asks for a
+        task gets one, failed with ``refused``. At 2026-07-28 the server can answer
+        without a task (no -32021), so ``refused`` is the answer.
 
         After ``call_next`` made the task, the task ends with ``refused`` (its run is
         stopped) unless it ended first, as a call's result is replaced by it: nothing else
@@ -205,7 +207,7 @@ class Tasks(Extension):
             if record["flavour"] != _tasks.V2025:
                 return refused
             return {"task": _tasks.wire(record, detailed=False)}
-        if call.era != protocol.HANDSHAKE or call.params.get("task") is None:
+        if call.era != protocol.HANDSHAKE:
             return refused
         return self.refuse_arguments(tool_call, refused)
 
