@@ -223,8 +223,15 @@ def test_a_wait_times_out_and_a_cancel_stops_the_task(everything: Server, mode: 
 def test_2025_a_task_call_gives_up_after_the_sessions_read_timeout(serve: t.Any) -> None:
     """A frozen server (gthread, SIGSTOP): the task-augmented ``tools/call`` of 2025-11-25,
     sent beside ``send_request``, waits the client's ``read_timeout_seconds`` as every
-    other request does, not the transport's five-minute read timeout."""
-    server = serve("examples.everything:app", "gthread")
+    other request does, not the transport's five-minute read timeout.
+
+    Once a 2025-11-25 request has timed out, ``mcp`` 2.3.0 POSTs its cancel notification
+    in the transport's writer itself, which the frozen server holds: every later request
+    waits to be written, and the SDK's read timeout only starts once it is. The helpers
+    bound the whole request: the session's read timeout, or their ``read_timeout=``.
+    (``--keep-alive 60``: the thawed worker would close, under the next request, the
+    connections that were idle while it was frozen.)"""
+    server = serve("examples.everything:app", "gthread", extra_args=["--keep-alive", "60"])
 
     async def main() -> None:
         async with Client(server.url, mode="legacy", read_timeout_seconds=1) as c:
@@ -234,6 +241,8 @@ def test_2025_a_task_call_gives_up_after_the_sessions_read_timeout(serve: t.Any)
             try:
                 with pytest.raises(MCPError, match="timed out"):
                     await call_tool_as_task(c, "slow_compute", {"seconds": 0.1})
+                with pytest.raises(MCPError, match="'tasks/list' timed out"):
+                    await list_tasks(c, read_timeout=0.5)  # behind the cancel notification
             finally:
                 os.killpg(server.process.pid, signal.SIGCONT)
             assert (await get_task(c, task)).status == "completed"  # the session goes on

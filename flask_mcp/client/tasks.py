@@ -140,12 +140,17 @@ async def _call_2026(
     )
 
 
-async def get_task(client: ClientSession | Client, task: Task | str) -> Task:
+async def get_task(
+    client: ClientSession | Client, task: Task | str, *, read_timeout: float | None = None
+) -> Task:
     """Ask the server for the task's current state (``tasks/get``).
 
     At 2026-07-28 a terminal task carries its result or error, and an ``input_required``
     one its questions. A 2025-11-25 task's outcome comes from :func:`wait_for_task`.
 
+    :param read_timeout: seconds to wait for the server's answer (default: the client's
+        ``read_timeout_seconds``, none unless it was given); ``MCPError`` (-32001,
+        "timed out") after it.
     :raises MCPError: the server does not know the task (-32602: unknown, expired, or
         another caller's).
     """
@@ -154,9 +159,10 @@ async def get_task(client: ClientSession | Client, task: Task | str) -> Task:
         return task
     task_id = task.task_id if isinstance(task, Task) else task
     if is_modern(session):
-        return from_2026(await send(session, GetTask(params=TaskParams(task_id=task_id))))
-    request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
-    return from_2025(await send(session, request))
+        request = GetTask(params=TaskParams(task_id=task_id))
+        return from_2026(await send(session, request, read_timeout))
+    legacy = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+    return from_2025(await send(session, legacy, read_timeout))
 
 
 async def wait_for_task(
@@ -271,12 +277,17 @@ async def answer_task(
     client: ClientSession | Client,
     task: Task | str,
     responses: t.Mapping[str, types.InputResponse],
+    *,
+    read_timeout: float | None = None,
 ) -> None:
     """Answer some of a 2026-07-28 task's ``inputRequests`` by key (``tasks/update``).
 
     For answers the client's callbacks do not give; :func:`wait_for_task` answers with
     those on its own.
 
+    :param read_timeout: seconds to wait for the server's answer (default: the client's
+        ``read_timeout_seconds``, none unless it was given); ``MCPError`` (-32001,
+        "timed out") after it.
     :raises TaskError: at 2025-11-25, where answers go back on the ``tasks/result``
         stream (use :func:`wait_for_task`).
     """
@@ -288,15 +299,20 @@ async def answer_task(
         )
     task_id = task.task_id if isinstance(task, Task) else task
     params = UpdateTaskParams(task_id=task_id, input_responses=dict(responses))
-    await send(session, UpdateTask(params=params))
+    await send(session, UpdateTask(params=params), read_timeout)
 
 
-async def cancel_task(client: ClientSession | Client, task: Task | str) -> Task:
+async def cancel_task(
+    client: ClientSession | Client, task: Task | str, *, read_timeout: float | None = None
+) -> Task:
     """Ask the server to cancel the task (``tasks/cancel``); return the task's state after.
 
     Cancellation is cooperative: a 2026-07-28 server acknowledges first and the task
     may still end otherwise (poll it); a 2025-11-25 server answers with the task.
 
+    :param read_timeout: seconds to wait for each answer (2026-07-28: ``tasks/cancel``,
+        then ``tasks/get``; default: the client's ``read_timeout_seconds``, none unless
+        it was given); ``MCPError`` (-32001, "timed out") after it.
     :raises MCPError: the task is unknown, or (2025-11-25, -32602) already over.
     """
     session = session_of(client)
@@ -304,15 +320,23 @@ async def cancel_task(client: ClientSession | Client, task: Task | str) -> Task:
         return task
     task_id = task.task_id if isinstance(task, Task) else task
     if is_modern(session):
-        await send(session, CancelTask(params=TaskParams(task_id=task_id)))
-        return await get_task(session, task_id)
+        await send(session, CancelTask(params=TaskParams(task_id=task_id)), read_timeout)
+        return await get_task(session, task_id, read_timeout=read_timeout)
     request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
-    return from_2025(await send(session, request))
+    return from_2025(await send(session, request, read_timeout))
 
 
-async def list_tasks(client: ClientSession | Client, *, cursor: str | None = None) -> TaskPage:
+async def list_tasks(
+    client: ClientSession | Client,
+    *,
+    cursor: str | None = None,
+    read_timeout: float | None = None,
+) -> TaskPage:
     """One page of the caller's tasks (``tasks/list``, 2025-11-25 only).
 
+    :param read_timeout: seconds to wait for the server's answer (default: the client's
+        ``read_timeout_seconds``, none unless it was given); ``MCPError`` (-32001,
+        "timed out") after it.
     :raises TaskError: at 2026-07-28, where the tasks extension has no listing (keep the
         ids of the tasks you create).
     """
@@ -323,7 +347,7 @@ async def list_tasks(client: ClientSession | Client, *, cursor: str | None = Non
             "keep the ids of the tasks you create."
         )
     params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-    raw = await send(session, types.ListTasksRequest(params=params))
+    raw = await send(session, types.ListTasksRequest(params=params), read_timeout)
     return TaskPage([from_2025(item) for item in raw.get("tasks") or []], raw.get("nextCursor"))
 
 

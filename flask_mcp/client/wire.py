@@ -5,18 +5,27 @@ stamps each era's headers and ``_meta`` (the 2026-07-28 capabilities, the tasks 
 among them), and a request model whose ``name_param`` names ``taskId`` makes it send
 ``Mcp-Name: <taskId>``, as SEP-2663 requires of ``tasks/*`` over HTTP. The one exception
 is :func:`send_unvalidated`.
+
+Every request is bounded by its read timeout from the moment it is sent
+(:func:`bounded`): the SDK's own clock starts only once the request is written, and at
+2025-11-25 a request that timed out has its ``notifications/cancelled`` POSTed by the
+transport's writer itself, so a frozen server holds every later write, off that clock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import typing as t
 
+import anyio
 import mcp_types as types
 from mcp import Client
 from mcp import MCPError
 from mcp.client import ClientRequestContext
 from mcp.client import ClientSession
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types import REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import RootModel
 from pydantic import TypeAdapter
@@ -96,16 +105,45 @@ def is_modern(session: ClientSession) -> bool:
     return version in MODERN_PROTOCOL_VERSIONS
 
 
+def read_timeout(session: ClientSession, timeout: float | None) -> float | None:
+    """``timeout``, or else the session's read timeout (``read_timeout_seconds=``, read from
+    ``session._session_read_timeout_seconds``; ``None``: no bound)."""
+    if timeout is not None:
+        return timeout
+    return t.cast("float | None", getattr(session, "_session_read_timeout_seconds", None))
+
+
+@contextlib.contextmanager
+def bounded(method: str, timeout: float | None) -> t.Iterator[None]:
+    """Give up on a request after ``timeout`` seconds from the moment it is sent, with the
+    SDK's own error (``MCPError`` -32001 "Request ... timed out").
+
+    The SDK's clock starts only once the request is written to its transport, and a
+    write can wait on a frozen server (see the module's docstring); giving up cancels
+    the request, and the SDK then tries for at most 5 s to tell the server.
+    """
+    if timeout is None or math.isinf(timeout):
+        yield
+        return
+    try:
+        with anyio.fail_after(timeout):
+            yield
+    except TimeoutError:
+        raise MCPError(REQUEST_TIMEOUT, f"Request {method!r} timed out") from None
+
+
 async def send(
     session: ClientSession, request: t.Any, timeout: float | None = None
 ) -> dict[str, t.Any]:
     """Send ``request`` through the session's public ``send_request``; the raw result.
 
+    :param timeout: seconds to wait in all (default: the session's read timeout).
     :raises MCPError: the server answered with an error; -32021 (the tasks extension
-        was not declared) says how to declare it.
+        was not declared) says how to declare it; -32001: ``timeout`` passed.
     """
     try:
-        raw = await session.send_request(request, Raw, request_read_timeout_seconds=timeout)
+        with bounded(request.method, read_timeout(session, timeout)):
+            raw = await session.send_request(request, Raw, request_read_timeout_seconds=timeout)
         return raw.root
     except MCPError as exc:
         if exc.code != MISSING_CAPABILITY:
@@ -130,8 +168,8 @@ async def send_unvalidated(
     ``ClientSession.call_tool`` has no ``task`` parameter. This sends through the
     session's dispatcher (``session._dispatcher.send_raw_request``), with the
     ``MCP-Protocol-Version`` header the session's handshake stamp would add and, when
-    ``timeout`` is ``None``, the session's read timeout (``read_timeout_seconds=``, read
-    from ``session._session_read_timeout_seconds``), as ``send_request`` would wait.
+    ``timeout`` is ``None``, the session's read timeout (see :func:`read_timeout`), as
+    :func:`send` waits.
 
     :raises TaskError: the installed ``mcp`` is not shaped like 2.3.0.
     """
@@ -144,11 +182,11 @@ async def send_unvalidated(
             "pip install 'Flask-MCP[client]'."
         )
     options: dict[str, t.Any] = {"headers": {MCP_PROTOCOL_VERSION_HEADER: session.protocol_version}}
-    if timeout is None:
-        timeout = getattr(session, "_session_read_timeout_seconds", None)
+    timeout = read_timeout(session, timeout)
     if timeout is not None:
         options["timeout"] = timeout
-    return t.cast("dict[str, t.Any]", await send_raw(method, params, options))
+    with bounded(method, timeout):
+        return t.cast("dict[str, t.Any]", await send_raw(method, params, options))
 
 
 async def answer_inputs(
@@ -188,7 +226,9 @@ __all__ = [
     "UpdateTask",
     "UpdateTaskParams",
     "answer_inputs",
+    "bounded",
     "is_modern",
+    "read_timeout",
     "send",
     "send_unvalidated",
     "session_of",
