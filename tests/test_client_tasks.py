@@ -405,6 +405,8 @@ def test_2026_a_call_answered_at_once_is_a_finished_task(serve: t.Any) -> None:
             assert text(task.result) == "Computed result after 0.1 s"
             assert await get_task(c, task) is task  # nothing to ask the server
             assert await cancel_task(c, task) is task
+            with pytest.raises(TaskError, match="answered the call at once"):
+                await answer_task(c, task, {})  # it has no questions, nor an id to send
             assert text(await task_result(c, task, timeout=5)) == "Computed result after 0.1 s"
 
     run(main)

@@ -289,13 +289,19 @@ async def answer_task(
         ``read_timeout_seconds``, none unless it was given); ``MCPError`` (-32001,
         "timed out") after it.
     :raises TaskError: at 2025-11-25, where answers go back on the ``tasks/result``
-        stream (use :func:`wait_for_task`).
+        stream (use :func:`wait_for_task`); for a task the server never created (it
+        answered the call at once: there is nothing to answer).
     """
     session = session_of(client)
     if not is_modern(session):
         raise TaskError(
             "At 2025-11-25 a task's questions arrive on the tasks/result stream and the "
             "client's callbacks answer them: use wait_for_task() or task_result()."
+        )
+    if isinstance(task, Task) and not task.created:
+        raise TaskError(
+            "The server answered the call at once, without creating a task: it has no "
+            "questions to answer (its result is task.result)."
         )
     task_id = task.task_id if isinstance(task, Task) else task
     params = UpdateTaskParams(task_id=task_id, input_responses=dict(responses))
