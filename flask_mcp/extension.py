@@ -49,6 +49,7 @@ from .server.blueprints import SkillOptions
 from .server.dispatcher import Dispatcher
 from .server.dispatcher import ServerInfo
 from .server.middleware import Middleware
+from .server.registry import KINDS
 from .server.registry import Registry
 from .server.shared_registry import RegistrySync
 from .server.shared_registry import SharedDeclarations
@@ -160,6 +161,7 @@ class MCP(SharedDeclarations):
         #: Runs requests; made from the registry and the server info alone.
         self.dispatcher = Dispatcher(self.registry, self.info)
         self._states: weakref.WeakKeyDictionary[Flask, AppState] = weakref.WeakKeyDictionary()
+        self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         #: The added extensions (:meth:`add_extension`); Tasks and Apps are always there.
         self.extensions = ExtensionSet(self.dispatcher, self.registry)
         self.add_extension(Tasks())
@@ -167,7 +169,6 @@ class MCP(SharedDeclarations):
         #: options of :meth:`tool`); see :doc:`/apps`.
         self.apps = self.add_extension(Apps())
         self._syncs: weakref.WeakKeyDictionary[Flask, RegistrySync] = weakref.WeakKeyDictionary()
-        self.roots_changed_hooks: list[t.Callable[[str], None]] = []
         self._authorizer = authorizer
         #: Runs the handlers of tasks: ``None`` for greenlets or threads of the serving
         #: worker, or a ``flask_mcp.contrib.celery.CeleryExecutor`` (see :doc:`tasks`).
@@ -312,7 +313,8 @@ class MCP(SharedDeclarations):
         then its methods are routed in both eras and over stdio, its capability is
         advertised under ``capabilities.extensions``, and it is listed in
         :attr:`extensions`. When ``setup`` or ``init_app`` raises, the extension is not
-        added: fix the cause and add it again.
+        added and what its ``setup`` declared on this server is taken back: fix the
+        cause and add it again.
 
         :raises TypeError: ``extension`` is not a :class:`~flask_mcp.Extension`.
         :raises ValueError: another extension has its identifier, one of its methods
@@ -324,8 +326,55 @@ class MCP(SharedDeclarations):
             for app in list(self._states):
                 extension.init_app(app, self)
 
-        self.extensions.add(extension, prepare)
+        undo = self._checkpoint()
+        try:
+            self.extensions.add(extension, prepare)
+        except BaseException:
+            undo()  # what setup declared before an init_app refused an app
+            raise
         return extension
+
+    def _checkpoint(self) -> t.Callable[[], None]:
+        """Return what takes the server's declarations back to what they are now.
+
+        Records (tools, resources, templates, prompts, enabled or not) declared since
+        are removed, as :meth:`remove_tool` removes them; completions, middleware, roots
+        hooks, the registry's checks and the refusal of tool arguments are put back.
+        """
+        registry, dispatcher = self.registry, self.dispatcher
+        keys = {kind: {*registry._table(kind), *registry.disabled[kind]} for kind in KINDS}
+        removed = set(registry.removed)
+        completions = dict(registry.completions)
+        hooks: list[tuple[list[t.Any], list[t.Any]]] = [
+            (hook, list(hook))
+            for hook in (
+                registry.removal_checks,
+                registry.enable_checks,
+                dispatcher.middleware.items,
+                self.roots_changed_hooks,
+            )
+        ]
+        refuse_arguments = dispatcher.core.refuse_arguments
+        remove = {
+            "tools": self.remove_tool,
+            "resources": self.remove_resource,
+            "resourceTemplates": self.remove_resource,
+            "prompts": self.remove_prompt,
+        }
+
+        def undo() -> None:
+            for hook, items in hooks:  # first: a check added since would refuse a removal
+                hook[:] = items
+            dispatcher.core.refuse_arguments = refuse_arguments
+            with registry.batch():
+                for kind in KINDS:
+                    for key in {*registry._table(kind), *registry.disabled[kind]} - keys[kind]:
+                        remove[kind](key)
+            registry.removed.intersection_update(removed)  # a capability never declared
+            registry.completions.clear()
+            registry.completions.update(completions)
+
+        return undo
 
     def extension(self, extension_id: str) -> Extension:
         """Return the extension added with the identifier ``extension_id``.

@@ -47,10 +47,11 @@ async def check(target: t.Any, mode: str) -> dict[str, t.Any]:
     seen: dict[str, t.Any] = {}
     async with Client(target, mode=mode, read_timeout_seconds=30) as client:
         if mode == "legacy":
-            extensions = client.server_capabilities.extensions or {}
+            capabilities = client.server_capabilities.model_dump(exclude_none=True)
         else:
-            extensions = (await call(client, "server/discover"))["capabilities"]["extensions"]
-        seen["extensions"] = extensions
+            capabilities = (await call(client, "server/discover"))["capabilities"]
+        seen["extensions"] = capabilities.get("extensions", {})
+        seen["prompts"] = "prompts" in capabilities  # Picky's setup declared one, taken back
         seen["echo"] = await call(client, "echo/ping", x=41)
         with pytest.raises(MCPError) as refused:
             await call(client, "strict/settings")
@@ -60,6 +61,7 @@ async def check(target: t.Any, mode: str) -> dict[str, t.Any]:
         seen["fail"] = (failed.value.error.code, failed.value.error.message)
         tools = await client.list_tools()
         seen["meta"] = tools.tools[0].meta
+        seen["tools"] = [tool.name for tool in tools.tools]
         resources = await client.list_resources()
         seen["listed"] = [str(item.uri) for item in resources.resources]
         templates = await client.list_resource_templates()
@@ -87,7 +89,9 @@ def expected(mode: str) -> dict[str, t.Any]:
             -32603,
             "Internal error in extension method 'strict/fail'. The server log has the details.",
         ),
+        "prompts": False,
         "meta": {"com.example/badge": "gold"},
+        "tools": ["shout"],
         "listed": ["public://readme"],
         "templates": [],
         "hidden": "the plan",
@@ -300,6 +304,64 @@ def test_setup_and_init_app_hooks_run() -> None:
     assert mcp.extension(Refused.id) is refused
     with MCPTestClient(first) as client:
         assert client.request("refused/ping") == {}
+
+
+def test_refused_init_app_takes_back_what_setup_declared() -> None:
+    # setup succeeded, then init_app refused an app registered already: what setup
+    # declared on the server (records, completions, middleware, hooks) goes too.
+    class Declaring(Extension):
+        id = "com.example/declaring"
+        refuse = True
+
+        def setup(self, mcp: t.Any) -> None:
+            mcp.add_tool(lambda: "", name="declared_tool")
+            mcp.add_resource(lambda: "", "declared://static", name="static")
+            mcp.add_resource(lambda x: x, "declared://items/{x}", name="items")
+            mcp.add_prompt(lambda: "", name="declared_prompt")
+            mcp.completion("prompt", "declared_prompt")(lambda argument, value, context: [])
+            mcp.middleware(lambda call, call_next: call_next(call))
+            mcp.on_roots_changed(lambda session_id: None)
+            mcp.registry.removal_checks.append(self.keep)
+            mcp.registry.enable_checks.append(lambda enabled, moving: None)
+            mcp.dispatcher.core.refuse_arguments = lambda tool_call, refused: {}
+
+        def keep(self, kind: str, key: str) -> None:
+            if key.startswith("declared"):
+                raise ValueError("declared by the extension")
+
+        def init_app(self, app: Flask, mcp: t.Any) -> None:
+            if self.refuse:
+                raise ValueError("refused")
+
+    mcp = MCP(name="s", version="1")
+    app = Flask("declaring")
+    mcp.init_app(app)
+    registry = mcp.registry
+
+    def server() -> t.Any:
+        return (
+            {kind: sorted(registry._table(kind)) for kind in ("tools", "resources")},
+            sorted(registry.templates),
+            sorted(registry.prompts),
+            dict(registry.completions),
+            sorted(registry.removed),
+            list(mcp.dispatcher.middleware.items),
+            list(mcp.roots_changed_hooks),
+            list(registry.removal_checks),
+            list(registry.enable_checks),
+            mcp.dispatcher.core.refuse_arguments,
+            [mcp.capabilities(era) for era in ("handshake", "stateless")],
+        )
+
+    before = server()
+    with pytest.raises(ValueError, match="refused"):
+        mcp.add_extension(Declaring())
+    assert server() == before
+    fixed = Declaring()
+    fixed.refuse = False
+    assert mcp.add_extension(fixed) is fixed  # nothing of the refused one is in the way
+    with MCPTestClient(app) as client:
+        assert [tool["name"] for tool in client.request("tools/list")["tools"]] == ["declared_tool"]
 
 
 class Badges(Extension):

@@ -182,8 +182,10 @@ class Extension:
         """Declare what the extension adds to ``mcp`` (once, from ``mcp.add_extension``).
 
         Its tool options are accepted already; its methods and capability are not
-        wired in yet. When it raises, the extension is not added: check everything
-        before declaring anything, so that nothing is left on ``mcp`` either.
+        wired in yet. When it or an :meth:`init_app` raises, the extension is not
+        added, and what it declared on ``mcp`` (tools, resources, templates, prompts,
+        completions, middleware, roots hooks) is taken back; what it keeps on itself
+        is its own to forget.
         """
 
     def init_app(self, app: Flask, mcp: t.Any) -> None:

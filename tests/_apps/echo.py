@@ -4,11 +4,14 @@
 - ``Strict``: a method only for callers that declared the extension (-32021 otherwise),
   which answers with the caller's settings for it;
 - ``Badge``: a tool option (``badge=``) that lands in the tool's ``_meta``;
-- a resource and a template that are served but not listed (``listed=False``).
+- a resource and a template that are served but not listed (``listed=False``);
+- ``Picky``: added after ``init_app`` and refusing the app: what its ``setup``
+  declared (a tool, a prompt) is taken back, not listed nor advertised.
 """
 
 from __future__ import annotations
 
+import contextlib
 import typing as t
 
 from flask import Flask
@@ -92,3 +95,18 @@ def readme() -> str:
 
 app = Flask(__name__)
 mcp.init_app(app)
+
+
+class Picky(Extension):
+    id = "com.example/picky"
+
+    def setup(self, mcp: t.Any) -> None:
+        mcp.add_tool(lambda: "", name="picky_tool")
+        mcp.add_prompt(lambda: "", name="picky_prompt")
+
+    def init_app(self, app: Flask, mcp: t.Any) -> None:
+        raise ValueError(f"Picky refuses {app.name}")
+
+
+with contextlib.suppress(ValueError):
+    mcp.add_extension(Picky())
