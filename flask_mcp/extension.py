@@ -245,8 +245,11 @@ class MCP(SharedDeclarations):
         app.extensions["mcp"] = self
         self._states[app] = state
         try:
-            # the extensions check the declarations (a tool's view) before adding routes
-            for added in self.extensions:
+            # every extension checks the app (a tool's view) before one adds routes to it
+            extensions = list(self.extensions)
+            for added in extensions:
+                added.check_app(app, self)
+            for added in extensions:
                 added.init_app(app, self)
         except BaseException:
             del app.extensions["mcp"]
@@ -308,8 +311,9 @@ class MCP(SharedDeclarations):
     def add_extension(self, extension: E) -> E:
         """Add a protocol extension to this server and return it (see :doc:`/extensions`).
 
-        Its tool options are accepted by :meth:`tool`, its ``setup(mcp)`` runs, and its
-        ``init_app(app, mcp)`` runs for every app (now for the apps registered already);
+        Its tool options are accepted by :meth:`tool`, its ``setup(mcp)`` runs, its
+        ``check_app(app, mcp)`` for every app registered already, then its
+        ``init_app(app, mcp)`` for each (and both for every app registered later);
         then its methods are routed in both eras and over stdio, its capability is
         advertised under ``capabilities.extensions``, and it is listed in
         :attr:`extensions`. When ``setup`` or ``init_app`` raises, the extension is not
@@ -323,7 +327,10 @@ class MCP(SharedDeclarations):
 
         def prepare() -> None:
             extension.setup(self)
-            for app in list(self._states):
+            apps = list(self._states)
+            for app in apps:  # every app is checked before one is changed
+                extension.check_app(app, self)
+            for app in apps:
                 extension.init_app(app, self)
 
         undo = self._checkpoint()

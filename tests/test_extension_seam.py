@@ -364,6 +364,49 @@ def test_refused_init_app_takes_back_what_setup_declared() -> None:
         assert [tool["name"] for tool in client.request("tools/list")["tools"]] == ["declared_tool"]
 
 
+def test_a_refused_app_leaves_nothing_on_the_other_apps() -> None:
+    # check_app refuses an app before any init_app adds to one: add_extension leaves
+    # no route on the apps it accepted, MCP.init_app none of an extension added before.
+    class Routed(Extension):
+        id = "com.example/routed"
+
+        def check_app(self, app: Flask, mcp: t.Any) -> None:
+            if app.config.get("REFUSE_ROUTED"):
+                raise ValueError(f"Routed refuses {app.name}")
+
+        def init_app(self, app: Flask, mcp: t.Any) -> None:
+            app.add_url_rule("/routed", "routed", lambda: "routed")
+
+    def rules(app: Flask) -> list[str]:
+        return sorted(rule.rule for rule in app.url_map.iter_rules())
+
+    mcp = MCP(name="com.example/s", version="1", description="A server.")
+    first, second = Flask("first"), Flask("second")
+    first.config["MCP_SERVER_CARD"] = True  # the Server Card comes before Routed
+    second.config["REFUSE_ROUTED"] = True
+    mcp.init_app(first)
+    mcp.init_app(second)
+    before = rules(first)
+    with pytest.raises(ValueError, match="Routed refuses second"):
+        mcp.add_extension(Routed())
+    assert rules(first) == before
+    second.config["REFUSE_ROUTED"] = False
+    mcp.add_extension(Routed())  # fixed, added again: its routes on both apps
+    assert "/routed" in rules(first) and "/routed" in rules(second)
+
+    # An app Routed refuses keeps no Server Card route nor MCP Apps template helper
+    # (their init_app runs once every check passed), and is accepted once fixed.
+    third = Flask("third")
+    third.config.update(MCP_SERVER_CARD=True, REFUSE_ROUTED=True)
+    with pytest.raises(ValueError, match="Routed refuses third"):
+        mcp.init_app(third)
+    assert rules(third) == ["/static/<path:filename>"]
+    assert "mcp_app_script" not in third.jinja_env.globals
+    third.config["REFUSE_ROUTED"] = False
+    mcp.init_app(third)
+    assert {"/mcp/server-card", "/routed"} <= set(rules(third))
+
+
 class Badges(Extension):
     """Serves a badge resource for each badge a blueprint carries (``bp.carry``)."""
 

@@ -411,10 +411,11 @@ def test_init_app_checks_that_every_tools_view_exists() -> None:
     assert mcp.remove_tool("show")
     mcp.tool(name="show", ui="ui://plain")(lambda: "board")
     with pytest.raises(ValueError, match="served as 'text/html'; hosts render only"):
-        apps.init_app(app, mcp)
+        apps.check_app(app, mcp)
     assert mcp.remove_tool("show")
     mcp.tool(name="show", ui="ui://board")(lambda: "board")
     apps.check_tool(Tool("gone"), {"ui": "ui://missing"})  # no such tool: not checked
+    apps.check_app(app, mcp)
     apps.init_app(app, mcp)
     assert app.jinja_env.globals["mcp_app_script"].__name__ == "mcp_app_script"
     # once an app is initialised, a tool declared later is checked at once

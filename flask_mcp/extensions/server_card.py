@@ -364,20 +364,16 @@ class ServerCard(Extension):
             variables=self.variables,
         )
 
-    def init_app(self, app: Flask, mcp: t.Any) -> None:
-        """Serve the card and the catalog on ``app`` if ``MCP_SERVER_CARD`` is on.
+    def check_app(self, app: Flask, mcp: t.Any) -> None:
+        """Check that the card of ``app`` can be served if ``MCP_SERVER_CARD`` is on.
 
-        The Streamable HTTP URL in the card is ``MCP_AUTH_RESOURCE`` when
-        authorization is on (the canonical URL of the server), else the URL the
-        request came to (``ProxyFix`` makes it right behind a proxy).
-
-        :raises ValueError: the card would break the schema (no reverse-DNS
-            name, a description missing or too long); the message says the fix.
+        :raises ValueError: ``MCP_PATH`` has URL variables, or the card would break
+            the schema (no reverse-DNS name, a description missing or too long); the
+            message says the fix.
         """
         settings = mcp.state(app).settings
         if not settings.server_card:
             return
-        canonical: str | None = settings.auth_resource
         mcp_path: str = settings.path
         if "<" in mcp_path:
             raise ValueError(
@@ -385,6 +381,7 @@ class ServerCard(Extension):
                 " endpoint per tenant), and a Server Card describes one endpoint. Turn"
                 " MCP_SERVER_CARD off, or serve the card from a view of your own."
             )
+        canonical: str | None = settings.auth_resource
         problems = card_problems(self.card(mcp, canonical or "https://example.invalid/"))
         if problems:
             raise ValueError(
@@ -392,6 +389,19 @@ class ServerCard(Extension):
                 + "; ".join(problems)
                 + "."
             )
+
+    def init_app(self, app: Flask, mcp: t.Any) -> None:
+        """Serve the card and the catalog on ``app`` if ``MCP_SERVER_CARD`` is on.
+
+        The Streamable HTTP URL in the card is ``MCP_AUTH_RESOURCE`` when
+        authorization is on (the canonical URL of the server), else the URL the
+        request came to (``ProxyFix`` makes it right behind a proxy).
+        """
+        settings = mcp.state(app).settings
+        if not settings.server_card:
+            return
+        canonical: str | None = settings.auth_resource
+        mcp_path: str = settings.path
         path = card_path(mcp_path)
         if canonical is not None:
 

@@ -4,9 +4,10 @@ An extension has an identifier (``"{vendor-prefix}/{name}"``), a capability adve
 under ``capabilities.extensions[id]`` (in ``initialize`` and ``server/discover``), request
 methods routed like the core ones in both eras and over stdio, keyword options of
 ``@mcp.tool(...)`` with what they add to a tool's ``_meta``, and hooks:
-:meth:`Extension.setup` (once, from ``mcp.add_extension``), :meth:`Extension.init_app`
-(for each app), :meth:`Extension.register_blueprint` (for each blueprint registered, with
-what undoes it) and :meth:`Extension.intercept_tool_call` (around each tool run).
+:meth:`Extension.setup` (once, from ``mcp.add_extension``), :meth:`Extension.check_app`
+and :meth:`Extension.init_app` (for each app), :meth:`Extension.register_blueprint` (for
+each blueprint registered, with what undoes it) and :meth:`Extension.intercept_tool_call`
+(around each tool run).
 :class:`ExtensionSet` is the server's side: it checks that no two extensions claim one
 identifier, method or tool option and wires each one in. See :doc:`/extensions`.
 """
@@ -188,11 +189,23 @@ class Extension:
         is its own to forget.
         """
 
-    def init_app(self, app: Flask, mcp: t.Any) -> None:
-        """Check the declarations and add routes for ``app`` (from ``MCP.init_app``).
+    def check_app(self, app: Flask, mcp: t.Any) -> None:
+        """Refuse ``app`` (raise) before anything is added to it or to another app.
 
-        It runs before ``MCP.init_app`` registers anything of its own, which it undoes
-        when this raises: check everything before adding anything to ``app``.
+        ``MCP.init_app`` calls it on every added extension before any
+        :meth:`init_app`, and ``mcp.add_extension`` for every app registered already
+        before any :meth:`init_app`: a refusal leaves no extension's routes on ``app``,
+        nor this extension's on the apps it accepted. Check the declarations and the
+        app's configuration here; ``mcp.state(app).settings`` is readable.
+        """
+
+    def init_app(self, app: Flask, mcp: t.Any) -> None:
+        """Add what ``app`` needs, such as routes (from ``MCP.init_app``).
+
+        It runs once every :meth:`check_app` accepted ``app``, before ``MCP.init_app``
+        registers anything of its own; it should not raise. When it does, the extension
+        is not added (or the app not registered), but what the ``init_app`` of the
+        extensions (or apps) before it added stays: refuse in :meth:`check_app`.
         """
 
     def check_tool(self, tool: t.Any, options: dict[str, t.Any]) -> None:
@@ -320,7 +333,7 @@ class ExtensionSet:
     def add(self, extension: Extension, prepare: t.Callable[[], None] | None = None) -> None:
         """Check ``extension`` against the others, run ``prepare``, then wire it in.
 
-        While ``prepare`` (the server's: ``setup``, then ``init_app`` for each app) runs,
+        While ``prepare`` (the server's: ``setup``, ``check_app`` and ``init_app`` per app) runs,
         only the extension's tool options are accepted, so that it may declare tools with
         them; its methods, capability, interceptor and blueprint hook are wired in once it
         returned. When it raises, the tool options are taken back: the extension was

@@ -132,8 +132,8 @@ class Apps(Extension):
         for view in self.views.values():
             mcp.add_resource(view.read, view.uri, **view.resource_options())
 
-    def init_app(self, app: Flask, mcp: t.Any) -> None:
-        """Add the template helpers to ``app`` and check that every tool's view exists.
+    def check_app(self, app: Flask, mcp: t.Any) -> None:
+        """Check that every tool's view exists.
 
         :raises ValueError: a tool names a view that is not declared, or a resource that
             is not served as ``text/html;profile=mcp-app``.
@@ -141,6 +141,9 @@ class Apps(Extension):
         enabled = mcp.registry.tools
         for tool_name, uri in _bindings(mcp).items():
             self._check_binding(mcp, tool_name, uri, enabled=tool_name in enabled)
+
+    def init_app(self, app: Flask, mcp: t.Any) -> None:
+        """Add the template helpers to ``app``; a tool's view is checked from now on."""
         for name, helper in TEMPLATE_HELPERS.items():
             app.jinja_env.globals.setdefault(name, helper)
         self._final = True
