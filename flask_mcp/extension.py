@@ -349,7 +349,7 @@ class MCP(SharedDeclarations):
         hooks, the registry's checks and the refusal of tool arguments are put back.
         """
         registry, dispatcher = self.registry, self.dispatcher
-        keys = {kind: {*registry._table(kind), *registry.disabled[kind]} for kind in KINDS}
+        keys = {kind: registry.keys(kind) for kind in KINDS}
         removed = set(registry.removed)
         completions = dict(registry.completions)
         hooks: list[tuple[list[t.Any], list[t.Any]]] = [
@@ -375,7 +375,7 @@ class MCP(SharedDeclarations):
             dispatcher.core.refuse_arguments = refuse_arguments
             with registry.batch():
                 for kind in KINDS:
-                    for key in {*registry._table(kind), *registry.disabled[kind]} - keys[kind]:
+                    for key in registry.keys(kind) - keys[kind]:
                         remove[kind](key)
             registry.removed.intersection_update(removed)  # a capability never declared
             registry.completions.clear()

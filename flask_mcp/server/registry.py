@@ -294,6 +294,10 @@ class Registry:
     def _taken(self, kind: str, key: str) -> bool:
         return key in self._table(kind) or key in self.disabled[kind]
 
+    def keys(self, kind: str) -> set[str]:
+        """Return the keys of every record of ``kind``, enabled or disabled."""
+        return {*self._table(kind), *self.disabled[kind]}
+
     def _changed(self, kind: str, listed: bool = True) -> None:
         """Drop the cached list of ``kind``; tell the listeners if a ``listed`` record changed.
 
