@@ -1115,6 +1115,13 @@ def test_a_resource_template_completes_its_variable_and_a_prompt_renders(
     )
     page.click("button.tab[data-section=prompts]")
     page.click("#prompt-list button:has-text('greet')")
+    # a prompt's argument is completed as a template's variable is
+    page.get_by_label("name (required)").fill("A")
+    page.wait_for_selector("#prompt-form input[data-completed-for=A]", timeout=WAIT_MS)
+    options = page.eval_on_selector_all(
+        "#prompt-form datalist option", "(nodes) => nodes.map((n) => n.value)"
+    )
+    assert options == ["Ada", "Alan"]
     page.get_by_label("name (required)").fill("Ada")
     page.click("#prompt-form button[type=submit]")
     page.wait_for_selector("#prompt-messages .text-block", timeout=WAIT_MS)

@@ -572,6 +572,12 @@ def greet(name: str) -> str:
     return f"Say hello to {name}."
 
 
+@mcp.completion("prompt", "greet", "name")
+def complete_name(argument: str, value: str, context: dict[str, str]) -> list[str]:
+    """Names starting with what was typed."""
+    return [name for name in ["Ada", "Alan", "Grace"] if name.startswith(value)]
+
+
 @mcp.resource("echo://{text}/after/{seconds}", name="echo_after")
 def echo_after_read(text: str, seconds: str) -> str:
     """Echo ``text`` after ``seconds``: a slow answer may arrive after a later one."""

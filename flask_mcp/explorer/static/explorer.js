@@ -2300,7 +2300,6 @@
     detail.appendChild(form);
     detail.appendChild(box);
     Object.keys(inputs).forEach(function (name) {
-      if (lists[name]) return; // a datalist completes an input, not a textarea
       completeInto(inputs[name], { type: "ref/prompt", name: prompt.name }, name, function () {
         var others = {};
         Object.keys(inputs).forEach(function (other) { if (other !== name && inputs[other].value) others[other] = inputs[other].value; });
