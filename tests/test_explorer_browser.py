@@ -2,7 +2,8 @@
 
 The page (``flask_mcp/explorer``) is served by ``tests/_apps/explorer_app.py`` and talks
 to the same server's ``/mcp`` as a real client. Every test records the page's requests and
-checks that none left the app's origin. Screenshots go to ``MCP_TEST_EXPLORER_SCREENSHOTS``
+checks that none left the app's origin, and that the page threw no exception and logged
+no error. Screenshots go to ``MCP_TEST_EXPLORER_SCREENSHOTS``
 (a directory) when it is set; ``docs/_static/explorer-*.png`` were taken that way.
 """
 
@@ -70,9 +71,24 @@ class Explorer:
         self.page = context.new_page()
         self.requests: list[str] = []
         self.console: list[str] = []
+        #: Exceptions the page's scripts threw and errors they logged: close() fails on any.
+        self.errors: list[str] = []
         self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on("console", lambda message: self.console.append(message.text))
-        self.page.on("pageerror", lambda error: self.console.append(f"page error: {error}"))
+        self.page.on("console", self.on_console)
+        self.page.on("pageerror", self.on_page_error)
+
+    def on_console(self, message: t.Any) -> None:
+        self.console.append(message.text)
+        # a refused fetch (HTTP 401, 404) is logged by Chromium, not thrown by the page; a
+        # policy refusal is checked on its own
+        text = message.text
+        refused = text.startswith("Failed to load resource") or "Content Security Policy" in text
+        if message.type == "error" and not refused:
+            self.errors.append(f"console error: {text}")
+
+    def on_page_error(self, error: t.Any) -> None:
+        self.console.append(f"page error: {error}")
+        self.errors.append(f"page error: {error}")
 
     def open(self) -> t.Any:
         response = self.page.goto(f"{self.origin}/_mcp/explorer/?era={self.era}")
@@ -131,6 +147,7 @@ class Explorer:
         ]
         refused = [line for line in self.console if "Content Security Policy" in line]
         self.context.close()
+        assert self.errors == [], f"the page threw or logged errors: {self.errors}"
         assert self.requests, "the page made no request at all"
         if not self.probes_csp:
             assert refused == [], f"the page broke its own policy: {refused}"
@@ -685,11 +702,21 @@ def test_a_question_the_server_withdrew_leaves_the_page(browser: t.Any) -> None:
         tab.open()
         tab.tool("ask_briefly")
         tab.call()
-        tab.page.locator("form.question").wait_for(timeout=WAIT_MS)
+        question = tab.page.locator("form.question")
+        question.wait_for(timeout=WAIT_MS)
+        # its buttons, as a click that comes as the server withdraws it would find them
+        buttons = [
+            question.get_by_role("button", name=name).element_handle()
+            for name in ("Accept", "Decline", "Cancel")
+        ]
         tab.page.wait_for_selector("#call-logs li", timeout=WAIT_MS)
         assert tab.page.locator("form.question").count() == 0
         assert "withdrew its elicitation/create" in tab.page.text_content("#call-questions")
+        for button in buttons:  # answering the form taken off the page throws nothing
+            button.evaluate("button => button.click()")
         assert tab.wait_state("finished|failed") == "finished", tab.explain()
+        # and sends no answer
+        assert '"action"' not in tab.page.text_content("#exchange")
         tab.close()
 
 

@@ -1400,13 +1400,15 @@
       }
       var errors = el("p", { class: "error-text", role: "alert" });
       function done(result) {
+        // a form taken off the page (withdrawn, its call over) answers nothing
+        if (!form.parentNode) return;
         if (status && result.action === "accept") {
           // the page to open stays, to show when the server says its interaction is done
-          area.replaceChild(el("div", { class: "question url-elicitation" },
+          form.parentNode.replaceChild(el("div", { class: "question url-elicitation" },
             el("h4", { text: "The server asked you to open a page" }),
             el("p", { class: "message", text: params.message || "" }),
             el("p", {}, "Open ", urlToOpen(params.url), " and come back."), status), form);
-        } else area.removeChild(form);
+        } else form.remove();
         resolvePromise(result);
       }
       var accept = el("button", { type: "submit", text: "Accept" });
@@ -1445,11 +1447,12 @@
       form.appendChild(el("div", { class: "field" }, el("label", { for: id + "-model", text: "Model name" }), model));
       var send = el("button", { type: "submit", text: "Send answer" });
       var refuse = el("button", { type: "button", text: "Refuse" });
-      function done() { area.removeChild(form); }
-      refuse.addEventListener("click", function () { done(); reject(RpcError({ code: -1, message: "The user refused the sampling request" })); });
+      // false for a form taken off the page (withdrawn, its call over): it answers nothing
+      function done() { var shown = !!form.parentNode; form.remove(); return shown; }
+      refuse.addEventListener("click", function () { if (done()) reject(RpcError({ code: -1, message: "The user refused the sampling request" })); });
       form.addEventListener("submit", function (event) {
         event.preventDefault();
-        done();
+        if (!done()) return;
         resolvePromise({ role: "assistant", content: { type: "text", text: text.value }, model: model.value, stopReason: "endTurn" });
       });
       form.appendChild(el("div", { class: "buttons" }, send, refuse));
@@ -1476,7 +1479,8 @@
         var roots;
         try { roots = JSON.parse(text.value); } catch (e) { errors.textContent = "Not valid JSON: " + e.message; return; }
         if (!Array.isArray(roots)) { errors.textContent = "Enter a JSON list of {uri, name} objects."; return; }
-        area.removeChild(form);
+        if (!form.parentNode) return; // taken off the page: it answers nothing
+        form.remove();
         resolvePromise({ roots: roots });
       });
       area.appendChild(form);
