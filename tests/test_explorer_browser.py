@@ -975,6 +975,14 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     view.locator("#bump-later").click()
     view.locator("#count:text-is('16')").wait_for(timeout=WAIT_MS)
     assert view.locator("#said").text_content() == "bumped to 16"
+    # an app-only tool that asks the user: its question shows with the view, on the Tools
+    # tab (it went to the hidden Server tab, and the view's call waited for ever)
+    view.locator("#bump-asked").click()
+    question = page.locator("#call-view form.question")
+    question.get_by_label("By (required)").fill("4", timeout=WAIT_MS)
+    question.get_by_role("button", name="Accept").click()
+    view.locator("#count:text-is('20')").wait_for(timeout=WAIT_MS)
+    assert page.locator("form.question").count() == 0
     log = page.locator("#view-log li").all_text_contents()
     assert "view initialized" in log
     assert 'view calls bump {"by":1}' in log

@@ -454,7 +454,8 @@ def counter_view() -> str:
         "<style>body{font:15px system-ui;margin:12px} #count{font-size:28px}</style></head><body>"
         "<p>Counter: <span id='count'>?</span></p>"
         "<button id='bump' type='button'>Bump</button> "
-        "<button id='bump-later' type='button'>Bump as a task</button> <span id='said'></span>"
+        "<button id='bump-later' type='button'>Bump as a task</button> "
+        "<button id='bump-asked' type='button'>Bump by asked</button> <span id='said'></span>"
         f"<script>{helper_source()}</script>"
         "<script>"
         "const show = (r) => { document.getElementById('count').textContent ="
@@ -465,6 +466,9 @@ def counter_view() -> str:
         " document.getElementById('said').textContent = r.content[0].text; });"
         "document.getElementById('bump-later').addEventListener('click', async () => {"
         " const r = await app.callTool('bump_later', { by: 10 }); show(r);"
+        " document.getElementById('said').textContent = r.content[0].text; });"
+        "document.getElementById('bump-asked').addEventListener('click', async () => {"
+        " const r = await app.callTool('bump_asked', {}); show(r);"
         " document.getElementById('said').textContent = r.content[0].text; });"
         "</script></body></html>"
     )
@@ -486,6 +490,16 @@ def bump(by: int = 1) -> ToolResult:
         _counter["value"] += by
         value = _counter["value"]
     return ToolResult(content=f"bumped to {value}", structured={"value": value})
+
+
+@mcp.tool(ui=COUNTER_VIEW, visibility=["app"])
+def bump_asked(ctx: Context) -> ToolResult:
+    """Ask the user by how much, then bump the counter (for the view only)."""
+    schema = {"type": "object", "properties": {"by": {"type": "integer", "title": "By"}}}
+    answer = ctx.elicit("Bump by how much?", {**schema, "required": ["by"]})
+    if answer["action"] != "accept":
+        raise ToolError(f"Bump {answer['action']}ed by the user.")
+    return bump(int(answer["content"]["by"]))
 
 
 NOTE_VIEW = "ui://demo/note"

@@ -1529,6 +1529,8 @@
     this.requests = {};
     this.ids = 0;
     this.onMessage = this.onMessage.bind(this);
+    // the questions of the view's own requests, shown under it (not on the Server tab)
+    this.questions = el("div", { class: "questions view-questions" });
   }
 
   ViewHost.prototype.log = function (text) {
@@ -1572,6 +1574,7 @@
       self.html = decodeHtml(content);
       iframe.src = url.href;
       self.container.appendChild(iframe);
+      self.container.appendChild(self.questions);
       return new Promise(function (resolvePromise, reject) {
         self.ready = resolvePromise;
         setTimeout(function () { reject(new Error("the sandbox proxy did not start within " + WAIT_MS / 1000 + " s")); }, WAIT_MS);
@@ -1662,8 +1665,8 @@
           var forwarded = { name: params.name, arguments: params.arguments || {} };
           var support = taskSupport(tool);
           var calling = support === "required" || support === "server"
-            ? client.callAsTask(forwarded, { abort: new AbortController() }, function (task) { self.log("task " + task.taskId + ": " + task.status); })
-            : client.request("tools/call", forwarded);
+            ? client.callAsTask(forwarded, { abort: new AbortController(), questions: self.questions }, function (task) { self.log("task " + task.taskId + ": " + task.status); })
+            : client.request("tools/call", forwarded, { questions: self.questions });
           return calling.then(function (result) {
             self.log("→ " + params.name + " answered" + (result.isError ? " with an error" : ""));
             return result;
@@ -1671,7 +1674,7 @@
         });
         break;
       case "resources/read":
-        this.answer(message.id, function () { return client.request("resources/read", { uri: params.uri }); });
+        this.answer(message.id, function () { return client.request("resources/read", { uri: params.uri }, { questions: self.questions }); });
         break;
       case "ping":
         this.answer(message.id, function () { return {}; });
