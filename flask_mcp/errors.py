@@ -8,6 +8,7 @@ import typing as t
 
 from werkzeug.exceptions import HTTPException
 from werkzeug.http import HTTP_STATUS_CODES
+from werkzeug.wrappers import Response
 
 logger = logging.getLogger("flask_mcp")
 
@@ -302,6 +303,60 @@ def aborted(exc: HTTPException, what: str) -> str:
     log = logger.warning if status >= 500 else logger.info
     log("%s answered HTTP %s: %s", what, status, exc.description)
     return http_exception_text(exc)
+
+
+def view_answer(value: t.Any) -> Response | None:
+    """Return the Werkzeug response a tool returned as a view would, or ``None``.
+
+    A decorator made for views (Flask-Login's ``login_required`` with a
+    ``login_view``) returns a redirect instead of calling the tool; a tool may also
+    return ``jsonify(...)`` or a ``(response, status)`` tuple out of habit.
+    """
+    if isinstance(value, Response):
+        return value
+    if isinstance(value, tuple) and value and isinstance(value[0], Response):
+        response = value[0]
+        if len(value) > 1 and isinstance(value[1], (int, str)):  # (response, status), a view's
+            response.status = value[1]
+        return response
+    return None
+
+
+def view_answer_text(response: Response, what: str) -> str:
+    """Log a view's answer a tool returned and return the ``isError`` text for it.
+
+    A redirect or an error status is a refusal (a view decorator's, on purpose): it
+    is logged at ``INFO`` and said so the model can act on it. A success is a
+    mistake of the tool's author: logged at ``ERROR``, with the fix.
+
+    :param what: the tool, for the text (``"Tool 'orders'"``).
+    """
+    status = response.status_code
+    line = f"HTTP {status} {HTTP_STATUS_CODES.get(status, 'Unknown').upper()}"
+    location = response.headers.get("Location")
+    if 300 <= status < 400 and location:
+        text = (
+            f"{what} answered as a view does, with a redirect to {location} ({line}):"
+            " a decorator made for views (such as Flask-Login's login_required) refused"
+            " the call. If it points to a login page, the MCP request carried no login the"
+            " app accepts: ask the user to sign in to the app (connect with a session cookie"
+            " or token it accepts); retrying as is will not help."
+        )
+    elif status >= 300:
+        text = (
+            f"{what} answered as a view does, with {line}: it refused the call."
+            " Check the arguments and the caller's rights; retrying as is will not help."
+        )
+    else:
+        text = (
+            f"{what} returned a flask Response ({line}), which a tool cannot send:"
+            " return the data itself (a dict, str, ...), not jsonify() or make_response();"
+            " to offer a view as a tool, use flask_mcp.contrib.view_tools.ViewTools."
+        )
+        logger.error("%s", text)
+        return text
+    logger.info("%s", text)
+    return text
 
 
 def handler_error(

@@ -193,6 +193,64 @@ def test_abort_in_a_tool_is_an_is_error_result(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 
+def test_a_view_decorator_refusing_a_tool_says_what_happened(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``@login_required`` on a tool answers as a view does: a Response, named as a refusal."""
+    from flask import jsonify
+    from flask_login import LoginManager
+    from flask_login import login_required
+
+    mcp = MCP(name="login", version="1.0.0")
+
+    @mcp.tool()
+    @login_required
+    def orders() -> str:
+        """The signed-in user's orders."""
+        return "none"
+
+    @mcp.tool()
+    def teapot() -> t.Any:
+        """Answer as a view would."""
+        return jsonify({"error": "short and stout"}), 418
+
+    @mcp.tool()
+    def as_json() -> t.Any:
+        """Return a view's answer by mistake."""
+        return jsonify({"a": 1})
+
+    app = Flask(__name__)
+    app.secret_key = "test"
+    manager = LoginManager(app)
+    manager.login_view = "login"
+    manager.user_loader(lambda user_id: None)
+    app.add_url_rule("/login", "login", lambda: "sign in")
+    mcp.init_app(app)
+    with caplog.at_level(logging.INFO, logger="flask_mcp"), MCPTestClient(app) as client:
+        refused = client.call_tool("orders")
+        teapot = client.call_tool("teapot")
+        mistaken = client.call_tool("as_json")
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"].startswith(
+        "Tool 'orders' answered as a view does, with a redirect to /login?next=%2Fmcp"
+        " (HTTP 302 FOUND): a decorator made for views (such as Flask-Login's login_required)"
+        " refused the call."
+    ), refused
+    assert "the MCP request carried no login the app accepts" in refused["content"][0]["text"]
+    assert teapot["isError"] is True
+    assert teapot["content"][0]["text"].startswith(
+        "Tool 'teapot' answered as a view does, with HTTP 418 I'M A TEAPOT"
+    ), teapot
+    assert mistaken["isError"] is True
+    assert mistaken["content"][0]["text"] == (
+        "Tool 'as_json' returned a flask Response (HTTP 200 OK), which a tool cannot send:"
+        " return the data itself (a dict, str, ...), not jsonify() or make_response();"
+        " to offer a view as a tool, use flask_mcp.contrib.view_tools.ViewTools."
+    ), mistaken
+    refusals = [r for r in caplog.records if "orders" in r.getMessage()]
+    assert refusals and all(r.levelno == logging.INFO for r in refusals)
+
+
 def test_abort_elsewhere_is_a_json_rpc_error_with_its_description(
     client: MCPTestClient, caplog: pytest.LogCaptureFixture
 ) -> None:

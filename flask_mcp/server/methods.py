@@ -31,6 +31,8 @@ from ..errors import ToolError
 from ..errors import aborted
 from ..errors import handler_error
 from ..errors import resource_not_found
+from ..errors import view_answer
+from ..errors import view_answer_text
 from ..json_codec import plain_result
 from ..protocol import LOG_LEVELS
 from ..schema import ArgumentError
@@ -430,6 +432,9 @@ class CoreMethods:
             blocks = content_mod.to_content_list(value, mime_type=tool.mime_type, uri=uri)
             return {"content": blocks}
         except Unconvertible as exc:
+            response = view_answer(value)
+            if response is not None:  # a view decorator's refusal, or jsonify() by habit
+                return content_mod.error_result(view_answer_text(response, f"Tool {tool.name!r}"))
             message = f"Tool {tool.name!r} returned a result that cannot be sent: {exc}"
         except OutputError as exc:
             message = f"Invalid result of tool {tool.name!r} for its output schema: {exc}"
