@@ -16,6 +16,7 @@ import weakref
 
 from flask import Flask
 from flask import current_app
+from flask import has_app_context
 from flask import has_request_context
 
 from . import backends
@@ -581,8 +582,20 @@ class MCP(SharedDeclarations):
             publish(state, f"notifications/{kind}/list_changed")
 
     def notify_resource_updated(self, uri: str, *, app: Flask | None = None) -> None:
-        """Tell the sessions and listen streams subscribed to ``uri`` that it changed."""
+        """Tell the sessions and listen streams subscribed to ``uri`` that it changed.
+
+        A resource's content is the app's (its configuration, its database), so the
+        notification goes to the clients of one app: ``app``, else the current app
+        (in a handler, a view, or under ``app.app_context()``) when this server is
+        registered on it. Outside any app context it goes to every app.
+
+        .. versionchanged:: 0.2.0
+            In an app context it reaches that app's clients only, not every app's.
+        """
         message = jsonrpc.notification("notifications/resources/updated", {"uri": uri})
+        if app is None and has_app_context():
+            current = current_app._get_current_object()  # type: ignore[attr-defined]
+            app = current if current in self._states else None
         for state in self._apps(app):
             publish(state, "notifications/resources/updated", {"uri": uri})
             records = state.backend.get_sessions(state.backend.session_ids())

@@ -63,6 +63,28 @@ def count_notes_later() -> str:
     return f"{current_app.config['APP_NAME']}: {count}"
 
 
+@mcp.resource("notes://count")
+def note_count() -> str:
+    """The number of notes in the database of the app serving the read."""
+    with sqlite3.connect(current_app.config["DATABASE"]) as db:
+        return str(db.execute("SELECT count(*) FROM notes").fetchone()[0])
+
+
+@mcp.resource("notes://marker")
+def marker() -> str:
+    """A resource the tests notify about, to see what came before."""
+    return "marker"
+
+
+@mcp.tool()
+def add_note(text: str) -> str:
+    """Add a note to this app's database and tell its subscribers that the count changed."""
+    with sqlite3.connect(current_app.config["DATABASE"]) as db:
+        db.execute("INSERT INTO notes VALUES (?)", (text,))
+    mcp.notify_resource_updated("notes://count")
+    return "added"
+
+
 def create_app(name: str, database: pathlib.Path, **config: t.Any) -> Flask:
     with sqlite3.connect(database) as db:
         db.execute("CREATE TABLE IF NOT EXISTS notes (text TEXT)")
@@ -165,6 +187,33 @@ def test_health_and_host_checks_follow_each_apps_settings(apps: tuple[Flask, Fla
     assert first.extensions["mcp"].state(first).backend is not (
         second.extensions["mcp"].state(second).backend
     )
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_resource_update_reaches_only_the_apps_own_subscribers(
+    apps: tuple[Flask, Flask], version: str
+) -> None:
+    """``notify_resource_updated`` in a handler of one app tells that app's subscribers: the
+    other app's ``notes://count`` (its own database) did not change."""
+    first, second = apps
+    uris = ["notes://count", "notes://marker"]
+    with (
+        MCPTestClient(first, protocol_version=version) as one,
+        MCPTestClient(second, protocol_version=version, headers={"Host": "second.test"}) as two,
+        one.listen(resource_uris=uris) as first_stream,
+        two.listen(resource_uris=uris) as second_stream,
+    ):
+        assert one.call_tool("add_note", {"text": "more"})["content"][0]["text"] == "added"
+        received = first_stream.get()
+        assert received is not None and received["params"]["uri"] == "notes://count"
+        with second.app_context():  # outside a handler: the app whose context is pushed
+            mcp.notify_resource_updated("notes://marker")
+        received = second_stream.get()
+        assert received is not None and received["params"]["uri"] == "notes://marker"
+        mcp.notify_resource_updated("notes://marker")  # no app context: every app
+        for stream in (first_stream, second_stream):
+            received = stream.get()
+            assert received is not None and received["params"]["uri"] == "notes://marker"
 
 
 def test_each_app_runs_its_own_tasks(apps: tuple[Flask, Flask]) -> None:
