@@ -134,6 +134,31 @@ def test_clashes_are_refused_clearly_and_add_nothing() -> None:
         mcp.register_blueprint(billing(), prefix="", uri_prefix="")
 
 
+def test_registering_a_blueprint_again_in_an_app_factory_says_to_register_it_once() -> None:
+    """``mcp.register_blueprint`` in ``create_app()``, as ``app.register_blueprint`` goes:
+    the second app of the factory is refused with the fix, not "choose another prefix"."""
+    mcp = MCP(name="shop", version="1")
+    bp = billing()
+
+    def create_app() -> Flask:
+        app = Flask(__name__)
+        mcp.init_app(app)
+        mcp.register_blueprint(bp, prefix="billing_")
+        return app
+
+    create_app()
+    before = dict(mcp.registry.tools)
+    with pytest.raises(ValueError) as info:
+        create_app()
+    assert str(info.value) == (
+        "MCP blueprint 'billing' is already registered on this server with prefix='billing_'."
+        " The server's declarations are shared by every app it is registered on: call"
+        " mcp.register_blueprint() once, at import time beside mcp = MCP(...), not in an app"
+        " factory; to serve the blueprint twice, register it with another prefix=."
+    )
+    assert mcp.registry.tools == before
+
+
 def test_a_disabled_name_stays_taken_and_a_bad_prefix_is_refused() -> None:
     mcp = MCP(name="shop", version="1")
     mcp.register_blueprint(billing(), prefix="x_")

@@ -347,6 +347,14 @@ def register_blueprint(
     clashes = [f"{what[kind]} {key!r}" for kind, key in planned if target._taken(kind, key)] + [
         f"completion {key!r}" for key in completions if key in target.completions
     ]
+    if clashes and _registered_here(target, tools, prompts, resources, templates):
+        raise ValueError(
+            f"MCP blueprint {blueprint.name!r} is already registered on this server with "
+            f"prefix={prefix!r}. The server's declarations are shared by every app it is "
+            "registered on: call mcp.register_blueprint() once, at import time beside "
+            "mcp = MCP(...), not in an app factory; to serve the blueprint twice, register it "
+            "with another prefix=."
+        )
     if clashes:
         raise ValueError(
             f"Cannot register MCP blueprint {blueprint.name!r} with prefix={prefix!r}: "
@@ -376,6 +384,27 @@ def register_blueprint(
         target.set_enabled(False, hidden)
     blueprint.registrations.append((prefix, segment))
     return planned
+
+
+def _registered_here(target: Registry, *planned: list[t.Any]) -> bool:
+    """Tell whether every record of a blueprint is on ``target`` already, made by it.
+
+    That is the blueprint registered again with the same prefixes: most often
+    ``mcp.register_blueprint()`` called in an app factory, once per app.
+    """
+    records = [record for group in planned for record in group]
+    kinds = ("tools", "prompts", "resources", "resourceTemplates")
+    for kind, group in zip(kinds, planned, strict=True):
+        table = {**target._table(kind), **target.disabled[kind]}
+        for record in group:
+            key = (
+                record.uri_template
+                if kind == "resourceTemplates"
+                else (record.uri if kind == "resources" else record.name)
+            )
+            if key not in table or getattr(table[key], "fn", None) is not record.fn:
+                return False
+    return bool(records)
 
 
 def _view_uri(value: t.Any, views: dict[str, str]) -> t.Any:
