@@ -935,6 +935,16 @@ OAUTH_SERVER_KEYS: tuple[Key, ...] = (
         "recently used dropped first.",
     ),
     Key(
+        "MCP_OAUTH_MAX_GRANTS",
+        20,
+        non_negative_int,
+        "Most token families (authorizations: the tokens redeemed from one code and "
+        "refreshed since) a user keeps per client; redeeming one more revokes the oldest, "
+        "as a sign-in on a new device signs out the oldest (0: no bound). 20 leaves room "
+        "for every device and browser a person connects one client from, and bounds what "
+        "one account and one client can store.",
+    ),
+    Key(
         "MCP_OAUTH_LOGIN_VIEW",
         None,
         optional_str,

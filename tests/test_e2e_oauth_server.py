@@ -291,15 +291,27 @@ def test_a_document_on_loopback_is_refused_without_the_dev_option(
 
 
 def test_the_example_on_two_workers_with_sqlite_storage(serve: t.Any, tmp_path: Path) -> None:
-    """examples/authorization_server.py as its docstring runs it; no browser: plain HTTP."""
+    """examples/authorization_server.py as its docstring runs it; no browser: plain HTTP.
+
+    With ``MCP_OAUTH_MAX_GRANTS`` at 2, a third redemption of a code by the same user and
+    client revokes the first family: its refresh and access tokens stop working, its
+    records leave the tables, and the consent stays.
+    """
     import base64
     import hashlib
     import re
     import secrets
 
+    import jwt
+
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {"PUBLIC_URL": base, "NOTES_DB": str(tmp_path / "notes.db"), "SECRET_KEY": "k" * 32}
+    env = {
+        "PUBLIC_URL": base,
+        "NOTES_DB": str(tmp_path / "notes.db"),
+        "SECRET_KEY": "k" * 32,
+        "FLASK_MCP_OAUTH_MAX_GRANTS": "2",
+    }
     serve("examples.authorization_server:create_app()", "gevent", workers=2, env=env, port=port)
     redirect_uri = "http://127.0.0.1:9/cb"
     verifier = secrets.token_urlsafe(48)
@@ -376,6 +388,61 @@ def test_the_example_on_two_workers_with_sqlite_storage(serve: t.Any, tmp_path: 
             answer = fresh.post(f"{base}/mcp", json=body, headers=headers).json()
         assert answer["result"]["content"][0]["text"] == "You are ada."
     check_keys_sealed(tmp_path / "notes.db", env["SECRET_KEY"], tokens["access_token"])
+
+    def redeem(http: httpx.Client) -> dict[str, t.Any]:
+        """Authorize again (another device) and redeem the code."""
+        again = secrets.token_urlsafe(48)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(again.encode()).digest())
+        asked = {**params, "code_challenge": digest.rstrip(b"=").decode()}
+        page = http.get("/oauth/authorize", params=asked)
+        form = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert form, page.text
+        went = http.post(
+            "/oauth/authorize", params=asked, data={"csrf_token": form[1], "decision": "allow"}
+        )
+        answer = http.post(
+            "/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": dict(httpx.URL(went.headers["Location"]).params)["code"],
+                "redirect_uri": redirect_uri,
+                "client_id": registered["client_id"],
+                "code_verifier": again,
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        return t.cast(dict[str, t.Any], answer.json())
+
+    def refreshed(token: dict[str, t.Any]) -> httpx.Response:
+        form = {"grant_type": "refresh_token", "refresh_token": token["refresh_token"]}
+        return httpx.post(f"{base}/oauth/token", data={**form, "client_id": params["client_id"]})
+
+    def whoami(token: dict[str, t.Any]) -> httpx.Response:
+        sent = {**headers, "Authorization": f"Bearer {token['access_token']}"}
+        return httpx.post(f"{base}/mcp", json=body, headers=sent, timeout=30)
+
+    with httpx.Client(base_url=base, timeout=30) as http:
+        http.post("/login", data={"username": "ada", "password": "ada-password"})
+        second, third = redeem(http), redeem(http)
+        assert "notes:read, notes:write" in http.get("/").text  # the consent stays
+    refused = refreshed(tokens)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    assert whoami(tokens).status_code == 401
+    for kept in (second, third):
+        assert whoami(kept).json()["result"]["content"][0]["text"] == "You are ada."
+    assert refreshed(second).status_code == 200 and refreshed(third).status_code == 200
+    first = jwt.decode(tokens["access_token"], options={"verify_signature": False})["fid"]
+    with sqlite3.connect(tmp_path / "notes.db") as db:
+        live = db.execute(
+            "SELECT family FROM mcp_oauth_token_families WHERE user_id = 'ada' "
+            "AND revoked_at IS NULL AND expires_at > datetime('now')"
+        ).fetchall()
+        left = db.execute(
+            "SELECT count(*) FROM mcp_oauth_refresh_tokens WHERE family = ? AND used_at IS NULL",
+            (first,),
+        ).fetchone()
+    assert first not in {row[0] for row in live} and len(live) == 2
+    assert left == (0,)  # the revoked family's refresh token is deleted, not kept to expire
 
 
 def check_keys_sealed(database: Path, secret: str, access_token: str) -> None:

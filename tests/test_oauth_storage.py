@@ -185,6 +185,50 @@ def test_families_revocations_and_consents(storage: t.Any) -> None:
     assert storage.load_consent("ada", "c1") is None and list(storage.consents("ada")) == ["c2"]
 
 
+def test_grants_per_user_and_client_are_bounded_oldest_first(storage: t.Any) -> None:
+    """``bound_families`` keeps ``most`` redeemed families per user and client and hands
+    back the oldest (first to expire); revoked ones and codes not redeemed hold no place,
+    a revocation deletes the family's unused refresh token, and racing redemptions keep
+    exactly ``most``."""
+    now = time.time()
+
+    def redeemed(family: str, at: float, most: int = 2, user: str = "ada") -> list[str]:
+        storage.add_family(user, "c1", family, 60)
+        refresh = {**code(family=family), "exp": now + 60}
+        refresh = {k: refresh[k] for k in ("client_id", "user_id", "family", "scope", "exp")}
+        storage.save_grant("refresh", f"r-{family}", {**refresh, "resource": "r"}, 60)
+        oldest: list[str] = storage.bound_families(user, "c1", family, now + at, most)
+        for gone in oldest:
+            storage.revoke_family(gone, 60)
+        return oldest
+
+    assert redeemed("f1", 100) == [] and redeemed("f2", 200) == []
+    assert redeemed("f3", 300) == ["f1"]
+    assert storage.family_revoked("f1") and storage.load_grant("refresh", "r-f1") is None
+    assert storage.load_grant("refresh", "r-f2") is not None
+    assert redeemed("b1", 100, user="bob") == []  # another user's grants are their own
+    storage.revoke_family("f2", 60)  # signed out: its place is free
+    assert storage.load_grant("refresh", "r-f2") is None
+    assert redeemed("f4", 400) == []
+    storage.add_family("ada", "c1", "waiting", 60)  # a code not redeemed yet
+    storage.save_grant("code", "w", code(family="waiting"), 60)
+    assert redeemed("f5", 500) == ["f3"] and not storage.family_revoked("waiting")
+    assert "f3" not in storage.revoke_consent("ada", "c1")  # it left the index
+    barrier = threading.Barrier(8)
+
+    def race(number: int) -> None:
+        barrier.wait()
+        redeemed(f"r{number}", 1000 + number, most=3, user="cy")
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(not storage.family_revoked(f"r{n}") for n in range(8)) == 3
+    assert len(redeemed("last", 2000, most=3, user="cy")) == 1
+
+
 def test_cached_client_documents_are_counted(storage: t.Any) -> None:
     """The cache is bounded by its count (``MCP_OAUTH_MAX_CLIENTS``): expired ones leave it."""
     assert storage.count_client_documents() == 0

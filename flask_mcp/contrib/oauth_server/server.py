@@ -77,6 +77,7 @@ class OAuthSettings:
     registration_rate_limit: str | None
     token_rate_limit: str | None
     max_clients: int
+    max_grants: int
     login_view: str | None
 
 
@@ -352,8 +353,11 @@ class AppServer:
         """Sign an access token and store a refresh token, both of ``family``.
 
         The family is indexed under the user and the client, so that withdrawing
-        the consent revokes it. A refresh token never outlives the first one of its
-        family (``MCP_OAUTH_REFRESH_TOKEN_LIFETIME`` after the code was redeemed).
+        the consent revokes it. The first tokens of a family (a code redeemed) make it
+        one of the user's grants to the client, of which ``MCP_OAUTH_MAX_GRANTS`` are
+        kept: the oldest past that number are revoked. A refresh token never outlives
+        the first one of its family (``MCP_OAUTH_REFRESH_TOKEN_LIFETIME`` after the code
+        was redeemed).
 
         :param refresh_scope: the scopes of the refresh token, when the access token
             has fewer: a refresh that narrows the scope keeps the refresh token's
@@ -398,6 +402,13 @@ class AppServer:
             token["refresh_token"] = refresh
         ttl = max(expires_at - now, lifetime)
         self.storage.add_family(user_id, client.get_client_id(), family, ttl)
+        most = self.settings.max_grants
+        if refresh_expires_at is None and most:  # a code redeemed: the family's first tokens
+            bounded = self.storage.bound_families(
+                user_id, client.get_client_id(), family, now + ttl, most
+            )
+            for oldest in bounded:
+                self.revoke_family(oldest)
         return token
 
     def decode_access_token(self, token: str, *, verify_exp: bool = True) -> dict[str, t.Any]:

@@ -501,9 +501,68 @@ class SQLStorage:
             self._purge(conn, table)
             self._upsert(conn, table, {"family": family}, values, longest=True)
 
+    def bound_families(
+        self, user_id: str, client_id: str, family: str, until: float, most: int
+    ) -> list[str]:
+        """See :meth:`~.storage.Storage.bound_families`.
+
+        One transaction stores the family's row, reads the user's live families for the
+        client whose code was redeemed (no code of theirs waits unused), oldest expiry
+        first, and marks those past ``most`` revoked, deleting their refresh tokens not
+        used yet. It is exact on SQLite (the row written first makes this transaction
+        the one writer) and on PostgreSQL (the transaction locks the table against other
+        writers first; reads go on); on other databases, redemptions racing each other
+        may each miss the others uncommitted and keep as many more as race at once.
+        """
+        table, codes = self.tables.token_families, self.tables.codes
+        refresh = self.tables.refresh_tokens
+        now = utcnow()
+        values = {
+            "user_id": user_id,
+            "client_id": client_id,
+            "issued_at": now,
+            "expires_at": to_datetime(until),
+        }
+        with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                name = conn.dialect.identifier_preparer.format_table(table)
+                conn.execute(sa.text(f"LOCK TABLE {name} IN SHARE ROW EXCLUSIVE MODE"))
+            self._upsert(conn, table, {"family": family}, values, longest=True)
+            waiting = sa.select(codes.c.family).where(
+                codes.c.used_at.is_(None), codes.c.expires_at > now
+            )
+            live = conn.execute(
+                sa.select(table.c.family)
+                .where(
+                    table.c.user_id == user_id,
+                    table.c.client_id == client_id,
+                    table.c.revoked_at.is_(None),
+                    table.c.expires_at > now,
+                    table.c.family.not_in(waiting),
+                )
+                .order_by(table.c.expires_at, table.c.family)
+            ).scalars()
+            found = list(live)
+            oldest = [str(name) for name in found[: max(0, len(found) - most)]]
+            if oldest:
+                conn.execute(
+                    table.update().where(table.c.family.in_(oldest)).values(revoked_at=now)
+                )
+                conn.execute(
+                    refresh.delete().where(
+                        refresh.c.family.in_(oldest), refresh.c.used_at.is_(None)
+                    )
+                )
+        return oldest
+
     def revoke_family(self, family: str, ttl: float) -> None:
-        """See :meth:`~.storage.Storage.revoke_family`."""
+        """See :meth:`~.storage.Storage.revoke_family`.
+
+        The families table is written before the refresh tokens, in the order of
+        :meth:`bound_families`, so that the two cannot wait for each other.
+        """
         table = self.tables.token_families
+        refresh = self.tables.refresh_tokens
         now = utcnow()
         values = {"issued_at": now, "revoked_at": now, "expires_at": _later(ttl)}
         with self.engine.begin() as conn:
@@ -520,6 +579,9 @@ class SQLStorage:
             ).rowcount
             if not updated:  # a family this storage never saw (an expired row, say)
                 self._upsert(conn, table, {"family": family}, values, longest=True)
+            conn.execute(
+                refresh.delete().where(refresh.c.family == family, refresh.c.used_at.is_(None))
+            )
 
     def family_revoked(self, family: str) -> bool:
         """See :meth:`~.storage.Storage.family_revoked`."""

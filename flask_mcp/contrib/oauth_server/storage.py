@@ -13,7 +13,9 @@ Three operations must be atomic across workers and machines:
   (one signing key per period, however many workers race for it);
 - :meth:`Storage.redeem_grant` uses a code or a refresh token once: of two
   workers redeeming the same one, one gets it and the other learns it was used
-  (and of which family, which the server then revokes).
+  (and of which family, which the server then revokes);
+- :meth:`Storage.bound_families` keeps at most ``MCP_OAUTH_MAX_GRANTS`` families
+  per user and client, handing back the oldest past it (which the server revokes).
 
 The stores:
 
@@ -99,8 +101,23 @@ class Storage(t.Protocol):
     def add_family(self, user_id: str, client_id: str, family: str, ttl: float) -> None:
         """Index ``family`` under the user and the client, for at least ``ttl`` seconds."""
 
+    def bound_families(
+        self, user_id: str, client_id: str, family: str, until: float, most: int
+    ) -> list[str]:
+        """Count ``family``, whose code was just redeemed, among the grants of the user to
+        the client until ``until`` (a timestamp), and take out the oldest past ``most``:
+        atomic, however many redemptions race.
+
+        A grant is a family whose code was redeemed, not revoked, not expired; the oldest
+        is the one that expires first. The families taken out are forgotten from the
+        user's and client's indexes; the caller revokes them (:meth:`revoke_family`).
+
+        :returns: the families taken out, oldest first.
+        """
+
     def revoke_family(self, family: str, ttl: float) -> None:
-        """Remember for ``ttl`` seconds that every token of ``family`` is revoked."""
+        """Remember for ``ttl`` seconds that every token of ``family`` is revoked, and
+        delete its refresh token not used yet (no longer any use)."""
 
     def family_revoked(self, family: str) -> bool:
         """Tell whether ``family`` was revoked."""
@@ -153,7 +170,9 @@ class KeyValueStorage:
 
     The key layout: ``client:<id>`` (and the index ``clients``), ``code:<digest>``
     and ``refresh:<digest>`` (``code-used:``, ``refresh-used:`` once redeemed),
-    ``families:<user>:<client>`` (a set), ``revoked:<family>``,
+    ``families:<user>:<client>`` (a set), ``grants:<user>:<client>`` (the families
+    whose code was redeemed, by when they expire), ``latest-refresh:<family>`` (the digest
+    of its refresh token not used yet), ``revoked:<family>``,
     ``consent:<user>:<client>`` (and the set ``consents:<user>``), ``key:<period>``,
     ``cimd:<client_id>`` (and the index ``cimds``). Each operation touches one key at a
     time, so on a Redis Cluster the keys may live in any slot.
@@ -189,6 +208,20 @@ class KeyValueStorage:
     def _count(self, key: str) -> int:
         raise NotImplementedError
 
+    def _remove(self, key: str, members: list[str]) -> None:
+        raise NotImplementedError
+
+    def _indexed(self, key: str) -> set[str]:
+        raise NotImplementedError
+
+    def _unindex(self, key: str, members: list[str]) -> None:
+        raise NotImplementedError
+
+    def _bounded(self, key: str, member: str, until: float, most: int) -> list[str]:
+        """Add ``member`` to an index of live members until ``until`` and take out the
+        first to expire past ``most``: atomic. Return those taken out, first first."""
+        raise NotImplementedError
+
     # -- Storage ---------------------------------------------------------------------------
 
     def save_client(self, client: Record, ttl: float, most: int = 0) -> bool:
@@ -212,8 +245,11 @@ class KeyValueStorage:
         return self._count("clients")
 
     def save_grant(self, kind: GrantKind, digest: str, grant: Record, ttl: float) -> None:
-        """See :meth:`Storage.save_grant`."""
+        """See :meth:`Storage.save_grant`: a refresh token is also named as its family's
+        latest (``latest-refresh:``), which a revocation deletes."""
         self._put(f"{kind}:{digest}", grant, ttl)
+        if kind == "refresh":
+            self._put(f"latest-refresh:{grant['family']}", {"digest": digest}, ttl)
 
     def load_grant(self, kind: GrantKind, digest: str) -> Record | None:
         """See :meth:`Storage.load_grant`."""
@@ -240,9 +276,28 @@ class KeyValueStorage:
         """See :meth:`Storage.add_family`."""
         self._add(f"families:{user_id}:{client_id}", family, ttl)
 
+    def bound_families(
+        self, user_id: str, client_id: str, family: str, until: float, most: int
+    ) -> list[str]:
+        """See :meth:`Storage.bound_families`: the index ``grants:<user>:<client>`` takes
+        the family and gives back the oldest past ``most`` in one step; they leave
+        ``families:<user>:<client>`` too. The families of the index revoked meanwhile
+        leave it first."""
+        key = f"grants:{user_id}:{client_id}"
+        revoked = [m for m in sorted(self._indexed(key)) if self.family_revoked(m)]
+        if revoked:  # a revoked family holds no place (revoked stays revoked: no race)
+            self._unindex(key, revoked)
+        oldest = self._bounded(key, family, until, most)
+        if oldest:
+            self._remove(f"families:{user_id}:{client_id}", oldest)
+        return oldest
+
     def revoke_family(self, family: str, ttl: float) -> None:
         """See :meth:`Storage.revoke_family`."""
         self._put(f"revoked:{family}", {"at": time.time()}, ttl)
+        latest = self._take(f"latest-refresh:{family}")
+        if latest is not None:
+            self._delete(f"refresh:{latest['digest']}")
 
     def family_revoked(self, family: str) -> bool:
         """See :meth:`Storage.family_revoked`."""
@@ -271,6 +326,7 @@ class KeyValueStorage:
         self._delete(f"consent:{user_id}:{client_id}")
         families = self._members(f"families:{user_id}:{client_id}")
         self._delete(f"families:{user_id}:{client_id}")
+        self._delete(f"grants:{user_id}:{client_id}")
         return families
 
     def add_signing_key(self, period: int, jwk: Record, ttl: float) -> bool:
@@ -326,6 +382,10 @@ class MemoryStorage(KeyValueStorage):
             del self._records[key]
         for key in [key for key, (until, _) in self._sets.items() if until <= wall]:
             del self._sets[key]
+        for key in [
+            key for key, index in self._indexes.items() if max(index.values(), default=0) <= wall
+        ]:
+            del self._indexes[key]
 
     def _put(self, key: str, value: Record, ttl: float, *, only_new: bool = False) -> bool:
         with self._lock:
@@ -359,6 +419,13 @@ class MemoryStorage(KeyValueStorage):
         with self._lock:
             self._records.pop(key, None)
             self._sets.pop(key, None)
+            self._indexes.pop(key, None)
+
+    def _remove(self, key: str, members: list[str]) -> None:
+        with self._lock:
+            entry = self._sets.get(key)
+            if entry is not None:
+                entry[1].difference_update(members)
 
     def _add(self, key: str, member: str, ttl: float) -> None:
         with self._lock:
@@ -390,6 +457,29 @@ class MemoryStorage(KeyValueStorage):
         with self._lock:
             return sum(1 for end in self._indexes.get(key, {}).values() if end > now)
 
+    def _indexed(self, key: str) -> set[str]:
+        now = time.time()
+        with self._lock:
+            return {m for m, end in self._indexes.get(key, {}).items() if end > now}
+
+    def _unindex(self, key: str, members: list[str]) -> None:
+        with self._lock:
+            index = self._indexes.get(key, {})
+            for member in members:
+                index.pop(member, None)
+
+    def _bounded(self, key: str, member: str, until: float, most: int) -> list[str]:
+        with self._lock:
+            index = self._indexes.setdefault(key, {})
+            now = time.time()
+            for gone in [m for m, end in index.items() if end <= now]:
+                del index[gone]
+            index[member] = until
+            over = sorted(index, key=lambda m: (index[m], m))[: max(0, len(index) - most)]
+            for gone in over:
+                del index[gone]
+            return over
+
 
 #: Adds ``ARGV[2]`` to the index ``KEYS[1]`` (score ``ARGV[3]``, when it expires) unless,
 #: once the members expired at ``ARGV[1]`` are trimmed, it holds ``ARGV[4]`` others: one
@@ -402,6 +492,25 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[2])
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 return 1
+"""
+
+
+#: Adds ``ARGV[2]`` to the index ``KEYS[1]`` (score ``ARGV[3]``, when it expires) once the
+#: members expired at ``ARGV[1]`` are trimmed, then takes out the lowest scores past
+#: ``ARGV[4]`` members; the key lives until its last member expires. One key, so a Redis
+#: Cluster runs it on the key's node. Returns the members taken out, lowest first.
+BOUNDED_FAMILIES = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+local gone = {}
+if over > 0 then
+  gone = redis.call('ZRANGE', KEYS[1], 0, over - 1)
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+end
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], math.ceil(tonumber(last[2]) * 1000) + 1000)
+return gone
 """
 
 
@@ -507,6 +616,23 @@ class RedisStorage(KeyValueStorage):
     def _count(self, key: str) -> int:
         return int(self.client.zcount(self._key(key), time.time(), "+inf"))
 
+    def _remove(self, key: str, members: list[str]) -> None:
+        self.client.srem(self._key(key), *members)
+
+    def _indexed(self, key: str) -> set[str]:
+        raw = self.client.zrangebyscore(self._key(key), time.time(), "+inf")
+        return {m.decode() if isinstance(m, bytes) else str(m) for m in raw}
+
+    def _unindex(self, key: str, members: list[str]) -> None:
+        self.client.zrem(self._key(key), *members)
+
+    def _bounded(self, key: str, member: str, until: float, most: int) -> list[str]:
+        """One script trims, adds and takes out (:data:`BOUNDED_FAMILIES`)."""
+        gone = self.client.eval(
+            BOUNDED_FAMILIES, 1, self._key(key), time.time(), member, until, most
+        )
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in gone or ()]
+
 
 #: Connections per process of a :class:`RedisStorage` made from a URL.
 MAX_CONNECTIONS = 50
@@ -534,6 +660,7 @@ def unreachable_errors(storage: object = None) -> tuple[type[Exception], ...]:
 
 
 __all__ = [
+    "BOUNDED_FAMILIES",
     "BOUNDED_INDEX",
     "GRANT_KINDS",
     "MAX_CONNECTIONS",
