@@ -185,6 +185,18 @@ def test_families_revocations_and_consents(storage: t.Any) -> None:
     assert storage.load_consent("ada", "c1") is None and list(storage.consents("ada")) == ["c2"]
 
 
+def test_codes_never_redeemed_leave_the_family_index(storage: t.Any) -> None:
+    """A family indexed for a code that expired unredeemed leaves the user's and client's
+    index, though a live family keeps that index alive: an account looping authorize
+    alone (no token request, no rate limit) cannot grow it."""
+    storage.add_family("ada", "c1", "live", 60)
+    for number in range(5):
+        storage.add_family("ada", "c1", f"code-{number}", 0.05)
+    time.sleep(0.1)
+    storage.add_family("ada", "c1", "late", 60)
+    assert storage.revoke_consent("ada", "c1") == {"live", "late"}
+
+
 def test_grants_per_user_and_client_are_bounded_oldest_first(storage: t.Any) -> None:
     """``bound_families`` keeps ``most`` redeemed families per user and client and hands
     back the oldest (first to expire); revoked ones and codes not redeemed hold no place,

@@ -170,9 +170,11 @@ class KeyValueStorage:
 
     The key layout: ``client:<id>`` (and the index ``clients``), ``code:<digest>``
     and ``refresh:<digest>`` (``code-used:``, ``refresh-used:`` once redeemed),
-    ``families:<user>:<client>`` (a set), ``grants:<user>:<client>`` (the families
-    whose code was redeemed, by when they expire), ``latest-refresh:<family>`` (the digest
-    of its refresh token not used yet), ``revoked:<family>``,
+    ``family-index:<user>:<client>`` (the families by when they expire; the set
+    ``families:<user>:<client>`` of earlier versions is still read),
+    ``grants:<user>:<client>`` (the families whose code was redeemed, by when they
+    expire), ``latest-refresh:<family>`` (the digest of its refresh token not used
+    yet), ``revoked:<family>``,
     ``consent:<user>:<client>`` (and the set ``consents:<user>``), ``key:<period>``,
     ``cimd:<client_id>`` (and the index ``cimds``). Each operation touches one key at a
     time, so on a Redis Cluster the keys may live in any slot.
@@ -212,6 +214,12 @@ class KeyValueStorage:
         raise NotImplementedError
 
     def _indexed(self, key: str) -> set[str]:
+        raise NotImplementedError
+
+    def _track(self, key: str, member: str, until: float) -> None:
+        """Keep ``member`` in an index of live members until ``until`` (or later, if it
+        was kept longer); the index lets go of expired members, and is gone once they
+        all are."""
         raise NotImplementedError
 
     def _unindex(self, key: str, members: list[str]) -> None:
@@ -273,8 +281,10 @@ class KeyValueStorage:
         return Redemption(record=record)
 
     def add_family(self, user_id: str, client_id: str, family: str, ttl: float) -> None:
-        """See :meth:`Storage.add_family`."""
-        self._add(f"families:{user_id}:{client_id}", family, ttl)
+        """See :meth:`Storage.add_family`: ``family-index:<user>:<client>`` holds it until
+        it expires, and lets go of it then (the set ``families:`` of earlier versions
+        kept every family while one lived: a code never redeemed stayed)."""
+        self._track(f"family-index:{user_id}:{client_id}", family, time.time() + ttl)
 
     def bound_families(
         self, user_id: str, client_id: str, family: str, until: float, most: int
@@ -289,6 +299,7 @@ class KeyValueStorage:
             self._unindex(key, revoked)
         oldest = self._bounded(key, family, until, most)
         if oldest:
+            self._unindex(f"family-index:{user_id}:{client_id}", oldest)
             self._remove(f"families:{user_id}:{client_id}", oldest)
         return oldest
 
@@ -325,7 +336,9 @@ class KeyValueStorage:
         """See :meth:`Storage.revoke_consent`."""
         self._delete(f"consent:{user_id}:{client_id}")
         families = self._members(f"families:{user_id}:{client_id}")
+        families |= self._indexed(f"family-index:{user_id}:{client_id}")
         self._delete(f"families:{user_id}:{client_id}")
+        self._delete(f"family-index:{user_id}:{client_id}")
         self._delete(f"grants:{user_id}:{client_id}")
         return families
 
@@ -461,6 +474,15 @@ class MemoryStorage(KeyValueStorage):
         now = time.time()
         with self._lock:
             return {m for m, end in self._indexes.get(key, {}).items() if end > now}
+
+    def _track(self, key: str, member: str, until: float) -> None:
+        with self._lock:
+            self._purge()
+            index = self._indexes.setdefault(key, {})
+            now = time.time()
+            for gone in [m for m, end in index.items() if end <= now]:
+                del index[gone]
+            index[member] = max(until, index.get(member, 0.0))
 
     def _unindex(self, key: str, members: list[str]) -> None:
         with self._lock:
@@ -625,6 +647,17 @@ class RedisStorage(KeyValueStorage):
 
     def _unindex(self, key: str, members: list[str]) -> None:
         self.client.zrem(self._key(key), *members)
+
+    def _track(self, key: str, member: str, until: float) -> None:
+        """A sorted set by when members expire, trimmed as it grows, living as long as
+        its longest-lived member."""
+        at = self._ms(until)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zadd(self._key(key), {member: until}, gt=True)
+        pipe.zremrangebyscore(self._key(key), "-inf", time.time())
+        pipe.pexpireat(self._key(key), at, gt=True)
+        pipe.pexpireat(self._key(key), at, nx=True)
+        pipe.execute()
 
     def _bounded(self, key: str, member: str, until: float, most: int) -> list[str]:
         """One script trims, adds and takes out (:data:`BOUNDED_FAMILIES`)."""
