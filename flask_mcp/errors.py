@@ -269,13 +269,16 @@ def http_exception_error(exc: HTTPException) -> MCPError:
     ``isError`` result: the dispatcher decides those before calling this.
     """
     status = http_status_of(exc)
+    return MCPError(_status_code(status), http_exception_text(exc), {"httpStatus": status})
+
+
+def _status_code(status: int) -> int:
+    """Return the JSON-RPC code of an HTTP status a handler answered (the table above)."""
     if status in (401, 403):
-        code = INVALID_REQUEST
-    elif 400 <= status < 500:
-        code = INVALID_PARAMS
-    else:
-        code = INTERNAL_ERROR
-    return MCPError(code, http_exception_text(exc), {"httpStatus": status})
+        return INVALID_REQUEST
+    if 400 <= status < 500:
+        return INVALID_PARAMS
+    return INTERNAL_ERROR
 
 
 def resource_not_found(uri: str | None, *, handshake: bool, detail: str | None = None) -> MCPError:
@@ -322,14 +325,16 @@ def view_answer(value: t.Any) -> Response | None:
     return None
 
 
-def view_answer_text(response: Response, what: str) -> str:
-    """Log a view's answer a tool returned and return the ``isError`` text for it.
+def view_answer_text(response: Response, what: str, kind: str = "tool") -> str:
+    """Log a view's answer a handler returned and return the text that says so.
 
     A redirect or an error status is a refusal (a view decorator's, on purpose): it
     is logged at ``INFO`` and said so the model can act on it. A success is a
-    mistake of the tool's author: logged at ``ERROR``, with the fix.
+    mistake of the handler's author: logged at ``ERROR``, with the fix.
 
-    :param what: the tool, for the text (``"Tool 'orders'"``).
+    :param what: the handler, for the text (``"Tool 'orders'"``).
+    :param kind: ``"tool"``, ``"resource"`` or ``"prompt"``: only a tool is told
+        about ``ViewTools``.
     """
     status = response.status_code
     line = f"HTTP {status} {HTTP_STATUS_CODES.get(status, 'Unknown').upper()}"
@@ -349,14 +354,38 @@ def view_answer_text(response: Response, what: str) -> str:
         )
     else:
         text = (
-            f"{what} returned a flask Response ({line}), which a tool cannot send:"
-            " return the data itself (a dict, str, ...), not jsonify() or make_response();"
-            " to offer a view as a tool, use flask_mcp.contrib.view_tools.ViewTools."
+            f"{what} returned a flask Response ({line}), which a {kind} cannot send:"
+            " return the data itself (a dict, str, ...), not jsonify() or make_response()"
         )
+        if kind == "tool":
+            text += "; to offer a view as a tool, use flask_mcp.contrib.view_tools.ViewTools."
+        else:
+            text += "."
         logger.error("%s", text)
         return text
     logger.info("%s", text)
     return text
+
+
+def view_answer_error(response: Response, what: str, kind: str) -> MCPError:
+    """Return the JSON-RPC error for a view's answer a resource or prompt returned.
+
+    The message is :func:`view_answer_text`'s; ``data`` has the ``httpStatus`` (and
+    the redirect's ``location``). A redirect is a refusal whatever the params, as a
+    401 is: ``-32600`` Invalid Request. Another error status maps as
+    :func:`http_exception_error` says; a success is a bug of the handler, ``-32603``.
+
+    :param what: the handler, for the text (``"Resource 'orders://mine'"``).
+    :param kind: ``"resource"`` or ``"prompt"``.
+    """
+    text = view_answer_text(response, what, kind)
+    status = response.status_code
+    data: dict[str, t.Any] = {"httpStatus": status}
+    location = response.headers.get("Location")
+    if 300 <= status < 400 and location:
+        data["location"] = location
+        return MCPError(INVALID_REQUEST, text, data)
+    return MCPError(_status_code(status), text, data)
 
 
 def handler_error(

@@ -11,6 +11,7 @@ from harness import free_port
 from harness import start_server
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 pytest.importorskip("flask_smorest")
 
@@ -120,7 +121,9 @@ def connect(url: str, headers: dict[str, str] | None = None) -> t.Any:
 def test_login_protected_views_through_the_official_client(shop: t.Any) -> None:
     """A Flask-Login app on gunicorn: no login gets "needs a login", not the login page as
     a success; a bearer login and a session login (Flask's cookie) reach the user's orders;
-    a logged-in user without the permission gets a 403 the model can read (issue 32)."""
+    a logged-in user without the permission gets a 403 the model can read (issue 32). A
+    resource, template and prompt behind ``login_required`` refuse without a login with a
+    JSON-RPC error that says so (not "cannot be sent"), and answer with the cookie."""
     login = httpx.post(f"{shop.base_url}/login", data={"user": "bob"})
     assert login.status_code == 200
     cookie = "; ".join(f"{name}={value}" for name, value in login.cookies.items())
@@ -135,6 +138,20 @@ def test_login_protected_views_through_the_official_client(shop: t.Any) -> None:
             text = anonymous.content[0].text  # type: ignore[union-attr]
             assert text.startswith("The view redirected to /login?next=")
             assert "this tool needs a login" in text and "Sign in" not in text
+            for ask in (
+                lambda: s.read_resource("shop://orders/mine"),
+                lambda: s.read_resource("shop://orders/lamp"),
+                lambda: s.get_prompt("reorder"),
+            ):  # login_required's redirect, said as for a tool, as a JSON-RPC error
+                with pytest.raises(MCPError) as refused:
+                    await ask()
+                error = refused.value.error
+                assert error.code == -32600, error  # refused whatever the params, as a 401
+                assert " answered as a view does, with a redirect to /login?next=" in error.message
+                assert "the MCP request carried no login the app accepts" in error.message
+                assert error.data["httpStatus"] == 302  # type: ignore[index]
+                assert error.data["location"].startswith("/login?next=")  # type: ignore[index]
+            assert error.message.startswith("Prompt 'reorder' answered as a view does")
 
         headers = {"Authorization": "Bearer ada"}
         async with connect(shop.url, headers) as (read, write), ClientSession(read, write) as s:
@@ -155,6 +172,10 @@ def test_login_protected_views_through_the_official_client(shop: t.Any) -> None:
             await s.initialize()
             mine = await s.call_tool("orders", {})
             assert mine.structured_content == {"user": "bob", "items": ["lamp"]}
+            lamp = await s.read_resource("shop://orders/lamp")
+            assert lamp.contents[0].text == "lamp"  # type: ignore[union-attr]
+            prompt = await s.get_prompt("reorder")
+            assert prompt.messages[0].content.text == "Reorder lamp."  # type: ignore[union-attr]
 
         root = {"Authorization": "Bearer root"}
         async with connect(shop.url, root) as (read, write), ClientSession(read, write) as s:

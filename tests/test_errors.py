@@ -219,6 +219,16 @@ def test_a_view_decorator_refusing_a_tool_says_what_happened(
         """Return a view's answer by mistake."""
         return jsonify({"a": 1})
 
+    @mcp.resource("shop://stats")
+    def stats() -> t.Any:
+        """Return a view's answer by mistake."""
+        return jsonify({"a": 1})
+
+    @mcp.prompt()
+    def brew() -> t.Any:
+        """Answer as a view would."""
+        return jsonify({"error": "short and stout"}), 418
+
     app = Flask(__name__)
     app.secret_key = "test"
     manager = LoginManager(app)
@@ -230,6 +240,21 @@ def test_a_view_decorator_refusing_a_tool_says_what_happened(
         refused = client.call_tool("orders")
         teapot = client.call_tool("teapot")
         mistaken = client.call_tool("as_json")
+        with pytest.raises(flask_mcp.MCPError) as resource:
+            client.read_resource("shop://stats")
+        with pytest.raises(flask_mcp.MCPError) as prompt:
+            client.get_prompt("brew")
+    # a resource's or prompt's JSON-RPC error says the same (tests/test_e2e_views.py: redirect)
+    assert (resource.value.code, resource.value.data) == (-32603, {"httpStatus": 200})
+    assert resource.value.message == (
+        "Resource 'shop://stats' returned a flask Response (HTTP 200 OK), which a resource"
+        " cannot send: return the data itself (a dict, str, ...), not jsonify() or"
+        " make_response()."
+    )
+    assert (prompt.value.code, prompt.value.data) == (-32602, {"httpStatus": 418})
+    assert prompt.value.message.startswith(
+        "Prompt 'brew' answered as a view does, with HTTP 418 I'M A TEAPOT: it refused the call."
+    )
     assert refused["isError"] is True
     assert refused["content"][0]["text"].startswith(
         "Tool 'orders' answered as a view does, with a redirect to /login?next=%2Fmcp"

@@ -32,6 +32,7 @@ from ..errors import aborted
 from ..errors import handler_error
 from ..errors import resource_not_found
 from ..errors import view_answer
+from ..errors import view_answer_error
 from ..errors import view_answer_text
 from ..json_codec import plain_result
 from ..protocol import LOG_LEVELS
@@ -494,6 +495,9 @@ class CoreMethods:
         try:
             return content_mod.to_resource_contents(uri, value, mime_type)
         except Unconvertible as exc:
+            response = view_answer(value)
+            if response is not None:  # a view decorator's refusal, or jsonify() by habit
+                raise view_answer_error(response, f"Resource {uri!r}", "resource") from None
             message = f"Resource {uri!r} returned a value that cannot be sent: {exc}"
         except Exception as exc:
             text = self.internal_error(exc, f"resource {uri!r}", call.state)
@@ -576,6 +580,9 @@ class CoreMethods:
         try:
             return content_mod.to_prompt_result(value, description)
         except Unconvertible as exc:
+            response = view_answer(value)
+            if response is not None:  # a view decorator's refusal, or jsonify() by habit
+                raise view_answer_error(response, f"Prompt {name!r}", "prompt") from None
             message = f"Prompt {name!r} returned a value that cannot be sent: {exc}"
         except Exception as exc:
             text = self.internal_error(exc, f"prompt {name!r}", call.state)

@@ -2,7 +2,8 @@
 
 Session login (``POST /login`` sets Flask's session cookie) and bearer login
 (``Authorization: Bearer <user>``, Flask-Login's ``request_loader``); ``login_view``
-is set, so a view reached without a login redirects to ``/login``. The orders live
+is set, so a view reached without a login redirects to ``/login``; so do a resource, a
+template and a prompt behind ``login_required``. The orders live
 in the SQLite database at ``LOGIN_APP_DB``. ``mcp`` and ``views`` are module-level
 and ``create_app()`` registers them, so the tests may make several apps.
 """
@@ -30,6 +31,33 @@ from flask_mcp.contrib.view_tools import ViewTools
 mcp = MCP(name="shop", version="1.0.0")
 views = ViewTools(mcp)
 views.add_routes(include=["orders", "admin_report"])
+
+
+@mcp.resource("shop://orders/mine")
+@login_required
+def my_orders() -> list[str]:
+    """The signed-in user's orders, as a resource behind ``login_required``."""
+    return _items(current_user.id)
+
+
+@mcp.resource("shop://orders/{item}")
+@login_required
+def order(item: str) -> str:
+    """One of the signed-in user's orders (a template behind ``login_required``)."""
+    return item if item in _items(current_user.id) else abort(404)
+
+
+@mcp.prompt()
+@login_required
+def reorder() -> str:
+    """Ask to reorder the signed-in user's orders (a prompt behind ``login_required``)."""
+    return f"Reorder {', '.join(_items(current_user.id))}."
+
+
+def _items(user_id: str) -> list[str]:
+    with database() as db:
+        rows = db.execute("SELECT item FROM orders WHERE owner = ?", (user_id,))
+        return [row[0] for row in rows]
 
 
 class User(UserMixin):
