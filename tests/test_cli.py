@@ -33,6 +33,7 @@ from flask_mcp.cli.local import InProcessClient
 from flask_mcp.server.call import client_facts
 from flask_mcp.testing import MCPTestClient
 from flask_mcp.transport.path_args import EndpointError
+from tests._apps import login_app
 from tests._apps import tenants
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -220,6 +221,43 @@ def test_call_cannot_ask_a_client(run: t.Any) -> None:
     result = run("call", "needs_model")
     assert result.exit_code == 1
     assert "sampling" in result.output
+
+
+def test_header_logs_in_to_a_login_protected_view_tool(tmp_path: pathlib.Path) -> None:
+    """``--header "Cookie: ..."`` on every request of a command: Flask-Login's session
+    (and its ``request_loader``) sees it, as ViewTools' views and ``login_required``
+    resources and prompts do; without it each says the call carried no login."""
+    app = login_app.create_app(str(tmp_path / "shop.db"))
+    browser = app.test_client()
+    assert browser.post("/login", data={"user": "bob"}).status_code == 200
+    cookie = browser.get_cookie("session")
+    assert cookie is not None
+    runner = app.test_cli_runner()
+
+    def run(*args: str) -> t.Any:
+        return runner.invoke(cli, args=list(args))
+
+    anonymous = run("call", "orders")
+    assert anonymous.exit_code == 1
+    assert anonymous.stderr.startswith("The view redirected to /login?next=")
+    refused = run("read", "shop://orders/lamp")
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith(
+        "Error -32600: Resource 'shop://orders/lamp' answered as a view does"
+    )
+    header = f"Cookie: session={cookie.value}"
+    mine = run("call", "orders", "--header", header, "--header", "X-Trace: 1")
+    assert mine.exit_code == 0, mine.output
+    assert json.loads(mine.stdout) == {"user": "bob", "items": ["lamp"]}
+    assert run("read", "shop://orders/lamp", "--header", header).stdout == "lamp\n"
+    assert run("prompt", "reorder", "--header", header).stdout.endswith("\nuser: Reorder lamp.\n")
+    assert run("list", "tools", "--header", header).exit_code == 0
+    bearer = run("call", "--header", "Authorization:Bearer ada", "orders")
+    assert json.loads(bearer.stdout) == {"user": "ada", "items": ["engine", "cards"]}
+    for bad in ("Cookie", ": x", "Bad Name: x"):
+        wrong = run("call", "orders", "--header", bad)
+        assert wrong.exit_code == 2
+        assert "'Name: value'" in wrong.output, wrong.output
 
 
 def facts_app() -> Flask:

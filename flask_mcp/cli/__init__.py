@@ -99,9 +99,11 @@ def wrong_path(exc: EndpointError) -> click.UsageError:
     )
 
 
-def in_process_client(log_level: str = "info", quiet: bool = False) -> InProcessClient:
+def in_process_client(
+    log_level: str = "info", quiet: bool = False, headers: t.Sequence[tuple[str, str]] = ()
+) -> InProcessClient:
     """An in-process client of the current app's server at ``--path``; notifications go
-    to stderr.
+    to stderr; every request's context has ``headers`` (``--header``).
 
     :raises click.UsageError: ``--path`` is missing while ``MCP_PATH`` has URL
         variables, or names no MCP endpoint.
@@ -113,6 +115,7 @@ def in_process_client(log_level: str = "info", quiet: bool = False) -> InProcess
             on_message=None if quiet else output.notification,
             log_level=log_level,
             path=endpoint_path(),
+            headers=headers,
         )
     except EndpointError as exc:
         raise wrong_path(exc) from None
@@ -141,18 +144,50 @@ def _fail(response: dict[str, t.Any]) -> t.NoReturn:
     sys.exit(1)
 
 
+def _header(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """Split each ``--header "Name: value"`` into ``(name, value)``."""
+    headers = []
+    for value in values:
+        name, colon, text = value.partition(":")
+        name = name.strip()
+        if not colon or not name or any(c.isspace() for c in name):
+            raise click.BadParameter(
+                f"{value!r} is not a header: write it as 'Name: value'"
+                " (--header 'Cookie: session=...').",
+                ctx,
+                param,
+            )
+        headers.append((name, text.strip()))
+    return headers
+
+
+_HEADER_OPTION = click.option(
+    "--header",
+    "headers",
+    metavar="'NAME: VALUE'",
+    multiple=True,
+    callback=_header,
+    help="A header of every request (repeatable), as an HTTP client's would be: "
+    "--header 'Cookie: session=...' signs in as the app's login does (login_required, "
+    "ViewTools' views). MCP authorization (MCP_AUTH_RESOURCE) does not read it.",
+)
+
+
 # -- list, inspect ---------------------------------------------------------------------
 
 
 @cli.command("list")
 @click.argument("kind", required=False, type=click.Choice(list(KINDS)))
 @click.option("--json", "as_json", is_flag=True, help="Print the full objects as JSON.")
-def list_command(kind: str | None, as_json: bool) -> None:
+@_HEADER_OPTION
+def list_command(kind: str | None, as_json: bool, headers: list[tuple[str, str]]) -> None:
     """List the server's tools, resources, resource templates and prompts.
 
     KIND is one of tools, resources, templates, prompts (default: all of them).
     """
-    in_process = in_process_client()
+    in_process = in_process_client(headers=headers)
     kinds = [kind] if kind else list(KINDS)
     found = {name: _list(in_process, name) for name in kinds}
     if as_json:
@@ -175,10 +210,11 @@ def list_command(kind: str | None, as_json: bool) -> None:
 
 @cli.command("inspect")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as one JSON object.")
-def inspect_command(as_json: bool) -> None:
+@_HEADER_OPTION
+def inspect_command(as_json: bool, headers: list[tuple[str, str]]) -> None:
     """Show the server's info, capabilities and every schema."""
     mcp = server()
-    in_process = in_process_client()
+    in_process = in_process_client(headers=headers)
     version = protocol.LATEST_HANDSHAKE_VERSION
     document: dict[str, t.Any] = {
         "serverInfo": protocol.server_info_fields(version, mcp.server_info),
@@ -240,8 +276,14 @@ _LOG_OPTION = click.option(
 @click.option("--json", "json_arguments", metavar="OBJECT", help="Arguments as a JSON object.")
 @click.option("--raw", is_flag=True, help="Print the whole result as JSON.")
 @_LOG_OPTION
+@_HEADER_OPTION
 def call_command(
-    tool: str, arguments: tuple[str, ...], json_arguments: str | None, raw: bool, log_level: str
+    tool: str,
+    arguments: tuple[str, ...],
+    json_arguments: str | None,
+    raw: bool,
+    log_level: str,
+    headers: list[tuple[str, str]],
 ) -> None:
     """Call TOOL with ARGUMENTS written as name=value.
 
@@ -253,7 +295,7 @@ def call_command(
     if record is None:
         known = ", ".join(sorted(mcp.registry.tools)) or "none"
         raise click.UsageError(f"No tool named {tool!r}. Tools: {known}.")
-    in_process = in_process_client(log_level)
+    in_process = in_process_client(log_level, headers=headers)
     schema: dict[str, t.Any] = next(
         (
             item.get("inputSchema", {})
@@ -283,9 +325,11 @@ def call_command(
 @click.argument("uri")
 @click.option("--raw", is_flag=True, help="Print the whole result as JSON.")
 @_LOG_OPTION
-def read_command(uri: str, raw: bool, log_level: str) -> None:
+@_HEADER_OPTION
+def read_command(uri: str, raw: bool, log_level: str, headers: list[tuple[str, str]]) -> None:
     """Read the resource at URI (a resource's, or one a template matches)."""
-    response = in_process_client(log_level).request("resources/read", {"uri": uri})
+    in_process = in_process_client(log_level, headers=headers)
+    response = in_process.request("resources/read", {"uri": uri})
     if "error" in response:
         _fail(response)
     result = response["result"]
@@ -300,14 +344,21 @@ def read_command(uri: str, raw: bool, log_level: str) -> None:
 @click.argument("arguments", nargs=-1)
 @click.option("--raw", is_flag=True, help="Print the whole result as JSON.")
 @_LOG_OPTION
-def prompt_command(name: str, arguments: tuple[str, ...], raw: bool, log_level: str) -> None:
+@_HEADER_OPTION
+def prompt_command(
+    name: str,
+    arguments: tuple[str, ...],
+    raw: bool,
+    log_level: str,
+    headers: list[tuple[str, str]],
+) -> None:
     """Get prompt NAME with ARGUMENTS written as name=value."""
     mcp = server()
     record = mcp.registry.prompts.get(name)
     if record is None:
         known = ", ".join(sorted(mcp.registry.prompts)) or "none"
         raise click.UsageError(f"No prompt named {name!r}. Prompts: {known}.")
-    in_process = in_process_client(log_level)
+    in_process = in_process_client(log_level, headers=headers)
     declared = next(
         (
             item.get("arguments") or []

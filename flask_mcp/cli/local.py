@@ -6,7 +6,8 @@ without a session (:func:`flask_mcp.kernel.intake.local_call`, carrying this cli
 kernel's one factory builds as over HTTP and stdio, run by
 :func:`flask_mcp.transport.runner.run_to_completion`, the runner HTTP and stdio
 use: the same validation, handlers, signals and timeouts, in a request context as
-over stdio (:func:`~flask_mcp.transport.stdio_channel.stdio_context`). A handler's
+over stdio (:func:`~flask_mcp.transport.stdio_channel.stdio_context`), with the
+command's ``--header`` headers (a session cookie, for the app's login). A handler's
 progress and log messages are handed to a callback (the command prints them on
 stderr); asking the client something (sampling, elicitation, roots) is refused,
 as there is no client to ask: use ``flask mcp stdio`` with a real client for those.
@@ -60,6 +61,9 @@ class InProcessClient:
     :param path: the path of the endpoint called (``/t/acme/mcp`` for ``MCP_PATH``
         ``/t/<tenant>/mcp``): its URL variables are each call's ``path_args`` and
         ``request.view_args``. Needed when ``MCP_PATH`` has variables.
+    :param headers: the headers of every request's context, ``("Cookie", "session=...")``:
+        what the app's own login reads (``session``, Flask-Login's ``request_loader``,
+        the views of ViewTools). MCP authorization does not check them.
     :raises ~flask_mcp.transport.path_args.EndpointError: ``path`` is not a path of
         the MCP endpoint, or is missing while ``MCP_PATH`` has variables.
     """
@@ -71,8 +75,11 @@ class InProcessClient:
         on_message: t.Callable[[dict[str, t.Any]], None] | None = None,
         log_level: str = "info",
         path: str | None = None,
+        headers: t.Sequence[tuple[str, str]] = (),
     ) -> None:
         self.server = server
+        #: The headers of every request's context (``--header``).
+        self.headers = list(headers)
         self.state = server.state(app)
         #: The endpoint called: its path, and the URL variables it gives each call.
         self.endpoint = match_endpoint(app, self.state.settings.path, path)
@@ -93,7 +100,8 @@ class InProcessClient:
             self.state, method, params, request_id, self.facts, endpoint.path_args
         )
         context = intake.context_for(call, NO_CLIENT)
-        with stdio_context(self.state.app, endpoint.path, transport="local"):
+        headers = self.headers or None
+        with stdio_context(self.state.app, endpoint.path, transport="local", headers=headers):
             response = runner.run_to_completion(
                 self.server.dispatcher, call, context=context, on_message=self.on_message
             )

@@ -63,7 +63,12 @@ def protect_stdout() -> t.BinaryIO:
     return messages
 
 
-def stdio_context(app: Flask, path: str, transport: str = "stdio") -> t.ContextManager[t.Any]:
+def stdio_context(
+    app: Flask,
+    path: str,
+    transport: str = "stdio",
+    headers: t.Sequence[tuple[str, str]] | None = None,
+) -> t.ContextManager[t.Any]:
     """A request context for one message that came without HTTP: a bare POST to ``path``.
 
     ``path`` is the endpoint's (:attr:`LineChannel.endpoint`): the app's URL map
@@ -74,8 +79,12 @@ def stdio_context(app: Flask, path: str, transport: str = "stdio") -> t.ContextM
     ``request.environ[TRANSPORT_KEY]`` says how the message came, for telemetry.
 
     :param transport: ``"stdio"``, or ``"local"`` for the command line's own requests.
+    :param headers: the request's headers, ``("Cookie", "session=...")``: the command
+        line's ``--header`` (``session`` then opens from its cookie). None over stdio.
     """
-    return app.test_request_context(path, method="POST", environ_base={TRANSPORT_KEY: transport})
+    return app.test_request_context(
+        path, method="POST", headers=headers, environ_base={TRANSPORT_KEY: transport}
+    )
 
 
 class LineChannel:
