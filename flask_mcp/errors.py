@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import typing as t
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 from werkzeug.exceptions import HTTPException
 from werkzeug.http import HTTP_STATUS_CODES
@@ -313,7 +315,8 @@ def view_answer(value: t.Any) -> Response | None:
 
     A decorator made for views (Flask-Login's ``login_required`` with a
     ``login_view``) returns a redirect instead of calling the tool; a tool may also
-    return ``jsonify(...)`` or a ``(response, status)`` tuple out of habit.
+    return ``jsonify(...)`` or a ``(response, status[, headers])`` tuple out of habit,
+    whose status and headers (``Retry-After``) apply as Flask applies them.
     """
     if isinstance(value, Response):
         return value
@@ -321,38 +324,140 @@ def view_answer(value: t.Any) -> Response | None:
         response = value[0]
         if len(value) > 1 and isinstance(value[1], (int, str)):  # (response, status), a view's
             response.status = value[1]
+        if isinstance(value[-1], (dict, list)) and len(value) > 1:  # (..., headers), as Flask's
+            response.headers.update(value[-1])
         return response
     return None
+
+
+#: Characters of a view's error body a text keeps (:func:`shorten`).
+ERROR_DETAIL_LIMIT = 300
+#: Names of a login page, compared with the last part of a redirect's endpoint and with each
+#: segment of its path, lower-cased without ``-`` and ``_`` (``auth.login``, ``/sign-in``,
+#: ``/sso``, an identity provider's ``/oauth2/authorize``): a hand-written
+#: ``redirect(url_for("auth.login"))``, as in Flask's tutorial, has no ``next=``.
+LOGIN_NAMES = frozenset({"login", "signin", "logon", "sso", "authorize"})
+
+
+def shorten(text: str, limit: int = ERROR_DETAIL_LIMIT) -> str:
+    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def looks_like_login(endpoint: str | None, path: str) -> bool:
+    """Tell whether a redirect's endpoint or path names a login page (:data:`LOGIN_NAMES`)."""
+    names = [segment for segment in path.split("/") if segment]
+    if endpoint:
+        names.append(endpoint.rsplit(".", 1)[-1])
+    return any(name.lower().replace("-", "").replace("_", "") in LOGIN_NAMES for name in names)
+
+
+def _retry_after(headers: t.Any) -> str:
+    value = headers.get("Retry-After")
+    if value and str(value).strip().isdigit():
+        return f" Retry in {int(str(value).strip())} s."
+    return " Retry later." if value is None else f" Retry after {shorten(str(value), 40)}."
+
+
+def view_status_text(
+    code: int,
+    status: str,
+    headers: t.Any,
+    detail: str = "",
+    *,
+    subject: str = "The view",
+    kind: str = "tool",
+    endpoint: str | None = None,
+    login_endpoints: t.Collection[str] = (),
+) -> str:
+    """Return one line that tells a model what a view's non-2xx answer means and what to do.
+
+    The one explanation per status, for a ``ViewTools`` view
+    (:func:`flask_mcp.contrib.view_answers.explain_status`) and for a handler that
+    answered as a view does (:func:`view_answer_text`): a redirect to a login page
+    (one of ``login_endpoints``, a ``next=`` URL, or a page named in
+    :data:`LOGIN_NAMES`) needs a login; another redirect is not followed; 401, 403,
+    404, 429 (with ``Retry-After``) and 5xx each say what to do.
+
+    :param code: the HTTP status code.
+    :param status: the status line (``"302 FOUND"``).
+    :param headers: the response headers (``Location``, ``Retry-After``).
+    :param detail: the body, already cut short (may be empty).
+    :param subject: who answered, the start of the sentence (``"The view"``).
+    :param kind: ``"tool"``, ``"resource"`` or ``"prompt"``: what needs a login.
+    :param endpoint: the endpoint of the app a redirect points to, if known.
+    :param login_endpoints: the endpoints of the app's login pages.
+    """
+    suffix = f" It said: {detail}" if detail else ""
+    asked = "URI" if kind == "resource" else "arguments"
+    if 300 <= code < 400:
+        location = str(headers.get("Location") or "")
+        shown = shorten(location, 200) or "(no Location)"
+        parts = urlsplit(location)
+        if (
+            (endpoint is not None and endpoint in login_endpoints)
+            or "next" in parse_qs(parts.query)
+            or looks_like_login(endpoint, parts.path)
+        ):
+            return (
+                f"{subject} redirected to {shown} (HTTP {status}): this {kind} needs a login, "
+                "and the MCP connection carried none that the app accepts. Ask the user to sign "
+                "in to the app (connect with a session cookie or token it accepts); retrying as "
+                "is will not help."
+            )
+        return (
+            f"{subject} redirected to {shown} (HTTP {status}); an MCP call does not follow "
+            "redirects, so nothing was done at the new address."
+        )
+    if code == 401:
+        return (
+            f"{subject} refused the call (HTTP {status}): this {kind} needs authentication, and "
+            "the MCP connection's credentials were missing or not accepted. Ask the user to "
+            "connect with credentials the app accepts; retrying as is will not help." + suffix
+        )
+    if code == 403:
+        return (
+            f"{subject} refused the call (HTTP {status}): the caller is known but not allowed "
+            "to do this. Do not retry; the user needs an account with that permission." + suffix
+        )
+    if code == 429:
+        return f"{subject} refused the call (HTTP {status}): too many calls." + (
+            _retry_after(headers) + suffix
+        )
+    if code >= 500:
+        retry = _retry_after(headers) if code == 503 else ""
+        return (
+            f"{subject} failed (HTTP {status}): an error of the app, not of the arguments; the "
+            f"details are in the server's log.{retry}"
+        )
+    if code == 404:
+        return f"{subject} found nothing (HTTP {status}): check the identifiers in the {asked}." + (
+            suffix
+        )
+    if kind == "tool":
+        advice = "check the arguments against the tool's input schema and the message, then call"
+    else:
+        advice = f"check the {asked} and the message, then try"
+    return f"{subject} refused the call (HTTP {status}): {advice} again." + suffix
 
 
 def view_answer_text(response: Response, what: str, kind: str = "tool") -> str:
     """Log a view's answer a handler returned and return the text that says so.
 
-    A redirect or an error status is a refusal (a view decorator's, on purpose): it
-    is logged at ``INFO`` and said so the model can act on it. A success is a
-    mistake of the handler's author: logged at ``ERROR``, with the fix.
+    A redirect or an error status is a refusal (a view decorator's, on purpose),
+    explained as a ``ViewTools`` view's answer is (:func:`view_status_text`) and
+    logged at ``INFO``; a 5xx is logged at ``ERROR`` with its body, which is not
+    sent. A success is a mistake of the handler's author: logged at ``ERROR``,
+    with the fix.
 
     :param what: the handler, for the text (``"Tool 'orders'"``).
     :param kind: ``"tool"``, ``"resource"`` or ``"prompt"``: only a tool is told
         about ``ViewTools``.
     """
-    status = response.status_code
-    line = f"HTTP {status} {HTTP_STATUS_CODES.get(status, 'Unknown').upper()}"
-    location = response.headers.get("Location")
-    if 300 <= status < 400 and location:
-        text = (
-            f"{what} answered as a view does, with a redirect to {location} ({line}):"
-            " a decorator made for views (such as Flask-Login's login_required) refused"
-            " the call. If it points to a login page, the MCP request carried no login the"
-            " app accepts: ask the user to sign in to the app (connect with a session cookie"
-            " or token it accepts); retrying as is will not help."
-        )
-    elif status >= 300:
-        text = (
-            f"{what} answered as a view does, with {line}: it refused the call."
-            " Check the arguments and the caller's rights; retrying as is will not help."
-        )
-    else:
+    code = response.status_code
+    if 200 <= code < 300:
+        line = f"HTTP {response.status}"
         text = (
             f"{what} returned a flask Response ({line}), which a {kind} cannot send:"
             " return the data itself (a dict, str, ...), not jsonify() or make_response()"
@@ -363,7 +468,18 @@ def view_answer_text(response: Response, what: str, kind: str = "tool") -> str:
             text += "."
         logger.error("%s", text)
         return text
-    logger.info("%s", text)
+    text = view_status_text(
+        code,
+        response.status,
+        response.headers,
+        subject=f"{what} answered as a view does and",
+        kind=kind,
+    )
+    if code >= 500:
+        body = response.get_data()[:2000] if response.is_sequence else b""
+        logger.error("%s The body: %r", text, body)
+    else:
+        logger.info("%s", text)
     return text
 
 

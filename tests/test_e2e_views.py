@@ -147,11 +147,12 @@ def test_login_protected_views_through_the_official_client(shop: t.Any) -> None:
                     await ask()
                 error = refused.value.error
                 assert error.code == -32600, error  # refused whatever the params, as a 401
-                assert " answered as a view does, with a redirect to /login?next=" in error.message
-                assert "the MCP request carried no login the app accepts" in error.message
+                assert " answered as a view does and redirected to /login?next=" in error.message
+                assert "needs a login, and the MCP connection carried none" in error.message
                 assert error.data["httpStatus"] == 302  # type: ignore[index]
                 assert error.data["location"].startswith("/login?next=")  # type: ignore[index]
-            assert error.message.startswith("Prompt 'reorder' answered as a view does")
+            assert error.message.startswith("Prompt 'reorder' answered as a view does and")
+            assert "this prompt needs a login" in error.message
 
         headers = {"Authorization": "Bearer ada"}
         async with connect(shop.url, headers) as (read, write), ClientSession(read, write) as s:

@@ -197,7 +197,9 @@ def test_a_view_decorator_refusing_a_tool_says_what_happened(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """``@login_required`` on a tool answers as a view does: a Response, named as a refusal."""
+    from flask import Response
     from flask import jsonify
+    from flask import redirect
     from flask_login import LoginManager
     from flask_login import login_required
 
@@ -218,6 +220,26 @@ def test_a_view_decorator_refusing_a_tool_says_what_happened(
     def as_json() -> t.Any:
         """Return a view's answer by mistake."""
         return jsonify({"a": 1})
+
+    @mcp.tool()
+    def moved() -> t.Any:
+        """Redirect elsewhere than a login page, as a view does after a POST."""
+        return redirect("/orders")
+
+    @mcp.tool()
+    def busy() -> t.Any:
+        """Answer as a rate-limited view does."""
+        return jsonify({"error": "slow down"}), 429, {"Retry-After": "30"}
+
+    @mcp.tool()
+    def broken() -> t.Any:
+        """Answer a 5xx as a view does."""
+        return Response("Traceback: secret", 500)
+
+    @mcp.tool()
+    def forbidden() -> t.Any:
+        """Answer a 403 as a view does."""
+        return jsonify({"error": "admins only"}), 403
 
     @mcp.resource("shop://stats")
     def stats() -> t.Any:
@@ -240,6 +262,10 @@ def test_a_view_decorator_refusing_a_tool_says_what_happened(
         refused = client.call_tool("orders")
         teapot = client.call_tool("teapot")
         mistaken = client.call_tool("as_json")
+        texts = {
+            name: client.call_tool(name)["content"][0]["text"]
+            for name in ("moved", "busy", "broken", "forbidden")
+        }
         with pytest.raises(flask_mcp.MCPError) as resource:
             client.read_resource("shop://stats")
         with pytest.raises(flask_mcp.MCPError) as prompt:
@@ -252,20 +278,39 @@ def test_a_view_decorator_refusing_a_tool_says_what_happened(
         " make_response()."
     )
     assert (prompt.value.code, prompt.value.data) == (-32602, {"httpStatus": 418})
-    assert prompt.value.message.startswith(
-        "Prompt 'brew' answered as a view does, with HTTP 418 I'M A TEAPOT: it refused the call."
+    assert prompt.value.message == (
+        "Prompt 'brew' answered as a view does and refused the call (HTTP 418 I'M A TEAPOT):"
+        " check the arguments and the message, then try again."
     )
+    # the per-status explanation is ViewTools' (flask_mcp.errors.view_status_text), framed
     assert refused["isError"] is True
-    assert refused["content"][0]["text"].startswith(
-        "Tool 'orders' answered as a view does, with a redirect to /login?next=%2Fmcp"
-        " (HTTP 302 FOUND): a decorator made for views (such as Flask-Login's login_required)"
-        " refused the call."
+    assert refused["content"][0]["text"] == (
+        "Tool 'orders' answered as a view does and redirected to /login?next=%2Fmcp"
+        " (HTTP 302 FOUND): this tool needs a login, and the MCP connection carried none that"
+        " the app accepts. Ask the user to sign in to the app (connect with a session cookie"
+        " or token it accepts); retrying as is will not help."
     ), refused
-    assert "the MCP request carried no login the app accepts" in refused["content"][0]["text"]
     assert teapot["isError"] is True
     assert teapot["content"][0]["text"].startswith(
-        "Tool 'teapot' answered as a view does, with HTTP 418 I'M A TEAPOT"
+        "Tool 'teapot' answered as a view does and refused the call (HTTP 418 I'M A TEAPOT)"
     ), teapot
+    assert texts["moved"] == (
+        "Tool 'moved' answered as a view does and redirected to /orders (HTTP 302 FOUND);"
+        " an MCP call does not follow redirects, so nothing was done at the new address."
+    )  # not a login refusal: /orders is no login page
+    assert texts["busy"] == (
+        "Tool 'busy' answered as a view does and refused the call (HTTP 429 TOO MANY"
+        " REQUESTS): too many calls. Retry in 30 s."
+    )
+    assert texts["broken"] == (
+        "Tool 'broken' answered as a view does and failed (HTTP 500 INTERNAL SERVER ERROR):"
+        " an error of the app, not of the arguments; the details are in the server's log."
+    )
+    assert "Traceback: secret" in caplog.text  # the body is logged, never sent
+    assert texts["forbidden"].startswith(
+        "Tool 'forbidden' answered as a view does and refused the call (HTTP 403 FORBIDDEN):"
+        " the caller is known but not allowed to do this. Do not retry"
+    )
     assert mistaken["isError"] is True
     assert mistaken["content"][0]["text"] == (
         "Tool 'as_json' returned a flask Response (HTTP 200 OK), which a tool cannot send:"

@@ -107,7 +107,7 @@ def test_plain_views_schemas_and_calls() -> None:
         assert boom["isError"] is True and "hunter2" not in str(boom)
         teapot = client.call_tool("teapot")
         assert teapot["isError"] is True
-        assert teapot["content"][0]["text"].endswith("The view said: short and stout")
+        assert teapot["content"][0]["text"].endswith("It said: short and stout")
         pdf = client.call_tool("report")["content"][0]
         assert pdf["type"] == "resource" and pdf["resource"]["mimeType"] == "application/pdf"
     with MCPTestClient(app) as client:
@@ -356,10 +356,10 @@ def test_redirects_and_refusals_are_one_line_errors_a_model_can_act_on() -> None
         crashed = text(client.call_tool("crash"))
         assert "HTTP 500" in crashed and "hunter2" not in crashed and "Oops" not in crashed
         assert text(client.call_tool("busy")).startswith(
-            "The view is rate limited (HTTP 429 TOO MANY REQUESTS). Retry in 30 s."
+            "The view refused the call (HTTP 429 TOO MANY REQUESTS): too many calls. Retry in 30 s."
         )
         missing = text(client.call_tool("gone", {"n": 3}))
-        assert missing.startswith("Not found (HTTP 404 NOT FOUND)")
+        assert missing.startswith("The view found nothing (HTTP 404 NOT FOUND)")
         assert len(missing) < 400  # Flask's HTML 404 page, as a short text
     with MCPTestClient(app, headers={"Authorization": "Bearer ada"}) as client:
         assert client.call_tool("orders")["structuredContent"] == {"user": "ada"}

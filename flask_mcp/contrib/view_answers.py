@@ -2,9 +2,11 @@
 
 A 2xx answer is the tool's result; any other answer is an ``isError`` result
 whose text is one line that tells a model what happened and what to do
-(:func:`explain_status`): a redirect to the app's login page is "this tool
-needs a login", a 403 is "not allowed, do not retry", a 5xx is "an error of the
-app" with its body kept for the log. HTML becomes its visible text.
+(:func:`explain_status`, the wording :func:`flask_mcp.errors.view_status_text`
+shares with a handler that answered as a view does): a redirect to the app's
+login page is "this tool needs a login", a 403 is "not allowed, do not retry", a
+5xx is "an error of the app" with its body kept for the log. HTML becomes its
+visible text.
 """
 
 from __future__ import annotations
@@ -13,24 +15,20 @@ import json
 import logging
 import typing as t
 from html.parser import HTMLParser
-from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 
 from .. import content
 from ..content import ToolResult
+from ..errors import ERROR_DETAIL_LIMIT
+from ..errors import LOGIN_NAMES
+from ..errors import looks_like_login
+from ..errors import shorten
+from ..errors import view_status_text
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
 logger = logging.getLogger("flask_mcp")
-
-#: Characters of a view's error body a tool result keeps (HTML as its text).
-ERROR_DETAIL_LIMIT = 300
-#: Names of a login page, compared with the last part of a redirect's endpoint and with each
-#: segment of its path, lower-cased without ``-`` and ``_`` (``auth.login``, ``/sign-in``,
-#: ``/sso``, an identity provider's ``/oauth2/authorize``): a hand-written
-#: ``redirect(url_for("auth.login"))``, as in Flask's tutorial, has no ``next=``.
-LOGIN_NAMES = frozenset({"login", "signin", "logon", "sso", "authorize"})
 
 
 class _TextOfHTML(HTMLParser):
@@ -76,12 +74,6 @@ def html_text(markup: str) -> str:
     return text or " ".join(" ".join(parser.title).split())
 
 
-def shorten(text: str, limit: int = ERROR_DETAIL_LIMIT) -> str:
-    """Return ``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _is_html(mime: str, data: bytes) -> bool:
     if mime in ("text/html", "application/xhtml+xml"):
         return True
@@ -107,14 +99,6 @@ def login_views(app: Flask | None) -> set[str]:
     return {endpoint for endpoint in found if isinstance(endpoint, str)}
 
 
-def looks_like_login(endpoint: str | None, path: str) -> bool:
-    """Tell whether a redirect's endpoint or path names a login page (:data:`LOGIN_NAMES`)."""
-    names = [segment for segment in path.split("/") if segment]
-    if endpoint:
-        names.append(endpoint.rsplit(".", 1)[-1])
-    return any(name.lower().replace("-", "").replace("_", "") in LOGIN_NAMES for name in names)
-
-
 def _redirect_endpoint(app: Flask | None, location: str, script_root: str = "") -> str | None:
     if app is None:
         return None
@@ -129,13 +113,6 @@ def _redirect_endpoint(app: Flask | None, location: str, script_root: str = "") 
     except Exception:  # another site, a 404, a method mismatch: no endpoint of this app
         return None
     return str(endpoint)
-
-
-def _retry_after(headers: t.Any) -> str:
-    value = headers.get("Retry-After")
-    if value and str(value).strip().isdigit():
-        return f" Retry in {int(str(value).strip())} s."
-    return " Retry later." if value is None else f" Retry after {shorten(str(value), 40)}."
 
 
 def explain_status(
@@ -157,52 +134,11 @@ def explain_status(
     :param script_root: the prefix the app is mounted under (``SCRIPT_NAME``), which
         its redirects start with.
     """
-    suffix = f" The view said: {detail}" if detail else ""
+    endpoint = None
     if 300 <= code < 400:
-        location = str(headers.get("Location") or "")
-        shown = shorten(location, 200) or "(no Location)"
-        parts = urlsplit(location)
-        endpoint = _redirect_endpoint(app, location, script_root)
-        query = parse_qs(parts.query)
-        if (
-            (endpoint is not None and endpoint in login_views(app))
-            or "next" in query
-            or looks_like_login(endpoint, parts.path)
-        ):
-            return (
-                f"The view redirected to {shown} (HTTP {status}): this tool needs a login, and "
-                "the MCP connection carried none that the app accepts. Ask the user to sign in to "
-                "the app (connect with a session cookie or token it accepts); retrying as is "
-                "will not help."
-            )
-        return (
-            f"The view redirected to {shown} (HTTP {status}); a tool call does not follow "
-            "redirects, so nothing was done at the new address."
-        )
-    if code == 401:
-        return (
-            f"The view refused the call (HTTP {status}): this tool needs authentication, and "
-            "the MCP connection's credentials were missing or not accepted. Ask the user to "
-            "connect with credentials the app accepts; retrying as is will not help." + suffix
-        )
-    if code == 403:
-        return (
-            f"The view refused the call (HTTP {status}): the caller is known but not allowed to "
-            "do this. Do not retry; the user needs an account with that permission." + suffix
-        )
-    if code == 429:
-        return f"The view is rate limited (HTTP {status})." + _retry_after(headers) + suffix
-    if code >= 500:
-        retry = _retry_after(headers) if code == 503 else ""
-        return (
-            f"The view failed (HTTP {status}): an error of the app, not of the arguments; the "
-            f"details are in the server's log.{retry}"
-        )
-    if code == 404:
-        return f"Not found (HTTP {status}): check the identifiers in the arguments." + suffix
-    return (
-        f"The view refused the call (HTTP {status}): check the arguments against the tool's "
-        "input schema and the message, then call again." + suffix
+        endpoint = _redirect_endpoint(app, str(headers.get("Location") or ""), script_root)
+    return view_status_text(
+        code, status, headers, detail, endpoint=endpoint, login_endpoints=login_views(app)
     )
 
 
@@ -272,6 +208,7 @@ def map_response(
 
 __all__ = [
     "ERROR_DETAIL_LIMIT",
+    "LOGIN_NAMES",
     "explain_status",
     "html_text",
     "login_views",
