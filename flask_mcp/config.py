@@ -472,6 +472,14 @@ KEYS: tuple[Key, ...] = (
         "not read: then its session ends (nothing more written, running requests cancelled).",
     ),
     Key(
+        "MCP_READ_TIMEOUT",
+        60.0,
+        seconds,
+        "Seconds a POST body may take to arrive in full (a ``Content-Length`` larger than "
+        "what the client sends, a chunked body that never ends); then the request is "
+        "answered 408 and its connection closed, freeing its thread (or greenlet).",
+    ),
+    Key(
         "MCP_REQUEST_TIMEOUT",
         600.0,
         seconds,
@@ -980,6 +988,7 @@ class Settings:
     sse_resume_bytes_per_client: int
     sse_max_stream_seconds: float | None
     write_timeout: float
+    read_timeout: float
     request_timeout: float
     client_request_timeout: float
     default_log_level: str

@@ -125,6 +125,44 @@ def read_head(sock: socket.socket) -> bytes:
 
 
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_a_body_that_never_arrives_frees_its_worker(serve: t.Any, worker: str) -> None:
+    """A POST whose body stalls (a ``Content-Length`` larger than what was sent, a chunked
+    body that never ends) is answered 408 once it waited ``MCP_READ_TIMEOUT``.
+
+    The body was read with no timeout: on gthread, as many such POSTs as threads locked
+    every other client out for as long as their connections stayed open; on gevent each
+    held a greenlet and a descriptor.
+    """
+    server = serve(APP, worker, threads=3, env={"FLASK_MCP_READ_TIMEOUT": "1"})
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: {HOST}:{server.port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\n"
+    )
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    stalled = [
+        f"{head}Content-Length: {len(body) + 100}\r\n\r\n".encode() + body,
+        f"{head}Transfer-Encoding: chunked\r\n\r\n".encode() + b"%x\r\n" % len(body) + body,
+    ]
+    socks = []
+    try:
+        for raw in stalled * 2:  # more than the threads
+            sock = socket.create_connection((HOST, server.port), timeout=30)
+            socks.append(sock)
+            sock.sendall(raw)
+        for sock in socks:
+            answer = b""
+            while chunk := sock.recv(4096):  # the socket's timeout bounds the wait
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 408"), answer
+            assert b"MCP_READ_TIMEOUT" in answer, answer
+    finally:
+        for sock in socks:
+            sock.close()
+    session = http_session(server.port)  # the worker serves the next client
+    assert session
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
 def test_tasks_result_left_by_its_client_waits_once_per_task(serve: t.Any, worker: str) -> None:
     """Each ``tasks/result`` whose client left waited on for the task (up to its ttl).
 

@@ -511,15 +511,22 @@ def _give_back(held: dict[str, int], client: str) -> None:
         held[client] = count
 
 
+_STALLED_WRITE = "Closed %d connection(s) whose client read nothing for %s s (MCP_WRITE_TIMEOUT)."
+#: The log message of the POST bodies that did not arrive in time.
+STALLED_READ = "Ended %d request(s) whose body did not arrive within %s s (MCP_READ_TIMEOUT)."
+
+
 class PendingWrite:
     """One response's connection, and since when the server's write to it waits."""
 
-    __slots__ = ("since", "sock")
+    __slots__ = ("ended", "since", "sock")
 
     def __init__(self, sock: t.Any) -> None:
         self.sock = sock
         #: When the write of the chunk handed to the server began (``None``: none pending).
         self.since: float | None = None
+        #: Set once the supervisor shut the connection down for waiting too long.
+        self.ended = False
 
     def timed(self, chunks: t.Iterable[bytes]) -> t.Iterator[bytes]:
         """Yield ``chunks``, each marked as waiting (:attr:`since`) while the server writes it."""
@@ -548,9 +555,20 @@ class PendingWrites:
     gunicorn's (with threads, its ``--socket-timeout`` ends it first).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, how: int = socket.SHUT_RDWR, what: str = _STALLED_WRITE) -> None:
         self._open: set[PendingWrite] = set()
         self._lock = _concurrency.native_lock()  # nothing waits while holding it
+        #: How a stalled connection is shut down.
+        self.how = how
+        #: The log message of the stalled connections ended (their count, the timeout).
+        self.what = what
+
+    def read(self, sock: t.Any) -> PendingWrite | None:
+        """Watch the read of a request's body from ``sock``, from now until :meth:`close`."""
+        watch = self.open(sock)
+        if watch is not None:
+            watch.since = time.monotonic()
+        return watch
 
     def __len__(self) -> int:
         return len(self._open)
@@ -598,18 +616,15 @@ class PendingWrites:
             stalled = [w for w in self._open if w.since is not None and now - w.since >= timeout]
             self._open.difference_update(stalled)
             for write in stalled:
+                write.ended = True
                 # The socket gevent wraps, shut down as the kernel's: gevent's own shutdown
                 # would fail the waiting write with EBADF, which servers log as an error.
                 raw = getattr(write.sock, "_sock", None)
                 sock = raw if isinstance(raw, _socket.socket) else write.sock
                 with contextlib.suppress(OSError):  # closed meanwhile
-                    sock.shutdown(socket.SHUT_RDWR)  # the blocked write fails (EPIPE)
+                    sock.shutdown(self.how)  # the blocked write fails (EPIPE), a read ends
         if stalled:
-            logger.info(
-                "Closed %d connection(s) whose client read nothing for %s s (MCP_WRITE_TIMEOUT).",
-                len(stalled),
-                timeout,
-            )
+            logger.info(self.what, len(stalled), timeout)
         return len(stalled)
 
 

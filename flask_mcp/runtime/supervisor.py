@@ -136,6 +136,7 @@ def tick(state: AppState, now: float, reap: bool) -> None:
     for run in state.inflight.overdue(now):
         time_out(state, run)
     state.writes.end_stalled(now, state.settings.write_timeout)
+    state.reads.end_stalled(now, state.settings.read_timeout)
     settle.settle_owed()
     if reap:
         settings = state.settings

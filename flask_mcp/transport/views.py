@@ -48,6 +48,8 @@ if t.TYPE_CHECKING:
     from ..runtime.state import AppState
     from ..server.dispatcher import Dispatcher
 
+#: The environ key of gunicorn's client connection.
+_GUNICORN = "gunicorn.socket"
 logger = logging.getLogger("flask_mcp")
 #: The methods of the endpoint's rule; a second rule sends every other one to the view,
 #: which refuses it with a JSON 405 (Werkzeug's HTML page otherwise).
@@ -158,27 +160,46 @@ class Transport:
         length = _content_length(environ)
         security.check_body_size(length, settings.max_body_size)
         flask_limit = state.app.config.get("MAX_CONTENT_LENGTH")  # read per request, as Flask does
-        if length is not None and flask_limit is None:
-            # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
-            # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
-            body = environ["wsgi.input"].read(length)  # no more than the length checked above
-        elif length is None and _uwsgi_chunked(environ):
-            body = _read_uwsgi_chunked(environ, settings.max_body_size + 1)
-            security.check_body_size(len(body), settings.max_body_size)
-            if flask_limit is not None and len(body) > flask_limit:
-                raise MCPHTTPError(
-                    413,
-                    f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
-                )
-        else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
-            try:
-                body = req.stream.read(settings.max_body_size + 1 if length is None else length)
-            except RequestEntityTooLarge:
-                raise MCPHTTPError(
-                    413,
-                    f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
-                ) from None
-            security.check_body_size(len(body), settings.max_body_size)
+        # gunicorn reads the body with no timeout: a client that sends less than its
+        # Content-Length, or a chunked body without its last chunk, would hold this thread
+        # (or greenlet) for ever. The supervisor ends a read that waited MCP_READ_TIMEOUT.
+        # (waitress reads the body before the app runs; uWSGI has its --socket-timeout.)
+        watch = state.reads.read(environ[_GUNICORN]) if _GUNICORN in environ else None
+        try:
+            if length is not None and flask_limit is None:
+                # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
+                # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
+                body = environ["wsgi.input"].read(length)  # no more than the length checked above
+            elif length is None and _uwsgi_chunked(environ):
+                body = _read_uwsgi_chunked(environ, settings.max_body_size + 1)
+                security.check_body_size(len(body), settings.max_body_size)
+                if flask_limit is not None and len(body) > flask_limit:
+                    raise MCPHTTPError(
+                        413,
+                        f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
+                    )
+            else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
+                try:
+                    body = req.stream.read(settings.max_body_size + 1 if length is None else length)
+                except RequestEntityTooLarge:
+                    raise MCPHTTPError(
+                        413,
+                        f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
+                    ) from None
+                security.check_body_size(len(body), settings.max_body_size)
+        except Exception:
+            if watch is None or not watch.ended:
+                raise
+            body = b""  # the read ended by the supervisor, short or with an error
+        finally:
+            if watch is not None:
+                state.reads.close(watch)
+        if watch is not None and watch.ended:
+            raise MCPHTTPError(
+                408,
+                f"The body did not arrive within {settings.read_timeout:g} s "
+                "(MCP_READ_TIMEOUT); send the whole body, as long as its Content-Length says.",
+            )
         # Handlers may call request.get_data() or request.get_json() as in any view:
         # the input stream is consumed, so Werkzeug's cache of the body is filled.
         req._cached_data = body
