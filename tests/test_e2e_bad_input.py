@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import socket
 import subprocess
 import sys
 import typing as t
@@ -131,3 +132,34 @@ def test_a_notification_sent_with_an_id_is_told_to_drop_it(serve: t.Any) -> None
             del message["id"]
             assert http.post(url, headers=headers, json=message).status_code == 202
             message["id"] = 4
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_a_malformed_chunked_body_is_a_clear_400(serve: t.Any, worker: str) -> None:
+    """A chunked body whose chunks are malformed, or that ends before its last chunk, is
+    a 400 saying so: it was an HTML 500 with the server's traceback logged as an error."""
+    server = serve(APP, worker)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    head = (
+        (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n"
+        ).encode()
+        + b"%x\r\n" % len(body)
+        + body
+    )
+    for tail in (b"XX0\r\n\r\n", b"\r\nZZ\r\n\r\n", b"\r\n"):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            sock.sendall(head + tail)
+            sock.shutdown(socket.SHUT_WR)  # the body ends there
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+        status, _, rest = answer.partition(b"\r\n")
+        assert status == b"HTTP/1.1 400 BAD REQUEST", answer
+        error = json.loads(rest.partition(b"\r\n\r\n")[2])["error"]
+        assert error["code"] == -32600 and "could not be read" in error["message"], error
+    with httpx.Client(timeout=30) as http:
+        start(http, server.url)  # the worker serves the next client
+    assert "Traceback" not in server.log(), server.log_tail()

@@ -17,8 +17,8 @@ import typing as t
 from .. import backends
 from .. import signals
 from . import concurrency
-from .runs import InFlight
 from .runs import STALLED_READ
+from .runs import InFlight
 from .runs import PendingWrites
 from .runs import StreamSlots
 

@@ -15,6 +15,7 @@ from flask import Blueprint
 from flask import Response
 from flask import current_app
 from flask import request
+from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import Rule
 from werkzeug.wsgi import get_content_length
@@ -176,7 +177,8 @@ class Transport:
                 if flask_limit is not None and len(body) > flask_limit:
                     raise MCPHTTPError(
                         413,
-                        f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
+                        f"The body is larger than {flask_limit} bytes, "
+                        "the app's MAX_CONTENT_LENGTH.",
                     )
             else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
                 try:
@@ -184,12 +186,20 @@ class Transport:
                 except RequestEntityTooLarge:
                     raise MCPHTTPError(
                         413,
-                        f"The body is larger than {flask_limit} bytes, the app's MAX_CONTENT_LENGTH.",
+                        f"The body is larger than {flask_limit} bytes, "
+                        "the app's MAX_CONTENT_LENGTH.",
                     ) from None
                 security.check_body_size(len(body), settings.max_body_size)
-        except Exception:
+        except HTTPException:  # 413, or Werkzeug's ClientDisconnected
+            raise
+        except Exception as exc:  # the server's reader: malformed chunks, a body cut short
             if watch is None or not watch.ended:
-                raise
+                raise MCPHTTPError(
+                    400,
+                    f"The body could not be read ({type(exc).__name__}: {str(exc)[:200]}); "
+                    "send it whole: as long as its Content-Length says, or in well-formed "
+                    "chunks ending with the last (zero-length) chunk.",
+                ) from None
             body = b""  # the read ended by the supervisor, short or with an error
         finally:
             if watch is not None:
