@@ -237,6 +237,39 @@ def test_a_call_answered_whole_frees_its_thread_when_its_client_leaves(serve: t.
         holder.close()
 
 
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_a_batch_whose_client_left_runs_no_more_of_its_calls(serve: t.Any, worker: str) -> None:
+    """A 2025-03-26 batch stops at the call in flight once its client is gone.
+
+    Its calls ran one after the other to the last whether the client was still there or
+    not: a batch of thousands of calls (each bounded by ``MCP_REQUEST_TIMEOUT``, the
+    batch by nothing) held its thread (or greenlet) for their sum, and on gthread as many
+    such POSTs as threads, sent once and left, locked every other client out.
+    """
+    server = serve(APP, worker, threads=3)
+    version = "2025-03-26"
+    session = http_session(server.port, version)
+    call = {"name": "nap", "arguments": {"seconds": 1}}
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call} for i in range(60)]
+    body = json.dumps(batch)
+    sock = socket.create_connection((HOST, server.port), timeout=10)
+    sock.sendall(
+        (
+            f"POST /mcp HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {version}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n{body}"
+        ).encode()
+    )
+    wait_for(server.port, "running_requests", 1, "the batch did not start")
+    sock.close()  # the client is gone
+    deadline = time.monotonic() + 30
+    while '"POST /mcp HTTP/1.1" 499' not in server.log():
+        assert time.monotonic() < deadline, "the batch of the client that left runs on"
+        time.sleep(0.1)
+    assert debug_stats(server.port)["running_requests"] == 0
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # handshake-era calls in mcp 2.3
 def test_a_client_holding_its_share_of_streams_leaves_others_their_get_stream(
     serve: t.Any,

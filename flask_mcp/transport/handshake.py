@@ -253,9 +253,25 @@ class Handshake:
         refused = _refusal_of_batch(messages)
         if refused is not None:
             return http_error(400, refused)
+        sock = _concurrency.client_socket(req.environ)
+        gone: list[bool] = []
+
+        def client_gone() -> bool:
+            if sse.client_gone(sock):
+                gone.append(True)
+            return bool(gone)
+
         answers = self.batch_answers(
-            state, record, messages, auth, path_args=path_args, client_address=req.remote_addr
+            state,
+            record,
+            messages,
+            auth,
+            path_args=path_args,
+            client_address=req.remote_addr,
+            client_gone=client_gone,
         )
+        if gone:  # its other calls were not run: nobody is there for their answers
+            return Response(status=499)
         return json_response(answers) if answers else Response(status=202)
 
     def batch_answers(
@@ -269,6 +285,7 @@ class Handshake:
         *,
         path_args: dict[str, t.Any] | None = None,
         client_address: str | None = None,
+        client_gone: t.Callable[[], bool] | None = None,
     ) -> list[dict[str, t.Any]]:
         """Answer the messages of a batch of a 2025-03-26 session (HTTP and stdio), in order.
 
@@ -276,6 +293,8 @@ class Handshake:
         :param on_response: handles a client's response (default: :meth:`client_response`).
         :param path_args: the values of ``MCP_PATH``'s URL variables the POST matched.
         :param client_address: the client's address (none over stdio).
+        :param client_gone: tells whether the client left; once it did, no more of the
+            batch's requests run (their answers would reach nobody).
         :raises ~flask_mcp.auth.AuthRefused: a request was refused: that answers the
             whole batch with the challenge.
         """
@@ -314,6 +333,8 @@ class Handshake:
                     error = {"code": INVALID_REQUEST, "message": refused}
                     answers.append(jsonrpc.error(message["id"], error))
                     continue
+                if client_gone is not None and client_gone():
+                    break
                 call = intake.session_call(state, record, message, auth, path_args, client_address)
                 answer = self._batch_call(call)
                 if answer.refused is not None:  # a refusal answers the whole POST
