@@ -450,9 +450,17 @@ def test_a_message_over_the_body_limit_is_refused() -> None:
         env={**os.environ, "FLASK_MCP_MAX_BODY_SIZE": "1000"},
     )
     big = {**INIT, "params": {**INIT["params"], "padding": "x" * 5000}}  # type: ignore[dict-item]
-    messages, _ = exchange(proc, [line(big), line(INIT)], 2)
+    # At the limit, as HTTP takes a body of MCP_MAX_BODY_SIZE bytes: it was refused.
+    pre = b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"x":"'
+    at_limit = pre + b"a" * (1000 - len(pre) - 4) + b'"}}}'
+    assert len(at_limit) == 1000
+    over = at_limit.replace(b'"x":"', b'"x":"a')
+    lines = [line(big), line(INIT), at_limit + b"\n", over + b"\n"]
+    messages, _ = exchange(proc, lines, 4)
     assert messages[0]["id"] is None and "MCP_MAX_BODY_SIZE" in messages[0]["error"]["message"]
     assert messages[1]["result"]["serverInfo"]["name"] == "notes"
+    assert messages[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert messages[3]["id"] is None and "MCP_MAX_BODY_SIZE" in messages[3]["error"]["message"]
 
 
 def test_a_cancel_naming_no_request_is_ignored() -> None:

@@ -279,7 +279,7 @@ class LineChannel:
                 if not line:
                     self.stdin_closed = True
                     break
-                if len(line) > limit:
+                if len(line) > limit and not line.endswith(b"\n"):  # a newline past the limit
                     self._skip_long_line(line, limit)
                 elif line.strip():
                     try:
