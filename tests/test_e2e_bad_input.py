@@ -66,6 +66,12 @@ def test_deeply_nested_arguments_are_refused_as_arguments(serve: t.Any, worker: 
             text = json.dumps(answer)
             assert "Internal error" not in text, (version, text[:300])
             assert "nested too deeply" in text, (version, text[:300])
+            # A huge value of the wrong type is named, not echoed whole to the model.
+            huge = http.post(
+                url, headers=headers, content=add_call(f'{{"a":"{"x" * 2**20}","b":1}}', version)
+            )
+            text = huge.json()["result"]["content"][0]["text"]
+            assert "'a'" in text and "integer" in text and len(text) < 1000, (version, text[:300])
             good = http.post(url, headers=headers, content=add_call('{"a":1,"b":2}', version))
             assert good.json()["result"]["structuredContent"] == {"result": 3}, good.text
 

@@ -27,6 +27,9 @@ if t.TYPE_CHECKING:
 
 _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _MAX_ERRORS = 10
+#: The longest message of one error: jsonschema's quote the value whole (a client's
+#: megabyte string); the middle of a longer one is cut, its start and end kept.
+_MAX_MESSAGE = 400
 #: The JSON Schema dialects a ``$schema`` may declare, by their meta-schema URIs (a
 #: trailing ``#`` is allowed); a schema without ``$schema`` is 2020-12.
 DIALECTS = (
@@ -71,7 +74,7 @@ class ArgumentError(Exception):
 
 def _error_text(messages: list[str]) -> str:
     """Join error messages into the text of an :class:`ArgumentError`."""
-    text = "; ".join(messages[:_MAX_ERRORS])
+    text = "; ".join(_clipped(message) for message in messages[:_MAX_ERRORS])
     if len(messages) > _MAX_ERRORS:
         text += f"; and {len(messages) - _MAX_ERRORS} more"
     return f"Invalid arguments: {text}"
@@ -141,7 +144,15 @@ def _check(validator: Validator, instance: t.Any, top: str = "argument") -> list
                     )
         else:
             messages.append(f"'{where}': {error.message}" if where else error.message)
-    return list(dict.fromkeys(messages))
+    return list(dict.fromkeys(_clipped(message) for message in messages))
+
+
+def _clipped(message: str) -> str:
+    """Return ``message``, its middle cut when it is longer than :data:`_MAX_MESSAGE`."""
+    if len(message) <= _MAX_MESSAGE:
+        return message
+    half = (_MAX_MESSAGE - 5) // 2
+    return f"{message[:half]} ... {message[-half:]}"
 
 
 #: The plain-Python checks of flat schemas. An ``integer`` is an exact ``int``: the
