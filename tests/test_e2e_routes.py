@@ -8,6 +8,8 @@ it concerns (the Host check, CORS, methods, error bodies).
 
 from __future__ import annotations
 
+import http.client
+import json
 import typing as t
 
 import httpx
@@ -236,3 +238,53 @@ def test_options_on_the_endpoint_checks_the_host_and_the_origin(
     assert allowed.status_code == 200, allowed.text
     assert {"GET", "POST", "DELETE"} <= _methods(allowed.headers["Allow"])
     assert httpx.options(base + "/mcp").status_code == 200  # no Origin: not a browser
+
+
+def _post_chunked(port: int, path: str, body: bytes, content_type: str) -> tuple[int, t.Any]:
+    """POST ``body`` with ``Transfer-Encoding: chunked`` (no ``Content-Length``), in two
+    chunks; return the status and the JSON answer."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest("POST", path)
+        conn.putheader("Content-Type", content_type)
+        conn.putheader("Transfer-Encoding", "chunked")
+        conn.endheaders()
+        for part in (body[: len(body) // 2], body[len(body) // 2 :]):
+            conn.send(b"%x\r\n%s\r\n" % (len(part), part))
+        conn.send(b"0\r\n\r\n")
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("worker", ["gthread", "uwsgi", "uwsgi-router"])
+def test_the_authorization_server_reads_a_chunked_body_on_every_server(
+    serve: ServeFactory, worker: str
+) -> None:
+    """A registration and a token request sent chunked (no ``Content-Length``) are read
+    as the endpoint's own chunked POSTs are, and one past the bound is refused with 413:
+    uWSGI gives the app an empty ``wsgi.input`` for a chunked body, so its registration
+    was answered 400 ("the body must be a JSON object") there and only there."""
+    port = free_port()
+    serve(
+        "tests._apps.every_route:app",
+        worker,
+        env={"OAUTH_APP_BASE": f"http://127.0.0.1:{port}"},
+        port=port,
+    )
+    metadata = {"redirect_uris": ["http://127.0.0.1:9/cb"], "token_endpoint_auth_method": "none"}
+    status, registered = _post_chunked(
+        port, "/oauth/register", json.dumps(metadata).encode(), "application/json"
+    )
+    assert status == 201, registered
+    form = f"grant_type=authorization_code&code=nope&client_id={registered['client_id']}"
+    status, refused = _post_chunked(
+        port, "/oauth/token", form.encode(), "application/x-www-form-urlencoded"
+    )
+    assert (status, refused["error"]) == (400, "invalid_grant"), refused
+    padded = {**metadata, "client_name": "x" * 70_000}
+    status, too_large = _post_chunked(
+        port, "/oauth/register", json.dumps(padded).encode(), "application/json"
+    )
+    assert (status, too_large["error"]) == (413, "invalid_request"), too_large

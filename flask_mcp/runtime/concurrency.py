@@ -300,6 +300,62 @@ def uwsgi_module() -> t.Any:
     return uwsgi
 
 
+def uwsgi_chunked(environ: t.Mapping[str, t.Any]) -> bool:
+    """Tell whether uWSGI serves a chunked body that its ``wsgi.input`` reads as empty.
+
+    gunicorn, waitress and Werkzeug de-chunk the input and say so with
+    ``wsgi.input_terminated``; uWSGI does neither, so Werkzeug's
+    ``request.stream`` is empty and only ``uwsgi.chunked_read()`` gives the body.
+    """
+    return bool(
+        environ.get("uwsgi.version")
+        and not environ.get("wsgi.input_terminated")
+        and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+    )
+
+
+class ChunkedBodyUnread(Exception):
+    """uWSGI could not give a chunked body: ``status`` (411 or 400) and why."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def read_uwsgi_chunked(environ: t.Mapping[str, t.Any], limit: int) -> bytes:
+    """Return a chunked body read with ``uwsgi.chunked_read()``, stopping after ``limit`` bytes
+    (where :func:`uwsgi_chunked` says so).
+
+    :raises ChunkedBodyUnread: 411 behind uWSGI's HTTP router without
+        ``--http-chunked-input`` (it does not pass the body on); 400 when the
+        client stops sending (uWSGI's ``--socket-timeout``) or sends broken chunks.
+    """
+    uwsgi = uwsgi_module()
+    if environ.get("UWSGI_ROUTER") and not uwsgi.opt.get("http-chunked-input"):
+        raise ChunkedBodyUnread(
+            411,
+            "Length Required: uWSGI's HTTP router does not pass a chunked body on; send the "
+            "POST with Content-Length, or run the router with --http-chunked-input.",
+        )
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while size < limit:
+            chunk = uwsgi.chunked_read()
+            if not chunk:
+                break
+            parts.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise ChunkedBodyUnread(
+            400,
+            f"Bad Request: the chunked body could not be read ({exc}); send the whole body, "
+            "or send it with Content-Length.",
+        ) from None
+    return b"".join(parts)
+
+
 #: Peek without blocking where the platform can say so (not on Windows).
 _DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 

@@ -171,8 +171,11 @@ class Transport:
                 # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
                 # (PEP 3333); Werkzeug's request.stream would only wrap it, for 4 us.
                 body = environ["wsgi.input"].read(length)  # no more than the length checked above
-            elif length is None and _uwsgi_chunked(environ):
-                body = _read_uwsgi_chunked(environ, settings.max_body_size + 1)
+            elif length is None and _concurrency.uwsgi_chunked(environ):
+                try:
+                    body = _concurrency.read_uwsgi_chunked(environ, settings.max_body_size + 1)
+                except _concurrency.ChunkedBodyUnread as unread:
+                    raise MCPHTTPError(unread.status, unread.reason) from None
                 security.check_body_size(len(body), settings.max_body_size)
                 if flask_limit is not None and len(body) > flask_limit:
                     raise MCPHTTPError(
@@ -352,52 +355,6 @@ def _content_length(environ: WSGIEnvironment) -> int | None:
     ):
         return int(value)
     return get_content_length(environ)
-
-
-def _uwsgi_chunked(environ: WSGIEnvironment) -> bool:
-    """Tell whether uWSGI serves a chunked body that its ``wsgi.input`` reads as empty.
-
-    gunicorn, waitress and Werkzeug de-chunk the input and say so with
-    ``wsgi.input_terminated``; uWSGI does neither, so Werkzeug's
-    ``request.stream`` is empty and only ``uwsgi.chunked_read()`` gives the body.
-    """
-    return bool(
-        environ.get("uwsgi.version")
-        and not environ.get("wsgi.input_terminated")
-        and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
-    )
-
-
-def _read_uwsgi_chunked(environ: WSGIEnvironment, limit: int) -> bytes:
-    """Return a chunked body read with ``uwsgi.chunked_read()``, stopping after ``limit`` bytes.
-
-    :raises MCPHTTPError: 411 behind uWSGI's HTTP router without
-        ``--http-chunked-input`` (it does not pass the body on); 400 when the
-        client stops sending (uWSGI's ``--socket-timeout``) or sends broken chunks.
-    """
-    uwsgi = _concurrency.uwsgi_module()
-    if environ.get("UWSGI_ROUTER") and not uwsgi.opt.get("http-chunked-input"):
-        raise MCPHTTPError(
-            411,
-            "Length Required: uWSGI's HTTP router does not pass a chunked body on; send the "
-            "POST with Content-Length, or run the router with --http-chunked-input.",
-        )
-    parts: list[bytes] = []
-    size = 0
-    try:
-        while size < limit:
-            chunk = uwsgi.chunked_read()
-            if not chunk:
-                break
-            parts.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise MCPHTTPError(
-            400,
-            f"Bad Request: the chunked body could not be read ({exc}); send the whole body, "
-            "or send it with Content-Length.",
-        ) from None
-    return b"".join(parts)
 
 
 def _mimetype(environ: WSGIEnvironment) -> str:

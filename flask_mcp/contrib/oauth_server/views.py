@@ -12,6 +12,7 @@ request, that expires after ``MCP_OAUTH_CONSENT_MAX_AGE`` seconds.
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import typing as t
 from urllib.parse import urlsplit
@@ -20,6 +21,7 @@ from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749.errors import InsecureTransportError
 from authlib.oauth2.rfc6749.errors import OAuth2Error
 from flask import Blueprint
+from flask import abort
 from flask import current_app
 from flask import jsonify
 from flask import redirect
@@ -35,6 +37,7 @@ from werkzeug.wrappers import Response
 from ...protocol import client_network
 from ...protocol import is_local_host
 from ...protocol.hosts import check_request_host
+from ...runtime import concurrency as _concurrency
 from .clients import RegistrationClosed
 from .clients import redirect_host
 from .grants import TemporarilyUnavailableError
@@ -297,10 +300,20 @@ def _bound_the_body() -> None:
     A body without ``Content-Length`` (chunked) is read here: Werkzeug stops at the
     bound without a word (the JSON then fails to parse), so one more byte is asked
     for, which raises :exc:`~werkzeug.exceptions.RequestEntityTooLarge` past it.
+    uWSGI's ``wsgi.input`` reads a chunked body as empty: it is read with
+    ``uwsgi.chunked_read()`` first, as the MCP endpoint reads it.
     """
     most = request.max_content_length
     request.max_content_length = MAX_REQUEST_BYTES if most is None else min(most, MAX_REQUEST_BYTES)
     if request.content_length is None and request.method == "POST":
+        environ = request.environ
+        if _concurrency.uwsgi_chunked(environ):
+            try:
+                body = _concurrency.read_uwsgi_chunked(environ, request.max_content_length + 1)
+            except _concurrency.ChunkedBodyUnread as unread:
+                abort(_refused(unread.status, unread.reason, error="invalid_request"))
+            environ["wsgi.input"] = io.BytesIO(body)
+            environ["wsgi.input_terminated"] = True  # Werkzeug bounds a terminated input
         request.get_data(cache=True)  # what the endpoint reads, from this copy
         request.stream.read(1)
 
