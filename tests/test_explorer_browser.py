@@ -788,6 +788,29 @@ def test_a_call_cancelled_while_its_question_is_open_ends(explorer: Explorer) ->
     question.get_by_role("button", name="Accept").click()
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
     assert page.text_content("#call-outcome .text-block") == "Booked Chez Pallets for 2 (any seat)."
+    # another tool opened while a call's question is open: the call goes on unseen (its
+    # result is dropped), so its question is refused at once (2025-11-25: answered with an
+    # error the server gets; 2026-07-28: no round answers it), not left waiting for the user
+    page.get_by_label("restaurant (required)").fill("Chez Gone")
+    explorer.call()
+    page.locator("form.question").wait_for(timeout=WAIT_MS)
+    rounds = page.text_content("#exchange").count('"inputResponses"')
+    explorer.tool("wait_status")
+    page.get_by_label("of", exact=True).fill("booking")
+    status = ""
+    for _ in range(40):
+        explorer.call()
+        explorer.wait_state("finished|failed")
+        status = page.text_content("#call-outcome .text-block") or ""
+        if status != "asking" or explorer.era >= "2026":
+            break
+        page.wait_for_timeout(250)
+    if explorer.era >= "2026":  # the server keeps nothing waiting between rounds
+        assert status == "asking", explorer.explain()
+        assert page.text_content("#exchange").count('"inputResponses"') == rounds
+    else:
+        assert status.startswith("refused: "), explorer.explain()
+        assert "dropped this elicitation/create" in status
 
 
 def test_an_elicitation_accepted_as_shown_answers_its_defaults(explorer: Explorer) -> None:
@@ -904,6 +927,26 @@ def test_a_tool_requiring_a_task_runs_as_one_shows_its_status_and_asks(
     page.click("#copy-curl")
     curl = page.input_value("#copy-output")
     assert ('"io.modelcontextprotocol/tasks":{}' if explorer.era >= "2026" else '"task":{}') in curl
+    # another tool opened while the task asks: the question nobody sees is refused at once
+    # (2025-11-25: answered with an error on tasks/result's stream; 2026-07-28, where an
+    # answer is a tasks/update, the task is cancelled), so the task does not wait for it
+    page.get_by_label("rows (required)").fill("1")
+    explorer.call()
+    page.locator("form.question").wait_for(timeout=WAIT_MS)
+    explorer.tool("wait_status")
+    page.get_by_label("of", exact=True).fill("report")
+    status = ""
+    for _ in range(40):
+        explorer.call()
+        explorer.wait_state("finished|failed")
+        status = page.text_content("#call-outcome .text-block") or ""
+        if status != "asking":
+            break
+        page.wait_for_timeout(250)
+    if explorer.era >= "2026":
+        assert status == "cancelled", explorer.explain()
+    else:
+        assert status.startswith("refused: "), explorer.explain()
 
 
 def test_a_tool_with_optional_tasks_runs_as_one_when_asked(explorer: Explorer) -> None:
@@ -941,7 +984,7 @@ def test_a_task_is_cancelled_on_the_page_and_on_the_server(explorer: Explorer) -
     assert page.is_disabled("#cancel-call")
     assert '"method": "tasks/cancel"' in page.text_content("#call-exchange")
     explorer.tool("wait_status")
-    page.get_by_label("task", exact=True).check()
+    page.get_by_label("of", exact=True).fill("task")
     status = ""
     for _ in range(40):
         explorer.call()

@@ -27,6 +27,7 @@ from flask import Flask
 from flask import request
 
 from flask_mcp import MCP
+from flask_mcp import ClientRequestError
 from flask_mcp import ClientRequestTimeout
 from flask_mcp import Context
 from flask_mcp import ToolError
@@ -103,18 +104,29 @@ def count_slowly(steps: int, ctx: Context) -> str:
 
 @mcp.tool()
 def book_table(restaurant: str, ctx: Context) -> str:
-    """Ask the user how many guests, then book."""
-    answer = ctx.elicit(
-        f"How many guests at {restaurant}?",
-        {
-            "type": "object",
-            "properties": {
-                "guests": {"type": "integer", "minimum": 1, "title": "Guests"},
-                "seating": {"type": "string", "enum": ["inside", "terrace"], "title": "Seating"},
+    """Ask the user how many guests, then book (``wait_status("booking")`` says what the
+    last question got: asking, an action, or refused with the client's error)."""
+    _waits["booking"] = "asking"
+    try:
+        answer = ctx.elicit(
+            f"How many guests at {restaurant}?",
+            {
+                "type": "object",
+                "properties": {
+                    "guests": {"type": "integer", "minimum": 1, "title": "Guests"},
+                    "seating": {
+                        "type": "string",
+                        "enum": ["inside", "terrace"],
+                        "title": "Seating",
+                    },
+                },
+                "required": ["guests"],
             },
-            "required": ["guests"],
-        },
-    )
+        )
+    except ClientRequestError as exc:
+        _waits["booking"] = f"refused: {exc}"
+        raise
+    _waits["booking"] = str(answer["action"])
     if answer["action"] != "accept":
         raise ToolError(f"Booking {answer['action']}ed by the user.")
     content = answer["content"]
@@ -383,7 +395,10 @@ def link_account(ctx: Context) -> str:
     return "linked"
 
 
-_waits = {"last": "none", "task": "none"}
+#: What wait_status(of) tells: how the last wait_forever call ("last") or wait_as_task
+#: task ("task") ended, what the last question of book_table ("booking") or build_report
+#: ("report") got.
+_waits = {"last": "none", "task": "none", "booking": "none", "report": "none"}
 
 
 @mcp.tool()
@@ -408,14 +423,23 @@ def build_report(rows: int, ctx: Context) -> str:
         ctx.check_cancelled()
         ctx.progress(row, rows, f"row {row} of {rows}")
         time.sleep(0.2)
-    answer = ctx.elicit(
-        f"Publish the report of {rows} rows?",
-        {
-            "type": "object",
-            "properties": {"publish": {"type": "boolean", "title": "Publish"}},
-            "required": ["publish"],
-        },
-    )
+    _waits["report"] = "asking"
+    try:
+        answer = ctx.elicit(
+            f"Publish the report of {rows} rows?",
+            {
+                "type": "object",
+                "properties": {"publish": {"type": "boolean", "title": "Publish"}},
+                "required": ["publish"],
+            },
+        )
+    except ClientRequestError as exc:
+        _waits["report"] = f"refused: {exc}"
+        raise
+    finally:
+        if ctx.cancelled:
+            _waits["report"] = "cancelled"
+    _waits["report"] = str(answer["action"])
     published = answer["action"] == "accept" and answer["content"]["publish"]
     return f"report of {rows} rows {'published' if published else 'kept'}"
 
@@ -441,9 +465,11 @@ def wait_as_task(ctx: Context) -> str:
 
 
 @mcp.tool(annotations={"readOnlyHint": True})
-def wait_status(task: bool = False) -> str:
-    """How the last wait_forever call (or wait_as_task task) ended (running, cancelled...)."""
-    return _waits["task" if task else "last"]
+def wait_status(of: str = "last") -> str:
+    """How the last wait_forever call (``of="task"``: wait_as_task task) ended (running,
+    cancelled...), or what the last question of book_table (``"booking"``) or build_report
+    (``"report"``) got."""
+    return _waits[of]
 
 
 @mcp.ui(COUNTER_VIEW, prefers_border=True)

@@ -425,10 +425,13 @@
     return Promise.race([answered, call.whenSuperseded.then(function () { throw supersededError(method); })]);
   };
 
-  // The answer to a question of a request that a newer one replaced: its form is gone,
-  // and the server is told not to wait for the user.
+  // The answer to a question of a request that a newer one replaced, or whose panel the
+  // user left: its form is gone, and the server is told not to wait for the user.
   function supersededError(method) {
-    return RpcError({ code: -1, message: "The explorer dropped this " + method + ": a newer request replaced the one that asked" });
+    var error = RpcError({ code: -1, message: "The explorer dropped this " + method +
+      ": the request that asked is no longer shown (a newer one replaced it, or another item was opened)" });
+    error.superseded = true;
+    return error;
   }
 
   // notifications/cancelled from the server: it no longer waits for the answer to one of
@@ -647,7 +650,7 @@
     if (!this.stateless) {
       // 2025-11-25: tasks/result blocks until the task is over; the task's questions
       // arrive on its stream and are answered there. tasks/get shows the status meanwhile.
-      streamed = this.request("tasks/result", { taskId: taskId }, { abort: call.abort, questions: call.questions })
+      streamed = this.request("tasks/result", { taskId: taskId }, { abort: call.abort, questions: call.questions, whenSuperseded: call.whenSuperseded })
         .then(function (result) { return { result: result }; }, function (error) { return { error: error }; });
     }
     function answerInputs(current) {
@@ -659,6 +662,11 @@
           var responses = {};
           responses[key] = answer;
           return self.request("tasks/update", { taskId: taskId, inputResponses: responses }, { tasks: true });
+        }, function (error) {
+          // a question nobody sees any more: the task would wait for its answer until its
+          // ttl, so it is cancelled (its result was dropped with its panel)
+          if (error.superseded) return self.cancelTask(taskId);
+          throw error;
         }).catch(function (error) { setStatus("could not answer the task's " + asked[key].method + ": " + error.message); });
       });
     }
@@ -1764,6 +1772,25 @@
     box.appendChild(el("pre", { id: "server-capabilities", text: pretty(capabilities) }));
   }
 
+  // A request made in a panel (a tool's call, a read, a prompt) goes on when the user
+  // opens something else there, its answer dropped with the panel: its questions, which
+  // nobody can see any more, are refused at once (as those of a request a newer one
+  // replaced), so that the server does not wait for them.
+  function leave(panel) {
+    Array.prototype.forEach.call(panel.querySelectorAll("[data-asks]"), function (node) {
+      if (node.supersede) node.supersede();
+    });
+    return clear(panel);
+  }
+
+  function supersedable(node, call) {
+    node.setAttribute("data-asks", "");
+    if (node.supersede) node.supersede();
+    call.whenSuperseded = new Promise(function (resolvePromise) {
+      node.supersede = function () { call.superseded = true; resolvePromise(); };
+    });
+  }
+
   function listButton(text, detail, onOpen) {
     var button = el("button", { type: "button", class: "item" }, el("span", { class: "item-name", text: text }), detail ? el("span", { class: "item-detail", text: detail }) : null);
     button.addEventListener("click", function () {
@@ -1811,7 +1838,7 @@
   }
 
   function openTool(tool) {
-    var detail = clear($("tool-detail"));
+    var detail = leave($("tool-detail"));
     detail.appendChild(el("h3", { id: "tool-heading", text: tool.title || tool.name }));
     if (tool.title && tool.title !== tool.name) detail.appendChild(el("p", { class: "muted", text: tool.name }));
     if (tool.description) detail.appendChild(el("p", { class: "description", text: tool.description }));
@@ -1941,6 +1968,7 @@
       exchange.appendChild(el("li", { class: "exchange-" + entry.direction }, el("span", { class: "arrow", text: entry.direction === "out" ? "→ sent" : "← received" }), el("pre", { text: pretty(entry.message) })));
     }
     exchangeListeners.push(onExchange);
+    supersedable(questions, call);
     var cancelled = false;
     call.cancel = function (reason) {
       cancelled = true;
@@ -2158,10 +2186,7 @@
     clear(box);
     var state = box.appendChild(el("p", { id: stateId, class: "state", text: "running" }));
     var call = { abort: new AbortController(), questions: box };
-    if (box.supersede) box.supersede();
-    call.whenSuperseded = new Promise(function (resolvePromise) {
-      box.supersede = function () { call.superseded = true; resolvePromise(); };
-    });
+    supersedable(box, call);
     var cancelled = false;
     box.cancel = function () {
       cancelled = true;
@@ -2204,7 +2229,7 @@
   }
 
   function openResource(resource) {
-    var detail = clear($("resource-detail"));
+    var detail = leave($("resource-detail"));
     detail.appendChild(el("h3", { text: resource.title || resource.name || resource.uri }));
     detail.appendChild(el("p", { class: "muted", text: resource.uri }));
     if (resource.description) detail.appendChild(el("p", { text: resource.description }));
@@ -2218,7 +2243,7 @@
   }
 
   function openTemplate(template) {
-    var detail = clear($("resource-detail"));
+    var detail = leave($("resource-detail"));
     detail.appendChild(el("h3", { id: "template-heading", text: template.title || template.name }));
     detail.appendChild(el("p", { class: "muted", text: template.uriTemplate }));
     if (template.description) detail.appendChild(el("p", { text: template.description }));
@@ -2282,7 +2307,7 @@
   }
 
   function openPrompt(prompt) {
-    var detail = clear($("prompt-detail"));
+    var detail = leave($("prompt-detail"));
     detail.appendChild(el("h3", { id: "prompt-heading", text: prompt.title || prompt.name }));
     if (prompt.description) detail.appendChild(el("p", { text: prompt.description }));
     var inputs = {};
@@ -2406,9 +2431,9 @@
         return capabilities[kind] && capabilities[kind].listChanged;
       });
       if (changes) connecting.listen(onListChanged);
-      clear($("tool-detail"));
-      clear($("resource-detail"));
-      clear($("prompt-detail"));
+      leave($("tool-detail"));
+      leave($("resource-detail"));
+      leave($("prompt-detail"));
       setStatus("connected (" + (client.stateless ? client.version : (client.negotiated || client.version) + ", session") + ")");
       document.body.setAttribute("data-connected", client.version);
     }, function (error) {
