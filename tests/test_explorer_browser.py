@@ -638,6 +638,22 @@ def test_a_tool_declared_while_serving_appears_in_the_list(explorer: Explorer) -
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
     assert page.text_content("#call-outcome .text-block") == f"I am {name}, made at run time."
     assert "list_changed" in page.text_content("#exchange")
+    # the list changes again, but listing it fails (the server is gone by then, say): the
+    # page says so, as it does other failures, and throws nothing (close() checks)
+
+    def unreachable(route: t.Any) -> None:
+        if '"method":"tools/list"' in (route.request.post_data or ""):
+            route.abort("connectionrefused")
+        else:
+            route.continue_()
+
+    page.route("**/mcp", unreachable)
+    explorer.tool("add_a_tool")
+    page.get_by_label("name (required)").fill(name + "_again")
+    explorer.call()
+    assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
+    page.wait_for_selector("#status:has-text('listing them again failed')", timeout=WAIT_MS)
+    page.unroute("**/mcp", unreachable)
 
 
 def test_a_tool_removed_while_serving_can_no_longer_be_called(explorer: Explorer) -> None:

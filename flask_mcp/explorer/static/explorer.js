@@ -2379,17 +2379,22 @@
     return (client && client.serverResult && client.serverResult.capabilities) || {};
   }
 
-  // A list changed on the server: list it again.
+  // A list changed on the server: list it again. A failure (the server is gone, say) is
+  // said on the status line; the list shown stays as it was.
   function onListChanged(message) {
     var kind = (/^notifications\/(tools|resources|prompts)\/list_changed$/.exec(message.method) || [])[1];
     if (!kind) return;
     setStatus("the server's " + kind + " changed; listed again");
-    if (kind === "tools") client.listAll("tools/list", "tools").then(renderTools);
-    else if (kind === "prompts") client.listAll("prompts/list", "prompts").then(renderPrompts);
+    var listed;
+    if (kind === "tools") listed = client.listAll("tools/list", "tools").then(renderTools);
+    else if (kind === "prompts") listed = client.listAll("prompts/list", "prompts").then(renderPrompts);
     else {
-      Promise.all([client.listAll("resources/list", "resources"), client.listAll("resources/templates/list", "resourceTemplates")])
+      listed = Promise.all([client.listAll("resources/list", "resources"), client.listAll("resources/templates/list", "resourceTemplates")])
         .then(function (both) { renderResources(both[0], both[1]); });
     }
+    listed.catch(function (error) {
+      setStatus("the server's " + kind + " changed, but listing them again failed: " + error.message);
+    });
   }
 
   // List the server's tools, resources, templates, prompts and skills.
@@ -2420,6 +2425,8 @@
       renderServer(result);
       listEverything().then(function () {
         setStatus("connected (" + (client.negotiated || client.version) + ", new session)");
+      }, function (error) {
+        setStatus("started a new session, but listing the server failed: " + error.message);
       });
     };
     return closing.then(function () { return connecting.connect(); }).then(function (result) {
