@@ -30,6 +30,7 @@ from flask_mcp import MCP
 from flask_mcp import ClientRequestError
 from flask_mcp import ClientRequestTimeout
 from flask_mcp import Context
+from flask_mcp import RequestCancelled
 from flask_mcp import ToolError
 from flask_mcp import ToolResult
 from flask_mcp import URLElicitationRequired
@@ -436,9 +437,9 @@ def build_report(rows: int, ctx: Context) -> str:
     except ClientRequestError as exc:
         _waits["report"] = f"refused: {exc}"
         raise
-    finally:
-        if ctx.cancelled:
-            _waits["report"] = "cancelled"
+    except RequestCancelled:  # also when the task's record says so before ctx does
+        _waits["report"] = "cancelled"
+        raise
     _waits["report"] = str(answer["action"])
     published = answer["action"] == "accept" and answer["content"]["publish"]
     return f"report of {rows} rows {'published' if published else 'kept'}"
