@@ -1271,6 +1271,24 @@ def test_only_the_last_read_or_prompt_asked_is_shown(explorer: Explorer, kind: s
     assert page.locator(cancel).is_disabled()
     if explorer.era == "2025-11-25":
         assert '"method": "notifications/cancelled"' in page.text_content("#exchange")
+
+        # a notification the server does not accept (202) is an error the page shows:
+        # here it goes without its session id, which the server refuses with a 400
+        def sessionless(route: t.Any) -> None:
+            headers = dict(route.request.headers)
+            if '"method":"notifications/cancelled"' in (route.request.post_data or ""):
+                headers = {k: v for k, v in headers.items() if k.lower() != "mcp-session-id"}
+            route.continue_(headers=headers)
+
+        page.route("**/mcp", sessionless)
+        form.locator("button[type=submit]").click()
+        page.wait_for_selector(f"{state}:text-is('running')", timeout=WAIT_MS)
+        page.click(cancel)
+        refused = shown.locator(".error:has-text('HTTP 400')")
+        refused.wait_for(timeout=WAIT_MS)
+        assert "missing Mcp-Session-Id" in refused.text_content()
+        page.unroute("**/mcp", sessionless)
+        page.wait_for_selector(f"{state}:text-is('cancelled')", timeout=WAIT_MS)
     seconds.fill("0")
     form.locator("button[type=submit]").click()
     page.wait_for_selector(f"{state}:text-is('finished')", timeout=WAIT_MS)

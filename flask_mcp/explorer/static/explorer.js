@@ -347,9 +347,7 @@
         self.sessionId = response.headers.get("Mcp-Session-Id");
       }
       var type = response.headers.get("Content-Type") || "";
-      if (message.id === undefined) {
-        return response.text().then(function () { return null; });
-      }
+      if (message.id === undefined) return accepted(response, message.method);
       if (type.indexOf("text/event-stream") === 0) return self.readStream(response, message.id, call);
       return response.text().then(function (text) {
         var answer;
@@ -366,6 +364,20 @@
       });
     });
   };
+
+  // The server accepts a notification or an answer with 202 and no body; anything else is
+  // an error (its body may hold a JSON-RPC error without an id): the promise rejects.
+  function accepted(response, what) {
+    return response.text().then(function (text) {
+      if (response.status === 202) return null;
+      var answer;
+      try { answer = parseJson(text); } catch (e) { answer = null; }
+      if (answer && answer.error) recordExchange("in", answer, "HTTP " + response.status);
+      var error = (answer && answer.error) || { code: -32603, message: text.slice(0, 300) };
+      throw RpcError({ code: error.code, data: error.data,
+        message: "HTTP " + response.status + " to " + what + " (a server accepts it with 202): " + error.message }, response.status);
+    });
+  }
 
   Client.prototype.readStream = function (response, id, call) {
     var self = this;
@@ -410,7 +422,7 @@
     ).then(function (reply) {
       if (self.asked[key] === ticket) delete self.asked[key];
       if (ticket.withdrawn) return null;
-      return self.post(reply).then(function (response) { return response.text(); });
+      return self.post(reply).then(function (response) { return accepted(response, "the answer to " + message.method); });
     }).catch(function (error) { setStatus("could not answer " + message.method + ": " + error.message); });
   };
 
@@ -534,12 +546,15 @@
     });
   };
 
+  // Cancel `call`; the page stops waiting for it either way. Rejects when the server did
+  // not accept the 2025-11-25 notifications/cancelled (the request may go on there).
   Client.prototype.cancel = function (call, reason) {
     var done = Promise.resolve();
     if (!this.stateless && call.currentId !== undefined) {
-      done = this.notify("notifications/cancelled", { requestId: call.currentId, reason: reason }).catch(function () { return null; });
+      done = this.notify("notifications/cancelled", { requestId: call.currentId, reason: reason });
     }
-    return done.then(function () { if (call.abort) call.abort.abort(); });
+    function stop() { if (call.abort) call.abort.abort(); }
+    return done.then(stop, function (error) { stop(); throw error; });
   };
 
   // Open the stream of change notifications: subscriptions/listen in 2026-07-28, the
@@ -1980,7 +1995,9 @@
           outcome.appendChild(errorBox(error));
         });
       }
-      return client.cancel(call, reason);
+      return client.cancel(call, reason).catch(function (error) {
+        outcome.appendChild(errorBox(error));
+      });
     };
     activeCall = call;
     callButton.disabled = true;
@@ -2191,7 +2208,9 @@
     box.cancel = function () {
       cancelled = true;
       state.textContent = "cancelling";
-      return client.cancel(call, "cancelled in the explorer");
+      return client.cancel(call, "cancelled in the explorer").catch(function (error) {
+        if (latest()) box.appendChild(errorBox(error));
+      });
     };
     cancelButton.disabled = false;
     client.request(method, params, call).then(function (result) {
