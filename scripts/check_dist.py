@@ -53,6 +53,8 @@ WHEEL_NEEDS = [
     "flask_mcp/py.typed",
     "flask_mcp/server/dispatcher.py",
     "flask_mcp/extensions/apps/static/mcp-app.js",
+    # the Server Card schema, read as package data when a card is checked
+    "flask_mcp/extensions/schemas/server-card.schema.json",
     # the Redis backend's Lua scripts, read as package data
     "flask_mcp/backends/redis/lua/library.lua",
     "flask_mcp/backends/redis/lua/session.lua",

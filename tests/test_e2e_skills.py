@@ -46,7 +46,11 @@ APP = "tests._apps.skills"
 MODES = ["legacy", "2026-07-28"]
 ANY = TypeAdapter(dict[str, t.Any])
 Request = types.Request[dict[str, t.Any], str]
-SCHEMA = json.loads((ROOT / "tests" / "schemas" / "server-card.schema.json").read_text())
+#: The file defines its types under ``$defs`` and has no root: a card is a ``ServerCard``.
+SCHEMA = {
+    **json.loads((ROOT / "tests" / "schemas" / "server-card.schema.json").read_text()),
+    "$ref": "#/$defs/ServerCard",
+}
 
 
 #: Two skills a page, and caching hints that tell lists from reads at 2026-07-28.

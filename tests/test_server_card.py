@@ -29,7 +29,10 @@ from flask_mcp.testing import MCPTestClient
 SCHEMA = json.loads(
     (pathlib.Path(__file__).parent / "schemas" / "server-card.schema.json").read_text()
 )
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+#: The file defines its types under ``$defs`` and has no root: a card is a ``ServerCard``.
+VALIDATOR = jsonschema.Draft202012Validator(
+    {**SCHEMA, "$ref": "#/$defs/ServerCard"}, format_checker=jsonschema.FormatChecker()
+)
 #: The names the tests reach the app under: the test client connects from 127.0.0.1, where
 #: only localhost names pass the Host check without MCP_ALLOWED_HOSTS.
 HOSTS = ["localhost", "mcp.example.com", "internal:8000", "example.com", "w.example"]
@@ -318,6 +321,48 @@ def test_headers_a_client_sends_go_into_the_remote() -> None:
     assert card["remotes"][0]["headers"] == [api_key, tenant]
     with pytest.raises(ValueError, match=r"the header \{'isRequired': True\} has no name"):
         make_app(ServerCard(headers=[{"isRequired": True}]), MCP_SERVER_CARD=True)
+
+
+@pytest.mark.parametrize(
+    ("card", "expected"),
+    [
+        (
+            ServerCard(headers=[{"name": "X-Api-Key", "isRequired": "yes"}]),
+            "at remotes/0/headers/0/isRequired: 'yes' is not of type 'boolean'",
+        ),
+        (
+            ServerCard(headers=[{"name": "X-Api-Key", "format": "date"}]),
+            "at remotes/0/headers/0/format: 'date' is not one of",
+        ),
+        (
+            ServerCard(variables={"tenant": {"choices": "eu"}}),
+            "at remotes/0/variables/tenant/choices: 'eu' is not of type 'array'",
+        ),
+        (ServerCard(meta=["x"]), "at _meta: ['x'] is not of type 'object'"),  # type: ignore[arg-type]
+        (
+            ServerCard(repository={"url": "https://github.com/o/r", "source": "gh", "id": 7}),
+            "at repository/id: 7 is not of type 'string'",
+        ),
+    ],
+)
+def test_a_card_the_schema_refuses_fails_at_init_app(card: ServerCard, expected: str) -> None:
+    """Every rule of the schema is checked before the card is served, not only the common ones."""
+    with pytest.raises(ValueError, match="MCP_SERVER_CARD is on, but the Server Card") as caught:
+        make_app(card, MCP_SERVER_CARD=True)
+    assert expected in str(caught.value)
+
+
+def test_an_icon_the_schema_refuses_fails_at_init_app() -> None:
+    mcp = MCP(
+        name="com.example/w",
+        version="1",
+        description="d",
+        icons=[{"src": "https://example.com/i.png", "theme": "blue"}],
+    )
+    app = Flask(__name__)
+    app.config["MCP_SERVER_CARD"] = True
+    with pytest.raises(ValueError, match=r"at icons/0/theme: 'blue' is not one of"):
+        mcp.init_app(app)
 
 
 def test_the_card_lists_the_versions_of_server_discover_then_the_handshake_ones() -> None:

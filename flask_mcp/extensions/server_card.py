@@ -34,8 +34,10 @@ no Flask request (the layers: an extension sits below the transport).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import pathlib
 import re
 import typing as t
 from urllib.parse import urlsplit
@@ -76,6 +78,9 @@ CORS_HEADERS = (
 NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
 MAX_DESCRIPTION = 100
 MAX_TITLE = 100
+#: The draft's generated JSON Schema (experimental-ext-server-card ``schema.json`` at
+#: 8924e08682b4a936e6464b57845ec2ff17dc8776), copied unchanged: every rule a card follows.
+SCHEMA_FILE = pathlib.Path(__file__).parent / "schemas" / "server-card.schema.json"
 
 Builder = t.Callable[[str], dict[str, t.Any]]
 
@@ -107,8 +112,32 @@ def _absolute_url(value: t.Any, schemes: tuple[str, ...]) -> bool:
     return parts.scheme in schemes and (parts.scheme == "data" or bool(parts.netloc))
 
 
+@functools.cache
+def _validator() -> t.Any:
+    """Return a validator of Server Cards (the schema file has no root: its ``ServerCard``)."""
+    import jsonschema  # only when a card is checked: the hot path never needs it
+
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/ServerCard"})
+
+
+def schema_problems(card: dict[str, t.Any]) -> list[str]:
+    """Return where and why ``card`` breaks a rule of the Server Card schema file."""
+    errors = sorted(_validator().iter_errors(card), key=lambda error: list(map(str, error.path)))
+    return [
+        f"at {'/'.join(map(str, error.absolute_path)) or 'its top'}: {error.message}: "
+        "pass a value of the type the Server Card schema gives"
+        for error in errors
+    ]
+
+
 def card_problems(card: dict[str, t.Any]) -> list[str]:
-    """Return why ``card`` breaks the rules of the Server Card schema, each with its fix."""
+    """Return why ``card`` breaks the rules of the Server Card schema, each with its fix.
+
+    The common mistakes get a message of their own; any other rule of the schema
+    (a header's ``isRequired`` that is no boolean, an icon's ``theme``, ``_meta``
+    that is no object) is reported with where it is broken.
+    """
     problems = []
     name = card.get("name", "")
     if not NAME.match(name) or not 3 <= len(name) <= 200:
@@ -166,7 +195,7 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
                     f"the header {header!r} has no name: pass ServerCard(headers=[{{'name': "
                     "'X-Api-Key', 'isRequired': True, 'isSecret': True, 'description': ...}])"
                 )
-    return problems
+    return problems or schema_problems(card)
 
 
 def build_card(
@@ -445,6 +474,7 @@ __all__ = [
     "CATALOG_MEDIA_TYPE",
     "CATALOG_PATH",
     "CORS_HEADERS",
+    "SCHEMA_FILE",
     "SCHEMA_URL",
     "JSONDocument",
     "ServerCard",
@@ -456,4 +486,5 @@ __all__ = [
     "encode",
     "entity_tag",
     "negotiate",
+    "schema_problems",
 ]
