@@ -253,6 +253,23 @@ def test_card_problems(fields: dict[str, t.Any], expected: str) -> None:
     assert len(problems) == 1 and expected in problems[0]
 
 
+@pytest.mark.parametrize("version", ["^1.2.3", "~1.2.3", ">=1.2.3", "<2", "=1.0", "1.x", "1.*", "1.2.X"])
+def test_a_version_range_is_refused(version: str) -> None:
+    """schema.ts: "Version ranges are rejected": a card names the version it serves."""
+    fields = {"name": "a.b/c", "version": version, "description": "d"}
+    problems = card_problems(build_card(fields, "https://example.com/mcp"))
+    assert problems == [
+        f"its version {version!r} is a range; a card's is the one version served (such "
+        "as '1.0.2'): pass MCP(version=...)"
+    ]
+
+
+@pytest.mark.parametrize("version", ["1.0.2", "2.1.0-alpha", "1.0.0-x.1", "2024.06", "v3"])
+def test_a_version_that_is_no_range_is_taken(version: str) -> None:
+    fields = {"name": "a.b/c", "version": version, "description": "d"}
+    assert card_problems(build_card(fields, "https://example.com/mcp")) == []
+
+
 def test_a_repository_without_url_or_source_is_refused() -> None:
     """The schema requires both; a relative url would send registries nowhere."""
     fields = {"name": "a.b/c", "version": "1", "description": "d"}

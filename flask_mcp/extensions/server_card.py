@@ -76,6 +76,9 @@ CORS_HEADERS = (
 )
 #: A card's ``name``: reverse-DNS namespace, one slash, a name.
 NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
+#: A version range, which schema.ts says a card's ``version`` is not: an operator in
+#: front (``^1.2``, ``~1.2``, ``>=1.2``) or a wildcard part (``1.x``, ``1.*``).
+VERSION_RANGE = re.compile(r"^[\^~<>=]|(^|\.)[xX*](\.|$)")
 MAX_DESCRIPTION = 100
 MAX_TITLE = 100
 #: The draft's generated JSON Schema (experimental-ext-server-card ``schema.json`` at
@@ -162,8 +165,14 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
             f"its title is {len(title)} characters long; a card's is 1 to {MAX_TITLE}: "
             "shorten MCP(title=...)"
         )
-    if len(card.get("version", "")) > 255:
+    version = card.get("version", "")
+    if len(version) > 255:
         problems.append("its version is longer than 255 characters")
+    elif isinstance(version, str) and VERSION_RANGE.search(version):
+        problems.append(
+            f"its version {version!r} is a range; a card's is the one version served (such "
+            "as '1.0.2'): pass MCP(version=...)"
+        )
     website = card.get("websiteUrl")
     if website is not None and not _absolute_url(website, ("http", "https")):
         problems.append(
