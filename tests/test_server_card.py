@@ -253,7 +253,9 @@ def test_card_problems(fields: dict[str, t.Any], expected: str) -> None:
     assert len(problems) == 1 and expected in problems[0]
 
 
-@pytest.mark.parametrize("version", ["^1.2.3", "~1.2.3", ">=1.2.3", "<2", "=1.0", "1.x", "1.*", "1.2.X"])
+@pytest.mark.parametrize(
+    "version", ["^1.2.3", "~1.2.3", ">=1.2.3", "<2", "=1.0", "1.x", "1.*", "1.2.X"]
+)
 def test_a_version_range_is_refused(version: str) -> None:
     """schema.ts: "Version ranges are rejected": a card names the version it serves."""
     fields = {"name": "a.b/c", "version": version, "description": "d"}
@@ -367,6 +369,53 @@ def test_a_card_the_schema_refuses_fails_at_init_app(card: ServerCard, expected:
     with pytest.raises(ValueError, match="MCP_SERVER_CARD is on, but the Server Card") as caught:
         make_app(card, MCP_SERVER_CARD=True)
     assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("card", "where"),
+    [
+        (
+            ServerCard(headers=[{"name": "X-Api-Key", "isSecret": True, "value": "k-123"}]),
+            "X-Api-Key",
+        ),
+        (
+            ServerCard(headers=[{"name": "X-Api-Key", "isSecret": True, "default": "k-1"}]),
+            "X-Api-Key",
+        ),
+        (
+            ServerCard(
+                headers=[
+                    {
+                        "name": "Authorization",
+                        "value": "Bearer {token}",
+                        "variables": {"token": {"isSecret": True, "default": "t-1"}},
+                    }
+                ]
+            ),
+            "token",
+        ),
+        (ServerCard(variables={"key": {"isSecret": True, "value": "k-1"}}), "key"),
+    ],
+)
+def test_a_secret_value_is_refused(card: ServerCard, where: str) -> None:
+    """discovery.md: public cards MUST NOT include credentials; isSecret marks one."""
+    with pytest.raises(ValueError, match="MCP_SERVER_CARD is on") as caught:
+        make_app(card, MCP_SERVER_CARD=True)
+    assert f"{where!r} is a secret (isSecret) with a value" in str(caught.value)
+    assert "a Server Card is public" in str(caught.value)
+
+
+def test_a_secret_asked_of_the_user_is_taken() -> None:
+    header = {
+        "name": "Authorization",
+        "value": "Bearer {token}",
+        "isSecret": True,
+        "variables": {"token": {"isSecret": True, "isRequired": True}},
+    }
+    app, _ = make_app(ServerCard(headers=[header]), MCP_SERVER_CARD=True)
+    card = app.test_client().get("/mcp/server-card").get_json(force=True)
+    VALIDATOR.validate(card)
+    assert card["remotes"][0]["headers"] == [header]
 
 
 def test_an_icon_the_schema_refuses_fails_at_init_app() -> None:

@@ -115,6 +115,41 @@ def _absolute_url(value: t.Any, schemes: tuple[str, ...]) -> bool:
     return parts.scheme in schemes and (parts.scheme == "data" or bool(parts.netloc))
 
 
+#: A ``{variable}`` in an input's ``value``, which the client substitutes.
+PLACEHOLDER = re.compile(r"\{[a-zA-Z_][a-zA-Z0-9_]*\}")
+
+
+def _inputs(remote: t.Mapping[str, t.Any]) -> t.Iterator[tuple[t.Any, t.Mapping[str, t.Any]]]:
+    """Yield each input of a remote with its name: its headers and every ``variables`` entry."""
+    for header in remote.get("headers", ()):
+        if isinstance(header, t.Mapping):
+            yield header.get("name"), header
+    for holder in (remote, *remote.get("headers", ())):
+        variables = holder.get("variables") if isinstance(holder, t.Mapping) else None
+        if isinstance(variables, t.Mapping):
+            for name, variable in variables.items():
+                if isinstance(variable, t.Mapping):
+                    yield name, variable
+
+
+def _secret_problems(card: t.Mapping[str, t.Any]) -> list[str]:
+    """Return the secret inputs of ``card`` given a value: a public card holds no credential."""
+    problems = []
+    for remote in card.get("remotes", ()):
+        for name, given in _inputs(remote):
+            if given.get("isSecret") is not True:
+                continue
+            value = given.get("value")
+            literal = isinstance(value, str) and PLACEHOLDER.sub("", value) == value
+            if "default" in given or literal:
+                problems.append(
+                    f"{name!r} is a secret (isSecret) with a value, and a Server Card is "
+                    "public: leave its default out, and let its value only reference "
+                    "{variables} the client asks the user for"
+                )
+    return problems
+
+
 @functools.cache
 def _validator() -> t.Any:
     """Return a validator of Server Cards (the schema file has no root: its ``ServerCard``)."""
@@ -139,7 +174,9 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
 
     The common mistakes get a message of their own; any other rule of the schema
     (a header's ``isRequired`` that is no boolean, an icon's ``theme``, ``_meta``
-    that is no object) is reported with where it is broken.
+    that is no object) is reported with where it is broken. So is a secret input
+    (``isSecret``) given a ``default``, or a ``value`` that is not a ``{variable}``
+    template: the card is public, and the discovery text forbids credentials in it.
     """
     problems = []
     name = card.get("name", "")
@@ -204,6 +241,7 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
                     f"the header {header!r} has no name: pass ServerCard(headers=[{{'name': "
                     "'X-Api-Key', 'isRequired': True, 'isSecret': True, 'description': ...}])"
                 )
+    problems += _secret_problems(card)
     return problems or schema_problems(card)
 
 
