@@ -595,15 +595,19 @@ def test_a_failing_dynamic_skill_is_left_out_of_the_listing(mode: str) -> None:
     # The spec lets a listing be partial: one skill whose function raises must not take
     # the others away. The error goes to the log with its traceback; skills/get of that
     # skill is an internal error.
-    async def main(url: str) -> tuple[list[str], MCPError]:
+    # So is a dynamic skill past the limits (reports/huge: 513 files): the spec says a server
+    # should not serve one, and a folder's is refused when it is declared.
+    async def main(url: str) -> tuple[list[str], MCPError, MCPError]:
         async with Client(url, mode=mode) as client:
             listed = [entry["uri"] for entry in await every_skill(client)]
             with pytest.raises(MCPError) as caught:
                 await call(client, "skills/get", uri="skill://reports/broken/SKILL.md")
-            return listed, caught.value
+            with pytest.raises(MCPError) as huge:
+                await call(client, "skills/get", uri="skill://reports/huge/SKILL.md")
+            return listed, caught.value, huge.value
 
     with start_server(f"{APP}:app", "gthread", env={"SKILLS_BROKEN": "1"}) as running:
-        listed, error = anyio.run(main, running.url)
+        listed, error, huge = anyio.run(main, running.url)
         log = running.log()
     assert listed == [
         "skill://flask-deploy/SKILL.md",
@@ -614,6 +618,9 @@ def test_a_failing_dynamic_skill_is_left_out_of_the_listing(mode: str) -> None:
     assert "reports database is down" not in error.error.message
     assert "Traceback" in log and "RuntimeError: the reports database is down" in log
     assert "skills/list leaves it out" in log
+    assert huge.error.code == -32603
+    assert "the dynamic skill 'reports/huge' returned 513 files" in log
+    assert "at most 512, the most every host accepts" in log
 
 
 @pytest.mark.redis

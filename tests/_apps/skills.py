@@ -8,7 +8,8 @@
 - a Server Card when ``FLASK_MCP_SERVER_CARD`` is true (added by ``init_app``);
 - debug mode (the folders are watched) when ``SKILLS_DEBUG`` is ``1``;
 - tools that disable or remove a resource while serving when ``SKILLS_ADMIN_TOOLS`` is ``1``;
-- the dynamic skill ``reports/broken``, whose function raises, when ``SKILLS_BROKEN`` is ``1``.
+- the dynamic skills ``reports/broken``, whose function raises, and ``reports/huge``, past
+  the limit of 512 files, when ``SKILLS_BROKEN`` is ``1``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ if os.environ.get("SKILLS_BROKEN") == "1":
     def broken_report() -> dict[str, str | bytes]:
         """A skill whose function fails, as one whose database is down does."""
         raise RuntimeError("the reports database is down")
+
+    @mcp.dynamic_skill("reports/huge")
+    def huge_report() -> dict[str, str | bytes]:
+        """A skill past the extension's limit of 512 files, which no host need accept."""
+        files: dict[str, str | bytes] = {f"rows/{n}.csv": "n\n" for n in range(512)}
+        return {"SKILL.md": "---\nname: huge\ndescription: Every row.\n---\n", **files}
 
 
 @mcp.tool()

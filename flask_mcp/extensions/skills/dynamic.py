@@ -2,7 +2,8 @@
 
 Such a skill's entry has ``"resources": "dynamic"``. Its function returns a
 mapping of file paths to their content (``str`` or ``bytes``); what it returns
-is checked on every call, as a folder is checked once when it is declared.
+is checked on every call, as a folder is checked once when it is declared,
+the limits included (at most 512 files and 16 MiB).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import typing as t
 from ...errors import InvalidParams
 from . import frontmatter as frontmatter_mod
 from . import media
+from .loading import MAX_BYTES
+from .loading import MAX_FILES
 from .loading import check_path
 from .model import SKILL_FILE
 from .model import Skill
@@ -33,7 +36,8 @@ def produce(skill: Skill) -> tuple[dict[str, bytes], dict[str, t.Any]]:
     """Call a dynamic skill's function; return its files as bytes and its frontmatter.
 
     :raises DynamicSkillError: the function raised, or returned files that
-        cannot be served (the message says which and how to fix it).
+        cannot be served, or more than the limits (the message says which and how
+        to fix it).
     """
     assert skill.producer is not None
     where = f"the dynamic skill {skill.path!r}"
@@ -63,6 +67,17 @@ def produce(skill: Skill) -> tuple[dict[str, bytes], dict[str, t.Any]]:
             )
     if SKILL_FILE not in files:
         raise DynamicSkillError(f"{where} returned no {SKILL_FILE}: every skill has one")
+    if len(files) > MAX_FILES:
+        raise DynamicSkillError(
+            f"{where} returned {len(files)} files; a skill may hold at most {MAX_FILES}, "
+            "the most every host accepts: split it into several skills"
+        )
+    total = sum(map(len, files.values()))
+    if total > MAX_BYTES:
+        raise DynamicSkillError(
+            f"{where} returned {total} bytes; a skill may hold at most {MAX_BYTES} (16 MiB), "
+            "the most every host accepts: return less, or move large files out of it"
+        )
     found, problems = frontmatter_mod.parse(files[SKILL_FILE], f"{where}'s {SKILL_FILE}")
     if found is not None:
         problems += frontmatter_mod.check(found, skill.name, f"{where}'s {SKILL_FILE}")
