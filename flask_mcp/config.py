@@ -706,6 +706,17 @@ KEYS: tuple[Key, ...] = (
         "Tasks one process runs at once; tools/call asking for more tasks gets a busy error.",
     ),
     Key(
+        "MCP_TASK_SHARE_PER_CLIENT",
+        0.5,
+        fraction,
+        "Share of a process's running tasks (``MCP_TASK_MAX_RUNNING``) one client may run, "
+        "rounded up (32: 16); past it its task-augmented tools/call gets a busy error naming "
+        "this key, and the others keep the rest. A client is its token's subject when "
+        "authorization is on, else its address (``REMOTE_ADDR``, which ``ProxyFix`` sets; "
+        "an IPv6 address counts as its /64), as for ``MCP_TASK_MAX_PER_CLIENT``. 1: no share. "
+        "Over stdio the one client has them all; the Celery executor queues instead.",
+    ),
+    Key(
         "MCP_TASK_LEASE",
         15.0,
         seconds,
@@ -1023,6 +1034,7 @@ class Settings:
     task_poll_interval_ms: int
     task_timeout: float
     task_max_running: int
+    task_share_per_client: float
     task_lease: float
     task_immediate_ms: int
     max_client_info_size: int

@@ -12,12 +12,15 @@ import time
 import typing as t
 
 import anyio
+import httpx
 import pytest
 from harness import SERVERS
 from wire import debug_stats
+from wire import headers_2026
 from wire import http_post
 from wire import http_session
 from wire import listen_for_list_changed
+from wire import meta
 from wire import try_get_stream
 
 pytestmark = pytest.mark.e2e
@@ -170,9 +173,15 @@ def test_tasks_result_left_by_its_client_waits_once_per_task(serve: t.Any, worke
     left one handler per request polling the task store ten times a second until the
     task ended: nothing bounded how many. A later ``tasks/result`` of the same task in
     the same session now ends the wait of the one before it.
+
+    Then one client runs its share of the worker's tasks (``MCP_TASK_SHARE_PER_CLIENT``,
+    2 of 4): its next task is refused, naming the key, while another client (another
+    address) still starts one. The slots were everybody's: one client's slow tasks
+    kept every other client from starting any until they ended (up to an hour).
     """
     # The stream opens after a heartbeat of silence.
-    server = serve(APP, worker, threads=4, env={"FLASK_MCP_SSE_HEARTBEAT": "0.2"})
+    env = {"FLASK_MCP_SSE_HEARTBEAT": "0.2", "FLASK_MCP_TASK_MAX_RUNNING": "4"}
+    server = serve(APP, worker, threads=4, env=env)
     session = http_session(server.port)
     created = {
         "jsonrpc": "2.0",
@@ -199,6 +208,26 @@ def test_tasks_result_left_by_its_client_waits_once_per_task(serve: t.Any, worke
 
     # The task, and the one tasks/result its client may still come back for.
     wait_for(server.port, "running_requests", 2, "tasks/result waits pile up")
+
+    def create_2026(source: str) -> dict[str, t.Any]:
+        """Create a 2026-07-28 task of ``slow`` from the address ``source``."""
+        params = {"name": "slow", "arguments": {"seconds": 60}}
+        caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        message["params"] = {**params, "_meta": meta(caps)}
+        transport = httpx.HTTPTransport(local_address=source)
+        with httpx.Client(transport=transport, timeout=30) as http:
+            answer = http.post(server.url, json=message, headers=headers_2026("tools/call", params))
+        assert answer.status_code == 200, answer.text
+        return t.cast(dict[str, t.Any], answer.json())
+
+    assert create_2026(HOST)["result"]["status"] == "working"  # its second: its share
+    status, _, data = http_post(server.port, {**created, "id": 7}, session)
+    refused = json.loads(data)
+    assert refused["error"]["code"] == -32603, refused
+    assert "MCP_TASK_SHARE_PER_CLIENT" in refused["error"]["message"], refused
+    assert create_2026("127.0.0.2")["result"]["status"] == "working"  # another client's
+    wait_for(server.port, "running_requests", 4, "the other client's task does not run")
 
 
 def test_a_call_answered_whole_frees_its_thread_when_its_client_leaves(serve: t.Any) -> None:

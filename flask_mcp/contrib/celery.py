@@ -90,9 +90,9 @@ class CeleryExecutor:
         """
         self._targets.setdefault(server, []).append((app, state, dispatcher))
 
-    def has_room(self, state: AppState) -> bool:
-        """Celery queues what its workers cannot run yet."""
-        return True
+    def refusal(self, call: Call) -> str | None:
+        """Celery queues what its workers cannot run yet: nothing is refused."""
+        return None
 
     def start(
         self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: t.Any = None

@@ -71,6 +71,11 @@ TaskBody = t.Callable[[Call], dict[str, t.Any]]
 
 #: The error of a ``tools/call`` that would start more tasks than ``MCP_TASK_MAX_RUNNING``.
 BUSY = "Too many tasks are running in this worker (MCP_TASK_MAX_RUNNING); retry later."
+#: The error of a ``tools/call`` whose client runs its share of them already.
+BUSY_CLIENT = (
+    "This client runs its share of this worker's tasks (MCP_TASK_SHARE_PER_CLIENT); "
+    "retry once one of them ended."
+)
 
 
 class Executor(t.Protocol):
@@ -80,7 +85,8 @@ class Executor(t.Protocol):
         self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: TaskBody
     ) -> None: ...
 
-    def has_room(self, state: AppState) -> bool: ...
+    def refusal(self, call: Call) -> str | None:
+        """Tell why a task of ``call`` may not start now (``None``: it may)."""
 
 
 def owner_of(call: Call) -> str:

@@ -54,6 +54,7 @@ from .call import Call
 from .call import ToolCall
 from .mrtr import url_elicitations
 from .task_context import BUSY as BUSY
+from .task_context import BUSY_CLIENT as BUSY_CLIENT
 from .task_context import EXTENSION as EXTENSION
 from .task_context import MAX_LOGS as MAX_LOGS
 from .task_context import MODES as MODES
@@ -173,6 +174,7 @@ def record_body(dispatcher: t.Any, record: dict[str, t.Any]) -> TaskBody:
 
 __all__ = [
     "BUSY",
+    "BUSY_CLIENT",
     "EXTENSION",
     "MAX_LOGS",
     "MODES",

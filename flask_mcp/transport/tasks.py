@@ -9,12 +9,13 @@ workers can tell a dead worker's tasks from live ones, see ``MCP_TASK_LEASE``),
 turns a ``tasks/cancel`` seen in the store into the run's cancellation, and
 records the handler's answer when it ends (kept while the backend is unreachable, as a
 plain call's answer is, and recorded once it answers again). At most ``MCP_TASK_MAX_RUNNING``
-tasks run in one process.
+tasks run in one process, of which one client runs its share (``MCP_TASK_SHARE_PER_CLIENT``).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import threading
@@ -47,18 +48,34 @@ WATCH = 0.25
 
 
 class InProcessExecutor:
-    """Runs tasks in this process, bounded by ``MCP_TASK_MAX_RUNNING``."""
+    """Runs tasks in this process, bounded by ``MCP_TASK_MAX_RUNNING``, of which one client
+    (:func:`~flask_mcp.server.tasks.caller_of`) runs at most its share,
+    ``MCP_TASK_SHARE_PER_CLIENT``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         #: The runs by task id (``None``: its slot is taken, its run not started yet).
         self.running: dict[str, RequestRun | None] = {}
+        #: Whom each task started here counts against, and how many each client runs;
+        #: a client running none has no entry.
+        self._callers: dict[str, str] = {}
+        self._held: dict[str, int] = {}
 
-    def has_room(self, state: AppState) -> bool:
-        """Tell whether a task may start now: the early check, before ``prepare`` and the
-        record; :meth:`start` takes the slot."""
+    def refusal(self, call: Call) -> str | None:
+        """Tell why a task of ``call`` may not start now (``None``: it may): the early
+        check, before ``prepare`` and the record; :meth:`start` takes the slot."""
+        caller = _caller(call)
         with self._lock:
-            return len(self.running) < state.settings.task_max_running
+            return self._refusal(call.state, caller)
+
+    def _refusal(self, state: AppState, caller: str | None) -> str | None:
+        limit = state.settings.task_max_running
+        if len(self.running) >= limit:
+            return _tasks.BUSY
+        if caller is None:
+            return None
+        share = min(limit, max(1, math.ceil(limit * state.settings.task_share_per_client)))
+        return _tasks.BUSY_CLIENT if self._held.get(caller, 0) >= share else None
 
     def start(
         self, dispatcher: t.Any, call: Call, record: dict[str, t.Any], body: _tasks.TaskBody
@@ -66,28 +83,41 @@ class InProcessExecutor:
         """Start the task's run; it outlives the request that created the task.
 
         The slot is taken here, checked and taken under one lock: tasks created
-        together all pass :meth:`has_room`, and those past ``MCP_TASK_MAX_RUNNING``
-        fail here.
+        together all pass :meth:`refusal`, and those past ``MCP_TASK_MAX_RUNNING`` (or
+        past their client's share, ``MCP_TASK_SHARE_PER_CLIENT``) fail here.
 
-        :raises MCPError: this process runs ``MCP_TASK_MAX_RUNNING`` tasks already; the
-            task's record is marked failed.
+        :raises MCPError: this process runs ``MCP_TASK_MAX_RUNNING`` tasks already, or
+            the caller its share of them; the task's record is marked failed.
         """
         task_id = record["taskId"]
+        caller = _caller(call)
         with self._lock:
-            room = len(self.running) < call.state.settings.task_max_running
-            if room:
+            refused = self._refusal(call.state, caller)
+            if refused is None:
                 self.running[task_id] = None  # the slot, until _begin puts the run there
-        if not room:
-            error = {"code": INTERNAL_ERROR, "message": _tasks.BUSY}
-            _tasks.set_status(call.state, task_id, "failed", error=error, statusMessage=_tasks.BUSY)
-            raise MCPError(INTERNAL_ERROR, _tasks.BUSY)
+                if caller is not None:
+                    self._callers[task_id] = caller
+                    self._held[caller] = self._held.get(caller, 0) + 1
+        if refused is not None:
+            error = {"code": INTERNAL_ERROR, "message": refused}
+            _tasks.set_status(call.state, task_id, "failed", error=error, statusMessage=refused)
+            raise MCPError(INTERNAL_ERROR, refused)
         try:
             run = self._begin(dispatcher, call, record, body)
         except BaseException:
-            with self._lock:
-                self.running.pop(task_id, None)
+            self._release(task_id)
             raise
         _concurrency.spawn(lambda: self._watch(call.state, task_id, run))
+
+    def _release(self, task_id: str) -> None:
+        """Give back the slot of a task, and its client's."""
+        with self._lock:
+            self.running.pop(task_id, None)
+            caller = self._callers.pop(task_id, None)
+            if caller is not None:
+                held = self._held.pop(caller, 1) - 1
+                if held > 0:
+                    self._held[caller] = held
 
     def run(
         self, dispatcher: t.Any, state: AppState, record: dict[str, t.Any], auth: t.Any = None
@@ -179,8 +209,15 @@ class InProcessExecutor:
         except Exception:
             logger.exception("Task %s: recording its outcome failed", task_id)
         finally:
-            with self._lock:
-                self.running.pop(task_id, None)
+            self._release(task_id)
+
+
+def _caller(call: Call) -> str | None:
+    """Return whom a task of ``call`` counts against for ``MCP_TASK_SHARE_PER_CLIENT``
+    (``None``: nobody, off HTTP, where the one client shares with no one)."""
+    if call.client_address is None and (call.auth is None or not call.auth.principal):
+        return None
+    return _tasks.caller_of(call)
 
 
 class _Outcome:

@@ -226,8 +226,9 @@ class Tasks(Extension):
         executor: _tasks.Executor | None = getattr(state, "task_executor", None)
         if executor is None:
             raise MCPError(INTERNAL_ERROR, "No task executor is configured for this app.")
-        if not executor.has_room(state):
-            raise MCPError(INTERNAL_ERROR, _tasks.BUSY)
+        refused = executor.refusal(call)
+        if refused is not None:
+            raise MCPError(INTERNAL_ERROR, refused)
         prepared = None
         if tool.prepare is not None:
             try:
