@@ -477,7 +477,8 @@ KEYS: tuple[Key, ...] = (
         seconds,
         "Seconds a POST body may take to arrive in full (a ``Content-Length`` larger than "
         "what the client sends, a chunked body that never ends); then the request is "
-        "answered 408 and its connection closed, freeing its thread (or greenlet).",
+        "answered 408 and its connection closed, freeing its thread (or greenlet). On "
+        "gunicorn; the MCP endpoint and the built-in authorization server's endpoints.",
     ),
     Key(
         "MCP_REQUEST_TIMEOUT",

@@ -15,6 +15,7 @@ import anyio
 import httpx
 import pytest
 from harness import SERVERS
+from harness import free_port
 from wire import debug_stats
 from wire import headers_2026
 from wire import http_post
@@ -25,6 +26,7 @@ from wire import try_get_stream
 
 pytestmark = pytest.mark.e2e
 APP = "tests._apps.held:app"
+OAUTH_APP = "tests._apps.oauth_notes:app"
 HOST = "127.0.0.1"
 VERSION = "2025-11-25"
 
@@ -127,21 +129,14 @@ def read_head(sock: socket.socket) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("worker", ["gevent", "gthread"])
-def test_a_body_that_never_arrives_frees_its_worker(serve: t.Any, worker: str) -> None:
-    """A POST whose body stalls (a ``Content-Length`` larger than what was sent, a chunked
-    body that never ends) is answered 408 once it waited ``MCP_READ_TIMEOUT``.
-
-    The body was read with no timeout: on gthread, as many such POSTs as threads locked
-    every other client out for as long as their connections stayed open; on gevent each
-    held a greenlet and a descriptor.
-    """
-    server = serve(APP, worker, threads=3, env={"FLASK_MCP_READ_TIMEOUT": "1"})
+def assert_stalled_bodies_end(port: int, path: str, content_type: str, body: bytes) -> None:
+    """POST ``body`` to ``path`` twice with a ``Content-Length`` larger than it and twice
+    chunked without its last chunk (more than the server's 3 threads), and assert each is
+    answered 408 naming ``MCP_READ_TIMEOUT``."""
     head = (
-        f"POST /mcp HTTP/1.1\r\nHost: {HOST}:{server.port}\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: {content_type}\r\n"
         "Accept: application/json, text/event-stream\r\n"
     )
-    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
     stalled = [
         f"{head}Content-Length: {len(body) + 100}\r\n\r\n".encode() + body,
         f"{head}Transfer-Encoding: chunked\r\n\r\n".encode() + b"%x\r\n" % len(body) + body,
@@ -149,7 +144,7 @@ def test_a_body_that_never_arrives_frees_its_worker(serve: t.Any, worker: str) -
     socks = []
     try:
         for raw in stalled * 2:  # more than the threads
-            sock = socket.create_connection((HOST, server.port), timeout=30)
+            sock = socket.create_connection((HOST, port), timeout=30)
             socks.append(sock)
             sock.sendall(raw)
         for sock in socks:
@@ -161,8 +156,33 @@ def test_a_body_that_never_arrives_frees_its_worker(serve: t.Any, worker: str) -
     finally:
         for sock in socks:
             sock.close()
+
+
+@pytest.mark.parametrize("worker", ["gevent", "gthread"])
+def test_a_body_that_never_arrives_frees_its_worker(serve: t.Any, worker: str) -> None:
+    """A POST whose body stalls (a ``Content-Length`` larger than what was sent, a chunked
+    body that never ends) is answered 408 once it waited ``MCP_READ_TIMEOUT``, at the MCP
+    endpoint and at the built-in authorization server's (its token endpoint).
+
+    The body was read with no timeout: on gthread, as many such POSTs as threads locked
+    every other client out for as long as their connections stayed open; on gevent each
+    held a greenlet and a descriptor.
+    """
+    server = serve(APP, worker, threads=3, env={"FLASK_MCP_READ_TIMEOUT": "1"})
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    assert_stalled_bodies_end(server.port, "/mcp", "application/json", body)
     session = http_session(server.port)  # the worker serves the next client
     assert session
+
+    port = free_port()
+    base = f"http://{HOST}:{port}"
+    env = {"FLASK_MCP_READ_TIMEOUT": "1", "OAUTH_APP_BASE": base}
+    serve(OAUTH_APP, worker, threads=3, env=env, port=port)
+    form = b"grant_type=authorization_code&code=x&client_id=y"
+    assert_stalled_bodies_end(port, "/oauth/token", "application/x-www-form-urlencoded", form)
+    with httpx.Client(base_url=base, timeout=30) as http:  # the next client is served
+        registered = http.post("/oauth/register", json={"redirect_uris": [f"{base}/cb"]})
+    assert registered.status_code == 201, registered.text
 
 
 @pytest.mark.parametrize("worker", ["gevent", "gthread"])

@@ -48,6 +48,7 @@ if t.TYPE_CHECKING:
     from flask import Flask
 
     from ...backends.base import Backend
+    from ...runtime.state import AppState
 
 
 @dataclasses.dataclass(frozen=True)
@@ -434,15 +435,20 @@ class AppServer:
             raise jwt.InvalidAudienceError("the token was issued for another resource")
         return claims
 
-    def mcp_backend(self) -> Backend | None:
-        """The backend of the app's MCP server, whose pub/sub carries revocations, or ``None``."""
+    def mcp_state(self) -> AppState | None:
+        """The runtime state of the app's MCP server, or ``None`` (none, or not yet)."""
         registered = self.app.extensions.get("mcp")
         if registered is None:
             return None
         try:
-            return t.cast("Backend", registered.state(self.app).backend)
+            return t.cast("AppState", registered.state(self.app))
         except RuntimeError:  # mcp.init_app has not run (yet)
             return None
+
+    def mcp_backend(self) -> Backend | None:
+        """The backend of the app's MCP server, whose pub/sub carries revocations, or ``None``."""
+        state = self.mcp_state()
+        return None if state is None else state.backend
 
     def revoke_family(self, family: str) -> None:
         """Revoke every token of ``family``, in every worker, until they would have expired.

@@ -38,6 +38,7 @@ from ...protocol import client_network
 from ...protocol import is_local_host
 from ...protocol.hosts import check_request_host
 from ...runtime import concurrency as _concurrency
+from ...runtime.supervisor import ensure_supervisor
 from .clients import RegistrationClosed
 from .clients import redirect_host
 from .grants import TemporarilyUnavailableError
@@ -283,6 +284,8 @@ def register() -> Response:
 #: The largest request body an endpoint reads: a registration, a token or revocation
 #: request and a consent form are a few KiB; anyone may send one, unauthenticated.
 MAX_REQUEST_BYTES = 64 * 1024
+#: The environ key of gunicorn's client connection.
+_GUNICORN = "gunicorn.socket"
 
 
 def _check_host() -> None:
@@ -293,7 +296,7 @@ def _check_host() -> None:
     check_request_host(request.environ, app_server().allowed_hosts)
 
 
-def _bound_the_body() -> None:
+def _bound_the_body() -> Response | None:
     """Read at most :data:`MAX_REQUEST_BYTES` of a body (less if the app's
     ``MAX_CONTENT_LENGTH`` says so): Flask reads a JSON body whole otherwise.
 
@@ -302,20 +305,52 @@ def _bound_the_body() -> None:
     for, which raises :exc:`~werkzeug.exceptions.RequestEntityTooLarge` past it.
     uWSGI's ``wsgi.input`` reads a chunked body as empty: it is read with
     ``uwsgi.chunked_read()`` first, as the MCP endpoint reads it.
+
+    On gunicorn, which reads a body with no timeout, a POST's body is read here under
+    the watch of the MCP endpoint's (``AppState.reads``): the app's supervisor ends a read
+    that waited ``MCP_READ_TIMEOUT``, and the request is answered 408. A client that sent
+    less than its ``Content-Length``, or a chunked body without its last chunk, held its
+    thread (or greenlet) for as long as it kept the connection open.
     """
     most = request.max_content_length
     request.max_content_length = MAX_REQUEST_BYTES if most is None else min(most, MAX_REQUEST_BYTES)
-    if request.content_length is None and request.method == "POST":
-        environ = request.environ
-        if _concurrency.uwsgi_chunked(environ):
-            try:
-                body = _concurrency.read_uwsgi_chunked(environ, request.max_content_length + 1)
-            except _concurrency.ChunkedBodyUnread as unread:
-                abort(_refused(unread.status, unread.reason, error="invalid_request"))
-            environ["wsgi.input"] = io.BytesIO(body)
-            environ["wsgi.input_terminated"] = True  # Werkzeug bounds a terminated input
+    if request.method != "POST":
+        return None
+    environ = request.environ
+    if request.content_length is None and _concurrency.uwsgi_chunked(environ):
+        try:
+            body = _concurrency.read_uwsgi_chunked(environ, request.max_content_length + 1)
+        except _concurrency.ChunkedBodyUnread as unread:
+            abort(_refused(unread.status, unread.reason, error="invalid_request"))
+        environ["wsgi.input"] = io.BytesIO(body)
+        environ["wsgi.input_terminated"] = True  # Werkzeug bounds a terminated input
+    sock = environ.get(_GUNICORN)
+    state = None if sock is None else app_server().mcp_state()
+    if state is None:  # not gunicorn, or no MCP server (whose supervisor watches) on the app
+        if request.content_length is None:
+            request.get_data(cache=True)  # what the endpoint reads, from this copy
+            request.stream.read(1)
+        return None
+    ensure_supervisor(state)  # a worker that served no MCP request has not started it
+    watch = state.reads.read(sock)
+    try:
         request.get_data(cache=True)  # what the endpoint reads, from this copy
-        request.stream.read(1)
+        if request.content_length is None:
+            request.stream.read(1)
+    except Exception:
+        if not watch.ended:
+            raise
+    finally:
+        state.reads.close(watch)
+    if not watch.ended:
+        return None
+    description = (
+        f"The request body did not arrive within {state.settings.read_timeout:g} s "
+        "(MCP_READ_TIMEOUT); send the whole body, as long as its Content-Length says."
+    )
+    if request.endpoint == "mcp_oauth.authorize":
+        return _error_page("invalid_request", description, 408)
+    return _refused(408, description, error="invalid_request")
 
 
 def _too_large(error: RequestEntityTooLarge) -> Response:
