@@ -338,11 +338,11 @@ def _bound_the_body() -> Response | None:
         if request.content_length is None:
             request.stream.read(1)
     except Exception:
-        if not watch.ended:
+        if watch is None or not watch.ended:
             raise
     finally:
         state.reads.close(watch)
-    if not watch.ended:
+    if watch is None or not watch.ended:
         return None
     description = (
         f"The request body did not arrive within {state.settings.read_timeout:g} s "
