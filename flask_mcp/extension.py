@@ -346,11 +346,14 @@ class MCP(SharedDeclarations):
         """Return what takes the server's declarations back to what they are now.
 
         Records (tools, resources, templates, prompts, enabled or not) declared since
-        are removed, as :meth:`remove_tool` removes them; completions, middleware, roots
-        hooks, the registry's checks and the refusal of tool arguments are put back.
+        under a new key are removed, as :meth:`remove_tool` removes them; the records
+        there now are put back as they were (one removed, replaced, enabled or disabled
+        since: an extension's setup may wrap a user's tool); completions, middleware,
+        roots hooks, the registry's checks and the refusal of tool arguments too.
         """
         registry, dispatcher = self.registry, self.dispatcher
-        keys = {kind: registry.keys(kind) for kind in KINDS}
+        records = registry.records()
+        keys = {kind: {*enabled, *disabled} for kind, (enabled, disabled) in records.items()}
         removed = set(registry.removed)
         completions = dict(registry.completions)
         hooks: list[tuple[list[t.Any], list[t.Any]]] = [
@@ -378,6 +381,7 @@ class MCP(SharedDeclarations):
                 for kind in KINDS:
                     for key in registry.keys(kind) - keys[kind]:
                         remove[kind](key)
+                registry.restore(records)  # what setup removed, replaced or moved
             registry.removed.intersection_update(removed)  # a capability never declared
             registry.completions.clear()
             registry.completions.update(completions)

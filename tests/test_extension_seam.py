@@ -609,3 +609,51 @@ def test_a_tool_error_of_an_interceptor_is_an_is_error_result(
         assert done["status"] in ("completed", "failed")
         answer = done.get("result") or client.task_result(task)
         assert {k: v for k, v in answer.items() if k in refused} == refused
+
+
+def test_a_refused_extension_puts_back_what_its_setup_replaced_or_disabled() -> None:
+    # setup wrapped a user's tool (removed it, declared its own under the name), removed
+    # a prompt and disabled a resource, then init_app refused: the user's records are
+    # back, the same objects in the same order and state, and the wrapper is gone.
+    class Wrapping(Extension):
+        id = "com.example/wrapping"
+
+        def setup(self, mcp: t.Any) -> None:
+            mcp.remove_tool("first")
+            mcp.add_tool(lambda: "wrapped", name="first")
+            mcp.remove_prompt("greet")
+            mcp.disable("doc://readme")
+
+        def init_app(self, app: Flask, mcp: t.Any) -> None:
+            raise ValueError("refused")
+
+    mcp = MCP(name="s", version="1")
+    mcp.add_tool(lambda: "first", name="first")
+    mcp.add_tool(lambda: "second", name="second")
+    mcp.add_prompt(lambda: "hello", name="greet")
+    mcp.add_resource(lambda: "read me", "doc://readme", name="readme")
+    app = Flask("wrapping")
+    mcp.init_app(app)
+    registry = mcp.registry
+    before = [
+        (dict(registry._table(kind)), dict(registry.disabled[kind]))
+        for kind in ("tools", "resources", "prompts")
+    ]
+    with pytest.raises(ValueError, match="refused"):
+        mcp.add_extension(Wrapping())
+    after = [
+        (dict(registry._table(kind)), dict(registry.disabled[kind]))
+        for kind in ("tools", "resources", "prompts")
+    ]
+    assert [[list(table.items()) for table in pair] for pair in after] == [
+        [list(table.items()) for table in pair] for pair in before
+    ]
+    with MCPTestClient(app) as client:
+        assert [tool["name"] for tool in client.request("tools/list")["tools"]] == [
+            "first",
+            "second",
+        ]
+        result = client.request("tools/call", {"name": "first", "arguments": {}})
+        assert result["content"][0]["text"] == "first"
+        assert [p["name"] for p in client.request("prompts/list")["prompts"]] == ["greet"]
+        assert client.request("resources/read", {"uri": "doc://readme"})

@@ -185,8 +185,9 @@ class Extension:
         Its tool options are accepted already; its methods and capability are not
         wired in yet. When it or an :meth:`init_app` raises, the extension is not
         added, and what it declared on ``mcp`` (tools, resources, templates, prompts,
-        completions, middleware, roots hooks) is taken back; what it keeps on itself
-        is its own to forget.
+        completions, middleware, roots hooks) is taken back, and what it removed,
+        replaced, enabled or disabled there is put back; what it keeps on itself is its
+        own to forget.
         """
 
     def check_app(self, app: Flask, mcp: t.Any) -> None:

@@ -298,6 +298,32 @@ class Registry:
         """Return the keys of every record of ``kind``, enabled or disabled."""
         return {*self._table(kind), *self.disabled[kind]}
 
+    def records(self) -> dict[str, tuple[dict[str, t.Any], dict[str, t.Any]]]:
+        """Return a copy of every record by kind: the enabled ones and the disabled ones,
+        by key in registration order, for :meth:`restore`."""
+        with self._lock:
+            return {kind: (dict(self._table(kind)), dict(self.disabled[kind])) for kind in KINDS}
+
+    def restore(self, records: dict[str, tuple[dict[str, t.Any], dict[str, t.Any]]]) -> None:
+        """Put the records back as :meth:`records` returned them: the same record under
+        each key, enabled or disabled as it was, in the same order; the listeners hear of
+        each list changed."""
+        for kind, (enabled, disabled) in records.items():
+            table = self._table(kind)
+            with self._lock:
+                now = (list(table.items()), list(self.disabled[kind].items()))
+                then = (list(enabled.items()), list(disabled.items()))
+                if [[(k, id(v)) for k, v in part] for part in now] == [
+                    [(k, id(v)) for k, v in part] for part in then
+                ]:
+                    continue
+                differing = {id(v): v for part in (*now, *then) for _, v in part}
+                table.clear()
+                table.update(enabled)
+                self.disabled[kind].clear()
+                self.disabled[kind].update(disabled)
+            self._changed(kind, any(getattr(v, "listed", True) for v in differing.values()))
+
     def _changed(self, kind: str, listed: bool = True) -> None:
         """Drop the cached list of ``kind``; tell the listeners if a ``listed`` record changed.
 
