@@ -239,6 +239,12 @@ def test_grants_per_user_and_client_are_bounded_oldest_first(storage: t.Any) -> 
         thread.join()
     assert sum(not storage.family_revoked(f"r{n}") for n in range(8)) == 3
     assert len(redeemed("last", 2000, most=3, user="cy")) == 1
+    # A family redeemed with a shorter life than the others (the refresh token lifetime
+    # was lowered) is the newest grant all the same: the oldest of the others goes, not
+    # the one whose tokens are being handed out.
+    live = [f"r{n}" for n in range(8) if not storage.family_revoked(f"r{n}")]
+    assert redeemed("short", 50, most=3, user="cy") == live[:1]
+    assert not storage.family_revoked("short")
 
 
 def test_cached_client_documents_are_counted(storage: t.Any) -> None:

@@ -508,11 +508,12 @@ class SQLStorage:
 
         One transaction stores the family's row, reads the user's live families for the
         client whose code was redeemed (no code of theirs waits unused), oldest expiry
-        first, and marks those past ``most`` revoked, deleting their refresh tokens not
-        used yet. It is exact on SQLite (the row written first makes this transaction
-        the one writer) and on PostgreSQL (the transaction locks the table against other
-        writers first; reads go on); on other databases, redemptions racing each other
-        may each miss the others uncommitted and keep as many more as race at once.
+        first, and marks those past ``most`` revoked (``family`` never), deleting their
+        refresh tokens not used yet. It is exact on SQLite (the row written first makes
+        this transaction the one writer) and on PostgreSQL (the transaction locks the
+        table against other writers first; reads go on); on other databases, redemptions
+        racing each other may each miss the others uncommitted and keep as many more as
+        race at once.
         """
         table, codes = self.tables.token_families, self.tables.codes
         refresh = self.tables.refresh_tokens
@@ -542,8 +543,9 @@ class SQLStorage:
                 )
                 .order_by(table.c.expires_at, table.c.family)
             ).scalars()
-            found = list(live)
-            oldest = [str(name) for name in found[: max(0, len(found) - most)]]
+            found = [str(name) for name in live]  # ``family`` too, unless revoked meanwhile
+            over = max(0, len(found) - most)
+            oldest = [name for name in found if name != family][:over]  # the newest stays
             if oldest:
                 conn.execute(
                     table.update().where(table.c.family.in_(oldest)).values(revoked_at=now)

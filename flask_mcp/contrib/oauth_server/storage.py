@@ -109,8 +109,10 @@ class Storage(t.Protocol):
         atomic, however many redemptions race.
 
         A grant is a family whose code was redeemed, not revoked, not expired; the oldest
-        is the one that expires first. The families taken out are forgotten from the
-        user's and client's indexes; the caller revokes them (:meth:`revoke_family`).
+        is the one that expires first, ``family`` never taken out (it is the newest,
+        though it expires first when the refresh token lifetime was lowered since). The
+        families taken out are forgotten from the user's and client's indexes; the caller
+        revokes them (:meth:`revoke_family`).
 
         :returns: the families taken out, oldest first.
         """
@@ -227,7 +229,8 @@ class KeyValueStorage:
 
     def _bounded(self, key: str, member: str, until: float, most: int) -> list[str]:
         """Add ``member`` to an index of live members until ``until`` and take out the
-        first to expire past ``most``: atomic. Return those taken out, first first."""
+        first to expire past ``most``, ``member`` never: atomic. Return those taken out,
+        first first."""
         raise NotImplementedError
 
     # -- Storage ---------------------------------------------------------------------------
@@ -497,7 +500,8 @@ class MemoryStorage(KeyValueStorage):
             for gone in [m for m, end in index.items() if end <= now]:
                 del index[gone]
             index[member] = until
-            over = sorted(index, key=lambda m: (index[m], m))[: max(0, len(index) - most)]
+            others = sorted((m for m in index if m != member), key=lambda m: (index[m], m))
+            over = others[: max(0, len(index) - most)]
             for gone in over:
                 del index[gone]
             return over
@@ -519,16 +523,22 @@ return 1
 
 #: Adds ``ARGV[2]`` to the index ``KEYS[1]`` (score ``ARGV[3]``, when it expires) once the
 #: members expired at ``ARGV[1]`` are trimmed, then takes out the lowest scores past
-#: ``ARGV[4]`` members; the key lives until its last member expires. One key, so a Redis
-#: Cluster runs it on the key's node. Returns the members taken out, lowest first.
+#: ``ARGV[4]`` members, never ``ARGV[2]`` itself (the grant being handed out, though a
+#: lowered lifetime makes it expire first); the key lives until its last member expires.
+#: One key, so a Redis Cluster runs it on the key's node. Returns the members taken out,
+#: lowest first.
 BOUNDED_FAMILIES = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
 local gone = {}
 if over > 0 then
-  gone = redis.call('ZRANGE', KEYS[1], 0, over - 1)
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, over)) do
+    if member ~= ARGV[2] and #gone < over then
+      gone[#gone + 1] = member
+    end
+  end
+  redis.call('ZREM', KEYS[1], unpack(gone))
 end
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[1], math.ceil(tonumber(last[2]) * 1000) + 1000)
