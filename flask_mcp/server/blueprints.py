@@ -394,8 +394,10 @@ def _registered_here(target: Registry, *planned: list[t.Any]) -> bool:
     """
     records = [record for group in planned for record in group]
     kinds = ("tools", "prompts", "resources", "resourceTemplates")
+    held = target.records()
     for kind, group in zip(kinds, planned, strict=True):
-        table = {**target._table(kind), **target.disabled[kind]}
+        enabled, disabled = held[kind]
+        table = {**enabled, **disabled}
         for record in group:
             key = (
                 record.uri_template

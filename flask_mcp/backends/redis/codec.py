@@ -115,14 +115,12 @@ class Unreachable:
         self.stalled_until = 0.0
 
     def __enter__(self) -> None:
-        if self.stalled_until and BEST_EFFORT.get():
-            if time.monotonic() < self.stalled_until:
-                raise BackendUnavailable(
-                    f"Redis at {self.where()} timed out a moment ago (no answer within its "
-                    f"socket timeout); a best-effort write is not sent until a command "
-                    f"succeeds or {self.window:g} s have passed"
-                )
-            self.stalled_until = 0.0
+        if self.stalled_until and BEST_EFFORT.get() and time.monotonic() < self.stalled_until:
+            raise BackendUnavailable(
+                f"Redis at {self.where()} timed out a moment ago (no answer within its "
+                f"socket timeout); a best-effort write is not sent until a command "
+                f"succeeds or {self.window:g} s have passed"
+            )
         return None
 
     def __exit__(self, kind: t.Any, exc: BaseException | None, traceback: t.Any) -> None:
