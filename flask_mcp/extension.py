@@ -524,7 +524,8 @@ class MCP(SharedDeclarations):
         A relative ``path`` is relative to the folder of the module calling this, as a
         Flask ``template_folder`` is. Every skill is loaded and checked now.
 
-        :param prefix: ``/``-separated segments put before every skill path.
+        :param prefix: ``/``-separated segments put before every skill path
+            (``None``, the default: none).
         :param listed: ``False`` serves the skills to clients that know their URIs,
             without listing them in ``skills/list`` and ``resources/list``.
         :param ttl_ms: ``ttlMs`` of their reads and ``skills/get`` at 2026-07-28
@@ -533,6 +534,8 @@ class MCP(SharedDeclarations):
         :return: notes about the skills (served anyway), such as unknown frontmatter fields.
         :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served; the
             message names each file and the fix.
+        :raises TypeError: an unknown keyword, or ``prefix`` not a ``str`` or ``None``,
+            or ``listed`` not a ``bool``.
         """
         return self.skills().add_folder(path, stacklevel=2, **options)
 

@@ -620,3 +620,27 @@ def test_declared_with_the_resources_capability_once_a_skill_is_served(version: 
         capabilities = client.server_result["capabilities"]
     assert capabilities["extensions"]["io.modelcontextprotocol/skills"] == {"directoryRead": True}
     assert "resources" in capabilities
+
+
+def test_prefix_none_is_no_prefix_and_a_wrong_type_is_a_type_error(
+    tmp_path: pathlib.Path,
+) -> None:
+    write(tmp_path, {"one/SKILL.md": skill_md("one")})
+    mcp = MCP(name="skills-test", version="1.0.0")
+    mcp.skills_folder(tmp_path, prefix=None)
+    bp = MCPBlueprint("billing", __name__)
+    bp.add_skill(tmp_path / "one", prefix=None, listed=False)
+    mcp.register_blueprint(bp, uri_prefix="billing")
+    for face in (mcp.skills_folder, mcp.add_skill, bp.skills_folder, bp.add_skill):
+        with pytest.raises(TypeError, match=r"prefix must be a str .* not int"):
+            face(tmp_path, prefix=3)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"listed must be True or False, not 'no'"):
+            face(tmp_path, listed="no")  # type: ignore[arg-type]
+    app = Flask(__name__)
+    app.config["SECRET_KEY"] = "test"
+    mcp.init_app(app)
+    with MCPTestClient(app) as client:
+        listed = [entry["uri"] for entry in client.request("skills/list")["skills"]]
+        assert listed == ["skill://one/SKILL.md"]
+        uri = "skill://billing/one/SKILL.md"
+        assert client.request("skills/get", {"uri": uri})["skill"]["uri"] == uri

@@ -58,8 +58,24 @@ class SkillOptions(DynamicSkillOptions, total=False):
     ``**options: Unpack[SkillOptions]``, so a type checker checks each keyword.
     """
 
-    #: ``/``-separated segments put before every skill path.
-    prefix: str
+    #: ``/``-separated segments put before every skill path (``None``: none).
+    prefix: str | None
+
+
+def check_skill_options(face: str, options: t.Mapping[str, t.Any], known: frozenset[str]) -> None:
+    """Raise :class:`TypeError` when ``options`` has an unknown keyword or a ``prefix`` or
+    ``listed`` of the wrong type, when the skills are declared (not when they are loaded).
+    """
+    refuse_unknown_keywords(face, options, known)
+    prefix = options.get("prefix")
+    if prefix is not None and not isinstance(prefix, str):
+        raise TypeError(
+            f"{face}() prefix must be a str ('acme/billing') or None, "
+            f"not {type(prefix).__name__}."
+        )
+    listed = options.get("listed", True)
+    if not isinstance(listed, bool):
+        raise TypeError(f"{face}() listed must be True or False, not {listed!r}.")
 
 
 def refuse_unknown_keywords(
@@ -192,7 +208,7 @@ class MCPBlueprint(Declarations):
     def _skills(self, face: str, path: str | os.PathLike[str], options: SkillOptions) -> None:
         caller = sys._getframe(2).f_globals.get("__name__") or "__main__"
         root = pathlib.Path(get_root_path(self.import_name or caller))
-        refuse_unknown_keywords(face, options, SkillOptions.__optional_keys__)
+        check_skill_options(face, options, SkillOptions.__optional_keys__)
         kind: t.Literal["folder", "skill"] = "folder" if face == "skills_folder" else "skill"
         self.carry(SKILLS_EXTENSION_ID, BlueprintSkills(kind, root / path, options))
 

@@ -44,6 +44,7 @@ from ...server.blueprints import BlueprintSkills
 from ...server.blueprints import DynamicSkillOptions
 from ...server.blueprints import MCPBlueprint
 from ...server.blueprints import SkillOptions
+from ...server.blueprints import check_skill_options
 from ...server.blueprints import refuse_unknown_keywords
 from ...server.shared_registry import unshared
 from .catalog import Change
@@ -156,7 +157,8 @@ class Skills(Extension):
         ``refunds`` at ``skill://acme/billing/refunds/SKILL.md``). A relative
         ``path`` is relative to the folder of the module calling this.
 
-        :param prefix: ``/``-separated segments put before every skill path.
+        :param prefix: ``/``-separated segments put before every skill path
+            (``None``, the default: none).
         :param listed: ``False`` serves the skills to clients that know their
             URIs, without listing them in ``skills/list`` and ``resources/list``.
         :param ttl_ms: ``ttlMs`` of the 2026-07-28 reads and ``skills/get`` of
@@ -166,7 +168,10 @@ class Skills(Extension):
             the caller's (a method calling this for its own caller passes 2).
         :return: notes about the skills (served anyway): unknown frontmatter fields...
         :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served.
+        :raises TypeError: an unknown keyword, or ``prefix`` not a ``str`` or ``None``,
+            or ``listed`` not a ``bool``.
         """
+        check_skill_options("skills_folder", options, SkillOptions.__optional_keys__)
         source = SkillSource.at("folder", path, caller_root(stacklevel + 1), **options)
         return self.add_source(source)
 
@@ -183,6 +188,7 @@ class Skills(Extension):
         deeper in it is a supporting file, not another skill (serve those with
         :meth:`add_folder`). Parameters as for :meth:`add_folder`.
         """
+        check_skill_options("add_skill", options, SkillOptions.__optional_keys__)
         source = SkillSource.at("skill", path, caller_root(stacklevel + 1), **options)
         return self.add_source(source)
 

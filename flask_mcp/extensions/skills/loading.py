@@ -74,7 +74,7 @@ class SkillSource:
         path: str | os.PathLike[str],
         root: str | os.PathLike[str],
         *,
-        prefix: str = "",
+        prefix: str | None = "",
         listed: bool = True,
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
@@ -88,7 +88,7 @@ class SkillSource:
         return cls(
             kind,
             path=found,
-            prefix=prefix.strip("/"),
+            prefix=(prefix or "").strip("/"),
             listed=listed,
             ttl_ms=ttl_ms,
             cache_scope=cache_scope,
