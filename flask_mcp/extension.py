@@ -557,6 +557,11 @@ class MCP(SharedDeclarations):
         The function returns ``{"SKILL.md": ..., "data/x.csv": ...}`` (``str`` or
         ``bytes``); the skill's entry publishes ``"resources": "dynamic"``. The last
         segment of ``skill_path`` is the skill's name.
+
+        :param description: the ``description`` of its ``SKILL.md`` frontmatter, for its
+            ``SKILL.md`` resource in ``resources/list`` (which does not call the
+            function); a ``SKILL.md`` saying another is not served.
+        :param listed: as for :meth:`skills_folder`; so are ``ttl_ms`` and ``cache_scope``.
         """
         return self.skills().dynamic(skill_path, **options)
 

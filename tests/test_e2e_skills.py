@@ -149,6 +149,25 @@ async def check_skills(client: Client, mode: str) -> dict[str, int]:
             assert len(data) == item["size"]
             assert "sha256:" + hashlib.sha256(data).hexdigest() == item["digest"]
             counts["files"] += 1
+    # Every listed skill's SKILL.md resource carries its frontmatter's name and description
+    # (the spec's SHOULD): a dynamic skill's from its declaration, without calling it.
+    described, cursor = {}, None
+    while True:
+        page = await call(
+            client, "resources/list", **({} if cursor is None else {"cursor": cursor})
+        )
+        described |= {
+            item["uri"]: (item["name"], item.get("description"))
+            for item in page["resources"]
+            if item["uri"].endswith("/SKILL.md")
+        }
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            break
+    assert described == {
+        entry["uri"]: (entry["frontmatter"]["name"], entry["frontmatter"]["description"])
+        for entry in entries
+    }
     hidden = await call(client, "skills/get", uri="skill://internal/ops/incident-triage/SKILL.md")
     for item in hidden["skill"]["resources"]:
         data = raw((await client.read_resource(item["uri"])).contents[0])
@@ -596,7 +615,8 @@ def test_a_failing_dynamic_skill_is_left_out_of_the_listing(mode: str) -> None:
     # the others away. The error goes to the log with its traceback; skills/get of that
     # skill is an internal error.
     # So is a dynamic skill past the limits (reports/huge: 513 files): the spec says a server
-    # should not serve one, and a folder's is refused when it is declared.
+    # should not serve one, and a folder's is refused when it is declared. So is one whose
+    # SKILL.md says another description than the one resources/list has from its declaration.
     async def main(url: str) -> tuple[list[str], MCPError, MCPError]:
         async with Client(url, mode=mode) as client:
             listed = [entry["uri"] for entry in await every_skill(client)]
@@ -604,6 +624,9 @@ def test_a_failing_dynamic_skill_is_left_out_of_the_listing(mode: str) -> None:
                 await call(client, "skills/get", uri="skill://reports/broken/SKILL.md")
             with pytest.raises(MCPError) as huge:
                 await call(client, "skills/get", uri="skill://reports/huge/SKILL.md")
+            with pytest.raises(MCPError) as stale:
+                await client.read_resource("skill://reports/stale/SKILL.md")
+            assert stale.value.error.code == -32603
             return listed, caught.value, huge.value
 
     with start_server(f"{APP}:app", "gthread", env={"SKILLS_BROKEN": "1"}) as running:
@@ -621,6 +644,10 @@ def test_a_failing_dynamic_skill_is_left_out_of_the_listing(mode: str) -> None:
     assert huge.error.code == -32603
     assert "the dynamic skill 'reports/huge' returned 513 files" in log
     assert "at most 512, the most every host accepts" in log
+    assert (
+        "the dynamic skill 'reports/stale' returned a SKILL.md whose description is "
+        '"This week\'s report.", not "Last week\'s report." as declared (description=)'
+    ) in log
 
 
 @pytest.mark.redis

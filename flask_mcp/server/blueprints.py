@@ -47,6 +47,9 @@ class DynamicSkillOptions(t.TypedDict, total=False):
     ttl_ms: int | None
     #: Their ``cacheScope``.
     cache_scope: str | None
+    #: The ``description`` its ``SKILL.md`` frontmatter has, for ``resources/list``
+    #: without calling the function (:meth:`flask_mcp.MCP.dynamic_skill`).
+    description: str | None
 
 
 class SkillOptions(DynamicSkillOptions, total=False):
@@ -70,8 +73,7 @@ def check_skill_options(face: str, options: t.Mapping[str, t.Any], known: frozen
     prefix = options.get("prefix")
     if prefix is not None and not isinstance(prefix, str):
         raise TypeError(
-            f"{face}() prefix must be a str ('acme/billing') or None, "
-            f"not {type(prefix).__name__}."
+            f"{face}() prefix must be a str ('acme/billing') or None, not {type(prefix).__name__}."
         )
     listed = options.get("listed", True)
     if not isinstance(listed, bool):

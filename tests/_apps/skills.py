@@ -8,8 +8,9 @@
 - a Server Card when ``FLASK_MCP_SERVER_CARD`` is true (added by ``init_app``);
 - debug mode (the folders are watched) when ``SKILLS_DEBUG`` is ``1``;
 - tools that disable or remove a resource while serving when ``SKILLS_ADMIN_TOOLS`` is ``1``;
-- the dynamic skills ``reports/broken``, whose function raises, and ``reports/huge``, past
-  the limit of 512 files, when ``SKILLS_BROKEN`` is ``1``.
+- the dynamic skills ``reports/broken``, whose function raises, ``reports/huge``, past
+  the limit of 512 files, and ``reports/stale``, whose ``SKILL.md`` says another
+  description than its declaration, when ``SKILLS_BROKEN`` is ``1``.
 """
 
 from __future__ import annotations
@@ -42,14 +43,17 @@ if watched:
         return "the app's"
 
 
-@mcp.dynamic_skill("reports/daily", ttl_ms=1000)
+#: The description of ``reports/daily``, declared so that resources/list carries it.
+DAILY = "Summarise today's operations report. Use when asked how the day went."
+
+
+@mcp.dynamic_skill("reports/daily", ttl_ms=1000, description=DAILY)
 def daily_report() -> dict[str, str | bytes]:
     """Today's report: the skill's files are made on each use."""
     today = datetime.date.today().isoformat()
     return {
         "SKILL.md": (
-            "---\nname: daily\ndescription: Summarise today's operations report. Use when "
-            f"asked how the day went.\nmetadata:\n  date: '{today}'\n---\n\n"
+            f"---\nname: daily\ndescription: {DAILY}\nmetadata:\n  date: '{today}'\n---\n\n"
             "Read `data/summary.csv` and report the three largest changes.\n"
         ),
         "data/summary.csv": f"date,requests,errors\n{today},1200,3\n",
@@ -68,6 +72,11 @@ if os.environ.get("SKILLS_BROKEN") == "1":
         """A skill past the extension's limit of 512 files, which no host need accept."""
         files: dict[str, str | bytes] = {f"rows/{n}.csv": "n\n" for n in range(512)}
         return {"SKILL.md": "---\nname: huge\ndescription: Every row.\n---\n", **files}
+
+    @mcp.dynamic_skill("reports/stale", description="Last week's report.")
+    def stale_report() -> dict[str, str | bytes]:
+        """A skill whose SKILL.md no longer says what its declaration says."""
+        return {"SKILL.md": "---\nname: stale\ndescription: This week's report.\n---\n"}
 
 
 @mcp.tool()

@@ -8,6 +8,7 @@ the limits included (at most 512 files and 16 MiB).
 
 from __future__ import annotations
 
+import json
 import typing as t
 
 from ...errors import InvalidParams
@@ -84,6 +85,13 @@ def produce(skill: Skill) -> tuple[dict[str, bytes], dict[str, t.Any]]:
     errors = "; ".join(str(problem) for problem in problems if problem.error)
     if found is None or errors:
         raise DynamicSkillError(errors)
+    declared = skill.description
+    if declared is not None and found["description"] != declared:
+        raise DynamicSkillError(
+            f"{where} returned a {SKILL_FILE} whose description is "
+            f"{json.dumps(found['description'])}, not {json.dumps(declared)} as declared "
+            "(description=), which resources/list shows: make them the same"
+        )
     return files, found
 
 

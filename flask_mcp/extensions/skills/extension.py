@@ -52,6 +52,7 @@ from .catalog import SkillCatalog
 from .catalog import StaleFile
 from .errors import Problem
 from .errors import SkillError
+from .frontmatter import MAX_DESCRIPTION_LENGTH
 from .loading import SkillSource
 from .model import SKILL_FILE
 from .model import Producer
@@ -200,6 +201,7 @@ class Skills(Extension):
         listed: bool = True,
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
+        description: str | None = None,
     ) -> list[Problem]:
         """Serve a skill whose files ``producer()`` returns each time they are needed.
 
@@ -208,7 +210,25 @@ class Skills(Extension):
         ``resources`` is ``"dynamic"``: hosts cannot check its content against
         digests, and some decline such skills. Its ``SKILL.md`` frontmatter is
         checked on every use; the last segment of ``skill_path`` is its name.
+
+        :param description: the ``description`` its ``SKILL.md`` frontmatter has,
+            which its ``SKILL.md`` resource then carries in ``resources/list`` without
+            calling ``producer``. A ``SKILL.md`` saying another is not served (the
+            function is in error, as when it raises).
+        :raises TypeError: ``description`` is not a ``str``.
+        :raises ValueError: ``description`` is empty or longer than 1024 characters.
         """
+        if description is not None:
+            if not isinstance(description, str):
+                raise TypeError(
+                    f"description must be a str (the SKILL.md frontmatter's), "
+                    f"not {type(description).__name__}."
+                )
+            if not description.strip() or len(description) > MAX_DESCRIPTION_LENGTH:
+                raise ValueError(
+                    "description must be 1 to 1024 characters saying what the skill does, "
+                    f"got {len(description)}."
+                )
         return self.add_source(
             SkillSource(
                 "dynamic",
@@ -217,6 +237,7 @@ class Skills(Extension):
                 listed=listed,
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
+                description=description,
             )
         )
 
@@ -409,11 +430,13 @@ class Skills(Extension):
     def _declare_dynamic(self, skill: Skill) -> None:
         options: dict[str, t.Any] = {} if skill.listed else {"listed": False}
         common = {"ttl_ms": skill.ttl_ms, "cache_scope": skill.cache_scope}
+        described = {} if skill.description is None else {"description": skill.description}
         self._mcp.add_resource(
             self._dynamic_reader(skill),
             skill.uri,
             name=skill.name,
             mime_type="text/markdown",
+            **described,
             **common,
             **options,
         )

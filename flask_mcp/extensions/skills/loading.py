@@ -56,6 +56,8 @@ class SkillSource:
     :param prefix: ``/``-separated segments put before the skill paths
         (``"acme/billing"``), for example a blueprint's URI prefix.
     :param listed: whether its skills appear in ``skills/list`` and ``resources/list``.
+    :param description: a dynamic skill's declared ``description`` (its ``SKILL.md``
+        resource carries it; its function must return the same).
     """
 
     kind: Kind
@@ -66,6 +68,7 @@ class SkillSource:
     producer: Producer | None = None
     ttl_ms: int | None = None
     cache_scope: str | None = None
+    description: str | None = None
 
     @classmethod
     def at(
@@ -259,6 +262,7 @@ def load(source: SkillSource) -> tuple[list[Skill], list[Problem]]:
             listed=source.listed,
             ttl_ms=source.ttl_ms,
             cache_scope=source.cache_scope,
+            description=source.description,
         )
         return [made], problems
     assert source.path is not None

@@ -93,6 +93,8 @@ class Skill:
     :param ttl_ms: ``ttlMs`` of its 2026-07-28 reads and ``skills/get`` (``None``:
         the app's ``MCP_READ_CACHE_TTL_MS``).
     :param cache_scope: ``cacheScope`` likewise (``None``: ``MCP_READ_CACHE_SCOPE``).
+    :param description: a dynamic skill's declared ``description``, which its
+        ``SKILL.md`` resource carries in ``resources/list`` (``None``: not declared).
     """
 
     path: str
@@ -103,6 +105,7 @@ class Skill:
     root: pathlib.Path | None = None
     ttl_ms: int | None = None
     cache_scope: str | None = None
+    description: str | None = None
 
     @property
     def name(self) -> str:
