@@ -805,28 +805,30 @@ def test_a_call_cancelled_while_its_question_is_open_ends(explorer: Explorer) ->
     assert explorer.wait_state("finished|failed") == "finished", explorer.explain()
     assert page.text_content("#call-outcome .text-block") == "Booked Chez Pallets for 2 (any seat)."
     # another tool opened while a call's question is open: the call goes on unseen (its
-    # result is dropped), so its question is refused at once (2025-11-25: answered with an
-    # error the server gets; 2026-07-28: no round answers it), not left waiting for the user
+    # result is dropped), so its question is answered at once as dismissed, {"action":
+    # "cancel"} (2026-07-28: in one more round), not left waiting for the user
     page.get_by_label("restaurant (required)").fill("Chez Gone")
     explorer.call()
     page.locator("form.question").wait_for(timeout=WAIT_MS)
     rounds = page.text_content("#exchange").count('"inputResponses"')
     explorer.tool("wait_status")
     page.get_by_label("of", exact=True).fill("booking")
+    assert wait_status(explorer) == "cancel", explorer.explain()
+    if explorer.era >= "2026":
+        assert page.text_content("#exchange").count('"inputResponses"') == rounds + 1
+
+
+def wait_status(explorer: Explorer) -> str:
+    """Call the open ``wait_status`` tool until its question is no longer ``asking``."""
     status = ""
     for _ in range(40):
         explorer.call()
         explorer.wait_state("finished|failed")
-        status = page.text_content("#call-outcome .text-block") or ""
-        if status != "asking" or explorer.era >= "2026":
+        status = explorer.page.text_content("#call-outcome .text-block") or ""
+        if status != "asking":
             break
-        page.wait_for_timeout(250)
-    if explorer.era >= "2026":  # the server keeps nothing waiting between rounds
-        assert status == "asking", explorer.explain()
-        assert page.text_content("#exchange").count('"inputResponses"') == rounds
-    else:
-        assert status.startswith("refused: "), explorer.explain()
-        assert "dropped this elicitation/create" in status
+        explorer.page.wait_for_timeout(250)
+    return status
 
 
 def test_an_elicitation_accepted_as_shown_answers_its_defaults(explorer: Explorer) -> None:
@@ -943,26 +945,15 @@ def test_a_tool_requiring_a_task_runs_as_one_shows_its_status_and_asks(
     page.click("#copy-curl")
     curl = page.input_value("#copy-output")
     assert ('"io.modelcontextprotocol/tasks":{}' if explorer.era >= "2026" else '"task":{}') in curl
-    # another tool opened while the task asks: the question nobody sees is refused at once
-    # (2025-11-25: answered with an error on tasks/result's stream; 2026-07-28, where an
-    # answer is a tasks/update, the task is cancelled), so the task does not wait for it
+    # another tool opened while the task asks: the question nobody sees is answered at once
+    # as dismissed, {"action": "cancel"} (2025-11-25: on tasks/result's stream; 2026-07-28:
+    # with tasks/update), so the task does not wait for it
     page.get_by_label("rows (required)").fill("1")
     explorer.call()
     page.locator("form.question").wait_for(timeout=WAIT_MS)
     explorer.tool("wait_status")
     page.get_by_label("of", exact=True).fill("report")
-    status = ""
-    for _ in range(40):
-        explorer.call()
-        explorer.wait_state("finished|failed")
-        status = page.text_content("#call-outcome .text-block") or ""
-        if status != "asking":
-            break
-        page.wait_for_timeout(250)
-    if explorer.era >= "2026":
-        assert status == "cancelled", explorer.explain()
-    else:
-        assert status.startswith("refused: "), explorer.explain()
+    assert wait_status(explorer) == "cancel", explorer.explain()
 
 
 def test_a_tool_with_optional_tasks_runs_as_one_when_asked(explorer: Explorer) -> None:
@@ -1052,6 +1043,13 @@ def test_an_app_view_renders_and_calls_its_app_only_tool_through_the_page(
     assert "csp=" not in (frame.get_attribute("src") or "")
     page.locator("#call-run details.raw").scroll_into_view_if_needed()
     explorer.screenshot(f"app-view-{explorer.era}", full_page=False)
+    # the same question left open when the user opens another tool is dismissed, as a
+    # call's own is, not left waiting until the next call tears the view down
+    view.locator("#bump-asked").click()
+    question.wait_for(timeout=WAIT_MS)
+    explorer.tool("wait_status")
+    page.get_by_label("of", exact=True).fill("bump")
+    assert wait_status(explorer) == "cancel", explorer.explain()
 
 
 def test_a_template_view_gets_the_csp_permissions_and_border_its_meta_ui_asks(
@@ -1297,7 +1295,7 @@ def test_only_the_last_read_or_prompt_asked_is_shown(explorer: Explorer, kind: s
 
 def test_only_the_last_prompt_asked_shows_its_questions(explorer: Explorer) -> None:
     """A question of a ``prompts/get`` that a later one replaced does not show: the
-    explorer answers it with an error, so that the server does not wait for it."""
+    explorer answers it ``{"action": "cancel"}``, so that the server does not wait for it."""
     page = explorer.page
     page.click("button.tab[data-section=prompts]")
     page.click("#prompt-list button:has(.item-name:text-is('ask_after'))")
@@ -1317,8 +1315,11 @@ def test_only_the_last_prompt_asked_shows_its_questions(explorer: Explorer) -> N
     page.wait_for_timeout(500)
     assert shown.locator("form.question").count() == 1
     assert shown.get_by_text("First?").count() == 0
-    if explorer.era == "2025-11-25":  # answered, so that the server does not wait for it
-        assert "The explorer dropped this elicitation/create" in page.text_content("#exchange")
+    # answered as dismissed, so that the server does not wait for it
+    page.wait_for_function(
+        "() => document.getElementById('exchange').textContent.includes('Asked First?: cancel')",
+        timeout=WAIT_MS,
+    )
     shown.get_by_role("button", name="Accept").click()
     shown.get_by_text("Asked Second?: accept").wait_for(timeout=WAIT_MS)
 

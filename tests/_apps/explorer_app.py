@@ -468,8 +468,8 @@ def wait_as_task(ctx: Context) -> str:
 @mcp.tool(annotations={"readOnlyHint": True})
 def wait_status(of: str = "last") -> str:
     """How the last wait_forever call (``of="task"``: wait_as_task task) ended (running,
-    cancelled...), or what the last question of book_table (``"booking"``) or build_report
-    (``"report"``) got."""
+    cancelled...), or what the last question of book_table (``"booking"``), build_report
+    (``"report"``) or bump_asked (``"bump"``) got."""
     return _waits[of]
 
 
@@ -523,7 +523,9 @@ def bump(by: int = 1) -> ToolResult:
 def bump_asked(ctx: Context) -> ToolResult:
     """Ask the user by how much, then bump the counter (for the view only)."""
     schema = {"type": "object", "properties": {"by": {"type": "integer", "title": "By"}}}
+    _waits["bump"] = "asking"
     answer = ctx.elicit("Bump by how much?", {**schema, "required": ["by"]})
+    _waits["bump"] = str(answer["action"])
     if answer["action"] != "accept":
         raise ToolError(f"Bump {answer['action']}ed by the user.")
     return bump(int(answer["content"]["by"]))

@@ -431,14 +431,21 @@
     var handler = this.handlers[method];
     if (!handler) return Promise.reject(RpcError({ code: -32601, message: "The explorer does not handle " + method }));
     call = call || {};
-    if (call.superseded) return Promise.reject(supersededError(method));
+    if (call.superseded) return Promise.resolve(method).then(dismissed);
     var answered = Promise.resolve(handler(params, call, ticket || {}));
     if (!call.whenSuperseded) return answered;
-    return Promise.race([answered, call.whenSuperseded.then(function () { throw supersededError(method); })]);
+    return Promise.race([answered, call.whenSuperseded.then(function () { return dismissed(method); })]);
   };
 
   // The answer to a question of a request that a newer one replaced, or whose panel the
-  // user left: its form is gone, and the server is told not to wait for the user.
+  // user left: its form is gone, and the server is told not to wait for the user. An
+  // elicitation the user dismissed without a choice is answered {action: "cancel"} (the
+  // spec's meaning of it, in both eras); sampling and roots have no such answer: an error.
+  function dismissed(method) {
+    if (method === "elicitation/create") return { action: "cancel" };
+    throw supersededError(method);
+  }
+
   function supersededError(method) {
     var error = RpcError({ code: -1, message: "The explorer dropped this " + method +
       ": the request that asked is no longer shown (a newer one replaced it, or another item was opened)" });
@@ -678,7 +685,8 @@
           responses[key] = answer;
           return self.request("tasks/update", { taskId: taskId, inputResponses: responses }, { tasks: true });
         }, function (error) {
-          // a question nobody sees any more: the task would wait for its answer until its
+          // a question nobody sees any more, with no answer saying so (sampling, roots; an
+          // elicitation is answered cancel): the task would wait for its answer until its
           // ttl, so it is cancelled (its result was dropped with its panel)
           if (error.superseded) return self.cancelTask(taskId);
           throw error;
@@ -1552,9 +1560,21 @@
     this.requests = {};
     this.ids = 0;
     this.onMessage = this.onMessage.bind(this);
-    // the questions of the view's own requests, shown under it (not on the Server tab)
-    this.questions = el("div", { class: "questions view-questions" });
+    // the questions of the view's own requests, shown under it (not on the Server tab);
+    // leaving its panel dismisses them, as it does a call's (leave)
+    this.questions = el("div", { class: "questions view-questions", "data-asks": "" });
+    var questions = this.questions;
+    this.gone = new Promise(function (resolvePromise) {
+      questions.supersede = function () { questions.superseded = true; resolvePromise(); };
+    });
   }
+
+  // The call of one of the view's own requests: its questions go under the view.
+  ViewHost.prototype.call = function (abort) {
+    var call = { questions: this.questions, whenSuperseded: this.gone, superseded: !!this.questions.superseded };
+    if (abort) call.abort = abort;
+    return call;
+  };
 
   ViewHost.prototype.log = function (text) {
     this.viewLog.appendChild(el("li", { text: text }));
@@ -1688,8 +1708,8 @@
           var forwarded = { name: params.name, arguments: params.arguments || {} };
           var support = taskSupport(tool);
           var calling = support === "required" || support === "server"
-            ? client.callAsTask(forwarded, { abort: new AbortController(), questions: self.questions }, function (task) { self.log("task " + task.taskId + ": " + task.status); })
-            : client.request("tools/call", forwarded, { questions: self.questions });
+            ? client.callAsTask(forwarded, self.call(new AbortController()), function (task) { self.log("task " + task.taskId + ": " + task.status); })
+            : client.request("tools/call", forwarded, self.call());
           return calling.then(function (result) {
             self.log("→ " + params.name + " answered" + (result.isError ? " with an error" : ""));
             return result;
@@ -1697,7 +1717,7 @@
         });
         break;
       case "resources/read":
-        this.answer(message.id, function () { return client.request("resources/read", { uri: params.uri }, { questions: self.questions }); });
+        this.answer(message.id, function () { return client.request("resources/read", { uri: params.uri }, self.call()); });
         break;
       case "ping":
         this.answer(message.id, function () { return {}; });
@@ -1787,10 +1807,11 @@
     box.appendChild(el("pre", { id: "server-capabilities", text: pretty(capabilities) }));
   }
 
-  // A request made in a panel (a tool's call, a read, a prompt) goes on when the user
-  // opens something else there, its answer dropped with the panel: its questions, which
-  // nobody can see any more, are refused at once (as those of a request a newer one
-  // replaced), so that the server does not wait for them.
+  // A request made in a panel (a tool's call and its view's requests, a read, a prompt)
+  // goes on when the user opens something else there, its answer dropped with the panel:
+  // its questions, which nobody can see any more, are dismissed at once (as those of a
+  // request a newer one replaced: an elicitation cancelled, other questions refused), so
+  // that the server does not wait for them.
   function leave(panel) {
     Array.prototype.forEach.call(panel.querySelectorAll("[data-asks]"), function (node) {
       if (node.supersede) node.supersede();
@@ -2197,7 +2218,7 @@
   // cancelled, in a paragraph of id `stateId`), then show(result) or its error with a
   // retry that runs again(). `cancelButton` cancels it while it runs, the way each era
   // cancels, as a tool call's does. Only the last request made into `box` shows, and only
-  // its questions (those of the one it replaces are refused).
+  // its questions (those of the one it replaces are dismissed).
   function requestInto(box, cancelButton, stateId, method, params, show, again) {
     var latest = latestInto(box);
     clear(box);
