@@ -636,6 +636,8 @@ def test_prefix_none_is_no_prefix_and_a_wrong_type_is_a_type_error(
             face(tmp_path, prefix=3)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match=r"listed must be True or False, not 'no'"):
             face(tmp_path, listed="no")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"got unknown keywords \['description'\]"):
+            face(tmp_path, description="Only a dynamic skill's.")  # type: ignore[call-arg]
     app = Flask(__name__)
     app.config["SECRET_KEY"] = "test"
     mcp.init_app(app)

@@ -38,8 +38,8 @@ SKILLS_EXTENSION_ID = "io.modelcontextprotocol/skills"
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
 
-class DynamicSkillOptions(t.TypedDict, total=False):
-    """How a dynamic skill is served (:meth:`flask_mcp.MCP.dynamic_skill`)."""
+class _ServingOptions(t.TypedDict, total=False):
+    """How skills are served, folder or dynamic (the keywords both take)."""
 
     #: ``False`` serves the skills to clients that know their URIs, without listing them.
     listed: bool
@@ -47,12 +47,17 @@ class DynamicSkillOptions(t.TypedDict, total=False):
     ttl_ms: int | None
     #: Their ``cacheScope``.
     cache_scope: str | None
+
+
+class DynamicSkillOptions(_ServingOptions, total=False):
+    """How a dynamic skill is served (:meth:`flask_mcp.MCP.dynamic_skill`)."""
+
     #: The ``description`` its ``SKILL.md`` frontmatter has, for ``resources/list``
     #: without calling the function (:meth:`flask_mcp.MCP.dynamic_skill`).
     description: str | None
 
 
-class SkillOptions(DynamicSkillOptions, total=False):
+class SkillOptions(_ServingOptions, total=False):
     """How a folder of skills or one skill is served (:meth:`flask_mcp.MCP.skills_folder`).
 
     :meth:`flask_mcp.MCP.skills_folder`, :meth:`flask_mcp.MCP.add_skill`, the same
