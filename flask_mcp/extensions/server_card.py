@@ -76,9 +76,14 @@ CORS_HEADERS = (
 )
 #: A card's ``name``: reverse-DNS namespace, one slash, a name.
 NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
-#: A version range, which schema.ts says a card's ``version`` is not: an operator in
-#: front (``^1.2``, ``~1.2``, ``>=1.2``) or a wildcard part (``1.x``, ``1.*``).
-VERSION_RANGE = re.compile(r"^[\^~<>=]|(^|\.)[xX*](\.|$)")
+#: A version range, which schema.ts says a card's ``version`` is not: a comparator in
+#: front of the version or of one of its space-separated parts (``^1.2``, ``~1.2``,
+#: ``>=1.2 <2``), a hyphen range (``1.2 - 1.3``) or a union (``1 || 2``).
+VERSION_RANGE = re.compile(r"(^|\s)[\^~<>=]|\s-\s|\|\|")
+#: A wildcard part (``1.x``, ``1.*``, ``*``) of a version's core: what comes before its
+#: pre-release (``-``) or build metadata (``+``), where ``x`` is an identifier like any
+#: other (``1.0.0-rc.x`` is one version).
+VERSION_WILDCARD = re.compile(r"(^|[.\s])[xX*]([.\s]|$)")
 MAX_DESCRIPTION = 100
 MAX_TITLE = 100
 #: The draft's generated JSON Schema (experimental-ext-server-card ``schema.json`` at
@@ -102,6 +107,15 @@ def catalog_identifier(name: str) -> str:
     namespace, _, short = name.partition("/")
     publisher = ".".join(reversed(namespace.split(".")))
     return f"urn:air:{publisher}:mcp:{short}"
+
+
+def _is_version_range(version: str) -> bool:
+    """Tell whether ``version`` is a version range (``^1.2``, ``1.x``, ``1.2 - 1.3``, ``1 || 2``).
+
+    A wildcard counts only in the core: ``1.0.0-rc.x`` and ``1.0.0+build.x`` are versions.
+    """
+    core = re.split(r"[-+]", version, maxsplit=1)[0]
+    return bool(VERSION_RANGE.search(version) or VERSION_WILDCARD.search(core))
 
 
 def _absolute_url(value: t.Any, schemes: tuple[str, ...]) -> bool:
@@ -205,7 +219,7 @@ def card_problems(card: dict[str, t.Any]) -> list[str]:
     version = card.get("version", "")
     if len(version) > 255:
         problems.append("its version is longer than 255 characters")
-    elif isinstance(version, str) and VERSION_RANGE.search(version):
+    elif isinstance(version, str) and _is_version_range(version):
         problems.append(
             f"its version {version!r} is a range; a card's is the one version served (such "
             "as '1.0.2'): pass MCP(version=...)"
