@@ -443,18 +443,28 @@ def view_status_text(
 
 
 def view_answer_text(response: Response, what: str, kind: str = "tool") -> str:
-    """Log a view's answer a handler returned and return the text that says so.
+    """Log a view's answer a handler returned, close it, and return the text that says so.
 
     A redirect or an error status is a refusal (a view decorator's, on purpose),
     explained as a ``ViewTools`` view's answer is (:func:`view_status_text`) and
     logged at ``INFO``; a 5xx is logged at ``ERROR`` with its body, which is not
     sent. A success is a mistake of the handler's author: logged at ``ERROR``,
-    with the fix.
+    with the fix. The response is then closed (``Response.close()``), as a WSGI
+    server closes a view's: a streamed body (``send_file``, a generator), never
+    sent, would keep its file or generator open. Its status and headers stay readable.
 
     :param what: the handler, for the text (``"Tool 'orders'"``).
     :param kind: ``"tool"``, ``"resource"`` or ``"prompt"``: only a tool is told
         about ``ViewTools``.
     """
+    try:
+        return _view_answer_text(response, what, kind)
+    finally:
+        response.close()
+
+
+def _view_answer_text(response: Response, what: str, kind: str) -> str:
+    """Log a view's answer and return its text (:func:`view_answer_text`, which closes it)."""
     code = response.status_code
     if 200 <= code < 300:
         line = f"HTTP {response.status}"
@@ -486,10 +496,11 @@ def view_answer_text(response: Response, what: str, kind: str = "tool") -> str:
 def view_answer_error(response: Response, what: str, kind: str) -> MCPError:
     """Return the JSON-RPC error for a view's answer a resource or prompt returned.
 
-    The message is :func:`view_answer_text`'s; ``data`` has the ``httpStatus`` (and
-    the redirect's ``location``). A redirect is a refusal whatever the params, as a
-    401 is: ``-32600`` Invalid Request. Another error status maps as
-    :func:`http_exception_error` says; a success is a bug of the handler, ``-32603``.
+    The message is :func:`view_answer_text`'s (which closes the response); ``data``
+    has the ``httpStatus`` (and the redirect's ``location``). A redirect is a refusal
+    whatever the params, as a 401 is: ``-32600`` Invalid Request. Another error status
+    maps as :func:`http_exception_error` says; a success is a bug of the handler,
+    ``-32603``.
 
     :param what: the handler, for the text (``"Resource 'orders://mine'"``).
     :param kind: ``"resource"`` or ``"prompt"``.

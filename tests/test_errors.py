@@ -321,6 +321,58 @@ def test_a_view_decorator_refusing_a_tool_says_what_happened(
     assert refusals and all(r.levelno == logging.INFO for r in refusals)
 
 
+def test_a_streaming_response_a_handler_returned_is_closed() -> None:
+    """A view's answer returned by mistake is read for its status, then closed.
+
+    A streamed body (``send_file``, a generator) holds a file or a generator open until
+    the response is closed, which a WSGI server does for a view and nothing did here.
+    """
+    from flask import Response
+
+    closed: list[str] = []
+
+    def streaming(name: str, status: int) -> Response:
+        def body() -> t.Iterator[str]:
+            yield "never read"  # pragma: no cover - the body is not sent
+
+        response = Response(body(), status)
+        response.call_on_close(lambda: closed.append(name))
+        return response
+
+    mcp = MCP(name="streams", version="1.0.0")
+
+    @mcp.tool()
+    def download() -> t.Any:
+        """Return a streamed file by mistake."""
+        return streaming("tool", 200)
+
+    @mcp.tool()
+    def failing() -> t.Any:
+        """Answer a streamed 5xx as a view does."""
+        return streaming("tool 500", 200), 500
+
+    @mcp.resource("files://report")
+    def report() -> t.Any:
+        """Return a streamed file by mistake."""
+        return streaming("resource", 200)
+
+    @mcp.prompt()
+    def teapot() -> t.Any:
+        """Answer a streamed refusal as a view would."""
+        return streaming("prompt", 418)
+
+    app = Flask(__name__)
+    mcp.init_app(app)
+    with MCPTestClient(app) as client:
+        assert client.call_tool("download")["isError"] is True
+        assert client.call_tool("failing")["isError"] is True
+        with pytest.raises(flask_mcp.MCPError):
+            client.read_resource("files://report")
+        with pytest.raises(flask_mcp.MCPError):
+            client.get_prompt("teapot")
+    assert closed == ["tool", "tool 500", "resource", "prompt"]
+
+
 def test_abort_elsewhere_is_a_json_rpc_error_with_its_description(
     client: MCPTestClient, caplog: pytest.LogCaptureFixture
 ) -> None:
