@@ -334,12 +334,15 @@ class MCP(SharedDeclarations):
             for app in apps:
                 extension.init_app(app, self)
 
-        undo = self._checkpoint()
-        try:
-            self.extensions.add(extension, prepare)
-        except BaseException:
-            undo()  # what setup declared before an init_app refused an app
-            raise
+        # Another thread's change waits until the extension is added or taken back: the
+        # undo, made of what the server was at the checkpoint, takes back this one's only.
+        with self.registry.changing:
+            undo = self._checkpoint()
+            try:
+                self.extensions.add(extension, prepare)
+            except BaseException:
+                undo()  # what setup declared before an init_app refused an app
+                raise
         return extension
 
     def _checkpoint(self) -> t.Callable[[], None]:
@@ -443,7 +446,8 @@ class MCP(SharedDeclarations):
 
     def on_roots_changed(self, fn: F) -> F:
         """Register a hook called with the session id when a client's roots change."""
-        self.roots_changed_hooks.append(fn)
+        with self.registry.changing:
+            self.roots_changed_hooks.append(fn)
         return fn
 
     def middleware(self, fn: W) -> W:
@@ -470,7 +474,8 @@ class MCP(SharedDeclarations):
         It applies to requests of both eras, over HTTP and any other transport
         that runs requests through the dispatcher.
         """
-        self.dispatcher.middleware.add(fn)
+        with self.registry.changing:
+            self.dispatcher.middleware.add(fn)
         return fn
 
     def authorizer(self, fn: A) -> A:

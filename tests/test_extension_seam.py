@@ -11,6 +11,7 @@ below check the registration errors, tool options and ``listed=False``.
 from __future__ import annotations
 
 import pathlib
+import threading
 import typing as t
 
 import anyio
@@ -657,3 +658,59 @@ def test_a_refused_extension_puts_back_what_its_setup_replaced_or_disabled() -> 
         assert result["content"][0]["text"] == "first"
         assert [p["name"] for p in client.request("prompts/list")["prompts"]] == ["greet"]
         assert client.request("resources/read", {"uri": "doc://readme"})
+
+
+def test_a_refused_extension_leaves_what_another_thread_declared_meanwhile() -> None:
+    # While a slow setup runs, another thread adds a tool and a middleware (at runtime,
+    # or a second add_extension); then init_app refuses: the undo takes back what the
+    # setup declared, not the other thread's. The other thread's changes either wait
+    # for add_extension (a probe around the server's lock tells setup so) or were made.
+    in_setup, moved = threading.Event(), threading.Event()
+
+    class Slow(Extension):
+        id = "com.example/slow"
+
+        def setup(self, mcp: t.Any) -> None:
+            mcp.add_tool(lambda: "", name="slow_tool")
+            in_setup.set()
+            moved.wait(10)  # the other thread's changes are made, or waiting
+
+        def init_app(self, app: Flask, mcp: t.Any) -> None:
+            raise ValueError("refused")
+
+    class Probe:
+        """The server's lock, telling ``moved`` when another thread would wait for it."""
+
+        def __init__(self, lock: t.Any) -> None:
+            self.lock = lock
+
+        def __enter__(self) -> None:
+            if not self.lock.acquire(blocking=False):
+                moved.set()
+                self.lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            self.lock.release()
+
+    def runtime_middleware(call: t.Any, call_next: t.Any) -> t.Any:
+        return call_next(call)
+
+    mcp = MCP(name="s", version="1")
+    app = Flask("slow")
+    mcp.init_app(app)
+    mcp.registry.changing = Probe(getattr(mcp.registry, "changing", threading.RLock()))
+
+    def other() -> None:
+        in_setup.wait(10)
+        mcp.add_tool(lambda: "", name="runtime_tool")
+        mcp.middleware(runtime_middleware)
+        moved.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with pytest.raises(ValueError, match="refused"):
+        mcp.add_extension(Slow())
+    thread.join(10)
+    assert not thread.is_alive()
+    assert sorted(mcp.registry.tools) == ["runtime_tool"]
+    assert runtime_middleware in mcp.dispatcher.middleware.items

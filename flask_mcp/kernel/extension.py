@@ -187,7 +187,9 @@ class Extension:
         added, and what it declared on ``mcp`` (tools, resources, templates, prompts,
         completions, middleware, roots hooks) is taken back, and what it removed,
         replaced, enabled or disabled there is put back; what it keeps on itself is its
-        own to forget.
+        own to forget. Another thread's change of ``mcp`` waits until the extension is
+        added or taken back (it is never taken back with it): do not wait here for a
+        thread that declares on ``mcp``.
         """
 
     def check_app(self, app: Flask, mcp: t.Any) -> None:

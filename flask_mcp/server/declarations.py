@@ -530,7 +530,8 @@ class Declarations:
         def decorator(fn: F) -> F:
             entry = handler_entry(fn, "completion", f"{kind} {target}")
             key = (kind, target, argument or "")
-            self.registry.completions[key] = (entry, context_parameter(fn))
+            with self.registry.changing:
+                self.registry.completions[key] = (entry, context_parameter(fn))
             return fn
 
         return decorator

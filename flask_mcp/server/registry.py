@@ -260,6 +260,10 @@ class Registry:
         #: (kind, target, argument or "") -> (function, name of its Context parameter)
         self.completions: dict[tuple[str, str, str], tuple[Handler, str | None]] = {}
         self._lock = threading.Lock()
+        #: Held by each change of the server's declarations (a record, a completion, a
+        #: middleware, a hook), and by ``add_extension`` until its extension is added or
+        #: its ``setup`` taken back: a change of another thread waits, and is never undone.
+        self.changing = threading.RLock()
         self._cache: dict[str, list[dict[str, t.Any]]] = {}
         self.listeners: list[t.Callable[[str], None]] = []
         #: The kinds changed in the current context's :meth:`batch` (per thread or greenlet:

@@ -160,7 +160,7 @@ class RegistrySync:
             spawn(self._watch)
         if self._heard == self._read or time.monotonic() < self._retry_at:
             return
-        with self._lock:
+        with self.server.registry.changing, self._lock:  # the order of _changing
             heard = self._heard
             if heard == self._read:
                 return  # another request read the log meanwhile
@@ -193,7 +193,7 @@ class RegistrySync:
 
     def catch_up(self) -> int:
         """Replay the operations of other workers not seen yet; return how many."""
-        with self._lock:
+        with self.server.registry.changing, self._lock:
             return self._replay()
 
     def _replay(self) -> int:
@@ -231,15 +231,17 @@ class SharedDeclarations(Declarations):
     @contextlib.contextmanager
     def _changing(self) -> t.Iterator[None]:
         """Make a change in the block: the other workers' changes replayed first, the
-        sessions told the lists changed once it is in the log (see the module doc)."""
-        syncs = self._sharing()
-        for sync in syncs:
-            _logged(sync.catch_up, sync)
-        if not syncs:
-            yield
-            return
-        with self.registry.batch():  # list_changed waits for the operation's append
-            yield
+        sessions told the lists changed once it is in the log (see the module doc), under
+        the registry's :attr:`~flask_mcp.server.registry.Registry.changing` lock."""
+        with self.registry.changing:
+            syncs = self._sharing()
+            for sync in syncs:
+                _logged(sync.catch_up, sync)
+            if not syncs:
+                yield
+                return
+            with self.registry.batch():  # list_changed waits for the operation's append
+                yield
 
     @contextlib.contextmanager
     def integration_change(self, key: str, what: str) -> t.Iterator[dict[str, t.Any]]:
