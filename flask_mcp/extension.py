@@ -56,6 +56,7 @@ from .server.shared_registry import RegistrySync
 from .server.shared_registry import SharedDeclarations
 from .server.shared_registry import catch_up
 from .server.shared_registry import replaying
+from .server.shared_registry import unshared
 from .transport.auth import register_metadata_routes
 from .transport.health import check_health_paths
 from .transport.health import register_health_routes
@@ -319,7 +320,9 @@ class MCP(SharedDeclarations):
         advertised under ``capabilities.extensions``, and it is listed in
         :attr:`extensions`. When ``setup`` or ``init_app`` raises, the extension is not
         added and what its ``setup`` declared on this server is taken back: fix the
-        cause and add it again.
+        cause and add it again. What ``setup`` changes stays in this worker, as the
+        extension does, even with a shared registry (:doc:`/blueprints`): add it in every
+        worker.
 
         :raises TypeError: ``extension`` is not a :class:`~flask_mcp.Extension`.
         :raises ValueError: another extension has its identifier, one of its methods
@@ -336,13 +339,19 @@ class MCP(SharedDeclarations):
 
         # Another thread's change waits until the extension is added or taken back: the
         # undo, made of what the server was at the checkpoint, takes back this one's only.
+        # The extension is this worker's: so is what its setup changes (an undo puts back
+        # records, which other workers could not replay), whatever the shared registry.
         with self.registry.changing:
-            undo = self._checkpoint()
+            token = unshared.set(True)
             try:
-                self.extensions.add(extension, prepare)
-            except BaseException:
-                undo()  # what setup declared before an init_app refused an app
-                raise
+                undo = self._checkpoint()
+                try:
+                    self.extensions.add(extension, prepare)
+                except BaseException:
+                    undo()  # what setup declared before an init_app refused an app
+                    raise
+            finally:
+                unshared.reset(token)
         return extension
 
     def _checkpoint(self) -> t.Callable[[], None]:

@@ -12,6 +12,7 @@ from flask import Flask
 from harness import redis_client
 
 from flask_mcp import MCP
+from flask_mcp import Extension
 from flask_mcp import MCPBlueprint
 from flask_mcp import signals
 from flask_mcp.contrib.view_tools import ViewTools
@@ -265,3 +266,28 @@ def test_requests_read_the_registry_log_only_when_a_change_was_announced(
             assert time.monotonic() < deadline, "the change never reached the other worker"
             time.sleep(0.05)
         assert len(reads) == settled + 1, reads
+
+
+def test_a_refused_extension_added_while_serving_changes_no_other_worker(redis_url: str) -> None:
+    # Its setup removed a tool and added one, then init_app refused: the undo puts
+    # this worker's registry back, and the other worker, which replays the log, had
+    # nothing of it either.
+    class Wrapping(Extension):
+        id = "com.example/wrapping"
+
+        def setup(self, mcp: t.Any) -> None:
+            mcp.remove_tool("base")
+            mcp.add_tool(echo, name="base")
+
+        def init_app(self, app: Flask, mcp: t.Any) -> None:
+            raise ValueError("refused")
+
+    prefix = f"t-{uuid.uuid4().hex[:8]}:"
+    one, app_one = worker(redis_url, prefix)
+    two, app_two = worker(redis_url, prefix)
+    base = two.registry.tools["base"]
+    with app_one.test_request_context(), pytest.raises(ValueError, match="refused"):
+        one.add_extension(Wrapping())
+    assert sorted(one.registry.tools) == ["base"]
+    two._syncs[app_two].catch_up()
+    assert two.registry.tools == {"base": base}
