@@ -604,6 +604,77 @@ def test_a_failed_blueprint_registration_leaves_no_skill_and_no_view(
     assert mcp.registry.tools["shop_pay"].meta["ui"]["resourceUri"] == "ui://billing/billing/card"
 
 
+def dynamic_blueprint() -> MCPBlueprint:
+    bp = MCPBlueprint("reports", __name__)
+
+    @bp.dynamic_skill("daily", ttl_ms=5, description="Summarise today's report.")
+    def daily() -> dict[str, str | bytes]:
+        return {
+            "SKILL.md": skill_md("daily", description="Summarise today's report."),
+            "data/run.txt": "run 1\n",
+        }
+
+    return bp
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_blueprint_carries_a_dynamic_skill(version: str) -> None:
+    bp = dynamic_blueprint()
+    mcp = MCP(name="skills-test", version="1.0.0")
+    mcp.register_blueprint(bp, prefix="eu_")
+    mcp.register_blueprint(bp, prefix="us_", uri_prefix="us/west")
+    app = Flask(__name__)
+    app.config["SECRET_KEY"] = "test"
+    mcp.init_app(app)
+    with MCPTestClient(app, protocol_version=version) as client:
+        listed = client.request("skills/list")["skills"]
+        assert [
+            (entry["uri"], entry["frontmatter"]["description"], entry["resources"])
+            for entry in listed
+        ] == [
+            ("skill://eu/daily/SKILL.md", "Summarise today's report.", "dynamic"),
+            ("skill://us/west/daily/SKILL.md", "Summarise today's report.", "dynamic"),
+        ]
+        resources = {item["uri"]: item for item in client.list_resources()}
+        assert resources["skill://eu/daily/SKILL.md"]["description"] == (
+            "Summarise today's report."
+        )
+        uri = "skill://us/west/daily/SKILL.md"
+        assert client.request("skills/get", {"uri": uri})["skill"]["uri"] == uri
+        (contents,) = client.read_resource("skill://eu/daily/data/run.txt")
+        assert contents["text"] == "run 1\n"
+    with pytest.raises(RuntimeError, match="already registered"):
+        bp.dynamic_skill("later")
+    with pytest.raises(TypeError, match=r"got unknown keywords \['prefix'\]"):
+        MCPBlueprint("other").dynamic_skill("x", prefix="no")  # type: ignore[call-arg]
+
+
+def test_a_refused_blueprint_registration_leaves_no_dynamic_skill() -> None:
+    bp = dynamic_blueprint()
+
+    @bp.tool()
+    def summary() -> str:
+        """Summary."""
+        return ""
+
+    mcp = MCP(name="skills-test", version="1.0.0")
+
+    @mcp.tool()
+    def eu_summary() -> str:
+        """Takes the name the blueprint's tool gets."""
+        return ""
+
+    mcp.skills()
+    before = (sorted(mcp.registry.resources), sorted(mcp.registry.templates))
+    with pytest.raises(ValueError, match="'eu_summary' is already registered"):
+        mcp.register_blueprint(bp, prefix="eu_")
+    assert mcp.skills().catalog.skills == []
+    assert (sorted(mcp.registry.resources), sorted(mcp.registry.templates)) == before
+    mcp.register_blueprint(bp, prefix="de_", uri_prefix="eu")  # the same URIs: free
+    assert "skill://eu/daily/SKILL.md" in mcp.registry.resources
+    assert "skill://eu/daily/{+file}" in mcp.registry.templates
+
+
 @pytest.mark.parametrize("version", ERAS)
 def test_declared_with_the_resources_capability_once_a_skill_is_served(version: str) -> None:
     mcp = MCP(name="skills-test", version="1.0.0")

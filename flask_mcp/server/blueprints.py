@@ -32,10 +32,13 @@ if t.TYPE_CHECKING:
     from typing_extensions import Unpack
 
 #: The identifier of the Skills extension, whose declarations a blueprint carries
-#: (:meth:`MCPBlueprint.skills_folder`, :meth:`MCPBlueprint.add_skill`).
+#: (:meth:`MCPBlueprint.skills_folder`, :meth:`MCPBlueprint.add_skill`,
+#: :meth:`MCPBlueprint.dynamic_skill`).
 SKILLS_EXTENSION_ID = "io.modelcontextprotocol/skills"
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+#: A dynamic skill's function: it returns the skill's files by path, ``str`` or ``bytes``.
+P = t.TypeVar("P", bound=t.Callable[[], t.Mapping[str, str | bytes]])
 
 
 class _ServingOptions(t.TypedDict, total=False):
@@ -110,6 +113,17 @@ class BlueprintSkills(t.NamedTuple):
     #: The keywords of ``skills_folder`` / ``add_skill``; their ``prefix`` comes after the
     #: registration's ``uri_prefix``.
     options: SkillOptions
+
+
+class BlueprintDynamicSkill(t.NamedTuple):
+    """A dynamic skill declared on a blueprint (:meth:`MCPBlueprint.dynamic_skill`)."""
+
+    #: Its skill path before the registration's ``uri_prefix``.
+    skill_path: str
+    #: The function returning its files.
+    producer: t.Callable[[], t.Mapping[str, str | bytes]]
+    #: The keywords of ``dynamic_skill`` (``description``, ``listed``...).
+    options: DynamicSkillOptions
 
 
 class BlueprintView(t.NamedTuple):
@@ -211,6 +225,26 @@ class MCPBlueprint(Declarations):
     def add_skill(self, path: str | os.PathLike[str], **options: Unpack[SkillOptions]) -> None:
         """Serve the one skill whose directory is ``path``, as :meth:`skills_folder` does."""
         self._skills("add_skill", path, options)
+
+    def dynamic_skill(
+        self, skill_path: str, **options: Unpack[DynamicSkillOptions]
+    ) -> t.Callable[[P], P]:
+        """Decorate a function returning a skill's files, made on each use (a dynamic skill).
+
+        As :meth:`flask_mcp.MCP.dynamic_skill` (``description=``, ``listed=``,
+        ``ttl_ms=``, ``cache_scope=``), served by the servers this blueprint is registered
+        on under the registration's ``uri_prefix``: ``bp.dynamic_skill("daily")``
+        registered with ``prefix="reports_"`` is ``skill://reports/daily/SKILL.md``.
+        Unknown keywords are refused now; the rest is checked at registration.
+        """
+        t.cast(_BlueprintRegistry, self.registry)._check_open()
+        refuse_unknown_keywords("dynamic_skill", options, DynamicSkillOptions.__optional_keys__)
+
+        def decorator(producer: P) -> P:
+            self.carry(SKILLS_EXTENSION_ID, BlueprintDynamicSkill(skill_path, producer, options))
+            return producer
+
+        return decorator
 
     def _skills(self, face: str, path: str | os.PathLike[str], options: SkillOptions) -> None:
         caller = sys._getframe(2).f_globals.get("__name__") or "__main__"
@@ -438,6 +472,7 @@ def _view_uri(value: t.Any, views: dict[str, str]) -> t.Any:
 
 __all__ = [
     "SKILLS_EXTENSION_ID",
+    "BlueprintDynamicSkill",
     "BlueprintSkills",
     "BlueprintView",
     "MCPBlueprint",

@@ -40,6 +40,7 @@ from ... import protocol
 from ...errors import ResourceNotFound
 from ...kernel.extension import Extension
 from ...server.blueprints import SKILLS_EXTENSION_ID
+from ...server.blueprints import BlueprintDynamicSkill
 from ...server.blueprints import BlueprintSkills
 from ...server.blueprints import DynamicSkillOptions
 from ...server.blueprints import MCPBlueprint
@@ -218,6 +219,29 @@ class Skills(Extension):
         :raises TypeError: ``description`` is not a ``str``.
         :raises ValueError: ``description`` is empty or longer than 1024 characters.
         """
+        return self.add_source(
+            self._dynamic_source(
+                skill_path,
+                producer,
+                listed=listed,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+                description=description,
+            )
+        )
+
+    @staticmethod
+    def _dynamic_source(
+        skill_path: str,
+        producer: Producer,
+        *,
+        listed: bool = True,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+        description: str | None = None,
+    ) -> SkillSource:
+        """Return the source of a dynamic skill, its ``description`` checked (see
+        :meth:`add_dynamic`)."""
         if description is not None:
             if not isinstance(description, str):
                 raise TypeError(
@@ -229,16 +253,14 @@ class Skills(Extension):
                     "description must be 1 to 1024 characters saying what the skill does, "
                     f"got {len(description)}."
                 )
-        return self.add_source(
-            SkillSource(
-                "dynamic",
-                skill_path=skill_path.strip("/"),
-                producer=producer,
-                listed=listed,
-                ttl_ms=ttl_ms,
-                cache_scope=cache_scope,
-                description=description,
-            )
+        return SkillSource(
+            "dynamic",
+            skill_path=skill_path.strip("/"),
+            producer=producer,
+            listed=listed,
+            ttl_ms=ttl_ms,
+            cache_scope=cache_scope,
+            description=description,
         )
 
     def dynamic(
@@ -292,24 +314,43 @@ class Skills(Extension):
         return notes
 
     def remove_sources(self, sources: t.Iterable[SkillSource]) -> None:
-        """Stop serving the skills of ``sources`` (folders and skill directories added here).
+        """Stop serving the skills of ``sources`` (folders, skill directories and dynamic
+        skills added here), and their resources.
 
         What undoes a blueprint's skills when the rest of its registration fails.
         """
         with self._looking:
             before = self.catalog.files
+            dynamic = [skill for skill in self.catalog.skills if skill.dynamic]
             self.catalog.remove(sources)
             after = self.catalog.files
             gone = tuple(uri for uri in before if uri not in after and uri in self._declared)
             if self._mcp is not None and gone:
                 self._apply(Change(removed=gone))
+            left = {skill.uri for skill in self.catalog.skills}
+            for skill in dynamic:
+                if skill.uri not in left and skill.uri in self._declared:
+                    self._forget_dynamic(skill)
+
+    def _forget_dynamic(self, skill: Skill) -> None:
+        """Remove the ``SKILL.md`` resource and the file template of a dynamic skill."""
+        mcp = self._mcp
+        token = unshared.set(True)  # as _apply takes files back: in this worker
+        try:
+            with mcp.registry.batch():
+                self._declared.discard(skill.uri)  # first: check_removal lets them go
+                mcp.remove_resource(skill.uri)
+                mcp.remove_resource(f"{skill.directory_uri}/{{+file}}")
+        finally:
+            unshared.reset(token)
 
     # -- the seam's hooks --------------------------------------------------------------
 
     def register_blueprint(
         self, mcp: t.Any, blueprint: MCPBlueprint, prefix: str, uri_prefix: str
     ) -> t.Callable[[], None] | None:
-        """Serve the skills the blueprint carries (``bp.skills_folder``, ``bp.add_skill``).
+        """Serve the skills the blueprint carries (``bp.skills_folder``, ``bp.add_skill``,
+        ``bp.dynamic_skill``).
 
         Under ``uri_prefix``, which comes first in their skill paths as it does in the
         URIs of the blueprint's resources; undone if the registration fails.
@@ -317,8 +358,13 @@ class Skills(Extension):
         added: list[SkillSource] = []
         try:
             for declared in blueprint.carried.get(self.id, ()):
-                kind, path, options = t.cast(BlueprintSkills, declared)
-                source = SkillSource.at(kind, path, path, **options).with_prefix(uri_prefix)
+                if isinstance(declared, BlueprintDynamicSkill):
+                    skill_path, producer, dynamic = declared
+                    source = self._dynamic_source(skill_path, producer, **dynamic)
+                else:
+                    kind, path, options = t.cast(BlueprintSkills, declared)
+                    source = SkillSource.at(kind, path, path, **options)
+                source = source.with_prefix(uri_prefix)
                 self.add_source(source)
                 added.append(source)
         except BaseException:
