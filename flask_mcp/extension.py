@@ -576,6 +576,10 @@ class MCP(SharedDeclarations):
             ``SKILL.md`` resource in ``resources/list`` (which does not call the
             function); a ``SKILL.md`` saying another is not served.
         :param listed: as for :meth:`skills_folder`; so are ``ttl_ms`` and ``cache_scope``.
+        :raises TypeError: an unknown keyword, or ``description`` not a ``str``; checked
+            here, as :meth:`~flask_mcp.MCPBlueprint.dynamic_skill` checks them.
+        :raises ValueError: ``description`` empty or longer than 1024 characters, or a
+            wrong ``ttl_ms`` or ``cache_scope``.
         """
         return self.skills().dynamic(skill_path, **options)
 

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import os
 import pathlib
+import re
 import sys
 import threading
 import typing as t
@@ -647,6 +648,31 @@ def test_a_blueprint_carries_a_dynamic_skill(version: str) -> None:
         bp.dynamic_skill("later")
     with pytest.raises(TypeError, match=r"got unknown keywords \['prefix'\]"):
         MCPBlueprint("other").dynamic_skill("x", prefix="no")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"description": ""}, ValueError, "description must be 1 to 1024 characters"),
+        ({"description": "x" * 1025}, ValueError, "saying what the skill does, got 1025."),
+        ({"description": 7}, TypeError, "description must be a str"),
+        ({"ttl_ms": -1}, ValueError, "ttl_ms must be an integer >= 0"),
+        ({"cache_scope": "shared"}, ValueError, "cache_scope must be 'public' or 'private'"),
+    ],
+)
+def test_a_dynamic_skill_is_refused_when_declared_on_server_and_blueprint_alike(
+    options: dict[str, t.Any], error: type[Exception], message: str
+) -> None:
+    def files() -> dict[str, str | bytes]:
+        return {"SKILL.md": skill_md("daily")}
+
+    with pytest.raises(error, match=re.escape(message)) as on_server:
+        MCP(name="skills-test", version="1.0.0").dynamic_skill("daily", **options)(files)
+    bp = MCPBlueprint("reports", __name__)
+    with pytest.raises(error) as on_blueprint:  # not first at mcp.register_blueprint
+        bp.dynamic_skill("daily", **options)(files)
+    assert str(on_blueprint.value) == str(on_server.value)
+    assert bp.carried == {}
 
 
 def test_a_refused_blueprint_registration_leaves_no_dynamic_skill() -> None:

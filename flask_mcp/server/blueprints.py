@@ -16,6 +16,7 @@ import typing as t
 
 from flask.helpers import get_root_path
 
+from .. import protocol
 from .declarations import Declarations
 from .declarations import apply_tool_options
 from .declarations import refuse_unknown_options
@@ -35,6 +36,9 @@ if t.TYPE_CHECKING:
 #: (:meth:`MCPBlueprint.skills_folder`, :meth:`MCPBlueprint.add_skill`,
 #: :meth:`MCPBlueprint.dynamic_skill`).
 SKILLS_EXTENSION_ID = "io.modelcontextprotocol/skills"
+#: The longest ``description`` a skill's ``SKILL.md`` frontmatter may have (the Agent
+#: Skills limit, which the Skills extension's frontmatter check uses too).
+MAX_SKILL_DESCRIPTION_LENGTH = 1024
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 #: A dynamic skill's function: it returns the skill's files by path, ``str`` or ``bytes``.
@@ -86,6 +90,39 @@ def check_skill_options(face: str, options: t.Mapping[str, t.Any], known: frozen
     listed = options.get("listed", True)
     if not isinstance(listed, bool):
         raise TypeError(f"{face}() listed must be True or False, not {listed!r}.")
+
+
+def check_serving_options(ttl_ms: t.Any, cache_scope: t.Any) -> None:
+    """Raise :class:`ValueError` when ``ttl_ms`` or ``cache_scope`` of skills is wrong."""
+    if cache_scope not in (None, *protocol.CACHE_SCOPES):
+        raise ValueError(f"cache_scope must be 'public' or 'private', got {cache_scope!r}.")
+    if ttl_ms is not None and (not isinstance(ttl_ms, int) or ttl_ms < 0):
+        raise ValueError(f"ttl_ms must be an integer >= 0 (milliseconds), got {ttl_ms!r}.")
+
+
+def check_dynamic_skill_options(options: t.Mapping[str, t.Any]) -> None:
+    """Refuse the keywords of a dynamic skill when it is declared, not when it is served.
+
+    What ``mcp.dynamic_skill``, ``bp.dynamic_skill`` and the Skills extension's
+    ``add_dynamic`` check, with the same messages: unknown keywords and a
+    ``description`` not a ``str`` (:class:`TypeError`), an empty ``description`` or one
+    longer than ``MAX_SKILL_DESCRIPTION_LENGTH``, and a wrong ``ttl_ms`` or
+    ``cache_scope`` (:class:`ValueError`).
+    """
+    refuse_unknown_keywords("dynamic_skill", options, DynamicSkillOptions.__optional_keys__)
+    description = options.get("description")
+    if description is not None:
+        if not isinstance(description, str):
+            raise TypeError(
+                f"description must be a str (the SKILL.md frontmatter's), "
+                f"not {type(description).__name__}."
+            )
+        if not description.strip() or len(description) > MAX_SKILL_DESCRIPTION_LENGTH:
+            raise ValueError(
+                f"description must be 1 to {MAX_SKILL_DESCRIPTION_LENGTH} characters saying "
+                f"what the skill does, got {len(description)}."
+            )
+    check_serving_options(options.get("ttl_ms"), options.get("cache_scope"))
 
 
 def refuse_unknown_keywords(
@@ -235,10 +272,10 @@ class MCPBlueprint(Declarations):
         ``ttl_ms=``, ``cache_scope=``), served by the servers this blueprint is registered
         on under the registration's ``uri_prefix``: ``bp.dynamic_skill("daily")``
         registered with ``prefix="reports_"`` is ``skill://reports/daily/SKILL.md``.
-        Unknown keywords are refused now; the rest is checked at registration.
+        Its keywords are checked now, as the server's are, with the same messages.
         """
         t.cast(_BlueprintRegistry, self.registry)._check_open()
-        refuse_unknown_keywords("dynamic_skill", options, DynamicSkillOptions.__optional_keys__)
+        check_dynamic_skill_options(options)
 
         def decorator(producer: P) -> P:
             self.carry(SKILLS_EXTENSION_ID, BlueprintDynamicSkill(skill_path, producer, options))
@@ -471,6 +508,7 @@ def _view_uri(value: t.Any, views: dict[str, str]) -> t.Any:
 
 
 __all__ = [
+    "MAX_SKILL_DESCRIPTION_LENGTH",
     "SKILLS_EXTENSION_ID",
     "BlueprintDynamicSkill",
     "BlueprintSkills",

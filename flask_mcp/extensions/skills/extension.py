@@ -45,15 +45,15 @@ from ...server.blueprints import BlueprintSkills
 from ...server.blueprints import DynamicSkillOptions
 from ...server.blueprints import MCPBlueprint
 from ...server.blueprints import SkillOptions
+from ...server.blueprints import check_dynamic_skill_options
+from ...server.blueprints import check_serving_options
 from ...server.blueprints import check_skill_options
-from ...server.blueprints import refuse_unknown_keywords
 from ...server.shared_registry import unshared
 from .catalog import Change
 from .catalog import SkillCatalog
 from .catalog import StaleFile
 from .errors import Problem
 from .errors import SkillError
-from .frontmatter import MAX_DESCRIPTION_LENGTH
 from .loading import SkillSource
 from .model import SKILL_FILE
 from .model import Producer
@@ -217,7 +217,8 @@ class Skills(Extension):
             calling ``producer``. A ``SKILL.md`` saying another is not served (the
             function is in error, as when it raises).
         :raises TypeError: ``description`` is not a ``str``.
-        :raises ValueError: ``description`` is empty or longer than 1024 characters.
+        :raises ValueError: ``description`` is empty or longer than 1024 characters, or
+            ``ttl_ms`` is negative, or ``cache_scope`` is not ``"public"`` or ``"private"``.
         """
         return self.add_source(
             self._dynamic_source(
@@ -240,19 +241,11 @@ class Skills(Extension):
         cache_scope: str | None = None,
         description: str | None = None,
     ) -> SkillSource:
-        """Return the source of a dynamic skill, its ``description`` checked (see
-        :meth:`add_dynamic`)."""
-        if description is not None:
-            if not isinstance(description, str):
-                raise TypeError(
-                    f"description must be a str (the SKILL.md frontmatter's), "
-                    f"not {type(description).__name__}."
-                )
-            if not description.strip() or len(description) > MAX_DESCRIPTION_LENGTH:
-                raise ValueError(
-                    "description must be 1 to 1024 characters saying what the skill does, "
-                    f"got {len(description)}."
-                )
+        """Return the source of a dynamic skill, its keywords checked (see
+        :meth:`add_dynamic`): as ``mcp.dynamic_skill`` and ``bp.dynamic_skill`` check them."""
+        check_dynamic_skill_options(
+            {"description": description, "ttl_ms": ttl_ms, "cache_scope": cache_scope}
+        )
         return SkillSource(
             "dynamic",
             skill_path=skill_path.strip("/"),
@@ -266,8 +259,11 @@ class Skills(Extension):
     def dynamic(
         self, skill_path: str, **options: Unpack[DynamicSkillOptions]
     ) -> t.Callable[[P], P]:
-        """Decorate the function that produces a dynamic skill's files (see :meth:`add_dynamic`)."""
-        refuse_unknown_keywords("dynamic_skill", options, DynamicSkillOptions.__optional_keys__)
+        """Decorate the function that produces a dynamic skill's files (see :meth:`add_dynamic`).
+
+        Its keywords are checked now, as ``bp.dynamic_skill`` checks them.
+        """
+        check_dynamic_skill_options(options)
 
         def decorator(producer: P) -> P:
             self.add_dynamic(skill_path, producer, **options)
@@ -280,14 +276,7 @@ class Skills(Extension):
 
         :raises ~flask_mcp.extensions.skills.SkillError: a skill cannot be served.
         """
-        if source.cache_scope not in (None, *protocol.CACHE_SCOPES):
-            raise ValueError(
-                f"cache_scope must be 'public' or 'private', got {source.cache_scope!r}."
-            )
-        if source.ttl_ms is not None and (not isinstance(source.ttl_ms, int) or source.ttl_ms < 0):
-            raise ValueError(
-                f"ttl_ms must be an integer >= 0 (milliseconds), got {source.ttl_ms!r}."
-            )
+        check_serving_options(source.ttl_ms, source.cache_scope)
         with self._looking:
             notes = self.catalog.add(source)
             if self._mcp is not None:

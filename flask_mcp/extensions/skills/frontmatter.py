@@ -27,11 +27,12 @@ import math
 import re
 import typing as t
 
+from ...server.blueprints import MAX_SKILL_DESCRIPTION_LENGTH
 from .errors import Problem
 
 #: The Agent Skills limits.
 MAX_NAME_LENGTH = 64
-MAX_DESCRIPTION_LENGTH = 1024
+MAX_DESCRIPTION_LENGTH = MAX_SKILL_DESCRIPTION_LENGTH  # one limit: bp.dynamic_skill checks it
 MAX_COMPATIBILITY_LENGTH = 500
 #: The fields the Agent Skills specification defines.
 KNOWN_FIELDS = frozenset(
