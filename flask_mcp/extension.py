@@ -318,9 +318,9 @@ class MCP(SharedDeclarations):
         ``init_app(app, mcp)`` for each (and both for every app registered later);
         then its methods are routed in both eras and over stdio, its capability is
         advertised under ``capabilities.extensions``, and it is listed in
-        :attr:`extensions`. When ``setup`` or ``init_app`` raises, the extension is not
-        added and what its ``setup`` declared on this server is taken back: fix the
-        cause and add it again. What ``setup`` changes stays in this worker, as the
+        :attr:`extensions`. When ``setup``, a ``check_app`` or an ``init_app`` raises, the
+        extension is not added and what its ``setup`` declared on this server is taken
+        back: fix the cause and add it again. What ``setup`` changes stays in this worker, as the
         extension does, even with a shared registry (:doc:`/blueprints`): add it in every
         worker.
 

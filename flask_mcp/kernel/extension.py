@@ -183,11 +183,11 @@ class Extension:
         """Declare what the extension adds to ``mcp`` (once, from ``mcp.add_extension``).
 
         Its tool options are accepted already; its methods and capability are not
-        wired in yet. When it or an :meth:`init_app` raises, the extension is not
-        added, and what it declared on ``mcp`` (tools, resources, templates, prompts,
-        completions, middleware, roots hooks) is taken back, and what it removed,
-        replaced, enabled or disabled there is put back; what it keeps on itself is its
-        own to forget. Another thread's change of ``mcp`` waits until the extension is
+        wired in yet. When it, a :meth:`check_app` or an :meth:`init_app` raises, the
+        extension is not added, and what it declared on ``mcp`` (tools, resources,
+        templates, prompts, completions, middleware, roots hooks) is taken back, and what
+        it removed, replaced, enabled or disabled there is put back; what it keeps on
+        itself is its own to forget. Another thread's change of ``mcp`` waits until the extension is
         added or taken back (it is never taken back with it): do not wait here for a
         thread that declares on ``mcp``.
         """
