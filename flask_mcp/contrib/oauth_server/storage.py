@@ -5,7 +5,7 @@ with it: registered clients, authorization codes and refresh tokens (stored
 under their SHA-256), token families and their revocations, consents, signing
 keys, and the cache of Client ID Metadata Documents. Every record has a lifetime.
 
-Three operations must be atomic across workers and machines:
+Four operations must be atomic across workers and machines:
 
 - :meth:`Storage.save_client` with a bound stores a client only while fewer than
   ``MCP_OAUTH_MAX_CLIENTS`` are kept (however many registrations race);
