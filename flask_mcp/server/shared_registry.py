@@ -375,8 +375,9 @@ class SharedDeclarations(Declarations):
         leaves nothing behind. Works before and after ``init_app``; a blueprint may be
         registered several times under different prefixes.
 
-        :raises ValueError: a prefixed name or URI is already registered, or a prefixed
-            tool name is invalid.
+        :raises ValueError: a prefixed name or URI is already registered (the blueprint
+            itself, registered again with the same prefixes, as by an app factory: register
+            it once, at import time), or a prefixed tool name is invalid.
         :raises TypeError: a tool option that no added extension defines.
         :raises LookupError: the blueprint carries declarations for an extension this
             server has not added.
