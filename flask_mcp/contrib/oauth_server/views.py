@@ -344,24 +344,27 @@ def _bound_the_body() -> Response | None:
         state.reads.close(watch)
     if watch is None or not watch.ended:
         return None
-    description = (
+    return _body_refused(
+        408,
         f"The request body did not arrive within {state.settings.read_timeout:g} s "
-        "(MCP_READ_TIMEOUT); send the whole body, as long as its Content-Length says."
+        "(MCP_READ_TIMEOUT); send the whole body, as long as its Content-Length says.",
     )
-    if request.endpoint == "mcp_oauth.authorize":
-        return _error_page("invalid_request", description, 408)
-    return _refused(408, description, error="invalid_request")
 
 
 def _too_large(error: RequestEntityTooLarge) -> Response:
     """Say the body is too large, as the endpoint answers its other errors."""
-    description = (
+    return _body_refused(
+        413,
         f"The request body is larger than {request.max_content_length} bytes, more than "
-        "an OAuth request needs: send only the parameters of the request."
+        "an OAuth request needs: send only the parameters of the request.",
     )
+
+
+def _body_refused(status: int, description: str) -> Response:
+    """Refuse a request for its body: the consent form as a page, the rest as OAuth errors."""
     if request.endpoint == "mcp_oauth.authorize":
-        return _error_page("invalid_request", description, 413)
-    return _refused(413, description, error="invalid_request")
+        return _error_page("invalid_request", description, status)
+    return _refused(status, description, error="invalid_request")
 
 
 #: What to do about a request Authlib refused for coming over plain ``http``.
