@@ -455,6 +455,25 @@ def test_completion_of_a_known_target_without_handler_is_empty(client: MCPTestCl
     ]
 
 
+
+@pytest.mark.parametrize("version", ["2025-11-25", V2026])
+@pytest.mark.parametrize("context", [{"arguments": {"other": 1}}, {"arguments": ["x"]}, [1]])
+def test_completion_context_must_map_names_to_strings(
+    app: Flask, version: str, context: t.Any
+) -> None:
+    params = {
+        "ref": {"type": "ref/prompt", "name": "review"},
+        "argument": {"name": "topic", "value": "e"},
+        "context": context,
+    }
+    with MCPTestClient(app, protocol_version=version) as client:
+        error = rpc_error(client.request, "completion/complete", params)
+        assert error["code"] == -32602 and "context" in error["message"]
+        params["context"] = {"arguments": {"other": "x"}}
+        found = client.request("completion/complete", params)["completion"]
+    assert found["values"] == ["errors", "config"]
+
+
 # -- the unknown-session 404 -------------------------------------------------------------
 
 

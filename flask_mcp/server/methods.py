@@ -609,7 +609,7 @@ class CoreMethods:
         value = argument.get("value", "")
         if not isinstance(value, str):
             raise InvalidParams("Invalid params: argument.value must be a string.")
-        context_args = _optional_dict(_optional_dict(call.params, "context"), "arguments")
+        context_args = _context_arguments(call.params)
         if key == "prompt":
             owner: t.Any = self.registry.prompts.get(target)
             if owner is None:
@@ -640,6 +640,24 @@ class CoreMethods:
             text = self.internal_error(exc, "completion", call.state)
             raise MCPError(INTERNAL_ERROR, text) from None
         return {"completion": _completion(found)}
+
+
+def _context_arguments(params: dict[str, t.Any]) -> dict[str, str]:
+    """Return ``context.arguments`` of a ``completion/complete``: names to string values.
+
+    The schema types it ``{ [key: string]: string }``, the values a prompt or a template
+    resolved earlier: anything else reached the completion handler as it was sent.
+    """
+    context = _optional_dict(params, "context")
+    arguments = context.get("arguments")
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
+        raise InvalidParams(
+            "Invalid params: context.arguments must be an object of argument names to string "
+            "values (those already resolved)."
+        )
+    return arguments
 
 
 def _completion(found: t.Any) -> dict[str, t.Any]:
