@@ -474,6 +474,18 @@ def test_completion_context_must_map_names_to_strings(
     assert found["values"] == ["errors", "config"]
 
 
+
+@pytest.mark.parametrize("version", ["2025-11-25", V2026])
+@pytest.mark.parametrize("argument", [{"name": "topic"}, {"name": "topic", "value": None}])
+def test_completion_argument_needs_its_value(app: Flask, version: str, argument: t.Any) -> None:
+    params = {"ref": {"type": "ref/prompt", "name": "review"}, "argument": argument}
+    with MCPTestClient(app, protocol_version=version) as client:
+        error = rpc_error(client.request, "completion/complete", params)
+        assert error["code"] == -32602 and "argument.value" in error["message"]
+        params["argument"] = {"name": "topic", "value": ""}  # nothing typed yet: still a value
+        assert client.request("completion/complete", params)["completion"]["values"]
+
+
 # -- the unknown-session 404 -------------------------------------------------------------
 
 

@@ -606,9 +606,12 @@ class CoreMethods:
         else:
             raise InvalidParams("Invalid params: ref.type must be 'ref/prompt' or 'ref/resource'.")
         arg_name = _require_str(argument, "name")
-        value = argument.get("value", "")
-        if not isinstance(value, str):
-            raise InvalidParams("Invalid params: argument.value must be a string.")
+        value = argument.get("value")
+        if not isinstance(value, str):  # required: "" when nothing is typed yet
+            raise InvalidParams(
+                "Invalid params: argument.value is required and must be a string (\"\" when "
+                "nothing is typed yet)."
+            )
         context_args = _context_arguments(call.params)
         if key == "prompt":
             owner: t.Any = self.registry.prompts.get(target)
