@@ -342,6 +342,24 @@ def test_a_stream_closed_by_the_server_is_resumed(app: Flask, server: MCP) -> No
     assert server.stats(app)["running_requests"] == 0
 
 
+
+@pytest.mark.parametrize("version", ERAS)
+def test_an_empty_next_cursor_is_followed(server: MCP, version: str) -> None:
+    """2026-07-28 pagination: "" is a valid cursor, not the end of the results."""
+
+    @server.middleware
+    def pages(call: t.Any, call_next: t.Any) -> t.Any:
+        if call.method != "prompts/list":
+            return call_next(call)
+        if "cursor" not in call.params:
+            return {"prompts": [{"name": "first"}], "nextCursor": ""}
+        assert call.params["cursor"] == ""
+        return {"prompts": [{"name": "second"}]}
+
+    with make_client(make_app(server), version) as client:
+        assert [p["name"] for p in client.list_prompts()] == ["first", "second"]
+
+
 # -- one test code, two eras --------------------------------------------------------------------
 
 

@@ -784,10 +784,10 @@ class MCPTestClient:
         items: list[dict[str, t.Any]] = []
         cursor = None
         while True:
-            result = self.request(method, {"cursor": cursor} if cursor else {})
+            result = self.request(method, {"cursor": cursor} if cursor is not None else {})
             items += result[key]
             cursor = result.get("nextCursor")
-            if not cursor:
+            if cursor is None:  # "" is a cursor too: only its absence ends the list
                 return items
 
 
