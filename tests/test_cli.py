@@ -345,6 +345,24 @@ def test_the_in_process_client_calls_the_endpoint_at_its_path() -> None:
         assert client.call_tool("where", {})["structuredContent"] == ACME
 
 
+def test_list_all_follows_an_empty_next_cursor() -> None:
+    """A ``nextCursor`` of "" says more results follow (2026-07-28: a valid cursor)."""
+    app = make_app()
+    mcp = app.extensions["mcp"]
+
+    @mcp.middleware
+    def pages(call: t.Any, call_next: t.Any) -> t.Any:
+        if call.method != "prompts/list":
+            return call_next(call)
+        if "cursor" not in call.params:
+            return {"prompts": [{"name": "first"}], "nextCursor": ""}
+        return {"prompts": [{"name": f"after {call.params['cursor']!r}"}]}
+
+    with app.app_context():
+        listed = InProcessClient(mcp, app).list_all("prompts/list", "prompts")
+    assert [p["name"] for p in listed] == ["first", "after ''"]
+
+
 def test_every_command_uses_the_endpoint_at_path() -> None:
     """``flask mcp --path /t/acme/mcp ...``: handlers get acme's ``path_args`` and
     ``view_args``, as over HTTP, whichever command calls them."""

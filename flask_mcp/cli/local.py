@@ -114,13 +114,13 @@ class InProcessClient:
         items: list[dict[str, t.Any]] = []
         cursor = None
         for _ in range(10_000):  # a server whose cursors never end must not hang the command
-            response = self.request(method, {"cursor": cursor} if cursor else {})
+            response = self.request(method, {"cursor": cursor} if cursor is not None else {})
             if "error" in response:
                 raise ErrorAnswer(response["error"])
             result = response["result"]
             items.extend(result.get(key) or [])
             cursor = result.get("nextCursor")
-            if not cursor:
+            if cursor is None:  # "" is a cursor too: only its absence ends the list
                 break
         return items
 
