@@ -455,7 +455,6 @@ def test_completion_of_a_known_target_without_handler_is_empty(client: MCPTestCl
     ]
 
 
-
 @pytest.mark.parametrize("version", ["2025-11-25", V2026])
 @pytest.mark.parametrize("context", [{"arguments": {"other": 1}}, {"arguments": ["x"]}, [1]])
 def test_completion_context_must_map_names_to_strings(
@@ -472,7 +471,6 @@ def test_completion_context_must_map_names_to_strings(
         params["context"] = {"arguments": {"other": "x"}}
         found = client.request("completion/complete", params)["completion"]
     assert found["values"] == ["errors", "config"]
-
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", V2026])

@@ -342,7 +342,6 @@ def test_a_stream_closed_by_the_server_is_resumed(app: Flask, server: MCP) -> No
     assert server.stats(app)["running_requests"] == 0
 
 
-
 @pytest.mark.parametrize("version", ERAS)
 def test_an_empty_next_cursor_is_followed(server: MCP, version: str) -> None:
     """2026-07-28 pagination: "" is a valid cursor, not the end of the results."""

@@ -609,7 +609,7 @@ class CoreMethods:
         value = argument.get("value")
         if not isinstance(value, str):  # required: "" when nothing is typed yet
             raise InvalidParams(
-                "Invalid params: argument.value is required and must be a string (\"\" when "
+                'Invalid params: argument.value is required and must be a string ("" when '
                 "nothing is typed yet)."
             )
         context_args = _context_arguments(call.params)
