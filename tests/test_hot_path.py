@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import typing as t
 
@@ -18,6 +19,7 @@ from flask_mcp.protocol import header_mirror
 from flask_mcp.runtime import concurrency
 from flask_mcp.runtime.runs import InFlight
 from flask_mcp.runtime.runs import InlineOutbox
+from flask_mcp.runtime.runs import PendingReads
 from flask_mcp.runtime.runs import RequestRun
 from flask_mcp.testing import MCPTestClient
 from flask_mcp.transport import responses
@@ -106,6 +108,27 @@ def test_inflight_lock_is_shared_by_threads() -> None:
     for thread in threads:
         thread.join()
     assert len(table) == 0
+
+
+def test_a_read_ended_by_the_supervisor_is_taken_from_its_reader() -> None:
+    """The body-read watch takes no lock: whichever of the reader and the supervisor
+    removes an entry first has it; the supervisor shuts that connection's read side."""
+    stalled, peer = socket.socketpair()
+    fresh, fresh_peer = socket.socketpair()
+    reads = PendingReads()
+    old, new = (stalled, 100.0), (fresh, 159.5)
+    reads.reading.update({old, new})
+    try:
+        assert reads.end_stalled(now=160.0, timeout=60) == 1
+        assert reads.reading == {new}
+        assert stalled.recv(10) == b""  # the read ended, as a stalled body's does
+        with pytest.raises(KeyError):  # how the reader learns it was cut: a 408
+            reads.reading.remove(old)
+        reads.reading.remove(new)  # read in time
+        assert reads.end_stalled(now=1000.0, timeout=60) == 0
+    finally:
+        for sock in (stalled, peer, fresh, fresh_peer):
+            sock.close()
 
 
 def test_let_others_run_yields_once_a_greenlet_comes_back_in_one_loop_iteration(

@@ -516,6 +516,56 @@ _STALLED_WRITE = "Closed %d connection(s) whose client read nothing for %s s (MC
 STALLED_READ = "Ended %d request(s) whose body did not arrive within %s s (MCP_READ_TIMEOUT)."
 
 
+class PendingReads:
+    """The request bodies being read from gunicorn's connections in this process, to end
+    stalled reads.
+
+    gunicorn reads a body with no timeout: a client that sends less than its
+    ``Content-Length``, or a chunked body without its last chunk, would hold a thread
+    (or greenlet) for as long as it keeps its connection open. A read is watched by
+    adding ``(socket, time.monotonic())`` to :attr:`reading` before it and removing that
+    entry after it; the supervisor calls :meth:`end_stalled` every second, which removes
+    the entries older than ``MCP_READ_TIMEOUT`` and shuts their connections' read side
+    down (the read ends; the 408 that says why still gets out). A ``KeyError`` from the
+    reader's own removal says the supervisor ended its read. Both removals are one set
+    operation, atomic under the GIL: exactly one of them takes an entry, with no lock
+    and no Python call on the request's path.
+    """
+
+    def __init__(self) -> None:
+        #: ``(socket, since)`` of each body being read.
+        self.reading: set[tuple[t.Any, float]] = set()
+
+    def end_stalled(self, now: float, timeout: float) -> int:
+        """Shut down the read side of the connections whose body has not arrived within
+        ``timeout`` seconds; return how many."""
+        ended = 0
+        for entry in list(self.reading):
+            sock, since = entry
+            if now - since < timeout:
+                continue
+            try:
+                self.reading.remove(entry)
+            except KeyError:  # read meanwhile
+                continue
+            ended += 1
+            _shut_down(sock, socket.SHUT_RD)
+        if ended:
+            logger.info(STALLED_READ, ended, timeout)
+        return ended
+
+
+def _shut_down(sock: t.Any, how: int) -> None:
+    """Shut ``sock`` down (``how``) as the kernel's socket, ignoring one closed meanwhile.
+
+    The socket gevent wraps is shut down as the kernel's: gevent's own shutdown would
+    fail the waiting write with EBADF, which servers log as an error.
+    """
+    raw = getattr(sock, "_sock", None)
+    with contextlib.suppress(OSError):  # closed meanwhile
+        (raw if isinstance(raw, _socket.socket) else sock).shutdown(how)
+
+
 class PendingWrite:
     """One response's connection, and since when the server's write to it waits."""
 
@@ -555,20 +605,9 @@ class PendingWrites:
     gunicorn's (with threads, its ``--socket-timeout`` ends it first).
     """
 
-    def __init__(self, *, how: int = socket.SHUT_RDWR, what: str = _STALLED_WRITE) -> None:
+    def __init__(self) -> None:
         self._open: set[PendingWrite] = set()
         self._lock = _concurrency.native_lock()  # nothing waits while holding it
-        #: How a stalled connection is shut down.
-        self.how = how
-        #: The log message of the stalled connections ended (their count, the timeout).
-        self.what = what
-
-    def read(self, sock: t.Any) -> PendingWrite | None:
-        """Watch the read of a request's body from ``sock``, from now until :meth:`close`."""
-        watch = self.open(sock)
-        if watch is not None:
-            watch.since = time.monotonic()
-        return watch
 
     def __len__(self) -> int:
         return len(self._open)
@@ -617,14 +656,9 @@ class PendingWrites:
             self._open.difference_update(stalled)
             for write in stalled:
                 write.ended = True
-                # The socket gevent wraps, shut down as the kernel's: gevent's own shutdown
-                # would fail the waiting write with EBADF, which servers log as an error.
-                raw = getattr(write.sock, "_sock", None)
-                sock = raw if isinstance(raw, _socket.socket) else write.sock
-                with contextlib.suppress(OSError):  # closed meanwhile
-                    sock.shutdown(self.how)  # the blocked write fails (EPIPE), a read ends
+                _shut_down(write.sock, socket.SHUT_RDWR)  # the blocked write fails (EPIPE)
         if stalled:
-            logger.info(self.what, len(stalled), timeout)
+            logger.info(_STALLED_WRITE, len(stalled), timeout)
         return len(stalled)
 
 
@@ -633,6 +667,7 @@ __all__ = [
     "InProcessOutbox",
     "InlineOutbox",
     "Outbox",
+    "PendingReads",
     "PendingWrite",
     "PendingWrites",
     "RequestRun",

@@ -11,14 +11,13 @@ are not HTTP.
 
 from __future__ import annotations
 
-import socket
 import typing as t
 
 from .. import backends
 from .. import signals
 from . import concurrency
-from .runs import STALLED_READ
 from .runs import InFlight
+from .runs import PendingReads
 from .runs import PendingWrites
 from .runs import StreamSlots
 
@@ -69,9 +68,8 @@ class AppState:
         self.slots = StreamSlots(settings.max_streams, settings.stream_share_per_client)
         #: The open SSE responses' connections, whose stalled writes the supervisor ends.
         self.writes = PendingWrites()
-        #: The connections of the POST bodies being read, whose stalled reads the supervisor
-        #: ends: only their read side, so that the 408 that says why still gets out.
-        self.reads = PendingWrites(how=socket.SHUT_RD, what=STALLED_READ)
+        #: The POST bodies being read from gunicorn, whose stalled reads the supervisor ends.
+        self.reads = PendingReads()
         #: The supervisor task of this process (:mod:`flask_mcp.runtime.supervisor`), once started.
         self.supervisor: t.Any = None
         #: Set when the process exits: the supervisor's loop ends at its next tick.

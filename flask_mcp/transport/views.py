@@ -165,7 +165,12 @@ class Transport:
         # Content-Length, or a chunked body without its last chunk, would hold this thread
         # (or greenlet) for ever. The supervisor ends a read that waited MCP_READ_TIMEOUT.
         # (waitress reads the body before the app runs; uWSGI has its --socket-timeout.)
-        watch = state.reads.read(environ[_GUNICORN]) if _GUNICORN in environ else None
+        # The watch is PendingReads' protocol, inline: no Python call on the request's path.
+        watch = (environ[_GUNICORN], time.monotonic()) if _GUNICORN in environ else None
+        reading = state.reads.reading
+        if watch is not None:
+            reading.add(watch)
+        cut = False  # by the supervisor
         try:
             if length is not None and flask_limit is None:
                 # Exactly CONTENT_LENGTH bytes may be read from any WSGI server's input
@@ -196,7 +201,7 @@ class Transport:
         except HTTPException:  # 413, or Werkzeug's ClientDisconnected
             raise
         except Exception as exc:  # the server's reader: malformed chunks, a body cut short
-            if watch is None or not watch.ended:
+            if watch is None or watch in reading:  # not cut by the supervisor
                 raise MCPHTTPError(
                     400,
                     f"The body could not be read ({type(exc).__name__}: {str(exc)[:200]}); "
@@ -206,8 +211,11 @@ class Transport:
             body = b""  # the read ended by the supervisor, short or with an error
         finally:
             if watch is not None:
-                state.reads.close(watch)
-        if watch is not None and watch.ended:
+                try:
+                    reading.remove(watch)
+                except KeyError:  # the supervisor took it
+                    cut = True
+        if cut:
             raise MCPHTTPError(
                 408,
                 f"The body did not arrive within {settings.read_timeout:g} s "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import time
 import typing as t
 from urllib.parse import urlsplit
 
@@ -307,8 +308,9 @@ def _bound_the_body() -> Response | None:
     ``uwsgi.chunked_read()`` first, as the MCP endpoint reads it.
 
     On gunicorn, which reads a body with no timeout, a POST's body is read here under
-    the watch of the MCP endpoint's (``AppState.reads``): the app's supervisor ends a read
-    that waited ``MCP_READ_TIMEOUT``, and the request is answered 408. A client that sent
+    the MCP endpoint's watch (:class:`~flask_mcp.runtime.runs.PendingReads`): the app's
+    supervisor ends a read that waited ``MCP_READ_TIMEOUT``, and the request is answered
+    408. A client that sent
     less than its ``Content-Length``, or a chunked body without its last chunk, held its
     thread (or greenlet) for as long as it kept the connection open.
     """
@@ -332,17 +334,23 @@ def _bound_the_body() -> Response | None:
             request.stream.read(1)
         return None
     ensure_supervisor(state)  # a worker that served no MCP request has not started it
-    watch = state.reads.read(sock)
+    watch = (sock, time.monotonic())  # see PendingReads
+    reading = state.reads.reading
+    reading.add(watch)
     try:
         request.get_data(cache=True)  # what the endpoint reads, from this copy
         if request.content_length is None:
             request.stream.read(1)
     except Exception:
-        if watch is None or not watch.ended:
+        if watch in reading:  # not cut by the supervisor
             raise
     finally:
-        state.reads.close(watch)
-    if watch is None or not watch.ended:
+        try:
+            reading.remove(watch)
+            cut = False
+        except KeyError:  # the supervisor took it
+            cut = True
+    if not cut:
         return None
     return _body_refused(
         408,
