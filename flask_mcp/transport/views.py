@@ -183,20 +183,12 @@ class Transport:
                     raise MCPHTTPError(unread.status, unread.reason) from None
                 security.check_body_size(len(body), settings.max_body_size)
                 if flask_limit is not None and len(body) > flask_limit:
-                    raise MCPHTTPError(
-                        413,
-                        f"The body is larger than {flask_limit} bytes, "
-                        "the app's MAX_CONTENT_LENGTH.",
-                    )
+                    raise _larger_than_flask_allows(flask_limit)
             else:  # chunked, or Flask's MAX_CONTENT_LENGTH applies: Werkzeug enforces both
                 try:
                     body = req.stream.read(settings.max_body_size + 1 if length is None else length)
                 except RequestEntityTooLarge:
-                    raise MCPHTTPError(
-                        413,
-                        f"The body is larger than {flask_limit} bytes, "
-                        "the app's MAX_CONTENT_LENGTH.",
-                    ) from None
+                    raise _larger_than_flask_allows(flask_limit) from None
                 security.check_body_size(len(body), settings.max_body_size)
         except HTTPException:  # 413, or Werkzeug's ClientDisconnected
             raise
@@ -363,6 +355,13 @@ def _content_length(environ: WSGIEnvironment) -> int | None:
     ):
         return int(value)
     return get_content_length(environ)
+
+
+def _larger_than_flask_allows(limit: int | None) -> MCPHTTPError:
+    """Return the 413 of a body past the app's ``MAX_CONTENT_LENGTH`` (``limit``)."""
+    return MCPHTTPError(
+        413, f"The body is larger than {limit} bytes, the app's MAX_CONTENT_LENGTH."
+    )
 
 
 def _mimetype(environ: WSGIEnvironment) -> str:
