@@ -106,10 +106,10 @@ def resume(http: httpx.Client, url: str, headers: dict[str, str], event_id: str)
 def check_resume_bound(url: str) -> None:
     with httpx.Client(timeout=30) as http:
         headers = start_session(http, url)
-        left = []
-        for n in range(1, 4):
-            left.append(leave_at_progress(http, url, headers, n))
-            time.sleep(2.5)  # the answer arrives on the stream its client left
+        # Each answer arrives on the stream its client left, in the order they were left
+        # (their work ends 0.5 s apart), the last 2.5 s from now.
+        left = [leave_at_progress(http, url, headers, n, pause=1.0 + n / 2) for n in range(1, 4)]
+        time.sleep(3.0)
         # The session's next message (a call read to its end) drops the streams left first.
         with http.stream("POST", url, headers=headers, json=call(10, 9)) as response:
             assert '"z' in response.read().decode()
