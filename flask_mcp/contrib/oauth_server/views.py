@@ -310,9 +310,9 @@ def _bound_the_body() -> Response | None:
     On gunicorn, which reads a body with no timeout, a POST's body is read here under
     the MCP endpoint's watch (:class:`~flask_mcp.runtime.runs.PendingReads`): the app's
     supervisor ends a read that waited ``MCP_READ_TIMEOUT``, and the request is answered
-    408. A client that sent
-    less than its ``Content-Length``, or a chunked body without its last chunk, held its
-    thread (or greenlet) for as long as it kept the connection open.
+    408. A client that sent less than its ``Content-Length``, or a chunked body without
+    its last chunk, held its thread (or greenlet) for as long as it kept the connection
+    open.
     """
     most = request.max_content_length
     request.max_content_length = MAX_REQUEST_BYTES if most is None else min(most, MAX_REQUEST_BYTES)
