@@ -122,9 +122,10 @@ def test_a_read_ended_by_the_supervisor_is_taken_from_its_reader() -> None:
         assert reads.end_stalled(now=160.0, timeout=60) == 1
         assert reads.reading == {new}
         assert stalled.recv(10) == b""  # the read ended, as a stalled body's does
-        with pytest.raises(KeyError):  # how the reader learns it was cut: a 408
-            reads.reading.remove(old)
-        reads.reading.remove(new)  # read in time
+        assert reads.ended(old) and not reads.ended(new)
+        assert reads.finish(old) is True  # how the reader learns it was cut: a 408
+        assert reads.finish(new) is False  # read in time
+        assert reads.reading == set()
         assert reads.end_stalled(now=1000.0, timeout=60) == 0
     finally:
         for sock in (stalled, peer, fresh, fresh_peer):

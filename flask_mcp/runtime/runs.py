@@ -528,13 +528,33 @@ class PendingReads:
     the entries older than ``MCP_READ_TIMEOUT`` and shuts their connections' read side
     down (the read ends; the 408 that says why still gets out). A ``KeyError`` from the
     reader's own removal says the supervisor ended its read. Both removals are one set
-    operation, atomic under the GIL: exactly one of them takes an entry, with no lock
-    and no Python call on the request's path.
+    operation, atomic under the GIL: exactly one of them takes an entry, with no lock.
+    :meth:`start`, :meth:`ended` and :meth:`finish` are the reader's side; the MCP
+    endpoint's ``POST`` writes the same three operations inline (no Python call on the
+    ``tools/call`` path).
     """
 
     def __init__(self) -> None:
         #: ``(socket, since)`` of each body being read.
         self.reading: set[tuple[t.Any, float]] = set()
+
+    def start(self, sock: t.Any) -> tuple[t.Any, float]:
+        """Watch the read of a body from ``sock``, from now; return its entry."""
+        entry = (sock, time.monotonic())
+        self.reading.add(entry)
+        return entry
+
+    def ended(self, entry: tuple[t.Any, float]) -> bool:
+        """Whether the supervisor has ended the read of ``entry`` (still being read)."""
+        return entry not in self.reading
+
+    def finish(self, entry: tuple[t.Any, float]) -> bool:
+        """Stop watching ``entry``; return whether the supervisor ended its read first."""
+        try:
+            self.reading.remove(entry)
+        except KeyError:  # the supervisor took it
+            return True
+        return False
 
     def end_stalled(self, now: float, timeout: float) -> int:
         """Shut down the read side of the connections whose body has not arrived within

@@ -165,7 +165,7 @@ class Transport:
         # Content-Length, or a chunked body without its last chunk, would hold this thread
         # (or greenlet) for ever. The supervisor ends a read that waited MCP_READ_TIMEOUT.
         # (waitress reads the body before the app runs; uWSGI has its --socket-timeout.)
-        # The watch is PendingReads' protocol, inline: no Python call on the request's path.
+        # PendingReads.start, .ended and .finish, inline: no Python call on this path.
         watch = (environ[_GUNICORN], time.monotonic()) if _GUNICORN in environ else None
         reading = state.reads.reading
         if watch is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-import time
 import typing as t
 from urllib.parse import urlsplit
 
@@ -334,22 +333,16 @@ def _bound_the_body() -> Response | None:
             request.stream.read(1)
         return None
     ensure_supervisor(state)  # a worker that served no MCP request has not started it
-    watch = (sock, time.monotonic())  # see PendingReads
-    reading = state.reads.reading
-    reading.add(watch)
+    watch = state.reads.start(sock)
     try:
         request.get_data(cache=True)  # what the endpoint reads, from this copy
         if request.content_length is None:
             request.stream.read(1)
     except Exception:
-        if watch in reading:  # not cut by the supervisor
+        if not state.reads.ended(watch):
             raise
     finally:
-        try:
-            reading.remove(watch)
-            cut = False
-        except KeyError:  # the supervisor took it
-            cut = True
+        cut = state.reads.finish(watch)
     if not cut:
         return None
     return _body_refused(
